@@ -1,0 +1,1 @@
+"""nnlayout: a layout-aware neural-network compiler built on xDSL."""

@@ -1,0 +1,379 @@
+"""The `layout` dialect: how a logical tensor is arranged in memory.
+
+A layout is written in TVM's notation. Upper-case letters name whole logical axes, in the order
+they are laid out in memory; a lower-case letter preceded by a factor is a block of that axis,
+placed where it stands (`NCHW16c`: C split into C/16 outer blocks and an inner block of 16).
+A block that does not divide its axis pads the axis up to a multiple of the block, with zeros.
+
+The *logical* order of a tensor's dimensions is fixed by convention, not by the layout string:
+the axes named by the layout, sorted by `CANONICAL_AXIS_ORDER` (N, G, O, I, C, D, H, W, then any
+other letter alphabetically). So `NHWC` and `NCHW16c` both describe a tensor whose type says
+NCHW, and `OIHW16i16o` describes an OIHW weight. This matches ONNX, whose graphs we import.
+
+`LayoutSpec` is the single place where physical shapes, strides, padding and byte sizes are
+computed; passes and kernels ask it and never compute strides themselves.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IntegerType,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    param_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+CANONICAL_AXIS_ORDER = "NGOICDHW"
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of a logical axis: `factor` consecutive elements of `axis`."""
+
+    axis: str
+    factor: int
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """A parsed layout string. Every dimension is either a whole axis (str) or a Block."""
+
+    text: str
+    dims: tuple[str | Block, ...]
+
+    _TOKEN: ClassVar[re.Pattern[str]] = re.compile(r"(\d*)([A-Za-z])")
+
+    @staticmethod
+    @cache
+    def parse(text: str) -> LayoutSpec:
+        """Parses and validates `text`; raises VerifyException naming the offending part."""
+        if not text:
+            raise VerifyException("layout string is empty")
+        dims: list[str | Block] = []
+        position = 0
+        for match in LayoutSpec._TOKEN.finditer(text):
+            if match.start() != position:
+                raise VerifyException(
+                    f"layout '{text}': unexpected '{text[position:match.start()]}' "
+                    f"at position {position}"
+                )
+            position = match.end()
+            digits, letter = match.groups()
+            if letter.isupper():
+                if digits:
+                    raise VerifyException(
+                        f"layout '{text}': whole axis '{letter}' cannot have a factor "
+                        f"('{digits}{letter}'); write a block in lower case, e.g. "
+                        f"'{digits}{letter.lower()}'"
+                    )
+                if letter in dims:
+                    raise VerifyException(f"layout '{text}': axis '{letter}' appears twice")
+                dims.append(letter)
+            else:
+                if not digits:
+                    raise VerifyException(
+                        f"layout '{text}': block '{letter}' needs a factor, e.g. '16{letter}'"
+                    )
+                factor = int(digits)
+                if factor <= 0:
+                    raise VerifyException(
+                        f"layout '{text}': block '{digits}{letter}' has factor {factor}; "
+                        "factors must be positive"
+                    )
+                dims.append(Block(letter.upper(), factor))
+        if position != len(text):
+            raise VerifyException(
+                f"layout '{text}': unexpected '{text[position:]}' at position {position}"
+            )
+        axes = [d for d in dims if isinstance(d, str)]
+        for d in dims:
+            if isinstance(d, Block) and d.axis not in axes:
+                raise VerifyException(
+                    f"layout '{text}': block '{d.factor}{d.axis.lower()}' splits axis "
+                    f"'{d.axis}', which the layout does not have"
+                )
+        return LayoutSpec(text, tuple(dims))
+
+    # ----------------------------------------------------------------- logical view
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """Whole axes in memory order."""
+        return tuple(d for d in self.dims if isinstance(d, str))
+
+    @property
+    def logical_axes(self) -> tuple[str, ...]:
+        """The axes in the tensor type's (logical) order."""
+
+        def rank(axis: str) -> tuple[int, str]:
+            index = CANONICAL_AXIS_ORDER.find(axis)
+            return (index if index >= 0 else len(CANONICAL_AXIS_ORDER), axis)
+
+        return tuple(sorted(self.axes, key=rank))
+
+    @property
+    def rank(self) -> int:
+        return len(self.axes)
+
+    def blocks_of(self, axis: str) -> tuple[int, ...]:
+        """Block factors of `axis`, outermost first."""
+        return tuple(d.factor for d in self.dims if isinstance(d, Block) and d.axis == axis)
+
+    def block_product(self, axis: str) -> int:
+        return math.prod(self.blocks_of(axis))
+
+    @property
+    def is_blocked(self) -> bool:
+        return any(isinstance(d, Block) for d in self.dims)
+
+    @property
+    def is_identity(self) -> bool:
+        """True when memory order is the logical order with no blocks (e.g. NCHW)."""
+        return not self.is_blocked and self.axes == self.logical_axes
+
+    def check_rank(self, shape: Sequence[int]) -> None:
+        if len(shape) != self.rank:
+            raise VerifyException(
+                f"layout '{self.text}' has {self.rank} axes but the tensor has rank {len(shape)}"
+            )
+
+    # ---------------------------------------------------------------- physical view
+    def padded_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The logical shape with every blocked axis rounded up to its block product."""
+        self.check_rank(shape)
+        result = []
+        for axis, size in zip(self.logical_axes, shape, strict=True):
+            block = self.block_product(axis)
+            result.append(-(-size // block) * block)
+        return tuple(result)
+
+    def physical_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape in memory order: whole axes hold the number of outer blocks."""
+        padded = dict(zip(self.logical_axes, self.padded_shape(shape), strict=True))
+        return tuple(
+            d.factor if isinstance(d, Block) else padded[d] // self.block_product(d)
+            for d in self.dims
+        )
+
+    def physical_strides(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """Row-major element strides of the physical shape."""
+        physical = self.physical_shape(shape)
+        strides = [1] * len(physical)
+        for i in range(len(physical) - 2, -1, -1):
+            strides[i] = strides[i + 1] * physical[i + 1]
+        return tuple(strides)
+
+    def element_count(self, shape: Sequence[int]) -> int:
+        """Elements in memory, padding included."""
+        return math.prod(self.physical_shape(shape))
+
+    def byte_size(self, shape: Sequence[int], element_bytes: int) -> int:
+        return self.element_count(shape) * element_bytes
+
+    def padding_elements(self, shape: Sequence[int]) -> int:
+        return self.element_count(shape) - math.prod(shape)
+
+    # ------------------------------------------------------------- data movement
+    def _split_axes(self, shape: Sequence[int]) -> tuple[list[int], list[int]]:
+        """The padded logical array reshaped so that each axis becomes [outer, blocks...],
+        and the permutation that brings those pieces into memory order."""
+        split_shape: list[int] = []
+        piece_index: dict[str | Block, int] = {}
+        padded = self.padded_shape(shape)
+        block_counter: dict[str, int] = {}
+        for axis, size in zip(self.logical_axes, padded, strict=True):
+            blocks = self.blocks_of(axis)
+            piece_index[axis] = len(split_shape)
+            split_shape.append(size // math.prod(blocks))
+            for factor in blocks:
+                split_shape.append(factor)
+        permutation: list[int] = []
+        for d in self.dims:
+            if isinstance(d, str):
+                permutation.append(piece_index[d])
+            else:
+                nth = block_counter.get(d.axis, 0)
+                block_counter[d.axis] = nth + 1
+                permutation.append(piece_index[d.axis] + 1 + nth)
+        return split_shape, permutation
+
+    def pack(self, array: np.ndarray, pad_value: float = 0.0) -> np.ndarray:
+        """Logical array -> physical array (a new, contiguous array), padding with `pad_value`."""
+        shape = array.shape
+        padded = self.padded_shape(shape)
+        if padded != tuple(shape):
+            widths = [(0, p - s) for s, p in zip(shape, padded, strict=True)]
+            array = np.pad(array, widths, constant_values=pad_value)
+        split_shape, permutation = self._split_axes(shape)
+        return np.ascontiguousarray(array.reshape(split_shape).transpose(permutation))
+
+    def unpack(self, physical: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+        """Physical array -> logical array of `shape` (padding dropped)."""
+        split_shape, permutation = self._split_axes(shape)
+        inverse = np.argsort(permutation)
+        padded = physical.transpose(inverse).reshape(self.padded_shape(shape))
+        return np.ascontiguousarray(padded[tuple(slice(0, s) for s in shape)])
+
+
+@irdl_attr_definition
+class LayoutAttr(ParametrizedAttribute):
+    """`#layout.layout<"NCHW16c">`: a dense tensor's physical arrangement (see LayoutSpec)."""
+
+    name = "layout.layout"
+    spec_text: StringAttr = param_def()
+
+    def __init__(self, text: str | StringAttr):
+        super().__init__(StringAttr(text) if isinstance(text, str) else text)
+
+    @property
+    def spec(self) -> LayoutSpec:
+        return LayoutSpec.parse(self.spec_text.data)
+
+    def verify(self) -> None:
+        self.spec  # noqa: B018  (parsing validates the string)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            start = parser.pos
+            text = parser.parse_str_literal("layout string, e.g. \"NCHW16c\"")
+            try:
+                LayoutSpec.parse(text)
+            except VerifyException as error:
+                parser.raise_error(str(error), start, parser.pos)
+        return [StringAttr(text)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.spec_text.data)
+
+
+STORAGE_KINDS = ("dense", "csr")
+
+
+@irdl_attr_definition
+class StorageAttr(ParametrizedAttribute):
+    """`#layout.storage<"csr">`: how a tensor's values are stored: dense or CSR (2-D only)."""
+
+    name = "layout.storage"
+    kind: StringAttr = param_def()
+
+    def __init__(self, kind: str):
+        super().__init__(StringAttr(kind))
+
+    def verify(self) -> None:
+        if self.kind.data not in STORAGE_KINDS:
+            raise VerifyException(
+                f"unknown storage '{self.kind.data}'; expected one of {', '.join(STORAGE_KINDS)}"
+            )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            kind = parser.parse_str_literal("storage kind (\"dense\" or \"csr\")")
+        return [StringAttr(kind)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.kind.data)
+
+
+def layout_of(tensor_type: Attribute) -> LayoutSpec | None:
+    """The blocked/permuted layout a tensor type carries in its encoding, if any."""
+    if isinstance(tensor_type, TensorType) and isinstance(tensor_type.encoding, LayoutAttr):
+        return tensor_type.encoding.spec
+    return None
+
+
+def storage_of(tensor_type: Attribute) -> str:
+    """'csr' for a tensor type encoded `#layout.storage<"csr">`, 'dense' otherwise."""
+    if isinstance(tensor_type, TensorType) and isinstance(tensor_type.encoding, StorageAttr):
+        return tensor_type.encoding.kind.data
+    return "dense"
+
+
+def verify_encoding(tensor_type: TensorType[Attribute], what: str) -> None:
+    """Checks that a tensor's encoding is one of ours and fits its rank; `what` names the
+    value in the message (e.g. "nn.conv2d: operand 'input'")."""
+    encoding = tensor_type.encoding
+    shape = tensor_type.get_shape()
+    if isinstance(encoding, LayoutAttr):
+        try:
+            encoding.spec.check_rank(shape)
+        except VerifyException as error:
+            raise VerifyException(f"{what}: {error}") from None
+    elif isinstance(encoding, StorageAttr):
+        if encoding.kind.data == "csr" and len(shape) != 2:
+            raise VerifyException(f"{what}: CSR storage needs a 2-D tensor, got rank {len(shape)}")
+    elif not isinstance(encoding, NoneAttr):
+        raise VerifyException(
+            f"{what}: unknown tensor encoding {encoding}; expected #layout.layout<...> "
+            "or #layout.storage<...>"
+        )
+
+
+def element_bytes(element_type: Attribute) -> int:
+    """Bytes per element of a float or integer element type."""
+    if isinstance(element_type, AnyFloat):
+        return element_type.bitwidth // 8
+    if isinstance(element_type, IntegerType):
+        return max(1, element_type.width.data // 8)
+    raise VerifyException(f"unsupported element type {element_type}")
+
+
+@irdl_op_definition
+class ReorderOp(IRDLOperation):
+    """Converts a tensor between layouts or storages; values and logical shape are unchanged.
+
+    `%y = layout.reorder %x : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32, #layout.layout<"NCHW8c">>`
+    """
+
+    name = "layout.reorder"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, result_type: TensorType[Attribute]):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source, target = self.input.type, self.output.type
+        assert isinstance(source, TensorType) and isinstance(target, TensorType)
+        if source.get_shape() != target.get_shape():
+            raise VerifyException(
+                f"layout.reorder: logical shape changes from {list(source.get_shape())} to "
+                f"{list(target.get_shape())}; a reorder only rearranges memory"
+            )
+        if source.element_type != target.element_type:
+            raise VerifyException(
+                f"layout.reorder: element type changes from {source.element_type} to "
+                f"{target.element_type}"
+            )
+        verify_encoding(source, "layout.reorder: input")
+        verify_encoding(target, "layout.reorder: result")
+
+
+Layout = Dialect("layout", [ReorderOp], [LayoutAttr, StorageAttr])

@@ -1,0 +1,71 @@
+"""Where the values of `nn.constant external "name"` live.
+
+A module whose constants are stored outside the IR text carries the attribute
+`nn.weights = "model.npz"` on its `builtin.module`. The path is relative to the directory of the
+.mlir file the module was read from (the current directory for stdin). The file is a numpy .npz
+archive, read with `allow_pickle=False`, mapping each external name to its array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.utils.exceptions import DiagnosticException
+
+from nnlayout.dialects.nn import ConstantOp, tensor_type
+
+WEIGHTS_ATTR = "nn.weights"
+
+
+class WeightsError(DiagnosticException):
+    """A missing or inconsistent weights file or entry."""
+
+
+def attach_weights_file(module: ModuleOp, relative_path: str) -> None:
+    module.attributes[WEIGHTS_ATTR] = StringAttr(relative_path)
+
+
+def weights_path(module: ModuleOp, source_path: str | None) -> Path | None:
+    """The weights file of `module`, resolved against the directory of `source_path`."""
+    attribute = module.attributes.get(WEIGHTS_ATTR)
+    if attribute is None:
+        return None
+    if not isinstance(attribute, StringAttr):
+        raise WeightsError(f"module attribute {WEIGHTS_ATTR} must be a string, got {attribute}")
+    base = Path(source_path).parent if source_path and source_path != "-" else Path.cwd()
+    return base / attribute.data
+
+
+def load_weights(module: ModuleOp, source_path: str | None) -> Mapping[str, np.ndarray]:
+    """The arrays of `module`'s weights file (empty when it has none)."""
+    path = weights_path(module, source_path)
+    if path is None:
+        return {}
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise WeightsError(f"cannot read weights file '{path}': {error}") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise WeightsError(f"weights file '{path}' is not an .npz archive")
+    return archive
+
+
+def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The value of a constant, inline or external, checked against its result type."""
+    if op.value is not None:
+        return op.inline_array()
+    assert op.external is not None
+    name = op.external.data
+    if name not in weights:
+        raise WeightsError(f"nn.constant: external constant \"{name}\" is not in the weights file")
+    array = np.asarray(weights[name])
+    expected = tuple(tensor_type(op.output).get_shape())
+    if array.shape != expected or array.dtype != np.float32:
+        raise WeightsError(
+            f"nn.constant: external constant \"{name}\" has shape {list(array.shape)} and dtype "
+            f"{array.dtype}; the IR expects {list(expected)} float32"
+        )
+    return array

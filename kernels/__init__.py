@@ -1,0 +1,1 @@
+"""Kernel registry: descriptors and implementations shared by compile time and run time."""

@@ -1,0 +1,31 @@
+# ruff: noqa: F821  (lit injects `config`)
+"""lit configuration: the tools run from the Python that runs lit, never from PATH luck."""
+
+import os
+import sys
+
+import lit.formats
+
+config.name = "nnlayout"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.test_source_root, "Output")
+
+python_bin = os.path.dirname(sys.executable)  # where filecheck was installed
+config.environment["PATH"] = os.pathsep.join([python_bin, os.environ.get("PATH", "")])
+for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS"):
+    if variable in os.environ:
+        config.environment[variable] = os.environ[variable]
+
+python = f'"{sys.executable}"'
+for tool, module in (
+    ("nnlayout-opt", "nnlayout.tools.opt"),
+    ("nnlayout-run", "nnlayout.tools.run"),
+    ("nnlayout-import", "nnlayout.tools.import_onnx"),
+    ("nnlayout-translate", "nnlayout.tools.translate"),
+):
+    config.substitutions.append((tool, f"{python} -m {module}"))
+config.substitutions.append(("%python", python))
+config.substitutions.append(("not ", f"{python} -m nnlayout.lit.not_ "))

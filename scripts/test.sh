@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The README's test command: a fresh venv, the package with its test extra, then ruff, pytest, lit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+python -m pip install -q -e '.[test]'
+ruff check .
+python -m pytest
+lit -q lit/
+echo "lit: all tests passed"

@@ -1,0 +1,46 @@
+"""The command-line tools' behaviour on good and bad input: exit codes, messages, no traceback."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "small_cnn.mlir"
+
+
+def opt(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nnlayout.tools.opt", *args],
+                          capture_output=True, text=True, input=stdin)
+
+
+def test_example_round_trips() -> None:
+    first = opt(str(EXAMPLE))
+    assert first.returncode == 0, first.stderr
+    second = opt("-", stdin=first.stdout)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("random words {{ ]]", "error: Operation random is not registered"),
+        ("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+         "  %0 = nn.frobnicate %x : tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}",
+         "<stdin>:2:8: error: Operation nn.frobnicate is not registered"),
+        ("func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> {\n"
+         "  %0 = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1"
+         " : (tensor<1x3x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>\n"
+         "  func.return %0 : tensor<1x4x6x6xf32>\n}",
+         "<stdin>:2:3: error: nn.conv2d: input has 3 channels but weight expects 4 (groups=1)"),
+    ],
+    ids=["random-text", "unknown-op", "conv-channel-mismatch"],
+)
+def test_bad_input_is_one_clean_error(text: str, message: str) -> None:
+    result = opt("-", stdin=text)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""

@@ -1,0 +1,255 @@
+"""What every nnlayout command-line tool shares: the context, a parser that records source
+locations, verification that names the failing op, and error reporting without tracebacks.
+
+Errors a user can cause are `UserError`s (or xDSL's parse/verify/pass exceptions, which are
+converted): they print as `file:line:col: error: message` with the source line and a caret,
+as mlir-opt does, and the tool exits with status 1. Set NNLAYOUT_TRACEBACK=1 or pass
+`--traceback` to see the Python traceback of any error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    Builtin,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.arg_spec import ArgSpecParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from nnlayout.dialects.layout import Layout
+from nnlayout.dialects.nn import NN
+
+SPLIT_MARKER = "// -----"
+
+
+def make_context() -> Context:
+    """A context with every dialect nnlayout reads or writes."""
+    ctx = Context()
+    for dialect in (Builtin, func.Func, arith.Arith, memref.MemRef, NN, Layout):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+@dataclass
+class Location:
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+class UserError(Exception):
+    """An error in the user's input, reported without a traceback."""
+
+    def __init__(self, message: str, location: Location | None = None,
+                 source_line: str | None = None, op: Operation | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.source_line = source_line
+        self.op = op
+
+    def render(self) -> str:
+        head = f"{self.location}: error: {self.message}" if self.location else (
+            f"error: {self.message}")
+        lines = [head]
+        if self.source_line is not None and self.location is not None:
+            lines.append(self.source_line)
+            lines.append(" " * (self.location.column - 1) + "^")
+        elif self.op is not None:
+            lines.append(f"note: in operation: {_one_line(self.op)}")
+        return "\n".join(lines)
+
+
+def _one_line(op: Operation) -> str:
+    text = str(op).strip().splitlines()
+    return text[0] if len(text) == 1 else text[0] + " ..."
+
+
+class LocatedParser(Parser):
+    """xDSL's parser attaches no location to ops; this one records file:line:col of each
+    op so that verifier and pass errors can point at the source."""
+
+    def parse_operation(self) -> Operation:
+        span = self._current_token.span
+        try:
+            op = super().parse_operation()
+        except VerifyException as error:
+            # An attribute that failed its own verification while being parsed.
+            self.raise_error(str(error).split("\n\n")[0], span.start, span.end)
+        if not isinstance(op.location, UnknownLoc):
+            return op  # an explicit loc(...) in the source wins
+        where = span.get_location()
+        op.location = FileLineColLoc(StringAttr(where.file), IntAttr(where.line),
+                                     IntAttr(where.col))
+        return op
+
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        """Unknown ops are reported at their name, not at the token after it."""
+        found = self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack)
+        if found is None:
+            end = self._current_token.span.start
+            start = self.lexer.input.content.rfind(name, 0, end)
+            self.raise_error(f"Operation {name} is not registered", start, start + len(name))
+        return found
+
+
+def location_of(op: Operation) -> Location | None:
+    if isinstance(op.location, FileLineColLoc):
+        return Location(op.location.filename.data, op.location.line.data,
+                        op.location.column.data)
+    return None
+
+
+def source_line(text: str | None, location: Location | None) -> str | None:
+    if text is None or location is None:
+        return None
+    lines = text.splitlines()
+    return lines[location.line - 1] if 0 < location.line <= len(lines) else None
+
+
+def error_at(op: Operation, message: str, text: str | None = None) -> UserError:
+    location = location_of(op)
+    return UserError(message, location, source_line(text, location), op)
+
+
+def parse_module(ctx: Context, text: str, name: str) -> ModuleOp:
+    """Parses `text` (named `name` in messages); raises UserError on a syntax error."""
+    try:
+        return LocatedParser(ctx, text, name).parse_module()
+    except ParseError as error:
+        where = error.span.get_location()
+        location = Location(where.file, where.line, where.col)
+        raise UserError(error.msg, location, source_line(text, location)) from None
+
+
+def _first_message(error: Exception) -> str:
+    return str(error).split("\n\n")[0].strip() or type(error).__name__
+
+
+def verify_module(module: ModuleOp, text: str | None = None) -> None:
+    """Verifies `module`; on failure raises a UserError located at the innermost failing op."""
+    try:
+        module.verify()
+    except VerifyException:
+        for op in module.walk(region_first=True):
+            try:
+                op.verify(verify_nested_ops=False)
+            except VerifyException as error:
+                raise error_at(op, _first_message(error), text) from None
+        raise
+
+
+class DiagnosticError(DiagnosticException):
+    """Raised by passes for problems in the program (not bugs): carries the op to blame."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+        self.message = message
+
+
+def parse_pipeline(
+    spec: str, available: dict[str, Callable[[], type[ModulePass]]]
+) -> PassPipeline:
+    """Parses `pass-a,pass-b{opt=v}`; unknown passes and bad options become UserErrors."""
+    try:
+        return PassPipeline.parse_spec(available, spec)
+    except ArgSpecParseError as error:
+        raise UserError(f"bad pass pipeline '{spec}': {error}") from None
+    except ValueError as error:
+        message = str(error)
+        if message.startswith("Unrecognized passes"):
+            names = ", ".join(sorted(available))
+            message = f"{message.split(': ', 1)[1]} not found; available passes: {names}"
+            raise UserError(f"unknown pass in '{spec}': {message}") from None
+        raise UserError(f"bad pass options in '{spec}': {message}") from None
+
+
+def run_pipeline(pipeline: PassPipeline, ctx: Context, module: ModuleOp,
+                 text: str | None = None, verify_each: bool = True) -> None:
+    """Applies each pass, verifying after each; errors name the pass and the op."""
+    for one_pass in pipeline.passes:
+        try:
+            one_pass.apply(ctx, module)
+        except DiagnosticError as error:
+            raise error_at(error.op, f"{one_pass.name}: {error.message}", text) from None
+        except DiagnosticException as error:
+            raise UserError(f"{one_pass.name}: {_first_message(error)}") from None
+        if verify_each:
+            try:
+                verify_module(module, text)
+            except UserError as error:
+                error.message = f"IR after pass '{one_pass.name}' does not verify: {error.message}"
+                raise
+
+
+def print_module(module: ModuleOp, stream: IO[str], generic: bool = False) -> None:
+    Printer(stream=stream, print_generic_format=generic).print_op(module)
+    stream.write("\n")
+
+
+def split_input(text: str) -> list[str]:
+    """Splits at `// -----` lines; each chunk keeps its line numbers (it is prefixed with the
+    newlines of the chunks before it), so that locations refer to the whole file."""
+    chunks: list[str] = []
+    consumed_lines = 0
+    for chunk in text.split(SPLIT_MARKER):
+        chunks.append("\n" * consumed_lines + chunk)
+        consumed_lines += chunk.count("\n")
+    return chunks
+
+
+def read_text(path: str) -> tuple[str, str]:
+    """Reads an input file (`-` is stdin) as UTF-8; returns (text, name for messages)."""
+    try:
+        if path == "-":
+            return sys.stdin.read(), "<stdin>"
+        with open(path, encoding="utf-8") as handle:
+            return handle.read(), path
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"cannot read '{path}': {error}") from None
+
+
+def traceback_requested(argv: Sequence[str]) -> bool:
+    return "--traceback" in argv or os.environ.get("NNLAYOUT_TRACEBACK") == "1"
+
+
+def run_tool(main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> int:
+    """Runs a tool's main; user errors print one diagnostic to stderr and return 1."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if traceback_requested(args):
+        return main(args)
+    try:
+        return main(args)
+    except UserError as error:
+        print(error.render(), file=sys.stderr)
+    except DiagnosticException as error:
+        print(f"error: {_first_message(error)}", file=sys.stderr)
+    except MemoryError:
+        print("error: out of memory", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+    except Exception as error:  # noqa: BLE001 - a bug in nnlayout; still no wall of text
+        print(f"internal error: {type(error).__name__}: {error}\n"
+              "note: this is a bug in nnlayout; rerun with --traceback and report it",
+              file=sys.stderr)
+    return 1

@@ -1,0 +1,170 @@
+"""`nnlayout-opt`: parse, verify, run a pass pipeline and print, like mlir-opt.
+
+    nnlayout-opt in.mlir -p 'select-dispatch{target=avx2},insert-layouts' -o out.mlir
+
+`--split-input-file` treats each `// -----` chunk as its own module. `--verify-diagnostics`
+checks MLIR-style annotations instead of printing errors:
+
+    // expected-error @+1 {{input has 3 channels but weight expects 4}}
+    %0 = nn.conv2d ...
+
+An annotation names the line it is on (or `@+N`/`@-N` lines away, `@below`/`@above` the next
+or previous line with code) and a substring of the message. The run succeeds when every chunk
+produced exactly the errors its annotations expect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from io import StringIO
+
+from nnlayout.tools.driver import (
+    UserError,
+    make_context,
+    parse_module,
+    parse_pipeline,
+    print_module,
+    read_text,
+    run_pipeline,
+    run_tool,
+    split_input,
+    verify_module,
+)
+from nnlayout.transforms import get_all_passes
+
+_EXPECTED = re.compile(
+    r"//\s*expected-(?P<kind>error|warning|remark)\s*(?:@(?P<where>[+-]\d+|below|above))?"
+    r"\s*\{\{(?P<text>.*?)\}\}"
+)
+
+
+@dataclass
+class Expectation:
+    line: int
+    kind: str
+    text: str
+    seen: bool = False
+
+
+def _expectations(chunk: str) -> list[Expectation]:
+    lines = chunk.split("\n")
+    result = []
+    for index, line in enumerate(lines):
+        for match in _EXPECTED.finditer(line):
+            target = index + 1
+            where = match.group("where")
+            if where in ("below", "above"):
+                step = 1 if where == "below" else -1
+                target_index = index + step
+                while 0 <= target_index < len(lines) and (
+                    not lines[target_index].strip()
+                    or lines[target_index].strip().startswith("//")
+                ):
+                    target_index += step
+                target = target_index + 1
+            elif where:
+                target += int(where)
+            result.append(Expectation(target, match.group("kind"), match.group("text")))
+    return result
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nnlayout-opt",
+        description="Parse, verify, transform and print nn/layout IR.",
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
+    parser.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'a,b{opt=v}'")
+    parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    parser.add_argument("--split-input-file", action="store_true",
+                        help="treat each '// -----' chunk as a separate module")
+    parser.add_argument("--verify-diagnostics", action="store_true",
+                        help="check '// expected-error {{...}}' annotations instead of failing")
+    parser.add_argument("--print-op-generic", action="store_true",
+                        help="print operations in the generic form")
+    parser.add_argument("--disable-verify", action="store_true",
+                        help="do not verify the IR between passes")
+    parser.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show Python tracebacks (for debugging nnlayout itself)")
+    return parser
+
+
+def _process(chunk: str, name: str, spec: str, verify_each: bool) -> StringIO:
+    ctx = make_context()
+    module = parse_module(ctx, chunk, name)
+    verify_module(module, chunk)
+    if spec:
+        run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, module, chunk, verify_each)
+    out = StringIO()
+    print_module(module, out, generic=False)
+    return out
+
+
+def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[str]:
+    """Compares the error a chunk produced with its annotations; returns the mismatches."""
+    expectations = [e for e in _expectations(chunk) if e.kind == "error"]
+    problems = []
+    if error is not None:
+        line = error.location.line if error.location else None
+        match = next((e for e in expectations if e.text in error.message
+                      and (line is None or e.line == line)), None)
+        if match is None:
+            where = f"{name}:{line}" if line else name
+            problems.append(f"{where}: unexpected error: {error.message}")
+        else:
+            match.seen = True
+    for expectation in expectations:
+        if not expectation.seen:
+            problems.append(f"{name}:{expectation.line}: expected error not produced: "
+                            f"{{{{{expectation.text}}}}}")
+    return problems
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _build_parser().parse_args(argv)
+    if args.list_passes:
+        print("\n".join(sorted(get_all_passes())))
+        return 0
+    if args.passes:
+        parse_pipeline(args.passes, get_all_passes())  # report a bad pipeline before parsing
+    text, name = read_text(args.input)
+    chunks = split_input(text) if args.split_input_file else [text]
+    outputs: list[str] = []
+    problems: list[str] = []
+    for chunk in chunks:
+        if not args.verify_diagnostics:
+            outputs.append(
+                _process(chunk, name, args.passes, not args.disable_verify).getvalue())
+            continue
+        try:
+            outputs.append(
+                _process(chunk, name, args.passes, not args.disable_verify).getvalue())
+            error = None
+        except UserError as caught:
+            error = caught
+        problems += _check_diagnostics(chunk, error, name)
+    if problems:
+        raise UserError("diagnostics did not match:\n" + "\n".join(problems))
+    result = "// -----\n".join(outputs)
+    if args.output == "-":
+        sys.stdout.write(result)
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                handle.write(result)
+        except OSError as error:
+            raise UserError(f"cannot write '{args.output}': {error}") from None
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run_tool(main))
+
+
+if __name__ == "__main__":
+    entry()
