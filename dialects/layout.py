@@ -95,7 +95,8 @@ class LayoutSpec:
             else:
                 if not digits:
                     raise VerifyException(
-                        f"layout '{text}': block '{letter}' needs a factor, e.g. '16{letter}'"
+                        f"layout '{text}': block '{letter}' needs a factor, e.g. '16{letter}' "
+                        f"(a whole axis is upper case: '{letter.upper()}')"
                     )
                 factor = int(digits)
                 if factor <= 0:

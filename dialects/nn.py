@@ -84,12 +84,12 @@ def with_shape(like: Value, shape: Sequence[int]) -> TensorType[Attribute]:
 def normalize_axis(op_name: str, axis: int, rank: int, inclusive_end: bool = False) -> int:
     """ONNX-style axis in [-rank, rank) (or [-rank, rank] for flatten) -> non-negative."""
     upper = rank + 1 if inclusive_end else rank
-    if not -upper <= axis < upper:
+    if not -rank <= axis < upper:
         raise VerifyException(
             f"{op_name}: axis {axis} is out of range for rank {rank} "
-            f"(expected {-upper} <= axis < {upper})"
+            f"(expected {-rank} <= axis < {upper})"
         )
-    return axis + upper if axis < 0 else axis
+    return axis + rank if axis < 0 else axis
 
 
 def broadcast_shapes(op_name: str, *shapes: Shape) -> Shape:

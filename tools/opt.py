@@ -94,14 +94,14 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _process(chunk: str, name: str, spec: str, verify_each: bool) -> StringIO:
+def _process(chunk: str, name: str, spec: str, verify_each: bool, generic: bool) -> StringIO:
     ctx = make_context()
     module = parse_module(ctx, chunk, name)
     verify_module(module, chunk)
     if spec:
         run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, module, chunk, verify_each)
     out = StringIO()
-    print_module(module, out, generic=False)
+    print_module(module, out, generic=generic)
     return out
 
 
@@ -139,11 +139,13 @@ def main(argv: Sequence[str]) -> int:
     for chunk in chunks:
         if not args.verify_diagnostics:
             outputs.append(
-                _process(chunk, name, args.passes, not args.disable_verify).getvalue())
+                _process(chunk, name, args.passes, not args.disable_verify,
+                         args.print_op_generic).getvalue())
             continue
         try:
             outputs.append(
-                _process(chunk, name, args.passes, not args.disable_verify).getvalue())
+                _process(chunk, name, args.passes, not args.disable_verify,
+                         args.print_op_generic).getvalue())
             error = None
         except UserError as caught:
             error = caught
