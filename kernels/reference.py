@@ -1,0 +1,269 @@
+"""Reference numpy kernels for the `nn` dialect: the semantic oracle of the compiler.
+
+One plain function per op, `kernel(op, inputs) -> ndarray`: it reads the op's attributes and
+declared result shape from `op` and computes on *logical* arrays (NCHW activations, OIHW
+weights, no layout, no padding lanes). These kernels favour obvious correctness over speed, but
+are vectorised (windows via `sliding_window_view`, convolutions as one matmul) so that whole
+networks run in seconds. They never write into their inputs; a result may share memory with an
+input (reshape, flatten) since run-time values are immutable. Results have the inputs' float
+dtype (float32 for float32 models).
+
+`nn.constant` has no kernel here: its value is data (inline or in the weights file), which the
+interpreter materialises once per module.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from scipy.special import expit
+from xdsl.dialects.builtin import FloatAttr
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.nn import ints, shape_of
+
+Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
+
+
+def _scalar(attr: FloatAttr, like: np.ndarray) -> np.generic:
+    """A float attribute as a scalar of `like`'s dtype (so float32 stays float32)."""
+    return like.dtype.type(attr.value.data)
+
+
+# ------------------------------------------------------------------ window helpers
+def _pad_spatial(x: np.ndarray, pads: Sequence[int], value: float,
+                 extra: Sequence[int] = (0, 0)) -> np.ndarray:
+    """Pads the H and W axes of NCHW `x` by pads = [top, left, bottom, right], plus `extra`
+    more rows/columns at the bottom/right end."""
+    top, left, bottom, right = pads
+    widths = ((0, 0), (0, 0), (top, bottom + extra[0]), (left, right + extra[1]))
+    if not any(before or after for before, after in widths):
+        return x
+    return np.pad(x, widths, constant_values=value)
+
+
+def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
+             dilations: Sequence[int], out_hw: Sequence[int]) -> np.ndarray:
+    """A read-only view [N, C, OH, OW, kH, kW] of padded NCHW `x`: element (oh, ow, i, j) is
+    x[..., oh * stride_h + i * dilation_h, ow * stride_w + j * dilation_w]."""
+    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
+    view = sliding_window_view(x, extent, axis=(2, 3))
+    (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out_hw
+    return view[:, :, :(oh - 1) * sh + 1:sh, :(ow - 1) * sw + 1:sw, ::dh, ::dw]
+
+
+def _overhang(size: int, pads: Sequence[int], axis: int, out: int, kernel: int, stride: int,
+              dilation: int) -> int:
+    """How far the last window (ceil_mode) reaches past the padded end of spatial `axis`."""
+    padded = size + pads[axis] + pads[axis + 2]
+    return max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - padded)
+
+
+# ------------------------------------------------------------------- convolutions
+def conv2d(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """ONNX Conv: im2col over the zero-padded input, then one (grouped) matmul."""
+    x, w, *bias = inputs
+    n = x.shape[0]
+    o, cg, kh, kw = w.shape
+    groups = op.groups.value.data
+    _, _, oh, ow = shape_of(op.output)
+    windows = _windows(_pad_spatial(x, ints(op.pads), 0.0), (kh, kw), ints(op.strides),
+                       ints(op.dilations), (oh, ow))
+    # [N, C, OH, OW, kH, kW] -> [N, G, (C/G)*kH*kW, OH*OW]: the reduction axes match w's order.
+    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
+    out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols).reshape(n, o, oh, ow)
+    if bias:
+        out += bias[0].reshape(1, o, 1, 1)
+    return out
+
+
+def conv_transpose2d(op: nn.ConvTranspose2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """ONNX ConvTranspose: each input pixel scatters weight * value into the full output
+    (one matmul for all kernel positions, then a strided add per position); pads then crop
+    the full output and output_padding extends its end."""
+    x, w, *bias = inputs
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    groups = op.groups.value.data
+    (sh, sw), (dh, dw) = ints(op.strides), ints(op.dilations)
+    top, left, _, _ = ints(op.pads)
+    out_pad_h, out_pad_w = ints(op.output_padding)
+    _, o, oh, ow = shape_of(op.output)
+    cg = c // groups
+    # [G, Og*kH*kW, C/G] @ [N, G, C/G, H*W] -> [N, G, Og*kH*kW, H*W]; channel o = g*Og + oc.
+    weights = w.reshape(groups, cg, og * kh * kw).transpose(0, 2, 1)
+    cols = np.matmul(weights, x.reshape(n, groups, cg, h * wd))
+    cols = cols.reshape(n, o, kh, kw, h, wd)
+    full_h = (h - 1) * sh + (kh - 1) * dh + 1 + out_pad_h
+    full_w = (wd - 1) * sw + (kw - 1) * dw + 1 + out_pad_w
+    full = np.zeros((n, o, full_h, full_w), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            full[:, :, i * dh:i * dh + (h - 1) * sh + 1:sh,
+                 j * dw:j * dw + (wd - 1) * sw + 1:sw] += cols[:, :, i, j]
+    out = np.ascontiguousarray(full[:, :, top:top + oh, left:left + ow])
+    if bias:
+        out += bias[0].reshape(1, o, 1, 1)
+    return out
+
+
+# ---------------------------------------------------------------- linear algebra
+def matmul(op: nn.MatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return np.matmul(inputs[0], inputs[1])
+
+
+def gemm(op: nn.GemmOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """alpha * op(a) @ op(b) + beta * c, with c broadcast to [M, N]."""
+    a, b, *c = inputs
+    a = a.T if op.trans_a is not None else a
+    b = b.T if op.trans_b is not None else b
+    out = np.matmul(a, b) * _scalar(op.alpha, a)
+    if c:
+        out += _scalar(op.beta, a) * c[0]
+    return out
+
+
+# ----------------------------------------------------------------- element-wise
+def _unary(function: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+    def kernel(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+        return function(inputs[0])
+
+    return kernel
+
+
+def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Kernel:
+    def kernel(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+        return function(inputs[0], inputs[1])
+
+    return kernel
+
+
+def leaky_relu(op: nn.LeakyReluOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    x = inputs[0]
+    return np.where(x >= 0, x, _scalar(op.alpha, x) * x)
+
+
+def clip(op: nn.ClipOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    x = inputs[0]
+    if op.min is not None:
+        x = np.maximum(x, _scalar(op.min, x))
+    if op.max is not None:
+        x = np.minimum(x, _scalar(op.max, x))
+    return x
+
+
+def sum_(op: nn.SumOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """ONNX Sum: the broadcast sum of all inputs."""
+    return functools.reduce(np.add, inputs[1:], inputs[0])
+
+
+def batch_norm(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Inference batch norm as x * factor + shift, per channel (axis 1)."""
+    x, scale, bias, mean, var = inputs
+    factor = scale / np.sqrt(var + _scalar(op.epsilon, x))
+    channel = (1, -1) + (1,) * (x.ndim - 2)
+    return x * factor.reshape(channel) + (bias - mean * factor).reshape(channel)
+
+
+# --------------------------------------------------------------------- pooling
+def _pool_geometry(op: nn.Pool2dOp, x: np.ndarray) -> tuple[
+        tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, int]]:
+    """(kernel, strides, pads, dilations, ceil_mode overhang per spatial axis)."""
+    kernel, strides, pads, dilations = (ints(op.kernel), ints(op.strides), ints(op.pads),
+                                        ints(op.dilations))
+    out = shape_of(op.output)[2:]
+    overhang = tuple(_overhang(x.shape[2 + a], pads, a, out[a], kernel[a], strides[a],
+                               dilations[a]) for a in range(2))
+    return kernel, strides, pads, dilations, (overhang[0], overhang[1])
+
+
+def max_pool2d(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Padding (and the ceil_mode overhang) is -inf, so it never wins."""
+    x = inputs[0]
+    kernel, strides, pads, dilations, overhang = _pool_geometry(op, x)
+    padded = _pad_spatial(x, pads, -np.inf, overhang)
+    windows = _windows(padded, kernel, strides, dilations, shape_of(op.output)[2:])
+    return windows.max(axis=(-2, -1))
+
+
+def avg_pool2d(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Window sums over the zero-padded input, divided by the number of positions that count:
+    input positions only, or also the explicit pads with count_include_pad; the ceil_mode
+    overhang past the padded end never counts (as in ONNX and PyTorch)."""
+    x = inputs[0]
+    kernel, strides, pads, dilations, overhang = _pool_geometry(op, x)
+    out_hw = shape_of(op.output)[2:]
+    padded = _pad_spatial(x, pads, 0.0, overhang)
+    sums = _windows(padded, kernel, strides, dilations, out_hw).sum(axis=(-2, -1))
+    counted = np.zeros((1, 1) + padded.shape[2:], dtype=x.dtype)
+    if op.count_include_pad is None:
+        top, left = pads[0], pads[1]
+        counted[..., top:top + x.shape[2], left:left + x.shape[3]] = 1
+    else:
+        counted[..., :padded.shape[2] - overhang[0], :padded.shape[3] - overhang[1]] = 1
+    counts = _windows(counted, kernel, strides, dilations, out_hw).sum(axis=(-2, -1))
+    return sums / counts
+
+
+def global_avg_pool(op: nn.GlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Mean over the spatial axes, accumulated in float64 (large images sum many values)."""
+    x = inputs[0]
+    return x.mean(axis=tuple(range(2, x.ndim)), keepdims=True, dtype=np.float64).astype(x.dtype)
+
+
+# ---------------------------------------------------------------- data movement
+def concat(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(inputs, axis=op.normalized_axis)
+
+
+def softmax(op: nn.SoftmaxOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """exp(x - max) / sum, along one axis; subtracting the max avoids overflow."""
+    x = inputs[0]
+    axis = op.normalized_axis
+    exps = np.exp(x - x.max(axis=axis, keepdims=True))
+    return exps / exps.sum(axis=axis, keepdims=True)
+
+
+def reshape(op: nn.FlattenOp | nn.ReshapeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Flatten and reshape: row-major reshape to the declared result shape."""
+    return inputs[0].reshape(shape_of(op.output))
+
+
+def transpose(op: nn.TransposeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return np.ascontiguousarray(inputs[0].transpose(ints(op.perm)))
+
+
+REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
+    nn.Conv2dOp: conv2d,
+    nn.ConvTranspose2dOp: conv_transpose2d,
+    nn.MatmulOp: matmul,
+    nn.GemmOp: gemm,
+    nn.ReluOp: _unary(lambda x: np.maximum(x, x.dtype.type(0))),
+    nn.LeakyReluOp: leaky_relu,
+    nn.SigmoidOp: _unary(expit),
+    nn.TanhOp: _unary(np.tanh),
+    nn.ExpOp: _unary(np.exp),
+    nn.NegOp: _unary(np.negative),
+    nn.AbsOp: _unary(np.abs),
+    nn.SqrtOp: _unary(np.sqrt),
+    nn.ClipOp: clip,
+    nn.AddOp: _binary(np.add),
+    nn.SubOp: _binary(np.subtract),
+    nn.MulOp: _binary(np.multiply),
+    nn.DivOp: _binary(np.divide),
+    nn.SumOp: sum_,
+    nn.BatchNormOp: batch_norm,
+    nn.MaxPool2dOp: max_pool2d,
+    nn.AvgPool2dOp: avg_pool2d,
+    nn.GlobalAvgPoolOp: global_avg_pool,
+    nn.ConcatOp: concat,
+    nn.SoftmaxOp: softmax,
+    nn.FlattenOp: reshape,
+    nn.ReshapeOp: reshape,
+    nn.TransposeOp: transpose,
+}
+"""Every nn op except nn.constant, by op class."""
