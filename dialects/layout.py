@@ -237,6 +237,17 @@ class LayoutSpec:
         padded = physical.transpose(inverse).reshape(self.padded_shape(shape))
         return np.ascontiguousarray(padded[tuple(slice(0, s) for s in shape)])
 
+    def padding_mask(self, shape: Sequence[int]) -> np.ndarray:
+        """A boolean array of the physical shape: True on the padding lanes."""
+        return self.pack(np.zeros(shape, dtype=bool), pad_value=True)
+
+    def zero_padding(self, physical: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+        """Sets the padding lanes of `physical` (a packed tensor of logical `shape`) to zero,
+        in place, and returns it: kernels whose math maps 0 to non-zero restore invariant 2."""
+        if self.padding_elements(shape):
+            physical[self.padding_mask(shape)] = 0
+        return physical
+
 
 @irdl_attr_definition
 class LayoutAttr(ParametrizedAttribute):
@@ -378,3 +389,28 @@ class ReorderOp(IRDLOperation):
 
 
 Layout = Dialect("layout", [ReorderOp], [LayoutAttr, StorageAttr])
+
+
+def encoding_name(tensor_type: Attribute) -> str:
+    """How a tensor type is stored, in the vocabulary of `#nn.kernel`: "" (plain), a layout
+    string such as "NCHW8c", or "csr"."""
+    if isinstance(tensor_type, TensorType):
+        if isinstance(tensor_type.encoding, LayoutAttr):
+            return tensor_type.encoding.spec_text.data
+        if isinstance(tensor_type.encoding, StorageAttr) and tensor_type.encoding.kind.data != (
+            "dense"
+        ):
+            return tensor_type.encoding.kind.data
+    return ""
+
+
+def with_encoding_name(tensor_type: TensorType[Attribute], name: str) -> TensorType[Attribute]:
+    """`tensor_type` with the encoding `encoding_name` would call `name`."""
+    encoding: Attribute
+    if name == "":
+        encoding = NoneAttr()
+    elif name in STORAGE_KINDS:
+        encoding = StorageAttr(name)
+    else:
+        encoding = LayoutAttr(name)
+    return TensorType(tensor_type.element_type, tensor_type.get_shape(), encoding)

@@ -51,6 +51,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from nnlayout.dialects.kernel_attr import KernelAttr
 from nnlayout.dialects.layout import verify_encoding
 
 Shape = tuple[int, ...]
@@ -930,6 +931,10 @@ class ConstantOp(NNOp):
 
         %w = nn.constant dense<[1.0, 2.0]> : tensor<2xf32>
         %w = nn.constant external "conv1.weight" : tensor<64x3x7x7xf32>
+        %b = nn.constant dense<[1.0, 2.0]> : tensor<2xf32> -> tensor<2xf32, #layout.layout<"C8c">>
+
+The last form is a constant stored in a layout (after `fold-constants` packed it): the value
+is given logically and materialised in the result type's layout when the program is loaded.
 
     An external constant names an array in the weights file that the enclosing module's
     `nn.weights` attribute points to (see `nnlayout.dialects.weights`).
@@ -1005,8 +1010,11 @@ class ConstantOp(NNOp):
                 parser.raise_error(
                     "nn.constant: expected dense<...> : tensor<...> or external \"name\""
                 )
+            result_type = value.type
+            if parser.parse_optional_punctuation("->") is not None:
+                result_type = parser.parse_type()
             attributes = parser.parse_optional_attr_dict()
-            op = cls(value.type, value=value)  # type: ignore[arg-type]
+            op = cls(result_type, value=value)  # type: ignore[arg-type]
         op.attributes.update(attributes)
         return op
 
@@ -1021,6 +1029,9 @@ class ConstantOp(NNOp):
         else:
             assert self.value is not None
             printer.print_attribute(self.value)
+            if self.output.type != self.value.type:
+                printer.print_string(" -> ")
+                printer.print_attribute(self.output.type)
             printer.print_op_attributes(self.attributes)
 
 
@@ -1033,5 +1044,5 @@ NN = Dialect(
         BatchNormOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
         ConcatOp, SoftmaxOp, FlattenOp, ReshapeOp, TransposeOp, ConstantOp,
     ],
-    [],
+    [KernelAttr],
 )

@@ -25,4 +25,38 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return DeadCodeElimination
 
-    return {"canonicalize": canonicalize, "cse": cse, "dce": dce}
+    def select_dispatch() -> type[ModulePass]:
+        from nnlayout.transforms.select_dispatch import SelectDispatchPass
+
+        return SelectDispatchPass
+
+    def insert_layouts() -> type[ModulePass]:
+        from nnlayout.transforms.insert_layouts import InsertLayoutsPass
+
+        return InsertLayoutsPass
+
+    def propagate_layouts() -> type[ModulePass]:
+        from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
+
+        return PropagateLayoutsPass
+
+    def fold_constants() -> type[ModulePass]:
+        from nnlayout.transforms.fold_constants import FoldConstantsPass
+
+        return FoldConstantsPass
+
+    def default_pipeline() -> type[ModulePass]:
+        from nnlayout.transforms.default_pipeline import DefaultPipelinePass
+
+        return DefaultPipelinePass
+
+    return {
+        "canonicalize": canonicalize,
+        "cse": cse,
+        "dce": dce,
+        "select-dispatch": select_dispatch,
+        "insert-layouts": insert_layouts,
+        "propagate-layouts": propagate_layouts,
+        "fold-constants": fold_constants,
+        "default-pipeline": default_pipeline,
+    }

@@ -1,0 +1,32 @@
+"""nnlayout's own kernels, registered into the registry on first use.
+
+The reference kernels (`kernels/reference.py`) serve every op in plain layouts and are the
+oracle; blocked kernels (`kernels/blocked.py`) work on channel-blocked layouts; sparse kernels
+(`kernels/sparse.py`) take CSR operands.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.kernels.registry import Implementation, Kernel, Registry
+
+# Reference kernels whose result may overwrite operand 0 (element-wise, same size).
+_ELEMENTWISE = (nn.UnaryOp, nn.BinaryOp, nn.SumOp, nn.BatchNormOp)
+
+
+def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
+    """The descriptor of a reference kernel: plain layouts, always accepted."""
+    short_name = op_type.name.removeprefix("nn.")
+    in_place = 0 if issubclass(op_type, _ELEMENTWISE) else None
+    return Kernel(f"{short_name}_ref", op_type, "ref", impl, in_place=in_place)
+
+
+def register_builtin_kernels(registry: Registry) -> None:
+    from nnlayout.kernels import blocked, reference, sparse
+
+    for op_type, impl in reference.REFERENCE_KERNELS.items():
+        registry.register(reference_kernel(op_type, impl))
+    for kernel in (*blocked.kernels(), *sparse.kernels()):
+        registry.register(kernel)

@@ -1,0 +1,186 @@
+"""The kernel registry: one source of truth for compile time (dispatch, layouts, planning) and
+run time (the interpreter and generated code call the same implementations).
+
+A `Kernel` is a descriptor plus its implementation. The descriptor says which op it implements,
+which family it belongs to (`ref`, `blocked`, `sparse`, ...), whether it accepts a given op
+(`accepts(op, target) -> None | reason`), the layouts it wants for each operand and produces
+for each result, which operand its output may overwrite in place, its workspace bytes, and
+whether it keeps the zero padding of blocked data zero.
+
+A `Target` is data, not a code path: the kernel families it may use, in order of preference,
+and its block size and preferred layouts. `TARGETS` holds `ref`, `avx2` (blocks of 8) and
+`avx512` (blocks of 16); `register_target` adds another without touching any pass.
+
+Implementations take `(op, inputs)` where each input is the operand's run-time value in the
+layout the kernel asked for (a numpy array in physical order for a blocked layout, a
+scipy.sparse array for CSR), and return the result in the layout the kernel declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.ir import Operation
+
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
+from nnlayout.dialects.layout import LayoutSpec
+
+Implementation = Callable[[Operation, Sequence[Any]], Any]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a machine offers: kernel families in order of preference, and a table of the
+    layouts blocked kernels use on it."""
+
+    name: str
+    description: str
+    families: tuple[str, ...]
+    block: int = 1
+    # Convolutions with fewer multiply-accumulates stay plain: the reorders around a blocked
+    # kernel would cost more than blocking gains.
+    min_blocked_macs: int = 0
+    # A CSR operand is used as such only when it is at most this dense and this large.
+    sparse_max_density: float = 0.25
+    sparse_min_elements: int = 1024
+
+    @property
+    def activation_layout(self) -> str:
+        return f"NCHW{self.block}c"
+
+    @property
+    def weight_layout(self) -> str:
+        return f"OIHW{self.block}i{self.block}o"
+
+    @property
+    def depthwise_weight_layout(self) -> str:
+        return f"OIHW{self.block}o"
+
+    @property
+    def channel_vector_layout(self) -> str:
+        return f"C{self.block}c"
+
+
+TARGETS: dict[str, Target] = {}
+
+
+def register_target(target: Target) -> Target:
+    TARGETS[target.name] = target
+    return target
+
+
+register_target(Target("ref", "reference numpy kernels only, plain layouts", ("ref",)))
+register_target(Target("avx2", "blocked kernels with 8-channel blocks (256-bit SIMD)",
+                       ("sparse", "blocked", "ref"), block=8, min_blocked_macs=1 << 14))
+register_target(Target("avx512", "blocked kernels with 16-channel blocks (512-bit SIMD)",
+                       ("sparse", "blocked", "ref"), block=16, min_blocked_macs=1 << 14))
+
+
+def get_target(name: str) -> Target:
+    if name not in TARGETS:
+        raise KeyError(f"unknown target '{name}'; known targets: {', '.join(sorted(TARGETS))}")
+    return TARGETS[name]
+
+
+def _always(op: Operation, target: Target, padding: bool) -> str | None:
+    return None
+
+
+def _no_workspace(op: Operation, target: Target) -> int:
+    return 0
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel descriptor and its implementation."""
+
+    name: str
+    op: type[Operation]
+    family: str
+    impl: Implementation
+    # None when the kernel can run `op` on `target` (with channel padding allowed or not),
+    # else the reason it cannot, phrased to follow "not supported by <name>: ".
+    accepts: Callable[[Operation, Target, bool], str | None] = _always
+    # (operand layouts, result layouts); PLAIN_LAYOUT, ANY_LAYOUT or a layout string.
+    layouts: Callable[[Operation, Target], tuple[tuple[str, ...], tuple[str, ...]]] | None = None
+    # For ANY_LAYOUT operands: None when the kernel can consume `layout`, else why not.
+    accepts_layout: Callable[[Operation, LayoutSpec], str | None] | None = None
+    in_place: int | None = None
+    workspace: Callable[[Operation, Target], int] = _no_workspace
+    keeps_padding_zero: bool = True
+    priority: int = 0
+
+    def operand_and_result_layouts(
+        self, op: Operation, target: Target
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.layouts is None:
+            return ((PLAIN_LAYOUT,) * len(op.operands), (PLAIN_LAYOUT,) * len(op.results))
+        return self.layouts(op, target)
+
+    def attribute(self, op: Operation, target: Target) -> KernelAttr:
+        """The `#nn.kernel<...>` that records this choice on `op`."""
+        operands, results = self.operand_and_result_layouts(op, target)
+        return KernelAttr(self.name, operands, results, self.in_place,
+                          self.workspace(op, target))
+
+
+@dataclass
+class Registry:
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+
+    def register(self, kernel: Kernel) -> Kernel:
+        if kernel.name in self.kernels:
+            raise ValueError(f"kernel '{kernel.name}' is registered twice")
+        self.kernels[kernel.name] = kernel
+        return kernel
+
+    def lookup(self, name: str) -> Kernel:
+        if name not in self.kernels:
+            raise KeyError(f"no kernel named '{name}' is registered")
+        return self.kernels[name]
+
+    def for_op(self, op_type: type[Operation]) -> list[Kernel]:
+        return [k for k in self.kernels.values() if k.op is op_type]
+
+
+@dataclass(frozen=True)
+class Selection:
+    kernel: Kernel
+    # (kernel name, reason) for each preferred kernel that did not accept the op.
+    rejected: tuple[tuple[str, str], ...]
+
+
+def select(op: Operation, target: Target, padding: bool) -> Selection | None:
+    """The best kernel for `op` on `target`: the first family in the target's order whose
+    highest-priority kernel accepts it. None when no kernel implements the op at all."""
+    rejected: list[tuple[str, str]] = []
+    candidates = [k for k in registry().for_op(type(op)) if k.family in target.families]
+    candidates.sort(key=lambda k: (target.families.index(k.family), -k.priority))
+    for kernel in candidates:
+        reason = kernel.accepts(op, target, padding)
+        if reason is None:
+            return Selection(kernel, tuple(rejected))
+        rejected.append((kernel.name, reason))
+    return None
+
+
+_REGISTRY: Registry | None = None
+
+
+def registry() -> Registry:
+    """The process-wide registry, with nnlayout's own kernels registered on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = Registry()
+        from nnlayout.kernels import providers
+
+        providers.register_builtin_kernels(_REGISTRY)
+    return _REGISTRY
+
+
+def resolve_layouts(declared: Sequence[str], first_operand_layout: str) -> tuple[str, ...]:
+    """Replaces ANY_LAYOUT entries by the layout operand 0 actually has: a kernel that takes
+    "any" layout takes all such operands, and produces its results, in one layout."""
+    return tuple(first_operand_layout if d == ANY_LAYOUT else d for d in declared)

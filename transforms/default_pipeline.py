@@ -1,0 +1,40 @@
+"""`default-pipeline{target=avx2 padding=true remarks=false}`: the whole compiler, in order.
+
+select-dispatch (every op gets its kernel) -> insert-layouts (reorders around kernels that
+want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
+fold-constants (weights packed at compile time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from nnlayout.transforms.fold_constants import FoldConstantsPass
+from nnlayout.transforms.insert_layouts import InsertLayoutsPass
+from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
+from nnlayout.transforms.select_dispatch import SelectDispatchPass
+
+
+@dataclass(frozen=True)
+class DefaultPipelinePass(ModulePass):
+    name = "default-pipeline"
+
+    target: str = "avx2"
+    padding: bool = True
+    remarks: bool = False
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        return (
+            SelectDispatchPass(self.target, self.padding, self.remarks),
+            InsertLayoutsPass(),
+            PropagateLayoutsPass(self.remarks),
+            FoldConstantsPass(),
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for one_pass in self.passes():
+            one_pass.apply(ctx, op)

@@ -1,0 +1,109 @@
+"""`insert-layouts`: give every op's operands and results the layouts its kernel wants.
+
+This is TVM's AlterOpLayout as a separate pass: `select-dispatch` recorded in `#nn.kernel` the
+layout each operand and result should have; here each operand whose type differs gets a
+`layout.reorder` in front of the op, and each result whose layout changes gets a reorder back
+to its old type after the op, so the rest of the program is untouched:
+
+    %y = nn.conv2d %x, %w, %b ... : (tensor<1x3x8x8xf32>, ...) -> tensor<1x4x8x8xf32>
+  becomes
+    %x8 = layout.reorder %x : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32, #layout.layout<"NCHW8c">>
+    %w8 = layout.reorder %w : ... -> tensor<4x3x3x3xf32, #layout.layout<"OIHW8i8o">>
+    %y8 = nn.conv2d %x8, %w8, %b8 ... -> tensor<1x4x8x8xf32, #layout.layout<"NCHW8c">>
+    %y = layout.reorder %y8 : ... -> tensor<1x4x8x8xf32>
+
+Channels that do not fill a block are padded by the layout itself (C=3 in NCHW8c is one block
+of 8 lanes, 5 of them zero). A `"*"` layout ("whatever the producer gives") needs no reorder.
+Back-to-back reorders this creates are removed by `propagate-layouts`; reorders of constants
+are done at compile time by `fold-constants`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KernelAttr
+from nnlayout.dialects.layout import ReorderOp, encoding_name, with_encoding_name
+from nnlayout.dialects.nn import NNOp
+from nnlayout.tools.driver import DiagnosticError
+
+
+def kernel_of(op: Operation) -> KernelAttr | None:
+    kernel = op.attributes.get("kernel")
+    return kernel if isinstance(kernel, KernelAttr) else None
+
+
+def reorder_to(value: SSAValue, layout: str) -> ReorderOp:
+    """A reorder of `value` into `layout` (in `#nn.kernel` vocabulary), not yet inserted."""
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    reorder = ReorderOp(value, with_encoding_name(value_type, layout))
+    reorder.output.name_hint = value.name_hint
+    return reorder
+
+
+class InsertOperandReorders(RewritePattern):
+    """Reorders each operand into the layout the op's kernel wants."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
+        kernel = kernel_of(op)
+        if kernel is None:
+            return
+        if len(kernel.operands) != len(op.operands):
+            raise DiagnosticError(op, f"{kernel} lists {len(kernel.operands)} operand layouts "
+                                      f"but the op has {len(op.operands)} operands")
+        for index, (operand, wanted) in enumerate(zip(op.operands, kernel.operands,
+                                                      strict=True)):
+            if wanted == ANY_LAYOUT or encoding_name(operand.type) == wanted:
+                continue
+            reorder = reorder_to(operand, wanted)
+            rewriter.insert(reorder, InsertPoint.before(op))
+            op.operands[index] = reorder.output
+            rewriter.notify_op_modified(op)
+
+
+def change_result_layout(rewriter: PatternRewriter, result: OpResult, layout: str) -> None:
+    """Gives `result` the layout `layout` and a reorder back to its old type, which takes
+    over all its existing uses."""
+    old_type = result.type
+    assert isinstance(old_type, TensorType)
+    new_result = rewriter.replace_value_with_new_type(result, with_encoding_name(old_type, layout))
+    back = ReorderOp(new_result, old_type)
+    back.output.name_hint = new_result.name_hint
+    rewriter.replace_uses_with_if(new_result, back.output, lambda use: use.operation is not back)
+    rewriter.insert(back, InsertPoint.after(result.op))
+
+
+class InsertResultReorders(RewritePattern):
+    """Gives each result the kernel's layout and reorders it back for the existing users."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
+        kernel = kernel_of(op)
+        if kernel is None:
+            return
+        for result, wanted in zip(op.results, kernel.results, strict=True):
+            if wanted != ANY_LAYOUT and encoding_name(result.type) != wanted:
+                change_result_layout(rewriter, result, wanted)
+
+
+@dataclass(frozen=True)
+class InsertLayoutsPass(ModulePass):
+    name = "insert-layouts"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for pattern in (InsertOperandReorders(), InsertResultReorders()):
+            PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

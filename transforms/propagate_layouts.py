@@ -1,0 +1,159 @@
+"""`propagate-layouts{remarks=false}`: let blocked layouts flow, and cancel reorder pairs.
+
+After `insert-layouts`, every blocked kernel is wrapped in reorders to and from the plain
+layout. This pass removes the round trips between two blocked kernels:
+
+- `SinkReorderThroughAnyLayoutOp`: an op whose kernel takes "any" layout (`"*"`: element-wise
+  ops, pooling, ...) and whose operand comes from `reorder(blocked -> plain)` runs on the
+  blocked value directly, if its kernel accepts that layout (`Kernel.accepts_layout`); its
+  result becomes blocked and one reorder back to plain follows it. Its other "any" operands
+  are reordered into the same layout (a residual add of two blocked values needs none).
+- `FoldReorderChain`: `reorder(reorder(x))` becomes `x` when it converts back to x's type,
+  else a single reorder; a reorder to its own type disappears.
+- `EraseDeadReorder`: a reorder nobody uses is removed.
+
+Repeated to a fixed point, a chain conv -> relu -> conv keeps its data blocked throughout; for
+ResNet-50 only the input and the output of the convolutional trunk are reordered. Propagation
+stops at ops whose kernel needs a specific layout (a remark says which and why); reorders of
+constants are left to `fold-constants`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
+from nnlayout.dialects.nn import ConstantOp, NNOp
+from nnlayout.kernels.registry import registry
+from nnlayout.transforms import remarks
+from nnlayout.transforms.insert_layouts import change_result_layout, kernel_of, reorder_to
+
+
+class FoldReorderChain(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReorderOp, rewriter: PatternRewriter) -> None:
+        if op.input.type == op.output.type:
+            rewriter.replace_all_uses_with(op.output, op.input)
+            rewriter.erase(op)
+            return
+        inner = op.input.owner
+        if not isinstance(inner, ReorderOp):
+            return
+        if inner.input.type == op.output.type:
+            rewriter.replace_all_uses_with(op.output, inner.input)
+            rewriter.erase(op)
+        else:
+            single = ReorderOp(inner.input, op.output.type)  # type: ignore[arg-type]
+            rewriter.replace(op, single)
+
+
+class EraseDeadReorder(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReorderOp, rewriter: PatternRewriter) -> None:
+        if not op.output.uses:
+            rewriter.erase(op)
+
+
+def _blocked_source(reorder: ReorderOp) -> str | None:
+    """The dense non-plain layout a reorder-to-plain converts from, if that is what it does."""
+    source = encoding_name(reorder.input.type)
+    target = encoding_name(reorder.output.type)
+    if target != PLAIN_LAYOUT or source in (PLAIN_LAYOUT, CSR_LAYOUT):
+        return None
+    return source
+
+
+@dataclass
+class SinkReorderThroughAnyLayoutOp(RewritePattern):
+    print_remarks: bool
+    # (op, layout) pairs already reported, so that revisits do not repeat a remark.
+    reported: set[tuple[int, str]] = field(default_factory=set[tuple[int, str]])
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
+        kernel_attr = kernel_of(op)
+        if kernel_attr is None or not kernel_attr.operands or any(
+            layout != ANY_LAYOUT for layout in kernel_attr.operands
+        ):
+            return
+        current = encoding_name(op.operands[0].type)
+        if current != PLAIN_LAYOUT or any(
+            encoding_name(v.type) != current for v in (*op.operands, *op.results)
+        ):
+            return
+        candidates = [
+            layout for operand in op.operands
+            if isinstance(operand.owner, ReorderOp)
+            and (layout := _blocked_source(operand.owner)) is not None
+        ]
+        if not candidates:
+            return
+        layout = candidates[0]
+        kernel = registry().lookup(kernel_attr.kernel_name.data)
+        reason = (None if kernel.accepts_layout is None
+                  else kernel.accepts_layout(op, LayoutSpec.parse(layout)))
+        if reason is not None:
+            if (id(op), layout) not in self.reported:
+                self.reported.add((id(op), layout))
+                remarks.emit(op, PropagateLayoutsPass.name,
+                             f"layout {layout} not propagated: {kernel.name}: {reason}",
+                             self.print_remarks)
+            return
+        for index, operand in enumerate(op.operands):
+            owner = operand.owner
+            if isinstance(owner, ReorderOp) and encoding_name(owner.input.type) == layout:
+                op.operands[index] = owner.input
+            else:
+                reorder = reorder_to(operand, layout)
+                rewriter.insert(reorder, InsertPoint.before(op))
+                op.operands[index] = reorder.output
+        for result in op.results:
+            change_result_layout(rewriter, result, layout)
+        rewriter.notify_op_modified(op)
+
+
+def report_kept_reorders(module: ModuleOp, print_remarks: bool) -> None:
+    """A remark at each op that still receives an activation through a reorder."""
+    for op in module.walk():
+        if not isinstance(op, ReorderOp) or isinstance(op.input.owner, ConstantOp):
+            continue
+        for use in op.output.uses:
+            kernel_attr = kernel_of(use.operation)
+            if kernel_attr is None:
+                continue
+            wanted = kernel_attr.operands[use.index] or "plain"
+            remarks.emit(use.operation, PropagateLayoutsPass.name,
+                         f"operand {use.index} reordered from "
+                         f"{encoding_name(op.input.type) or 'plain'} to {wanted}: "
+                         f"{kernel_attr.kernel_name.data} needs {wanted}",
+                         print_remarks)
+
+
+@dataclass(frozen=True)
+class PropagateLayoutsPass(ModulePass):
+    name = "propagate-layouts"
+
+    remarks: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [FoldReorderChain(), EraseDeadReorder(),
+                 SinkReorderThroughAnyLayoutOp(self.remarks)],
+                dce_enabled=False,
+            ),
+        ).rewrite_module(op)
+        report_kept_reorders(op, self.remarks)

@@ -1,0 +1,88 @@
+"""`select-dispatch{target=avx2 padding=true remarks=false}`: choose every op's kernel.
+
+This runs before layouts are inserted and before memory is planned — the order the MXNet
+proposal asked for — so that later passes know each op's preferred layouts, in-place rule and
+workspace from the `#nn.kernel<...>` attribute it leaves on the op, instead of asking "is this
+the accelerator?".
+
+For each `nn` op (constants excepted) the registry's `select` walks the target's kernel
+families in order of preference and takes the first kernel whose `accepts` agrees. Every kernel
+that was preferred but refused is reported as a remark with its reason, e.g.
+
+    model.mlir:12:3: remark: [select-dispatch] nn.conv2d: grouped convolution (groups=4),
+    not supported by conv2d_nchwc; using conv2d_ref
+
+Channel padding (a C=3 input becomes one block of 8 or 16 lanes) is allowed unless
+`padding=false` or NNLAYOUT_DISABLE_PADDING=1; without it, ops whose channels do not divide
+the block fall back to plain kernels. An op that already has a kernel keeps it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import PassFailedException
+
+from nnlayout.dialects.nn import ConstantOp, NNOp
+from nnlayout.kernels.registry import Target, get_target, select
+from nnlayout.tools.driver import DiagnosticError
+from nnlayout.transforms import remarks
+
+KERNEL_ATTR = "kernel"
+DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"
+
+
+def padding_enabled(option: bool) -> bool:
+    """Padding is on when the pass option says so and the environment does not veto it."""
+    return option and os.environ.get(DISABLE_PADDING_ENV, "") not in ("1", "true", "yes")
+
+
+@dataclass
+class SelectKernel(RewritePattern):
+    target: Target
+    padding: bool
+    print_remarks: bool
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ConstantOp) or KERNEL_ATTR in op.attributes:
+            return
+        selection = select(op, self.target, self.padding)
+        if selection is None:
+            raise DiagnosticError(op, f"no kernel implements {op.name}")
+        chosen = selection.kernel
+        for rejected_name, reason in selection.rejected:
+            remarks.emit(op, SelectDispatchPass.name,
+                         f"{reason}, not supported by {rejected_name}; using {chosen.name}",
+                         self.print_remarks)
+        op.attributes[KERNEL_ATTR] = chosen.attribute(op, self.target)
+        rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
+class SelectDispatchPass(ModulePass):
+    name = "select-dispatch"
+
+    target: str = "avx2"
+    padding: bool = True
+    remarks: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            target = get_target(self.target)
+        except KeyError as error:
+            raise PassFailedException(str(error.args[0])) from None
+        PatternRewriteWalker(
+            SelectKernel(target, padding_enabled(self.padding), self.remarks),
+            apply_recursively=False,
+        ).rewrite_module(op)
