@@ -1,0 +1,1 @@
+"""Example models: bundled .mlir files and the ONNX zoo builder (make_models)."""

@@ -1,0 +1,598 @@
+"""ONNX -> `nn` dialect: one `func.func @main` whose arguments are the graph's inputs.
+
+The importer runs onnx's checker and shape inference first, then emits, node by node, the `nn`
+ops with the same semantics (a few nodes decompose: Softmax before opset 13 coerces to 2-D,
+1-D Conv/pooling run as 2-D ops on a height-1 image). Every result is checked against the shape
+ONNX inferred, so an importer bug surfaces at import time, naming the node, rather than as a
+wrong answer later. ONNX value names become SSA name hints (sanitised to what MLIR accepts).
+
+Initializers (and Constant nodes) become `nn.constant`s where a tensor is used; those with more
+than `inline_limit` elements are returned in `ImportedModel.weights` and referenced as
+`nn.constant external "key"`, where `key` is a file-name-safe version of the ONNX name (the
+original name is kept in an `onnx.name` attribute when it differs). Integer initializers that
+act as attributes (Reshape's shape) are read at import time and never become tensors.
+
+What nn cannot express is refused with a `UserError` naming the node and the reason: other
+operators, non-float32 tensors, symbolic dimensions, MaxPool's Indices output, training-mode
+BatchNormalization, 3-D convolution/pooling.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import TensorProto, numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.weights import attach_weights_file
+from nnlayout.tools.driver import UserError, print_module
+
+#: ONNX operators (default domain) the importer translates.
+SUPPORTED_OPS = frozenset({
+    "Conv", "ConvTranspose", "Gemm", "MatMul", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Exp",
+    "Neg", "Abs", "Sqrt", "Clip", "Add", "Sub", "Mul", "Div", "Sum", "MaxPool", "AveragePool",
+    "GlobalAveragePool", "BatchNormalization", "Concat", "Softmax", "Flatten", "Reshape",
+    "Transpose", "Identity", "Constant",
+})
+
+#: Initializers with more elements than this go to the weights file.
+DEFAULT_INLINE_LIMIT = 16
+
+_UNARY: dict[str, type[nn.UnaryOp]] = {
+    "Relu": nn.ReluOp, "Sigmoid": nn.SigmoidOp, "Tanh": nn.TanhOp, "Exp": nn.ExpOp,
+    "Neg": nn.NegOp, "Abs": nn.AbsOp, "Sqrt": nn.SqrtOp,
+}
+_BINARY: dict[str, type[nn.BinaryOp]] = {
+    "Add": nn.AddOp, "Sub": nn.SubOp, "Mul": nn.MulOp, "Div": nn.DivOp,
+}
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.-]")
+_INVALID_KEY_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@dataclass
+class ImportedModel:
+    """The imported module and the arrays its external constants name."""
+
+    module: ModuleOp
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+# ------------------------------------------------------------------------------ loading
+def load_model(path: str | Path) -> onnx.ModelProto:
+    """Reads an ONNX file and its external data (only from inside the model's folder)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UserError(f"cannot read '{path}': {error.strerror or error}") from None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as error:
+        raise UserError(
+            f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
+            f"{_one_line(str(error))}") from None
+    if not model.HasField("graph") or not model.opset_import:
+        raise UserError(f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
+                        "it has no graph or no opset")
+    _load_external_data(model, path.resolve().parent)
+    return model
+
+
+def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
+    """Loads external tensor data, refusing locations outside `folder`."""
+    for tensor in onnx.external_data_helper._get_all_tensors(model):
+        if not onnx.external_data_helper.uses_external_data(tensor):
+            continue
+        info = {entry.key: entry.value for entry in tensor.external_data}
+        location = info.get("location", "")
+        target = (folder / location).resolve()
+        if (not location or Path(location).is_absolute() or ".." in Path(location).parts
+                or not target.is_relative_to(folder)):
+            raise UserError(
+                f"initializer '{tensor.name}' refers to external data '{location}' outside "
+                f"the model's folder; refusing to read it")
+        if not target.is_file():
+            raise UserError(f"initializer '{tensor.name}': external data file '{location}' "
+                            f"not found in '{folder}'")
+    try:
+        onnx.external_data_helper.load_external_data_for_model(model, str(folder))
+    except (OSError, ValueError) as error:
+        raise UserError(f"cannot load external data: {_one_line(str(error))}") from None
+
+
+# ------------------------------------------------------------------------------ naming
+def sanitize_name(name: str) -> str:
+    """A valid SSA name hint derived from an ONNX value name (ASCII letters, digits, `_$.-`)."""
+    clean = _INVALID_NAME_CHARS.sub("_", name)
+    if not clean or clean[0].isdigit():
+        clean = "v" + clean
+    return clean
+
+
+def _safe_key(name: str, used: set[str]) -> str:
+    """A file-name-safe, unique key for the weights archive."""
+    base = _INVALID_KEY_CHARS.sub("_", name)[:64].strip(".") or "w"
+    key, index = base, 1
+    while key in used:
+        index += 1
+        key = f"{base}~{index}"
+    used.add(key)
+    return key
+
+
+def _describe(node: onnx.NodeProto, index: int) -> str:
+    if node.name:
+        return f"node '{node.name}' ({node.op_type})"
+    produced = next((o for o in node.output if o), "")
+    return f"node #{index} ({node.op_type}) producing '{produced}'"
+
+
+# ------------------------------------------------------------------------------ padding
+def same_pads(sizes: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+              dilations: Sequence[int], auto_pad: str) -> list[int]:
+    """Explicit [begin..., end...] pads for auto_pad SAME_UPPER/SAME_LOWER (conv, pooling):
+    the output is ceil(size / stride); SAME_UPPER puts the odd padding at the end."""
+    begins, ends = [], []
+    for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, large = total // 2, total - total // 2
+        begins.append(small if auto_pad == "SAME_UPPER" else large)
+        ends.append(large if auto_pad == "SAME_UPPER" else small)
+    return begins + ends
+
+
+# ------------------------------------------------------------------------------ importer
+class _Importer:
+    """Translates one graph; keeps the ONNX-name -> SSA value map and the weights."""
+
+    def __init__(self, model: onnx.ModelProto, inline_limit: int):
+        self.model = model
+        self.graph = model.graph
+        self.inline_limit = inline_limit
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+                          0)
+        self.values: dict[str, SSAValue] = {}
+        self.constants: dict[str, TensorProto] = {t.name: t for t in self.graph.initializer}
+        self.weights: dict[str, np.ndarray] = {}
+        self.used_keys: set[str] = set()
+        self.block = Block()
+        self.inferred: dict[str, onnx.TypeProto] = {}
+        self.node = "graph"
+
+    # -------------------------------------------------------------------- driver
+    def run(self) -> ImportedModel:
+        self._check_operators()
+        arguments = [vi for vi in self.graph.input if vi.name not in self.constants]
+        input_types = [self._value_info_type(vi, "graph input") for vi in arguments]
+        self._infer_shapes()
+        for vi, arg_type in zip(arguments, input_types, strict=True):
+            arg = self.block.insert_arg(arg_type, len(self.block.args))
+            arg.name_hint = sanitize_name(vi.name)
+            self.values[vi.name] = arg
+        for index, node in enumerate(self.graph.node):
+            self.node = _describe(node, index)
+            self._import_node(node)
+        self.node = "graph"
+        results = []
+        for vi in self.graph.output:
+            self._value_info_type(vi, "graph output", allow_symbolic=True)
+            if vi.name not in self.values and vi.name not in self.constants:
+                raise UserError(f"graph output '{vi.name}' is not produced by any node")
+            results.append(self._tensor(vi.name))
+        self.block.add_op(func.ReturnOp(*results))
+        function = func.FuncOp("main", ([a.type for a in self.block.args],
+                                        [r.type for r in results]), Region(self.block))
+        return ImportedModel(ModuleOp([function]), self.weights)
+
+    def _check_operators(self) -> None:
+        for index, node in enumerate(self.graph.node):
+            if node.domain not in ("", "ai.onnx") or node.op_type not in SUPPORTED_OPS:
+                domain = f" of domain '{node.domain}'" if node.domain not in ("", "ai.onnx") \
+                    else ""
+                raise UserError(f"{_describe(node, index)}: unsupported operator "
+                                f"'{node.op_type}'{domain}; nnlayout imports "
+                                f"{', '.join(sorted(SUPPORTED_OPS))}")
+
+    def _infer_shapes(self) -> None:
+        try:
+            onnx.checker.check_model(self.model)
+            inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True,
+                                                         strict_mode=True)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+            raise UserError(f"invalid ONNX model: {_one_line(str(error))}") from None
+        graph = inferred.graph
+        for vi in (*graph.input, *graph.value_info, *graph.output):
+            self.inferred[vi.name] = vi.type
+
+    def _fail(self, message: str) -> UserError:
+        return UserError(f"{self.node}: {message}")
+
+    def _value_info_type(self, vi: onnx.ValueInfoProto, what: str,
+                         allow_symbolic: bool = False) -> TensorType:
+        """The nn type of a graph input/output; refuses non-f32 and symbolic dimensions."""
+        if not vi.type.HasField("tensor_type"):
+            raise UserError(f"{what} '{vi.name}' is not a tensor")
+        tensor = vi.type.tensor_type
+        if tensor.elem_type != TensorProto.FLOAT:
+            raise UserError(f"{what} '{vi.name}' has element type "
+                            f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
+                            "float32 tensors only")
+        if not tensor.HasField("shape"):
+            if allow_symbolic:
+                return TensorType(f32, [])
+            raise UserError(f"{what} '{vi.name}' has no shape; nnlayout needs static shapes")
+        dims = []
+        for index, dim in enumerate(tensor.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                dims.append(dim.dim_value)
+            elif allow_symbolic:
+                dims.append(1)
+            elif dim.HasField("dim_value"):
+                raise UserError(f"{what} '{vi.name}' has a zero-size dimension {index}; empty "
+                                "tensors are not supported")
+            else:
+                symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
+                raise UserError(f"{what} '{vi.name}' has a symbolic dimension{symbol} "
+                                f"(axis {index}); nnlayout needs static shapes: export the "
+                                "model with fixed sizes")
+        return TensorType(f32, dims)
+
+    # -------------------------------------------------------------------- values
+    def _tensor(self, name: str) -> SSAValue:
+        """The SSA value of an ONNX tensor, materialising constants on first use."""
+        if name in self.values:
+            return self.values[name]
+        if name not in self.constants:
+            raise self._fail(f"input '{name}' is not defined")
+        proto = self.constants[name]
+        if proto.data_type != TensorProto.FLOAT:
+            raise self._fail(
+                f"constant '{name}' has element type "
+                f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
+                "tensors only")
+        array = numpy_helper.to_array(proto).astype(np.float32)
+        if array.size == 0:
+            raise self._fail(f"constant '{name}' is empty; empty tensors are not supported")
+        if array.size <= self.inline_limit:
+            op = nn.ConstantOp.from_array(array)
+        else:
+            key = _safe_key(name, self.used_keys)
+            self.weights[key] = np.ascontiguousarray(array)
+            op = nn.ConstantOp(TensorType(f32, array.shape), external=key)
+            if key != name:
+                op.attributes["onnx.name"] = StringAttr(name)
+        return self._define(name, op)
+
+    def _constant_array(self, name: str, what: str) -> np.ndarray:
+        """The value of an input that nn needs at compile time (a shape, a bound)."""
+        if name not in self.constants:
+            raise self._fail(f"{what} '{name}' must be a constant (an initializer or a "
+                             "Constant node); nnlayout needs it at compile time")
+        return numpy_helper.to_array(self.constants[name])
+
+    def _define(self, name: str, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        result = op.results[0]
+        result.name_hint = sanitize_name(name)
+        self.values[name] = result
+        return result
+
+    def _emit(self, op: Operation) -> SSAValue:
+        """Appends an intermediate op of a decomposition (no ONNX name)."""
+        self.block.add_op(op)
+        return op.results[0]
+
+    def _build(self, make: Callable[[], Operation]) -> Operation:
+        """Builds an op; shape-rule violations become errors naming the node."""
+        try:
+            return make()
+        except VerifyException as error:
+            raise self._fail(_one_line(str(error).split("\n\n")[0])) from None
+
+    def _output(self, node: onnx.NodeProto, op: Operation | SSAValue) -> None:
+        """Binds the node's single output to `op`'s result, checking ONNX's inferred shape."""
+        value = op if isinstance(op, SSAValue) else None
+        name = node.output[0]
+        if value is None:
+            assert isinstance(op, Operation)
+            value = self._define(name, op)
+        else:
+            self.values[name] = value
+        inferred = self.inferred.get(name)
+        if inferred is None or not inferred.HasField("tensor_type"):
+            return
+        if inferred.tensor_type.elem_type not in (TensorProto.FLOAT, 0):
+            raise self._fail(f"output '{name}' has element type "
+                             f"{TensorProto.DataType.Name(inferred.tensor_type.elem_type)}; "
+                             "nnlayout imports float32 tensors only")
+        dims = inferred.tensor_type.shape.dim
+        if inferred.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            expected = [d.dim_value for d in dims]
+            actual = list(nn.shape_of(value))
+            if expected != actual:
+                raise self._fail(f"nn computes shape {actual} for output '{name}' but ONNX "
+                                 f"infers {expected}")
+
+    # -------------------------------------------------------------------- nodes
+    def _import_node(self, node: onnx.NodeProto) -> None:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        handler = getattr(self, f"_op_{node.op_type}", None)
+        if node.op_type in _UNARY:
+            self._output(node, self._build(lambda: _UNARY[node.op_type](self._in(node, 0))))
+        elif node.op_type in _BINARY:
+            self._output(node, self._build(
+                lambda: _BINARY[node.op_type](self._in(node, 0), self._in(node, 1))))
+        else:
+            assert handler is not None, node.op_type
+            handler(node, attrs)
+
+    def _in(self, node: onnx.NodeProto, index: int) -> SSAValue:
+        return self._tensor(node.input[index])
+
+    def _optional_in(self, node: onnx.NodeProto, index: int) -> SSAValue | None:
+        if len(node.input) > index and node.input[index]:
+            return self._tensor(node.input[index])
+        return None
+
+    def _op_Constant(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        if "value" in attrs:
+            tensor = attrs["value"]
+        elif "value_float" in attrs or "value_floats" in attrs:
+            tensor = numpy_helper.from_array(
+                np.array(attrs.get("value_float", attrs.get("value_floats")), np.float32))
+        elif "value_int" in attrs or "value_ints" in attrs:
+            tensor = numpy_helper.from_array(
+                np.array(attrs.get("value_int", attrs.get("value_ints")), np.int64))
+        else:
+            raise self._fail(f"unsupported Constant attribute(s) {sorted(attrs)}")
+        tensor.name = node.output[0]
+        self.constants[node.output[0]] = tensor
+
+    def _op_Identity(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        self._output(node, self._in(node, 0))
+
+    def _op_LeakyRelu(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        self._output(node, self._build(
+            lambda: nn.LeakyReluOp(self._in(node, 0), float(attrs.get("alpha", 0.01)))))
+
+    def _op_Clip(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        if self.opset < 11:
+            low, high = attrs.get("min"), attrs.get("max")
+        else:
+            low, high = (float(self._constant_array(node.input[i], what).reshape(()))
+                         if len(node.input) > i and node.input[i] else None
+                         for i, what in ((1, "min"), (2, "max")))
+        if low is not None and high is not None and low > high:
+            low = high  # ONNX: with min > max every element becomes max
+        self._output(node, self._build(lambda: nn.ClipOp(self._in(node, 0), low, high)))
+
+    def _op_Sum(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        inputs = [self._tensor(name) for name in node.input]
+        self._output(node, self._build(lambda: nn.SumOp(inputs)))
+
+    def _op_MatMul(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        self._output(node, self._build(lambda: nn.MatmulOp(self._in(node, 0), self._in(node, 1))))
+
+    def _op_Gemm(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        self._output(node, self._build(lambda: nn.GemmOp(
+            self._in(node, 0), self._in(node, 1), self._optional_in(node, 2),
+            trans_a=bool(attrs.get("transA", 0)), trans_b=bool(attrs.get("transB", 0)),
+            alpha=float(attrs.get("alpha", 1.0)), beta=float(attrs.get("beta", 1.0)))))
+
+    def _op_BatchNormalization(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        if attrs.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
+            raise self._fail("training-mode BatchNormalization (running statistics outputs) "
+                             "is not supported; export the model for inference")
+        operands = [self._in(node, i) for i in range(5)]
+        self._output(node, self._build(
+            lambda: nn.BatchNormOp(*operands, epsilon=float(attrs.get("epsilon", 1e-5)))))
+
+    def _op_GlobalAveragePool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        self._output(node, self._build(lambda: nn.GlobalAvgPoolOp(self._in(node, 0))))
+
+    def _op_Concat(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        inputs = [self._tensor(name) for name in node.input]
+        self._output(node, self._build(lambda: nn.ConcatOp(inputs, int(attrs["axis"]))))
+
+    def _op_Flatten(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        self._output(node, self._build(
+            lambda: nn.FlattenOp(self._in(node, 0), int(attrs.get("axis", 1)))))
+
+    def _op_Transpose(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        x = self._in(node, 0)
+        perm = attrs.get("perm", list(reversed(range(len(nn.shape_of(x))))))
+        self._output(node, self._build(lambda: nn.TransposeOp(x, [int(p) for p in perm])))
+
+    def _op_Reshape(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        x = self._in(node, 0)
+        source = nn.shape_of(x)
+        requested = [int(v) for v in self._constant_array(node.input[1], "shape").ravel()]
+        if attrs.get("allowzero", 0) and 0 in requested:
+            raise self._fail("Reshape with allowzero=1 and a 0 entry gives an empty tensor; "
+                             "empty tensors are not supported")
+        shape = [source[i] if v == 0 else v for i, v in enumerate(requested)]
+        if shape.count(-1) > 1 or any(v < -1 for v in shape):
+            raise self._fail(f"invalid Reshape shape {requested}")
+        if -1 in shape:
+            known = math.prod(v for v in shape if v != -1)
+            if known == 0 or math.prod(source) % known:
+                raise self._fail(f"cannot reshape {list(source)} to {requested}")
+            shape[shape.index(-1)] = math.prod(source) // known
+        self._output(node, self._build(lambda: nn.ReshapeOp(x, shape)))
+
+    def _op_Softmax(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        x = self._in(node, 0)
+        shape = nn.shape_of(x)
+        axis = int(attrs.get("axis", -1 if self.opset >= 13 else 1))
+        if self.opset >= 13:
+            self._output(node, self._build(lambda: nn.SoftmaxOp(x, axis)))
+            return
+        # Before opset 13: softmax of the input coerced to 2-D at `axis`.
+        try:
+            axis = nn.normalize_axis("Softmax", axis, len(shape))
+        except VerifyException as error:
+            raise self._fail(str(error)) from None
+        if axis == len(shape) - 1:
+            self._output(node, self._build(lambda: nn.SoftmaxOp(x, -1)))
+            return
+        flat = self._emit(self._build(lambda: nn.FlattenOp(x, axis)))
+        soft = self._emit(nn.SoftmaxOp(flat, 1))
+        self._output(node, nn.ReshapeOp(soft, shape))
+
+    # ---------------------------------------------------------- windows (conv, pooling)
+    def _window_attrs(self, attrs: dict, sizes: Sequence[int], kernel: Sequence[int],
+                      ) -> tuple[list[int], list[int], list[int]]:
+        """strides, explicit pads ([begin..., end...]) and dilations of a Conv or pool."""
+        rank = len(kernel)
+        strides = list(attrs.get("strides", [1] * rank))
+        dilations = list(attrs.get("dilations", [1] * rank))
+        auto_pad = attrs.get("auto_pad", b"NOTSET")
+        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            pads = same_pads(sizes, kernel, strides, dilations, auto_pad)
+        elif auto_pad == "VALID":
+            pads = [0] * (2 * rank)
+        elif auto_pad == "NOTSET":
+            pads = list(attrs.get("pads", [0] * (2 * rank)))
+        else:
+            raise self._fail(f"unknown auto_pad '{auto_pad}'")
+        return strides, pads, dilations
+
+    def _spatial(self, node: onnx.NodeProto, x: SSAValue, what: str) -> int:
+        """The number of spatial axes of `x` (1 or 2); refuses others."""
+        rank = len(nn.shape_of(x)) - 2
+        if rank not in (1, 2):
+            raise self._fail(f"{rank}-D {what} is not supported (nn has 2-D {what}; 1-D is "
+                             "imported as 2-D)")
+        return rank
+
+    def _as_2d(self, value: SSAValue) -> SSAValue:
+        """[N, C, L] -> [N, C, 1, L], to run a 1-D window op as a 2-D one."""
+        shape = nn.shape_of(value)
+        return self._emit(nn.ReshapeOp(value, (*shape[:2], 1, shape[2])))
+
+    def _finish_spatial(self, node: onnx.NodeProto, op: Operation, rank: int) -> None:
+        if rank == 2:
+            self._output(node, op)
+        else:
+            result = self._emit(op)
+            shape = nn.shape_of(result)
+            self._output(node, nn.ReshapeOp(result, (*shape[:2], shape[3])))
+
+    def _op_Conv(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        x, w, b = self._in(node, 0), self._in(node, 1), self._optional_in(node, 2)
+        rank = self._spatial(node, x, "convolution")
+        kernel = nn.shape_of(w)[2:]
+        strides, pads, dilations = self._window_attrs(attrs, nn.shape_of(x)[2:], kernel)
+        if rank == 1:
+            x, w = self._as_2d(x), self._as_2d(w)
+            strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
+        self._finish_spatial(node, self._build(lambda: nn.Conv2dOp(
+            x, w, b, strides=strides, pads=pads, dilations=dilations,
+            groups=int(attrs.get("group", 1)))), rank)
+
+    def _op_ConvTranspose(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        x, w, b = self._in(node, 0), self._in(node, 1), self._optional_in(node, 2)
+        rank = self._spatial(node, x, "transposed convolution")
+        sizes, kernel = nn.shape_of(x)[2:], nn.shape_of(w)[2:]
+        strides = list(attrs.get("strides", [1] * rank))
+        dilations = list(attrs.get("dilations", [1] * rank))
+        output_padding = list(attrs.get("output_padding", [0] * rank))
+        auto_pad = attrs.get("auto_pad", b"NOTSET").decode()
+        pads = list(attrs.get("pads", [0] * (2 * rank)))
+        output_shape = attrs.get("output_shape")
+        if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            output_shape = [size * stride for size, stride in zip(sizes, strides, strict=True)]
+        if output_shape is not None:
+            # ONNX: total padding = natural size - output_shape, split as auto_pad says
+            # (the odd one at the end for SAME_UPPER); a negative total grows output_padding.
+            output_shape = list(output_shape)[-rank:]
+            begins, ends = [], []
+            for axis in range(rank):
+                natural = (strides[axis] * (sizes[axis] - 1) + output_padding[axis]
+                           + (kernel[axis] - 1) * dilations[axis] + 1)
+                total = natural - output_shape[axis]
+                if total < 0:
+                    output_padding[axis] -= total
+                    total = 0
+                small, large = total // 2, total - total // 2
+                begins.append(small if auto_pad == "SAME_UPPER" else large)
+                ends.append(large if auto_pad == "SAME_UPPER" else small)
+            pads = begins + ends
+        if rank == 1:
+            x, w = self._as_2d(x), self._as_2d(w)
+            strides, dilations = [1, *strides], [1, *dilations]
+            pads, output_padding = [0, pads[0], 0, pads[1]], [0, *output_padding]
+        self._finish_spatial(node, self._build(lambda: nn.ConvTranspose2dOp(
+            x, w, b, strides=strides, pads=pads, output_padding=output_padding,
+            dilations=dilations, groups=int(attrs.get("group", 1)))), rank)
+
+    def _pool(self, node: onnx.NodeProto, attrs: dict, make: Callable[..., Operation]) -> None:
+        x = self._in(node, 0)
+        rank = self._spatial(node, x, "pooling")
+        kernel = list(attrs["kernel_shape"])
+        strides, pads, dilations = self._window_attrs(attrs, nn.shape_of(x)[2:], kernel)
+        if rank == 1:
+            x = self._as_2d(x)
+            kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
+            pads = [0, pads[0], 0, pads[1]]
+        same = attrs.get("auto_pad", b"NOTSET").decode().startswith("SAME")
+        self._finish_spatial(node, self._build(lambda: make(
+            x, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
+            ceil_mode=bool(attrs.get("ceil_mode", 0)) and not same)), rank)
+
+    def _op_MaxPool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        if len(node.output) > 1 and node.output[1]:
+            raise self._fail("MaxPool's Indices output is not supported")
+        self._pool(node, attrs, nn.MaxPool2dOp)
+
+    def _op_AveragePool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        include = bool(attrs.get("count_include_pad", 0))
+        self._pool(node, attrs, lambda x, **kw: nn.AvgPool2dOp(x, count_include_pad=include,
+                                                               **kw))
+
+
+def write_imported(imported: ImportedModel, path: Path) -> None:
+    """Writes the weights (if any) as `<stem>.npz` beside `path`, then the IR to `path`;
+    the module's `nn.weights` attribute names the .npz relative to the .mlir."""
+    if imported.weights:
+        weights_file = path.with_suffix(".npz")
+        try:
+            with open(weights_file, "wb") as handle:
+                np.savez(handle, **imported.weights)
+        except OSError as error:
+            raise UserError(f"cannot write '{weights_file}': {error.strerror or error}") from None
+        attach_weights_file(imported.module, weights_file.name)
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            print_module(imported.module, handle)
+    except OSError as error:
+        raise UserError(f"cannot write '{path}': {error.strerror or error}") from None
+
+
+def import_model(model: onnx.ModelProto, *,
+                 inline_limit: int = DEFAULT_INLINE_LIMIT) -> ImportedModel:
+    """Translates `model` into a module with one `func.func @main`; see the module docstring."""
+    imported = _Importer(model, inline_limit).run()
+    try:
+        imported.module.verify()
+    except VerifyException as error:  # a bug in the importer, not in the model
+        raise AssertionError(f"imported module does not verify: {error}") from error
+    return imported

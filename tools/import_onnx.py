@@ -1,0 +1,64 @@
+"""`nnlayout-import`: translate an ONNX model into nn IR, weights in an .npz beside it.
+
+    nnlayout-import model.onnx -o model.mlir       # writes model.mlir and model.npz
+
+Initializers with more than `--inline-limit` elements go to OUT.npz (the module attribute
+`nn.weights = "OUT.npz"` names it, relative to the .mlir); smaller ones are inlined. Writing to
+stdout needs every constant inline (`--inline-weights`, or a large enough limit). Errors
+(unsupported operator, non-float32 tensor, symbolic dimension, corrupt file, ...) are one line
+naming the node, and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from nnlayout.frontends.onnx import (
+    DEFAULT_INLINE_LIMIT,
+    import_model,
+    load_model,
+    write_imported,
+)
+from nnlayout.tools.driver import UserError, print_module, run_tool
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nnlayout-import",
+                                     description="Import an ONNX model as nn dialect IR.")
+    parser.add_argument("input", help="the .onnx model")
+    parser.add_argument("-o", "--output", default="-",
+                        help="output .mlir file (default: stdout); large weights go to the "
+                             ".npz of the same name beside it")
+    parser.add_argument("--inline-limit", type=int, default=DEFAULT_INLINE_LIMIT,
+                        help="constants with more elements than this go to the weights file "
+                             f"(default {DEFAULT_INLINE_LIMIT})")
+    parser.add_argument("--inline-weights", action="store_true",
+                        help="inline every constant (no weights file)")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show Python tracebacks (for debugging nnlayout itself)")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _build_parser().parse_args(argv)
+    limit = sys.maxsize if args.inline_weights else args.inline_limit
+    imported = import_model(load_model(args.input), inline_limit=limit)
+    if args.output == "-":
+        if imported.weights:
+            raise UserError(f"{len(imported.weights)} constants are larger than the inline "
+                            "limit; give -o OUT.mlir (they go to OUT.npz) or --inline-weights")
+        print_module(imported.module, sys.stdout)
+    else:
+        write_imported(imported, Path(args.output))
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run_tool(main))
+
+
+if __name__ == "__main__":
+    entry()
