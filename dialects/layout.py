@@ -304,7 +304,12 @@ class StorageAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
+            start = parser.pos
             kind = parser.parse_str_literal("storage kind (\"dense\" or \"csr\")")
+            try:
+                cls(kind)
+            except VerifyException as error:
+                parser.raise_error(str(error), start, parser.pos)
         return [StringAttr(kind)]
 
     def print_parameters(self, printer: Printer) -> None:

@@ -309,9 +309,12 @@ def concat_shape(shapes: Sequence[Shape], axis: int) -> Shape:
     rank = len(shapes[0])
     axis = normalize_axis(op_name, axis, rank)
     for index, shape in enumerate(shapes):
-        if len(shape) != rank or any(
-            shape[d] != shapes[0][d] for d in range(rank) if d != axis
-        ):
+        if len(shape) != rank:
+            raise VerifyException(
+                f"{op_name}: input {index} has rank {len(shape)} ({list(shape)}), but input 0 "
+                f"has rank {rank} ({list(shapes[0])})"
+            )
+        if any(shape[d] != shapes[0][d] for d in range(rank) if d != axis):
             raise VerifyException(
                 f"{op_name}: input {index} has shape {list(shape)}, which differs from input 0 "
                 f"{list(shapes[0])} outside the concatenation axis {axis}"
@@ -1000,11 +1003,14 @@ is given logically and materialised in the result type's layout when the program
             name = parser.parse_str_literal("name of the external constant")
             attributes = parser.parse_optional_attr_dict()
             parser.parse_punctuation(":")
+            start = parser.pos
             result_type = parser.parse_type()
             if not isinstance(result_type, TensorType):
-                parser.raise_error(f"nn.constant: expected a tensor type, got {result_type}")
+                parser.raise_error(f"nn.constant: expected a tensor type, got {result_type}",
+                                   start, parser.pos)
             op = cls(result_type, external=name)
         else:
+            start = parser.pos
             value = parser.parse_attribute()
             if not isinstance(value, DenseIntOrFPElementsAttr):
                 parser.raise_error(
