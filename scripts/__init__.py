@@ -1,0 +1,1 @@
+"""Developer scripts: the ONNX conformance report and the model-zoo comparison."""
