@@ -1014,7 +1014,8 @@ is given logically and materialised in the result type's layout when the program
             value = parser.parse_attribute()
             if not isinstance(value, DenseIntOrFPElementsAttr):
                 parser.raise_error(
-                    "nn.constant: expected dense<...> : tensor<...> or external \"name\""
+                    "nn.constant: expected dense<...> : tensor<...> or external \"name\"",
+                    start, parser.pos,
                 )
             result_type = value.type
             if parser.parse_optional_punctuation("->") is not None:
