@@ -1,0 +1,397 @@
+"""Blocked numpy kernels (family `blocked`): convolutions, batch norm and concat on
+channel-blocked layouts (`NCHW{b}c` activations, `OIHW{b}i{b}o` weights, `C{b}c` vectors), and
+element-wise and pooling kernels that run on whatever layout their operand already has (`"*"`).
+
+The block `b` is the target's (8 on avx2, 16 on avx512) when a kernel declares its layouts, but
+an implementation never assumes it: it reads the block from the `#layout.layout` encodings that
+insert-layouts put on the op's operand types. Inputs arrive as physical arrays (`LayoutSpec.pack`
+order, zero padding lanes); results are returned the same way, in the operand's dtype.
+
+Padding (invariant 2): every kernel here leaves the padding lanes of its result exactly zero,
+whatever the real lanes hold (NaN, Inf). Where the math alone would not (sigmoid(0) = 0.5,
+0 * Inf = NaN in a convolution's padded output channels, a window of pure padding) the kernel
+re-zeroes the lanes with `LayoutSpec.zero_padding`. `Kernel.keeps_padding_zero` describes the
+raw math of the element-wise kernels, so that passes know where re-zeroing happens.
+
+When to block (`accepts`): channel counts that are not a multiple of the block are padded only
+if padding is allowed; convolutions with fewer multiply-accumulates than
+`target.min_blocked_macs` stay plain, because the reorders around them cost more than blocking
+gains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.ir import Operation, SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.registry import Kernel, Target
+
+Layouts = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+# ------------------------------------------------------------------------- helpers
+def _spec(value: SSAValue) -> LayoutSpec | None:
+    """The layout a value's type carries; None for a plain tensor."""
+    return layout_of(value.type)
+
+
+def _check_blocked(op: Operation) -> None:
+    """Fails clearly when a channel-blocked kernel is called on an op whose operand 0 has no
+    channel-blocked layout (insert-layouts did not run): the arrays would not line up."""
+    spec = _spec(op.operands[0])
+    if spec is None or not spec.blocks_of("C"):
+        raise ValueError(
+            f"{op.name}: operand 0 of type {op.operands[0].type} has no channel-blocked "
+            "layout; run insert-layouts before calling a blocked kernel"
+        )
+
+
+def _channel_reason(what: str, channels: int, target: Target, padding: bool) -> str | None:
+    if channels % target.block and not padding:
+        return (f"{channels} {what} channels are not a multiple of the block {target.block} "
+                "and padding is off")
+    return None
+
+
+def _too_small(macs: int, target: Target) -> str | None:
+    if macs < target.min_blocked_macs:
+        return (f"too small to gain from blocking: {macs:,} MACs < "
+                f"{target.min_blocked_macs:,}")
+    return None
+
+
+def _rezero(op: Operation, physical: np.ndarray) -> np.ndarray:
+    """Zeroes the padding lanes of result 0, which is in operand 0's layout."""
+    spec = _spec(op.operands[0])
+    return physical if spec is None else spec.zero_padding(physical, shape_of(op.results[0]))
+
+
+def _padded_end(size: int, begin: int, out: int, kernel: int, stride: int,
+                dilation: int) -> int:
+    """Padding needed after a spatial axis so that all `out` windows fit (this covers the
+    explicit end pad where it is used and ceil_mode's overhang past it)."""
+    return max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size - begin)
+
+
+def _windows(x: np.ndarray, axes: tuple[int, int], kernel: Sequence[int],
+             strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int],
+             out_hw: Sequence[int], pad_value: float) -> np.ndarray:
+    """Sliding windows over the spatial axes `axes` (H, W) of physical `x`, padded with
+    `pad_value` (pads = [top, left, bottom, right]): the spatial axes become OH and OW in
+    place, and the window offsets kH, kW are appended as the last two axes."""
+    widths = [(0, 0)] * x.ndim
+    for a, axis in enumerate(axes):
+        widths[axis] = (pads[a], _padded_end(x.shape[axis], pads[a], out_hw[a], kernel[a],
+                                             strides[a], dilations[a]))
+    if any(end for _, end in widths) or any(pads):
+        x = np.pad(x, widths, constant_values=pad_value)
+    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
+    view = sliding_window_view(x, extent, axis=axes)
+    index: list[slice] = [slice(None)] * view.ndim
+    for a, axis in enumerate(axes):
+        index[axis] = slice(0, (out_hw[a] - 1) * strides[a] + 1, strides[a])
+        index[x.ndim + a] = slice(None, None, dilations[a])
+    return view[tuple(index)]
+
+
+def _conv_macs(op: nn.Conv2dOp) -> int:
+    n, o, oh, ow = shape_of(op.output)
+    _, i, kh, kw = shape_of(op.weight)
+    return n * o * oh * ow * i * kh * kw
+
+
+def _conv_windows(op: nn.Conv2dOp, x: np.ndarray, w_shape: Sequence[int]) -> np.ndarray:
+    """[N, Cb, OH, OW, b, kH, kW] windows of an NCHW{b}c input, zero-padded."""
+    return _windows(x, (2, 3), w_shape[2:], ints(op.strides), ints(op.pads),
+                    ints(op.dilations), shape_of(op.output)[2:], 0.0)
+
+
+# -------------------------------------------------------------------- convolutions
+def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
+    """Dense convolutions only (groups == 1); channels padded only with padding on; at
+    least `target.min_blocked_macs` multiply-accumulates."""
+    groups = op.groups.value.data
+    if groups != 1:
+        return f"grouped convolution (groups={groups})"
+    o, i = shape_of(op.weight)[:2]
+    return (_channel_reason("input", i, target, padding)
+            or _channel_reason("output", o, target, padding)
+            or _too_small(_conv_macs(op), target))
+
+
+def _conv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
+    operands = (target.activation_layout, target.weight_layout)
+    if op.bias is not None:
+        operands += (target.channel_vector_layout,)
+    return operands, (target.activation_layout,)
+
+
+def conv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """NCHW{b}c x OIHW{b}i{b}o (+ C{b}c bias) -> NCHW{b}c, as one tensordot over
+    (input block, input lane, kH, kW). Padded weights are zero, so padded output lanes are
+    zero unless a real input is Inf or NaN (0 * Inf): they are re-zeroed."""
+    _check_blocked(op)
+    x, w, *bias = inputs
+    windows = _conv_windows(op, x, shape_of(op.weight))
+    # windows [N, Ib, OH, OW, bi, kH, kW] . w [Ob, Ib, kH, kW, bi, bo] -> [N, OH, OW, Ob, bo]
+    out = np.tensordot(windows, w, axes=([1, 4, 5, 6], [1, 4, 2, 3]))
+    out = np.ascontiguousarray(out.transpose(0, 3, 1, 2, 4))
+    if bias:
+        out += bias[0][:, None, None, :]
+    return _rezero(op, out)
+
+
+def _dwconv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
+    """Depthwise convolutions only (groups == input channels == output channels); channels
+    padded only with padding on; at least `target.min_blocked_macs` multiply-accumulates."""
+    groups = op.groups.value.data
+    channels, out_channels = shape_of(op.input)[1], shape_of(op.weight)[0]
+    if not groups == channels == out_channels:
+        return (f"not depthwise (groups={groups}, {channels} input and {out_channels} output "
+                "channels)")
+    return (_channel_reason("input", channels, target, padding)
+            or _too_small(_conv_macs(op), target))
+
+
+def _dwconv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
+    operands = (target.activation_layout, target.depthwise_weight_layout)
+    if op.bias is not None:
+        operands += (target.channel_vector_layout,)
+    return operands, (target.activation_layout,)
+
+
+def dwconv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """NCHW{b}c x OIHW{b}o (+ C{b}c bias) -> NCHW{b}c: each lane convolved with its own
+    filter. Lanes never mix, so padded lanes stay 0 * 0 + 0 = 0."""
+    _check_blocked(op)
+    x, w, *bias = inputs
+    windows = _conv_windows(op, x, shape_of(op.weight))
+    # windows [N, Cb, OH, OW, b, kH, kW], w [Cb, 1, kH, kW, b]
+    out = np.einsum("ncyxbhw,chwb->ncyxb", windows, w[:, 0])
+    if bias:
+        out += bias[0][:, None, None, :]
+    return out
+
+
+# ------------------------------------------------------------------- element-wise
+def _any_layouts(op: Operation, target: Target) -> Layouts:
+    return (ANY_LAYOUT,) * len(op.operands), (ANY_LAYOUT,) * len(op.results)
+
+
+def _any_dense_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    """Element-wise math does not care how lanes are arranged: any dense layout will do."""
+    return None
+
+
+def _same_shapes(op: Operation, target: Target, padding: bool) -> str | None:
+    """All operands must have the result's shape: the kernel pairs physical lanes."""
+    result = shape_of(op.results[0])
+    for index, operand in enumerate(op.operands):
+        if shape_of(operand) != result:
+            return f"broadcasting operand {index} {list(shape_of(operand))} to {list(result)}"
+    return None
+
+
+def _zero_preserving(op: Operation) -> bool:
+    """Whether the op's math maps 0 to 0, so that padding lanes stay zero by themselves."""
+    if isinstance(op, nn.ClipOp):
+        low = -np.inf if op.min is None else op.min.value.data
+        high = np.inf if op.max is None else op.max.value.data
+        return low <= 0 <= high
+    return _ZERO_PRESERVING[type(op)]
+
+
+def elementwise_any(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The op's reference math applied lane by lane to the physical arrays (all in one
+    layout), then padding lanes re-zeroed when the math maps 0 elsewhere."""
+    out = REFERENCE_KERNELS[type(op)](op, inputs)
+    return out if _zero_preserving(op) else _rezero(op, out)
+
+
+# Whether f(0) == 0 (0 op 0 == 0 for binary ops); clip depends on its bounds.
+_ZERO_PRESERVING: dict[type[Operation], bool] = {
+    nn.ReluOp: True, nn.LeakyReluOp: True, nn.SigmoidOp: False, nn.TanhOp: True,
+    nn.ExpOp: False, nn.NegOp: True, nn.AbsOp: True, nn.SqrtOp: True, nn.ClipOp: False,
+    nn.AddOp: True, nn.SubOp: True, nn.MulOp: True, nn.DivOp: False, nn.SumOp: True,
+}
+_UNARY = (nn.ReluOp, nn.LeakyReluOp, nn.SigmoidOp, nn.TanhOp, nn.ExpOp, nn.NegOp, nn.AbsOp,
+          nn.SqrtOp, nn.ClipOp)
+_NARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp, nn.SumOp)
+
+
+# --------------------------------------------------------------------- batch norm
+def _batch_norm_accepts(op: nn.BatchNormOp, target: Target, padding: bool) -> str | None:
+    """Rank-4 (NCHW) inputs; channels padded only with padding on."""
+    x = shape_of(op.input)
+    if len(x) != 4:
+        return f"rank-{len(x)} input; the blocked kernel needs NCHW"
+    return _channel_reason("input", x[1], target, padding)
+
+
+def _batch_norm_layouts(op: nn.BatchNormOp, target: Target) -> Layouts:
+    return ((target.activation_layout,) + (target.channel_vector_layout,) * 4,
+            (target.activation_layout,))
+
+
+def batch_norm_nchwc(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """x * factor + (bias - mean * factor) with factor = scale / sqrt(var + eps), per lane.
+    Padded parameters are zero, so padded lanes get 0 * factor + (0 - 0 * factor); factor is
+    0 / sqrt(eps) = 0 there, except with eps = 0 (0 / 0 = NaN), hence the factor's padding
+    lanes are re-zeroed."""
+    _check_blocked(op)
+    x, scale, bias, mean, var = inputs
+    vector_spec = _spec(op.scale)
+    eps = x.dtype.type(op.epsilon.value.data)
+    factor = scale / np.sqrt(var + eps)
+    if vector_spec is not None:
+        factor = vector_spec.zero_padding(factor, shape_of(op.scale))
+    shift = bias - mean * factor
+    return x * factor[:, None, None, :] + shift[:, None, None, :]
+
+
+# ------------------------------------------------------------------------ pooling
+def _nhw_axes(spec: LayoutSpec | None) -> tuple[int, int, int]:
+    """Physical positions of the N, H and W axes (NCHW for a plain tensor)."""
+    if spec is None:
+        return 0, 2, 3
+    return spec.dims.index("N"), spec.dims.index("H"), spec.dims.index("W")
+
+
+def _pool_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    """Pooling windows slide over the physical H and W axes, so N, H and W must be whole
+    axes of a rank-4 layout; C may be blocked and the axes may come in any order."""
+    if set(spec.axes) != set("NCHW"):
+        return f"layout '{spec.text}' is not a layout of N, C, H and W"
+    blocked = [axis for axis in "NHW" if spec.blocks_of(axis)]
+    if blocked:
+        return f"layout '{spec.text}' blocks axis {blocked[0]}; pooling needs whole N, H and W"
+    return None
+
+
+def _pool_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """Rank-4 inputs only (global average pooling allows any rank >= 3)."""
+    rank = len(shape_of(op.operands[0]))
+    return None if rank == 4 else f"rank-{rank} input; the kernel needs N, C, H, W"
+
+
+def max_pool2d_any(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Spatial padding is -inf, so it never wins. A window that sees only padding (possible
+    with dilation) yields -inf, also on channel padding lanes: those are re-zeroed."""
+    x = inputs[0]
+    _, h, w = _nhw_axes(_spec(op.input))
+    windows = _windows(x, (h, w), ints(op.kernel), ints(op.strides), ints(op.pads),
+                       ints(op.dilations), shape_of(op.output)[2:], -np.inf)
+    return _rezero(op, windows.max(axis=(-2, -1)))
+
+
+def _window_counts(size: int, out: int, kernel: int, stride: int, begin: int, end: int,
+                   dilation: int, include_pad: bool) -> np.ndarray:
+    """How many positions of each of the `out` windows along one axis count in the divisor:
+    input positions, plus the explicit pads with count_include_pad (never ceil_mode's
+    overhang past them)."""
+    total = begin + size + _padded_end(size, begin, out, kernel, stride, dilation)
+    counted = np.zeros(total)
+    if include_pad:
+        counted[: begin + size + end] = 1
+    else:
+        counted[begin: begin + size] = 1
+    windows = sliding_window_view(counted, (kernel - 1) * dilation + 1)
+    return windows[: (out - 1) * stride + 1: stride, ::dilation].sum(axis=-1)
+
+
+def avg_pool2d_any(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Window sums over the zero-padded input divided by the number of positions that count,
+    as in ONNX (count_include_pad, ceil_mode). Counts factor into height x width counts.
+    Channel padding lanes sum to 0; a window with no counted position divides 0 by 0,
+    so they are re-zeroed."""
+    x = inputs[0]
+    _, h, w = _nhw_axes(_spec(op.input))
+    kernel, strides, pads, dilations = (ints(op.kernel), ints(op.strides), ints(op.pads),
+                                        ints(op.dilations))
+    out_hw = shape_of(op.output)[2:]
+    sums = _windows(x, (h, w), kernel, strides, pads, dilations, out_hw, 0.0).sum(
+        axis=(-2, -1))
+    counts = [
+        _window_counts(x.shape[axis], out_hw[a], kernel[a], strides[a], pads[a], pads[a + 2],
+                       dilations[a], op.count_include_pad is not None)
+        for a, axis in enumerate((h, w))
+    ]
+    divisor_shape = [1] * x.ndim
+    divisor_shape[h], divisor_shape[w] = out_hw
+    divisor = np.multiply.outer(*counts).astype(x.dtype)
+    if h > w:
+        divisor = divisor.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = sums / divisor.reshape(divisor_shape)
+    return _rezero(op, out)
+
+
+def global_avg_pool_any(op: nn.GlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Mean over the physical H and W axes, accumulated in float64. Channel padding lanes
+    average zeros, so they stay zero."""
+    x = inputs[0]
+    _, h, w = _nhw_axes(_spec(op.input))
+    return x.mean(axis=(h, w), keepdims=True, dtype=np.float64).astype(x.dtype)
+
+
+# ------------------------------------------------------------------------- concat
+def _concat_accepts(op: nn.ConcatOp, target: Target, padding: bool) -> str | None:
+    """Rank 4, along the channel axis, each input's channels a multiple of the block (the
+    channel blocks are then simply concatenated)."""
+    rank = len(shape_of(op.output))
+    if rank != 4:
+        return f"rank-{rank} tensors; the blocked kernel needs NCHW"
+    if op.normalized_axis != 1:
+        return f"concatenation along axis {op.normalized_axis}, not the channel axis 1"
+    for index, value in enumerate(op.inputs):
+        channels = shape_of(value)[1]
+        if channels % target.block:
+            return (f"input {index} has {channels} channels, not a multiple of the block "
+                    f"{target.block}")
+    return None
+
+
+def _concat_layouts(op: nn.ConcatOp, target: Target) -> Layouts:
+    return (target.activation_layout,) * len(op.inputs), (target.activation_layout,)
+
+
+def concat_nchwc(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Whole channel blocks of NCHW{b}c inputs, one after the other."""
+    _check_blocked(op)
+    return np.concatenate(inputs, axis=1)
+
+
+# ----------------------------------------------------------------------- registry
+def kernels() -> list[Kernel]:
+    """The blocked family's descriptors. Where two apply to one op (a groups = 1 convolution
+    of one channel is also depthwise), the depthwise kernel wins by priority: it is the
+    cheaper of the two."""
+    result = [
+        Kernel("conv2d_nchwc", nn.Conv2dOp, "blocked", conv2d_nchwc, accepts=_conv_accepts,
+               layouts=_conv_layouts),
+        Kernel("dwconv2d_nchwc", nn.Conv2dOp, "blocked", dwconv2d_nchwc,
+               accepts=_dwconv_accepts, layouts=_dwconv_layouts, priority=1),
+        Kernel("batch_norm_nchwc", nn.BatchNormOp, "blocked", batch_norm_nchwc,
+               accepts=_batch_norm_accepts, layouts=_batch_norm_layouts, in_place=0),
+        Kernel("concat_nchwc", nn.ConcatOp, "blocked", concat_nchwc, accepts=_concat_accepts,
+               layouts=_concat_layouts),
+    ]
+    for op_type, impl in ((nn.MaxPool2dOp, max_pool2d_any), (nn.AvgPool2dOp, avg_pool2d_any),
+                          (nn.GlobalAvgPoolOp, global_avg_pool_any)):
+        result.append(Kernel(impl.__name__, op_type, "blocked", impl, accepts=_pool_accepts,
+                             layouts=_any_layouts, accepts_layout=_pool_layout))
+    for op_type in (*_UNARY, *_NARY):
+        name = op_type.name.removeprefix("nn.") + "_any"
+        shape_rule = {"accepts": _same_shapes} if op_type in _NARY else {}
+        result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
+                             accepts_layout=_any_dense_layout, in_place=0,
+                             keeps_padding_zero=_ZERO_PRESERVING[op_type], **shape_rule))
+    return result

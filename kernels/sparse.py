@@ -1,0 +1,83 @@
+"""Sparse kernels (family `sparse`): nn.gemm and 2-D nn.matmul whose left operand is declared
+`#layout.storage<"csr">` in the IR. The operand arrives as a `scipy.sparse.csr_array`; the
+other operands and the result are plain numpy arrays, and the product is scipy's CSR x dense.
+
+When sparse pays (`accepts`): the operand must be declared CSR, float32, 2-D and have at least
+`target.sparse_min_elements` elements. If it is an inline `nn.constant`, its density (non-zeros
+/ elements) must also be at most `target.sparse_max_density`, since a denser matrix multiplies
+faster as a dense GEMM. An operand whose density cannot be known at compile time (a function
+argument, an external constant) is accepted once it is declared CSR and large enough: the
+declaration is the user's statement that it is sparse.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import Float32Type
+from xdsl.ir import Operation, SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import CSR_LAYOUT, PLAIN_LAYOUT
+from nnlayout.dialects.layout import storage_of
+from nnlayout.dialects.nn import shape_of, tensor_type
+from nnlayout.kernels.registry import Kernel, Target
+
+
+def _sparse_operand(op: Operation) -> SSAValue:
+    """The operand a sparse kernel takes in CSR: gemm's a, matmul's lhs."""
+    return op.operands[0]
+
+
+def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    operand = _sparse_operand(op)
+    if storage_of(operand.type) != CSR_LAYOUT:
+        return "operand 0 is not declared #layout.storage<\"csr\">"
+    element_type = tensor_type(operand).element_type
+    if not isinstance(element_type, Float32Type):
+        return f"element type {element_type}, not f32"
+    shapes = [shape_of(v) for v in op.operands[:2]]
+    if any(len(s) != 2 for s in shapes):
+        return f"operands of shapes {', '.join(str(list(s)) for s in shapes)} are not all 2-D"
+    elements = math.prod(shapes[0])
+    if elements < target.sparse_min_elements:
+        return f"{elements} elements < {target.sparse_min_elements}: too small for sparse"
+    owner = operand.owner
+    if isinstance(owner, nn.ConstantOp) and owner.value is not None:
+        density = np.count_nonzero(owner.inline_array()) / elements
+        if density > target.sparse_max_density:
+            return (f"density {density:.2f} > {target.sparse_max_density:.2f}: "
+                    "dense GEMM is faster")
+    return None
+
+
+def _layouts(op: Operation, target: Target) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (CSR_LAYOUT,) + (PLAIN_LAYOUT,) * (len(op.operands) - 1), (PLAIN_LAYOUT,)
+
+
+def gemm_csr(op: nn.GemmOp, inputs: Sequence[Any]) -> np.ndarray:
+    """alpha * op(a) @ op(b) + beta * c with CSR a (its transpose is a CSC view, no copy)."""
+    a, b, *c = inputs
+    a = a.T if op.trans_a is not None else a
+    b = b.T if op.trans_b is not None else b
+    dtype = b.dtype.type
+    out = np.asarray(a @ b) * dtype(op.alpha.value.data)
+    if c:
+        out += dtype(op.beta.value.data) * c[0]
+    return out
+
+
+def matmul_csr(op: nn.MatmulOp, inputs: Sequence[Any]) -> np.ndarray:
+    """CSR lhs @ dense rhs."""
+    return np.asarray(inputs[0] @ inputs[1])
+
+
+def kernels() -> list[Kernel]:
+    return [
+        Kernel("gemm_csr", nn.GemmOp, "sparse", gemm_csr, accepts=_accepts, layouts=_layouts),
+        Kernel("matmul_csr", nn.MatmulOp, "sparse", matmul_csr, accepts=_accepts,
+               layouts=_layouts),
+    ]

@@ -1,0 +1,124 @@
+"""The CSR kernels against the reference kernels on the same (densified) values, and every
+`accepts` reason: not CSR, not f32, not 2-D, too small, too dense."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+import scipy.sparse
+from xdsl.dialects.builtin import NoneAttr, TensorType, f32, f64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.test_value import create_ssa_value
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import StorageAttr
+from nnlayout.kernels import sparse
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.registry import TARGETS, Kernel, select
+
+KERNELS: dict[str, Kernel] = {k.name: k for k in sparse.kernels()}
+AVX2 = TARGETS["avx2"]
+
+
+def csr_type(shape: Sequence[int], element_type: Attribute = f32) -> TensorType:
+    return TensorType(element_type, shape, StorageAttr("csr"))
+
+
+def plain(shape: Sequence[int]) -> SSAValue:
+    return create_ssa_value(TensorType(f32, shape, NoneAttr()))
+
+
+def sparse_matrix(rng: np.random.Generator, rows: int, cols: int, density: float) -> np.ndarray:
+    values = rng.standard_normal((rows, cols)).astype(np.float32)
+    return np.where(rng.random((rows, cols)) < density, values, np.float32(0))
+
+
+def run(name: str, op: Operation, arrays: Sequence[np.ndarray]) -> None:
+    """Runs kernel `name` with operand 0 as a csr_array and compares with the reference."""
+    op.verify()
+    kernel = KERNELS[name]
+    assert kernel.operand_and_result_layouts(op, AVX2) == (
+        ("csr",) + ("",) * (len(arrays) - 1), ("",))
+    inputs = [scipy.sparse.csr_array(arrays[0]), *arrays[1:]]
+    out = kernel.impl(op, inputs)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    np.testing.assert_allclose(out, REFERENCE_KERNELS[type(op)](op, arrays), rtol=1e-5,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+@pytest.mark.parametrize("with_c", [False, True])
+def test_gemm_csr(trans_a: bool, trans_b: bool, with_c: bool) -> None:
+    rng = np.random.default_rng(int(trans_a) + 2 * int(trans_b) + 4 * int(with_c))
+    m, k, n = 40, 48, 24
+    a = sparse_matrix(rng, *((k, m) if trans_a else (m, k)), density=0.1)
+    b = rng.standard_normal((n, k) if trans_b else (k, n)).astype(np.float32)
+    arrays = [a, b] + ([rng.standard_normal((1, n)).astype(np.float32)] if with_c else [])
+    op = nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape),
+                   plain((1, n)) if with_c else None, trans_a=trans_a, trans_b=trans_b,
+                   alpha=0.5, beta=2.0)
+    assert KERNELS["gemm_csr"].accepts(op, AVX2, True) is None
+    run("gemm_csr", op, arrays)
+
+
+def test_matmul_csr() -> None:
+    rng = np.random.default_rng(7)
+    a = sparse_matrix(rng, 64, 32, density=0.05)
+    b = rng.standard_normal((32, 10)).astype(np.float32)
+    op = nn.MatmulOp(create_ssa_value(csr_type(a.shape)), plain(b.shape))
+    assert KERNELS["matmul_csr"].accepts(op, AVX2, True) is None
+    run("matmul_csr", op, [a, b])
+
+
+def constant(array: np.ndarray) -> nn.ConstantOp:
+    """An inline constant of `array` whose type is declared CSR."""
+    dense = nn.ConstantOp.from_array(array)
+    return nn.ConstantOp(csr_type(array.shape), value=dense.value)
+
+
+def test_sparse_constant_is_selected() -> None:
+    """A sparse enough inline constant: select-dispatch's first family (sparse) wins."""
+    weights = constant(sparse_matrix(np.random.default_rng(0), 64, 64, density=0.1))
+    op = nn.MatmulOp(weights.output, plain((64, 8)))
+    selection = select(op, AVX2, True)
+    assert selection is not None and selection.kernel.name == "matmul_csr"
+    run("matmul_csr", op, [weights.inline_array(), np.ones((64, 8), np.float32)])
+
+
+DENSE = np.ones((32, 32), np.float32)
+DENSE.reshape(-1)[::8] = 0  # density 0.875
+
+
+def csr_value(shape: Sequence[int], element_type: Attribute = f32) -> SSAValue:
+    return create_ssa_value(csr_type(shape, element_type))
+
+
+@pytest.mark.parametrize(
+    ("make_a", "b_type", "reason"),
+    [
+        (lambda: plain((64, 64)), TensorType(f32, (64, 4)),
+         "operand 0 is not declared #layout.storage<\"csr\">"),
+        (lambda: csr_value((64, 64), f64), TensorType(f64, (64, 4)), "element type f64, not f32"),
+        (lambda: csr_value((8, 8)), TensorType(f32, (8, 4)),
+         "64 elements < 1024: too small for sparse"),
+        (lambda: constant(DENSE).output, TensorType(f32, (32, 4)),
+         "density 0.88 > 0.25: dense GEMM is faster"),
+        (lambda: csr_value((64, 64)), TensorType(f32, (64, 4)), None),
+    ],
+    ids=["not-csr", "f64", "too-small", "too-dense", "unknown-density"],
+)
+@pytest.mark.parametrize(("name", "build"), [("gemm_csr", nn.GemmOp), ("matmul_csr", nn.MatmulOp)])
+def test_refusals(name: str, build: Callable[[SSAValue, SSAValue], Operation],
+                  make_a: Callable[[], SSAValue], b_type: TensorType, reason: str | None) -> None:
+    """An argument of unknown density is accepted once declared CSR and large enough."""
+    op = build(make_a(), create_ssa_value(b_type))
+    assert KERNELS[name].accepts(op, AVX2, True) == reason
+
+
+def test_matmul_needs_2d() -> None:
+    op = nn.MatmulOp(create_ssa_value(csr_type((64, 64))), plain((2, 64, 4)))
+    assert KERNELS["matmul_csr"].accepts(op, AVX2, True) == (
+        "operands of shapes [64, 64], [2, 64, 4] are not all 2-D")
