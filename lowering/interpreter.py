@@ -1,0 +1,291 @@
+"""The reference interpreter: runs a `func.func` of `nn` and `layout` ops on numpy arrays.
+
+It walks the function's block op by op, calling one kernel per op (`Interpreter.kernel_for`,
+the single place a kernel registry plugs in), and drops every intermediate right after its
+last use, so that a network's peak memory is its widest cut rather than the sum of all its
+activations (xDSL's interpreter keeps every value of a region alive until it returns).
+
+Run-time representation: a value whose tensor type carries `#layout.layout<...>` is its
+*physical* array (`LayoutSpec.pack`, zero padding); a `#layout.storage<"csr">` value is a
+`scipy.sparse.csr_array`; any other value is its logical array. `layout.reorder` converts
+between them. The reference kernels compute on logical arrays only, so an nn op's operands are
+unpacked before its kernel runs and its result is packed to its declared layout after, which
+gives every layout annotation its meaning. The entry function takes and returns logical arrays.
+
+Supported: `nn.*`, `layout.reorder`, `func.call` and `func.return`, in single-block functions
+of a verified module. Numeric edge cases follow IEEE (exp overflows to inf, sqrt(-1) is nan)
+without numpy warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import SymbolTable
+
+from nnlayout.dialects.layout import ReorderOp, layout_of, storage_of
+from nnlayout.dialects.nn import ConstantOp
+from nnlayout.dialects.weights import constant_value, load_weights
+from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
+from nnlayout.tools.driver import DiagnosticError, UserError
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_array
+
+    RuntimeValue = np.ndarray | csr_array  # a physical array, or the CSR array of a value
+
+_DTYPES: dict[type[Attribute], np.dtype] = {
+    Float16Type: np.dtype(np.float16),
+    Float32Type: np.dtype(np.float32),
+    Float64Type: np.dtype(np.float64),
+}
+
+
+# ------------------------------------------------------------- representation
+def to_physical(array: np.ndarray, value_type: Attribute) -> RuntimeValue:
+    """The run-time value of a logical array whose type is `value_type`."""
+    if storage_of(value_type) == "csr":
+        from scipy.sparse import csr_array  # imported on first use: it takes 0.2 s
+
+        return csr_array(array)
+    spec = layout_of(value_type)
+    return array if spec is None or spec.is_identity else spec.pack(array)
+
+
+def to_logical(value: RuntimeValue, value_type: Attribute) -> np.ndarray:
+    """The logical array of a run-time value whose type is `value_type`."""
+    if storage_of(value_type) == "csr":
+        return value.toarray()
+    spec = layout_of(value_type)
+    if spec is None or spec.is_identity:
+        return value
+    assert isinstance(value_type, TensorType)
+    return spec.unpack(value, value_type.get_shape())
+
+
+# ------------------------------------------------------ entry and its arguments
+def find_entry(module: ModuleOp, name: str | None = None) -> func.FuncOp:
+    """The function `name`, or the module's only public function when `name` is None."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if name is not None:
+        found = next((f for f in functions if f.sym_name.data == name), None)
+        if found is None:
+            listed = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
+            raise UserError(f"no function @{name} in the module (functions: {listed})")
+        if found.is_declaration:
+            raise UserError(f"function @{name} is a declaration without a body")
+        return found
+    public = [f for f in functions if not f.is_declaration and (
+        f.sym_visibility is None or f.sym_visibility.data == "public")]
+    if not public:
+        raise UserError("the module has no public function with a body to run")
+    if len(public) > 1:
+        listed = ", ".join(f"@{f.sym_name.data}" for f in public)
+        raise UserError(f"the module has {len(public)} public functions ({listed}); "
+                        "name the one to run (--entry NAME)")
+    return public[0]
+
+
+@dataclass(frozen=True)
+class ArgumentSpec:
+    """What the entry function expects for one argument, in user terms (logical array)."""
+
+    label: str  # "argument 1 (%x)", for messages
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def describe(self) -> str:
+        return f"{list(self.shape)} {self.dtype.name}"
+
+    def check(self, array: object) -> None:
+        """Raises a UserError naming the argument unless `array` matches."""
+        if not isinstance(array, np.ndarray):
+            raise UserError(f"{self.label}: expected a numpy array of shape {self.describe()}, "
+                            f"got {type(array).__name__}")
+        if array.shape != self.shape or array.dtype != self.dtype:
+            raise UserError(f"{self.label}: expected shape {self.describe()}, "
+                            f"got {list(array.shape)} {array.dtype.name}")
+
+
+def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
+    """The logical shape and dtype of each argument of `function`, numbered from 1."""
+    specs = []
+    for index, (arg, arg_type) in enumerate(
+            zip(function.args, function.function_type.inputs, strict=True)):
+        label = f"argument {index + 1}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
+        if not isinstance(arg_type, TensorType) or any(d < 0 for d in arg_type.get_shape()):
+            raise UserError(f"{label}: has type {arg_type}; only statically shaped tensors "
+                            "can be passed in")
+        dtype = _DTYPES.get(type(arg_type.element_type))
+        if dtype is None:
+            raise UserError(f"{label}: element type {arg_type.element_type} is not supported")
+        specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype))
+    return specs
+
+
+def check_input_count(function: func.FuncOp, count: int) -> list[ArgumentSpec]:
+    """The argument specs of `function`; raises a UserError listing them unless it takes
+    `count` inputs."""
+    specs = argument_specs(function)
+    if count != len(specs):
+        expected = ", ".join(f"{s.label}: {s.describe()}" for s in specs) or "nothing"
+        raise UserError(f"@{function.sym_name.data} takes {len(specs)} input(s) ({expected}), "
+                        f"got {count}")
+    return specs
+
+
+def check_arguments(function: func.FuncOp, inputs: Sequence[object]) -> None:
+    """Checks the count, shapes and dtypes of `inputs` against `function`'s signature."""
+    specs = check_input_count(function, len(inputs))
+    for spec, array in zip(specs, inputs, strict=True):
+        spec.check(array)
+
+
+# ------------------------------------------------------------------ interpreter
+@dataclass(frozen=True)
+class _Plan:
+    """Per function: the values read by some op (the others are dropped as soon as they are
+    made) and, for each op, the values whose last use it is."""
+
+    used: frozenset[SSAValue]
+    release: Mapping[Operation, tuple[SSAValue, ...]]
+
+
+class Interpreter:
+    """Runs functions of one module; weights and materialised constants are shared by runs.
+
+    `peak_live_values` is the largest number of SSA values held at once during the runs so
+    far: with intermediates freed after their last use, it is the widest cut of the graph.
+    """
+
+    def __init__(self, module: ModuleOp, *, source_path: str | None = None,
+                 kernels: Mapping[type[Operation], Kernel] = REFERENCE_KERNELS):
+        self.module = module
+        self.source_path = source_path
+        self.kernels = kernels
+        self.peak_live_values = 0
+        self._weights: Mapping[str, np.ndarray] | None = None
+        self._constants: dict[ConstantOp, RuntimeValue] = {}
+        self._plans: dict[func.FuncOp, _Plan] = {}
+        # The functions being run and their live values, innermost last.
+        self._frames: list[tuple[func.FuncOp, dict[SSAValue, RuntimeValue]]] = []
+
+    def run(self, inputs: Sequence[np.ndarray], entry: str | None = None) -> tuple[
+            np.ndarray, ...]:
+        """Runs the entry function on logical input arrays; returns its logical results."""
+        function = find_entry(self.module, entry)
+        check_arguments(function, inputs)
+        signature = function.function_type
+        with np.errstate(all="ignore"):
+            args = [to_physical(a, t) for a, t in zip(inputs, signature.inputs, strict=True)]
+            results = self._call(function, args)
+            return tuple(to_logical(v, t)
+                         for v, t in zip(results, signature.outputs, strict=True))
+
+    def kernel_for(self, op: Operation) -> Kernel:
+        """The kernel that computes `op` on logical arrays."""
+        kernel = self.kernels.get(type(op))
+        if kernel is None:
+            raise DiagnosticError(op, f"the interpreter cannot run '{op.name}' (no kernel)")
+        return kernel
+
+    # ------------------------------------------------------------- execution
+    def _call(self, function: func.FuncOp, args: Sequence[RuntimeValue]) -> list[RuntimeValue]:
+        if any(function is active for active, _ in self._frames):
+            raise DiagnosticError(function, f"@{function.sym_name.data} calls itself; "
+                                  "recursion cannot be interpreted")
+        if len(function.body.blocks) != 1:
+            raise DiagnosticError(function, "only single-block functions can be interpreted")
+        plan = self._plan(function)
+        # Only values some op reads are kept; each is dropped right after its last reader.
+        env = {arg: value for arg, value in zip(function.args, args, strict=True)
+               if arg in plan.used}
+        self._frames.append((function, env))
+        try:
+            for op in function.body.block.ops:
+                if isinstance(op, func.ReturnOp):
+                    return [env[v] for v in op.arguments]
+                results = self._execute(op, [env[v] for v in op.operands])
+                env.update((r, v) for r, v in zip(op.results, results, strict=True)
+                           if r in plan.used)
+                self.peak_live_values = max(self.peak_live_values,
+                                            sum(len(frame) for _, frame in self._frames))
+                for value in plan.release.get(op, ()):
+                    del env[value]
+            raise DiagnosticError(function, "function body does not end with func.return")
+        finally:
+            self._frames.pop()
+
+    def _plan(self, function: func.FuncOp) -> _Plan:
+        plan = self._plans.get(function)
+        if plan is None:
+            last_use: dict[SSAValue, Operation] = {}
+            for op in function.body.block.ops:
+                for operand in op.operands:
+                    last_use[operand] = op
+            release: dict[Operation, list[SSAValue]] = {}
+            for value, op in last_use.items():
+                release.setdefault(op, []).append(value)
+            plan = _Plan(frozenset(last_use),
+                         {op: tuple(values) for op, values in release.items()})
+            self._plans[function] = plan
+        return plan
+
+    def _execute(self, op: Operation, operands: list[RuntimeValue]) -> Sequence[RuntimeValue]:
+        if isinstance(op, ConstantOp):
+            return (self._constant(op),)
+        if isinstance(op, ReorderOp):
+            logical = to_logical(operands[0], op.input.type)
+            return (to_physical(logical, op.output.type),)
+        if isinstance(op, func.CallOp):
+            callee = SymbolTable.lookup_symbol(self.module, op.callee)
+            if not isinstance(callee, func.FuncOp) or callee.is_declaration:
+                raise DiagnosticError(op, f"cannot call {op.callee}: no function body")
+            return self._call(callee, operands)
+        return (self._apply(op, operands),)
+
+    def _apply(self, op: Operation, operands: list[RuntimeValue]) -> RuntimeValue:
+        """Runs op's kernel on logical operands and returns its result in the declared layout."""
+        kernel = self.kernel_for(op)
+        logical = [to_logical(v, operand.type)
+                   for v, operand in zip(operands, op.operands, strict=True)]
+        result = kernel(op, logical)
+        result_type = op.results[0].type
+        assert isinstance(result_type, TensorType)
+        expected = (tuple(result_type.get_shape()), _DTYPES.get(type(result_type.element_type)))
+        if (result.shape, result.dtype) != expected:
+            raise DiagnosticError(op, f"kernel returned {list(result.shape)} {result.dtype}, "
+                                  f"but the result type is {result_type}")
+        return to_physical(result, result_type)
+
+    def _constant(self, op: ConstantOp) -> RuntimeValue:
+        """The run-time value of a constant, made once: read-only, since it is shared."""
+        value = self._constants.get(op)
+        if value is None:
+            if op.external is not None and self._weights is None:
+                self._weights = load_weights(self.module, self.source_path)
+            value = to_physical(constant_value(op, self._weights or {}), op.output.type)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            self._constants[op] = value
+        return value
+
+
+def run_function(module: ModuleOp, inputs: Sequence[np.ndarray], *, entry: str | None = None,
+                 source_path: str | None = None) -> tuple[np.ndarray, ...]:
+    """Runs `entry` (default: the only public function) of a verified module on logical input
+    arrays and returns its logical results. `source_path` is the .mlir file the module was read
+    from; external constants' weights file is found relative to it."""
+    return Interpreter(module, source_path=source_path).run(inputs, entry)

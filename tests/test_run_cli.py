@@ -1,0 +1,140 @@
+"""`nnlayout-run` as a user sees it: files written, summary printed, and every bad input one
+clean error (exit 1, a message naming the argument, no traceback)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>)
+    -> (tensor<2x4xf32>, tensor<2x3xf32>) {
+  %m = nn.matmul %x, %y : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %r = nn.relu %m : tensor<2x4xf32>
+  %n = nn.neg %x : tensor<2x3xf32>
+  func.return %r, %n : tensor<2x4xf32>, tensor<2x3xf32>
+}
+"""
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nnlayout.tools.run", *args],
+                          capture_output=True, text=True)
+
+
+@pytest.fixture
+def net(tmp_path: Path) -> Path:
+    path = tmp_path / "net.mlir"
+    path.write_text(NET)
+    return path
+
+
+def save(path: Path, array: np.ndarray) -> str:
+    np.save(path, array)
+    return str(path)
+
+
+def inputs(tmp_path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    y = rng.standard_normal((3, 4)).astype(np.float32)
+    return x, y, [save(tmp_path / "x.npy", x), save(tmp_path / "y.npy", y)]
+
+
+def clean_error(result: subprocess.CompletedProcess[str], message: str) -> None:
+    assert result.returncode == 1, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_good_run_writes_results_and_summaries(net: Path, tmp_path: Path) -> None:
+    x, y, paths = inputs(tmp_path)
+    out = tmp_path / "out" / "nested"
+    result = run(str(net), "--input", *paths, "--output-dir", str(out))
+    assert result.returncode == 0, result.stderr
+    first, second = np.load(out / "result0.npy"), np.load(out / "result1.npy")
+    np.testing.assert_allclose(first, np.maximum(x @ y, 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(second, -x)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    for index, (line, saved) in enumerate(zip(lines, (first, second), strict=True)):
+        assert line.startswith(f"result{index}: {list(saved.shape)} float32 sum=")
+        assert line.endswith(f"crc32={zlib.crc32(saved.tobytes()):08x}")
+        assert float(line.split("sum=")[1].split()[0]) == pytest.approx(saved.sum(), 1e-6)
+
+
+def test_random_inputs_are_reproducible(net: Path, tmp_path: Path) -> None:
+    outputs = {}
+    for seed in ("3", "3", "4"):
+        result = run(str(net), "--random-inputs", seed, "--output-dir", str(tmp_path / seed))
+        assert result.returncode == 0, result.stderr
+        outputs.setdefault(seed, []).append(result.stdout)
+    assert outputs["3"][0] == outputs["3"][1]
+    assert outputs["3"][0] != outputs["4"][0]
+    x = np.load(tmp_path / "3" / "result1.npy") * -1  # the second result is -x
+    assert x.dtype == np.float32 and abs(float(x.mean())) < 1.5 and x.std() > 0.1
+
+
+def test_pipeline_and_entry(net: Path, tmp_path: Path) -> None:
+    text = NET + NET.replace("@net", "@other").replace("nn.relu", "nn.abs")
+    net.write_text(text)
+    _, _, paths = inputs(tmp_path)
+    ambiguous = run(str(net), "--input", *paths, "--output-dir", str(tmp_path))
+    clean_error(ambiguous, "error: the module has 2 public functions (@net, @other); "
+                           "name the one to run (--entry NAME)")
+    chosen = run(str(net), "-p", "canonicalize,cse", "--entry", "other", "--input", *paths,
+                 "--output-dir", str(tmp_path))
+    assert chosen.returncode == 0, chosen.stderr
+    assert (np.load(tmp_path / "result0.npy") >= 0).all()
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda d, x, y: [x], "error: @net takes 2 input(s) (argument 1 (%x): [2, 3] float32, "
+                          "argument 2 (%y): [3, 4] float32), got 1"),
+    (lambda d, x, y: [x, y, x], "error: @net takes 2 input(s)"),
+    (lambda d, x, y: [x, save(d / "bad.npy", np.zeros((4, 3), np.float32))],
+     "error: argument 2 (%y): expected shape [3, 4] float32, got [4, 3] float32"),
+    (lambda d, x, y: [save(d / "bad.npy", np.zeros((2, 3), np.float64)), y],
+     "error: argument 1 (%x): expected shape [2, 3] float32, got [2, 3] float64"),
+    (lambda d, x, y: [x, str(d / "net.mlir")],
+     "error: argument 2 (%y): '{d}/net.mlir' is not a .npy file"),
+    (lambda d, x, y: [x, str(d / "missing.npy")],
+     "error: argument 2 (%y): cannot read '{d}/missing.npy': No such file or directory"),
+])
+def test_bad_inputs(net: Path, tmp_path: Path, make: Callable[[Path, str, str], list[str]],
+                    message: str) -> None:
+    _, _, (x, y) = inputs(tmp_path)
+    result = run(str(net), "--input", *make(tmp_path, x, y), "--output-dir", str(tmp_path))
+    clean_error(result, message.format(d=tmp_path))
+    assert not (tmp_path / "result0.npy").exists()
+
+
+def test_npz_and_pickle_files_are_refused(net: Path, tmp_path: Path) -> None:
+    _, _, (x, _) = inputs(tmp_path)
+    archive = tmp_path / "y.npz"
+    np.savez(archive, y=np.zeros((3, 4), np.float32))
+    clean_error(run(str(net), "--input", x, str(archive), "--output-dir", str(tmp_path)),
+                f"error: argument 2 (%y): '{archive}' is not a .npy file")
+    objects = tmp_path / "objects.npy"
+    np.save(objects, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    clean_error(run(str(net), "--input", x, str(objects), "--output-dir", str(tmp_path)),
+                f"error: argument 2 (%y): '{objects}' is not a valid .npy file")
+
+
+def test_missing_inputs_and_bad_module(net: Path, tmp_path: Path) -> None:
+    clean_error(run(str(net), "--output-dir", str(tmp_path)),
+                "error: @net takes 2 input(s): pass them with --input FILE.npy ... "
+                "or use --random-inputs SEED")
+    net.write_text("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                   "  %c = arith.constant dense<1.0> : tensor<2xf32>\n"
+                   "  %s = nn.add %x, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+                   "  func.return %s : tensor<2xf32>\n}\n")
+    clean_error(run(str(net), "--random-inputs", "0", "--output-dir", str(tmp_path)),
+                f"{net}:2:3: error: the interpreter cannot run 'arith.constant' (no kernel)")
+    clean_error(run(str(net), "-p", "nope", "--random-inputs", "0", "--output-dir",
+                    str(tmp_path)), "error: unknown pass in 'nope'")

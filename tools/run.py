@@ -1,0 +1,156 @@
+"""`nnlayout-run`: compile a module with a pass pipeline, then run one of its functions on
+numpy inputs with the reference interpreter, and save the results.
+
+    nnlayout-run net.mlir -p 'canonicalize,cse' --input x.npy --output-dir out/
+    nnlayout-run net.mlir --random-inputs 0 --output-dir out/
+
+Inputs are .npy files, one per argument of the entry function, in order (logical arrays, even
+for arguments whose type carries a layout), or standard-normal arrays from a seed. Each result
+is written to `DIR/result{i}.npy` and summarised on one line (shape, dtype, sum, crc32 of its
+bytes), so that two runs can be compared at a glance. Errors are one message and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from nnlayout.lowering.interpreter import (
+    ArgumentSpec,
+    Interpreter,
+    argument_specs,
+    check_input_count,
+    find_entry,
+)
+from nnlayout.tools.driver import (
+    DiagnosticError,
+    UserError,
+    error_at,
+    make_context,
+    parse_module,
+    parse_pipeline,
+    read_text,
+    run_pipeline,
+    run_tool,
+    verify_module,
+)
+from nnlayout.transforms import get_all_passes
+
+
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return seed
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nnlayout-run",
+        description="Run a function of an nn/layout module on numpy inputs and save its results.",
+    )
+    parser.add_argument("input", help="input .mlir file ('-' for stdin)")
+    parser.add_argument("-p", "--passes", default="",
+                        help="pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'")
+    parser.add_argument("--entry", help="function to run (default: the only public one)")
+    inputs = parser.add_mutually_exclusive_group()
+    inputs.add_argument("--input", dest="inputs", nargs="+", action="extend", metavar="FILE",
+                        help=".npy file of each argument, in order")
+    inputs.add_argument("--random-inputs", type=_seed, metavar="SEED",
+                        help="standard-normal inputs from this seed")
+    parser.add_argument("--output-dir", required=True, help="where result{i}.npy are written")
+    parser.add_argument("--print-time", action="store_true",
+                        help="print the time of each phase to stderr")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show Python tracebacks (for debugging nnlayout itself)")
+    return parser
+
+
+def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
+    """Reads the .npy file for one argument; errors name the argument and the file."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+                raise UserError(f"{spec.label}: '{path}' is not a .npy file")
+            handle.seek(0)
+            return np.load(handle, allow_pickle=False)
+    except OSError as error:
+        raise UserError(f"{spec.label}: cannot read '{path}': {error.strerror}") from None
+    except (ValueError, EOFError) as error:
+        raise UserError(f"{spec.label}: '{path}' is not a valid .npy file: {error}") from None
+
+
+def random_inputs(specs: Sequence[ArgumentSpec], seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(spec.shape).astype(spec.dtype) for spec in specs]
+
+
+def summary(index: int, array: np.ndarray) -> str:
+    """One line describing a result: shape, dtype, sum (float64) and the crc32 of its bytes."""
+    checksum = zlib.crc32(np.ascontiguousarray(array).tobytes())
+    total = float(array.sum(dtype=np.float64))
+    return (f"result{index}: {list(array.shape)} {array.dtype.name} sum={total:.9g} "
+            f"crc32={checksum:08x}")
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _build_parser().parse_args(argv)
+    pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
+    clock = time.perf_counter()
+    text, name = read_text(args.input)
+    ctx = make_context()
+    module = parse_module(ctx, text, name)
+    verify_module(module, text)
+    parsed = time.perf_counter()
+    if pipeline is not None:
+        run_pipeline(pipeline, ctx, module, text)
+    compiled = time.perf_counter()
+
+    function = find_entry(module, args.entry)
+    specs = argument_specs(function)
+    if args.random_inputs is not None:
+        inputs = random_inputs(specs, args.random_inputs)
+    elif args.inputs is None and specs:
+        raise UserError(f"@{function.sym_name.data} takes {len(specs)} input(s): pass them "
+                        "with --input FILE.npy ... or use --random-inputs SEED")
+    else:
+        paths = args.inputs or []
+        check_input_count(function, len(paths))
+        inputs = [load_input(path, spec) for path, spec in zip(paths, specs, strict=True)]
+    try:
+        results = Interpreter(module, source_path=args.input).run(
+            inputs, function.sym_name.data)
+    except DiagnosticError as error:
+        raise error_at(error.op, error.message, text) from None
+    ran = time.perf_counter()
+
+    output_dir = Path(args.output_dir)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for index, result in enumerate(results):
+            np.save(output_dir / f"result{index}.npy", result)
+    except OSError as error:
+        raise UserError(f"cannot write results to '{output_dir}': {error.strerror}") from None
+    for index, result in enumerate(results):
+        print(summary(index, result))
+    if args.print_time:
+        print(f"time: parse {parsed - clock:.3f} s, passes {compiled - parsed:.3f} s, "
+              f"run {ran - compiled:.3f} s", file=sys.stderr)
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run_tool(main))
+
+
+if __name__ == "__main__":
+    entry()
