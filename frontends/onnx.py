@@ -212,9 +212,9 @@ class _Importer:
 
     def _infer_shapes(self) -> None:
         try:
-            onnx.checker.check_model(self.model)
             inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True,
                                                          strict_mode=True)
+            onnx.checker.check_model(inferred)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
             raise UserError(f"invalid ONNX model: {_one_line(str(error))}") from None
         graph = inferred.graph

@@ -1,0 +1,391 @@
+"""The ONNX importer, op by op against onnxruntime, plus names, weights files and errors."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from nnlayout.dialects.weights import WEIGHTS_ATTR, load_weights
+from nnlayout.frontends.onnx import (
+    import_model,
+    load_model,
+    same_pads,
+    sanitize_name,
+    write_imported,
+)
+from nnlayout.lowering.interpreter import run_function
+from nnlayout.tools.driver import UserError, make_context, parse_module, print_module
+
+F = TensorProto.FLOAT
+RNG = np.random.default_rng(7)
+
+
+def make_model(nodes: Sequence[onnx.NodeProto], inputs: dict[str, Sequence[int]],
+               outputs: Sequence[str], initializers: dict[str, np.ndarray] | None = None,
+               opset: int = 17) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        list(nodes), "test",
+        [helper.make_tensor_value_info(n, F, list(s)) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, F, None) for n in outputs],
+        [numpy_helper.from_array(v, n) for n, v in (initializers or {}).items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def round_trip(model: onnx.ModelProto, **kwargs: int) -> str:
+    """Imports `model` (weights inline) and returns the printed IR, checked to re-parse to
+    the same text."""
+    imported = import_model(model, inline_limit=kwargs.get("inline_limit", sys.maxsize))
+    text = io.StringIO()
+    print_module(imported.module, text)
+    reparsed = parse_module(make_context(), text.getvalue(), "test")
+    reparsed.verify()
+    again = io.StringIO()
+    print_module(reparsed, again)
+    assert again.getvalue() == text.getvalue()
+    return text.getvalue()
+
+
+def run_both(model: onnx.ModelProto, oracle: str = "ort") -> tuple[list[np.ndarray], list]:
+    """Runs the model imported by nnlayout (after a print/parse round trip) and by the oracle
+    (onnxruntime or onnx's reference evaluator) on the same random inputs."""
+    feeds = {i.name: RNG.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
+             .astype(np.float32) for i in model.graph.input
+             if i.name not in {t.name for t in model.graph.initializer}}
+    module = parse_module(make_context(), round_trip(model), "test")
+    ours = list(run_function(module, list(feeds.values())))
+    if oracle == "ort":
+        session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                               providers=["CPUExecutionProvider"])
+        expected = session.run(None, feeds)
+    else:
+        expected = ReferenceEvaluator(model).run(None, feeds)
+    return ours, expected
+
+
+def assert_matches(model: onnx.ModelProto, oracle: str = "ort") -> None:
+    ours, expected = run_both(model, oracle)
+    assert len(ours) == len(expected)
+    for a, b in zip(ours, expected, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-4 * max(1.0, float(np.abs(b).max())))
+
+
+def weight(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def node(op: str, inputs: Sequence[str], outputs: Sequence[str] = ("y",),
+         **attrs: object) -> onnx.NodeProto:
+    return helper.make_node(op, list(inputs), list(outputs), name=f"{op.lower()}_node", **attrs)
+
+
+# ------------------------------------------------------------------ each op vs onnxruntime
+X4 = {"x": (1, 4, 9, 9)}
+CONV_W = {"w": weight(6, 4, 3, 3), "b": weight(6)}
+CASES: dict[str, onnx.ModelProto] = {
+    "conv": make_model([node("Conv", ["x", "w", "b"], pads=[1, 0, 2, 1], strides=[2, 1],
+                             dilations=[1, 2])], X4, ["y"], CONV_W),
+    "conv-groups-no-bias": make_model([node("Conv", ["x", "w"], group=2)], X4, ["y"],
+                                      {"w": weight(6, 2, 3, 3)}),
+    "conv-same-upper": make_model([node("Conv", ["x", "w"], auto_pad="SAME_UPPER",
+                                        strides=[2, 2])], X4, ["y"], {"w": weight(6, 4, 4, 4)}),
+    "conv-same-lower": make_model([node("Conv", ["x", "w"], auto_pad="SAME_LOWER",
+                                        strides=[2, 2])], X4, ["y"], {"w": weight(6, 4, 4, 4)}),
+    "conv-valid": make_model([node("Conv", ["x", "w", "b"], auto_pad="VALID", strides=[2, 2])],
+                             X4, ["y"], CONV_W),
+    "conv-1d": make_model([node("Conv", ["x", "w"], pads=[1, 2], strides=[2])],
+                          {"x": (1, 3, 10)}, ["y"], {"w": weight(5, 3, 3)}),
+    "conv-transpose": make_model(
+        [node("ConvTranspose", ["x", "w", "b"], strides=[2, 3], pads=[1, 0, 0, 1],
+              output_padding=[1, 2], dilations=[1, 1], group=2)],
+        X4, ["y"], {"w": weight(4, 3, 3, 3), "b": weight(6)}),
+    "conv-transpose-output-shape": make_model(
+        [node("ConvTranspose", ["x", "w"], strides=[2, 2], output_shape=[20, 19])],
+        X4, ["y"], {"w": weight(4, 2, 3, 3)}),
+    "gemm": make_model([node("Gemm", ["a", "b", "c"], alpha=0.5, beta=2.0, transA=1,
+                             transB=1)], {"a": (5, 3), "b": (4, 5)}, ["y"], {"c": weight(4)}),
+    "gemm-no-c": make_model([node("Gemm", ["a", "b"])], {"a": (3, 5), "b": (5, 4)}, ["y"]),
+    "matmul-broadcast": make_model([node("MatMul", ["a", "b"])],
+                                   {"a": (2, 1, 3, 5), "b": (4, 5, 2)}, ["y"]),
+    "matmul-1d": make_model([node("MatMul", ["a", "b"])], {"a": (5,), "b": (2, 5, 3)}, ["y"]),
+    "leaky-relu": make_model([node("LeakyRelu", ["x"], alpha=0.2)], X4, ["y"]),
+    "clip-opset11": make_model([node("Clip", ["x", "lo", "hi"])], X4, ["y"],
+                               {"lo": np.array(-0.5, np.float32), "hi": np.array(0.7, np.float32)}),
+    "clip-max-only": make_model([node("Clip", ["x", "", "hi"])], X4, ["y"],
+                                {"hi": np.array(0.1, np.float32)}),
+    "clip-opset6": make_model([node("Clip", ["x"], min=-0.3, max=0.4)], X4, ["y"], opset=6),
+    "binary-broadcast": make_model(
+        [node("Add", ["x", "c"], ["a"]), node("Sub", ["a", "x"], ["s"]),
+         node("Mul", ["s", "c"], ["m"]), node("Div", ["m", "d"], ["y"])],
+        X4, ["y"], {"c": weight(4, 1, 1), "d": np.full((9,), 2.0, np.float32)}),
+    "sum-three": make_model([node("Sum", ["x", "c", "x"])], X4, ["y"], {"c": weight(1, 9)}),
+    "maxpool": make_model([node("MaxPool", ["x"], kernel_shape=[3, 2], strides=[2, 2],
+                                pads=[1, 1, 1, 0], ceil_mode=1, dilations=[1, 2])], X4, ["y"]),
+    "maxpool-same-lower": make_model([node("MaxPool", ["x"], kernel_shape=[2, 2],
+                                           strides=[2, 2], auto_pad="SAME_LOWER")], X4, ["y"]),
+    "avgpool-include-pad": make_model([node("AveragePool", ["x"], kernel_shape=[3, 3],
+                                            strides=[2, 2], pads=[1, 1, 1, 1],
+                                            count_include_pad=1)], X4, ["y"]),
+    "avgpool-exclude-pad-ceil": make_model([node("AveragePool", ["x"], kernel_shape=[2, 2],
+                                                 strides=[2, 2], pads=[1, 1, 0, 0],
+                                                 ceil_mode=1)], X4, ["y"]),
+    "avgpool-1d": make_model([node("AveragePool", ["x"], kernel_shape=[3], strides=[2])],
+                             {"x": (1, 2, 11)}, ["y"]),
+    "global-avgpool-bn": make_model(
+        [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"], epsilon=1e-3),
+         node("GlobalAveragePool", ["n"])], X4, ["y"],
+        {"s": weight(4), "b": weight(4), "m": weight(4), "v": np.full(4, 1.5, np.float32)}),
+    "concat-negative-axis": make_model([node("Concat", ["x", "x"], axis=-3)], X4, ["y"]),
+    "softmax-13": make_model([node("Softmax", ["x"], axis=1)], X4, ["y"]),
+    "softmax-11-coerced": make_model([node("Softmax", ["x"], axis=1)], {"x": (2, 3, 4)}, ["y"],
+                                     opset=11),
+    "softmax-11-last-axis": make_model([node("Softmax", ["x"], axis=-1)], {"x": (2, 3, 4)},
+                                       ["y"], opset=11),
+    "flatten-negative": make_model([node("Flatten", ["x"], axis=-2)], X4, ["y"]),
+    "reshape-zero-minus-one": make_model([node("Reshape", ["x", "shape"])], X4, ["y"],
+                                         {"shape": np.array([0, -1, 3], np.int64)}),
+    "transpose-default": make_model([node("Transpose", ["x"])], X4, ["y"]),
+    "unary-chain": make_model(
+        [node("Relu", ["x"], ["r"]), node("Sigmoid", ["r"], ["s"]), node("Tanh", ["s"], ["t"]),
+         node("Exp", ["t"], ["e"]), node("Neg", ["e"], ["n"]), node("Abs", ["n"], ["a"]),
+         node("Sqrt", ["a"], ["i"]), node("Identity", ["i"])], X4, ["y"]),
+    "constant-node": make_model(
+        [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(weight(9))),
+         helper.make_node("Constant", [], ["shape"], value_ints=[1, 36, 9]),
+         node("Add", ["x", "c"], ["a"]), node("Reshape", ["a", "shape"])], X4, ["y"]),
+    "two-outputs": make_model([node("Relu", ["x"], ["r"]), node("Neg", ["x"], ["n"])], X4,
+                              ["r", "n"]),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_op_matches_onnxruntime(name: str) -> None:
+    assert_matches(CASES[name])
+
+
+def test_conv_transpose_same_upper_odd_padding_follows_the_onnx_spec() -> None:
+    """SAME_UPPER puts the odd padding at the end (onnxruntime puts it at the start; onnx's
+    reference evaluator and the spec agree with us)."""
+    model = make_model([node("ConvTranspose", ["x", "w"], strides=[2, 2],
+                             auto_pad="SAME_UPPER")], X4, ["y"], {"w": weight(4, 2, 3, 3)})
+    assert "pads [0, 0, 1, 1]" in round_trip(model)
+    assert_matches(model, oracle="reference")
+
+
+@pytest.mark.parametrize(("auto_pad", "expected"), [
+    ("SAME_UPPER", [1, 0, 1, 1]),  # [top, left, bottom, right]: total 2 on H, 1 on W (odd)
+    ("SAME_LOWER", [1, 1, 1, 0]),
+])
+def test_same_pads(auto_pad: str, expected: list[int]) -> None:
+    assert same_pads([9, 8], [3, 3], [2, 2], [1, 1], auto_pad) == expected
+
+
+def test_auto_pad_valid_and_same_appear_as_explicit_pads() -> None:
+    assert "pads [0, 0, 0, 0]" in round_trip(CASES["conv-valid"])
+    assert "pads [1, 1, 2, 2]" in round_trip(CASES["conv-same-upper"])
+    assert "pads [2, 2, 1, 1]" in round_trip(CASES["conv-same-lower"])
+
+
+# ------------------------------------------------------------------ names
+def test_value_names_become_name_hints() -> None:
+    model = make_model([node("Relu", ["input:x"], ["layer1/relu.out"])], {"input:x": (2, 3)},
+                       ["layer1/relu.out"])
+    text = round_trip(model)
+    assert "func.func @main(%input_x: tensor<2x3xf32>)" in text
+    assert "%layer1_relu.out = nn.relu %input_x" in text
+
+
+HOSTILE = ['a"b', "new\nline", "ünïcødé→名前", "%percent", "@at", "{braces}", "0digit",
+           "back\\slash", "", "sp ace", "-dash", "a/b", "a:b"]
+
+
+def test_sanitized_names_are_valid() -> None:
+    for name in HOSTILE:
+        clean = sanitize_name(name)
+        assert clean and not clean[0].isdigit()
+        assert all(c.isascii() and (c.isalnum() or c in "_$.-") for c in clean)
+
+
+def test_hostile_names_round_trip_with_weights(tmp_path: Path) -> None:
+    """Every hostile name as a graph input, an intermediate value and a large initializer:
+    the IR prints and parses back, and the weights file maps every constant."""
+    names = [n for n in HOSTILE if n]
+    nodes, inits, current = [], {}, names[0]
+    for name in names[1:]:
+        init_name = f"w{name}"
+        inits[init_name] = weight(2, 3, 4)
+        nodes.append(helper.make_node("Add", [current, init_name], [name], name=f"n{name}"))
+        current = name
+    nodes.append(helper.make_node("Identity", [current], ["out"]))
+    model = make_model(nodes, {names[0]: (2, 3, 4)}, ["out"], inits)
+    imported = import_model(model)
+    assert len(imported.weights) == len(inits)
+    mlir = tmp_path / "hostile.mlir"
+    write_imported(imported, mlir)
+    text = mlir.read_text(encoding="utf-8")
+    assert f'{WEIGHTS_ATTR} = "hostile.npz"' in text
+    module = parse_module(make_context(), text, str(mlir))
+    module.verify()
+    again = io.StringIO()
+    print_module(module, again)
+    assert again.getvalue() == text
+    assert 'onnx.name = "wnew\\0Aline"' in text  # the original ONNX name is kept, escaped
+    x = weight(2, 3, 4)
+    (ours,) = run_function(module, [x], source_path=str(mlir))
+    np.testing.assert_allclose(ours, x + sum(inits.values()), rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ weights
+def test_large_initializers_go_to_the_weights_file(tmp_path: Path) -> None:
+    big, small = weight(6, 4, 3, 3), weight(6)
+    model = make_model([node("Conv", ["x", "w", "b"])], X4, ["y"], {"w": big, "b": small})
+    imported = import_model(model)
+    assert list(imported.weights) == ["w"]
+    write_imported(imported, tmp_path / "conv.mlir")
+    text = (tmp_path / "conv.mlir").read_text()
+    assert 'nn.constant external "w" : tensor<6x4x3x3xf32>' in text
+    assert "nn.constant dense<" in text  # the bias, inline
+    module = parse_module(make_context(), text, str(tmp_path / "conv.mlir"))
+    stored = load_weights(module, str(tmp_path / "conv.mlir"))
+    np.testing.assert_array_equal(stored["w"], big)
+
+
+def test_no_weights_file_when_everything_is_inline(tmp_path: Path) -> None:
+    write_imported(import_model(CASES["leaky-relu"]), tmp_path / "a.mlir")
+    assert WEIGHTS_ATTR not in (tmp_path / "a.mlir").read_text()
+    assert not (tmp_path / "a.npz").exists()
+
+
+def copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy (onnx.save with external data rewrites the model it is given)."""
+    return onnx.ModelProto.FromString(model.SerializeToString())
+
+
+def test_external_data_inside_the_folder_is_loaded(tmp_path: Path) -> None:
+    model = copy(CASES["conv"])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.data",
+              size_threshold=0)
+    loaded = load_model(tmp_path / "m.onnx")
+    ours = import_model(loaded)
+    np.testing.assert_array_equal(ours.weights["w"], CONV_W["w"])
+
+
+# ------------------------------------------------------------------ errors (via the CLI)
+def nnlayout_import(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nnlayout.tools.import_onnx", *args],
+                          capture_output=True, text=True)
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 1, result
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def save(model: onnx.ModelProto, path: Path) -> Path:
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def test_unsupported_operator(tmp_path: Path) -> None:
+    lstm = helper.make_node("LSTM", ["x", "w", "r"], ["y"], name="encoder_lstm", hidden_size=2)
+    model = make_model([lstm], {"x": (3, 1, 2)}, ["y"],
+                       {"w": weight(1, 8, 2), "r": weight(1, 8, 2)})
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "lstm.onnx"))),
+                       "node 'encoder_lstm' (LSTM)", "unsupported operator")
+
+
+def test_truncated_file(tmp_path: Path) -> None:
+    data = CASES["conv"].SerializeToString()
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    assert_clean_error(nnlayout_import(str(path)), "not a valid ONNX model")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert_clean_error(nnlayout_import(str(tmp_path / "absent.onnx")), "cannot read")
+
+
+def test_symbolic_batch_dimension(tmp_path: Path) -> None:
+    model = make_model([node("Relu", ["x"])], {"x": ("batch", 3)}, ["y"])
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "dyn.onnx"))),
+                       "graph input 'x'", "symbolic dimension 'batch'")
+
+
+def test_non_float32_tensor(tmp_path: Path) -> None:
+    graph = helper.make_graph(
+        [node("Relu", ["x"])], "g", [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "f64.onnx"))),
+                       "'x'", "DOUBLE", "float32")
+
+
+def test_maxpool_indices_output(tmp_path: Path) -> None:
+    model = make_model([node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2])], X4, ["y"])
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "mp.onnx"))),
+                       "node 'maxpool_node' (MaxPool)", "Indices")
+
+
+def test_non_constant_compile_time_operands(tmp_path: Path) -> None:
+    model = make_model([node("Clip", ["x", "lo"])], {**X4, "lo": ()}, ["y"])
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "c.onnx"))),
+                       "node 'clip_node' (Clip)", "min 'lo' must be a constant")
+    model = make_model([node("Reshape", ["x", "s"])], X4, ["y"])
+    model.graph.input.append(helper.make_tensor_value_info("s", TensorProto.INT64, [2]))
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "r.onnx"))),
+                       "graph input 's'", "INT64")
+
+
+@pytest.mark.parametrize("location", ["../outside.bin", "/etc/hostname", "sub/../../x.bin"])
+def test_external_data_outside_the_folder_is_refused(tmp_path: Path, location: str) -> None:
+    model = copy(CASES["conv"])
+    folder = tmp_path / "model"
+    folder.mkdir()
+    onnx.save(model, folder / "m.onnx", save_as_external_data=True, location="m.data",
+              size_threshold=0)
+    (tmp_path / "outside.bin").write_bytes((folder / "m.data").read_bytes())
+    proto = onnx.load(folder / "m.onnx", load_external_data=False)
+    for tensor in proto.graph.initializer:
+        for entry in tensor.external_data:
+            if entry.key == "location":
+                entry.value = location
+    save(proto, folder / "m.onnx")
+    assert_clean_error(nnlayout_import(str(folder / "m.onnx")), "outside the model's folder")
+
+
+def test_stdout_needs_inline_weights(tmp_path: Path) -> None:
+    path = save(CASES["conv"], tmp_path / "conv.onnx")
+    assert_clean_error(nnlayout_import(str(path)), "-o OUT.mlir")
+    inline = nnlayout_import(str(path), "--inline-weights")
+    assert inline.returncode == 0, inline.stderr
+    assert "nn.conv2d" in inline.stdout and "external" not in inline.stdout
+
+
+def test_cli_writes_mlir_and_npz(tmp_path: Path) -> None:
+    path = save(CASES["conv"], tmp_path / "conv.onnx")
+    result = nnlayout_import(str(path), "-o", str(tmp_path / "out.mlir"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out.npz").is_file()
+    assert f'{WEIGHTS_ATTR} = "out.npz"' in (tmp_path / "out.mlir").read_text()
+
+
+def test_importer_errors_are_user_errors() -> None:
+    """In-process callers get a UserError naming the node, too."""
+    model = make_model([node("Conv", ["x", "w"])], X4, ["y"], {"w": weight(6, 5, 3, 3)})
+    with pytest.raises(UserError, match=r"node 'conv_node' \(Conv\)"):
+        import_model(model)
