@@ -135,14 +135,19 @@ def _conv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
 
 
 def conv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """NCHW{b}c x OIHW{b}i{b}o (+ C{b}c bias) -> NCHW{b}c, as one tensordot over
-    (input block, input lane, kH, kW). Padded weights are zero, so padded output lanes are
-    zero unless a real input is Inf or NaN (0 * Inf): they are re-zeroed."""
+    """NCHW{b}c x OIHW{b}i{b}o (+ C{b}c bias) -> NCHW{b}c, as one GEMM of the windows
+    [N*OH*OW, (Ib, kH, kW, bi)] by the weights [(Ib, kH, kW, bi), (Ob, bo)]; keeping the lane
+    axis innermost makes both copies into GEMM order cheap. Padded weights are zero, so
+    padded output lanes are zero unless a real input is Inf or NaN (0 * Inf): they are
+    re-zeroed."""
     _check_blocked(op)
     x, w, *bias = inputs
-    windows = _conv_windows(op, x, shape_of(op.weight))
-    # windows [N, Ib, OH, OW, bi, kH, kW] . w [Ob, Ib, kH, kW, bi, bo] -> [N, OH, OW, Ob, bo]
-    out = np.tensordot(windows, w, axes=([1, 4, 5, 6], [1, 4, 2, 3]))
+    windows = _conv_windows(op, x, shape_of(op.weight))  # [N, Ib, OH, OW, bi, kH, kW]
+    n, _, oh, ow = windows.shape[:4]
+    blocks, lanes = w.shape[0], w.shape[-1]  # w: [Ob, Ib, kH, kW, bi, bo]
+    cols = windows.transpose(0, 2, 3, 1, 5, 6, 4).reshape(n * oh * ow, -1)
+    weights = w.transpose(1, 2, 3, 4, 0, 5).reshape(cols.shape[1], blocks * lanes)
+    out = (cols @ weights).reshape(n, oh, ow, blocks, lanes)
     out = np.ascontiguousarray(out.transpose(0, 3, 1, 2, 4))
     if bias:
         out += bias[0][:, None, None, :]
@@ -175,7 +180,7 @@ def dwconv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     x, w, *bias = inputs
     windows = _conv_windows(op, x, shape_of(op.weight))
     # windows [N, Cb, OH, OW, b, kH, kW], w [Cb, 1, kH, kW, b]
-    out = np.einsum("ncyxbhw,chwb->ncyxb", windows, w[:, 0])
+    out = np.einsum("ncyxbhw,chwb->ncyxb", windows, w[:, 0], optimize=True)
     if bias:
         out += bias[0][:, None, None, :]
     return out
