@@ -244,3 +244,34 @@ def test_op_without_kernel_is_a_located_error() -> None:
         run_function(net, [array(2)])
     assert caught.value.message == "the interpreter cannot run 'arith.constant' (no kernel)"
     assert caught.value.op.name == "arith.constant"
+
+
+def test_recursion_is_an_error() -> None:
+    net = module("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                 "  %y = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n"
+                 "  func.return %y : tensor<2xf32>\n}")
+    with pytest.raises(DiagnosticError) as caught:
+        run_function(net, [array(2)])
+    assert caught.value.message == "@f calls itself; recursion cannot be interpreted"
+
+
+def test_live_values_of_callers_count() -> None:
+    """A callee's values are live on top of its caller's."""
+    net = module("""
+    func.func private @g(%v: tensor<2xf32>) -> tensor<2xf32> {
+      %n = nn.neg %v : tensor<2xf32>
+      %m = nn.mul %v, %n : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      func.return %m : tensor<2xf32>
+    }
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %k = nn.exp %x : tensor<2xf32>
+      %c = func.call @g(%k) : (tensor<2xf32>) -> tensor<2xf32>
+      %s = nn.sum %x, %k, %c : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      func.return %s : tensor<2xf32>
+    }""")
+    interpreter = Interpreter(net)
+    x = array(2)
+    expected = x + np.exp(x) - np.exp(2 * x)
+    np.testing.assert_allclose(interpreter.run([x])[0], expected, rtol=1e-5, atol=1e-6)
+    # {x, k} of @main stay held while @g holds {v, n, m}; afterwards at most {x, k, c, s}.
+    assert interpreter.peak_live_values == 5
