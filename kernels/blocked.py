@@ -29,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT
-from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.layout import Block, LayoutSpec, layout_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import Kernel, Target
@@ -44,13 +44,14 @@ def _spec(value: SSAValue) -> LayoutSpec | None:
 
 
 def _check_blocked(op: Operation) -> None:
-    """Fails clearly when a channel-blocked kernel is called on an op whose operand 0 has no
-    channel-blocked layout (insert-layouts did not run): the arrays would not line up."""
+    """Fails clearly when a channel-blocked kernel is called on an op whose operand 0 is not
+    NCHW{b}c (insert-layouts did not run): the arrays would not line up."""
     spec = _spec(op.operands[0])
-    if spec is None or not spec.blocks_of("C"):
+    block = 0 if spec is None else spec.block_product("C")
+    if spec is None or spec.dims != ("N", "C", "H", "W", Block("C", block)):
         raise ValueError(
-            f"{op.name}: operand 0 of type {op.operands[0].type} has no channel-blocked "
-            "layout; run insert-layouts before calling a blocked kernel"
+            f"{op.name}: operand 0 of type {op.operands[0].type} is not channel-blocked "
+            "NCHW{b}c; run insert-layouts before calling a blocked kernel"
         )
 
 
@@ -91,7 +92,7 @@ def _windows(x: np.ndarray, axes: tuple[int, int], kernel: Sequence[int],
     for a, axis in enumerate(axes):
         widths[axis] = (pads[a], _padded_end(x.shape[axis], pads[a], out_hw[a], kernel[a],
                                              strides[a], dilations[a]))
-    if any(end for _, end in widths) or any(pads):
+    if any(begin or end for begin, end in widths):
         x = np.pad(x, widths, constant_values=pad_value)
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
     view = sliding_window_view(x, extent, axis=axes)
