@@ -90,14 +90,25 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     if not model.HasField("graph") or not model.opset_import:
         raise UserError(f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
                         "it has no graph or no opset")
+    if not all(isinstance(text, str) for node in model.graph.node
+               for text in (node.name, node.op_type, node.domain, *node.input, *node.output)):
+        raise UserError(f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
+                        "a node has a name that is not UTF-8 text")
     _load_external_data(model, path.resolve().parent)
     return model
 
 
+def _tensors(model: onnx.ModelProto) -> list[TensorProto]:
+    """The tensors of the main graph that may hold data: initializers and Constant values."""
+    constants = [a.t for node in model.graph.node if node.op_type == "Constant"
+                 for a in node.attribute if a.HasField("t")]
+    return [*model.graph.initializer, *constants]
+
+
 def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
     """Loads external tensor data, refusing locations outside `folder`."""
-    for tensor in onnx.external_data_helper._get_all_tensors(model):
-        if not onnx.external_data_helper.uses_external_data(tensor):
+    for tensor in _tensors(model):
+        if tensor.data_location != TensorProto.EXTERNAL:
             continue
         info = {entry.key: entry.value for entry in tensor.external_data}
         location = info.get("location", "")
@@ -110,10 +121,13 @@ def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
         if not target.is_file():
             raise UserError(f"initializer '{tensor.name}': external data file '{location}' "
                             f"not found in '{folder}'")
-    try:
-        onnx.external_data_helper.load_external_data_for_model(model, str(folder))
-    except (OSError, ValueError) as error:
-        raise UserError(f"cannot load external data: {_one_line(str(error))}") from None
+        try:
+            onnx.external_data_helper.load_external_data_for_tensor(tensor, str(folder))
+        except (OSError, ValueError) as error:
+            raise UserError(f"initializer '{tensor.name}': cannot load external data: "
+                            f"{_one_line(str(error))}") from None
+        tensor.data_location = TensorProto.DEFAULT
+        del tensor.external_data[:]
 
 
 # ------------------------------------------------------------------------------ naming
@@ -215,7 +229,8 @@ class _Importer:
             inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True,
                                                          strict_mode=True)
             onnx.checker.check_model(inferred)
-        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError,
+                UnicodeDecodeError) as error:
             raise UserError(f"invalid ONNX model: {_one_line(str(error))}") from None
         graph = inferred.graph
         for vi in (*graph.input, *graph.value_info, *graph.output):
@@ -267,7 +282,7 @@ class _Importer:
                 f"constant '{name}' has element type "
                 f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
                 "tensors only")
-        array = numpy_helper.to_array(proto).astype(np.float32)
+        array = self._array(proto).astype(np.float32)
         if array.size == 0:
             raise self._fail(f"constant '{name}' is empty; empty tensors are not supported")
         if array.size <= self.inline_limit:
@@ -285,7 +300,14 @@ class _Importer:
         if name not in self.constants:
             raise self._fail(f"{what} '{name}' must be a constant (an initializer or a "
                              "Constant node); nnlayout needs it at compile time")
-        return numpy_helper.to_array(self.constants[name])
+        return self._array(self.constants[name])
+
+    def _array(self, proto: TensorProto) -> np.ndarray:
+        try:
+            return numpy_helper.to_array(proto)
+        except (ValueError, TypeError) as error:
+            raise self._fail(f"constant '{proto.name}' is malformed (its data does not match "
+                             f"its shape {list(proto.dims)}): {_one_line(str(error))}") from None
 
     def _define(self, name: str, op: Operation) -> SSAValue:
         self.block.add_op(op)
