@@ -194,7 +194,7 @@ class _Importer:
     def run(self) -> ImportedModel:
         self._check_operators()
         arguments = [vi for vi in self.graph.input if vi.name not in self.constants]
-        input_types = [self._value_info_type(vi, "graph input") for vi in arguments]
+        input_types = [self._input_type(vi) for vi in arguments]
         self._infer_shapes()
         for vi, arg_type in zip(arguments, input_types, strict=True):
             arg = self.block.insert_arg(arg_type, len(self.block.args))
@@ -206,7 +206,8 @@ class _Importer:
         self.node = "graph"
         results = []
         for vi in self.graph.output:
-            self._value_info_type(vi, "graph output", allow_symbolic=True)
+            if vi.HasField("type"):
+                self._require_float_tensor(vi, "graph output")
             if vi.name not in self.values and vi.name not in self.constants:
                 raise UserError(f"graph output '{vi.name}' is not produced by any node")
             results.append(self._tensor(vi.name))
@@ -239,9 +240,8 @@ class _Importer:
     def _fail(self, message: str) -> UserError:
         return UserError(f"{self.node}: {message}")
 
-    def _value_info_type(self, vi: onnx.ValueInfoProto, what: str,
-                         allow_symbolic: bool = False) -> TensorType:
-        """The nn type of a graph input/output; refuses non-f32 and symbolic dimensions."""
+    @staticmethod
+    def _require_float_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.Tensor:
         if not vi.type.HasField("tensor_type"):
             raise UserError(f"{what} '{vi.name}' is not a tensor")
         tensor = vi.type.tensor_type
@@ -249,22 +249,24 @@ class _Importer:
             raise UserError(f"{what} '{vi.name}' has element type "
                             f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
                             "float32 tensors only")
+        return tensor
+
+    def _input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
+        """The nn type of a graph input; refuses non-f32 and symbolic dimensions."""
+        tensor = self._require_float_tensor(vi, "graph input")
         if not tensor.HasField("shape"):
-            if allow_symbolic:
-                return TensorType(f32, [])
-            raise UserError(f"{what} '{vi.name}' has no shape; nnlayout needs static shapes")
+            raise UserError(f"graph input '{vi.name}' has no shape; nnlayout needs static "
+                            "shapes")
         dims = []
         for index, dim in enumerate(tensor.shape.dim):
             if dim.HasField("dim_value") and dim.dim_value > 0:
                 dims.append(dim.dim_value)
-            elif allow_symbolic:
-                dims.append(1)
             elif dim.HasField("dim_value"):
-                raise UserError(f"{what} '{vi.name}' has a zero-size dimension {index}; empty "
-                                "tensors are not supported")
+                raise UserError(f"graph input '{vi.name}' has a zero-size dimension {index}; "
+                                "empty tensors are not supported")
             else:
                 symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
-                raise UserError(f"{what} '{vi.name}' has a symbolic dimension{symbol} "
+                raise UserError(f"graph input '{vi.name}' has a symbolic dimension{symbol} "
                                 f"(axis {index}); nnlayout needs static shapes: export the "
                                 "model with fixed sizes")
         return TensorType(f32, dims)

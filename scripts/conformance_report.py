@@ -1,6 +1,7 @@
 """ONNX node conformance: onnx's own backend test cases, imported and run in the interpreter.
 
     python -m nnlayout.scripts.conformance_report        # prints a per-operator table
+    python -m nnlayout.scripts.conformance_report -v     # ... and why each refused case is
 
 The cases come from `onnx.backend.test.case.node.collect_testcases()` (about 15 s to build,
 cached per process). In scope are the cases made only of operators the importer supports. Each
@@ -16,6 +17,7 @@ cases; `freeze_constant_inputs` turns them into initializers with the case's val
 
 from __future__ import annotations
 
+import argparse
 import functools
 import io
 import sys
@@ -192,7 +194,11 @@ def tally(results: dict[Case, tuple[str, str]]) -> dict[str, Counter[str]]:
     return counts
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also list each refused case with the importer's message")
+    args = parser.parse_args(argv)
     results = {case: check_case(case) for case in collect_cases()}
     counts = tally(results)
     print(f"{'operator':<20} {'passed':>7} {'refused':>8} {'failed':>7} {'total':>6}")
@@ -203,8 +209,8 @@ def main() -> int:
     print(f"{'cases':<20} {statuses['pass']:>7} {statuses['refused']:>8} {statuses['fail']:>7} "
           f"{len(results):>6}")
     for case, (status, detail) in results.items():
-        if status == "fail":
-            print(f"FAIL {case.name}: {detail}")
+        if status == "fail" or (status == "refused" and args.verbose):
+            print(f"{status.upper()} {case.name}: {detail}")
     return 1 if statuses["fail"] else 0
 
 
