@@ -139,15 +139,16 @@ def _window_output(
     pad_total = pad_begin + pad_end
     effective = dilation * (kernel - 1) + 1
     span = size + pad_total - effective
-    if span < 0:
-        raise VerifyException(
-            f"{op_name}: window of extent {effective} (kernel {kernel}, dilation {dilation}) "
-            f"does not fit the padded {axis_name} size {size + pad_total}"
-        )
+    # With ceil_mode a window may run past the end, so even a too-large first window counts.
     out = (-(-span // stride) if ceil_mode else span // stride) + 1
     if ceil_mode and (out - 1) * stride >= size + pad_begin:
         # ONNX/PyTorch: the last window must start inside the input or its leading pad.
         out -= 1
+    if out < 1:
+        raise VerifyException(
+            f"{op_name}: window of extent {effective} (kernel {kernel}, dilation {dilation}) "
+            f"does not fit the padded {axis_name} size {size + pad_total}"
+        )
     return out
 
 
@@ -287,12 +288,12 @@ def pool2d_shape(
     _require_len(op_name, "kernel", kernel, 2)
     _require_positive(op_name, "kernel", kernel)
     for axis in range(2):
-        if pads[axis] >= kernel[axis] * dilations[axis] or (
-            pads[axis + 2] >= kernel[axis] * dilations[axis]
-        ):
+        extent = dilations[axis] * (kernel[axis] - 1) + 1
+        if max(pads[axis], pads[axis + 2]) >= extent:
             raise VerifyException(
-                f"{op_name}: pads {list(pads)} must be smaller than the kernel "
-                f"{list(kernel)} (a window would see only padding)"
+                f"{op_name}: pads {list(pads)} must be smaller than the window extent {extent} "
+                f"(kernel {kernel[axis]}, dilation {dilations[axis]}) along spatial axis {axis}; "
+                "a window would see only padding"
             )
     n, c, h, w = x
     oh = _window_output(op_name, h, kernel[0], strides[0], pads[0], pads[2], dilations[0],

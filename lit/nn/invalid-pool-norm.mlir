@@ -34,8 +34,26 @@ func.func @pool_negative_pads(%x: tensor<1x4x8x8xf32>) {
 // -----
 
 func.func @pool_pads_as_big_as_kernel(%x: tensor<1x4x8x8xf32>) {
-  // expected-error @+1 {{nn.max_pool2d: pads [0, 2, 0, 0] must be smaller than the kernel [2, 2] (a window would see only padding)}}
+  // expected-error @+1 {{nn.max_pool2d: pads [0, 2, 0, 0] must be smaller than the window extent 2 (kernel 2, dilation 1) along spatial axis 1; a window would see only padding}}
   %0 = nn.max_pool2d %x kernel [2, 2] strides [2, 2] pads [0, 2, 0, 0] dilations [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x5xf32>
+  func.return
+}
+
+// -----
+
+// With dilation 2 a 2-wide kernel spans 3 elements: 3 leading pads leave a window of padding.
+func.func @pool_pads_dilated(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{nn.avg_pool2d: pads [3, 0, 0, 0] must be smaller than the window extent 3 (kernel 2, dilation 2) along spatial axis 0}}
+  %0 = nn.avg_pool2d %x kernel [2, 2] strides [1, 1] pads [3, 0, 0, 0] dilations [2, 2] : tensor<1x4x8x8xf32> -> tensor<1x4x9x6xf32>
+  func.return
+}
+
+// -----
+
+// ceil_mode keeps partial windows, but not one that would hold no input element.
+func.func @pool_ceil_mode_window_too_big(%x: tensor<1x4x2x2xf32>) {
+  // expected-error @+1 {{nn.max_pool2d: window of extent 3 (kernel 3, dilation 1) does not fit the padded height size 2}}
+  %0 = nn.max_pool2d %x kernel [3, 3] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] ceil_mode : tensor<1x4x2x2xf32> -> tensor<1x4x1x1xf32>
   func.return
 }
 

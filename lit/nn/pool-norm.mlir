@@ -3,13 +3,14 @@
 // RUN: nnlayout-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: nnlayout-opt %s --print-op-generic | nnlayout-opt | filecheck %s
 
-func.func @pool(%x: tensor<1x64x112x112xf32>) -> (tensor<1x64x56x56xf32>, tensor<1x64x57x57xf32>, tensor<1x64x56x56xf32>, tensor<1x64x1x1xf32>) {
+func.func @pool(%x: tensor<1x64x112x112xf32>, %s: tensor<1x8x2x2xf32>) -> (tensor<1x64x56x56xf32>, tensor<1x64x57x57xf32>, tensor<1x64x56x56xf32>, tensor<1x64x1x1xf32>) {
   %0 = nn.max_pool2d %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
   %1 = nn.max_pool2d %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] ceil_mode : tensor<1x64x112x112xf32> -> tensor<1x64x57x57xf32>
   %2 = nn.avg_pool2d %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
   %3 = nn.avg_pool2d %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] ceil_mode count_include_pad : tensor<1x64x112x112xf32> -> tensor<1x64x57x57xf32>
   %4 = nn.avg_pool2d %x kernel [3, 3] strides [2, 2] pads [0, 0, 1, 1] dilations [1, 1] count_include_pad : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
   %5 = nn.global_avg_pool %x : tensor<1x64x112x112xf32> -> tensor<1x64x1x1xf32>
+  %6 = nn.max_pool2d %s kernel [3, 3] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] ceil_mode : tensor<1x8x2x2xf32> -> tensor<1x8x1x1xf32>
   func.return %0, %1, %4, %5 : tensor<1x64x56x56xf32>, tensor<1x64x57x57xf32>, tensor<1x64x56x56xf32>, tensor<1x64x1x1xf32>
 }
 // CHECK-LABEL: func.func @pool
@@ -19,6 +20,8 @@ func.func @pool(%x: tensor<1x64x112x112xf32>) -> (tensor<1x64x56x56xf32>, tensor
 // CHECK-NEXT: %3 = nn.avg_pool2d %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] ceil_mode count_include_pad : tensor<1x64x112x112xf32> -> tensor<1x64x57x57xf32>
 // CHECK-NEXT: %4 = nn.avg_pool2d %x kernel [3, 3] strides [2, 2] pads [0, 0, 1, 1] dilations [1, 1] count_include_pad : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
 // CHECK-NEXT: %5 = nn.global_avg_pool %x : tensor<1x64x112x112xf32> -> tensor<1x64x1x1xf32>
+// A ceil_mode window may hang over the end, even the first one (ONNX, PyTorch).
+// CHECK-NEXT: %6 = nn.max_pool2d %s kernel [3, 3] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] ceil_mode : tensor<1x8x2x2xf32> -> tensor<1x8x1x1xf32>
 // GENERIC-LABEL: "func.func"() <{sym_name = "pool"
 // GENERIC:      %0 = "nn.max_pool2d"(%x) <{kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>}> : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
 // GENERIC-NEXT: %1 = "nn.max_pool2d"(%x) <{kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode}>
