@@ -437,7 +437,7 @@ def concat(*values: Any, axis: int = 1) -> nn.ConcatOp:
 @pytest.mark.parametrize("axis", [1, -3])
 def test_concat(block: int, axis: int) -> None:
     rng = np.random.default_rng(block)
-    arrays = [random(rng, 2, c, 3, 4) for c in (block, 2 * block, block)]
+    arrays = [poison(rng, random(rng, 2, c, 3, 4)) for c in (block, 2 * block, block)]
     op = build_plain(concat, arrays, axis=axis)
     assert KERNELS["concat_nchwc"].accepts(op, TEST_TARGETS[block], False) is None
     op, out, layout = run("concat_nchwc", TEST_TARGETS[block], concat, arrays, axis=axis)
