@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
-from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -30,6 +30,7 @@ PLAIN_LAYOUT = ""
 CSR_LAYOUT = "csr"
 SPECIAL_LAYOUTS = (ANY_LAYOUT, PLAIN_LAYOUT, CSR_LAYOUT)
 NO_IN_PLACE = -1
+KERNEL_ATTR = "kernel"
 
 
 @irdl_attr_definition
@@ -132,3 +133,9 @@ class KernelAttr(ParametrizedAttribute):
                 printer.print_string(f", in_place = {self.in_place.data}")
             if self.workspace.data:
                 printer.print_string(f", workspace = {self.workspace.data}")
+
+
+def kernel_of(op: Operation) -> KernelAttr | None:
+    """The kernel `select-dispatch` chose for `op`, if any."""
+    kernel = op.attributes.get(KERNEL_ATTR)
+    return kernel if isinstance(kernel, KernelAttr) else None

@@ -35,10 +35,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from nnlayout.dialects.layout import ReorderOp, layout_of, storage_of
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of, storage_of
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.dialects.weights import constant_value, load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
+from nnlayout.kernels.registry import registry, resolve_layouts
 from nnlayout.tools.driver import DiagnosticError, UserError
 
 if TYPE_CHECKING:
@@ -171,8 +173,10 @@ class Interpreter:
     """
 
     def __init__(self, module: ModuleOp, *, source_path: str | None = None,
-                 kernels: Mapping[type[Operation], Kernel] = REFERENCE_KERNELS):
+                 kernels: Mapping[type[Operation], Kernel] = REFERENCE_KERNELS,
+                 use_chosen_kernels: bool = True):
         self.module = module
+        self.use_chosen_kernels = use_chosen_kernels
         self.source_path = source_path
         self.kernels = kernels
         self.peak_live_values = 0
@@ -194,12 +198,25 @@ class Interpreter:
             return tuple(to_logical(v, t)
                          for v, t in zip(results, signature.outputs, strict=True))
 
-    def kernel_for(self, op: Operation) -> Kernel:
-        """The kernel that computes `op` on logical arrays."""
+    def kernel_for(self, op: Operation) -> tuple[Kernel, bool]:
+        """The kernel that computes `op`, and whether it works on physical values.
+
+        That is the kernel `select-dispatch` chose (from the registry, as generated code
+        would call it) once the op's operand and result types are in the layouts that kernel
+        declared, i.e. after `insert-layouts`; before that, or without a choice, it is the
+        reference kernel on logical arrays, which computes the same function."""
+        chosen = kernel_of(op)
+        if chosen is not None and self.use_chosen_kernels:
+            first = encoding_name(op.operands[0].type) if op.operands else ""
+            wanted = resolve_layouts(chosen.operands, first)
+            produced = resolve_layouts(chosen.results, first)
+            if [encoding_name(v.type) for v in op.operands] == list(wanted) and (
+                    [encoding_name(v.type) for v in op.results] == list(produced)):
+                return registry().lookup(chosen.kernel_name.data).impl, True
         kernel = self.kernels.get(type(op))
         if kernel is None:
             raise DiagnosticError(op, f"the interpreter cannot run '{op.name}' (no kernel)")
-        return kernel
+        return kernel, False
 
     # ------------------------------------------------------------- execution
     def _call(self, function: func.FuncOp, args: Sequence[RuntimeValue]) -> list[RuntimeValue]:
@@ -257,18 +274,24 @@ class Interpreter:
         return (self._apply(op, operands),)
 
     def _apply(self, op: Operation, operands: list[RuntimeValue]) -> RuntimeValue:
-        """Runs op's kernel on logical operands and returns its result in the declared layout."""
-        kernel = self.kernel_for(op)
-        logical = [to_logical(v, operand.type)
-                   for v, operand in zip(operands, op.operands, strict=True)]
-        result = kernel(op, logical)
+        """Runs op's kernel and returns its result in the result type's layout."""
+        kernel, on_physical = self.kernel_for(op)
         result_type = op.results[0].type
         assert isinstance(result_type, TensorType)
-        expected = (tuple(result_type.get_shape()), _DTYPES.get(type(result_type.element_type)))
+        if on_physical:
+            result = kernel(op, operands)
+            spec = layout_of(result_type)
+            shape = result_type.get_shape() if spec is None else spec.physical_shape(
+                result_type.get_shape())
+        else:
+            result = kernel(op, [to_logical(v, operand.type)
+                                 for v, operand in zip(operands, op.operands, strict=True)])
+            shape = result_type.get_shape()
+        expected = (tuple(shape), _DTYPES.get(type(result_type.element_type)))
         if (result.shape, result.dtype) != expected:
             raise DiagnosticError(op, f"kernel returned {list(result.shape)} {result.dtype}, "
                                   f"but the result type is {result_type}")
-        return to_physical(result, result_type)
+        return result if on_physical else to_physical(result, result_type)
 
     def _constant(self, op: ConstantOp) -> RuntimeValue:
         """The run-time value of a constant, made once: read-only, since it is shared."""

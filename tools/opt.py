@@ -10,7 +10,9 @@ checks MLIR-style annotations instead of printing errors:
 
 An annotation names the line it is on (or `@+N`/`@-N` lines away, `@below`/`@above` the next
 or previous line with code) and a substring of the message. The run succeeds when every chunk
-produced exactly the errors its annotations expect.
+produced exactly the errors its annotations expect, and every `expected-remark` was emitted
+(remarks nobody expected are allowed: passes explain many decisions). `--remarks` prints all
+remarks to stderr.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from nnlayout.tools.driver import (
     split_input,
     verify_module,
 )
-from nnlayout.transforms import get_all_passes
+from nnlayout.transforms import get_all_passes, remarks
+from nnlayout.transforms.remarks import Remark
 
 _EXPECTED = re.compile(
     r"//\s*expected-(?P<kind>error|warning|remark)\s*(?:@(?P<where>[+-]\d+|below|above))?"
@@ -88,6 +91,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="print operations in the generic form")
     parser.add_argument("--disable-verify", action="store_true",
                         help="do not verify the IR between passes")
+    parser.add_argument("--remarks", action="store_true",
+                        help="print every pass's remarks (fallbacks, layouts not propagated)")
     parser.add_argument("--list-passes", action="store_true", help="list the passes and exit")
     parser.add_argument("--traceback", action="store_true",
                         help="show Python tracebacks (for debugging nnlayout itself)")
@@ -103,6 +108,17 @@ def _process(chunk: str, name: str, spec: str, verify_each: bool, generic: bool)
     out = StringIO()
     print_module(module, out, generic=generic)
     return out
+
+
+def _check_remarks(chunk: str, emitted: list[Remark], name: str) -> list[str]:
+    """Every `expected-remark` must match a remark at its line; other remarks may occur."""
+    problems = []
+    for expectation in (e for e in _expectations(chunk) if e.kind == "remark"):
+        if not any(r.line == expectation.line and expectation.text in r.render()
+                   for r in emitted):
+            problems.append(f"{name}:{expectation.line}: expected remark not produced: "
+                            f"{{{{{expectation.text}}}}}")
+    return problems
 
 
 def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[str]:
@@ -130,6 +146,7 @@ def main(argv: Sequence[str]) -> int:
     if args.list_passes:
         print("\n".join(sorted(get_all_passes())))
         return 0
+    remarks.set_printing(args.remarks)
     if args.passes:
         parse_pipeline(args.passes, get_all_passes())  # report a bad pipeline before parsing
     text, name = read_text(args.input)
@@ -142,14 +159,16 @@ def main(argv: Sequence[str]) -> int:
                 _process(chunk, name, args.passes, not args.disable_verify,
                          args.print_op_generic).getvalue())
             continue
-        try:
-            outputs.append(
-                _process(chunk, name, args.passes, not args.disable_verify,
-                         args.print_op_generic).getvalue())
-            error = None
-        except UserError as caught:
-            error = caught
+        with remarks.collecting() as emitted:
+            try:
+                outputs.append(
+                    _process(chunk, name, args.passes, not args.disable_verify,
+                             args.print_op_generic).getvalue())
+                error = None
+            except UserError as caught:
+                error = caught
         problems += _check_diagnostics(chunk, error, name)
+        problems += _check_remarks(chunk, emitted, name)
     if problems:
         raise UserError("diagnostics did not match:\n" + "\n".join(problems))
     result = "// -----\n".join(outputs)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -34,15 +34,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KernelAttr
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name, with_encoding_name
 from nnlayout.dialects.nn import NNOp
 from nnlayout.tools.driver import DiagnosticError
-
-
-def kernel_of(op: Operation) -> KernelAttr | None:
-    kernel = op.attributes.get("kernel")
-    return kernel if isinstance(kernel, KernelAttr) else None
 
 
 def reorder_to(value: SSAValue, layout: str) -> ReorderOp:

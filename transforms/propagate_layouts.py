@@ -34,12 +34,12 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
 from nnlayout.dialects.nn import ConstantOp, NNOp
 from nnlayout.kernels.registry import registry
 from nnlayout.transforms import remarks
-from nnlayout.transforms.insert_layouts import change_result_layout, kernel_of, reorder_to
+from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
 
 
 class FoldReorderChain(RewritePattern):

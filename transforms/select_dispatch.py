@@ -33,12 +33,12 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
+from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import ConstantOp, NNOp
 from nnlayout.kernels.registry import Target, get_target, select
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms import remarks
 
-KERNEL_ATTR = "kernel"
 DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"
 
 

@@ -1,0 +1,196 @@
+"""Dispatch and layout passes keep program semantics: each program is run before and after
+`select-dispatch, insert-layouts, propagate-layouts, fold-constants` on the same inputs, for
+every target, with channel padding on and off. The programs are chosen to spring the traps of
+padded layouts: f(0) != 0 between convolutions, softmax over channels, -inf pooling borders,
+concats of odd channel counts, NaN and Inf inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import ReorderOp, encoding_name
+from nnlayout.dialects.nn import ConstantOp
+from nnlayout.examples.make_models import ZOO, build
+from nnlayout.frontends.onnx import import_model
+from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.transforms import get_all_passes
+
+TARGETS = ["ref", "avx2", "avx512"]
+LAYOUT_PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-layouts,"
+                   "propagate-layouts,fold-constants")
+
+
+def compile_module(module: ModuleOp, target: str, padding: bool) -> ModuleOp:
+    compiled = module.clone()
+    spec = LAYOUT_PIPELINE.format(target=target, padding=str(padding).lower())
+    run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
+    return compiled
+
+
+def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(spec.shape).astype(spec.dtype)
+            for spec in argument_specs(find_entry(module))]
+
+
+def assert_same(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...]) -> None:
+    for want, got in zip(expected, actual, strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(got[~finite & ~np.isnan(want)],
+                                      want[~finite & ~np.isnan(want)])
+        scale = max(float(np.abs(want[finite]).max(initial=0.0)), 1e-30)
+        assert float(np.abs(got[finite] - want[finite]).max(initial=0.0)) <= 1e-4 * scale
+
+
+def check_semantics(module: ModuleOp, inputs: list[np.ndarray], source: Path | None = None,
+                    targets: list[str] = TARGETS) -> None:
+    where = None if source is None else str(source)
+    expected = Interpreter(module, source_path=where).run(inputs)
+    for target in targets:
+        for padding in (True, False):
+            compiled = compile_module(module, target, padding)
+            if target != "ref" and padding:  # the test means nothing if nothing is blocked
+                assert any(encoding_name(op.results[0].type) not in ("", "csr")
+                           for op in compiled.walk() if kernel_of(op) is not None)
+            actual = Interpreter(compiled, source_path=where).run(inputs)
+            assert_same(expected, actual)
+
+
+CONV = ("nn.conv2d {x}, {w} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : "
+        "({xt}, {wt}) -> {yt}")
+
+
+def parse(text: str) -> ModuleOp:
+    return parse_module(make_context(), text, "<test>")
+
+
+# conv(3 -> 5 channels) -> f -> conv(5 -> 7): f(0) != 0 must not leak through the padding lanes.
+TRAP_UNARY = """
+func.func @f(%x: tensor<2x3x9x9xf32>) -> tensor<2x7x9x9xf32> {{
+  %w1 = nn.constant dense<{w1}> : tensor<5x3x3x3xf32>
+  %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x3x9x9xf32>, tensor<5x3x3x3xf32>) -> tensor<2x5x9x9xf32>
+  %f = {unary} %c1 {attributes}: tensor<2x5x9x9xf32>
+  %w2 = nn.constant dense<{w2}> : tensor<7x5x3x3xf32>
+  %c2 = nn.conv2d %f, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x5x9x9xf32>, tensor<7x5x3x3xf32>) -> tensor<2x7x9x9xf32>
+  func.return %c2 : tensor<2x7x9x9xf32>
+}}
+"""
+
+
+def dense(shape: tuple[int, ...], seed: int) -> str:
+    """A nested literal of seeded random values, for `dense<...>`."""
+    return json.dumps(np.random.default_rng(seed).standard_normal(shape).round(3).tolist())
+
+
+@pytest.mark.parametrize(("unary", "attributes"), [
+    ("nn.sigmoid", ""), ("nn.exp", ""), ("nn.clip", "min 0.5 max 2.0 "), ("nn.relu", ""),
+    ("nn.tanh", ""), ("nn.leaky_relu", "alpha 0.1 ")])
+def test_nonzero_at_zero_does_not_leak_through_padding(unary: str, attributes: str) -> None:
+    module = parse(TRAP_UNARY.format(unary=unary, attributes=attributes,
+                                     w1=dense((5, 3, 3, 3), 1), w2=dense((7, 5, 3, 3), 2)))
+    check_semantics(module, random_inputs(module))
+
+
+def test_softmax_over_padded_channels() -> None:
+    module = parse("""
+func.func @f(%x: tensor<1x3x16x16xf32>) -> tensor<1x5x16x16xf32> {
+  %w = nn.constant dense<0.3> : tensor<5x3x3x3xf32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x16x16xf32>, tensor<5x3x3x3xf32>) -> tensor<1x5x16x16xf32>
+  %s = nn.softmax %c axis 1 : tensor<1x5x16x16xf32>
+  func.return %s : tensor<1x5x16x16xf32>
+}""")
+    check_semantics(module, random_inputs(module))
+
+
+def test_max_pool_borders_are_minus_infinity() -> None:
+    module = parse("""
+func.func @f(%x: tensor<1x3x16x16xf32>) -> tensor<1x5x8x8xf32> {
+  %w = nn.constant dense<-0.3> : tensor<5x3x3x3xf32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x16x16xf32>, tensor<5x3x3x3xf32>) -> tensor<1x5x16x16xf32>
+  %n = nn.neg %c : tensor<1x5x16x16xf32>
+  %a = nn.abs %n : tensor<1x5x16x16xf32>
+  %m = nn.neg %a : tensor<1x5x16x16xf32>
+  %p = nn.max_pool2d %m kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x5x16x16xf32> -> tensor<1x5x8x8xf32>
+  func.return %p : tensor<1x5x8x8xf32>
+}""")
+    inputs = random_inputs(module)
+    expected = Interpreter(module).run(inputs)[0]
+    assert (expected < 0).all()  # all-negative data: a zero border would win
+    check_semantics(module, inputs)
+
+
+def test_concat_of_odd_channel_counts_then_conv() -> None:
+    module = parse(f"""
+func.func @f(%x: tensor<1x4x16x16xf32>) -> tensor<1x6x16x16xf32> {{
+  %w1 = nn.constant dense<{dense((5, 4, 3, 3), 3)}> : tensor<5x4x3x3xf32>
+  %a = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x4x16x16xf32>, tensor<5x4x3x3xf32>) -> tensor<1x5x16x16xf32>
+  %w2 = nn.constant dense<{dense((3, 4, 3, 3), 4)}> : tensor<3x4x3x3xf32>
+  %b = nn.conv2d %x, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x4x16x16xf32>, tensor<3x4x3x3xf32>) -> tensor<1x3x16x16xf32>
+  %cat = nn.concat %a, %b axis 1 : (tensor<1x5x16x16xf32>, tensor<1x3x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %s = nn.sigmoid %cat : tensor<1x8x16x16xf32>
+  %w3 = nn.constant dense<{dense((6, 8, 3, 3), 5)}> : tensor<6x8x3x3xf32>
+  %c = nn.conv2d %s, %w3 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x16x16xf32>, tensor<6x8x3x3xf32>) -> tensor<1x6x16x16xf32>
+  func.return %c : tensor<1x6x16x16xf32>
+}}""")
+    check_semantics(module, random_inputs(module))
+
+
+def test_batch_norm_with_beta_and_residual_div() -> None:
+    module = parse(f"""
+func.func @f(%x: tensor<1x3x16x16xf32>) -> tensor<1x5x16x16xf32> {{
+  %w = nn.constant dense<{dense((5, 3, 3, 3), 6)}> : tensor<5x3x3x3xf32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x16x16xf32>, tensor<5x3x3x3xf32>) -> tensor<1x5x16x16xf32>
+  %g = nn.constant dense<[1.0, 2.0, 0.5, 1.5, 1.0]> : tensor<5xf32>
+  %b = nn.constant dense<[0.5, -0.5, 1.0, 2.0, -1.0]> : tensor<5xf32>
+  %m = nn.constant dense<[0.1, 0.2, 0.3, 0.4, 0.5]> : tensor<5xf32>
+  %v = nn.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+  %n = nn.batch_norm %c, %g, %b, %m, %v epsilon 1.0e-05 : (tensor<1x5x16x16xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<1x5x16x16xf32>
+  %e = nn.exp %n : tensor<1x5x16x16xf32>
+  %d = nn.div %n, %e : (tensor<1x5x16x16xf32>, tensor<1x5x16x16xf32>) -> tensor<1x5x16x16xf32>
+  %a = nn.add %d, %c : (tensor<1x5x16x16xf32>, tensor<1x5x16x16xf32>) -> tensor<1x5x16x16xf32>
+  func.return %a : tensor<1x5x16x16xf32>
+}}""")
+    check_semantics(module, random_inputs(module))
+
+
+def test_nan_and_inf_inputs_propagate_exactly() -> None:
+    module = parse(TRAP_UNARY.format(unary="nn.relu", attributes="", w1=dense((5, 3, 3, 3), 7),
+                                     w2=dense((7, 5, 3, 3), 8)))
+    inputs = random_inputs(module)
+    inputs[0][0, 1, 4, 4] = np.nan
+    inputs[0][1, 2, 0, 0] = np.inf
+    check_semantics(module, inputs)
+
+
+def activation_reorders(module: ModuleOp) -> int:
+    return sum(isinstance(op, ReorderOp) and not isinstance(op.input.owner, ConstantOp)
+               for op in module.walk())
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_small_zoo_models_keep_their_results(name: str) -> None:
+    module = import_model(build(name, small=True), inline_limit=1 << 30).module
+    check_semantics(module, random_inputs(module), targets=["avx2", "avx512"])
+
+
+def test_small_resnet_has_two_activation_reorders() -> None:
+    module = import_model(build("resnet50", small=True), inline_limit=1 << 30).module
+    for target in ("avx2", "avx512"):
+        compiled = compile_module(module, target, padding=True)
+        assert activation_reorders(compiled) == 2
+        convs = [op for op in compiled.walk() if op.name == "nn.conv2d"]
+        assert all(kernel_of(op).kernel_name.data == "conv2d_nchwc" for op in convs)
+        assert not any(isinstance(op, ReorderOp) and isinstance(op.input.owner, ConstantOp)
+                       for op in compiled.walk())
+        assert all(encoding_name(op.output.type) for op in compiled.walk()
+                   if isinstance(op, ConstantOp) and op.output.type.get_shape()[0] > 8
+                   and len(op.output.type.get_shape()) == 4)
