@@ -225,9 +225,26 @@ class _Importer:
                                 f"'{node.op_type}'{domain}; nnlayout imports "
                                 f"{', '.join(sorted(SUPPORTED_OPS))}")
 
+    def _skeleton(self) -> onnx.ModelProto:
+        """The model with its large float initializers turned into typed graph inputs: the
+        checker and shape inference see the same graph without serialising the weights
+        (which made them most of ResNet-50's import time). Their data is checked when read."""
+        skeleton = onnx.ModelProto()
+        skeleton.CopyFrom(self.model)
+        del skeleton.graph.initializer[:]
+        inputs = {vi.name for vi in skeleton.graph.input}
+        for tensor in self.graph.initializer:
+            if tensor.data_type == TensorProto.FLOAT and math.prod(tensor.dims) > 16:
+                if tensor.name not in inputs:  # (before IR version 4 they are inputs too)
+                    skeleton.graph.input.append(onnx.helper.make_tensor_value_info(
+                        tensor.name, tensor.data_type, list(tensor.dims)))
+            else:
+                skeleton.graph.initializer.append(tensor)
+        return skeleton
+
     def _infer_shapes(self) -> None:
         try:
-            inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True,
+            inferred = onnx.shape_inference.infer_shapes(self._skeleton(), check_type=True,
                                                          strict_mode=True)
             onnx.checker.check_model(inferred)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError,

@@ -389,3 +389,13 @@ def test_importer_errors_are_user_errors() -> None:
     model = make_model([node("Conv", ["x", "w"])], X4, ["y"], {"w": weight(6, 5, 3, 3)})
     with pytest.raises(UserError, match=r"node 'conv_node' \(Conv\)"):
         import_model(model)
+
+
+def test_initializers_listed_as_graph_inputs_are_not_arguments() -> None:
+    """Before IR version 4 every initializer is also a graph input; only the rest are
+    function arguments."""
+    model = make_model([node("MatMul", ["x", "w"])], {"x": (2, 4), "w": (4, 5)}, ["y"],
+                       {"w": weight(4, 5)})
+    text = round_trip(model)
+    assert "func.func @main(%x: tensor<2x4xf32>) -> tensor<2x5xf32>" in text
+    assert_matches(model)
