@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import NoneAttr, TensorType, f32
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
@@ -337,15 +338,22 @@ def avg_pool(x: Any, **kwargs: Any) -> nn.AvgPool2dOp:
 
 @settings(max_examples=40, deadline=None)
 @given(layout=st.sampled_from(POOL_LAYOUTS), channels=st.sampled_from(CHANNELS),
-       size=st.tuples(st.integers(5, 8), st.integers(5, 8)),
+       size=st.tuples(st.integers(2, 8), st.integers(2, 8)),
        kernel=st.tuples(*[st.integers(1, 3)] * 2), strides=st.tuples(*[st.integers(1, 3)] * 2),
        dilations=st.tuples(*[st.integers(1, 2)] * 2), pads=st.tuples(*[st.integers(0, 2)] * 4),
        ceil_mode=st.booleans(), count_include_pad=st.booleans(), average=st.booleans())
 def test_pooling(layout: str, channels: int, size: tuple[int, int], kernel: tuple[int, int],
                  strides: tuple[int, int], dilations: tuple[int, int], pads: tuple[int, ...],
                  ceil_mode: bool, count_include_pad: bool, average: bool) -> None:
-    pads = tuple(min(p, k * d - 1) for p, k, d in zip(pads, kernel * 2, dilations * 2,
-                                                       strict=True))
+    # Pads stay below the dilated window extent; windows larger than the input are valid
+    # only with ceil_mode (a partial first window).
+    pads = tuple(min(p, (k - 1) * d) for p, k, d in zip(pads, kernel * 2, dilations * 2,
+                                                         strict=True))
+    try:
+        nn.pool2d_shape("nn.max_pool2d", (2, channels, *size), kernel, strides, pads,
+                        dilations, ceil_mode)
+    except VerifyException:
+        reject()
     rng = np.random.default_rng(channels)
     x = poison(rng, random(rng, 2, channels, *size))
     kwargs: dict[str, Any] = {"kernel": kernel, "strides": strides, "pads": pads,
@@ -370,6 +378,22 @@ def test_avg_pool_divisors(layout: str, ceil_mode: bool, count_include_pad: bool
                           kernel=(3, 2), strides=(2, 2), pads=(1, 0, 2, 1),
                           ceil_mode=ceil_mode, count_include_pad=count_include_pad)
     check(op, out, result, [x])
+
+
+@pytest.mark.parametrize("layout", POOL_LAYOUTS)
+@pytest.mark.parametrize("count_include_pad", [False, True])
+def test_pool_partial_first_window(layout: str, count_include_pad: bool) -> None:
+    """ceil_mode keeps a first window larger than the input (kernel 3 over 2 rows): its
+    overhang never counts in an average, nor wins a max."""
+    rng = np.random.default_rng(5)
+    x = poison(rng, random(rng, 1, 3, 2, 5))
+    kwargs: dict[str, Any] = {"kernel": (3, 2), "strides": (2, 2), "ceil_mode": True}
+    op, out, result = run("avg_pool2d_any", AVX2, avg_pool, [x], any_layout=layout,
+                          count_include_pad=count_include_pad, **kwargs)
+    assert shape_of(op.output) == (1, 3, 1, 3)
+    check(op, out, result, [x])
+    op, out, result = run("max_pool2d_any", AVX2, max_pool, [x], any_layout=layout, **kwargs)
+    check(op, out, result, [x], exact=True)
 
 
 @pytest.mark.parametrize("layout", POOL_LAYOUTS)
