@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -615,9 +616,11 @@ def write_imported(imported: ImportedModel, path: Path) -> None:
     the module's `nn.weights` attribute names the .npz relative to the .mlir."""
     if imported.weights:
         weights_file = path.with_suffix(".npz")
-        try:
-            with open(weights_file, "wb") as handle:
-                np.savez(handle, **imported.weights)
+        try:  # what np.savez does, without its keyword arguments clashing with our keys
+            with zipfile.ZipFile(weights_file, "w", allowZip64=True) as archive:
+                for key, array in imported.weights.items():
+                    with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, array, allow_pickle=False)
         except OSError as error:
             raise UserError(f"cannot write '{weights_file}': {error.strerror or error}") from None
         attach_weights_file(imported.module, weights_file.name)

@@ -206,7 +206,7 @@ def test_value_names_become_name_hints() -> None:
 
 
 HOSTILE = ['a"b', "new\nline", "ünïcødé→名前", "%percent", "@at", "{braces}", "0digit",
-           "back\\slash", "", "sp ace", "-dash", "a/b", "a:b"]
+           "back\\slash", "", "sp ace", "-dash", "a/b", "a:b", "_1", "../up", "file"]
 
 
 def test_sanitized_names_are_valid() -> None:
@@ -217,17 +217,18 @@ def test_sanitized_names_are_valid() -> None:
 
 
 def test_hostile_names_round_trip_with_weights(tmp_path: Path) -> None:
-    """Every hostile name as a graph input, an intermediate value and a large initializer:
-    the IR prints and parses back, and the weights file maps every constant."""
-    names = [n for n in HOSTILE if n]
-    nodes, inits, current = [], {}, names[0]
-    for name in names[1:]:
-        init_name = f"w{name}"
-        inits[init_name] = weight(2, 3, 4)
-        nodes.append(helper.make_node("Add", [current, init_name], [name], name=f"n{name}"))
-        current = name
+    """Every hostile name as a large initializer and (with a suffix) as a value: the IR
+    prints and parses back, and the weights file maps every constant."""
+    names = [n for n in HOSTILE if n] + ["allow_pickle"]  # np.savez's own parameters too
+    source = '%in"put\n'
+    nodes, inits, current = [], {}, source
+    for name in names:
+        inits[name] = weight(2, 3, 4)
+        nodes.append(helper.make_node("Add", [current, name], [f"{name}\n/out"],
+                                      name=f"n{name}"))
+        current = f"{name}\n/out"
     nodes.append(helper.make_node("Identity", [current], ["out"]))
-    model = make_model(nodes, {names[0]: (2, 3, 4)}, ["out"], inits)
+    model = make_model(nodes, {source: (2, 3, 4)}, ["out"], inits)
     imported = import_model(model)
     assert len(imported.weights) == len(inits)
     mlir = tmp_path / "hostile.mlir"
@@ -239,7 +240,7 @@ def test_hostile_names_round_trip_with_weights(tmp_path: Path) -> None:
     again = io.StringIO()
     print_module(module, again)
     assert again.getvalue() == text
-    assert 'onnx.name = "wnew\\0Aline"' in text  # the original ONNX name is kept, escaped
+    assert 'onnx.name = "new\\0Aline"' in text  # the original ONNX name is kept, escaped
     x = weight(2, 3, 4)
     (ours,) = run_function(module, [x], source_path=str(mlir))
     np.testing.assert_allclose(ours, x + sum(inits.values()), rtol=1e-5, atol=1e-5)
