@@ -350,13 +350,11 @@ class _Importer:
 
     def _output(self, node: onnx.NodeProto, op: Operation | SSAValue) -> None:
         """Binds the node's single output to `op`'s result, checking ONNX's inferred shape."""
-        value = op if isinstance(op, SSAValue) else None
         name = node.output[0]
-        if value is None:
-            assert isinstance(op, Operation)
-            value = self._define(name, op)
+        if isinstance(op, SSAValue):
+            value = self.values[name] = op
         else:
-            self.values[name] = value
+            value = self._define(name, op)
         inferred = self.inferred.get(name)
         if inferred is None or not inferred.HasField("tensor_type"):
             return
@@ -375,15 +373,13 @@ class _Importer:
     # -------------------------------------------------------------------- nodes
     def _import_node(self, node: onnx.NodeProto) -> None:
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        handler = getattr(self, f"_op_{node.op_type}", None)
         if node.op_type in _UNARY:
             self._output(node, self._build(lambda: _UNARY[node.op_type](self._in(node, 0))))
         elif node.op_type in _BINARY:
             self._output(node, self._build(
                 lambda: _BINARY[node.op_type](self._in(node, 0), self._in(node, 1))))
         else:
-            assert handler is not None, node.op_type
-            handler(node, attrs)
+            getattr(self, f"_op_{node.op_type}")(node, attrs)
 
     def _in(self, node: onnx.NodeProto, index: int) -> SSAValue:
         return self._tensor(node.input[index])
@@ -395,7 +391,8 @@ class _Importer:
 
     def _op_Constant(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         if "value" in attrs:
-            tensor = attrs["value"]
+            tensor = TensorProto()
+            tensor.CopyFrom(attrs["value"])  # (renamed below: leave the model as it is)
         elif "value_float" in attrs or "value_floats" in attrs:
             tensor = numpy_helper.from_array(
                 np.array(attrs.get("value_float", attrs.get("value_floats")), np.float32))
@@ -442,6 +439,9 @@ class _Importer:
         if attrs.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
             raise self._fail("training-mode BatchNormalization (running statistics outputs) "
                              "is not supported; export the model for inference")
+        if not attrs.get("spatial", 1):
+            raise self._fail("BatchNormalization with spatial=0 (statistics per element, "
+                             "before opset 9) is not supported")
         operands = [self._in(node, i) for i in range(5)]
         self._output(node, self._build(
             lambda: nn.BatchNormOp(*operands, epsilon=float(attrs.get("epsilon", 1e-5)))))
@@ -558,7 +558,8 @@ class _Importer:
         dilations = list(attrs.get("dilations", [1] * rank))
         output_padding = list(attrs.get("output_padding", [0] * rank))
         auto_pad = attrs.get("auto_pad", b"NOTSET").decode()
-        pads = list(attrs.get("pads", [0] * (2 * rank)))
+        pads = list(attrs.get("pads", [0] * (2 * rank))) if auto_pad == "NOTSET" else [0] * (
+            2 * rank)
         output_shape = attrs.get("output_shape")
         if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             output_shape = [size * stride for size, stride in zip(sizes, strides, strict=True)]
