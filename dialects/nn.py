@@ -95,6 +95,8 @@ def normalize_axis(op_name: str, axis: int, rank: int, inclusive_end: bool = Fal
 
 def broadcast_shapes(op_name: str, *shapes: Shape) -> Shape:
     """numpy/ONNX multidirectional broadcasting, with a message naming the clash."""
+    if not shapes:
+        raise VerifyException(f"{op_name}: needs at least one input")
     rank = max(len(s) for s in shapes)
     result = []
     for i in range(rank):
@@ -616,6 +618,7 @@ class ClipOp(UnaryOp):
         if max is not None:
             properties["max"] = FloatAttr(max, f32)
         super().__init__(input, properties)
+        self.verify_()  # like the other builders, reject what the verifier would
 
     def verify_(self) -> None:
         super().verify_()
@@ -679,8 +682,6 @@ class SumOp(NNOp):
         super().__init__(operands=[list(inputs)], result_types=[with_shape(inputs[0], shape)])
 
     def result_shape(self) -> Shape:
-        if not self.inputs:
-            raise VerifyException("nn.sum: needs at least one input")
         return broadcast_shapes(self.name, *(shape_of(v) for v in self.inputs))
 
 
@@ -708,6 +709,7 @@ class BatchNormOp(NNOp):
         super().__init__(operands=[input, scale, bias, mean, var],
                          result_types=[with_shape(input, shape_of(input))],
                          properties={"epsilon": FloatAttr(epsilon, f32)})
+        self.verify_()  # like the other builders, reject what the verifier would
 
     def result_shape(self) -> Shape:
         x = shape_of(self.input)
@@ -856,6 +858,7 @@ class SoftmaxOp(NNOp):
     def __init__(self, input: Value, axis: int = -1):
         super().__init__(operands=[input], result_types=[SSAValue.get(input).type],
                          properties={"axis": IntegerAttr(axis, i64)})
+        self.verify_()  # like the other builders, reject what the verifier would
 
     @property
     def normalized_axis(self) -> int:
@@ -898,6 +901,7 @@ class ReshapeOp(NNOp):
 
     def __init__(self, input: Value, shape: Sequence[int]):
         super().__init__(operands=[input], result_types=[with_shape(input, shape)])
+        self.verify_()  # like the other builders, reject what the verifier would
 
     def result_shape(self) -> Shape:
         source, target = shape_of(self.input), shape_of(self.output)

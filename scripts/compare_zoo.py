@@ -6,7 +6,10 @@ onnxruntime on the same seeded input, and compare.
 
 Prints one row per model; exits 1 if any output differs from onnxruntime by more than 1e-4 of
 its largest magnitude. The import goes through files, as `nnlayout-import` does (model.onnx ->
-model.mlir + model.npz), and the interpreter reads the IR back from text.
+model.mlir + model.npz), and the interpreter reads the IR back from text. Times are wall-clock
+seconds of one run each: import = read .onnx, translate, write .mlir/.npz; parse = read and
+verify the .mlir; interp = the first interpreter run (reading the .npz included); ort = one run
+of an already created onnxruntime session.
 """
 
 from __future__ import annotations
