@@ -264,7 +264,12 @@ def parse_pipeline(
     try:
         return PassPipeline.parse_spec(available, spec)
     except ArgSpecParseError as error:
-        raise UserError(f"bad pass pipeline '{spec}': {error}") from None
+        # xDSL's message spans lines: a header, "pass-pipeline:1:COL", the spec, a caret, the
+        # reason; keep one line.
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        where = lines[1].rsplit(":", 1)[-1] if len(lines) > 2 else ""
+        where = f" (at character {where})" if where.isdigit() else ""
+        raise UserError(f"bad pass pipeline '{spec}': {lines[-1]}{where}") from None
     except ValueError as error:
         message = str(error)
         if message.startswith("Unrecognized passes"):
