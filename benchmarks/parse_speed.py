@@ -6,7 +6,8 @@ The module is a ResNet-like chain at 64x56x56: residual blocks of conv2d, batch_
 add, with external constants for the weights, a max_pool2d every few blocks and a classifier
 head. Each figure is the best of `--repeat` runs, as wall-clock time and as CPU time (user +
 system, children included for the CLI): on a busy shared machine the CPU time is the figure
-that does not depend on what else runs. Acceptance target: under 2 s.
+that does not depend on what else runs. Acceptance target: under 2 s of CPU time, both
+in-process and through the CLI (start-up included).
 """
 
 from __future__ import annotations
@@ -144,9 +145,10 @@ def main() -> int:
     for step, (wall, cpu) in figures.items():
         rate = "" if step.startswith("CLI start") else f"{op_count / cpu:.0f}"
         print(f"{step:<28} {wall:7.3f} {cpu:7.3f} {rate:>12}")
-    worst = max(min(figures[step]) for step in ("total", "CLI (parse+verify+print)"))
+    worst = max(figures[step][1] for step in ("total", "CLI (parse+verify+print)"))
     verdict = "OK" if worst < TARGET_SECONDS else "TOO SLOW"
-    print(f"target < {TARGET_SECONDS:.1f} s (the lower of wall and CPU time): {verdict}")
+    print(f"target: CPU time under {TARGET_SECONDS:.1f} s in-process and through the CLI: "
+          f"{verdict}")
     return 0 if worst < TARGET_SECONDS else 1
 
 
