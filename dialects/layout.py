@@ -270,7 +270,7 @@ class LayoutAttr(ParametrizedAttribute):
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
             start = parser.pos
-            text = parser.parse_str_literal("layout string, e.g. \"NCHW16c\"")
+            text = parser.parse_str_literal(" for the layout, e.g. \"NCHW16c\"")
             try:
                 LayoutSpec.parse(text)
             except VerifyException as error:
@@ -305,7 +305,7 @@ class StorageAttr(ParametrizedAttribute):
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
             start = parser.pos
-            kind = parser.parse_str_literal("storage kind (\"dense\" or \"csr\")")
+            kind = parser.parse_str_literal(" for the storage (\"dense\" or \"csr\")")
             try:
                 cls(kind)
             except VerifyException as error:

@@ -1005,7 +1005,7 @@ is given logically and materialised in the result type's layout when the program
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         if parser.parse_optional_keyword("external") is not None:
-            name = parser.parse_str_literal("name of the external constant")
+            name = parser.parse_str_literal(" for the name of the external constant")
             attributes = parser.parse_optional_attr_dict()
             parser.parse_punctuation(":")
             start = parser.pos

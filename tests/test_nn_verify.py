@@ -230,6 +230,13 @@ CLI_ERRORS = {
                              "  %0 = nn.softmax %x axis 2 : tensor<2x3xf32>\n  func.return\n}\n",
                              "%0", "nn.softmax: axis 2 is out of range for rank 2 "
                              "(expected -2 <= axis < 2)"),
+    "layout-not-a-string": ("func.func @f(%x: tensor<2x3xf32, #layout.layout<NC>>) {\n"
+                            "  func.return\n}\n", "NC>",
+                            'string literal expected for the layout, e.g. "NCHW16c"'),
+    "not-a-tensor": ('func.func @f(%x: memref<4xf32>) {\n  %0 = "nn.relu"(%x) : '
+                     "(memref<4xf32>) -> memref<4xf32>\n  func.return\n}\n", "%0",
+                     "operand 'input' at position 0 does not verify: memref<4xf32> should be "
+                     "of base attribute tensor"),
     "bad-constant": ("func.func @f() {\n  %0 = nn.constant 1.0 : f32\n  func.return\n}\n",
                      "1.0", 'nn.constant: expected dense<...> : tensor<...> or external "name"'),
 }
@@ -250,6 +257,16 @@ def test_cli_bad_input(case: tuple[str, str, str], tmp_path: Path,
     # One diagnostic: file:line:col and the message, the source line, a caret at the column.
     assert err.splitlines() == [f"bad.mlir:{line}:{column}: error: {message}",
                                 text.splitlines()[line - 1], " " * (column - 1) + "^"]
+
+
+def test_cli_unclosed_region(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("open.mlir").write_text("func.func @f() {\n  func.return\n")
+    status, out, err = opt_in_process(["open.mlir"], capsys, monkeypatch)
+    assert (status, out) == (1, "")
+    assert err == ("open.mlir:3:1: error: expected '}' to close the region (or a block label "
+                   "such as ^bb1:)\n")
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Dialect, Operation, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
@@ -159,6 +159,12 @@ class LocatedParser(Parser):
                 return [int(item) for item in found.group(1).split(",")]  # type: ignore[misc]
         return super().parse_comma_separated_list(delimiter, parse, context_msg)
 
+    def _parse_block(self) -> Block:
+        """xDSL says only " in block definition" when a region is not closed."""
+        if self._current_token.kind != MLIRTokenKind.CARET_IDENT:
+            self.raise_error("expected '}' to close the region (or a block label such as ^bb1:)")
+        return super()._parse_block()
+
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         try:
@@ -232,7 +238,10 @@ def parse_module(ctx: Context, text: str, name: str) -> ModuleOp:
 
 
 def _first_message(error: Exception) -> str:
-    return str(error).split("\n\n")[0].strip() or type(error).__name__
+    """The first paragraph of an exception's message, on one line."""
+    first = str(error).split("\n\n")[0]
+    return " ".join(line.strip() for line in first.splitlines() if line.strip()) or (
+        type(error).__name__)
 
 
 def verify_module(module: ModuleOp, text: str | None = None) -> None:
