@@ -237,6 +237,8 @@ CLI_ERRORS = {
                      "(memref<4xf32>) -> memref<4xf32>\n  func.return\n}\n", "%0",
                      "operand 'input' at position 0 does not verify: memref<4xf32> should be "
                      "of base attribute tensor"),
+    "integer-overflow": (CONV.replace("[1, 1] pads", "[99999999999999999999, 1] pads"), "%0",
+                         "an integer does not fit its type (argument out of range)"),
     "bad-constant": ("func.func @f() {\n  %0 = nn.constant 1.0 : f32\n  func.return\n}\n",
                      "1.0", 'nn.constant: expected dense<...> : tensor<...> or external "name"'),
 }

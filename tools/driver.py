@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import sys
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -172,6 +173,8 @@ class LocatedParser(Parser):
         except VerifyException as error:
             # An attribute that failed its own verification while being parsed.
             self.raise_error(str(error).split("\n\n")[0], span.start, span.end)
+        except struct.error as error:  # xDSL packing an array literal, e.g. [99999999999999999999]
+            self.raise_error(f"an integer does not fit its type ({error})", span.start, span.end)
         if not isinstance(op.location, UnknownLoc):
             return op  # an explicit loc(...) in the source wins
         line, column = self._line_and_column(span.start)
