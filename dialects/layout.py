@@ -331,11 +331,25 @@ def storage_of(tensor_type: Attribute) -> str:
     return "dense"
 
 
+#: No buffer can hold more bytes than a signed 64-bit size (numpy's and MLIR's index type).
+MAX_TENSOR_BYTES = 2**63 - 1
+
+
 def verify_encoding(tensor_type: TensorType[Attribute], what: str) -> None:
-    """Checks that a tensor's encoding is one of ours and fits its rank; `what` names the
-    value in the message (e.g. "nn.conv2d: operand 'input'")."""
+    """Checks that a tensor's encoding is one of ours and fits its rank, and that its bytes
+    (padding included) fit in a 64-bit size; `what` names the value in the message (e.g.
+    "nn.conv2d: operand 'input'")."""
     encoding = tensor_type.encoding
     shape = tensor_type.get_shape()
+    if all(d > 0 for d in shape):
+        spec = encoding.spec if isinstance(encoding, LayoutAttr) and (
+            encoding.spec.rank == len(shape)) else None
+        count = math.prod(shape) if spec is None else spec.element_count(shape)
+        width = getattr(tensor_type.element_type, "bitwidth", 8)
+        if count * max(1, width // 8) > MAX_TENSOR_BYTES:
+            raise VerifyException(
+                f"{what}: {tensor_type} has {count:,} elements, too many for a 64-bit "
+                f"byte size (at most {MAX_TENSOR_BYTES:,} bytes)")
     if isinstance(encoding, LayoutAttr):
         try:
             encoding.spec.check_rank(shape)

@@ -41,6 +41,7 @@ from nnlayout.dialects.nn import ConstantOp
 from nnlayout.dialects.weights import constant_value, load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
 from nnlayout.kernels.registry import registry, resolve_layouts
+from nnlayout.lowering.limits import check_buffers_fit
 from nnlayout.tools.driver import DiagnosticError, UserError
 
 if TYPE_CHECKING:
@@ -116,9 +117,15 @@ class ArgumentSpec:
         if not isinstance(array, np.ndarray):
             raise UserError(f"{self.label}: expected a numpy array of shape {self.describe()}, "
                             f"got {type(array).__name__}")
-        if array.shape != self.shape or array.dtype != self.dtype:
+        self.check_header(array.shape, array.dtype)
+
+    def check_header(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        """Raises a UserError naming the argument unless arrays of `shape` and `dtype` match
+        (a .npy header is checked before its data is read)."""
+        if shape != self.shape or dtype != self.dtype:
+            got = dtype.name if dtype.isnative else dtype.str  # '>f4' is not float32 here
             raise UserError(f"{self.label}: expected shape {self.describe()}, "
-                            f"got {list(array.shape)} {array.dtype.name}")
+                            f"got {list(shape)} {got}")
 
 
 def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
@@ -133,6 +140,9 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
         dtype = _DTYPES.get(type(arg_type.element_type))
         if dtype is None:
             raise UserError(f"{label}: element type {arg_type.element_type} is not supported")
+        if 0 in arg_type.get_shape():
+            raise UserError(f"{label}: has type {arg_type}, with a zero-size dimension; empty "
+                            "tensors are not supported")
         specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype))
     return specs
 
@@ -248,6 +258,7 @@ class Interpreter:
     def _plan(self, function: func.FuncOp) -> _Plan:
         plan = self._plans.get(function)
         if plan is None:
+            check_buffers_fit(function)  # before the first allocation
             last_use: dict[SSAValue, Operation] = {}
             for op in function.body.block.ops:
                 for operand in op.operands:

@@ -9,6 +9,7 @@ as mlir-opt does, and the tool exits with status 1. Set NNLAYOUT_TRACEBACK=1 or 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import struct
@@ -26,6 +27,7 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     IntAttr,
     ModuleOp,
+    RankedStructure,
     StringAttr,
     TensorType,
     UnknownLoc,
@@ -165,6 +167,23 @@ class LocatedParser(Parser):
         if self._current_token.kind != MLIRTokenKind.CARET_IDENT:
             self.raise_error("expected '}' to close the region (or a block label such as ^bb1:)")
         return super()._parse_block()
+
+    def _parse_dense_literal_type(self) -> RankedStructure[Attribute]:
+        """xDSL expands a splat `dense<1.0> : T` into a Python list of T's element count
+        before building the attribute; a T too large for memory is refused here, at T."""
+        from nnlayout.lowering.limits import human_bytes, memory_limit
+
+        start = self.pos
+        dense_type = super()._parse_dense_literal_type()
+        count = math.prod(dense_type.get_shape())
+        # One list slot (8 bytes) and the element itself per value, while parsing.
+        needed = count * (8 + max(1, getattr(dense_type.element_type, "bitwidth", 8) // 8))
+        if needed > memory_limit():
+            self.raise_error(
+                f"dense literal of type {dense_type} has {count:,} elements; parsing it needs "
+                f"{needed:,} bytes ({human_bytes(needed)}), more than this machine's memory "
+                f"({human_bytes(memory_limit())})", start, self.pos)
+        return dense_type
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span

@@ -28,6 +28,7 @@ from nnlayout.lowering.interpreter import (
     check_input_count,
     find_entry,
 )
+from nnlayout.lowering.limits import check_inputs_fit
 from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
@@ -75,14 +76,32 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0,
+                   (2, 0): np.lib.format.read_array_header_2_0}
+
+
 def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
-    """Reads the .npy file for one argument; errors name the argument and the file."""
+    """Reads the .npy file for one argument; errors name the argument and the file. The
+    header is checked against the argument before any data is read, so that a file claiming
+    a huge shape allocates nothing; Python objects (pickles) are never loaded."""
     try:
         with open(path, "rb") as handle:
             if handle.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
                 raise UserError(f"{spec.label}: '{path}' is not a .npy file")
             handle.seek(0)
-            return np.load(handle, allow_pickle=False)
+            version = np.lib.format.read_magic(handle)
+            read_header = _HEADER_READERS.get(version)
+            if read_header is None:
+                raise UserError(f"{spec.label}: '{path}' is a .npy file of format version "
+                                f"{version[0]}.{version[1]}; float arrays are 1.0 or 2.0")
+            shape, _, dtype = read_header(handle)
+            if dtype.hasobject:
+                raise UserError(f"{spec.label}: '{path}' is not a valid .npy file: it holds "
+                                "Python objects, which are never unpickled")
+            native = dtype if dtype.isnative else dtype.newbyteorder("=")
+            spec.check_header(shape, native)
+            handle.seek(0)
+            return np.load(handle, allow_pickle=False).astype(native, copy=False)
     except OSError as error:
         raise UserError(f"{spec.label}: cannot read '{path}': {error.strerror}") from None
     except (ValueError, EOFError) as error:
@@ -117,6 +136,7 @@ def main(argv: Sequence[str]) -> int:
 
     function = find_entry(module, args.entry)
     specs = argument_specs(function)
+    check_inputs_fit(specs)
     if args.random_inputs is not None:
         inputs = random_inputs(specs, args.random_inputs)
     elif args.inputs is None and specs:

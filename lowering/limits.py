@@ -1,0 +1,87 @@
+"""Refusing work that cannot fit in this machine's memory, before allocating any of it.
+
+A tensor type such as `tensor<1000000x1000000xf32>` verifies (its size fits in 64 bits), but
+running it needs 4 TB. numpy would raise MemoryError at best, and at worst the operating system
+would overcommit and kill the process half-way. The interpreter and `nnlayout-run` ask here
+first and report the size with the value that needs it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import Attribute
+
+from nnlayout.dialects.layout import layout_of
+from nnlayout.tools.driver import DiagnosticError, UserError
+
+if TYPE_CHECKING:
+    from nnlayout.lowering.interpreter import ArgumentSpec
+
+
+def memory_limit() -> int:
+    """The bytes of physical memory of this machine: no buffer may need more."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def human_bytes(count: int) -> str:
+    """`count` bytes in binary units, e.g. '3.6 TiB'."""
+    size, unit = float(count), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
+        if size < 1024 or unit == "YiB":
+            break
+        size /= 1024
+    return f"{size:.1f} {unit}" if unit != "B" else f"{count} B"
+
+
+def buffer_bytes(value_type: Attribute) -> int:
+    """The bytes a run-time value of `value_type` occupies (layout padding included); 0 for
+    types that are not statically shaped tensors or memrefs."""
+    if not isinstance(value_type, TensorType | MemRefType):
+        return 0
+    shape = value_type.get_shape()
+    if any(d < 0 for d in shape):
+        return 0
+    spec = layout_of(value_type)
+    count = math.prod(shape) if spec is None else spec.element_count(shape)
+    return count * max(1, getattr(value_type.element_type, "bitwidth", 8) // 8)
+
+
+def too_large(nbytes: int, what: str) -> str | None:
+    """Why `what` cannot be allocated, or None when `nbytes` fit in memory."""
+    limit = memory_limit()
+    if nbytes <= limit:
+        return None
+    return (f"{what} needs {nbytes:,} bytes ({human_bytes(nbytes)}), more than this machine's "
+            f"memory ({human_bytes(limit)}); refusing to allocate it")
+
+
+def check_inputs_fit(specs: Sequence[ArgumentSpec]) -> None:
+    """Raises a UserError unless each input of the entry function, and all of them together,
+    fit in memory."""
+    sizes = [math.prod(spec.shape) * spec.dtype.itemsize for spec in specs]
+    for spec, nbytes in zip(specs, sizes, strict=True):
+        if (reason := too_large(nbytes, f"{spec.label}: {spec.describe()}")) is not None:
+            raise UserError(reason)
+    if (reason := too_large(sum(sizes), "the inputs together")) is not None:
+        raise UserError(reason)
+
+
+def check_buffers_fit(function: func.FuncOp) -> None:
+    """Raises a DiagnosticError at the first op (or the function, for an argument) of
+    `function` whose value alone would not fit in memory."""
+    for arg in function.args:
+        name = f"argument %{arg.name_hint}" if arg.name_hint else f"argument {arg.index + 1}"
+        if (reason := too_large(buffer_bytes(arg.type), f"{name} ({arg.type})")) is not None:
+            raise DiagnosticError(function, reason)
+    for op in function.walk():
+        for result in op.results:
+            what = f"the result of {op.name} ({result.type})"
+            reason = too_large(buffer_bytes(result.type), what)
+            if reason is not None:
+                raise DiagnosticError(op, reason)
