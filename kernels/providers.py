@@ -30,3 +30,10 @@ def register_builtin_kernels(registry: Registry) -> None:
         registry.register(reference_kernel(op_type, impl))
     for kernel in (*blocked.kernels(), *sparse.kernels()):
         registry.register(kernel)
+    from nnlayout.kernels.onednn.binding import available
+
+    if available():
+        from nnlayout.kernels.onednn import kernels as onednn
+
+        for kernel in onednn.kernels():
+            registry.register(kernel)

@@ -76,9 +76,30 @@ register_target(Target("avx2", "blocked kernels with 8-channel blocks (256-bit S
                        ("sparse", "blocked", "ref"), block=8, min_blocked_macs=1 << 14))
 register_target(Target("avx512", "blocked kernels with 16-channel blocks (512-bit SIMD)",
                        ("sparse", "blocked", "ref"), block=16, min_blocked_macs=1 << 14))
+register_target(Target("onednn", "oneDNN primitives in the formats oneDNN chooses, else blocked "
+                       "kernels with 8-channel blocks", ("sparse", "onednn", "blocked", "ref"),
+                       block=8, min_blocked_macs=1 << 14))
+
+
+def host_target() -> Target:
+    """`host`: `onednn` when the oneDNN library loads here, else `avx512` or `avx2` by the
+    CPU flags in /proc/cpuinfo (`ref` without either). Resolved on first use, so that only
+    programs asking for it load oneDNN."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from nnlayout.kernels.onednn.binding import available
+
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
+    base = ("onednn" if available() else "avx512" if "avx512f" in flags
+            else "avx2" if "avx2" in flags else "ref")
+    return replace(TARGETS[base], name="host", description=f"this machine: {base}")
 
 
 def get_target(name: str) -> Target:
+    if name == "host" and name not in TARGETS:
+        register_target(host_target())
     if name not in TARGETS:
         raise KeyError(f"unknown target '{name}'; known targets: {', '.join(sorted(TARGETS))}")
     return TARGETS[name]

@@ -1,0 +1,414 @@
+"""A ctypes binding to oneDNN v3.2's C API: only the calls nnlayout uses, f32 on the CPU.
+
+The library comes from the PyPI wheel `onednn-cpu-gomp==2023.2.0` (CPU, OpenMP), which is not
+a Python package: `libdnnl.so.3` is found through the distribution's file list. Enum values
+are copied from the headers of `onednn-devel-cpu-gomp` (tests/test_onednn_binding.py checks
+each one against dnnl_types.h / dnnl_common_types.h), since a wrong constant would not fail,
+it would compute something else.
+
+Every call that returns a `dnnl_status_t` is checked: a failure raises `DnnlError` naming the
+call and the status. `available()` says whether the library loads here; the first time it does
+not (no wheel, not x86-64), one `OneDNNUnavailableWarning` explains why, and the compiler uses
+its numpy kernels instead.
+
+One CPU engine and one in-order stream serve the whole process; they are made on first use and
+live until the process exits (primitives keep references to the engine). Threads: the OpenMP
+runtime reads OMP_NUM_THREADS when the library loads, so set it before the first call.
+
+Handles (`MemoryDesc`, `PrimitiveDesc`, `Primitive`, `Memory`, `Attr`) own their C object and
+destroy it when collected; a memory descriptor queried from a primitive descriptor borrows it
+and keeps its owner alive.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.metadata
+import platform
+import warnings
+from collections.abc import Sequence
+from ctypes import POINTER, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t, c_uint, c_void_p
+from dataclasses import dataclass
+from functools import cache
+
+# ---------------------------------------------------------------- enum values (v3.2)
+# dnnl_status_t
+STATUS_NAMES = {
+    0: "success", 1: "out_of_memory", 2: "invalid_arguments", 3: "unimplemented",
+    4: "last_impl_reached", 5: "runtime_error", 6: "not_required",
+}
+dnnl_success = 0
+dnnl_unimplemented = 3
+# dnnl_data_type_t, dnnl_engine_kind_t, dnnl_stream_flags_t
+dnnl_f32 = 3
+dnnl_cpu = 1
+dnnl_stream_default_flags = 1
+# dnnl_format_tag_t (only tag_any here: formats.py holds the layout tags)
+dnnl_format_tag_any = 1
+# dnnl_format_kind_t
+dnnl_blocked = 2
+# dnnl_prop_kind_t, dnnl_alg_kind_t
+dnnl_forward_inference = 96
+dnnl_convolution_direct = 0x1
+dnnl_eltwise_relu = 0x20
+dnnl_eltwise_tanh = 0x21
+dnnl_eltwise_abs = 0x24
+dnnl_eltwise_sqrt = 0x25
+dnnl_eltwise_linear = 0x26
+dnnl_eltwise_logistic = 0x29
+dnnl_eltwise_exp = 0x2A
+dnnl_eltwise_clip = 0x2E
+dnnl_pooling_max = 0x1FF
+dnnl_pooling_avg_include_padding = 0x2FF
+dnnl_pooling_avg_exclude_padding = 0x3FF
+dnnl_binary_add = 0x1FFF0
+dnnl_binary_mul = 0x1FFF1
+dnnl_binary_div = 0x1FFF4
+dnnl_binary_sub = 0x1FFF5
+# dnnl_normalization_flags_t
+dnnl_use_global_stats = 0x1
+dnnl_use_scale = 0x2
+dnnl_use_shift = 0x4
+# dnnl_scratchpad_mode_t
+dnnl_scratchpad_mode_user = 1
+# dnnl_query_t
+dnnl_query_impl_info_str = 8
+dnnl_query_src_md = 129
+dnnl_query_weights_md = 131
+dnnl_query_dst_md = 133
+dnnl_query_scratchpad_md = 136
+dnnl_query_exec_arg_md = 255
+dnnl_query_ndims_s32 = 256
+dnnl_query_dims = 257
+dnnl_query_format_kind = 262
+# DNNL_ARG_*
+DNNL_ARG_SRC = 1
+DNNL_ARG_SRC_1 = 2
+DNNL_ARG_DST = 17
+DNNL_ARG_WEIGHTS = 33
+DNNL_ARG_BIAS = 41
+DNNL_ARG_MEAN = 49
+DNNL_ARG_VARIANCE = 50
+DNNL_ARG_SCALE = 51
+DNNL_ARG_SHIFT = 52
+DNNL_ARG_SCRATCHPAD = 80
+DNNL_ARG_MULTIPLE_SRC = 1024
+DNNL_MAX_NDIMS = 12
+
+# ------------------------------------------------------------------ prototypes
+Dims = c_int64 * DNNL_MAX_NDIMS
+
+
+class ExecArg(ctypes.Structure):
+    """dnnl_exec_arg_t: an argument index and the memory bound to it."""
+
+    _fields_ = [("arg", c_int), ("memory", c_void_p)]
+
+
+_STATUS = object()  # marks functions returning dnnl_status_t, checked on every call
+_P = c_void_p
+_PP = POINTER(c_void_p)
+_PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
+    "dnnl_engine_create": (_STATUS, (_PP, c_int, c_size_t)),
+    "dnnl_stream_create": (_STATUS, (_PP, _P, c_uint)),
+    "dnnl_stream_wait": (_STATUS, (_P,)),
+    "dnnl_memory_desc_create_with_tag": (_STATUS, (_PP, c_int, Dims, c_int, c_int)),
+    "dnnl_memory_desc_create_with_strides": (_STATUS, (_PP, c_int, Dims, c_int, Dims)),
+    "dnnl_memory_desc_destroy": (_STATUS, (_P,)),
+    "dnnl_memory_desc_query": (_STATUS, (_P, c_int, _P)),
+    "dnnl_memory_desc_equal": (c_int, (_P, _P)),
+    "dnnl_memory_desc_get_size": (c_size_t, (_P,)),
+    "dnnl_memory_create": (_STATUS, (_PP, _P, _P, _P)),
+    "dnnl_memory_set_data_handle": (_STATUS, (_P, _P)),
+    "dnnl_memory_destroy": (_STATUS, (_P,)),
+    "dnnl_primitive_attr_create": (_STATUS, (_PP,)),
+    "dnnl_primitive_attr_destroy": (_STATUS, (_P,)),
+    "dnnl_primitive_attr_set_scratchpad_mode": (_STATUS, (_P, c_int)),
+    "dnnl_primitive_attr_set_post_ops": (_STATUS, (_P, _P)),
+    "dnnl_post_ops_create": (_STATUS, (_PP,)),
+    "dnnl_post_ops_destroy": (_STATUS, (_P,)),
+    "dnnl_post_ops_append_eltwise": (_STATUS, (_P, c_int, c_float, c_float)),
+    "dnnl_post_ops_append_sum": (_STATUS, (_P, c_float, c_int32, c_int)),
+    "dnnl_convolution_forward_primitive_desc_create": (
+        _STATUS, (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P)),
+    "dnnl_pooling_forward_primitive_desc_create": (
+        _STATUS, (_PP, _P, c_int, c_int, _P, _P, Dims, Dims, Dims, Dims, Dims, _P)),
+    "dnnl_eltwise_forward_primitive_desc_create": (
+        _STATUS, (_PP, _P, c_int, c_int, _P, _P, c_float, c_float, _P)),
+    "dnnl_binary_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
+    "dnnl_batch_normalization_forward_primitive_desc_create": (
+        _STATUS, (_PP, _P, c_int, _P, _P, c_float, c_uint, _P)),
+    "dnnl_concat_primitive_desc_create": (_STATUS, (_PP, _P, _P, c_int, c_int, _PP, _P)),
+    "dnnl_reorder_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P)),
+    "dnnl_primitive_desc_query": (_STATUS, (_P, c_int, c_int, _P)),
+    "dnnl_primitive_desc_query_md": (_P, (_P, c_int, c_int)),
+    "dnnl_primitive_desc_destroy": (_STATUS, (_P,)),
+    "dnnl_primitive_create": (_STATUS, (_PP, _P)),
+    "dnnl_primitive_execute": (_STATUS, (_P, _P, c_int, POINTER(ExecArg))),
+    "dnnl_primitive_destroy": (_STATUS, (_P,)),
+}
+
+
+class DnnlError(RuntimeError):
+    """A oneDNN call failed, or the library is not available."""
+
+
+class OneDNNUnavailableWarning(RuntimeWarning):
+    """oneDNN cannot be loaded here; nnlayout uses its numpy kernels."""
+
+
+def _check(status: int, function: object, args: tuple[object, ...]) -> int:
+    if status != dnnl_success:
+        name = getattr(function, "__name__", "oneDNN call")
+        raise DnnlError(f"{name} failed: {STATUS_NAMES.get(status, 'unknown')} "
+                        f"(status {status})")
+    return status
+
+
+def _library_path() -> str:
+    """libdnnl.so.3 of the installed `onednn-cpu-gomp` distribution."""
+    try:
+        files = importlib.metadata.distribution("onednn-cpu-gomp").files or []
+    except importlib.metadata.PackageNotFoundError:
+        raise DnnlError("the PyPI wheel onednn-cpu-gomp==2023.2.0 is not installed") from None
+    for file in files:
+        if file.name == "libdnnl.so.3":
+            return str(file.locate())
+    raise DnnlError("the onednn-cpu-gomp distribution lists no libdnnl.so.3")
+
+
+@cache
+def _load() -> ctypes.CDLL | DnnlError:
+    """The library with its prototypes set, or the error saying why it cannot load (kept,
+    so that the search is not repeated)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return DnnlError(f"the oneDNN wheel is built for x86-64, this machine is "
+                         f"{platform.machine()}")
+    try:
+        path = _library_path()
+        lib = ctypes.CDLL(path)
+    except DnnlError as error:
+        return error
+    except OSError as error:
+        return DnnlError(f"cannot load libdnnl.so.3: {error}")
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        function = getattr(lib, name)
+        function.argtypes = argtypes
+        if restype is _STATUS:
+            function.restype = c_int
+            function.errcheck = _check
+        else:
+            function.restype = restype
+    return lib
+
+
+_warned = False
+
+
+def available() -> bool:
+    """Whether oneDNN loads here; the first time it does not, one warning says why."""
+    global _warned
+    loaded = _load()
+    if isinstance(loaded, DnnlError):
+        if not _warned:
+            _warned = True
+            warnings.warn(f"oneDNN is not available ({loaded}); using the numpy kernels",
+                          OneDNNUnavailableWarning, stacklevel=2)
+        return False
+    return True
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library; raises DnnlError saying why it cannot load."""
+    loaded = _load()
+    if isinstance(loaded, DnnlError):
+        raise loaded
+    return loaded
+
+
+@cache
+def engine() -> c_void_p:
+    """The process's CPU engine (made on first use, never destroyed)."""
+    handle = c_void_p()
+    lib().dnnl_engine_create(ctypes.byref(handle), dnnl_cpu, 0)
+    return handle
+
+
+@cache
+def stream() -> c_void_p:
+    """The process's in-order stream on `engine()`."""
+    handle = c_void_p()
+    lib().dnnl_stream_create(ctypes.byref(handle), engine(), dnnl_stream_default_flags)
+    return handle
+
+
+def dims(values: Sequence[int]) -> Dims:
+    """A dnnl_dims_t holding `values`."""
+    return Dims(*values)
+
+
+# --------------------------------------------------------------------- handles
+class MemoryDesc:
+    """A memory descriptor: owned (created here) or borrowed from the primitive descriptor
+    `owner`, which it keeps alive."""
+
+    def __init__(self, handle: c_void_p, owner: object = None):
+        self.handle = handle
+        self._owner = owner
+
+    @classmethod
+    def with_tag(cls, shape: Sequence[int], tag: int) -> MemoryDesc:
+        handle = c_void_p()
+        lib().dnnl_memory_desc_create_with_tag(ctypes.byref(handle), len(shape), dims(shape),
+                                               dnnl_f32, tag)
+        return cls(handle)
+
+    @classmethod
+    def with_strides(cls, shape: Sequence[int], strides: Sequence[int]) -> MemoryDesc:
+        handle = c_void_p()
+        lib().dnnl_memory_desc_create_with_strides(ctypes.byref(handle), len(shape),
+                                                   dims(shape), dnnl_f32, dims(strides))
+        return cls(handle)
+
+    def __del__(self) -> None:
+        if self._owner is None and self.handle:
+            lib().dnnl_memory_desc_destroy(self.handle)
+
+    @property
+    def size(self) -> int:
+        """Bytes of the described memory, padding included."""
+        return lib().dnnl_memory_desc_get_size(self.handle)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        ndims = c_int()
+        lib().dnnl_memory_desc_query(self.handle, dnnl_query_ndims_s32, ctypes.byref(ndims))
+        values = POINTER(c_int64)()
+        lib().dnnl_memory_desc_query(self.handle, dnnl_query_dims, ctypes.byref(values))
+        return tuple(values[i] for i in range(ndims.value))
+
+    @property
+    def is_blocked(self) -> bool:
+        """False for a format left to the primitive (format_tag::any) or an opaque one."""
+        kind = c_int()
+        lib().dnnl_memory_desc_query(self.handle, dnnl_query_format_kind, ctypes.byref(kind))
+        return kind.value == dnnl_blocked
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MemoryDesc) and bool(
+            lib().dnnl_memory_desc_equal(self.handle, other.handle))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class PostOp:
+    """One post-op, made by `eltwise` or `sum`; hashable, so it can key a cache."""
+
+    kind: str
+    algorithm: int
+    alpha: float
+    beta: float
+
+    @classmethod
+    def eltwise(cls, algorithm: int, alpha: float = 0.0, beta: float = 0.0) -> PostOp:
+        """Applies an element-wise function (e.g. relu with slope alpha) to the result."""
+        return cls("eltwise", algorithm, alpha, beta)
+
+    @classmethod
+    def sum(cls, scale: float = 1.0) -> PostOp:
+        """Adds scale times the destination's previous contents (a residual connection)."""
+        return cls("sum", 0, scale, 0.0)
+
+
+class Attr:
+    """Primitive attributes: user-managed scratchpad, and the given post-ops in order."""
+
+    def __init__(self, post_ops: Sequence[PostOp] = ()):
+        self.handle = c_void_p()
+        lib().dnnl_primitive_attr_create(ctypes.byref(self.handle))
+        lib().dnnl_primitive_attr_set_scratchpad_mode(self.handle, dnnl_scratchpad_mode_user)
+        if post_ops:
+            ops = c_void_p()
+            lib().dnnl_post_ops_create(ctypes.byref(ops))
+            try:
+                for post_op in post_ops:
+                    if post_op.kind == "eltwise":
+                        lib().dnnl_post_ops_append_eltwise(ops, post_op.algorithm,
+                                                           post_op.alpha, post_op.beta)
+                    elif post_op.kind == "sum":
+                        lib().dnnl_post_ops_append_sum(ops, post_op.alpha, 0, dnnl_f32)
+                    else:
+                        raise ValueError(f"unknown post-op kind '{post_op.kind}'")
+                lib().dnnl_primitive_attr_set_post_ops(self.handle, ops)
+            finally:
+                lib().dnnl_post_ops_destroy(ops)
+
+    def __del__(self) -> None:
+        if self.handle:
+            lib().dnnl_primitive_attr_destroy(self.handle)
+
+
+class PrimitiveDesc:
+    """A primitive descriptor: what oneDNN chose (formats, implementation, scratchpad)."""
+
+    def __init__(self, handle: c_void_p):
+        self.handle = handle
+
+    def __del__(self) -> None:
+        if self.handle:
+            lib().dnnl_primitive_desc_destroy(self.handle)
+
+    def md(self, query: int, index: int = 0) -> MemoryDesc:
+        """The memory descriptor the primitive uses for `query` (e.g. dnnl_query_src_md)."""
+        handle = lib().dnnl_primitive_desc_query_md(self.handle, query, index)
+        if not handle:
+            raise DnnlError(f"the primitive descriptor has no memory descriptor for query "
+                            f"{query} #{index}")
+        return MemoryDesc(c_void_p(handle), owner=self)
+
+    @property
+    def implementation(self) -> str:
+        """oneDNN's name of the chosen implementation, e.g. 'brg_conv_fwd:avx2'."""
+        text = c_char_p()
+        lib().dnnl_primitive_desc_query(self.handle, dnnl_query_impl_info_str, 0,
+                                        ctypes.byref(text))
+        return (text.value or b"").decode()
+
+    @property
+    def scratchpad_bytes(self) -> int:
+        return self.md(dnnl_query_scratchpad_md).size
+
+
+class Memory:
+    """A memory object over caller-owned bytes; `point_to` re-points it for each call."""
+
+    def __init__(self, md: MemoryDesc):
+        self.md = md
+        self.handle = c_void_p()
+        lib().dnnl_memory_create(ctypes.byref(self.handle), md.handle, engine(), None)
+
+    def __del__(self) -> None:
+        if self.handle:
+            lib().dnnl_memory_destroy(self.handle)
+
+    def point_to(self, address: int) -> None:
+        lib().dnnl_memory_set_data_handle(self.handle, c_void_p(address))
+
+
+class Primitive:
+    """A primitive made from `pd`, executed on the process's stream."""
+
+    def __init__(self, pd: PrimitiveDesc):
+        self.pd = pd
+        self.handle = c_void_p()
+        lib().dnnl_primitive_create(ctypes.byref(self.handle), pd.handle)
+
+    def __del__(self) -> None:
+        if self.handle:
+            lib().dnnl_primitive_destroy(self.handle)
+
+    def execute(self, args: Sequence[tuple[int, Memory]]) -> None:
+        array = (ExecArg * len(args))(*(ExecArg(arg, memory.handle) for arg, memory in args))
+        lib().dnnl_primitive_execute(self.handle, stream(), len(args), array)
+        lib().dnnl_stream_wait(stream())

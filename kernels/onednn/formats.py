@@ -1,0 +1,91 @@
+"""The map between oneDNN format tags and nnlayout layout strings.
+
+Each `Format` pairs a `dnnl_format_tag_t` with the TVM-style layout string whose
+`LayoutSpec.pack` produces exactly oneDNN's bytes for it, padding included (checked by
+tests/test_onednn_formats.py through oneDNN reorders). The map holds the formats convolution,
+pooling and the element-wise primitives choose on avx2 and avx512 for f32: plain and
+channels-last data, `nChw8c`/`nChw16c`, and the weight blockings of the jit and brgemm
+convolutions.
+
+oneDNN's tags are semantics-agnostic (`nchw` = `oihw` = `abcd`), so each format has a role
+saying which tensor it describes: `data` (N, C, H, W), `weights` (O, I, H, W), `grouped`
+(oneDNN's 5-D g, o, i, h, w weights of a grouped convolution, which are our 4-D O, I, H, W
+with O = g * o), `depthwise` (the same with o = i = 1, where a block of g is a block of our
+O), `vector` (C) and `matrix` (N, C).
+
+`identify` finds the format of a descriptor oneDNN chose by comparing it with descriptors
+made from each candidate tag of the role (`dnnl_memory_desc_equal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.kernels.onednn.binding import MemoryDesc
+
+
+@dataclass(frozen=True)
+class Format:
+    tag: str  # oneDNN's name, e.g. "nChw8c"
+    value: int  # its dnnl_format_tag_t
+    role: str
+    layout: str  # ours, e.g. "NCHW8c"
+
+    @property
+    def kernel_layout(self) -> str:
+        """The layout as a kernel declares it: plain ("") for the logical order."""
+        return PLAIN_LAYOUT if LayoutSpec.parse(self.layout).is_identity else self.layout
+
+
+FORMATS: tuple[Format, ...] = (
+    Format("nchw", 5, "data", "NCHW"),
+    Format("nhwc", 22, "data", "NHWC"),
+    Format("nChw8c", 102, "data", "NCHW8c"),
+    Format("nChw16c", 78, "data", "NCHW16c"),
+    Format("oihw", 5, "weights", "OIHW"),
+    Format("ohwi", 22, "weights", "OHWI"),
+    Format("hwio", 28, "weights", "HWIO"),
+    Format("OIhw8i8o", 107, "weights", "OIHW8i8o"),
+    Format("OIhw16i16o", 79, "weights", "OIHW16i16o"),
+    Format("Oihw16o", 73, "weights", "OIHW16o"),
+    Format("Ohwi8o", 216, "weights", "OHWI8o"),
+    Format("Ohwi16o", 211, "weights", "OHWI16o"),
+    Format("Ohwi24o", 661, "weights", "OHWI24o"),
+    Format("Ohwi32o", 214, "weights", "OHWI32o"),
+    Format("goihw", 6, "grouped", "OIHW"),
+    Format("goihw", 6, "depthwise", "OIHW"),
+    Format("Goihw8g", 138, "depthwise", "OIHW8o"),
+    Format("Goihw16g", 114, "depthwise", "OIHW16o"),
+    Format("hwioG8g", 539, "depthwise", "HWIO8o"),
+    Format("hwioG16g", 438, "depthwise", "HWIO16o"),
+    Format("x", 2, "vector", "C"),
+    Format("nc", 3, "matrix", "NC"),
+)
+ROLES = ("data", "weights", "grouped", "depthwise", "vector", "matrix")
+_IDENTITY = {"data": "NCHW", "weights": "OIHW", "grouped": "OIHW", "depthwise": "OIHW",
+             "vector": "C", "matrix": "NC"}
+
+
+def by_layout(role: str, layout: str) -> Format | None:
+    """The format of `role` whose layout is `layout` ("" = the role's plain layout)."""
+    text = layout or _IDENTITY[role]
+    return next((f for f in FORMATS if f.role == role and f.layout == text), None)
+
+
+def identify(md: MemoryDesc, role: str) -> Format | None:
+    """The mapped format of `role` that `md` (a descriptor oneDNN chose) has, if any."""
+    if not md.is_blocked:
+        return None
+    shape = md.shape
+    for candidate in FORMATS:
+        if candidate.role == role and MemoryDesc.with_tag(shape, candidate.value) == md:
+            return candidate
+    return None
+
+
+def layouts_of(role: str) -> Sequence[str]:
+    """Our layout strings with a format of `role`."""
+    return tuple(f.layout for f in FORMATS if f.role == role)

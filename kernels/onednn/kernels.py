@@ -1,0 +1,401 @@
+"""oneDNN kernels (family `onednn`): convolution, pooling, element-wise, binary, batch norm and
+concat ops as oneDNN primitives, called through ctypes on the interpreter's numpy arrays.
+
+Layouts come from oneDNN, not from a table: a convolution's `layouts(op, target)` builds the
+primitive descriptor with `format_tag::any` and reads back the formats it chose (mapped to our
+layout strings by formats.py) and the implementation's name. An implementation named `ref...`
+is oneDNN's slow reference code and is refused: for a convolution the kernel first retries with
+a plain `nchw` source (the fast stem: a 3-channel source padded to `nChw8c` falls to
+`ref:any`, 800x slower) and with plain grouped weights, so dispatch falls back to numpy only
+when oneDNN has no fast implementation. The other ops run on whatever layout their operand has
+(`"*"`), as long as oneDNN has a fast implementation for it.
+
+Semantics kept equal to the reference kernels, where oneDNN differs:
+- NaN: oneDNN's relu and clip (max/min instructions) turn NaN into a bound and its exp turns
+  NaN into inf, so relu, clip and exp have no oneDNN kernel here, nor does leaky_relu with
+  alpha 0; max pooling drops NaN too, so an input holding NaN is pooled by the numpy kernel.
+- Padding (invariant 2): oneDNN leaves 0 * NaN in padded output channels and sigmoid(0) in
+  padded lanes, so results in a padded layout get their padding lanes re-zeroed.
+- ceil_mode pooling is oneDNN pooling with a larger bottom/right padding; with
+  count_include_pad that extra padding would count in the divisor, so that case is refused.
+
+Implementations follow the registry's `impl(op, inputs)` through `run`, a thin wrapper that
+allocates the result (of oneDNN's byte size) and the scratchpad, around
+`execute(op, inputs, out, scratchpad)`, which writes into caller-owned buffers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from xdsl.dialects.builtin import f32
+from xdsl.ir import Operation, SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
+from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.kernels.blocked import _ZERO_PRESERVING, _same_shapes, max_pool2d_any
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
+from nnlayout.kernels.onednn.formats import Format, by_layout, identify
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.registry import Kernel, Target
+
+Layouts = tuple[tuple[str, ...], tuple[str, ...]]
+ANY = b.dnnl_format_tag_any
+
+
+def _format(value: SSAValue, role: str) -> Format:
+    """The format of a value's layout; raises naming it when oneDNN has none."""
+    layout = encoding_name(value.type)
+    found = by_layout(role, layout)
+    if found is None:
+        raise ValueError(f"layout '{layout or 'plain'}' has no oneDNN format ({role})")
+    return found
+
+
+def _zero_result_padding(op: Operation, out: np.ndarray) -> None:
+    """Zeroes the padding lanes of result 0, if its layout has any."""
+    spec = layout_of(op.results[0].type)
+    if spec is not None:
+        spec.zero_padding(out, shape_of(op.results[0]))
+
+
+_NOT_F32 = "not float32; the oneDNN kernels are f32 only"
+
+
+def _is_f32(op: Operation) -> bool:
+    return all(getattr(v.type, "element_type", None) == f32
+               for v in (*op.operands, *op.results))
+
+
+# ------------------------------------------------------------------- convolution
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A convolution in oneDNN's terms: weights are 5-D (g, o, i, h, w) when grouped."""
+
+    src: tuple[int, ...]
+    weights: tuple[int, ...]
+    bias: bool
+    dst: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]  # ours: 1 = dense
+    padding_l: tuple[int, ...]
+    padding_r: tuple[int, ...]
+    weights_role: str  # "weights", "grouped" or "depthwise"
+
+
+def conv_geometry(op: nn.Conv2dOp) -> ConvGeometry:
+    groups = op.groups.value.data
+    o, i, kh, kw = shape_of(op.weight)
+    pads = ints(op.pads)
+    if groups == 1:
+        weights, role = (o, i, kh, kw), "weights"
+    else:
+        weights = (groups, o // groups, i, kh, kw)
+        role = "depthwise" if o == groups == shape_of(op.input)[1] else "grouped"
+    return ConvGeometry(shape_of(op.input), weights, op.bias is not None, shape_of(op.output),
+                        ints(op.strides), ints(op.dilations), pads[:2], pads[2:], role)
+
+
+def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int,
+            post_ops: Sequence[b.PostOp] = ()) -> b.PrimitiveDesc:
+    """The convolution's primitive descriptor with the given format tags (or ANY)."""
+    bias = MemoryDesc.with_tag((g.dst[1],), by_layout("vector", "").value) if g.bias else None
+    return p.convolution_pd(MemoryDesc.with_tag(g.src, src),
+                            MemoryDesc.with_tag(g.weights, weights), bias,
+                            MemoryDesc.with_tag(g.dst, dst), g.strides, g.dilations,
+                            g.padding_l, g.padding_r, post_ops)
+
+
+@dataclass(frozen=True)
+class ConvChoice:
+    """What oneDNN chose for a convolution: formats of src, weights, dst, and its code."""
+
+    formats: tuple[Format, Format, Format]
+    implementation: str
+    scratchpad: int
+
+
+@cache
+def conv_choice(g: ConvGeometry) -> ConvChoice | str:
+    """oneDNN's fast choice for `g`, or why there is none. Tried in order: every format left
+    to oneDNN; a plain nchw source (the fast stem); plain weights (grouped convolutions)."""
+    plain_weights = by_layout(g.weights_role, "").value
+    attempts = ((ANY, ANY, "formats of its choice"),
+                (by_layout("data", "").value, ANY, "a plain nchw source"),
+                (ANY, plain_weights, "plain weights"))
+    notes = []
+    for src, weights, what in attempts:
+        try:
+            pd = conv_pd(g, src, weights, ANY)
+        except DnnlError as error:
+            notes.append(f"{what}: {error}")
+            continue
+        implementation = pd.implementation
+        formats = (identify(pd.md(b.dnnl_query_src_md), "data"),
+                   identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
+                   identify(pd.md(b.dnnl_query_dst_md), "data"))
+        source = formats[0].tag if formats[0] else "unmapped"
+        if implementation.startswith("ref"):
+            notes.append(f"oneDNN chose {implementation} for a {g.src[1]}-channel {source} "
+                         f"source ({what})")
+        elif None in formats:
+            unmapped = [n for n, f in zip(("source", "weights", "destination"), formats,
+                                          strict=True) if f is None]
+            notes.append(f"oneDNN's {implementation} wants a {unmapped[0]} format with no "
+                         f"nnlayout layout ({what})")
+        else:
+            return ConvChoice(formats, implementation, pd.scratchpad_bytes)  # type: ignore[arg-type]
+    return "; ".join(notes)
+
+
+def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
+    """Refuses when oneDNN has only its reference implementation (or formats we cannot
+    name); oneDNN pads channels itself, so `padding` does not matter."""
+    if not _is_f32(op):
+        return _NOT_F32
+    choice = conv_choice(conv_geometry(op))
+    return choice if isinstance(choice, str) else None
+
+
+def _chosen(op: nn.Conv2dOp) -> ConvChoice:
+    choice = conv_choice(conv_geometry(op))
+    if isinstance(choice, str):
+        raise ValueError(f"{op.name}: no fast oneDNN convolution: {choice}")
+    return choice
+
+
+def _conv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
+    src, weights, dst = (f.kernel_layout for f in _chosen(op).formats)
+    operands = (src, weights) + ((PLAIN_LAYOUT,) if op.bias is not None else ())
+    return operands, (dst,)
+
+
+def _conv_workspace(op: nn.Conv2dOp, target: Target) -> int:
+    return _chosen(op).scratchpad
+
+
+def _conv_compiled(op: nn.Conv2dOp) -> tuple[Compiled, tuple[int, ...]]:
+    g = conv_geometry(op)
+    tags = (_format(op.input, "data").value, _format(op.weight, g.weights_role).value,
+            _format(op.output, "data").value)
+    args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if g.bias else ())
+    compiled = p.get_compiled(("conv", g, tags), lambda: conv_pd(g, *tags),
+                              (*args, b.DNNL_ARG_DST))
+    return compiled, args
+
+
+# ---------------------------------------------------------------------- pooling
+def _pool_padding_r(op: Operation) -> tuple[int, int]:
+    """Bottom/right padding that fits all output windows: the explicit pads, or more where
+    ceil_mode's last window overhangs them."""
+    x, out = shape_of(op.operands[0]), shape_of(op.results[0])
+    kernel, strides, pads, dilations = (ints(op.kernel), ints(op.strides), ints(op.pads),
+                                        ints(op.dilations))
+    return tuple(  # type: ignore[return-value]
+        max(pads[a + 2], (out[2 + a] - 1) * strides[a] + (kernel[a] - 1) * dilations[a] + 1
+            - x[2 + a] - pads[a]) for a in range(2))
+
+
+def _pool_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
+    x, out = shape_of(op.operands[0]), shape_of(op.results[0])
+    if isinstance(op, nn.GlobalAvgPoolOp):
+        return p.pooling_pd(b.dnnl_pooling_avg_include_padding, MemoryDesc.with_tag(x, tag),
+                            MemoryDesc.with_tag(out, tag), x[2:], (1, 1), (1, 1), (0, 0),
+                            (0, 0))
+    if isinstance(op, nn.MaxPool2dOp):
+        algorithm = b.dnnl_pooling_max
+    elif op.count_include_pad is not None:
+        algorithm = b.dnnl_pooling_avg_include_padding
+    else:
+        algorithm = b.dnnl_pooling_avg_exclude_padding
+    return p.pooling_pd(algorithm, MemoryDesc.with_tag(x, tag), MemoryDesc.with_tag(out, tag),
+                        ints(op.kernel), ints(op.strides), ints(op.dilations), ints(op.pads)[:2],
+                        _pool_padding_r(op))
+
+
+def _pool_reason(op: Operation) -> str | None:
+    rank = len(shape_of(op.operands[0]))
+    if rank != 4:
+        return f"rank-{rank} input; oneDNN pooling here needs N, C, H, W"
+    if isinstance(op, nn.AvgPool2dOp) and op.count_include_pad is not None and (
+            _pool_padding_r(op) != ints(op.pads)[2:]):
+        return ("ceil_mode overhang with count_include_pad: oneDNN would count it in the "
+                "divisor")
+    return None
+
+
+# ------------------------------------------------------------------ element-wise
+# op type -> (algorithm, alpha, beta) of the oneDNN eltwise with the reference's semantics.
+def _eltwise_params(op: Operation) -> tuple[int, float, float]:
+    if isinstance(op, nn.LeakyReluOp):
+        return b.dnnl_eltwise_relu, op.alpha.value.data, 0.0
+    return _ELTWISE[type(op)]
+
+
+_ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
+    nn.SigmoidOp: (b.dnnl_eltwise_logistic, 0.0, 0.0),
+    nn.TanhOp: (b.dnnl_eltwise_tanh, 0.0, 0.0),
+    nn.AbsOp: (b.dnnl_eltwise_abs, 0.0, 0.0),
+    nn.SqrtOp: (b.dnnl_eltwise_sqrt, 0.0, 0.0),
+    nn.NegOp: (b.dnnl_eltwise_linear, -1.0, 0.0),
+}
+_BINARY: dict[type[Operation], int] = {
+    nn.AddOp: b.dnnl_binary_add, nn.SubOp: b.dnnl_binary_sub, nn.MulOp: b.dnnl_binary_mul,
+    nn.DivOp: b.dnnl_binary_div,
+}
+
+
+# -------------------------------------------------- ops in their operand's layout
+def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
+    """The primitive descriptor of a `"*"` op whose operands all have format `tag`."""
+    md = [MemoryDesc.with_tag(shape_of(v), tag) for v in op.operands]
+    out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
+    if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
+        return _pool_pd(op, tag)
+    if type(op) in _BINARY:
+        return p.binary_pd(_BINARY[type(op)], md[0], md[1], out)
+    if isinstance(op, nn.BatchNormOp):
+        return p.batch_norm_pd(md[0], out, op.epsilon.value.data)
+    if isinstance(op, nn.ConcatOp):
+        return p.concat_pd(out, op.normalized_axis, md)
+    algorithm, alpha, beta = _eltwise_params(op)
+    return p.eltwise_pd(algorithm, md[0], out, alpha, beta)
+
+
+def _any_args(op: Operation) -> tuple[int, ...]:
+    """oneDNN's execution argument for each operand."""
+    if isinstance(op, nn.BatchNormOp):
+        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SCALE, b.DNNL_ARG_SHIFT, b.DNNL_ARG_MEAN,
+                b.DNNL_ARG_VARIANCE)
+    if isinstance(op, nn.ConcatOp):
+        return tuple(b.DNNL_ARG_MULTIPLE_SRC + i for i in range(len(op.operands)))
+    if type(op) in _BINARY:
+        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
+    return (b.DNNL_ARG_SRC,)
+
+
+def _op_key(op: Operation) -> tuple[object, ...]:
+    """What determines an op's primitive besides its format: kind, shapes, attributes."""
+    properties = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+    return (op.name, tuple(shape_of(v) for v in (*op.operands, *op.results)), properties)
+
+
+_IMPLEMENTATIONS: dict[tuple[object, ...], str] = {}
+
+
+def _any_implementation(op: Operation, tag: int) -> str:
+    """The name of oneDNN's implementation of `op` on data of format `tag` (remembered per
+    op kind, shapes and attributes), or "none (why)"."""
+    key = (_op_key(op), tag)
+    if key not in _IMPLEMENTATIONS:
+        try:
+            _IMPLEMENTATIONS[key] = _any_pd(op, tag).implementation
+        except DnnlError as error:
+            _IMPLEMENTATIONS[key] = f"none ({error})"
+    return _IMPLEMENTATIONS[key]
+
+
+def _any_reason(op: Operation, fmt: Format | None, layout: str) -> str | None:
+    """Why `op` cannot run in `layout` (None when oneDNN has a fast implementation)."""
+    if fmt is None:
+        return f"layout '{layout}' has no oneDNN format"
+    implementation = _any_implementation(op, fmt.value)
+    if implementation.startswith(("ref", "none")):
+        return f"oneDNN chose {implementation} for {fmt.tag} data"
+    return None
+
+
+def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """Shape rules, then a fast implementation for plain nchw data (where dispatch leaves
+    the op until propagate-layouts offers another layout)."""
+    if not _is_f32(op):
+        reason: str | None = _NOT_F32
+    elif isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
+        reason = _pool_reason(op)
+    elif type(op) in _BINARY:
+        reason = _same_shapes(op, target, padding)
+    elif isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0:
+        reason = "leaky_relu with alpha 0 is oneDNN's relu, which turns NaN into 0"
+    elif isinstance(op, nn.BatchNormOp | nn.ConcatOp) and len(shape_of(op.results[0])) != 4:
+        reason = "not rank 4; the oneDNN kernel needs N, C, H, W"
+    else:
+        reason = None
+    return reason or _any_reason(op, by_layout("data", ""), "NCHW")
+
+
+def _any_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    return _any_reason(op, by_layout("data", spec.text), spec.text)
+
+
+def _any_layouts(op: Operation, target: Target) -> Layouts:
+    """Operand 0 and the result in any layout; batch norm's vectors plain."""
+    if isinstance(op, nn.BatchNormOp):
+        return (ANY_LAYOUT,) + (PLAIN_LAYOUT,) * 4, (ANY_LAYOUT,)
+    return (ANY_LAYOUT,) * len(op.operands), (ANY_LAYOUT,)
+
+
+def _any_compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
+    tag = _format(op.operands[0], "data").value
+    args = _any_args(op)
+    compiled = p.get_compiled(("any", _op_key(op), tag), lambda: _any_pd(op, tag),
+                              (*args, b.DNNL_ARG_DST))
+    return compiled, args
+
+
+# --------------------------------------------------------------------- execution
+def _compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
+    return _conv_compiled(op) if isinstance(op, nn.Conv2dOp) else _any_compiled(op)
+
+
+def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
+            scratchpad: np.ndarray | None = None) -> None:
+    """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
+    (a C-contiguous float32 buffer of the result's physical size)."""
+    compiled, args = _compiled(op)
+    arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
+              for arg, x in zip(args, inputs, strict=True)}
+    compiled({**arrays, b.DNNL_ARG_DST: out}, scratchpad)
+    if isinstance(op, nn.MaxPool2dOp) and np.isnan(arrays[b.DNNL_ARG_SRC]).any():
+        out[...] = max_pool2d_any(op, inputs)  # oneDNN's max drops NaN; numpy's keeps it
+    _zero_result_padding(op, out)
+
+
+def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """`execute` with a newly allocated result and scratchpad (the registry's signature)."""
+    compiled, _ = _compiled(op)
+    result = op.results[0]
+    spec = layout_of(result.type)
+    shape = shape_of(result) if spec is None else spec.physical_shape(shape_of(result))
+    if math.prod(shape) * 4 != compiled.nbytes(b.DNNL_ARG_DST):
+        raise ValueError(f"{op.name}: oneDNN's result takes {compiled.nbytes(b.DNNL_ARG_DST)} "
+                         f"bytes, layout '{encoding_name(result.type)}' {math.prod(shape) * 4}")
+    out = np.empty(shape, dtype=np.float32)
+    execute(op, inputs, out, np.empty(compiled.scratchpad_bytes, dtype=np.uint8))
+    return out
+
+
+
+def kernels() -> list[Kernel]:
+    """The oneDNN family's descriptors (float32 ops only)."""
+    result = [Kernel("conv2d_onednn", nn.Conv2dOp, "onednn", run,
+                     accepts=_conv_accepts, layouts=_conv_layouts, workspace=_conv_workspace)]
+    any_ops: list[tuple[type[Operation], bool]] = [
+        (nn.MaxPool2dOp, False), (nn.AvgPool2dOp, False), (nn.GlobalAvgPoolOp, False),
+        (nn.ConcatOp, False), (nn.BatchNormOp, True),
+        *((op_type, True) for op_type in (*_ELTWISE, nn.LeakyReluOp, *_BINARY))]
+    for op_type, in_place in any_ops:
+        name = op_type.name.removeprefix("nn.") + "_onednn"
+        result.append(Kernel(name, op_type, "onednn", run,
+                             accepts=_any_accepts, layouts=_any_layouts,
+                             accepts_layout=_any_accepts_layout,
+                             in_place=0 if in_place else None,
+                             keeps_padding_zero=_ZERO_PRESERVING.get(op_type, True)))
+    return result

@@ -1,0 +1,160 @@
+"""oneDNN primitives on numpy buffers, with a cache of compiled primitives.
+
+Each `*_pd` function builds a primitive descriptor from memory descriptors (a descriptor made
+with `format_tag::any` lets oneDNN choose the format; kernels read the choice back). `compile`
+turns a descriptor into a `Compiled` primitive and keeps it under a key of (op kind, shapes,
+formats, attributes), so that a network run a second time creates nothing.
+
+A `Compiled` primitive owns one memory object per execution argument, created without a buffer
+and re-pointed at the caller's numpy arrays on every call (`dnnl_memory_set_data_handle`): the
+caller owns all storage, outputs and the scratchpad included (user-managed scratchpad mode), so
+that a memory planner can place them.
+
+oneDNN conventions handled here: a dilation of 1 (ours, ONNX's) is oneDNN's 0; padding is
+given per side (`padding_l` = top, left; `padding_r` = bottom, right).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from ctypes import c_void_p
+
+import numpy as np
+
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
+
+
+def _created(function: Callable[..., int], *args: object,
+             post_ops: Sequence[PostOp] = ()) -> PrimitiveDesc:
+    """Calls a `dnnl_*_primitive_desc_create` function with `args` and then attributes (a
+    user-managed scratchpad and `post_ops`), and wraps its result."""
+    handle = c_void_p()
+    attr = Attr(post_ops)  # a local, so that it outlives the call
+    function(ctypes.byref(handle), *args, attr.handle)
+    return PrimitiveDesc(handle)
+
+
+def onednn_dilations(dilations: Sequence[int]) -> list[int]:
+    """Our dilations (1 = dense) as oneDNN's (0 = dense)."""
+    return [d - 1 for d in dilations]
+
+
+# ------------------------------------------------------------- primitive descriptors
+def convolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
+                   dst: MemoryDesc, strides: Sequence[int], dilations: Sequence[int],
+                   padding_l: Sequence[int], padding_r: Sequence[int],
+                   post_ops: Sequence[PostOp] = ()) -> PrimitiveDesc:
+    """Forward-inference direct convolution; `dilations` in our convention (1 = dense);
+    grouped when `weights` is 5-D (g, o, i, h, w)."""
+    return _created(b.lib().dnnl_convolution_forward_primitive_desc_create, b.engine(),
+                    b.dnnl_forward_inference, b.dnnl_convolution_direct, src.handle,
+                    weights.handle, None if bias is None else bias.handle, dst.handle,
+                    b.dims(strides), b.dims(onednn_dilations(dilations)), b.dims(padding_l),
+                    b.dims(padding_r), post_ops=post_ops)
+
+
+def pooling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, kernel: Sequence[int],
+               strides: Sequence[int], dilations: Sequence[int], padding_l: Sequence[int],
+               padding_r: Sequence[int]) -> PrimitiveDesc:
+    """Forward-inference max or average pooling; `dilations` in our convention."""
+    return _created(b.lib().dnnl_pooling_forward_primitive_desc_create, b.engine(),
+                    b.dnnl_forward_inference, algorithm, src.handle, dst.handle,
+                    b.dims(strides), b.dims(kernel), b.dims(onednn_dilations(dilations)),
+                    b.dims(padding_l), b.dims(padding_r))
+
+
+def eltwise_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, alpha: float = 0.0,
+               beta: float = 0.0) -> PrimitiveDesc:
+    return _created(b.lib().dnnl_eltwise_forward_primitive_desc_create, b.engine(),
+                    b.dnnl_forward_inference, algorithm, src.handle, dst.handle, alpha, beta)
+
+
+def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc,
+              dst: MemoryDesc) -> PrimitiveDesc:
+    return _created(b.lib().dnnl_binary_primitive_desc_create, b.engine(), algorithm,
+                    src0.handle, src1.handle, dst.handle)
+
+
+def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> PrimitiveDesc:
+    """Inference batch normalization with given mean and variance, scale and shift."""
+    flags = b.dnnl_use_global_stats | b.dnnl_use_scale | b.dnnl_use_shift
+    return _created(b.lib().dnnl_batch_normalization_forward_primitive_desc_create,
+                    b.engine(), b.dnnl_forward_inference, src.handle, dst.handle, epsilon,
+                    flags)
+
+
+def concat_pd(dst: MemoryDesc, axis: int, srcs: Sequence[MemoryDesc]) -> PrimitiveDesc:
+    handles = (c_void_p * len(srcs))(*(s.handle for s in srcs))
+    return _created(b.lib().dnnl_concat_primitive_desc_create, b.engine(), dst.handle,
+                    len(srcs), axis, handles)
+
+
+def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+    return _created(b.lib().dnnl_reorder_primitive_desc_create, src.handle, b.engine(),
+                    dst.handle, b.engine())
+
+
+# ------------------------------------------------------------------- execution
+class Compiled:
+    """A primitive with one re-pointable memory object per execution argument."""
+
+    def __init__(self, pd: PrimitiveDesc, args: Sequence[int]):
+        self.pd = pd
+        self.primitive = b.Primitive(pd)
+        self.memories = {arg: b.Memory(pd.md(b.dnnl_query_exec_arg_md, arg)) for arg in args}
+        self.scratchpad_bytes = pd.scratchpad_bytes
+        if self.scratchpad_bytes:
+            self.memories[b.DNNL_ARG_SCRATCHPAD] = b.Memory(pd.md(b.dnnl_query_scratchpad_md))
+
+    def nbytes(self, arg: int) -> int:
+        """Bytes the buffer of execution argument `arg` must have."""
+        return self.memories[arg].md.size
+
+    def __call__(self, arrays: Mapping[int, np.ndarray],
+                 scratchpad: np.ndarray | None = None) -> None:
+        """Runs on `arrays` (execution argument -> C-contiguous float32 buffer of exactly
+        `nbytes(arg)` bytes) and a scratchpad of at least `scratchpad_bytes` bytes."""
+        bound = dict(arrays)
+        held = []  # the arrays whose addresses oneDNN gets, alive until it returns
+        if self.scratchpad_bytes:
+            if scratchpad is None or scratchpad.nbytes < self.scratchpad_bytes:
+                raise ValueError(f"{self.pd.implementation} needs a scratchpad of "
+                                 f"{self.scratchpad_bytes} bytes")
+            bound[b.DNNL_ARG_SCRATCHPAD] = scratchpad
+        for arg, memory in self.memories.items():
+            array = bound.get(arg)
+            if array is None:
+                raise ValueError(f"{self.pd.implementation}: no buffer for argument {arg}")
+            if arg != b.DNNL_ARG_SCRATCHPAD and (
+                    array.dtype != np.float32 or not array.flags.c_contiguous
+                    or array.nbytes != memory.md.size):
+                raise ValueError(
+                    f"{self.pd.implementation}: argument {arg} must be a C-contiguous float32 "
+                    f"buffer of {memory.md.size} bytes, got {array.dtype} "
+                    f"{'contiguous' if array.flags.c_contiguous else 'strided'} "
+                    f"{array.nbytes} bytes")
+            if arg != b.DNNL_ARG_DST and not array.flags.writeable:
+                array = np.array(array)  # oneDNN takes non-const pointers only
+            held.append(array)
+            memory.point_to(array.ctypes.data)
+        self.primitive.execute(list(self.memories.items()))
+
+
+_CACHE: dict[Hashable, Compiled] = {}
+
+
+def get_compiled(key: Hashable, build: Callable[[], PrimitiveDesc],
+            args: Sequence[int]) -> Compiled:
+    """The compiled primitive for `key`, built by `build` the first time; `args` lists the
+    execution arguments it takes (the scratchpad is added when it needs one)."""
+    compiled = _CACHE.get(key)
+    if compiled is None:
+        compiled = _CACHE[key] = Compiled(build(), args)
+    return compiled
+
+
+def cache_size() -> int:
+    """How many compiled primitives the cache holds."""
+    return len(_CACHE)

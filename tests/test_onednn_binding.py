@@ -1,0 +1,226 @@
+"""The oneDNN binding's constants against the C headers, the format map against oneDNN's own
+reorders, primitives with post-ops and a user scratchpad against numpy, and the error paths
+(a failing call names itself; an unloadable library is explained once)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc, PostOp
+from nnlayout.kernels.onednn.formats import FORMATS, by_layout, identify
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+
+pytestmark = pytest.mark.skipif(not b.available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
+                                "does not load on this machine")
+
+
+# ------------------------------------------------------------------ header cross-check
+def include_dir() -> Path | None:
+    try:
+        files = importlib.metadata.distribution("onednn-devel-cpu-gomp").files or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    header = next((f for f in files if f.name == "dnnl_types.h" and "oneapi" in str(f)), None)
+    return None if header is None else Path(str(header.locate())).parent
+
+
+def active_lines(text: str, defined: set[str]) -> list[str]:
+    """The lines of a header that its #ifdef / #if 0 blocks keep, given `defined`."""
+    kept, stack = [], []
+    for line in text.splitlines():
+        words = line.split()
+        directive = words[0] if words and words[0].startswith("#") else ""
+        if directive == "#ifdef":
+            stack.append(words[1] in defined)
+        elif directive == "#ifndef":
+            stack.append(True)  # include guards
+        elif directive == "#if":
+            stack.append(words[1] != "0")
+        elif directive == "#else":
+            stack[-1] = not stack[-1]
+        elif directive == "#endif":
+            stack.pop()
+        elif all(stack):
+            kept.append(line)
+    return kept
+
+
+def header_values(directory: Path) -> dict[str, int]:
+    """Every enumerator of the type headers and every `#define DNNL_ARG_*` with its value,
+    computed as a C compiler would (implicit values count up; aliases resolve)."""
+    defined = set(re.findall(r"^#define (\w+)", (directory / "dnnl_config.h").read_text(), re.M))
+    values: dict[str, int] = {}
+    for name in ("dnnl_common_types.h", "dnnl_types.h"):
+        text = "\n".join(active_lines((directory / name).read_text(), defined))
+        text = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+        for macro, expr in re.findall(r"^#define (DNNL_(?:ARG|MAX)_\w+) (\w+)\s*$", text, re.M):
+            values[macro] = values[expr] if expr in values else int(expr, 0)
+        for body in re.findall(r"typedef enum\s*\{(.*?)\}", text, re.S):
+            following = 0
+            for item in filter(None, (i.strip() for i in body.split(","))):
+                enumerator, _, expr = (part.strip() for part in item.partition("="))
+                if expr:
+                    expr = expr.rstrip("uU")
+                    following = values[expr] if expr in values else int(expr, 0)
+                values[enumerator] = following
+                following += 1
+    return values
+
+
+@pytest.fixture(scope="module")
+def header() -> dict[str, int]:
+    directory = include_dir()
+    if directory is None:
+        pytest.skip("onednn-devel-cpu-gomp==2023.2.0 (the headers) is not installed")
+    return header_values(directory)
+
+
+def test_parser_follows_c_rules(header: dict[str, int]) -> None:
+    assert header["dnnl_nchw"] == header["dnnl_abcd"]  # an alias
+    assert header["dnnl_forward"] == header["dnnl_forward_training"] == 64
+    assert header["DNNL_ARG_SRC"] == header["DNNL_ARG_SRC_0"] == 1
+
+
+def test_every_binding_constant_matches_the_header(header: dict[str, int]) -> None:
+    constants = {name: value for name, value in vars(b).items()
+                 if re.fullmatch(r"dnnl_[a-z0-9_]+|DNNL_[A-Z0-9_]+", name)
+                 and isinstance(value, int)}
+    assert len(constants) > 40
+    wrong = {n: (v, header.get(n)) for n, v in constants.items() if header.get(n) != v}
+    assert not wrong, f"constants differing from the header (ours, header's): {wrong}"
+    for status, name in b.STATUS_NAMES.items():
+        assert header[f"dnnl_{name}"] == status
+
+
+def test_every_format_tag_matches_the_header(header: dict[str, int]) -> None:
+    wrong = {f.tag: (f.value, header.get(f"dnnl_{f.tag}")) for f in FORMATS
+             if header.get(f"dnnl_{f.tag}") != f.value}
+    assert not wrong, f"format tags differing from the header (ours, header's): {wrong}"
+
+
+# ------------------------------------------------------------------------- formats
+# A logical shape per role whose channel counts do not divide the blocks (padding).
+ROLE_SHAPES = {"data": (2, 5, 3, 4), "weights": (20, 5, 3, 2), "grouped": (6, 2, 3, 3),
+               "depthwise": (20, 1, 3, 2), "vector": (7,), "matrix": (3, 5)}
+
+
+def onednn_shape(role: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """oneDNN's dims for our logical shape: grouped weights are 5-D (g, o, i, h, w)."""
+    if role == "depthwise":
+        return (shape[0], 1, 1, *shape[2:])
+    if role == "grouped":  # two groups
+        return (2, shape[0] // 2, *shape[1:])
+    return shape
+
+
+def reorder(array: np.ndarray, src: MemoryDesc, dst: MemoryDesc) -> np.ndarray:
+    compiled = p.Compiled(p.reorder_pd(src, dst), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+    out = np.full(dst.size // 4, np.nan, dtype=np.float32)
+    compiled({b.DNNL_ARG_SRC: array, b.DNNL_ARG_DST: out},
+             np.empty(compiled.scratchpad_bytes, np.uint8))
+    return out
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f"{f.role}-{f.tag}")
+def test_layout_spec_packs_like_onednn(fmt) -> None:
+    shape = ROLE_SHAPES[fmt.role]
+    logical = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    dims = onednn_shape(fmt.role, shape)
+    plain = MemoryDesc.with_tag(dims, by_layout(fmt.role, "").value)
+    blocked = MemoryDesc.with_tag(dims, fmt.value)
+    ours = LayoutSpec.parse(fmt.layout).pack(logical)
+    assert ours.nbytes == blocked.size
+    np.testing.assert_array_equal(reorder(logical, plain, blocked), ours.ravel())
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f"{f.role}-{f.tag}")
+def test_identify_round_trip(fmt) -> None:
+    dims = onednn_shape(fmt.role, ROLE_SHAPES[fmt.role])
+    found = identify(MemoryDesc.with_tag(dims, fmt.value), fmt.role)
+    assert found is not None and found.value == fmt.value and found.layout == fmt.layout
+    assert by_layout(fmt.role, found.kernel_layout).layout == fmt.layout
+
+
+# ---------------------------------------------------------------------- primitives
+def conv_ref(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """3x3, stride 1, pads 1 NCHW convolution through the reference kernel."""
+    from xdsl.dialects.builtin import TensorType, f32
+    from xdsl.utils.test_value import create_ssa_value
+
+    from nnlayout.dialects import nn
+
+    values = [create_ssa_value(TensorType(f32, a.shape)) for a in (x, w, bias)]
+    op = nn.Conv2dOp(*values, strides=[1, 1], pads=[1, 1, 1, 1], dilations=[1, 1], groups=1)
+    return REFERENCE_KERNELS[nn.Conv2dOp](op, [x, w, bias])
+
+
+@pytest.mark.parametrize(("post_ops", "expected"), [
+    ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.0),), lambda y, s: np.maximum(y, 0)),
+    ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.1),), lambda y, s: np.where(y > 0, y, 0.1 * y)),
+    ((PostOp.eltwise(b.dnnl_eltwise_clip, 0.0, 6.0),), lambda y, s: np.clip(y, 0, 6)),
+    ((PostOp.sum(), PostOp.eltwise(b.dnnl_eltwise_relu)),
+     lambda y, s: np.maximum(y + s, 0)),
+])
+def test_convolution_post_ops_and_user_scratchpad(post_ops, expected) -> None:
+    rng = np.random.default_rng(1)
+    x, w = (rng.standard_normal(s).astype(np.float32) for s in ((1, 16, 9, 9), (24, 16, 3, 3)))
+    bias = rng.standard_normal(24).astype(np.float32)
+    residual = rng.standard_normal((1, 24, 9, 9)).astype(np.float32)
+    nhwc, ohwi = by_layout("data", "NHWC").value, by_layout("weights", "OHWI").value
+    pd = p.convolution_pd(*(MemoryDesc.with_tag(s, t) for s, t in (
+        ((1, 16, 9, 9), nhwc), ((24, 16, 3, 3), ohwi), ((24,), 2))),
+        MemoryDesc.with_tag((1, 24, 9, 9), nhwc), (1, 1), (1, 1), (1, 1), (1, 1), post_ops)
+    compiled = p.Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_BIAS,
+                               b.DNNL_ARG_DST))
+    out = np.ascontiguousarray(residual.transpose(0, 2, 3, 1))  # the sum post-op reads it
+    args = {b.DNNL_ARG_SRC: np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
+            b.DNNL_ARG_WEIGHTS: np.ascontiguousarray(w.transpose(0, 2, 3, 1)),
+            b.DNNL_ARG_BIAS: bias, b.DNNL_ARG_DST: out}
+    if compiled.scratchpad_bytes:
+        with pytest.raises(ValueError, match="scratchpad"):
+            compiled(args)
+    compiled(args, np.empty(compiled.scratchpad_bytes, np.uint8))
+    want = expected(conv_ref(x, w, bias), residual)
+    np.testing.assert_allclose(out.transpose(0, 3, 1, 2), want, rtol=1e-4, atol=1e-4)
+
+
+def test_buffers_are_checked() -> None:
+    md = MemoryDesc.with_tag((1, 8, 2, 2), by_layout("data", "").value)
+    compiled = p.Compiled(p.eltwise_pd(b.dnnl_eltwise_abs, md, md), (b.DNNL_ARG_SRC,
+                                                                    b.DNNL_ARG_DST))
+    x = np.ones((1, 8, 2, 2), np.float32)
+    with pytest.raises(ValueError, match="float32 buffer of 128 bytes"):
+        compiled({b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: np.empty(16, np.float64)})
+    with pytest.raises(ValueError, match="no buffer for argument 17"):
+        compiled({b.DNNL_ARG_SRC: x})
+
+
+def test_a_failing_call_is_named() -> None:
+    plain = by_layout("data", "").value
+    with pytest.raises(DnnlError, match=r"dnnl_convolution_forward_primitive_desc_create "
+                                        r"failed: invalid_arguments"):
+        p.convolution_pd(MemoryDesc.with_tag((1, 3, 8, 8), plain),
+                         MemoryDesc.with_tag((4, 5, 3, 3), plain), None,  # 5 != 3 channels
+                         MemoryDesc.with_tag((1, 4, 8, 8), plain), (1, 1), (1, 1), (1, 1),
+                         (1, 1))
+
+
+def test_unavailable_library_is_explained_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(b, "_load", lambda: DnnlError("no wheel here"))
+    monkeypatch.setattr(b, "_warned", False)
+    with pytest.warns(b.OneDNNUnavailableWarning, match="no wheel here.*numpy kernels"):
+        assert not b.available()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not b.available()
+    with pytest.raises(DnnlError, match="no wheel here"):
+        b.lib()
