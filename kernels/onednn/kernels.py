@@ -256,10 +256,11 @@ _BINARY: dict[type[Operation], int] = {
 # -------------------------------------------------- ops in their operand's layout
 def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     """The primitive descriptor of a `"*"` op whose operands all have format `tag`."""
-    md = [MemoryDesc.with_tag(shape_of(v), tag) for v in op.operands]
-    out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         return _pool_pd(op, tag)
+    data = op.operands[:1] if isinstance(op, nn.BatchNormOp) else op.operands  # not vectors
+    md = [MemoryDesc.with_tag(shape_of(v), tag) for v in data]
+    out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
     if type(op) in _BINARY:
         return p.binary_pd(_BINARY[type(op)], md[0], md[1], out)
     if isinstance(op, nn.BatchNormOp):

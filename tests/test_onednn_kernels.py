@@ -1,0 +1,182 @@
+"""The oneDNN kernels against the reference kernels, end to end: each program is run by the
+reference interpreter and again after `select-dispatch{target=onednn}, insert-layouts,
+propagate-layouts, fold-constants`, which runs the chosen oneDNN kernels on packed values
+(tests/test_layout_semantics.py's helpers). Each test also checks that oneDNN kernels were
+chosen, so that a silent fallback to numpy cannot pass for oneDNN. Dispatch must never keep a
+`ref` implementation for ResNet's convolutions."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.examples.make_models import build
+from nnlayout.frontends.onnx import import_model
+from nnlayout.kernels.onednn.binding import available
+from nnlayout.kernels.registry import get_target
+from nnlayout.tests.test_layout_semantics import (
+    assert_same,
+    compile_module,
+    parse,
+    random_inputs,
+)
+
+pytestmark = pytest.mark.skipif(not available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
+                                "does not load on this machine")
+from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry  # noqa: E402
+from nnlayout.lowering.interpreter import Interpreter  # noqa: E402
+
+
+def dense(shape: tuple[int, ...], seed: int) -> str:
+    return json.dumps(np.random.default_rng(seed).standard_normal(shape).round(3).tolist())
+
+
+def check(module: ModuleOp, inputs: list[np.ndarray], onednn_ops: int) -> ModuleOp:
+    """Same results after compiling for `onednn`, with at least `onednn_ops` oneDNN kernels."""
+    expected = Interpreter(module).run(inputs)
+    compiled = compile_module(module, "onednn", padding=True)
+    chosen = [kernel_of(op).kernel_name.data for op in compiled.walk() if kernel_of(op)]
+    assert sum(name.endswith("_onednn") for name in chosen) >= onednn_ops, " ".join(chosen)
+    assert_same(expected, Interpreter(compiled).run(inputs))
+    return compiled
+
+
+def conv_program(c_in: int, c_out: int, size: int, kernel: int, strides: str, pads: str,
+                 dilations: str, groups: int, out: int, then: str = "") -> str:
+    w = (c_out, c_in // groups, kernel, kernel)
+    return f"""
+func.func @f(%x: tensor<2x{c_in}x{size}x{size}xf32>) -> tensor<2x{c_out}x{out}x{out}xf32> {{
+  %w = nn.constant dense<{dense(w, c_in + c_out)}> : tensor<{w[0]}x{w[1]}x{kernel}x{kernel}xf32>
+  %b = nn.constant dense<{dense((c_out,), 3)}> : tensor<{c_out}xf32>
+  %c = nn.conv2d %x, %w, %b strides {strides} pads {pads} dilations {dilations} groups {groups} : (tensor<2x{c_in}x{size}x{size}xf32>, tensor<{w[0]}x{w[1]}x{kernel}x{kernel}xf32>, tensor<{c_out}xf32>) -> tensor<2x{c_out}x{out}x{out}xf32>
+  {then or "func.return %c"} : tensor<2x{c_out}x{out}x{out}xf32>
+}}"""
+
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("stem 3->16 7x7 s2", (3, 16, 20, 7, "[2, 2]", "[3, 3, 3, 3]", "[1, 1]", 1, 10)),
+    ("3x3 16->24", (16, 24, 9, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 9)),
+    ("1x1 5->13 padded", (5, 13, 6, 1, "[1, 1]", "[0, 0, 0, 0]", "[1, 1]", 1, 6)),
+    ("depthwise 24", (24, 24, 9, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 24, 9)),
+    ("depthwise 12 s2", (12, 12, 9, 3, "[2, 2]", "[1, 1, 1, 1]", "[1, 1]", 12, 5)),
+    ("grouped 16/4", (16, 16, 9, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 4, 9)),
+    ("dilation 2", (8, 16, 11, 3, "[1, 1]", "[2, 2, 2, 2]", "[2, 2]", 1, 11)),
+    ("asymmetric pads", (8, 16, 9, 3, "[1, 1]", "[2, 0, 0, 2]", "[1, 1]", 1, 9)),
+])
+def test_convolutions(name: str, args: tuple) -> None:
+    module = parse(conv_program(*args))
+    compiled = check(module, random_inputs(module), onednn_ops=1)
+    (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
+    choice = conv_choice(conv_geometry(conv))
+    assert not isinstance(choice, str) and not choice.implementation.startswith("ref")
+
+
+def test_stem_uses_a_plain_source_not_padded_blocks() -> None:
+    module = parse(conv_program(3, 64, 32, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 32))
+    compiled = compile_module(module, "onednn", padding=True)
+    (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
+    assert kernel_of(conv).operands[0] == ""  # nchw: nChw8c would be ref:any
+    assert kernel_of(conv).kernel_name.data == "conv2d_onednn"
+
+
+def test_nan_and_inf_propagate_through_conv_and_max_pool() -> None:
+    then = ("%p = nn.max_pool2d %c kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations "
+            "[1, 1] ceil_mode : tensor<2x5x9x9xf32> -> tensor<2x5x5x5xf32>\n"
+            "  %s = nn.sigmoid %p : tensor<2x5x5x5xf32>\n  func.return %s")
+    text = conv_program(3, 5, 9, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 9, then)
+    module = parse(text.replace("tensor<2x5x9x9xf32>\n}", "tensor<2x5x5x5xf32>\n}").replace(
+        "-> tensor<2x5x9x9xf32> {", "-> tensor<2x5x5x5xf32> {"))
+    inputs = random_inputs(module)
+    inputs[0][0, 1, 4, 4] = np.nan
+    inputs[0][1, 2, 0, 0] = np.inf
+    expected = check(module, inputs, onednn_ops=3)
+    assert expected is not None
+
+
+POOL = """
+func.func @f(%x: tensor<1x{c}x{size}x{size}xf32>) -> tensor<1x{c}x{out}x{out}xf32> {{
+  %p = nn.{kind} %x kernel [{k}, {k}] strides [{s}, {s}] pads {pads} dilations [1, 1] {extra}: tensor<1x{c}x{size}x{size}xf32> -> tensor<1x{c}x{out}x{out}xf32>
+  func.return %p : tensor<1x{c}x{out}x{out}xf32>
+}}"""
+
+
+@pytest.mark.parametrize(("kind", "extra", "size", "k", "s", "pads", "out", "onednn"), [
+    ("max_pool2d", "", 9, 3, 2, "[1, 1, 1, 1]", 5, 1),
+    ("max_pool2d", "ceil_mode ", 8, 3, 2, "[0, 0, 0, 0]", 4, 1),
+    ("avg_pool2d", "", 9, 3, 2, "[1, 0, 1, 2]", 5, 1),
+    ("avg_pool2d", "ceil_mode ", 8, 3, 2, "[1, 1, 1, 1]", 5, 1),
+    ("avg_pool2d", "count_include_pad ", 9, 3, 2, "[1, 1, 1, 1]", 5, 1),
+    # ceil_mode overhang with count_include_pad: refused, the numpy kernel runs it
+    ("avg_pool2d", "ceil_mode count_include_pad ", 8, 3, 2, "[1, 1, 1, 1]", 5, 0),
+])
+def test_pooling(kind: str, extra: str, size: int, k: int, s: int, pads: str, out: int,
+                 onednn: int) -> None:
+    module = parse(POOL.format(c=16, size=size, out=out, kind=kind, extra=extra, k=k, s=s,
+                               pads=pads))
+    inputs = random_inputs(module)
+    inputs[0] -= 3  # all negative: a zero border would win a max
+    compiled = check(module, inputs, onednn_ops=onednn)
+    if not onednn:
+        assert all(not kernel_of(op).kernel_name.data.endswith("_onednn")
+                   for op in compiled.walk() if kernel_of(op))
+
+
+def test_elementwise_binary_batch_norm_concat_and_global_pool() -> None:
+    module = parse(f"""
+func.func @f(%x: tensor<2x16x6x6xf32>, %y: tensor<2x16x6x6xf32>) -> tensor<2x32x1x1xf32> {{
+  %a = nn.add %x, %y : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %m = nn.mul %a, %x : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %d = nn.sub %m, %y : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %s = nn.sigmoid %d : tensor<2x16x6x6xf32>
+  %t = nn.tanh %s : tensor<2x16x6x6xf32>
+  %n = nn.neg %t : tensor<2x16x6x6xf32>
+  %l = nn.leaky_relu %n alpha 0.1 : tensor<2x16x6x6xf32>
+  %q = nn.abs %l : tensor<2x16x6x6xf32>
+  %r = nn.sqrt %q : tensor<2x16x6x6xf32>
+  %g = nn.constant dense<{dense((16,), 1)}> : tensor<16xf32>
+  %b = nn.constant dense<{dense((16,), 2)}> : tensor<16xf32>
+  %mu = nn.constant dense<{dense((16,), 3)}> : tensor<16xf32>
+  %v = nn.constant dense<{json.dumps((np.arange(16) / 4 + 0.5).tolist())}> : tensor<16xf32>
+  %bn = nn.batch_norm %r, %g, %b, %mu, %v epsilon 1.0e-05 : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x16x6x6xf32>
+  %c = nn.concat %bn, %x axis 1 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x32x6x6xf32>
+  %p = nn.global_avg_pool %c : tensor<2x32x6x6xf32> -> tensor<2x32x1x1xf32>
+  func.return %p : tensor<2x32x1x1xf32>
+}}""")
+    inputs = random_inputs(module)
+    inputs[0][0, 3, 2, 2] = np.nan
+    check(module, inputs, onednn_ops=12)
+
+
+def test_relu_stays_numpy_for_nan() -> None:
+    """oneDNN's relu maps NaN to 0: relu must not go to oneDNN."""
+    module = parse("""
+func.func @f(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %r = nn.relu %x : tensor<1x8x4x4xf32>
+  func.return %r : tensor<1x8x4x4xf32>
+}""")
+    inputs = random_inputs(module)
+    inputs[0][0, 0, 0, 0] = np.nan
+    compiled = check(module, inputs, onednn_ops=0)
+    assert not any(kernel_of(op).kernel_name.data.endswith("_onednn")
+                   for op in compiled.walk() if kernel_of(op))
+
+
+def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
+    module = import_model(build("resnet50", small=True), inline_limit=1 << 30).module
+    compiled = compile_module(module, "onednn", padding=True)
+    convs = [op for op in compiled.walk() if op.name == "nn.conv2d"]
+    assert convs and all(kernel_of(op).kernel_name.data == "conv2d_onednn" for op in convs)
+    for op in convs:
+        choice = conv_choice(conv_geometry(op))
+        assert not isinstance(choice, str), choice
+        assert not choice.implementation.startswith("ref"), choice
+    inputs = random_inputs(module)
+    assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
+
+
+def test_host_target_is_onednn_here() -> None:
+    assert get_target("host").families == get_target("onednn").families
