@@ -180,3 +180,88 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
 
 def test_host_target_is_onednn_here() -> None:
     assert get_target("host").families == get_target("onednn").families
+
+
+def test_dilated_max_pool_falls_back_naming_ref() -> None:
+    """oneDNN pools dilated windows of nchw data with ref:any: refused, numpy runs it."""
+    from nnlayout.kernels.onednn.kernels import _any_accepts
+
+    module = parse(POOL.format(c=8, size=11, out=5, kind="max_pool2d", extra="", k=3, s=2,
+                               pads="[1, 1, 1, 1]").replace("dilations [1, 1]",
+                                                            "dilations [2, 2]"))
+    (pool,) = [op for op in module.walk() if op.name == "nn.max_pool2d"]
+    assert _any_accepts(pool, get_target("onednn"), True) == "oneDNN chose ref:any for nchw data"
+    check(module, random_inputs(module), onednn_ops=0)
+
+
+def test_a_reference_implementation_is_refused_and_the_stem_retried(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forcing oneDNN's 'any' source to nChw8c reproduces the slow stem (ref:any for 3
+    padded channels): the kernel says so, then takes the plain nchw source."""
+    from nnlayout.kernels.onednn import kernels as onednn
+    from nnlayout.kernels.onednn.formats import by_layout
+
+    blocked, plain = by_layout("data", "NCHW8c").value, by_layout("data", "").value
+    real = onednn.conv_pd
+
+    def forced(g, src, weights, dst, only_blocked=False):
+        return real(g, blocked if src == onednn.ANY or only_blocked else src, weights, dst)
+
+    module = parse(conv_program(3, 16, 12, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 12))
+    (op,) = [op for op in module.walk() if op.name == "nn.conv2d"]
+    geometry = conv_geometry(op)
+    try:
+        monkeypatch.setattr(onednn, "conv_pd", forced)
+        onednn.conv_choice.cache_clear()
+        choice = conv_choice(geometry)
+        assert not isinstance(choice, str) and choice.formats[0].value == plain
+        monkeypatch.setattr(onednn, "conv_pd", lambda *a: forced(*a, only_blocked=True))
+        onednn.conv_choice.cache_clear()
+        reason = conv_choice(geometry)
+        assert isinstance(reason, str)
+        assert "oneDNN chose ref:any for a 3-channel nChw8c source" in reason
+        target = get_target("onednn")
+        assert onednn._conv_accepts(op, target, True) == reason
+    finally:
+        onednn.conv_choice.cache_clear()
+
+
+def test_a_second_run_creates_no_primitive() -> None:
+    from nnlayout.kernels.onednn.primitives import cache_size
+
+    module = parse(conv_program(8, 16, 9, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 9))
+    compiled = compile_module(module, "onednn", padding=True)
+    inputs = random_inputs(module)
+    first = Interpreter(compiled).run(inputs)
+    size = cache_size()
+    np.testing.assert_array_equal(Interpreter(compiled).run(inputs)[0], first[0])
+    assert cache_size() == size
+
+
+def test_padding_lanes_stay_zero_when_nan_meets_padded_weights() -> None:
+    """A 5-channel nChw8c result: 0 * NaN in the 3 padded output channels must not stay."""
+    from xdsl.dialects.builtin import NoneAttr, TensorType, f32
+    from xdsl.utils.test_value import create_ssa_value
+
+    from nnlayout.dialects import nn
+    from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
+    from nnlayout.kernels.onednn.kernels import run
+    from nnlayout.kernels.reference import REFERENCE_KERNELS
+
+    def tensor(shape, layout=""):
+        return TensorType(f32, shape, LayoutAttr(layout) if layout else NoneAttr())
+
+    rng = np.random.default_rng(5)
+    x, w, bias = (rng.standard_normal(s).astype(np.float32)
+                  for s in ((1, 3, 8, 8), (5, 3, 3, 3), (5,)))
+    x[0, 1, 3, 3] = np.nan
+    plain = [create_ssa_value(tensor(a.shape)) for a in (x, w, bias)]
+    reference_op = nn.Conv2dOp(*plain, pads=[1, 1, 1, 1])
+    operands = [plain[0], create_ssa_value(tensor(w.shape, "OHWI8o")), plain[2]]
+    op = nn.Conv2dOp.create(operands=operands, properties=dict(reference_op.properties),
+                            result_types=[tensor((1, 5, 8, 8), "NCHW8c")])
+    out = run(op, [x, LayoutSpec.parse("OHWI8o").pack(w), bias])
+    spec = LayoutSpec.parse("NCHW8c")
+    assert (out[spec.padding_mask((1, 5, 8, 8))] == 0).all()
+    want = REFERENCE_KERNELS[nn.Conv2dOp](reference_op, [x, w, bias])
+    assert_same((want,), (spec.unpack(out, (1, 5, 8, 8)),))

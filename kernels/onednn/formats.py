@@ -19,7 +19,6 @@ made from each candidate tag of the role (`dnnl_memory_desc_equal`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
@@ -64,7 +63,6 @@ FORMATS: tuple[Format, ...] = (
     Format("x", 2, "vector", "C"),
     Format("nc", 3, "matrix", "NC"),
 )
-ROLES = ("data", "weights", "grouped", "depthwise", "vector", "matrix")
 _IDENTITY = {"data": "NCHW", "weights": "OIHW", "grouped": "OIHW", "depthwise": "OIHW",
              "vector": "C", "matrix": "NC"}
 
@@ -85,7 +83,3 @@ def identify(md: MemoryDesc, role: str) -> Format | None:
             return candidate
     return None
 
-
-def layouts_of(role: str) -> Sequence[str]:
-    """Our layout strings with a format of `role`."""
-    return tuple(f.layout for f in FORMATS if f.role == role)

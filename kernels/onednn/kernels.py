@@ -104,14 +104,13 @@ def conv_geometry(op: nn.Conv2dOp) -> ConvGeometry:
                         ints(op.strides), ints(op.dilations), pads[:2], pads[2:], role)
 
 
-def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int,
-            post_ops: Sequence[b.PostOp] = ()) -> b.PrimitiveDesc:
+def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
     """The convolution's primitive descriptor with the given format tags (or ANY)."""
     bias = MemoryDesc.with_tag((g.dst[1],), by_layout("vector", "").value) if g.bias else None
     return p.convolution_pd(MemoryDesc.with_tag(g.src, src),
                             MemoryDesc.with_tag(g.weights, weights), bias,
                             MemoryDesc.with_tag(g.dst, dst), g.strides, g.dilations,
-                            g.padding_l, g.padding_r, post_ops)
+                            g.padding_l, g.padding_r)
 
 
 @dataclass(frozen=True)
