@@ -408,7 +408,12 @@ class Primitive:
         if self.handle:
             lib().dnnl_primitive_destroy(self.handle)
 
-    def execute(self, args: Sequence[tuple[int, Memory]]) -> None:
-        array = (ExecArg * len(args))(*(ExecArg(arg, memory.handle) for arg, memory in args))
-        lib().dnnl_primitive_execute(self.handle, stream(), len(args), array)
+    def execute(self, args: ctypes.Array[ExecArg]) -> None:
+        """Runs on `args` (made once by `exec_args`) and waits for the result."""
+        lib().dnnl_primitive_execute(self.handle, stream(), len(args), args)
         lib().dnnl_stream_wait(stream())
+
+
+def exec_args(args: Sequence[tuple[int, Memory]]) -> ctypes.Array[ExecArg]:
+    """The dnnl_exec_arg_t array binding each execution argument to its memory object."""
+    return (ExecArg * len(args))(*(ExecArg(arg, memory.handle) for arg, memory in args))

@@ -107,39 +107,39 @@ class Compiled:
         self.scratchpad_bytes = pd.scratchpad_bytes
         if self.scratchpad_bytes:
             self.memories[b.DNNL_ARG_SCRATCHPAD] = b.Memory(pd.md(b.dnnl_query_scratchpad_md))
+        self._exec_args = b.exec_args(list(self.memories.items()))
+        self._sizes = {arg: memory.md.size for arg, memory in self.memories.items()}
 
     def nbytes(self, arg: int) -> int:
         """Bytes the buffer of execution argument `arg` must have."""
-        return self.memories[arg].md.size
+        return self._sizes[arg]
 
     def __call__(self, arrays: Mapping[int, np.ndarray],
                  scratchpad: np.ndarray | None = None) -> None:
         """Runs on `arrays` (execution argument -> C-contiguous float32 buffer of exactly
-        `nbytes(arg)` bytes) and a scratchpad of at least `scratchpad_bytes` bytes."""
-        bound = dict(arrays)
-        held = []  # the arrays whose addresses oneDNN gets, alive until it returns
-        if self.scratchpad_bytes:
-            if scratchpad is None or scratchpad.nbytes < self.scratchpad_bytes:
-                raise ValueError(f"{self.pd.implementation} needs a scratchpad of "
-                                 f"{self.scratchpad_bytes} bytes")
-            bound[b.DNNL_ARG_SCRATCHPAD] = scratchpad
+        `nbytes(arg)` bytes; oneDNN only reads the sources) and a scratchpad of at least
+        `scratchpad_bytes` bytes. Not reentrant: the memory objects are re-pointed."""
         for arg, memory in self.memories.items():
-            array = bound.get(arg)
+            if arg == b.DNNL_ARG_SCRATCHPAD:
+                if scratchpad is None or scratchpad.nbytes < self.scratchpad_bytes:
+                    raise ValueError(f"{self.pd.implementation} needs a scratchpad of "
+                                     f"{self.scratchpad_bytes} bytes")
+                memory.point_to(scratchpad.ctypes.data)
+                continue
+            array = arrays.get(arg)
             if array is None:
                 raise ValueError(f"{self.pd.implementation}: no buffer for argument {arg}")
-            if arg != b.DNNL_ARG_SCRATCHPAD and (
-                    array.dtype != np.float32 or not array.flags.c_contiguous
-                    or array.nbytes != memory.md.size):
+            if (array.dtype != np.float32 or not array.flags.c_contiguous
+                    or array.nbytes != self._sizes[arg]):
                 raise ValueError(
                     f"{self.pd.implementation}: argument {arg} must be a C-contiguous float32 "
-                    f"buffer of {memory.md.size} bytes, got {array.dtype} "
+                    f"buffer of {self._sizes[arg]} bytes, got {array.dtype} "
                     f"{'contiguous' if array.flags.c_contiguous else 'strided'} "
                     f"{array.nbytes} bytes")
-            if arg != b.DNNL_ARG_DST and not array.flags.writeable:
-                array = np.array(array)  # oneDNN takes non-const pointers only
-            held.append(array)
+            if arg == b.DNNL_ARG_DST and not array.flags.writeable:
+                raise ValueError(f"{self.pd.implementation}: the destination is read-only")
             memory.point_to(array.ctypes.data)
-        self.primitive.execute(list(self.memories.items()))
+        self.primitive.execute(self._exec_args)
 
 
 _CACHE: dict[Hashable, Compiled] = {}
