@@ -26,10 +26,14 @@ from typing import ClassVar
 import numpy as np
 from xdsl.dialects.builtin import (
     AnyFloat,
+    DenseArrayBase,
+    FloatAttr,
     IntegerType,
+    MemRefType,
     NoneAttr,
     StringAttr,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
@@ -38,6 +42,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     param_def,
+    prop_def,
     result_def,
     traits_def,
 )
@@ -47,6 +52,8 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 CANONICAL_AXIS_ORDER = "NGOICDHW"
+# Bytes every buffer starts on: a cache line, and what SIMD loads and oneDNN want.
+BUFFER_ALIGNMENT = 64
 
 
 @dataclass(frozen=True)
@@ -407,7 +414,55 @@ class ReorderOp(IRDLOperation):
         verify_encoding(target, "layout.reorder: result")
 
 
-Layout = Dialect("layout", [ReorderOp], [LayoutAttr, StorageAttr])
+@irdl_op_definition
+class FillBorderOp(IRDLOperation):
+    """Writes `value` into the border of a buffer allocated with a halo: `halo` = [top, left,
+    bottom, right] rows/columns around its H and W axes (see `buffer_type`). The interior is
+    left alone: the producer of the value writes it.
+
+    `layout.fill_border %buf axes [2, 3] halo [1, 1, 1, 1] value 0.0 : f32
+        : memref<1x2x10x10x8xf32>`
+    """
+
+    name = "layout.fill_border"
+    buffer = operand_def(MemRefType)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    halo = prop_def(DenseArrayBase.constr(i64))
+    value = prop_def(FloatAttr)
+    assembly_format = (
+        "$buffer `axes` $axes `halo` $halo `value` $value attr-dict `:` type($buffer)")
+
+    def __init__(self, buffer: SSAValue, axes: Sequence[int], halo: Sequence[int],
+                 value: float):
+        buffer_type_ = buffer.type
+        assert isinstance(buffer_type_, MemRefType)
+        super().__init__(operands=[buffer], properties={
+            "axes": DenseArrayBase.from_list(i64, tuple(axes)),
+            "halo": DenseArrayBase.from_list(i64, tuple(halo)),
+            "value": FloatAttr(value, buffer_type_.element_type)})
+
+    def verify_(self) -> None:
+        halo = self.halo.get_values()
+        if len(halo) != 4 or min(halo) < 0:
+            raise VerifyException(
+                f"layout.fill_border: halo needs 4 non-negative values, got {list(halo)}")
+        buffer_type_ = self.buffer.type
+        assert isinstance(buffer_type_, MemRefType)
+        axes = self.axes.get_values()
+        shape = buffer_type_.get_shape()
+        if len(axes) != 2 or not all(0 <= a < len(shape) for a in axes):
+            raise VerifyException(
+                f"layout.fill_border: axes {list(axes)} must name the H and W dimensions "
+                f"of the rank-{len(shape)} buffer")
+        for axis, (before, after) in zip(axes, ((halo[0], halo[2]), (halo[1], halo[3])),
+                                         strict=True):
+            if before + after >= shape[axis]:
+                raise VerifyException(
+                    f"layout.fill_border: halo {list(halo)} leaves no interior along "
+                    f"dimension {axis} of size {shape[axis]}")
+
+
+Layout = Dialect("layout", [ReorderOp, FillBorderOp], [LayoutAttr, StorageAttr])
 
 
 def encoding_name(tensor_type: Attribute) -> str:
@@ -433,3 +488,34 @@ def with_encoding_name(tensor_type: TensorType[Attribute], name: str) -> TensorT
     else:
         encoding = LayoutAttr(name)
     return TensorType(tensor_type.element_type, tensor_type.get_shape(), encoding)
+
+
+def spatial_axes(tensor_type: TensorType[Attribute]) -> tuple[int, int]:
+    """Positions of H and W among the physical dims of a rank-4 NCHW-family tensor."""
+    spec = layout_of(tensor_type) or LayoutSpec.parse("NCHW")
+    return spec.dims.index("H"), spec.dims.index("W")
+
+
+def with_halo(tensor_type: TensorType[Attribute], halo: Sequence[int]) -> TensorType[Attribute]:
+    """The logical NCHW tensor type grown by `halo` = [top, left, bottom, right]."""
+    n, c, h, w = tensor_type.get_shape()
+    return TensorType(tensor_type.element_type,
+                      [n, c, h + halo[0] + halo[2], w + halo[1] + halo[3]],
+                      tensor_type.encoding)
+
+
+def buffer_type(tensor_type: TensorType[Attribute],
+                halo: Sequence[int] | None = None) -> MemRefType[Attribute]:
+    """The contiguous memref that stores `tensor_type`: its physical shape (padding
+    included), grown by `halo` = [top, left, bottom, right] rows/columns of border around the
+    H and W axes. This is the one place where bufferization gets buffer shapes from."""
+    if storage_of(tensor_type) == "csr":
+        raise VerifyException(f"{tensor_type}: CSR tensors have no dense buffer")
+    spec = layout_of(tensor_type)
+    logical = tensor_type.get_shape()
+    shape = list(logical if spec is None else spec.physical_shape(logical))
+    if halo is not None:
+        h, w = spatial_axes(tensor_type)
+        shape[h] += halo[0] + halo[2]
+        shape[w] += halo[1] + halo[3]
+    return MemRefType(tensor_type.element_type, shape)

@@ -51,6 +51,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from nnlayout.dialects.compute import ComputeOp, YieldOp
 from nnlayout.dialects.kernel_attr import KernelAttr
 from nnlayout.dialects.layout import verify_encoding
 
@@ -1055,6 +1056,7 @@ NN = Dialect(
         AddOp, SubOp, MulOp, DivOp, SumOp,
         BatchNormOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
         ConcatOp, SoftmaxOp, FlattenOp, ReshapeOp, TransposeOp, ConstantOp,
+        ComputeOp, YieldOp,
     ],
     [KernelAttr],
 )

@@ -45,9 +45,12 @@ def load_weights(module: ModuleOp, source_path: str | None) -> Mapping[str, np.n
     if path is None:
         return {}
     try:
-        archive = np.load(path, allow_pickle=False)
+        with open(path, "rb") as handle:  # (np.load would call a text file "pickled data")
+            is_zip = handle.read(4) == b"PK\x03\x04"
+        archive = np.load(path, allow_pickle=False) if is_zip else None
     except (OSError, ValueError) as error:
-        raise WeightsError(f"cannot read weights file '{path}': {error}") from None
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise WeightsError(f"cannot read weights file '{path}': {reason}") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise WeightsError(f"weights file '{path}' is not an .npz archive")
     return archive
@@ -61,7 +64,11 @@ def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndar
     name = op.external.data
     if name not in weights:
         raise WeightsError(f"nn.constant: external constant \"{name}\" is not in the weights file")
-    array = np.asarray(weights[name])
+    try:
+        array = np.asarray(weights[name])
+    except (OSError, ValueError) as error:  # e.g. a pickled member: never unpickled
+        raise WeightsError(f"nn.constant: external constant \"{name}\" cannot be read from "
+                           f"the weights file: {error}") from None
     expected = tuple(tensor_type(op.output).get_shape())
     if array.shape != expected or array.dtype != np.float32:
         raise WeightsError(

@@ -36,6 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.layout import verify_encoding
 from nnlayout.dialects.weights import attach_weights_file
 from nnlayout.tools.driver import UserError, print_module
 
@@ -287,7 +288,12 @@ class _Importer:
                 raise UserError(f"graph input '{vi.name}' has a symbolic dimension{symbol} "
                                 f"(axis {index}); nnlayout needs static shapes: export the "
                                 "model with fixed sizes")
-        return TensorType(f32, dims)
+        input_type = TensorType(f32, dims)
+        try:
+            verify_encoding(input_type, f"graph input '{vi.name}'")  # its size fits 64 bits
+        except VerifyException as error:
+            raise UserError(str(error)) from None
+        return input_type
 
     # -------------------------------------------------------------------- values
     def _tensor(self, name: str) -> SSAValue:
@@ -344,7 +350,9 @@ class _Importer:
     def _build(self, make: Callable[[], Operation]) -> Operation:
         """Builds an op; shape-rule violations become errors naming the node."""
         try:
-            return make()
+            op = make()
+            op.verify()  # what builders leave to the verifier, e.g. sizes beyond 64 bits
+            return op
         except VerifyException as error:
             raise self._fail(_one_line(str(error).split("\n\n")[0])) from None
 

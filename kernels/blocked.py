@@ -155,15 +155,15 @@ def conv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return _rezero(op, out)
 
 
+def _is_depthwise(op: nn.Conv2dOp) -> bool:
+    """groups == input channels == output channels: one filter per channel."""
+    return op.groups.value.data == shape_of(op.input)[1] == shape_of(op.weight)[0]
+
+
 def _dwconv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
-    """Depthwise convolutions only (groups == input channels == output channels); channels
-    padded only with padding on; at least `target.min_blocked_macs` multiply-accumulates."""
-    groups = op.groups.value.data
-    channels, out_channels = shape_of(op.input)[1], shape_of(op.weight)[0]
-    if not groups == channels == out_channels:
-        return (f"not depthwise (groups={groups}, {channels} input and {out_channels} output "
-                "channels)")
-    return (_channel_reason("input", channels, target, padding)
+    """Channels padded only with padding on; at least `target.min_blocked_macs`
+    multiply-accumulates."""
+    return (_channel_reason("input", shape_of(op.input)[1], target, padding)
             or _too_small(_conv_macs(op), target))
 
 
@@ -377,14 +377,14 @@ def concat_nchwc(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 # ----------------------------------------------------------------------- registry
 def kernels() -> list[Kernel]:
-    """The blocked family's descriptors. Where two apply to one op (a groups = 1 convolution
-    of one channel is also depthwise), the depthwise kernel wins by priority: it is the
-    cheaper of the two."""
+    """The blocked family's descriptors. Depthwise convolutions (a groups = 1 convolution
+    of one channel among them) go to the depthwise kernel, all others to conv2d_nchwc."""
     result = [
-        Kernel("conv2d_nchwc", nn.Conv2dOp, "blocked", conv2d_nchwc, accepts=_conv_accepts,
+        Kernel("conv2d_nchwc", nn.Conv2dOp, "blocked", conv2d_nchwc,
+               applies=lambda op: not _is_depthwise(op), accepts=_conv_accepts,
                layouts=_conv_layouts),
         Kernel("dwconv2d_nchwc", nn.Conv2dOp, "blocked", dwconv2d_nchwc,
-               accepts=_dwconv_accepts, layouts=_dwconv_layouts, priority=1),
+               applies=_is_depthwise, accepts=_dwconv_accepts, layouts=_dwconv_layouts),
         Kernel("batch_norm_nchwc", nn.BatchNormOp, "blocked", batch_norm_nchwc,
                accepts=_batch_norm_accepts, layouts=_batch_norm_layouts, in_place=0),
         Kernel("concat_nchwc", nn.ConcatOp, "blocked", concat_nchwc, accepts=_concat_accepts,

@@ -121,8 +121,12 @@ class Kernel:
     op: type[Operation]
     family: str
     impl: Implementation
+    # Whether `op` is the kind of op this kernel is for at all (a depthwise kernel applies
+    # only to depthwise convolutions, a sparse one only to CSR operands). Kernels that do not
+    # apply are not candidates, and their refusal is no news worth a remark.
+    applies: Callable[[Operation], bool] = lambda op: True
     # None when the kernel can run `op` on `target` (with channel padding allowed or not),
-    # else the reason it cannot, phrased to follow "not supported by <name>: ".
+    # else the reason it cannot, phrased to precede ", not supported by <name>".
     accepts: Callable[[Operation, Target, bool], str | None] = _always
     # (operand layouts, result layouts); PLAIN_LAYOUT, ANY_LAYOUT or a layout string.
     layouts: Callable[[Operation, Target], tuple[tuple[str, ...], tuple[str, ...]]] | None = None
@@ -169,15 +173,18 @@ class Registry:
 @dataclass(frozen=True)
 class Selection:
     kernel: Kernel
-    # (kernel name, reason) for each preferred kernel that did not accept the op.
+    # (kernel name, reason) for each applicable kernel preferred to the chosen one that did
+    # not accept the op: empty unless the op fell back.
     rejected: tuple[tuple[str, str], ...]
 
 
 def select(op: Operation, target: Target, padding: bool) -> Selection | None:
-    """The best kernel for `op` on `target`: the first family in the target's order whose
-    highest-priority kernel accepts it. None when no kernel implements the op at all."""
+    """The best kernel for `op` on `target`: among the kernels that apply to it, the first,
+    in the order of the target's families and then by priority, that accepts it. None when
+    no kernel implements the op at all."""
     rejected: list[tuple[str, str]] = []
-    candidates = [k for k in registry().for_op(type(op)) if k.family in target.families]
+    candidates = [k for k in registry().for_op(type(op))
+                  if k.family in target.families and k.applies(op)]
     candidates.sort(key=lambda k: (target.families.index(k.family), -k.priority))
     for kernel in candidates:
         reason = kernel.accepts(op, target, padding)

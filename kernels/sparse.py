@@ -32,10 +32,13 @@ def _sparse_operand(op: Operation) -> SSAValue:
     return op.operands[0]
 
 
+def _applies(op: Operation) -> bool:
+    """Only to ops whose operand 0 the program declares CSR."""
+    return storage_of(_sparse_operand(op).type) == CSR_LAYOUT
+
+
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
     operand = _sparse_operand(op)
-    if storage_of(operand.type) != CSR_LAYOUT:
-        return "operand 0 is not declared #layout.storage<\"csr\">"
     element_type = tensor_type(operand).element_type
     if not isinstance(element_type, Float32Type):
         return f"element type {element_type}, not f32"
@@ -77,7 +80,8 @@ def matmul_csr(op: nn.MatmulOp, inputs: Sequence[Any]) -> np.ndarray:
 
 def kernels() -> list[Kernel]:
     return [
-        Kernel("gemm_csr", nn.GemmOp, "sparse", gemm_csr, accepts=_accepts, layouts=_layouts),
-        Kernel("matmul_csr", nn.MatmulOp, "sparse", matmul_csr, accepts=_accepts,
+        Kernel("gemm_csr", nn.GemmOp, "sparse", gemm_csr, applies=_applies, accepts=_accepts,
                layouts=_layouts),
+        Kernel("matmul_csr", nn.MatmulOp, "sparse", matmul_csr, applies=_applies,
+               accepts=_accepts, layouts=_layouts),
     ]

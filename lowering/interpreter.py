@@ -19,26 +19,37 @@ without numpy warnings.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    MemRefType,
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of, storage_of
-from nnlayout.dialects.nn import ConstantOp
-from nnlayout.dialects.weights import constant_value, load_weights
+from nnlayout.dialects.layout import (
+    BUFFER_ALIGNMENT,
+    FillBorderOp,
+    ReorderOp,
+    encoding_name,
+    layout_of,
+    storage_of,
+    with_halo,
+)
+from nnlayout.dialects.nn import ConstantOp, i64_array
+from nnlayout.dialects.weights import WeightsError, constant_value, load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
 from nnlayout.kernels.registry import registry, resolve_layouts
 from nnlayout.lowering.limits import check_buffers_fit
@@ -134,9 +145,10 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
     for index, (arg, arg_type) in enumerate(
             zip(function.args, function.function_type.inputs, strict=True)):
         label = f"argument {index + 1}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
-        if not isinstance(arg_type, TensorType) or any(d < 0 for d in arg_type.get_shape()):
+        if not isinstance(arg_type, TensorType | MemRefType) or any(
+                d < 0 for d in arg_type.get_shape()):
             raise UserError(f"{label}: has type {arg_type}; only statically shaped tensors "
-                            "can be passed in")
+                            "and memrefs can be passed in")
         dtype = _DTYPES.get(type(arg_type.element_type))
         if dtype is None:
             raise UserError(f"{label}: element type {arg_type.element_type} is not supported")
@@ -193,6 +205,7 @@ class Interpreter:
         self._weights: Mapping[str, np.ndarray] | None = None
         self._constants: dict[ConstantOp, RuntimeValue] = {}
         self._plans: dict[func.FuncOp, _Plan] = {}
+        self._halo_clones: dict[ComputeOp, Operation] = {}
         # The functions being run and their live values, innermost last.
         self._frames: list[tuple[func.FuncOp, dict[SSAValue, RuntimeValue]]] = []
 
@@ -205,7 +218,8 @@ class Interpreter:
         with np.errstate(all="ignore"):
             args = [to_physical(a, t) for a, t in zip(inputs, signature.inputs, strict=True)]
             results = self._call(function, args)
-            return tuple(to_logical(v, t)
+            # A returned buffer may be reused by the next run: the caller gets a copy.
+            return tuple(np.array(v) if isinstance(t, MemRefType) else to_logical(v, t)
                          for v, t in zip(results, signature.outputs, strict=True))
 
     def kernel_for(self, op: Operation) -> tuple[Kernel, bool]:
@@ -277,6 +291,19 @@ class Interpreter:
         if isinstance(op, ReorderOp):
             logical = to_logical(operands[0], op.input.type)
             return (to_physical(logical, op.output.type),)
+        if isinstance(op, ComputeOp):
+            self._compute(op, operands)
+            return ()
+        if isinstance(op, memref.AllocOp):
+            return (_allocate(op.memref.type),)
+        if isinstance(op, memref.SubviewOp):
+            return (_subview(operands[0], op),)
+        if isinstance(op, memref.CopyOp):
+            operands[1][...] = operands[0]
+            return ()
+        if isinstance(op, FillBorderOp):
+            _fill_border(operands[0], op)
+            return ()
         if isinstance(op, func.CallOp):
             callee = SymbolTable.lookup_symbol(self.module, op.callee)
             if not isinstance(callee, func.FuncOp) or callee.is_declaration:
@@ -304,17 +331,77 @@ class Interpreter:
                                   f"but the result type is {result_type}")
         return result if on_physical else to_physical(result, result_type)
 
+    def _compute(self, op: ComputeOp, operands: list[RuntimeValue]) -> None:
+        """Runs the body's op on the `ins` buffers and writes its result into `outs`."""
+        count = len(op.ins)
+        inner = self._without_padding(op) if op.halo is not None else op.inner
+        for out, result in zip(operands[count:], self._execute(inner, operands[:count]),
+                               strict=True):
+            out[...] = result
+
+    def _without_padding(self, op: ComputeOp) -> Operation:
+        """The body's op reading the halo-padded input: its input is the padded tensor and
+        its own pads are zero, which computes the same values without a pad copy."""
+        clone = self._halo_clones.get(op)
+        if clone is None:
+            inner = op.inner
+            padded = with_halo(inner.operands[0].type, op.halo_values)
+            block = Block(arg_types=[padded, *(v.type for v in inner.operands[1:])])
+            clone = inner.clone(value_mapper=dict(zip(inner.operands, block.args, strict=True)))
+            clone.properties["pads"] = i64_array((0, 0, 0, 0))
+            block.add_op(clone)
+            self._halo_clones[op] = clone
+        return clone
+
     def _constant(self, op: ConstantOp) -> RuntimeValue:
         """The run-time value of a constant, made once: read-only, since it is shared."""
         value = self._constants.get(op)
         if value is None:
-            if op.external is not None and self._weights is None:
-                self._weights = load_weights(self.module, self.source_path)
-            value = to_physical(constant_value(op, self._weights or {}), op.output.type)
+            try:
+                if op.external is not None and self._weights is None:
+                    self._weights = load_weights(self.module, self.source_path)
+                array = constant_value(op, self._weights or {})
+            except WeightsError as error:
+                raise DiagnosticError(op, str(error)) from None
+            value = to_physical(array, op.output.type)
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
             self._constants[op] = value
         return value
+
+
+# ------------------------------------------------------------------ buffers
+def _allocate(memref_type: Attribute) -> np.ndarray:
+    """A fresh buffer for a contiguous memref, 64-byte aligned like `memref.alloc`."""
+    assert isinstance(memref_type, MemRefType)
+    dtype = _DTYPES[type(memref_type.element_type)]
+    shape = tuple(memref_type.get_shape())
+    nbytes = math.prod(shape) * dtype.itemsize
+    raw = np.empty(nbytes + BUFFER_ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % BUFFER_ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _subview(source: np.ndarray, op: memref.SubviewOp) -> np.ndarray:
+    """The numpy view a static `memref.subview` describes (it aliases `source`)."""
+    offsets = op.static_offsets.get_values()
+    sizes = op.static_sizes.get_values()
+    strides = op.static_strides.get_values()
+    return source[tuple(slice(o, o + n * s, s)
+                        for o, n, s in zip(offsets, sizes, strides, strict=True))]
+
+
+def _fill_border(buffer: np.ndarray, op: FillBorderOp) -> None:
+    top, left, bottom, right = (int(v) for v in op.halo.get_values())
+    value = op.value.value.data
+    h, w = (int(v) for v in op.axes.get_values())
+    rows = [slice(None)] * buffer.ndim
+    for axis, before, after in ((h, top, bottom), (w, left, right)):
+        size = buffer.shape[axis]
+        for window in (slice(0, before), slice(size - after, size)):
+            rows[axis] = window
+            buffer[tuple(rows)] = value
+        rows[axis] = slice(None)
 
 
 def run_function(module: ModuleOp, inputs: Sequence[np.ndarray], *, entry: str | None = None,

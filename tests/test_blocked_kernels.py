@@ -196,15 +196,13 @@ def test_blocked_kernel_needs_blocked_operands() -> None:
          "5 output channels are not a multiple of the block 16 and padding is off"),
         ("conv2d_nchwc", conv, [(1, 3, 4, 6), (8, 3, 3, 3)], {}, AVX2, True,
          "too small to gain from blocking: 1,728 MACs < 16,384"),
-        ("dwconv2d_nchwc", conv, [(1, 8, 8, 8), (8, 2, 3, 3)], {"groups": 4}, AVX2, True,
-         "not depthwise (groups=4, 8 input and 8 output channels)"),
         ("dwconv2d_nchwc", depthwise, [(1, 3, 64, 64), (3, 1, 3, 3)], {}, AVX2, False,
          "3 input channels are not a multiple of the block 8 and padding is off"),
         ("dwconv2d_nchwc", depthwise, [(1, 8, 8, 8), (8, 1, 3, 3)], {}, AVX2, True,
          "too small to gain from blocking: 2,592 MACs < 16,384"),
     ],
-    ids=["grouped", "input-channels", "output-channels", "too-small", "not-depthwise",
-         "dw-channels", "dw-too-small"],
+    ids=["grouped", "input-channels", "output-channels", "too-small", "dw-channels",
+         "dw-too-small"],
 )
 def test_conv_refusals(name: str, build: Callable[..., Operation], shapes: list[tuple[int, ...]],
                        kwargs: dict[str, Any], target: Target, padding: bool,
@@ -214,14 +212,18 @@ def test_conv_refusals(name: str, build: Callable[..., Operation], shapes: list[
 
 
 def test_conv_acceptance() -> None:
-    """A large enough convolution is accepted, padded when padding is allowed; a one-channel
-    convolution is also depthwise, and the depthwise kernel wins by priority."""
+    """A large enough convolution is accepted, padded when padding is allowed; depthwise
+    convolutions (a one-channel one among them) are the depthwise kernel's only, and a
+    grouped one is no depthwise kernel's business."""
     op = build_plain(conv, [np.zeros((1, 3, 32, 32)), np.zeros((16, 3, 3, 3))])
     assert KERNELS["conv2d_nchwc"].accepts(op, AVX2, True) is None
     one = build_plain(conv, [np.zeros((1, 1, 64, 64)), np.zeros((1, 1, 5, 5))])
-    assert KERNELS["conv2d_nchwc"].accepts(one, AVX2, True) is None
+    assert not KERNELS["conv2d_nchwc"].applies(one)
     selection = select(one, AVX2, True)
     assert selection is not None and selection.kernel.name == "dwconv2d_nchwc"
+    grouped = build_plain(conv, [np.zeros((1, 8, 8, 8)), np.zeros((8, 2, 3, 3))], groups=4)
+    assert KERNELS["conv2d_nchwc"].applies(grouped)
+    assert not KERNELS["dwconv2d_nchwc"].applies(grouped)
 
 
 # ------------------------------------------------------------------- element-wise

@@ -310,5 +310,6 @@ def test_transpose(perm: tuple[int, ...]) -> None:
 
 
 def test_every_nn_op_but_constant_has_a_kernel() -> None:
+    """Constants are materialised at load time; nn.compute/nn.yield only wrap other ops."""
     missing = {op.name for op in nn.NN.operations} - {op.name for op in REFERENCE_KERNELS}
-    assert missing == {"nn.constant"}
+    assert missing == {"nn.constant", "nn.compute", "nn.yield"}

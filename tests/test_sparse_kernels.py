@@ -99,8 +99,6 @@ def csr_value(shape: Sequence[int], element_type: Attribute = f32) -> SSAValue:
 @pytest.mark.parametrize(
     ("make_a", "b_type", "reason"),
     [
-        (lambda: plain((64, 64)), TensorType(f32, (64, 4)),
-         "operand 0 is not declared #layout.storage<\"csr\">"),
         (lambda: csr_value((64, 64), f64), TensorType(f64, (64, 4)), "element type f64, not f32"),
         (lambda: csr_value((8, 8)), TensorType(f32, (8, 4)),
          "64 elements < 1024: too small for sparse"),
@@ -108,7 +106,7 @@ def csr_value(shape: Sequence[int], element_type: Attribute = f32) -> SSAValue:
          "density 0.88 > 0.25: dense GEMM is faster"),
         (lambda: csr_value((64, 64)), TensorType(f32, (64, 4)), None),
     ],
-    ids=["not-csr", "f64", "too-small", "too-dense", "unknown-density"],
+    ids=["f64", "too-small", "too-dense", "unknown-density"],
 )
 @pytest.mark.parametrize(("name", "build"), [("gemm_csr", nn.GemmOp), ("matmul_csr", nn.MatmulOp)])
 def test_refusals(name: str, build: Callable[[SSAValue, SSAValue], Operation],
@@ -116,6 +114,14 @@ def test_refusals(name: str, build: Callable[[SSAValue, SSAValue], Operation],
     """An argument of unknown density is accepted once declared CSR and large enough."""
     op = build(make_a(), create_ssa_value(b_type))
     assert KERNELS[name].accepts(op, AVX2, True) == reason
+
+
+@pytest.mark.parametrize(("name", "build"), [("gemm_csr", nn.GemmOp), ("matmul_csr", nn.MatmulOp)])
+def test_applies_only_to_declared_csr(name: str, build: Callable[[SSAValue, SSAValue], Operation]) -> None:
+    dense = build(plain((64, 64)), create_ssa_value(TensorType(f32, (64, 4))))
+    sparse = build(csr_value((64, 64)), create_ssa_value(TensorType(f32, (64, 4))))
+    assert not KERNELS[name].applies(dense)
+    assert KERNELS[name].applies(sparse)
 
 
 def test_matmul_needs_2d() -> None:

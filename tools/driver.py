@@ -168,6 +168,13 @@ class LocatedParser(Parser):
             self.raise_error("expected '}' to close the region (or a block label such as ^bb1:)")
         return super()._parse_block()
 
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """An input without operations (empty, or only comments) is an empty module, as for
+        mlir-opt; xDSL would say 'Could not parse entire input!'."""
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])
+        return super().parse_module(allow_implicit_module)
+
     def _parse_dense_literal_type(self) -> RankedStructure[Attribute]:
         """xDSL expands a splat `dense<1.0> : T` into a Python list of T's element count
         before building the attribute; a T too large for memory is refused here, at T."""

@@ -45,6 +45,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return FoldConstantsPass
 
+    def bufferize() -> type[ModulePass]:
+        from nnlayout.lowering.bufferize import BufferizePass
+
+        return BufferizePass
+
     def default_pipeline() -> type[ModulePass]:
         from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
@@ -58,5 +63,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "insert-layouts": insert_layouts,
         "propagate-layouts": propagate_layouts,
         "fold-constants": fold_constants,
+        "bufferize": bufferize,
         "default-pipeline": default_pipeline,
     }

@@ -2,7 +2,8 @@
 
 select-dispatch (every op gets its kernel) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
-fold-constants (weights packed at compile time).
+fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
+halos and in-place concats).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from nnlayout.lowering.bufferize import BufferizePass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
@@ -33,6 +35,7 @@ class DefaultPipelinePass(ModulePass):
             InsertLayoutsPass(),
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),
+            BufferizePass(),
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -1,0 +1,199 @@
+"""`nn.compute`: an `nn` op applied to buffers, in destination-passing style.
+
+After bufferization every tensor op is wrapped, like a `linalg.generic` whose body is the
+original tensor-level op:
+
+    nn.compute ins(%x, %w : memref<1x1x8x8x8xf32>, tensor<8x3x3x3xf32, #layout.layout<"OIHW8i8o">>)
+               outs(%y : memref<1x1x8x8x8xf32>) {
+    ^bb0(%a: tensor<1x3x8x8xf32, #layout.layout<"NCHW8c">>, %b: tensor<...>):
+      %r = nn.conv2d %a, %b ... {kernel = #nn.kernel<...>} : (...) -> tensor<...>
+      nn.yield %r : tensor<...>
+    }
+
+The body keeps the op's full tensor-level meaning (logical shapes, layouts, attributes, chosen
+kernel), so nothing is lost and the op verifies as before; the operands give the memory it
+reads and writes. `ins` are memrefs holding the operands in their physical arrangement, or
+tensors for values that need no buffer of their own (constants, materialised at load time);
+`outs` are the buffers the results are written to. The verifier checks each memref against
+the memref type the layout dialect derives from the body's tensor type (`buffer_type`):
+same shape and element type; its strides may differ (a view into a larger buffer).
+
+`halo = array<i64: top, left, bottom, right>`: `ins[0]` is the *padded* input of a
+convolution or pooling: its spatial dims include that many rows/columns of border already
+holding the op's pad value, so the kernel runs with no padding of its own (no pad copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, TensorType, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.layout import buffer_type
+
+HALO_ATTR = "halo"
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    name = "nn.compute"
+
+    ins = var_operand_def(MemRefType | TensorType)
+    outs = var_operand_def(MemRefType)
+    halo = opt_prop_def(DenseArrayBase.constr(i64))
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, ins: Sequence[SSAValue], outs: Sequence[SSAValue], body: Region,
+                 halo: Sequence[int] | None = None):
+        properties: dict[str, Attribute] = {}
+        if halo is not None:
+            properties[HALO_ATTR] = DenseArrayBase.from_list(i64, tuple(halo))
+        super().__init__(operands=[list(ins), list(outs)], regions=[body],
+                         properties=properties)
+
+    @property
+    def inner(self) -> Operation:
+        """The tensor-level op this computes."""
+        first = self.body.block.first_op
+        assert first is not None
+        return first
+
+    @property
+    def halo_values(self) -> tuple[int, int, int, int] | None:
+        if self.halo is None:
+            return None
+        top, left, bottom, right = (int(v) for v in self.halo.get_values())
+        return top, left, bottom, right
+
+    def verify_(self) -> None:
+        block = self.body.block
+        ops = list(block.ops)
+        if len(ops) != 2 or not isinstance(ops[1], YieldOp):
+            raise VerifyException(
+                "nn.compute: the body must hold exactly one op and its nn.yield")
+        inner, terminator = ops
+        if len(block.args) != len(self.ins):
+            raise VerifyException(
+                f"nn.compute: {len(self.ins)} ins but the body takes {len(block.args)} "
+                "arguments")
+        if list(inner.operands) != list(block.args):
+            raise VerifyException(
+                "nn.compute: the body's op must take the body's arguments, in order")
+        if list(terminator.operands) != list(inner.results):
+            raise VerifyException("nn.compute: nn.yield must yield the body op's results")
+        if len(self.outs) != len(inner.results):
+            raise VerifyException(
+                f"nn.compute: {len(self.outs)} outs for {len(inner.results)} results")
+        halo = self.halo_values
+        if halo is not None and (len(self.halo.get_values()) != 4 or min(halo) < 0):
+            raise VerifyException(
+                "nn.compute: halo needs 4 non-negative values [top, left, bottom, right]")
+        for index, (operand, arg) in enumerate(zip(self.ins, block.args, strict=True)):
+            _check_buffer(f"ins {index}", operand.type, arg.type,
+                          halo if index == 0 else None)
+        for index, (operand, result) in enumerate(zip(self.outs, inner.results, strict=True)):
+            _check_buffer(f"outs {index}", operand.type, result.type, None)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ComputeOp:
+        def operand_list(keyword: str) -> list[SSAValue]:
+            parser.parse_keyword(keyword)
+            parser.parse_punctuation("(")
+            if parser.parse_optional_punctuation(")") is not None:
+                return []
+            names = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand)
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            parser.parse_punctuation(")")
+            if len(names) != len(types):
+                parser.raise_error(f"{keyword}: {len(names)} operands but {len(types)} types")
+            return [parser.resolve_operand(n, t) for n, t in zip(names, types, strict=True)]
+
+        ins = operand_list("ins")
+        outs = operand_list("outs")
+        halo = None
+        if parser.parse_optional_keyword("halo") is not None:
+            halo = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region()
+        op = cls(ins, outs, body, halo)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        def operand_list(keyword: str, values: Sequence[SSAValue]) -> None:
+            printer.print_string(f" {keyword}(")
+            if values:
+                printer.print_list(values, printer.print_operand)
+                printer.print_string(" : ")
+                printer.print_list((v.type for v in values), printer.print_attribute)
+            printer.print_string(")")
+
+        operand_list("ins", self.ins)
+        operand_list("outs", self.outs)
+        if (halo := self.halo_values) is not None:
+            printer.print_string(f" halo [{', '.join(str(v) for v in halo)}]")
+        if self.attributes:
+            printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+
+def _check_buffer(what: str, buffer: Attribute, tensor: Attribute,
+                  halo: tuple[int, int, int, int] | None) -> None:
+    if isinstance(buffer, TensorType):
+        if buffer != tensor:
+            raise VerifyException(
+                f"nn.compute: {what} is the tensor {buffer}, but the body expects {tensor}")
+        return
+    assert isinstance(buffer, MemRefType) and isinstance(tensor, TensorType)
+    expected = buffer_type(tensor, halo)
+    if buffer.get_shape() != expected.get_shape() or (
+            buffer.element_type != expected.element_type):
+        raise VerifyException(
+            f"nn.compute: {what} has type {buffer}, but {tensor}"
+            f"{'' if halo is None else f' with halo {list(halo)}'} is stored as "
+            f"{expected} (shape and element type must match; strides may differ)")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    name = "nn.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(ComputeOp))
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+def compute_of(op: Operation, ins: Sequence[SSAValue], outs: Sequence[SSAValue],
+               halo: Sequence[int] | None = None) -> ComputeOp:
+    """Wraps a (detached) tensor-level `op` whose operands are to be the body's arguments."""
+    block = Block(arg_types=[operand.type for operand in op.operands])
+    for arg, operand in zip(block.args, op.operands, strict=True):
+        arg.name_hint = operand.name_hint
+    for index, arg in enumerate(block.args):
+        op.operands[index] = arg
+    block.add_ops([op, YieldOp(list(op.results))])
+    return ComputeOp(ins, outs, Region(block), halo)
+

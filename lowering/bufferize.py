@@ -1,0 +1,336 @@
+"""`bufferize`: tensors become buffers, and layout becomes shapes, strides and offsets.
+
+Every tensor-level op (an `nn` op or a `layout.reorder`) is wrapped in an `nn.compute` whose
+`outs` is the buffer its result is written to (destination-passing style), allocated with an
+explicit `memref.alloc`. The buffer of a tensor is `buffer_type(tensor_type)` from the layout
+dialect: the physical shape, so a C=3 activation in NCHW16c is `memref<1x1xHxWx16xf32>` and an
+OIHW16i16o weight its 6-D packed shape. Function arguments and results become plain, unpadded
+memrefs: the caller's arrays are never padded or blocked. Constants stay tensors, read by
+`nn.compute` directly: they are materialised (packed) once, when the program is loaded.
+
+Two copies disappear on the way, because the memory they would fill is laid out in advance:
+
+- **Halo padding.** When a convolution or pooling pads its input, the producer of that input
+  writes into the interior of a buffer that already has the border (a strided view with an
+  offset); `layout.fill_border` writes the pad value into the border before the producer
+  runs, and the consumer reads the whole buffer with `halo [t, l, b, r]` and pads nothing
+  itself. The pad value is 0 for convolutions and for average pooling that counts padding,
+  -inf for max pooling; average pooling that excludes padding cannot use a halo. Where
+  several consumers want a halo, those with the pad value of the first such consumer share
+  one: the border is as wide as the largest pads among them (each reads the window it
+  needs); the others pad for themselves. Function arguments, returned values and concat
+  members get no halo.
+- **Concat in place.** The inputs of an `nn.concat` along channels are produced directly into
+  their channel slice of the concat's buffer, and the concat disappears. In a blocked layout
+  this needs each input's channel count to be a multiple of the block (the concat's blocked
+  kernel requires that anyway). An input that cannot be placed (a function argument, a
+  constant, a returned value, one already placed in another concat) is copied with
+  `memref.copy`. A concat's own result can be placed in a later concat, so a DenseNet block
+  writes all its features into one buffer.
+
+The function gets the attributes `nnlayout.halo_copy_bytes_avoided` (the padded input copies
+its kernels no longer make) and `nnlayout.concat_copy_bytes_avoided`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    FunctionType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.compute import compute_of
+from nnlayout.dialects.layout import (
+    BUFFER_ALIGNMENT,
+    FillBorderOp,
+    ReorderOp,
+    buffer_type,
+    element_bytes,
+    encoding_name,
+    layout_of,
+    spatial_axes,
+)
+from nnlayout.tools.driver import DiagnosticError
+
+Halo = tuple[int, int, int, int]
+
+
+def _pad_value(op: Operation) -> float | None:
+    """The value `op` pads its operand 0 with, if a halo can stand in for its padding."""
+    if isinstance(op, nn.Conv2dOp):
+        return 0.0
+    if isinstance(op, nn.MaxPool2dOp):
+        return -math.inf
+    if isinstance(op, nn.AvgPool2dOp) and op.count_include_pad is not None:
+        return 0.0
+    return None
+
+
+def _pads(op: Operation) -> Halo:
+    top, left, bottom, right = nn.ints(op.pads)  # type: ignore[attr-defined]
+    return top, left, bottom, right
+
+
+def _tensor_bytes(value: SSAValue, halo: Sequence[int] | None = None) -> int:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    shape = buffer_type(value_type, halo).get_shape()
+    return math.prod(shape) * element_bytes(value_type.element_type)
+
+
+@dataclass
+class _Plan:
+    """Decisions taken before rewriting: which values live in a concat's buffer, and which
+    buffers carry a halo for which consumers."""
+
+    # value -> (concat result it is part of, offset of its first channel)
+    concat_slot: dict[SSAValue, tuple[SSAValue, int]] = field(default_factory=dict)
+    in_place_concats: set[Operation] = field(default_factory=set)
+    halo: dict[SSAValue, tuple[Halo, float]] = field(default_factory=dict)
+    halo_readers: set[Operation] = field(default_factory=set)
+
+
+def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan) -> bool:
+    owner = value.owner
+    return (isinstance(owner, Operation) and not isinstance(owner, nn.ConstantOp)
+            and value not in returned and value not in plan.concat_slot)
+
+
+def _plan_function(function: func.FuncOp) -> _Plan:
+    plan = _Plan()
+    block = function.body.block
+    returned = {v for op in block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
+    for op in block.ops:
+        if not isinstance(op, nn.ConcatOp) or len(nn.shape_of(op.output)) != 4 or (
+                op.normalized_axis != 1):
+            continue
+        layout = layout_of(op.output.type)
+        block_size = 1 if layout is None else layout.block_product("C")
+        if layout is not None and layout.dims != ("N", "C", "H", "W") and not (
+                layout.axes == ("N", "C", "H", "W") and layout.blocks_of("C")):
+            continue  # channels are not the outermost varying axis after N
+        offset = 0
+        for value in op.inputs:
+            channels = nn.shape_of(value)[1]
+            if (encoding_name(value.type) == encoding_name(op.output.type)
+                    and offset % block_size == 0 and _placeable(value, returned, plan)):
+                plan.concat_slot[value] = (op.output, offset)
+                plan.in_place_concats.add(op)
+            offset += channels
+    for op in block.ops:
+        for result in op.results:
+            if result in returned or result in plan.concat_slot or not isinstance(
+                    result.type, TensorType) or isinstance(op, nn.ConstantOp):
+                continue
+            readers = [use.operation for use in result.uses if use.index == 0
+                       and _pad_value(use.operation) is not None and any(_pads(use.operation))]
+            if not readers or len(nn.shape_of(result)) != 4:
+                continue
+            value = _pad_value(readers[0])
+            assert value is not None
+            sharing = [r for r in readers if _pad_value(r) == value]
+            halo = tuple(max(_pads(r)[i] for r in sharing) for i in range(4))
+            plan.halo[result] = (halo, value)  # type: ignore[assignment]
+            plan.halo_readers.update(sharing)
+    return plan
+
+
+@dataclass
+class _FunctionBufferizer:
+    function: func.FuncOp
+    plan: _Plan
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    allocations: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    dropped: list[Operation] = field(default_factory=list[Operation])
+    halo_bytes_avoided: int = 0
+    concat_bytes_avoided: int = 0
+
+    def _insert(self, op: Operation, before: Operation) -> Operation:
+        Rewriter.insert_op(op, InsertPoint.before(before))
+        return op
+
+    def _subview(self, source: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
+                 before: Operation) -> SSAValue:
+        source_type = source.type
+        assert isinstance(source_type, MemRefType)
+        view = memref.SubviewOp.from_static_parameters(
+            source, source_type, offsets, sizes, [1] * len(sizes))
+        return self._insert(view, before).results[0]
+
+    def _interior(self, allocation: SSAValue, value: SSAValue, halo: Halo,
+                  before: Operation) -> SSAValue:
+        value_type = value.type
+        assert isinstance(value_type, TensorType)
+        h, w = spatial_axes(value_type)
+        offsets = [0] * len(buffer_type(value_type).get_shape())
+        offsets[h], offsets[w] = halo[0], halo[1]
+        return self._subview(allocation, offsets, buffer_type(value_type).get_shape(), before)
+
+    def buffer_for(self, value: SSAValue, before: Operation) -> SSAValue:
+        """The buffer `value` is written to, created (with its enclosing concat buffer and
+        halo border) the first time it is asked for."""
+        if value in self.buffers:
+            return self.buffers[value]
+        value_type = value.type
+        assert isinstance(value_type, TensorType)
+        if value in self.plan.concat_slot:
+            concat_result, channel_offset = self.plan.concat_slot[value]
+            parent = self.buffer_for(concat_result, before)
+            layout = layout_of(value_type)
+            offsets = [0] * len(buffer_type(value_type).get_shape())
+            offsets[1] = channel_offset // (1 if layout is None else layout.block_product("C"))
+            buffer = self._subview(parent, offsets, buffer_type(value_type).get_shape(), before)
+            self.concat_bytes_avoided += _tensor_bytes(value)
+        else:
+            halo, pad_value = self.plan.halo.get(value, (None, 0.0))
+            shape = buffer_type(value_type, halo).get_shape()
+            allocation = self._insert(memref.AllocOp.get(
+                value_type.element_type, BUFFER_ALIGNMENT, shape), before).results[0]
+            allocation.name_hint = value.name_hint
+            self.allocations[value] = allocation
+            buffer = allocation
+            if halo is not None:
+                self._insert(FillBorderOp(allocation, spatial_axes(value_type), halo,
+                                          pad_value), before)
+                buffer = self._interior(allocation, value, halo, before)
+        buffer.name_hint = value.name_hint
+        self.buffers[value] = buffer
+        return buffer
+
+    def _input(self, value: SSAValue) -> SSAValue:
+        """What an `nn.compute` reads for `value`: its buffer; a constant is read as the
+        tensor itself and a function argument is its own buffer (retyped at the end)."""
+        return self.buffers.get(value, value)
+
+    def _halo_input(self, op: Operation) -> tuple[SSAValue, Halo] | None:
+        """For a consumer reading its input's halo: the padded view it reads, and its pads."""
+        if op not in self.plan.halo_readers:
+            return None
+        source = op.operands[0]
+        halo, _ = self.plan.halo[source]
+        pads = _pads(op)
+        allocation = self.allocations[source]
+        if pads == halo:
+            return allocation, pads
+        source_type = source.type
+        assert isinstance(source_type, TensorType)
+        h, w = spatial_axes(source_type)
+        shape = list(buffer_type(source_type, pads).get_shape())
+        offsets = [0] * len(shape)
+        offsets[h], offsets[w] = halo[0] - pads[0], halo[1] - pads[1]
+        return self._subview(allocation, offsets, shape, op), pads
+
+    def wrap(self, op: Operation) -> None:
+        if op in self.plan.in_place_concats:
+            self._finish_concat(op)
+            return
+        ins = [self._input(v) for v in op.operands]
+        halo_input = self._halo_input(op)
+        if halo_input is not None:
+            ins[0] = halo_input[0]
+            self.halo_bytes_avoided += _tensor_bytes(op.operands[0], halo_input[1])
+        outs = [self.buffer_for(r, op) for r in op.results]
+        before = op.next_op
+        assert before is not None
+        op.detach()
+        compute = compute_of(op, ins, outs, None if halo_input is None else halo_input[1])
+        self._insert(compute, before)
+
+    def _finish_concat(self, op: Operation) -> None:
+        """Copies the inputs that could not be produced in place; the concat goes away."""
+        assert isinstance(op, nn.ConcatOp)
+        target = self.buffer_for(op.output, op)
+        layout = layout_of(op.output.type)
+        block_size = 1 if layout is None else layout.block_product("C")
+        offset = 0
+        for value in op.inputs:
+            value_type = value.type
+            assert isinstance(value_type, TensorType)
+            if self.plan.concat_slot.get(value) != (op.output, offset):
+                offsets = [0] * len(buffer_type(value_type).get_shape())
+                offsets[1] = offset // block_size
+                slot = self._subview(target, offsets, buffer_type(value_type).get_shape(), op)
+                self._insert(memref.CopyOp(self._materialized(value, op), slot), op)
+            offset += nn.shape_of(value)[1]
+        op.detach()
+        self.dropped.append(op)  # erased once its users have been wrapped
+
+    def _materialized(self, value: SSAValue, before: Operation) -> SSAValue:
+        """A buffer of its own holding `value`; a constant or an argument is copied into one
+        (through an identity `layout.reorder`, which packs a constant's layout)."""
+        if value in self.buffers:
+            return self.buffers[value]
+        value_type = value.type
+        assert isinstance(value_type, TensorType)
+        buffer = self.buffer_for(value, before)
+        self._insert(compute_of(ReorderOp(value, value_type), [value], [buffer]), before)
+        return buffer
+
+    def run(self) -> None:
+        block = self.function.body.block
+        for arg in block.args:
+            arg_type = arg.type
+            if not isinstance(arg_type, TensorType) or encoding_name(arg_type):
+                raise DiagnosticError(self.function, f"argument {arg.index} has type "
+                                      f"{arg_type}; bufferize needs plain tensor arguments")
+        for op in list(block.ops):
+            if isinstance(op, nn.ConstantOp):
+                continue
+            if isinstance(op, func.ReturnOp):
+                self._return(op)
+            elif isinstance(op, nn.NNOp | ReorderOp):
+                self.wrap(op)
+            else:
+                raise DiagnosticError(op, f"bufferize cannot handle '{op.name}'")
+        for op in reversed(self.dropped):  # a later concat may use an earlier one
+            op.erase()
+        for arg in block.args:
+            Rewriter.replace_value_with_new_type(arg, buffer_type(arg.type))
+        self.function.function_type = FunctionType.from_lists(
+            [a.type for a in block.args],
+            [buffer_type(t) for t in self.function.function_type.outputs])
+        self.function.attributes["nnlayout.halo_copy_bytes_avoided"] = IntegerAttr(
+            self.halo_bytes_avoided, i64)
+        self.function.attributes["nnlayout.concat_copy_bytes_avoided"] = IntegerAttr(
+            self.concat_bytes_avoided, i64)
+
+    def _return(self, op: func.ReturnOp) -> None:
+        for value in op.operands:
+            value_type = value.type
+            if not isinstance(value_type, TensorType) or encoding_name(value_type):
+                raise DiagnosticError(op, f"returns {value_type}; bufferize needs plain "
+                                      "tensor results")
+        Rewriter.replace_op(op, func.ReturnOp(*(self._materialized(v, op) for v in op.operands)))
+
+
+def _attribute_types_are_tensors(types: Sequence[Attribute]) -> bool:
+    return all(isinstance(t, TensorType) for t in types)
+
+
+@dataclass(frozen=True)
+class BufferizePass(ModulePass):
+    name = "bufferize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.ops:
+            if not isinstance(function, func.FuncOp) or function.is_declaration:
+                continue
+            if not _attribute_types_are_tensors(function.function_type.inputs):
+                continue  # already bufferized
+            if len(function.body.blocks) != 1:
+                raise DiagnosticError(function, "bufferize needs single-block functions")
+            _FunctionBufferizer(function, _plan_function(function)).run()
