@@ -1,7 +1,8 @@
 // Layouts, storages and layout.reorder print as they parse, in the pretty and the generic form.
 // RUN: nnlayout-opt %s | nnlayout-opt | filecheck %s
-// RUN: nnlayout-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
-// RUN: nnlayout-opt %s --print-op-generic | nnlayout-opt | filecheck %s
+// RUN: nnlayout-opt %s --print-op-generic > %t
+// RUN: filecheck %s --check-prefix=GENERIC < %t
+// RUN: nnlayout-opt %t | filecheck %s
 
 func.func @reorders(%x: tensor<1x3x224x224xf32>, %w: tensor<64x3x7x7xf32>, %m: tensor<128x256xf32>) -> tensor<1x3x224x224xf32> {
   %0 = layout.reorder %x : tensor<1x3x224x224xf32> -> tensor<1x3x224x224xf32, #layout.layout<"NCHW16c">>
