@@ -1,0 +1,3 @@
+// TOOL: nnlayout-run
+// ARGS: --random-inputs 0
+// ERROR: error: the module has no public function with a body to run

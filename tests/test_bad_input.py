@@ -1,0 +1,298 @@
+"""The bad-input corpus: every way a user can hand the tools something wrong ends in one short
+error that names the problem and where it is, exit status 1, and no traceback.
+
+Two kinds of cases:
+
+* `tests/bad_input/*.mlir`, one file per case, run through `nnlayout-opt` (default) or
+  `nnlayout-run`. Header lines say how and what to expect:
+
+      // TOOL: nnlayout-run                      (optional; default nnlayout-opt)
+      // ARGS: -p select-dispatch{target=tpu}    (optional; split on spaces, after the file)
+      // ERROR: {file}:5:3: error: nn.conv2d: ...   (in the first stderr line; {file} is the
+                                                  path, {dir} its folder)
+
+* `FILE_CASES` below: inputs that are not MLIR text (.npy and .onnx files, built in a temporary
+  folder), for `nnlayout-run` and `nnlayout-import`.
+
+Tools run in-process through `run_tool`, the console scripts' own entry, so that the corpus is
+fast; one case per tool also runs as a real subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from nnlayout.tools import import_onnx, opt, run
+from nnlayout.tools.driver import run_tool
+
+CORPUS = Path(__file__).parent / "bad_input"
+TOOLS: dict[str, Callable[[Sequence[str]], int]] = {
+    "nnlayout-opt": opt.main, "nnlayout-run": run.main, "nnlayout-import": import_onnx.main}
+MODULES = {"nnlayout-opt": "nnlayout.tools.opt", "nnlayout-run": "nnlayout.tools.run",
+           "nnlayout-import": "nnlayout.tools.import_onnx"}
+
+
+def header(path: Path) -> dict[str, str]:
+    """The `// KEY: value` lines at the top of a corpus file."""
+    found = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("// ") or ":" not in line:
+            break
+        key, value = line[3:].split(":", 1)
+        found[key] = value.strip()
+    return found
+
+
+def expected_line(fields: dict[str, str], path: Path) -> str:
+    """The ERROR field with {file} and {dir} (the case's folder) filled in."""
+    return fields["ERROR"].replace("{file}", str(path)).replace("{dir}", str(path.parent))
+
+
+def run_in_process(tool: str, args: list[str], capsys: pytest.CaptureFixture[str],
+                   monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    monkeypatch.delenv("NNLAYOUT_TRACEBACK", raising=False)
+    status = run_tool(TOOLS[tool], args)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def assert_one_clean_error(status: int, out: str, err: str, expected: str) -> None:
+    """Exit 1, nothing on stdout, the expected first line, and one diagnostic: a message
+    (with the source line and a caret, or a note naming the op, when it has a location)."""
+    assert status == 1, err
+    assert out == ""
+    assert "Traceback" not in err and "internal error" not in err, err
+    lines = err.rstrip("\n").splitlines()
+    assert expected in lines[0], err
+    assert len(lines) <= 3, err
+    if len(lines) == 3:  # the source line and a caret under the column
+        assert lines[2].strip() == "^", err
+    elif len(lines) == 2:
+        assert lines[1].startswith("note: in operation: "), err
+
+
+def mlir_cases() -> list[Path]:
+    return sorted(CORPUS.glob("*.mlir"))
+
+
+@pytest.mark.parametrize("path", mlir_cases(), ids=lambda p: p.stem)
+def test_mlir_corpus(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    fields = header(path)
+    tool = fields.get("TOOL", "nnlayout-opt")
+    args = [str(path), *fields.get("ARGS", "").split()]
+    if tool == "nnlayout-run":
+        args += ["--output-dir", str(tmp_path / "out")]
+    status, out, err = run_in_process(tool, args, capsys, monkeypatch)
+    assert_one_clean_error(status, out, err, expected_line(fields, path))
+    assert not (tmp_path / "out").exists()  # nothing written before failing
+
+
+# ------------------------------------------------------------- non-text inputs
+NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %m = nn.matmul %x, %y : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  func.return %m : tensor<2x4xf32>
+}
+"""
+F = TensorProto.FLOAT
+
+
+def npy(folder: Path, name: str, array: np.ndarray, allow_pickle: bool = False) -> str:
+    np.save(folder / name, array, allow_pickle=allow_pickle)
+    return str(folder / name)
+
+
+def good_inputs(folder: Path) -> list[str]:
+    return [npy(folder, "x.npy", np.ones((2, 3), np.float32)),
+            npy(folder, "y.npy", np.ones((3, 4), np.float32))]
+
+
+def with_y(make_y: Callable[[Path], str]) -> Callable[[Path], list[str]]:
+    """nnlayout-run arguments of NET whose second input is `make_y(folder)`."""
+    def args(folder: Path) -> list[str]:
+        (folder / "net.mlir").write_text(NET)
+        return [str(folder / "net.mlir"), "--input", good_inputs(folder)[0], make_y(folder)]
+    return args
+
+
+def raw(name: str, data: bytes) -> Callable[[Path], str]:
+    def write(folder: Path) -> str:
+        (folder / name).write_bytes(data)
+        return str(folder / name)
+    return write
+
+
+def npy_with_header(shape: tuple[int, ...], data: bytes) -> Callable[[Path], str]:
+    """A .npy file whose header claims `shape` (float32) but holds only `data`."""
+    def write(folder: Path) -> str:
+        with open(folder / "lying.npy", "wb") as handle:
+            np.lib.format.write_array_header_1_0(
+                handle, {"descr": "<f4", "fortran_order": False, "shape": shape})
+            handle.write(data)
+        return str(folder / "lying.npy")
+    return write
+
+
+def onnx_model(nodes: list[onnx.NodeProto], inputs: dict[str, list], outputs: list[str],
+               initializers: dict[str, np.ndarray] | None = None,
+               input_type: int = F) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes, "bad", [helper.make_tensor_value_info(n, input_type, s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, input_type, None) for n in outputs],
+        [numpy_helper.from_array(v, n) for n, v in (initializers or {}).items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+RELU = onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2, 3]}, ["y"])
+CONV_W = {"w": np.ones((4, 3, 3, 3), np.float32)}
+CONV = onnx_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")],
+                  {"x": [1, 3, 8, 8]}, ["y"], CONV_W)
+
+
+def onnx_file(model: onnx.ModelProto) -> Callable[[Path], list[str]]:
+    def args(folder: Path) -> list[str]:
+        (folder / "m.onnx").write_bytes(model.SerializeToString())
+        return [str(folder / "m.onnx"), "-o", str(folder / "m.mlir")]
+    return args
+
+
+def onnx_bytes(data: bytes) -> Callable[[Path], list[str]]:
+    def args(folder: Path) -> list[str]:
+        (folder / "m.onnx").write_bytes(data)
+        return [str(folder / "m.onnx"), "-o", str(folder / "m.mlir")]
+    return args
+
+
+def external_data(location: Callable[[Path], str]) -> Callable[[Path], list[str]]:
+    """CONV saved with its weight as external data, then pointed at `location(folder)`; a
+    copy of the data is reachable there (outside the model's folder) so that only the
+    folder check can refuse it."""
+    def args(folder: Path) -> list[str]:
+        model_dir = folder / "model"
+        model_dir.mkdir()
+        model = onnx.ModelProto.FromString(CONV.SerializeToString())
+        onnx.save(model, model_dir / "m.onnx", save_as_external_data=True, location="w.bin",
+                  size_threshold=0)
+        (folder / "secret.bin").write_bytes((model_dir / "w.bin").read_bytes())
+        proto = onnx.load(model_dir / "m.onnx", load_external_data=False)
+        for entry in proto.graph.initializer[0].external_data:
+            if entry.key == "location":
+                entry.value = location(folder)
+        (model_dir / "m.onnx").write_bytes(proto.SerializeToString())
+        return [str(model_dir / "m.onnx"), "-o", str(folder / "m.mlir")]
+    return args
+
+
+def symlink_out(folder: Path) -> str:
+    (folder / "model").mkdir(exist_ok=True)
+    os.symlink(folder / "secret.bin", folder / "model" / "link.bin")
+    return "link.bin"
+
+
+# name -> (tool, arguments built in a temporary folder, the expected first line)
+FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
+    "run-too-many-inputs": ("nnlayout-run", with_y(lambda d: f"{d}/y.npy {d}/y.npy"),
+                            "error: @net takes 2 input(s)"),
+    "run-mis-shaped-input": ("nnlayout-run", with_y(lambda d: npy(d, "b.npy", np.ones((4, 3), np.float32))),
+                             "error: argument 2 (%y): expected shape [3, 4] float32, got [4, 3] float32"),
+    "run-mis-typed-input": ("nnlayout-run", with_y(lambda d: npy(d, "b.npy", np.ones((3, 4), np.float64))),
+                            "error: argument 2 (%y): expected shape [3, 4] float32, got [3, 4] float64"),
+    "run-integer-input": ("nnlayout-run", with_y(lambda d: npy(d, "b.npy", np.ones((3, 4), np.int32))),
+                          "error: argument 2 (%y): expected shape [3, 4] float32, got [3, 4] int32"),
+    "run-scalar-input": ("nnlayout-run", with_y(lambda d: npy(d, "b.npy", np.float32(1.0))),
+                         "error: argument 2 (%y): expected shape [3, 4] float32, got [] float32"),
+    "run-structured-input": ("nnlayout-run", with_y(lambda d: npy(d, "b.npy", np.zeros((3, 4), [("a", "<f4")]))),
+                             "error: argument 2 (%y): expected shape [3, 4] float32, got [3, 4] void32"),
+    "run-text-input": ("nnlayout-run", with_y(raw("y.txt", b"1 2 3 4\n")),
+                       "error: argument 2 (%y): '{d}/y.txt' is not a .npy file"),
+    "run-empty-input": ("nnlayout-run", with_y(raw("y.npy", b"")),
+                        "error: argument 2 (%y): '{d}/y.npy' is not a .npy file"),
+    "run-npz-input": ("nnlayout-run", with_y(lambda d: np.savez(d / "y.npz", y=np.ones((3, 4), np.float32)) or f"{d}/y.npz"),
+                      "error: argument 2 (%y): '{d}/y.npz' is not a .npy file"),
+    "run-pickled-input": ("nnlayout-run", with_y(lambda d: npy(d, "p.npy", np.array([{"a": 1}] * 12, dtype=object).reshape(3, 4), allow_pickle=True)),
+                          "error: argument 2 (%y): '{d}/p.npy' is not a valid .npy file: it holds Python objects, which are never unpickled"),
+    "run-code-in-npy-header": ("nnlayout-run", with_y(raw("h.npy", b"\x93NUMPY\x01\x00\x46\x00{'descr': __import__('os').system('touch PWNED'), 'shape': (3, 4)}      \n")),
+                               "error: argument 2 (%y): '{d}/h.npy' is not a valid .npy file: "),
+    "run-truncated-npy": ("nnlayout-run", with_y(npy_with_header((3, 4), b"\0" * 10)),
+                          "error: argument 2 (%y): '{d}/lying.npy' is not a valid .npy file: "),
+    "run-npy-claims-1e12-elements": ("nnlayout-run", with_y(npy_with_header((1000000, 1000000), b"\0" * 48)),
+                                     "error: argument 2 (%y): expected shape [3, 4] float32, got [1000000, 1000000] float32"),
+    "run-missing-input-file": ("nnlayout-run", with_y(lambda d: f"{d}/absent.npy"),
+                               "error: argument 2 (%y): cannot read '{d}/absent.npy': No such file or directory"),
+    "run-directory-as-input": ("nnlayout-run", with_y(lambda d: str(d)),
+                               "error: argument 2 (%y): cannot read '{d}': Is a directory"),
+    "import-missing-file": ("nnlayout-import", lambda d: [f"{d}/absent.onnx"], "error: cannot read '{d}/absent.onnx'"),
+    "import-empty-file": ("nnlayout-import", onnx_bytes(b""), "is not a valid ONNX model"),
+    "import-garbage": ("nnlayout-import", onnx_bytes(bytes(range(256)) * 4), "is not a valid ONNX model"),
+    "import-truncated": ("nnlayout-import", onnx_bytes(CONV.SerializeToString()[:150]), "is not a valid ONNX model"),
+    "import-mlir-as-onnx": ("nnlayout-import", onnx_bytes(NET.encode()), "is not a valid ONNX model"),
+    "import-unsupported-op": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Gelu", ["x"], ["y"], name="act", domain="com.microsoft")], {"x": [2]}, ["y"])),
+                              "error: node 'act' (Gelu): unsupported operator 'Gelu' of domain 'com.microsoft'"),
+    "import-symbolic-dim": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": ["batch", 3]}, ["y"])),
+                            "error: graph input 'x' has a symbolic dimension 'batch' (axis 0)"),
+    "import-unknown-dim": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [None, 3]}, ["y"])),
+                           "error: graph input 'x' has a symbolic dimension (axis 0)"),
+    "import-empty-batch": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [0, 3]}, ["y"])),
+                           "error: graph input 'x' has a zero-size dimension 0; empty tensors are not supported"),
+    "import-int64-max-dim": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2**63 - 1, 2]}, ["y"])),
+                             "error: graph input 'x'"),
+    "import-double-input": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2]}, ["y"], input_type=TensorProto.DOUBLE)),
+                            "error: graph input 'x' has element type DOUBLE; nnlayout imports float32 tensors only"),
+    "import-conv-channels": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")], {"x": [1, 5, 8, 8]}, ["y"], CONV_W)),
+                             "error: node 'conv1' (Conv): nn.conv2d: input has 5 channels but weight expects 3 (groups=1)"),
+    "import-external-absolute": ("nnlayout-import", external_data(lambda d: f"{d}/secret.bin"),
+                                 "error: initializer 'w' refers to external data '{d}/secret.bin' outside the model's folder; refusing to read it"),
+    "import-external-dotdot": ("nnlayout-import", external_data(lambda d: "../secret.bin"),
+                               "error: initializer 'w' refers to external data '../secret.bin' outside the model's folder"),
+    "import-external-symlink": ("nnlayout-import", external_data(symlink_out),
+                                "error: initializer 'w' refers to external data 'link.bin' outside the model's folder"),
+    "import-external-missing": ("nnlayout-import", external_data(lambda d: "nothing.bin"),
+                                "error: initializer 'w': external data file 'nothing.bin' not found in '{d}/model'"),
+}
+
+
+@pytest.mark.parametrize("case", FILE_CASES.values(), ids=FILE_CASES.keys())
+def test_file_corpus(case: tuple[str, Callable[[Path], list[str]], str], tmp_path: Path,
+                     capsys: pytest.CaptureFixture[str],
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    tool, make_args, expected = case
+    monkeypatch.chdir(tmp_path)
+    args = [piece for arg in make_args(tmp_path) for piece in arg.split(" ")]
+    if tool == "nnlayout-run":
+        args += ["--output-dir", str(tmp_path / "out")]
+    status, out, err = run_in_process(tool, args, capsys, monkeypatch)
+    assert_one_clean_error(status, out, err, expected.replace("{d}", str(tmp_path)))
+    assert not (tmp_path / "out").exists() and not (tmp_path / "m.mlir").exists()
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(mlir_cases()) + len(FILE_CASES) >= 40
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_real_processes(tool: str, tmp_path: Path) -> None:
+    """The console scripts' real entry: exit status 1 and the same message, no traceback."""
+    path = {"nnlayout-opt": CORPUS / "conv-channels.mlir",
+            "nnlayout-run": CORPUS / "run-1e12-element-input.mlir"}.get(tool)
+    if path is None:
+        args = onnx_bytes(b"not onnx")(tmp_path)
+        expected = "is not a valid ONNX model"
+    else:
+        fields = header(path)
+        args = [str(path), *fields.get("ARGS", "").split()]
+        expected = expected_line(fields, path)
+    if tool == "nnlayout-run":
+        args += ["--output-dir", str(tmp_path / "out")]
+    result = subprocess.run([sys.executable, "-m", MODULES[tool], *args], capture_output=True,
+                            text=True, env={**os.environ, "NNLAYOUT_TRACEBACK": ""})
+    assert_one_clean_error(result.returncode, result.stdout, result.stderr, expected)
