@@ -127,3 +127,36 @@ func.func @element_change(%x: tensor<1x3x8x8xf32>) {
   %0 = layout.reorder %x : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf16, #layout.layout<"NCHW8c">>
   func.return
 }
+
+// -----
+
+// Padding counts: 3 x 2^58 f32 elements fit a 64-bit byte size, but NCHW16c pads C=3 to 16.
+func.func @too_many_bytes(%x: tensor<1x3x536870912x536870912xf32>) {
+  // expected-error @+1 {{layout.reorder: result: tensor<1x3x536870912x536870912xf32, #layout.layout<"NCHW16c">> has 4,611,686,018,427,387,904 elements, too many for a 64-bit byte size}}
+  %0 = layout.reorder %x : tensor<1x3x536870912x536870912xf32> -> tensor<1x3x536870912x536870912xf32, #layout.layout<"NCHW16c">>
+  func.return
+}
+
+// -----
+
+func.func @fill_border_halo(%b: memref<1x2x10x10x8xf32>) {
+  // expected-error @+1 {{layout.fill_border: halo needs 4 non-negative values, got [1, 1, -1, 1]}}
+  layout.fill_border %b axes [2, 3] halo [1, 1, -1, 1] value 0.0 : f32 : memref<1x2x10x10x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @fill_border_axes(%b: memref<1x2x10x10x8xf32>) {
+  // expected-error @+1 {{layout.fill_border: axes [2, 5] must name the H and W dimensions of the rank-5 buffer}}
+  layout.fill_border %b axes [2, 5] halo [1, 1, 1, 1] value 0.0 : f32 : memref<1x2x10x10x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @fill_border_no_interior(%b: memref<1x2x10x4x8xf32>) {
+  // expected-error @+1 {{layout.fill_border: halo [1, 2, 1, 2] leaves no interior along dimension 3 of size 4}}
+  layout.fill_border %b axes [2, 3] halo [1, 2, 1, 2] value 0.0 : f32 : memref<1x2x10x4x8xf32>
+  func.return
+}

@@ -39,3 +39,15 @@ func.func @encoded(%x: tensor<1x3x8x8xf32, #layout.layout<"NCHW8c">>, %w: tensor
 // CHECK:      %0 = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x3x8x8xf32, #layout.layout<"NCHW8c">>, tensor<16x3x3x3xf32, #layout.layout<"OIHW8i8o">>) -> tensor<1x16x6x6xf32, #layout.layout<"NCHW8c">>
 // CHECK-NEXT: %1 = nn.relu %0 : tensor<1x16x6x6xf32, #layout.layout<"NCHW8c">>
 // CHECK-NEXT: %2 = nn.matmul %s, %d : (tensor<4x8xf32, #layout.storage<"csr">>, tensor<8x2xf32>) -> tensor<4x2xf32>
+
+// layout.fill_border writes the halo of a buffer (bufferized IR).
+func.func @fill_border(%b: memref<1x2x10x10x8xf32>) {
+  layout.fill_border %b axes [2, 3] halo [1, 1, 1, 1] value 0.0 : f32 : memref<1x2x10x10x8xf32>
+  layout.fill_border %b axes [2, 3] halo [1, 0, 2, 0] value -3.5 : f32 : memref<1x2x10x10x8xf32>
+  func.return
+}
+// CHECK-LABEL: func.func @fill_border
+// CHECK:      layout.fill_border %b axes [2, 3] halo [1, 1, 1, 1] value 0.000000e+00 : f32 : memref<1x2x10x10x8xf32>
+// CHECK-NEXT: layout.fill_border %b axes [2, 3] halo [1, 0, 2, 0] value -3.500000e+00 : f32 : memref<1x2x10x10x8xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "fill_border"
+// GENERIC:      "layout.fill_border"(%b) <{axes = array<i64: 2, 3>, halo = array<i64: 1, 1, 1, 1>, value = 0.000000e+00 : f32}> : (memref<1x2x10x10x8xf32>) -> ()
