@@ -16,10 +16,10 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   runs, and the consumer reads the whole buffer with `halo [t, l, b, r]` and pads nothing
   itself. The pad value is 0 for convolutions and for average pooling that counts padding,
   -inf for max pooling; average pooling that excludes padding cannot use a halo. Where
-  several consumers want a halo, those with the pad value of the first such consumer share
-  one: the border is as wide as the largest pads among them (each reads the window it
-  needs); the others pad for themselves. Function arguments, returned values and concat
-  members get no halo.
+  several consumers want a halo, those of one pad value share it (the value whose
+  consumers save the most copy bytes, the earliest on a tie): the border is as wide as the
+  largest pads among them, each reads the window it needs, the others pad for themselves.
+  Function arguments, returned values and concat members get no halo.
 - **Concat in place.** The inputs of an `nn.concat` along channels are produced directly into
   their channel slice of the concat's buffer, and the concat disappears. In a blocked layout
   this needs each input's channel count to be a multiple of the block (the concat's blocked
@@ -131,6 +131,7 @@ def _plan_function(function: func.FuncOp) -> _Plan:
                 plan.concat_slot[value] = (op.output, offset)
                 plan.in_place_concats.add(op)
             offset += channels
+    order = {op: index for index, op in enumerate(block.ops)}
     for op in block.ops:
         for result in op.results:
             if result in returned or result in plan.concat_slot or not isinstance(
@@ -140,9 +141,12 @@ def _plan_function(function: func.FuncOp) -> _Plan:
                        and _pad_value(use.operation) is not None and any(_pads(use.operation))]
             if not readers or len(nn.shape_of(result)) != 4:
                 continue
-            value = _pad_value(readers[0])
-            assert value is not None
-            sharing = [r for r in readers if _pad_value(r) == value]
+            by_value: dict[float, list[Operation]] = {}
+            for reader in readers:
+                by_value.setdefault(_pad_value(reader), []).append(reader)  # type: ignore[arg-type]
+            value, sharing = max(by_value.items(), key=lambda item: (
+                sum(_tensor_bytes(result, _pads(r)) for r in item[1]),
+                -min(order[r] for r in item[1])))
             halo = tuple(max(_pads(r)[i] for r in sharing) for i in range(4))
             plan.halo[result] = (halo, value)  # type: ignore[assignment]
             plan.halo_readers.update(sharing)

@@ -32,7 +32,15 @@ from onnx import TensorProto, numpy_helper
 
 from nnlayout.frontends.onnx import SUPPORTED_OPS, import_model
 from nnlayout.lowering.interpreter import run_function
-from nnlayout.tools.driver import UserError, make_context, parse_module, print_module
+from nnlayout.tools.driver import (
+    UserError,
+    make_context,
+    parse_module,
+    parse_pipeline,
+    print_module,
+    run_pipeline,
+)
+from nnlayout.transforms import get_all_passes
 
 #: Operators the tally reports (Constant only feeds the others).
 OPS = sorted(SUPPORTED_OPS - {"Constant"})
@@ -136,13 +144,17 @@ def expected_refusals(case: Case) -> list[str]:
     return reasons
 
 
-def import_and_run(case: Case) -> tuple[np.ndarray, ...]:
-    """Imports the case (constants inline), prints and re-parses the IR, and runs it."""
+def import_and_run(case: Case, pipeline: str = "") -> tuple[np.ndarray, ...]:
+    """Imports the case (constants inline), prints and re-parses the IR, compiles it with
+    `pipeline` (if any), and runs it."""
     imported = import_model(case.model, inline_limit=sys.maxsize)
     text = io.StringIO()
     print_module(imported.module, text)
-    module = parse_module(make_context(), text.getvalue(), case.name)
+    ctx = make_context()
+    module = parse_module(ctx, text.getvalue(), case.name)
     module.verify()
+    if pipeline:
+        run_pipeline(parse_pipeline(pipeline, get_all_passes()), ctx, module)
     return run_function(module, case.inputs)
 
 
@@ -180,9 +192,13 @@ def check_case(case: Case) -> tuple[str, str]:
         return "fail", f"refused: {error.message}"
     if expected:
         return "fail", f"imported, but should be refused ({', '.join(expected)})"
-    problem = mismatch(ours, case.outputs,
-                       _ROUNDED_REFERENCE.get(case.name, RELATIVE_TOLERANCE))
+    problem = mismatch(ours, case.outputs, tolerance(case))
     return ("fail", problem) if problem else ("pass", "")
+
+
+def tolerance(case: Case) -> float:
+    """The relative tolerance a case's stored outputs allow."""
+    return _ROUNDED_REFERENCE.get(case.name, RELATIVE_TOLERANCE)
 
 
 def tally(results: dict[Case, tuple[str, str]]) -> dict[str, Counter[str]]:

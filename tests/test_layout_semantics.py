@@ -1,6 +1,7 @@
-"""Dispatch and layout passes keep program semantics: each program is run before and after
-`select-dispatch, insert-layouts, propagate-layouts, fold-constants` on the same inputs, for
-every target, with channel padding on and off. The programs are chosen to spring the traps of
+"""Dispatch, layout and buffer passes keep program semantics: each program is run before and
+after `select-dispatch, insert-layouts, propagate-layouts, fold-constants`, and after the
+whole `default-pipeline` (bufferized), on the same inputs, for every target, with channel
+padding on and off. The programs are chosen to spring the traps of
 padded layouts: f(0) != 0 between convolutions, softmax over channels, -inf pooling borders,
 concats of odd channel counts, NaN and Inf inputs."""
 
@@ -27,9 +28,13 @@ LAYOUT_PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-
                    "propagate-layouts,fold-constants")
 
 
-def compile_module(module: ModuleOp, target: str, padding: bool) -> ModuleOp:
+def compile_module(module: ModuleOp, target: str, padding: bool,
+                   pipeline: str = LAYOUT_PIPELINE) -> ModuleOp:
+    """A compiled copy of `module`: the layout passes, or `default-pipeline` (bufferized)."""
     compiled = module.clone()
-    spec = LAYOUT_PIPELINE.format(target=target, padding=str(padding).lower())
+    options = f"{{target={target} padding={str(padding).lower()}}}"
+    spec = (pipeline + options if pipeline == "default-pipeline"
+            else pipeline.format(target=target, padding=str(padding).lower()))
     run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
     return compiled
 
@@ -63,6 +68,8 @@ def check_semantics(module: ModuleOp, inputs: list[np.ndarray], source: Path | N
                            for op in compiled.walk() if kernel_of(op) is not None)
             actual = Interpreter(compiled, source_path=where).run(inputs)
             assert_same(expected, actual)
+            bufferized = compile_module(module, target, padding, "default-pipeline")
+            assert_same(expected, Interpreter(bufferized, source_path=where).run(inputs))
 
 
 CONV = ("nn.conv2d {x}, {w} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : "

@@ -1,0 +1,62 @@
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx512},insert-layouts,propagate-layouts,fold-constants,bufferize' | filecheck %s
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=ref},bufferize' | filecheck %s --check-prefix=PLAIN
+// RUN: nnlayout-opt %s --split-input-file -p 'default-pipeline{target=avx512}' | nnlayout-opt --split-input-file | filecheck %s
+
+// The C=3 stem: a 5-D blocked buffer (one block of 16 lanes), written into the interior of a
+// buffer with a 1-pixel halo; the convolution reads the whole padded buffer and pads nothing.
+func.func @stem(%x: tensor<1x3x32x32xf32>) -> tensor<1x16x32x32xf32> {
+  %w = nn.constant dense<0.5> : tensor<16x3x3x3xf32>
+  %y = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x32x32xf32>
+  func.return %y : tensor<1x16x32x32xf32>
+}
+// CHECK-LABEL: func.func @stem(%x: memref<1x3x32x32xf32>) -> memref<1x16x32x32xf32>
+// CHECK:      %[[PADDED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1x34x34x16xf32>
+// CHECK-NEXT: layout.fill_border %[[PADDED]] axes [2, 3] halo [1, 1, 1, 1] value 0.000000e+00 : f32 : memref<1x1x34x34x16xf32>
+// CHECK-NEXT: %[[INTERIOR:.*]] = memref.subview %[[PADDED]][0, 0, 1, 1, 0] [1, 1, 32, 32, 16] [1, 1, 1, 1, 1] : memref<1x1x34x34x16xf32> to memref<1x1x32x32x16xf32, strided<[18496, 18496, 544, 16, 1], offset: 560>>
+// CHECK-NEXT: nn.compute ins(%x : memref<1x3x32x32xf32>) outs(%[[INTERIOR]] : memref<1x1x32x32x16xf32, strided<[18496, 18496, 544, 16, 1], offset: 560>>) {
+// CHECK:        layout.reorder {{.*}} : tensor<1x3x32x32xf32> -> tensor<1x3x32x32xf32, #layout.layout<"NCHW16c">>
+// CHECK:      nn.constant dense<5.000000e-01> : tensor<16x3x3x3xf32> -> tensor<16x3x3x3xf32, #layout.layout<"OIHW16i16o">>
+// CHECK:      %[[Y:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1x32x32x16xf32>
+// CHECK-NEXT: nn.compute ins(%[[PADDED]], %{{.*}} : memref<1x1x34x34x16xf32>, tensor<16x3x3x3xf32, #layout.layout<"OIHW16i16o">>) outs(%[[Y]] : memref<1x1x32x32x16xf32>) halo [1, 1, 1, 1] {
+// CHECK:        nn.conv2d {{.*}} pads [1, 1, 1, 1]
+// CHECK:      %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16x32x32xf32>
+// CHECK:      func.return %[[OUT]] : memref<1x16x32x32xf32>
+
+// PLAIN-LABEL: func.func @stem
+// PLAIN:      %{{.*}} = memref.alloc() {alignment = 64 : i64} : memref<1x16x32x32xf32>
+// PLAIN:      nn.compute ins(%x, %w : memref<1x3x32x32xf32>, tensor<16x3x3x3xf32>)
+
+// -----
+
+// Max pooling pads with -inf; the producer's buffer carries that border.
+func.func @pool(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  %r = nn.relu %x : tensor<1x16x8x8xf32>
+  %p = nn.max_pool2d %r kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x16x8x8xf32> -> tensor<1x16x4x4xf32>
+  func.return %p : tensor<1x16x4x4xf32>
+}
+// PLAIN-LABEL: func.func @pool
+// PLAIN:      %[[R:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16x10x10xf32>
+// PLAIN-NEXT: layout.fill_border %[[R]] axes [2, 3] halo [1, 1, 1, 1] value 0xff800000 : f32 : memref<1x16x10x10xf32>
+// PLAIN-NEXT: %[[RI:.*]] = memref.subview %[[R]][0, 0, 1, 1] [1, 16, 8, 8] [1, 1, 1, 1] : memref<1x16x10x10xf32> to memref<1x16x8x8xf32, strided<[1600, 100, 10, 1], offset: 11>>
+// PLAIN-NEXT: nn.compute ins(%x : memref<1x16x8x8xf32>) outs(%[[RI]] : memref<1x16x8x8xf32, strided<[1600, 100, 10, 1], offset: 11>>)
+// PLAIN:      nn.compute ins(%[[R]] : memref<1x16x10x10xf32>) outs(%{{.*}} : memref<1x16x4x4xf32>) halo [1, 1, 1, 1]
+
+// -----
+
+// Concat in place: each producer writes its channel slice; no copy, no concat op left.
+func.func @concat(%x: tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %a = nn.relu %x : tensor<1x16x8x8xf32>
+  %b = nn.sigmoid %x : tensor<1x16x8x8xf32>
+  %c = nn.concat %a, %b axis 1 : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %r = nn.tanh %c : tensor<1x32x8x8xf32>
+  func.return %r : tensor<1x32x8x8xf32>
+}
+// PLAIN-LABEL: func.func @concat
+// PLAIN:      %[[C:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x32x8x8xf32>
+// PLAIN-NEXT: %[[A:.*]] = memref.subview %[[C]][0, 0, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1] : memref<1x32x8x8xf32> to memref<1x16x8x8xf32, strided<[2048, 64, 8, 1]>>
+// PLAIN-NEXT: nn.compute ins(%x : memref<1x16x8x8xf32>) outs(%[[A]] : memref<1x16x8x8xf32, strided<[2048, 64, 8, 1]>>)
+// PLAIN:      %[[B:.*]] = memref.subview %[[C]][0, 16, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1] : memref<1x32x8x8xf32> to memref<1x16x8x8xf32, strided<[2048, 64, 8, 1], offset: 1024>>
+// PLAIN-NEXT: nn.compute ins(%x : memref<1x16x8x8xf32>) outs(%[[B]] : memref<1x16x8x8xf32, strided<[2048, 64, 8, 1], offset: 1024>>)
+// PLAIN-NOT:  nn.concat
+// PLAIN:      nn.compute ins(%[[C]] : memref<1x32x8x8xf32>)
+// PLAIN:        nn.tanh
