@@ -1,9 +1,11 @@
-"""`default-pipeline{target=avx2 padding=true remarks=false}`: the whole compiler, in order.
+"""`default-pipeline{target=avx2 padding=true remarks=false verify=false}`: the whole compiler,
+in order.
 
 select-dispatch (every op gets its kernel) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
 fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
-halos and in-place concats).
+halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
+input). `verify=true` then checks the plan with verify-memory-plan (which changes nothing).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from xdsl.passes import ModulePass
 from nnlayout.lowering.bufferize import BufferizePass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
+from nnlayout.transforms.plan_memory import PlanMemoryPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
 from nnlayout.transforms.select_dispatch import SelectDispatchPass
+from nnlayout.transforms.verify_memory_plan import VerifyMemoryPlanPass
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class DefaultPipelinePass(ModulePass):
     target: str = "avx2"
     padding: bool = True
     remarks: bool = False
+    verify: bool = False
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
@@ -36,6 +41,8 @@ class DefaultPipelinePass(ModulePass):
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),
             BufferizePass(),
+            PlanMemoryPass(),
+            *((VerifyMemoryPlanPass(),) if self.verify else ()),
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
