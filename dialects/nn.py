@@ -341,6 +341,34 @@ def transpose_shape(x: Shape, perm: Sequence[int]) -> Shape:
 
 
 # ------------------------------------------------------------------------ base class
+_CHECKED_TYPES: set[Attribute] = set()  # types that passed _check_type (a big model has few)
+
+
+def _check_type(value_type: Attribute, what: str) -> None:
+    """A static, non-empty float tensor with one of our encodings; `what` names the value."""
+    if value_type in _CHECKED_TYPES:
+        return
+    if not isinstance(value_type, TensorType):
+        raise VerifyException(f"{what} is not a tensor")
+    shape = value_type.get_shape()
+    if any(d < 0 for d in shape):
+        raise VerifyException(
+            f"{what} has a dynamic dimension ({value_type}); nn ops need static shapes"
+        )
+    if any(d == 0 for d in shape):
+        raise VerifyException(
+            f"{what} has a zero-size dimension ({value_type}); empty tensors are not supported"
+        )
+    verify_encoding(value_type, what)
+    if not isinstance(value_type.element_type, AnyFloat):
+        raise VerifyException(
+            f"{what} has element type {value_type.element_type}; nn ops compute on floats"
+        )
+    if len(_CHECKED_TYPES) > 4096:
+        _CHECKED_TYPES.clear()
+    _CHECKED_TYPES.add(value_type)
+
+
 class NNOp(IRDLOperation):
     """Common verification: static positive shapes, known encodings, one float element type,
     and a result type equal to the op's shape rule."""
@@ -353,32 +381,14 @@ class NNOp(IRDLOperation):
         element_type: Attribute | None = None
         for kind, values in (("operand", self.operands), ("result", self.results)):
             for index, value in enumerate(values):
-                value_type = value.type
-                if not isinstance(value_type, TensorType):
-                    raise VerifyException(f"{self.name}: {kind} {index} is not a tensor")
-                shape = value_type.get_shape()
-                if any(d < 0 for d in shape):
-                    raise VerifyException(
-                        f"{self.name}: {kind} {index} has a dynamic dimension "
-                        f"({value_type}); nn ops need static shapes"
-                    )
-                if any(d == 0 for d in shape):
-                    raise VerifyException(
-                        f"{self.name}: {kind} {index} has a zero-size dimension "
-                        f"({value_type}); empty tensors are not supported"
-                    )
-                verify_encoding(value_type, f"{self.name}: {kind} {index}")
-                if not isinstance(value_type.element_type, AnyFloat):
-                    raise VerifyException(
-                        f"{self.name}: {kind} {index} has element type "
-                        f"{value_type.element_type}; nn ops compute on floats"
-                    )
+                _check_type(value.type, f"{self.name}: {kind} {index}")
+                value_element = tensor_type(value).element_type
                 if element_type is None:
-                    element_type = value_type.element_type
-                elif value_type.element_type != element_type:
+                    element_type = value_element
+                elif value_element != element_type:
                     raise VerifyException(
                         f"{self.name}: {kind} {index} has element type "
-                        f"{value_type.element_type}, expected {element_type} like operand 0"
+                        f"{value_element}, expected {element_type} like operand 0"
                     )
         expected = self.result_shape()
         actual = shape_of(self.results[0])
