@@ -1,0 +1,148 @@
+"""The main job on a bundled example: build a model, import it, compile it through the whole
+default pipeline, run it, check it, and say what the compiler did.
+
+    python -m nnlayout.examples.run_example                      # small ResNet-50, target host
+    python -m nnlayout.examples.run_example densenet121 --target avx512 --full
+
+Steps: the zoo model is built as ONNX (seeded random weights, no download) and imported with
+`nnlayout-import`'s code into `examples/models/`; the unoptimised program runs in the reference
+interpreter; `default-pipeline{target=... verify=true}` compiles it (dispatch, layouts,
+propagation, weight packing, bufferization, memory planning, plan verification); the compiled
+program runs, and its results are compared with the unoptimised ones and with onnxruntime
+(when installed). The summary lists the kernels chosen, the fallbacks with their reasons, the
+activation reorders, the arena against its lower bound, and the latencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr
+
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import ReorderOp, encoding_name
+from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
+from nnlayout.frontends.onnx import import_model, load_model, write_imported
+from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.tools.driver import (
+    make_context,
+    parse_module,
+    parse_pipeline,
+    run_pipeline,
+    run_tool,
+)
+from nnlayout.transforms import get_all_passes, remarks
+
+TOLERANCE = 1e-4
+
+
+def relative_difference(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> float:
+    worst = 0.0
+    for want, got in zip(expected, actual, strict=True):
+        scale = max(float(np.abs(want).max()), np.finfo(np.float32).tiny)
+        worst = max(worst, float(np.abs(got - want).max()) / scale)
+    return worst
+
+
+def median_seconds(run: object, inputs: list[np.ndarray], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run(inputs)  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def onnxruntime_results(onnx_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    feeds = {i.name: x for i, x in zip(session.get_inputs(), inputs, strict=True)}
+    return session.run(None, feeds)
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("model", nargs="?", default="resnet50", choices=sorted(ZOO))
+    parser.add_argument("--full", action="store_true", help="full size instead of the small one")
+    parser.add_argument("--target", default="host", help="host, onednn, avx512, avx2 or ref")
+    parser.add_argument("--padding", default="true", choices=["true", "false"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("-d", "--dir", type=Path, default=MODELS_DIR)
+    args = parser.parse_args(argv)
+
+    onnx_path = write_model(args.model, not args.full, args.dir)
+    mlir_path = onnx_path.with_suffix(".mlir")
+    write_imported(import_model(load_model(onnx_path)), mlir_path)
+    source = str(mlir_path)
+    ctx = make_context()
+    module = parse_module(ctx, mlir_path.read_text(encoding="utf-8"), source)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s.shape).astype(s.dtype)
+              for s in argument_specs(find_entry(module))]
+    print(f"model: {onnx_path.name} -> {mlir_path.name}, input {list(inputs[0].shape)}")
+
+    reference = Interpreter(module, source_path=source)
+    expected = reference.run(inputs)
+
+    compiled = module.clone()
+    spec = f"default-pipeline{{target={args.target} padding={args.padding} verify=true}}"
+    with remarks.collecting() as emitted:
+        start = time.perf_counter()
+        run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, compiled)
+        compile_seconds = time.perf_counter() - start
+    program = Interpreter(compiled, source_path=source)
+    actual = program.run(inputs)
+
+    computes = [op for op in compiled.walk() if isinstance(op, ComputeOp)]
+    kernels = Counter(k.kernel_name.data for op in computes
+                      if (k := kernel_of(op.inner)) is not None)
+    reorders = sum(isinstance(op.inner, ReorderOp) and encoding_name(op.inner.input.type)
+                   != encoding_name(op.inner.output.type) for op in computes)
+    function = find_entry(compiled)
+
+    def figure(name: str) -> int:
+        attribute = function.attributes.get(name)
+        return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
+
+    print(f"compiled with {spec} in {compile_seconds:.2f} s")
+    print("kernels: " + ", ".join(f"{name} x{count}" for name, count in kernels.most_common()))
+    fallbacks = Counter(r.message for r in emitted if r.pass_name == "select-dispatch")
+    for message, count in fallbacks.most_common():
+        print(f"fallback x{count}: {message}")
+    print(f"activation reorders: {reorders}")
+    arena, bound = figure("nnlayout.arena_bytes"), figure("nnlayout.lower_bound_bytes")
+    print(f"arena {arena / 2**20:.2f} MiB, lower bound {bound / 2**20:.2f} MiB, "
+          f"unplanned {figure('nnlayout.unplanned_bytes') / 2**20:.2f} MiB, "
+          f"padding {figure('nnlayout.padding_bytes') / 1024:.1f} KiB; "
+          f"copies avoided: halo {figure('nnlayout.halo_copy_bytes_avoided') / 1024:.1f} KiB, "
+          f"concat {figure('nnlayout.concat_copy_bytes_avoided') / 1024:.1f} KiB")
+
+    difference = relative_difference(expected, actual)
+    print(f"compiled vs unoptimised: relative difference {difference:.2e}")
+    ort = onnxruntime_results(onnx_path, inputs)
+    ort_difference = None if ort is None else relative_difference(ort, actual)
+    if ort_difference is not None:
+        print(f"compiled vs onnxruntime: relative difference {ort_difference:.2e}")
+    print(f"latency (median of {args.repeats}): unoptimised "
+          f"{median_seconds(reference.run, inputs, args.repeats) * 1e3:.1f} ms, compiled "
+          f"{median_seconds(program.run, inputs, args.repeats) * 1e3:.1f} ms")
+    ok = difference <= TOLERANCE and (ort_difference is None or ort_difference <= TOLERANCE)
+    print("OK" if ok else f"MISMATCH above {TOLERANCE:g}")
+    return 0 if ok else 1
+
+
+def entry() -> None:
+    raise SystemExit(run_tool(main))
+
+
+if __name__ == "__main__":
+    entry()
