@@ -3,13 +3,14 @@
 `format_report` gives the arena size against the lower bound and the unplanned sum, the
 padding it holds, and the largest buffers live at the peak (what to shrink to save memory).
 `plan_svg` draws each function as one panel: steps on x, arena offset on y, one rectangle per
-buffer (an in-place chain is one colour), the lower bound as a dashed line. Both read a
+buffer (an in-place chain in one colour), the lower bound as a dashed line. Both read a
 `FunctionPlan` of `plan-memory`; `plan-memory{report=true svg=FILE}` and
 `benchmarks/memory_report.py` call them.
 """
 
 from __future__ import annotations
 
+import colorsys
 import zlib
 from collections.abc import Sequence
 from html import escape
@@ -53,8 +54,9 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
 
 
 def _colour(name: str) -> str:
-    hue = zlib.crc32(name.encode()) % 360
-    return f"hsl({hue}, 55%, 62%)"
+    """A light colour picked by `name`, as #rrggbb (not every SVG renderer reads hsl())."""
+    red, green, blue = colorsys.hls_to_rgb(zlib.crc32(name.encode()) % 360 / 360, 0.62, 0.55)
+    return f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
 
 
 _LEFT, _TOP, _BOTTOM, _GAP = 70, 40, 40, 30  # panel margins and the space between panels
@@ -81,7 +83,7 @@ def _panel(plan: FunctionPlan, top: int, plot_w: int, plot_h: int) -> list[str]:
         upper, lower = y(b.offset + b.interval.size), y(b.offset)
         out.append(f'<rect x="{left:.1f}" y="{upper:.1f}" width="{right - left:.1f}" '
                    f'height="{max(lower - upper, 0.5):.1f}" '
-                   f'fill="{_colour(b.overwrites or b.name)}" stroke="#333" '
+                   f'fill="{_colour(b.chain)}" stroke="#333" '
                    f'stroke-width="0.4"><title>%{escape(b.name)}: {b.interval.size} bytes at '
                    f'offset {b.offset}, steps {b.interval.start}-{b.interval.end}</title></rect>')
     bound_y = y(plan.lower_bound_bytes)

@@ -1,0 +1,261 @@
+"""plan-memory and verify-memory-plan: the planning core on bare intervals (the golden case of
+Pisarchyk & Lee 2020, random interval sets), in-place decisions taken from the chosen kernels,
+the planned programs' results against the unoptimised interpreter (the programs of
+test_layout_semantics and the small zoo), the verifier catching corrupted plans, and the
+report."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import KERNEL_ATTR, KernelAttr, kernel_of
+from nnlayout.examples.make_models import ZOO, build
+from nnlayout.frontends.onnx import import_model
+from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.tests import test_layout_semantics as semantics
+from nnlayout.tools.driver import DiagnosticError, make_context, parse_pipeline, run_pipeline
+from nnlayout.transforms import get_all_passes
+from nnlayout.transforms.memory_report import format_report, plan_svg
+from nnlayout.transforms.plan_memory import Interval, peak, plan_function, plan_offsets
+from nnlayout.transforms.verify_memory_plan import verify_function
+
+# (first op, last op, size) of the 8 tensors in Pisarchyk & Lee (2020), figure 2.
+GOLDEN = [(0, 1, 32), (1, 4, 28), (2, 5, 36), (3, 5, 16), (4, 5, 8), (5, 7, 64), (6, 8, 10),
+          (7, 8, 40)]
+
+
+def assert_no_overlap(intervals: list[Interval], offsets: tuple[int, ...]) -> None:
+    for i, a in enumerate(intervals):
+        for j in range(i):
+            b = intervals[j]
+            if a.overlaps(b):
+                assert (offsets[i] + a.size <= offsets[j] or offsets[j] + b.size <= offsets[i]
+                        ), f"{a} at {offsets[i]} overlaps {b} at {offsets[j]}"
+
+
+def test_golden_case_of_pisarchyk_and_lee() -> None:
+    intervals = [Interval(*t) for t in GOLDEN]
+    placement = plan_offsets(intervals)
+    assert sum(i.size for i in intervals) == 234  # unplanned
+    assert peak(intervals) == (124, 5)  # lower bound, reached at op 5
+    assert placement.arena_bytes == 124
+    assert placement.arena_by_heuristic["greedy-by-size"] == 124
+    assert_no_overlap(intervals, placement.offsets)
+
+
+def test_alignment_rounds_offsets() -> None:
+    intervals = [Interval(*t) for t in GOLDEN]
+    placement = plan_offsets(intervals, alignment=64)
+    assert all(offset % 64 == 0 for offset in placement.offsets)
+    assert_no_overlap(intervals, placement.offsets)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 10), st.integers(1, 500)),
+                min_size=1, max_size=40), st.sampled_from([1, 8, 64]))
+def test_random_plans_never_overlap_nor_beat_the_bound(
+        raw: list[tuple[int, int, int]], alignment: int) -> None:
+    intervals = [Interval(start, start + length, size) for start, length, size in raw]
+    placement = plan_offsets(intervals, alignment)
+    assert_no_overlap(intervals, placement.offsets)
+    assert all(offset % alignment == 0 for offset in placement.offsets)
+    assert placement.arena_bytes >= peak(intervals)[0]
+    assert placement.arena_bytes == min(placement.arena_by_heuristic.values())
+    assert placement.arena_bytes == max(o + i.size + -i.size % alignment
+                                        for o, i in zip(placement.offsets, intervals,
+                                                        strict=True))
+
+
+# ------------------------------------------------------------------ in place
+IN_PLACE = """
+func.func @f(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %w = nn.constant dense<0.1> : tensor<8x8x1x1xf32>
+  %r0 = nn.relu %x : tensor<1x8x8x8xf32>
+  %c1 = nn.conv2d %r0, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x8x8xf32>
+  %r1 = nn.relu %c1 : tensor<1x8x8x8xf32>
+  %a = nn.add %r1, %x : (tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %e = nn.exp %a : tensor<1x8x8x8xf32>
+  %m = nn.mul %e, %a : (tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %n = nn.neg %m : tensor<1x8x8x8xf32>
+  func.return %n : tensor<1x8x8x8xf32>
+}
+"""
+# What each buffer overwrites: r0 reads an argument, conv2d_ref is never in place, e's input
+# is still read later, n is returned (a separate allocation, not in the plan).
+EXPECTED_OVERWRITES = {"r0": None, "c1": None, "r1": "c1", "a": "r1", "e": None, "m": "e"}
+
+
+def compile_text(text: str, pipeline: str) -> ModuleOp:
+    module = semantics.parse(text)
+    run_pipeline(parse_pipeline(pipeline, get_all_passes()), make_context(), module)
+    return module
+
+
+def the_function(module: ModuleOp) -> func.FuncOp:
+    return next(op for op in module.ops if isinstance(op, func.FuncOp))
+
+
+def kernels(module: ModuleOp) -> set[str]:
+    return {k.kernel_name.data for op in module.walk() if (k := kernel_of(op)) is not None}
+
+
+@pytest.mark.parametrize(("target", "expected_kernels"), [
+    ("ref", {"conv2d_ref", "relu_ref", "add_ref"}),
+    ("avx2", {"conv2d_ref", "relu_any", "add_any"})])
+def test_in_place_only_where_the_kernel_allows(target: str, expected_kernels: set[str]) -> None:
+    module = compile_text(IN_PLACE, f"default-pipeline{{target={target}}}")
+    assert expected_kernels <= kernels(module)
+    bufferized = compile_text(IN_PLACE, f"select-dispatch{{target={target}}},insert-layouts,"
+                              "propagate-layouts,fold-constants,bufferize")
+    plan, _ = plan_function(the_function(bufferized))
+    assert {b.name: b.overwrites for b in plan.buffers} == EXPECTED_OVERWRITES
+    by_name = {b.name: b for b in plan.buffers}
+    assert by_name["r1"].offset == by_name["c1"].offset == by_name["a"].offset
+    # at most two 2 KiB buffers live at once: r0 and c1, then the chains c1 -> r1 -> a, e -> m
+    assert plan.lower_bound_bytes == plan.arena_bytes == 2 * 2048
+    assert plan.unplanned_bytes == 6 * 2048
+
+
+def test_a_conv_kernel_that_allowed_it_would_work_in_place() -> None:
+    """The rule comes from the kernel attribute alone: mark conv2d_ref in place and it is."""
+    module = compile_text(IN_PLACE, "select-dispatch{target=ref},insert-layouts,"
+                          "propagate-layouts,fold-constants,bufferize")
+    for op in module.walk():
+        if (kernel := kernel_of(op)) is not None and kernel.kernel_name.data == "conv2d_ref":
+            op.attributes[KERNEL_ATTR] = KernelAttr("conv2d_ref", kernel.operands,
+                                                    kernel.results, in_place=0)
+    plan, _ = plan_function(the_function(module))
+    assert {b.name: b.overwrites for b in plan.buffers}["c1"] == "r0"
+
+
+# ------------------------------------------------------------------ semantics
+FULL_PIPELINE = "default-pipeline{{target={target} padding={padding} verify=true}}"
+
+
+@pytest.fixture
+def full_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """test_layout_semantics' checks, compiled through the whole pipeline, plan checked."""
+    monkeypatch.setattr(semantics, "LAYOUT_PIPELINE", FULL_PIPELINE)
+
+
+@pytest.mark.usefixtures("full_pipeline")
+@pytest.mark.parametrize("name", ["test_nonzero_at_zero_does_not_leak_through_padding",
+                                  "test_softmax_over_padded_channels",
+                                  "test_max_pool_borders_are_minus_infinity",
+                                  "test_concat_of_odd_channel_counts_then_conv",
+                                  "test_batch_norm_with_beta_and_residual_div",
+                                  "test_nan_and_inf_inputs_propagate_exactly"])
+def test_planned_programs_keep_their_results(name: str) -> None:
+    check = getattr(semantics, name)
+    if name == "test_nonzero_at_zero_does_not_leak_through_padding":
+        for unary, attributes in (("nn.sigmoid", ""), ("nn.clip", "min 0.5 max 2.0 ")):
+            check(unary, attributes)
+    else:
+        check()
+
+
+def test_planned_programs_run_on_the_arena() -> None:
+    """The arena really is used: planned buffers are views of one allocation."""
+    module = compile_text(IN_PLACE, "default-pipeline{target=avx2}")
+    function = the_function(module)
+    allocs = [op for op in function.walk() if isinstance(op, memref.AllocOp)]
+    views = [op for op in function.walk() if isinstance(op, memref.ViewOp)]
+    assert len(allocs) == 2 and len(views) == 6  # the arena and the returned %n
+    assert function.attributes["nnlayout.arena_bytes"].value.data == 2 * 2048
+    inputs = semantics.random_inputs(semantics.parse(IN_PLACE))
+    semantics.assert_same(Interpreter(semantics.parse(IN_PLACE)).run(inputs),
+                          Interpreter(module).run(inputs))
+
+
+@pytest.mark.parametrize(("name", "target", "padding"), [
+    (name, target, padding) for name in sorted(ZOO)
+    for target, padding in (("avx512", True), ("avx2", False))])
+def test_small_zoo_planned_keeps_results(name: str, target: str, padding: bool) -> None:
+    module = import_model(build(name, small=True), inline_limit=1 << 30).module
+    inputs = semantics.random_inputs(module)
+    compiled = module.clone()
+    spec = FULL_PIPELINE.format(target=target, padding=str(padding).lower())
+    run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
+    function = the_function(compiled)
+    figures = {k: v.value.data for k, v in function.attributes.items()
+               if k.startswith("nnlayout.")}
+    assert figures["nnlayout.lower_bound_bytes"] <= figures["nnlayout.arena_bytes"] <= (
+        figures["nnlayout.unplanned_bytes"])
+    if not padding:
+        assert figures["nnlayout.padding_bytes"] == figures["nnlayout.halo_bytes"]
+    semantics.assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
+
+
+# ------------------------------------------------------------------ the verifier
+def planned(target: str = "avx2") -> func.FuncOp:
+    return the_function(compile_text(IN_PLACE, f"default-pipeline{{target={target}}}"))
+
+
+def views(function: func.FuncOp) -> dict[str, memref.ViewOp]:
+    return {op.result.name_hint: op for op in function.walk() if isinstance(op, memref.ViewOp)}
+
+
+def move(view: memref.ViewOp, offset: int) -> None:
+    constant = arith.ConstantOp(IntegerAttr(offset, IndexType()))
+    constant.result.name_hint = "moved"
+    view.parent_block().insert_op_before(constant, view)
+    view.operands[1] = constant.result
+
+
+def test_verifier_accepts_the_plans() -> None:
+    assert verify_function(planned()) == 6
+
+
+def test_verifier_catches_a_shifted_offset() -> None:
+    function = planned()
+    by_name = views(function)
+    offset = by_name["r0"].byte_shift.owner.value.value.data
+    move(by_name["r0"], offset + 2048 if offset < 2048 else offset - 2048)
+    with pytest.raises(DiagnosticError, match="overlaps .* while both are live"):
+        verify_function(function)
+
+
+def test_verifier_catches_a_view_leaving_the_arena() -> None:
+    function = planned()
+    move(views(function)["e"], 2 * 2048 - 64)
+    with pytest.raises(DiagnosticError, match="leaves the arena of 4096 bytes"):
+        verify_function(function)
+
+
+def test_verifier_refuses_in_place_the_kernel_does_not_allow() -> None:
+    """conv2d_ref writing over its input: same bytes, but the kernel never allowed it."""
+    function = planned()
+    by_name = views(function)
+    move(by_name["c1"], by_name["r0"].byte_shift.owner.value.value.data)
+    conv = next(op for op in function.walk() if isinstance(op, ComputeOp)
+                and op.outs[0] is by_name["c1"].result)
+    assert kernel_of(conv.inner).kernel_name.data == "conv2d_ref"
+    with pytest.raises(DiagnosticError, match="'%c1' .* overlaps '%r0'"):
+        verify_function(function)
+
+
+def test_plan_memory_needs_bufferized_input() -> None:
+    with pytest.raises(DiagnosticError, match="run bufferize first"):
+        plan_function(the_function(semantics.parse(IN_PLACE)))
+
+
+# ------------------------------------------------------------------ the report
+def test_report_and_picture() -> None:
+    module = compile_text(IN_PLACE, "select-dispatch{target=avx2},insert-layouts,"
+                          "propagate-layouts,fold-constants,bufferize")
+    plan, _ = plan_function(the_function(module))
+    text = format_report(plan)
+    assert "arena" in text and "lower bound" in text and "arena/bound 1.000" in text
+    assert "largest buffers live at the peak (2 live)" in text
+    assert "%r0  steps 0-1" in text and "%c1  steps 1-2" in text
+    svg = ElementTree.fromstring(plan_svg([plan, plan]))
+    rects = [e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.find(
+        "{http://www.w3.org/2000/svg}title") is not None]
+    assert len(rects) == 2 * len(plan.buffers)

@@ -1,0 +1,410 @@
+"""`plan-memory`: every intermediate buffer of a function gets a byte offset in one arena.
+
+Runs after `bufferize`, when every buffer is a `memref.alloc` whose type already holds its
+real size: channel padding of blocked layouts, halo borders and the element type included.
+Per function:
+
+1. **Live intervals.** A root buffer (a `memref.alloc`) and all its `memref.subview`s are one
+   buffer: it lives from the first op that touches any of them (the producer writing it, or
+   `layout.fill_border` writing its halo) to the last op that reads any of them. Time counts
+   the ops that touch buffers (computes, copies, fills, the return); allocations, views and
+   constants take no time.
+2. **In place.** An `nn.compute` writes its result over `ins[i]` when the kernel chosen for
+   its wrapped op says `in_place = i`, `ins[i]`'s buffer dies at this op, and both are whole
+   buffers of equal size: the two then form one interval (chains of in-place ops, one).
+3. **Offsets.** Several orderings feed one best-fit placement (each buffer goes in the
+   smallest gap left by the already placed buffers live at the same time, else on top); the
+   smallest arena wins. Greedy by size and greedy by breadth are TFLite's arena planners
+   (Pisarchyk & Lee, 2020, "Efficient memory management for deep neural net inference"),
+   best fit by area and by duration XLA's heap simulator orderings. The planning core
+   (`plan_offsets`) works on bare (start, end, size) intervals.
+4. **Rewrite.** One `memref.alloc() {alignment = 64} : memref<Nxi8>` at the top of the
+   function; each planned `memref.alloc` becomes `memref.view %arena[%offset][]`.
+
+Buffers a function returns escape and stay separate allocations, as do buffers some op we do
+not model uses (kept conservative); function arguments belong to the caller.
+
+The function gets `nnlayout.arena_bytes`, `nnlayout.lower_bound_bytes` (the most bytes live
+at one point, an in-place pair counted once: no plan can do better), `nnlayout.unplanned_bytes`
+(every intermediate buffer in its own allocation), `nnlayout.padding_bytes` (channel padding
+and halo borders in the arena's buffers) and `nnlayout.halo_bytes` (the halo part of it).
+
+Options: `report=true` prints a readable report of each plan to stderr; `svg=FILE` draws the
+plans (see `transforms/memory_report.py`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from bisect import insort
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, TensorType, i8, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import BUFFER_ALIGNMENT, FillBorderOp, element_bytes, layout_of
+from nnlayout.tools.driver import DiagnosticError
+from nnlayout.transforms.memory_report import format_report, plan_svg
+
+ARENA_BYTES = "nnlayout.arena_bytes"
+LOWER_BOUND_BYTES = "nnlayout.lower_bound_bytes"
+UNPLANNED_BYTES = "nnlayout.unplanned_bytes"
+PADDING_BYTES = "nnlayout.padding_bytes"
+HALO_BYTES = "nnlayout.halo_bytes"
+
+
+# ------------------------------------------------------------------ the planning core
+@dataclass(frozen=True)
+class Interval:
+    """A buffer of `size` bytes, live from step `start` to step `end`, both included."""
+
+    start: int
+    end: int
+    size: int
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Byte offsets of the intervals (in their order) from the best heuristic, and the arena
+    size each heuristic needed."""
+
+    offsets: tuple[int, ...]
+    arena_bytes: int
+    heuristic: str
+    arena_by_heuristic: dict[str, int]
+
+
+def _align(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def peak(intervals: Sequence[Interval]) -> tuple[int, int]:
+    """The most bytes live at one step, and the first step where that many are live."""
+    events = sorted([(i.start, i.size) for i in intervals]
+                    + [(i.end + 1, -i.size) for i in intervals])
+    live = best = 0
+    where = min((i.start for i in intervals), default=0)
+    for step, delta in events:  # at equal steps, frees (negative) sort before allocations
+        live += delta
+        if live > best:
+            best, where = live, step
+    return best, where
+
+
+def _by_size(intervals: Sequence[Interval]) -> list[int]:
+    return sorted(range(len(intervals)), key=lambda i: (-intervals[i].size, intervals[i].start))
+
+
+def _by_area(intervals: Sequence[Interval]) -> list[int]:
+    return sorted(range(len(intervals)), key=lambda i: (
+        -intervals[i].size * (intervals[i].end - intervals[i].start + 1), -intervals[i].size))
+
+
+def _by_duration(intervals: Sequence[Interval]) -> list[int]:
+    return sorted(range(len(intervals)), key=lambda i: (
+        intervals[i].start - intervals[i].end, -intervals[i].size))
+
+
+def _by_breadth(intervals: Sequence[Interval]) -> list[int]:
+    """Steps in decreasing order of the bytes live there; at each, its buffers by size."""
+    order = _by_size(intervals)
+    steps = sorted({i.start for i in intervals})
+    profiles = [[i for i in order if intervals[i].start <= step <= intervals[i].end]
+                for step in steps]
+    profiles.sort(key=lambda p: -sum(intervals[i].size for i in p))
+    seen: set[int] = set()
+    result = []
+    for profile in profiles:
+        for i in profile:
+            if i not in seen:
+                seen.add(i)
+                result.append(i)
+    return result
+
+
+HEURISTICS: dict[str, Callable[[Sequence[Interval]], list[int]]] = {
+    "greedy-by-size": _by_size,
+    "greedy-by-breadth": _by_breadth,
+    "best-fit-by-area": _by_area,
+    "best-fit-by-duration": _by_duration,
+}
+
+
+def _best_fit(intervals: Sequence[Interval], order: Sequence[int],
+              alignment: int) -> tuple[list[int], int]:
+    """Places the intervals in `order`, each in the smallest gap (between buffers already
+    placed and live at the same time) that holds it, else above them all."""
+    offsets = [0] * len(intervals)
+    placed: list[tuple[int, int, int]] = []  # (offset, aligned end, index), by offset
+    arena = 0
+    for i in order:
+        interval = intervals[i]
+        size = _align(interval.size, alignment)
+        top = 0
+        best_offset, best_gap = -1, math.inf
+        for offset, end, j in placed:
+            if not interval.overlaps(intervals[j]):
+                continue
+            gap = offset - top
+            if size <= gap < best_gap:
+                best_offset, best_gap = top, gap
+            top = max(top, end)
+        offset = best_offset if best_offset >= 0 else top
+        offsets[i] = offset
+        insort(placed, (offset, offset + size, i))
+        arena = max(arena, offset + size)
+    return offsets, arena
+
+
+def plan_offsets(intervals: Sequence[Interval], alignment: int = 1) -> Placement:
+    """Offsets (multiples of `alignment`) for `intervals` such that no two live at the same
+    step overlap, from the heuristic that needs the smallest arena."""
+    best: tuple[list[int], int, str] | None = None
+    arenas: dict[str, int] = {}
+    for name, ordering in HEURISTICS.items():
+        offsets, arena = _best_fit(intervals, ordering(intervals), alignment)
+        arenas[name] = arena
+        if best is None or arena < best[1]:
+            best = (offsets, arena, name)
+    assert best is not None
+    return Placement(tuple(best[0]), best[1], best[2], arenas)
+
+
+# ------------------------------------------------------------------ buffers of a function
+@dataclass(eq=False)
+class Buffer:
+    """A root `memref.alloc` with its views, live interval and size."""
+
+    alloc: memref.AllocOp
+    size: int
+    start: int
+    end: int
+    writers: list[Operation] = field(default_factory=list[Operation])
+    escapes: bool = False
+    overwrites: Buffer | None = None  # the buffer whose memory it takes over, in place
+
+    @property
+    def name(self) -> str:
+        return self.alloc.memref.name_hint or "buffer"
+
+    def root(self) -> Buffer:
+        """The first buffer of its in-place chain."""
+        return self if self.overwrites is None else self.overwrites.root()
+
+
+# Ops that take no time: they allocate, name memory or make constants, touching no data.
+_TIMELESS = (memref.AllocOp, memref.SubviewOp, memref.ViewOp, nn.ConstantOp, arith.ConstantOp)
+
+
+def _steps(block: Block) -> dict[Operation, int]:
+    """The step of each op: ops that touch buffers advance time, others share the next one."""
+    steps: dict[Operation, int] = {}
+    step = 0
+    for op in block.ops:
+        steps[op] = step
+        if not isinstance(op, _TIMELESS):
+            step += 1
+    return steps
+
+
+def _buffer(alloc: memref.AllocOp, block: Block, steps: dict[Operation, int]) -> Buffer:
+    alloc_type = alloc.memref.type
+    assert isinstance(alloc_type, MemRefType)
+    size = math.prod(alloc_type.get_shape()) * element_bytes(alloc_type.element_type)
+    touched: list[int] = []
+    writers: list[Operation] = []
+    escapes = False
+    views = [alloc.memref]
+    while views:
+        for use in views.pop().uses:
+            user = block.find_ancestor_op_in_block(use.operation)
+            if isinstance(user, memref.SubviewOp) and use.index == 0:
+                views.append(user.result)
+                continue
+            if user is None or not isinstance(user, ComputeOp | memref.CopyOp | FillBorderOp):
+                escapes = True  # returned, or used by an op whose effects we do not model
+                continue
+            touched.append(steps[user])
+            if (isinstance(user, ComputeOp) and use.index >= len(user.ins)) or (
+                    isinstance(user, memref.CopyOp) and use.index == 1):
+                writers.append(user)
+    start = min(touched, default=steps[alloc])
+    return Buffer(alloc, size, start, max(touched, default=start), writers, escapes)
+
+
+def _find_in_place(block: Block, buffers: dict[SSAValue, Buffer],
+                   steps: dict[Operation, int]) -> None:
+    """Joins an `nn.compute`'s output to the input its kernel may overwrite (see module doc)."""
+    for op in block.ops:
+        if not isinstance(op, ComputeOp) or len(op.outs) != 1:
+            continue
+        kernel = kernel_of(op.inner)
+        index = None if kernel is None else kernel.in_place_operand
+        if index is None or index >= len(op.ins):
+            continue
+        source, target = buffers.get(op.ins[index]), buffers.get(op.outs[0])
+        if (source is None or target is None or source is target or source.escapes
+                or target.escapes or source.size != target.size
+                or source.end != steps[op] or target.start != steps[op]):
+            continue
+        target.overwrites = source
+
+
+def _padding(buffer: Buffer, written: dict[SSAValue, TensorType]) -> tuple[int, int]:
+    """Channel-padding bytes of the values written into `buffer`, and its halo bytes."""
+    alloc_type = buffer.alloc.memref.type
+    assert isinstance(alloc_type, MemRefType)
+    width = element_bytes(alloc_type.element_type)
+    channel = 0
+    for writer in buffer.writers:
+        values: list[TensorType] = []
+        if isinstance(writer, ComputeOp):
+            values = [r.type for r in writer.inner.results if isinstance(r.type, TensorType)]
+        elif isinstance(writer, memref.CopyOp) and writer.source in written:
+            values = [written[writer.source]]
+        for value_type in values:
+            if (spec := layout_of(value_type)) is not None:
+                channel += spec.padding_elements(value_type.get_shape()) * width
+    halo = 0
+    for use in buffer.alloc.memref.uses:
+        if isinstance(fill := use.operation, FillBorderOp):
+            top, left, bottom, right = fill.halo.get_values()
+            shape = list(alloc_type.get_shape())
+            h, w = fill.axes.get_values()
+            shape[h] -= top + bottom
+            shape[w] -= left + right
+            halo = buffer.size - math.prod(shape) * width
+    return channel, halo
+
+
+@dataclass(frozen=True)
+class PlannedBuffer:
+    """One arena buffer of a plan, for reports: its name, interval, offset, the first buffer
+    of its in-place chain (itself if none) and the buffer whose memory it overwrites, if any."""
+
+    name: str
+    interval: Interval
+    offset: int
+    chain: str
+    overwrites: str | None
+
+
+@dataclass(frozen=True)
+class FunctionPlan:
+    """The memory plan of one function and its figures (see the module doc)."""
+
+    function: str
+    buffers: tuple[PlannedBuffer, ...]
+    placement: Placement
+    lower_bound_bytes: int
+    peak_step: int
+    unplanned_bytes: int
+    padding_bytes: int
+    halo_bytes: int
+    steps: int
+
+    @property
+    def arena_bytes(self) -> int:
+        return self.placement.arena_bytes
+
+
+def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
+    """The plan of a bufferized function, and its buffers in arena order (unchanged IR)."""
+    if len(function.body.blocks) != 1:
+        raise DiagnosticError(function, "plan-memory needs single-block functions")
+    if any(isinstance(t, TensorType) for t in (*function.function_type.inputs,
+                                               *function.function_type.outputs)):
+        raise DiagnosticError(function, "plan-memory needs bufferized functions (memref "
+                              "arguments and results): run bufferize first")
+    block = function.body.block
+    steps = _steps(block)
+    buffers = {op.memref: _buffer(op, block, steps) for op in block.ops
+               if isinstance(op, memref.AllocOp) and isinstance(op.memref.type, MemRefType)
+               and all(d >= 0 for d in op.memref.type.get_shape())}
+    _find_in_place(block, buffers, steps)
+    planned = [b for b in buffers.values() if not b.escapes]
+    groups = [b for b in planned if b.overwrites is None]
+    group_index = {id(b): n for n, b in enumerate(groups)}
+    members: list[list[Buffer]] = [[] for _ in groups]
+    for b in planned:
+        members[group_index[id(b.root())]].append(b)
+    intervals = [Interval(min(m.start for m in ms), max(m.end for m in ms), g.size)
+                 for g, ms in zip(groups, members, strict=True)]
+    placement = plan_offsets(intervals, BUFFER_ALIGNMENT)
+    bound, peak_step = peak(intervals)
+    written = {out: result.type for op in block.ops if isinstance(op, ComputeOp)
+               for out, result in zip(op.outs, op.inner.results, strict=True)
+               if isinstance(result.type, TensorType)}
+    channel = halo = 0
+    for b in planned:
+        c, h = _padding(b, written)
+        channel, halo = channel + c, halo + h
+    report = tuple(
+        PlannedBuffer(b.name, Interval(b.start, b.end, b.size),
+                      placement.offsets[group_index[id(b.root())]], b.root().name,
+                      None if b.overwrites is None else b.overwrites.name)
+        for b in planned)
+    plan = FunctionPlan(function.sym_name.data, report, placement, bound, peak_step,
+                        sum(b.size for b in planned), channel + halo, halo,
+                        max(steps.values(), default=0) + 1)
+    return plan, planned
+
+
+def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer]) -> None:
+    """Replaces each planned `memref.alloc` by a view of one arena at its offset."""
+    block = function.body.block
+    if planned:
+        arena = memref.AllocOp.get(i8, BUFFER_ALIGNMENT, [plan.arena_bytes])
+        arena.memref.name_hint = "arena"
+        assert block.first_op is not None
+        Rewriter.insert_op(arena, InsertPoint.before(block.first_op))
+        for buffer, entry in zip(planned, plan.buffers, strict=True):
+            offset = arith.ConstantOp(IntegerAttr(entry.offset, IndexType()))
+            view = memref.ViewOp(arena.memref, offset, [], buffer.alloc.memref.type)
+            view.result.name_hint = buffer.alloc.memref.name_hint
+            Rewriter.replace_op(buffer.alloc, [offset, view], [view.result])
+            offset.result.name_hint = "offset"
+    for name, value in ((ARENA_BYTES, plan.arena_bytes),
+                        (LOWER_BOUND_BYTES, plan.lower_bound_bytes),
+                        (UNPLANNED_BYTES, plan.unplanned_bytes),
+                        (PADDING_BYTES, plan.padding_bytes), (HALO_BYTES, plan.halo_bytes)):
+        function.attributes[name] = IntegerAttr(value, i64)
+
+
+@dataclass(frozen=True)
+class PlanMemoryPass(ModulePass):
+    """Places every intermediate buffer in one arena, sharing memory between buffers never
+    live at the same time and letting in-place kernels overwrite their input (module doc)."""
+
+    name = "plan-memory"
+
+    report: bool = False
+    svg: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        plans = []
+        for function in op.ops:
+            if (not isinstance(function, func.FuncOp) or function.is_declaration
+                    or ARENA_BYTES in function.attributes):
+                continue  # nothing to plan, or planned already
+            plan, planned = plan_function(function)
+            _rewrite(function, plan, planned)
+            plans.append(plan)
+        if self.report:
+            for plan in plans:
+                print(format_report(plan), file=sys.stderr)
+        if self.svg:
+            Path(self.svg).write_text(plan_svg(plans), encoding="utf-8")
