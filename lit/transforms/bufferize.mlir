@@ -1,6 +1,6 @@
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx512},insert-layouts,propagate-layouts,fold-constants,bufferize' | filecheck %s
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=ref},bufferize' | filecheck %s --check-prefix=PLAIN
-// RUN: nnlayout-opt %s --split-input-file -p 'default-pipeline{target=avx512}' | nnlayout-opt --split-input-file | filecheck %s
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx512},insert-layouts,propagate-layouts,fold-constants,bufferize' --print-op-generic | nnlayout-opt --split-input-file | filecheck %s
 
 // The C=3 stem: a 5-D blocked buffer (one block of 16 lanes), written into the interior of a
 // buffer with a 1-pixel halo; the convolution reads the whole padded buffer and pads nothing.
