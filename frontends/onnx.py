@@ -74,6 +74,12 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _printable(text: str) -> str:
+    """`text` with control characters (a newline in an ONNX name) escaped, so that a message
+    naming them stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 # ------------------------------------------------------------------------------ loading
 def load_model(path: str | Path) -> onnx.ModelProto:
     """Reads an ONNX file and its external data (only from inside the model's folder)."""
@@ -96,7 +102,10 @@ def load_model(path: str | Path) -> onnx.ModelProto:
                for text in (node.name, node.op_type, node.domain, *node.input, *node.output)):
         raise UserError(f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
                         "a node has a name that is not UTF-8 text")
-    _load_external_data(model, path.resolve().parent)
+    try:
+        _load_external_data(model, path.resolve().parent)
+    except UserError as error:
+        raise UserError(_printable(error.message)) from None
     return model
 
 
@@ -643,7 +652,10 @@ def write_imported(imported: ImportedModel, path: Path) -> None:
 def import_model(model: onnx.ModelProto, *,
                  inline_limit: int = DEFAULT_INLINE_LIMIT) -> ImportedModel:
     """Translates `model` into a module with one `func.func @main`; see the module docstring."""
-    imported = _Importer(model, inline_limit).run()
+    try:
+        imported = _Importer(model, inline_limit).run()
+    except UserError as error:
+        raise UserError(_printable(error.message)) from None
     try:
         imported.module.verify()
     except VerifyException as error:  # a bug in the importer, not in the model

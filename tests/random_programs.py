@@ -1,0 +1,289 @@
+"""Random valid `nn` programs, and the check that compiling one keeps its results.
+
+`random_program(choose)` builds a small CNN-like function with the op builders: an NCHW input
+with an awkward channel count (1, 3, 5, 17, 33, ...), then a chain of layers drawn at random:
+convolutions (strides, pads, dilations, groups, depthwise), element-wise ops (sigmoid, exp,
+clip, div by a constant, ...), residual adds, concats, max/average pooling (ceil_mode,
+count_include_pad), global pooling, softmax over channels, batch norm, and sometimes a dense
+head. Every decision goes through a `Choices`, so the same generator runs under hypothesis (which
+then shrinks a failure to a small program) and from a seeded numpy generator
+(`scripts/fuzz_programs.py`). Weights come from a numpy generator seeded by one choice, so that
+shrinking works on structure rather than on values. The program is returned as MLIR text: a
+failure is reproducible by pasting it into a regression test.
+
+`check_program(text)` runs the text unoptimised and after
+`default-pipeline{target=T padding=P}` for every target and padding setting, on the same random
+inputs, and compares with `assert_same` (1e-4 of the output's largest magnitude; NaN and Inf
+positions exact).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+import numpy as np
+from hypothesis import strategies as st
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects import nn
+from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.tests.test_layout_semantics import assert_same, random_inputs
+from nnlayout.tools.driver import (
+    make_context,
+    parse_module,
+    parse_pipeline,
+    print_module,
+    run_pipeline,
+)
+from nnlayout.transforms import get_all_passes
+
+T = TypeVar("T")
+
+CHANNELS = (1, 2, 3, 4, 5, 8, 16, 17, 24, 32, 33)
+# Blocked kernels only take convolutions of at least 16k multiply-accumulates: wide layers
+# are drawn more often, so that small images still reach them.
+WIDE = (8, 16, 17, 24, 32, 33)
+TARGETS = ("ref", "avx2", "avx512")
+PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
+
+
+class Choices(Protocol):
+    """Where the generator's decisions come from."""
+
+    def integer(self, low: int, high: int) -> int:
+        """An integer in [low, high]."""
+        ...
+
+    def pick(self, options: Sequence[T]) -> T:
+        """One of `options`."""
+        ...
+
+
+@dataclass
+class HypothesisChoices:
+    """Decisions drawn by hypothesis (a composite strategy's `draw`), which can shrink them."""
+
+    draw: Callable[[st.SearchStrategy], object]
+
+    def integer(self, low: int, high: int) -> int:
+        return self.draw(st.integers(low, high))  # type: ignore[return-value]
+
+    def pick(self, options: Sequence[T]) -> T:
+        return self.draw(st.sampled_from(options))  # type: ignore[return-value]
+
+
+@dataclass
+class NumpyChoices:
+    """Decisions from a seeded numpy generator (fast, for long runs outside pytest)."""
+
+    rng: np.random.Generator
+
+    def integer(self, low: int, high: int) -> int:
+        return int(self.rng.integers(low, high + 1))
+
+    def pick(self, options: Sequence[T]) -> T:
+        return options[int(self.rng.integers(len(options)))]
+
+
+@dataclass
+class _Builder:
+    """A function body under construction: the ops so far and the 4-D values they made."""
+
+    choose: Choices
+    weights: np.random.Generator
+    block: Block
+    values: list[SSAValue] = field(default_factory=list)
+
+    @property
+    def current(self) -> SSAValue:
+        return self.values[-1]
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def constant(self, shape: Sequence[int], low: float = -1.0, high: float = 1.0) -> SSAValue:
+        array = self.weights.uniform(low, high, size=tuple(shape)).astype(np.float32)
+        return self.add(nn.ConstantOp.from_array(array))
+
+    def push(self, op: Operation) -> None:
+        self.values.append(self.add(op))
+
+    # ------------------------------------------------------------------ layers
+    def conv(self) -> Operation:
+        c = nn.shape_of(self.current)[1]
+        kind = self.choose.pick(("dense", "dense", "depthwise", "grouped"))
+        if kind == "depthwise":
+            groups, out = c, c * self.choose.pick((1, 1, 2))
+        elif kind == "grouped":
+            groups = self.choose.pick([g for g in (1, 2, 3, 4, 8) if c % g == 0])
+            out = groups * self.choose.integer(1, 3)
+        else:
+            groups, out = 1, self.choose.pick(self.choose.pick((CHANNELS, WIDE)))
+        kh, kw = self.choose.integer(1, 3), self.choose.integer(1, 3)
+        pads = [self.choose.integer(0, 2) for _ in range(4)]
+        weight = self.constant((out, c // groups, kh, kw))
+        bias = self.constant((out,)) if self.choose.integer(0, 1) else None
+        return nn.Conv2dOp(
+            self.current, weight, bias, pads=pads, groups=groups,
+            strides=(self.choose.integer(1, 2), self.choose.integer(1, 2)),
+            dilations=(self.choose.integer(1, 2), self.choose.integer(1, 2)))
+
+    def unary(self) -> Operation:
+        name = self.choose.pick(("relu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "clip",
+                                 "leaky_relu"))
+        x = self.current
+        if name == "clip":
+            low = self.choose.pick((None, -0.5, 0.0, 0.5))
+            return nn.ClipOp(x, low, self.choose.pick((None, 1.0, 2.0)))
+        if name == "leaky_relu":
+            return nn.LeakyReluOp(x, 0.1)
+        return {"relu": nn.ReluOp, "sigmoid": nn.SigmoidOp, "tanh": nn.TanhOp, "exp": nn.ExpOp,
+                "neg": nn.NegOp, "abs": nn.AbsOp, "sqrt": nn.SqrtOp}[name](x)
+
+    def binary_with_constant(self) -> Operation:
+        n, c, h, w = nn.shape_of(self.current)
+        shape = self.choose.pick(((1, c, 1, 1), (c, 1, 1), (1,), (1, 1, h, w), (n, c, h, w)))
+        op = self.choose.pick((nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp))
+        constant = self.constant(shape, 0.5, 2.0) if op is nn.DivOp else self.constant(shape)
+        operands = (self.current, constant) if self.choose.integer(0, 1) else (
+            constant, self.current)
+        return op(*operands)
+
+    def residual(self) -> Operation | None:
+        shape = nn.shape_of(self.current)
+        earlier = [v for v in self.values[:-1] if nn.shape_of(v) == shape]
+        if not earlier:
+            return None
+        other = self.choose.pick(earlier)
+        if self.choose.integer(0, 3) == 0:
+            return nn.SumOp([self.current, other, other])
+        return nn.AddOp(self.current, other)
+
+    def concat(self) -> Operation | None:
+        n, _, h, w = nn.shape_of(self.current)
+        same = [v for v in self.values
+                if nn.shape_of(v)[:1] + nn.shape_of(v)[2:] == (n, h, w)]
+        inputs = [self.current, *(self.choose.pick(same)
+                                  for _ in range(self.choose.integer(1, 2)))]
+        return nn.ConcatOp(inputs, self.choose.pick((1, -3)))
+
+    def pool(self) -> Operation:
+        kernel = (self.choose.integer(1, 3), self.choose.integer(1, 3))
+        dilations = (self.choose.integer(1, 2), self.choose.integer(1, 2))
+        pads = [self.choose.integer(0, (kernel[i % 2] - 1) * dilations[i % 2])
+                for i in range(4)]
+        common = {"kernel": kernel, "strides": (self.choose.integer(1, 2),
+                                                self.choose.integer(1, 2)),
+                  "pads": pads, "dilations": dilations,
+                  "ceil_mode": bool(self.choose.integer(0, 1))}
+        if self.choose.integer(0, 1):
+            return nn.MaxPool2dOp(self.current, **common)
+        return nn.AvgPool2dOp(self.current, count_include_pad=bool(self.choose.integer(0, 1)),
+                              **common)
+
+    def batch_norm(self) -> Operation:
+        c = nn.shape_of(self.current)[1]
+        scale, bias, mean = (self.constant((c,)) for _ in range(3))
+        var = self.constant((c,), 0.1, 2.0)
+        return nn.BatchNormOp(self.current, scale, bias, mean, var, epsilon=1e-5)
+
+    def softmax(self) -> Operation:
+        return nn.SoftmaxOp(self.current, self.choose.pick((1, 1, -1)))
+
+    def global_pool(self) -> Operation:
+        return nn.GlobalAvgPoolOp(self.current)
+
+    def dense_head(self) -> SSAValue:
+        """flatten -> gemm (a fully-connected layer) -> maybe softmax; ends the chain."""
+        flat = self.add(nn.FlattenOp(self.current, 1))
+        features = nn.shape_of(flat)[1]
+        out = self.choose.pick((1, 3, 10))
+        weight = self.constant((out, features))
+        result = self.add(nn.GemmOp(flat, weight, self.constant((out,)), trans_b=True))
+        if self.choose.integer(0, 1):
+            result = self.add(nn.SoftmaxOp(result, 1))
+        return result
+
+
+LAYERS: dict[str, Callable[[_Builder], Operation | None]] = {
+    "conv": _Builder.conv, "unary": _Builder.unary, "binary": _Builder.binary_with_constant,
+    "residual": _Builder.residual, "concat": _Builder.concat, "pool": _Builder.pool,
+    "batch_norm": _Builder.batch_norm, "softmax": _Builder.softmax,
+    "global_pool": _Builder.global_pool,
+}
+
+
+def random_program(choose: Choices) -> str:
+    """The MLIR text of a random valid program (see the module docstring)."""
+    weights = np.random.default_rng(choose.integer(0, 2**32 - 1))
+    shape = (choose.integer(1, 2), choose.pick(choose.pick((CHANNELS, WIDE))),
+             choose.integer(1, 12), choose.integer(3, 12))
+    block = Block(arg_types=[TensorType(f32, shape)])
+    block.args[0].name_hint = "x"
+    builder = _Builder(choose, weights, block, [block.args[0]])
+    for _ in range(choose.integer(1, 6)):
+        layer = LAYERS[choose.pick(("conv", *LAYERS))]  # convolutions twice as often
+        try:
+            op = layer(builder)
+        except VerifyException:  # e.g. a window larger than the padded input: skip it
+            continue
+        if op is not None:
+            builder.push(op)
+    results = [builder.current]
+    if choose.integer(0, 3) == 0:
+        results = [builder.dense_head()]
+    if len(builder.values) > 2 and choose.integer(0, 2) == 0:
+        results.append(choose.pick(builder.values[1:-1]))  # an intermediate, returned too
+    block.add_op(func.ReturnOp(*results))
+    function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]),
+                           Region(block))
+    text = io.StringIO()
+    print_module(ModuleOp([function]), text)
+    return text.getvalue()
+
+
+@st.composite
+def random_programs(draw: Callable[[st.SearchStrategy], object]) -> str:
+    """Hypothesis strategy of random program texts."""
+    return random_program(HypothesisChoices(draw))
+
+
+def compile_text(text: str, target: str, padding: bool) -> ModuleOp:
+    """Parses `text` and runs `default-pipeline{target padding}` on it."""
+    ctx = make_context()
+    module = parse_module(ctx, text, "<random>")
+    spec = PIPELINE.format(target=target, padding=str(padding).lower())
+    run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, module)
+    return module
+
+
+def poison(inputs: list[np.ndarray], seed: int) -> None:
+    """Writes a NaN, an Inf and a -Inf at random positions of the first input (in place)."""
+    flat = inputs[0].reshape(-1)
+    positions = np.random.default_rng(seed).choice(flat.size, min(3, flat.size), replace=False)
+    flat[positions] = [np.nan, np.inf, -np.inf][:len(positions)]
+
+
+def check_program(text: str, seed: int = 0, nan_and_inf: bool = False) -> None:
+    """Asserts that every target and padding setting gives the unoptimised results, on
+    standard-normal inputs from `seed` (with a NaN, an Inf and a -Inf if `nan_and_inf`)."""
+    module = parse_module(make_context(), text, "<random>")
+    module.verify()
+    inputs = random_inputs(module, seed)
+    if nan_and_inf:
+        poison(inputs, seed)
+    expected = Interpreter(module).run(inputs)
+    for target in TARGETS:
+        for padding in (True, False):
+            actual = Interpreter(compile_text(text, target, padding)).run(inputs)
+            try:
+                assert_same(expected, actual)
+            except AssertionError as error:
+                raise AssertionError(f"target={target} padding={padding}: {error}") from None

@@ -1,0 +1,24 @@
+"""Differential testing of the whole compiler on random valid programs: for each program that
+`tests/random_programs.py` draws, `default-pipeline{target=T padding=P}` for every target
+(ref, avx2, avx512) and padding setting must give the unoptimised interpreter's results (within
+1e-4 of the output's largest magnitude; NaN and Inf exactly where they were).
+
+CI runs a fixed, derandomized sample; `python -m nnlayout.scripts.fuzz_programs --count 2000`
+runs thousands. Programs that once failed are kept below as explicit regression tests.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nnlayout.tests.random_programs import check_program, random_programs
+
+EXAMPLES = 60
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(random_programs(), st.booleans())
+def test_default_pipeline_keeps_results(text: str, nan_and_inf: bool) -> None:
+    check_program(text, nan_and_inf=nan_and_inf)
