@@ -173,8 +173,7 @@ def test_verifier_checks_types() -> None:
 def test_verifier_checks_encodings() -> None:
     bad_layout = v(2, 3, encoding=LayoutAttr("NCHW"))
     assert "nn.relu: operand 0: layout 'NCHW' has 4 axes but the tensor has rank 2" in \
-        verify_message(nn.ReluOp(v(2, 3)).__class__.create(
-            operands=[bad_layout], result_types=[bad_layout.type]))
+        verify_message(nn.ReluOp.create(operands=[bad_layout], result_types=[bad_layout.type]))
     csr = v(2, 3, 4, encoding=StorageAttr("csr"))
     reorder = ReorderOp(v(2, 3, 4), csr.type)  # type: ignore[arg-type]
     assert "layout.reorder: result: CSR storage needs a 2-D tensor, got rank 3" in \
