@@ -25,14 +25,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     TensorType,
+    i8,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
@@ -298,6 +300,10 @@ class Interpreter:
             return (_allocate(op.memref.type),)
         if isinstance(op, memref.SubviewOp):
             return (_subview(operands[0], op),)
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            return (op.value.value.data,)
+        if isinstance(op, memref.ViewOp):  # a planned buffer: bytes of the arena
+            return (_view(operands[0], operands[1], op.result.type),)
         if isinstance(op, memref.CopyOp):
             operands[1][...] = operands[0]
             return ()
@@ -374,12 +380,22 @@ class Interpreter:
 def _allocate(memref_type: Attribute) -> np.ndarray:
     """A fresh buffer for a contiguous memref, 64-byte aligned like `memref.alloc`."""
     assert isinstance(memref_type, MemRefType)
-    dtype = _DTYPES[type(memref_type.element_type)]
+    dtype = np.dtype(np.uint8) if memref_type.element_type == i8 else _DTYPES[
+        type(memref_type.element_type)]
     shape = tuple(memref_type.get_shape())
     nbytes = math.prod(shape) * dtype.itemsize
     raw = np.empty(nbytes + BUFFER_ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % BUFFER_ALIGNMENT
     return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _view(arena: np.ndarray, offset: int, view_type: Attribute) -> np.ndarray:
+    """The array a static `memref.view` names: bytes of `arena` from `offset` on."""
+    assert isinstance(view_type, MemRefType)
+    dtype = _DTYPES[type(view_type.element_type)]
+    shape = tuple(view_type.get_shape())
+    nbytes = math.prod(shape) * dtype.itemsize
+    return arena[offset:offset + nbytes].view(dtype).reshape(shape)
 
 
 def _subview(source: np.ndarray, op: memref.SubviewOp) -> np.ndarray:

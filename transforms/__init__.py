@@ -50,6 +50,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return BufferizePass
 
+    def plan_memory() -> type[ModulePass]:
+        from nnlayout.transforms.plan_memory import PlanMemoryPass
+
+        return PlanMemoryPass
+
+    def verify_memory_plan() -> type[ModulePass]:
+        from nnlayout.transforms.verify_memory_plan import VerifyMemoryPlanPass
+
+        return VerifyMemoryPlanPass
+
     def default_pipeline() -> type[ModulePass]:
         from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
@@ -64,5 +74,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "propagate-layouts": propagate_layouts,
         "fold-constants": fold_constants,
         "bufferize": bufferize,
+        "plan-memory": plan_memory,
+        "verify-memory-plan": verify_memory_plan,
         "default-pipeline": default_pipeline,
     }

@@ -1,0 +1,55 @@
+// RUN: not nnlayout-opt %s --split-input-file -p verify-memory-plan 2>&1 | filecheck %s
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p verify-memory-plan
+
+// The first error stops nnlayout-opt (checked with filecheck); --verify-diagnostics checks all.
+
+// conv2d_ref writes its output over its input: same bytes, both live at the conv, and the
+// kernel has no in_place.
+func.func @conv_over_its_input(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+  %w = nn.constant dense<1.000000e-01> : tensor<8x8x1x1xf32>
+  %o0 = arith.constant 0 : index
+  %r = memref.view %arena[%o0][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  nn.compute ins(%x : memref<1x8x4x4xf32>) outs(%r : memref<1x8x4x4xf32>) {
+  ^bb0(%a: tensor<1x8x4x4xf32>):
+    %y = nn.relu %a {kernel = #nn.kernel<"relu_ref", operands = [""], results = [""], in_place = 0>} : tensor<1x8x4x4xf32>
+    nn.yield %y : tensor<1x8x4x4xf32>
+  }
+  %o1 = arith.constant 0 : index
+  // expected-error @+1 {{'%c' (bytes [0, 512), live from op 7 to op 9) overlaps '%r' (bytes [0, 512), live from op 4 to op 7) while both are live}}
+  %c = memref.view %arena[%o1][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  nn.compute ins(%r, %w : memref<1x8x4x4xf32>, tensor<8x8x1x1xf32>) outs(%c : memref<1x8x4x4xf32>) {
+  ^bb0(%a: tensor<1x8x4x4xf32>, %b: tensor<8x8x1x1xf32>):
+    %y = nn.conv2d %a, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {kernel = #nn.kernel<"conv2d_ref", operands = ["", ""], results = [""]>} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+    nn.yield %y : tensor<1x8x4x4xf32>
+  }
+  %n = memref.alloc() {alignment = 64 : i64} : memref<1x8x4x4xf32>
+  "memref.copy"(%c, %n) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+  func.return %n : memref<1x8x4x4xf32>
+}
+// CHECK: plan-memory-invalid.mlir:20:3: error: verify-memory-plan: '%c' (bytes [0, 512), live from op 7 to op 9) overlaps '%r' (bytes [0, 512), live from op 4 to op 7) while both are live
+// CHECK-NEXT: %c = memref.view
+
+// -----
+
+// A view that runs past the end of the arena.
+func.func @past_the_end(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+  %o = arith.constant 640 : index
+  // expected-error @+1 {{'%r' (bytes [640, 1152), live from op 3 to op 3) leaves the arena of 1024 bytes}}
+  %r = memref.view %arena[%o][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  "memref.copy"(%x, %r) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+  func.return %x : memref<1x8x4x4xf32>
+}
+
+// -----
+
+// An offset that breaks the arena's alignment.
+func.func @misaligned(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+  %o = arith.constant 32 : index
+  // expected-error @+1 {{starts at an offset that is not a multiple of the arena's alignment (64)}}
+  %r = memref.view %arena[%o][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  "memref.copy"(%x, %r) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+  func.return %x : memref<1x8x4x4xf32>
+}

@@ -1,0 +1,151 @@
+"""`verify-memory-plan`: an independent check that a memory plan never lets two buffers live at
+the same time share arena bytes (invariant 3 of DESIGN.md).
+
+It reads only the planned IR and shares no code with `plan-memory`, so that a bug in the
+planner's liveness or placement cannot hide itself. For every `memref.view` of a
+`memref.alloc` (the arena) in a function's block it recomputes
+
+- the bytes it covers, `[offset, offset + size)`, from its constant offset and result type,
+  and fails if they leave the arena or the offset breaks the arena's alignment;
+- the ops during which it is live: from the first to the last op in the block that uses the
+  view or a view derived from it (`memref.subview`, `memref.cast`, ...).
+
+Two views live at a common op whose bytes intersect are an error, unless they are an in-place
+pair the consumer's kernel allows: identical bytes, live together at exactly one op, which is
+an `nn.compute` reading the first view as `ins[i]` and writing the second as an `outs`, whose
+wrapped op's kernel says `in_place = i`. Errors are located at the offending view.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.tools.driver import DiagnosticError
+
+_VIEW_LIKE = (memref.SubviewOp, memref.CastOp, memref.ReinterpretCastOp,
+              memref.CollapseShapeOp, memref.ExpandShapeOp)
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """A view of the arena: its op, byte range and the block positions where it is live."""
+
+    op: memref.ViewOp
+    begin: int
+    end: int
+    first: int
+    last: int
+
+    def describe(self) -> str:
+        name = self.op.result.name_hint or "view"
+        return (f"'%{name}' (bytes [{self.begin}, {self.end}), live from op {self.first} "
+                f"to op {self.last})")
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _live_range(view: memref.ViewOp, block: Block, position: dict[Operation, int]) -> tuple[
+        int, int]:
+    used: list[int] = []
+    pending = [view.result]
+    while pending:
+        for use in pending.pop().uses:
+            user = block.find_ancestor_op_in_block(use.operation)
+            if user is None:
+                raise DiagnosticError(use.operation, "a view of the arena is used outside "
+                                      "the function's block; cannot check its live range")
+            if isinstance(user, _VIEW_LIKE):
+                pending.extend(user.results)
+            else:
+                used.append(position[user])
+    if not used:
+        return position[view], position[view]
+    return min(used), max(used)
+
+
+def _placed(view: memref.ViewOp, arena: memref.AllocOp, block: Block,
+            position: dict[Operation, int]) -> _Placed:
+    arena_type, view_type = arena.memref.type, view.result.type
+    assert isinstance(arena_type, MemRefType) and isinstance(view_type, MemRefType)
+    offset = _constant(view.byte_shift)
+    if offset is None or view.sizes or any(d < 0 for d in view_type.get_shape()):
+        raise DiagnosticError(view, "the view's offset and sizes must be constants for its "
+                              "plan to be checked")
+    width = max(1, getattr(view_type.element_type, "bitwidth", 8) // 8)
+    size = math.prod(view_type.get_shape()) * width
+    arena_size = arena_type.get_shape()[0]
+    placed = _Placed(view, offset, offset + size, *_live_range(view, block, position))
+    if offset < 0 or offset + size > arena_size:
+        raise DiagnosticError(view, f"{placed.describe()} leaves the arena of {arena_size} "
+                              "bytes")
+    alignment = arena.alignment.value.data if arena.alignment is not None else 1
+    if offset % alignment:
+        raise DiagnosticError(view, f"{placed.describe()} starts at an offset that is not a "
+                              f"multiple of the arena's alignment ({alignment})")
+    return placed
+
+
+def _in_place_pair(earlier: _Placed, later: _Placed, block: Block) -> bool:
+    """Whether `later` may overwrite `earlier`: see the module doc."""
+    if (earlier.begin, earlier.end) != (later.begin, later.end) or not (
+            earlier.last == later.first and earlier.first < later.first):
+        return False
+    consumer = list(block.ops)[earlier.last]
+    if not isinstance(consumer, ComputeOp):
+        return False
+    kernel = kernel_of(consumer.inner)
+    index = None if kernel is None else kernel.in_place_operand
+    return (index is not None and index < len(consumer.ins)
+            and consumer.ins[index] is earlier.op.result
+            and later.op.result in consumer.outs)
+
+
+def verify_function(function: func.FuncOp) -> int:
+    """Raises a DiagnosticError at the first bad view of `function`; returns views checked."""
+    block = function.body.block
+    position = {op: index for index, op in enumerate(block.ops)}
+    placed: list[_Placed] = []
+    for op in block.ops:
+        if isinstance(op, memref.ViewOp) and isinstance(arena := op.source.owner,
+                                                       memref.AllocOp):
+            placed.append(_placed(op, arena, block, position))
+    placed.sort(key=lambda p: (p.first, p.last))
+    active: list[_Placed] = []
+    for current in placed:
+        active = [a for a in active if a.last >= current.first]
+        for other in active:
+            if (other.op.source is current.op.source and other.begin < current.end
+                    and current.begin < other.end and not _in_place_pair(other, current, block)):
+                raise DiagnosticError(current.op, f"{current.describe()} "
+                                      f"overlaps {other.describe()} while both are live")
+        active.append(current)
+    return len(placed)
+
+
+@dataclass(frozen=True)
+class VerifyMemoryPlanPass(ModulePass):
+    """Checks every function's memory plan (module doc); changes nothing."""
+
+    name = "verify-memory-plan"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.ops:
+            if isinstance(function, func.FuncOp) and not function.is_declaration:
+                if len(function.body.blocks) != 1:
+                    raise DiagnosticError(function, "verify-memory-plan checks single-block "
+                                          "functions only")
+                verify_function(function)
