@@ -271,14 +271,17 @@ def poison(inputs: list[np.ndarray], seed: int) -> None:
     flat[positions] = [np.nan, np.inf, -np.inf][:len(positions)]
 
 
-def check_program(text: str, seed: int = 0, nan_and_inf: bool = False) -> None:
+def check_program(text: str, seed: int = 0, nan_and_inf: bool = False,
+                  inputs: list[np.ndarray] | None = None) -> None:
     """Asserts that every target and padding setting gives the unoptimised results, on
-    standard-normal inputs from `seed` (with a NaN, an Inf and a -Inf if `nan_and_inf`)."""
+    `inputs` or standard-normal inputs from `seed` (with a NaN, an Inf and a -Inf if
+    `nan_and_inf`)."""
     module = parse_module(make_context(), text, "<random>")
     module.verify()
-    inputs = random_inputs(module, seed)
-    if nan_and_inf:
-        poison(inputs, seed)
+    if inputs is None:
+        inputs = random_inputs(module, seed)
+        if nan_and_inf:
+            poison(inputs, seed)
     expected = Interpreter(module).run(inputs)
     for target in TARGETS:
         for padding in (True, False):
