@@ -28,6 +28,9 @@ from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
 from nnlayout.dialects.layout import LayoutSpec
 
 Implementation = Callable[[Operation, Sequence[Any]], Any]
+# A kernel prepared for one op: `bound(inputs, out)` writes the op's result into `out`, a numpy
+# array of the result's physical shape (possibly a strided view of a planned buffer).
+BoundKernel = Callable[[Sequence[Any], Any], None]
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,10 @@ class Kernel:
     workspace: Callable[[Operation, Target], int] = _no_workspace
     keeps_padding_zero: bool = True
     priority: int = 0
+    # Work done once per op before it runs many times (generated code and the interpreter
+    # bind each op at load): returns the kernel bound to `op`. None: no preparation, `impl`
+    # runs on each call and its result is copied into the destination.
+    prepare: Callable[[Operation], BoundKernel] | None = None
 
     def operand_and_result_layouts(
         self, op: Operation, target: Target

@@ -26,69 +26,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    TensorType,
-    i8,
-)
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from nnlayout.dialects.compute import ComputeOp
-from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.layout import (
-    BUFFER_ALIGNMENT,
-    FillBorderOp,
-    ReorderOp,
-    encoding_name,
-    layout_of,
-    storage_of,
-    with_halo,
-)
-from nnlayout.dialects.nn import ConstantOp, i64_array
-from nnlayout.dialects.weights import WeightsError, constant_value, load_weights
+from nnlayout.dialects.layout import FillBorderOp, ReorderOp
+from nnlayout.dialects.nn import ConstantOp
+from nnlayout.dialects.weights import WeightsError, load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
-from nnlayout.kernels.registry import registry, resolve_layouts
+from nnlayout.lowering import runtime
 from nnlayout.lowering.limits import check_buffers_fit
+from nnlayout.lowering.runtime import DTYPES, BoundCompute, to_logical, to_physical
 from nnlayout.tools.driver import DiagnosticError, UserError
 
 if TYPE_CHECKING:
-    from scipy.sparse import csr_array
-
-    RuntimeValue = np.ndarray | csr_array  # a physical array, or the CSR array of a value
-
-_DTYPES: dict[type[Attribute], np.dtype] = {
-    Float16Type: np.dtype(np.float16),
-    Float32Type: np.dtype(np.float32),
-    Float64Type: np.dtype(np.float64),
-}
-
-
-# ------------------------------------------------------------- representation
-def to_physical(array: np.ndarray, value_type: Attribute) -> RuntimeValue:
-    """The run-time value of a logical array whose type is `value_type`."""
-    if storage_of(value_type) == "csr":
-        from scipy.sparse import csr_array  # imported on first use: it takes 0.2 s
-
-        return csr_array(array)
-    spec = layout_of(value_type)
-    return array if spec is None or spec.is_identity else spec.pack(array)
-
-
-def to_logical(value: RuntimeValue, value_type: Attribute) -> np.ndarray:
-    """The logical array of a run-time value whose type is `value_type`."""
-    if storage_of(value_type) == "csr":
-        return value.toarray()
-    spec = layout_of(value_type)
-    if spec is None or spec.is_identity:
-        return value
-    assert isinstance(value_type, TensorType)
-    return spec.unpack(value, value_type.get_shape())
+    from nnlayout.lowering.runtime import RuntimeValue
 
 
 # ------------------------------------------------------ entry and its arguments
@@ -151,7 +104,7 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
                 d < 0 for d in arg_type.get_shape()):
             raise UserError(f"{label}: has type {arg_type}; only statically shaped tensors "
                             "and memrefs can be passed in")
-        dtype = _DTYPES.get(type(arg_type.element_type))
+        dtype = DTYPES.get(type(arg_type.element_type))
         if dtype is None:
             raise UserError(f"{label}: element type {arg_type.element_type} is not supported")
         if 0 in arg_type.get_shape():
@@ -207,7 +160,7 @@ class Interpreter:
         self._weights: Mapping[str, np.ndarray] | None = None
         self._constants: dict[ConstantOp, RuntimeValue] = {}
         self._plans: dict[func.FuncOp, _Plan] = {}
-        self._halo_clones: dict[ComputeOp, Operation] = {}
+        self._bound: dict[ComputeOp, BoundCompute] = {}
         # The functions being run and their live values, innermost last.
         self._frames: list[tuple[func.FuncOp, dict[SSAValue, RuntimeValue]]] = []
 
@@ -231,18 +184,10 @@ class Interpreter:
         would call it) once the op's operand and result types are in the layouts that kernel
         declared, i.e. after `insert-layouts`; before that, or without a choice, it is the
         reference kernel on logical arrays, which computes the same function."""
-        chosen = kernel_of(op)
-        if chosen is not None and self.use_chosen_kernels:
-            first = encoding_name(op.operands[0].type) if op.operands else ""
-            wanted = resolve_layouts(chosen.operands, first)
-            produced = resolve_layouts(chosen.results, first)
-            if [encoding_name(v.type) for v in op.operands] == list(wanted) and (
-                    [encoding_name(v.type) for v in op.results] == list(produced)):
-                return registry().lookup(chosen.kernel_name.data).impl, True
-        kernel = self.kernels.get(type(op))
-        if kernel is None:
+        found = runtime.kernel_for(op, self.kernels, self.use_chosen_kernels)
+        if found is None:
             raise DiagnosticError(op, f"the interpreter cannot run '{op.name}' (no kernel)")
-        return kernel, False
+        return found[1], found[2]
 
     # ------------------------------------------------------------- execution
     def _call(self, function: func.FuncOp, args: Sequence[RuntimeValue]) -> list[RuntimeValue]:
@@ -308,7 +253,8 @@ class Interpreter:
             operands[1][...] = operands[0]
             return ()
         if isinstance(op, FillBorderOp):
-            _fill_border(operands[0], op)
+            runtime.fill_border(operands[0], tuple(op.axes.get_values()),
+                                tuple(op.halo.get_values()), op.value.value.data)
             return ()
         if isinstance(op, func.CallOp):
             callee = SymbolTable.lookup_symbol(self.module, op.callee)
@@ -320,44 +266,16 @@ class Interpreter:
     def _apply(self, op: Operation, operands: list[RuntimeValue]) -> RuntimeValue:
         """Runs op's kernel and returns its result in the result type's layout."""
         kernel, on_physical = self.kernel_for(op)
-        result_type = op.results[0].type
-        assert isinstance(result_type, TensorType)
-        if on_physical:
-            result = kernel(op, operands)
-            spec = layout_of(result_type)
-            shape = result_type.get_shape() if spec is None else spec.physical_shape(
-                result_type.get_shape())
-        else:
-            result = kernel(op, [to_logical(v, operand.type)
-                                 for v, operand in zip(operands, op.operands, strict=True)])
-            shape = result_type.get_shape()
-        expected = (tuple(shape), _DTYPES.get(type(result_type.element_type)))
-        if (result.shape, result.dtype) != expected:
-            raise DiagnosticError(op, f"kernel returned {list(result.shape)} {result.dtype}, "
-                                  f"but the result type is {result_type}")
-        return result if on_physical else to_physical(result, result_type)
+        return runtime.apply_kernel(op, kernel, on_physical, operands)
 
     def _compute(self, op: ComputeOp, operands: list[RuntimeValue]) -> None:
-        """Runs the body's op on the `ins` buffers and writes its result into `outs`."""
-        count = len(op.ins)
-        inner = self._without_padding(op) if op.halo is not None else op.inner
-        for out, result in zip(operands[count:], self._execute(inner, operands[:count]),
-                               strict=True):
-            out[...] = result
-
-    def _without_padding(self, op: ComputeOp) -> Operation:
-        """The body's op reading the halo-padded input: its input is the padded tensor and
-        its own pads are zero, which computes the same values without a pad copy."""
-        clone = self._halo_clones.get(op)
-        if clone is None:
-            inner = op.inner
-            padded = with_halo(inner.operands[0].type, op.halo_values)
-            block = Block(arg_types=[padded, *(v.type for v in inner.operands[1:])])
-            clone = inner.clone(value_mapper=dict(zip(inner.operands, block.args, strict=True)))
-            clone.properties["pads"] = i64_array((0, 0, 0, 0))
-            block.add_op(clone)
-            self._halo_clones[op] = clone
-        return clone
+        """Runs the body's op on the `ins` buffers and writes its result into `outs`, through
+        the op bound to its kernel once (as generated code runs it)."""
+        bound = self._bound.get(op)
+        if bound is None:
+            bound = self._bound[op] = runtime.bind_compute(op, self.kernels,
+                                                           self.use_chosen_kernels)
+        bound(operands[:len(op.ins)], operands[len(op.ins):])
 
     def _constant(self, op: ConstantOp) -> RuntimeValue:
         """The run-time value of a constant, made once: read-only, since it is shared."""
@@ -366,13 +284,9 @@ class Interpreter:
             try:
                 if op.external is not None and self._weights is None:
                     self._weights = load_weights(self.module, self.source_path)
-                array = constant_value(op, self._weights or {})
             except WeightsError as error:
                 raise DiagnosticError(op, str(error)) from None
-            value = to_physical(array, op.output.type)
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
-            self._constants[op] = value
+            value = self._constants[op] = runtime.materialize_constant(op, self._weights or {})
         return value
 
 
@@ -380,19 +294,15 @@ class Interpreter:
 def _allocate(memref_type: Attribute) -> np.ndarray:
     """A fresh buffer for a contiguous memref, 64-byte aligned like `memref.alloc`."""
     assert isinstance(memref_type, MemRefType)
-    dtype = np.dtype(np.uint8) if memref_type.element_type == i8 else _DTYPES[
-        type(memref_type.element_type)]
+    dtype = runtime.element_dtype(memref_type.element_type)
     shape = tuple(memref_type.get_shape())
-    nbytes = math.prod(shape) * dtype.itemsize
-    raw = np.empty(nbytes + BUFFER_ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % BUFFER_ALIGNMENT
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
+    return runtime.aligned_empty(math.prod(shape) * dtype.itemsize).view(dtype).reshape(shape)
 
 
 def _view(arena: np.ndarray, offset: int, view_type: Attribute) -> np.ndarray:
     """The array a static `memref.view` names: bytes of `arena` from `offset` on."""
     assert isinstance(view_type, MemRefType)
-    dtype = _DTYPES[type(view_type.element_type)]
+    dtype = DTYPES[type(view_type.element_type)]
     shape = tuple(view_type.get_shape())
     nbytes = math.prod(shape) * dtype.itemsize
     return arena[offset:offset + nbytes].view(dtype).reshape(shape)
@@ -400,24 +310,7 @@ def _view(arena: np.ndarray, offset: int, view_type: Attribute) -> np.ndarray:
 
 def _subview(source: np.ndarray, op: memref.SubviewOp) -> np.ndarray:
     """The numpy view a static `memref.subview` describes (it aliases `source`)."""
-    offsets = op.static_offsets.get_values()
-    sizes = op.static_sizes.get_values()
-    strides = op.static_strides.get_values()
-    return source[tuple(slice(o, o + n * s, s)
-                        for o, n, s in zip(offsets, sizes, strides, strict=True))]
-
-
-def _fill_border(buffer: np.ndarray, op: FillBorderOp) -> None:
-    top, left, bottom, right = (int(v) for v in op.halo.get_values())
-    value = op.value.value.data
-    h, w = (int(v) for v in op.axes.get_values())
-    rows = [slice(None)] * buffer.ndim
-    for axis, before, after in ((h, top, bottom), (w, left, right)):
-        size = buffer.shape[axis]
-        for window in (slice(0, before), slice(size - after, size)):
-            rows[axis] = window
-            buffer[tuple(rows)] = value
-        rows[axis] = slice(None)
+    return source[runtime.subview_slices(op)]
 
 
 def run_function(module: ModuleOp, inputs: Sequence[np.ndarray], *, entry: str | None = None,

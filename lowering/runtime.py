@@ -1,0 +1,220 @@
+"""What the two back ends share at run time: the interpreter and the generated numpy module
+(`lowering/to_numpy.py`) run the same planned IR through these functions, so that generated
+code computes exactly what the interpreter, the oracle, computes: the same kernel for each
+op, the same pad-free clone of a halo'd op, the same packed constants, the same views.
+
+Run-time representation: a value whose tensor type carries `#layout.layout<...>` is its
+*physical* array (`LayoutSpec.pack`, zero padding); a `#layout.storage<"csr">` value is a
+`scipy.sparse.csr_array`; any other value is its logical array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, TensorType, i8
+from xdsl.ir import Attribute, Block, Operation
+
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import (
+    BUFFER_ALIGNMENT,
+    ReorderOp,
+    encoding_name,
+    layout_of,
+    storage_of,
+    with_halo,
+)
+from nnlayout.dialects.nn import ConstantOp, i64_array
+from nnlayout.dialects.weights import WeightsError, constant_value
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.registry import Implementation, Kernel, registry, resolve_layouts
+from nnlayout.tools.driver import DiagnosticError
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_array
+
+    RuntimeValue = np.ndarray | csr_array  # a physical array, or the CSR array of a value
+
+DTYPES: dict[type[Attribute], np.dtype] = {
+    Float16Type: np.dtype(np.float16),
+    Float32Type: np.dtype(np.float32),
+    Float64Type: np.dtype(np.float64),
+}
+
+# `ins`, `outs` -> None: an `nn.compute` bound to its kernel, writing its result into outs[0].
+BoundCompute = Callable[[Sequence["RuntimeValue"], Sequence[np.ndarray]], None]
+
+
+# ------------------------------------------------------------- representation
+def to_physical(array: np.ndarray, value_type: Attribute) -> RuntimeValue:
+    """The run-time value of a logical array whose type is `value_type`."""
+    if storage_of(value_type) == "csr":
+        from scipy.sparse import csr_array  # imported on first use: it takes 0.2 s
+
+        return csr_array(array)
+    spec = layout_of(value_type)
+    return array if spec is None or spec.is_identity else spec.pack(array)
+
+
+def to_logical(value: RuntimeValue, value_type: Attribute) -> np.ndarray:
+    """The logical array of a run-time value whose type is `value_type`."""
+    if storage_of(value_type) == "csr":
+        return value.toarray()
+    spec = layout_of(value_type)
+    if spec is None or spec.is_identity:
+        return value
+    assert isinstance(value_type, TensorType)
+    return spec.unpack(value, value_type.get_shape())
+
+
+# ------------------------------------------------------------------ buffers
+def element_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype of a buffer's elements; i8 is the byte type of the arena."""
+    return np.dtype(np.uint8) if element_type == i8 else DTYPES[type(element_type)]
+
+
+def aligned_empty(nbytes: int) -> np.ndarray:
+    """`numpy.empty(nbytes, numpy.uint8)` starting at a 64-byte boundary, as `memref.alloc`
+    promises (oneDNN and SIMD loads want it)."""
+    raw = np.empty(nbytes + BUFFER_ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % BUFFER_ALIGNMENT
+    return raw[start:start + nbytes]
+
+
+def subview_slices(op: memref.SubviewOp) -> tuple[slice, ...]:
+    """The numpy index of the static `memref.subview` `op` (an aliasing view)."""
+    return tuple(slice(o, o + n * s, s) for o, n, s in zip(
+        op.static_offsets.get_values(), op.static_sizes.get_values(),
+        op.static_strides.get_values(), strict=True))
+
+
+def fill_border(buffer: np.ndarray, axes: tuple[int, int], halo: tuple[int, int, int, int],
+                value: float) -> None:
+    """Writes `value` into the halo border (top, left, bottom, right) of `buffer`, whose
+    spatial axes are `axes`: what `layout.fill_border` does."""
+    top, left, bottom, right = halo
+    index: list[slice] = [slice(None)] * buffer.ndim
+    for axis, before, after in ((axes[0], top, bottom), (axes[1], left, right)):
+        size = buffer.shape[axis]
+        for window in (slice(0, before), slice(size - after, size)):
+            index[axis] = window
+            buffer[tuple(index)] = value
+        index[axis] = slice(None)
+
+
+# ------------------------------------------------------------------ constants
+def materialize_constant(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> RuntimeValue:
+    """The run-time value of a constant (packed into its layout), made read-only because it
+    is shared by every run. `weights` holds the arrays of the module's weights file."""
+    try:
+        array = constant_value(op, weights)
+    except WeightsError as error:
+        raise DiagnosticError(op, str(error)) from None
+    value = to_physical(array, op.output.type)
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    return value
+
+
+# ------------------------------------------------------------------ kernels
+def chosen_kernel(op: Operation) -> Kernel | None:
+    """The registry kernel `select-dispatch` chose for `op`, once the op's operand and result
+    types are in the layouts that kernel declared (i.e. after `insert-layouts`); else None."""
+    chosen = kernel_of(op)
+    if chosen is None:
+        return None
+    first = encoding_name(op.operands[0].type) if op.operands else ""
+    wanted = resolve_layouts(chosen.operands, first)
+    produced = resolve_layouts(chosen.results, first)
+    if [encoding_name(v.type) for v in op.operands] != list(wanted) or (
+            [encoding_name(v.type) for v in op.results] != list(produced)):
+        return None
+    try:
+        return registry().lookup(chosen.kernel_name.data)
+    except KeyError as error:
+        raise DiagnosticError(op, str(error.args[0])) from None
+
+
+def kernel_for(op: Operation, fallback: Mapping[type[Operation], Implementation] = (
+        REFERENCE_KERNELS), use_chosen: bool = True
+               ) -> tuple[Kernel | None, Implementation, bool] | None:
+    """The kernel that computes `op`: (registry kernel or None, implementation, whether it
+    works on physical values). That is the chosen kernel when `chosen_kernel` finds it, else
+    the `fallback` kernel on logical arrays, which computes the same function; None when
+    there is neither."""
+    kernel = chosen_kernel(op) if use_chosen else None
+    if kernel is not None:
+        return kernel, kernel.impl, True
+    implementation = fallback.get(type(op))
+    return None if implementation is None else (None, implementation, False)
+
+
+def apply_kernel(op: Operation, implementation: Implementation, on_physical: bool,
+                 operands: Sequence[RuntimeValue]) -> RuntimeValue:
+    """Runs `implementation` on `op`'s operand values (unpacked first unless it works on
+    physical values); returns the result in the result type's layout, checked against it."""
+    result_type = op.results[0].type
+    assert isinstance(result_type, TensorType)
+    if on_physical:
+        result = implementation(op, operands)
+        spec = layout_of(result_type)
+        shape = result_type.get_shape() if spec is None else spec.physical_shape(
+            result_type.get_shape())
+    else:
+        result = implementation(op, [to_logical(v, operand.type)
+                                     for v, operand in zip(operands, op.operands, strict=True)])
+        shape = result_type.get_shape()
+    expected = (tuple(shape), DTYPES.get(type(result_type.element_type)))
+    if (result.shape, result.dtype) != expected:
+        raise DiagnosticError(op, f"kernel returned {list(result.shape)} {result.dtype}, "
+                              f"but the result type is {result_type}")
+    return result if on_physical else to_physical(result, result_type)
+
+
+def without_padding(op: ComputeOp) -> Operation:
+    """The body's op of a halo'd `nn.compute`, reading the halo-padded input: its input is
+    the padded tensor and its own pads are zero, which computes the same values without a
+    pad copy. A detached clone (in a block of its own); make it once per op."""
+    inner = op.inner
+    halo = op.halo_values
+    assert halo is not None
+    padded = with_halo(inner.operands[0].type, halo)
+    block = Block(arg_types=[padded, *(v.type for v in inner.operands[1:])])
+    clone = inner.clone(value_mapper=dict(zip(inner.operands, block.args, strict=True)))
+    clone.properties["pads"] = i64_array((0, 0, 0, 0))
+    block.add_op(clone)
+    return clone
+
+
+def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementation] = (
+        REFERENCE_KERNELS), use_chosen: bool = True) -> BoundCompute:
+    """`op` bound to its kernel once, to be called on every run with its `ins` and `outs`
+    values. The work a kernel can do per op ahead of time (its `prepare`: a oneDNN primitive,
+    a scratchpad) is done here; other kernels run through `apply_kernel` on each call."""
+    inner = without_padding(op) if op.halo is not None else op.inner
+    if len(inner.results) != 1:
+        raise DiagnosticError(op, f"'{inner.name}' has {len(inner.results)} results; "
+                              "kernels compute one")
+    if isinstance(inner, ReorderOp):
+        source, target = inner.input.type, inner.output.type
+
+        def reorder(ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> None:
+            outs[0][...] = to_physical(to_logical(ins[0], source), target)
+
+        return reorder
+    found = kernel_for(inner, fallback, use_chosen)
+    if found is None:
+        raise DiagnosticError(inner, f"no kernel can run '{inner.name}'")
+    kernel, implementation, on_physical = found
+    if kernel is not None and kernel.prepare is not None:
+        prepared = kernel.prepare(inner)
+        return lambda ins, outs: prepared(ins, outs[0])
+
+    def run(ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> None:
+        outs[0][...] = apply_kernel(inner, implementation, on_physical, ins)
+
+    return run

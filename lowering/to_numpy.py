@@ -1,0 +1,408 @@
+"""The numpy back end: a planned function as a standalone, readable Python module.
+
+`translate` writes three files for a function that went through `plan-memory`:
+
+- `NAME.py`, the generated module: one `ARENA` (64-byte aligned bytes, `ARENA_BYTES` long),
+  every planned buffer a named `numpy.ndarray` view of it with its shape, offset and strides
+  written out, halo interiors and concat slots as slices of those views, constants and
+  kernels bound once at import, and `run(*inputs) -> tuple` calling one kernel per line,
+  in program order, into the planned views;
+- `NAME.planned.mlir`, the planned IR: kernels need their op (attributes, types), so the
+  module parses it at import with nnlayout's parser and binds kernel i to the i-th
+  `nn.compute` (`Program`, below, shared with nothing but the generated code);
+- `NAME.weights.npz`, a copy of the weights file, when the IR has external constants.
+
+Safety: no string from the model is ever spliced into code. SSA names become identifiers only
+through a strict sanitiser (`[A-Za-z_][A-Za-z0-9_]*`, no keyword, builtin or dunder, else
+`v{n}`); the entry's name and file names are `repr()` literals; comments keep only a small
+set of harmless characters. Everything else in the code is numbers.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import math
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Operation, SSAValue
+
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import FillBorderOp, ReorderOp, encoding_name
+from nnlayout.dialects.nn import ConstantOp
+from nnlayout.dialects.weights import WEIGHTS_ATTR, WeightsError, load_weights, weights_path
+from nnlayout.lowering.interpreter import check_arguments, find_entry
+from nnlayout.lowering.limits import check_buffers_fit
+from nnlayout.lowering.runtime import (
+    BoundCompute,
+    bind_compute,
+    chosen_kernel,
+    element_dtype,
+    materialize_constant,
+    subview_slices,
+)
+from nnlayout.tools.driver import (
+    DiagnosticError,
+    UserError,
+    error_at,
+    make_context,
+    parse_module,
+    print_module,
+    read_text,
+    verify_module,
+)
+from nnlayout.transforms.plan_memory import ARENA_BYTES
+
+if TYPE_CHECKING:
+    from nnlayout.lowering.runtime import RuntimeValue
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Names the generated module defines or uses itself, which no value may take.
+_RESERVED = frozenset({*keyword.kwlist, *keyword.softkwlist, *dir(builtins), "np", "ENTRY",
+                       "PLANNED_IR", "PROGRAM", "K", "ARENA", "ARENA_BYTES", "aligned_empty",
+                       "fill_border", "Program", "run", "inputs"})
+_COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9_%=()\[\],.:*+<> -]")
+
+
+# --------------------------------------------------------------------------- loading
+class Program:
+    """What a generated module runs: the entry function of the planned IR, its constants
+    materialised (packed into their layouts) once, and its `nn.compute` ops bound to their
+    kernels once (`constants[i]`, `kernels[i]`: the i-th of each, in program order)."""
+
+    def __init__(self, module: ModuleOp, entry: str | None, source_path: str | None):
+        self.function = find_entry(module, entry)
+        check_buffers_fit(self.function)
+        ops = list(self.function.body.block.ops)
+        constants = [op for op in ops if isinstance(op, ConstantOp)]
+        try:
+            weights = load_weights(module, source_path) if any(
+                op.external is not None for op in constants) else {}
+        except WeightsError as error:
+            raise UserError(str(error)) from None
+        self.constants: list[RuntimeValue] = [materialize_constant(op, weights)
+                                              for op in constants]
+        self.kernels: list[BoundCompute] = [bind_compute(op) for op in ops
+                                            if isinstance(op, ComputeOp)]
+
+    @classmethod
+    def load(cls, module_file: str, ir_name: str, entry: str) -> Program:
+        """Parses and verifies the planned IR `ir_name` beside `module_file`, and binds its
+        function `entry`; errors are UserErrors located in that IR."""
+        path = str(Path(module_file).parent / ir_name)
+        text, name = read_text(path)
+        module = parse_module(make_context(), text, name)
+        verify_module(module, text)
+        try:
+            return cls(module, entry, path)
+        except DiagnosticError as error:
+            raise error_at(error.op, error.message, text) from None
+
+    def arguments(self, inputs: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+        """`inputs`, once checked against the entry's arguments (count, shapes, dtypes)."""
+        check_arguments(self.function, inputs)
+        return inputs
+
+
+# --------------------------------------------------------------------------- emitting
+def _comment(text: str) -> str:
+    """`text` reduced to characters that are harmless in a comment, on one line."""
+    return _COMMENT_UNSAFE.sub("?", text)
+
+
+def _number(value: float) -> str:
+    """A Python literal for a float, infinities and NaN included."""
+    if math.isnan(value):
+        return "np.nan"
+    if math.isinf(value):
+        return "np.inf" if value > 0 else "-np.inf"
+    return repr(float(value))
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+def _describe(value: SSAValue) -> str:
+    """`1x64x56x56 NCHW8c`: a tensor's logical shape and layout, for comments."""
+    value_type = value.type
+    if not isinstance(value_type, TensorType):
+        return str(value_type)
+    return f"{_dims(value_type.get_shape())} {encoding_name(value_type)}".rstrip()
+
+
+def _tuple(items: Sequence[str]) -> str:
+    """A tuple display: `(a,)`, `(a, b)`."""
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _index(slices: Sequence[slice], shape: Sequence[int]) -> str:
+    """The subscript of a slice tuple: `[:, 0:8]`, whole axes as `:`, trailing ones dropped."""
+    parts = []
+    for piece, size in zip(slices, shape, strict=True):
+        if piece.start == 0 and piece.stop == size and piece.step == 1:
+            parts.append(":")
+        else:
+            parts.append(f"{piece.start}:{piece.stop}" + (
+                "" if piece.step == 1 else f":{piece.step}"))
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return f"[{', '.join(parts)}]" if parts else "[...]"
+
+
+@dataclass
+class _Emitter:
+    """Writes the Python lines of one planned function: `load` at import, `body` in run()."""
+
+    function: func.FuncOp
+    names: dict[SSAValue, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=lambda: set(_RESERVED))
+    counter: int = 0
+    indices: dict[SSAValue, int] = field(default_factory=dict)
+    per_run: set[SSAValue] = field(default_factory=set)  # arguments and views of them
+    load: list[str] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)
+    arena_bytes: int | None = None
+    constants: int = 0
+    computes: int = 0
+
+    def name(self, value: SSAValue) -> str:
+        """A fresh identifier for `value`: its SSA name if that is a plain Python identifier
+        (not a keyword, builtin or dunder), else `v{n}`; `_1`, `_2`... when taken."""
+        hint = value.name_hint
+        if hint is None or not _IDENTIFIER.fullmatch(hint) or hint.startswith("__"):
+            while f"v{self.counter}" in self.used:
+                self.counter += 1
+            hint = f"v{self.counter}"
+        base, suffix = hint, 0
+        while hint in self.used:  # another value of that name: x_1, x_2, ...
+            suffix += 1
+            hint = f"{base}_{suffix}"
+        self.used.add(hint)
+        self.names[value] = hint
+        return hint
+
+    def ref(self, value: SSAValue, op: Operation) -> str:
+        if value not in self.names:
+            raise DiagnosticError(op, "nnlayout-translate: an operand is not a buffer, "
+                                  "constant or argument the generated code knows")
+        return self.names[value]
+
+    def emit(self, op: Operation) -> None:
+        if isinstance(op, memref.AllocOp):
+            self._alloc(op)
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            self.indices[op.result] = op.value.value.data
+        elif isinstance(op, memref.ViewOp):
+            self._view(op)
+        elif isinstance(op, memref.SubviewOp):
+            source = self.ref(op.source, op)
+            source_type = op.source.type
+            assert isinstance(source_type, MemRefType)
+            index = _index(subview_slices(op), source_type.get_shape())
+            line = f"{self.name(op.result)} = {source}{index}"
+            # A view of a buffer is made once; of an argument, on each run.
+            if op.source in self.per_run:
+                self.per_run.add(op.result)
+                self.body.append(line)
+            else:
+                self.load.append(line)
+        elif isinstance(op, FillBorderOp):
+            axes = tuple(int(a) for a in op.axes.get_values())
+            halo = tuple(int(h) for h in op.halo.get_values())
+            self.body.append(f"fill_border({self.ref(op.buffer, op)}, {axes}, {halo}, "
+                             f"{_number(op.value.value.data)})")
+        elif isinstance(op, memref.CopyOp):
+            self.body.append(f"{self.ref(op.destination, op)}[...] = {self.ref(op.source, op)}")
+        elif isinstance(op, ConstantOp):
+            name = self.name(op.output)
+            self.load.append(f"{name} = PROGRAM.constants[{self.constants}]  "
+                             f"# {_comment(f'%{op.output.name_hint}: {_describe(op.output)}')}")
+            self.constants += 1
+        elif isinstance(op, ComputeOp):
+            self._compute(op)
+        elif isinstance(op, func.ReturnOp):
+            self.body.append(
+                f"return {_tuple([f'np.array({self.ref(v, op)})' for v in op.arguments])}")
+        else:
+            raise DiagnosticError(op, f"nnlayout-translate cannot translate '{op.name}'")
+
+    def _memref(self, op: Operation, value: SSAValue) -> tuple[MemRefType, np.dtype]:
+        value_type = value.type
+        if not isinstance(value_type, MemRefType) or any(
+                d < 0 for d in value_type.get_shape()) or not isinstance(
+                value_type.layout, NoneAttr):
+            raise DiagnosticError(op, f"nnlayout-translate needs statically shaped, "
+                                  f"contiguous buffers, not {value_type}")
+        return value_type, element_dtype(value_type.element_type)
+
+    def _alloc(self, op: memref.AllocOp) -> None:
+        memref_type, dtype = self._memref(op, op.memref)
+        shape = tuple(memref_type.get_shape())
+        nbytes = math.prod(shape) * dtype.itemsize
+        if self.arena_bytes is None and dtype == np.uint8 and len(shape) == 1:
+            self.arena_bytes = nbytes
+            self.names[op.memref] = "ARENA"
+            return
+        self.load.append(f"{self.name(op.memref)} = np.ndarray({shape}, np.{dtype.name}, "
+                         f"buffer=aligned_empty({nbytes}))  # a buffer of its own")
+
+    def _view(self, op: memref.ViewOp) -> None:
+        if op.byte_shift not in self.indices or op.sizes:
+            raise DiagnosticError(op, "nnlayout-translate needs views at constant offsets")
+        memref_type, dtype = self._memref(op, op.result)
+        shape = tuple(memref_type.get_shape())
+        strides: tuple[int, ...] = ()
+        step = dtype.itemsize
+        for size in reversed(shape):  # C order, in bytes
+            strides, step = (step, *strides), step * size
+        offset = self.indices[op.byte_shift]
+        nbytes = math.prod(shape) * dtype.itemsize
+        self.load.append(
+            f"{self.name(op.result)} = np.ndarray({shape}, np.{dtype.name}, "
+            f"buffer={self.ref(op.source, op)}, offset={offset}, strides={strides})  "
+            f"# bytes {offset}..{offset + nbytes}")
+
+    def _compute(self, op: ComputeOp) -> None:
+        inner = op.inner
+        if isinstance(inner, ReorderOp):
+            what = (f"{inner.name} {_describe(inner.input)} -> "
+                    f"{encoding_name(inner.output.type) or 'plain'}")
+        else:
+            chosen_kernel(inner)  # an unknown kernel name is an error now, not at import
+            kernel = kernel_of(inner)
+            chosen = "reference" if kernel is None else kernel.kernel_name.data
+            what = f"{inner.name} ({chosen}) {_describe(inner.results[0])}"
+        if op.halo is not None:
+            what += f" halo {list(op.halo_values or ())}"
+        ins = _tuple([self.ref(v, op) for v in op.ins])
+        outs = _tuple([self.ref(v, op) for v in op.outs])
+        result = self.ref(op.outs[0], op) if op.outs else "?"
+        self.body.append(f"K[{self.computes}]({ins}, {outs})  "
+                         f"# {_comment(f'%{result} = {what}')}")
+        self.computes += 1
+
+
+def _check_planned(function: func.FuncOp) -> None:
+    signature = function.function_type
+    if ARENA_BYTES not in function.attributes or any(
+            isinstance(t, TensorType) for t in (*signature.inputs, *signature.outputs)):
+        raise DiagnosticError(function, f"@{function.sym_name.data} is not planned: "
+                              "nnlayout-translate needs bufferized IR with a memory plan; "
+                              "run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'")
+
+
+def generate(function: func.FuncOp, ir_name: str) -> str:
+    """The Python source of the module running the planned `function`, whose IR it finds in
+    the file `ir_name` beside itself."""
+    _check_planned(function)
+    emitter = _Emitter(function)
+    arguments = [emitter.name(arg) for arg in function.args]
+    emitter.per_run.update(function.args)
+    for op in function.body.block.ops:
+        emitter.emit(op)
+    arena_bytes = emitter.arena_bytes or 0
+    unpack = f"{_tuple(arguments)} = " if arguments else ""
+    lines = [
+        '"""A planned nnlayout function as a numpy program, generated by nnlayout-translate.',
+        "",
+        "Every buffer is a view of one arena at the byte offset the memory planner chose; the",
+        "kernels are nnlayout's, bound once at import to the ops of the planned IR in PLANNED_IR",
+        "(beside this file), whose constants are packed into their layouts once. run(*inputs)",
+        "takes the function's logical input arrays and returns copies of its results.",
+        "Generated code: do not edit.",
+        '"""',
+        "",
+        "import numpy as np",
+        "",
+        "from nnlayout.lowering.runtime import aligned_empty, fill_border",
+        "from nnlayout.lowering.to_numpy import Program",
+        "",
+        f"ENTRY = {function.sym_name.data!r}",
+        f"PLANNED_IR = {ir_name!r}",
+        "PROGRAM = Program.load(__file__, PLANNED_IR, ENTRY)",
+        "K = PROGRAM.kernels  # K[i](ins, outs) runs the i-th nn.compute of the planned IR",
+        "",
+        "# numpy.empty(ARENA_BYTES, numpy.uint8), 64-byte aligned",
+        f"ARENA_BYTES = {arena_bytes}",
+        "ARENA = aligned_empty(ARENA_BYTES)",
+        "",
+        "# Buffers (views of the arena at their planned offsets) and constants, in program order",
+        *emitter.load,
+        "",
+        "",
+        "def run(*inputs: np.ndarray) -> tuple[np.ndarray, ...]:",
+        '    """Runs ENTRY on its logical input arrays; returns copies of its results."""',
+        f"    {unpack}PROGRAM.arguments(inputs)",
+        '    with np.errstate(all="ignore"):',
+        *(f"        {line}" for line in emitter.body),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Translation:
+    """The files `translate` wrote."""
+
+    code: Path
+    ir: Path
+    weights: Path | None
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"cannot write '{path}': {error.strerror or error}") from None
+
+
+def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
+              entry: str | None = None) -> Translation:
+    """Writes the generated module `output`, the planned IR and a copy of the weights beside
+    it (see the module doc). `module` (read from `source_path`, which locates its weights)
+    is not changed."""
+    function = find_entry(module, entry)
+    code = generate(function, output.stem + ".planned.mlir")
+    ir_path = output.with_name(output.stem + ".planned.mlir")
+    try:
+        source_weights = weights_path(module, source_path)
+    except WeightsError as error:
+        raise UserError(str(error)) from None
+    sources = [Path(p).resolve() for p in (source_path, source_weights) if p and p != "-"]
+    for written in (output, ir_path):
+        if written.resolve() in sources:
+            raise UserError(f"'{written}' would overwrite an input; choose another -o name")
+    planned = module.clone()
+    weights = None
+    if source_weights is not None:
+        weights = output.with_name(output.stem + ".weights.npz")
+        planned.attributes[WEIGHTS_ATTR] = StringAttr(weights.name)
+        if weights.resolve() != source_weights.resolve():
+            try:
+                shutil.copyfile(source_weights, weights)
+            except OSError as error:
+                raise UserError(f"cannot copy the weights file '{source_weights}' to "
+                                f"'{weights}': {error.strerror or error}") from None
+    try:
+        with open(ir_path, "w", encoding="utf-8") as handle:
+            print_module(planned, handle)
+    except OSError as error:
+        raise UserError(f"cannot write '{ir_path}': {error.strerror or error}") from None
+    _write(output, code)
+    return Translation(output, ir_path, weights)

@@ -1,0 +1,73 @@
+"""`nnlayout-translate`: compile a module with a pass pipeline, then write its planned
+function as a standalone numpy program.
+
+    nnlayout-translate net.mlir -p 'default-pipeline{target=avx2}' --to numpy -o net.py
+
+writes `net.py`, the planned IR `net.planned.mlir` it loads, and `net.weights.npz` (a copy of
+the weights file) when the model has external constants; see `lowering/to_numpy.py`. The
+input must be planned (bufferize and plan-memory have run) after the pipeline, which is
+empty by default. Errors are one message and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from nnlayout.tools.driver import (
+    DiagnosticError,
+    error_at,
+    make_context,
+    parse_module,
+    parse_pipeline,
+    read_text,
+    run_pipeline,
+    run_tool,
+    verify_module,
+)
+from nnlayout.transforms import get_all_passes
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nnlayout-translate",
+        description="Write a planned function of an nn/layout module as a Python module.")
+    parser.add_argument("input", help="input .mlir file ('-' for stdin)")
+    parser.add_argument("-p", "--passes", default="",
+                        help="pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'")
+    parser.add_argument("--entry", help="function to translate (default: the only public one)")
+    parser.add_argument("--to", choices=["numpy"], default="numpy",
+                        help="what to generate (numpy: a Python module calling nnlayout's "
+                        "kernels)")
+    parser.add_argument("-o", "--output", required=True, help="the .py file to write")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show Python tracebacks (for debugging nnlayout itself)")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    from nnlayout.lowering.to_numpy import translate
+
+    args = _build_parser().parse_args(argv)
+    pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
+    text, name = read_text(args.input)
+    ctx = make_context()
+    module = parse_module(ctx, text, name)
+    verify_module(module, text)
+    if pipeline is not None:
+        run_pipeline(pipeline, ctx, module, text)
+    try:
+        translate(module, Path(args.output), source_path=args.input, entry=args.entry)
+    except DiagnosticError as error:
+        raise error_at(error.op, error.message, text) from None
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run_tool(main))
+
+
+if __name__ == "__main__":
+    entry()
