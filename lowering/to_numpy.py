@@ -21,13 +21,16 @@ set of harmless characters. Everything else in the code is numbers.
 from __future__ import annotations
 
 import builtins
+import importlib.util
 import keyword
 import math
 import re
 import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -406,3 +409,23 @@ def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
         raise UserError(f"cannot write '{ir_path}': {error.strerror or error}") from None
     _write(output, code)
     return Translation(output, ir_path, weights)
+
+
+def import_generated(path: Path) -> ModuleType:
+    """Imports the generated module at `path` (which loads its planned IR and weights)."""
+    spec = importlib.util.spec_from_file_location(f"nnlayout_generated_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    return generated
+
+
+def run_generated(module: ModuleOp, inputs: Sequence[np.ndarray], *,
+                  source_path: str | None = None, entry: str | None = None
+                  ) -> tuple[np.ndarray, ...]:
+    """Translates `module` into a temporary directory, imports the generated module and runs
+    it once on `inputs` (what `nnlayout-run --backend generated` does)."""
+    with tempfile.TemporaryDirectory(prefix="nnlayout-translate-") as folder:
+        translation = translate(module, Path(folder) / "model.py", source_path=source_path,
+                                entry=entry)
+        return import_generated(translation.code).run(*inputs)

@@ -1,5 +1,6 @@
 """`nnlayout-run`: compile a module with a pass pipeline, then run one of its functions on
-numpy inputs with the reference interpreter, and save the results.
+numpy inputs with the reference interpreter (or, with `--backend generated`, the numpy module
+`nnlayout-translate` writes for a planned function), and save the results.
 
     nnlayout-run net.mlir -p 'canonicalize,cse' --input x.npy --output-dir out/
     nnlayout-run net.mlir --random-inputs 0 --output-dir out/
@@ -69,6 +70,10 @@ def _build_parser() -> argparse.ArgumentParser:
     inputs.add_argument("--random-inputs", type=_seed, metavar="SEED",
                         help="standard-normal inputs from this seed")
     parser.add_argument("--output-dir", required=True, help="where result{i}.npy are written")
+    parser.add_argument("--backend", choices=["interpreter", "generated"],
+                        default="interpreter",
+                        help="run with the interpreter (the oracle), or translate a planned "
+                        "function to a numpy module in a temporary directory and run that")
     parser.add_argument("--print-time", action="store_true",
                         help="print the time of each phase to stderr")
     parser.add_argument("--traceback", action="store_true",
@@ -147,8 +152,14 @@ def main(argv: Sequence[str]) -> int:
         check_input_count(function, len(paths))
         inputs = [load_input(path, spec) for path, spec in zip(paths, specs, strict=True)]
     try:
-        results = Interpreter(module, source_path=args.input).run(
-            inputs, function.sym_name.data)
+        if args.backend == "generated":
+            from nnlayout.lowering.to_numpy import run_generated
+
+            results = run_generated(module, inputs, source_path=args.input,
+                                    entry=function.sym_name.data)
+        else:
+            results = Interpreter(module, source_path=args.input).run(
+                inputs, function.sym_name.data)
     except DiagnosticError as error:
         raise error_at(error.op, error.message, text) from None
     ran = time.perf_counter()

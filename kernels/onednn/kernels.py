@@ -45,7 +45,7 @@ from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
 from nnlayout.kernels.onednn.formats import Format, by_layout, identify
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.registry import Kernel, Target
+from nnlayout.kernels.registry import BoundKernel, Kernel, Target
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 ANY = b.dnnl_format_tag_any
@@ -356,10 +356,12 @@ def _compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
 
 
 def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
-            scratchpad: np.ndarray | None = None) -> None:
+            scratchpad: np.ndarray | None = None,
+            prepared: tuple[Compiled, tuple[int, ...]] | None = None) -> None:
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
-    (a C-contiguous float32 buffer of the result's physical size)."""
-    compiled, args = _compiled(op)
+    (a C-contiguous float32 buffer of the result's physical size); `prepared` is `op`'s
+    compiled primitive, when the caller holds it."""
+    compiled, args = prepared or _compiled(op)
     arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
               for arg, x in zip(args, inputs, strict=True)}
     compiled({**arrays, b.DNNL_ARG_DST: out}, scratchpad)
@@ -382,11 +384,27 @@ def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
+def prepare(op: Operation) -> BoundKernel:
+    """`op` bound once (the registry's `prepare`): its primitive is created and its
+    scratchpad allocated now; each call executes straight into the destination when that is
+    a C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied."""
+    prepared = _compiled(op)
+    scratchpad = np.empty(prepared[0].scratchpad_bytes, dtype=np.uint8)
+    size = prepared[0].nbytes(b.DNNL_ARG_DST)
+
+    def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        if out.flags.c_contiguous and out.dtype == np.float32 and out.nbytes == size:
+            execute(op, inputs, out, scratchpad, prepared)
+        else:
+            out[...] = run(op, inputs)
+
+    return bound
+
 
 def kernels() -> list[Kernel]:
     """The oneDNN family's descriptors (float32 ops only)."""
-    result = [Kernel("conv2d_onednn", nn.Conv2dOp, "onednn", run,
-                     accepts=_conv_accepts, layouts=_conv_layouts, workspace=_conv_workspace)]
+    result = [Kernel("conv2d_onednn", nn.Conv2dOp, "onednn", run, accepts=_conv_accepts,
+                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare)]
     any_ops: list[tuple[type[Operation], bool]] = [
         (nn.MaxPool2dOp, False), (nn.AvgPool2dOp, False), (nn.GlobalAvgPoolOp, False),
         (nn.ConcatOp, False), (nn.BatchNormOp, True),
@@ -397,5 +415,6 @@ def kernels() -> list[Kernel]:
                              accepts=_any_accepts, layouts=_any_layouts,
                              accepts_layout=_any_accepts_layout,
                              in_place=0 if in_place else None,
-                             keeps_padding_zero=_ZERO_PRESERVING.get(op_type, True)))
+                             keeps_padding_zero=_ZERO_PRESERVING.get(op_type, True),
+                             prepare=prepare))
     return result
