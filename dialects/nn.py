@@ -49,7 +49,7 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from nnlayout.dialects.compute import ComputeOp, YieldOp
 from nnlayout.dialects.kernel_attr import KernelAttr
@@ -1027,7 +1027,14 @@ is given logically and materialised in the result type's layout when the program
             op = cls(result_type, external=name)
         else:
             start = parser.pos
-            value = parser.parse_attribute()
+            try:
+                value = parser.parse_attribute()
+            except ParseError as error:
+                # xDSL reports a literal that does not fit its type (`dense<[1.0, 2.0]> :
+                # tensor<3xf32>`) at the next token, often on the next line: point at the literal.
+                if "\n" not in parser.lexer.input.content[start:error.span.start]:
+                    raise
+                parser.raise_error(error.msg, start, start + len("dense"))
             if not isinstance(value, DenseIntOrFPElementsAttr):
                 parser.raise_error(
                     "nn.constant: expected dense<...> : tensor<...> or external \"name\"",

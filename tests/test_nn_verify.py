@@ -238,6 +238,10 @@ CLI_ERRORS = {
                      "of base attribute tensor"),
     "integer-overflow": (CONV.replace("[1, 1] pads", "[99999999999999999999, 1] pads"), "%0",
                          "an integer does not fit its type (argument out of range)"),
+    "constant-literal-shape": ("func.func @f() {\n  %0 = nn.constant dense<[1.0, 2.0]> : "
+                               "tensor<3xf32>\n  func.return\n}\n", "dense",
+                               "Shape mismatch in dense literal. Expected [3] shape from the "
+                               "type, but got [2] shape."),
     "bad-constant": ("func.func @f() {\n  %0 = nn.constant 1.0 : f32\n  func.return\n}\n",
                      "1.0", 'nn.constant: expected dense<...> : tensor<...> or external "name"'),
 }

@@ -134,3 +134,12 @@ func.func @constant_external_type() {
   %0 = nn.constant external "w" : f32
   func.return
 }
+
+// -----
+
+// xDSL finds this after the literal; the error still points at the literal's line.
+func.func @constant_literal_shape() {
+  // expected-error @+1 {{Shape mismatch in dense literal. Expected [3] shape from the type, but got [2] shape.}}
+  %0 = nn.constant dense<[1.0, 2.0]> : tensor<3xf32>
+  func.return
+}
