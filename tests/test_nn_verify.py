@@ -242,6 +242,9 @@ CLI_ERRORS = {
                                "tensor<3xf32>\n  func.return\n}\n", "dense",
                                "Shape mismatch in dense literal. Expected [3] shape from the "
                                "type, but got [2] shape."),
+    "undefined-value": ("func.func @f(%x: tensor<2xf32>) {\n  %0 = nn.relu %x : tensor<2xf32>\n"
+                        "  %1 = nn.add %0, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+                        "  func.return\n}\n", "%1", "values used but not defined: [%y]"),
     "bad-constant": ("func.func @f() {\n  %0 = nn.constant 1.0 : f32\n  func.return\n}\n",
                      "1.0", 'nn.constant: expected dense<...> : tensor<...> or external "name"'),
 }

@@ -73,7 +73,7 @@ def make_context() -> Context:
     return ctx
 
 
-@dataclass
+@dataclass(order=True)
 class Location:
     file: str
     line: int
@@ -170,10 +170,20 @@ class LocatedParser(Parser):
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """An input without operations (empty, or only comments) is an empty module, as for
-        mlir-opt; xDSL would say 'Could not parse entire input!'."""
+        mlir-opt; xDSL would say 'Could not parse entire input!'. Values used but never defined
+        are reported at the first op that uses one (xDSL points at the end of the input)."""
         if self._current_token.kind == MLIRTokenKind.EOF:
             return ModuleOp([])
-        return super().parse_module(allow_implicit_module)
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as error:
+            users = [use.operation for references in self.forward_ssa_references.values()
+                     for value in references.values() for use in value.uses]
+            located = sorted(where for op in users if (where := location_of(op)) is not None)
+            if not located or self._line_starts is None:
+                raise
+            offset = self._line_starts[located[0].line - 1] + located[0].column - 1
+            self.raise_error(error.msg, offset, offset + 1)
 
     def _parse_dense_literal_type(self) -> RankedStructure[Attribute]:
         """xDSL expands a splat `dense<1.0> : T` into a Python list of T's element count
