@@ -14,6 +14,7 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
+    LAYOUT_PIPELINE,
     assert_same,
     compile_module,
     parse,
@@ -22,7 +23,7 @@ from nnlayout.tests.test_layout_semantics import (
 
 
 def bufferized(module: ModuleOp, target: str = "ref", padding: bool = True) -> ModuleOp:
-    return compile_module(module, target, padding, "default-pipeline")
+    return compile_module(module, target, padding, LAYOUT_PIPELINE + ",bufferize")
 
 
 def check(module: ModuleOp, targets: tuple[str, ...] = ("ref", "avx2", "avx512")) -> None:
