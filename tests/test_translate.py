@@ -1,0 +1,154 @@
+"""`nnlayout-translate --to numpy`: the generated module computes what the interpreter computes.
+
+Each program goes through `default-pipeline{target=T}` for T in ref, avx2, avx512; its planned
+function is translated, imported and run twice, and its results are compared with the
+interpreter on the same planned IR (the same kernels: equal up to rounding) and with the
+unoptimised interpreter (1e-4 of the largest magnitude). The programs are the small zoo models
+(imported from ONNX, weights in an .npz beside the IR) and padding traps: f(0) != 0 between
+convolutions, -inf borders of max pooling, concats of odd channel counts, softmax over
+padded channels.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.examples.make_models import ZOO, build
+from nnlayout.frontends.onnx import import_model, write_imported
+from nnlayout.kernels.onednn.binding import available as onednn_available
+from nnlayout.lowering.interpreter import Interpreter, find_entry
+from nnlayout.lowering.to_numpy import import_generated, translate
+from nnlayout.tests.test_layout_semantics import TRAP_UNARY, assert_same, dense, random_inputs
+from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.transforms import get_all_passes
+from nnlayout.transforms.plan_memory import ARENA_BYTES as ARENA_ATTR
+
+TARGETS = ["ref", "avx2", "avx512"]
+
+# Two convolutions into one concat (5 + 3 channels: neither a multiple of a block), sigmoid
+# (f(0) != 0), a convolution reading the concat through a halo, max pooling with a -inf
+# border over all-negative data, softmax over channels.
+TRAPS = f"""
+func.func @traps(%x: tensor<1x4x12x12xf32>) -> (tensor<1x6x6x6xf32>, tensor<1x8x12x12xf32>) {{
+  %w1 = nn.constant dense<{dense((5, 4, 3, 3), 11)}> : tensor<5x4x3x3xf32>
+  %a = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x4x12x12xf32>, tensor<5x4x3x3xf32>) -> tensor<1x5x12x12xf32>
+  %w2 = nn.constant dense<{dense((3, 4, 3, 3), 12)}> : tensor<3x4x3x3xf32>
+  %b = nn.conv2d %x, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x4x12x12xf32>, tensor<3x4x3x3xf32>) -> tensor<1x3x12x12xf32>
+  %cat = nn.concat %a, %b axis 1 : (tensor<1x5x12x12xf32>, tensor<1x3x12x12xf32>) -> tensor<1x8x12x12xf32>
+  %s = nn.sigmoid %cat : tensor<1x8x12x12xf32>
+  %w3 = nn.constant dense<{dense((6, 8, 3, 3), 13)}> : tensor<6x8x3x3xf32>
+  %c = nn.conv2d %s, %w3 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x12x12xf32>, tensor<6x8x3x3xf32>) -> tensor<1x6x12x12xf32>
+  %n = nn.abs %c : tensor<1x6x12x12xf32>
+  %m = nn.neg %n : tensor<1x6x12x12xf32>
+  %p = nn.max_pool2d %m kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x6x12x12xf32> -> tensor<1x6x6x6xf32>
+  %o = nn.softmax %cat axis 1 : tensor<1x8x12x12xf32>
+  func.return %p, %o : tensor<1x6x6x6xf32>, tensor<1x8x12x12xf32>
+}}
+"""
+
+
+def compile_file(source: Path, target: str) -> ModuleOp:
+    ctx = make_context()
+    module = parse_module(ctx, source.read_text(), str(source))
+    run_pipeline(parse_pipeline(f"default-pipeline{{target={target}}}", get_all_passes()),
+                 ctx, module)
+    return module
+
+
+def generated(planned: ModuleOp, source: Path, folder: Path) -> ModuleType:
+    translation = translate(planned, folder / "model.py", source_path=str(source))
+    return import_generated(translation.code)
+
+
+@cache
+def unoptimised(source: Path) -> tuple[list[np.ndarray], tuple[np.ndarray, ...]]:
+    """Seeded inputs of the program in `source`, and its results from the interpreter
+    without any pass (once per program: the zoo tests share it across targets)."""
+    original = parse_module(make_context(), source.read_text(), str(source))
+    inputs = random_inputs(original)
+    return inputs, Interpreter(original, source_path=str(source)).run(inputs)
+
+
+def check_generated(source: Path, target: str, folder: Path) -> ModuleType:
+    """Compiles, translates and runs `source` (see the module doc); returns the module."""
+    inputs, expected = unoptimised(source)
+    planned = compile_file(source, target)
+    module = generated(planned, source, folder)
+    first = module.run(*inputs)
+    module.ARENA[:] = 0xFF  # NaN in every float: nothing may depend on the previous run
+    second = module.run(*inputs)
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert_same(Interpreter(planned, source_path=str(source)).run(inputs), first)
+    assert_same(expected, first)
+    return module
+
+
+@cache
+def zoo_source(name: str, folder: Path) -> Path:
+    """The small zoo model `name` imported from ONNX, as .mlir + .npz files in `folder`."""
+    source = folder / f"{name}.mlir"
+    write_imported(import_model(build(name, small=True)), source)
+    return source
+
+
+@pytest.fixture(scope="module")
+def zoo_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("zoo")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_small_zoo_models(name: str, target: str, zoo_folder: Path, tmp_path: Path) -> None:
+    source = zoo_source(name, zoo_folder)
+    assert source.with_suffix(".npz").is_file()  # external weights, copied beside the module
+    module = check_generated(source, target, tmp_path)
+    assert (tmp_path / "model.weights.npz").is_file()
+    assert module.ARENA_BYTES > 0
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("program", ["traps", "sigmoid", "clip"])
+def test_padding_traps(program: str, target: str, tmp_path: Path) -> None:
+    text = TRAPS if program == "traps" else TRAP_UNARY.format(
+        unary=f"nn.{program}", attributes="min 0.5 max 2.0 " if program == "clip" else "",
+        w1=dense((5, 3, 3, 3), 1), w2=dense((7, 5, 3, 3), 2))
+    source = tmp_path / "program.mlir"
+    source.write_text(text)
+    module = check_generated(source, target, tmp_path)
+    planned = compile_file(source, target)
+    function = find_entry(planned)
+    code = (tmp_path / "model.py").read_text()
+    # One kernel call per nn.compute, in order, each commented with its op.
+    calls = re.findall(r"^ +K\[(\d+)\]\(.*\)  # %\w+ = (\S+)", code, re.MULTILINE)
+    computes = [op for op in function.body.block.ops if isinstance(op, ComputeOp)]
+    assert [int(i) for i, _ in calls] == list(range(len(computes)))
+    assert [name for _, name in calls] == [op.inner.name for op in computes]
+    assert function.attributes[ARENA_ATTR].value.data == module.ARENA_BYTES
+    assert module.ARENA.ctypes.data % 64 == 0
+    if target != "ref":  # halo'd inputs are filled per run, -inf for max pooling
+        assert "fill_border(" in code
+    if program == "traps" and target != "ref":
+        assert ", -np.inf)" in code
+
+
+@pytest.mark.skipif(not onednn_available(), reason="oneDNN is not installed")
+def test_onednn_primitives_are_made_at_load(tmp_path: Path) -> None:
+    from nnlayout.kernels.onednn import primitives
+
+    source = tmp_path / "program.mlir"
+    source.write_text(TRAPS)
+    module = generated(compile_file(source, "onednn"), source, tmp_path)
+    made = primitives.cache_size()
+    inputs = random_inputs(parse_module(make_context(), TRAPS, "traps"))
+    first = module.run(*inputs)
+    assert primitives.cache_size() == made  # nothing created per run
+    assert_same(Interpreter(parse_module(make_context(), TRAPS, "traps")).run(inputs), first)
