@@ -29,8 +29,8 @@ at one point, an in-place pair counted once: no plan can do better), `nnlayout.u
 (every intermediate buffer in its own allocation), `nnlayout.padding_bytes` (channel padding
 and halo borders in the arena's buffers) and `nnlayout.halo_bytes` (the halo part of it).
 
-Options: `report=true` prints a readable report of each plan to stderr; `svg=FILE` draws the
-plans (see `transforms/memory_report.py`).
+Options: `report=true` prints a readable report of each plan to stderr; `svg="FILE"` draws
+the plans (see `transforms/memory_report.py`). Functions planned already are left alone.
 """
 
 from __future__ import annotations
@@ -192,6 +192,7 @@ class Buffer:
     size: int
     start: int
     end: int
+    views: list[SSAValue]  # the allocation's result and every subview of it
     writers: list[Operation] = field(default_factory=list[Operation])
     escapes: bool = False
     overwrites: Buffer | None = None  # the buffer whose memory it takes over, in place
@@ -228,11 +229,13 @@ def _buffer(alloc: memref.AllocOp, block: Block, steps: dict[Operation, int]) ->
     writers: list[Operation] = []
     escapes = False
     views = [alloc.memref]
-    while views:
-        for use in views.pop().uses:
+    pending = [alloc.memref]
+    while pending:
+        for use in pending.pop().uses:
             user = block.find_ancestor_op_in_block(use.operation)
             if isinstance(user, memref.SubviewOp) and use.index == 0:
                 views.append(user.result)
+                pending.append(user.result)
                 continue
             if user is None or not isinstance(user, ComputeOp | memref.CopyOp | FillBorderOp):
                 escapes = True  # returned, or used by an op whose effects we do not model
@@ -242,12 +245,14 @@ def _buffer(alloc: memref.AllocOp, block: Block, steps: dict[Operation, int]) ->
                     isinstance(user, memref.CopyOp) and use.index == 1):
                 writers.append(user)
     start = min(touched, default=steps[alloc])
-    return Buffer(alloc, size, start, max(touched, default=start), writers, escapes)
+    return Buffer(alloc, size, start, max(touched, default=start), views, writers, escapes)
 
 
 def _find_in_place(block: Block, buffers: dict[SSAValue, Buffer],
                    steps: dict[Operation, int]) -> None:
-    """Joins an `nn.compute`'s output to the input its kernel may overwrite (see module doc)."""
+    """Joins an `nn.compute`'s output to the input its kernel may overwrite (see module doc);
+    not when the op also reads another view of that input's buffer."""
+    owner = {view: b for b in buffers.values() for view in b.views}
     for op in block.ops:
         if not isinstance(op, ComputeOp) or len(op.outs) != 1:
             continue
@@ -258,7 +263,8 @@ def _find_in_place(block: Block, buffers: dict[SSAValue, Buffer],
         source, target = buffers.get(op.ins[index]), buffers.get(op.outs[0])
         if (source is None or target is None or source is target or source.escapes
                 or target.escapes or source.size != target.size
-                or source.end != steps[op] or target.start != steps[op]):
+                or source.end != steps[op] or target.start != steps[op]
+                or any(owner.get(v) is source for v in op.ins if v is not op.ins[index])):
             continue
         target.overwrites = source
 
@@ -337,10 +343,10 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     _find_in_place(block, buffers, steps)
     planned = [b for b in buffers.values() if not b.escapes]
     groups = [b for b in planned if b.overwrites is None]
-    group_index = {id(b): n for n, b in enumerate(groups)}
+    group_index = {b: n for n, b in enumerate(groups)}
     members: list[list[Buffer]] = [[] for _ in groups]
     for b in planned:
-        members[group_index[id(b.root())]].append(b)
+        members[group_index[b.root()]].append(b)
     intervals = [Interval(min(m.start for m in ms), max(m.end for m in ms), g.size)
                  for g, ms in zip(groups, members, strict=True)]
     placement = plan_offsets(intervals, BUFFER_ALIGNMENT)
@@ -354,7 +360,7 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
         channel, halo = channel + c, halo + h
     report = tuple(
         PlannedBuffer(b.name, Interval(b.start, b.end, b.size),
-                      placement.offsets[group_index[id(b.root())]], b.root().name,
+                      placement.offsets[group_index[b.root()]], b.root().name,
                       None if b.overwrites is None else b.overwrites.name)
         for b in planned)
     plan = FunctionPlan(function.sym_name.data, report, placement, bound, peak_step,

@@ -99,12 +99,12 @@ def _placed(view: memref.ViewOp, arena: memref.AllocOp, block: Block,
     return placed
 
 
-def _in_place_pair(earlier: _Placed, later: _Placed, block: Block) -> bool:
+def _in_place_pair(earlier: _Placed, later: _Placed, ops: list[Operation]) -> bool:
     """Whether `later` may overwrite `earlier`: see the module doc."""
     if (earlier.begin, earlier.end) != (later.begin, later.end) or not (
             earlier.last == later.first and earlier.first < later.first):
         return False
-    consumer = list(block.ops)[earlier.last]
+    consumer = ops[earlier.last]
     if not isinstance(consumer, ComputeOp):
         return False
     kernel = kernel_of(consumer.inner)
@@ -117,7 +117,8 @@ def _in_place_pair(earlier: _Placed, later: _Placed, block: Block) -> bool:
 def verify_function(function: func.FuncOp) -> int:
     """Raises a DiagnosticError at the first bad view of `function`; returns views checked."""
     block = function.body.block
-    position = {op: index for index, op in enumerate(block.ops)}
+    ops = list(block.ops)
+    position = {op: index for index, op in enumerate(ops)}
     placed: list[_Placed] = []
     for op in block.ops:
         if isinstance(op, memref.ViewOp) and isinstance(arena := op.source.owner,
@@ -129,7 +130,7 @@ def verify_function(function: func.FuncOp) -> int:
         active = [a for a in active if a.last >= current.first]
         for other in active:
             if (other.op.source is current.op.source and other.begin < current.end
-                    and current.begin < other.end and not _in_place_pair(other, current, block)):
+                    and current.begin < other.end and not _in_place_pair(other, current, ops)):
                 raise DiagnosticError(current.op, f"{current.describe()} "
                                       f"overlaps {other.describe()} while both are live")
         active.append(current)
