@@ -224,3 +224,17 @@ def test_unavailable_library_is_explained_once(monkeypatch: pytest.MonkeyPatch) 
         assert not b.available()
     with pytest.raises(DnnlError, match="no wheel here"):
         b.lib()
+
+
+def test_host_target_without_onednn_follows_the_cpu_flags(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nnlayout.kernels.registry import host_target
+
+    assert host_target().families == ("sparse", "onednn", "blocked", "ref")
+    monkeypatch.setattr(b, "available", lambda: False)
+    flags = set(Path("/proc/cpuinfo").read_text().split()) if Path("/proc/cpuinfo").exists() \
+        else set()
+    expected = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "ref"
+    host = host_target()
+    assert host.name == "host" and host.description == f"this machine: {expected}"
+    assert "onednn" not in host.families

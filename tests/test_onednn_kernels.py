@@ -14,12 +14,15 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.examples.make_models import build
+from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn.binding import available
+from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
 from nnlayout.kernels.registry import get_target
+from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     assert_same,
+    check_semantics,
     compile_module,
     parse,
     random_inputs,
@@ -27,8 +30,6 @@ from nnlayout.tests.test_layout_semantics import (
 
 pytestmark = pytest.mark.skipif(not available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
                                 "does not load on this machine")
-from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry  # noqa: E402
-from nnlayout.lowering.interpreter import Interpreter  # noqa: E402
 
 
 def dense(shape: tuple[int, ...], seed: int) -> str:
@@ -174,8 +175,15 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
         choice = conv_choice(conv_geometry(op))
         assert not isinstance(choice, str), choice
         assert not choice.implementation.startswith("ref"), choice
-    inputs = random_inputs(module)
-    assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_small_zoo_models_keep_their_results(name: str) -> None:
+    """With and without channel padding; concats, residual adds, depthwise convolutions,
+    batch norms and poolings run in oneDNN, the rest (relu, clip, transposed convolutions)
+    in numpy, with reorders between."""
+    module = import_model(build(name, small=True), inline_limit=1 << 30).module
+    check_semantics(module, random_inputs(module), targets=["onednn"])
 
 
 def test_host_target_is_onednn_here() -> None:
