@@ -110,7 +110,8 @@ def test_every_format_tag_matches_the_header(header: dict[str, int]) -> None:
 # ------------------------------------------------------------------------- formats
 # A logical shape per role whose channel counts do not divide the blocks (padding).
 ROLE_SHAPES = {"data": (2, 5, 3, 4), "weights": (20, 5, 3, 2), "grouped": (6, 2, 3, 3),
-               "depthwise": (20, 1, 3, 2), "vector": (7,), "matrix": (3, 5)}
+               "depthwise": (20, 1, 3, 2), "vector": (7,), "matrix": (3, 5),
+               "matrix_weights": (4, 6)}
 
 
 def onednn_shape(role: str, shape: tuple[int, ...]) -> tuple[int, ...]:

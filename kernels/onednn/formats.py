@@ -11,7 +11,7 @@ oneDNN's tags are semantics-agnostic (`nchw` = `oihw` = `abcd`), so each format 
 saying which tensor it describes: `data` (N, C, H, W), `weights` (O, I, H, W), `grouped`
 (oneDNN's 5-D g, o, i, h, w weights of a grouped convolution, which are our 4-D O, I, H, W
 with O = g * o), `depthwise` (the same with o = i = 1, where a block of g is a block of our
-O), `vector` (C) and `matrix` (N, C).
+O), `vector` (C), `matrix` (N, C) and `matrix_weights` (O, I).
 
 `identify` finds the format of a descriptor oneDNN chose by comparing it with descriptors
 made from each candidate tag of the role (`dnnl_memory_desc_equal`).
@@ -62,9 +62,11 @@ FORMATS: tuple[Format, ...] = (
     Format("hwioG16g", 438, "depthwise", "HWIO16o"),
     Format("x", 2, "vector", "C"),
     Format("nc", 3, "matrix", "NC"),
+    Format("oi", 3, "matrix_weights", "OI"),
+    Format("io", 14, "matrix_weights", "IO"),
 )
 _IDENTITY = {"data": "NCHW", "weights": "OIHW", "grouped": "OIHW", "depthwise": "OIHW",
-             "vector": "C", "matrix": "NC"}
+             "vector": "C", "matrix": "NC", "matrix_weights": "OI"}
 
 
 def by_layout(role: str, layout: str) -> Format | None:

@@ -125,11 +125,13 @@ class ConvChoice:
 @cache
 def conv_choice(g: ConvGeometry) -> ConvChoice | str:
     """oneDNN's fast choice for `g`, or why there is none. Tried in order: every format left
-    to oneDNN; a plain nchw source (the fast stem); plain weights (grouped convolutions)."""
-    plain_weights = by_layout(g.weights_role, "").value
-    attempts = ((ANY, ANY, "formats of its choice"),
-                (by_layout("data", "").value, ANY, "a plain nchw source"),
-                (ANY, plain_weights, "plain weights"))
+    to oneDNN; a plain nchw source (the fast stem); channel-blocked sources (the jit
+    convolutions' formats, for machines where the brgemm ones are not in our map); plain
+    weights (grouped convolutions)."""
+    attempts = [(ANY, ANY, "formats of its choice")]
+    attempts += [(by_layout("data", layout).value, ANY, f"a {layout or 'plain'} source")
+                 for layout in ("", "NCHW16c", "NCHW8c")]
+    attempts.append((ANY, by_layout(g.weights_role, "").value, "plain weights"))
     notes = []
     for src, weights, what in attempts:
         try:
