@@ -38,7 +38,6 @@ STATUS_NAMES = {
     4: "last_impl_reached", 5: "runtime_error", 6: "not_required",
 }
 dnnl_success = 0
-dnnl_unimplemented = 3
 # dnnl_data_type_t, dnnl_engine_kind_t, dnnl_stream_flags_t
 dnnl_f32 = 3
 dnnl_cpu = 1
@@ -56,7 +55,6 @@ dnnl_eltwise_abs = 0x24
 dnnl_eltwise_sqrt = 0x25
 dnnl_eltwise_linear = 0x26
 dnnl_eltwise_logistic = 0x29
-dnnl_eltwise_exp = 0x2A
 dnnl_eltwise_clip = 0x2E
 dnnl_pooling_max = 0x1FF
 dnnl_pooling_avg_include_padding = 0x2FF
