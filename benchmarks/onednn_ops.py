@@ -80,9 +80,9 @@ def onednn_ms(c_in: int, c_out: int, size: int, k: int, stride: int, groups: int
     op = conv_op(c_in, c_out, size, k, stride, groups, (src, weights, "", dst))
     inputs = [LayoutSpec.parse(layout).pack(a) if layout else a
               for a, layout in zip(arrays, (src, weights, ""), strict=True)]
-    compiled, _ = onednn._conv_compiled(op)
-    out = np.empty(compiled.nbytes(17) // 4, np.float32)
-    scratchpad = np.empty(compiled.scratchpad_bytes, np.uint8)
+    shape = nn.shape_of(op.output)
+    out = np.empty(LayoutSpec.parse(dst).physical_shape(shape) if dst else shape, np.float32)
+    scratchpad = np.empty(choice.scratchpad, np.uint8)
     ms = median_ms(lambda: onednn.execute(op, inputs, out, scratchpad), repeats)
     names = "/".join(f.tag for f in choice.formats)
     return ms, f"{choice.implementation} {names}"
