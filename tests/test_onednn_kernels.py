@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
+from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available
 from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
 from nnlayout.kernels.registry import get_target
@@ -43,6 +44,10 @@ def check(module: ModuleOp, inputs: list[np.ndarray], onednn_ops: int) -> Module
     chosen = [kernel_of(op).kernel_name.data for op in compiled.walk() if kernel_of(op)]
     assert sum(name.endswith("_onednn") for name in chosen) >= onednn_ops, " ".join(chosen)
     assert_same(expected, Interpreter(compiled).run(inputs))
+    for op in compiled.walk():  # the declared workspace holds the scratchpad actually used
+        if kernel_of(op) and kernel_of(op).kernel_name.data.endswith("_onednn"):
+            used = onednn_kernels._compiled(op)[0].scratchpad_bytes
+            assert kernel_of(op).workspace.data >= used, (op.name, used)
     return compiled
 
 

@@ -43,7 +43,7 @@ from nnlayout.kernels.blocked import _ZERO_PRESERVING, _same_shapes, max_pool2d_
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
-from nnlayout.kernels.onednn.formats import Format, by_layout, identify
+from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import BoundKernel, Kernel, Target
 
@@ -290,29 +290,41 @@ def _op_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(shape_of(v) for v in (*op.operands, *op.results)), properties)
 
 
-_IMPLEMENTATIONS: dict[tuple[object, ...], str] = {}
+_CHOICES: dict[tuple[object, ...], tuple[str, int]] = {}
 
 
-def _any_implementation(op: Operation, tag: int) -> str:
-    """The name of oneDNN's implementation of `op` on data of format `tag` (remembered per
-    op kind, shapes and attributes), or "none (why)"."""
+def _any_choice(op: Operation, tag: int) -> tuple[str, int]:
+    """oneDNN's implementation of `op` on data of format `tag` and its scratchpad bytes
+    (remembered per op kind, shapes and attributes); ("none (why)", 0) when it has none."""
     key = (_op_key(op), tag)
-    if key not in _IMPLEMENTATIONS:
+    if key not in _CHOICES:
         try:
-            _IMPLEMENTATIONS[key] = _any_pd(op, tag).implementation
+            pd = _any_pd(op, tag)
+            _CHOICES[key] = (pd.implementation, pd.scratchpad_bytes)
         except DnnlError as error:
-            _IMPLEMENTATIONS[key] = f"none ({error})"
-    return _IMPLEMENTATIONS[key]
+            _CHOICES[key] = (f"none ({error})", 0)
+    return _CHOICES[key]
+
+
+def _is_fast(implementation: str) -> bool:
+    return not implementation.startswith(("ref", "none"))
 
 
 def _any_reason(op: Operation, fmt: Format | None, layout: str) -> str | None:
     """Why `op` cannot run in `layout` (None when oneDNN has a fast implementation)."""
     if fmt is None:
         return f"layout '{layout}' has no oneDNN format"
-    implementation = _any_implementation(op, fmt.value)
-    if implementation.startswith(("ref", "none")):
+    implementation, _ = _any_choice(op, fmt.value)
+    if not _is_fast(implementation):
         return f"oneDNN chose {implementation} for {fmt.tag} data"
     return None
+
+
+def _any_workspace(op: Operation, target: Target) -> int:
+    """The largest scratchpad among the data formats the op may arrive in (its layout is
+    only known after propagate-layouts), so that a planner's buffer always suffices."""
+    choices = [_any_choice(op, f.value) for f in FORMATS if f.role == "data"]
+    return max((scratchpad for name, scratchpad in choices if _is_fast(name)), default=0)
 
 
 def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
@@ -415,7 +427,7 @@ def kernels() -> list[Kernel]:
         name = op_type.name.removeprefix("nn.") + "_onednn"
         result.append(Kernel(name, op_type, "onednn", run,
                              accepts=_any_accepts, layouts=_any_layouts,
-                             accepts_layout=_any_accepts_layout,
+                             accepts_layout=_any_accepts_layout, workspace=_any_workspace,
                              in_place=0 if in_place else None,
                              keeps_padding_zero=_ZERO_PRESERVING.get(op_type, True),
                              prepare=prepare))
