@@ -7,6 +7,7 @@ report."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -20,8 +21,14 @@ from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.tests import test_layout_semantics as semantics
-from nnlayout.tools.driver import DiagnosticError, make_context, parse_pipeline, run_pipeline
-from nnlayout.transforms import get_all_passes
+from nnlayout.tools.driver import (
+    DiagnosticError,
+    UserError,
+    make_context,
+    parse_pipeline,
+    run_pipeline,
+)
+from nnlayout.transforms import get_all_passes, plan_memory
 from nnlayout.transforms.memory_report import format_report, plan_svg
 from nnlayout.transforms.plan_memory import Interval, peak, plan_function, plan_offsets
 from nnlayout.transforms.verify_memory_plan import verify_function
@@ -272,3 +279,26 @@ def test_report_and_picture() -> None:
     rects = [e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.find(
         "{http://www.w3.org/2000/svg}title") is not None]
     assert len(rects) == 2 * len(plan.buffers)
+
+
+def test_default_pipeline_verify_option_runs_the_verifier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planner bug (every buffer at offset 0) is stopped by `verify=true`."""
+    place = plan_memory._best_fit
+
+    def all_at_zero(*args: object) -> tuple[list[int], int]:
+        offsets, arena = place(*args)
+        return [0] * len(offsets), arena
+
+    monkeypatch.setattr(plan_memory, "_best_fit", all_at_zero)
+    compile_text(IN_PLACE, "default-pipeline{target=avx2}")  # unchecked: goes through
+    with pytest.raises(UserError, match="overlaps .* while both are live"):
+        compile_text(IN_PLACE, "default-pipeline{target=avx2 verify=true}")
+
+
+def test_plan_memory_options_write_report_and_svg(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    svg = tmp_path / "plan.svg"
+    compile_text(IN_PLACE, "select-dispatch{target=avx2},insert-layouts,propagate-layouts,"
+                 f'fold-constants,bufferize,plan-memory{{report=true svg="{svg}"}}')
+    assert "@f: 6 buffers over 8 steps" in capsys.readouterr().err
+    assert ElementTree.parse(svg).getroot().tag == "{http://www.w3.org/2000/svg}svg"
