@@ -273,7 +273,7 @@ def test_report_and_picture() -> None:
     plan, _ = plan_function(the_function(module))
     text = format_report(plan)
     assert "arena" in text and "lower bound" in text and "arena/bound 1.000" in text
-    assert "largest buffers live at the peak (2 live)" in text
+    assert "largest buffers live at the peak (2 live, 0.0 KiB of padding and halo)" in text
     assert "%r0  steps 0-1" in text and "%c1  steps 1-2" in text
     svg = ElementTree.fromstring(plan_svg([plan, plan]))
     rects = [e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.find(

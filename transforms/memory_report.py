@@ -45,7 +45,9 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
                       if b.interval.start <= plan.peak_step <= b.interval.end),
                      key=lambda b: -b.interval.size)
     if at_peak:
-        lines.append(f"  largest buffers live at the peak ({len(at_peak)} live):")
+        chains = {b.chain: b.padding for b in at_peak}  # an in-place pair shares its bytes
+        lines.append(f"  largest buffers live at the peak ({len(at_peak)} live, "
+                     f"{_mib(sum(chains.values()))} of padding and halo):")
     for b in at_peak[:largest]:
         partner = f", in place of %{b.overwrites}" if b.overwrites else ""
         lines.append(f"    {_mib(b.interval.size):>12}  %{b.name}  steps "

@@ -27,7 +27,8 @@ not model uses (kept conservative); function arguments belong to the caller.
 The function gets `nnlayout.arena_bytes`, `nnlayout.lower_bound_bytes` (the most bytes live
 at one point, an in-place pair counted once: no plan can do better), `nnlayout.unplanned_bytes`
 (every intermediate buffer in its own allocation), `nnlayout.padding_bytes` (channel padding
-and halo borders in the arena's buffers) and `nnlayout.halo_bytes` (the halo part of it).
+and halo borders in the arena's buffers, summed over the buffers like the unplanned bytes)
+and `nnlayout.halo_bytes` (the halo part of it).
 
 Options: `report=true` prints a readable report of each plan to stderr; `svg="FILE"` draws
 the plans (see `transforms/memory_report.py`). Functions planned already are left alone.
@@ -299,13 +300,15 @@ def _padding(buffer: Buffer, written: dict[SSAValue, TensorType]) -> tuple[int, 
 @dataclass(frozen=True)
 class PlannedBuffer:
     """One arena buffer of a plan, for reports: its name, interval, offset, the first buffer
-    of its in-place chain (itself if none) and the buffer whose memory it overwrites, if any."""
+    of its in-place chain (itself if none), the buffer whose memory it overwrites, if any, and
+    its bytes of channel padding and halo."""
 
     name: str
     interval: Interval
     offset: int
     chain: str
     overwrites: str | None
+    padding: int
 
 
 @dataclass(frozen=True)
@@ -328,7 +331,8 @@ class FunctionPlan:
 
 
 def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
-    """The plan of a bufferized function, and its buffers in arena order (unchanged IR)."""
+    """The plan of a bufferized function and its planned buffers, in block order; the IR is
+    not changed."""
     if len(function.body.blocks) != 1:
         raise DiagnosticError(function, "plan-memory needs single-block functions")
     if any(isinstance(t, TensorType) for t in (*function.function_type.inputs,
@@ -354,17 +358,15 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     written = {out: result.type for op in block.ops if isinstance(op, ComputeOp)
                for out, result in zip(op.outs, op.inner.results, strict=True)
                if isinstance(result.type, TensorType)}
-    channel = halo = 0
-    for b in planned:
-        c, h = _padding(b, written)
-        channel, halo = channel + c, halo + h
+    padding = [_padding(b, written) for b in planned]
     report = tuple(
         PlannedBuffer(b.name, Interval(b.start, b.end, b.size),
                       placement.offsets[group_index[b.root()]], b.root().name,
-                      None if b.overwrites is None else b.overwrites.name)
-        for b in planned)
+                      None if b.overwrites is None else b.overwrites.name, sum(p))
+        for b, p in zip(planned, padding, strict=True))
     plan = FunctionPlan(function.sym_name.data, report, placement, bound, peak_step,
-                        sum(b.size for b in planned), channel + halo, halo,
+                        sum(b.size for b in planned), sum(c + h for c, h in padding),
+                        sum(h for _, h in padding),
                         max(steps.values(), default=0) + 1)
     return plan, planned
 

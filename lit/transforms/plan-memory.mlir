@@ -35,7 +35,7 @@ func.func @chain(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // REPORT-NEXT:   arena {{.*}} 1.0 KiB  (greedy-by-size;
 // REPORT-NEXT:   lower bound {{.*}} 1.0 KiB  (arena/bound 1.000, peak at step 1)
 // REPORT-NEXT:   unplanned {{.*}} 1.5 KiB
-// REPORT:        largest buffers live at the peak (2 live):
+// REPORT:        largest buffers live at the peak (2 live, 0.0 KiB of padding and halo):
 
 // -----
 
