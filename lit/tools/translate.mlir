@@ -1,0 +1,47 @@
+// nnlayout-translate --to numpy: the key lines of a generated module (its arena, sized as
+// plan-memory said; a view at a planned offset; a halo interior as a slice of it; halo fills,
+// -inf for max pooling; one kernel call per nn.compute, commented with its op and kernel),
+// the same results as the interpreter through nnlayout-run, and an unplanned input refused.
+// RUN: nnlayout-opt %s -p 'default-pipeline{target=avx2}' -o %t.mlir
+// RUN: nnlayout-translate %t.mlir --to numpy -o %t.py
+// RUN: cat %t.mlir %t.py | filecheck %s
+// RUN: nnlayout-run %s -p 'default-pipeline{target=avx2}' --random-inputs 0 --output-dir %t.i > %t.interpreter
+// RUN: nnlayout-run %s -p 'default-pipeline{target=avx2}' --random-inputs 0 --output-dir %t.g --backend generated > %t.generated
+// RUN: diff %t.interpreter %t.generated
+// RUN: filecheck %s --check-prefix=SAME < %t.generated
+// RUN: not nnlayout-translate %s -o %t.unplanned.py 2>&1 | filecheck %s --check-prefix=UNPLANNED
+
+func.func @net(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x4x4xf32> {
+  %w = nn.constant dense<0.25> : tensor<8x3x3x3xf32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32>
+  %w2 = nn.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %d = nn.conv2d %c, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  %r = nn.relu %d : tensor<1x8x8x8xf32>
+  %p = nn.max_pool2d %r kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x8x8x8xf32> -> tensor<1x8x4x4xf32>
+  func.return %p : tensor<1x8x4x4xf32>
+}
+
+// CHECK: nnlayout.arena_bytes = [[BYTES:[0-9]+]] : i64
+// CHECK: ENTRY = 'net'
+// CHECK: PROGRAM = Program.load(__file__, PLANNED_IR, ENTRY)
+// CHECK: ARENA_BYTES = [[BYTES]]{{$}}
+// CHECK-NEXT: ARENA = aligned_empty(ARENA_BYTES)
+// CHECK: w = PROGRAM.constants[0]  # %w: 8x3x3x3
+// CHECK: c_1 = np.ndarray((1, 1, 10, 10, 8), np.float32, buffer=ARENA, offset={{[0-9]+}}, strides=(3200, 3200, 320, 32, 4))
+// CHECK-NEXT: c_2 = c_1[:, :, 1:9, 1:9]
+// CHECK: w2 = PROGRAM.constants[1]  # %w2: 8x8x3x3 OIHW8i8o
+// CHECK: def run(*inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+// CHECK: (x,) = PROGRAM.arguments(inputs)
+// CHECK: K[0]((x, w), (c,))  # %c = nn.conv2d (conv2d_ref) 1x8x8x8
+// CHECK-NEXT: fill_border(c_1, (2, 3), (1, 1, 1, 1), 0.0)
+// CHECK-NEXT: K[1]((c,), (c_2,))  # %c_2 = layout.reorder 1x8x8x8 -> NCHW8c
+// CHECK-NEXT: K[2]((c_1, w2), (d,))  # %d = nn.conv2d (conv2d_nchwc) 1x8x8x8 NCHW8c halo [1, 1, 1, 1]
+// CHECK-NEXT: fill_border(r, (2, 3), (1, 1, 1, 1), -np.inf)
+// CHECK-NEXT: K[3]((d,), (r_1,))  # %r_1 = nn.relu (relu_any) 1x8x8x8 NCHW8c
+// CHECK-NEXT: K[4]((r,), (p,))  # %p = nn.max_pool2d (max_pool2d_any) 1x8x4x4 NCHW8c halo [1, 1, 1, 1]
+// CHECK-NEXT: K[5]((p,), (p_1,))  # %p_1 = layout.reorder 1x8x4x4 NCHW8c -> plain
+// CHECK-NEXT: return (np.array(p_1),)
+
+// SAME: result0: [1, 8, 4, 4] float32 sum={{[-0-9.e+]+}} crc32={{[0-9a-f]{8}$}}
+
+// UNPLANNED: translate.mlir:14:1: error: @net is not planned: nnlayout-translate needs bufferized IR with a memory plan; run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'
