@@ -173,7 +173,6 @@ def _index(slices: Sequence[slice], shape: Sequence[int]) -> str:
 class _Emitter:
     """Writes the Python lines of one planned function: `load` at import, `body` in run()."""
 
-    function: func.FuncOp
     names: dict[SSAValue, str] = field(default_factory=dict)
     used: set[str] = field(default_factory=lambda: set(_RESERVED))
     counter: int = 0
@@ -304,6 +303,8 @@ class _Emitter:
 
 def _check_planned(function: func.FuncOp) -> None:
     signature = function.function_type
+    if len(function.body.blocks) != 1:
+        raise DiagnosticError(function, "nnlayout-translate needs single-block functions")
     if ARENA_BYTES not in function.attributes or any(
             isinstance(t, TensorType) for t in (*signature.inputs, *signature.outputs)):
         raise DiagnosticError(function, f"@{function.sym_name.data} is not planned: "
@@ -315,7 +316,7 @@ def generate(function: func.FuncOp, ir_name: str) -> str:
     """The Python source of the module running the planned `function`, whose IR it finds in
     the file `ir_name` beside itself."""
     _check_planned(function)
-    emitter = _Emitter(function)
+    emitter = _Emitter()
     arguments = [emitter.name(arg) for arg in function.args]
     emitter.per_run.update(function.args)
     for op in function.body.block.ops:
