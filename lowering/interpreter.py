@@ -1,7 +1,7 @@
 """The reference interpreter: runs a `func.func` of `nn` and `layout` ops on numpy arrays.
 
-It walks the function's block op by op, calling one kernel per op (`Interpreter.kernel_for`,
-the single place a kernel registry plugs in), and drops every intermediate right after its
+It walks the function's block op by op, calling one kernel per op (chosen and bound by
+`lowering/runtime.py`, which generated code shares), and drops every intermediate right after its
 last use, so that a network's peak memory is its widest cut rather than the sum of all its
 activations (xDSL's interpreter keeps every value of a region alive until it returns).
 

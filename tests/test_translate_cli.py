@@ -21,7 +21,13 @@ import pytest
 
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, translate
-from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.tools.driver import (
+    UserError,
+    make_context,
+    parse_module,
+    parse_pipeline,
+    run_pipeline,
+)
 from nnlayout.transforms import get_all_passes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,7 +93,10 @@ def test_hostile_names_stay_data(target: str, tmp_path: Path,
                  and ast.unparse(s.targets[0]) == "ENTRY")
     assert ast.literal_eval(entry) == f"{EVIL}\u00f1\u2028"
 
-    results = import_generated(translation.code).run(x)
+    generated = import_generated(translation.code)
+    results = generated.run(x)
+    with pytest.raises(UserError, match=r"argument 1 \(%__import__\): expected shape"):
+        generated.run(x[..., :7])
     np.testing.assert_allclose(results[0], expected[0], rtol=1e-5, atol=1e-5)
     assert {p.name for p in tmp_path.iterdir()} - {"__pycache__"} == {
         "hostile.mlir", WEIGHTS_FILE, "model.py", "model.planned.mlir", "model.weights.npz"}
