@@ -100,10 +100,11 @@ class ComputeOp(IRDLOperation):
         if len(self.outs) != len(inner.results):
             raise VerifyException(
                 f"nn.compute: {len(self.outs)} outs for {len(inner.results)} results")
-        halo = self.halo_values
-        if halo is not None and (len(self.halo.get_values()) != 4 or min(halo) < 0):
+        if self.halo is not None and (len(self.halo.get_values()) != 4
+                                      or min(self.halo.get_values()) < 0):
             raise VerifyException(
                 "nn.compute: halo needs 4 non-negative values [top, left, bottom, right]")
+        halo = self.halo_values
         for index, (operand, arg) in enumerate(zip(self.ins, block.args, strict=True)):
             _check_buffer(f"ins {index}", operand.type, arg.type,
                           halo if index == 0 else None)

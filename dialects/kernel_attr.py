@@ -86,10 +86,10 @@ class KernelAttr(ParametrizedAttribute):
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         def string_list() -> ArrayAttr[StringAttr]:
             return ArrayAttr(StringAttr(s) for s in parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parser.parse_str_literal("layout string")))
+                parser.Delimiter.SQUARE, lambda: parser.parse_str_literal(" for a layout")))
 
         with parser.in_angle_brackets():
-            name = parser.parse_str_literal("kernel name")
+            name = parser.parse_str_literal(" for the kernel name")
             operands: ArrayAttr[StringAttr] = ArrayAttr(())
             results: ArrayAttr[StringAttr] = ArrayAttr(())
             in_place, workspace = NO_IN_PLACE, 0
