@@ -4,17 +4,22 @@
 1e-4 of the output's largest magnitude; NaN and Inf exactly where they were).
 
 CI runs a fixed, derandomized sample; `python -m nnlayout.scripts.fuzz_programs --count 2000`
-runs thousands. Programs that once failed are kept below as explicit regression tests.
+runs thousands. Programs that once failed are kept in `tests/fuzz_regressions/` (one file each,
+a comment saying what went wrong) and checked on plain and on NaN/Inf inputs.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nnlayout.tests.random_programs import check_program, random_programs
 
-EXAMPLES = 60
+EXAMPLES = 100
+REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.mlir"))
 
 
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
@@ -22,3 +27,9 @@ EXAMPLES = 60
 @given(random_programs(), st.booleans())
 def test_default_pipeline_keeps_results(text: str, nan_and_inf: bool) -> None:
     check_program(text, nan_and_inf=nan_and_inf)
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=lambda p: p.stem)
+def test_fuzz_regressions(path: Path) -> None:
+    for nan_and_inf in (False, True):
+        check_program(path.read_text(), nan_and_inf=nan_and_inf)
