@@ -10,6 +10,7 @@ Two kinds of cases:
       // ARGS: -p select-dispatch{target=tpu}    (optional; split on spaces, after the file)
       // ERROR: {file}:5:3: error: nn.conv2d: ...   (in the first stderr line; {file} is the
                                                   path, {dir} its folder)
+      // NOTE: ...                               (optional; why the case is as it is)
 
 * `FILE_CASES` below: inputs that are not MLIR text (.npy and .onnx files, built in a temporary
   folder), for `nnlayout-run` and `nnlayout-import`.

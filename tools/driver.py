@@ -268,12 +268,17 @@ def error_at(op: Operation, message: str, text: str | None = None) -> UserError:
 
 def parse_module(ctx: Context, text: str, name: str) -> ModuleOp:
     """Parses `text` (named `name` in messages); raises UserError on a syntax error."""
+    parser = LocatedParser(ctx, text, name)
     try:
-        return LocatedParser(ctx, text, name).parse_module()
+        return parser.parse_module()
     except ParseError as error:
         where = error.span.get_location()
         location = Location(where.file, where.line, where.col)
         raise UserError(error.msg, location, source_line(text, location)) from None
+    except RecursionError:  # xDSL's parser recurses once per nesting level
+        location = Location(name, *parser._line_and_column(parser.pos))
+        raise UserError("the input is nested too deeply to parse (Python's recursion limit "
+                        f"is {sys.getrecursionlimit()})", location) from None
 
 
 def _first_message(error: Exception) -> str:

@@ -179,7 +179,7 @@ def main(argv: Sequence[str]) -> int:
             with open(args.output, "w", encoding="utf-8") as handle:
                 handle.write(result)
         except OSError as error:
-            raise UserError(f"cannot write '{args.output}': {error}") from None
+            raise UserError(f"cannot write '{args.output}': {error.strerror or error}") from None
     return 0
 
 
