@@ -85,17 +85,19 @@ class SinkReorderThroughAnyLayoutOp(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
         kernel_attr = kernel_of(op)
-        if kernel_attr is None or not kernel_attr.operands or any(
-            layout != ANY_LAYOUT for layout in kernel_attr.operands
-        ):
+        if kernel_attr is None or not kernel_attr.operands or (
+                kernel_attr.operands[0] != ANY_LAYOUT):
             return
-        current = encoding_name(op.operands[0].type)
-        if current != PLAIN_LAYOUT or any(
-            encoding_name(v.type) != current for v in (*op.operands, *op.results)
-        ):
+        # The "any layout" operands and results move together; the others (e.g. a batch
+        # norm's parameter vectors) keep the layout the kernel declared for them.
+        positions = [i for i, want in enumerate(kernel_attr.operands) if want == ANY_LAYOUT]
+        operands = [op.operands[i] for i in positions]
+        results = [v for v, want in zip(op.results, kernel_attr.results, strict=True)
+                   if want == ANY_LAYOUT]
+        if any(encoding_name(v.type) != PLAIN_LAYOUT for v in (*operands, *results)):
             return
         candidates = [
-            layout for operand in op.operands
+            layout for operand in operands
             if isinstance(operand.owner, ReorderOp)
             and (layout := _blocked_source(operand.owner)) is not None
         ]
@@ -112,15 +114,15 @@ class SinkReorderThroughAnyLayoutOp(RewritePattern):
                              f"layout {layout} not propagated: {kernel.name}: {reason}",
                              self.print_remarks)
             return
-        for index, operand in enumerate(op.operands):
+        for position, operand in zip(positions, operands, strict=True):
             owner = operand.owner
             if isinstance(owner, ReorderOp) and encoding_name(owner.input.type) == layout:
-                op.operands[index] = owner.input
+                op.operands[position] = owner.input
             else:
                 reorder = reorder_to(operand, layout)
                 rewriter.insert(reorder, InsertPoint.before(op))
-                op.operands[index] = reorder.output
-        for result in op.results:
+                op.operands[position] = reorder.output
+        for result in results:
             change_result_layout(rewriter, result, layout)
         rewriter.notify_op_modified(op)
 
@@ -132,8 +134,8 @@ def report_kept_reorders(module: ModuleOp, print_remarks: bool) -> None:
             continue
         for use in op.output.uses:
             kernel_attr = kernel_of(use.operation)
-            if kernel_attr is None:
-                continue
+            if kernel_attr is None or kernel_attr.operands[use.index] == ANY_LAYOUT:
+                continue  # not propagated into it: SinkReorderThroughAnyLayoutOp said why
             wanted = kernel_attr.operands[use.index] or "plain"
             remarks.emit(use.operation, PropagateLayoutsPass.name,
                          f"operand {use.index} reordered from "

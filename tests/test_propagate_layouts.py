@@ -1,0 +1,70 @@
+"""propagate-layouts with kernels that take "any" layout for some operands only (oneDNN's
+batch norm: data in any layout, parameters plain): the data operand and the result follow the
+producer's layout, the other operands keep theirs, and semantics are kept. A user-defined
+target and kernel are registered here, as a user would."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.registry import Kernel, Target, register_target, registry
+from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.tests.test_layout_semantics import compile_module, parse, random_inputs
+
+MIXED = "test-mixed"
+
+
+def batch_norm_any_data(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Data in whatever layout its type says, parameters plain."""
+    data_type = op.input.type
+    spec = layout_of(data_type)
+    logical = inputs[0] if spec is None else spec.unpack(inputs[0], data_type.get_shape())
+    result = REFERENCE_KERNELS[nn.BatchNormOp](op, [logical, *inputs[1:]])
+    return result if spec is None else spec.pack(result)
+
+
+if MIXED not in {k.family for k in registry().kernels.values()}:
+    registry().register(Kernel(
+        "batch_norm_any_data", nn.BatchNormOp, MIXED, batch_norm_any_data,
+        layouts=lambda op, target: (("*", "", "", "", ""), ("*",)), in_place=0))
+    register_target(Target(MIXED, "blocked kernels, and a batch norm taking any data layout",
+                           (MIXED, "blocked", "ref"), block=8, min_blocked_macs=0))
+
+PROGRAM = """
+func.func @f(%x: tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32> {
+  %w1 = nn.constant dense<0.1> : tensor<8x8x3x3xf32>
+  %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x10x10xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x10x10xf32>
+  %g = nn.constant dense<[1.0, 2.0, 0.5, 1.5, 1.0, 1.0, 1.0, 3.0]> : tensor<8xf32>
+  %b = nn.constant dense<[0.5, -0.5, 1.0, 2.0, -1.0, 0.0, 0.0, 1.0]> : tensor<8xf32>
+  %m = nn.constant dense<[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]> : tensor<8xf32>
+  %v = nn.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %n = nn.batch_norm %c1, %g, %b, %m, %v epsilon 1.0e-05 : (tensor<1x8x10x10xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x10x10xf32>
+  %s = nn.sigmoid %n : tensor<1x8x10x10xf32>
+  %d = nn.mul %s, %n : (tensor<1x8x10x10xf32>, tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
+  %w2 = nn.constant dense<0.2> : tensor<8x8x3x3xf32>
+  %c2 = nn.conv2d %d, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x10x10xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x10x10xf32>
+  func.return %c2 : tensor<1x8x10x10xf32>
+}
+"""
+
+
+def test_any_layout_operand_follows_its_producer_and_the_others_stay() -> None:
+    module = parse(PROGRAM)
+    compiled = compile_module(module, MIXED, True)
+    norm = next(op for op in compiled.walk() if isinstance(op, nn.BatchNormOp))
+    assert [encoding_name(v.type) for v in norm.operands] == ["NCHW8c", "", "", "", ""]
+    assert encoding_name(norm.output.type) == "NCHW8c"
+    activation_reorders = [op for op in compiled.walk() if isinstance(op, ReorderOp)
+                           and not isinstance(op.input.owner, nn.ConstantOp)]
+    assert len(activation_reorders) == 2  # into the first conv, out of the last
+    inputs = random_inputs(module)
+    expected = Interpreter(module).run(inputs)[0]
+    for pipeline in (None, "default-pipeline"):
+        program = compile_module(module, MIXED, True, *(() if pipeline is None else (pipeline,)))
+        np.testing.assert_allclose(Interpreter(program).run(inputs)[0], expected,
+                                   rtol=1e-5, atol=1e-5 * float(np.abs(expected).max()))
