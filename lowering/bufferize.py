@@ -54,6 +54,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import compute_of
+from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import (
     BUFFER_ALIGNMENT,
     FillBorderOp,
@@ -101,6 +102,8 @@ class _Plan:
     concat_slot: dict[SSAValue, tuple[SSAValue, int]] = field(default_factory=dict)
     in_place_concats: set[Operation] = field(default_factory=set)
     halo: dict[SSAValue, tuple[Halo, float]] = field(default_factory=dict)
+    # value -> the value whose buffer its in-place producer overwrites
+    written_over: dict[SSAValue, SSAValue] = field(default_factory=dict)
     halo_readers: set[Operation] = field(default_factory=set)
 
 
@@ -150,7 +153,27 @@ def _plan_function(function: func.FuncOp) -> _Plan:
             halo = tuple(max(_pads(r)[i] for r in sharing) for i in range(4))
             plan.halo[result] = (halo, value)  # type: ignore[assignment]
             plan.halo_readers.update(sharing)
+            _share_back_in_place(plan, result, returned)
     return plan
+
+
+def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) -> None:
+    """Lets the in-place chain that produces a halo'd value (conv -> batch_norm -> relu ->
+    conv) work in one halo'd buffer: each in-place op writes over its input's interior, so
+    the halo costs no extra buffer and in-place reuse is kept."""
+    while True:
+        producer = value.owner
+        kernel = kernel_of(producer) if isinstance(producer, Operation) else None
+        if kernel is None or kernel.in_place_operand is None:
+            return
+        source = producer.operands[kernel.in_place_operand]
+        if (not isinstance(source.owner, Operation) or isinstance(source.owner, nn.ConstantOp)
+                or source in returned or source in plan.concat_slot or source in plan.halo
+                or not source.has_one_use() or source.type != value.type):
+            return
+        plan.halo[source] = plan.halo[value]
+        plan.written_over[value] = source
+        value = source
 
 
 @dataclass
@@ -191,7 +214,11 @@ class _FunctionBufferizer:
             return self.buffers[value]
         value_type = value.type
         assert isinstance(value_type, TensorType)
-        if value in self.plan.concat_slot:
+        if value in self.plan.written_over:
+            source = self.plan.written_over[value]
+            buffer = self.buffer_for(source, before)
+            self.allocations[value] = self.allocations[source]
+        elif value in self.plan.concat_slot:
             concat_result, channel_offset = self.plan.concat_slot[value]
             parent = self.buffer_for(concat_result, before)
             layout = layout_of(value_type)
