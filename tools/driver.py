@@ -34,11 +34,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from nnlayout.dialects.layout import Layout
 from nnlayout.dialects.nn import NN
@@ -111,6 +113,15 @@ def _one_line(op: Operation) -> str:
     return text[0] if len(text) == 1 else text[0] + " ..."
 
 
+class _Lexer(MLIRLexer):
+    """xDSL's lexer with a string-literal pattern that cannot backtrack: xDSL's nests `+` in
+    `*`, which takes exponential time on an unterminated string (a stray `"` before a long
+    line hung nnlayout-opt for minutes)."""
+
+    _unescaped_characters_regex = re.compile(
+        r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+
+
 class LocatedParser(Parser):
     """xDSL's parser attaches no location to ops; this one records file:line:col of each
     op so that verifier and pass errors can point at the source.
@@ -121,6 +132,10 @@ class LocatedParser(Parser):
 
     _line_starts: list[int] | None = None
     _tensor_types: dict[str, TypeAttribute] | None = None
+
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>") -> None:
+        super().__init__(ctx, "", name)
+        self._parser_state = ParserState(_Lexer(Input(text, name)))
 
     def _line_and_column(self, offset: int) -> tuple[int, int]:
         if self._line_starts is None:
