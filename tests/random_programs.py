@@ -4,10 +4,10 @@
 with an awkward channel count (1, 3, 5, 17, 33, ...), then a chain of layers drawn at random:
 convolutions (strides, pads, dilations, groups, depthwise), element-wise ops (sigmoid, exp,
 clip, div by a constant, ...), residual adds, concats, max/average pooling (ceil_mode,
-count_include_pad), global pooling, softmax over channels, batch norm, and sometimes a dense
-head. Every decision goes through a `Choices`, so the same generator runs under hypothesis (which
-then shrinks a failure to a small program) and from a seeded numpy generator
-(`scripts/fuzz_programs.py`). Weights come from a numpy generator seeded by one choice, so that
+count_include_pad), global pooling, softmax over channels, batch norm, transposed
+convolutions, transposes and reshapes, and sometimes a dense head. Every decision goes
+through a `Choices`, so the same generator runs under hypothesis (which then shrinks a failure
+to a small program) and from a seeded numpy generator (`scripts/fuzz_programs.py`). Weights come from a numpy generator seeded by one choice, so that
 shrinking works on structure rather than on values. The program is returned as MLIR text: a
 failure is reproducible by pasting it into a regression test.
 
@@ -135,6 +135,26 @@ class _Builder:
             strides=(self.choose.integer(1, 2), self.choose.integer(1, 2)),
             dilations=(self.choose.integer(1, 2), self.choose.integer(1, 2)))
 
+    def conv_transpose(self) -> Operation:
+        c = nn.shape_of(self.current)[1]
+        groups = self.choose.pick([g for g in (1, 2) if c % g == 0])
+        strides = (self.choose.integer(1, 2), self.choose.integer(1, 2))
+        dilations = (self.choose.integer(1, 2), self.choose.integer(1, 2))
+        output_padding = [self.choose.integer(0, max(s, d) - 1)
+                          for s, d in zip(strides, dilations, strict=True)]
+        weight = self.constant((c, self.choose.pick((1, 3, 8)), self.choose.integer(1, 3),
+                                self.choose.integer(1, 3)))
+        return nn.ConvTranspose2dOp(
+            self.current, weight, pads=[self.choose.integer(0, 1) for _ in range(4)],
+            strides=strides, dilations=dilations, output_padding=output_padding, groups=groups)
+
+    def shuffle(self) -> Operation:
+        """A transpose of H and W, or a reshape that folds W into H."""
+        n, c, h, w = nn.shape_of(self.current)
+        if self.choose.integer(0, 1):
+            return nn.TransposeOp(self.current, (0, 1, 3, 2))
+        return nn.ReshapeOp(self.current, (n, c, h * w, 1))
+
     def unary(self) -> Operation:
         name = self.choose.pick(("relu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "clip",
                                  "leaky_relu"))
@@ -218,7 +238,8 @@ LAYERS: dict[str, Callable[[_Builder], Operation | None]] = {
     "conv": _Builder.conv, "unary": _Builder.unary, "binary": _Builder.binary_with_constant,
     "residual": _Builder.residual, "concat": _Builder.concat, "pool": _Builder.pool,
     "batch_norm": _Builder.batch_norm, "softmax": _Builder.softmax,
-    "global_pool": _Builder.global_pool,
+    "global_pool": _Builder.global_pool, "conv_transpose": _Builder.conv_transpose,
+    "shuffle": _Builder.shuffle,
 }
 
 

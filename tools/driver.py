@@ -49,6 +49,8 @@ SPLIT_MARKER = "// -----"
 _ANGLE_OR_QUOTE = re.compile(r'[<>"]')
 _STRING_TAIL = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _INTEGER_LIST = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
+_UNEXPECTED_TOKEN = re.compile(r"Unexpected token Token\(kind=<MLIRTokenKind\.\w+: '(.*?)'>, "
+                               r"span=Span\[(\d+):\d+\].*expected MLIRTokenKind\.(\w+)", re.S)
 _T = TypeVar("_T")
 
 
@@ -290,6 +292,16 @@ def parse_module(ctx: Context, text: str, name: str) -> ModuleOp:
         where = error.span.get_location()
         location = Location(where.file, where.line, where.col)
         raise UserError(error.msg, location, source_line(text, location)) from None
+    except AssertionError as error:  # xDSL asserts on some malformed input: make it an error
+        found = _UNEXPECTED_TOKEN.match(str(error))
+        if found is None:
+            raise
+        got, offset, kind = found.groups()
+        value = MLIRTokenKind[kind].value  # the text of punctuation, else an object
+        expected = f"'{value}'" if isinstance(value, str) else kind.lower()
+        location = Location(name, *parser._line_and_column(int(offset)))
+        raise UserError(f"expected {expected}, got '{got}'", location,
+                        source_line(text, location)) from None
     except RecursionError:  # xDSL's parser recurses once per nesting level
         location = Location(name, *parser._line_and_column(parser.pos))
         raise UserError("the input is nested too deeply to parse (Python's recursion limit "
