@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, TypeAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.passes import ModulePass, PassPipeline
@@ -326,6 +326,22 @@ def verify_module(module: ModuleOp, text: str | None = None) -> None:
             except VerifyException as error:
                 raise error_at(op, _first_message(error), text) from None
         raise
+    _check_defined_before_use(module, text)
+
+
+def _check_defined_before_use(module: ModuleOp, text: str | None) -> None:
+    """Within a block, every operand made by an op of that block is made by an earlier op
+    (xDSL does not check dominance: `%1 = nn.relu %1` parses and verifies)."""
+    for block in (b for op in module.walk() for region in op.regions for b in region.blocks):
+        defined: set[SSAValue] = set()
+        for op in block.ops:
+            for index, operand in enumerate(op.operands):
+                owner = operand.owner
+                if (isinstance(owner, Operation) and owner.parent is block
+                        and operand not in defined):
+                    raise error_at(op, f"operand {index} of {op.name} is used before it is "
+                                   "defined (by this op or a later one)", text)
+            defined.update(op.results)
 
 
 class DiagnosticError(DiagnosticException):
