@@ -3,8 +3,8 @@
     python -m nnlayout.benchmarks.layout_report                 # full-size zoo, all targets
     python -m nnlayout.benchmarks.layout_report --small resnet50
 
-For each model, target (ref, avx2, avx512) and padding (on, off) it runs
-`select-dispatch, insert-layouts, propagate-layouts, fold-constants`, then prints: compute ops,
+For each model, target (ref, avx2, avx512) and padding (on, off) it runs the whole
+`default-pipeline` (with verify-memory-plan), then prints: compute ops,
 ops on a blocked kernel, ops that fell back to a reference kernel, activation reorders left,
 padding bytes of activations (input reorders included), compile time, and the largest
 difference of the result from the unoptimised program's (relative to the output's largest
@@ -25,7 +25,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.layout import ReorderOp, element_bytes, layout_of
+from nnlayout.dialects.layout import ReorderOp, element_bytes, encoding_name, layout_of
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_model, load_model, write_imported
@@ -35,8 +35,7 @@ from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, ru
 from nnlayout.transforms import get_all_passes, remarks
 
 TOLERANCE = 1e-4
-PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-layouts,"
-            "propagate-layouts,fold-constants")
+PIPELINE = "default-pipeline{{target={target} padding={padding} verify=true}}"
 
 
 @dataclass
@@ -81,6 +80,7 @@ def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],
     kernels = [k for op in compiled.walk() if (k := kernel_of(op)) is not None]
     families = Counter(registry().lookup(k.kernel_name.data).family for k in kernels)
     reorders = sum(isinstance(op, ReorderOp) and not isinstance(op.input.owner, ConstantOp)
+                   and encoding_name(op.input.type) != encoding_name(op.output.type)
                    for op in compiled.walk())
     padding_bytes = 0
     for op in compiled.walk():
