@@ -138,6 +138,12 @@ class Kernel:
     in_place: int | None = None
     workspace: Callable[[Operation, Target], int] = _no_workspace
     keeps_padding_zero: bool = True
+    # Whether the kernel pads its input by copying it, so that reading an input laid out
+    # with a halo (bufferize) saves that copy; a kernel that pads internally says False.
+    reads_halo: bool = True
+    # Whether it writes correctly and at full speed into a strided view (a halo's interior,
+    # a concat's channel slice); False keeps its outputs in buffers of their own.
+    writes_strided: bool = True
     priority: int = 0
     # Work done once per op before it runs many times (generated code and the interpreter
     # bind each op at load): returns the kernel bound to `op`. None: no preparation, `impl`

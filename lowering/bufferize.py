@@ -65,13 +65,29 @@ from nnlayout.dialects.layout import (
     layout_of,
     spatial_axes,
 )
+from nnlayout.kernels.registry import Kernel, registry
 from nnlayout.tools.driver import DiagnosticError
 
 Halo = tuple[int, int, int, int]
 
 
+def _chosen_kernel(op: Operation) -> Kernel | None:
+    attribute = kernel_of(op)
+    return None if attribute is None else registry().lookup(attribute.kernel_name.data)
+
+
+def _writes_strided(op: Operation) -> bool:
+    """Whether `op`'s kernel may write into a halo's interior or a concat's slice."""
+    kernel = _chosen_kernel(op)
+    return kernel is None or kernel.writes_strided
+
+
 def _pad_value(op: Operation) -> float | None:
-    """The value `op` pads its operand 0 with, if a halo can stand in for its padding."""
+    """The value `op` pads its operand 0 with, if a halo can stand in for its padding (and
+    its kernel would otherwise copy to pad)."""
+    kernel = _chosen_kernel(op)
+    if kernel is not None and not kernel.reads_halo:
+        return None
     if isinstance(op, nn.Conv2dOp):
         return 0.0
     if isinstance(op, nn.MaxPool2dOp):
@@ -110,7 +126,8 @@ class _Plan:
 def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan) -> bool:
     owner = value.owner
     return (isinstance(owner, Operation) and not isinstance(owner, nn.ConstantOp)
-            and value not in returned and value not in plan.concat_slot)
+            and value not in returned and value not in plan.concat_slot
+            and _writes_strided(owner))
 
 
 def _plan_function(function: func.FuncOp) -> _Plan:
@@ -142,7 +159,7 @@ def _plan_function(function: func.FuncOp) -> _Plan:
                 continue
             readers = [use.operation for use in result.uses if use.index == 0
                        and _pad_value(use.operation) is not None and any(_pads(use.operation))]
-            if not readers or len(nn.shape_of(result)) != 4:
+            if not readers or len(nn.shape_of(result)) != 4 or not _writes_strided(op):
                 continue
             by_value: dict[float, list[Operation]] = {}
             for reader in readers:
@@ -168,6 +185,7 @@ def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) 
             return
         source = producer.operands[kernel.in_place_operand]
         if (not isinstance(source.owner, Operation) or isinstance(source.owner, nn.ConstantOp)
+                or not _writes_strided(source.owner)
                 or source in returned or source in plan.concat_slot or source in plan.halo
                 or not source.has_one_use() or source.type != value.type):
             return

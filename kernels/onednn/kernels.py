@@ -417,8 +417,11 @@ def prepare(op: Operation) -> BoundKernel:
 
 def kernels() -> list[Kernel]:
     """The oneDNN family's descriptors (float32 ops only)."""
+    # oneDNN pads inside its primitives (no copy to save), and its fast implementations
+    # want dense buffers: no halos, no strided outputs.
     result = [Kernel("conv2d_onednn", nn.Conv2dOp, "onednn", run, accepts=_conv_accepts,
-                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare)]
+                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
+                     reads_halo=False, writes_strided=False)]
     any_ops: list[tuple[type[Operation], bool]] = [
         (nn.MaxPool2dOp, False), (nn.AvgPool2dOp, False), (nn.GlobalAvgPoolOp, False),
         (nn.ConcatOp, False), (nn.BatchNormOp, True),
@@ -430,5 +433,5 @@ def kernels() -> list[Kernel]:
                              accepts_layout=_any_accepts_layout, workspace=_any_workspace,
                              in_place=0 if in_place else None,
                              keeps_padding_zero=_ZERO_PRESERVING.get(op_type, True),
-                             prepare=prepare))
+                             prepare=prepare, reads_halo=False, writes_strided=False))
     return result
