@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -143,6 +144,19 @@ def npy_with_header(shape: tuple[int, ...], data: bytes) -> Callable[[Path], str
     return write
 
 
+def pickled_weights(folder: Path) -> list[str]:
+    """A module whose weights archive holds an object array (a pickle) for its constant."""
+    with zipfile.ZipFile(folder / "w.npz", "w") as archive, archive.open("w.npy", "w") as member:
+        np.lib.format.write_array(member, np.array([{"a": 1}] * 4, dtype=object).reshape(2, 2),
+                                  allow_pickle=True)
+    (folder / "w.mlir").write_text(
+        'builtin.module attributes {nn.weights = "w.npz"} {\n'
+        '  func.func @f() -> tensor<2x2xf32> {\n'
+        '    %0 = nn.constant external "w" : tensor<2x2xf32>\n'
+        '    func.return %0 : tensor<2x2xf32>\n  }\n}\n')
+    return [str(folder / "w.mlir")]
+
+
 def onnx_model(nodes: list[onnx.NodeProto], inputs: dict[str, list], outputs: list[str],
                initializers: dict[str, np.ndarray] | None = None,
                input_type: int = F) -> onnx.ModelProto:
@@ -231,6 +245,8 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
                                "error: argument 2 (%y): cannot read '{d}/absent.npy': No such file or directory"),
     "run-directory-as-input": ("nnlayout-run", with_y(lambda d: str(d)),
                                "error: argument 2 (%y): cannot read '{d}': Is a directory"),
+    "run-pickled-weights": ("nnlayout-run", pickled_weights,
+                            "{d}/w.mlir:3:5: error: nn.constant: external constant \"w\" cannot be read from the weights file: Object arrays cannot be loaded when allow_pickle=False"),
     "import-missing-file": ("nnlayout-import", lambda d: [f"{d}/absent.onnx"], "error: cannot read '{d}/absent.onnx'"),
     "import-empty-file": ("nnlayout-import", onnx_bytes(b""), "is not a valid ONNX model"),
     "import-garbage": ("nnlayout-import", onnx_bytes(bytes(range(256)) * 4), "is not a valid ONNX model"),
@@ -297,3 +313,20 @@ def test_real_processes(tool: str, tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", MODULES[tool], *args], capture_output=True,
                             text=True, env={**os.environ, "NNLAYOUT_TRACEBACK": ""})
     assert_one_clean_error(result.returncode, result.stdout, result.stderr, expected)
+
+
+@pytest.mark.parametrize("layout", ["big-endian", "fortran-order"])
+def test_odd_but_valid_npy_inputs_run(layout: str, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """float32 in the other byte order, or column-major, is still float32 of the right shape
+    (the header check once called '>f4' a mismatch with float32)."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    stored = y.astype(">f4") if layout == "big-endian" else np.asfortranarray(y)
+    (tmp_path / "net.mlir").write_text(NET)
+    args = [str(tmp_path / "net.mlir"), "--input", npy(tmp_path, "x.npy", x),
+            npy(tmp_path, "y.npy", stored), "--output-dir", str(tmp_path / "out")]
+    status, _, err = run_in_process("nnlayout-run", args, capsys, monkeypatch)
+    assert status == 0, err
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "result0.npy"), x @ y, rtol=1e-6)
