@@ -4,6 +4,8 @@
 
     python -m nnlayout.scripts.fuzz_programs --count 2000 --seed 1 --save-dir fails/
 
+(It needs the test extra: the generator lives with the tests and also serves hypothesis.)
+
 Program i of seed S is drawn from `numpy.random.default_rng([S, i])`, so any one program can be
 regenerated alone (`--first i --count 1`); odd-numbered programs get a NaN, an Inf and a -Inf
 in their input. Each mismatch (or error) prints the program index
