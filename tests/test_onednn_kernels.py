@@ -177,9 +177,15 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
     convs = [op for op in compiled.walk() if op.name == "nn.conv2d"]
     assert convs and all(kernel_of(op).kernel_name.data == "conv2d_onednn" for op in convs)
     for op in convs:
-        choice = conv_choice(conv_geometry(op))
+        geometry = conv_geometry(op)
+        choice = conv_choice(geometry)
         assert not isinstance(choice, str), choice
         assert not choice.implementation.startswith("ref"), choice
+        # The primitive as it is run, rebuilt from the layouts now on the op's types, is the
+        # one oneDNN chose (1x1 weights named Oihw16o used to get ref:any here).
+        tags = [onednn_kernels._format(value, role).value for value, role in (
+            (op.input, "data"), (op.weight, geometry.weights_role), (op.output, "data"))]
+        assert onednn_kernels.conv_pd(geometry, *tags).implementation == choice.implementation
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -75,13 +75,18 @@ def by_layout(role: str, layout: str) -> Format | None:
     return next((f for f in FORMATS if f.role == role and f.layout == text), None)
 
 
-def identify(md: MemoryDesc, role: str) -> Format | None:
-    """The mapped format of `role` that `md` (a descriptor oneDNN chose) has, if any."""
+def identify_all(md: MemoryDesc, role: str) -> list[Format]:
+    """Every mapped format of `role` that describes `md` (a descriptor oneDNN chose). More
+    than one can: for 1x1 kernels Oihw16o and Ohwi16o are the same bytes."""
     if not md.is_blocked:
-        return None
+        return []
     shape = md.shape
-    for candidate in FORMATS:
-        if candidate.role == role and MemoryDesc.with_tag(shape, candidate.value) == md:
-            return candidate
-    return None
+    return [candidate for candidate in FORMATS
+            if candidate.role == role and MemoryDesc.with_tag(shape, candidate.value) == md]
+
+
+def identify(md: MemoryDesc, role: str) -> Format | None:
+    """The first mapped format of `role` that `md` has, if any."""
+    found = identify_all(md, role)
+    return found[0] if found else None
 

@@ -43,7 +43,7 @@ from nnlayout.kernels.blocked import _ZERO_PRESERVING, _same_shapes, max_pool2d_
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
-from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify
+from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, identify_all
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import BoundKernel, Kernel, Target
 
@@ -153,8 +153,25 @@ def conv_choice(g: ConvGeometry) -> ConvChoice | str:
             notes.append(f"oneDNN's {implementation} wants a {unmapped[0]} format with no "
                          f"nnlayout layout ({what})")
         else:
+            formats = _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
             return ConvChoice(formats, implementation, pd.scratchpad_bytes)  # type: ignore[arg-type]
     return "; ".join(notes)
+
+
+def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
+                 pd: b.PrimitiveDesc, implementation: str) -> tuple[Format, Format, Format]:
+    """The weight format to name so that the primitive rebuilt from explicit tags (as it is
+    run) is the one oneDNN chose: where several tags describe the same weights (1x1
+    kernels), oneDNN recognises only some of them (Oihw16o gave ref:any, Ohwi16o
+    brgconv_1x1), so each spelling is tried."""
+    for weights in identify_all(pd.md(b.dnnl_query_weights_md), g.weights_role):
+        try:
+            rebuilt = conv_pd(g, formats[0].value, weights.value, formats[2].value)
+        except DnnlError:
+            continue
+        if rebuilt.implementation == implementation:
+            return formats[0], weights, formats[2]
+    return formats
 
 
 def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
