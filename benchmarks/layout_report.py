@@ -31,6 +31,7 @@ from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_model, load_model, write_imported
 from nnlayout.kernels.registry import registry
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.lowering.runtime import relative_difference
 from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes, remarks
 
@@ -61,14 +62,6 @@ def load(name: str, small: bool, folder: Path) -> tuple[ModuleOp, str]:
     return parse_module(make_context(), text, str(mlir_path)), str(mlir_path)
 
 
-def relative_diff(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> float:
-    worst = 0.0
-    for want, got in zip(expected, actual, strict=True):
-        scale = max(float(np.abs(want).max()), np.finfo(np.float32).tiny)
-        worst = max(worst, float(np.abs(got - want).max()) / scale)
-    return worst
-
-
 def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],
             expected: Sequence[np.ndarray], target: str, padding: bool) -> Row:
     compiled = module.clone()
@@ -96,7 +89,7 @@ def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],
                       if r.pass_name == "select-dispatch")
     return Row(name, target, padding, len(kernels), families["blocked"] + families["sparse"],
                families["ref"] if target != "ref" else 0, reorders, padding_bytes, seconds,
-               relative_diff(expected, actual), reasons)
+               relative_difference(expected, actual), reasons)
 
 
 def format_table(rows: Sequence[Row]) -> str:

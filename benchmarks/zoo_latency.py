@@ -24,6 +24,7 @@ import onnxruntime
 
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_model, load_model, write_imported
+from nnlayout.lowering.runtime import relative_difference
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
@@ -66,8 +67,7 @@ def measure(name: str, target: str, threads: int, repeats: int, small: bool,
             start = time.perf_counter()
             session.run(None, {feed.name: x})
             ort_times.append(time.perf_counter() - start)
-    difference = max(float(np.abs(a - b).max()) / max(float(np.abs(b).max()), 1e-30)
-                     for a, b in zip(ours, reference, strict=True))
+    difference = relative_difference(reference, ours)
     ours_ms, ort_ms = np.median(ours_times) * 1e3, np.median(ort_times) * 1e3
     return (name + ("_small" if small else ""), target, str(threads), f"{ours_ms:.1f}",
             f"{ort_ms:.1f}", f"{ours_ms / ort_ms:.2f}", f"{compile_seconds:.2f}",

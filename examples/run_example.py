@@ -30,6 +30,7 @@ from nnlayout.dialects.layout import ReorderOp, encoding_name
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_model, load_model, write_imported
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.lowering.runtime import relative_difference
 from nnlayout.tools.driver import (
     make_context,
     parse_module,
@@ -40,14 +41,6 @@ from nnlayout.tools.driver import (
 from nnlayout.transforms import get_all_passes, remarks
 
 TOLERANCE = 1e-4
-
-
-def relative_difference(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> float:
-    worst = 0.0
-    for want, got in zip(expected, actual, strict=True):
-        scale = max(float(np.abs(want).max()), np.finfo(np.float32).tiny)
-        worst = max(worst, float(np.abs(got - want).max()) / scale)
-    return worst
 
 
 def median_seconds(run: object, inputs: list[np.ndarray], repeats: int) -> float:

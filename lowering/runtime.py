@@ -218,3 +218,13 @@ def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementatio
         outs[0][...] = apply_kernel(inner, implementation, on_physical, ins)
 
     return run
+
+
+def relative_difference(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> float:
+    """The largest |actual - expected| of any result, relative to that result's largest
+    magnitude: how the compiled program is judged against its oracle (<= 1e-4 passes)."""
+    worst = 0.0
+    for want, got in zip(expected, actual, strict=True):
+        scale = max(float(np.abs(want).max()), float(np.finfo(np.float32).tiny))
+        worst = max(worst, float(np.abs(got - want).max()) / scale)
+    return worst
