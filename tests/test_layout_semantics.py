@@ -28,13 +28,15 @@ LAYOUT_PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-
                    "propagate-layouts,fold-constants")
 
 
+DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
+
+
 def compile_module(module: ModuleOp, target: str, padding: bool,
                    pipeline: str = LAYOUT_PIPELINE) -> ModuleOp:
-    """A compiled copy of `module`: the layout passes, or `default-pipeline` (bufferized)."""
+    """A copy of `module` compiled by `pipeline` (a template with {target} and {padding}):
+    the layout passes by default, or DEFAULT_PIPELINE (bufferized and planned)."""
     compiled = module.clone()
-    options = f"{{target={target} padding={str(padding).lower()}}}"
-    spec = (pipeline + options if pipeline == "default-pipeline"
-            else pipeline.format(target=target, padding=str(padding).lower()))
+    spec = pipeline.format(target=target, padding=str(padding).lower())
     run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
     return compiled
 
@@ -68,7 +70,7 @@ def check_semantics(module: ModuleOp, inputs: list[np.ndarray], source: Path | N
                            for op in compiled.walk() if kernel_of(op) is not None)
             actual = Interpreter(compiled, source_path=where).run(inputs)
             assert_same(expected, actual)
-            bufferized = compile_module(module, target, padding, "default-pipeline")
+            bufferized = compile_module(module, target, padding, DEFAULT_PIPELINE)
             assert_same(expected, Interpreter(bufferized, source_path=where).run(inputs))
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
-from nnlayout.tests.test_layout_semantics import compile_module
+from nnlayout.tests.test_layout_semantics import DEFAULT_PIPELINE, compile_module
 from nnlayout.tools.driver import print_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +48,7 @@ def test_bufferized_lit_examples_are_valid_mlir(target: str) -> None:
 @pytest.mark.parametrize("name", ["densenet121", "unet"])
 def test_bufferized_zoo_model_is_valid_mlir(name: str) -> None:
     module = import_model(build(name, small=True), inline_limit=16).module
-    compiled = compile_module(module, "avx2", True, "default-pipeline")
+    compiled = compile_module(module, "avx2", True, DEFAULT_PIPELINE)
     text = io.StringIO()
     print_module(compiled, text, generic=True)
     result = iree_opt(text.getvalue())

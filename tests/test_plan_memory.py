@@ -157,7 +157,7 @@ def verified_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     def compile_and_verify(module: ModuleOp, target: str, padding: bool,
                            pipeline: str = semantics.LAYOUT_PIPELINE) -> ModuleOp:
         compiled = original(module, target, padding, pipeline)
-        if pipeline == "default-pipeline":
+        if pipeline == semantics.DEFAULT_PIPELINE:
             checked.append(verify_function(the_function(compiled)))
         return compiled
 

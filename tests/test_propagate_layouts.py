@@ -14,7 +14,13 @@ from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import Kernel, Target, register_target, registry
 from nnlayout.lowering.interpreter import Interpreter
-from nnlayout.tests.test_layout_semantics import compile_module, parse, random_inputs
+from nnlayout.tests.test_layout_semantics import (
+    DEFAULT_PIPELINE,
+    LAYOUT_PIPELINE,
+    compile_module,
+    parse,
+    random_inputs,
+)
 
 MIXED = "test-mixed"
 
@@ -64,7 +70,7 @@ def test_any_layout_operand_follows_its_producer_and_the_others_stay() -> None:
     assert len(activation_reorders) == 2  # into the first conv, out of the last
     inputs = random_inputs(module)
     expected = Interpreter(module).run(inputs)[0]
-    for pipeline in (None, "default-pipeline"):
-        program = compile_module(module, MIXED, True, *(() if pipeline is None else (pipeline,)))
+    for pipeline in (LAYOUT_PIPELINE, DEFAULT_PIPELINE):
+        program = compile_module(module, MIXED, True, pipeline)
         np.testing.assert_allclose(Interpreter(program).run(inputs)[0], expected,
                                    rtol=1e-5, atol=1e-5 * float(np.abs(expected).max()))
