@@ -28,11 +28,11 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp, element_bytes, encoding_name, layout_of
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
-from nnlayout.frontends.onnx import import_model, load_model, write_imported
+from nnlayout.frontends.onnx import import_to_files
 from nnlayout.kernels.registry import registry
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.lowering.runtime import relative_difference
-from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.tools.driver import make_context, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes, remarks
 
 TOLERANCE = 1e-4
@@ -55,11 +55,9 @@ class Row:
 
 
 def load(name: str, small: bool, folder: Path) -> tuple[ModuleOp, str]:
+    """The zoo model `name` imported into `folder`, and the path of its .mlir."""
     onnx_path = write_model(name, small, folder)
-    mlir_path = onnx_path.with_suffix(".mlir")
-    write_imported(import_model(load_model(onnx_path)), mlir_path)
-    text = mlir_path.read_text(encoding="utf-8")
-    return parse_module(make_context(), text, str(mlir_path)), str(mlir_path)
+    return import_to_files(onnx_path), str(onnx_path.with_suffix(".mlir"))
 
 
 def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],

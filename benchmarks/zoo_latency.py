@@ -23,10 +23,10 @@ import numpy as np
 import onnxruntime
 
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
-from nnlayout.frontends.onnx import import_model, load_model, write_imported
+from nnlayout.frontends.onnx import import_to_files
 from nnlayout.lowering.runtime import relative_difference
 from nnlayout.lowering.to_numpy import import_generated, translate
-from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.tools.driver import make_context, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 TOLERANCE = 1e-4
@@ -36,8 +36,7 @@ def measure(name: str, target: str, threads: int, repeats: int, small: bool,
             folder: Path) -> tuple[str, ...]:
     onnx_path = write_model(name, small, folder)
     mlir_path = onnx_path.with_suffix(".mlir")
-    write_imported(import_model(load_model(onnx_path)), mlir_path)
-    module = parse_module(make_context(), mlir_path.read_text(encoding="utf-8"), str(mlir_path))
+    module = import_to_files(onnx_path)
     start = time.perf_counter()
     spec = f"default-pipeline{{target={target}}}"
     run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), module)

@@ -28,12 +28,11 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
-from nnlayout.frontends.onnx import import_model, load_model, write_imported
+from nnlayout.frontends.onnx import import_to_files
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.lowering.runtime import relative_difference
 from nnlayout.tools.driver import (
     make_context,
-    parse_module,
     parse_pipeline,
     run_pipeline,
     run_tool,
@@ -74,10 +73,9 @@ def main(argv: Sequence[str]) -> int:
 
     onnx_path = write_model(args.model, not args.full, args.dir)
     mlir_path = onnx_path.with_suffix(".mlir")
-    write_imported(import_model(load_model(onnx_path)), mlir_path)
     source = str(mlir_path)
     ctx = make_context()
-    module = parse_module(ctx, mlir_path.read_text(encoding="utf-8"), source)
+    module = import_to_files(onnx_path)
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(s.shape).astype(s.dtype)
               for s in argument_specs(find_entry(module))]

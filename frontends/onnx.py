@@ -38,7 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import verify_encoding
 from nnlayout.dialects.weights import attach_weights_file
-from nnlayout.tools.driver import UserError, print_module
+from nnlayout.tools.driver import UserError, make_context, parse_module, print_module
 
 #: ONNX operators (default domain) the importer translates.
 SUPPORTED_OPS = frozenset({
@@ -661,3 +661,11 @@ def import_model(model: onnx.ModelProto, *,
     except VerifyException as error:  # a bug in the importer, not in the model
         raise AssertionError(f"imported module does not verify: {error}") from error
     return imported
+
+
+def import_to_files(onnx_path: Path) -> ModuleOp:
+    """Imports `onnx_path` into `<stem>.mlir` (and `<stem>.npz`) beside it, as
+    `nnlayout-import` does, and parses the .mlir back, as every tool reads it."""
+    mlir_path = onnx_path.with_suffix(".mlir")
+    write_imported(import_model(load_model(onnx_path)), mlir_path)
+    return parse_module(make_context(), mlir_path.read_text(encoding="utf-8"), str(mlir_path))
