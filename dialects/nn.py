@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
@@ -696,6 +696,109 @@ class SumOp(NNOp):
         return broadcast_shapes(self.name, *(shape_of(v) for v in self.inputs))
 
 
+# The activations an `nn.fused_conv2d` may end with, by the name it prints.
+ACTIVATIONS: dict[str, type[UnaryOp]] = {
+    "relu": ReluOp, "leaky_relu": LeakyReluOp, "clip": ClipOp, "sigmoid": SigmoidOp,
+    "tanh": TanhOp,
+}
+
+
+@irdl_op_definition
+class FusedConv2dOp(NNOp):
+    """A convolution with its epilogue: `activation(conv2d(input, weight) + bias + addend)`,
+    made by `fuse-post-ops` for kernels that apply post-ops while the result is still in
+    registers (oneDNN's post-ops: `sum` for the addend, `eltwise` for the activation).
+
+        %y = nn.fused_conv2d %x, %w, %b add %r strides [1, 1] pads [0, 0, 0, 0]
+               dilations [1, 1] groups 1 activation "relu" : (...) -> tensor<...>
+
+    Attributes as `nn.conv2d`'s; `addend` has the result's type (a residual connection);
+    `activation` names an element-wise op (`relu`, `leaky_relu` with `alpha`, `clip` with
+    `min`/`max`, `sigmoid`, `tanh`) with that op's semantics, NaN included.
+    """
+
+    name = "nn.fused_conv2d"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    addend = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+    activation = opt_prop_def(StringAttr)
+    alpha = opt_prop_def(FloatAttr[Float32Type])
+    min = opt_prop_def(FloatAttr[Float32Type])
+    max = opt_prop_def(FloatAttr[Float32Type])
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `,` $bias (`add` $addend^)? `strides` $strides `pads` $pads "
+        "`dilations` $dilations `groups` $groups (`activation` $activation^)? "
+        "(`alpha` $alpha^)? (`min` $min^)? (`max` $max^)? attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(self, conv: Conv2dOp | FusedConv2dOp, bias: Value, addend: Value | None = None,
+                 activation: UnaryOp | None = None):
+        """`conv` with `bias` (replacing its own), then `addend` and `activation` (whose
+        attributes are taken over) applied to its result."""
+        properties = {name: conv.properties[name]
+                      for name in ("strides", "pads", "dilations", "groups")}
+        if activation is not None:
+            properties["activation"] = StringAttr(activation.name.removeprefix("nn."))
+            properties.update(activation.properties)
+        super().__init__(
+            operands=[conv.input, conv.weight, bias, [] if addend is None else [addend]],
+            result_types=[conv.output.type], properties=properties)
+
+    def result_shape(self) -> Shape:
+        return conv2d_shape(shape_of(self.input), shape_of(self.weight), shape_of(self.bias),
+                            ints(self.strides), ints(self.pads), ints(self.dilations),
+                            self.groups.value.data)
+
+    def activation_op(self) -> UnaryOp | None:
+        """The activation as a standalone op (None without one), for kernels that implement
+        it as that op does; it reads a block argument of its own, so that `self`'s result
+        gains no use."""
+        if self.activation is None:
+            return None
+        properties = {name: self.properties[name] for name in ("alpha", "min", "max")
+                      if name in self.properties}
+        block = Block(arg_types=[self.output.type])
+        return ACTIVATIONS[self.activation.data].create(
+            operands=[block.args[0]], result_types=[self.output.type], properties=properties)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.addend is not None and shape_of(self.addend) != shape_of(self.output):
+            raise VerifyException(
+                f"{self.name}: addend shape {list(shape_of(self.addend))} is not the result "
+                f"shape {list(shape_of(self.output))}")
+        wanted: tuple[str, ...] = ()
+        if self.activation is not None:
+            if self.activation.data not in ACTIVATIONS:
+                raise VerifyException(
+                    f"{self.name}: unknown activation \"{self.activation.data}\"; expected one "
+                    f"of {', '.join(ACTIVATIONS)}")
+            wanted = {"leaky_relu": ("alpha",), "clip": ("min", "max")}.get(
+                self.activation.data, ())
+        for name in ("alpha", "min", "max"):
+            if name in self.properties and name not in wanted:
+                if self.activation is None:
+                    raise VerifyException(f"{self.name}: '{name}' is given but there is no "
+                                          "activation")
+                raise VerifyException(f"{self.name}: '{name}' does not apply to activation "
+                                      f"\"{self.activation.data}\"")
+        if self.activation is not None and self.activation.data == "leaky_relu" and (
+                self.alpha is None):
+            raise VerifyException(f"{self.name}: activation \"leaky_relu\" needs 'alpha'")
+        if self.min is not None and self.max is not None and (
+                self.min.value.data > self.max.value.data):
+            raise VerifyException(f"{self.name}: min {self.min.value.data} is greater than max "
+                                  f"{self.max.value.data}")
+
+
 @irdl_op_definition
 class BatchNormOp(NNOp):
     """Inference batch normalization over axis 1:
@@ -1068,7 +1171,7 @@ is given logically and materialised in the result type's layout when the program
 NN = Dialect(
     "nn",
     [
-        Conv2dOp, ConvTranspose2dOp, MatmulOp, GemmOp,
+        Conv2dOp, FusedConv2dOp, ConvTranspose2dOp, MatmulOp, GemmOp,
         ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ExpOp, NegOp, AbsOp, SqrtOp, ClipOp,
         AddOp, SubOp, MulOp, DivOp, SumOp,
         BatchNormOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,

@@ -243,8 +243,20 @@ def transpose(op: nn.TransposeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.ascontiguousarray(inputs[0].transpose(ints(op.perm)))
 
 
+def fused_conv2d(op: nn.FusedConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The convolution, plus the addend, then the activation op's own reference kernel."""
+    x, w, bias, *addend = inputs
+    result = conv2d(op, [x, w, bias])  # type: ignore[arg-type]  (same attributes)
+    if addend:
+        result = result + addend[0]
+    activation = op.activation_op()
+    return result if activation is None else REFERENCE_KERNELS[type(activation)](
+        activation, [result])
+
+
 REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.Conv2dOp: conv2d,
+    nn.FusedConv2dOp: fused_conv2d,
     nn.ConvTranspose2dOp: conv_transpose2d,
     nn.MatmulOp: matmul,
     nn.GemmOp: gemm,

@@ -145,6 +145,9 @@ class Kernel:
     # a concat's channel slice); False keeps its outputs in buffers of their own.
     writes_strided: bool = True
     priority: int = 0
+    # Whether its family can run this op with the add and activation after it applied as
+    # post-ops (`fuse-post-ops` then asks that family's kernels for `nn.fused_conv2d`).
+    post_ops: bool = False
     # Work done once per op before it runs many times (generated code and the interpreter
     # bind each op at load): returns the kernel bound to `op`. None: no preparation, `impl`
     # runs on each call and its result is copied into the destination.

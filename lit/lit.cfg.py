@@ -29,3 +29,9 @@ for tool, module in (
     config.substitutions.append((tool, f"{python} -m {module}"))
 config.substitutions.append(("%python", python))
 config.substitutions.append(("not ", f"{python} -m nnlayout.lit.not_ "))
+
+# Tests of oneDNN's choices run where the library loads (`// REQUIRES: onednn`).
+from nnlayout.kernels.onednn.binding import available as onednn_available  # noqa: E402
+
+if onednn_available():
+    config.available_features.add("onednn")

@@ -19,11 +19,13 @@ from nnlayout.dialects.layout import ReorderOp, encoding_name
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
+from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
-TARGETS = ["ref", "avx2", "avx512"]
+# oneDNN runs them too where it is installed, with post-ops fused into its convolutions.
+TARGETS = ["ref", "avx2", "avx512", *(["onednn"] if onednn_available() else [])]
 LAYOUT_PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-layouts,"
                    "propagate-layouts,fold-constants")
 

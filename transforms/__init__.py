@@ -30,6 +30,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SelectDispatchPass
 
+    def fuse_post_ops() -> type[ModulePass]:
+        from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
+
+        return FusePostOpsPass
+
     def insert_layouts() -> type[ModulePass]:
         from nnlayout.transforms.insert_layouts import InsertLayoutsPass
 
@@ -70,6 +75,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "cse": cse,
         "dce": dce,
         "select-dispatch": select_dispatch,
+        "fuse-post-ops": fuse_post_ops,
         "insert-layouts": insert_layouts,
         "propagate-layouts": propagate_layouts,
         "fold-constants": fold_constants,

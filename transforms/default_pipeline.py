@@ -1,7 +1,8 @@
 """`default-pipeline{target=avx2 padding=true remarks=false verify=false}`: the whole compiler,
 in order.
 
-select-dispatch (every op gets its kernel) -> insert-layouts (reorders around kernels that
+select-dispatch (every op gets its kernel) -> fuse-post-ops (a convolution absorbs the add and
+activation after it where its kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
 fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
 halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
@@ -18,6 +19,7 @@ from xdsl.passes import ModulePass
 
 from nnlayout.lowering.bufferize import BufferizePass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
+from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
@@ -37,6 +39,7 @@ class DefaultPipelinePass(ModulePass):
     def passes(self) -> tuple[ModulePass, ...]:
         return (
             SelectDispatchPass(self.target, self.padding, self.remarks),
+            FusePostOpsPass(self.target, self.padding, self.remarks),
             InsertLayoutsPass(),
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),

@@ -265,7 +265,7 @@ def _find_in_place(block: Block, buffers: dict[SSAValue, Buffer],
         if (source is None or target is None or source is target or source.escapes
                 or target.escapes or source.size != target.size
                 or source.end != steps[op] or target.start != steps[op]
-                or any(owner.get(v) is source for v in op.ins if v is not op.ins[index])):
+                or any(owner.get(v) is source for i, v in enumerate(op.ins) if i != index)):
             continue
         target.overwrites = source
 

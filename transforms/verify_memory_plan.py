@@ -109,8 +109,11 @@ def _in_place_pair(earlier: _Placed, later: _Placed, ops: list[Operation]) -> bo
         return False
     kernel = kernel_of(consumer.inner)
     index = None if kernel is None else kernel.in_place_operand
+    # The overwritten buffer must not be read through another operand (conv(r) + r).
     return (index is not None and index < len(consumer.ins)
             and consumer.ins[index] is earlier.op.result
+            and all(v is not earlier.op.result
+                    for i, v in enumerate(consumer.ins) if i != index)
             and later.op.result in consumer.outs)
 
 

@@ -51,6 +51,7 @@ dnnl_forward_inference = 96
 dnnl_convolution_direct = 0x1
 dnnl_eltwise_relu = 0x20
 dnnl_eltwise_tanh = 0x21
+dnnl_eltwise_elu = 0x22
 dnnl_eltwise_abs = 0x24
 dnnl_eltwise_sqrt = 0x25
 dnnl_eltwise_linear = 0x26

@@ -89,9 +89,10 @@ class ConvGeometry:
     padding_l: tuple[int, ...]
     padding_r: tuple[int, ...]
     weights_role: str  # "weights", "grouped" or "depthwise"
+    post_ops: tuple[b.PostOp, ...] = ()
 
 
-def conv_geometry(op: nn.Conv2dOp) -> ConvGeometry:
+def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
     groups = op.groups.value.data
     o, i, kh, kw = shape_of(op.weight)
     pads = ints(op.pads)
@@ -100,8 +101,27 @@ def conv_geometry(op: nn.Conv2dOp) -> ConvGeometry:
     else:
         weights = (groups, o // groups, i, kh, kw)
         role = "depthwise" if o == groups == shape_of(op.input)[1] else "grouped"
+    post_ops = fused_post_ops(op) if isinstance(op, nn.FusedConv2dOp) else ()
     return ConvGeometry(shape_of(op.input), weights, op.bias is not None, shape_of(op.output),
-                        ints(op.strides), ints(op.dilations), pads[:2], pads[2:], role)
+                        ints(op.strides), ints(op.dilations), pads[:2], pads[2:], role,
+                        () if isinstance(post_ops, str) else post_ops)
+
+
+def fused_post_ops(op: nn.FusedConv2dOp) -> tuple[b.PostOp, ...] | str:
+    """oneDNN's post-ops computing `op`'s epilogue with the reference semantics, or why
+    there are none. Relu is oneDNN's elu with alpha 0 (x for x > 0, else 0 * (exp(x) - 1)):
+    its relu post-op is max(x, 0) in an operand order that turns NaN into 0."""
+    post_ops = (b.PostOp.sum(),) if op.addend is not None else ()
+    activation = op.activation_op()
+    if activation is None:
+        return post_ops
+    if isinstance(activation, nn.ClipOp):
+        return "oneDNN's clip post-op turns NaN into a bound"
+    if isinstance(activation, nn.LeakyReluOp) and activation.alpha.value.data == 0:
+        return "leaky_relu with alpha 0 maps -inf to 0 * -inf = NaN, as no oneDNN post-op does"
+    if isinstance(activation, nn.ReluOp):
+        return (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_elu, 0.0))
+    return (*post_ops, b.PostOp.eltwise(*_eltwise_params(activation)))
 
 
 def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
@@ -110,7 +130,7 @@ def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int) -> b.PrimitiveDes
     return p.convolution_pd(MemoryDesc.with_tag(g.src, src),
                             MemoryDesc.with_tag(g.weights, weights), bias,
                             MemoryDesc.with_tag(g.dst, dst), g.strides, g.dilations,
-                            g.padding_l, g.padding_r)
+                            g.padding_l, g.padding_r, g.post_ops)
 
 
 @dataclass(frozen=True)
@@ -174,33 +194,39 @@ def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
     return formats
 
 
-def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
+def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
+                  padding: bool) -> str | None:
     """Refuses when oneDNN has only its reference implementation (or formats we cannot
     name); oneDNN pads channels itself, so `padding` does not matter."""
     if not _is_f32(op):
         return _NOT_F32
+    if isinstance(op, nn.FusedConv2dOp) and isinstance(post_ops := fused_post_ops(op), str):
+        return post_ops
     choice = conv_choice(conv_geometry(op))
     return choice if isinstance(choice, str) else None
 
 
-def _chosen(op: nn.Conv2dOp) -> ConvChoice:
+def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvChoice:
     choice = conv_choice(conv_geometry(op))
     if isinstance(choice, str):
         raise ValueError(f"{op.name}: no fast oneDNN convolution: {choice}")
     return choice
 
 
-def _conv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
+def _conv_layouts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> Layouts:
+    """oneDNN's formats; a fused addend is the destination's starting contents."""
     src, weights, dst = (f.kernel_layout for f in _chosen(op).formats)
     operands = (src, weights) + ((PLAIN_LAYOUT,) if op.bias is not None else ())
+    if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
+        operands += (dst,)
     return operands, (dst,)
 
 
-def _conv_workspace(op: nn.Conv2dOp, target: Target) -> int:
+def _conv_workspace(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> int:
     return _chosen(op).scratchpad
 
 
-def _conv_compiled(op: nn.Conv2dOp) -> tuple[Compiled, tuple[int, ...]]:
+def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[int, ...]]:
     g = conv_geometry(op)
     tags = (_format(op.input, "data").value, _format(op.weight, g.weights_role).value,
             _format(op.output, "data").value)
@@ -383,7 +409,9 @@ def _any_compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
 
 # --------------------------------------------------------------------- execution
 def _compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
-    return _conv_compiled(op) if isinstance(op, nn.Conv2dOp) else _any_compiled(op)
+    if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
+        return _conv_compiled(op)
+    return _any_compiled(op)
 
 
 def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
@@ -393,6 +421,11 @@ def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
     (a C-contiguous float32 buffer of the result's physical size); `prepared` is `op`'s
     compiled primitive, when the caller holds it."""
     compiled, args = prepared or _compiled(op)
+    if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
+        # oneDNN's sum post-op adds what dst holds: the addend, unless planned in place.
+        *inputs, addend = inputs
+        if addend.ctypes.data != out.ctypes.data:
+            out.reshape(addend.shape)[...] = addend
     arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
               for arg, x in zip(args, inputs, strict=True)}
     compiled({**arrays, b.DNNL_ARG_DST: out}, scratchpad)
@@ -438,7 +471,16 @@ def kernels() -> list[Kernel]:
     # want dense buffers: no halos, no strided outputs.
     result = [Kernel("conv2d_onednn", nn.Conv2dOp, "onednn", run, accepts=_conv_accepts,
                      layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
-                     reads_halo=False, writes_strided=False)]
+                     reads_halo=False, writes_strided=False, post_ops=True),
+              # With an addend, oneDNN accumulates into it: in place when the planner can.
+              Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
+                     applies=lambda op: op.addend is None, accepts=_conv_accepts,
+                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
+                     reads_halo=False, writes_strided=False, post_ops=True),
+              Kernel("fused_conv2d_sum_onednn", nn.FusedConv2dOp, "onednn", run,
+                     applies=lambda op: op.addend is not None, accepts=_conv_accepts,
+                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
+                     in_place=3, reads_halo=False, writes_strided=False, post_ops=True)]
     any_ops: list[tuple[type[Operation], bool]] = [
         (nn.MaxPool2dOp, False), (nn.AvgPool2dOp, False), (nn.GlobalAvgPoolOp, False),
         (nn.ConcatOp, False), (nn.BatchNormOp, True),

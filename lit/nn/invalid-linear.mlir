@@ -254,3 +254,51 @@ func.func @gemm_c_too_big(%a: tensor<1x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4
   %0 = nn.gemm %a, %b, %c alpha 1.0 beta 1.0 : (tensor<1x3xf32>, tensor<3x5xf32>, tensor<4x1xf32>) -> tensor<1x5xf32>
   func.return
 }
+
+// -----
+
+func.func @fused_addend_shape(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>, %r: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.fused_conv2d: addend shape [1, 8, 4, 4] is not the result shape [1, 8, 8, 8]}}
+  %0 = nn.fused_conv2d %x, %w, %b add %r strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_unknown_activation(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{nn.fused_conv2d: unknown activation "gelu"; expected one of relu, leaky_relu, clip, sigmoid, tanh}}
+  %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "gelu" : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_stray_parameter(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{nn.fused_conv2d: 'alpha' does not apply to activation "relu"}}
+  %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "relu" alpha 0.1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_parameter_without_activation(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{nn.fused_conv2d: 'max' is given but there is no activation}}
+  %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 max 6.0 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_leaky_relu_needs_alpha(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{nn.fused_conv2d: activation "leaky_relu" needs 'alpha'}}
+  %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "leaky_relu" : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_clip_bounds(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{nn.fused_conv2d: min 6.0 is greater than max 0.0}}
+  %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "clip" min 6.0 max 0.0 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}

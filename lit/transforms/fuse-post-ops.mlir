@@ -1,0 +1,55 @@
+// REQUIRES: onednn
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}' | filecheck %s
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}'
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx2},fuse-post-ops{target=avx2}' | filecheck %s --check-prefix=AVX2
+
+// A residual block's tail: conv -> add -> relu becomes one oneDNN convolution with a sum and
+// an eltwise post-op, which may write over the addend (in_place = 3).
+func.func @residual(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %b: tensor<16xf32>, %r: tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32> {
+  %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>) -> tensor<1x16x14x14xf32>
+  %s = nn.add %r, %c : (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %y = nn.relu %s : tensor<1x16x14x14xf32>
+  func.return %y : tensor<1x16x14x14xf32>
+}
+// CHECK-LABEL: func.func @residual
+// CHECK-NEXT:    %y = nn.fused_conv2d %x, %w, %b add %r strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "relu" {kernel = #nn.kernel<"fused_conv2d_sum_onednn", operands = ["NHWC", "OHWI16o", "", "NHWC"], results = ["NHWC"], in_place = 3{{.*}}>}
+// CHECK-NEXT:    func.return %y
+// AVX2-LABEL: func.func @residual
+// AVX2:      nn.conv2d
+// AVX2:      nn.add
+// AVX2:      nn.relu
+
+// -----
+
+// A convolution without bias gets a zero one; relu's NaN-keeping oneDNN form is used.
+func.func @no_bias(%x: tensor<1x16x14x14xf32>, %w: tensor<32x16x1x1xf32>) -> tensor<1x32x14x14xf32> {
+  %c = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x14x14xf32>
+  %y = nn.sigmoid %c : tensor<1x32x14x14xf32>
+  func.return %y : tensor<1x32x14x14xf32>
+}
+// CHECK-LABEL: func.func @no_bias
+// CHECK-NEXT:    %zero_bias = nn.constant dense<0.000000e+00> : tensor<32xf32>
+// CHECK-NEXT:    %y = nn.fused_conv2d %x, %w, %zero_bias strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 activation "sigmoid" {kernel = #nn.kernel<"fused_conv2d_onednn"
+
+// -----
+
+// Not fused: clip (oneDNN's post-op would turn NaN into a bound), a convolution whose result
+// has another use, and an add after the activation (relu(conv) + r is not relu(conv + r)).
+func.func @kept(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %r: tensor<1x16x14x14xf32>) -> (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) {
+  %c1 = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32>
+  // expected-remark @+1 {{not fused into nn.conv2d (conv2d_onednn): oneDNN's clip post-op turns NaN into a bound}}
+  %k = nn.clip %c1 min 0.0 max 6.0 : tensor<1x16x14x14xf32>
+  %c2 = nn.conv2d %k, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32>
+  %t = nn.tanh %c2 : tensor<1x16x14x14xf32>
+  %u = nn.add %c2, %r : (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %c3 = nn.conv2d %u, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32>
+  %a = nn.relu %c3 : tensor<1x16x14x14xf32>
+  %v = nn.add %a, %r : (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  func.return %t, %u, %v : tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>
+}
+// CHECK-LABEL: func.func @kept
+// CHECK:         %k = nn.clip %c1
+// CHECK:         %t = nn.tanh %c2
+// CHECK-NEXT:    %u = nn.add %c2, %r
+// CHECK:         %a = nn.fused_conv2d %u, %w, %zero_bias {{.*}} activation "relu"
+// CHECK-NEXT:    %v = nn.add %a, %r

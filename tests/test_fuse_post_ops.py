@@ -1,0 +1,197 @@
+"""`fuse-post-ops` and `nn.fused_conv2d`: the fused program computes what the unfused one
+did (interpreter and generated module, NaN and Inf included), fusion follows what the chosen
+kernel accepts, and a fused residual add is planned in place on its addend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.nn import FusedConv2dOp
+from nnlayout.examples.make_models import build
+from nnlayout.frontends.onnx import import_model
+from nnlayout.kernels.onednn.binding import available
+from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.tests.test_layout_semantics import (
+    DEFAULT_PIPELINE,
+    assert_same,
+    compile_module,
+    dense,
+    parse,
+    random_inputs,
+)
+from nnlayout.transforms import remarks
+
+pytestmark = pytest.mark.skipif(not available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
+                                "is not installed; its kernels are the only fused ones")
+
+FUSE = ("select-dispatch{{target={target} padding={padding}}},"
+        "fuse-post-ops{{target={target} padding={padding}}}")
+T = "tensor<2x{c}x9x9xf32>"
+
+
+def block(c: int, activation: str, attributes: str = "") -> str:
+    """conv -> add (residual) -> activation, then conv -> activation, both results returned."""
+    t = T.format(c=c)
+    w = f"tensor<{c}x{c}x3x3xf32>"
+    conv = "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+    return f"""
+func.func @f(%x: {t}, %r: {t}) -> ({t}, {t}) {{
+  %w = nn.constant dense<{dense((c, c, 3, 3), 1)}> : {w}
+  %b = nn.constant dense<{dense((c,), 2)}> : tensor<{c}xf32>
+  %c1 = nn.conv2d %x, %w, %b {conv} : ({t}, {w}, tensor<{c}xf32>) -> {t}
+  %s = nn.add %c1, %r : ({t}, {t}) -> {t}
+  %a1 = {activation} %s {attributes}: {t}
+  %c2 = nn.conv2d %a1, %w {conv} : ({t}, {w}) -> {t}
+  %a2 = {activation} %c2 {attributes}: {t}
+  func.return %a1, %a2 : {t}, {t}
+}}"""
+
+
+def fused_ops(module: ModuleOp) -> list[FusedConv2dOp]:
+    return [op for op in module.walk() if isinstance(op, FusedConv2dOp)]
+
+
+def with_specials(inputs: list[np.ndarray]) -> list[np.ndarray]:
+    inputs[0][0, 0, 4, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    inputs[-1][-1, 2, 3, :3] = [np.nan, -np.inf, np.inf]
+    return inputs
+
+
+@pytest.mark.parametrize(("activation", "attributes"), [
+    ("nn.relu", ""), ("nn.leaky_relu", "alpha 0.1 "), ("nn.sigmoid", ""), ("nn.tanh", "")])
+@pytest.mark.parametrize("channels", [16, 5])  # 5: padded blocked formats, if oneDNN picks one
+def test_fused_programs_compute_the_unfused_results(activation: str, attributes: str,
+                                                    channels: int) -> None:
+    module = parse(block(channels, activation, attributes))
+    inputs = with_specials(random_inputs(module))
+    expected = Interpreter(module).run(inputs)
+    fused = compile_module(module, "onednn", True, FUSE)
+    assert [op.addend is not None for op in fused_ops(fused)] == [True, False]
+    assert not any(op.name in ("nn.add", activation) for op in fused.walk())
+    assert_same(expected, Interpreter(fused).run(inputs))
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert_same(expected, Interpreter(planned).run(inputs))
+    assert_same(expected, run_generated(planned, inputs))
+
+
+def test_nan_stays_nan_through_a_fused_relu() -> None:
+    """oneDNN's relu post-op is max(x, 0) that turns NaN into 0; the fused relu keeps it."""
+    module = parse(block(16, "nn.relu"))
+    inputs = [np.full_like(x, np.nan) for x in random_inputs(module)]
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert fused_ops(planned)
+    for result in run_generated(planned, inputs):
+        assert np.isnan(result).all()
+
+
+def test_a_user_written_fused_op_runs_on_the_reference_kernel() -> None:
+    """The unoptimised program may hold nn.fused_conv2d itself: the interpreter's reference
+    kernel computes conv + bias + addend, then the activation's own reference kernel."""
+    module = parse(block(8, "nn.relu"))
+    fused = compile_module(module, "onednn", True, FUSE)
+    for op in fused.walk():
+        op.attributes.pop("kernel", None)  # as if written by hand: no kernel chosen
+    inputs = with_specials(random_inputs(module))
+    assert_same(Interpreter(module).run(inputs), Interpreter(fused).run(inputs))
+
+
+@pytest.mark.parametrize(("activation", "attributes", "reason"), [
+    ("nn.clip", "min 0.0 max 6.0 ", "oneDNN's clip post-op turns NaN into a bound"),
+    ("nn.leaky_relu", "alpha 0.0 ",
+     "leaky_relu with alpha 0 maps -inf to 0 * -inf = NaN, as no oneDNN post-op does")])
+def test_activations_oneDNN_cannot_match_are_not_fused_and_say_why(
+        activation: str, attributes: str, reason: str) -> None:
+    module = parse(block(16, activation, attributes))
+    with remarks.collecting() as collected:
+        fused = compile_module(module, "onednn", True, FUSE)
+    assert [op.activation for op in fused_ops(fused)] == [None]  # only the add fused
+    assert [r.message for r in collected if r.pass_name == "fuse-post-ops"] == [
+        f"not fused into nn.fused_conv2d (fused_conv2d_sum_onednn): {reason}",
+        f"not fused into nn.conv2d (conv2d_onednn): {reason}"]
+    inputs = with_specials(random_inputs(module))
+    assert_same(Interpreter(module).run(inputs), Interpreter(fused).run(inputs))
+
+
+@pytest.mark.parametrize("target", ["ref", "avx2", "avx512"])
+def test_kernels_without_a_fused_variant_keep_the_program(target: str) -> None:
+    module = parse(block(16, "nn.relu"))
+    with remarks.collecting() as collected:
+        compiled = compile_module(module, target, True, FUSE)
+    assert not fused_ops(compiled)
+    assert not [r for r in collected if r.pass_name == "fuse-post-ops"]
+    assert str(compiled) == str(compile_module(module, target, True,
+                                               "select-dispatch{{target={target}}}"))
+
+
+def offset(view: SSAValue) -> int:
+    """The byte offset of a `memref.view` of the arena."""
+    constant = view.owner.operands[1].owner
+    assert isinstance(constant, arith.ConstantOp)
+    return constant.value.value.data
+
+
+def test_the_residual_sum_is_planned_in_place_on_its_addend() -> None:
+    """The addend dies at the fused convolution, which accumulates into its buffer."""
+    t = T.format(c=16)
+    w = "tensor<16x16x3x3xf32>"
+    conv = "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+    module = parse(f"""
+func.func @f(%x: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((16, 16, 3, 3), 1)}> : {w}
+  %r = nn.conv2d %x, %w {conv} : ({t}, {w}) -> {t}
+  %e = nn.tanh %r : {t}
+  %c = nn.conv2d %e, %w {conv} : ({t}, {w}) -> {t}
+  %s = nn.add %c, %r : ({t}, {t}) -> {t}
+  %y = nn.sigmoid %s : {t}
+  func.return %y : {t}
+}}""")
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    (compute,) = [op for op in planned.walk() if isinstance(op, ComputeOp)
+                  and isinstance(op.inner, FusedConv2dOp)]
+    assert kernel_of(compute.inner).kernel_name.data == "fused_conv2d_sum_onednn"
+    addend_view, out_view = compute.ins[3], compute.outs[0]
+    assert offset(addend_view) == offset(out_view)
+    inputs = with_specials(random_inputs(module))
+    expected = Interpreter(module).run(inputs)
+    assert_same(expected, Interpreter(planned).run(inputs))
+    assert_same(expected, run_generated(planned, inputs))
+
+
+def test_small_resnet_fuses_every_residual_add() -> None:
+    module = import_model(build("resnet50", small=True), inline_limit=1 << 30).module
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    names = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+    assert "add_onednn" not in names and names.count("fused_conv2d_sum_onednn") == 4
+    inputs = random_inputs(module)
+    expected = Interpreter(module).run(inputs)
+    assert_same(expected, run_generated(planned, inputs))
+
+
+def test_an_addend_that_is_also_the_input_is_not_overwritten() -> None:
+    """conv(r) + r: writing over r would change the convolution's input while it runs."""
+    t = T.format(c=16)
+    w = "tensor<16x16x3x3xf32>"
+    conv = "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+    module = parse(f"""
+func.func @f(%x: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((16, 16, 3, 3), 1)}> : {w}
+  %r = nn.conv2d %x, %w {conv} : ({t}, {w}) -> {t}
+  %c = nn.conv2d %r, %w {conv} : ({t}, {w}) -> {t}
+  %s = nn.add %c, %r : ({t}, {t}) -> {t}
+  func.return %s : {t}
+}}""")
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE + ",verify-memory-plan")
+    (compute,) = [op for op in planned.walk() if isinstance(op, ComputeOp)
+                  and isinstance(op.inner, FusedConv2dOp)]
+    assert compute.ins[0] is compute.ins[3] and offset(compute.ins[3]) != offset(compute.outs[0])
+    inputs = with_specials(random_inputs(module))
+    expected = Interpreter(module).run(inputs)
+    assert_same(expected, Interpreter(planned).run(inputs))
+    assert_same(expected, run_generated(planned, inputs))

@@ -1,0 +1,179 @@
+"""`fuse-post-ops{target=host padding=true remarks=false}`: fold a convolution's residual add
+and activation into the convolution, where its chosen kernel can apply them as post-ops.
+
+Run after `select-dispatch`: a fusion is keyed on the kernel the convolution got. That kernel
+must declare `post_ops` (oneDNN's convolution does; numpy kernels gain nothing from fusing),
+and its family (e.g. `onednn`) must have a kernel for `nn.fused_conv2d` that applies to and
+accepts the fused op (for oneDNN: a fast primitive descriptor with `sum`/`eltwise`
+post-ops exists, with the reference semantics, NaN included); otherwise nothing changes and
+a remark says why. The fused op gets that kernel, so no re-dispatch is needed:
+
+    %c = nn.conv2d %x, %w, %b ... {kernel = #nn.kernel<"conv2d_onednn", ...>}
+    %s = nn.add %c, %r {kernel = ...}
+    %y = nn.relu %s {kernel = ...}
+  becomes
+    %y = nn.fused_conv2d %x, %w, %b add %r ... activation "relu"
+           {kernel = #nn.kernel<"fused_conv2d_sum_onednn", ..., in_place = 3>}
+
+An add fuses first (oneDNN's post-ops run in order: sum, then the activation), and only into
+a convolution without an activation, since `relu(conv) + r` is not `relu(conv + r)`. The
+convolution's result must have no other use. The fused kernel may write over the addend's
+buffer (`in_place = 3`), so a residual connection costs no extra memory: the memory planner
+sees one buffer where there were three (convolution, sum, activation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
+
+from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
+from nnlayout.dialects.nn import (
+    ACTIVATIONS,
+    AddOp,
+    ConstantOp,
+    Conv2dOp,
+    FusedConv2dOp,
+    UnaryOp,
+    shape_of,
+    tensor_type,
+)
+from nnlayout.kernels.registry import Target, get_target, registry
+from nnlayout.lowering.runtime import element_dtype
+from nnlayout.transforms import remarks
+
+
+@dataclass
+class _Fuser:
+    """Builds a fused op for a convolution and asks the chosen kernel's family for it."""
+
+    target: Target
+    padding: bool
+    print_remarks: bool
+
+    def fuse(self, conv: Conv2dOp | FusedConv2dOp, replaced: Operation,
+             addend: SSAValue | None, activation: UnaryOp | None,
+             rewriter: PatternRewriter) -> None:
+        """Replaces `replaced` (the add or activation consuming `conv`) by the fused op when
+        a kernel of the family `conv`'s kernel belongs to accepts it."""
+        chosen = kernel_of(conv)
+        if chosen is None or chosen.kernel_name.data not in registry().kernels:
+            return
+        chosen_kernel = registry().lookup(chosen.kernel_name.data)
+        if not chosen_kernel.post_ops:
+            return
+        zero_bias = None if conv.bias is not None else _zeros(
+            TensorType(tensor_type(conv.output).element_type, shape_of(conv.weight)[:1]))
+        bias = conv.bias if zero_bias is None else zero_bias.output
+        if isinstance(conv, FusedConv2dOp):
+            addend = conv.addend if addend is None else addend
+            activation = conv.activation_op() if activation is None else activation
+        fused = FusedConv2dOp(conv, bias, addend, activation)
+        reasons = []
+        for kernel in registry().for_op(FusedConv2dOp):
+            if kernel.family != chosen_kernel.family or not kernel.applies(fused):
+                continue
+            reason = kernel.accepts(fused, self.target, self.padding)
+            if reason is None:
+                break
+            reasons.append(reason)
+        else:
+            fused.erase()
+            if reasons:
+                remarks.emit(replaced, FusePostOpsPass.name,
+                             f"not fused into {conv.name} ({chosen.kernel_name.data}): "
+                             f"{reasons[0]}", self.print_remarks)
+            return
+        fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
+        fused.output.name_hint = replaced.results[0].name_hint or conv.output.name_hint
+        if zero_bias is not None:
+            zero_bias.output.name_hint = "zero_bias"
+            rewriter.insert(zero_bias, InsertPoint.before(replaced))
+        rewriter.replace(replaced, fused)
+        rewriter.erase(conv)
+
+
+def _zeros(tensor: TensorType[Attribute]) -> ConstantOp:
+    """A splat constant of zeros: the bias of a convolution that has none."""
+    zero = np.zeros(1, dtype=element_dtype(tensor.element_type)).tobytes()
+    return ConstantOp(tensor, value=DenseIntOrFPElementsAttr(tensor, BytesAttr(zero)))
+
+
+def _fusable(value: SSAValue) -> Conv2dOp | FusedConv2dOp | None:
+    """The convolution producing `value`, if `value` has no other use."""
+    conv = value.owner
+    if isinstance(conv, Conv2dOp | FusedConv2dOp) and value.has_one_use():
+        return conv
+    return None
+
+
+@dataclass
+class FuseAddIntoConvolution(RewritePattern):
+    """`add(conv(...), r)` -> `fused_conv2d(...) add r`; `r` of the result's type."""
+
+    fuser: _Fuser
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AddOp, rewriter: PatternRewriter) -> None:
+        for value, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            conv = _fusable(value)
+            if conv is None or other.type != value.type or other is value or (
+                    isinstance(conv, FusedConv2dOp) and (
+                    conv.addend is not None or conv.activation is not None)):
+                continue
+            self.fuser.fuse(conv, op, other, None, rewriter)
+            return
+
+
+@dataclass
+class FuseActivationIntoConvolution(RewritePattern):
+    """`act(conv(...))` -> `fused_conv2d(...) activation "act"`."""
+
+    fuser: _Fuser
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnaryOp, rewriter: PatternRewriter) -> None:
+        if type(op) not in ACTIVATIONS.values():
+            return
+        conv = _fusable(op.input)
+        if conv is None or (isinstance(conv, FusedConv2dOp) and conv.activation is not None):
+            return
+        self.fuser.fuse(conv, op, None, op, rewriter)
+
+
+@dataclass(frozen=True)
+class FusePostOpsPass(ModulePass):
+    name = "fuse-post-ops"
+
+    target: str = "host"
+    padding: bool = True
+    remarks: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from nnlayout.transforms.select_dispatch import padding_enabled
+
+        try:
+            target = get_target(self.target)
+        except KeyError as error:
+            raise PassFailedException(str(error.args[0])) from None
+        fuser = _Fuser(target, padding_enabled(self.padding), self.remarks)
+        # One walk in program order: an add is met before the activation that follows it.
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([FuseAddIntoConvolution(fuser),
+                                         FuseActivationIntoConvolution(fuser)]),
+            apply_recursively=False,
+        ).rewrite_module(op)
