@@ -731,16 +731,19 @@ class FusedConv2dOp(NNOp):
     alpha = opt_prop_def(FloatAttr[Float32Type])
     min = opt_prop_def(FloatAttr[Float32Type])
     max = opt_prop_def(FloatAttr[Float32Type])
+    # Like arith's fastmath `nnan`: the program promises no NaN reaches the activation, so a
+    # kernel may use an activation that would map NaN elsewhere (oneDNN's relu and clip).
+    nnan = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
     assembly_format = (
         "$input `,` $weight `,` $bias (`add` $addend^)? `strides` $strides `pads` $pads "
         "`dilations` $dilations `groups` $groups (`activation` $activation^)? "
-        "(`alpha` $alpha^)? (`min` $min^)? (`max` $max^)? attr-dict "
+        "(`alpha` $alpha^)? (`min` $min^)? (`max` $max^)? (`nnan` $nnan^)? attr-dict "
         "`:` functional-type(operands, results)"
     )
 
     def __init__(self, conv: Conv2dOp | FusedConv2dOp, bias: Value, addend: Value | None = None,
-                 activation: UnaryOp | None = None):
+                 activation: UnaryOp | None = None, nnan: bool = False):
         """`conv` with `bias` (replacing its own), then `addend` and `activation` (whose
         attributes are taken over) applied to its result."""
         properties = {name: conv.properties[name]
@@ -748,6 +751,8 @@ class FusedConv2dOp(NNOp):
         if activation is not None:
             properties["activation"] = StringAttr(activation.name.removeprefix("nn."))
             properties.update(activation.properties)
+        if nnan:
+            properties["nnan"] = UnitAttr()
         super().__init__(
             operands=[conv.input, conv.weight, bias, [] if addend is None else [addend]],
             result_types=[conv.output.type], properties=properties)

@@ -195,3 +195,19 @@ func.func @f(%x: {t}) -> {t} {{
     expected = Interpreter(module).run(inputs)
     assert_same(expected, Interpreter(planned).run(inputs))
     assert_same(expected, run_generated(planned, inputs))
+
+
+@pytest.mark.parametrize(("activation", "attributes"), [
+    ("nn.relu", ""), ("nn.clip", "min 0.0 max 6.0 "), ("nn.clip", "max 6.0 "),
+    ("nn.leaky_relu", "alpha 0.0 ")])
+def test_nnan_fuses_the_fast_activations_with_the_same_finite_results(
+        activation: str, attributes: str) -> None:
+    """Under `nnan` the promise is the user's: on finite inputs the results are the same."""
+    module = parse(block(16, activation, attributes))
+    fast = compile_module(module, "onednn", True, FUSE[:-2] + " nnan=true}}")
+    assert [op.nnan is not None and op.activation is not None
+            for op in fused_ops(fast)] == [True, True]
+    inputs = random_inputs(module)
+    assert_same(Interpreter(module).run(inputs), Interpreter(fast).run(inputs))
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE[:-2] + " nnan=true}}")
+    assert_same(Interpreter(module).run(inputs), run_generated(planned, inputs))

@@ -1,5 +1,5 @@
-"""`default-pipeline{target=avx2 padding=true remarks=false verify=false}`: the whole compiler,
-in order.
+"""`default-pipeline{target=avx2 padding=true nnan=false remarks=false verify=false}`: the
+whole compiler, in order.
 
 select-dispatch (every op gets its kernel) -> fuse-post-ops (a convolution absorbs the add and
 activation after it where its kernel can) -> insert-layouts (reorders around kernels that
@@ -33,13 +33,14 @@ class DefaultPipelinePass(ModulePass):
 
     target: str = "avx2"
     padding: bool = True
+    nnan: bool = False  # fuse-post-ops' fast-math promise: no NaN reaches an activation
     remarks: bool = False
     verify: bool = False
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
             SelectDispatchPass(self.target, self.padding, self.remarks),
-            FusePostOpsPass(self.target, self.padding, self.remarks),
+            FusePostOpsPass(self.target, self.padding, nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),

@@ -1,5 +1,6 @@
-"""`fuse-post-ops{target=host padding=true remarks=false}`: fold a convolution's residual add
-and activation into the convolution, where its chosen kernel can apply them as post-ops.
+"""`fuse-post-ops{target=host padding=true nnan=false remarks=false}`: fold a convolution's
+residual add and activation into the convolution, where its chosen kernel can apply them as
+post-ops.
 
 Run after `select-dispatch`: a fusion is keyed on the kernel the convolution got. That kernel
 must declare `post_ops` (oneDNN's convolution does; numpy kernels gain nothing from fusing),
@@ -14,6 +15,10 @@ a remark says why. The fused op gets that kernel, so no re-dispatch is needed:
   becomes
     %y = nn.fused_conv2d %x, %w, %b add %r ... activation "relu"
            {kernel = #nn.kernel<"fused_conv2d_sum_onednn", ..., in_place = 3>}
+
+`nnan=true` is the fast-math promise of arith's `nnan` flag: no NaN reaches an activation.
+The fused ops then carry `nnan`, and oneDNN may use its relu and clip post-ops, which map NaN
+to a bound (exact relu costs an exp per element; clip has no exact post-op and stays apart).
 
 An add fuses first (oneDNN's post-ops run in order: sum, then the activation), and only into
 a convolution without an activation, since `relu(conv) + r` is not `relu(conv + r)`. The
@@ -63,6 +68,7 @@ class _Fuser:
 
     target: Target
     padding: bool
+    nnan: bool
     print_remarks: bool
 
     def fuse(self, conv: Conv2dOp | FusedConv2dOp, replaced: Operation,
@@ -82,7 +88,7 @@ class _Fuser:
         if isinstance(conv, FusedConv2dOp):
             addend = conv.addend if addend is None else addend
             activation = conv.activation_op() if activation is None else activation
-        fused = FusedConv2dOp(conv, bias, addend, activation)
+        fused = FusedConv2dOp(conv, bias, addend, activation, self.nnan)
         reasons = []
         for kernel in registry().for_op(FusedConv2dOp):
             if kernel.family != chosen_kernel.family or not kernel.applies(fused):
@@ -161,6 +167,7 @@ class FusePostOpsPass(ModulePass):
 
     target: str = "host"
     padding: bool = True
+    nnan: bool = False
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -170,7 +177,7 @@ class FusePostOpsPass(ModulePass):
             target = get_target(self.target)
         except KeyError as error:
             raise PassFailedException(str(error.args[0])) from None
-        fuser = _Fuser(target, padding_enabled(self.padding), self.remarks)
+        fuser = _Fuser(target, padding_enabled(self.padding), self.nnan, self.remarks)
         # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
             GreedyRewritePatternApplier([FuseAddIntoConvolution(fuser),

@@ -57,6 +57,7 @@ dnnl_eltwise_sqrt = 0x25
 dnnl_eltwise_linear = 0x26
 dnnl_eltwise_logistic = 0x29
 dnnl_eltwise_clip = 0x2E
+dnnl_eltwise_clip_v2 = 0x2F
 dnnl_pooling_max = 0x1FF
 dnnl_pooling_avg_include_padding = 0x2FF
 dnnl_pooling_avg_exclude_padding = 0x3FF

@@ -109,18 +109,29 @@ def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
 
 def fused_post_ops(op: nn.FusedConv2dOp) -> tuple[b.PostOp, ...] | str:
     """oneDNN's post-ops computing `op`'s epilogue with the reference semantics, or why
-    there are none. Relu is oneDNN's elu with alpha 0 (x for x > 0, else 0 * (exp(x) - 1)):
-    its relu post-op is max(x, 0) in an operand order that turns NaN into 0."""
+    there are none. oneDNN's relu and clip post-ops are max/min in an operand order that
+    turns NaN into a bound, so they are used only under `nnan`; otherwise relu is oneDNN's
+    elu with alpha 0 (x for x > 0, else 0 * (exp(x) - 1)), which keeps NaN but costs an exp."""
     post_ops = (b.PostOp.sum(),) if op.addend is not None else ()
     activation = op.activation_op()
     if activation is None:
         return post_ops
+    nnan = op.nnan is not None
     if isinstance(activation, nn.ClipOp):
-        return "oneDNN's clip post-op turns NaN into a bound"
+        if not nnan:
+            return "oneDNN's clip post-op turns NaN into a bound"
+        low = -math.inf if activation.min is None else activation.min.value.data
+        high = math.inf if activation.max is None else activation.max.value.data
+        return (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low, high))
+    relu = isinstance(activation, nn.ReluOp)
     if isinstance(activation, nn.LeakyReluOp) and activation.alpha.value.data == 0:
-        return "leaky_relu with alpha 0 maps -inf to 0 * -inf = NaN, as no oneDNN post-op does"
-    if isinstance(activation, nn.ReluOp):
-        return (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_elu, 0.0))
+        if not nnan:  # (as relu, it would be exact but for -inf)
+            return ("leaky_relu with alpha 0 maps -inf to 0 * -inf = NaN, as no oneDNN "
+                    "post-op does")
+        relu = True
+    if relu:
+        return (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_relu if nnan
+                                            else b.dnnl_eltwise_elu, 0.0))
     return (*post_ops, b.PostOp.eltwise(*_eltwise_params(activation)))
 
 

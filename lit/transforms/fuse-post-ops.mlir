@@ -53,3 +53,15 @@ func.func @kept(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %r: tenso
 // CHECK-NEXT:    %u = nn.add %c2, %r
 // CHECK:         %a = nn.fused_conv2d %u, %w, %zero_bias {{.*}} activation "relu"
 // CHECK-NEXT:    %v = nn.add %a, %r
+
+// -----
+
+// nnan=true (fast math: no NaN reaches an activation): clip fuses too, as oneDNN's clip.
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn nnan=true}' | filecheck %s --check-prefix=NNAN
+func.func @relu6(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x14x14xf32> {
+  %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>) -> tensor<1x16x14x14xf32>
+  %y = nn.clip %c min 0.0 max 6.0 : tensor<1x16x14x14xf32>
+  func.return %y : tensor<1x16x14x14xf32>
+}
+// NNAN-LABEL: func.func @relu6
+// NNAN-NEXT:    %y = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "clip" min 0.000000e+00 max 6.000000e+00 nnan {kernel = #nn.kernel<"fused_conv2d_onednn"
