@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from xdsl.dialects.builtin import f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
@@ -62,9 +62,19 @@ def _format(value: SSAValue, role: str) -> Format:
 
 def _zero_result_padding(op: Operation, out: np.ndarray) -> None:
     """Zeroes the padding lanes of result 0, if its layout has any."""
-    spec = layout_of(op.results[0].type)
+    spec = _padded_layout(op.results[0].type)
     if spec is not None:
         spec.zero_padding(out, shape_of(op.results[0]))
+
+
+@cache
+def _padded_layout(value_type: Attribute) -> LayoutSpec | None:
+    """The layout of a tensor type when it has padding lanes (asked on every call)."""
+    spec = layout_of(value_type)
+    if spec is None or not isinstance(value_type, TensorType) or not spec.padding_elements(
+            value_type.get_shape()):
+        return None
+    return spec
 
 
 _NOT_F32 = "not float32; the oneDNN kernels are f32 only"
