@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp, element_bytes, encoding_name, layout_of
-from nnlayout.dialects.nn import ConstantOp
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
 from nnlayout.kernels.registry import registry
@@ -70,13 +70,13 @@ def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],
         seconds = time.perf_counter() - start
     kernels = [k for op in compiled.walk() if (k := kernel_of(op)) is not None]
     families = Counter(registry().lookup(k.kernel_name.data).family for k in kernels)
-    reorders = sum(isinstance(op, ReorderOp) and not isinstance(op.input.owner, ConstantOp)
+    reorders = sum(isinstance(op, ReorderOp) and not is_constant_expression(op)
                    and encoding_name(op.input.type) != encoding_name(op.output.type)
                    for op in compiled.walk())
     padding_bytes = 0
     for op in compiled.walk():
-        if isinstance(op, ConstantOp):
-            continue  # activations only: weights are packed once, not per inference
+        if is_constant_expression(op):
+            continue  # activations only: weights are computed and packed once, at load
         for result in op.results:
             result_type = result.type
             if isinstance(result_type, TensorType) and (layout := layout_of(result_type)):

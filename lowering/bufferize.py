@@ -5,8 +5,9 @@ Every tensor-level op (an `nn` op or a `layout.reorder`) is wrapped in an `nn.co
 explicit `memref.alloc`. The buffer of a tensor is `buffer_type(tensor_type)` from the layout
 dialect: the physical shape, so a C=3 activation in NCHW16c is `memref<1x1xHxWx16xf32>` and an
 OIHW16i16o weight its 6-D packed shape. Function arguments and results become plain, unpadded
-memrefs: the caller's arrays are never padded or blocked. Constants stay tensors, read by
-`nn.compute` directly: they are materialised (packed) once, when the program is loaded.
+memrefs: the caller's arrays are never padded or blocked. Constants and constant expressions
+(`dialects/constant_expressions.py`) stay tensors, read by `nn.compute` directly: they are
+materialised (computed, packed) once, when the program is loaded.
 
 Two copies disappear on the way, because the memory they would fill is laid out in advance:
 
@@ -54,6 +55,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import compute_of
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import (
     BUFFER_ALIGNMENT,
@@ -125,7 +127,7 @@ class _Plan:
 
 def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan) -> bool:
     owner = value.owner
-    return (isinstance(owner, Operation) and not isinstance(owner, nn.ConstantOp)
+    return (isinstance(owner, Operation) and not is_constant_expression(owner)
             and value not in returned and value not in plan.concat_slot
             and _writes_strided(owner))
 
@@ -155,7 +157,7 @@ def _plan_function(function: func.FuncOp) -> _Plan:
     for op in block.ops:
         for result in op.results:
             if result in returned or result in plan.concat_slot or not isinstance(
-                    result.type, TensorType) or isinstance(op, nn.ConstantOp):
+                    result.type, TensorType) or is_constant_expression(op):
                 continue
             readers = [use.operation for use in result.uses if use.index == 0
                        and _pad_value(use.operation) is not None and any(_pads(use.operation))]
@@ -184,7 +186,7 @@ def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) 
         if kernel is None or kernel.in_place_operand is None:
             return
         source = producer.operands[kernel.in_place_operand]
-        if (not isinstance(source.owner, Operation) or isinstance(source.owner, nn.ConstantOp)
+        if (not isinstance(source.owner, Operation) or is_constant_expression(source.owner)
                 or not _writes_strided(source.owner)
                 or source in returned or source in plan.concat_slot or source in plan.halo
                 or not source.has_one_use() or source.type != value.type):
@@ -261,8 +263,8 @@ class _FunctionBufferizer:
         return buffer
 
     def _input(self, value: SSAValue) -> SSAValue:
-        """What an `nn.compute` reads for `value`: its buffer; a constant is read as the
-        tensor itself and a function argument is its own buffer (retyped at the end)."""
+        """What an `nn.compute` reads for `value`: its buffer; a constant (expression) is read
+        as the tensor itself and a function argument is its own buffer (retyped at the end)."""
         return self.buffers.get(value, value)
 
     def _halo_input(self, op: Operation) -> tuple[SSAValue, Halo] | None:
@@ -319,8 +321,9 @@ class _FunctionBufferizer:
         self.dropped.append(op)  # erased once its users have been wrapped
 
     def _materialized(self, value: SSAValue, before: Operation) -> SSAValue:
-        """A buffer of its own holding `value`; a constant or an argument is copied into one
-        (through an identity `layout.reorder`, which packs a constant's layout)."""
+        """A buffer of its own holding `value`; a constant (expression) or an argument is
+        copied into one (through an identity `layout.reorder`, which packs a constant's
+        layout)."""
         if value in self.buffers:
             return self.buffers[value]
         value_type = value.type
@@ -337,7 +340,7 @@ class _FunctionBufferizer:
                 raise DiagnosticError(self.function, f"argument {arg.index} has type "
                                       f"{arg_type}; bufferize needs plain tensor arguments")
         for op in list(block.ops):
-            if isinstance(op, nn.ConstantOp):
+            if is_constant_expression(op):
                 continue
             if isinstance(op, func.ReturnOp):
                 self._return(op)

@@ -12,6 +12,10 @@ between them. The reference kernels compute on logical arrays only, so an nn op'
 unpacked before its kernel runs and its result is packed to its declared layout after, which
 gives every layout annotation its meaning. The entry function takes and returns logical arrays.
 
+Constants and constant expressions (`dialects/constant_expressions.py`) are evaluated once,
+the first time a run needs them, with the reference kernels, and shared read-only by every
+later run, as the generated module evaluates them once when it is loaded.
+
 Supported: `nn.*`, `layout.reorder`, `func.call` and `func.return`, in single-block functions
 of a verified module. Numeric edge cases follow IEEE (exp overflows to inf, sqrt(-1) is nan)
 without numpy warnings.
@@ -31,9 +35,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp
-from nnlayout.dialects.nn import ConstantOp
-from nnlayout.dialects.weights import WeightsError, load_weights
+from nnlayout.dialects.weights import load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
 from nnlayout.lowering import runtime
 from nnlayout.lowering.limits import check_buffers_fit
@@ -135,9 +139,11 @@ def check_arguments(function: func.FuncOp, inputs: Sequence[object]) -> None:
 # ------------------------------------------------------------------ interpreter
 @dataclass(frozen=True)
 class _Plan:
-    """Per function: the values read by some op (the others are dropped as soon as they are
-    made) and, for each op, the values whose last use it is."""
+    """Per function: its constant expressions (not run per run), the values some other op
+    reads (the others are dropped as soon as they are made) and, for each op, the values
+    whose last use it is."""
 
+    constants: frozenset[Operation]
     used: frozenset[SSAValue]
     release: Mapping[Operation, tuple[SSAValue, ...]]
 
@@ -158,7 +164,7 @@ class Interpreter:
         self.kernels = kernels
         self.peak_live_values = 0
         self._weights: Mapping[str, np.ndarray] | None = None
-        self._constants: dict[ConstantOp, RuntimeValue] = {}
+        self._constants: dict[Operation, RuntimeValue] = {}
         self._plans: dict[func.FuncOp, _Plan] = {}
         self._bound: dict[ComputeOp, BoundCompute] = {}
         # The functions being run and their live values, innermost last.
@@ -205,9 +211,13 @@ class Interpreter:
             for op in function.body.block.ops:
                 if isinstance(op, func.ReturnOp):
                     return [env[v] for v in op.arguments]
-                results = self._execute(op, [env[v] for v in op.operands])
-                env.update((r, v) for r, v in zip(op.results, results, strict=True)
-                           if r in plan.used)
+                if op in plan.constants:
+                    if op.results[0] in plan.used:  # else only other constants read it
+                        env[op.results[0]] = self._constant(op)
+                else:
+                    results = self._execute(op, [env[v] for v in op.operands])
+                    env.update((r, v) for r, v in zip(op.results, results, strict=True)
+                               if r in plan.used)
                 self.peak_live_values = max(self.peak_live_values,
                                             sum(len(frame) for _, frame in self._frames))
                 for value in plan.release.get(op, ()):
@@ -220,21 +230,24 @@ class Interpreter:
         plan = self._plans.get(function)
         if plan is None:
             check_buffers_fit(function)  # before the first allocation
+            known: dict[Operation, bool] = {}
+            constants = frozenset(op for op in function.body.block.ops
+                                  if is_constant_expression(op, known))
             last_use: dict[SSAValue, Operation] = {}
             for op in function.body.block.ops:
+                if op in constants:
+                    continue  # its operands are read once, when it is evaluated
                 for operand in op.operands:
                     last_use[operand] = op
             release: dict[Operation, list[SSAValue]] = {}
             for value, op in last_use.items():
                 release.setdefault(op, []).append(value)
-            plan = _Plan(frozenset(last_use),
+            plan = _Plan(constants, frozenset(last_use),
                          {op: tuple(values) for op, values in release.items()})
             self._plans[function] = plan
         return plan
 
     def _execute(self, op: Operation, operands: list[RuntimeValue]) -> Sequence[RuntimeValue]:
-        if isinstance(op, ConstantOp):
-            return (self._constant(op),)
         if isinstance(op, ReorderOp):
             logical = to_logical(operands[0], op.input.type)
             return (to_physical(logical, op.output.type),)
@@ -277,17 +290,18 @@ class Interpreter:
                                                            self.use_chosen_kernels)
         bound(operands[:len(op.ins)], operands[len(op.ins):])
 
-    def _constant(self, op: ConstantOp) -> RuntimeValue:
-        """The run-time value of a constant, made once: read-only, since it is shared."""
+    def _constant(self, op: Operation) -> RuntimeValue:
+        """The run-time value of a constant expression, made once: read-only, since it is
+        shared."""
         value = self._constants.get(op)
         if value is None:
-            try:
-                if op.external is not None and self._weights is None:
-                    self._weights = load_weights(self.module, self.source_path)
-            except WeightsError as error:
-                raise DiagnosticError(op, str(error)) from None
-            value = self._constants[op] = runtime.materialize_constant(op, self._weights or {})
+            value = self._constants[op] = runtime.evaluate_constants([op], self._load_weights)[0]
         return value
+
+    def _load_weights(self) -> Mapping[str, np.ndarray]:
+        if self._weights is None:
+            self._weights = load_weights(self.module, self.source_path)
+        return self._weights
 
 
 # ------------------------------------------------------------------ buffers

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, TensorType, i8
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
@@ -118,6 +118,58 @@ def materialize_constant(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> R
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
     return value
+
+
+def evaluate_constants(roots: Sequence[Operation],
+                       weights: Callable[[], Mapping[str, np.ndarray]]) -> list[RuntimeValue]:
+    """The run-time values of the constant expressions `roots` (see
+    `dialects/constant_expressions.py`), read-only like materialised constants. Each op they
+    depend on is evaluated once, in operand order: constants materialised, reorders packed,
+    other ops run by their reference kernel on logical arrays (what they mean, whatever
+    kernel a target has) with the result packed into its type's layout; an intermediate
+    value is dropped after its last use. `weights` loads the weights file, called only when
+    an external constant is met."""
+    order: list[Operation] = []  # every op the roots depend on, operands first
+    seen: set[Operation] = set()
+    pending: list[tuple[Operation, bool]] = [(root, False) for root in reversed(roots)]
+    while pending:
+        op, operands_done = pending.pop()
+        if operands_done:
+            order.append(op)
+        elif op not in seen:
+            seen.add(op)
+            pending.append((op, True))
+            for operand in op.operands:
+                assert isinstance(operand.owner, Operation)  # constant expressions' are
+                pending.append((operand.owner, False))
+    readers: dict[SSAValue, int] = {}  # the root results are read by the caller
+    for value in (*(v for op in order for v in op.operands), *(r.results[0] for r in roots)):
+        readers[value] = readers.get(value, 0) + 1
+    values: dict[SSAValue, RuntimeValue] = {}
+    with np.errstate(all="ignore"):  # IEEE results (sqrt(-1) is nan), as at run time
+        for op in order:
+            operands = [values[v] for v in op.operands]
+            if isinstance(op, ConstantOp):
+                try:
+                    arrays = weights() if op.external is not None else {}
+                except WeightsError as error:
+                    raise DiagnosticError(op, str(error)) from None
+                value = materialize_constant(op, arrays)
+            elif isinstance(op, ReorderOp):
+                value = to_physical(to_logical(operands[0], op.input.type), op.output.type)
+            else:
+                found = kernel_for(op, REFERENCE_KERNELS, use_chosen=False)
+                if found is None:
+                    raise DiagnosticError(op, f"no reference kernel evaluates '{op.name}'")
+                value = apply_kernel(op, found[1], False, operands)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            values[op.results[0]] = value
+            for operand in op.operands:
+                readers[operand] -= 1
+                if not readers[operand]:
+                    del values[operand]
+    return [values[root.results[0]] for root in roots]
 
 
 # ------------------------------------------------------------------ kernels

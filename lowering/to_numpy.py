@@ -4,9 +4,10 @@
 
 - `NAME.py`, the generated module: one `ARENA` (64-byte aligned bytes, `ARENA_BYTES` long),
   every planned buffer a named `numpy.ndarray` view of it with its shape, offset and strides
-  written out, halo interiors and concat slots as slices of those views, constants and
-  kernels bound once at import, and `run(*inputs) -> tuple` calling one kernel per line,
-  in program order, into the planned views;
+  written out, halo interiors and concat slots as slices of those views, constants (and
+  constant expressions, evaluated by the reference kernels) and kernels bound once at import,
+  and `run(*inputs) -> tuple` calling one kernel per line, in program order, into the planned
+  views;
 - `NAME.planned.mlir`, the planned IR: kernels need their op (attributes, types), so the
   module parses it at import with nnlayout's parser and binds kernel i to the i-th
   `nn.compute` (`Program`, below, shared with nothing but the generated code);
@@ -46,6 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp, encoding_name
 from nnlayout.dialects.nn import ConstantOp
@@ -57,7 +59,7 @@ from nnlayout.lowering.runtime import (
     bind_compute,
     chosen_kernel,
     element_dtype,
-    materialize_constant,
+    evaluate_constants,
     subview_slices,
 )
 from nnlayout.tools.driver import (
@@ -84,23 +86,36 @@ _COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9_%=()\[\],.:*+<> -]")
 
 
 # --------------------------------------------------------------------------- loading
+def load_time_constants(function: func.FuncOp) -> tuple[frozenset[Operation], list[Operation]]:
+    """The constant expressions of `function` (evaluated at load, never per run), and those
+    of them some per-run op reads, in program order: `Program.constants[i]` is the value of
+    the i-th of these."""
+    known: dict[Operation, bool] = {}
+    ops = list(function.body.block.ops)
+    constants = frozenset(op for op in ops if is_constant_expression(op, known))
+    read = [op for op in ops if op in constants and any(
+        use.operation not in constants for result in op.results for use in result.uses)]
+    return constants, read
+
+
 class Program:
-    """What a generated module runs: the entry function of the planned IR, its constants
-    materialised (packed into their layouts) once, and its `nn.compute` ops bound to their
-    kernels once (`constants[i]`, `kernels[i]`: the i-th of each, in program order)."""
+    """What a generated module runs: the entry function of the planned IR, its constant
+    expressions evaluated (and packed into their layouts) once, and its `nn.compute` ops bound
+    to their kernels once (`constants[i]`, `kernels[i]`: the i-th of each, in program order;
+    see `load_time_constants`)."""
 
     def __init__(self, module: ModuleOp, entry: str | None, source_path: str | None):
         self.function = find_entry(module, entry)
         check_buffers_fit(self.function)
         ops = list(self.function.body.block.ops)
-        constants = [op for op in ops if isinstance(op, ConstantOp)]
+        constants, read = load_time_constants(self.function)
         try:
             weights = load_weights(module, source_path) if any(
-                op.external is not None for op in constants) else {}
+                isinstance(op, ConstantOp) and op.external is not None
+                for op in constants) else {}
         except WeightsError as error:
             raise UserError(str(error)) from None
-        self.constants: list[RuntimeValue] = [materialize_constant(op, weights)
-                                              for op in constants]
+        self.constants: list[RuntimeValue] = evaluate_constants(read, lambda: weights)
         self.kernels: list[BoundCompute] = [bind_compute(op) for op in ops
                                             if isinstance(op, ComputeOp)]
 
@@ -178,6 +193,8 @@ class _Emitter:
     counter: int = 0
     indices: dict[SSAValue, int] = field(default_factory=dict)
     per_run: set[SSAValue] = field(default_factory=set)  # arguments and views of them
+    at_load: frozenset[Operation] = frozenset()  # constant expressions
+    loaded: frozenset[Operation] = frozenset()  # those the generated code reads
     load: list[str] = field(default_factory=list)
     body: list[str] = field(default_factory=list)
     arena_bytes: int | None = None
@@ -232,11 +249,12 @@ class _Emitter:
                              f"{_number(op.value.value.data)})")
         elif isinstance(op, memref.CopyOp):
             self.body.append(f"{self.ref(op.destination, op)}[...] = {self.ref(op.source, op)}")
-        elif isinstance(op, ConstantOp):
-            name = self.name(op.output)
-            self.load.append(f"{name} = PROGRAM.constants[{self.constants}]  "
-                             f"# {_comment(f'%{op.output.name_hint}: {_describe(op.output)}')}")
-            self.constants += 1
+        elif op in self.at_load:
+            if op in self.loaded:  # the others are only read by constant expressions
+                value = op.results[0]
+                self.load.append(f"{self.name(value)} = PROGRAM.constants[{self.constants}]  "
+                                 f"# {_comment(f'%{value.name_hint}: {_describe(value)}')}")
+                self.constants += 1
         elif isinstance(op, ComputeOp):
             self._compute(op)
         elif isinstance(op, func.ReturnOp):
@@ -316,7 +334,8 @@ def generate(function: func.FuncOp, ir_name: str) -> str:
     """The Python source of the module running the planned `function`, whose IR it finds in
     the file `ir_name` beside itself."""
     _check_planned(function)
-    emitter = _Emitter()
+    at_load, loaded = load_time_constants(function)
+    emitter = _Emitter(at_load=at_load, loaded=frozenset(loaded))
     arguments = [emitter.name(arg) for arg in function.args]
     emitter.per_run.update(function.args)
     for op in function.body.block.ops:

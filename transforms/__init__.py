@@ -25,6 +25,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return DeadCodeElimination
 
+    def fold_batch_norm() -> type[ModulePass]:
+        from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
+
+        return FoldBatchNormPass
+
     def select_dispatch() -> type[ModulePass]:
         from nnlayout.transforms.select_dispatch import SelectDispatchPass
 
@@ -74,6 +79,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "canonicalize": canonicalize,
         "cse": cse,
         "dce": dce,
+        "fold-batch-norm": fold_batch_norm,
         "select-dispatch": select_dispatch,
         "fuse-post-ops": fuse_post_ops,
         "insert-layouts": insert_layouts,

@@ -1,6 +1,7 @@
 """`default-pipeline{target=avx2 padding=true nnan=false remarks=false verify=false}`: the
 whole compiler, in order.
 
+fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
 select-dispatch (every op gets its kernel) -> fuse-post-ops (a convolution absorbs the add and
 activation after it where its kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnlayout.lowering.bufferize import BufferizePass
+from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
@@ -39,6 +41,7 @@ class DefaultPipelinePass(ModulePass):
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
+            FoldBatchNormPass(self.remarks),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(self.target, self.padding, nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),

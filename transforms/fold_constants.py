@@ -13,6 +13,10 @@ constant runs per inference:
               : tensor<64x3x7x7xf32, #layout.layout<"OIHW8i8o">>
 
 The original constant stays while other ops still use it.
+
+A reorder of a constant expression (`dialects/constant_expressions.py`, e.g. a weight that
+`fold-batch-norm` scaled) is itself one and stays as it is: it is packed once, at load, right
+after the value it reorders is computed.
 """
 
 from __future__ import annotations

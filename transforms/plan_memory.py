@@ -7,8 +7,9 @@ Per function:
 1. **Live intervals.** A root buffer (a `memref.alloc`) and all its `memref.subview`s are one
    buffer: it lives from the first op that touches any of them (the producer writing it, or
    `layout.fill_border` writing its halo) to the last op that reads any of them. Time counts
-   the ops that touch buffers (computes, copies, fills, the return); allocations, views and
-   constants take no time.
+   the ops that touch buffers (computes, copies, fills, the return); allocations, views,
+   constants and constant expressions (evaluated at load, `dialects/constant_expressions.py`)
+   take no time.
 2. **In place.** An `nn.compute` writes its result over `ins[i]` when the kernel chosen for
    its wrapped op says `in_place = i`, `ins[i]`'s buffer dies at this op, and both are whole
    buffers of equal size: the two then form one interval (chains of in-place ops, one).
@@ -50,8 +51,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import BUFFER_ALIGNMENT, FillBorderOp, element_bytes, layout_of
 from nnlayout.tools.driver import DiagnosticError
@@ -207,8 +208,9 @@ class Buffer:
         return self if self.overwrites is None else self.overwrites.root()
 
 
-# Ops that take no time: they allocate, name memory or make constants, touching no data.
-_TIMELESS = (memref.AllocOp, memref.SubviewOp, memref.ViewOp, nn.ConstantOp, arith.ConstantOp)
+# Ops that take no time: they allocate, name memory or make constants, touching no buffer;
+# so do `nn` constant expressions, evaluated once at load.
+_TIMELESS = (memref.AllocOp, memref.SubviewOp, memref.ViewOp, arith.ConstantOp)
 
 
 def _steps(block: Block) -> dict[Operation, int]:
@@ -217,7 +219,7 @@ def _steps(block: Block) -> dict[Operation, int]:
     step = 0
     for op in block.ops:
         steps[op] = step
-        if not isinstance(op, _TIMELESS):
+        if not isinstance(op, _TIMELESS) and not is_constant_expression(op):
             step += 1
     return steps
 

@@ -15,7 +15,8 @@ layout. This pass removes the round trips between two blocked kernels:
 Repeated to a fixed point, a chain conv -> relu -> conv keeps its data blocked throughout; for
 ResNet-50 only the input and the output of the convolutional trunk are reordered. Propagation
 stops at ops whose kernel needs a specific layout (a remark says which and why); reorders of
-constants are left to `fold-constants`.
+constants are left to `fold-constants`. Constant expressions have no kernel and are left
+alone: a reorder of one is done once, at load.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
-from nnlayout.dialects.nn import ConstantOp, NNOp
+from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.registry import registry
 from nnlayout.transforms import remarks
 from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
@@ -130,8 +132,8 @@ class SinkReorderThroughAnyLayoutOp(RewritePattern):
 def report_kept_reorders(module: ModuleOp, print_remarks: bool) -> None:
     """A remark at each op that still receives an activation through a reorder."""
     for op in module.walk():
-        if not isinstance(op, ReorderOp) or isinstance(op.input.owner, ConstantOp):
-            continue
+        if not isinstance(op, ReorderOp) or is_constant_expression(op):
+            continue  # not a reorder, or one done at load
         for use in op.output.uses:
             kernel_attr = kernel_of(use.operation)
             if kernel_attr is None or kernel_attr.operands[use.index] == ANY_LAYOUT:

@@ -5,16 +5,18 @@ proposal asked for — so that later passes know each op's preferred layouts, in
 workspace from the `#nn.kernel<...>` attribute it leaves on the op, instead of asking "is this
 the accelerator?".
 
-For each `nn` op (constants excepted) the registry's `select` walks the target's kernel
-families in order of preference and takes the first kernel whose `accepts` agrees. Every kernel
-that was preferred but refused is reported as a remark with its reason, e.g.
+For each `nn` op the registry's `select` walks the target's kernel families in order of
+preference and takes the first kernel whose `accepts` agrees. Every kernel that was preferred
+but refused is reported as a remark with its reason, e.g.
 
     model.mlir:12:3: remark: [select-dispatch] nn.conv2d: grouped convolution (groups=4),
     not supported by conv2d_nchwc; using conv2d_ref
 
 Channel padding (a C=3 input becomes one block of 8 or 16 lanes) is allowed unless
 `padding=false` or NNLAYOUT_DISABLE_PADDING=1; without it, ops whose channels do not divide
-the block fall back to plain kernels. An op that already has a kernel keeps it.
+the block fall back to plain kernels. An op that already has a kernel keeps it. Constants and
+constant expressions (`dialects/constant_expressions.py`) get none: they are evaluated once,
+when the program is loaded, not per inference.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
-from nnlayout.dialects.nn import ConstantOp, NNOp
+from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.registry import Target, get_target, select
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms import remarks
@@ -55,7 +58,7 @@ class SelectKernel(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
-        if isinstance(op, ConstantOp) or KERNEL_ATTR in op.attributes:
+        if KERNEL_ATTR in op.attributes or is_constant_expression(op):
             return
         selection = select(op, self.target, self.padding)
         if selection is None:

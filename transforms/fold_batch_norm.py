@@ -1,0 +1,137 @@
+"""`fold-batch-norm{remarks=false}`: an inference batch norm after a convolution becomes part
+of the convolution's weight and bias.
+
+    batch_norm(conv(x, W, b)) = (conv(x, W, b) - mean) * s + bias
+                              = conv(x, W * s[o], (b - mean) * s + bias)
+    with s = scale / sqrt(var + eps)
+
+since the convolution is linear in its weight and bias, per output channel o. External weights
+are only read when the program is loaded, so the pass cannot compute W * s itself: it writes
+the arithmetic as `nn` ops on the parameters, which are constant expressions
+(`dialects/constant_expressions.py`): no kernel runs them per inference, they are evaluated
+once at load. On ResNet-like graphs this removes every batch norm, and its pass over memory:
+
+    %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1
+        : (tensor<1x8x16x16xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32>
+    %y = nn.batch_norm %c, %scale, %bias, %mean, %var epsilon 1.0e-05 : (...) -> ...
+  becomes
+    %0 = nn.constant dense<1.0e-05> : tensor<16xf32>
+    %1 = nn.add %var, %0 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    %2 = nn.sqrt %1 : tensor<16xf32>
+    %3 = nn.div %scale, %2 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    %4 = nn.reshape %3 : tensor<16xf32> -> tensor<16x1x1x1xf32>
+    %w_1 = nn.mul %w, %4 : (tensor<16x8x3x3xf32>, tensor<16x1x1x1xf32>) -> tensor<16x8x3x3xf32>
+    %5 = nn.sub %b, %mean : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    %6 = nn.mul %5, %3 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    %b_1 = nn.add %6, %bias : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    %c_1 = nn.conv2d %x, %w_1, %b_1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1
+        : (...) -> tensor<1x16x16x16xf32>
+
+A convolution without bias gets a zero one (`dense<0.0>`). The pattern applies when the batch
+norm's input is a convolution used by nothing else (its own result would otherwise still be
+needed), whose weight and bias and the batch norm's parameters are constant expressions, and
+neither op has a kernel yet: the pass runs before `select-dispatch`, first in
+`default-pipeline`. A batch norm that reads anything else (DenseNet's come before their
+convolution) is left as it is; where the input is a convolution but the pattern does not
+apply, a remark says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.kernel_attr import KERNEL_ATTR
+from nnlayout.transforms import remarks
+
+
+def _is_constant(value: SSAValue) -> bool:
+    return isinstance(value.owner, Operation) and is_constant_expression(value.owner)
+
+
+def _splat(like: SSAValue, length: int, value: float) -> nn.ConstantOp:
+    """A constant vector of `length` copies of `value`, of `like`'s element type."""
+    vector_type = nn.with_shape(like, (length,))
+    return nn.ConstantOp(vector_type,
+                         value=DenseIntOrFPElementsAttr.from_list(vector_type, [value]))
+
+
+@dataclass
+class FoldBatchNormIntoConv(RewritePattern):
+    print_remarks: bool
+
+    def _refuse(self, op: nn.BatchNormOp, reason: str) -> None:
+        remarks.emit(op, FoldBatchNormPass.name, f"not folded into the convolution: {reason}",
+                     self.print_remarks)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.BatchNormOp, rewriter: PatternRewriter) -> None:
+        conv = op.input.owner
+        if not isinstance(conv, nn.Conv2dOp):
+            return
+        if KERNEL_ATTR in op.attributes or KERNEL_ATTR in conv.attributes:
+            return self._refuse(op, "a kernel was chosen already (fold-batch-norm runs "
+                                "before select-dispatch)")
+        if not conv.output.has_one_use():
+            return self._refuse(op, "the convolution's result has other uses")
+        parameters = (conv.weight, *((conv.bias,) if conv.bias is not None else ()),
+                      op.scale, op.bias, op.mean, op.var)
+        if not all(_is_constant(v) for v in parameters):
+            return self._refuse(op, "the convolution's weights or the batch norm's "
+                                "parameters are not constants")
+        channels = nn.shape_of(conv.weight)[0]
+        epsilon = _splat(op.var, channels, op.epsilon.value.data)
+        variance = nn.AddOp(op.var, epsilon)
+        deviation = nn.SqrtOp(variance.output)
+        factor = nn.DivOp(op.scale, deviation.output)  # s, per output channel
+        factor4 = nn.ReshapeOp(factor.output, (channels, 1, 1, 1))
+        weight = nn.MulOp(conv.weight, factor4.output)
+        folded: list[Operation] = [epsilon, variance, deviation, factor, factor4, weight]
+        if conv.bias is None:
+            zero = _splat(op.var, channels, 0.0)
+            folded.append(zero)
+            conv_bias = zero.output
+        else:
+            conv_bias = conv.bias
+        shifted = nn.SubOp(conv_bias, op.mean)
+        scaled = nn.MulOp(shifted.output, factor.output)
+        bias = nn.AddOp(scaled.output, op.bias)
+        folded += [shifted, scaled, bias]
+        for new_op in folded:
+            new_op.location = op.location  # errors in the folded parameters point at the norm
+        weight.output.name_hint = conv.weight.name_hint
+        bias.output.name_hint = (op.bias if conv.bias is None else conv.bias).name_hint
+        new_conv = nn.Conv2dOp(conv.input, weight.output, bias.output,
+                               strides=nn.ints(conv.strides), pads=nn.ints(conv.pads),
+                               dilations=nn.ints(conv.dilations), groups=conv.groups.value.data)
+        new_conv.attributes.update(conv.attributes)
+        new_conv.location = conv.location
+        new_conv.output.name_hint = conv.output.name_hint
+        rewriter.insert([*folded, new_conv], InsertPoint.before(op))
+        rewriter.replace_all_uses_with(op.output, new_conv.output)
+        rewriter.erase(op)
+        rewriter.erase(conv)
+
+
+@dataclass(frozen=True)
+class FoldBatchNormPass(ModulePass):
+    name = "fold-batch-norm"
+
+    remarks: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FoldBatchNormIntoConv(self.remarks),
+                             apply_recursively=False).rewrite_module(op)
