@@ -81,12 +81,15 @@ def test_convolutions(name: str, args: tuple) -> None:
     assert not isinstance(choice, str) and not choice.implementation.startswith("ref")
 
 
-def test_stem_uses_a_plain_source_not_padded_blocks() -> None:
+def test_stem_keeps_one_layout_not_padded_blocks() -> None:
+    """A 3-channel source in nChw8c would be ref:any; oneDNN's own pick, nchw -> nChw8c,
+    would cost the channels-last layers after it a reorder each: nhwc in and out."""
     module = parse(conv_program(3, 64, 32, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 32))
     compiled = compile_module(module, "onednn", padding=True)
     (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
-    assert kernel_of(conv).operands[0] == ""  # nchw: nChw8c would be ref:any
+    assert kernel_of(conv).operands[0] == kernel_of(conv).results[0] == "NHWC"
     assert kernel_of(conv).kernel_name.data == "conv2d_onednn"
+    assert not conv_choice(conv_geometry(conv)).implementation.startswith("ref")
 
 
 def test_nan_and_inf_propagate_through_conv_and_max_pool() -> None:
@@ -216,11 +219,12 @@ def test_dilated_max_pool_falls_back_naming_ref() -> None:
 def test_a_reference_implementation_is_refused_and_the_stem_retried(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Forcing oneDNN's 'any' source to nChw8c reproduces the slow stem (ref:any for 3
-    padded channels): the kernel says so, then takes the plain nchw source."""
+    padded channels): the kernel says so, then retries with other sources (nchw, then the
+    same channels-last format in and out)."""
     from nnlayout.kernels.onednn import kernels as onednn
     from nnlayout.kernels.onednn.formats import by_layout
 
-    blocked, plain = by_layout("data", "NCHW8c").value, by_layout("data", "").value
+    blocked = by_layout("data", "NCHW8c").value
     real = onednn.conv_pd
 
     def forced(g, src, weights, dst, only_blocked=False):
@@ -233,7 +237,8 @@ def test_a_reference_implementation_is_refused_and_the_stem_retried(
         monkeypatch.setattr(onednn, "conv_pd", forced)
         onednn.conv_choice.cache_clear()
         choice = conv_choice(geometry)
-        assert not isinstance(choice, str) and choice.formats[0].value == plain
+        assert not isinstance(choice, str) and choice.formats[0].value != blocked
+        assert not choice.implementation.startswith("ref")
         monkeypatch.setattr(onednn, "conv_pd", lambda *a: forced(*a, only_blocked=True))
         onednn.conv_choice.cache_clear()
         reason = conv_choice(geometry)

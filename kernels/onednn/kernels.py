@@ -168,35 +168,55 @@ def conv_choice(g: ConvGeometry) -> ConvChoice | str:
     """oneDNN's fast choice for `g`, or why there is none. Tried in order: every format left
     to oneDNN; a plain nchw source (the fast stem); channel-blocked sources (the jit
     convolutions' formats, for machines where the brgemm ones are not in our map); plain
-    weights (grouped convolutions)."""
-    attempts = [(ANY, ANY, "formats of its choice")]
-    attempts += [(by_layout("data", layout).value, ANY, f"a {layout or 'plain'} source")
-                 for layout in ("", "NCHW16c", "NCHW8c")]
-    attempts.append((ANY, by_layout(g.weights_role, "").value, "plain weights"))
-    notes = []
-    for src, weights, what in attempts:
-        try:
-            pd = conv_pd(g, src, weights, ANY)
-        except DnnlError as error:
-            notes.append(f"{what}: {error}")
+    weights (grouped convolutions). A choice whose destination format differs from its
+    source's (oneDNN's stem: nchw -> nChw8c) would cost the next layers a reorder each where
+    they run channels-last, so the same format on both sides is tried first for it."""
+    data = [f for layout in ("", "NHWC", "NCHW16c", "NCHW8c")
+            if (f := by_layout("data", layout)) is not None]
+    attempts = [(ANY, ANY, ANY, "formats of its choice")]
+    attempts += [(f.value, ANY, ANY, f"a {f.tag} source") for f in data]
+    attempts.append((ANY, by_layout(g.weights_role, "").value, ANY, "plain weights"))
+    notes: list[str] = []
+    for src, weights, dst, what in attempts:
+        choice = _conv_attempt(g, src, weights, dst, what, notes)
+        if choice is None:
             continue
-        implementation = pd.implementation
-        formats = (identify(pd.md(b.dnnl_query_src_md), "data"),
-                   identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
-                   identify(pd.md(b.dnnl_query_dst_md), "data"))
-        source = formats[0].tag if formats[0] else "unmapped"
-        if implementation.startswith("ref"):
-            notes.append(f"oneDNN chose {implementation} for a {g.src[1]}-channel {source} "
-                         f"source ({what})")
-        elif None in formats:
-            unmapped = [n for n, f in zip(("source", "weights", "destination"), formats,
-                                          strict=True) if f is None]
-            notes.append(f"oneDNN's {implementation} wants a {unmapped[0]} format with no "
-                         f"nnlayout layout ({what})")
-        else:
-            formats = _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
-            return ConvChoice(formats, implementation, pd.scratchpad_bytes)  # type: ignore[arg-type]
+        source, destination = choice.formats[0], choice.formats[2]
+        if source.value != destination.value:
+            for f in data[1:]:  # channels-last first: what oneDNN picks on avx2
+                same = _conv_attempt(g, f.value, weights, f.value, f"{f.tag} in and out", notes)
+                if same is not None:
+                    return same
+        return choice
     return "; ".join(notes)
+
+
+def _conv_attempt(g: ConvGeometry, src: int, weights: int, dst: int, what: str,
+                  notes: list[str]) -> ConvChoice | None:
+    """oneDNN's choice with these format tags (ANY: its own) if fast and nameable in our
+    layouts, else None with the reason appended to `notes`."""
+    try:
+        pd = conv_pd(g, src, weights, dst)
+    except DnnlError as error:
+        notes.append(f"{what}: {error}")
+        return None
+    implementation = pd.implementation
+    formats = (identify(pd.md(b.dnnl_query_src_md), "data"),
+               identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
+               identify(pd.md(b.dnnl_query_dst_md), "data"))
+    source = formats[0].tag if formats[0] else "unmapped"
+    if implementation.startswith("ref"):
+        notes.append(f"oneDNN chose {implementation} for a {g.src[1]}-channel {source} "
+                     f"source ({what})")
+        return None
+    if None in formats:
+        unmapped = [n for n, f in zip(("source", "weights", "destination"), formats,
+                                      strict=True) if f is None]
+        notes.append(f"oneDNN's {implementation} wants a {unmapped[0]} format with no "
+                     f"nnlayout layout ({what})")
+        return None
+    formats = _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
+    return ConvChoice(formats, implementation, pd.scratchpad_bytes)  # type: ignore[arg-type]
 
 
 def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
