@@ -6,11 +6,14 @@ default pipeline, run it, check it, and say what the compiler did.
 
 Steps: the zoo model is built as ONNX (seeded random weights, no download) and imported with
 `nnlayout-import`'s code into `examples/models/`; the unoptimised program runs in the reference
-interpreter; `default-pipeline{target=... verify=true}` compiles it (dispatch, layouts,
-propagation, weight packing, bufferization, memory planning, plan verification); the compiled
-program runs, and its results are compared with the unoptimised ones and with onnxruntime
-(when installed). The summary lists the kernels chosen, the fallbacks with their reasons, the
-activation reorders, the arena against its lower bound, and the latencies.
+interpreter; `default-pipeline{target=... verify=true}` compiles it (batch norm folding,
+dispatch, post-op fusion, layouts, propagation, weight packing, bufferization, memory
+planning, plan verification); `nnlayout-translate` turns the planned program into a numpy
+module (`examples/models/NAME_generated.py`, oneDNN primitives created at its import), which
+runs, and its results are compared with the unoptimised ones and with onnxruntime (when
+installed). The summary lists the kernels chosen, the fallbacks and fusions not done with
+their reasons, the activation reorders, the arena against its lower bound, and the latencies
+of the unoptimised program, the generated module and onnxruntime.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +34,7 @@ from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.lowering.runtime import relative_difference
+from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.tools.driver import (
     make_context,
     parse_pipeline,
@@ -51,14 +55,15 @@ def median_seconds(run: object, inputs: list[np.ndarray], repeats: int) -> float
     return float(np.median(times))
 
 
-def onnxruntime_results(onnx_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
+def onnxruntime_session(onnx_path: Path) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+    """A function running the model in onnxruntime, when it is installed."""
     try:
         import onnxruntime
     except ImportError:
         return None
     session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
-    feeds = {i.name: x for i, x in zip(session.get_inputs(), inputs, strict=True)}
-    return session.run(None, feeds)
+    names = [i.name for i in session.get_inputs()]
+    return lambda inputs: session.run(None, dict(zip(names, inputs, strict=True)))
 
 
 def main(argv: Sequence[str]) -> int:
@@ -90,8 +95,12 @@ def main(argv: Sequence[str]) -> int:
         start = time.perf_counter()
         run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, compiled)
         compile_seconds = time.perf_counter() - start
-    program = Interpreter(compiled, source_path=source)
-    actual = program.run(inputs)
+    start = time.perf_counter()
+    translation = translate(compiled, args.dir / f"{onnx_path.stem}_generated.py",
+                            source_path=source)
+    generated = import_generated(translation.code)
+    load_seconds = time.perf_counter() - start
+    actual = generated.run(*inputs)
 
     computes = [op for op in compiled.walk() if isinstance(op, ComputeOp)]
     kernels = Counter(k.kernel_name.data for op in computes
@@ -104,11 +113,14 @@ def main(argv: Sequence[str]) -> int:
         attribute = function.attributes.get(name)
         return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
 
-    print(f"compiled with {spec} in {compile_seconds:.2f} s")
+    print(f"compiled with {spec} in {compile_seconds:.2f} s; translated to "
+          f"{translation.code.name} and loaded (weights packed, primitives created) in "
+          f"{load_seconds:.2f} s")
     print("kernels: " + ", ".join(f"{name} x{count}" for name, count in kernels.most_common()))
-    fallbacks = Counter(r.message for r in emitted if r.pass_name == "select-dispatch")
-    for message, count in fallbacks.most_common():
-        print(f"fallback x{count}: {message}")
+    for pass_name, what in (("select-dispatch", "fallback"), ("fuse-post-ops", "not fused")):
+        said = Counter(f"{r.op.name}: {r.message}" for r in emitted if r.pass_name == pass_name)
+        for message, count in said.most_common():
+            print(f"{what} x{count}: {message}")
     print(f"activation reorders: {reorders}")
     arena, bound = figure("nnlayout.arena_bytes"), figure("nnlayout.lower_bound_bytes")
     print(f"arena {arena / 2**20:.2f} MiB, lower bound {bound / 2**20:.2f} MiB, "
@@ -118,14 +130,17 @@ def main(argv: Sequence[str]) -> int:
           f"concat {figure('nnlayout.concat_copy_bytes_avoided') / 1024:.1f} KiB")
 
     difference = relative_difference(expected, actual)
-    print(f"compiled vs unoptimised: relative difference {difference:.2e}")
-    ort = onnxruntime_results(onnx_path, inputs)
-    ort_difference = None if ort is None else relative_difference(ort, actual)
+    print(f"generated module vs unoptimised: relative difference {difference:.2e}")
+    ort = onnxruntime_session(onnx_path)
+    ort_difference = None if ort is None else relative_difference(ort(inputs), actual)
     if ort_difference is not None:
-        print(f"compiled vs onnxruntime: relative difference {ort_difference:.2e}")
-    print(f"latency (median of {args.repeats}): unoptimised "
-          f"{median_seconds(reference.run, inputs, args.repeats) * 1e3:.1f} ms, compiled "
-          f"{median_seconds(program.run, inputs, args.repeats) * 1e3:.1f} ms")
+        print(f"generated module vs onnxruntime: relative difference {ort_difference:.2e}")
+    latencies = [("unoptimised (interpreter)", reference.run),
+                 ("generated module", lambda x: generated.run(*x)),
+                 *([("onnxruntime", ort)] if ort is not None else [])]
+    print(f"latency (median of {args.repeats}): " + ", ".join(
+        f"{name} {median_seconds(run, inputs, args.repeats) * 1e3:.1f} ms"
+        for name, run in latencies))
     ok = difference <= TOLERANCE and (ort_difference is None or ort_difference <= TOLERANCE)
     print("OK" if ok else f"MISMATCH above {TOLERANCE:g}")
     return 0 if ok else 1
