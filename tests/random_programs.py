@@ -32,6 +32,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects import nn
+from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import assert_same, random_inputs
 from nnlayout.tools.driver import (
@@ -49,7 +50,8 @@ CHANNELS = (1, 2, 3, 4, 5, 8, 16, 17, 24, 32, 33)
 # Blocked kernels only take convolutions of at least 16k multiply-accumulates: wide layers
 # are drawn more often, so that small images still reach them.
 WIDE = (8, 16, 17, 24, 32, 33)
-TARGETS = ("ref", "avx2", "avx512")
+# oneDNN where it loads: its kernels, formats and fused post-ops get the same check.
+TARGETS = ("ref", "avx2", "avx512", *(("onednn",) if onednn_available() else ()))
 PIPELINE = "default-pipeline{{target={target} padding={padding} verify=true}}"
 
 
