@@ -139,9 +139,9 @@ def check_arguments(function: func.FuncOp, inputs: Sequence[object]) -> None:
 # ------------------------------------------------------------------ interpreter
 @dataclass(frozen=True)
 class _Plan:
-    """Per function: its constant expressions (not run per run), the values some other op
-    reads (the others are dropped as soon as they are made) and, for each op, the values
-    whose last use it is."""
+    """Per function: its constant expressions (evaluated once, not on each run), the values
+    some other op reads (the others are dropped as soon as they are made) and, for each op,
+    the values whose last use it is."""
 
     constants: frozenset[Operation]
     used: frozenset[SSAValue]

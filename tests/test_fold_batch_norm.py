@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
@@ -16,6 +17,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn.binding import available as onednn_available
@@ -29,9 +31,12 @@ from nnlayout.tests.test_layout_semantics import (
     random_inputs,
 )
 from nnlayout.tools.driver import DiagnosticError, make_context, parse_module
+from nnlayout.transforms.plan_memory import plan_function
 
 TARGETS = ["ref", "avx2", *(["onednn"] if onednn_available() else [])]
 FOLD = "fold-batch-norm"
+BUFFERIZED = ("fold-batch-norm,select-dispatch{{target={target} padding={padding}}},"
+              "insert-layouts,propagate-layouts,fold-constants,bufferize")
 
 
 def literal(array: np.ndarray) -> str:
@@ -119,6 +124,21 @@ def test_default_pipeline_and_generated_module(target: str, bias: bool) -> None:
     assert all(kernel_of(op) is None for op in planned.walk() if is_constant_expression(op))
     assert_same(expected, Interpreter(planned).run(inputs))
     assert_same(expected, run_generated(planned, inputs))
+
+
+def test_constant_expressions_take_no_time_or_memory() -> None:
+    module = parse(conv_bn()[0])
+    bufferized = compile_module(module, "avx2", True, BUFFERIZED)
+    (function,) = bufferized.ops
+    assert isinstance(function, func.FuncOp)
+    ops = list(function.body.block.ops)
+    timed = [op for op in ops
+             if isinstance(op, ComputeOp | memref.CopyOp | FillBorderOp | func.ReturnOp)]
+    assert plan_function(function)[0].steps == len(timed)
+    # One buffer per nn.compute (input reorder, conv, relu, output reorder), none for the
+    # constant expressions.
+    allocations = [op for op in ops if isinstance(op, memref.AllocOp)]
+    assert len(allocations) == sum(isinstance(op, ComputeOp) for op in ops) == 4
 
 
 @pytest.mark.parametrize("target", TARGETS)
