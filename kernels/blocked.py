@@ -13,6 +13,11 @@ whatever the real lanes hold (NaN, Inf). Where the math alone would not (sigmoid
 re-zeroes the lanes with `LayoutSpec.zero_padding`. `Kernel.keeps_padding_zero` describes the
 raw math of the element-wise kernels, so that passes know where re-zeroing happens.
 
+Prepared (`Kernel.prepare`): the element-wise kernels, max and average pooling, the dense
+convolution, batch norm and concat also come bound to their op, computing straight into the
+destination buffer (possibly in place, possibly a strided view) with the same result bits,
+instead of returning a new array that is then copied there.
+
 When to block (`accepts`): channel counts that are not a multiple of the block are padded only
 if padding is allowed; convolutions with fewer multiply-accumulates than
 `target.min_blocked_macs` stay plain, because the reorders around them cost more than blocking
@@ -21,7 +26,9 @@ gains.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -32,7 +39,7 @@ from nnlayout.dialects.kernel_attr import ANY_LAYOUT
 from nnlayout.dialects.layout import Block, LayoutSpec, layout_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import Kernel, Target
+from nnlayout.kernels.registry import BoundKernel, Kernel, Target
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -142,17 +149,21 @@ def conv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     padded output lanes are zero unless a real input is Inf or NaN (0 * Inf): they are
     re-zeroed."""
     _check_blocked(op)
-    x, w, *bias = inputs
+    out = np.ascontiguousarray(_conv_gemm(op, inputs))
+    if len(inputs) > 2:
+        out += inputs[2][:, None, None, :]
+    return _rezero(op, out)
+
+
+def _conv_gemm(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """conv2d_nchwc's GEMM result without bias, as an [N, Ob, OH, OW, bo] view."""
+    x, w = inputs[:2]
     windows = _conv_windows(op, x, shape_of(op.weight))  # [N, Ib, OH, OW, bi, kH, kW]
     n, _, oh, ow = windows.shape[:4]
     blocks, lanes = w.shape[0], w.shape[-1]  # w: [Ob, Ib, kH, kW, bi, bo]
     cols = windows.transpose(0, 2, 3, 1, 5, 6, 4).reshape(n * oh * ow, -1)
     weights = w.transpose(1, 2, 3, 4, 0, 5).reshape(cols.shape[1], blocks * lanes)
-    out = (cols @ weights).reshape(n, oh, ow, blocks, lanes)
-    out = np.ascontiguousarray(out.transpose(0, 3, 1, 2, 4))
-    if bias:
-        out += bias[0][:, None, None, :]
-    return _rezero(op, out)
+    return (cols @ weights).reshape(n, oh, ow, blocks, lanes).transpose(0, 3, 1, 2, 4)
 
 
 def _is_depthwise(op: nn.Conv2dOp) -> bool:
@@ -253,6 +264,13 @@ def batch_norm_nchwc(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.nda
     0 / sqrt(eps) = 0 there, except with eps = 0 (0 / 0 = NaN), hence the factor's padding
     lanes are re-zeroed."""
     _check_blocked(op)
+    factor, shift = _batch_norm_factors(op, inputs)
+    return inputs[0] * factor + shift
+
+
+def _batch_norm_factors(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """factor and shift, shaped [Cb, 1, 1, b] to broadcast over NCHW{b}c."""
     x, scale, bias, mean, var = inputs
     vector_spec = _spec(op.scale)
     eps = x.dtype.type(op.epsilon.value.data)
@@ -260,7 +278,7 @@ def batch_norm_nchwc(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.nda
     if vector_spec is not None:
         factor = vector_spec.zero_padding(factor, shape_of(op.scale))
     shift = bias - mean * factor
-    return x * factor[:, None, None, :] + shift[:, None, None, :]
+    return factor[:, None, None, :], shift[:, None, None, :]
 
 
 # ------------------------------------------------------------------------ pooling
@@ -291,11 +309,13 @@ def _pool_accepts(op: Operation, target: Target, padding: bool) -> str | None:
 def max_pool2d_any(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """Spatial padding is -inf, so it never wins. A window that sees only padding (possible
     with dilation) yields -inf, also on channel padding lanes: those are re-zeroed."""
-    x = inputs[0]
+    return _rezero(op, _max_pool_windows(op, inputs[0]).max(axis=(-2, -1)))
+
+
+def _max_pool_windows(op: nn.MaxPool2dOp, x: np.ndarray) -> np.ndarray:
     _, h, w = _nhw_axes(_spec(op.input))
-    windows = _windows(x, (h, w), ints(op.kernel), ints(op.strides), ints(op.pads),
-                       ints(op.dilations), shape_of(op.output)[2:], -np.inf)
-    return _rezero(op, windows.max(axis=(-2, -1)))
+    return _windows(x, (h, w), ints(op.kernel), ints(op.strides), ints(op.pads),
+                    ints(op.dilations), shape_of(op.output)[2:], -np.inf)
 
 
 def _window_counts(size: int, out: int, kernel: int, stride: int, begin: int, end: int,
@@ -319,12 +339,24 @@ def avg_pool2d_any(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     Channel padding lanes sum to 0; a window with no counted position divides 0 by 0,
     so they are re-zeroed."""
     x = inputs[0]
+    sums = _avg_pool_windows(op, x).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = sums / _avg_pool_divisor(op, x)
+    return _rezero(op, out)
+
+
+def _avg_pool_windows(op: nn.AvgPool2dOp, x: np.ndarray) -> np.ndarray:
+    _, h, w = _nhw_axes(_spec(op.input))
+    return _windows(x, (h, w), ints(op.kernel), ints(op.strides), ints(op.pads),
+                    ints(op.dilations), shape_of(op.output)[2:], 0.0)
+
+
+def _avg_pool_divisor(op: nn.AvgPool2dOp, x: np.ndarray) -> np.ndarray:
+    """The divisor of each window, shaped to broadcast over the result."""
     _, h, w = _nhw_axes(_spec(op.input))
     kernel, strides, pads, dilations = (ints(op.kernel), ints(op.strides), ints(op.pads),
                                         ints(op.dilations))
     out_hw = shape_of(op.output)[2:]
-    sums = _windows(x, (h, w), kernel, strides, pads, dilations, out_hw, 0.0).sum(
-        axis=(-2, -1))
     counts = [
         _window_counts(x.shape[axis], out_hw[a], kernel[a], strides[a], pads[a], pads[a + 2],
                        dilations[a], op.count_include_pad is not None)
@@ -335,9 +367,7 @@ def avg_pool2d_any(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     divisor = np.multiply.outer(*counts).astype(x.dtype)
     if h > w:
         divisor = divisor.T
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = sums / divisor.reshape(divisor_shape)
-    return _rezero(op, out)
+    return divisor.reshape(divisor_shape)
 
 
 def global_avg_pool_any(op: nn.GlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -375,6 +405,187 @@ def concat_nchwc(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(inputs, axis=1)
 
 
+# ------------------------------------------------------------------------ prepared
+# `Kernel.prepare` for the kernels above whose math numpy can write into a destination
+# (ufuncs' and reductions' `out=`): the very bits of the unprepared kernel (the same numpy
+# operations in the same order, except for relu and clip, see `_bounded`), without allocating
+# the result and copying it. The destination may be a strided view (halo interior, concat
+# slot) and, for in-place kernels, the memory of operand 0: each computation reads its inputs
+# only before or in its first numpy call (numpy makes one call safe for any overlap), and
+# afterwards reads only `out` (and temporaries). tests/test_prepared_kernels.py checks this.
+Into = Callable[[Sequence[np.ndarray], np.ndarray], None]
+
+
+@functools.lru_cache(maxsize=256)
+def _mask(layout: str, shape: tuple[int, ...]) -> np.ndarray:
+    mask = LayoutSpec.parse(layout).padding_mask(shape)
+    mask.flags.writeable = False
+    return mask
+
+
+def _padding_mask(op: Operation) -> np.ndarray | None:
+    """The padding lanes `_rezero` zeroes (None when there are none), computed once per
+    layout and shape."""
+    spec, shape = _spec(op.operands[0]), tuple(shape_of(op.results[0]))
+    return None if spec is None or not spec.padding_elements(shape) else _mask(spec.text, shape)
+
+
+def _ufunc(function: np.ufunc) -> Callable[[Operation], Into]:
+    def into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        function(*inputs, out=out)
+
+    return lambda op: into
+
+
+def _bounded(low: float | None, high: float | None) -> Into:
+    """relu and clip as the reference computes them, max(x, low) then min(., high): NaN
+    propagates, and a zero equal to a zero bound becomes the bound (numpy's maximum and
+    minimum return their second operand on ties). np.clip computes the same in one pass, 2-3x
+    faster than maximum with a scalar (which has no SIMD loop), except that on a tie x keeps
+    its own zero: adding +0.0 then turns -0.0 into a +0.0 bound. A NaN or -0.0 bound takes
+    maximum and minimum."""
+    bounds = [b for b in (low, high) if b is not None]
+    if any(math.isnan(b) or math.copysign(1.0, b) < 0 and b == 0 for b in bounds):
+        def exact(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+            x = inputs[0]
+            if low is not None:
+                x = np.maximum(x, out.dtype.type(low), out=out)
+            if high is not None:
+                x = np.minimum(x, out.dtype.type(high), out=out)
+            if x is not out:
+                np.copyto(out, x)
+
+        return exact
+    signed_zero = 0.0 in bounds
+    low, high = -math.inf if low is None else low, math.inf if high is None else high
+
+    def into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        np.clip(inputs[0], out.dtype.type(low), out.dtype.type(high), out=out)
+        if signed_zero:
+            np.add(out, out.dtype.type(0), out=out)
+
+    return into
+
+
+def _clip_into(op: nn.ClipOp) -> Into:
+    return _bounded(None if op.min is None else op.min.value.data,
+                    None if op.max is None else op.max.value.data)
+
+
+def _leaky_relu_into(op: nn.LeakyReluOp) -> Into:
+    """x, then alpha * x where x < 0 (x >= 0 and NaN keep x, as in the reference)."""
+    alpha = op.alpha.value.data
+
+    def into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        np.copyto(out, inputs[0])
+        np.multiply(out.dtype.type(alpha), out, out=out, where=np.less(out, 0))
+
+    return into
+
+
+def _sigmoid_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    """e = exp(-|x|); e / (1 + e), then 1 / (1 + e) where x >= 0 (taken before `out`, maybe
+    x's memory, is written)."""
+    x = inputs[0]
+    positive = np.greater_equal(x, 0)
+    np.negative(np.abs(x, out=out), out=out)
+    np.exp(out, out=out)
+    denominator = np.add(1, out)
+    np.divide(out, denominator, out=out)
+    np.divide(1, denominator, out=out, where=positive)
+
+
+def _sum_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    """((x0 + x1) + x2) + ...; an operand after x1 that `out` overlaps would be overwritten
+    before it is read, so then the sum is computed aside."""
+    if any(np.may_share_memory(x, out) for x in inputs[2:]):
+        np.copyto(out, functools.reduce(np.add, inputs[1:], inputs[0]))
+        return
+    total = inputs[0]
+    for x in inputs[1:]:
+        total = np.add(total, x, out=out)
+    if total is not out:
+        np.copyto(out, total)
+
+
+_INTO: dict[type[Operation], Callable[[Operation], Into]] = {
+    nn.ReluOp: lambda op: _bounded(0.0, None), nn.ClipOp: _clip_into,
+    nn.LeakyReluOp: _leaky_relu_into, nn.SigmoidOp: lambda op: _sigmoid_into,
+    nn.TanhOp: _ufunc(np.tanh), nn.ExpOp: _ufunc(np.exp), nn.NegOp: _ufunc(np.negative),
+    nn.AbsOp: _ufunc(np.abs), nn.SqrtOp: _ufunc(np.sqrt), nn.AddOp: _ufunc(np.add),
+    nn.SubOp: _ufunc(np.subtract), nn.MulOp: _ufunc(np.multiply),
+    nn.DivOp: _ufunc(np.divide), nn.SumOp: lambda op: _sum_into,
+}
+
+
+def prepare_elementwise(op: Operation) -> BoundKernel:
+    """An element-wise `*_any` kernel computing into `out`, then re-zeroing padding lanes
+    unless the math is zero-preserving. Operands of another shape or dtype than `out` take
+    the unprepared kernel."""
+    into = _INTO[type(op)](op)
+    mask = None if _zero_preserving(op) else _padding_mask(op)
+
+    def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        if any(x.shape != out.shape or x.dtype != out.dtype for x in inputs):
+            out[...] = elementwise_any(op, inputs)
+            return
+        into(inputs, out)
+        if mask is not None:
+            np.copyto(out, 0, where=mask)
+
+    return bound
+
+
+def _prepared(compute: Callable[[Operation, Sequence[np.ndarray], np.ndarray], None],
+              impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
+              rezero: bool = True) -> Callable[[Operation], BoundKernel]:
+    """`prepare` for a kernel whose `compute(op, inputs, out)` writes its result into `out`,
+    followed by `_rezero`'s re-zeroing; inputs of another dtype than `out` take `impl`."""
+    def prepare(op: Operation) -> BoundKernel:
+        mask = _padding_mask(op) if rezero else None
+
+        def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+            if any(x.dtype != out.dtype for x in inputs):
+                out[...] = impl(op, inputs)
+                return
+            compute(op, inputs, out)
+            if mask is not None:
+                np.copyto(out, 0, where=mask)
+
+        return bound
+
+    return prepare
+
+
+def _max_pool_into(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    np.max(_max_pool_windows(op, inputs[0]), axis=(-2, -1), out=out)
+
+
+def _avg_pool_into(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    np.sum(_avg_pool_windows(op, inputs[0]), axis=(-2, -1), out=out)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.divide(out, _avg_pool_divisor(op, inputs[0]), out=out)
+
+
+def _batch_norm_into(op: nn.BatchNormOp, inputs: Sequence[np.ndarray], out: np.ndarray
+                     ) -> None:
+    _check_blocked(op)
+    factor, shift = _batch_norm_factors(op, inputs)  # before `out`, maybe x, is written
+    np.add(np.multiply(inputs[0], factor, out=out), shift, out=out)
+
+
+def _conv_into(op: nn.Conv2dOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    _check_blocked(op)
+    np.copyto(out, _conv_gemm(op, inputs))
+    if len(inputs) > 2:
+        np.add(out, inputs[2][:, None, None, :], out=out)
+
+
+def _concat_into(op: nn.ConcatOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    _check_blocked(op)
+    np.concatenate(inputs, axis=1, out=out)  # an input already in its slot is not copied
+
+
 # ----------------------------------------------------------------------- registry
 def kernels() -> list[Kernel]:
     """The blocked family's descriptors. Depthwise convolutions (a groups = 1 convolution
@@ -382,22 +593,27 @@ def kernels() -> list[Kernel]:
     result = [
         Kernel("conv2d_nchwc", nn.Conv2dOp, "blocked", conv2d_nchwc,
                applies=lambda op: not _is_depthwise(op), accepts=_conv_accepts,
-               layouts=_conv_layouts),
+               layouts=_conv_layouts, prepare=_prepared(_conv_into, conv2d_nchwc)),
         Kernel("dwconv2d_nchwc", nn.Conv2dOp, "blocked", dwconv2d_nchwc,
                applies=_is_depthwise, accepts=_dwconv_accepts, layouts=_dwconv_layouts),
         Kernel("batch_norm_nchwc", nn.BatchNormOp, "blocked", batch_norm_nchwc,
-               accepts=_batch_norm_accepts, layouts=_batch_norm_layouts, in_place=0),
+               accepts=_batch_norm_accepts, layouts=_batch_norm_layouts, in_place=0,
+               prepare=_prepared(_batch_norm_into, batch_norm_nchwc, rezero=False)),
         Kernel("concat_nchwc", nn.ConcatOp, "blocked", concat_nchwc, accepts=_concat_accepts,
-               layouts=_concat_layouts),
+               layouts=_concat_layouts,
+               prepare=_prepared(_concat_into, concat_nchwc, rezero=False)),
     ]
-    for op_type, impl in ((nn.MaxPool2dOp, max_pool2d_any), (nn.AvgPool2dOp, avg_pool2d_any),
-                          (nn.GlobalAvgPoolOp, global_avg_pool_any)):
+    for op_type, impl, into in ((nn.MaxPool2dOp, max_pool2d_any, _max_pool_into),
+                                (nn.AvgPool2dOp, avg_pool2d_any, _avg_pool_into),
+                                (nn.GlobalAvgPoolOp, global_avg_pool_any, None)):
         result.append(Kernel(impl.__name__, op_type, "blocked", impl, accepts=_pool_accepts,
-                             layouts=_any_layouts, accepts_layout=_pool_layout))
+                             layouts=_any_layouts, accepts_layout=_pool_layout,
+                             prepare=None if into is None else _prepared(into, impl)))
     for op_type in (*_UNARY, *_NARY):
         name = op_type.name.removeprefix("nn.") + "_any"
         shape_rule = {"accepts": _same_shapes} if op_type in _NARY else {}
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
                              accepts_layout=_any_dense_layout, in_place=0,
-                             keeps_padding_zero=_ZERO_PRESERVING[op_type], **shape_rule))
+                             keeps_padding_zero=_ZERO_PRESERVING[op_type],
+                             prepare=prepare_elementwise, **shape_rule))
     return result
