@@ -21,7 +21,9 @@ from nnlayout.kernels.onednn.binding import available
 from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
 from nnlayout.kernels.registry import get_target
 from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.tests.test_layout_semantics import (
+    DEFAULT_PIPELINE,
     assert_same,
     check_semantics,
     compile_module,
@@ -194,8 +196,8 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_small_zoo_models_keep_their_results(name: str) -> None:
     """With and without channel padding; concats, residual adds, depthwise convolutions,
-    batch norms and poolings run in oneDNN, the rest (relu, clip, transposed convolutions)
-    in numpy, with reorders between."""
+    batch norms, poolings and transposed convolutions run in oneDNN, the rest (relu and clip
+    where not fused) in numpy, with reorders between."""
     module = import_model(build(name, small=True), inline_limit=1 << 30).module
     check_semantics(module, random_inputs(module), targets=["onednn"])
 
@@ -289,3 +291,35 @@ def test_padding_lanes_stay_zero_when_nan_meets_padded_weights() -> None:
     assert (out[spec.padding_mask((1, 5, 8, 8))] == 0).all()
     want = REFERENCE_KERNELS[nn.Conv2dOp](reference_op, [x, w, bias])
     assert_same((want,), (spec.unpack(out, (1, 5, 8, 8)),))
+
+
+@pytest.mark.parametrize(("c_in", "c_out", "k", "strides", "pads", "output_padding", "groups",
+                          "size", "out"), [
+    (8, 4, 2, "[2, 2]", "[0, 0, 0, 0]", "[0, 0]", 1, 8, 16),  # UNet's up-sampling
+    (6, 9, 3, "[2, 2]", "[1, 1, 1, 1]", "[1, 1]", 1, 7, 14),
+    (8, 8, 3, "[1, 1]", "[1, 1, 1, 1]", "[0, 0]", 2, 9, 9),
+    (4, 4, 3, "[2, 2]", "[0, 0, 0, 0]", "[1, 1]", 1, 5, 12),  # output_padding past the pads
+    (4, 4, 3, "[2, 2]", "[1, 1, 0, 0]", "[0, 0]", 1, 5, 10),
+])
+def test_transposed_convolutions(c_in: int, c_out: int, k: int, strides: str, pads: str,
+                                 output_padding: str, groups: int, size: int, out: int) -> None:
+    """oneDNN's deconvolution, its weights packed from ONNX's (i, o, h, w) once, on plain,
+    NaN and Inf inputs, in the interpreter and the generated module."""
+    w = f"tensor<{c_in}x{c_out // groups}x{k}x{k}xf32>"
+    x, y = f"tensor<2x{c_in}x{size}x{size}xf32>", f"tensor<2x{c_out}x{out}x{out}xf32>"
+    module = parse(f"""
+func.func @f(%x: {x}) -> {y} {{
+  %w = nn.constant dense<{dense((c_in, c_out // groups, k, k), 1)}> : {w}
+  %b = nn.constant dense<{dense((c_out,), 2)}> : tensor<{c_out}xf32>
+  %y = nn.conv_transpose2d %x, %w, %b strides {strides} pads {pads} output_padding {output_padding} dilations [1, 1] groups {groups} : ({x}, {w}, tensor<{c_out}xf32>) -> {y}
+  func.return %y : {y}
+}}""")
+    inputs = random_inputs(module)
+    inputs[0][0, 0, 0, :3] = [np.nan, np.inf, -np.inf]
+    compiled = check(module, inputs, onednn_ops=1)
+    assert [kernel_of(op).kernel_name.data for op in compiled.walk()
+            if op.name == "nn.conv_transpose2d"] == ["conv_transpose2d_onednn"]
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    expected = Interpreter(module).run(inputs)
+    assert_same(expected, run_generated(planned, inputs))
+    assert_same(expected, run_generated(planned, inputs))  # packed weights reused

@@ -42,13 +42,17 @@ dnnl_success = 0
 dnnl_f32 = 3
 dnnl_cpu = 1
 dnnl_stream_default_flags = 1
-# dnnl_format_tag_t (only tag_any here: formats.py holds the layout tags)
+# dnnl_format_tag_t: tag_any, and the plain weights of a transposed convolution as ONNX stores
+# them, (i, o, h, w); formats.py holds the layout tags
 dnnl_format_tag_any = 1
+dnnl_iohw = 25
+dnnl_giohw = 32
 # dnnl_format_kind_t
 dnnl_blocked = 2
 # dnnl_prop_kind_t, dnnl_alg_kind_t
 dnnl_forward_inference = 96
 dnnl_convolution_direct = 0x1
+dnnl_deconvolution_direct = 0xA
 dnnl_eltwise_relu = 0x20
 dnnl_eltwise_tanh = 0x21
 dnnl_eltwise_elu = 0x22
@@ -130,6 +134,8 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_post_ops_append_eltwise": (_STATUS, (_P, c_int, c_float, c_float)),
     "dnnl_post_ops_append_sum": (_STATUS, (_P, c_float, c_int32, c_int)),
     "dnnl_convolution_forward_primitive_desc_create": (
+        _STATUS, (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P)),
+    "dnnl_deconvolution_forward_primitive_desc_create": (
         _STATUS, (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P)),
     "dnnl_pooling_forward_primitive_desc_create": (
         _STATUS, (_PP, _P, c_int, c_int, _P, _P, Dims, Dims, Dims, Dims, Dims, _P)),

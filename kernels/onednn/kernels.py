@@ -1,5 +1,6 @@
-"""oneDNN kernels (family `onednn`): convolution, pooling, element-wise, binary, batch norm and
-concat ops as oneDNN primitives, called through ctypes on the interpreter's numpy arrays.
+"""oneDNN kernels (family `onednn`): convolution (also fused with its add and activation as
+post-ops: `nn.fused_conv2d`), transposed convolution, pooling, element-wise, binary, batch
+norm and concat ops as oneDNN primitives, called through ctypes on numpy arrays.
 
 Layouts come from oneDNN, not from a table: a convolution's `layouts(op, target)` builds the
 primitive descriptor with `format_tag::any` and reads back the formats it chose (mapped to our
@@ -27,6 +28,7 @@ allocates the result (of oneDNN's byte size) and the scratchpad, around
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -277,6 +279,117 @@ def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[
     return compiled, args
 
 
+# ------------------------------------------------------- transposed convolution
+@dataclass(frozen=True)
+class DeconvGeometry:
+    """A transposed convolution in oneDNN's terms: weights (o, i, h, w), or (g, o, i, h, w)
+    when grouped, where ours are (i, o, h, w): read as oneDNN's iohw / giohw."""
+
+    src: tuple[int, ...]
+    weights: tuple[int, ...]
+    bias: bool
+    dst: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]  # ours: 1 = dense
+    padding_l: tuple[int, ...]
+    padding_r: tuple[int, ...]  # ONNX's end pads less output_padding
+
+    @property
+    def plain_weights(self) -> int:
+        return b.dnnl_iohw if len(self.weights) == 4 else b.dnnl_giohw
+
+
+def deconv_geometry(op: nn.ConvTranspose2dOp) -> DeconvGeometry:
+    groups = op.groups.value.data
+    i, o, kh, kw = shape_of(op.weight)
+    weights = (o, i, kh, kw) if groups == 1 else (groups, o, i // groups, kh, kw)
+    pads, extra = ints(op.pads), ints(op.output_padding)
+    return DeconvGeometry(shape_of(op.input), weights, op.bias is not None,
+                          shape_of(op.output), ints(op.strides), ints(op.dilations), pads[:2],
+                          tuple(pads[2 + a] - extra[a] for a in range(2)))
+
+
+def deconv_pd(g: DeconvGeometry, data: int, weights: int = ANY) -> b.PrimitiveDesc:
+    """The primitive descriptor with source and destination in format `data` (or ANY)."""
+    bias = MemoryDesc.with_tag((g.dst[1],), by_layout("vector", "").value) if g.bias else None
+    return p.deconvolution_pd(MemoryDesc.with_tag(g.src, data),
+                              MemoryDesc.with_tag(g.weights, weights), bias,
+                              MemoryDesc.with_tag(g.dst, data), g.strides, g.dilations,
+                              g.padding_l, g.padding_r)
+
+
+@cache
+def deconv_choice(g: DeconvGeometry) -> tuple[Format, str, int] | str:
+    """oneDNN's fast choice for `g` (data format, implementation, scratchpad bytes), or why
+    there is none. Its weights are in a blocked format of its choice, packed from ours when
+    the kernel first sees them; source and destination share one format."""
+    notes = []
+    for data in (ANY, *(f.value for f in FORMATS if f.role == "data")):
+        try:
+            pd = deconv_pd(g, data)
+        except DnnlError as error:
+            notes.append(str(error))
+            continue
+        found = identify(pd.md(b.dnnl_query_src_md), "data")
+        if pd.implementation.startswith(("ref", "conv:any+ref")):
+            notes.append(f"oneDNN chose {pd.implementation}")
+        elif found is not None and found == identify(pd.md(b.dnnl_query_dst_md), "data"):
+            return found, pd.implementation, pd.scratchpad_bytes
+    return "; ".join(dict.fromkeys(notes)) or "no format of ours for its source"
+
+
+def _deconv_accepts(op: nn.ConvTranspose2dOp, target: Target, padding: bool) -> str | None:
+    if not _is_f32(op):
+        return _NOT_F32
+    choice = deconv_choice(deconv_geometry(op))
+    return choice if isinstance(choice, str) else None
+
+
+def _deconv_chosen(op: nn.ConvTranspose2dOp) -> tuple[Format, str, int]:
+    choice = deconv_choice(deconv_geometry(op))
+    if isinstance(choice, str):
+        raise ValueError(f"{op.name}: no fast oneDNN transposed convolution: {choice}")
+    return choice
+
+
+def _deconv_layouts(op: nn.ConvTranspose2dOp, target: Target) -> Layouts:
+    data = _deconv_chosen(op)[0].kernel_layout
+    return (data, PLAIN_LAYOUT) + ((PLAIN_LAYOUT,) if op.bias is not None else ()), (data,)
+
+
+def _deconv_compiled(op: nn.ConvTranspose2dOp) -> tuple[Compiled, tuple[int, ...]]:
+    g = deconv_geometry(op)
+    tag = _format(op.input, "data").value
+    args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if g.bias else ())
+    compiled = p.get_compiled(("deconv", g, tag), lambda: deconv_pd(g, tag),
+                              (*args, b.DNNL_ARG_DST))
+    return compiled, args
+
+
+# Weights packed into a primitive's format, by id of (our array, primitive): the array is
+# held weakly, and constants are the same array on every run, so each is packed once.
+_PACKED: dict[tuple[int, int], tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+
+
+def _packed_weights(op: nn.ConvTranspose2dOp, compiled: Compiled,
+                    weights: np.ndarray) -> np.ndarray:
+    key = (id(weights), id(compiled))
+    known = _PACKED.get(key)
+    if known is not None and known[0]() is weights:
+        return known[1]
+    g = deconv_geometry(op)
+    plain = MemoryDesc.with_tag(g.weights, g.plain_weights)
+    wanted = compiled.pd.md(b.dnnl_query_weights_md)
+    reorder = Compiled(p.reorder_pd(plain, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+    packed = np.empty(wanted.size // 4, dtype=np.float32)
+    reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
+             b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
+    for stale in [k for k, (ref, _) in _PACKED.items() if ref() is None]:
+        del _PACKED[stale]
+    _PACKED[key] = (weakref.ref(weights), packed)
+    return packed
+
+
 # ---------------------------------------------------------------------- pooling
 def _pool_padding_r(op: Operation) -> tuple[int, int]:
     """Bottom/right padding that fits all output windows: the explicit pads, or more where
@@ -452,6 +565,8 @@ def _any_compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
 def _compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
     if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
         return _conv_compiled(op)
+    if isinstance(op, nn.ConvTranspose2dOp):
+        return _deconv_compiled(op)
     return _any_compiled(op)
 
 
@@ -467,6 +582,8 @@ def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
         *inputs, addend = inputs
         if addend.ctypes.data != out.ctypes.data:
             out.reshape(addend.shape)[...] = addend
+    if isinstance(op, nn.ConvTranspose2dOp):
+        inputs = [inputs[0], _packed_weights(op, compiled, inputs[1]), *inputs[2:]]
     arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
               for arg, x in zip(args, inputs, strict=True)}
     compiled({**arrays, b.DNNL_ARG_DST: out}, scratchpad)
@@ -514,6 +631,10 @@ def kernels() -> list[Kernel]:
                      layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
                      reads_halo=False, writes_strided=False, post_ops=True),
               # With an addend, oneDNN accumulates into it: in place when the planner can.
+              Kernel("conv_transpose2d_onednn", nn.ConvTranspose2dOp, "onednn", run,
+                     accepts=_deconv_accepts, layouts=_deconv_layouts,
+                     workspace=lambda op, target: _deconv_chosen(op)[2], prepare=prepare,
+                     reads_halo=False, writes_strided=False),
               Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
                      applies=lambda op: op.addend is None, accepts=_conv_accepts,
                      layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,

@@ -56,6 +56,18 @@ def convolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None
                     b.dims(padding_r), post_ops=post_ops)
 
 
+def deconvolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
+                     dst: MemoryDesc, strides: Sequence[int], dilations: Sequence[int],
+                     padding_l: Sequence[int], padding_r: Sequence[int]) -> PrimitiveDesc:
+    """Forward-inference direct transposed convolution, in oneDNN's (o, i, h, w) weight
+    terms; `dilations` in our convention; grouped when `weights` is 5-D."""
+    return _created(b.lib().dnnl_deconvolution_forward_primitive_desc_create, b.engine(),
+                    b.dnnl_forward_inference, b.dnnl_deconvolution_direct, src.handle,
+                    weights.handle, None if bias is None else bias.handle, dst.handle,
+                    b.dims(strides), b.dims(onednn_dilations(dilations)), b.dims(padding_l),
+                    b.dims(padding_r))
+
+
 def pooling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, kernel: Sequence[int],
                strides: Sequence[int], dilations: Sequence[int], padding_l: Sequence[int],
                padding_r: Sequence[int]) -> PrimitiveDesc:
