@@ -246,7 +246,13 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
     if isinstance(op, nn.FusedConv2dOp) and isinstance(post_ops := fused_post_ops(op), str):
         return post_ops
     choice = conv_choice(conv_geometry(op))
-    return choice if isinstance(choice, str) else None
+    if isinstance(choice, str):
+        return choice
+    if (isinstance(op, nn.FusedConv2dOp) and op.activation is not None and op.nnan is None
+            and op.activation.data == "sigmoid" and "gemm" in choice.implementation):
+        # Found by fuzzing: the gemm-based convolutions' logistic post-op drops NaN.
+        return f"oneDNN's {choice.implementation} applies its sigmoid post-op without NaN"
+    return None
 
 
 def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvChoice:
