@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
+from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
@@ -174,6 +175,23 @@ func.func @f(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
     compiled = check(module, inputs, onednn_ops=0)
     assert not any(kernel_of(op).kernel_name.data.endswith("_onednn")
                    for op in compiled.walk() if kernel_of(op))
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_every_zoo_convolution_runs_the_implementation_it_was_chosen_for(name: str) -> None:
+    """The primitive as it is run, built from the layouts on the op's types (post-ops
+    included), is oneDNN's fast choice, not ref:any: a brgconv chosen with format `any`
+    came back as ref:any once named (a plain destination with a sigmoid post-op)."""
+    module = import_model(build(name, small=True), inline_limit=1 << 30).module
+    planned = compile_module(module, "onednn", padding=True, pipeline=DEFAULT_PIPELINE)
+    convs = [op for op in planned.walk() if isinstance(
+        op, nn.Conv2dOp | nn.FusedConv2dOp | nn.ConvTranspose2dOp) and kernel_of(op)]
+    assert convs
+    for op in convs:
+        implementation = onednn_kernels._compiled(op)[0].pd.implementation
+        assert not implementation.startswith("ref"), (op.name, implementation)
+        if not isinstance(op, nn.ConvTranspose2dOp):
+            assert implementation == conv_choice(conv_geometry(op)).implementation
 
 
 def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:

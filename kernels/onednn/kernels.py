@@ -217,16 +217,22 @@ def _conv_attempt(g: ConvGeometry, src: int, weights: int, dst: int, what: str,
         notes.append(f"oneDNN's {implementation} wants a {unmapped[0]} format with no "
                      f"nnlayout layout ({what})")
         return None
-    formats = _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
-    return ConvChoice(formats, implementation, pd.scratchpad_bytes)  # type: ignore[arg-type]
+    executed = _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
+    if executed is None:
+        notes.append(f"oneDNN's {implementation} is not what its formats give when named "
+                     f"({what})")
+        return None
+    return ConvChoice(executed, implementation, pd.scratchpad_bytes)
 
 
 def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
-                 pd: b.PrimitiveDesc, implementation: str) -> tuple[Format, Format, Format]:
+                 pd: b.PrimitiveDesc, implementation: str
+                 ) -> tuple[Format, Format, Format] | None:
     """The weight format to name so that the primitive rebuilt from explicit tags (as it is
     run) is the one oneDNN chose: where several tags describe the same weights (1x1
     kernels), oneDNN recognises only some of them (Oihw16o gave ref:any, Ohwi16o
-    brgconv_1x1), so each spelling is tried."""
+    brgconv_1x1), so each spelling is tried. None when no spelling gives it back (a
+    brgconv with a plain destination and a post-op came back as ref:any)."""
     for weights in identify_all(pd.md(b.dnnl_query_weights_md), g.weights_role):
         try:
             rebuilt = conv_pd(g, formats[0].value, weights.value, formats[2].value)
@@ -234,7 +240,7 @@ def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
             continue
         if rebuilt.implementation == implementation:
             return formats[0], weights, formats[2]
-    return formats
+    return None
 
 
 def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
@@ -339,7 +345,8 @@ def deconv_choice(g: DeconvGeometry) -> tuple[Format, str, int] | str:
         found = identify(pd.md(b.dnnl_query_src_md), "data")
         if pd.implementation.startswith(("ref", "conv:any+ref")):
             notes.append(f"oneDNN chose {pd.implementation}")
-        elif found is not None and found == identify(pd.md(b.dnnl_query_dst_md), "data"):
+        elif found is not None and found == identify(pd.md(b.dnnl_query_dst_md), "data") and (
+                deconv_pd(g, found.value).implementation == pd.implementation):  # as it runs
             return found, pd.implementation, pd.scratchpad_bytes
     return "; ".join(dict.fromkeys(notes)) or "no format of ours for its source"
 
