@@ -1,98 +1,386 @@
-"""Latency of the generated module against onnxruntime on the model zoo, same inputs, same run.
+"""The zoo, compiled and run: compile time per pass, kernels and reorders, memory, and latency
+of the generated module against onnxruntime, same inputs, same run.
 
-    OMP_NUM_THREADS=1 python -m nnlayout.benchmarks.zoo_latency --threads 1
-    OMP_NUM_THREADS=2 python -m nnlayout.benchmarks.zoo_latency --threads 2 resnet50
+    python -m nnlayout.benchmarks.zoo_latency                       # full-size zoo, 1 and 2 threads
+    python -m nnlayout.benchmarks.zoo_latency --small --threads 1 --ref --markdown
+    python -m nnlayout.benchmarks.zoo_latency resnet50 --ref resnet50 --ref-repeats 2
 
-For each model and target: compile (`default-pipeline`), translate to a numpy module, load it
-(constants packed, oneDNN primitives created), then time runs of the generated module and of
-onnxruntime interleaved, and print the medians and their ratio, with the compile, translate
-and load times. oneDNN's thread count is set by OMP_NUM_THREADS when the library loads, so
-set it to the same number as --threads. Exits 1 if a generated module's results differ from
-onnxruntime's by more than 1e-4 of their largest magnitude.
+For each model and variant (`onednn`; `onednn-nnan`, the same with `nnan=true`, the fast-math
+promise that lets oneDNN fuse relu and clip; `avx2`, our numpy kernels; `ref`, the reference
+numpy kernels, only with `--ref`, on the models it names or on all, `--ref-repeats` times) it
+runs the passes of `default-pipeline` one by one, timing each, translates the planned IR to a
+numpy module and loads it (parse, constants packed, oneDNN primitives created; oneDNN's caches
+are emptied first so that each variant pays for its own), then times runs of the generated
+module and of onnxruntime interleaved on the same input and takes the medians. It prints one
+table per section: compile times, kernels (activation reorders, ops per kernel, numpy
+fallbacks, oneDNN's implementations with any `ref` one marked), memory (arena, lower bound,
+TVM 0.27's arena from memory_report) and latency.
+
+oneDNN fixes its OpenMP thread count when the library loads, so each thread count of
+`--threads` runs in a subprocess of this script with OMP_NUM_THREADS (and OpenBLAS's count)
+set, and onnxruntime gets the same intra-op thread count. No thread pool spins long while
+another runs (OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 unless set otherwise,
+onnxruntime's allow_spinning=0): on a 2-core machine, interleaved, a spinning pool made the
+other's runs up to 100x slower. The compile, kernel and memory tables come from the first
+thread count's run. Exits 1 if a generated module's results differ from onnxruntime's by more
+than 1e-4 of their largest magnitude.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
+import subprocess
+import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import onnxruntime
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation
 
-from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
-from nnlayout.frontends.onnx import import_to_files
-from nnlayout.lowering.runtime import relative_difference
+from nnlayout.benchmarks.layout_report import load
+from nnlayout.benchmarks.memory_report import TVM
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import ReorderOp, encoding_name
+from nnlayout.examples.make_models import MODELS_DIR, ZOO
+from nnlayout.kernels.registry import registry
+from nnlayout.lowering.interpreter import find_entry
+from nnlayout.lowering.runtime import chosen_kernel, relative_difference, without_padding
 from nnlayout.lowering.to_numpy import import_generated, translate
-from nnlayout.tools.driver import make_context, parse_pipeline, run_pipeline
-from nnlayout.transforms import get_all_passes
+from nnlayout.tools.driver import make_context
+from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
 TOLERANCE = 1e-4
+MIB = 1 << 20
 
 
-def measure(name: str, target: str, threads: int, repeats: int, small: bool,
-            folder: Path) -> tuple[str, ...]:
-    onnx_path = write_model(name, small, folder)
-    mlir_path = onnx_path.with_suffix(".mlir")
-    module = import_to_files(onnx_path)
-    start = time.perf_counter()
-    spec = f"default-pipeline{{target={target}}}"
-    run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), module)
-    compile_seconds = time.perf_counter() - start
+@dataclass(frozen=True)
+class Variant:
+    target: str
+    nnan: bool
+    label: str
 
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(str(onnx_path), options,
-                                           providers=["CPUExecutionProvider"])
-    feed = session.get_inputs()[0]
-    x = np.random.default_rng(0).standard_normal(feed.shape).astype(np.float32)
 
-    with tempfile.TemporaryDirectory(prefix="nnlayout-latency-") as scratch:
+VARIANTS = {
+    "onednn": Variant("onednn", False, "onednn"),
+    "onednn-nnan": Variant("onednn", True, "onednn nnan=true (fast-math)"),
+    "avx2": Variant("avx2", False, "avx2 (numpy)"),
+    "ref": Variant("ref", False, "ref (numpy)"),
+}
+
+
+@dataclass
+class Result:
+    """One model compiled for one variant and run at one thread count."""
+
+    model: str
+    variant: str
+    threads: int
+    passes: list[tuple[str, float]]
+    translate_seconds: float
+    load_seconds: float
+    reorders: int
+    kernels: dict[str, int]
+    fallbacks: dict[str, int]
+    implementations: dict[str, int]
+    arena_bytes: int
+    bound_bytes: int
+    repeats: int
+    ours_ms: float = 0.0
+    ort_ms: float = 0.0
+    difference: float = 0.0
+
+
+# ------------------------------------------------------------------ what the compiler did
+def activation_reorders(planned: ModuleOp) -> int:
+    """Reorders run per inference in a planned module: `nn.compute`s of a `layout.reorder`
+    that changes the layout, of anything but a constant (expression), which is packed once,
+    at load."""
+    known: dict[Operation, bool] = {}
+    return sum(isinstance(op, ComputeOp) and isinstance(op.inner, ReorderOp)
+               and encoding_name(op.inner.input.type) != encoding_name(op.inner.output.type)
+               and not (isinstance(source := op.ins[0].owner, Operation)
+                        and is_constant_expression(source, known))
+               for op in planned.walk())
+
+
+def onednn_implementation(op: ComputeOp) -> str:
+    """The name of the oneDNN implementation that runs `op` (its primitive, from the cache
+    the loaded module filled), e.g. 'brgconv_1x1:avx2'."""
+    from nnlayout.kernels.onednn import kernels as onednn_kernels
+
+    inner = without_padding(op) if op.halo is not None else op.inner
+    compiled, _ = onednn_kernels._compiled(inner)
+    return compiled.pd.implementation
+
+
+def kernel_census(planned: ModuleOp, target: str
+                  ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """Ops per kernel name; the numpy fallbacks among them (a kernel of the reference family
+    on a faster target, any non-oneDNN kernel on `onednn`, or an op whose layouts no longer
+    match its kernel, which then runs the reference kernel); oneDNN implementations."""
+    kernels: Counter[str] = Counter()
+    fallbacks: Counter[str] = Counter()
+    implementations: Counter[str] = Counter()
+    for op in planned.walk():
+        if not isinstance(op, ComputeOp) or isinstance(op.inner, ReorderOp):
+            continue
+        chosen = kernel_of(op.inner)
+        if chosen is None:
+            kernels["(no kernel)"] += 1
+            continue
+        name = chosen.kernel_name.data
+        kernels[name] += 1
+        family = registry().lookup(name).family
+        if chosen_kernel(op.inner if op.halo is None else without_padding(op)) is None:
+            fallbacks[f"{name} (layouts changed: reference kernel)"] += 1
+        elif target != "ref" and (family == "ref" or target == "onednn" and family != "onednn"):
+            fallbacks[name] += 1
+        if family == "onednn":
+            implementations[onednn_implementation(op)] += 1
+    return dict(kernels), dict(fallbacks), dict(implementations)
+
+
+def figure(planned: ModuleOp, name: str) -> int:
+    attribute = find_entry(planned).attributes.get(name)
+    return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
+
+
+def empty_onednn_caches() -> None:
+    """Forgets oneDNN choices and primitives made for earlier variants (in this process),
+    so that each variant's compile and load times are its own."""
+    if "nnlayout.kernels.onednn.kernels" not in sys.modules:
+        return
+    from nnlayout.kernels.onednn import kernels as onednn_kernels
+    from nnlayout.kernels.onednn import primitives
+
+    onednn_kernels.conv_choice.cache_clear()
+    onednn_kernels._CHOICES.clear()
+    primitives._CACHE.clear()
+
+
+# ------------------------------------------------------------------ measuring (one process)
+def measure(name: str, module: ModuleOp, source: str, variant: str, session: object,
+            x: np.ndarray, threads: int, repeats: int) -> Result:
+    """Compiles `module` for `variant` pass by pass, translates and loads it, and times it
+    against the onnxruntime `session`, interleaved."""
+    spec = VARIANTS[variant]
+    empty_onednn_caches()
+    planned = module.clone()
+    ctx = make_context()
+    passes = []
+    for one_pass in DefaultPipelinePass(target=spec.target, nnan=spec.nnan).passes():
         start = time.perf_counter()
-        translation = translate(module, Path(scratch) / "model.py", source_path=str(mlir_path))
+        one_pass.apply(ctx, planned)
+        passes.append((one_pass.name, time.perf_counter() - start))
+    feed = session.get_inputs()[0].name  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-") as scratch:
+        start = time.perf_counter()
+        translation = translate(planned, Path(scratch) / "model.py", source_path=source)
         translate_seconds = time.perf_counter() - start
         start = time.perf_counter()
         generated = import_generated(translation.code)
         load_seconds = time.perf_counter() - start
-        ours, reference = generated.run(x), session.run(None, {feed.name: x})
-        ours_times, ort_times = [], []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            generated.run(x)
-            ours_times.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            session.run(None, {feed.name: x})
-            ort_times.append(time.perf_counter() - start)
-    difference = relative_difference(reference, ours)
-    ours_ms, ort_ms = np.median(ours_times) * 1e3, np.median(ort_times) * 1e3
-    return (name + ("_small" if small else ""), target, str(threads), f"{ours_ms:.1f}",
-            f"{ort_ms:.1f}", f"{ours_ms / ort_ms:.2f}", f"{compile_seconds:.2f}",
-            f"{translate_seconds:.2f}", f"{load_seconds:.2f}", f"{difference:.1e}")
+    kernels, fallbacks, implementations = kernel_census(planned, spec.target)
+    result = Result(name, variant, threads, passes, translate_seconds, load_seconds,
+                    activation_reorders(planned), kernels, fallbacks, implementations,
+                    figure(planned, "nnlayout.arena_bytes"),
+                    figure(planned, "nnlayout.lower_bound_bytes"), repeats)
+    ours = generated.run(x)  # also the warm-up of both
+    expected = session.run(None, {feed: x})  # type: ignore[attr-defined]
+    result.difference = relative_difference(expected, ours)
+    ours_times, ort_times = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        generated.run(x)
+        ours_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        session.run(None, {feed: x})  # type: ignore[attr-defined]
+        ort_times.append(time.perf_counter() - start)
+    result.ours_ms = float(np.median(ours_times)) * 1e3
+    result.ort_ms = float(np.median(ort_times)) * 1e3
+    return result
+
+
+def worker(args: argparse.Namespace) -> list[Result]:
+    """Every model and variant at one thread count (OMP_NUM_THREADS, set by the parent)."""
+    import onnxruntime
+
+    results = []
+    for name in args.names:
+        module, source = load(name, args.small, args.dir)
+        onnx_path = Path(source).with_suffix(".onnx")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = args.threads_now
+        options.inter_op_num_threads = 1
+        # Interleaved on a few cores, a pool that spins after its run starves the other's.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        session = onnxruntime.InferenceSession(str(onnx_path), options,
+                                               providers=["CPUExecutionProvider"])
+        shape = session.get_inputs()[0].shape
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        for variant in variants_of(name, args):
+            repeats = args.ref_repeats if variant == "ref" else args.repeats
+            result = measure(model_label(name, args.small), module, source, variant, session,
+                             x, args.threads_now, repeats)
+            print(f"  [{args.threads_now} thread(s)] {result.model} {variant}: "
+                  f"{result.ours_ms:.1f} ms vs onnxruntime {result.ort_ms:.1f} ms, "
+                  f"rel diff {result.difference:.1e}", file=sys.stderr, flush=True)
+            results.append(result)
+    return results
+
+
+def variants_of(name: str, args: argparse.Namespace) -> list[str]:
+    chosen = args.variants.split(",")
+    if args.ref is not None and (not args.ref or name in args.ref) and "ref" not in chosen:
+        chosen.append("ref")
+    return chosen
+
+
+def model_label(name: str, small: bool) -> str:
+    return name + ("_small" if small else "")
+
+
+def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
+    """This script in a subprocess with `threads` OpenMP/OpenBLAS threads."""
+    environment = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                       OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    environment.setdefault("OMP_WAIT_POLICY", "passive")  # see the module doc
+    environment.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # OpenBLAS's shortest spin
+    with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-") as scratch:
+        output = Path(scratch) / "results.json"
+        command = [sys.executable, "-m", "nnlayout.benchmarks.zoo_latency", *argv,
+                   "--worker", str(threads), str(output)]
+        subprocess.run(command, env=environment, check=True)
+        return [Result(**{**r, "passes": [tuple(p) for p in r["passes"]]})
+                for r in json.loads(output.read_text(encoding="utf-8"))]
+
+
+# ------------------------------------------------------------------ tables
+_NUMBER = re.compile(r"^[-+]?[0-9.]+(e[-+]?[0-9]+)?x?$|^$")
+
+
+def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
+          markdown: bool) -> str:
+    """An aligned plain-text table (numbers right-aligned), or a Markdown one."""
+    numeric = [all(_NUMBER.match(row[i]) for row in rows) for i in range(len(header))]
+    if markdown:
+        lines = [f"**{title}**", "", "| " + " | ".join(header) + " |",
+                 "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\n".join(lines) + "\n"
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if n else c.ljust(w)
+                         for c, w, n in zip(cells, widths, numeric, strict=True)).rstrip()
+
+    return "\n".join([title, line(header), "  ".join("-" * w for w in widths),
+                      *(line(row) for row in rows)]) + "\n"
+
+
+def counts(items: dict[str, int], mark_ref: bool = False) -> str:
+    if not items:
+        return "none"
+    return ", ".join(f"{'REF ' if mark_ref and k.startswith('ref') else ''}{k} x{v}"
+                     for k, v in sorted(items.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def report(results: Sequence[Result], threads: Sequence[int], markdown: bool) -> str:
+    first = [r for r in results if r.threads == threads[0]]
+    pass_names = [name for name, _ in first[0].passes]
+    compile_rows = [[r.model, VARIANTS[r.variant].label,
+                     *(f"{s:.2f}" for _, s in r.passes), f"{sum(s for _, s in r.passes):.2f}",
+                     f"{r.translate_seconds:.2f}", f"{r.load_seconds:.2f}"] for r in first]
+    kernel_rows = [[r.model, VARIANTS[r.variant].label, str(r.reorders),
+                    str(sum(r.kernels.values())), counts(r.kernels), counts(r.fallbacks),
+                    counts(r.implementations, mark_ref=True) if r.implementations else "-"]
+                   for r in first]
+    memory_rows = []
+    for r in first:
+        tvm = TVM.get(r.model.removesuffix("_small"))
+        memory_rows.append([r.model, VARIANTS[r.variant].label, f"{r.arena_bytes / MIB:.2f}",
+                            f"{r.bound_bytes / MIB:.2f}",
+                            f"{r.arena_bytes / r.bound_bytes:.3f}" if r.bound_bytes else "-",
+                            f"{tvm[0]:.2f}" if tvm and not r.model.endswith("_small") else "-"])
+    latency_rows = []
+    for r in first:
+        row = [r.model, VARIANTS[r.variant].label]
+        same = [s for s in results if (s.model, s.variant) == (r.model, r.variant)]
+        for t in threads:
+            at = next((s for s in same if s.threads == t), None)
+            row += ([f"{at.ours_ms:.1f}", f"{at.ort_ms:.1f}", f"{at.ours_ms / at.ort_ms:.2f}"]
+                    if at else ["-", "-", "-"])
+        row += [f"{max(s.difference for s in same):.1e}", str(r.repeats)]
+        latency_rows.append(row)
+    latency_header = ["model", "variant"]
+    for t in threads:
+        unit = f"{t} thread{'s' if t > 1 else ''}"
+        latency_header += [f"ours ms ({unit})", f"onnxruntime ms ({unit})", f"ratio ({unit})"]
+    latency_header += ["max rel diff", "repeats"]
+    return "\n".join([
+        table(f"Compile time, seconds ({threads[0]} thread run; load = parse + constants "
+              "packed + oneDNN primitives created)",
+              ["model", "variant", *pass_names, "total", "translate", "load"], compile_rows,
+              markdown),
+        table("Kernels (reorders: activation reorders per inference)",
+              ["model", "variant", "reorders", "ops", "ops per kernel", "numpy fallbacks",
+               "oneDNN implementations"], kernel_rows, markdown),
+        table("Memory, MiB (TVM 0.27 Relax arena from memory_report, plain float32)",
+              ["model", "variant", "arena", "lower bound", "arena/bound", "TVM arena"],
+              memory_rows, markdown),
+        table("Latency, medians of interleaved runs on the same input; ratio = ours / "
+              "onnxruntime; nnan=true promises no NaN reaches an activation (fast-math: "
+              "relu and clip fused into oneDNN's convolutions)", latency_header, latency_rows,
+              markdown),
+    ])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
-    parser.add_argument("--targets", default="onednn,avx2")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--small", action="store_true", help="the reduced variants")
+    parser.add_argument("--variants", default="onednn,onednn-nnan,avx2",
+                        help=f"comma-separated, of {', '.join(VARIANTS)}")
+    parser.add_argument("--ref", nargs="*", metavar="MODEL",
+                        help="also the ref variant (slow): on these models, or all if none")
+    parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--ref-repeats", type=int, default=3)
+    parser.add_argument("--markdown", action="store_true", help="Markdown tables")
     parser.add_argument("-d", "--dir", type=Path, default=MODELS_DIR)
+    parser.add_argument("--worker", nargs=2, metavar=("THREADS", "OUTPUT"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    header = ("model", "target", "threads", "ours ms", "ort ms", "ratio", "compile s",
-              "translate s", "load s", "rel diff")
-    widths = (18, 8, 8, 9, 8, 6, 10, 12, 7, 9)
-    print(" ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)), flush=True)
-    worst = 0.0
-    for name in args.names or ZOO:
-        for target in args.targets.split(","):
-            row = measure(name, target, args.threads, args.repeats, args.small, args.dir)
-            worst = max(worst, float(row[-1]))
-            print(" ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)), flush=True)
-    return 0 if worst <= TOLERANCE else 1
+    args.names = args.names or list(ZOO)
+    unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
+    unknown += [n for n in args.names + (args.ref or []) if n not in ZOO]
+    if unknown:
+        parser.error(f"unknown variant or model: {', '.join(unknown)}")
+    if args.worker:
+        args.threads_now = int(args.worker[0])
+        results = worker(args)
+        Path(args.worker[1]).write_text(json.dumps([asdict(r) for r in results]),
+                                        encoding="utf-8")
+        return 0
+    threads = [int(t) for t in args.threads.split(",")]
+    results = [r for t in threads for r in run_threads(t, argv)]
+    print(report(results, threads, args.markdown))
+    worst = max(r.difference for r in results)
+    if worst > TOLERANCE:
+        print(f"MISMATCH: relative difference {worst:.1e} above {TOLERANCE:g}")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
