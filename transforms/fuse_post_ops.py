@@ -44,7 +44,6 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.utils.exceptions import PassFailedException
 
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import (
@@ -57,9 +56,10 @@ from nnlayout.dialects.nn import (
     shape_of,
     tensor_type,
 )
-from nnlayout.kernels.registry import Target, get_target, registry
+from nnlayout.kernels.registry import Target, registry
 from nnlayout.lowering.runtime import element_dtype
 from nnlayout.transforms import remarks
+from nnlayout.transforms.select_dispatch import padding_enabled, pass_target
 
 
 @dataclass
@@ -171,13 +171,8 @@ class FusePostOpsPass(ModulePass):
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from nnlayout.transforms.select_dispatch import padding_enabled
-
-        try:
-            target = get_target(self.target)
-        except KeyError as error:
-            raise PassFailedException(str(error.args[0])) from None
-        fuser = _Fuser(target, padding_enabled(self.padding), self.nnan, self.remarks)
+        fuser = _Fuser(pass_target(self.target), padding_enabled(self.padding), self.nnan,
+                       self.remarks)
         # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
             GreedyRewritePatternApplier([FuseAddIntoConvolution(fuser),

@@ -45,6 +45,14 @@ from nnlayout.transforms import remarks
 DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"
 
 
+def pass_target(name: str) -> Target:
+    """The target a pass option names; an unknown one fails the pass, listing the known."""
+    try:
+        return get_target(name)
+    except KeyError as error:
+        raise PassFailedException(str(error.args[0])) from None
+
+
 def padding_enabled(option: bool) -> bool:
     """Padding is on when the pass option says so and the environment does not veto it."""
     return option and os.environ.get(DISABLE_PADDING_ENV, "") not in ("1", "true", "yes")
@@ -81,11 +89,8 @@ class SelectDispatchPass(ModulePass):
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = get_target(self.target)
-        except KeyError as error:
-            raise PassFailedException(str(error.args[0])) from None
         PatternRewriteWalker(
-            SelectKernel(target, padding_enabled(self.padding), self.remarks),
+            SelectKernel(pass_target(self.target), padding_enabled(self.padding),
+                         self.remarks),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -89,8 +89,8 @@ def _is_f32(op: Operation) -> bool:
 
 # ------------------------------------------------------------------- convolution
 @dataclass(frozen=True)
-class ConvGeometry:
-    """A convolution in oneDNN's terms: weights are 5-D (g, o, i, h, w) when grouped."""
+class WindowGeometry:
+    """Shapes and window attributes of a (transposed) convolution in oneDNN's terms."""
 
     src: tuple[int, ...]
     weights: tuple[int, ...]
@@ -100,7 +100,13 @@ class ConvGeometry:
     dilations: tuple[int, ...]  # ours: 1 = dense
     padding_l: tuple[int, ...]
     padding_r: tuple[int, ...]
-    weights_role: str  # "weights", "grouped" or "depthwise"
+
+
+@dataclass(frozen=True)
+class ConvGeometry(WindowGeometry):
+    """A convolution: weights are 5-D (g, o, i, h, w) when grouped."""
+
+    weights_role: str = "weights"  # "weights", "grouped" or "depthwise"
     post_ops: tuple[b.PostOp, ...] = ()
 
 
@@ -293,18 +299,10 @@ def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[
 
 # ------------------------------------------------------- transposed convolution
 @dataclass(frozen=True)
-class DeconvGeometry:
-    """A transposed convolution in oneDNN's terms: weights (o, i, h, w), or (g, o, i, h, w)
-    when grouped, where ours are (i, o, h, w): read as oneDNN's iohw / giohw."""
-
-    src: tuple[int, ...]
-    weights: tuple[int, ...]
-    bias: bool
-    dst: tuple[int, ...]
-    strides: tuple[int, ...]
-    dilations: tuple[int, ...]  # ours: 1 = dense
-    padding_l: tuple[int, ...]
-    padding_r: tuple[int, ...]  # ONNX's end pads less output_padding
+class DeconvGeometry(WindowGeometry):
+    """A transposed convolution: weights (o, i, h, w), or (g, o, i, h, w) when grouped, where
+    ours are (i, o, h, w), read as oneDNN's iohw / giohw; `padding_r` is ONNX's end pads
+    less output_padding."""
 
     @property
     def plain_weights(self) -> int:
