@@ -621,7 +621,8 @@ def prepare(op: Operation) -> BoundKernel:
     """`op` bound once (the registry's `prepare`): its primitive is created and its
     scratchpad allocated now; each call executes straight into the destination when that is
     a C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied."""
-    prepared = _compiled(op)
+    shared, args = _compiled(op)
+    prepared = shared.private(), args
     scratchpad = np.empty(prepared[0].scratchpad_bytes, dtype=np.uint8)
     size = prepared[0].nbytes(b.DNNL_ARG_DST)
 

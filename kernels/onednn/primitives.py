@@ -113,9 +113,11 @@ def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
 class Compiled:
     """A primitive with one re-pointable memory object per execution argument."""
 
-    def __init__(self, pd: PrimitiveDesc, args: Sequence[int]):
+    def __init__(self, pd: PrimitiveDesc, args: Sequence[int],
+                 primitive: b.Primitive | None = None):
         self.pd = pd
-        self.primitive = b.Primitive(pd)
+        self.primitive = b.Primitive(pd) if primitive is None else primitive
+        self.args = tuple(args)
         self.memories = {arg: b.Memory(pd.md(b.dnnl_query_exec_arg_md, arg)) for arg in args}
         self.scratchpad_bytes = pd.scratchpad_bytes
         if self.scratchpad_bytes:
@@ -126,6 +128,11 @@ class Compiled:
         # freed values alive): a run that passes the same arrays again (generated code passes
         # the same arena views on every run) re-points nothing.
         self._pointed: dict[int, weakref.ref[np.ndarray]] = {}
+
+    def private(self) -> Compiled:
+        """The same primitive with memory objects of its own: an op bound to it keeps its
+        buffers pointed to across runs even where other ops share the primitive."""
+        return Compiled(self.pd, self.args, self.primitive)
 
     def nbytes(self, arg: int) -> int:
         """Bytes the buffer of execution argument `arg` must have."""
