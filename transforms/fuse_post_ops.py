@@ -106,8 +106,10 @@ class _Fuser:
             return
         fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
         fused.output.name_hint = replaced.results[0].name_hint or conv.output.name_hint
+        fused.location = conv.location  # later diagnostics point at the convolution
         if zero_bias is not None:
             zero_bias.output.name_hint = "zero_bias"
+            zero_bias.location = conv.location
             rewriter.insert(zero_bias, InsertPoint.before(replaced))
         rewriter.replace(replaced, fused)
         rewriter.erase(conv)
