@@ -53,3 +53,31 @@ func.func @misaligned(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> {
   "memref.copy"(%x, %r) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
   func.return %x : memref<1x8x4x4xf32>
 }
+
+// -----
+
+// The fused convolution may write over its addend (in_place = 3), but not when it also
+// reads that buffer as its input: conv(r) + r would change r while the convolution reads it.
+func.func @overwrites_what_it_also_reads(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+  %w = nn.constant dense<1.000000e-01> : tensor<8x8x1x1xf32>
+  %b = nn.constant dense<0.000000e+00> : tensor<8xf32>
+  %o0 = arith.constant 0 : index
+  %r = memref.view %arena[%o0][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  nn.compute ins(%x : memref<1x8x4x4xf32>) outs(%r : memref<1x8x4x4xf32>) {
+  ^bb0(%a: tensor<1x8x4x4xf32>):
+    %y = nn.relu %a {kernel = #nn.kernel<"relu_ref", operands = [""], results = [""], in_place = 0>} : tensor<1x8x4x4xf32>
+    nn.yield %y : tensor<1x8x4x4xf32>
+  }
+  %o1 = arith.constant 0 : index
+  // expected-error @+1 {{'%c' (bytes [0, 512), live from op 8 to op 10) overlaps '%r' (bytes [0, 512), live from op 5 to op 8) while both are live}}
+  %c = memref.view %arena[%o1][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  nn.compute ins(%r, %w, %b, %r : memref<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<8xf32>, memref<1x8x4x4xf32>) outs(%c : memref<1x8x4x4xf32>) {
+  ^bb0(%a: tensor<1x8x4x4xf32>, %k: tensor<8x8x1x1xf32>, %bb: tensor<8xf32>, %s: tensor<1x8x4x4xf32>):
+    %y = nn.fused_conv2d %a, %k, %bb add %s strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {kernel = #nn.kernel<"fused_conv2d_sum_onednn", operands = ["", "", "", ""], results = [""], in_place = 3>} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<8xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    nn.yield %y : tensor<1x8x4x4xf32>
+  }
+  %n = memref.alloc() {alignment = 64 : i64} : memref<1x8x4x4xf32>
+  "memref.copy"(%c, %n) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+  func.return %n : memref<1x8x4x4xf32>
+}
