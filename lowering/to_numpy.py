@@ -66,11 +66,8 @@ from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
     error_at,
-    make_context,
-    parse_module,
     print_module,
-    read_text,
-    verify_module,
+    read_module,
 )
 from nnlayout.transforms.plan_memory import ARENA_BYTES
 
@@ -124,9 +121,7 @@ class Program:
         """Parses and verifies the planned IR `ir_name` beside `module_file`, and binds its
         function `entry`; errors are UserErrors located in that IR."""
         path = str(Path(module_file).parent / ir_name)
-        text, name = read_text(path)
-        module = parse_module(make_context(), text, name)
-        verify_module(module, text)
+        _, module, text = read_module(path)
         try:
             return cls(module, entry, path)
         except DiagnosticError as error:

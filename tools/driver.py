@@ -440,6 +440,16 @@ def read_text(path: str) -> tuple[str, str]:
         raise UserError(f"cannot read '{path}': {error}") from None
 
 
+def read_module(path: str) -> tuple[Context, ModuleOp, str]:
+    """Reads, parses and verifies the module in `path` (`-` is stdin): the context it was
+    parsed in, the module, and its text (to locate later errors in)."""
+    text, name = read_text(path)
+    ctx = make_context()
+    module = parse_module(ctx, text, name)
+    verify_module(module, text)
+    return ctx, module, text
+
+
 def traceback_requested(argv: Sequence[str]) -> bool:
     return "--traceback" in argv or os.environ.get("NNLAYOUT_TRACEBACK") == "1"
 

@@ -34,13 +34,10 @@ from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
     error_at,
-    make_context,
-    parse_module,
     parse_pipeline,
-    read_text,
+    read_module,
     run_pipeline,
     run_tool,
-    verify_module,
 )
 from nnlayout.transforms import get_all_passes
 
@@ -130,10 +127,7 @@ def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     clock = time.perf_counter()
-    text, name = read_text(args.input)
-    ctx = make_context()
-    module = parse_module(ctx, text, name)
-    verify_module(module, text)
+    ctx, module, text = read_module(args.input)
     parsed = time.perf_counter()
     if pipeline is not None:
         run_pipeline(pipeline, ctx, module, text)
