@@ -43,16 +43,15 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import Operation
 
 from nnlayout.benchmarks.layout_report import load
 from nnlayout.benchmarks.memory_report import TVM
 from nnlayout.dialects.compute import ComputeOp
-from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.layout import ReorderOp, encoding_name
+from nnlayout.dialects.layout import ReorderOp
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
 from nnlayout.kernels.registry import registry
+from nnlayout.lowering.bufferize import activation_reorders
 from nnlayout.lowering.interpreter import find_entry
 from nnlayout.lowering.runtime import chosen_kernel, relative_difference, without_padding
 from nnlayout.lowering.to_numpy import import_generated, translate
@@ -101,18 +100,6 @@ class Result:
 
 
 # ------------------------------------------------------------------ what the compiler did
-def activation_reorders(planned: ModuleOp) -> int:
-    """Reorders run per inference in a planned module: `nn.compute`s of a `layout.reorder`
-    that changes the layout, of anything but a constant (expression), which is packed once,
-    at load."""
-    known: dict[Operation, bool] = {}
-    return sum(isinstance(op, ComputeOp) and isinstance(op.inner, ReorderOp)
-               and encoding_name(op.inner.input.type) != encoding_name(op.inner.output.type)
-               and not (isinstance(source := op.ins[0].owner, Operation)
-                        and is_constant_expression(source, known))
-               for op in planned.walk())
-
-
 def onednn_implementation(op: ComputeOp) -> str:
     """The name of the oneDNN implementation that runs `op` (its primitive, from the cache
     the loaded module filled), e.g. 'brgconv_1x1:avx2'."""

@@ -29,9 +29,9 @@ from xdsl.dialects.builtin import IntegerAttr
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.layout import ReorderOp, encoding_name
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
+from nnlayout.lowering.bufferize import activation_reorders
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.lowering.runtime import relative_difference
 from nnlayout.lowering.to_numpy import import_generated, translate
@@ -105,8 +105,6 @@ def main(argv: Sequence[str]) -> int:
     computes = [op for op in compiled.walk() if isinstance(op, ComputeOp)]
     kernels = Counter(k.kernel_name.data for op in computes
                       if (k := kernel_of(op.inner)) is not None)
-    reorders = sum(isinstance(op.inner, ReorderOp) and encoding_name(op.inner.input.type)
-                   != encoding_name(op.inner.output.type) for op in computes)
     function = find_entry(compiled)
 
     def figure(name: str) -> int:
@@ -121,7 +119,7 @@ def main(argv: Sequence[str]) -> int:
         said = Counter(f"{r.op.name}: {r.message}" for r in emitted if r.pass_name == pass_name)
         for message, count in said.most_common():
             print(f"{what} x{count}: {message}")
-    print(f"activation reorders: {reorders}")
+    print(f"activation reorders: {activation_reorders(compiled)}")
     arena, bound = figure("nnlayout.arena_bytes"), figure("nnlayout.lower_bound_bytes")
     print(f"arena {arena / 2**20:.2f} MiB, lower bound {bound / 2**20:.2f} MiB, "
           f"unplanned {figure('nnlayout.unplanned_bytes') / 2**20:.2f} MiB, "

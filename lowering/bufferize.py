@@ -54,7 +54,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import compute_of
+from nnlayout.dialects.compute import ComputeOp, compute_of
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import (
@@ -386,3 +386,15 @@ class BufferizePass(ModulePass):
             if len(function.body.blocks) != 1:
                 raise DiagnosticError(function, "bufferize needs single-block functions")
             _FunctionBufferizer(function, _plan_function(function)).run()
+
+
+def activation_reorders(planned: ModuleOp) -> int:
+    """Reorders run per inference in a planned module: `nn.compute`s of a `layout.reorder`
+    that changes the layout, of anything but a constant (expression), which is packed once,
+    at load."""
+    known: dict[Operation, bool] = {}
+    return sum(isinstance(op, ComputeOp) and isinstance(op.inner, ReorderOp)
+               and encoding_name(op.inner.input.type) != encoding_name(op.inner.output.type)
+               and not (isinstance(source := op.ins[0].owner, Operation)
+                        and is_constant_expression(source, known))
+               for op in planned.walk())
