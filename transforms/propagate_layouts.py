@@ -10,6 +10,9 @@ layout. This pass removes the round trips between two blocked kernels:
   are reordered into the same layout (a residual add of two blocked values needs none).
 - `FoldReorderChain`: `reorder(reorder(x))` becomes `x` when it converts back to x's type,
   else a single reorder; a reorder to its own type disappears.
+- `MergeSiblingReorders`: two reorders of one value into the same type become one (a value
+  with two blocked consumers, e.g. a residual block's branch and its downsampling shortcut,
+  was reordered once per consumer).
 - `EraseDeadReorder`: a reorder nobody uses is removed.
 
 Repeated to a fixed point, a chain conv -> relu -> conv keeps its data blocked throughout; for
@@ -60,6 +63,20 @@ class FoldReorderChain(RewritePattern):
         else:
             single = ReorderOp(inner.input, op.output.type)  # type: ignore[arg-type]
             rewriter.replace(op, single)
+
+
+class MergeSiblingReorders(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReorderOp, rewriter: PatternRewriter) -> None:
+        for use in op.input.uses:
+            sibling = use.operation
+            if (isinstance(sibling, ReorderOp) and sibling is not op
+                    and sibling.output.type == op.output.type
+                    and sibling.parent_block() is op.parent_block()
+                    and sibling.is_before_in_block(op)):
+                rewriter.replace_all_uses_with(op.output, sibling.output)
+                rewriter.erase(op)
+                return
 
 
 class EraseDeadReorder(RewritePattern):
@@ -155,7 +172,7 @@ class PropagateLayoutsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [FoldReorderChain(), EraseDeadReorder(),
+                [FoldReorderChain(), MergeSiblingReorders(), EraseDeadReorder(),
                  SinkReorderThroughAnyLayoutOp(self.remarks)],
                 dce_enabled=False,
             ),

@@ -27,7 +27,8 @@ func.func @residual(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x1x1xf32> {
 
 // -----
 
-// Concat of 8+8 channels stays blocked; softmax over channels needs plain data.
+// Concat of 8+8 channels stays blocked; softmax over channels needs plain data. %x, read by
+// two blocked convolutions, is reordered once (MergeSiblingReorders).
 func.func @concat_softmax(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x8x8xf32> {
   %w1 = nn.constant dense<0.1> : tensor<8x8x3x3xf32>
   %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
@@ -39,6 +40,11 @@ func.func @concat_softmax(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x8x8xf32> {
   func.return %s : tensor<1x16x8x8xf32>
 }
 // CHECK-LABEL: func.func @concat_softmax
+// CHECK:      %[[XB:.*]] = layout.reorder %x
+// CHECK-NOT:  layout.reorder %x
+// CHECK:      nn.conv2d %[[XB]],
+// CHECK-NOT:  layout.reorder %x
+// CHECK:      nn.conv2d %[[XB]],
 // CHECK:      nn.concat {{.*}} -> tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>
 // CHECK-NEXT: layout.reorder {{.*}} -> tensor<1x16x8x8xf32>
 // CHECK-NEXT: nn.softmax
