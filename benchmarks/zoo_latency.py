@@ -6,8 +6,10 @@ of the generated module against onnxruntime, same inputs, same run.
     python -m nnlayout.benchmarks.zoo_latency resnet50 --ref resnet50 --ref-repeats 2
 
 For each model and variant (`onednn`; `onednn-nnan`, the same with `nnan=true`, the fast-math
-promise that lets oneDNN fuse relu and clip; `avx2`, our numpy kernels; `ref`, the reference
-numpy kernels, only with `--ref`, on the models it names or on all, `--ref-repeats` times) it
+promise that lets oneDNN fuse relu and clip; `onednn-nchw8c` and `onednn-nchw8c-nnan`, target
+`onednn-nchw8c`, oneDNN asked for blocked activations; `avx2`, our numpy kernels; `ref`, the
+reference numpy kernels, only with `--ref`, on the models it names or on all, `--ref-repeats`
+times) it
 runs the passes of `default-pipeline` one by one, timing each, translates the planned IR to a
 numpy module and loads it (parse, constants packed, oneDNN primitives created; oneDNN's caches
 are emptied first so that each variant pays for its own), then times runs of the generated
@@ -72,6 +74,8 @@ class Variant:
 VARIANTS = {
     "onednn": Variant("onednn", False, "onednn"),
     "onednn-nnan": Variant("onednn", True, "onednn nnan=true (fast-math)"),
+    "onednn-nchw8c": Variant("onednn-nchw8c", False, "onednn-nchw8c (blocked activations)"),
+    "onednn-nchw8c-nnan": Variant("onednn-nchw8c", True, "onednn-nchw8c nnan=true"),
     "avx2": Variant("avx2", False, "avx2 (numpy)"),
     "ref": Variant("ref", False, "ref (numpy)"),
 }
@@ -130,7 +134,8 @@ def kernel_census(planned: ModuleOp, target: str
         family = registry().lookup(name).family
         if chosen_kernel(op.inner if op.halo is None else without_padding(op)) is None:
             fallbacks[f"{name} (layouts changed: reference kernel)"] += 1
-        elif target != "ref" and (family == "ref" or target == "onednn" and family != "onednn"):
+        elif target != "ref" and (family == "ref"
+                                  or target.startswith("onednn") and family != "onednn"):
             fallbacks[name] += 1
         if family == "onednn":
             implementations[onednn_implementation(op)] += 1
@@ -151,6 +156,7 @@ def empty_onednn_caches() -> None:
     from nnlayout.kernels.onednn import primitives
 
     onednn_kernels.conv_choice.cache_clear()
+    onednn_kernels.deconv_choice.cache_clear()
     onednn_kernels._CHOICES.clear()
     primitives._CACHE.clear()
 

@@ -8,8 +8,10 @@ for each result, which operand its output may overwrite in place, its workspace 
 whether it keeps the zero padding of blocked data zero.
 
 A `Target` is data, not a code path: the kernel families it may use, in order of preference,
-and its block size and preferred layouts. `TARGETS` holds `ref`, `avx2` (blocks of 8) and
-`avx512` (blocks of 16); `register_target` adds another without touching any pass.
+and its block size and preferred layouts. `TARGETS` holds `ref`, `avx2` (blocks of 8),
+`avx512` (blocks of 16), `onednn` (oneDNN's formats) and `onednn-nhwc`/`onednn-nchw8c` (oneDNN
+asked for that activation format first); `register_target` adds another without touching any
+pass.
 
 Implementations take `(op, inputs)` where each input is the operand's run-time value in the
 layout the kernel asked for (a numpy array in physical order for a blocked layout, a
@@ -19,7 +21,7 @@ scipy.sparse array for CSR), and return the result in the layout the kernel decl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from xdsl.ir import Operation
@@ -48,6 +50,9 @@ class Target:
     # A CSR operand is used as such only when it is at most this dense and this large.
     sparse_max_density: float = 0.25
     sparse_min_elements: int = 1024
+    # The activation format (a layout of ours) asked of oneDNN's convolutions first; empty:
+    # oneDNN's own choice. Which is fastest depends on the network (see the README).
+    data_format: str = ""
 
     @property
     def activation_layout(self) -> str:
@@ -82,13 +87,17 @@ register_target(Target("avx512", "blocked kernels with 16-channel blocks (512-bi
 register_target(Target("onednn", "oneDNN primitives in the formats oneDNN chooses, else blocked "
                        "kernels with 8-channel blocks", ("sparse", "onednn", "blocked", "ref"),
                        block=8, min_blocked_macs=1 << 14))
+for _layout in ("NHWC", "NCHW8c"):
+    register_target(replace(TARGETS["onednn"], name=f"onednn-{_layout.lower()}",
+                            description=f"as onednn, with {_layout} activations where oneDNN "
+                                        f"has a fast convolution for them",
+                            data_format=_layout))
 
 
 def host_target() -> Target:
     """`host`: `onednn` when the oneDNN library loads here, else `avx512` or `avx2` by the
     CPU flags in /proc/cpuinfo (`ref` without either). Resolved on first use, so that only
     programs asking for it load oneDNN."""
-    from dataclasses import replace
     from pathlib import Path
 
     from nnlayout.kernels.onednn.binding import available

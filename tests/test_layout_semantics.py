@@ -24,8 +24,10 @@ from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entr
 from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
-# oneDNN runs them too where it is installed, with post-ops fused into its convolutions.
-TARGETS = ["ref", "avx2", "avx512", *(["onednn"] if onednn_available() else [])]
+# oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in
+# its own formats and asked for blocked (padded) activations.
+TARGETS = ["ref", "avx2", "avx512",
+           *(["onednn", "onednn-nchw8c"] if onednn_available() else [])]
 LAYOUT_PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-layouts,"
                    "propagate-layouts,fold-constants")
 

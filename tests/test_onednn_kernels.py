@@ -40,10 +40,11 @@ def dense(shape: tuple[int, ...], seed: int) -> str:
     return json.dumps(np.random.default_rng(seed).standard_normal(shape).round(3).tolist())
 
 
-def check(module: ModuleOp, inputs: list[np.ndarray], onednn_ops: int) -> ModuleOp:
-    """Same results after compiling for `onednn`, with at least `onednn_ops` oneDNN kernels."""
+def check(module: ModuleOp, inputs: list[np.ndarray], onednn_ops: int,
+          target: str = "onednn") -> ModuleOp:
+    """Same results after compiling for `target`, with at least `onednn_ops` oneDNN kernels."""
     expected = Interpreter(module).run(inputs)
-    compiled = compile_module(module, "onednn", padding=True)
+    compiled = compile_module(module, target, padding=True)
     chosen = [kernel_of(op).kernel_name.data for op in compiled.walk() if kernel_of(op)]
     assert sum(name.endswith("_onednn") for name in chosen) >= onednn_ops, " ".join(chosen)
     assert_same(expected, Interpreter(compiled).run(inputs))
@@ -93,6 +94,24 @@ def test_stem_keeps_one_layout_not_padded_blocks() -> None:
     assert kernel_of(conv).operands[0] == kernel_of(conv).results[0] == "NHWC"
     assert kernel_of(conv).kernel_name.data == "conv2d_onednn"
     assert not conv_choice(conv_geometry(conv)).implementation.startswith("ref")
+
+
+@pytest.mark.parametrize("target, layout", [("onednn-nchw8c", "NCHW8c"),
+                                            ("onednn-nhwc", "NHWC")])
+def test_target_asks_for_its_activation_format(target: str, layout: str) -> None:
+    """The asked format on both sides of a convolution; the 3-channel stem takes its input
+    plain (an NCHW8c source would be ref:any) and writes the asked format; same results."""
+    program = conv_program(16, 24, 9, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 9)
+    module = parse(program)
+    compiled = check(module, random_inputs(module), onednn_ops=1, target=target)
+    (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
+    assert kernel_of(conv).operands[0] == kernel_of(conv).results[0] == layout
+    stem = compile_module(parse(conv_program(3, 16, 12, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]",
+                                             1, 12)), "onednn-nchw8c", padding=True)
+    (conv,) = [op for op in stem.walk() if op.name == "nn.conv2d"]
+    assert (kernel_of(conv).operands[0], kernel_of(conv).results[0]) == ("", "NCHW8c")
+    choice = conv_choice(conv_geometry(conv), "NCHW8c")
+    assert not isinstance(choice, str) and not choice.implementation.startswith("ref")
 
 
 def test_nan_and_inf_propagate_through_conv_and_max_pool() -> None:

@@ -172,19 +172,28 @@ class ConvChoice:
 
 
 @cache
-def conv_choice(g: ConvGeometry) -> ConvChoice | str:
-    """oneDNN's fast choice for `g`, or why there is none. Tried in order: every format left
-    to oneDNN; a plain nchw source (the fast stem); channel-blocked sources (the jit
-    convolutions' formats, for machines where the brgemm ones are not in our map); plain
-    weights (grouped convolutions). A choice whose destination format differs from its
-    source's (oneDNN's stem: nchw -> nChw8c) would cost the next layers a reorder each where
-    they run channels-last, so the same format on both sides is tried first for it."""
+def conv_choice(g: ConvGeometry, data_format: str = "") -> ConvChoice | str:
+    """oneDNN's fast choice for `g`, or why there is none. `data_format` (a layout of ours,
+    from the target) is asked first: in and out, then from a plain source (the stem, whose
+    input arrives plain). Then, in order: every format left to oneDNN; a plain nchw source
+    (the fast stem); channel-blocked sources (the jit convolutions' formats, for machines
+    where the brgemm ones are not in our map); plain weights (grouped convolutions). A choice
+    whose destination format differs from its source's (oneDNN's stem: nchw -> nChw8c) would
+    cost the next layers a reorder each where they run channels-last, so the same format on
+    both sides is tried first for it."""
+    notes: list[str] = []
+    plain = by_layout("data", "")
+    if data_format and (asked := by_layout("data", data_format)) is not None:
+        for src, what in ((asked, f"{asked.tag} in and out"),
+                          (plain, f"a {plain.tag} source into {asked.tag}")):
+            choice = _conv_attempt(g, src.value, ANY, asked.value, what, notes)
+            if choice is not None:
+                return choice
     data = [f for layout in ("", "NHWC", "NCHW16c", "NCHW8c")
             if (f := by_layout("data", layout)) is not None]
     attempts = [(ANY, ANY, ANY, "formats of its choice")]
     attempts += [(f.value, ANY, ANY, f"a {f.tag} source") for f in data]
     attempts.append((ANY, by_layout(g.weights_role, "").value, ANY, "plain weights"))
-    notes: list[str] = []
     for src, weights, dst, what in attempts:
         choice = _conv_attempt(g, src, weights, dst, what, notes)
         if choice is None:
@@ -257,7 +266,7 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
         return _NOT_F32
     if isinstance(op, nn.FusedConv2dOp) and isinstance(post_ops := fused_post_ops(op), str):
         return post_ops
-    choice = conv_choice(conv_geometry(op))
+    choice = conv_choice(conv_geometry(op), target.data_format)
     if isinstance(choice, str):
         return choice
     if (isinstance(op, nn.FusedConv2dOp) and op.activation is not None and op.nnan is None
@@ -267,8 +276,8 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
     return None
 
 
-def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvChoice:
-    choice = conv_choice(conv_geometry(op))
+def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> ConvChoice:
+    choice = conv_choice(conv_geometry(op), target.data_format)
     if isinstance(choice, str):
         raise ValueError(f"{op.name}: no fast oneDNN convolution: {choice}")
     return choice
@@ -276,7 +285,7 @@ def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvChoice:
 
 def _conv_layouts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> Layouts:
     """oneDNN's formats; a fused addend is the destination's starting contents."""
-    src, weights, dst = (f.kernel_layout for f in _chosen(op).formats)
+    src, weights, dst = (f.kernel_layout for f in _chosen(op, target).formats)
     operands = (src, weights) + ((PLAIN_LAYOUT,) if op.bias is not None else ())
     if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
         operands += (dst,)
@@ -284,7 +293,7 @@ def _conv_layouts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> Layouts
 
 
 def _conv_workspace(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> int:
-    return _chosen(op).scratchpad
+    return _chosen(op, target).scratchpad
 
 
 def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[int, ...]]:
@@ -329,12 +338,15 @@ def deconv_pd(g: DeconvGeometry, data: int, weights: int = ANY) -> b.PrimitiveDe
 
 
 @cache
-def deconv_choice(g: DeconvGeometry) -> tuple[Format, str, int] | str:
+def deconv_choice(g: DeconvGeometry, data_format: str = "") -> tuple[Format, str, int] | str:
     """oneDNN's fast choice for `g` (data format, implementation, scratchpad bytes), or why
-    there is none. Its weights are in a blocked format of its choice, packed from ours when
-    the kernel first sees them; source and destination share one format."""
+    there is none; `data_format` (the target's) is asked first. Its weights are in a blocked
+    format of its choice, packed from ours when the kernel first sees them; source and
+    destination share one format."""
     notes = []
-    for data in (ANY, *(f.value for f in FORMATS if f.role == "data")):
+    asked = by_layout("data", data_format) if data_format else None
+    for data in ((asked.value,) if asked else ()) + (
+            ANY, *(f.value for f in FORMATS if f.role == "data")):
         try:
             pd = deconv_pd(g, data)
         except DnnlError as error:
@@ -352,19 +364,19 @@ def deconv_choice(g: DeconvGeometry) -> tuple[Format, str, int] | str:
 def _deconv_accepts(op: nn.ConvTranspose2dOp, target: Target, padding: bool) -> str | None:
     if not _is_f32(op):
         return _NOT_F32
-    choice = deconv_choice(deconv_geometry(op))
+    choice = deconv_choice(deconv_geometry(op), target.data_format)
     return choice if isinstance(choice, str) else None
 
 
-def _deconv_chosen(op: nn.ConvTranspose2dOp) -> tuple[Format, str, int]:
-    choice = deconv_choice(deconv_geometry(op))
+def _deconv_chosen(op: nn.ConvTranspose2dOp, target: Target) -> tuple[Format, str, int]:
+    choice = deconv_choice(deconv_geometry(op), target.data_format)
     if isinstance(choice, str):
         raise ValueError(f"{op.name}: no fast oneDNN transposed convolution: {choice}")
     return choice
 
 
 def _deconv_layouts(op: nn.ConvTranspose2dOp, target: Target) -> Layouts:
-    data = _deconv_chosen(op)[0].kernel_layout
+    data = _deconv_chosen(op, target)[0].kernel_layout
     return (data, PLAIN_LAYOUT) + ((PLAIN_LAYOUT,) if op.bias is not None else ()), (data,)
 
 
@@ -645,7 +657,7 @@ def kernels() -> list[Kernel]:
               # With an addend, oneDNN accumulates into it: in place when the planner can.
               Kernel("conv_transpose2d_onednn", nn.ConvTranspose2dOp, "onednn", run,
                      accepts=_deconv_accepts, layouts=_deconv_layouts,
-                     workspace=lambda op, target: _deconv_chosen(op)[2], prepare=prepare,
+                     workspace=lambda op, target: _deconv_chosen(op, target)[2], prepare=prepare,
                      reads_halo=False, writes_strided=False),
               Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
                      applies=lambda op: op.addend is None, accepts=_conv_accepts,

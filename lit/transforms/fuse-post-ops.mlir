@@ -2,6 +2,7 @@
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}' | filecheck %s
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}'
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx2},fuse-post-ops{target=avx2}' | filecheck %s --check-prefix=AVX2
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn-nchw8c},fuse-post-ops{target=onednn-nchw8c}' | filecheck %s --check-prefix=BLOCKED
 
 // A residual block's tail: conv -> add -> relu becomes one oneDNN convolution with a sum and
 // an eltwise post-op, which may write over the addend (in_place = 3).
@@ -14,6 +15,9 @@ func.func @residual(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %b: t
 // CHECK-LABEL: func.func @residual
 // CHECK-NEXT:    %y = nn.fused_conv2d %x, %w, %b add %r strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "relu" {kernel = #nn.kernel<"fused_conv2d_sum_onednn", operands = ["NHWC", "OHWI16o", "", "NHWC"], results = ["NHWC"], in_place = 3{{.*}}>}
 // CHECK-NEXT:    func.return %y
+// A target asking for blocked activations: the fused kernel runs on them.
+// BLOCKED-LABEL: func.func @residual
+// BLOCKED-NEXT:    %y = nn.fused_conv2d %x, %w, %b add %r {{.*}} activation "relu" {kernel = #nn.kernel<"fused_conv2d_sum_onednn", operands = ["NCHW8c", "OIHW8i8o", "", "NCHW8c"], results = ["NCHW8c"], in_place = 3>}
 // AVX2-LABEL: func.func @residual
 // AVX2:      nn.conv2d
 // AVX2:      nn.add
