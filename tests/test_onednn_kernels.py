@@ -360,3 +360,46 @@ func.func @f(%x: {x}) -> {y} {{
     expected = Interpreter(module).run(inputs)
     assert_same(expected, run_generated(planned, inputs))
     assert_same(expected, run_generated(planned, inputs))  # packed weights reused
+
+
+def gemm_program(trans_a: bool, trans_b: bool, c_shape: tuple[int, ...] | None,
+                 alpha: float = 1.0, beta: float = 1.0) -> str:
+    m, k, n = 3, 40, 24
+    a = f"tensor<{k}x{m}xf32>" if trans_a else f"tensor<{m}x{k}xf32>"
+    b = f"tensor<{n}x{k}xf32>" if trans_b else f"tensor<{k}x{n}xf32>"
+    c = None if c_shape is None else f"tensor<{'x'.join(map(str, c_shape))}xf32>"
+    operands = "%a, %b" + (", %c" if c else "")
+    flags = (" trans_a" if trans_a else "") + (" trans_b" if trans_b else "")
+    return f"""
+func.func @f(%a: {a}, %b: {b}{f", %c: {c}" if c else ""}) -> tensor<{m}x{n}xf32> {{
+  %y = nn.gemm {operands}{flags} alpha {alpha} beta {beta} : ({", ".join(t for t in (a, b, c) if t)}) -> tensor<{m}x{n}xf32>
+  func.return %y : tensor<{m}x{n}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("trans_a, trans_b, c_shape", [
+    (False, True, (24,)), (True, False, (1, 24)), (True, True, None), (False, False, (24,))])
+def test_gemm_runs_as_onednn_matmul(trans_a: bool, trans_b: bool,
+                                    c_shape: tuple[int, ...] | None) -> None:
+    """Transposes are strides of oneDNN's matmul, c its bias row: same results (NaN too)."""
+    module = parse(gemm_program(trans_a, trans_b, c_shape))
+    inputs = random_inputs(module)
+    inputs[0][0, 0] = np.nan
+    compiled = check(module, inputs, onednn_ops=1)
+    (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
+    assert kernel_of(gemm).kernel_name.data == "gemm_onednn"
+
+
+@pytest.mark.parametrize("alpha, beta, c_shape, reason", [
+    (2.0, 1.0, (24,), "alpha 2.0"), (1.0, 0.5, (24,), "beta 0.5"),
+    (1.0, 1.0, (3, 24), "c of shape [3, 24]"), (1.0, 1.0, (1,), "c of shape [1]")])
+def test_gemm_onednn_refuses_what_its_matmul_does_not_compute(
+        alpha: float, beta: float, c_shape: tuple[int, ...], reason: str) -> None:
+    module = parse(gemm_program(False, True, c_shape, alpha, beta))
+    (gemm,) = [op for op in module.walk() if op.name == "nn.gemm"]
+    assert reason in onednn_kernels._gemm_accepts(gemm, get_target("onednn"), True)
+    compiled = compile_module(module, "onednn", padding=True)
+    (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
+    assert kernel_of(gemm).kernel_name.data == "gemm_ref"
+    assert_same(Interpreter(module).run(random_inputs(module)),
+                Interpreter(compiled).run(random_inputs(module)))

@@ -1,6 +1,7 @@
 """oneDNN kernels (family `onednn`): convolution (also fused with its add and activation as
-post-ops: `nn.fused_conv2d`), transposed convolution, pooling, element-wise, binary, batch
-norm and concat ops as oneDNN primitives, called through ctypes on numpy arrays.
+post-ops: `nn.fused_conv2d`), transposed convolution, gemm (oneDNN's matmul), pooling,
+element-wise, binary, batch norm and concat ops as oneDNN primitives, called through ctypes on
+numpy arrays.
 
 Layouts come from oneDNN, not from a table: a convolution's `layouts(op, target)` builds the
 primitive descriptor with `format_tag::any` and reads back the formats it chose (mapped to our
@@ -413,6 +414,60 @@ def _packed_weights(op: nn.ConvTranspose2dOp, compiled: Compiled,
     return packed
 
 
+# -------------------------------------------------------------- matrix multiply
+def _gemm_pd(op: nn.GemmOp) -> b.PrimitiveDesc:
+    """oneDNN's matmul computing op(a) @ op(b) + c on the operands' plain arrays: a
+    transposed operand is read with swapped strides, c is a bias row broadcast over M."""
+    def matrix(value: SSAValue, transposed: bool) -> MemoryDesc:
+        rows, columns = shape_of(value)
+        if transposed:
+            return MemoryDesc.with_strides((columns, rows), (1, columns))
+        return MemoryDesc.with_strides((rows, columns), (columns, 1))
+
+    n = shape_of(op.output)[1]
+    bias = None if op.c is None else MemoryDesc.with_strides((1, n), (n, 1))
+    return p.matmul_pd(matrix(op.a, op.trans_a is not None),
+                       matrix(op.b, op.trans_b is not None), bias, matrix(op.output, False))
+
+
+def _gemm_choice(op: nn.GemmOp) -> tuple[str, int]:
+    """oneDNN's implementation of the gemm and its scratchpad bytes, remembered as
+    `_any_choice`'s are."""
+    key = (_op_key(op), "matmul")
+    if key not in _CHOICES:
+        try:
+            pd = _gemm_pd(op)
+            _CHOICES[key] = (pd.implementation, pd.scratchpad_bytes)
+        except DnnlError as error:
+            _CHOICES[key] = (f"none ({error})", 0)
+    return _CHOICES[key]
+
+
+def _gemm_accepts(op: nn.GemmOp, target: Target, padding: bool) -> str | None:
+    """op(a) @ op(b) + c with c a row (or absent): oneDNN's matmul adds a bias row and no
+    scales are set on it."""
+    if not _is_f32(op):
+        return _NOT_F32
+    if op.alpha.value.data != 1:
+        return f"alpha {op.alpha.value.data} (oneDNN's matmul here computes alpha = 1 only)"
+    if op.c is not None:
+        n = shape_of(op.output)[1]
+        if op.beta.value.data != 1:
+            return f"beta {op.beta.value.data} (oneDNN's bias is added with beta = 1 only)"
+        if tuple(shape_of(op.c)) not in ((n,), (1, n)):
+            return (f"c of shape {list(shape_of(op.c))} (oneDNN's bias is one row of {n}, "
+                    f"broadcast over the rows)")
+    implementation, _ = _gemm_choice(op)
+    return None if _is_fast(implementation) else f"oneDNN chose {implementation}"
+
+
+def _gemm_compiled(op: nn.GemmOp) -> tuple[Compiled, tuple[int, ...]]:
+    args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if op.c is not None else ())
+    compiled = p.get_compiled(("gemm", _op_key(op)), lambda: _gemm_pd(op),
+                              (*args, b.DNNL_ARG_DST))
+    return compiled, args
+
+
 # ---------------------------------------------------------------------- pooling
 def _pool_padding_r(op: Operation) -> tuple[int, int]:
     """Bottom/right padding that fits all output windows: the explicit pads, or more where
@@ -554,12 +609,12 @@ def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
         reason: str | None = _NOT_F32
     elif isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         reason = _pool_reason(op)
+    elif len(shape_of(op.results[0])) != 4:  # our formats name 4-D data only
+        reason = "not rank 4; the oneDNN kernel needs N, C, H, W"
     elif type(op) in _BINARY:
         reason = _same_shapes(op, target, padding)
     elif isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0:
         reason = "leaky_relu with alpha 0 is oneDNN's relu, which turns NaN into 0"
-    elif isinstance(op, nn.BatchNormOp | nn.ConcatOp) and len(shape_of(op.results[0])) != 4:
-        reason = "not rank 4; the oneDNN kernel needs N, C, H, W"
     else:
         reason = None
     return reason or _any_reason(op, by_layout("data", ""), "NCHW")
@@ -590,6 +645,8 @@ def _compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
         return _conv_compiled(op)
     if isinstance(op, nn.ConvTranspose2dOp):
         return _deconv_compiled(op)
+    if isinstance(op, nn.GemmOp):
+        return _gemm_compiled(op)
     return _any_compiled(op)
 
 
@@ -658,6 +715,9 @@ def kernels() -> list[Kernel]:
               Kernel("conv_transpose2d_onednn", nn.ConvTranspose2dOp, "onednn", run,
                      accepts=_deconv_accepts, layouts=_deconv_layouts,
                      workspace=lambda op, target: _deconv_chosen(op, target)[2], prepare=prepare,
+                     reads_halo=False, writes_strided=False),
+              Kernel("gemm_onednn", nn.GemmOp, "onednn", run, accepts=_gemm_accepts,
+                     workspace=lambda op, target: _gemm_choice(op)[1], prepare=prepare,
                      reads_halo=False, writes_strided=False),
               Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
                      applies=lambda op: op.addend is None, accepts=_conv_accepts,

@@ -90,6 +90,14 @@ def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc,
                     src0.handle, src1.handle, dst.handle)
 
 
+def matmul_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
+              dst: MemoryDesc) -> PrimitiveDesc:
+    """dst = src @ weights (+ bias broadcast over rows); any strides, so transposes are
+    descriptions, not copies."""
+    return _created(b.lib().dnnl_matmul_primitive_desc_create, b.engine(), src.handle,
+                    weights.handle, None if bias is None else bias.handle, dst.handle)
+
+
 def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> PrimitiveDesc:
     """Inference batch normalization with given mean and variance, scale and shift."""
     flags = b.dnnl_use_global_stats | b.dnnl_use_scale | b.dnnl_use_shift

@@ -1,0 +1,28 @@
+// REQUIRES: onednn
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn}' | filecheck %s
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'select-dispatch{target=onednn remarks=true}'
+
+// A classifier head: oneDNN's matmul, the transposed weights read through their strides, the
+// bias as its bias row.
+func.func @dense(%x: tensor<2x64xf32>, %w: tensor<10x64xf32>, %b: tensor<10xf32>) -> tensor<2x10xf32> {
+  %y = nn.gemm %x, %w, %b trans_b alpha 1.0 beta 1.0 : (tensor<2x64xf32>, tensor<10x64xf32>, tensor<10xf32>) -> tensor<2x10xf32>
+  func.return %y : tensor<2x10xf32>
+}
+// CHECK-LABEL: func.func @dense
+// CHECK: nn.gemm %x, %w, %b trans_b {{.*}} {kernel = #nn.kernel<"gemm_onednn", operands = ["", "", ""], results = [""]{{.*}}>}
+
+// -----
+
+// What the matmul does not compute falls back, and says why.
+func.func @scaled(%x: tensor<2x64xf32>, %w: tensor<10x64xf32>, %c: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  // expected-remark @+1 {{nn.gemm: alpha 2.0 (oneDNN's matmul here computes alpha = 1 only), not supported by gemm_onednn; using gemm_ref}}
+  %y = nn.gemm %x, %w, %c trans_b alpha 2.0 beta 1.0 : (tensor<2x64xf32>, tensor<10x64xf32>, tensor<2x10xf32>) -> tensor<2x10xf32>
+  // expected-remark @+1 {{nn.gemm: c of shape [2, 10] (oneDNN's bias is one row of 10, broadcast over the rows), not supported by gemm_onednn; using gemm_ref}}
+  %z = nn.gemm %x, %w, %c trans_b alpha 1.0 beta 1.0 : (tensor<2x64xf32>, tensor<10x64xf32>, tensor<2x10xf32>) -> tensor<2x10xf32>
+  // expected-remark @+1 {{nn.add: not rank 4; the oneDNN kernel needs N, C, H, W, not supported by add_onednn; using add_any}}
+  %s = nn.add %y, %z : (tensor<2x10xf32>, tensor<2x10xf32>) -> tensor<2x10xf32>
+  func.return %s : tensor<2x10xf32>
+}
+// CHECK-LABEL: func.func @scaled
+// CHECK: nn.gemm {{.*}}alpha 2.0{{.*}}gemm_ref
+// CHECK: nn.gemm {{.*}}gemm_ref
