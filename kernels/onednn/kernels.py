@@ -23,14 +23,15 @@ Semantics kept equal to the reference kernels, where oneDNN differs:
 
 Implementations follow the registry's `impl(op, inputs)` through `run`, a thin wrapper that
 allocates the result (of oneDNN's byte size) and the scratchpad, around
-`execute(op, inputs, out, scratchpad)`, which writes into caller-owned buffers.
+`execute(op, inputs, out, scratchpad)`, which writes into caller-owned buffers; `prepare` binds
+an op once, deciding at load what depends on the op alone (`executor`).
 """
 
 from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -63,16 +64,9 @@ def _format(value: SSAValue, role: str) -> Format:
     return found
 
 
-def _zero_result_padding(op: Operation, out: np.ndarray) -> None:
-    """Zeroes the padding lanes of result 0, if its layout has any."""
-    spec = _padded_layout(op.results[0].type)
-    if spec is not None:
-        spec.zero_padding(out, shape_of(op.results[0]))
-
-
 @cache
 def _padded_layout(value_type: Attribute) -> LayoutSpec | None:
-    """The layout of a tensor type when it has padding lanes (asked on every call)."""
+    """The layout of a tensor type when it has padding lanes (asked by every unbound run)."""
     spec = layout_of(value_type)
     if spec is None or not isinstance(value_type, TensorType) or not spec.padding_elements(
             value_type.get_shape()):
@@ -650,26 +644,43 @@ def _compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
     return _any_compiled(op)
 
 
+Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
+
+
+def executor(op: Operation, compiled: Compiled, args: tuple[int, ...]) -> Executor:
+    """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
+    alone (its kind, result padding) decided now: a bound op then pays per call only for the
+    primitive's execution."""
+    addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
+    deconv = isinstance(op, nn.ConvTranspose2dOp)
+    max_pool = isinstance(op, nn.MaxPool2dOp)
+    padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
+
+    def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
+                 scratchpad: np.ndarray | None) -> None:
+        if addend:  # oneDNN's sum post-op adds what dst holds: the addend, unless in place
+            *inputs, summand = inputs
+            if summand.ctypes.data != out.ctypes.data:
+                out.reshape(summand.shape)[...] = summand
+        if deconv:
+            inputs = [inputs[0], _packed_weights(op, compiled, inputs[1]), *inputs[2:]]
+        arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
+                  for arg, x in zip(args, inputs, strict=True)}
+        arrays[b.DNNL_ARG_DST] = out
+        compiled(arrays, scratchpad)
+        if max_pool and np.isnan(arrays[b.DNNL_ARG_SRC]).any():
+            out[...] = max_pool2d_any(op, inputs)  # oneDNN's max drops NaN; numpy's keeps it
+        if padded is not None:
+            padded.zero_padding(out, shape)
+
+    return run_into
+
+
 def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
-            scratchpad: np.ndarray | None = None,
-            prepared: tuple[Compiled, tuple[int, ...]] | None = None) -> None:
+            scratchpad: np.ndarray | None = None) -> None:
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
-    (a C-contiguous float32 buffer of the result's physical size); `prepared` is `op`'s
-    compiled primitive, when the caller holds it."""
-    compiled, args = prepared or _compiled(op)
-    if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
-        # oneDNN's sum post-op adds what dst holds: the addend, unless planned in place.
-        *inputs, addend = inputs
-        if addend.ctypes.data != out.ctypes.data:
-            out.reshape(addend.shape)[...] = addend
-    if isinstance(op, nn.ConvTranspose2dOp):
-        inputs = [inputs[0], _packed_weights(op, compiled, inputs[1]), *inputs[2:]]
-    arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
-              for arg, x in zip(args, inputs, strict=True)}
-    compiled({**arrays, b.DNNL_ARG_DST: out}, scratchpad)
-    if isinstance(op, nn.MaxPool2dOp) and np.isnan(arrays[b.DNNL_ARG_SRC]).any():
-        out[...] = max_pool2d_any(op, inputs)  # oneDNN's max drops NaN; numpy's keeps it
-    _zero_result_padding(op, out)
+    (a C-contiguous float32 buffer of the result's physical size)."""
+    executor(op, *_compiled(op))(inputs, out, scratchpad)
 
 
 def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -691,13 +702,14 @@ def prepare(op: Operation) -> BoundKernel:
     scratchpad allocated now; each call executes straight into the destination when that is
     a C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied."""
     shared, args = _compiled(op)
-    prepared = shared.private(), args
-    scratchpad = np.empty(prepared[0].scratchpad_bytes, dtype=np.uint8)
-    size = prepared[0].nbytes(b.DNNL_ARG_DST)
+    compiled = shared.private()
+    run_into = executor(op, compiled, args)
+    scratchpad = np.empty(compiled.scratchpad_bytes, dtype=np.uint8)
+    size = compiled.nbytes(b.DNNL_ARG_DST)
 
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         if out.flags.c_contiguous and out.dtype == np.float32 and out.nbytes == size:
-            execute(op, inputs, out, scratchpad, prepared)
+            run_into(inputs, out, scratchpad)
         else:
             out[...] = run(op, inputs)
 
