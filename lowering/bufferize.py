@@ -27,7 +27,8 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   kernel requires that anyway). An input that cannot be placed (a function argument, a
   constant, a returned value, one already placed in another concat) is copied with
   `memref.copy`. A concat's own result can be placed in a later concat, so a DenseNet block
-  writes all its features into one buffer.
+  writes all its features into one buffer. A kernel that writes whole buffers only (oneDNN's)
+  is given a slot when the slot is one run of memory: one image, whole channel blocks.
 
 The function gets the attributes `nnlayout.halo_copy_bytes_avoided` (the padded input copies
 its kernels no longer make) and `nnlayout.concat_copy_bytes_avoided`.
@@ -125,11 +126,13 @@ class _Plan:
     halo_readers: set[Operation] = field(default_factory=set)
 
 
-def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan) -> bool:
+def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: bool) -> bool:
+    """Whether `value` can be computed straight into a concat's slot; a `dense` slot (one run
+    of memory) takes kernels that write only whole buffers too."""
     owner = value.owner
     return (isinstance(owner, Operation) and not is_constant_expression(owner)
             and value not in returned and value not in plan.concat_slot
-            and _writes_strided(owner))
+            and (dense or _writes_strided(owner)))
 
 
 def _plan_function(function: func.FuncOp) -> _Plan:
@@ -145,11 +148,14 @@ def _plan_function(function: func.FuncOp) -> _Plan:
         if layout is not None and layout.dims != ("N", "C", "H", "W") and not (
                 layout.axes == ("N", "C", "H", "W") and layout.blocks_of("C")):
             continue  # channels are not the outermost varying axis after N
+        # With one image, channels are outermost: a slot of whole blocks is one dense run.
+        single = nn.shape_of(op.output)[0] == 1
         offset = 0
-        for value in op.inputs:
+        for index, value in enumerate(op.inputs):
             channels = nn.shape_of(value)[1]
+            dense = single and (channels % block_size == 0 or index == len(op.inputs) - 1)
             if (encoding_name(value.type) == encoding_name(op.output.type)
-                    and offset % block_size == 0 and _placeable(value, returned, plan)):
+                    and offset % block_size == 0 and _placeable(value, returned, plan, dense)):
                 plan.concat_slot[value] = (op.output, offset)
                 plan.in_place_concats.add(op)
             offset += channels

@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.layout import FillBorderOp
+from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     LAYOUT_PIPELINE,
@@ -140,6 +141,36 @@ func.func @f(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
     assert any(v.get_shape() == (1, 2, 16, 16, 8) and v.get_offset() == 2 * 16 * 16 * 8 for v in views)
     assert not [op for op in compiled.walk() if op.name == "nn.concat"]
     check(module, ("avx2", "avx512"))
+
+
+DENSE_BLOCK = """
+func.func @f(%x: tensor<{n}x16x12x12xf32>) -> tensor<{n}x8x12x12xf32> {{
+  %w1 = nn.constant dense<0.1> : tensor<16x16x3x3xf32>
+  %a = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<{n}x16x12x12xf32>, tensor<16x16x3x3xf32>) -> tensor<{n}x16x12x12xf32>
+  %w2 = nn.constant dense<-0.2> : tensor<16x16x3x3xf32>
+  %b = nn.conv2d %a, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<{n}x16x12x12xf32>, tensor<16x16x3x3xf32>) -> tensor<{n}x16x12x12xf32>
+  %c1 = nn.concat %a, %b axis 1 : (tensor<{n}x16x12x12xf32>, tensor<{n}x16x12x12xf32>) -> tensor<{n}x32x12x12xf32>
+  %w3 = nn.constant dense<0.05> : tensor<8x32x1x1xf32>
+  %d = nn.conv2d %c1, %w3 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<{n}x32x12x12xf32>, tensor<8x32x1x1xf32>) -> tensor<{n}x8x12x12xf32>
+  %c2 = nn.concat %c1, %d axis 1 : (tensor<{n}x32x12x12xf32>, tensor<{n}x8x12x12xf32>) -> tensor<{n}x40x12x12xf32>
+  %w4 = nn.constant dense<0.01> : tensor<8x40x1x1xf32>
+  %y = nn.conv2d %c2, %w4 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<{n}x40x12x12xf32>, tensor<8x40x1x1xf32>) -> tensor<{n}x8x12x12xf32>
+  func.return %y : tensor<{n}x8x12x12xf32>
+}}"""
+
+
+@pytest.mark.skipif(not onednn_available(), reason="oneDNN is not installed")
+@pytest.mark.parametrize("batch, in_place", [(1, True), (2, False)])
+def test_dense_kernels_write_into_concat_slots_that_are_one_run_of_memory(
+        batch: int, in_place: bool) -> None:
+    """oneDNN's convolutions write whole buffers only: with one image, a slot of whole 8c
+    channel blocks is one run of the concat's buffer, so DenseNet-like nested concats need no
+    copy; with two images a slot is strided, and the concat copies."""
+    module = parse(DENSE_BLOCK.format(n=batch))
+    compiled = bufferized(module, "onednn-nchw8c")
+    concats = [op for op in compiled.walk() if op.name == "nn.concat"]
+    assert (not concats) == in_place
+    check(module, ("onednn-nchw8c",))
 
 
 @pytest.mark.parametrize("target", ["ref", "avx2"])
