@@ -343,7 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
     parser.add_argument("--small", action="store_true", help="the reduced variants")
-    parser.add_argument("--variants", default="onednn,onednn-nnan,avx2",
+    parser.add_argument("--variants",
+                        default="onednn,onednn-nnan,onednn-nchw8c,onednn-nchw8c-nnan,avx2",
                         help=f"comma-separated, of {', '.join(VARIANTS)}")
     parser.add_argument("--ref", nargs="*", metavar="MODEL",
                         help="also the ref variant (slow): on these models, or all if none")
