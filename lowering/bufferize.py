@@ -182,6 +182,15 @@ def _plan_function(function: func.FuncOp) -> _Plan:
     return plan
 
 
+def _holds_values_read_elsewhere(plan: _Plan, concat: SSAValue) -> bool:
+    """Whether a value placed in `concat`'s buffer (directly or in a nested concat) is read
+    by another op than the concat: an op writing over that buffer would change what it reads
+    (concat(c, c) -> batch_norm in place, c read again later)."""
+    return any(slot is concat and (not value.has_one_use()
+                                   or _holds_values_read_elsewhere(plan, value))
+               for value, (slot, _) in plan.concat_slot.items())
+
+
 def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) -> None:
     """Lets the in-place chain that produces a halo'd value (conv -> batch_norm -> relu ->
     conv) work in one halo'd buffer: each in-place op writes over its input's interior, so
@@ -195,7 +204,8 @@ def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) 
         if (not isinstance(source.owner, Operation) or is_constant_expression(source.owner)
                 or not _writes_strided(source.owner)
                 or source in returned or source in plan.concat_slot or source in plan.halo
-                or not source.has_one_use() or source.type != value.type):
+                or not source.has_one_use() or source.type != value.type
+                or _holds_values_read_elsewhere(plan, source)):
             return
         plan.halo[source] = plan.halo[value]
         plan.written_over[value] = source

@@ -60,3 +60,24 @@ func.func @concat(%x: tensor<1x16x8x8xf32>) -> tensor<1x32x8x8xf32> {
 // PLAIN-NOT:  nn.concat
 // PLAIN:      nn.compute ins(%[[C]] : memref<1x32x8x8xf32>)
 // PLAIN:        nn.tanh
+
+// -----
+
+// %c lives in %cat's buffer and is read again by %out: the batch norm, which could run in
+// place and share max_pool's -inf halo, must not write over %cat's buffer (fuzz seed 16,
+// program 42). It writes into the halo'd buffer of its own.
+func.func @concat_member_read_later(%x: tensor<2x4x1x3xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> tensor<2x12x1x3xf32> {
+  %c = nn.clip %x max 2.0 : tensor<2x4x1x3xf32>
+  %cat = nn.concat %c, %c axis 1 : (tensor<2x4x1x3xf32>, tensor<2x4x1x3xf32>) -> tensor<2x8x1x3xf32>
+  %n = nn.batch_norm %cat, %s, %b, %m, %v epsilon 1.0e-05 : (tensor<2x8x1x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x1x3xf32>
+  %p = nn.max_pool2d %n kernel [2, 2] strides [1, 1] pads [1, 0, 1, 2] dilations [2, 2] ceil_mode : tensor<2x8x1x3xf32> -> tensor<2x8x1x3xf32>
+  %out = nn.concat %p, %c axis 1 : (tensor<2x8x1x3xf32>, tensor<2x4x1x3xf32>) -> tensor<2x12x1x3xf32>
+  func.return %out : tensor<2x12x1x3xf32>
+}
+// PLAIN-LABEL: func.func @concat_member_read_later
+// PLAIN:      %[[CAT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x8x1x3xf32>
+// PLAIN:      %[[N:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x8x3x5xf32>
+// PLAIN:      %[[NI:.*]] = memref.subview %[[N]][0, 0, 1, 0] [2, 8, 1, 3]
+// PLAIN:      nn.compute ins(%[[CAT]], %s, %b, %m, %v : {{.*}}) outs(%[[NI]] : {{.*}})
+// PLAIN:      nn.compute ins(%[[N]] : memref<2x8x3x5xf32>) {{.*}} halo [1, 0, 1, 2]
+// PLAIN:      "memref.copy"(%c, %{{.*}})
