@@ -15,7 +15,8 @@ when oneDNN has no fast implementation. The other ops run on whatever layout the
 Semantics kept equal to the reference kernels, where oneDNN differs:
 - NaN: oneDNN's relu and clip (max/min instructions) turn NaN into a bound and its exp turns
   NaN into inf, so relu, clip and exp have no oneDNN kernel here, nor does leaky_relu with
-  alpha 0; max pooling drops NaN too, so an input holding NaN is pooled by the numpy kernel.
+  alpha 0; max pooling drops NaN too, and turns a window of -inf into the lowest float, so an
+  input holding NaN or an infinity is pooled by the numpy kernel.
 - Padding (invariant 2): oneDNN leaves 0 * NaN in padded output channels and sigmoid(0) in
   padded lanes, so results in a padded layout get their padding lanes re-zeroed.
 - ceil_mode pooling is oneDNN pooling with a larger bottom/right padding; with
@@ -668,8 +669,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...]) -> Execut
                   for arg, x in zip(args, inputs, strict=True)}
         arrays[b.DNNL_ARG_DST] = out
         compiled(arrays, scratchpad)
-        if max_pool and np.isnan(arrays[b.DNNL_ARG_SRC]).any():
-            out[...] = max_pool2d_any(op, inputs)  # oneDNN's max drops NaN; numpy's keeps it
+        if max_pool and not np.isfinite(arrays[b.DNNL_ARG_SRC]).all():
+            # oneDNN's max drops NaN and starts from the lowest float (all -inf: -3.4e38)
+            out[...] = max_pool2d_any(op, inputs)
         if padded is not None:
             padded.zero_padding(out, shape)
 
