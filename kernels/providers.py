@@ -17,10 +17,14 @@ _ELEMENTWISE = (nn.UnaryOp, nn.BinaryOp, nn.SumOp, nn.BatchNormOp)
 
 
 def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
-    """The descriptor of a reference kernel: plain layouts, always accepted."""
+    """The descriptor of a reference kernel: plain layouts, always accepted; prepared where
+    `PREPARED_REFERENCE_KERNELS` has the op class."""
+    from nnlayout.kernels.reference import PREPARED_REFERENCE_KERNELS
+
     short_name = op_type.name.removeprefix("nn.")
     in_place = 0 if issubclass(op_type, _ELEMENTWISE) else None
-    return Kernel(f"{short_name}_ref", op_type, "ref", impl, in_place=in_place)
+    return Kernel(f"{short_name}_ref", op_type, "ref", impl, in_place=in_place,
+                  prepare=PREPARED_REFERENCE_KERNELS.get(op_type))
 
 
 def register_builtin_kernels(registry: Registry) -> None:

@@ -32,7 +32,7 @@ from nnlayout.dialects.layout import (
 )
 from nnlayout.dialects.nn import ConstantOp, i64_array
 from nnlayout.dialects.weights import WeightsError, constant_value
-from nnlayout.kernels.reference import PREPARED_REFERENCE_KERNELS, REFERENCE_KERNELS
+from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import Implementation, Kernel, registry, resolve_layouts
 from nnlayout.tools.driver import DiagnosticError
 
@@ -407,8 +407,8 @@ def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementatio
         REFERENCE_KERNELS), use_chosen: bool = True) -> BoundCompute:
     """`op` bound to its kernel once, to be called on every run with its `ins` and `outs`
     values. The work a kernel can do per op ahead of time (its `prepare`: a oneDNN primitive,
-    a scratchpad; a reference kernel's attributes, on plain values) is done here; other
-    kernels run through `apply_kernel` on each call."""
+    a scratchpad, a reference kernel's attributes) is done here; other kernels run through
+    `apply_kernel` on each call."""
     inner = without_padding(op) if op.halo is not None else op.inner
     if len(inner.results) != 1:
         raise DiagnosticError(op, f"'{inner.name}' has {len(inner.results)} results; "
@@ -419,12 +419,8 @@ def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementatio
     if found is None:
         raise DiagnosticError(inner, f"no kernel can run '{inner.name}'")
     kernel, implementation, on_physical = found
-    prepare = kernel.prepare if kernel is not None else None
-    if prepare is None and implementation is REFERENCE_KERNELS.get(type(inner)) and all(
-            encoding_name(v.type) == "" for v in (*inner.operands, *inner.results)):
-        prepare = PREPARED_REFERENCE_KERNELS.get(type(inner))
-    if prepare is not None:
-        prepared = prepare(inner)
+    if kernel is not None and kernel.prepare is not None:
+        prepared = kernel.prepare(inner)
         return lambda ins, outs: prepared(ins, outs[0])
 
     def run(ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,8 +19,10 @@ from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import compute_of
+from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp
 from nnlayout.kernels import reference
+from nnlayout.kernels.registry import get_target, registry
 from nnlayout.lowering.runtime import (
     BoundCompute,
     bind_compute,
@@ -37,7 +40,11 @@ def physical_shape(value_type: TensorType) -> tuple[int, ...]:
 
 
 def bound(op: Operation) -> BoundCompute:
-    """`op` (detached, on plain values) in an `nn.compute`, bound by `bind_compute`."""
+    """`op` (detached) in an `nn.compute`, with its reference kernel chosen as select-dispatch
+    would (a reorder has none), bound by `bind_compute`."""
+    if not isinstance(op, ReorderOp):
+        kernel = registry().lookup(op.name.removeprefix("nn.") + "_ref")
+        op.attributes[KERNEL_ATTR] = kernel.attribute(op, get_target("ref"))
     ins = [create_ssa_value(MemRefType(f32, physical_shape(v.type))) for v in op.operands]
     outs = [create_ssa_value(MemRefType(f32, physical_shape(op.results[0].type)))]
     return bind_compute(compute_of(op, ins, outs))
@@ -153,7 +160,8 @@ def test_reference_kernels_are_prepared_on_plain_values_only(
         prepared.append(op)
         return reference._softmax_into(op)
 
-    monkeypatch.setitem(reference.PREPARED_REFERENCE_KERNELS, nn.SoftmaxOp, spy)
+    kernels = registry().kernels
+    monkeypatch.setitem(kernels, "softmax_ref", replace(kernels["softmax_ref"], prepare=spy))
     shape = (1, 5, 3, 3)
     x = special(np.random.default_rng(6), *shape)
     with np.errstate(all="ignore"):
@@ -166,3 +174,8 @@ def test_reference_kernels_are_prepared_on_plain_values_only(
         packed = LayoutSpec.parse("NCHW8c")
         check_into(lambda inputs, out: run(inputs, [out]), [packed.pack(x)], packed.pack(want))
     assert prepared == [plain]
+
+
+def test_registered_reference_kernels_carry_their_preparation() -> None:
+    for op_type, prepare in reference.PREPARED_REFERENCE_KERNELS.items():
+        assert registry().lookup(op_type.name.removeprefix("nn.") + "_ref").prepare is prepare
