@@ -425,17 +425,27 @@ def _gemm_pd(op: nn.GemmOp) -> b.PrimitiveDesc:
                        matrix(op.b, op.trans_b is not None), bias, matrix(op.output, False))
 
 
-def _gemm_choice(op: nn.GemmOp) -> tuple[str, int]:
-    """oneDNN's implementation of the gemm and its scratchpad bytes, remembered as
-    `_any_choice`'s are."""
-    key = (_op_key(op), "matmul")
+# Implementation names and scratchpad bytes of the non-convolution primitives, by what
+# determines them (op kind, shapes, attributes, format).
+_CHOICES: dict[tuple[object, ...], tuple[str, int]] = {}
+
+
+def _remembered(key: tuple[object, ...], build: Callable[[], b.PrimitiveDesc]
+                ) -> tuple[str, int]:
+    """The implementation of the primitive `build` describes and its scratchpad bytes,
+    remembered by `key`; ("none (why)", 0) when oneDNN has none."""
     if key not in _CHOICES:
         try:
-            pd = _gemm_pd(op)
+            pd = build()
             _CHOICES[key] = (pd.implementation, pd.scratchpad_bytes)
         except DnnlError as error:
             _CHOICES[key] = (f"none ({error})", 0)
     return _CHOICES[key]
+
+
+def _gemm_choice(op: nn.GemmOp) -> tuple[str, int]:
+    """oneDNN's implementation of the gemm and its scratchpad bytes."""
+    return _remembered((_op_key(op), "matmul"), lambda: _gemm_pd(op))
 
 
 def _gemm_accepts(op: nn.GemmOp, target: Target, padding: bool) -> str | None:
@@ -560,20 +570,9 @@ def _op_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(shape_of(v) for v in (*op.operands, *op.results)), properties)
 
 
-_CHOICES: dict[tuple[object, ...], tuple[str, int]] = {}
-
-
 def _any_choice(op: Operation, tag: int) -> tuple[str, int]:
-    """oneDNN's implementation of `op` on data of format `tag` and its scratchpad bytes
-    (remembered per op kind, shapes and attributes); ("none (why)", 0) when it has none."""
-    key = (_op_key(op), tag)
-    if key not in _CHOICES:
-        try:
-            pd = _any_pd(op, tag)
-            _CHOICES[key] = (pd.implementation, pd.scratchpad_bytes)
-        except DnnlError as error:
-            _CHOICES[key] = (f"none ({error})", 0)
-    return _CHOICES[key]
+    """oneDNN's implementation of `op` on data of format `tag` and its scratchpad bytes."""
+    return _remembered((_op_key(op), tag), lambda: _any_pd(op, tag))
 
 
 def _is_fast(implementation: str) -> bool:
