@@ -110,7 +110,7 @@ def onednn_implementation(op: ComputeOp) -> str:
     from nnlayout.kernels.onednn import kernels as onednn_kernels
 
     inner = without_padding(op) if op.halo is not None else op.inner
-    compiled, _ = onednn_kernels._compiled(inner)
+    compiled = onednn_kernels._compiled(inner)[0]
     return compiled.pd.implementation
 
 

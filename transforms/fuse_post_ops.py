@@ -17,8 +17,10 @@ a remark says why. The fused op gets that kernel, so no re-dispatch is needed:
            {kernel = #nn.kernel<"fused_conv2d_sum_onednn", ..., in_place = 3>}
 
 `nnan=true` is the fast-math promise of arith's `nnan` flag: no NaN reaches an activation.
-The fused ops then carry `nnan`, and oneDNN may use its relu and clip post-ops, which map NaN
-to a bound (exact relu costs an exp per element; clip has no exact post-op and stays apart).
+The fused ops then carry `nnan`, and oneDNN always uses its relu and clip post-ops, which map
+NaN to a bound. Without it the kernel uses them only on calls whose operands are finite and
+too small to overflow (checked at run time), and otherwise an exact epilogue: relu as elu with
+alpha 0, clip in numpy after the primitive (see `Epilogue` in kernels/onednn/kernels.py).
 
 An add fuses first (oneDNN's post-ops run in order: sum, then the activation), and only into
 a convolution without an activation, since `relu(conv) + r` is not `relu(conv + r)`. The

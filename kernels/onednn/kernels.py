@@ -13,10 +13,12 @@ when oneDNN has no fast implementation. The other ops run on whatever layout the
 (`"*"`), as long as oneDNN has a fast implementation for it.
 
 Semantics kept equal to the reference kernels, where oneDNN differs:
-- NaN: oneDNN's relu and clip (max/min instructions) turn NaN into a bound and its exp turns
-  NaN into inf, so relu, clip and exp have no oneDNN kernel here, nor does leaky_relu with
-  alpha 0; max pooling drops NaN too, and turns a window of -inf into the lowest float, so an
-  input holding NaN or an infinity is pooled by the numpy kernel.
+- NaN: oneDNN's exp turns NaN into inf, so exp has no oneDNN kernel here. Its relu and clip
+  (max/min instructions; leaky_relu with alpha 0 is its relu) turn NaN into a bound, and its
+  max pooling drops NaN and turns a window of -inf into the lowest float: these run in
+  oneDNN on calls whose input is finite (checked by one BLAS pass, `_norm`) and in numpy
+  otherwise. A convolution fused with them checks that nothing can overflow either
+  (`Epilogue`).
 - Padding (invariant 2): oneDNN leaves 0 * NaN in padded output channels and sigmoid(0) in
   padded lanes, so results in a padded layout get their padding lanes re-zeroed.
 - ceil_mode pooling is oneDNN pooling with a larger bottom/right padding; with
@@ -32,9 +34,10 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
@@ -50,6 +53,7 @@ from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, identify_all
 from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import BoundKernel, Kernel, Target
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
@@ -115,38 +119,55 @@ def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
     else:
         weights = (groups, o // groups, i, kh, kw)
         role = "depthwise" if o == groups == shape_of(op.input)[1] else "grouped"
-    post_ops = fused_post_ops(op) if isinstance(op, nn.FusedConv2dOp) else ()
+    post_ops = fused_epilogue(op).post_ops if isinstance(op, nn.FusedConv2dOp) else ()
     return ConvGeometry(shape_of(op.input), weights, op.bias is not None, shape_of(op.output),
                         ints(op.strides), ints(op.dilations), pads[:2], pads[2:], role,
-                        () if isinstance(post_ops, str) else post_ops)
+                        post_ops)
 
 
-def fused_post_ops(op: nn.FusedConv2dOp) -> tuple[b.PostOp, ...] | str:
-    """oneDNN's post-ops computing `op`'s epilogue with the reference semantics, or why
-    there are none. oneDNN's relu and clip post-ops are max/min in an operand order that
-    turns NaN into a bound, so they are used only under `nnan`; otherwise relu is oneDNN's
-    elu with alpha 0 (x for x > 0, else 0 * (exp(x) - 1)), which keeps NaN but costs an exp."""
+@dataclass(frozen=True)
+class Epilogue:
+    """A fused convolution's add and activation in oneDNN's terms, with the reference
+    semantics. `post_ops` are exact on every input; with `numpy_activation` the activation
+    has no exact post-op and runs after the primitive, as its reference kernel does.
+
+    `finite_post_ops`, when set, compute the same function but for NaN and infinities:
+    oneDNN's relu and clip post-ops are max/min in an operand order that turns NaN into a
+    bound, and leaky_relu's relu with alpha 0 maps -inf to 0 * -inf = NaN. A convolution
+    whose operands are finite and small enough cannot make NaN or an infinity (`_bounded`),
+    so the kernel checks that before each call (one BLAS pass over source and addend) and
+    then runs these cheap post-ops; a NaN in the input still comes out NaN."""
+
+    post_ops: tuple[b.PostOp, ...]
+    numpy_activation: bool = False
+    finite_post_ops: tuple[b.PostOp, ...] | None = None
+
+
+def fused_epilogue(op: nn.FusedConv2dOp) -> Epilogue:
+    """How oneDNN computes `op`'s epilogue. Under `nnan` (no NaN reaches the activation)
+    relu and clip are their post-ops; otherwise relu is exactly oneDNN's elu with alpha 0
+    (x for x > 0, else 0 * (exp(x) - 1)), which keeps NaN at the cost of an exp, and clip
+    and leaky_relu with alpha 0 are numpy after the primitive, each with the cheap post-op
+    for finite operands."""
     post_ops = (b.PostOp.sum(),) if op.addend is not None else ()
     activation = op.activation_op()
     if activation is None:
-        return post_ops
+        return Epilogue(post_ops)
     nnan = op.nnan is not None
     if isinstance(activation, nn.ClipOp):
-        if not nnan:
-            return "oneDNN's clip post-op turns NaN into a bound"
         low = -math.inf if activation.min is None else activation.min.value.data
         high = math.inf if activation.max is None else activation.max.value.data
-        return (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low, high))
-    relu = isinstance(activation, nn.ReluOp)
-    if isinstance(activation, nn.LeakyReluOp) and activation.alpha.value.data == 0:
-        if not nnan:  # (as relu, it would be exact but for -inf)
-            return ("leaky_relu with alpha 0 maps -inf to 0 * -inf = NaN, as no oneDNN "
-                    "post-op does")
-        relu = True
-    if relu:
-        return (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_relu if nnan
-                                            else b.dnnl_eltwise_elu, 0.0))
-    return (*post_ops, b.PostOp.eltwise(*_eltwise_params(activation)))
+        clip = (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low, high))
+        return Epilogue(clip) if nnan else Epilogue(post_ops, True, clip)
+    leaky_zero = isinstance(activation, nn.LeakyReluOp) and activation.alpha.value.data == 0
+    if isinstance(activation, nn.ReluOp) or leaky_zero:
+        relu = (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0))
+        if nnan:
+            return Epilogue(relu)
+        if leaky_zero:
+            return Epilogue(post_ops, True, relu)
+        return Epilogue((*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_elu, 0.0)), False, relu)
+    return Epilogue((*post_ops, b.PostOp.eltwise(*_eltwise_params(activation))))
 
 
 def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
@@ -260,8 +281,6 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
     name); oneDNN pads channels itself, so `padding` does not matter."""
     if not _is_f32(op):
         return _NOT_F32
-    if isinstance(op, nn.FusedConv2dOp) and isinstance(post_ops := fused_post_ops(op), str):
-        return post_ops
     choice = conv_choice(conv_geometry(op), target.data_format)
     if isinstance(choice, str):
         return choice
@@ -289,17 +308,47 @@ def _conv_layouts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> Layouts
 
 
 def _conv_workspace(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> int:
-    return _chosen(op, target).scratchpad
+    """The scratchpad of the chosen primitive, or of its finite variant if larger."""
+    choice = _chosen(op, target)
+    finite = _finite_variant(op, tuple(f.value for f in choice.formats),
+                             choice.implementation)
+    return max(choice.scratchpad, 0 if finite is None else finite[1])
+
+
+def _finite_variant(op: nn.Conv2dOp | nn.FusedConv2dOp, tags: tuple[int, ...],
+                    implementation: str) -> tuple[ConvGeometry, int] | None:
+    """`op`'s geometry with its epilogue's `finite_post_ops`, and that primitive's scratchpad
+    bytes, when it has them and oneDNN runs them on format `tags` with the same
+    `implementation` as the exact post-ops (so the guard changes the epilogue only)."""
+    if not isinstance(op, nn.FusedConv2dOp):
+        return None
+    finite = fused_epilogue(op).finite_post_ops
+    if finite is None:
+        return None
+    g = replace(conv_geometry(op), post_ops=finite)
+    name, scratchpad = _remembered(("conv", g, tags), lambda: conv_pd(g, *tags))
+    return (g, scratchpad) if name == implementation else None
 
 
 def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[int, ...]]:
+    compiled, _, args = _conv_variants(op)
+    return compiled, args
+
+
+def _conv_variants(op: nn.Conv2dOp | nn.FusedConv2dOp
+                   ) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
+    """The convolution's primitive, its finite variant (None without one) and the
+    execution arguments of its inputs."""
     g = conv_geometry(op)
     tags = (_format(op.input, "data").value, _format(op.weight, g.weights_role).value,
             _format(op.output, "data").value)
     args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if g.bias else ())
     compiled = p.get_compiled(("conv", g, tags), lambda: conv_pd(g, *tags),
                               (*args, b.DNNL_ARG_DST))
-    return compiled, args
+    variant = _finite_variant(op, tags, compiled.pd.implementation)
+    finite = None if variant is None else p.get_compiled(
+        ("conv", variant[0], tags), lambda: conv_pd(variant[0], *tags), (*args, b.DNNL_ARG_DST))
+    return compiled, finite, args
 
 
 # ------------------------------------------------------- transposed convolution
@@ -385,28 +434,37 @@ def _deconv_compiled(op: nn.ConvTranspose2dOp) -> tuple[Compiled, tuple[int, ...
     return compiled, args
 
 
-# Weights packed into a primitive's format, by id of (our array, primitive): the array is
-# held weakly, and constants are the same array on every run, so each is packed once.
-_PACKED: dict[tuple[int, int], tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+# What is derived from a constant array (packed weights, a norm), by id of the array and what
+# was derived: the array is held weakly, and constants are the same array on every run, so
+# each is derived once.
+_DERIVED: dict[tuple[int, Hashable], tuple[weakref.ref[np.ndarray], Any]] = {}
+
+
+def _derived(array: np.ndarray, what: Hashable, derive: Callable[[], Any]) -> Any:
+    key = (id(array), what)
+    known = _DERIVED.get(key)
+    if known is not None and known[0]() is array:
+        return known[1]
+    value = derive()
+    for stale in [k for k, (ref, _) in _DERIVED.items() if ref() is None]:
+        del _DERIVED[stale]
+    _DERIVED[key] = (weakref.ref(array), value)
+    return value
 
 
 def _packed_weights(op: nn.ConvTranspose2dOp, compiled: Compiled,
                     weights: np.ndarray) -> np.ndarray:
-    key = (id(weights), id(compiled))
-    known = _PACKED.get(key)
-    if known is not None and known[0]() is weights:
-        return known[1]
-    g = deconv_geometry(op)
-    plain = MemoryDesc.with_tag(g.weights, g.plain_weights)
-    wanted = compiled.pd.md(b.dnnl_query_weights_md)
-    reorder = Compiled(p.reorder_pd(plain, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
-    packed = np.empty(wanted.size // 4, dtype=np.float32)
-    reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
-             b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
-    for stale in [k for k, (ref, _) in _PACKED.items() if ref() is None]:
-        del _PACKED[stale]
-    _PACKED[key] = (weakref.ref(weights), packed)
-    return packed
+    def pack() -> np.ndarray:
+        g = deconv_geometry(op)
+        plain = MemoryDesc.with_tag(g.weights, g.plain_weights)
+        wanted = compiled.pd.md(b.dnnl_query_weights_md)
+        reorder = Compiled(p.reorder_pd(plain, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+        packed = np.empty(wanted.size // 4, dtype=np.float32)
+        reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
+                 b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
+        return packed
+
+    return _derived(weights, ("packed", id(compiled)), pack)
 
 
 # -------------------------------------------------------------- matrix multiply
@@ -518,7 +576,22 @@ def _pool_reason(op: Operation) -> str | None:
 def _eltwise_params(op: Operation) -> tuple[int, float, float]:
     if isinstance(op, nn.LeakyReluOp):
         return b.dnnl_eltwise_relu, op.alpha.value.data, 0.0
+    if isinstance(op, nn.ReluOp):
+        return b.dnnl_eltwise_relu, 0.0, 0.0
+    if isinstance(op, nn.ClipOp):
+        return (b.dnnl_eltwise_clip_v2,
+                -math.inf if op.min is None else op.min.value.data,
+                math.inf if op.max is None else op.max.value.data)
     return _ELTWISE[type(op)]
+
+
+def _finite_only(op: Operation) -> bool:
+    """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
+    clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
+    NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
+    of -inf gave -3.4e38). Such an op runs in numpy on a call whose input is not finite."""
+    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp) or (
+        isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0)
 
 
 _ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
@@ -607,8 +680,6 @@ def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
         reason = "not rank 4; the oneDNN kernel needs N, C, H, W"
     elif type(op) in _BINARY:
         reason = _same_shapes(op, target, padding)
-    elif isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0:
-        reason = "leaky_relu with alpha 0 is oneDNN's relu, which turns NaN into 0"
     else:
         reason = None
     return reason or _any_reason(op, by_layout("data", ""), "NCHW")
@@ -634,27 +705,65 @@ def _any_compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
 
 
 # --------------------------------------------------------------------- execution
-def _compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
+def _compiled(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
+    """`op`'s primitive, its finite variant (see `Epilogue`) if any, and the execution
+    arguments of its inputs."""
     if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
-        return _conv_compiled(op)
-    if isinstance(op, nn.ConvTranspose2dOp):
-        return _deconv_compiled(op)
-    if isinstance(op, nn.GemmOp):
-        return _gemm_compiled(op)
-    return _any_compiled(op)
+        return _conv_variants(op)
+    build = (_deconv_compiled if isinstance(op, nn.ConvTranspose2dOp)
+             else _gemm_compiled if isinstance(op, nn.GemmOp) else _any_compiled)
+    compiled, args = build(op)
+    return compiled, None, args
+
+
+# Below this bound on every partial sum, a convolution in float32 cannot overflow (room is
+# left for rounding in its sums and in the norms that bound them).
+_FINITE_LIMIT = float(np.finfo(np.float32).max) / 16
+
+
+def _norm(x: np.ndarray) -> float:
+    """The Euclidean norm of `x` in one BLAS pass: inf or NaN when `x` holds an infinity or
+    NaN (or its square sum overflows, past 1.8e19)."""
+    flat = x.reshape(-1)
+    return math.sqrt(float(np.dot(flat, flat)))
+
+
+def _constant_norm(x: np.ndarray) -> float:
+    """`_norm` of a read-only array (a constant's weights), computed once per array."""
+    return _derived(x, "norm", lambda: _norm(x)) if not x.flags.writeable else _norm(x)
+
+
+def _bounded(arrays: Mapping[int, np.ndarray], addend: bool) -> bool:
+    """Whether a convolution on `arrays` makes no NaN and no infinity before its
+    activation: each partial sum of an output is a sum of weight * input products over part
+    of the window, plus the bias and addend elements, so by Cauchy-Schwarz it is at most
+    |weights| |source| + |bias| + |addend| (Euclidean norms of the whole arrays; any NaN or
+    infinity makes one of them non-finite, and the comparison false)."""
+    bound = _constant_norm(arrays[b.DNNL_ARG_WEIGHTS]) * _norm(arrays[b.DNNL_ARG_SRC])
+    if b.DNNL_ARG_BIAS in arrays:
+        bound += _constant_norm(arrays[b.DNNL_ARG_BIAS])
+    if addend:
+        bound += _norm(arrays[b.DNNL_ARG_DST])
+    return bound < _FINITE_LIMIT
 
 
 Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
 
 
-def executor(op: Operation, compiled: Compiled, args: tuple[int, ...]) -> Executor:
+def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
+             finite: Compiled | None = None) -> Executor:
     """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
-    alone (its kind, result padding) decided now: a bound op then pays per call only for the
-    primitive's execution."""
+    alone (its kind, result padding, epilogue) decided now: a bound op then pays per call
+    only for the primitive's execution. With a `finite` variant (a cheaper epilogue, see
+    `Epilogue`), each call whose operands are `_bounded` runs that instead."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     deconv = isinstance(op, nn.ConvTranspose2dOp)
-    max_pool = isinstance(op, nn.MaxPool2dOp)
+    finite_only = _finite_only(op)
+    numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
+        type(op))
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
+    activation = (op.activation_op() if isinstance(op, nn.FusedConv2dOp)
+                  and fused_epilogue(op).numpy_activation else None)
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
@@ -667,14 +776,24 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...]) -> Execut
         arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
                   for arg, x in zip(args, inputs, strict=True)}
         arrays[b.DNNL_ARG_DST] = out
-        compiled(arrays, scratchpad)
-        if max_pool and not np.isfinite(arrays[b.DNNL_ARG_SRC]).all():
-            # oneDNN's max drops NaN and starts from the lowest float (all -inf: -3.4e38)
-            out[...] = max_pool2d_any(op, inputs)
+        if finite_only and not math.isfinite(_norm(arrays[b.DNNL_ARG_SRC])):
+            out[...] = numpy_kernel(op, inputs)
+        elif finite is not None and _bounded(arrays, addend):
+            finite(arrays, scratchpad)
+        else:
+            compiled(arrays, scratchpad)
+            if activation is not None:
+                out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
         if padded is not None:
             padded.zero_padding(out, shape)
 
     return run_into
+
+
+def _scratchpad(compiled: Compiled, finite: Compiled | None) -> np.ndarray:
+    """A scratchpad for either variant."""
+    size = max(compiled.scratchpad_bytes, 0 if finite is None else finite.scratchpad_bytes)
+    return np.empty(size, dtype=np.uint8)
 
 
 def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
@@ -686,7 +805,7 @@ def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
 
 def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """`execute` with a newly allocated result and scratchpad (the registry's signature)."""
-    compiled, _ = _compiled(op)
+    compiled, finite, args = _compiled(op)
     result = op.results[0]
     spec = layout_of(result.type)
     shape = shape_of(result) if spec is None else spec.physical_shape(shape_of(result))
@@ -694,18 +813,19 @@ def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
         raise ValueError(f"{op.name}: oneDNN's result takes {compiled.nbytes(b.DNNL_ARG_DST)} "
                          f"bytes, layout '{encoding_name(result.type)}' {math.prod(shape) * 4}")
     out = np.empty(shape, dtype=np.float32)
-    execute(op, inputs, out, np.empty(compiled.scratchpad_bytes, dtype=np.uint8))
+    executor(op, compiled, args, finite)(inputs, out, _scratchpad(compiled, finite))
     return out
 
 
 def prepare(op: Operation) -> BoundKernel:
-    """`op` bound once (the registry's `prepare`): its primitive is created and its
+    """`op` bound once (the registry's `prepare`): its primitives are created and their
     scratchpad allocated now; each call executes straight into the destination when that is
     a C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied."""
-    shared, args = _compiled(op)
+    shared, shared_finite, args = _compiled(op)
     compiled = shared.private()
-    run_into = executor(op, compiled, args)
-    scratchpad = np.empty(compiled.scratchpad_bytes, dtype=np.uint8)
+    finite = None if shared_finite is None else shared_finite.private()
+    run_into = executor(op, compiled, args, finite)
+    scratchpad = _scratchpad(compiled, finite)
     size = compiled.nbytes(b.DNNL_ARG_DST)
 
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -743,7 +863,8 @@ def kernels() -> list[Kernel]:
     any_ops: list[tuple[type[Operation], bool]] = [
         (nn.MaxPool2dOp, False), (nn.AvgPool2dOp, False), (nn.GlobalAvgPoolOp, False),
         (nn.ConcatOp, False), (nn.BatchNormOp, True),
-        *((op_type, True) for op_type in (*_ELTWISE, nn.LeakyReluOp, *_BINARY))]
+        *((op_type, True) for op_type in (*_ELTWISE, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp,
+                                          *_BINARY))]
     for op_type, in_place in any_ops:
         name = op_type.name.removeprefix("nn.") + "_onednn"
         result.append(Kernel(name, op_type, "onednn", run,

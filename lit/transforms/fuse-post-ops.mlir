@@ -37,30 +37,33 @@ func.func @no_bias(%x: tensor<1x16x14x14xf32>, %w: tensor<32x16x1x1xf32>) -> ten
 
 // -----
 
-// Not fused: clip (oneDNN's post-op would turn NaN into a bound), a convolution whose result
-// has another use, and an add after the activation (relu(conv) + r is not relu(conv + r)).
-func.func @kept(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %r: tensor<1x16x14x14xf32>) -> (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) {
-  %c1 = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32>
-  // expected-remark @+1 {{not fused into nn.conv2d (conv2d_onednn): oneDNN's clip post-op turns NaN into a bound}}
-  %k = nn.clip %c1 min 0.0 max 6.0 : tensor<1x16x14x14xf32>
-  %c2 = nn.conv2d %k, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32>
+// Not fused: a convolution whose result has another use, an add after the activation
+// (relu(conv) + r is not relu(conv + r)), and a sigmoid after the convolution that oneDNN runs
+// as a gemm, whose logistic post-op drops NaN.
+func.func @kept(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %r: tensor<1x16x14x14xf32>, %g: tensor<1x16x1x4xf32>, %wg: tensor<8x4x2x2xf32>) -> (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x8x2x3xf32>) {
+  %c2 = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32>
   %t = nn.tanh %c2 : tensor<1x16x14x14xf32>
   %u = nn.add %c2, %r : (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
   %c3 = nn.conv2d %u, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32>
   %a = nn.relu %c3 : tensor<1x16x14x14xf32>
   %v = nn.add %a, %r : (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
-  func.return %t, %u, %v : tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>
+  %c4 = nn.conv2d %g, %wg strides [1, 2] pads [1, 0, 1, 2] dilations [1, 1] groups 4 : (tensor<1x16x1x4xf32>, tensor<8x4x2x2xf32>) -> tensor<1x8x2x3xf32>
+  // expected-remark @+1 {{not fused into nn.conv2d (conv2d_onednn): oneDNN's x64:gemm:jit applies its sigmoid post-op without NaN}}
+  %s = nn.sigmoid %c4 : tensor<1x8x2x3xf32>
+  func.return %t, %u, %v, %s : tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x8x2x3xf32>
 }
 // CHECK-LABEL: func.func @kept
-// CHECK:         %k = nn.clip %c1
 // CHECK:         %t = nn.tanh %c2
 // CHECK-NEXT:    %u = nn.add %c2, %r
 // CHECK:         %a = nn.fused_conv2d %u, %w, %zero_bias {{.*}} activation "relu"
 // CHECK-NEXT:    %v = nn.add %a, %r
+// CHECK:         %s = nn.sigmoid %c4
 
 // -----
 
-// nnan=true (fast math: no NaN reaches an activation): clip fuses too, as oneDNN's clip.
+// clip fuses: by default exact (the primitive, then numpy's clip; oneDNN's clip post-op, which
+// turns NaN into a bound, only on calls whose operands are finite and cannot overflow), with
+// nnan=true (fast math: no NaN reaches an activation) always oneDNN's clip.
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn nnan=true}' | filecheck %s --check-prefix=NNAN
 func.func @relu6(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x14x14xf32> {
   %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x14x14xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>) -> tensor<1x16x14x14xf32>
@@ -69,3 +72,5 @@ func.func @relu6(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %b: tens
 }
 // NNAN-LABEL: func.func @relu6
 // NNAN-NEXT:    %y = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "clip" min 0.000000e+00 max 6.000000e+00 nnan {kernel = #nn.kernel<"fused_conv2d_onednn"
+// CHECK-LABEL: func.func @relu6
+// CHECK-NEXT:    %y = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "clip" min 0.000000e+00 max 6.000000e+00 {kernel = #nn.kernel<"fused_conv2d_onednn"
