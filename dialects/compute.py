@@ -25,10 +25,12 @@ holding the op's pad value, so the kernel runs with no padding of its own (no pa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, TensorType, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, NoneAttr, TensorType, i64
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -40,7 +42,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsTerminator, NoTerminator
+from xdsl.traits import HasParent, IsTerminator, NoTerminator, is_side_effect_free
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.layout import buffer_type
@@ -198,3 +200,48 @@ def compute_of(op: Operation, ins: Sequence[SSAValue], outs: Sequence[SSAValue],
     block.add_ops([op, YieldOp(list(op.results))])
     return ComputeOp(ins, outs, Region(block), halo)
 
+
+
+def last_writer(compute: ComputeOp, buffer: SSAValue) -> ComputeOp | None:
+    """The nn.compute before `compute` in its block whose result went to `buffer`, when
+    nothing run in between may have written memory overlapping it; None otherwise (then
+    what `buffer` holds when `compute` runs is not known to be that op's result). Other
+    computes' `outs` are compared by byte range (views of one buffer at constant offsets);
+    an op with memory effects other than an allocation ends the search."""
+    extent = _extent(buffer)
+    op = compute.prev_op
+    while op is not None:
+        if isinstance(op, ComputeOp):
+            if any(out is buffer for out in op.outs):
+                return op
+            if any(_overlap(extent, _extent(out)) for out in op.outs):
+                return None
+        elif not (is_side_effect_free(op) or isinstance(op, memref.AllocOp)):
+            return None
+        op = op.prev_op
+    return None
+
+
+# The memory a buffer may span: (the allocation or argument it is a view of, first byte, end).
+_Extent = tuple[SSAValue, float, float]
+
+
+def _extent(buffer: SSAValue) -> _Extent:
+    owner = buffer.owner
+    if isinstance(owner, memref.ViewOp | memref.SubviewOp):
+        root = _extent(owner.source)[0]
+        if isinstance(owner, memref.ViewOp) and isinstance(
+                shift := owner.byte_shift.owner, arith.ConstantOp) and isinstance(
+                buffer.type, MemRefType) and isinstance(buffer.type.layout, NoneAttr):
+            start = shift.value.value.data  # type: ignore[union-attr]
+            size = math.prod(buffer.type.get_shape()) * (
+                buffer.type.element_type.bitwidth // 8)  # type: ignore[attr-defined]
+            return root, start, start + size
+        return root, 0, math.inf
+    return buffer, 0, math.inf
+
+
+def _overlap(a: _Extent, b: _Extent) -> bool:
+    if a[0] is not b[0]:  # two arguments may be one array; allocations are distinct
+        return isinstance(a[0], BlockArgument) and isinstance(b[0], BlockArgument)
+    return a[1] < b[2] and b[1] < a[2]

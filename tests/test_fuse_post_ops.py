@@ -4,22 +4,25 @@ kernel accepts, and a fused residual add is planned in place on its addend."""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import numpy as np
 import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.compute import ComputeOp, last_writer
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.nn import FusedConv2dOp
+from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import binding
 from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available
 from nnlayout.lowering.interpreter import Interpreter
-from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
     assert_same,
@@ -132,41 +135,131 @@ def test_cheap_post_ops_run_only_where_no_nan_can_arise(
               "overflowing": largest_alternating(module)}[inputs_kind]
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert [op.activation.data for op in fused_ops(planned)] == [activation[3:]] * 2
-    guard = onednn_kernels._bounded
+    bounds = onednn_kernels._conv_bounds
     checks: list[bool] = []
 
-    def recorded(*args: object) -> bool:
-        checks.append(guard(*args))  # type: ignore[arg-type]
-        return checks[-1]
+    def recorded(*args: object) -> tuple[float, float]:
+        element, norm = bounds(*args)  # type: ignore[arg-type]
+        checks.append(element < onednn_kernels._FINITE_LIMIT)
+        return element, norm
 
     if inputs_kind == "overflowing":
-        monkeypatch.setattr(onednn_kernels, "_bounded", lambda *args: False)
+        monkeypatch.setattr(onednn_kernels, "_conv_bounds", lambda *args: (math.inf, math.inf))
         expected = run_generated(planned, inputs)
     else:
         expected = Interpreter(module).run(inputs)
-    monkeypatch.setattr(onednn_kernels, "_bounded", recorded)
+    monkeypatch.setattr(onednn_kernels, "_conv_bounds", recorded)
     assert_same(expected, run_generated(planned, inputs))
     # Both convolutions are checked: the first reads x and r, the second the first's
     # result (finite after a clip of overflowing sums, not after a relu).
     assert checks == [inputs_kind == "finite", bool(np.isfinite(expected[0]).all())]
 
 
-@pytest.mark.parametrize(("array", "bounded"), [
+@pytest.mark.parametrize(("source", "bounded"), [
     (np.ones(64, np.float32), True),
     (np.full(64, 1e17, np.float32), True),  # |x| = 8e17, |w| = 8: far from overflow
     (np.full(64, 1e36, np.float32), False),  # its square sum overflows
     (np.array([1.0, np.nan], np.float32), False),
     (np.array([1.0, -np.inf], np.float32), False)])
-def test_the_guard_admits_finite_operands_that_cannot_overflow(array: np.ndarray,
+def test_the_guard_admits_finite_operands_that_cannot_overflow(source: np.ndarray,
                                                                bounded: bool) -> None:
+    """A convolution's guard: finite operands whose norms bound every partial sum below
+    float32's overflow (by Cauchy-Schwarz); with them, a bound on the result's norm."""
+    conv = next(op for op in parse(block(16, "nn.relu")).walk() if isinstance(op, Conv2dOp))
     weights = np.ones(64, np.float32)
     weights.flags.writeable = False  # a constant: its norm is computed once
-    arrays = {binding.DNNL_ARG_SRC: array, binding.DNNL_ARG_WEIGHTS: weights}
+    limit = onednn_kernels._FINITE_LIMIT
     with np.errstate(all="ignore"):  # as the interpreter and generated code run
-        assert onednn_kernels._bounded(arrays, addend=False) is bounded
-        arrays[binding.DNNL_ARG_DST] = array  # as an addend too
-        arrays[binding.DNNL_ARG_SRC] = np.ones(64, np.float32)
-        assert onednn_kernels._bounded(arrays, addend=True) is bounded
+        measured = onednn_kernels._norm(source)
+        element, norm = onednn_kernels._conv_bounds(
+            conv, {binding.DNNL_ARG_SRC: source, binding.DNNL_ARG_WEIGHTS: weights},
+            measured, 0.0)
+        assert (element < limit) is bounded
+        if bounded:  # sqrt(3 * 3) * |w| * |x|, no bias, no addend
+            assert norm == pytest.approx(3 * 8 * measured)
+        as_addend = onednn_kernels._conv_bounds(
+            conv, {binding.DNNL_ARG_SRC: np.ones(64, np.float32),
+                   binding.DNNL_ARG_WEIGHTS: weights}, 8.0, measured)
+        assert (as_addend[0] < limit) is bounded
+
+
+CHAIN = """
+func.func @f(%x: tensor<1x16x9x9xf32>) -> tensor<1x16x9x9xf32> {
+  %w = nn.constant dense<DENSE> : tensor<16x16x3x3xf32>
+  %c1 = nn.conv2d %x, %w CONV : (tensor<1x16x9x9xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x9x9xf32>
+  %a1 = nn.clip %c1 min 0.0 max 6.0 : tensor<1x16x9x9xf32>
+  %c2 = nn.conv2d %a1, %w CONV : (tensor<1x16x9x9xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x9x9xf32>
+  %a2 = nn.relu %c2 : tensor<1x16x9x9xf32>
+  %c3 = nn.conv2d %a2, %w CONV : (tensor<1x16x9x9xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x9x9xf32>
+  %a3 = nn.clip %c3 min 0.0 max 6.0 : tensor<1x16x9x9xf32>
+  func.return %a3 : tensor<1x16x9x9xf32>
+}""".replace("DENSE", dense((16, 16, 3, 3), 3)).replace(
+    "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
+
+
+@pytest.mark.parametrize("special", [None, np.nan])
+def test_a_chain_of_guarded_convolutions_measures_its_input_once(
+        special: float | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each guarded convolution takes the bound its producer kept on its result instead of
+    a pass over it: three fused convolutions measure the chain's input only (and their
+    constant weights and biases at the first run). A NaN makes the first result's bound
+    unknown, so the second measures (and finds NaN), and so on."""
+    module = parse(CHAIN)
+    inputs = random_inputs(module)
+    if special is not None:
+        inputs[0][0, 3, 4, 4] = special
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert len(fused_ops(planned)) == 3
+    expected = Interpreter(module).run(inputs)
+    generated = import_generated(translate(planned, tmp_path / "chain.py").code)
+    generated.run(*inputs)
+    measured: list[int] = []
+    norm = onednn_kernels._norm
+
+    def counted(x: np.ndarray) -> float:
+        measured.append(x.size)
+        return norm(x)
+
+    monkeypatch.setattr(onednn_kernels, "_norm", counted)
+    assert_same(expected, generated.run(*inputs))
+    assert measured == ([16 * 81] if special is None else [16 * 81] * 3)
+
+
+def relu_into(source: str, buffer: str) -> str:
+    return (f"nn.compute ins({source} : memref<4xf32>) outs({buffer} : memref<4xf32>) {{\n"
+            "^bb0(%t: tensor<4xf32>):\n  %r = nn.relu %t : tensor<4xf32>\n"
+            "  nn.yield %r : tensor<4xf32>\n}")
+
+
+@pytest.mark.parametrize(("between", "linked"), [
+    ("", True),
+    (relu_into("%arg", "%b"), True),  # bytes 16..32: beside %a
+    (relu_into("%arg", "%c"), False),  # bytes 8..24: over half of %a
+    ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', False),
+    (relu_into("%arg", "%s"), False)])  # a subview: anywhere in the arena
+def test_a_kernel_reads_the_bound_of_the_last_writer_of_its_buffer_only(
+        between: str, linked: bool) -> None:
+    """`last_writer`: the compute that wrote %a is known to be what the reader reads only
+    when nothing in between may have written any of %a's bytes."""
+    module = parse(f"""
+func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
+  %arena = memref.alloc() : memref<64xi8>
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %a = memref.view %arena[%c0][] : memref<64xi8> to memref<4xf32>
+  %b = memref.view %arena[%c16][] : memref<64xi8> to memref<4xf32>
+  %c = memref.view %arena[%c8][] : memref<64xi8> to memref<4xf32>
+  %s = memref.subview %b[0] [4] [1] : memref<4xf32> to memref<4xf32, strided<[1]>>
+  {relu_into("%arg", "%a")}
+  {between}
+  %out = memref.alloc() : memref<4xf32>
+  {relu_into("%a", "%out")}
+  func.return %out : memref<4xf32>
+}}""".replace("outs(%s : memref<4xf32>)", "outs(%s : memref<4xf32, strided<[1]>>)"))
+    computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    writer, reader = computes[0], computes[-1]
+    assert (last_writer(reader, reader.ins[0]) is writer) is linked
 
 
 @pytest.mark.parametrize("target", ["ref", "avx2", "avx512"])

@@ -41,9 +41,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.compute import ComputeOp, last_writer
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
@@ -733,37 +734,112 @@ def _constant_norm(x: np.ndarray) -> float:
     return _derived(x, "norm", lambda: _norm(x)) if not x.flags.writeable else _norm(x)
 
 
-def _bounded(arrays: Mapping[int, np.ndarray], addend: bool) -> bool:
-    """Whether a convolution on `arrays` makes no NaN and no infinity before its
-    activation: each partial sum of an output is a sum of weight * input products over part
-    of the window, plus the bias and addend elements, so by Cauchy-Schwarz it is at most
-    |weights| |source| + |bias| + |addend| (Euclidean norms of the whole arrays; any NaN or
-    infinity makes one of them non-finite, and the comparison false)."""
-    bound = _constant_norm(arrays[b.DNNL_ARG_WEIGHTS]) * _norm(arrays[b.DNNL_ARG_SRC])
-    if b.DNNL_ARG_BIAS in arrays:
-        bound += _constant_norm(arrays[b.DNNL_ARG_BIAS])
-    if addend:
-        bound += _norm(arrays[b.DNNL_ARG_DST])
-    return bound < _FINITE_LIMIT
+def _conv_bounds(op: nn.Conv2dOp | nn.FusedConv2dOp, arrays: Mapping[int, np.ndarray],
+                 source: float, summand: float) -> tuple[float, float]:
+    """Bounds on a convolution of `arrays` whose source and addend have Euclidean norms of
+    at most `source` and `summand`: on every partial sum of an output element, and on the
+    norm of the result before its activation; (inf, inf) when it may overflow (or an operand
+    is not finite). A partial sum is a sum of weight * input products over part of a window,
+    plus bias and addend elements, so by Cauchy-Schwarz it is at most
+    |weights| |source| + |bias| + |addend|; each input element is in at most kh * kw windows
+    per output channel, so the result's norm is at most
+    sqrt(kh kw) |weights| |source| + sqrt(positions) |bias| + |addend|."""
+    if not source + summand < _FINITE_LIMIT:
+        return math.inf, math.inf
+    weights = _constant_norm(arrays[b.DNNL_ARG_WEIGHTS])
+    bias = _constant_norm(arrays[b.DNNL_ARG_BIAS]) if b.DNNL_ARG_BIAS in arrays else 0.0
+    element = weights * source + bias + summand
+    if not element < _FINITE_LIMIT:
+        return math.inf, math.inf
+    n, _, h, w = shape_of(op.output)
+    window = math.sqrt(math.prod(shape_of(op.weight)[2:]))
+    return element, window * weights * source + math.sqrt(n * h * w) * bias + summand
+
+
+def _bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
+    """The bound on the norm of `op`'s result (an element-wise activation on `size`
+    elements; None: no activation) from one on its finite operand's; inf when unknown."""
+    if op is None or isinstance(op, nn.ReluOp) or (
+            isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0):
+        return lambda norm: norm  # |f(x)| <= |x|
+    if isinstance(op, nn.ClipOp):
+        low = -math.inf if op.min is None else op.min.value.data
+        high = math.inf if op.max is None else op.max.value.data
+        largest = math.sqrt(size) * max(abs(low), abs(high))
+        if low <= 0 <= high:
+            return lambda norm: min(norm, largest)
+        return lambda norm: largest
+    if isinstance(op, nn.SigmoidOp | nn.TanhOp):
+        return lambda norm: math.sqrt(size)
+    if isinstance(op, nn.MaxPool2dOp):  # a window's max is at most its norm
+        window = math.sqrt(math.prod(ints(op.kernel)))
+        return lambda norm: window * norm
+    return lambda norm: math.inf
+
+
+class NormBound:
+    """A bound on the Euclidean norm of the value a kernel wrote on its last call; inf when
+    none is known (the value may then hold NaN or an infinity). The kernels reading that
+    value next (found by `last_writer`) use it instead of a pass over their operand, so a
+    chain of guarded convolutions measures its input once: the bound grows with each layer's
+    weights until it is too large to be of use, and the next guard measures again."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = math.inf
+
+
+# The bound of each prepared nn.compute (held weakly), for the kernels prepared after it.
+_WRITTEN: weakref.WeakKeyDictionary[ComputeOp, NormBound] = weakref.WeakKeyDictionary()
+
+
+def _linked(op: Operation) -> tuple[dict[int, NormBound], NormBound]:
+    """The bounds of the values `op` reads as source and addend, where the kernel that wrote
+    them is a prepared oneDNN kernel whose result nothing overwrote since, and the bound
+    `op`'s kernel is to keep on its own result."""
+    written, linked = NormBound(), {}
+    compute = op.parent_op()
+    if isinstance(compute, ComputeOp):
+        _WRITTEN[compute] = written
+        reads = [(b.DNNL_ARG_SRC, op.operands[0])]
+        if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
+            reads.append((b.DNNL_ARG_DST, op.addend))
+        for arg, value in reads:
+            if isinstance(value, BlockArgument) and value.owner.parent_op() is compute:
+                writer = last_writer(compute, compute.ins[value.index])
+                if writer is not None and writer in _WRITTEN:
+                    linked[arg] = _WRITTEN[writer]
+    return linked, written
 
 
 Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
 
 
 def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
-             finite: Compiled | None = None) -> Executor:
+             finite: Compiled | None = None, linked: Mapping[int, NormBound] | None = None,
+             written: NormBound | None = None) -> Executor:
     """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
     alone (its kind, result padding, epilogue) decided now: a bound op then pays per call
     only for the primitive's execution. With a `finite` variant (a cheaper epilogue, see
-    `Epilogue`), each call whose operands are `_bounded` runs that instead."""
+    `Epilogue`), each call whose operands `_conv_bounds` bounds runs that instead. Norm
+    bounds of operands come from `linked` (by execution argument) where known; the bound
+    of the result is kept in `written`."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
+    conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     deconv = isinstance(op, nn.ConvTranspose2dOp)
     finite_only = _finite_only(op)
     numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
         type(op))
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
-    activation = (op.activation_op() if isinstance(op, nn.FusedConv2dOp)
+    fused_activation = op.activation_op() if isinstance(op, nn.FusedConv2dOp) else None
+    activation = (fused_activation if isinstance(op, nn.FusedConv2dOp)
                   and fused_epilogue(op).numpy_activation else None)
+    spec = layout_of(op.results[0].type)
+    size = math.prod(shape if spec is None else spec.physical_shape(shape))
+    bound_after = _bound_after(fused_activation if conv else op, size)
+    known = {} if linked is None else linked
+    written = NormBound() if written is None else written
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
@@ -776,14 +852,35 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
                   for arg, x in zip(args, inputs, strict=True)}
         arrays[b.DNNL_ARG_DST] = out
-        if finite_only and not math.isfinite(_norm(arrays[b.DNNL_ARG_SRC])):
-            out[...] = numpy_kernel(op, inputs)
-        elif finite is not None and _bounded(arrays, addend):
-            finite(arrays, scratchpad)
+
+        def norm(arg: int, measure: bool) -> float:
+            bound = known[arg].value if arg in known else math.inf
+            return _norm(arrays[arg]) if measure and not bound < _FINITE_LIMIT else bound
+
+        result = math.inf
+        if finite_only:
+            source = norm(b.DNNL_ARG_SRC, True)
+            if math.isfinite(source):
+                compiled(arrays, scratchpad)
+                result = bound_after(source)
+            else:
+                out[...] = numpy_kernel(op, inputs)
+        elif conv:
+            measure = finite is not None  # a guard measures; other kernels take what is known
+            element, before = _conv_bounds(
+                op, arrays, norm(b.DNNL_ARG_SRC, measure),  # type: ignore[arg-type]
+                norm(b.DNNL_ARG_DST, measure) if addend else 0.0)
+            if finite is not None and element < _FINITE_LIMIT:
+                finite(arrays, scratchpad)
+            else:
+                compiled(arrays, scratchpad)
+                if activation is not None:
+                    out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
+            if before < math.inf:  # else the result may hold NaN
+                result = bound_after(before)
         else:
             compiled(arrays, scratchpad)
-            if activation is not None:
-                out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
+        written.value = result
         if padded is not None:
             padded.zero_padding(out, shape)
 
@@ -824,7 +921,8 @@ def prepare(op: Operation) -> BoundKernel:
     shared, shared_finite, args = _compiled(op)
     compiled = shared.private()
     finite = None if shared_finite is None else shared_finite.private()
-    run_into = executor(op, compiled, args, finite)
+    linked, written = _linked(op)
+    run_into = executor(op, compiled, args, finite, linked, written)
     scratchpad = _scratchpad(compiled, finite)
     size = compiled.nbytes(b.DNNL_ARG_DST)
 
@@ -832,6 +930,7 @@ def prepare(op: Operation) -> BoundKernel:
         if out.flags.c_contiguous and out.dtype == np.float32 and out.nbytes == size:
             run_into(inputs, out, scratchpad)
         else:
+            written.value = math.inf
             out[...] = run(op, inputs)
 
     return bound
