@@ -16,9 +16,9 @@ Semantics kept equal to the reference kernels, where oneDNN differs:
 - NaN: oneDNN's exp turns NaN into inf, so exp has no oneDNN kernel here. Its relu and clip
   (max/min instructions; leaky_relu with alpha 0 is its relu) turn NaN into a bound, and its
   max pooling drops NaN and turns a window of -inf into the lowest float: these run in
-  oneDNN on calls whose input is finite (checked by one BLAS pass, `_norm`) and in numpy
-  otherwise. A convolution fused with them checks that nothing can overflow either
-  (`Epilogue`).
+  oneDNN on calls whose input is finite (known from the kernel that wrote it, `NormBound`,
+  or checked by one BLAS pass, `_norm`) and in numpy otherwise. A convolution fused with
+  them checks that nothing can overflow either (`Epilogue`).
 - Padding (invariant 2): oneDNN leaves 0 * NaN in padded output channels and sigmoid(0) in
   padded lanes, so results in a padded layout get their padding lanes re-zeroed.
 - ceil_mode pooling is oneDNN pooling with a larger bottom/right padding; with
@@ -135,9 +135,10 @@ class Epilogue:
     `finite_post_ops`, when set, compute the same function but for NaN and infinities:
     oneDNN's relu and clip post-ops are max/min in an operand order that turns NaN into a
     bound, and leaky_relu's relu with alpha 0 maps -inf to 0 * -inf = NaN. A convolution
-    whose operands are finite and small enough cannot make NaN or an infinity (`_bounded`),
-    so the kernel checks that before each call (one BLAS pass over source and addend) and
-    then runs these cheap post-ops; a NaN in the input still comes out NaN."""
+    whose operands are finite and small enough cannot make NaN or an infinity
+    (`_conv_bounds`), so the kernel checks that before each call (from bounds on the norms
+    of source and addend: kept by the kernels that wrote them, else one BLAS pass) and then
+    runs these cheap post-ops; a NaN in the input still comes out NaN."""
 
     post_ops: tuple[b.PostOp, ...]
     numpy_activation: bool = False
