@@ -166,19 +166,20 @@ def test_the_guard_admits_finite_operands_that_cannot_overflow(source: np.ndarra
     """A convolution's guard: finite operands whose norms bound every partial sum below
     float32's overflow (by Cauchy-Schwarz); with them, a bound on the result's norm."""
     conv = next(op for op in parse(block(16, "nn.relu")).walk() if isinstance(op, Conv2dOp))
+    factors = onednn_kernels.conv_norm_factors(conv)
     weights = np.ones(64, np.float32)
     weights.flags.writeable = False  # a constant: its norm is computed once
     limit = onednn_kernels._FINITE_LIMIT
     with np.errstate(all="ignore"):  # as the interpreter and generated code run
         measured = onednn_kernels._norm(source)
         element, norm = onednn_kernels._conv_bounds(
-            conv, {binding.DNNL_ARG_SRC: source, binding.DNNL_ARG_WEIGHTS: weights},
+            factors, {binding.DNNL_ARG_SRC: source, binding.DNNL_ARG_WEIGHTS: weights},
             measured, 0.0)
         assert (element < limit) is bounded
         if bounded:  # sqrt(3 * 3) * |w| * |x|, no bias, no addend
             assert norm == pytest.approx(3 * 8 * measured)
         as_addend = onednn_kernels._conv_bounds(
-            conv, {binding.DNNL_ARG_SRC: np.ones(64, np.float32),
+            factors, {binding.DNNL_ARG_SRC: np.ones(64, np.float32),
                    binding.DNNL_ARG_WEIGHTS: weights}, 8.0, measured)
         assert (as_addend[0] < limit) is bounded
 

@@ -735,7 +735,13 @@ def _constant_norm(x: np.ndarray) -> float:
     return _derived(x, "norm", lambda: _norm(x)) if not x.flags.writeable else _norm(x)
 
 
-def _conv_bounds(op: nn.Conv2dOp | nn.FusedConv2dOp, arrays: Mapping[int, np.ndarray],
+def conv_norm_factors(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[float, float]:
+    """sqrt(kh kw) and sqrt(positions) of a convolution (see `_conv_bounds`)."""
+    n, _, h, w = shape_of(op.output)
+    return math.sqrt(math.prod(shape_of(op.weight)[2:])), math.sqrt(n * h * w)
+
+
+def _conv_bounds(factors: tuple[float, float], arrays: Mapping[int, np.ndarray],
                  source: float, summand: float) -> tuple[float, float]:
     """Bounds on a convolution of `arrays` whose source and addend have Euclidean norms of
     at most `source` and `summand`: on every partial sum of an output element, and on the
@@ -744,7 +750,8 @@ def _conv_bounds(op: nn.Conv2dOp | nn.FusedConv2dOp, arrays: Mapping[int, np.nda
     plus bias and addend elements, so by Cauchy-Schwarz it is at most
     |weights| |source| + |bias| + |addend|; each input element is in at most kh * kw windows
     per output channel, so the result's norm is at most
-    sqrt(kh kw) |weights| |source| + sqrt(positions) |bias| + |addend|."""
+    sqrt(kh kw) |weights| |source| + sqrt(positions) |bias| + |addend| (`factors` holds
+    those two square roots)."""
     if not source + summand < _FINITE_LIMIT:
         return math.inf, math.inf
     weights = _constant_norm(arrays[b.DNNL_ARG_WEIGHTS])
@@ -752,9 +759,8 @@ def _conv_bounds(op: nn.Conv2dOp | nn.FusedConv2dOp, arrays: Mapping[int, np.nda
     element = weights * source + bias + summand
     if not element < _FINITE_LIMIT:
         return math.inf, math.inf
-    n, _, h, w = shape_of(op.output)
-    window = math.sqrt(math.prod(shape_of(op.weight)[2:]))
-    return element, window * weights * source + math.sqrt(n * h * w) * bias + summand
+    window, positions = factors
+    return element, window * weights * source + positions * bias + summand
 
 
 def _bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
@@ -828,6 +834,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     of the result is kept in `written`."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
+    factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
     deconv = isinstance(op, nn.ConvTranspose2dOp)
     finite_only = _finite_only(op)
     numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
@@ -868,9 +875,8 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                 out[...] = numpy_kernel(op, inputs)
         elif conv:
             measure = finite is not None  # a guard measures; other kernels take what is known
-            element, before = _conv_bounds(
-                op, arrays, norm(b.DNNL_ARG_SRC, measure),  # type: ignore[arg-type]
-                norm(b.DNNL_ARG_DST, measure) if addend else 0.0)
+            element, before = _conv_bounds(factors, arrays, norm(b.DNNL_ARG_SRC, measure),
+                                           norm(b.DNNL_ARG_DST, measure) if addend else 0.0)
             if finite is not None and element < _FINITE_LIMIT:
                 finite(arrays, scratchpad)
             else:
