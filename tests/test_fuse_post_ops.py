@@ -226,6 +226,28 @@ def test_a_chain_of_guarded_convolutions_measures_its_input_once(
     assert measured == ([16 * 81] if special is None else [16 * 81] * 3)
 
 
+def test_a_guarded_convolution_creates_its_exact_primitive_when_first_needed(
+        tmp_path: Path) -> None:
+    """Loading creates the primitive that runs on finite operands only; the exact one (elu
+    for relu, no post-op for clip) is created at the first call that needs it."""
+    module = parse(CHAIN.replace("9x9", "13x13"))  # shapes no other test compiles
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    generated = import_generated(translate(planned, tmp_path / "lazy.py").code)
+    convolutions = [op for op in fused_ops(planned) if op.parent_op() is not None]
+    variants = [onednn_kernels._compiled(op) for op in convolutions]
+    assert all(finite is not None for _, finite, _ in variants)
+
+    def created() -> list[bool]:
+        return [exact._primitive.created is not None for exact, _, _ in variants]
+
+    inputs = random_inputs(module)
+    generated.run(*inputs)
+    assert created() == [False] * 3
+    inputs[0][0, 0, 0, 0] = np.nan
+    assert_same(Interpreter(module).run(inputs), generated.run(*inputs))
+    assert created() == [True] * 3
+
+
 def relu_into(source: str, buffer: str) -> str:
     return (f"nn.compute ins({source} : memref<4xf32>) outs({buffer} : memref<4xf32>) {{\n"
             "^bb0(%t: tensor<4xf32>):\n  %r = nn.relu %t : tensor<4xf32>\n"

@@ -322,14 +322,16 @@ def _finite_variant(op: nn.Conv2dOp | nn.FusedConv2dOp, tags: tuple[int, ...],
     """`op`'s geometry with its epilogue's `finite_post_ops`, and that primitive's scratchpad
     bytes, when it has them and oneDNN runs them on format `tags` with the same
     `implementation` as the exact post-ops (so the guard changes the epilogue only)."""
-    if not isinstance(op, nn.FusedConv2dOp):
+    g = _finite_geometry(op)
+    if g is None:
         return None
-    finite = fused_epilogue(op).finite_post_ops
-    if finite is None:
-        return None
-    g = replace(conv_geometry(op), post_ops=finite)
     name, scratchpad = _remembered(("conv", g, tags), lambda: conv_pd(g, *tags))
     return (g, scratchpad) if name == implementation else None
+
+
+def _finite_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry | None:
+    finite = fused_epilogue(op).finite_post_ops if isinstance(op, nn.FusedConv2dOp) else None
+    return None if finite is None else replace(conv_geometry(op), post_ops=finite)
 
 
 def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[int, ...]]:
@@ -339,17 +341,23 @@ def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[
 
 def _conv_variants(op: nn.Conv2dOp | nn.FusedConv2dOp
                    ) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
-    """The convolution's primitive, its finite variant (None without one) and the
-    execution arguments of its inputs."""
+    """The convolution's primitive, its finite variant (None without one, or when oneDNN
+    would run it with another implementation) and the execution arguments of its inputs.
+    Where a finite variant runs, the exact primitive serves only calls whose operands are
+    not finite, so it is created when first needed."""
     g = conv_geometry(op)
     tags = (_format(op.input, "data").value, _format(op.weight, g.weights_role).value,
             _format(op.output, "data").value)
     args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if g.bias else ())
     compiled = p.get_compiled(("conv", g, tags), lambda: conv_pd(g, *tags),
-                              (*args, b.DNNL_ARG_DST))
-    variant = _finite_variant(op, tags, compiled.pd.implementation)
-    finite = None if variant is None else p.get_compiled(
-        ("conv", variant[0], tags), lambda: conv_pd(variant[0], *tags), (*args, b.DNNL_ARG_DST))
+                              (*args, b.DNNL_ARG_DST), eager=False)
+    finite, finite_g = None, _finite_geometry(op)
+    if finite_g is not None:
+        candidate = p.get_compiled(("conv", finite_g, tags), lambda: conv_pd(finite_g, *tags),
+                                   (*args, b.DNNL_ARG_DST), eager=False)
+        if candidate.pd.implementation == compiled.pd.implementation:
+            finite = candidate
+    (compiled if finite is None else finite).primitive  # noqa: B018 (created now)
     return compiled, finite, args
 
 

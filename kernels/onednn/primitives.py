@@ -118,13 +118,30 @@ def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
 
 
 # ------------------------------------------------------------------- execution
+class _Lazy:
+    """A primitive created when first asked for (creating one JIT-compiles its code)."""
+
+    def __init__(self, pd: PrimitiveDesc):
+        self.pd = pd
+        self.created: b.Primitive | None = None
+
+    def get(self) -> b.Primitive:
+        if self.created is None:
+            self.created = b.Primitive(self.pd)
+        return self.created
+
+
 class Compiled:
-    """A primitive with one re-pointable memory object per execution argument."""
+    """A primitive with one re-pointable memory object per execution argument. The
+    primitive is created now, or with `eager=False` at its first execution (for one that
+    may never run, like a guarded kernel's exact path)."""
 
     def __init__(self, pd: PrimitiveDesc, args: Sequence[int],
-                 primitive: b.Primitive | None = None):
+                 primitive: _Lazy | None = None, eager: bool = True):
         self.pd = pd
-        self.primitive = b.Primitive(pd) if primitive is None else primitive
+        self._primitive = _Lazy(pd) if primitive is None else primitive
+        if eager:
+            self._primitive.get()
         self.args = tuple(args)
         self.memories = {arg: b.Memory(pd.md(b.dnnl_query_exec_arg_md, arg)) for arg in args}
         self.scratchpad_bytes = pd.scratchpad_bytes
@@ -140,7 +157,11 @@ class Compiled:
     def private(self) -> Compiled:
         """The same primitive with memory objects of its own: an op bound to it keeps its
         buffers pointed to across runs even where other ops share the primitive."""
-        return Compiled(self.pd, self.args, self.primitive)
+        return Compiled(self.pd, self.args, self._primitive, eager=False)
+
+    @property
+    def primitive(self) -> b.Primitive:
+        return self._primitive.get()
 
     def nbytes(self, arg: int) -> int:
         """Bytes the buffer of execution argument `arg` must have."""
@@ -177,19 +198,22 @@ class Compiled:
                 raise ValueError(f"{self.pd.implementation}: the destination is read-only")
             memory.point_to(array.ctypes.data)
             pointed[arg] = weakref.ref(array)
-        self.primitive.execute(self._exec_args)
+        self._primitive.get().execute(self._exec_args)
 
 
 _CACHE: dict[Hashable, Compiled] = {}
 
 
 def get_compiled(key: Hashable, build: Callable[[], PrimitiveDesc],
-            args: Sequence[int]) -> Compiled:
+                 args: Sequence[int], eager: bool = True) -> Compiled:
     """The compiled primitive for `key`, built by `build` the first time; `args` lists the
-    execution arguments it takes (the scratchpad is added when it needs one)."""
+    execution arguments it takes (the scratchpad is added when it needs one). With
+    `eager=False` the primitive itself is created at its first execution."""
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = _CACHE[key] = Compiled(build(), args)
+        compiled = _CACHE[key] = Compiled(build(), args, eager=eager)
+    elif eager:
+        compiled.primitive  # noqa: B018 (created now if it was deferred)
     return compiled
 
 

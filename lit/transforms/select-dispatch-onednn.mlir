@@ -26,3 +26,17 @@ func.func @scaled(%x: tensor<2x64xf32>, %w: tensor<10x64xf32>, %c: tensor<2x10xf
 // CHECK-LABEL: func.func @scaled
 // CHECK: nn.gemm {{.*}}alpha 2.0{{.*}}gemm_ref
 // CHECK: nn.gemm {{.*}}gemm_ref
+
+// -----
+
+// relu and clip are oneDNN's max/min, which turn NaN into a bound: their kernels run oneDNN on
+// calls whose input is finite and the numpy kernel on the others, so they are chosen like
+// any element-wise op, in place.
+func.func @max_min(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+  %r = nn.relu %x : tensor<1x8x4x4xf32>
+  %c = nn.clip %x min 0.0 max 6.0 : tensor<1x8x4x4xf32>
+  func.return %r, %c : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}
+// CHECK-LABEL: func.func @max_min
+// CHECK: nn.relu %x {kernel = #nn.kernel<"relu_onednn", operands = ["*"], results = ["*"], in_place = 0>}
+// CHECK: nn.clip %x min 0.000000e+00 max 6.000000e+00 {kernel = #nn.kernel<"clip_onednn", operands = ["*"], results = ["*"], in_place = 0>}
