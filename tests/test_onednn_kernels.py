@@ -260,8 +260,8 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_small_zoo_models_keep_their_results(name: str) -> None:
     """With and without channel padding; concats, residual adds, depthwise convolutions,
-    batch norms, poolings and transposed convolutions run in oneDNN, the rest (relu and clip
-    where not fused) in numpy, with reorders between."""
+    batch norms, poolings, relus, clips and transposed convolutions run in oneDNN, the rest
+    in numpy, with reorders between."""
     module = import_model(build(name, small=True), inline_limit=1 << 30).module
     check_semantics(module, random_inputs(module), targets=["onednn"])
 
