@@ -222,26 +222,42 @@ def last_writer(compute: ComputeOp, buffer: SSAValue) -> ComputeOp | None:
     return None
 
 
-# The memory a buffer may span: (the allocation or argument it is a view of, first byte, end).
+# The memory a buffer may span: (the buffer it is a view of: an allocation, an argument or
+# another op's result; first byte; end).
 _Extent = tuple[SSAValue, float, float]
 
 
 def _extent(buffer: SSAValue) -> _Extent:
     owner = buffer.owner
     if isinstance(owner, memref.ViewOp | memref.SubviewOp):
-        root = _extent(owner.source)[0]
+        root, start, end = _extent(owner.source)
+        size = _byte_size(buffer.type)
         if isinstance(owner, memref.ViewOp) and isinstance(
-                shift := owner.byte_shift.owner, arith.ConstantOp) and isinstance(
-                buffer.type, MemRefType) and isinstance(buffer.type.layout, NoneAttr):
-            start = shift.value.value.data  # type: ignore[union-attr]
-            size = math.prod(buffer.type.get_shape()) * (
-                buffer.type.element_type.bitwidth // 8)  # type: ignore[attr-defined]
-            return root, start, start + size
-        return root, 0, math.inf
+                shift := owner.byte_shift.owner, arith.ConstantOp) and size is not None:
+            first = start + shift.value.value.data  # type: ignore[union-attr]
+            return root, first, first + size
+        return root, start, end  # somewhere in its source's bytes
     return buffer, 0, math.inf
 
 
+def _byte_size(buffer_type: Attribute) -> int | None:
+    """The bytes of a dense, statically shaped memref type (None for any other)."""
+    if not isinstance(buffer_type, MemRefType) or not isinstance(buffer_type.layout, NoneAttr):
+        return None
+    shape = buffer_type.get_shape()
+    if any(size < 0 for size in shape):
+        return None
+    return math.prod(shape) * buffer_type.element_type.bitwidth // 8  # type: ignore[attr-defined]
+
+
 def _overlap(a: _Extent, b: _Extent) -> bool:
-    if a[0] is not b[0]:  # two arguments may be one array; allocations are distinct
-        return isinstance(a[0], BlockArgument) and isinstance(b[0], BlockArgument)
+    if a[0] is not b[0]:
+        # Allocations are distinct from each other and from the arguments (which may be one
+        # array); what another op returns may be any of them.
+        return not (_allocated(a[0]) and (_allocated(b[0]) or isinstance(b[0], BlockArgument))
+                    or _allocated(b[0]) and isinstance(a[0], BlockArgument))
     return a[1] < b[2] and b[1] < a[2]
+
+
+def _allocated(buffer: SSAValue) -> bool:
+    return isinstance(buffer.owner, memref.AllocOp)

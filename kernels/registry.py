@@ -21,6 +21,7 @@ scipy.sparse array for CSR), and return the result in the layout the kernel decl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +31,12 @@ from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
 from nnlayout.dialects.layout import LayoutSpec
 
 Implementation = Callable[[Operation, Sequence[Any]], Any]
+# What the kernels prepared in one binding session (one generated Program, one Interpreter)
+# tell the kernels prepared after them, by the nn.compute they were prepared for (oneDNN's:
+# a bound on the norm of the result it writes). The runtime's `bind_compute` sets it around
+# `Kernel.prepare`; None outside a session, where prepared kernels share nothing.
+PREPARED_IN_SESSION: ContextVar[dict[Operation, Any] | None] = ContextVar(
+    "prepared_in_session", default=None)
 # A kernel prepared for one op: `bound(inputs, out)` writes the op's result into `out`, a numpy
 # array of the result's physical shape (possibly a strided view of a planned buffer).
 BoundKernel = Callable[[Sequence[Any], Any], None]

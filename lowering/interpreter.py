@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
@@ -167,6 +167,7 @@ class Interpreter:
         self._constants: dict[Operation, RuntimeValue] = {}
         self._plans: dict[func.FuncOp, _Plan] = {}
         self._bound: dict[ComputeOp, BoundCompute] = {}
+        self._session: dict[Operation, Any] = {}  # see bind_compute
         # The functions being run and their live values, innermost last.
         self._frames: list[tuple[func.FuncOp, dict[SSAValue, RuntimeValue]]] = []
 
@@ -287,7 +288,8 @@ class Interpreter:
         bound = self._bound.get(op)
         if bound is None:
             bound = self._bound[op] = runtime.bind_compute(op, self.kernels,
-                                                           self.use_chosen_kernels)
+                                                           self.use_chosen_kernels,
+                                                           self._session)
         bound(operands[:len(op.ins)], operands[len(op.ins):])
 
     def _constant(self, op: Operation) -> RuntimeValue:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects import memref
@@ -33,7 +33,13 @@ from nnlayout.dialects.layout import (
 from nnlayout.dialects.nn import ConstantOp, i64_array
 from nnlayout.dialects.weights import WeightsError, constant_value
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import Implementation, Kernel, registry, resolve_layouts
+from nnlayout.kernels.registry import (
+    PREPARED_IN_SESSION,
+    Implementation,
+    Kernel,
+    registry,
+    resolve_layouts,
+)
 from nnlayout.tools.driver import DiagnosticError
 
 if TYPE_CHECKING:
@@ -404,11 +410,16 @@ def without_padding(op: ComputeOp) -> Operation:
 
 
 def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementation] = (
-        REFERENCE_KERNELS), use_chosen: bool = True) -> BoundCompute:
+        REFERENCE_KERNELS), use_chosen: bool = True,
+        session: dict[Operation, Any] | None = None) -> BoundCompute:
     """`op` bound to its kernel once, to be called on every run with its `ins` and `outs`
     values. The work a kernel can do per op ahead of time (its `prepare`: a oneDNN primitive,
     a scratchpad, a reference kernel's attributes) is done here; other kernels run through
-    `apply_kernel` on each call."""
+    `apply_kernel` on each call. `session` holds what the kernels bound so far for the same
+    run order said about their results (`PREPARED_IN_SESSION`); binding `op` again forgets
+    what its previous kernel said."""
+    if session is not None:
+        session.pop(op, None)
     inner = without_padding(op) if op.halo is not None else op.inner
     if len(inner.results) != 1:
         raise DiagnosticError(op, f"'{inner.name}' has {len(inner.results)} results; "
@@ -420,7 +431,11 @@ def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementatio
         raise DiagnosticError(inner, f"no kernel can run '{inner.name}'")
     kernel, implementation, on_physical = found
     if kernel is not None and kernel.prepare is not None:
-        prepared = kernel.prepare(inner)
+        token = PREPARED_IN_SESSION.set(session)
+        try:
+            prepared = kernel.prepare(inner)
+        finally:
+            PREPARED_IN_SESSION.reset(token)
         return lambda ins, outs: prepared(ins, outs[0])
 
     def run(ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
@@ -113,7 +113,8 @@ class Program:
         except WeightsError as error:
             raise UserError(str(error)) from None
         self.constants: list[RuntimeValue] = evaluate_constants(read, lambda: weights)
-        self.kernels: list[BoundCompute] = [bind_compute(op) for op in ops
+        session: dict[Operation, Any] = {}
+        self.kernels: list[BoundCompute] = [bind_compute(op, session=session) for op in ops
                                             if isinstance(op, ComputeOp)]
 
     @classmethod

@@ -18,7 +18,6 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
-from nnlayout.kernels.onednn import binding
 from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available
 from nnlayout.lowering.interpreter import Interpreter
@@ -166,22 +165,18 @@ def test_the_guard_admits_finite_operands_that_cannot_overflow(source: np.ndarra
     """A convolution's guard: finite operands whose norms bound every partial sum below
     float32's overflow (by Cauchy-Schwarz); with them, a bound on the result's norm."""
     conv = next(op for op in parse(block(16, "nn.relu")).walk() if isinstance(op, Conv2dOp))
-    factors = onednn_kernels.conv_norm_factors(conv)
-    weights = np.ones(64, np.float32)
-    weights.flags.writeable = False  # a constant: its norm is computed once
+    factors = onednn_kernels.conv_norm_factors(conv)  # sqrt(3 * 3), sqrt(2 * 9 * 9 positions)
     limit = onednn_kernels._FINITE_LIMIT
     with np.errstate(all="ignore"):  # as the interpreter and generated code run
         measured = onednn_kernels._norm(source)
-        element, norm = onednn_kernels._conv_bounds(
-            factors, {binding.DNNL_ARG_SRC: source, binding.DNNL_ARG_WEIGHTS: weights},
-            measured, 0.0)
-        assert (element < limit) is bounded
-        if bounded:  # sqrt(3 * 3) * |w| * |x|, no bias, no addend
-            assert norm == pytest.approx(3 * 8 * measured)
-        as_addend = onednn_kernels._conv_bounds(
-            factors, {binding.DNNL_ARG_SRC: np.ones(64, np.float32),
-                   binding.DNNL_ARG_WEIGHTS: weights}, 8.0, measured)
-        assert (as_addend[0] < limit) is bounded
+    assert measured >= float(np.linalg.norm(source.astype(np.float64))) or not bounded
+    element, norm = onednn_kernels._conv_bounds(factors, measured, 0.0, lambda: 8.0,
+                                                lambda: 0.5)
+    assert (element < limit) is bounded
+    if bounded:
+        assert norm == pytest.approx(3 * 8 * measured + math.sqrt(162) * 0.5)
+    as_addend = onednn_kernels._conv_bounds(factors, 1.0, measured, lambda: 8.0, lambda: 0.0)
+    assert (as_addend[0] < limit) is bounded
 
 
 CHAIN = """
@@ -248,22 +243,68 @@ def test_a_guarded_convolution_creates_its_exact_primitive_when_first_needed(
     assert created() == [True] * 3
 
 
+def test_bounds_are_shared_within_one_binding_only() -> None:
+    """A kernel links to the bound its operand's writer keeps only when both were bound for
+    the same run order (one Interpreter, one generated Program): binding the same IR again
+    with another kernel for the writer leaves no stale bound behind."""
+    module = parse("""
+func.func @f(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %a = nn.relu %x : tensor<1x8x4x4xf32>
+  %p = nn.clip %a min -1.0 max 5.0 : tensor<1x8x4x4xf32>
+  func.return %p : tensor<1x8x4x4xf32>
+}""")
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    x = np.ones((1, 8, 4, 4), np.float32)
+    Interpreter(planned).run([x])  # relu_onednn keeps the bound 4 on its result
+    relu = next(op for op in planned.walk() if op.name == "nn.relu")
+    del relu.attributes["kernel"]  # bound again below: the reference kernel, no bound
+    x[0, 0, 0, 0] = np.nan
+    assert_same(Interpreter(module).run([x]), Interpreter(planned).run([x]))
+
+
+def test_operands_passed_as_arguments_are_measured_on_every_call() -> None:
+    """Only load-time constants have their norm measured once: a bias (or weights) that is
+    a function argument may hold other values on the next call, even through a read-only
+    view of the same array."""
+    module = parse("""
+func.func @f(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8x6x6xf32> {
+  %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>
+  %r = nn.relu %c : tensor<1x8x6x6xf32>
+  func.return %r : tensor<1x8x6x6xf32>
+}""")
+    for target in ("onednn", "onednn-nchw8c"):
+        planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+        assert fused_ops(planned)
+        x, weights = np.ones((1, 8, 6, 6), np.float32), np.full((8, 8, 3, 3), 0.1, np.float32)
+        bias = np.zeros(8, np.float32)
+        view = bias.view()
+        view.flags.writeable = False
+        interpreter = Interpreter(planned)
+        interpreter.run([x, weights, view])
+        bias[3] = np.nan
+        assert_same(Interpreter(module).run([x, weights, view]),
+                    interpreter.run([x, weights, view]))
+
+
 def relu_into(source: str, buffer: str) -> str:
     return (f"nn.compute ins({source} : memref<4xf32>) outs({buffer} : memref<4xf32>) {{\n"
             "^bb0(%t: tensor<4xf32>):\n  %r = nn.relu %t : tensor<4xf32>\n"
             "  nn.yield %r : tensor<4xf32>\n}")
 
 
-@pytest.mark.parametrize(("between", "linked"), [
-    ("", True),
-    (relu_into("%arg", "%b"), True),  # bytes 16..32: beside %a
-    (relu_into("%arg", "%c"), False),  # bytes 8..24: over half of %a
-    ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', False),
-    (relu_into("%arg", "%s"), False)])  # a subview: anywhere in the arena
+@pytest.mark.parametrize(("between", "buffer", "linked"), [
+    ("", "%a", True),
+    (relu_into("%arg", "%b"), "%a", True),  # bytes 16..32: beside %a
+    (relu_into("%arg", "%c"), "%a", False),  # bytes 8..24: over half of %a
+    ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', "%a", False),
+    (relu_into("%arg", "%sb"), "%a", True),  # a subview of %b
+    (relu_into("%arg", "%sc"), "%a", False),  # a subview of %c
+    (relu_into("%arg", "%n"), "%b", False),  # a view at 0 of a view at 16: over %b
+    (relu_into("%arg", "%cast"), "%a", False)])  # another op's buffer: anywhere
 def test_a_kernel_reads_the_bound_of_the_last_writer_of_its_buffer_only(
-        between: str, linked: bool) -> None:
-    """`last_writer`: the compute that wrote %a is known to be what the reader reads only
-    when nothing in between may have written any of %a's bytes."""
+        between: str, buffer: str, linked: bool) -> None:
+    """`last_writer`: the compute that wrote `buffer` is known to be what the reader reads
+    only when nothing in between may have written any of its bytes."""
     module = parse(f"""
 func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
   %arena = memref.alloc() : memref<64xi8>
@@ -273,13 +314,18 @@ func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
   %a = memref.view %arena[%c0][] : memref<64xi8> to memref<4xf32>
   %b = memref.view %arena[%c16][] : memref<64xi8> to memref<4xf32>
   %c = memref.view %arena[%c8][] : memref<64xi8> to memref<4xf32>
-  %s = memref.subview %b[0] [4] [1] : memref<4xf32> to memref<4xf32, strided<[1]>>
-  {relu_into("%arg", "%a")}
+  %sb = memref.subview %b[0] [4] [1] : memref<4xf32> to memref<4xf32, strided<[1]>>
+  %sc = memref.subview %c[0] [4] [1] : memref<4xf32> to memref<4xf32, strided<[1]>>
+  %upper = memref.view %arena[%c16][] : memref<64xi8> to memref<48xi8>
+  %n = memref.view %upper[%c0][] : memref<48xi8> to memref<4xf32>
+  %cast = "memref.cast"(%a) : (memref<4xf32>) -> memref<4xf32>
+  {relu_into("%arg", buffer)}
   {between}
   %out = memref.alloc() : memref<4xf32>
-  {relu_into("%a", "%out")}
+  {relu_into(buffer, "%out")}
   func.return %out : memref<4xf32>
-}}""".replace("outs(%s : memref<4xf32>)", "outs(%s : memref<4xf32, strided<[1]>>)"))
+}}""".replace("outs(%sb : memref<4xf32>)", "outs(%sb : memref<4xf32, strided<[1]>>)").replace(
+        "outs(%sc : memref<4xf32>)", "outs(%sc : memref<4xf32, strided<[1]>>)"))
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     writer, reader = computes[0], computes[-1]
     assert (last_writer(reader, reader.ins[0]) is writer) is linked

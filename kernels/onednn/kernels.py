@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -55,7 +55,7 @@ from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, identify_all
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import BoundKernel, Kernel, Target
+from nnlayout.kernels.registry import PREPARED_IN_SESSION, BoundKernel, Kernel, Target
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 ANY = b.dnnl_format_tag_any
@@ -332,11 +332,6 @@ def _finite_variant(op: nn.Conv2dOp | nn.FusedConv2dOp, tags: tuple[int, ...],
 def _finite_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry | None:
     finite = fused_epilogue(op).finite_post_ops if isinstance(op, nn.FusedConv2dOp) else None
     return None if finite is None else replace(conv_geometry(op), post_ops=finite)
-
-
-def _conv_compiled(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[Compiled, tuple[int, ...]]:
-    compiled, _, args = _conv_variants(op)
-    return compiled, args
 
 
 def _conv_variants(op: nn.Conv2dOp | nn.FusedConv2dOp
@@ -732,15 +727,11 @@ _FINITE_LIMIT = float(np.finfo(np.float32).max) / 16
 
 
 def _norm(x: np.ndarray) -> float:
-    """The Euclidean norm of `x` in one BLAS pass: inf or NaN when `x` holds an infinity or
-    NaN (or its square sum overflows, past 1.8e19)."""
+    """An upper bound on the Euclidean norm of `x`, from one BLAS pass (its float32 sum of
+    squares, raised by that sum's largest rounding error): inf or NaN when `x` holds an
+    infinity or NaN (or its square sum overflows, past 1.8e19)."""
     flat = x.reshape(-1)
-    return math.sqrt(float(np.dot(flat, flat)))
-
-
-def _constant_norm(x: np.ndarray) -> float:
-    """`_norm` of a read-only array (a constant's weights), computed once per array."""
-    return _derived(x, "norm", lambda: _norm(x)) if not x.flags.writeable else _norm(x)
+    return math.sqrt(float(np.dot(flat, flat)) * (1 + flat.size * 2.0**-23))
 
 
 def conv_norm_factors(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[float, float]:
@@ -749,21 +740,21 @@ def conv_norm_factors(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[float, float]
     return math.sqrt(math.prod(shape_of(op.weight)[2:])), math.sqrt(n * h * w)
 
 
-def _conv_bounds(factors: tuple[float, float], arrays: Mapping[int, np.ndarray],
-                 source: float, summand: float) -> tuple[float, float]:
-    """Bounds on a convolution of `arrays` whose source and addend have Euclidean norms of
-    at most `source` and `summand`: on every partial sum of an output element, and on the
-    norm of the result before its activation; (inf, inf) when it may overflow (or an operand
-    is not finite). A partial sum is a sum of weight * input products over part of a window,
-    plus bias and addend elements, so by Cauchy-Schwarz it is at most
-    |weights| |source| + |bias| + |addend|; each input element is in at most kh * kw windows
-    per output channel, so the result's norm is at most
-    sqrt(kh kw) |weights| |source| + sqrt(positions) |bias| + |addend| (`factors` holds
-    those two square roots)."""
+def _conv_bounds(factors: tuple[float, float], source: float, summand: float,
+                 weights_norm: Callable[[], float], bias_norm: Callable[[], float]
+                 ) -> tuple[float, float]:
+    """Bounds on a convolution whose source and addend have Euclidean norms of at most
+    `source` and `summand` (its weights' and bias's are asked for only if those are
+    finite): on every partial sum of an output element, and on the norm of the result
+    before its activation; (inf, inf) when it may overflow (or an operand is not finite).
+    A partial sum is a sum of weight * input products over part of a window, plus bias and
+    addend elements, so by Cauchy-Schwarz it is at most |weights| |source| + |bias| +
+    |addend|; each input element is in at most kh * kw windows per output channel, so the
+    result's norm is at most sqrt(kh kw) |weights| |source| + sqrt(positions) |bias| +
+    |addend| (`factors` holds those two square roots)."""
     if not source + summand < _FINITE_LIMIT:
         return math.inf, math.inf
-    weights = _constant_norm(arrays[b.DNNL_ARG_WEIGHTS])
-    bias = _constant_norm(arrays[b.DNNL_ARG_BIAS]) if b.DNNL_ARG_BIAS in arrays else 0.0
+    weights, bias = weights_norm(), bias_norm()
     element = weights * source + bias + summand
     if not element < _FINITE_LIMIT:
         return math.inf, math.inf
@@ -805,27 +796,35 @@ class NormBound:
         self.value = math.inf
 
 
-# The bound of each prepared nn.compute (held weakly), for the kernels prepared after it.
-_WRITTEN: weakref.WeakKeyDictionary[ComputeOp, NormBound] = weakref.WeakKeyDictionary()
-
-
 def _linked(op: Operation) -> tuple[dict[int, NormBound], NormBound]:
     """The bounds of the values `op` reads as source and addend, where the kernel that wrote
-    them is a prepared oneDNN kernel whose result nothing overwrote since, and the bound
-    `op`'s kernel is to keep on its own result."""
+    them is a oneDNN kernel prepared earlier in the same binding session
+    (`PREPARED_IN_SESSION`) whose result nothing overwrote since, and the bound `op`'s
+    kernel is to keep on its own result."""
     written, linked = NormBound(), {}
-    compute = op.parent_op()
-    if isinstance(compute, ComputeOp):
-        _WRITTEN[compute] = written
+    compute, session = op.parent_op(), PREPARED_IN_SESSION.get()
+    if isinstance(compute, ComputeOp) and session is not None:
+        session[compute] = written
         reads = [(b.DNNL_ARG_SRC, op.operands[0])]
         if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
             reads.append((b.DNNL_ARG_DST, op.addend))
         for arg, value in reads:
             if isinstance(value, BlockArgument) and value.owner.parent_op() is compute:
                 writer = last_writer(compute, compute.ins[value.index])
-                if writer is not None and writer in _WRITTEN:
-                    linked[arg] = _WRITTEN[writer]
+                if isinstance(bound := session.get(writer), NormBound):
+                    linked[arg] = bound
     return linked, written
+
+
+def _constant_args(op: Operation, args: Sequence[int]) -> set[int]:
+    """The execution arguments of `op`'s operands that are load-time constants: inputs of
+    its nn.compute given as tensors, not buffers (the same read-only array on every call)."""
+    compute = op.parent_op()
+    if not isinstance(compute, ComputeOp):
+        return set()
+    return {arg for arg, value in zip(args, op.operands, strict=False)
+            if isinstance(value, BlockArgument) and value.owner.parent_op() is compute
+            and isinstance(compute.ins[value.index].type, TensorType)}
 
 
 Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
@@ -833,13 +832,14 @@ Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
 
 def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
              finite: Compiled | None = None, linked: Mapping[int, NormBound] | None = None,
-             written: NormBound | None = None) -> Executor:
+             written: NormBound | None = None, constants: Collection[int] = ()) -> Executor:
     """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
     alone (its kind, result padding, epilogue) decided now: a bound op then pays per call
     only for the primitive's execution. With a `finite` variant (a cheaper epilogue, see
     `Epilogue`), each call whose operands `_conv_bounds` bounds runs that instead. Norm
     bounds of operands come from `linked` (by execution argument) where known; the bound
-    of the result is kept in `written`."""
+    of the result is kept in `written`. The norms of `constants` (the arguments that are
+    load-time constants, the same array on every call) are measured once."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
@@ -856,6 +856,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     bound_after = _bound_after(fused_activation if conv else op, size)
     known = {} if linked is None else linked
     written = NormBound() if written is None else written
+    measured: dict[int, tuple[np.ndarray, float]] = {}
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
@@ -873,6 +874,16 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             bound = known[arg].value if arg in known else math.inf
             return _norm(arrays[arg]) if measure and not bound < _FINITE_LIMIT else bound
 
+        def constant_norm(arg: int) -> float:  # measured once if the operand is a constant
+            if arg not in arrays:
+                return 0.0
+            x = arrays[arg]
+            if arg not in constants:
+                return _norm(x)
+            if (seen := measured.get(arg)) is None or seen[0] is not x:
+                seen = measured[arg] = (x, _norm(x))
+            return seen[1]
+
         result = math.inf
         if finite_only:
             source = norm(b.DNNL_ARG_SRC, True)
@@ -883,8 +894,10 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                 out[...] = numpy_kernel(op, inputs)
         elif conv:
             measure = finite is not None  # a guard measures; other kernels take what is known
-            element, before = _conv_bounds(factors, arrays, norm(b.DNNL_ARG_SRC, measure),
-                                           norm(b.DNNL_ARG_DST, measure) if addend else 0.0)
+            element, before = _conv_bounds(
+                factors, norm(b.DNNL_ARG_SRC, measure),
+                norm(b.DNNL_ARG_DST, measure) if addend else 0.0,
+                lambda: constant_norm(b.DNNL_ARG_WEIGHTS), lambda: constant_norm(b.DNNL_ARG_BIAS))
             if finite is not None and element < _FINITE_LIMIT:
                 finite(arrays, scratchpad)
             else:
@@ -912,7 +925,8 @@ def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
             scratchpad: np.ndarray | None = None) -> None:
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
     (a C-contiguous float32 buffer of the result's physical size)."""
-    executor(op, *_compiled(op))(inputs, out, scratchpad)
+    compiled, finite, args = _compiled(op)
+    executor(op, compiled, args, finite)(inputs, out, scratchpad)
 
 
 def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -937,7 +951,7 @@ def prepare(op: Operation) -> BoundKernel:
     compiled = shared.private()
     finite = None if shared_finite is None else shared_finite.private()
     linked, written = _linked(op)
-    run_into = executor(op, compiled, args, finite, linked, written)
+    run_into = executor(op, compiled, args, finite, linked, written, _constant_args(op, args))
     scratchpad = _scratchpad(compiled, finite)
     size = compiled.nbytes(b.DNNL_ARG_DST)
 
