@@ -439,9 +439,9 @@ def _deconv_compiled(op: nn.ConvTranspose2dOp) -> tuple[Compiled, tuple[int, ...
     return compiled, args
 
 
-# What is derived from a constant array (packed weights, a norm), by id of the array and what
-# was derived: the array is held weakly, and constants are the same array on every run, so
-# each is derived once.
+# What is derived from a constant array (weights packed for a primitive), by id of the array
+# and what was derived: the array is held weakly, and constants are the same array on every
+# run, so each is derived once.
 _DERIVED: dict[tuple[int, Hashable], tuple[weakref.ref[np.ndarray], Any]] = {}
 
 
