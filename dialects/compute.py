@@ -202,6 +202,16 @@ def compute_of(op: Operation, ins: Sequence[SSAValue], outs: Sequence[SSAValue],
 
 
 
+def operands_outside(op: Operation) -> tuple[ComputeOp, dict[SSAValue, SSAValue]] | None:
+    """For the op in an nn.compute's body: that compute, and what each of `op`'s operands is
+    outside it (an input buffer, or a tensor for a load-time constant); None for other ops
+    (e.g. a detached clone)."""
+    compute = op.parent_op()
+    if not isinstance(compute, ComputeOp) or compute.inner is not op:
+        return None
+    return compute, dict(zip(op.operands, compute.ins, strict=True))
+
+
 def last_writer(compute: ComputeOp, buffer: SSAValue) -> ComputeOp | None:
     """The nn.compute before `compute` in its block whose result went to `buffer`, when
     nothing run in between may have written memory overlapping it; None otherwise (then

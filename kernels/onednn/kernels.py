@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import ComputeOp, last_writer
+from nnlayout.dialects.compute import last_writer, operands_outside
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
@@ -155,21 +155,12 @@ def fused_epilogue(op: nn.FusedConv2dOp) -> Epilogue:
     activation = op.activation_op()
     if activation is None:
         return Epilogue(post_ops)
-    nnan = op.nnan is not None
-    if isinstance(activation, nn.ClipOp):
-        low = -math.inf if activation.min is None else activation.min.value.data
-        high = math.inf if activation.max is None else activation.max.value.data
-        clip = (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low, high))
-        return Epilogue(clip) if nnan else Epilogue(post_ops, True, clip)
-    leaky_zero = isinstance(activation, nn.LeakyReluOp) and activation.alpha.value.data == 0
-    if isinstance(activation, nn.ReluOp) or leaky_zero:
-        relu = (*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0))
-        if nnan:
-            return Epilogue(relu)
-        if leaky_zero:
-            return Epilogue(post_ops, True, relu)
-        return Epilogue((*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_elu, 0.0)), False, relu)
-    return Epilogue((*post_ops, b.PostOp.eltwise(*_eltwise_params(activation))))
+    eltwise = (*post_ops, b.PostOp.eltwise(*_eltwise_params(activation)))
+    if op.nnan is not None or not _finite_only(activation):
+        return Epilogue(eltwise)
+    if isinstance(activation, nn.ReluOp):
+        return Epilogue((*post_ops, b.PostOp.eltwise(b.dnnl_eltwise_elu, 0.0)), False, eltwise)
+    return Epilogue(post_ops, True, eltwise)  # clip, leaky_relu with alpha 0
 
 
 def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
@@ -584,10 +575,13 @@ def _eltwise_params(op: Operation) -> tuple[int, float, float]:
     if isinstance(op, nn.ReluOp):
         return b.dnnl_eltwise_relu, 0.0, 0.0
     if isinstance(op, nn.ClipOp):
-        return (b.dnnl_eltwise_clip_v2,
-                -math.inf if op.min is None else op.min.value.data,
-                math.inf if op.max is None else op.max.value.data)
+        return (b.dnnl_eltwise_clip_v2, *_clip_range(op))
     return _ELTWISE[type(op)]
+
+
+def _clip_range(op: nn.ClipOp) -> tuple[float, float]:
+    return (-math.inf if op.min is None else op.min.value.data,
+            math.inf if op.max is None else op.max.value.data)
 
 
 def _finite_only(op: Operation) -> bool:
@@ -769,8 +763,7 @@ def _bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
             isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0):
         return lambda norm: norm  # |f(x)| <= |x|
     if isinstance(op, nn.ClipOp):
-        low = -math.inf if op.min is None else op.min.value.data
-        high = math.inf if op.max is None else op.max.value.data
+        low, high = _clip_range(op)
         largest = math.sqrt(size) * max(abs(low), abs(high))
         if low <= 0 <= high:
             return lambda norm: min(norm, largest)
@@ -802,29 +795,28 @@ def _linked(op: Operation) -> tuple[dict[int, NormBound], NormBound]:
     (`PREPARED_IN_SESSION`) whose result nothing overwrote since, and the bound `op`'s
     kernel is to keep on its own result."""
     written, linked = NormBound(), {}
-    compute, session = op.parent_op(), PREPARED_IN_SESSION.get()
-    if isinstance(compute, ComputeOp) and session is not None:
-        session[compute] = written
-        reads = [(b.DNNL_ARG_SRC, op.operands[0])]
-        if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
-            reads.append((b.DNNL_ARG_DST, op.addend))
-        for arg, value in reads:
-            if isinstance(value, BlockArgument) and value.owner.parent_op() is compute:
-                writer = last_writer(compute, compute.ins[value.index])
-                if isinstance(bound := session.get(writer), NormBound):
-                    linked[arg] = bound
+    found, session = operands_outside(op), PREPARED_IN_SESSION.get()
+    if found is None or session is None:
+        return linked, written
+    compute, outside = found
+    session[compute] = written
+    reads = {b.DNNL_ARG_SRC: op.operands[0]}
+    if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
+        reads[b.DNNL_ARG_DST] = op.addend
+    for arg, value in reads.items():
+        if isinstance(bound := session.get(last_writer(compute, outside[value])), NormBound):
+            linked[arg] = bound
     return linked, written
 
 
 def _constant_args(op: Operation, args: Sequence[int]) -> set[int]:
     """The execution arguments of `op`'s operands that are load-time constants: inputs of
     its nn.compute given as tensors, not buffers (the same read-only array on every call)."""
-    compute = op.parent_op()
-    if not isinstance(compute, ComputeOp):
+    found = operands_outside(op)
+    if found is None:
         return set()
     return {arg for arg, value in zip(args, op.operands, strict=False)
-            if isinstance(value, BlockArgument) and value.owner.parent_op() is compute
-            and isinstance(compute.ins[value.index].type, TensorType)}
+            if isinstance(found[1][value].type, TensorType)}
 
 
 Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
