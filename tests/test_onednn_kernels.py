@@ -389,6 +389,25 @@ func.func @f(%x: {x}) -> {y} {{
     assert_same(expected, run_generated(planned, inputs))  # packed weights reused
 
 
+def test_transposed_convolution_weights_passed_as_an_argument_are_packed_on_every_call(
+) -> None:
+    """Only a load-time constant is packed once: weights that are a function argument may
+    hold other values on the next call (here the same array, changed in place)."""
+    module = parse("""
+func.func @f(%x: tensor<1x8x5x5xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x4x11x11xf32> {
+  %y = nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [0, 0] dilations [1, 1] groups 1 : (tensor<1x8x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x4x11x11xf32>
+  func.return %y : tensor<1x4x11x11xf32>
+}""")
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert [kernel_of(op).kernel_name.data for op in planned.walk()
+            if op.name == "nn.conv_transpose2d"] == ["conv_transpose2d_onednn"]
+    x, weights = random_inputs(module)
+    interpreter = Interpreter(planned)
+    interpreter.run([x, weights])
+    weights *= -2
+    assert_same(Interpreter(module).run([x, weights]), interpreter.run([x, weights]))
+
+
 def gemm_program(trans_a: bool, trans_b: bool, c_shape: tuple[int, ...] | None,
                  alpha: float = 1.0, beta: float = 1.0) -> str:
     m, k, n = 3, 40, 24

@@ -33,8 +33,7 @@ an op once, deciding at load what depends on the op alone (`executor`).
 from __future__ import annotations
 
 import math
-import weakref
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -430,37 +429,17 @@ def _deconv_compiled(op: nn.ConvTranspose2dOp) -> tuple[Compiled, tuple[int, ...
     return compiled, args
 
 
-# What is derived from a constant array (weights packed for a primitive), by id of the array
-# and what was derived: the array is held weakly, and constants are the same array on every
-# run, so each is derived once.
-_DERIVED: dict[tuple[int, Hashable], tuple[weakref.ref[np.ndarray], Any]] = {}
-
-
-def _derived(array: np.ndarray, what: Hashable, derive: Callable[[], Any]) -> Any:
-    key = (id(array), what)
-    known = _DERIVED.get(key)
-    if known is not None and known[0]() is array:
-        return known[1]
-    value = derive()
-    for stale in [k for k, (ref, _) in _DERIVED.items() if ref() is None]:
-        del _DERIVED[stale]
-    _DERIVED[key] = (weakref.ref(array), value)
-    return value
-
-
 def _packed_weights(op: nn.ConvTranspose2dOp, compiled: Compiled,
                     weights: np.ndarray) -> np.ndarray:
-    def pack() -> np.ndarray:
-        g = deconv_geometry(op)
-        plain = MemoryDesc.with_tag(g.weights, g.plain_weights)
-        wanted = compiled.pd.md(b.dnnl_query_weights_md)
-        reorder = Compiled(p.reorder_pd(plain, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
-        packed = np.empty(wanted.size // 4, dtype=np.float32)
-        reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
-                 b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
-        return packed
-
-    return _derived(weights, ("packed", id(compiled)), pack)
+    """Our (i, o, h, w) weights reordered into the format `compiled` runs on."""
+    g = deconv_geometry(op)
+    plain = MemoryDesc.with_tag(g.weights, g.plain_weights)
+    wanted = compiled.pd.md(b.dnnl_query_weights_md)
+    reorder = Compiled(p.reorder_pd(plain, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+    packed = np.empty(wanted.size // 4, dtype=np.float32)
+    reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
+             b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
+    return packed
 
 
 # -------------------------------------------------------------- matrix multiply
@@ -830,8 +809,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     only for the primitive's execution. With a `finite` variant (a cheaper epilogue, see
     `Epilogue`), each call whose operands `_conv_bounds` bounds runs that instead. Norm
     bounds of operands come from `linked` (by execution argument) where known; the bound
-    of the result is kept in `written`. The norms of `constants` (the arguments that are
-    load-time constants, the same array on every call) are measured once."""
+    of the result is kept in `written`. What is derived from `constants` (the arguments
+    that are load-time constants, the same array on every call: norms, packed weights) is
+    derived once."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
@@ -848,7 +828,15 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     bound_after = _bound_after(fused_activation if conv else op, size)
     known = {} if linked is None else linked
     written = NormBound() if written is None else written
-    measured: dict[int, tuple[np.ndarray, float]] = {}
+    derived: dict[int, tuple[np.ndarray, Any]] = {}
+
+    def once(arg: int, x: np.ndarray, derive: Callable[[np.ndarray], Any]) -> Any:
+        """derive(x), computed once per array if the operand is a load-time constant."""
+        if arg not in constants:
+            return derive(x)
+        if (seen := derived.get(arg)) is None or seen[0] is not x:
+            seen = derived[arg] = (x, derive(x))
+        return seen[1]
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
@@ -857,7 +845,8 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             if summand.ctypes.data != out.ctypes.data:
                 out.reshape(summand.shape)[...] = summand
         if deconv:
-            inputs = [inputs[0], _packed_weights(op, compiled, inputs[1]), *inputs[2:]]
+            inputs = [inputs[0], once(b.DNNL_ARG_WEIGHTS, inputs[1],
+                                      lambda w: _packed_weights(op, compiled, w)), *inputs[2:]]
         arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
                   for arg, x in zip(args, inputs, strict=True)}
         arrays[b.DNNL_ARG_DST] = out
@@ -866,15 +855,8 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             bound = known[arg].value if arg in known else math.inf
             return _norm(arrays[arg]) if measure and not bound < _FINITE_LIMIT else bound
 
-        def constant_norm(arg: int) -> float:  # measured once if the operand is a constant
-            if arg not in arrays:
-                return 0.0
-            x = arrays[arg]
-            if arg not in constants:
-                return _norm(x)
-            if (seen := measured.get(arg)) is None or seen[0] is not x:
-                seen = measured[arg] = (x, _norm(x))
-            return seen[1]
+        def constant_norm(arg: int) -> float:
+            return once(arg, arrays[arg], _norm) if arg in arrays else 0.0
 
         result = math.inf
         if finite_only:
