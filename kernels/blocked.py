@@ -437,6 +437,13 @@ def _ufunc(function: np.ufunc) -> Callable[[Operation], Into]:
     return lambda op: into
 
 
+def _negative_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    """-x as x * -1 (the same value, signed zeros included): numpy 2.4's np.negative reads
+    the wrong elements when both operands are strided alike at 16 bytes (every 4th float32,
+    a halo's interior column), as `tests/fuzz_regressions/seed29-1185.mlir` found."""
+    np.multiply(inputs[0], out.dtype.type(-1), out=out)
+
+
 def _bounded(low: float | None, high: float | None) -> Into:
     """relu and clip as the reference computes them, max(x, low) then min(., high): NaN
     propagates, and a zero equal to a zero bound becomes the bound (numpy's maximum and
@@ -488,7 +495,7 @@ def _sigmoid_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     x's memory, is written)."""
     x = inputs[0]
     positive = np.greater_equal(x, 0)
-    np.negative(np.abs(x, out=out), out=out)
+    _negative_into([np.abs(x, out=out)], out)
     np.exp(out, out=out)
     denominator = np.add(1, out)
     np.divide(out, denominator, out=out)
@@ -511,7 +518,7 @@ def _sum_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
 _INTO: dict[type[Operation], Callable[[Operation], Into]] = {
     nn.ReluOp: lambda op: _bounded(0.0, None), nn.ClipOp: _clip_into,
     nn.LeakyReluOp: _leaky_relu_into, nn.SigmoidOp: lambda op: _sigmoid_into,
-    nn.TanhOp: _ufunc(np.tanh), nn.ExpOp: _ufunc(np.exp), nn.NegOp: _ufunc(np.negative),
+    nn.TanhOp: _ufunc(np.tanh), nn.ExpOp: _ufunc(np.exp), nn.NegOp: lambda op: _negative_into,
     nn.AbsOp: _ufunc(np.abs), nn.SqrtOp: _ufunc(np.sqrt), nn.AddOp: _ufunc(np.add),
     nn.SubOp: _ufunc(np.subtract), nn.MulOp: _ufunc(np.multiply),
     nn.DivOp: _ufunc(np.divide), nn.SumOp: lambda op: _sum_into,

@@ -270,6 +270,25 @@ def test_nary_any(case: str, channels: int, layout: str) -> None:
     check(op, out, result_layout, arrays, exact=True)
 
 
+@pytest.mark.parametrize("in_place", [True, False])
+@pytest.mark.parametrize("case", [*UNARY_CASES, *NARY_CASES])
+def test_elementwise_any_on_strided_views(case: str, in_place: bool) -> None:
+    """Element-wise kernels write into a halo's interior (every 4th float32 of a row, 16
+    bytes apart), in place or from operands strided alike, as the reference computes;
+    numpy's own np.negative got this wrong (`_negative_into`)."""
+    rng = np.random.default_rng(4)
+    build = UNARY_CASES.get(case) or NARY_CASES[case]
+    operands = 1 if case in UNARY_CASES else 3 if case == "sum" else 2
+    buffers = [poison(rng, random(rng, 2, 8, 5, 4)) for _ in range(operands)]
+    views = [buffer[..., 1:2] for buffer in buffers]
+    logical = [np.ascontiguousarray(view) for view in views]
+    op = build(*(create_ssa_value(TensorType(f32, view.shape)) for view in views))
+    expected = REFERENCE_KERNELS[type(op)](op, logical)
+    out = views[0] if in_place else np.zeros((2, 8, 5, 4), np.float32)[..., 1:2]
+    blocked.prepare_elementwise(op)(views, out)
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_keeps_padding_zero_describes_the_raw_math() -> None:
     assert not KERNELS["sigmoid_any"].keeps_padding_zero
     assert not KERNELS["div_any"].keeps_padding_zero
