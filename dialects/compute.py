@@ -212,20 +212,34 @@ def operands_outside(op: Operation) -> tuple[ComputeOp, dict[SSAValue, SSAValue]
     return compute, dict(zip(op.operands, compute.ins, strict=True))
 
 
-def last_writer(compute: ComputeOp, buffer: SSAValue) -> ComputeOp | None:
-    """The nn.compute before `compute` in its block whose result went to `buffer`, when
-    nothing run in between may have written memory overlapping it; None otherwise (then
-    what `buffer` holds when `compute` runs is not known to be that op's result). Other
-    computes' `outs` are compared by byte range (views of one buffer at constant offsets);
-    an op with memory effects other than an allocation ends the search."""
-    extent = _extent(buffer)
+def last_writers(compute: ComputeOp, buffer: SSAValue) -> list[ComputeOp] | None:
+    """The nn.computes before `compute` in its block whose results `buffer` holds when
+    `compute` runs, latest first: each wrote part of it (all of it, for one that wrote
+    `buffer` itself), nothing else wrote any of its bytes since, and together they wrote
+    all of them (a concat built in place: its parts written through subviews). None when
+    that is not known. Other computes' `outs` are compared by byte range (views of one
+    buffer at constant offsets, contiguous subviews); an op with memory effects other than
+    an allocation ends the search."""
+    footprint = _footprint(buffer)
+    read = footprint or _extent(buffer)
+    missing = [] if footprint is None else [footprint[1:]]
+    writers: list[ComputeOp] = []
     op = compute.prev_op
     while op is not None:
         if isinstance(op, ComputeOp):
-            if any(out is buffer for out in op.outs):
-                return op
-            if any(_overlap(extent, _extent(out)) for out in op.outs):
-                return None
+            for out in op.outs:
+                if out is buffer:
+                    return [*writers, op]
+                written = _footprint(out)
+                if not _overlap(read, written or _extent(out)):
+                    continue
+                if footprint is None or written is None or written[0] is not footprint[0]:
+                    return None  # wrote some of its bytes, which ones is not known
+                if any(start < written[2] and written[1] < end for start, end in missing):
+                    writers.append(op)
+                    missing = _without(missing, written[1], written[2])
+                    if not missing:
+                        return writers
         elif not (is_side_effect_free(op) or isinstance(op, memref.AllocOp)):
             return None
         op = op.prev_op
@@ -248,6 +262,57 @@ def _extent(buffer: SSAValue) -> _Extent:
             return root, first, first + size
         return root, start, end  # somewhere in its source's bytes
     return buffer, 0, math.inf
+
+
+def _footprint(buffer: SSAValue) -> _Extent | None:
+    """Exactly the bytes `buffer` spans, when they are one range at a known place: a dense
+    buffer of known size, or a contiguous subview of one (its type's offset counts from
+    the start of the first buffer that is not a subview)."""
+    base = buffer
+    while isinstance(base.owner, memref.SubviewOp):
+        base = base.owner.source
+    root, start, end = _extent(base)
+    size = _byte_size(base.type)
+    if size is None or root is not base and end != start + size:
+        return None  # not dense, or a view at an unknown place in its source
+    if base is buffer:
+        return root, start, start + size
+    span = _contiguous_span(buffer.type)
+    if span is None:
+        return None
+    first, count = span
+    return root, start + first, start + first + count
+
+
+def _contiguous_span(buffer_type: Attribute) -> tuple[int, int] | None:
+    """(first byte, bytes) of a statically strided memref type whose elements lie in one
+    row-major run from its offset; None for any other."""
+    if not isinstance(buffer_type, MemRefType):
+        return None
+    shape, strides, offset = (buffer_type.get_shape(), buffer_type.get_strides(),
+                              buffer_type.get_offset())
+    if strides is None or offset is None or any(size < 0 for size in shape) or any(
+            stride is None for stride in strides):
+        return None
+    expected = 1
+    for size, stride in reversed(list(zip(shape, strides, strict=True))):
+        if size != 1 and stride != expected:
+            return None
+        expected *= size
+    element = buffer_type.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    return offset * element, math.prod(shape) * element
+
+
+def _without(ranges: list[tuple[float, float]], start: float, end: float
+             ) -> list[tuple[float, float]]:
+    """`ranges` (disjoint byte ranges) less the bytes from `start` to `end`."""
+    left = []
+    for first, last in ranges:
+        if first < start:
+            left.append((first, min(last, start)))
+        if end < last:
+            left.append((max(first, end), last))
+    return left
 
 
 def _byte_size(buffer_type: Attribute) -> int | None:

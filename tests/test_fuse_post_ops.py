@@ -4,6 +4,7 @@ kernel accepts, and a fused residual add is planned in place on its addend."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from nnlayout.dialects.compute import ComputeOp, last_writer
+from nnlayout.dialects.compute import ComputeOp, last_writers
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp
 from nnlayout.examples.make_models import build
@@ -221,6 +222,64 @@ def test_a_chain_of_guarded_convolutions_measures_its_input_once(
     assert measured == ([16 * 81] if special is None else [16 * 81] * 3)
 
 
+DENSE_BLOCK = """
+func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x6x6xf32> {
+  %w1 = nn.constant dense<W1> : tensor<8x8x3x3xf32>
+  %w2 = nn.constant dense<W2> : tensor<8x8x3x3xf32>
+  %scale = nn.constant dense<SCALE> : tensor<16xf32>
+  %shift = nn.constant dense<SHIFT> : tensor<16xf32>
+  %mean = nn.constant dense<MEAN> : tensor<16xf32>
+  %var = nn.constant dense<VAR> : tensor<16xf32>
+  %a = nn.conv2d %x, %w1 CONV : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %b = nn.conv2d %x, %w2 CONV : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %c = nn.concat %a, %b axis 1 : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %n = nn.batch_norm %c, %scale, %shift, %mean, %var epsilon EPSILON : (tensor<1x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x6x6xf32>
+  %r = nn.relu %n : tensor<1x16x6x6xf32>
+  func.return %r : tensor<1x16x6x6xf32>
+}""".replace("W1", dense((8, 8, 3, 3), 4)).replace("W2", dense((8, 8, 3, 3), 5)).replace(
+    "SHIFT", dense((16,), 6)).replace("MEAN", dense((16,), 7)).replace(
+    "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
+PART, WHOLE = 8 * 36, 16 * 36
+
+
+@pytest.mark.parametrize(("target", "special", "measured"), [
+    # Blocked channels: each part is one range of the concat's bytes, measured by its
+    # writer; batch norm's bound then spares the relu a pass over the whole.
+    ("onednn-nchw8c", None, [PART, PART]),
+    ("onednn-nchw8c", "nan", [PART, PART, WHOLE]),  # no bound: the relu measures (NaN)
+    ("onednn-nchw8c", "zero variance", [PART, PART, WHOLE]),  # 0 / sqrt(0 + 0): NaN
+    ("onednn", None, [WHOLE])])  # nhwc: a part's bytes are strided, so the relu measures
+def test_a_concat_built_in_place_is_bounded_by_its_parts(
+        target: str, special: str | None, measured: list[int],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A dense block's pattern (concat, batch norm, relu): the concat's bound is the root of
+    its parts' squared norms, which batch norm carries to the relu; where a part or batch
+    norm itself may produce NaN there is no bound, and the relu's guard measures."""
+    scale, variance = np.linspace(0.5, 2, 16), np.linspace(0.5, 1.5, 16)
+    if special == "zero variance":
+        scale[3] = variance[3] = 0.0
+    module = parse(DENSE_BLOCK.replace("SCALE", json.dumps(scale.tolist())).replace(
+        "VAR", json.dumps(variance.tolist())).replace(
+        "EPSILON", "0.0" if special == "zero variance" else "1.0e-05"))
+    inputs = random_inputs(module)
+    if special == "nan":
+        inputs[0][0, 3, 2, 2] = np.nan
+    planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+    expected = Interpreter(module).run(inputs)
+    generated = import_generated(translate(planned, tmp_path / "block.py").code)
+    generated.run(*inputs)
+    sizes: list[int] = []
+    norm = onednn_kernels._norm
+
+    def counted(x: np.ndarray) -> float:
+        sizes.append(x.size)
+        return norm(x)
+
+    monkeypatch.setattr(onednn_kernels, "_norm", counted)
+    assert_same(expected, generated.run(*inputs))
+    assert sizes == measured
+
+
 def test_a_guarded_convolution_creates_its_exact_primitive_when_first_needed(
         tmp_path: Path) -> None:
     """Loading creates the primitive that runs on finite operands only; the exact one (elu
@@ -292,19 +351,19 @@ def relu_into(source: str, buffer: str) -> str:
             "  nn.yield %r : tensor<4xf32>\n}")
 
 
-@pytest.mark.parametrize(("between", "buffer", "linked"), [
-    ("", "%a", True),
-    (relu_into("%arg", "%b"), "%a", True),  # bytes 16..32: beside %a
-    (relu_into("%arg", "%c"), "%a", False),  # bytes 8..24: over half of %a
-    ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', "%a", False),
-    (relu_into("%arg", "%sb"), "%a", True),  # a subview of %b
-    (relu_into("%arg", "%sc"), "%a", False),  # a subview of %c
-    (relu_into("%arg", "%n"), "%b", False),  # a view at 0 of a view at 16: over %b
-    (relu_into("%arg", "%cast"), "%a", False)])  # another op's buffer: anywhere
-def test_a_kernel_reads_the_bound_of_the_last_writer_of_its_buffer_only(
-        between: str, buffer: str, linked: bool) -> None:
-    """`last_writer`: the compute that wrote `buffer` is known to be what the reader reads
-    only when nothing in between may have written any of its bytes."""
+@pytest.mark.parametrize(("between", "buffer", "writers"), [
+    ("", "%a", ["first"]),
+    (relu_into("%arg", "%b"), "%a", ["first"]),  # bytes 16..32: beside %a
+    (relu_into("%arg", "%c"), "%a", ["between", "first"]),  # bytes 8..24: over half of %a
+    ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', "%a", None),
+    (relu_into("%arg", "%sb"), "%a", ["first"]),  # a subview of %b
+    (relu_into("%arg", "%sc"), "%a", ["between", "first"]),  # a subview of %c
+    (relu_into("%arg", "%n"), "%b", ["between"]),  # a view at 0 of a view at 16: all of %b
+    (relu_into("%arg", "%cast"), "%a", None)])  # another op's buffer: anywhere
+def test_a_kernel_reads_the_bounds_of_the_last_writers_of_its_buffer_only(
+        between: str, buffer: str, writers: list[str] | None) -> None:
+    """`last_writers`: the computes whose results the reader reads, latest first, are known
+    only when nothing else may have written any of its bytes since."""
     module = parse(f"""
 func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
   %arena = memref.alloc() : memref<64xi8>
@@ -326,9 +385,60 @@ func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
   func.return %out : memref<4xf32>
 }}""".replace("outs(%sb : memref<4xf32>)", "outs(%sb : memref<4xf32, strided<[1]>>)").replace(
         "outs(%sc : memref<4xf32>)", "outs(%sc : memref<4xf32, strided<[1]>>)"))
+    module.verify()
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
-    writer, reader = computes[0], computes[-1]
-    assert (last_writer(reader, reader.ins[0]) is writer) is linked
+    roles = {"first": computes[0], "between": computes[1]}
+    reader = computes[-1]
+    expected = None if writers is None else [roles[role] for role in writers]
+    assert last_writers(reader, reader.ins[0]) == expected
+
+
+def relu_of(source: str, source_type: str, buffer: str, buffer_type: str, shape: str) -> str:
+    return (f"nn.compute ins({source} : {source_type}) outs({buffer} : {buffer_type}) {{\n"
+            f"^bb0(%t: tensor<{shape}xf32>):\n  %r = nn.relu %t : tensor<{shape}xf32>\n"
+            f"  nn.yield %r : tensor<{shape}xf32>\n}}")
+
+
+HALF = "memref<2x4xf32, strided<[4, 1]>>"
+UPPER_HALF = "memref<2x4xf32, strided<[4, 1], offset: 8>>"
+LEFT_HALF = "memref<4x2xf32, strided<[4, 1]>>"
+
+
+@pytest.mark.parametrize(("parts", "read", "writers"), [
+    # A concat built in place: each part written through a subview, the whole read.
+    ([("%lo", HALF), ("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), [1, 0]),
+    ([("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), None),  # half unwritten
+    ([("%lo", HALF)], ("%lo", HALF, "2x4"), [0]),  # a part read as it was written
+    # Bytes 0..8 and 16..24 of each row: not one range; which bytes is not followed.
+    ([("%left", LEFT_HALF), ("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), None),
+    ([("%left", LEFT_HALF)], ("%lo", HALF, "2x4"), None)])
+def test_the_parts_of_a_buffer_written_through_subviews_are_its_writers(
+        parts: list[tuple[str, str]], read: tuple[str, str, str], writers: list[int] | None
+) -> None:
+    """`last_writers` follows a value built in place from parts (contiguous subviews at
+    constant offsets) while their writes together cover every byte read, each exactly."""
+    shapes = {HALF: "2x4", UPPER_HALF: "2x4", LEFT_HALF: "4x2"}
+    writes = "\n  ".join(relu_of("%arg", "memref<16xf32>", name, buffer_type, shapes[buffer_type])
+                         .replace("ins(%arg : memref<16xf32>)", f"ins(%src{i} : {buffer_type})")
+                         for i, (name, buffer_type) in enumerate(parts))
+    module = parse(f"""
+func.func @f(%src0: {parts[0][1]}, %src1: {parts[-1][1]}) -> memref<{read[2]}xf32> {{
+  %arena = memref.alloc() : memref<256xi8>
+  %c64 = arith.constant 64 : index
+  %whole = memref.view %arena[%c64][] : memref<256xi8> to memref<4x4xf32>
+  %lo = memref.subview %whole[0, 0] [2, 4] [1, 1] : memref<4x4xf32> to {HALF}
+  %hi = memref.subview %whole[2, 0] [2, 4] [1, 1] : memref<4x4xf32> to {UPPER_HALF}
+  %left = memref.subview %whole[0, 0] [4, 2] [1, 1] : memref<4x4xf32> to {LEFT_HALF}
+  {writes}
+  %out = memref.alloc() : memref<{read[2]}xf32>
+  {relu_of(read[0], read[1], "%out", f"memref<{read[2]}xf32>", read[2])}
+  func.return %out : memref<{read[2]}xf32>
+}}""")
+    module.verify()
+    computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    reader = computes[-1]
+    expected = None if writers is None else [computes[i] for i in writers]
+    assert last_writers(reader, reader.ins[0]) == expected
 
 
 @pytest.mark.parametrize("target", ["ref", "avx2", "avx512"])

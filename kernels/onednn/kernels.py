@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import last_writer, operands_outside
+from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
@@ -707,6 +707,14 @@ def _norm(x: np.ndarray) -> float:
     return math.sqrt(float(np.dot(flat, flat)) * (1 + flat.size * 2.0**-23))
 
 
+def _largest_magnitude(x: np.ndarray) -> float:
+    return float(np.max(np.abs(x)))  # NaN if any is
+
+
+def _smallest(x: np.ndarray) -> float:
+    return float(np.min(x))  # NaN if any is
+
+
 def conv_norm_factors(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[float, float]:
     """sqrt(kh kw) and sqrt(positions) of a convolution (see `_conv_bounds`)."""
     n, _, h, w = shape_of(op.output)
@@ -749,30 +757,61 @@ def _bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
         return lambda norm: largest
     if isinstance(op, nn.SigmoidOp | nn.TanhOp):
         return lambda norm: math.sqrt(size)
-    if isinstance(op, nn.MaxPool2dOp):  # a window's max is at most its norm
+    if isinstance(op, nn.Pool2dOp):
+        # A window's max, and its sum (so every partial sum of its average), is at most
+        # sqrt(window) times its norm; each element is in at most `window` windows.
         window = math.sqrt(math.prod(ints(op.kernel)))
         return lambda norm: window * norm
+    if isinstance(op, nn.GlobalAvgPoolOp):  # the same, with the whole plane as the window
+        plane = math.sqrt(math.prod(shape_of(op.operands[0])[2:]))
+        return lambda norm: plane * norm
     return lambda norm: math.inf
+
+
+def _batch_norm_bound(op: nn.BatchNormOp) -> Callable[[float, float, float, float, float],
+                                                       float]:
+    """The bound on the result of inference batch norm, a (x - mean) + shift with
+    a = scale / sqrt(variance + epsilon) per channel, and on every intermediate however
+    oneDNN orders it (x - mean, a x, a mean, ...), from the norm of its finite source and
+    its vectors' (largest |scale|, smallest variance, norms of mean and shift); inf when
+    it may overflow. A vector's norm over the whole tensor is sqrt(N H W) times its own."""
+    shape = shape_of(op.operands[0])
+    positions = math.sqrt(shape[0] * math.prod(shape[2:]))
+    epsilon = op.epsilon.value.data
+
+    def bound(source: float, scale_max: float, variance_min: float, mean_norm: float,
+              shift_norm: float) -> float:
+        denominator = variance_min + epsilon
+        factor = scale_max / math.sqrt(denominator) if denominator > 0 else math.inf
+        if not factor < _FINITE_LIMIT:  # also NaN
+            return math.inf
+        return max(1.0, factor) * (source + positions * mean_norm) + positions * shift_norm
+
+    return bound
 
 
 class NormBound:
     """A bound on the Euclidean norm of the value a kernel wrote on its last call; inf when
     none is known (the value may then hold NaN or an infinity). The kernels reading that
-    value next (found by `last_writer`) use it instead of a pass over their operand, so a
+    value next (found by `last_writers`) use it instead of a pass over their operand, so a
     chain of guarded convolutions measures its input once: the bound grows with each layer's
-    weights until it is too large to be of use, and the next guard measures again."""
+    weights until it is too large to be of use, and the next guard measures again. A kernel
+    whose result is one part of a value read whole (a concat built in place) is asked to
+    `measure` it: the whole's bound is then the exact norm of its parts, which does not
+    compound through a dense block whose every layer reads all the parts before it."""
 
-    __slots__ = ("value",)
+    __slots__ = ("measure", "value")
 
     def __init__(self) -> None:
         self.value = math.inf
+        self.measure = False
 
 
-def _linked(op: Operation) -> tuple[dict[int, NormBound], NormBound]:
-    """The bounds of the values `op` reads as source and addend, where the kernel that wrote
-    them is a oneDNN kernel prepared earlier in the same binding session
-    (`PREPARED_IN_SESSION`) whose result nothing overwrote since, and the bound `op`'s
-    kernel is to keep on its own result."""
+def _linked(op: Operation) -> tuple[dict[int, list[NormBound]], NormBound]:
+    """The bounds of the values `op` reads as source and addend, where the kernels that
+    wrote them (one, or each part of a concat built in place) are oneDNN kernels prepared
+    earlier in the same binding session (`PREPARED_IN_SESSION`) whose results nothing
+    overwrote since, and the bound `op`'s kernel is to keep on its own result."""
     written, linked = NormBound(), {}
     found, session = operands_outside(op), PREPARED_IN_SESSION.get()
     if found is None or session is None:
@@ -783,8 +822,11 @@ def _linked(op: Operation) -> tuple[dict[int, NormBound], NormBound]:
     if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
         reads[b.DNNL_ARG_DST] = op.addend
     for arg, value in reads.items():
-        if isinstance(bound := session.get(last_writer(compute, outside[value])), NormBound):
-            linked[arg] = bound
+        bounds = [session.get(writer) for writer in last_writers(compute, outside[value]) or ()]
+        if bounds and all(isinstance(bound, NormBound) for bound in bounds):
+            linked[arg] = bounds
+            for bound in bounds if len(bounds) > 1 else ():
+                bound.measure = True
     return linked, written
 
 
@@ -802,19 +844,21 @@ Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
 
 
 def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
-             finite: Compiled | None = None, linked: Mapping[int, NormBound] | None = None,
+             finite: Compiled | None = None,
+             linked: Mapping[int, Sequence[NormBound]] | None = None,
              written: NormBound | None = None, constants: Collection[int] = ()) -> Executor:
     """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
     alone (its kind, result padding, epilogue) decided now: a bound op then pays per call
     only for the primitive's execution. With a `finite` variant (a cheaper epilogue, see
     `Epilogue`), each call whose operands `_conv_bounds` bounds runs that instead. Norm
-    bounds of operands come from `linked` (by execution argument) where known; the bound
-    of the result is kept in `written`. What is derived from `constants` (the arguments
-    that are load-time constants, the same array on every call: norms, packed weights) is
-    derived once."""
+    bounds of operands come from `linked` (by execution argument: the bounds of the parts
+    its writers wrote) where known; the bound of the result is kept in `written`. What is
+    derived from `constants` (the arguments that are load-time constants, the same array on
+    every call: norms, packed weights) is derived once."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
+    batch_norm = _batch_norm_bound(op) if isinstance(op, nn.BatchNormOp) else None
     deconv = isinstance(op, nn.ConvTranspose2dOp)
     finite_only = _finite_only(op)
     numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
@@ -852,7 +896,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         arrays[b.DNNL_ARG_DST] = out
 
         def norm(arg: int, measure: bool) -> float:
-            bound = known[arg].value if arg in known else math.inf
+            # Parts written by several kernels: the root of their bounds' sum of squares.
+            bound = math.hypot(*(part.value for part in known[arg])) if arg in known else (
+                math.inf)
             return _norm(arrays[arg]) if measure and not bound < _FINITE_LIMIT else bound
 
         def constant_norm(arg: int) -> float:
@@ -880,11 +926,27 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                     out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
             if before < math.inf:  # else the result may hold NaN
                 result = bound_after(before)
-        else:
+        elif batch_norm is not None:
+            source = norm(b.DNNL_ARG_SRC, False)  # before the kernel, which may run in place
             compiled(arrays, scratchpad)
-        written.value = result
+            if source < _FINITE_LIMIT:
+                result = batch_norm(
+                    source,
+                    once(b.DNNL_ARG_SCALE, arrays[b.DNNL_ARG_SCALE], _largest_magnitude),
+                    once(b.DNNL_ARG_VARIANCE, arrays[b.DNNL_ARG_VARIANCE], _smallest),
+                    once(b.DNNL_ARG_MEAN, arrays[b.DNNL_ARG_MEAN], _norm),
+                    once(b.DNNL_ARG_SHIFT, arrays[b.DNNL_ARG_SHIFT], _norm))
+        else:
+            source = norm(b.DNNL_ARG_SRC, False) if b.DNNL_ARG_SRC in arrays else math.inf
+            compiled(arrays, scratchpad)
+            if source < _FINITE_LIMIT:  # else the result may hold NaN
+                result = bound_after(source)
         if padded is not None:
             padded.zero_padding(out, shape)
+        if written.measure:
+            result = _norm(out)
+        # A bound past the limit is of no use to a guard, and may not bound what overflowed.
+        written.value = result if result < _FINITE_LIMIT else math.inf
 
     return run_into
 
