@@ -16,7 +16,7 @@ from xdsl.ir import SSAValue
 
 from nnlayout.dialects.compute import ComputeOp, last_writers
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp
+from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp, shape_of
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import kernels as onednn_kernels
@@ -85,6 +85,56 @@ def test_fused_programs_compute_the_unfused_results(activation: str, attributes:
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert_same(expected, Interpreter(planned).run(inputs))
     assert_same(expected, run_generated(planned, inputs))
+
+
+def norm_then(c: int, activation: str, attributes: str = "", uses: int = 1) -> str:
+    """batch norm -> activation (DenseNet's pre-activation), over 2 x c x 9 x 9."""
+    t, v = T.format(c=c), f"tensor<{c}xf32>"
+    extra = f", {t}" * (uses - 1)
+    return f"""
+func.func @f(%x: {t}) -> ({t}{extra}) {{
+  %scale = nn.constant dense<{dense((c,), 3)}> : {v}
+  %shift = nn.constant dense<{dense((c,), 4)}> : {v}
+  %mean = nn.constant dense<{dense((c,), 5)}> : {v}
+  %var = nn.constant dense<{json.dumps(np.linspace(0.5, 2.0, c).tolist())}> : {v}
+  %n = nn.batch_norm %x, %scale, %shift, %mean, %var epsilon 1.0e-05 : ({t}, {v}, {v}, {v}, {v}) -> {t}
+  %y = {activation} %n {attributes}: {t}
+  func.return %y{", %n" * (uses - 1)} : {t}{extra}
+}}"""
+
+
+@pytest.mark.parametrize(("activation", "attributes"), [
+    ("nn.relu", ""), ("nn.clip", "min 0.0 max 6.0 "), ("nn.sigmoid", ""),
+    ("nn.leaky_relu", "alpha 0.1 ")])
+@pytest.mark.parametrize("channels", [16, 5])
+@pytest.mark.parametrize("target", ["onednn", "onednn-nchw8c"])
+def test_batch_norm_and_activation_run_as_one_convolution(
+        activation: str, attributes: str, channels: int, target: str) -> None:
+    """`act(batch_norm(x))` becomes a depthwise 1x1 convolution (weight s = scale /
+    sqrt(var + eps), bias shift - mean * s) with the activation fused, computing the same
+    values, NaN and Inf included, also with padded channels (5)."""
+    module = parse(norm_then(channels, activation, attributes))
+    inputs = with_specials(random_inputs(module))
+    expected = Interpreter(module).run(inputs)
+    planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+    [fused] = fused_ops(planned)
+    assert (fused.groups.value.data, shape_of(fused.weight), fused.activation.data) == (
+        channels, (channels, 1, 1, 1), activation.removeprefix("nn."))
+    assert not [op for op in planned.walk() if op.name == "nn.batch_norm"]
+    assert_same(expected, Interpreter(planned).run(inputs))
+    assert_same(expected, run_generated(planned, inputs))
+
+
+@pytest.mark.parametrize(("target", "uses"), [("avx2", 1), ("ref", 1), ("onednn", 2)])
+def test_batch_norm_stays_where_no_convolution_kernel_fuses_it(target: str, uses: int) -> None:
+    """numpy kernels gain nothing from the rewrite; a batch norm whose result is also used
+    elsewhere would still have to be computed."""
+    module = parse(norm_then(16, "nn.relu", uses=uses))
+    planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+    assert not fused_ops(planned)
+    assert [op for op in planned.walk() if op.name == "nn.batch_norm"]
+    assert_same(Interpreter(module).run(random_inputs(module)),
+                Interpreter(planned).run(random_inputs(module)))
 
 
 def test_nan_stays_nan_through_a_fused_relu() -> None:
@@ -223,7 +273,7 @@ def test_a_chain_of_guarded_convolutions_measures_its_input_once(
 
 
 DENSE_BLOCK = """
-func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x6x6xf32> {
+func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x5x5xf32> {
   %w1 = nn.constant dense<W1> : tensor<8x8x3x3xf32>
   %w2 = nn.constant dense<W2> : tensor<8x8x3x3xf32>
   %scale = nn.constant dense<SCALE> : tensor<16xf32>
@@ -234,8 +284,8 @@ func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x6x6xf32> {
   %b = nn.conv2d %x, %w2 CONV : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
   %c = nn.concat %a, %b axis 1 : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x16x6x6xf32>
   %n = nn.batch_norm %c, %scale, %shift, %mean, %var epsilon EPSILON : (tensor<1x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x6x6xf32>
-  %r = nn.relu %n : tensor<1x16x6x6xf32>
-  func.return %r : tensor<1x16x6x6xf32>
+  %r = nn.max_pool2d %n kernel [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x16x6x6xf32> -> tensor<1x16x5x5xf32>
+  func.return %r : tensor<1x16x5x5xf32>
 }""".replace("W1", dense((8, 8, 3, 3), 4)).replace("W2", dense((8, 8, 3, 3), 5)).replace(
     "SHIFT", dense((16,), 6)).replace("MEAN", dense((16,), 7)).replace(
     "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
@@ -244,17 +294,19 @@ PART, WHOLE = 8 * 36, 16 * 36
 
 @pytest.mark.parametrize(("target", "special", "measured"), [
     # Blocked channels: each part is one range of the concat's bytes, measured by its
-    # writer; batch norm's bound then spares the relu a pass over the whole.
+    # writer; batch norm's bound then spares the max pooling a pass over the whole.
     ("onednn-nchw8c", None, [PART, PART]),
-    ("onednn-nchw8c", "nan", [PART, PART, WHOLE]),  # no bound: the relu measures (NaN)
+    ("onednn-nchw8c", "nan", [PART, PART, WHOLE]),  # no bound: the pooling measures (NaN)
     ("onednn-nchw8c", "zero variance", [PART, PART, WHOLE]),  # 0 / sqrt(0 + 0): NaN
-    ("onednn", None, [WHOLE])])  # nhwc: a part's bytes are strided, so the relu measures
+    ("onednn", None, [WHOLE])])  # nhwc: a part's bytes are strided, so the pooling measures
 def test_a_concat_built_in_place_is_bounded_by_its_parts(
         target: str, special: str | None, measured: list[int],
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A dense block's pattern (concat, batch norm, relu): the concat's bound is the root of
-    its parts' squared norms, which batch norm carries to the relu; where a part or batch
-    norm itself may produce NaN there is no bound, and the relu's guard measures."""
+    """A concat, then batch norm (a relu after it would fuse, see
+    `test_batch_norm_and_activation_run_as_one_convolution`) and a guarded kernel: the
+    concat's bound is the root of its parts' squared norms, which batch norm carries on;
+    where a part or batch norm itself may produce NaN there is no bound, and the guard
+    measures."""
     scale, variance = np.linspace(0.5, 2, 16), np.linspace(0.5, 1.5, 16)
     if special == "zero variance":
         scale[3] = variance[3] = 0.0

@@ -58,7 +58,8 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.transforms import remarks
 
 
-def _is_constant(value: SSAValue) -> bool:
+def is_constant(value: SSAValue) -> bool:
+    """Whether `value` is computed at load, from constants only."""
     return isinstance(value.owner, Operation) and is_constant_expression(value.owner)
 
 
@@ -67,6 +68,36 @@ def _splat(like: SSAValue, length: int, value: float) -> nn.ConstantOp:
     vector_type = nn.with_shape(like, (length,))
     return nn.ConstantOp(vector_type,
                          value=DenseIntOrFPElementsAttr.from_list(vector_type, [value]))
+
+
+def fold_parameters(norm: nn.BatchNormOp, weight: SSAValue | None, conv_bias: SSAValue | None
+                    ) -> tuple[list[Operation], SSAValue, SSAValue]:
+    """The ops (located at `norm`) computing the weight and bias of a convolution with `norm`
+    applied to its result: W * s[o] and (b - mean) * s + bias, s = scale / sqrt(var + eps).
+    `weight` None stands for a depthwise 1x1 convolution that copies its input (the weight
+    is s itself, shaped [C, 1, 1, 1]), `conv_bias` None for a zero bias."""
+    channels = nn.shape_of(norm.var)[0]
+    epsilon = _splat(norm.var, channels, norm.epsilon.value.data)
+    variance = nn.AddOp(norm.var, epsilon)
+    deviation = nn.SqrtOp(variance.output)
+    factor = nn.DivOp(norm.scale, deviation.output)  # s, per output channel
+    factor4 = nn.ReshapeOp(factor.output, (channels, 1, 1, 1))
+    folded: list[Operation] = [epsilon, variance, deviation, factor, factor4]
+    if weight is None:
+        weight = factor4.output
+    else:
+        folded.append(scaled_weight := nn.MulOp(weight, factor4.output))
+        weight = scaled_weight.output
+    if conv_bias is None:
+        folded.append(zero := _splat(norm.var, channels, 0.0))
+        conv_bias = zero.output
+    shifted = nn.SubOp(conv_bias, norm.mean)
+    scaled = nn.MulOp(shifted.output, factor.output)
+    bias = nn.AddOp(scaled.output, norm.bias)
+    folded += [shifted, scaled, bias]
+    for new_op in folded:
+        new_op.location = norm.location  # errors in the folded parameters point at the norm
+    return folded, weight, bias.output
 
 
 @dataclass
@@ -89,32 +120,13 @@ class FoldBatchNormIntoConv(RewritePattern):
             return self._refuse(op, "the convolution's result has other uses")
         parameters = (conv.weight, *((conv.bias,) if conv.bias is not None else ()),
                       op.scale, op.bias, op.mean, op.var)
-        if not all(_is_constant(v) for v in parameters):
+        if not all(is_constant(v) for v in parameters):
             return self._refuse(op, "the convolution's weights or the batch norm's "
                                 "parameters are not constants")
-        channels = nn.shape_of(conv.weight)[0]
-        epsilon = _splat(op.var, channels, op.epsilon.value.data)
-        variance = nn.AddOp(op.var, epsilon)
-        deviation = nn.SqrtOp(variance.output)
-        factor = nn.DivOp(op.scale, deviation.output)  # s, per output channel
-        factor4 = nn.ReshapeOp(factor.output, (channels, 1, 1, 1))
-        weight = nn.MulOp(conv.weight, factor4.output)
-        folded: list[Operation] = [epsilon, variance, deviation, factor, factor4, weight]
-        if conv.bias is None:
-            zero = _splat(op.var, channels, 0.0)
-            folded.append(zero)
-            conv_bias = zero.output
-        else:
-            conv_bias = conv.bias
-        shifted = nn.SubOp(conv_bias, op.mean)
-        scaled = nn.MulOp(shifted.output, factor.output)
-        bias = nn.AddOp(scaled.output, op.bias)
-        folded += [shifted, scaled, bias]
-        for new_op in folded:
-            new_op.location = op.location  # errors in the folded parameters point at the norm
-        weight.output.name_hint = conv.weight.name_hint
-        bias.output.name_hint = (op.bias if conv.bias is None else conv.bias).name_hint
-        new_conv = nn.Conv2dOp(conv.input, weight.output, bias.output,
+        folded, weight, bias = fold_parameters(op, conv.weight, conv.bias)
+        weight.name_hint = conv.weight.name_hint
+        bias.name_hint = (op.bias if conv.bias is None else conv.bias).name_hint
+        new_conv = nn.Conv2dOp(conv.input, weight, bias,
                                strides=nn.ints(conv.strides), pads=nn.ints(conv.pads),
                                dilations=nn.ints(conv.dilations), groups=conv.groups.value.data)
         new_conv.attributes.update(conv.attributes)

@@ -27,6 +27,18 @@ a convolution without an activation, since `relu(conv) + r` is not `relu(conv + 
 convolution's result must have no other use. The fused kernel may write over the addend's
 buffer (`in_place = 3`), so a residual connection costs no extra memory: the memory planner
 sees one buffer where there were three (convolution, sum, activation).
+
+An activation after an inference batch norm that is not after a convolution (DenseNet's
+pre-activation layers; `fold-batch-norm` folds the others) fuses too, when the batch norm's
+kernel family has a convolution kernel for it: batch norm is a per-channel scale and shift,
+a depthwise 1x1 convolution with weight s = scale / sqrt(var + eps) and bias
+shift - mean * s, computed from the constants at load (`fold_parameters`):
+
+    %n = nn.batch_norm %x, %scale, %shift, %mean, %var epsilon 1.0e-05 {kernel = ...}
+    %y = nn.relu %n {kernel = ...}
+  becomes (after the ops computing %scale_1 and %shift_1)
+    %y = nn.fused_conv2d %x, %scale_1, %shift_1 strides [1, 1] pads [0, 0, 0, 0]
+           dilations [1, 1] groups 16 activation "relu" {kernel = ...}
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import (
     ACTIVATIONS,
     AddOp,
+    BatchNormOp,
     ConstantOp,
     Conv2dOp,
     FusedConv2dOp,
@@ -58,9 +71,10 @@ from nnlayout.dialects.nn import (
     shape_of,
     tensor_type,
 )
-from nnlayout.kernels.registry import Target, registry
+from nnlayout.kernels.registry import Target, registry, select
 from nnlayout.lowering.runtime import element_dtype
 from nnlayout.transforms import remarks
+from nnlayout.transforms.fold_batch_norm import fold_parameters, is_constant
 from nnlayout.transforms.select_dispatch import padding_enabled, pass_target
 
 
@@ -75,15 +89,15 @@ class _Fuser:
 
     def fuse(self, conv: Conv2dOp | FusedConv2dOp, replaced: Operation,
              addend: SSAValue | None, activation: UnaryOp | None,
-             rewriter: PatternRewriter) -> None:
+             rewriter: PatternRewriter) -> bool:
         """Replaces `replaced` (the add or activation consuming `conv`) by the fused op when
-        a kernel of the family `conv`'s kernel belongs to accepts it."""
+        a kernel of the family `conv`'s kernel belongs to accepts it; whether it did."""
         chosen = kernel_of(conv)
         if chosen is None or chosen.kernel_name.data not in registry().kernels:
-            return
+            return False
         chosen_kernel = registry().lookup(chosen.kernel_name.data)
         if not chosen_kernel.post_ops:
-            return
+            return False
         zero_bias = None if conv.bias is not None else _zeros(
             TensorType(tensor_type(conv.output).element_type, shape_of(conv.weight)[:1]))
         bias = conv.bias if zero_bias is None else zero_bias.output
@@ -105,7 +119,7 @@ class _Fuser:
                 remarks.emit(replaced, FusePostOpsPass.name,
                              f"not fused into {conv.name} ({chosen.kernel_name.data}): "
                              f"{reasons[0]}", self.print_remarks)
-            return
+            return False
         fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
         fused.output.name_hint = replaced.results[0].name_hint or conv.output.name_hint
         fused.location = conv.location  # later diagnostics point at the convolution
@@ -115,6 +129,7 @@ class _Fuser:
             rewriter.insert(zero_bias, InsertPoint.before(replaced))
         rewriter.replace(replaced, fused)
         rewriter.erase(conv)
+        return True
 
 
 def _zeros(tensor: TensorType[Attribute]) -> ConstantOp:
@@ -165,6 +180,48 @@ class FuseActivationIntoConvolution(RewritePattern):
         self.fuser.fuse(conv, op, None, op, rewriter)
 
 
+@dataclass
+class BatchNormAndActivationAsConvolution(RewritePattern):
+    """`act(batch_norm(x))` -> `fused_conv2d(x, s, shift - mean * s) groups C activation
+    "act"`, s = scale / sqrt(var + eps): inference batch norm is a per-channel scale and
+    shift, a depthwise 1x1 convolution, whose kernel applies the activation as a post-op
+    while the result is in registers (one pass over memory and one call instead of two, as
+    onnxruntime does for DenseNet's pre-activation layers). Only where the batch norm's
+    kernel family has the convolution's kernel (`select` on the target) and it fuses."""
+
+    fuser: _Fuser
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnaryOp, rewriter: PatternRewriter) -> None:
+        norm = op.input.owner
+        if type(op) not in ACTIVATIONS.values() or not isinstance(norm, BatchNormOp) or (
+                not norm.output.has_one_use()) or len(shape_of(norm.input)) != 4:
+            return
+        chosen = kernel_of(norm)
+        if chosen is None or chosen.kernel_name.data not in registry().kernels or not all(
+                is_constant(v) for v in norm.operands[1:]):
+            return
+        family = registry().lookup(chosen.kernel_name.data).family
+        folded, weight, bias = fold_parameters(norm, None, None)
+        conv = Conv2dOp(norm.input, weight, bias, strides=(1, 1), pads=(0, 0, 0, 0),
+                        dilations=(1, 1), groups=shape_of(norm.input)[1])
+        selection = select(conv, self.fuser.target, self.fuser.padding)
+        if selection is None or selection.kernel.family != family:
+            for new_op in reversed([*folded, conv]):
+                new_op.erase()
+            return
+        conv.attributes[KERNEL_ATTR] = selection.kernel.attribute(conv, self.fuser.target)
+        conv.location = norm.location
+        conv.output.name_hint = norm.output.name_hint
+        weight.name_hint, bias.name_hint = norm.scale.name_hint, norm.bias.name_hint
+        rewriter.insert([*folded, conv], InsertPoint.before(norm))
+        if not self.fuser.fuse(conv, op, None, op, rewriter):
+            for new_op in reversed([*folded, conv]):
+                rewriter.erase(new_op)
+            return
+        rewriter.erase(norm)
+
+
 @dataclass(frozen=True)
 class FusePostOpsPass(ModulePass):
     name = "fuse-post-ops"
@@ -180,6 +237,7 @@ class FusePostOpsPass(ModulePass):
         # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
             GreedyRewritePatternApplier([FuseAddIntoConvolution(fuser),
-                                         FuseActivationIntoConvolution(fuser)]),
+                                         FuseActivationIntoConvolution(fuser),
+                                         BatchNormAndActivationAsConvolution(fuser)]),
             apply_recursively=False,
         ).rewrite_module(op)

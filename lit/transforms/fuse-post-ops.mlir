@@ -74,3 +74,38 @@ func.func @relu6(%x: tensor<1x16x14x14xf32>, %w: tensor<16x16x3x3xf32>, %b: tens
 // NNAN-NEXT:    %y = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "clip" min 0.000000e+00 max 6.000000e+00 nnan {kernel = #nn.kernel<"fused_conv2d_onednn"
 // CHECK-LABEL: func.func @relu6
 // CHECK-NEXT:    %y = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "clip" min 0.000000e+00 max 6.000000e+00 {kernel = #nn.kernel<"fused_conv2d_onednn"
+
+// -----
+
+// batch norm -> relu (DenseNet's pre-activation) becomes one depthwise 1x1 convolution with
+// the relu fused: weight s = scale / sqrt(var + eps) and bias shift - mean * s, computed from
+// the constants at load. A batch norm whose result is also used elsewhere stays.
+func.func @norm_relu(%x: tensor<1x16x14x14xf32>) -> (tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>) {
+  %scale = nn.constant dense<2.0> : tensor<16xf32>
+  %shift = nn.constant dense<0.5> : tensor<16xf32>
+  %mean = nn.constant dense<0.25> : tensor<16xf32>
+  %var = nn.constant dense<4.0> : tensor<16xf32>
+  %n = nn.batch_norm %x, %scale, %shift, %mean, %var epsilon 1.0e-05 : (tensor<1x16x14x14xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x14x14xf32>
+  %y = nn.relu %n : tensor<1x16x14x14xf32>
+  %m = nn.batch_norm %y, %scale, %shift, %mean, %var epsilon 1.0e-05 : (tensor<1x16x14x14xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x14x14xf32>
+  %z = nn.relu %m : tensor<1x16x14x14xf32>
+  func.return %y, %z, %m : tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>, tensor<1x16x14x14xf32>
+}
+// CHECK-LABEL: func.func @norm_relu
+// CHECK:         %[[EPS:.*]] = nn.constant dense<1.000000e-05> : tensor<16xf32>
+// CHECK-NEXT:    %[[VAR:.*]] = nn.add %var, %[[EPS]]
+// CHECK-NEXT:    %[[DEV:.*]] = nn.sqrt %[[VAR]]
+// CHECK-NEXT:    %[[S:.*]] = nn.div %scale, %[[DEV]]
+// CHECK-NEXT:    %scale_1 = nn.reshape %[[S]] : tensor<16xf32> -> tensor<16x1x1x1xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = nn.constant dense<0.000000e+00> : tensor<16xf32>
+// CHECK-NEXT:    %[[SHIFTED:.*]] = nn.sub %[[ZERO]], %mean
+// CHECK-NEXT:    %[[SCALED:.*]] = nn.mul %[[SHIFTED]], %[[S]]
+// CHECK-NEXT:    %shift_1 = nn.add %[[SCALED]], %shift
+// CHECK-NEXT:    %y = nn.fused_conv2d %x, %scale_1, %shift_1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 16 activation "relu" {kernel = #nn.kernel<"fused_conv2d_onednn", operands = ["NHWC", "HWIO8o", ""], results = ["NHWC"]{{.*}}>}
+// CHECK-NEXT:    %m = nn.batch_norm %y, %scale, %shift, %mean, %var {{.*}}batch_norm_onednn
+// CHECK-NEXT:    %z = nn.relu %m
+// BLOCKED-LABEL: func.func @norm_relu
+// BLOCKED:         %y = nn.fused_conv2d %x, %scale_1, %shift_1 {{.*}} groups 16 activation "relu" {kernel = #nn.kernel<"fused_conv2d_onednn", operands = ["NCHW8c", "OIHW8o", ""], results = ["NCHW8c"]>}
+// AVX2-LABEL: func.func @norm_relu
+// AVX2:          %n = nn.batch_norm
+// AVX2-NEXT:     %y = nn.relu %n
