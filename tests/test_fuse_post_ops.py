@@ -244,6 +244,25 @@ func.func @f(%x: tensor<1x16x9x9xf32>) -> tensor<1x16x9x9xf32> {
     "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
 
 
+def sizes_measured(planned: ModuleOp, inputs: list[np.ndarray],
+                   expected: tuple[np.ndarray, ...], monkeypatch: pytest.MonkeyPatch,
+                   path: Path) -> list[int]:
+    """The sizes of the arrays the generated module's kernels measure (`_norm`) on its second
+    run (the first also measures load-time constants, once), whose results are `expected`."""
+    generated = import_generated(translate(planned, path).code)
+    generated.run(*inputs)
+    sizes: list[int] = []
+    norm = onednn_kernels._norm
+
+    def counted(x: np.ndarray) -> float:
+        sizes.append(x.size)
+        return norm(x)
+
+    monkeypatch.setattr(onednn_kernels, "_norm", counted)
+    assert_same(expected, generated.run(*inputs))
+    return sizes
+
+
 @pytest.mark.parametrize("special", [None, np.nan])
 def test_a_chain_of_guarded_convolutions_measures_its_input_once(
         special: float | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -257,18 +276,8 @@ def test_a_chain_of_guarded_convolutions_measures_its_input_once(
         inputs[0][0, 3, 4, 4] = special
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert len(fused_ops(planned)) == 3
-    expected = Interpreter(module).run(inputs)
-    generated = import_generated(translate(planned, tmp_path / "chain.py").code)
-    generated.run(*inputs)
-    measured: list[int] = []
-    norm = onednn_kernels._norm
-
-    def counted(x: np.ndarray) -> float:
-        measured.append(x.size)
-        return norm(x)
-
-    monkeypatch.setattr(onednn_kernels, "_norm", counted)
-    assert_same(expected, generated.run(*inputs))
+    measured = sizes_measured(planned, inputs, Interpreter(module).run(inputs), monkeypatch,
+                              tmp_path / "chain.py")
     assert measured == ([16 * 81] if special is None else [16 * 81] * 3)
 
 
@@ -317,19 +326,8 @@ def test_a_concat_built_in_place_is_bounded_by_its_parts(
     if special == "nan":
         inputs[0][0, 3, 2, 2] = np.nan
     planned = compile_module(module, target, True, DEFAULT_PIPELINE)
-    expected = Interpreter(module).run(inputs)
-    generated = import_generated(translate(planned, tmp_path / "block.py").code)
-    generated.run(*inputs)
-    sizes: list[int] = []
-    norm = onednn_kernels._norm
-
-    def counted(x: np.ndarray) -> float:
-        sizes.append(x.size)
-        return norm(x)
-
-    monkeypatch.setattr(onednn_kernels, "_norm", counted)
-    assert_same(expected, generated.run(*inputs))
-    assert sizes == measured
+    assert sizes_measured(planned, inputs, Interpreter(module).run(inputs), monkeypatch,
+                          tmp_path / "block.py") == measured
 
 
 def test_a_guarded_convolution_creates_its_exact_primitive_when_first_needed(
