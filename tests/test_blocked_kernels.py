@@ -283,9 +283,10 @@ def test_elementwise_any_on_strided_views(case: str, in_place: bool) -> None:
     views = [buffer[..., 1:2] for buffer in buffers]
     logical = [np.ascontiguousarray(view) for view in views]
     op = build(*(create_ssa_value(TensorType(f32, view.shape)) for view in views))
-    expected = REFERENCE_KERNELS[type(op)](op, logical)
     out = views[0] if in_place else np.zeros((2, 8, 5, 4), np.float32)[..., 1:2]
-    blocked.prepare_elementwise(op)(views, out)
+    with np.errstate(all="ignore"):
+        expected = REFERENCE_KERNELS[type(op)](op, logical)
+        blocked.prepare_elementwise(op)(views, out)
     np.testing.assert_array_equal(out, expected)
 
 
