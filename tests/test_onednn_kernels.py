@@ -20,6 +20,7 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available
 from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
+from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import get_target
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import run_generated
@@ -336,7 +337,6 @@ def test_padding_lanes_stay_zero_when_nan_meets_padded_weights() -> None:
     from nnlayout.dialects import nn
     from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
     from nnlayout.kernels.onednn.kernels import run
-    from nnlayout.kernels.reference import REFERENCE_KERNELS
 
     def tensor(shape, layout=""):
         return TensorType(f32, shape, LayoutAttr(layout) if layout else NoneAttr())
@@ -449,3 +449,36 @@ def test_gemm_onednn_refuses_what_its_matmul_does_not_compute(
     assert kernel_of(gemm).kernel_name.data == "gemm_ref"
     assert_same(Interpreter(module).run(random_inputs(module)),
                 Interpreter(compiled).run(random_inputs(module)))
+
+
+def test_a_prepared_kernel_follows_its_buffers_from_call_to_call() -> None:
+    """A prepared kernel skips its checks while it is given the same buffers as on its last
+    call; other buffers, or the addend in place one call and not the next, are followed."""
+    t = "tensor<1x8x6x6xf32>"
+    module = parse(f"""
+func.func @f(%x: {t}, %r: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((8, 8, 3, 3), 3)}> : tensor<8x8x3x3xf32>
+  %b = nn.constant dense<{dense((8,), 4)}> : tensor<8xf32>
+  %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : ({t}, tensor<8x8x3x3xf32>, tensor<8xf32>) -> {t}
+  %s = nn.add %c, %r : ({t}, {t}) -> {t}
+  func.return %s : {t}
+}}""")
+    fused = compile_module(module, "onednn", True, "select-dispatch{{target={target}}},"
+                           "fuse-post-ops{{target={target}}}")
+    [op] = [op for op in fused.walk() if isinstance(op, nn.FusedConv2dOp)]
+    weights, bias = (np.asarray(json.loads(dense(shape, seed)), np.float32)
+                     for shape, seed in (((8, 8, 3, 3), 3), ((8,), 4)))
+    bound = onednn_kernels.prepare(op)
+    rng = np.random.default_rng(5)
+    x, r, other = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(3))
+    out = np.empty_like(x)
+    for step in range(6):
+        in_place = step in (2, 3)
+        addend = other if in_place else r
+        expected = REFERENCE_KERNELS[nn.FusedConv2dOp](op, [x, weights, bias, addend])
+        bound([x, weights, bias, addend], addend if in_place else out)
+        np.testing.assert_allclose(addend if in_place else out, expected, rtol=1e-5, atol=1e-5)
+        x[0, step, 2, 2] += 1.0  # new contents in the same buffer
+        if step == 4:
+            x = x.copy()  # another buffer
+        other[...] = rng.standard_normal(other.shape)

@@ -163,6 +163,11 @@ class Compiled:
     def primitive(self) -> b.Primitive:
         return self._primitive.get()
 
+    def execute(self) -> None:
+        """Runs on the buffers the last call pointed its memory objects at (the caller knows
+        that they are the ones it means): no per-argument checks."""
+        self._primitive.get().execute(self._exec_args)
+
     def nbytes(self, arg: int) -> int:
         """Bytes the buffer of execution argument `arg` must have."""
         return self._sizes[arg]
