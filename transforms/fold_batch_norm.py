@@ -27,6 +27,13 @@ once at load. On ResNet-like graphs this removes every batch norm, and its pass 
     %c_1 = nn.conv2d %x, %w_1, %b_1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1
         : (...) -> tensor<1x16x16x16xf32>
 
+Folding reassociates float32 arithmetic, as every framework's folding does: s (y - mean)
+becomes s y - s mean, so where y is close to mean and |s mean| is large against the result,
+the result keeps only the low bits the two products do not share (its error grows with
+|s mean| / |result|), and where s mean overflows the bias is infinite and a finite y gives
+NaN. Trained statistics are far from this (the zoo agrees with onnxruntime, which folds the
+same way, within 1e-5); constants built to provoke it are not computed as written.
+
 A convolution without bias gets a zero one (`dense<0.0>`). The pattern applies when the batch
 norm's input is a convolution used by nothing else (its own result would otherwise still be
 needed), whose weight and bias and the batch norm's parameters are constant expressions, and

@@ -32,7 +32,9 @@ An activation after an inference batch norm that is not after a convolution (Den
 pre-activation layers; `fold-batch-norm` folds the others) fuses too, when the batch norm's
 kernel family has a convolution kernel for it: batch norm is a per-channel scale and shift,
 a depthwise 1x1 convolution with weight s = scale / sqrt(var + eps) and bias
-shift - mean * s, computed from the constants at load (`fold_parameters`):
+shift - mean * s, computed from the constants at load (`fold_parameters`; it reassociates
+the arithmetic as `fold-batch-norm` does, with the same caveat for ill-conditioned
+statistics):
 
     %n = nn.batch_norm %x, %scale, %shift, %mean, %var epsilon 1.0e-05 {kernel = ...}
     %y = nn.relu %n {kernel = ...}
