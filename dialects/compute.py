@@ -201,7 +201,6 @@ def compute_of(op: Operation, ins: Sequence[SSAValue], outs: Sequence[SSAValue],
     return ComputeOp(ins, outs, Region(block), halo)
 
 
-
 def operands_outside(op: Operation) -> tuple[ComputeOp, dict[SSAValue, SSAValue]] | None:
     """For the op in an nn.compute's body: that compute, and what each of `op`'s operands is
     outside it (an input buffer, or a tensor for a load-time constant); None for other ops
