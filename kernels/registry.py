@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from xdsl.ir import Operation
 
@@ -40,6 +40,21 @@ PREPARED_IN_SESSION: ContextVar[dict[Operation, Any] | None] = ContextVar(
 # A kernel prepared for one op: `bound(inputs, out)` writes the op's result into `out`, a numpy
 # array of the result's physical shape (possibly a strided view of a planned buffer).
 BoundKernel = Callable[[Sequence[Any], Any], None]
+# A call without arguments: a bound kernel bound to its buffers as well (`BindsBuffers`).
+FixedCall = Callable[[], None]
+
+
+@runtime_checkable
+class BindsBuffers(Protocol):
+    """A bound kernel that can also be bound to the very arrays it will always be given
+    (generated code passes the same arena views on every run): `on(inputs, out)` does what
+    `bound(inputs, out)` does on each call, with what depends on the arrays alone (their
+    strides, aliasing, where the primitives point) checked once. The arrays' contents may
+    change between calls; the kernel may be called on other arrays in between."""
+
+    def __call__(self, inputs: Sequence[Any], out: Any) -> None: ...
+
+    def on(self, inputs: Sequence[Any], out: Any) -> FixedCall: ...
 
 
 @dataclass(frozen=True)

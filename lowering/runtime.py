@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -35,6 +36,8 @@ from nnlayout.dialects.weights import WeightsError, constant_value
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import (
     PREPARED_IN_SESSION,
+    BindsBuffers,
+    FixedCall,
     Implementation,
     Kernel,
     registry,
@@ -436,12 +439,36 @@ def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementatio
             prepared = kernel.prepare(inner)
         finally:
             PREPARED_IN_SESSION.reset(token)
+        if isinstance(prepared, BindsBuffers):
+            return _BindsBuffers(prepared)
         return lambda ins, outs: prepared(ins, outs[0])
 
     def run(ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> None:
         outs[0][...] = apply_kernel(inner, implementation, on_physical, ins)
 
     return run
+
+
+class _BindsBuffers:
+    """An op whose prepared kernel can be bound to its buffers (`on_buffers`)."""
+
+    __slots__ = ("prepared",)
+
+    def __init__(self, prepared: BindsBuffers):
+        self.prepared = prepared
+
+    def __call__(self, ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> None:
+        self.prepared(ins, outs[0])
+
+
+def on_buffers(bound: BoundCompute, ins: Sequence[RuntimeValue],
+               outs: Sequence[np.ndarray]) -> FixedCall:
+    """`bound(ins, outs)` as a call without arguments, for arrays passed on every call (a
+    generated module's arena views): kernels that can (`BindsBuffers`) check what depends on
+    the arrays alone once, here."""
+    if isinstance(bound, _BindsBuffers):
+        return bound.prepared.on(ins, outs[0])
+    return partial(bound, ins, outs)
 
 
 def relative_difference(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> float:

@@ -7,7 +7,10 @@
   written out, halo interiors and concat slots as slices of those views, constants (and
   constant expressions, evaluated by the reference kernels) and kernels bound once at import,
   and `run(*inputs) -> tuple` calling one kernel per line, in program order, into the planned
-  views;
+  views. A kernel whose operands are all arena views and constants (the same arrays on every
+  run) is also bound to them at import (`kI = PROGRAM.on(I, ins, outs)`, run as `kI()`): what
+  depends on the arrays alone is checked once, not per run, which is most of the Python
+  between two oneDNN calls;
 - `NAME.planned.mlir`, the planned IR: kernels need their op (attributes, types), so the
   module parses it at import with nnlayout's parser and binds kernel i to the i-th
   `nn.compute` (`Program`, below, shared with nothing but the generated code);
@@ -60,6 +63,7 @@ from nnlayout.lowering.runtime import (
     chosen_kernel,
     element_dtype,
     evaluate_constants,
+    on_buffers,
     subview_slices,
 )
 from nnlayout.tools.driver import (
@@ -72,6 +76,7 @@ from nnlayout.tools.driver import (
 from nnlayout.transforms.plan_memory import ARENA_BYTES
 
 if TYPE_CHECKING:
+    from nnlayout.kernels.registry import FixedCall
     from nnlayout.lowering.runtime import RuntimeValue
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -127,6 +132,12 @@ class Program:
             return cls(module, entry, path)
         except DiagnosticError as error:
             raise error_at(error.op, error.message, text) from None
+
+    def on(self, index: int, ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]
+           ) -> FixedCall:
+        """Kernel `index` bound to the arrays `ins` and `outs`, which every run passes again
+        (`on_buffers`)."""
+        return on_buffers(self.kernels[index], ins, outs)
 
     def arguments(self, inputs: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
         """`inputs`, once checked against the entry's arguments (count, shapes, dtypes)."""
@@ -205,13 +216,17 @@ class _Emitter:
             while f"v{self.counter}" in self.used:
                 self.counter += 1
             hint = f"v{self.counter}"
-        base, suffix = hint, 0
-        while hint in self.used:  # another value of that name: x_1, x_2, ...
+        self.names[value] = name = self.fresh(hint)
+        return name
+
+    def fresh(self, hint: str) -> str:
+        """`hint` (an identifier), or `hint_1`, `hint_2`... if it is taken; now taken."""
+        name, suffix = hint, 0
+        while name in self.used:
             suffix += 1
-            hint = f"{base}_{suffix}"
-        self.used.add(hint)
-        self.names[value] = hint
-        return hint
+            name = f"{hint}_{suffix}"
+        self.used.add(name)
+        return name
 
     def ref(self, value: SSAValue, op: Operation) -> str:
         if value not in self.names:
@@ -310,8 +325,14 @@ class _Emitter:
         ins = _tuple([self.ref(v, op) for v in op.ins])
         outs = _tuple([self.ref(v, op) for v in op.outs])
         result = self.ref(op.outs[0], op) if op.outs else "?"
-        self.body.append(f"K[{self.computes}]({ins}, {outs})  "
-                         f"# {_comment(f'%{result} = {what}')}")
+        comment = f"# {_comment(f'%{result} = {what}')}"
+        if self.per_run.isdisjoint(op.operands):
+            # The same arena views and constants on every run: bound to them once.
+            step = self.fresh(f"k{self.computes}")
+            self.load.append(f"{step} = PROGRAM.on({self.computes}, {ins}, {outs})")
+            self.body.append(f"{step}()  {comment}")
+        else:
+            self.body.append(f"K[{self.computes}]({ins}, {outs})  {comment}")
         self.computes += 1
 
 
@@ -357,6 +378,7 @@ def generate(function: func.FuncOp, ir_name: str) -> str:
         f"PLANNED_IR = {ir_name!r}",
         "PROGRAM = Program.load(__file__, PLANNED_IR, ENTRY)",
         "K = PROGRAM.kernels  # K[i](ins, outs) runs the i-th nn.compute of the planned IR",
+        "# kI = PROGRAM.on(I, ins, outs): K[I] bound to the same views on every run, kI()",
         "",
         "# numpy.empty(ARENA_BYTES, numpy.uint8), 64-byte aligned",
         f"ARENA_BYTES = {arena_bytes}",

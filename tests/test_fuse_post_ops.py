@@ -221,12 +221,11 @@ def test_the_guard_admits_finite_operands_that_cannot_overflow(source: np.ndarra
     with np.errstate(all="ignore"):  # as the interpreter and generated code run
         measured = onednn_kernels._norm(source)
     assert measured >= float(np.linalg.norm(source.astype(np.float64))) or not bounded
-    element, norm = onednn_kernels._conv_bounds(factors, measured, 0.0, lambda: 8.0,
-                                                lambda: 0.5)
+    element, norm = onednn_kernels._conv_bounds(factors, measured, 0.0, 8.0, 0.5)
     assert (element < limit) is bounded
     if bounded:
         assert norm == pytest.approx(3 * 8 * measured + math.sqrt(162) * 0.5)
-    as_addend = onednn_kernels._conv_bounds(factors, 1.0, measured, lambda: 8.0, lambda: 0.0)
+    as_addend = onednn_kernels._conv_bounds(factors, 1.0, measured, 8.0, 0.0)
     assert (as_addend[0] < limit) is bounded
 
 

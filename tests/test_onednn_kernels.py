@@ -8,6 +8,7 @@ chosen, so that a silent fallback to numpy cannot pass for oneDNN. Dispatch must
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import get_target
 from nnlayout.lowering.interpreter import Interpreter
-from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
     assert_same,
@@ -390,9 +391,10 @@ func.func @f(%x: {x}) -> {y} {{
 
 
 def test_transposed_convolution_weights_passed_as_an_argument_are_packed_on_every_call(
-) -> None:
+        tmp_path: Path) -> None:
     """Only a load-time constant is packed once: weights that are a function argument may
-    hold other values on the next call (here the same array, changed in place)."""
+    hold other values on the next call (here the same array, changed in place), in the
+    interpreter and in a generated module (which passes its arena views again)."""
     module = parse("""
 func.func @f(%x: tensor<1x8x5x5xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x4x11x11xf32> {
   %y = nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [0, 0] dilations [1, 1] groups 1 : (tensor<1x8x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x4x11x11xf32>
@@ -403,9 +405,13 @@ func.func @f(%x: tensor<1x8x5x5xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x4x11x
             if op.name == "nn.conv_transpose2d"] == ["conv_transpose2d_onednn"]
     x, weights = random_inputs(module)
     interpreter = Interpreter(planned)
+    generated = import_generated(translate(planned, tmp_path / "model.py").code)
     interpreter.run([x, weights])
+    generated.run(x, weights)
     weights *= -2
-    assert_same(Interpreter(module).run([x, weights]), interpreter.run([x, weights]))
+    expected = Interpreter(module).run([x, weights])
+    assert_same(expected, interpreter.run([x, weights]))
+    assert_same(expected, generated.run(x, weights))
 
 
 def gemm_program(trans_a: bool, trans_b: bool, c_shape: tuple[int, ...] | None,
@@ -468,7 +474,7 @@ func.func @f(%x: {t}, %r: {t}) -> {t} {{
     [op] = [op for op in fused.walk() if isinstance(op, nn.FusedConv2dOp)]
     weights, bias = (np.asarray(json.loads(dense(shape, seed)), np.float32)
                      for shape, seed in (((8, 8, 3, 3), 3), ((8,), 4)))
-    bound = onednn_kernels.prepare(op)
+    bound = onednn_kernels.Prepared(op)
     rng = np.random.default_rng(5)
     x, r, other = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(3))
     out = np.empty_like(x)
@@ -482,3 +488,56 @@ func.func @f(%x: {t}, %r: {t}) -> {t} {{
         if step == 4:
             x = x.copy()  # another buffer
         other[...] = rng.standard_normal(other.shape)
+
+
+def test_a_kernel_bound_to_its_buffers_runs_on_them_between_other_calls() -> None:
+    """`Prepared.on` binds a kernel to the arrays it will always be given; calls of the same
+    kernel on other arrays in between (in place or not) do not leave it pointing elsewhere,
+    and new contents of its arrays are read on every call."""
+    t = "tensor<1x8x6x6xf32>"
+    module = parse(f"""
+func.func @f(%x: {t}, %r: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((8, 8, 3, 3), 3)}> : tensor<8x8x3x3xf32>
+  %b = nn.constant dense<{dense((8,), 4)}> : tensor<8xf32>
+  %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : ({t}, tensor<8x8x3x3xf32>, tensor<8xf32>) -> {t}
+  %s = nn.add %c, %r : ({t}, {t}) -> {t}
+  %y = nn.relu %s : {t}
+  func.return %y : {t}
+}}""")
+    fused = compile_module(module, "onednn", True, "select-dispatch{{target={target}}},"
+                           "fuse-post-ops{{target={target}}}")
+    [op] = [op for op in fused.walk() if isinstance(op, nn.FusedConv2dOp)]
+    weights, bias = (np.asarray(json.loads(dense(shape, seed)), np.float32)
+                     for shape, seed in (((8, 8, 3, 3), 3), ((8,), 4)))
+    prepared = onednn_kernels.Prepared(op)
+    rng = np.random.default_rng(6)
+    x, r, x2, r2 = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(4))
+    out, in_place = np.empty_like(x), r2  # the second binding accumulates into its addend
+    fixed = prepared.on([x, weights, bias, r], out)
+    fixed_in_place = prepared.on([x2, weights, bias, r2], in_place)
+    strided = np.empty((1, 8, 6, 12), np.float32)[..., ::2]  # not oneDNN's: copied into
+    fixed_strided = prepared.on([x, weights, bias, r], strided)
+
+    def expect(source: np.ndarray, addend: np.ndarray) -> np.ndarray:
+        return REFERENCE_KERNELS[nn.FusedConv2dOp](op, [source, weights, bias, addend])
+
+    for step in range(4):
+        x[0, step, 1, 1] = np.nan if step == 2 else x[0, step, 1, 1] + 1.0
+        r[0, step, 3, 3] += 2.0
+        wanted = expect(x, r)
+        fixed()
+        np.testing.assert_allclose(out, wanted, rtol=1e-5, atol=1e-5)
+        other_out = np.empty_like(x)
+        prepared([x2, weights, bias, r], other_out)  # other arrays, by the same kernel
+        np.testing.assert_allclose(other_out, expect(x2, r), rtol=1e-5, atol=1e-5)
+        r2[...] = rng.standard_normal(r2.shape)
+        wanted_in_place = expect(x2, r2)
+        fixed_in_place()
+        np.testing.assert_allclose(in_place, wanted_in_place, rtol=1e-5, atol=1e-5)
+        fixed_strided()
+        np.testing.assert_allclose(strided, wanted, rtol=1e-5, atol=1e-5)
+        fixed()
+        np.testing.assert_allclose(out, wanted, rtol=1e-5, atol=1e-5)
+        out.fill(7.0)
+        prepared([x, weights, bias, r], out)  # the bound arrays, passed again
+        np.testing.assert_allclose(out, wanted, rtol=1e-5, atol=1e-5)

@@ -127,11 +127,16 @@ def test_padding_traps(program: str, target: str, tmp_path: Path) -> None:
     planned = compile_file(source, target)
     function = find_entry(planned)
     code = (tmp_path / "model.py").read_text()
-    # One kernel call per nn.compute, in order, each commented with its op.
-    calls = re.findall(r"^ +K\[(\d+)\]\(.*\)  # %\w+ = (\S+)", code, re.MULTILINE)
+    # One kernel call per nn.compute, in order, each commented with its op: K[i](ins, outs),
+    # or kI() for kernel I bound to its buffers at import.
+    bound = dict(re.findall(r"^(\w+) = PROGRAM\.on\((\d+), ", code, re.MULTILINE))
+    calls = re.findall(r"^ +(?:K\[(\d+)\]\(.*\)|(\w+)\(\))  # %\w+ = (\S+)", code,
+                       re.MULTILINE)
     computes = [op for op in function.body.block.ops if isinstance(op, ComputeOp)]
-    assert [int(i) for i, _ in calls] == list(range(len(computes)))
-    assert [name for _, name in calls] == [op.inner.name for op in computes]
+    assert [int(i or bound[step]) for i, step, _ in calls] == list(range(len(computes)))
+    assert [name for _, _, name in calls] == [op.inner.name for op in computes]
+    # The first op reads the argument, passed anew on every run.
+    assert calls[0][0] == "0" and bound
     assert function.attributes[ARENA_ATTR].value.data == module.ARENA_BYTES
     assert module.ARENA.ctypes.data % 64 == 0
     if target != "ref":  # halo'd inputs are filled per run, -inf for max pooling

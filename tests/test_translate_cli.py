@@ -49,7 +49,7 @@ builtin.module attributes {{nn.weights = "w\\"'\\n.npz"}} {{
 """
 # Every call the generated code may make (K[i] calls are checked apart).
 ALLOWED_CALLS = {"Program.load", "aligned_empty", "np.ndarray", "PROGRAM.arguments",
-                 "np.errstate", "fill_border", "np.array"}
+                 "np.errstate", "fill_border", "np.array", "PROGRAM.on"}
 
 
 def write_hostile(folder: Path) -> Path:
@@ -80,12 +80,20 @@ def test_hostile_names_stay_data(target: str, tmp_path: Path,
     assert all(isinstance(s, ast.Expr | ast.Import | ast.ImportFrom | ast.Assign
                           | ast.FunctionDef) for s in tree.body)
     assert [s.name for s in tree.body if isinstance(s, ast.FunctionDef)] == ["run"]
+    # Kernels bound to their buffers at import: names whose only definition is PROGRAM.on(...).
+    steps = {ast.unparse(s.targets[0]) for s in tree.body if isinstance(s, ast.Assign)
+             and isinstance(s.value, ast.Call) and ast.unparse(s.value.func) == "PROGRAM.on"}
+    assert steps
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             callee = ast.unparse(node.func)
-            assert callee in ALLOWED_CALLS or (
+            assert callee in ALLOWED_CALLS or callee in steps or (
                 isinstance(node.func, ast.Subscript) and ast.unparse(node.func.value) == "K"
             ), callee
+        if isinstance(node, ast.Name) and node.id in steps:  # bound once, never rebound
+            assert isinstance(node.ctx, ast.Load) or sum(
+                ast.unparse(s.targets[0]) == node.id for s in tree.body
+                if isinstance(s, ast.Assign)) == 1, node.id
         if isinstance(node, ast.Name | ast.arg):
             name = node.id if isinstance(node, ast.Name) else node.arg
             assert name.isascii() and (name == "__file__" or not name.startswith("__")), name

@@ -27,7 +27,7 @@ import functools
 import importlib.metadata
 import platform
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from ctypes import POINTER, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t, c_uint, c_void_p
 from dataclasses import dataclass
 from functools import cache
@@ -421,6 +421,10 @@ class Primitive:
         stream of the OpenMP build runs primitives synchronously (its wait() returns at once
         unless the runtime is a threadpool, cpu_stream.hpp), so there is nothing to wait for."""
         self._execute(len(args), args)
+
+    def bound(self, args: ctypes.Array[ExecArg]) -> Callable[[], None]:
+        """`execute(args)` as a call without arguments: one ctypes call."""
+        return functools.partial(self._execute, len(args), args)
 
 
 def exec_args(args: Sequence[tuple[int, Memory]]) -> ctypes.Array[ExecArg]:

@@ -27,7 +27,8 @@ Semantics kept equal to the reference kernels, where oneDNN differs:
 Implementations follow the registry's `impl(op, inputs)` through `run`, a thin wrapper that
 allocates the result (of oneDNN's byte size) and the scratchpad, around
 `execute(op, inputs, out, scratchpad)`, which writes into caller-owned buffers; `prepare` binds
-an op once, deciding at load what depends on the op alone (`executor`).
+an op once, deciding at load what depends on the op alone (`executor`), and `Prepared.on`
+binds it to the buffers generated code always passes.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ import math
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
-from typing import Any
+from functools import cache, partial
+from typing import Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
@@ -55,7 +56,7 @@ from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, identify_all
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import PREPARED_IN_SESSION, BoundKernel, Kernel, Target
+from nnlayout.kernels.registry import PREPARED_IN_SESSION, FixedCall, Kernel, Target
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 ANY = b.dnnl_format_tag_any
@@ -723,22 +724,18 @@ def conv_norm_factors(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[float, float]
 
 
 def _conv_bounds(factors: tuple[float, float], source: float, summand: float,
-                 weights_norm: Callable[[], float], bias_norm: Callable[[], float]
-                 ) -> tuple[float, float]:
-    """Bounds on a convolution whose source and addend have Euclidean norms of at most
-    `source` and `summand` (its weights' and bias's are asked for only if those are
-    finite): on every partial sum of an output element, and on the norm of the result
-    before its activation; (inf, inf) when it may overflow (or an operand is not finite).
-    A partial sum is a sum of weight * input products over part of a window, plus bias and
-    addend elements, so by Cauchy-Schwarz it is at most |weights| |source| + |bias| +
-    |addend|; each input element is in at most kh * kw windows per output channel, so the
-    result's norm is at most sqrt(kh kw) |weights| |source| + sqrt(positions) |bias| +
-    |addend| (`factors` holds those two square roots)."""
-    if not source + summand < _FINITE_LIMIT:
-        return math.inf, math.inf
-    weights, bias = weights_norm(), bias_norm()
+                 weights: float, bias: float) -> tuple[float, float]:
+    """Bounds on a convolution whose source, addend, weights and bias have Euclidean norms
+    of at most `source`, `summand`, `weights` and `bias`: on every partial sum of an output
+    element, and on the norm of the result before its activation; (inf, inf) when it may
+    overflow (or an operand is not finite). A partial sum is a sum of weight * input
+    products over part of a window, plus bias and addend elements, so by Cauchy-Schwarz it
+    is at most |weights| |source| + |bias| + |addend|; each input element is in at most
+    kh * kw windows per output channel, so the result's norm is at most sqrt(kh kw)
+    |weights| |source| + sqrt(positions) |bias| + |addend| (`factors` holds those two
+    square roots)."""
     element = weights * source + bias + summand
-    if not element < _FINITE_LIMIT:
+    if not (source + summand < _FINITE_LIMIT and element < _FINITE_LIMIT):
         return math.inf, math.inf
     window, positions = factors
     return element, window * weights * source + positions * bias + summand
@@ -841,7 +838,33 @@ def _constant_args(op: Operation, args: Sequence[int]) -> set[int]:
             if isinstance(found[1][value].type, TensorType)}
 
 
-Executor = Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
+class Executor(NamedTuple):
+    """An op's kernel run as `run_into(inputs, out, scratchpad)`, and `on(inputs, out,
+    scratchpad)`: the same bound to those very arrays, a call without arguments (see
+    `executor`)."""
+
+    run_into: Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], None]
+    on: Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], FixedCall]
+
+
+def _bound_reader(parts: Sequence[NormBound] | None, measure: bool
+                  ) -> Callable[[np.ndarray], float]:
+    """How a kernel bounds the norm of an operand `x`: by the bounds its writers kept
+    (`parts`: the root of their squares' sum when several kernels wrote it), else inf, or,
+    when `measure` asks for a usable bound and there is none, by measuring `x`."""
+    if parts is None:
+        return (lambda x: _norm(x)) if measure else (lambda x: math.inf)
+    if len(parts) == 1:
+        [part] = parts
+        if not measure:
+            return lambda x: part.value
+        return lambda x: bound if (bound := part.value) < _FINITE_LIMIT else _norm(x)
+
+    def several(x: np.ndarray) -> float:
+        bound = math.hypot(*(part.value for part in parts))
+        return _norm(x) if measure and not bound < _FINITE_LIMIT else bound
+
+    return several
 
 
 def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
@@ -849,13 +872,15 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
              linked: Mapping[int, Sequence[NormBound]] | None = None,
              written: NormBound | None = None, constants: Collection[int] = ()) -> Executor:
     """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
-    alone (its kind, result padding, epilogue) decided now: a bound op then pays per call
-    only for the primitive's execution. With a `finite` variant (a cheaper epilogue, see
-    `Epilogue`), each call whose operands `_conv_bounds` bounds runs that instead. Norm
-    bounds of operands come from `linked` (by execution argument: the bounds of the parts
-    its writers wrote) where known; the bound of the result is kept in `written`. What is
-    derived from `constants` (the arguments that are load-time constants, the same array on
-    every call: norms, packed weights) is derived once."""
+    alone (its kind, result padding, epilogue) decided now, and what depends on its arrays
+    decided once per arrays (a *plan*): a generated module's op, given the same arena views
+    on every run, then pays per call only for its bounds and the primitive's execution.
+    With a `finite` variant (a cheaper epilogue, see `Epilogue`), each call whose operands
+    `_conv_bounds` bounds runs that instead. Norm bounds of operands come from `linked` (by
+    execution argument: the bounds of the parts its writers wrote) where known; the bound
+    of the result is kept in `written`. What is derived from `constants` (the arguments
+    that are load-time constants, the same array on every call: norms, packed weights) is
+    derived once."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
@@ -873,6 +898,11 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     bound_after = _bound_after(fused_activation if conv else op, size)
     known = {} if linked is None else linked
     written = NormBound() if written is None else written
+    # A guard measures what it cannot bound; other kernels take what is known.
+    guarded = finite_only or finite is not None
+    read_source = _bound_reader(known.get(b.DNNL_ARG_SRC), guarded)
+    read_summand = _bound_reader(known.get(b.DNNL_ARG_DST), guarded)
+    variants = [compiled] if finite is None else [compiled, finite]
     derived: dict[int, tuple[np.ndarray, Any]] = {}
 
     def once(arg: int, x: np.ndarray, derive: Callable[[np.ndarray], Any]) -> Any:
@@ -883,100 +913,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             seen = derived[arg] = (x, derive(x))
         return seen[1]
 
-    def norm(arrays: Mapping[int, np.ndarray], arg: int, measure: bool) -> float:
-        parts = known.get(arg)
-        if parts is None:
-            bound = math.inf
-        elif len(parts) == 1:
-            bound = parts[0].value
-        else:  # parts written by several kernels: the root of their bounds' sum of squares
-            bound = math.hypot(*(part.value for part in parts))
-        return _norm(arrays[arg]) if measure and not bound < _FINITE_LIMIT else bound
-
-    def constant_norm(arrays: Mapping[int, np.ndarray], arg: int) -> float:
-        return once(arg, arrays[arg], _norm) if arg in arrays else 0.0
-
-    # The last call's buffers (weakly, as `Compiled` keeps them) when each went to oneDNN as
-    # it was passed, the variants whose memory objects point at them, and whether the addend
-    # was the destination's memory: a generated module passes the same arena views on every
-    # run, so from the second call on nothing about them is checked again.
-    last: list[weakref.ref[np.ndarray]] = []
-    pointed: list[Compiled] = []
-    addend_in_place = [False]
-
-    def launch(variant: Compiled, arrays: Mapping[int, np.ndarray],
-               scratchpad: np.ndarray | None) -> None:
-        if variant in pointed:
-            variant.execute()
-        else:
-            variant(arrays, scratchpad)
-            pointed.append(variant)
-
-    def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
-                 scratchpad: np.ndarray | None) -> None:
-        buffers = (*inputs, out, scratchpad)
-        steady = len(last) == len(buffers) and all(
-            ref() is x for ref, x in zip(last, buffers, strict=True))
-        if addend:  # oneDNN's sum post-op adds what dst holds: the addend, unless in place
-            *inputs, summand = inputs
-            if not steady:
-                addend_in_place[0] = summand.ctypes.data == out.ctypes.data
-            if not addend_in_place[0]:
-                out.reshape(summand.shape)[...] = summand
-        if steady:
-            arrays = dict(zip(args, inputs, strict=True))
-        else:
-            if deconv:
-                inputs = [inputs[0], once(b.DNNL_ARG_WEIGHTS, inputs[1],
-                                          lambda w: _packed_weights(op, compiled, w)),
-                          *inputs[2:]]
-            arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
-                      for arg, x in zip(args, inputs, strict=True)}
-            as_passed = scratchpad is not None and all(
-                arrays[arg] is x for arg, x in zip(args, buffers, strict=False))
-            last[:] = [weakref.ref(x) for x in buffers] if as_passed else []
-            pointed.clear()
-        arrays[b.DNNL_ARG_DST] = out
-
-        result = math.inf
-        if finite_only:
-            source = norm(arrays, b.DNNL_ARG_SRC, True)
-            if math.isfinite(source):
-                launch(compiled, arrays, scratchpad)
-                result = bound_after(source)
-            else:
-                out[...] = numpy_kernel(op, inputs)
-        elif conv:
-            measure = finite is not None  # a guard measures; other kernels take what is known
-            element, before = _conv_bounds(
-                factors, norm(arrays, b.DNNL_ARG_SRC, measure),
-                norm(arrays, b.DNNL_ARG_DST, measure) if addend else 0.0,
-                lambda: constant_norm(arrays, b.DNNL_ARG_WEIGHTS),
-                lambda: constant_norm(arrays, b.DNNL_ARG_BIAS))
-            if finite is not None and element < _FINITE_LIMIT:
-                launch(finite, arrays, scratchpad)
-            else:
-                launch(compiled, arrays, scratchpad)
-                if activation is not None:
-                    out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
-            if before < math.inf:  # else the result may hold NaN
-                result = bound_after(before)
-        elif batch_norm is not None:
-            source = norm(arrays, b.DNNL_ARG_SRC, False)  # before the kernel: it may run in place
-            launch(compiled, arrays, scratchpad)
-            if source < _FINITE_LIMIT:
-                result = batch_norm(
-                    source,
-                    once(b.DNNL_ARG_SCALE, arrays[b.DNNL_ARG_SCALE], _largest_magnitude),
-                    once(b.DNNL_ARG_VARIANCE, arrays[b.DNNL_ARG_VARIANCE], _smallest),
-                    once(b.DNNL_ARG_MEAN, arrays[b.DNNL_ARG_MEAN], _norm),
-                    once(b.DNNL_ARG_SHIFT, arrays[b.DNNL_ARG_SHIFT], _norm))
-        else:
-            source = norm(arrays, b.DNNL_ARG_SRC, False) if b.DNNL_ARG_SRC in arrays else (
-                math.inf)
-            launch(compiled, arrays, scratchpad)
-            if source < _FINITE_LIMIT:  # else the result may hold NaN
-                result = bound_after(source)
+    def finish(out: np.ndarray, result: float) -> None:
         if padded is not None:
             padded.zero_padding(out, shape)
         if written.measure:
@@ -984,7 +921,123 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         # A bound past the limit is of no use to a guard, and may not bound what overflowed.
         written.value = result if result < _FINITE_LIMIT else math.inf
 
-    return run_into
+    # The plan whose arrays the variants' memory objects point at now.
+    owner: list[object] = [None]
+
+    def plan(inputs: Sequence[np.ndarray], out: np.ndarray, scratchpad: np.ndarray | None
+             ) -> tuple[FixedCall, bool]:
+        """The op on these arrays, and whether that call may run again on new contents of
+        them (it may not where an operand had to be copied to suit oneDNN)."""
+        *sources, summand = inputs if addend else (*inputs, None)
+        passed = [sources[0], once(b.DNNL_ARG_WEIGHTS, sources[1],
+                                   lambda w: _packed_weights(op, compiled, w)),
+                  *sources[2:]] if deconv else sources
+        arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
+                  for arg, x in zip(args, passed, strict=True)}
+        reusable = scratchpad is not None and all(  # constants never change
+            arrays[arg] is x or arg in constants for arg, x in zip(args, sources, strict=True))
+        arrays[b.DNNL_ARG_DST] = out
+        # oneDNN's sum post-op adds what dst holds: the addend, copied there unless in place.
+        copied = None if summand is None or summand.ctypes.data == out.ctypes.data else (
+            out.reshape(summand.shape), summand)
+        source = arrays.get(b.DNNL_ARG_SRC)
+        token = object()
+
+        def point() -> None:
+            for variant in variants:
+                variant.point(arrays, scratchpad)
+            owner[0] = token
+
+        if conv:
+            weights, bias = arrays[b.DNNL_ARG_WEIGHTS], arrays.get(b.DNNL_ARG_BIAS)
+            weights_norm = (once(b.DNNL_ARG_WEIGHTS, weights, _norm)
+                            if b.DNNL_ARG_WEIGHTS in constants else None)
+            bias_norm = 0.0 if bias is None else (
+                once(b.DNNL_ARG_BIAS, bias, _norm) if b.DNNL_ARG_BIAS in constants else None)
+            run_finite = None if finite is None else finite.runner()
+            run_exact = compiled.runner()
+
+            def call() -> None:
+                if owner[0] is not token:
+                    point()
+                if copied is not None:
+                    copied[0][...] = copied[1]
+                element, before = _conv_bounds(
+                    factors, read_source(source), read_summand(out) if addend else 0.0,
+                    _norm(weights) if weights_norm is None else weights_norm,
+                    _norm(bias) if bias_norm is None else bias_norm)  # type: ignore[arg-type]
+                if run_finite is not None and element < _FINITE_LIMIT:
+                    run_finite()
+                else:
+                    run_exact()
+                    if activation is not None:
+                        out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
+                finish(out, bound_after(before) if before < math.inf else math.inf)
+
+        elif finite_only:
+            run = compiled.runner()
+
+            def call() -> None:
+                if owner[0] is not token:
+                    point()
+                bound = read_source(source)
+                if math.isfinite(bound):
+                    run()
+                    finish(out, bound_after(bound))
+                else:
+                    out[...] = numpy_kernel(op, sources)
+                    finish(out, math.inf)
+
+        elif batch_norm is not None:
+            run = compiled.runner()
+
+            def call() -> None:
+                if owner[0] is not token:
+                    point()
+                bound = read_source(source)  # before the kernel: it may run in place
+                run()
+                finish(out, math.inf if not bound < _FINITE_LIMIT else batch_norm(
+                    bound,
+                    once(b.DNNL_ARG_SCALE, arrays[b.DNNL_ARG_SCALE], _largest_magnitude),
+                    once(b.DNNL_ARG_VARIANCE, arrays[b.DNNL_ARG_VARIANCE], _smallest),
+                    once(b.DNNL_ARG_MEAN, arrays[b.DNNL_ARG_MEAN], _norm),
+                    once(b.DNNL_ARG_SHIFT, arrays[b.DNNL_ARG_SHIFT], _norm)))
+
+        else:
+            run = compiled.runner()
+
+            def call() -> None:
+                if owner[0] is not token:
+                    point()
+                bound = math.inf if source is None else read_source(source)
+                run()
+                finish(out, bound_after(bound) if bound < _FINITE_LIMIT else math.inf)
+
+        return call, reusable
+
+    # The last call's buffers (weakly, as `Compiled` keeps them) and its plan, when that
+    # may run again: the interpreter passes the same arrays again only by chance.
+    last: list[weakref.ref[np.ndarray]] = []
+    current: list[FixedCall] = []
+
+    def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
+                 scratchpad: np.ndarray | None) -> None:
+        buffers = (*inputs, out, scratchpad)
+        if len(last) == len(buffers) and all(
+                ref() is x for ref, x in zip(last, buffers, strict=True)):
+            call = current[0]
+        else:
+            call, reusable = plan(inputs, out, scratchpad)
+            last[:] = [weakref.ref(x) for x in buffers] if reusable else []
+            current[:] = [call]
+        call()
+
+    def on(inputs: Sequence[np.ndarray], out: np.ndarray,
+           scratchpad: np.ndarray | None) -> FixedCall:
+        call, reusable = plan(inputs, out, scratchpad)
+        return call if reusable else partial(run_into, inputs, out, scratchpad)
+
+    return Executor(run_into, on)
 
 
 def _scratchpad(compiled: Compiled, finite: Compiled | None) -> np.ndarray:
@@ -998,7 +1051,7 @@ def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
     (a C-contiguous float32 buffer of the result's physical size)."""
     compiled, finite, args = _compiled(op)
-    executor(op, compiled, args, finite)(inputs, out, scratchpad)
+    executor(op, compiled, args, finite).run_into(inputs, out, scratchpad)
 
 
 def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -1011,30 +1064,41 @@ def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
         raise ValueError(f"{op.name}: oneDNN's result takes {compiled.nbytes(b.DNNL_ARG_DST)} "
                          f"bytes, layout '{encoding_name(result.type)}' {math.prod(shape) * 4}")
     out = np.empty(shape, dtype=np.float32)
-    executor(op, compiled, args, finite)(inputs, out, _scratchpad(compiled, finite))
+    executor(op, compiled, args, finite).run_into(inputs, out, _scratchpad(compiled, finite))
     return out
 
 
-def prepare(op: Operation) -> BoundKernel:
-    """`op` bound once (the registry's `prepare`): its primitives are created and their
-    scratchpad allocated now; each call executes straight into the destination when that is
-    a C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied."""
-    shared, shared_finite, args = _compiled(op)
-    compiled = shared.private()
-    finite = None if shared_finite is None else shared_finite.private()
-    linked, written = _linked(op)
-    run_into = executor(op, compiled, args, finite, linked, written, _constant_args(op, args))
-    scratchpad = _scratchpad(compiled, finite)
-    size = compiled.nbytes(b.DNNL_ARG_DST)
+class Prepared:
+    """An op bound once (the registry's `prepare`): its primitives created and their
+    scratchpad allocated. Each call executes straight into the destination when that is a
+    C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied;
+    `on` binds it to buffers it will always be given."""
 
-    def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        if out.flags.c_contiguous and out.dtype == np.float32 and out.nbytes == size:
-            run_into(inputs, out, scratchpad)
+    def __init__(self, op: Operation):
+        shared, shared_finite, args = _compiled(op)
+        compiled = shared.private()
+        finite = None if shared_finite is None else shared_finite.private()
+        linked, self.written = _linked(op)
+        self.op = op
+        self.executor = executor(op, compiled, args, finite, linked, self.written,
+                                 _constant_args(op, args))
+        self.scratchpad = _scratchpad(compiled, finite)
+        self.size = compiled.nbytes(b.DNNL_ARG_DST)
+
+    def _direct(self, out: np.ndarray) -> bool:
+        return out.flags.c_contiguous and out.dtype == np.float32 and out.nbytes == self.size
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        if self._direct(out):
+            self.executor.run_into(inputs, out, self.scratchpad)
         else:
-            written.value = math.inf
-            out[...] = run(op, inputs)
+            self.written.value = math.inf
+            out[...] = run(self.op, inputs)
 
-    return bound
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        if self._direct(out):
+            return self.executor.on(inputs, out, self.scratchpad)
+        return partial(self, inputs, out)
 
 
 def kernels() -> list[Kernel]:
@@ -1042,23 +1106,23 @@ def kernels() -> list[Kernel]:
     # oneDNN pads inside its primitives (no copy to save), and its fast implementations
     # want dense buffers: no halos, no strided outputs.
     result = [Kernel("conv2d_onednn", nn.Conv2dOp, "onednn", run, accepts=_conv_accepts,
-                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
+                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=Prepared,
                      reads_halo=False, writes_strided=False, post_ops=True),
               # With an addend, oneDNN accumulates into it: in place when the planner can.
               Kernel("conv_transpose2d_onednn", nn.ConvTranspose2dOp, "onednn", run,
                      accepts=_deconv_accepts, layouts=_deconv_layouts,
-                     workspace=lambda op, target: _deconv_chosen(op, target)[2], prepare=prepare,
+                     workspace=lambda op, target: _deconv_chosen(op, target)[2], prepare=Prepared,
                      reads_halo=False, writes_strided=False),
               Kernel("gemm_onednn", nn.GemmOp, "onednn", run, accepts=_gemm_accepts,
-                     workspace=lambda op, target: _gemm_choice(op)[1], prepare=prepare,
+                     workspace=lambda op, target: _gemm_choice(op)[1], prepare=Prepared,
                      reads_halo=False, writes_strided=False),
               Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
                      applies=lambda op: op.addend is None, accepts=_conv_accepts,
-                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
+                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=Prepared,
                      reads_halo=False, writes_strided=False, post_ops=True),
               Kernel("fused_conv2d_sum_onednn", nn.FusedConv2dOp, "onednn", run,
                      applies=lambda op: op.addend is not None, accepts=_conv_accepts,
-                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=prepare,
+                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=Prepared,
                      in_place=3, reads_halo=False, writes_strided=False, post_ops=True)]
     any_ops: list[tuple[type[Operation], bool]] = [
         (nn.MaxPool2dOp, False), (nn.AvgPool2dOp, False), (nn.GlobalAvgPoolOp, False),
@@ -1072,5 +1136,5 @@ def kernels() -> list[Kernel]:
                              accepts_layout=_any_accepts_layout, workspace=_any_workspace,
                              in_place=0 if in_place else None,
                              keeps_padding_zero=_ZERO_PRESERVING.get(op_type, True),
-                             prepare=prepare, reads_halo=False, writes_strided=False))
+                             prepare=Prepared, reads_halo=False, writes_strided=False))
     return result

@@ -168,15 +168,21 @@ class Compiled:
         that they are the ones it means): no per-argument checks."""
         self._primitive.get().execute(self._exec_args)
 
+    def runner(self) -> Callable[[], None]:
+        """`execute` as one call without arguments (straight to oneDNN once the primitive
+        exists; a deferred one is created at its first execution)."""
+        created = self._primitive.created
+        return self.execute if created is None else created.bound(self._exec_args)
+
     def nbytes(self, arg: int) -> int:
         """Bytes the buffer of execution argument `arg` must have."""
         return self._sizes[arg]
 
-    def __call__(self, arrays: Mapping[int, np.ndarray],
-                 scratchpad: np.ndarray | None = None) -> None:
-        """Runs on `arrays` (execution argument -> C-contiguous float32 buffer of exactly
-        `nbytes(arg)` bytes; oneDNN only reads the sources) and a scratchpad of at least
-        `scratchpad_bytes` bytes. Not reentrant: the memory objects are re-pointed."""
+    def point(self, arrays: Mapping[int, np.ndarray],
+              scratchpad: np.ndarray | None = None) -> None:
+        """Points the memory objects at `arrays` (execution argument -> C-contiguous float32
+        buffer of exactly `nbytes(arg)` bytes; oneDNN only reads the sources) and a
+        scratchpad of at least `scratchpad_bytes` bytes, for `execute`."""
         pointed = self._pointed
         for arg, memory in self.memories.items():
             array = scratchpad if arg == b.DNNL_ARG_SCRATCHPAD else arrays.get(arg)
@@ -203,7 +209,13 @@ class Compiled:
                 raise ValueError(f"{self.pd.implementation}: the destination is read-only")
             memory.point_to(array.ctypes.data)
             pointed[arg] = weakref.ref(array)
-        self._primitive.get().execute(self._exec_args)
+
+    def __call__(self, arrays: Mapping[int, np.ndarray],
+                 scratchpad: np.ndarray | None = None) -> None:
+        """Runs on `arrays` and `scratchpad` (see `point`). Not reentrant: the memory
+        objects are re-pointed."""
+        self.point(arrays, scratchpad)
+        self.execute()
 
 
 _CACHE: dict[Hashable, Compiled] = {}
