@@ -34,7 +34,6 @@ binds it to the buffers generated code always passes.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
@@ -873,8 +872,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
              written: NormBound | None = None, constants: Collection[int] = ()) -> Executor:
     """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
     alone (its kind, result padding, epilogue) decided now, and what depends on its arrays
-    decided once per arrays (a *plan*): a generated module's op, given the same arena views
-    on every run, then pays per call only for its bounds and the primitive's execution.
+    decided once per arrays (a *plan*, made on each call of `run_into`, once by `on`): a
+    generated module's op, bound to the arena views it is given on every run, then pays per
+    call only for its bounds and the primitive's execution.
     With a `finite` variant (a cheaper epilogue, see `Epilogue`), each call whose operands
     `_conv_bounds` bounds runs that instead. Norm bounds of operands come from `linked` (by
     execution argument: the bounds of the parts its writers wrote) where known; the bound
@@ -1015,22 +1015,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
 
         return call, reusable
 
-    # The last call's buffers (weakly, as `Compiled` keeps them) and its plan, when that
-    # may run again: the interpreter passes the same arrays again only by chance.
-    last: list[weakref.ref[np.ndarray]] = []
-    current: list[FixedCall] = []
-
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
-        buffers = (*inputs, out, scratchpad)
-        if len(last) == len(buffers) and all(
-                ref() is x for ref, x in zip(last, buffers, strict=True)):
-            call = current[0]
-        else:
-            call, reusable = plan(inputs, out, scratchpad)
-            last[:] = [weakref.ref(x) for x in buffers] if reusable else []
-            current[:] = [call]
-        call()
+        plan(inputs, out, scratchpad)[0]()
 
     def on(inputs: Sequence[np.ndarray], out: np.ndarray,
            scratchpad: np.ndarray | None) -> FixedCall:

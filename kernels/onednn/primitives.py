@@ -17,7 +17,6 @@ given per side (`padding_l` = top, left; `padding_r` = bottom, right).
 from __future__ import annotations
 
 import ctypes
-import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from ctypes import c_void_p
 
@@ -149,10 +148,6 @@ class Compiled:
             self.memories[b.DNNL_ARG_SCRATCHPAD] = b.Memory(pd.md(b.dnnl_query_scratchpad_md))
         self._exec_args = b.exec_args(list(self.memories.items()))
         self._sizes = {arg: memory.md.size for arg, memory in self.memories.items()}
-        # The array each memory object points into now, weakly (not to keep the interpreter's
-        # freed values alive): a run that passes the same arrays again (generated code passes
-        # the same arena views on every run) re-points nothing.
-        self._pointed: dict[int, weakref.ref[np.ndarray]] = {}
 
     def private(self) -> Compiled:
         """The same primitive with memory objects of its own: an op bound to it keeps its
@@ -182,20 +177,16 @@ class Compiled:
               scratchpad: np.ndarray | None = None) -> None:
         """Points the memory objects at `arrays` (execution argument -> C-contiguous float32
         buffer of exactly `nbytes(arg)` bytes; oneDNN only reads the sources) and a
-        scratchpad of at least `scratchpad_bytes` bytes, for `execute`."""
-        pointed = self._pointed
+        scratchpad of at least `scratchpad_bytes` bytes, for `execute`. (A kernel bound to
+        the same arrays on every call points once: see `executor`.)"""
         for arg, memory in self.memories.items():
-            array = scratchpad if arg == b.DNNL_ARG_SCRATCHPAD else arrays.get(arg)
-            if array is not None and (known := pointed.get(arg)) is not None and (
-                    known() is array):
-                continue  # checked and pointed to by an earlier call
             if arg == b.DNNL_ARG_SCRATCHPAD:
                 if scratchpad is None or scratchpad.nbytes < self.scratchpad_bytes:
                     raise ValueError(f"{self.pd.implementation} needs a scratchpad of "
                                      f"{self.scratchpad_bytes} bytes")
                 memory.point_to(scratchpad.ctypes.data)
-                pointed[arg] = weakref.ref(scratchpad)
                 continue
+            array = arrays.get(arg)
             if array is None:
                 raise ValueError(f"{self.pd.implementation}: no buffer for argument {arg}")
             if (array.dtype != np.float32 or not array.flags.c_contiguous
@@ -208,7 +199,6 @@ class Compiled:
             if arg == b.DNNL_ARG_DST and not array.flags.writeable:
                 raise ValueError(f"{self.pd.implementation}: the destination is read-only")
             memory.point_to(array.ctypes.data)
-            pointed[arg] = weakref.ref(array)
 
     def __call__(self, arrays: Mapping[int, np.ndarray],
                  scratchpad: np.ndarray | None = None) -> None:
