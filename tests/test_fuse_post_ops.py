@@ -4,6 +4,7 @@ kernel accepts, and a fused residual add is planned in place on its addend."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -21,6 +22,7 @@ from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available
+from nnlayout.kernels.registry import registry
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.tests.test_layout_semantics import (
@@ -135,6 +137,23 @@ def test_batch_norm_stays_where_no_convolution_kernel_fuses_it(target: str, uses
     assert [op for op in planned.walk() if op.name == "nn.batch_norm"]
     assert_same(Interpreter(module).run(random_inputs(module)),
                 Interpreter(planned).run(random_inputs(module)))
+
+
+def test_a_batch_norm_whose_convolution_is_refused_stays_as_written(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the family's fused convolution kernel refuses the depthwise convolution, the
+    batch norm and activation stay, nothing built for the attempt is left in the IR, and the
+    remark names the ops the user wrote."""
+    fused_kernel = registry().lookup("fused_conv2d_onednn")
+    monkeypatch.setitem(registry().kernels, "fused_conv2d_onednn", dataclasses.replace(
+        fused_kernel, accepts=lambda op, target, padding: "refused by this test"))
+    module = parse(norm_then(16, "nn.relu"))
+    with remarks.collecting() as collected:
+        compiled = compile_module(module, "onednn", True, FUSE)
+    assert [r.message for r in collected if r.pass_name == "fuse-post-ops"] == [
+        "nn.batch_norm and nn.relu not run as one convolution: refused by this test"]
+    assert str(compiled) == str(compile_module(module, "onednn", True,
+                                               "select-dispatch{{target={target}}}"))
 
 
 def test_nan_stays_nan_through_a_fused_relu() -> None:

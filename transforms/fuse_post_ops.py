@@ -89,17 +89,19 @@ class _Fuser:
     nnan: bool
     print_remarks: bool
 
-    def fuse(self, conv: Conv2dOp | FusedConv2dOp, replaced: Operation,
-             addend: SSAValue | None, activation: UnaryOp | None,
-             rewriter: PatternRewriter) -> bool:
-        """Replaces `replaced` (the add or activation consuming `conv`) by the fused op when
-        a kernel of the family `conv`'s kernel belongs to accepts it; whether it did."""
+    def fused_op(self, conv: Conv2dOp | FusedConv2dOp, addend: SSAValue | None,
+                 activation: UnaryOp | None
+                 ) -> tuple[FusedConv2dOp, ConstantOp | None] | list[str]:
+        """`conv` with `addend` and `activation` applied as post-ops, a detached
+        `nn.fused_conv2d` given the kernel of `conv`'s kernel family that accepts it (and
+        the zero bias it reads, where `conv` has none); else why not: each kernel's reason
+        (none where no kernel of the family applies)."""
         chosen = kernel_of(conv)
         if chosen is None or chosen.kernel_name.data not in registry().kernels:
-            return False
+            return []
         chosen_kernel = registry().lookup(chosen.kernel_name.data)
         if not chosen_kernel.post_ops:
-            return False
+            return []
         zero_bias = None if conv.bias is not None else _zeros(
             TensorType(tensor_type(conv.output).element_type, shape_of(conv.weight)[:1]))
         bias = conv.bias if zero_bias is None else zero_bias.output
@@ -113,25 +115,36 @@ class _Fuser:
                 continue
             reason = kernel.accepts(fused, self.target, self.padding)
             if reason is None:
-                break
+                fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
+                fused.location = conv.location  # later diagnostics point at the convolution
+                return fused, zero_bias
             reasons.append(reason)
-        else:
-            fused.erase()
-            if reasons:
+        fused.erase()
+        if zero_bias is not None:
+            zero_bias.erase()
+        return reasons
+
+    def fuse(self, conv: Conv2dOp | FusedConv2dOp, replaced: Operation,
+             addend: SSAValue | None, activation: UnaryOp | None,
+             rewriter: PatternRewriter) -> None:
+        """Replaces `replaced` (the add or activation consuming `conv`) by the fused op when
+        a kernel of the family `conv`'s kernel belongs to accepts it; else a remark says
+        why."""
+        found = self.fused_op(conv, addend, activation)
+        if isinstance(found, list):
+            if found and (chosen := kernel_of(conv)) is not None:
                 remarks.emit(replaced, FusePostOpsPass.name,
                              f"not fused into {conv.name} ({chosen.kernel_name.data}): "
-                             f"{reasons[0]}", self.print_remarks)
-            return False
-        fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
+                             f"{found[0]}", self.print_remarks)
+            return
+        fused, zero_bias = found
         fused.output.name_hint = replaced.results[0].name_hint or conv.output.name_hint
-        fused.location = conv.location  # later diagnostics point at the convolution
         if zero_bias is not None:
             zero_bias.output.name_hint = "zero_bias"
             zero_bias.location = conv.location
             rewriter.insert(zero_bias, InsertPoint.before(replaced))
         rewriter.replace(replaced, fused)
         rewriter.erase(conv)
-        return True
 
 
 def _zeros(tensor: TensorType[Attribute]) -> ConstantOp:
@@ -205,22 +218,29 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
             return
         family = registry().lookup(chosen.kernel_name.data).family
         folded, weight, bias = fold_parameters(norm, None, None)
+        # A depthwise 1x1 convolution, never inserted: what the fused op is made from.
         conv = Conv2dOp(norm.input, weight, bias, strides=(1, 1), pads=(0, 0, 0, 0),
                         dilations=(1, 1), groups=shape_of(norm.input)[1])
-        selection = select(conv, self.fuser.target, self.fuser.padding)
-        if selection is None or selection.kernel.family != family:
-            for new_op in reversed([*folded, conv]):
-                new_op.erase()
-            return
-        conv.attributes[KERNEL_ATTR] = selection.kernel.attribute(conv, self.fuser.target)
         conv.location = norm.location
-        conv.output.name_hint = norm.output.name_hint
-        weight.name_hint, bias.name_hint = norm.scale.name_hint, norm.bias.name_hint
-        rewriter.insert([*folded, conv], InsertPoint.before(norm))
-        if not self.fuser.fuse(conv, op, None, op, rewriter):
-            for new_op in reversed([*folded, conv]):
-                rewriter.erase(new_op)
+        selection = select(conv, self.fuser.target, self.fuser.padding)
+        found: tuple[FusedConv2dOp, ConstantOp | None] | list[str] = []
+        if selection is not None and selection.kernel.family == family:
+            conv.attributes[KERNEL_ATTR] = selection.kernel.attribute(conv, self.fuser.target)
+            found = self.fuser.fused_op(conv, None, op)
+        conv.erase()
+        if isinstance(found, list):
+            for new_op in reversed(folded):
+                new_op.erase()
+            if found:
+                remarks.emit(op, FusePostOpsPass.name,
+                             f"{norm.name} and {op.name} not run as one convolution: "
+                             f"{found[0]}", self.fuser.print_remarks)
             return
+        fused = found[0]
+        fused.output.name_hint = op.output.name_hint or norm.output.name_hint
+        weight.name_hint, bias.name_hint = norm.scale.name_hint, norm.bias.name_hint
+        rewriter.insert(folded, InsertPoint.before(norm))
+        rewriter.replace(op, fused)
         rewriter.erase(norm)
 
 
