@@ -457,23 +457,33 @@ def test_gemm_onednn_refuses_what_its_matmul_does_not_compute(
                 Interpreter(compiled).run(random_inputs(module)))
 
 
-def test_a_prepared_kernel_follows_its_buffers_from_call_to_call() -> None:
-    """A prepared kernel skips its checks while it is given the same buffers as on its last
-    call; other buffers, or the addend in place one call and not the next, are followed."""
+def fused_residual_conv(activation: str = "") -> tuple[nn.FusedConv2dOp, np.ndarray,
+                                                      np.ndarray]:
+    """A convolution fused with its residual add (and `activation`, e.g. "nn.relu") for
+    oneDNN, with its weights and bias."""
     t = "tensor<1x8x6x6xf32>"
+    result = "%y" if activation else "%s"
     module = parse(f"""
 func.func @f(%x: {t}, %r: {t}) -> {t} {{
   %w = nn.constant dense<{dense((8, 8, 3, 3), 3)}> : tensor<8x8x3x3xf32>
   %b = nn.constant dense<{dense((8,), 4)}> : tensor<8xf32>
   %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : ({t}, tensor<8x8x3x3xf32>, tensor<8xf32>) -> {t}
   %s = nn.add %c, %r : ({t}, {t}) -> {t}
-  func.return %s : {t}
+  {f"%y = {activation} %s : {t}" if activation else ""}
+  func.return {result} : {t}
 }}""")
     fused = compile_module(module, "onednn", True, "select-dispatch{{target={target}}},"
                            "fuse-post-ops{{target={target}}}")
     [op] = [op for op in fused.walk() if isinstance(op, nn.FusedConv2dOp)]
     weights, bias = (np.asarray(json.loads(dense(shape, seed)), np.float32)
                      for shape, seed in (((8, 8, 3, 3), 3), ((8,), 4)))
+    return op, weights, bias
+
+
+def test_a_prepared_kernel_follows_its_buffers_from_call_to_call() -> None:
+    """A prepared kernel given other buffers from call to call, the addend in place one call
+    and not the next, and new contents in the same buffers, computes each call's result."""
+    op, weights, bias = fused_residual_conv()
     bound = onednn_kernels.Prepared(op)
     rng = np.random.default_rng(5)
     x, r, other = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(3))
@@ -494,21 +504,7 @@ def test_a_kernel_bound_to_its_buffers_runs_on_them_between_other_calls() -> Non
     """`Prepared.on` binds a kernel to the arrays it will always be given; calls of the same
     kernel on other arrays in between (in place or not) do not leave it pointing elsewhere,
     and new contents of its arrays are read on every call."""
-    t = "tensor<1x8x6x6xf32>"
-    module = parse(f"""
-func.func @f(%x: {t}, %r: {t}) -> {t} {{
-  %w = nn.constant dense<{dense((8, 8, 3, 3), 3)}> : tensor<8x8x3x3xf32>
-  %b = nn.constant dense<{dense((8,), 4)}> : tensor<8xf32>
-  %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : ({t}, tensor<8x8x3x3xf32>, tensor<8xf32>) -> {t}
-  %s = nn.add %c, %r : ({t}, {t}) -> {t}
-  %y = nn.relu %s : {t}
-  func.return %y : {t}
-}}""")
-    fused = compile_module(module, "onednn", True, "select-dispatch{{target={target}}},"
-                           "fuse-post-ops{{target={target}}}")
-    [op] = [op for op in fused.walk() if isinstance(op, nn.FusedConv2dOp)]
-    weights, bias = (np.asarray(json.loads(dense(shape, seed)), np.float32)
-                     for shape, seed in (((8, 8, 3, 3), 3), ((8,), 4)))
+    op, weights, bias = fused_residual_conv("nn.relu")
     prepared = onednn_kernels.Prepared(op)
     rng = np.random.default_rng(6)
     x, r, x2, r2 = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(4))
