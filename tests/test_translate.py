@@ -157,3 +157,54 @@ def test_onednn_primitives_are_made_at_load(tmp_path: Path) -> None:
     first = module.run(*inputs)
     assert primitives.cache_size() == made  # nothing created per run
     assert_same(Interpreter(parse_module(make_context(), TRAPS, "traps")).run(inputs), first)
+
+
+# A kernel reading what another wrote (a max pooling after a relu; a guarded convolution
+# after a concat built in place from two convolutions' results), and a fill that oneDNN's
+# fast path would get wrong: a window of only -inf, NaN through a relu.
+TRUSTED_WRITERS = {
+    "nn.max_pool2d": ("onednn", -np.inf, f"""
+func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {{
+  %w = nn.constant dense<{dense((8, 8, 3, 3), 1)}> : tensor<8x8x3x3xf32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %a = nn.relu %c : tensor<1x8x6x6xf32>
+  %m = nn.max_pool2d %a kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
+  func.return %m : tensor<1x8x6x6xf32>
+}}"""),
+    "nn.fused_conv2d": ("onednn-nchw8c", np.nan, f"""
+func.func @f(%x: tensor<1x4x6x6xf32>) -> tensor<1x8x6x6xf32> {{
+  %w1 = nn.constant dense<{dense((8, 4, 3, 3), 2)}> : tensor<8x4x3x3xf32>
+  %a = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %w2 = nn.constant dense<{dense((8, 4, 3, 3), 3)}> : tensor<8x4x3x3xf32>
+  %b = nn.conv2d %x, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %cat = nn.concat %a, %b axis 1 : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %w3 = nn.constant dense<{dense((8, 16, 3, 3), 4)}> : tensor<8x16x3x3xf32>
+  %c = nn.conv2d %cat, %w3 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x6x6xf32>, tensor<8x16x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %y = nn.relu %c : tensor<1x8x6x6xf32>
+  func.return %y : tensor<1x8x6x6xf32>
+}}""")}
+
+
+@pytest.mark.skipif(not onednn_available(), reason="oneDNN (onednn-cpu-gomp) is not installed")
+@pytest.mark.parametrize("reader", sorted(TRUSTED_WRITERS))
+def test_a_kernel_called_on_other_arrays_trusts_no_bound_kept_for_the_arena(
+        reader: str, tmp_path: Path) -> None:
+    """A oneDNN kernel takes the bound on its operand's norm that the kernels which wrote
+    the operand's buffer kept (so that it need not check for NaN and Inf itself) only for
+    the very bytes they wrote: called through K[i] on other arrays, it checks them."""
+    target, fill, text = TRUSTED_WRITERS[reader]
+    source = tmp_path / "program.mlir"
+    source.write_text(text)
+    module = generated(compile_file(source, target), source, tmp_path)
+    code = (tmp_path / "model.py").read_text()
+    index = next(i for i, op in enumerate(
+        op for op in module.PROGRAM.function.body.block.ops if isinstance(op, ComputeOp))
+        if op.inner.name == reader)
+    ins, outs = re.search(rf"^k{index} = PROGRAM\.on\({index}, \((.*)\), \((.*),\)\)$", code,
+                          re.MULTILINE).groups()
+    operands = [getattr(module, name) for name in ins.replace(",", " ").split()]
+    module.run(*random_inputs(parse_module(make_context(), text, "program")))  # finite
+    other = np.full_like(operands[0], fill)
+    out = np.empty_like(getattr(module, outs))
+    module.K[index]((other, *operands[1:]), (out,))
+    np.testing.assert_array_equal(out, np.full_like(out, fill))

@@ -795,13 +795,24 @@ class NormBound:
     weights until it is too large to be of use, and the next guard measures again. A kernel
     whose result is one part of a value read whole (a concat built in place) is asked to
     `measure` it: the whole's bound is then the exact norm of its parts, which does not
-    compound through a dense block whose every layer reads all the parts before it."""
+    compound through a dense block whose every layer reads all the parts before it. A
+    reader trusts the bound only for the bytes it was about (`where`: address and size of
+    the array written): a kernel called on arrays of the caller's choosing measures them or
+    takes no bound."""
 
-    __slots__ = ("measure", "value")
+    __slots__ = ("measure", "value", "where")
 
     def __init__(self) -> None:
         self.value = math.inf
         self.measure = False
+        self.where: Extent | None = None
+
+
+Extent = tuple[int, int]  # a C-contiguous array's address and size in bytes
+
+
+def _extent(x: np.ndarray) -> Extent:
+    return x.ctypes.data, x.nbytes
 
 
 def _linked(op: Operation) -> tuple[dict[int, list[NormBound]], NormBound]:
@@ -847,20 +858,32 @@ class Executor(NamedTuple):
 
 
 def _bound_reader(parts: Sequence[NormBound] | None, measure: bool
-                  ) -> Callable[[np.ndarray], float]:
-    """How a kernel bounds the norm of an operand `x`: by the bounds its writers kept
-    (`parts`: the root of their squares' sum when several kernels wrote it), else inf, or,
-    when `measure` asks for a usable bound and there is none, by measuring `x`."""
+                  ) -> Callable[[np.ndarray, Extent], float]:
+    """How a kernel bounds the norm of an operand `x` occupying `extent`: by the bounds its
+    writers kept (`parts`: the root of their squares' sum when several kernels wrote it) if
+    they wrote exactly those bytes on their last calls, else inf, or, when `measure` asks
+    for a usable bound and there is none, by measuring `x`."""
     if parts is None:
-        return (lambda x: _norm(x)) if measure else (lambda x: math.inf)
+        return (lambda x, extent: _norm(x)) if measure else (lambda x, extent: math.inf)
     if len(parts) == 1:
         [part] = parts
-        if not measure:
-            return lambda x: part.value
-        return lambda x: bound if (bound := part.value) < _FINITE_LIMIT else _norm(x)
 
-    def several(x: np.ndarray) -> float:
-        bound = math.hypot(*(part.value for part in parts))
+        def single(x: np.ndarray, extent: Extent) -> float:
+            bound = part.value if part.where == extent else math.inf
+            return _norm(x) if measure and not bound < _FINITE_LIMIT else bound
+
+        return single
+    tiled: list[object] = [None]  # the parts' extents last seen to tile an operand's
+
+    def several(x: np.ndarray, extent: Extent) -> float:
+        wheres = (extent, *(part.where for part in parts))
+        if wheres != tiled[0]:
+            end = extent[0]
+            for where in sorted(w for w in wheres[1:] if w is not None):
+                end = end + where[1] if where[0] == end else -1
+            tiled[0] = wheres if None not in wheres and end == sum(extent) else None
+        bound = math.hypot(*(part.value for part in parts)) if tiled[0] is not None else (
+            math.inf)
         return _norm(x) if measure and not bound < _FINITE_LIMIT else bound
 
     return several
@@ -913,13 +936,14 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             seen = derived[arg] = (x, derive(x))
         return seen[1]
 
-    def finish(out: np.ndarray, result: float) -> None:
+    def finish(out: np.ndarray, where: Extent, result: float) -> None:
         if padded is not None:
             padded.zero_padding(out, shape)
         if written.measure:
             result = _norm(out)
         # A bound past the limit is of no use to a guard, and may not bound what overflowed.
         written.value = result if result < _FINITE_LIMIT else math.inf
+        written.where = where
 
     # The plan whose arrays the variants' memory objects point at now.
     owner: list[object] = [None]
@@ -941,6 +965,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         copied = None if summand is None or summand.ctypes.data == out.ctypes.data else (
             out.reshape(summand.shape), summand)
         source = arrays.get(b.DNNL_ARG_SRC)
+        source_at = None if source is None else _extent(source)
+        summand_at = None if summand is None else _extent(np.ascontiguousarray(summand))
+        out_at = _extent(out)
         token = object()
 
         def point() -> None:
@@ -963,7 +990,8 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                 if copied is not None:
                     copied[0][...] = copied[1]
                 element, before = _conv_bounds(
-                    factors, read_source(source), read_summand(out) if addend else 0.0,
+                    factors, read_source(source, source_at),
+                    read_summand(out, summand_at) if addend else 0.0,
                     _norm(weights) if weights_norm is None else weights_norm,
                     _norm(bias) if bias_norm is None else bias_norm)  # type: ignore[arg-type]
                 if run_finite is not None and element < _FINITE_LIMIT:
@@ -972,7 +1000,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                     run_exact()
                     if activation is not None:
                         out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
-                finish(out, bound_after(before) if before < math.inf else math.inf)
+                finish(out, out_at, bound_after(before) if before < math.inf else math.inf)
 
         elif finite_only:
             run = compiled.runner()
@@ -980,13 +1008,13 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             def call() -> None:
                 if owner[0] is not token:
                     point()
-                bound = read_source(source)
+                bound = read_source(source, source_at)
                 if math.isfinite(bound):
                     run()
-                    finish(out, bound_after(bound))
+                    finish(out, out_at, bound_after(bound))
                 else:
                     out[...] = numpy_kernel(op, sources)
-                    finish(out, math.inf)
+                    finish(out, out_at, math.inf)
 
         elif batch_norm is not None:
             run = compiled.runner()
@@ -994,9 +1022,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             def call() -> None:
                 if owner[0] is not token:
                     point()
-                bound = read_source(source)  # before the kernel: it may run in place
+                bound = read_source(source, source_at)  # before the kernel: it may run in place
                 run()
-                finish(out, math.inf if not bound < _FINITE_LIMIT else batch_norm(
+                finish(out, out_at, math.inf if not bound < _FINITE_LIMIT else batch_norm(
                     bound,
                     once(b.DNNL_ARG_SCALE, arrays[b.DNNL_ARG_SCALE], _largest_magnitude),
                     once(b.DNNL_ARG_VARIANCE, arrays[b.DNNL_ARG_VARIANCE], _smallest),
@@ -1009,9 +1037,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             def call() -> None:
                 if owner[0] is not token:
                     point()
-                bound = math.inf if source is None else read_source(source)
+                bound = math.inf if source is None else read_source(source, source_at)
                 run()
-                finish(out, bound_after(bound) if bound < _FINITE_LIMIT else math.inf)
+                finish(out, out_at, bound_after(bound) if bound < _FINITE_LIMIT else math.inf)
 
         return call, reusable
 
@@ -1079,7 +1107,7 @@ class Prepared:
         if self._direct(out):
             self.executor.run_into(inputs, out, self.scratchpad)
         else:
-            self.written.value = math.inf
+            self.written.value, self.written.where = math.inf, None
             out[...] = run(self.op, inputs)
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
