@@ -8,7 +8,10 @@
 
 Program i of seed S is drawn from `numpy.random.default_rng([S, i])`, so any one program can be
 regenerated alone (`--first i --count 1`); odd-numbered programs get a NaN, an Inf and a -Inf
-in their input. Each mismatch (or error) prints the program index
+in their input. Each variant runs in the interpreter; with `--generated` also as the generated
+module (`nnlayout-translate`), twice, the second time on other inputs with NaN and infinities
+where the first had none and none where it had some: the run that generated code does many
+times, on kernels bound to the same arena views. Each mismatch (or error) prints the program index
 and the reason; `--save-dir` also writes the program's text to `DIR/S-i.mlir`. The last line
 is the summary, `N programs, M mismatches`; the exit status is 1 when M > 0.
 """
@@ -32,11 +35,11 @@ def program(seed: int, index: int) -> str:
     return random_program(NumpyChoices(np.random.default_rng([seed, index])))
 
 
-def check(seed: int, index: int) -> tuple[int, str, str | None]:
+def check(seed: int, index: int, generated: bool) -> tuple[int, str, str | None]:
     """(index, program text, None or why it failed)."""
     text = program(seed, index)
     try:
-        check_program(text, seed=index, nan_and_inf=index % 2 == 1)
+        check_program(text, seed=index, nan_and_inf=index % 2 == 1, generated=generated)
     except Exception as error:  # noqa: BLE001 - every failure is a finding, reported
         return index, text, f"{type(error).__name__}: {' '.join(str(error).split())[:500]}"
     return index, text, None
@@ -49,6 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="index of the first program")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes")
     parser.add_argument("--save-dir", type=Path, help="write failing programs here")
+    parser.add_argument("--generated", action="store_true",
+                        help="also run each variant's generated module, twice (about 2.4x the "
+                             "time)")
     args = parser.parse_args(argv)
     if args.save_dir is not None:
         args.save_dir.mkdir(parents=True, exist_ok=True)
@@ -56,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     indices = range(args.first, args.first + args.count)
     with ProcessPoolExecutor(args.jobs) as pool:
         for index, text, failure in pool.map(check, [args.seed] * len(indices), indices,
-                                             chunksize=4):
+                                             [args.generated] * len(indices), chunksize=4):
             if failure is None:
                 continue
             mismatches += 1

@@ -14,14 +14,17 @@ failure is reproducible by pasting it into a regression test.
 `check_program(text)` runs the text unoptimised and after
 `default-pipeline{target=T padding=P verify=true}` (which ends with verify-memory-plan checking
 the memory plan) for every target and padding setting, on the same random inputs, and compares
-with `assert_same` (1e-4 of the output's largest magnitude; NaN and Inf positions exact).
+with `assert_same` (1e-4 of the output's largest magnitude; NaN and Inf positions exact); with
+`generated=True` the generated module of each too, run twice on different inputs.
 """
 
 from __future__ import annotations
 
 import io
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -34,6 +37,7 @@ from xdsl.utils.exceptions import VerifyException
 from nnlayout.dialects import nn
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.tests.test_layout_semantics import assert_same, random_inputs
 from nnlayout.tools.driver import (
     make_context,
@@ -297,27 +301,45 @@ def poison(inputs: list[np.ndarray], seed: int) -> None:
 
 
 def check_program(text: str, seed: int = 0, nan_and_inf: bool = False,
-                  inputs: list[np.ndarray] | None = None) -> None:
+                  inputs: list[np.ndarray] | None = None, generated: bool = False) -> None:
     """Asserts that every target and padding setting gives the unoptimised results, on
     `inputs` or standard-normal inputs from `seed` (with a NaN, an Inf and a -Inf if
-    `nan_and_inf`)."""
+    `nan_and_inf`). With `generated`, the generated module of each compiled variant must
+    too, run twice: on those inputs, then on others with NaN and infinities where those
+    had none and none where they had some (for the variant whose promise allows it)."""
     module = parse_module(make_context(), text, "<random>")
     module.verify()
     if inputs is None:
         inputs = random_inputs(module, seed)
         if nan_and_inf:
             poison(inputs, seed)
-    expected = Interpreter(module).run(inputs)
+    unoptimised = Interpreter(module)
+    expected = unoptimised.run(inputs)
     finite = all(np.isfinite(x).all() for x in (*inputs, *expected))
+    runs = [(inputs, expected, finite)]
+    if generated:
+        second = random_inputs(module, seed + 1)
+        if finite:
+            poison(second, seed + 1)
+        results = unoptimised.run(second)
+        runs.append((second, results, all(np.isfinite(x).all() for x in (*second, *results))))
     # nnan (fast math: oneDNN's relu and clip post-ops) where its promise holds: no NaN.
     variants = [(target, padding, False) for target in TARGETS for padding in (True, False)]
     variants += [("onednn", True, True)] if "onednn" in TARGETS and finite else []
     # oneDNN asked for blocked activations: padded channels between its convolutions.
     variants += [("onednn-nchw8c", True, False)] if "onednn" in TARGETS else []
     for target, padding, nnan in variants:
-        actual = Interpreter(compile_text(text, target, padding, nnan)).run(inputs)
-        try:
-            assert_same(expected, actual)
-        except AssertionError as error:
-            raise AssertionError(f"target={target} padding={padding} nnan={nnan}: "
-                                 f"{error}") from None
+        planned = compile_text(text, target, padding, nnan)
+        actual = [("interpreter", expected, Interpreter(planned).run(inputs))]
+        if generated:
+            with tempfile.TemporaryDirectory(prefix="nnlayout-random-") as folder:
+                program = import_generated(translate(planned, Path(folder) / "model.py").code)
+                actual += [(f"generated module, run {i}", want, program.run(*given))
+                           for i, (given, want, finite_run) in enumerate(runs, 1)
+                           if finite_run or not nnan]
+        for backend, want, got in actual:
+            try:
+                assert_same(want, got)
+            except AssertionError as error:
+                raise AssertionError(f"target={target} padding={padding} nnan={nnan} "
+                                     f"({backend}): {error}") from None

@@ -3,8 +3,8 @@
 (ref, avx2, avx512) and padding setting must give the unoptimised interpreter's results (within
 1e-4 of the output's largest magnitude; NaN and Inf exactly where they were).
 
-CI runs a fixed, derandomized sample; `python -m nnlayout.scripts.fuzz_programs --count 2000`
-runs thousands. Programs that once failed are kept in `tests/fuzz_regressions/` (one file each,
+CI runs a fixed, derandomized sample (a smaller one also through the generated modules);
+`python -m nnlayout.scripts.fuzz_programs --count 2000 [--generated]` runs thousands. Programs that once failed are kept in `tests/fuzz_regressions/` (one file each,
 a comment saying what went wrong) and checked on plain and on NaN/Inf inputs.
 """
 
@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from nnlayout.tests.random_programs import check_program, random_programs
 
 EXAMPLES = 100
+GENERATED_EXAMPLES = 15  # each also through its generated modules: 2.4x the time
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.mlir"))
 
 
@@ -29,7 +30,14 @@ def test_default_pipeline_keeps_results(text: str, nan_and_inf: bool) -> None:
     check_program(text, nan_and_inf=nan_and_inf)
 
 
+@settings(max_examples=GENERATED_EXAMPLES, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(random_programs(), st.booleans())
+def test_generated_modules_keep_results(text: str, nan_and_inf: bool) -> None:
+    check_program(text, nan_and_inf=nan_and_inf, generated=True)
+
+
 @pytest.mark.parametrize("path", REGRESSIONS, ids=lambda p: p.stem)
 def test_fuzz_regressions(path: Path) -> None:
     for nan_and_inf in (False, True):
-        check_program(path.read_text(), nan_and_inf=nan_and_inf)
+        check_program(path.read_text(), nan_and_inf=nan_and_inf, generated=True)
