@@ -57,6 +57,18 @@ def test_golden_case_of_pisarchyk_and_lee() -> None:
     assert_no_overlap(intervals, placement.offsets)
 
 
+def test_equal_buffers_used_last_are_placed_first() -> None:
+    """Greedy by size with ties broken by first use needs 5 bytes here; broken by last use
+    (latest first), the lower bound of 4: with the later 2-byte buffer at the bottom, the
+    1-byte one fits right above the 3-byte one."""
+    intervals = [Interval(4, 6, 1), Interval(6, 8, 3), Interval(0, 3, 2), Interval(2, 5, 2)]
+    placement = plan_offsets(intervals)
+    assert peak(intervals)[0] == 4
+    assert placement.arena_by_heuristic["greedy-by-size"] == 5
+    assert (placement.arena_bytes, placement.heuristic) == (4, "greedy-by-size-last-use")
+    assert_no_overlap(intervals, placement.offsets)
+
+
 def test_alignment_rounds_offsets() -> None:
     intervals = [Interval(*t) for t in GOLDEN]
     placement = plan_offsets(intervals, alignment=64)
