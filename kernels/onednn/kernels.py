@@ -1016,30 +1016,23 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                     out[...] = numpy_kernel(op, sources)
                     finish(out, out_at, math.inf)
 
-        elif batch_norm is not None:
+        else:
             run = compiled.runner()
-
-            def call() -> None:
-                if owner[0] is not token:
-                    point()
-                bound = read_source(source, source_at)  # before the kernel: it may run in place
-                run()
-                finish(out, out_at, math.inf if not bound < _FINITE_LIMIT else batch_norm(
+            after = bound_after if batch_norm is None else (
+                lambda bound: batch_norm(
                     bound,
                     once(b.DNNL_ARG_SCALE, arrays[b.DNNL_ARG_SCALE], _largest_magnitude),
                     once(b.DNNL_ARG_VARIANCE, arrays[b.DNNL_ARG_VARIANCE], _smallest),
                     once(b.DNNL_ARG_MEAN, arrays[b.DNNL_ARG_MEAN], _norm),
                     once(b.DNNL_ARG_SHIFT, arrays[b.DNNL_ARG_SHIFT], _norm)))
 
-        else:
-            run = compiled.runner()
-
             def call() -> None:
                 if owner[0] is not token:
                     point()
+                # Before the kernel: it may run in place.
                 bound = math.inf if source is None else read_source(source, source_at)
                 run()
-                finish(out, out_at, bound_after(bound) if bound < _FINITE_LIMIT else math.inf)
+                finish(out, out_at, after(bound) if bound < _FINITE_LIMIT else math.inf)
 
         return call, reusable
 
