@@ -54,11 +54,13 @@ def buffer_bytes(value_type: Attribute) -> int:
 
 def too_large(nbytes: int, what: str) -> str | None:
     """Why `what` cannot be allocated, or None when `nbytes` fit in memory."""
-    limit = memory_limit()
-    if nbytes <= limit:
-        return None
+    return refusal(nbytes, what) if nbytes > memory_limit() else None
+
+
+def refusal(nbytes: int, what: str) -> str:
+    """Why `what`, of `nbytes` bytes (more than this machine has), is not allocated."""
     return (f"{what} needs {nbytes:,} bytes ({human_bytes(nbytes)}), more than this machine's "
-            f"memory ({human_bytes(limit)}); refusing to allocate it")
+            f"memory ({human_bytes(memory_limit())}); refusing to allocate it")
 
 
 def check_inputs_fit(specs: Sequence[ArgumentSpec]) -> None:
@@ -75,13 +77,14 @@ def check_inputs_fit(specs: Sequence[ArgumentSpec]) -> None:
 def check_buffers_fit(function: func.FuncOp) -> None:
     """Raises a DiagnosticError at the first op (or the function, for an argument) of
     `function` whose value alone would not fit in memory."""
+    limit = memory_limit()
     for arg in function.args:
-        name = f"argument %{arg.name_hint}" if arg.name_hint else f"argument {arg.index + 1}"
-        if (reason := too_large(buffer_bytes(arg.type), f"{name} ({arg.type})")) is not None:
-            raise DiagnosticError(function, reason)
+        if (nbytes := buffer_bytes(arg.type)) > limit:
+            name = f"argument %{arg.name_hint}" if arg.name_hint else f"argument {arg.index + 1}"
+            raise DiagnosticError(function, refusal(nbytes, f"{name} ({arg.type})"))
     for op in function.walk():
         for result in op.results:
-            what = f"the result of {op.name} ({result.type})"
-            reason = too_large(buffer_bytes(result.type), what)
-            if reason is not None:
-                raise DiagnosticError(op, reason)
+            # The message prints the type, so it is built only for a value that is refused.
+            if (nbytes := buffer_bytes(result.type)) > limit:
+                raise DiagnosticError(
+                    op, refusal(nbytes, f"the result of {op.name} ({result.type})"))
