@@ -75,6 +75,11 @@ class Target:
     # The activation format (a layout of ours) asked of oneDNN's convolutions first; empty:
     # oneDNN's own choice. Which is fastest depends on the network (see the README).
     data_format: str = ""
+    # oneDNN implementations (name prefixes) taken over its first choice for a convolution
+    # where it offers one of them on the same activation formats: on this project's AVX2
+    # machine jit_1x1 runs the zoo's 1x1 convolutions faster than brgconv_1x1, which oneDNN
+    # lists first (1-3% of each network, at 1 and 2 threads; README).
+    preferred_implementations: tuple[str, ...] = ()
 
     @property
     def activation_layout(self) -> str:
@@ -108,7 +113,8 @@ register_target(Target("avx512", "blocked kernels with 16-channel blocks (512-bi
                        ("sparse", "blocked", "ref"), block=16, min_blocked_macs=1 << 14))
 register_target(Target("onednn", "oneDNN primitives in the formats oneDNN chooses, else blocked "
                        "kernels with 8-channel blocks", ("sparse", "onednn", "blocked", "ref"),
-                       block=8, min_blocked_macs=1 << 14))
+                       block=8, min_blocked_macs=1 << 14,
+                       preferred_implementations=("jit_1x1:avx2",)))
 for _layout in ("NHWC", "NCHW8c"):
     register_target(replace(TARGETS["onednn"], name=f"onednn-{_layout.lower()}",
                             description=f"as onednn, with {_layout} activations where oneDNN "

@@ -8,6 +8,7 @@ chosen, so that a silent fallback to numpy cannot pass for oneDNN. Dispatch must
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available
 from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import get_target
+from nnlayout.kernels.registry import TARGETS, get_target
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.tests.test_layout_semantics import (
@@ -114,6 +115,38 @@ def test_target_asks_for_its_activation_format(target: str, layout: str) -> None
     assert (kernel_of(conv).operands[0], kernel_of(conv).results[0]) == ("", "NCHW8c")
     choice = conv_choice(conv_geometry(conv), "NCHW8c")
     assert not isinstance(choice, str) and not choice.implementation.startswith("ref")
+
+
+def test_a_preferred_implementation_replaces_onednns_first_choice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """oneDNN offers several implementations of a 1x1 convolution (`next_implementation`,
+    ending at its reference one). A target preferring a later one gets it, on the same
+    activation formats, and the compiled program runs it with the same results; a preference
+    oneDNN does not offer keeps its first choice."""
+    module = parse(conv_program(16, 24, 9, 1, "[1, 1]", "[0, 0, 0, 0]", "[1, 1]", 1, 9))
+    (op,) = [op for op in module.walk() if op.name == "nn.conv2d"]
+    geometry = conv_geometry(op)
+    first = conv_choice(geometry)
+    assert not isinstance(first, str)
+    pd = onednn_kernels.conv_pd(geometry, first.formats[0].value, onednn_kernels.ANY,
+                                first.formats[2].value)
+    offered = [pd.implementation]
+    while pd.next_implementation():
+        offered.append(pd.implementation)
+    assert offered[0] == first.implementation and offered[-1].startswith("ref")
+    assert pd.implementation == offered[-1]  # the last one stays when there is no next
+    later = next(name for name in offered[1:] if name != first.implementation)
+    chosen = conv_choice(geometry, "", (later,))
+    assert not isinstance(chosen, str) and chosen.implementation == later
+    assert (chosen.formats[0], chosen.formats[2]) == (first.formats[0], first.formats[2])
+    assert conv_choice(geometry, "", ("no_such_implementation",)) == first
+
+    target = replace(get_target("onednn"), name="onednn-later",
+                     preferred_implementations=(later,))
+    monkeypatch.setitem(TARGETS, target.name, target)
+    compiled = check(module, random_inputs(module), onednn_ops=1, target=target.name)
+    (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
+    assert onednn_kernels._compiled(conv)[0].pd.implementation == later
 
 
 def test_nan_and_inf_propagate_through_conv_and_max_pool() -> None:
@@ -239,7 +272,7 @@ def test_every_zoo_convolution_runs_the_implementation_it_was_chosen_for(name: s
         implementation = onednn_kernels._compiled(op)[0].pd.implementation
         assert not implementation.startswith("ref"), (op.name, implementation)
         if not isinstance(op, nn.ConvTranspose2dOp):
-            assert implementation == conv_choice(conv_geometry(op)).implementation
+            assert implementation == onednn_kernels._chosen(op, get_target("onednn")).implementation
 
 
 def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
@@ -249,8 +282,7 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
     assert convs and all(kernel_of(op).kernel_name.data == "conv2d_onednn" for op in convs)
     for op in convs:
         geometry = conv_geometry(op)
-        choice = conv_choice(geometry)
-        assert not isinstance(choice, str), choice
+        choice = onednn_kernels._chosen(op, get_target("onednn"))
         assert not choice.implementation.startswith("ref"), choice
         # The primitive as it is run, rebuilt from the layouts now on the op's types, is the
         # one oneDNN chose (1x1 weights named Oihw16o used to get ref:any here).
@@ -537,3 +569,24 @@ def test_a_kernel_bound_to_its_buffers_runs_on_them_between_other_calls() -> Non
         out.fill(7.0)
         prepared([x, weights, bias, r], out)  # the bound arrays, passed again
         np.testing.assert_allclose(out, wanted, rtol=1e-5, atol=1e-5)
+
+
+def test_the_implementations_benchmark_times_what_the_target_chooses(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`benchmarks/onednn_implementations` lists, per convolution, oneDNN's implementations
+    with the first (*) and the target's (>) marked, and totals for both."""
+    from nnlayout.benchmarks import onednn_implementations
+
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(variable, "1")  # restored after the test (main pins them)
+    assert onednn_implementations.main(["resnet50", "--small", "--repeats", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split(": ", 1)[1].split("  ") for line in lines if " x " in line]
+    assert len(rows) > 5
+    preferred = get_target("onednn").preferred_implementations
+    for cells in rows:
+        (first,) = [cell for cell in cells if cell.startswith("*")]
+        (chosen,) = [cell for cell in cells if cell.lstrip("*").startswith(">")]
+        assert chosen == first or chosen[1:].startswith(preferred)
+    assert lines[-1].startswith("total, ms: oneDNN's first ")
+    assert onednn_implementations.main(["no_such_model"]) == 1

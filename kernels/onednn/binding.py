@@ -39,6 +39,7 @@ STATUS_NAMES = {
     4: "last_impl_reached", 5: "runtime_error", 6: "not_required",
 }
 dnnl_success = 0
+dnnl_last_impl_reached = 4
 # dnnl_data_type_t, dnnl_engine_kind_t, dnnl_stream_flags_t
 dnnl_f32 = 3
 dnnl_cpu = 1
@@ -150,6 +151,7 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_primitive_desc_query": (_STATUS, (_P, c_int, c_int, _P)),
     "dnnl_primitive_desc_query_md": (_P, (_P, c_int, c_int)),
     "dnnl_primitive_desc_destroy": (_STATUS, (_P,)),
+    "dnnl_primitive_desc_next_impl": (c_int, (_P,)),  # last_impl_reached is not a failure
     "dnnl_primitive_create": (_STATUS, (_PP, _P)),
     "dnnl_primitive_execute": (_STATUS, (_P, _P, c_int, POINTER(ExecArg))),
     "dnnl_primitive_destroy": (_STATUS, (_P,)),
@@ -385,6 +387,15 @@ class PrimitiveDesc:
     @property
     def scratchpad_bytes(self) -> int:
         return self.md(dnnl_query_scratchpad_md).size
+
+    def next_implementation(self) -> bool:
+        """Moves to oneDNN's next implementation for the same operation (formats left `any`
+        are chosen again); False, unchanged, after its last one."""
+        status = lib().dnnl_primitive_desc_next_impl(self.handle)
+        if status == dnnl_last_impl_reached:
+            return False
+        _check(status, lib().dnnl_primitive_desc_next_impl, ())
+        return True
 
 
 class Memory:

@@ -182,15 +182,26 @@ class ConvChoice:
 
 
 @cache
-def conv_choice(g: ConvGeometry, data_format: str = "") -> ConvChoice | str:
-    """oneDNN's fast choice for `g`, or why there is none. `data_format` (a layout of ours,
-    from the target) is asked first: in and out, then from a plain source (the stem, whose
-    input arrives plain). Then, in order: every format left to oneDNN; a plain nchw source
-    (the fast stem); channel-blocked sources (the jit convolutions' formats, for machines
-    where the brgemm ones are not in our map); plain weights (grouped convolutions). A choice
-    whose destination format differs from its source's (oneDNN's stem: nchw -> nChw8c) would
-    cost the next layers a reorder each where they run channels-last, so the same format on
-    both sides is tried first for it."""
+def conv_choice(g: ConvGeometry, data_format: str = "", preferred: tuple[str, ...] = ()
+                ) -> ConvChoice | str:
+    """oneDNN's fast choice for `g`, or why there is none; an implementation named in
+    `preferred` (the target's) replaces it where oneDNN offers one for the same activation
+    formats (`_preferred_alternative`)."""
+    choice = _first_conv_choice(g, data_format)
+    if isinstance(choice, str) or not preferred or choice.implementation.startswith(preferred):
+        return choice
+    return _preferred_alternative(g, choice, preferred) or choice
+
+
+def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
+    """oneDNN's own fast choice for `g`, or why there is none. `data_format` (a layout of
+    ours, from the target) is asked first: in and out, then from a plain source (the stem,
+    whose input arrives plain). Then, in order: every format left to oneDNN; a plain nchw
+    source (the fast stem); channel-blocked sources (the jit convolutions' formats, for
+    machines where the brgemm ones are not in our map); plain weights (grouped
+    convolutions). A choice whose destination format differs from its source's (oneDNN's
+    stem: nchw -> nChw8c) would cost the next layers a reorder each where they run
+    channels-last, so the same format on both sides is tried first for it."""
     notes: list[str] = []
     plain = by_layout("data", "")
     if data_format and (asked := by_layout("data", data_format)) is not None:
@@ -218,6 +229,18 @@ def conv_choice(g: ConvGeometry, data_format: str = "") -> ConvChoice | str:
     return "; ".join(notes)
 
 
+def _preferred_alternative(g: ConvGeometry, choice: ConvChoice, preferred: tuple[str, ...]
+                           ) -> ConvChoice | None:
+    """The first implementation after oneDNN's own choice, in oneDNN's order, whose name
+    starts with one of `preferred`, on the same source and destination formats with weights
+    of its choice; None when oneDNN offers none (before its reference implementation)."""
+    pd = conv_pd(g, choice.formats[0].value, ANY, choice.formats[2].value)
+    while pd.next_implementation() and not pd.implementation.startswith("ref"):
+        if pd.implementation.startswith(preferred):
+            return _choice_of(g, pd, "a preferred implementation", [])
+    return None
+
+
 def _conv_attempt(g: ConvGeometry, src: int, weights: int, dst: int, what: str,
                   notes: list[str]) -> ConvChoice | None:
     """oneDNN's choice with these format tags (ANY: its own) if fast and nameable in our
@@ -227,6 +250,13 @@ def _conv_attempt(g: ConvGeometry, src: int, weights: int, dst: int, what: str,
     except DnnlError as error:
         notes.append(f"{what}: {error}")
         return None
+    return _choice_of(g, pd, what, notes)
+
+
+def _choice_of(g: ConvGeometry, pd: b.PrimitiveDesc, what: str, notes: list[str]
+               ) -> ConvChoice | None:
+    """The implementation `pd` holds if fast and nameable in our layouts, else None with the
+    reason appended to `notes`."""
     implementation = pd.implementation
     formats = (identify(pd.md(b.dnnl_query_src_md), "data"),
                identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
@@ -274,7 +304,7 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
     name); oneDNN pads channels itself, so `padding` does not matter."""
     if not _is_f32(op):
         return _NOT_F32
-    choice = conv_choice(conv_geometry(op), target.data_format)
+    choice = conv_choice(conv_geometry(op), target.data_format, target.preferred_implementations)
     if isinstance(choice, str):
         return choice
     if (isinstance(op, nn.FusedConv2dOp) and op.activation is not None and op.nnan is None
@@ -285,7 +315,7 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
 
 
 def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> ConvChoice:
-    choice = conv_choice(conv_geometry(op), target.data_format)
+    choice = conv_choice(conv_geometry(op), target.data_format, target.preferred_implementations)
     if isinstance(choice, str):
         raise ValueError(f"{op.name}: no fast oneDNN convolution: {choice}")
     return choice
