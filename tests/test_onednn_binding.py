@@ -4,7 +4,9 @@ reorders, primitives with post-ops and a user scratchpad against numpy, and the 
 
 from __future__ import annotations
 
+import ctypes
 import importlib.metadata
+import os
 import re
 import warnings
 from pathlib import Path
@@ -239,3 +241,29 @@ def test_host_target_without_onednn_follows_the_cpu_flags(
     host = host_target()
     assert host.name == "host" and host.description == f"this machine: {expected}"
     assert "onednn" not in host.families
+
+
+@pytest.mark.parametrize(("chosen", "seen"), [
+    ({}, b.OPENMP_SPINCOUNT),
+    ({"OMP_WAIT_POLICY": "passive"}, None),
+    ({"GOMP_SPINCOUNT": "5"}, "5"),
+])
+def test_libgomp_loads_with_a_short_spin_unless_the_user_chose(
+        monkeypatch: pytest.MonkeyPatch, chosen: dict[str, str], seen: str | None) -> None:
+    """libgomp reads GOMP_SPINCOUNT when it loads, with the library: our default is in the
+    environment then, only if the user set neither variable, and gone afterwards."""
+    for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in chosen.items():
+        monkeypatch.setenv(name, value)
+    at_load = []
+    real = ctypes.CDLL
+
+    def recording(path: str) -> ctypes.CDLL:
+        at_load.append(os.environ.get("GOMP_SPINCOUNT"))
+        return real(path)
+
+    monkeypatch.setattr(ctypes, "CDLL", recording)
+    assert not isinstance(b._load.__wrapped__(), DnnlError)
+    assert at_load == [seen]
+    assert os.environ.get("GOMP_SPINCOUNT") == chosen.get("GOMP_SPINCOUNT")
