@@ -21,9 +21,11 @@ TVM 0.27's arena from memory_report) and latency.
 oneDNN fixes its OpenMP thread count when the library loads, so each thread count of
 `--threads` runs in a subprocess of this script with OMP_NUM_THREADS (and OpenBLAS's count)
 set, and onnxruntime gets the same intra-op thread count. No thread pool spins long while
-another runs (OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 unless set otherwise,
-onnxruntime's allow_spinning=0): on a 2-core machine, interleaved, a spinning pool made the
-other's runs up to 100x slower. The compile, kernel and memory tables come from the first
+another runs: oneDNN's OpenMP threads spin about 0.1 ms (the binding's GOMP_SPINCOUNT default,
+unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set), OpenBLAS's shortest time
+(OPENBLAS_THREAD_TIMEOUT=4 unless set), onnxruntime's not at all (allow_spinning=0): on a
+2-core machine, interleaved, a pool spinning for long made the other's runs up to 100x
+slower. The compile, kernel and memory tables come from the first
 thread count's run. Exits 1 if a generated module's results differ from onnxruntime's by more
 than 1e-4 of their largest magnitude.
 """
@@ -247,7 +249,6 @@ def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
     """This script in a subprocess with `threads` OpenMP/OpenBLAS threads."""
     environment = dict(os.environ, OMP_NUM_THREADS=str(threads),
                        OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    environment.setdefault("OMP_WAIT_POLICY", "passive")  # see the module doc
     environment.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # OpenBLAS's shortest spin
     with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-") as scratch:
         output = Path(scratch) / "results.json"
