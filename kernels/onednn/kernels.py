@@ -236,8 +236,9 @@ def _preferred_alternative(g: ConvGeometry, choice: ConvChoice, preferred: tuple
     of its choice; None when oneDNN offers none (before its reference implementation)."""
     pd = conv_pd(g, choice.formats[0].value, ANY, choice.formats[2].value)
     while pd.next_implementation() and not pd.implementation.startswith("ref"):
-        if pd.implementation.startswith(preferred):
-            return _choice_of(g, pd, "a preferred implementation", [])
+        if (pd.implementation.startswith(preferred)
+                and (found := _choice_of(g, pd, "a preferred implementation", [])) is not None):
+            return found
     return None
 
 
