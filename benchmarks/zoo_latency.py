@@ -11,8 +11,9 @@ promise that lets oneDNN fuse relu and clip; `onednn-nchw8c` and `onednn-nchw8c-
 reference numpy kernels, only with `--ref`, on the models it names or on all, `--ref-repeats`
 times) it
 runs the passes of `default-pipeline` one by one, timing each, translates the planned IR to a
-numpy module and loads it (parse, constants packed, oneDNN primitives created; oneDNN's caches
-are emptied first so that each variant pays for its own), then times runs of the generated
+numpy module and loads it (parse, constants packed, oneDNN primitives created, that last part
+also shown on its own; oneDNN's caches are emptied first so that each variant pays for its
+own), then times runs of the generated
 module and of onnxruntime interleaved on the same input and takes the medians. It prints one
 table per section: compile times, kernels (activation reorders, ops per kernel, numpy
 fallbacks, oneDNN's implementations with any `ref` one marked), memory (arena, lower bound,
@@ -100,6 +101,7 @@ class Result:
     arena_bytes: int
     bound_bytes: int
     repeats: int
+    creation_seconds: float = 0.0  # of load_seconds: creating oneDNN primitives
     ours_ms: float = 0.0
     ort_ms: float = 0.0
     difference: float = 0.0
@@ -149,6 +151,15 @@ def figure(planned: ModuleOp, name: str) -> int:
     return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
 
 
+def primitive_creation_seconds() -> float:
+    """Seconds this process has spent creating oneDNN primitives (0 before it loads oneDNN)."""
+    if "nnlayout.kernels.onednn.primitives" not in sys.modules:
+        return 0.0
+    from nnlayout.kernels.onednn.primitives import CREATED
+
+    return CREATED.seconds
+
+
 def empty_onednn_caches() -> None:
     """Forgets oneDNN choices and primitives made for earlier variants (in this process),
     so that each variant's compile and load times are its own."""
@@ -182,14 +193,17 @@ def measure(name: str, module: ModuleOp, source: str, variant: str, session: obj
         start = time.perf_counter()
         translation = translate(planned, Path(scratch) / "model.py", source_path=source)
         translate_seconds = time.perf_counter() - start
+        created_before = primitive_creation_seconds()
         start = time.perf_counter()
         generated = import_generated(translation.code)
         load_seconds = time.perf_counter() - start
+        creation_seconds = primitive_creation_seconds() - created_before
     kernels, fallbacks, implementations = kernel_census(planned, spec.target)
     result = Result(name, variant, threads, passes, translate_seconds, load_seconds,
                     activation_reorders(planned), kernels, fallbacks, implementations,
                     figure(planned, "nnlayout.arena_bytes"),
-                    figure(planned, "nnlayout.lower_bound_bytes"), repeats)
+                    figure(planned, "nnlayout.lower_bound_bytes"), repeats,
+                    creation_seconds)
     ours = generated.run(x)  # also the warm-up of both
     expected = session.run(None, {feed: x})  # type: ignore[attr-defined]
     result.difference = relative_difference(expected, ours)
@@ -294,7 +308,8 @@ def report(results: Sequence[Result], threads: Sequence[int], markdown: bool) ->
     pass_names = [name for name, _ in first[0].passes]
     compile_rows = [[r.model, VARIANTS[r.variant].label,
                      *(f"{s:.2f}" for _, s in r.passes), f"{sum(s for _, s in r.passes):.2f}",
-                     f"{r.translate_seconds:.2f}", f"{r.load_seconds:.2f}"] for r in first]
+                     f"{r.translate_seconds:.2f}", f"{r.load_seconds:.2f}",
+                     f"{r.creation_seconds:.2f}"] for r in first]
     kernel_rows = [[r.model, VARIANTS[r.variant].label, str(r.reorders),
                     str(sum(r.kernels.values())), counts(r.kernels), counts(r.fallbacks),
                     counts(r.implementations, mark_ref=True) if r.implementations else "-"]
@@ -323,9 +338,9 @@ def report(results: Sequence[Result], threads: Sequence[int], markdown: bool) ->
     latency_header += ["max rel diff", "repeats"]
     return "\n".join([
         table(f"Compile time, seconds ({threads[0]} thread run; load = parse + constants "
-              "packed + oneDNN primitives created)",
-              ["model", "variant", *pass_names, "total", "translate", "load"], compile_rows,
-              markdown),
+              "packed + oneDNN primitives created, the last shown on its own)",
+              ["model", "variant", *pass_names, "total", "translate", "load", "primitives"],
+              compile_rows, markdown),
         table("Kernels (reorders: activation reorders per inference)",
               ["model", "variant", "reorders", "ops", "ops per kernel", "numpy fallbacks",
                "oneDNN implementations"], kernel_rows, markdown),

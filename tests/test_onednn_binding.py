@@ -166,6 +166,22 @@ def conv_ref(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return REFERENCE_KERNELS[nn.Conv2dOp](op, [x, w, bias])
 
 
+def test_primitive_creation_is_counted_once_per_primitive() -> None:
+    """`CREATED` counts each primitive when it is created (lazily: at its first execution
+    for eager=False), not when it is asked for again."""
+    md = MemoryDesc.with_tag((1, 8, 5, 5), by_layout("data", "NHWC").value)
+    before = (p.CREATED.count, p.CREATED.seconds)
+    compiled = p.Compiled(p.eltwise_pd(b.dnnl_eltwise_tanh, md, md), (b.DNNL_ARG_SRC,
+                                                                     b.DNNL_ARG_DST),
+                          eager=False)
+    assert p.CREATED.count == before[0]
+    data = np.ones(200, np.float32)
+    compiled({b.DNNL_ARG_SRC: data, b.DNNL_ARG_DST: data})
+    compiled({b.DNNL_ARG_SRC: data, b.DNNL_ARG_DST: data})
+    assert p.CREATED.count == before[0] + 1 and p.CREATED.seconds > before[1]
+    np.testing.assert_allclose(data, np.tanh(np.tanh(1.0)), rtol=1e-6)
+
+
 @pytest.mark.parametrize(("post_ops", "expected"), [
     ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.0),), lambda y, s: np.maximum(y, 0)),
     ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.1),), lambda y, s: np.where(y > 0, y, 0.1 * y)),

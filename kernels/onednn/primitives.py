@@ -17,8 +17,10 @@ given per side (`padding_l` = top, left; `padding_r` = bottom, right).
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from ctypes import c_void_p
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -117,6 +119,18 @@ def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
 
 
 # ------------------------------------------------------------------- execution
+@dataclass
+class CreationTime:
+    """Primitives this process created, and the seconds that took (oneDNN JIT-compiles the
+    code of each): most of what loading a model costs beyond parsing it."""
+
+    count: int = 0
+    seconds: float = 0.0
+
+
+CREATED = CreationTime()
+
+
 class _Lazy:
     """A primitive created when first asked for (creating one JIT-compiles its code)."""
 
@@ -126,7 +140,10 @@ class _Lazy:
 
     def get(self) -> b.Primitive:
         if self.created is None:
+            start = time.perf_counter()
             self.created = b.Primitive(self.pd)
+            CREATED.count += 1
+            CREATED.seconds += time.perf_counter() - start
         return self.created
 
 
