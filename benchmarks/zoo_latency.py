@@ -41,7 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -51,14 +50,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from nnlayout.benchmarks.layout_report import load
 from nnlayout.benchmarks.memory_report import TVM
-from nnlayout.dialects.compute import ComputeOp
-from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.layout import ReorderOp
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
-from nnlayout.kernels.registry import registry
+from nnlayout.kernels.registry import get_target
 from nnlayout.lowering.bufferize import activation_reorders
+from nnlayout.lowering.census import kernel_census
 from nnlayout.lowering.interpreter import find_entry
-from nnlayout.lowering.runtime import chosen_kernel, relative_difference, without_padding
+from nnlayout.lowering.runtime import relative_difference
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.tools.driver import make_context
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
@@ -108,44 +105,6 @@ class Result:
 
 
 # ------------------------------------------------------------------ what the compiler did
-def onednn_implementation(op: ComputeOp) -> str:
-    """The name of the oneDNN implementation that runs `op` (its primitive, from the cache
-    the loaded module filled), e.g. 'brgconv_1x1:avx2'."""
-    from nnlayout.kernels.onednn import kernels as onednn_kernels
-
-    inner = without_padding(op) if op.halo is not None else op.inner
-    compiled = onednn_kernels._compiled(inner)[0]
-    return compiled.pd.implementation
-
-
-def kernel_census(planned: ModuleOp, target: str
-                  ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """Ops per kernel name; the numpy fallbacks among them (a kernel of the reference family
-    on a faster target, any non-oneDNN kernel on `onednn`, or an op whose layouts no longer
-    match its kernel, which then runs the reference kernel); oneDNN implementations."""
-    kernels: Counter[str] = Counter()
-    fallbacks: Counter[str] = Counter()
-    implementations: Counter[str] = Counter()
-    for op in planned.walk():
-        if not isinstance(op, ComputeOp) or isinstance(op.inner, ReorderOp):
-            continue
-        chosen = kernel_of(op.inner)
-        if chosen is None:
-            kernels["(no kernel)"] += 1
-            continue
-        name = chosen.kernel_name.data
-        kernels[name] += 1
-        family = registry().lookup(name).family
-        if chosen_kernel(op.inner if op.halo is None else without_padding(op)) is None:
-            fallbacks[f"{name} (layouts changed: reference kernel)"] += 1
-        elif target != "ref" and (family == "ref"
-                                  or target.startswith("onednn") and family != "onednn"):
-            fallbacks[name] += 1
-        if family == "onednn":
-            implementations[onednn_implementation(op)] += 1
-    return dict(kernels), dict(fallbacks), dict(implementations)
-
-
 def figure(planned: ModuleOp, name: str) -> int:
     attribute = find_entry(planned).attributes.get(name)
     return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
@@ -198,9 +157,10 @@ def measure(name: str, module: ModuleOp, source: str, variant: str, session: obj
         generated = import_generated(translation.code)
         load_seconds = time.perf_counter() - start
         creation_seconds = primitive_creation_seconds() - created_before
-    kernels, fallbacks, implementations = kernel_census(planned, spec.target)
+    census = kernel_census(planned, get_target(spec.target))
     result = Result(name, variant, threads, passes, translate_seconds, load_seconds,
-                    activation_reorders(planned), kernels, fallbacks, implementations,
+                    activation_reorders(planned), dict(census.kernels), dict(census.fallbacks),
+                    dict(census.implementations),
                     figure(planned, "nnlayout.arena_bytes"),
                     figure(planned, "nnlayout.lower_bound_bytes"), repeats,
                     creation_seconds)

@@ -11,9 +11,10 @@ dispatch, post-op fusion, layouts, propagation, weight packing, bufferization, m
 planning, plan verification); `nnlayout-translate` turns the planned program into a numpy
 module (`examples/models/NAME_generated.py`, oneDNN primitives created at its import), which
 runs, and its results are compared with the unoptimised ones and with onnxruntime (when
-installed). The summary lists the kernels chosen, the fallbacks and fusions not done with
-their reasons, the activation reorders, the arena against its lower bound, and the latencies
-of the unoptimised program, the generated module and onnxruntime.
+installed). The summary lists the kernels chosen (and oneDNN's implementations behind its
+kernels), the fallbacks and fusions not done with their reasons, the activation reorders,
+the arena against its lower bound, and the latencies of the unoptimised program, the
+generated module and onnxruntime.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr
 
-from nnlayout.dialects.compute import ComputeOp
-from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
+from nnlayout.kernels.registry import get_target
 from nnlayout.lowering.bufferize import activation_reorders
+from nnlayout.lowering.census import kernel_census
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.lowering.runtime import relative_difference
 from nnlayout.lowering.to_numpy import import_generated, translate
@@ -102,9 +103,7 @@ def main(argv: Sequence[str]) -> int:
     load_seconds = time.perf_counter() - start
     actual = generated.run(*inputs)
 
-    computes = [op for op in compiled.walk() if isinstance(op, ComputeOp)]
-    kernels = Counter(k.kernel_name.data for op in computes
-                      if (k := kernel_of(op.inner)) is not None)
+    census = kernel_census(compiled, get_target(args.target))
     function = find_entry(compiled)
 
     def figure(name: str) -> int:
@@ -114,7 +113,13 @@ def main(argv: Sequence[str]) -> int:
     print(f"compiled with {spec} in {compile_seconds:.2f} s; translated to "
           f"{translation.code.name} and loaded (weights packed, primitives created) in "
           f"{load_seconds:.2f} s")
-    print("kernels: " + ", ".join(f"{name} x{count}" for name, count in kernels.most_common()))
+    print("kernels: " + ", ".join(f"{name} x{count}"
+                                  for name, count in census.kernels.most_common()))
+    if census.implementations:
+        print("oneDNN implementations: " + ", ".join(
+            f"{name} x{count}" for name, count in census.implementations.most_common()))
+    for name, reason in census.reasons.items():
+        print(f"fallback x{census.fallbacks[name]}: {name}: {reason}")
     for pass_name, what in (("select-dispatch", "fallback"), ("fuse-post-ops", "not fused")):
         said = Counter(f"{r.op.name}: {r.message}" for r in emitted if r.pass_name == pass_name)
         for message, count in said.most_common():

@@ -23,5 +23,13 @@ def test_main_job_on_the_small_resnet(target: str, tmp_path: Path,
                  "generated module vs onnxruntime: relative difference ",
                  "latency (median of 1): unoptimised (interpreter) "):
         assert line in out
+    faster = "sparse, onednn or blocked" if target == "host" and available() else \
+        "sparse or blocked"
+    assert f"fallback x1: softmax_ref: no {faster} kernel applies to this nn.softmax\n" in out
     if target == "host" and available():  # host is oneDNN here: residual adds fused
         assert "fused_conv2d_sum_onednn x4" in out and "batch_norm" not in out
+        (implementations,) = [line for line in out.splitlines()
+                              if line.startswith("oneDNN implementations: ")]
+        assert "jit" in implementations and "ref" not in implementations
+    else:
+        assert "oneDNN implementations" not in out
