@@ -118,8 +118,8 @@ def main(argv: Sequence[str]) -> int:
     if census.implementations:
         print("oneDNN implementations: " + ", ".join(
             f"{name} x{count}" for name, count in census.implementations.most_common()))
-    for name, reason in census.reasons.items():
-        print(f"fallback x{census.fallbacks[name]}: {name}: {reason}")
+    for (name, reason), count in census.reasons.items():
+        print(f"fallback x{count}: {name}: {reason}")
     for pass_name, what in (("select-dispatch", "fallback"), ("fuse-post-ops", "not fused")):
         said = Counter(f"{r.op.name}: {r.message}" for r in emitted if r.pass_name == pass_name)
         for message, count in said.most_common():

@@ -23,9 +23,9 @@ class Census:
     # A kernel of the reference family on a target with faster ones; on a oneDNN target any
     # numpy kernel but a sparse one; or an op whose layouts no longer match its kernel.
     fallbacks: Counter[str] = field(default_factory=Counter)
-    # Why a fallback runs, where select-dispatch had no faster kernel to ask (it explains
-    # the kernels that refused in its remarks).
-    reasons: dict[str, str] = field(default_factory=dict)
+    # (kernel, why) -> ops: fallbacks whose op no kernel of some faster family implements
+    # (a kernel that exists and refused the op is explained by select-dispatch's remark).
+    reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
     implementations: Counter[str] = field(default_factory=Counter)  # oneDNN's, e.g. jit:avx2
 
 
@@ -58,11 +58,10 @@ def kernel_census(planned: ModuleOp, target: Target) -> Census:
                 and family not in ("onednn", "sparse")):
             census.fallbacks[name] += 1
             faster = target.families[:target.families.index(family)]
-            offered = {kernel.family for kernel in registry().for_op(type(op.inner))
-                       if kernel.applies(op.inner)}
-            if not offered.intersection(faster):
-                families = " or ".join(filter(None, (", ".join(faster[:-1]), faster[-1])))
-                census.reasons[name] = f"no {families} kernel applies to this {op.inner.name}"
+            offered = {kernel.family for kernel in registry().for_op(type(op.inner))}
+            if missing := [family for family in faster if family not in offered]:
+                families = " or ".join(filter(None, (", ".join(missing[:-1]), missing[-1])))
+                census.reasons[name, f"no {families} kernel implements {op.inner.name}"] += 1
         if family == "onednn":
             census.implementations[onednn_implementation(op)] += 1
     return census

@@ -25,7 +25,7 @@ def test_main_job_on_the_small_resnet(target: str, tmp_path: Path,
         assert line in out
     faster = "sparse, onednn or blocked" if target == "host" and available() else \
         "sparse or blocked"
-    assert f"fallback x1: softmax_ref: no {faster} kernel applies to this nn.softmax\n" in out
+    assert f"fallback x1: softmax_ref: no {faster} kernel implements nn.softmax\n" in out
     if target == "host" and available():  # host is oneDNN here: residual adds fused
         assert "fused_conv2d_sum_onednn x4" in out and "batch_norm" not in out
         (implementations,) = [line for line in out.splitlines()
@@ -33,3 +33,30 @@ def test_main_job_on_the_small_resnet(target: str, tmp_path: Path,
         assert "jit" in implementations and "ref" not in implementations
     else:
         assert "oneDNN implementations" not in out
+
+
+def test_fallback_reasons_hold_for_every_op_they_count() -> None:
+    """Two matmuls fall back to matmul_ref on avx2: the dense one because no sparse kernel
+    applies, the CSR one because the sparse kernel refused it (select-dispatch's remark says
+    why). The census's reason is true of both: no blocked kernel implements nn.matmul."""
+    from nnlayout.kernels.registry import get_target
+    from nnlayout.lowering.census import kernel_census
+    from nnlayout.tests.test_layout_semantics import DEFAULT_PIPELINE, compile_module, parse
+    from nnlayout.transforms import remarks
+
+    rows = ", ".join(["[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"] * 4)
+    module = parse(f"""
+func.func @f(%a: tensor<4x8xf32>, %d: tensor<8x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {{
+  %s = nn.constant dense<[{rows}]> : tensor<4x8xf32, #layout.storage<"csr">>
+  %0 = nn.matmul %s, %d : (tensor<4x8xf32, #layout.storage<"csr">>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %1 = nn.matmul %a, %d : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  func.return %0, %1 : tensor<4x2xf32>, tensor<4x2xf32>
+}}""")
+    with remarks.collecting() as emitted:
+        compiled = compile_module(module, "avx2", True, DEFAULT_PIPELINE)
+    census = kernel_census(compiled, get_target("avx2"))
+    assert census.fallbacks == {"matmul_ref": 2}
+    assert census.reasons == {("matmul_ref", "no blocked kernel implements nn.matmul"): 2}
+    assert [r.message for r in emitted if r.pass_name == "select-dispatch"] == [
+        "32 elements < 1024: too small for sparse, not supported by matmul_csr; "
+        "using matmul_ref"]
