@@ -81,6 +81,13 @@ class Target:
     # lists first (1-3% of each network, at 1 and 2 threads; README).
     preferred_implementations: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # A list would not hash (choices are cached by it), a string would match by prefix.
+        if not isinstance(self.preferred_implementations, tuple) or not all(
+                isinstance(name, str) for name in self.preferred_implementations):
+            raise TypeError(f"target {self.name}: preferred_implementations must be a tuple "
+                            f"of implementation names, got {self.preferred_implementations!r}")
+
     @property
     def activation_layout(self) -> str:
         return f"NCHW{self.block}c"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of
@@ -74,3 +75,12 @@ def test_any_layout_operand_follows_its_producer_and_the_others_stay() -> None:
         program = compile_module(module, MIXED, True, pipeline)
         np.testing.assert_allclose(Interpreter(program).run(inputs)[0], expected,
                                    rtol=1e-5, atol=1e-5 * float(np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("preferred", [["jit_1x1:avx2"], "jit_1x1:avx2", (1,)])
+def test_a_target_names_preferred_implementations_in_a_tuple(preferred: object) -> None:
+    """A list would not hash (oneDNN choices are cached by it) and a string would match by
+    its prefixes: both are refused when the target is made."""
+    with pytest.raises(TypeError, match="preferred_implementations must be a tuple"):
+        Target("bad", "a target with a malformed preference", ("onednn", "ref"),
+               preferred_implementations=preferred)  # type: ignore[arg-type]

@@ -17,10 +17,12 @@ runtime reads OMP_NUM_THREADS when the library loads, so set it before the first
 reads how long idle threads spin before sleeping: libgomp's default is about 3 ms after each
 parallel region, which on a small machine takes the cores from whatever runs next, and
 OMP_WAIT_POLICY=passive makes every primitive wake its threads (MobileNetV2 5% slower at 2
-threads). Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, libgomp is loaded with
-GOMP_SPINCOUNT=10000 (about 0.1 ms: threads spin across the microseconds between two
-primitives, and sleep soon after a run), the environment left as it was; Intel's advice for
-MKL-DNN frameworks (KMP_BLOCKTIME=1) is the same idea.
+threads). Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, libdnnl is loaded with
+GOMP_SPINCOUNT=10000 in the environment (about 0.1 ms: threads spin across the microseconds
+between two primitives, and sleep soon after a run), which is then removed; Intel's advice for
+MKL-DNN frameworks (KMP_BLOCKTIME=1) is the same idea. It takes effect only where libdnnl is
+the first library to load libgomp (numpy, scipy, onnx and onnxruntime do not load it; an
+OpenMP-built BLAS or torch imported before nnlayout would, with libgomp's own default).
 
 Handles (`MemoryDesc`, `PrimitiveDesc`, `Primitive`, `Memory`, `Attr`) own their C object and
 destroy it when collected; a memory descriptor queried from a primitive descriptor borrows it

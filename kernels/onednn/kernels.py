@@ -231,14 +231,16 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
 
 def _preferred_alternative(g: ConvGeometry, choice: ConvChoice, preferred: tuple[str, ...]
                            ) -> ConvChoice | None:
-    """The first implementation after oneDNN's own choice, in oneDNN's order, whose name
-    starts with one of `preferred`, on the same source and destination formats with weights
-    of its choice; None when oneDNN offers none (before its reference implementation)."""
+    """The first implementation oneDNN lists, in its order, whose name starts with one of
+    `preferred`, on the same source and destination formats as `choice` with weights of its
+    choice; None when it lists none before its reference implementation."""
     pd = conv_pd(g, choice.formats[0].value, ANY, choice.formats[2].value)
-    while pd.next_implementation() and not pd.implementation.startswith("ref"):
+    while not pd.implementation.startswith("ref"):
         if (pd.implementation.startswith(preferred)
                 and (found := _choice_of(g, pd, "a preferred implementation", [])) is not None):
             return found
+        if not pd.next_implementation():
+            break
     return None
 
 
