@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     Builtin,
     ComplexType,
+    DenseIntOrFPElementsAttr,
     FileLineColLoc,
     IndexType,
     IntAttr,
@@ -232,6 +233,16 @@ class LocatedParser(Parser):
                 f"{needed:,} bytes ({human_bytes(needed)}), more than this machine's memory "
                 f"({human_bytes(memory_limit())})", start, self.pos)
         return dense_type
+
+    def parse_dense_int_or_fp_elements_attr(
+        self, type: RankedStructure[Attribute] | None
+    ) -> DenseIntOrFPElementsAttr:
+        """xDSL raises a bare ValueError for an integer its element type cannot hold."""
+        start = self.pos
+        try:
+            return super().parse_dense_int_or_fp_elements_attr(type)  # type: ignore[arg-type]
+        except ValueError as error:
+            self.raise_error(str(error), start, self.pos)
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
