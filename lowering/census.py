@@ -59,7 +59,7 @@ def kernel_census(planned: ModuleOp, target: Target) -> Census:
             census.fallbacks[name] += 1
             faster = target.families[:target.families.index(family)]
             offered = {kernel.family for kernel in registry().for_op(type(op.inner))}
-            if missing := [family for family in faster if family not in offered]:
+            if missing := [other for other in faster if other not in offered]:
                 families = " or ".join(filter(None, (", ".join(missing[:-1]), missing[-1])))
                 census.reasons[name, f"no {families} kernel implements {op.inner.name}"] += 1
         if family == "onednn":
