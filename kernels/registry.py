@@ -78,7 +78,7 @@ class Target:
     # oneDNN implementations (name prefixes) taken over its first choice for a convolution
     # where it offers one of them on the same activation formats: on this project's AVX2
     # machine jit_1x1 runs the zoo's 1x1 convolutions faster than brgconv_1x1, which oneDNN
-    # lists first (1-3% of each network, at 1 and 2 threads; README).
+    # lists first (0.4-2.7% of each network, at 1 and 2 threads; README).
     preferred_implementations: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
