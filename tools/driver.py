@@ -58,6 +58,7 @@ _STRING_TAIL = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _INTEGER_LIST = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
 _UNEXPECTED_TOKEN = re.compile(r"Unexpected token Token\(kind=<MLIRTokenKind\.\w+: '(.*?)'>, "
                                r"span=Span\[(\d+):\d+\].*expected MLIRTokenKind\.(\w+)", re.S)
+_UNEXPECTED_CHARACTER = re.compile(r"Unexpected character: (.)", re.S)
 _T = TypeVar("_T")
 _DENSE_LITERAL_TYPE = base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])
 
@@ -308,15 +309,24 @@ def error_at(op: Operation, message: str, text: str | None = None) -> UserError:
     return UserError(message, location, source_line(text, location), op)
 
 
+def _visible(message: str) -> str:
+    """xDSL's "Unexpected character: X" with an invisible X (a byte-order mark, a control
+    character) named by its code point."""
+    found = _UNEXPECTED_CHARACTER.fullmatch(message)
+    if found is None or found.group(1).isprintable():
+        return message
+    return f"Unexpected character U+{ord(found.group(1)):04X}"
+
+
 def parse_module(ctx: Context, text: str, name: str) -> ModuleOp:
     """Parses `text` (named `name` in messages); raises UserError on a syntax error."""
-    parser = LocatedParser(ctx, text, name)
     try:
+        parser = LocatedParser(ctx, text, name)  # reads the first token: it may be bad
         return parser.parse_module()
     except ParseError as error:
         where = error.span.get_location()
         location = Location(where.file, where.line, where.col)
-        raise UserError(error.msg, location, source_line(text, location)) from None
+        raise UserError(_visible(error.msg), location, source_line(text, location)) from None
     except AssertionError as error:  # xDSL asserts on some malformed input: make it an error
         found = _UNEXPECTED_TOKEN.match(str(error))
         if found is None:
