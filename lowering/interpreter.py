@@ -262,7 +262,7 @@ class Interpreter:
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             return (op.value.value.data,)
         if isinstance(op, memref.ViewOp):  # a planned buffer: bytes of the arena
-            return (_view(operands[0], operands[1], op.result.type),)
+            return (_view(operands[0], operands[1], op),)
         if isinstance(op, memref.CopyOp):
             operands[1][...] = operands[0]
             return ()
@@ -315,12 +315,14 @@ def _allocate(memref_type: Attribute) -> np.ndarray:
     return runtime.aligned_empty(math.prod(shape) * dtype.itemsize).view(dtype).reshape(shape)
 
 
-def _view(arena: np.ndarray, offset: int, view_type: Attribute) -> np.ndarray:
+def _view(arena: np.ndarray, offset: int, op: memref.ViewOp) -> np.ndarray:
     """The array a static `memref.view` names: bytes of `arena` from `offset` on."""
+    view_type = op.result.type
     assert isinstance(view_type, MemRefType)
     dtype = DTYPES[type(view_type.element_type)]
     shape = tuple(view_type.get_shape())
     nbytes = math.prod(shape) * dtype.itemsize
+    runtime.check_view_fits(op, offset, nbytes, arena.nbytes)
     return arena[offset:offset + nbytes].view(dtype).reshape(shape)
 
 
