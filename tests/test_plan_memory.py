@@ -261,6 +261,22 @@ def test_verifier_catches_a_view_leaving_the_arena() -> None:
         verify_function(function)
 
 
+def test_verifier_refuses_a_view_used_after_its_arena_is_deallocated() -> None:
+    """The arena freed after its first view's first use (the plan itself never frees it:
+    freed before the return, it would be fine)."""
+    function = planned()
+    first = views(function)["r0"]
+    block = function.body.block
+    block.insert_op_before(memref.DeallocOp.get(first.source), block.last_op)
+    assert verify_function(function) == 6
+    late = block.last_op.prev_op
+    late.detach()
+    block.insert_op_after(late, next(use.operation for use in first.result.uses))
+    with pytest.raises(DiagnosticError, match="'%r0' .* is used after its arena is "
+                                              "deallocated"):
+        verify_function(function)
+
+
 def test_verifier_refuses_in_place_the_kernel_does_not_allow() -> None:
     """conv2d_ref writing over its input: same bytes, but the kernel never allowed it."""
     function = planned()

@@ -10,7 +10,8 @@ planner's liveness or placement cannot hide itself. For every `memref.view` of a
 - the ops during which it is live: from the first to the last op in the block that uses the
   view or a view derived from it (`memref.subview`, `memref.cast`, ...).
 
-Two views live at a common op whose bytes intersect are an error, unless they are an in-place
+A view used after a `memref.dealloc` of its arena is an error. Two views live at a common op
+whose bytes intersect are an error, unless they are an in-place
 pair the consumer's kernel allows: identical bytes, live together at exactly one op, which is
 an `nn.compute` reading the first view as `ins[i]` and writing the second as an `outs`, whose
 wrapped op's kernel says `in_place = i`. Errors are located at the offending view.
@@ -127,6 +128,12 @@ def verify_function(function: func.FuncOp) -> int:
         if isinstance(op, memref.ViewOp) and isinstance(arena := op.source.owner,
                                                        memref.AllocOp):
             placed.append(_placed(op, arena, block, position))
+    for op in block.ops:
+        if isinstance(op, memref.DeallocOp):
+            for late in (p for p in placed if p.op.source is op.memref
+                         and p.last > position[op]):
+                raise DiagnosticError(late.op, f"{late.describe()} is used after its arena "
+                                      f"is deallocated (op {position[op]})")
     placed.sort(key=lambda p: (p.first, p.last))
     active: list[_Placed] = []
     for current in placed:
