@@ -330,3 +330,15 @@ def test_plan_memory_options_write_report_and_svg(
                  f'fold-constants,bufferize,plan-memory{{report=true svg="{svg}"}}')
     assert "@f: 6 buffers over 8 steps" in capsys.readouterr().err
     assert ElementTree.parse(svg).getroot().tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def test_an_in_place_chain_longer_than_the_recursion_limit_has_a_root() -> None:
+    """3000 element-wise ops in place make one chain of buffers; its root is found by a loop
+    (found by a bad-input hunt: RecursionError in plan-memory)."""
+    from nnlayout.transforms.plan_memory import Buffer
+
+    alloc = memref.AllocOp.get(IndexType(), shape=[4])
+    chain = [Buffer(alloc, 16, 0, 1, [])]
+    for step in range(3000):
+        chain.append(Buffer(alloc, 16, step, step + 1, [], overwrites=chain[-1]))
+    assert chain[-1].root() is chain[0] and chain[0].root() is chain[0]

@@ -213,8 +213,12 @@ class Buffer:
         return self.alloc.memref.name_hint or "buffer"
 
     def root(self) -> Buffer:
-        """The first buffer of its in-place chain."""
-        return self if self.overwrites is None else self.overwrites.root()
+        """The first buffer of its in-place chain (a loop: chains of thousands of element-wise
+        ops in place would exceed Python's recursion limit)."""
+        buffer = self
+        while buffer.overwrites is not None:
+            buffer = buffer.overwrites
+        return buffer
 
 
 # Ops that take no time: they allocate, name memory or make constants, touching no buffer;
