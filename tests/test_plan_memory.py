@@ -6,6 +6,7 @@ report."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Attribute
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, KernelAttr, kernel_of
@@ -274,6 +276,18 @@ def test_verifier_refuses_a_view_used_after_its_arena_is_deallocated() -> None:
     block.insert_op_after(late, next(use.operation for use in first.result.uses))
     with pytest.raises(DiagnosticError, match="'%r0' .* is used after its arena is "
                                               "deallocated"):
+        verify_function(function)
+
+
+@pytest.mark.parametrize("stated", [IntegerAttr(2 * 2048 - 64, i64), StringAttr("4096")])
+def test_verifier_refuses_an_arena_bytes_figure_the_arena_does_not_allocate(
+        stated: Attribute) -> None:
+    function = planned()
+    assert function.attributes["nnlayout.arena_bytes"] == IntegerAttr(2 * 2048, i64)
+    function.attributes["nnlayout.arena_bytes"] = stated
+    with pytest.raises(DiagnosticError, match=re.escape(
+            f"'nnlayout.arena_bytes' is {stated}, but the function's arena allocates 4096 "
+            "bytes")):
         verify_function(function)
 
 

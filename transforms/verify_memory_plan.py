@@ -15,6 +15,9 @@ whose bytes intersect are an error, unless they are an in-place
 pair the consumer's kernel allows: identical bytes, live together at exactly one op, which is
 an `nn.compute` reading the first view as `ins[i]` and writing the second as an `outs`, whose
 wrapped op's kernel says `in_place = i`. Errors are located at the offending view.
+
+A function's `nnlayout.arena_bytes` must be the bytes its arenas allocate: reports and
+benchmarks read it, so a stale or edited figure is refused at the function.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from xdsl.passes import ModulePass
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.tools.driver import DiagnosticError
+from nnlayout.transforms.plan_memory import ARENA_BYTES
 
 _VIEW_LIKE = (memref.SubviewOp, memref.CastOp, memref.ReinterpretCastOp,
               memref.CollapseShapeOp, memref.ExpandShapeOp)
@@ -118,6 +122,19 @@ def _in_place_pair(earlier: _Placed, later: _Placed, ops: list[Operation]) -> bo
             and later.op.result in consumer.outs)
 
 
+def _check_arena_bytes(function: func.FuncOp, arenas: set[Operation]) -> None:
+    stated = function.attributes.get(ARENA_BYTES)
+    if stated is None:
+        return
+    allocated = 0
+    for arena in arenas:
+        assert isinstance(arena, memref.AllocOp) and isinstance(arena.memref.type, MemRefType)
+        allocated += arena.memref.type.get_shape()[0]
+    if not isinstance(stated, IntegerAttr) or stated.value.data != allocated:
+        raise DiagnosticError(function, f"'{ARENA_BYTES}' is {stated}, but the function's "
+                              f"arena allocates {allocated} bytes")
+
+
 def verify_function(function: func.FuncOp) -> int:
     """Raises a DiagnosticError at the first bad view of `function`; returns views checked."""
     block = function.body.block
@@ -128,6 +145,7 @@ def verify_function(function: func.FuncOp) -> int:
         if isinstance(op, memref.ViewOp) and isinstance(arena := op.source.owner,
                                                        memref.AllocOp):
             placed.append(_placed(op, arena, block, position))
+    _check_arena_bytes(function, {p.op.source.owner for p in placed})
     for op in block.ops:
         if isinstance(op, memref.DeallocOp):
             for late in (p for p in placed if p.op.source is op.memref

@@ -81,3 +81,15 @@ func.func @overwrites_what_it_also_reads(%x: memref<1x8x4x4xf32>) -> memref<1x8x
   "memref.copy"(%c, %n) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
   func.return %n : memref<1x8x4x4xf32>
 }
+
+// -----
+
+// A hand-edited arena figure: reports and benchmarks read it, so it must match the arena.
+// expected-error @+1 {{'nnlayout.arena_bytes' is 512 : i64, but the function's arena allocates 1024 bytes}}
+func.func @stale_arena_figure(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> attributes {nnlayout.arena_bytes = 512 : i64} {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+  %o = arith.constant 0 : index
+  %r = memref.view %arena[%o][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  "memref.copy"(%x, %r) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+  func.return %x : memref<1x8x4x4xf32>
+}
