@@ -12,9 +12,12 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from nnlayout.dialects import nn
 from nnlayout.dialects.weights import WEIGHTS_ATTR, load_weights
 from nnlayout.frontends.onnx import (
     import_model,
@@ -214,6 +217,38 @@ def test_sanitized_names_are_valid() -> None:
         clean = sanitize_name(name)
         assert clean and not clean[0].isdigit()
         assert all(c.isascii() and (c.isalnum() or c in "_$.-") for c in clean)
+
+
+# Printed IR spells NaN, ±Inf and some large floats as their bits (0xFF800000 is -inf).
+NON_FINITE_CONSTANTS: dict[str, onnx.ModelProto] = {
+    "softmax-with-minus-inf-mask": make_model(
+        [node("Add", ["x", "mask"], ["m"]), node("Softmax", ["m"], axis=-1)], {"x": (2, 4)},
+        ["y"], {"mask": np.array([0.0, 0.0, -np.inf, -np.inf], np.float32)}),
+    "clip-unbounded-above": make_model(
+        [node("Clip", ["x", "lo", "hi"])], {"x": (2, 4)}, ["y"],
+        {"lo": np.float32(0.0), "hi": np.float32(np.inf)}),
+    "add-non-finite-and-large": make_model(
+        [node("Add", ["x", "c"])], {"x": (6,)}, ["y"],
+        {"c": np.array([1.0, np.inf, -np.inf, np.nan, 16777216.0, -1234567.0], np.float32)}),
+}
+
+
+@pytest.mark.parametrize("model", NON_FINITE_CONSTANTS.values(), ids=NON_FINITE_CONSTANTS)
+def test_non_finite_constants_keep_their_values_through_printed_ir(
+        model: onnx.ModelProto) -> None:
+    for ours, expected in zip(*run_both(model), strict=True):
+        np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-7)
+
+
+@given(st.lists(st.floats(width=32), min_size=1, max_size=16))
+@settings(max_examples=200, deadline=None)
+def test_every_f32_constant_survives_print_and_parse(values: list[float]) -> None:
+    array = np.array(values, np.float32)
+    model = make_model([node("Add", ["x", "c"])], {"x": (len(values),)}, ["y"], {"c": array})
+    module = parse_module(make_context(), round_trip(model), "test")
+    constant = next(op for op in module.walk() if isinstance(op, nn.ConstantOp))
+    parsed = np.array(constant.value.get_values(), np.float32)
+    np.testing.assert_array_equal(parsed, array)  # NaN where NaN, -0.0 == 0.0 aside
 
 
 def test_hostile_names_round_trip_with_weights(tmp_path: Path) -> None:

@@ -37,10 +37,12 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnknownLoc,
+    f32,
+    f64,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue, TypeAttribute
 from xdsl.irdl import base
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
@@ -161,6 +163,10 @@ class LocatedParser(Parser):
 
     def parse_optional_type(self) -> TypeAttribute | None:
         token = self._current_token
+        if token.kind == MLIRTokenKind.BARE_IDENT and token.text in ("f80", "f128"):
+            # xDSL cannot pack their values: a constant of them was an internal error.
+            self.raise_error(f"{token.text} is not supported (xDSL holds no {token.text} "
+                             "values)", token.span.start, token.span.end)
         if token.kind != MLIRTokenKind.BARE_IDENT or token.text != "tensor":
             return super().parse_optional_type()
         content = self.lexer.input.content
@@ -235,6 +241,25 @@ class LocatedParser(Parser):
                 f"({human_bytes(memory_limit())})", start, self.pos)
         return dense_type
 
+    def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        element = super()._parse_tensor_literal_element()
+        if element.span.text.lstrip("-").startswith(("0x", "0X")):
+            return _HexElement(element.is_negative, element.value, element.span)
+        return element
+
+    def parse_optional_float(self, *, allow_negative: bool = True) -> float | None:
+        """Also a hexadecimal literal of 8 or 16 digits: the bits of an f32 or f64, as MLIR
+        and xDSL print NaN, ±Inf and some large values (`nn.clip %x max 0x7F800000`)."""
+        token = self._current_token
+        if token.kind != MLIRTokenKind.INTEGER_LIT or not token.text.startswith(("0x", "0X")):
+            return super().parse_optional_float(allow_negative=allow_negative)
+        float_type = {8: f32, 16: f64}.get(len(token.text) - 2)
+        if float_type is None:
+            self.raise_error("a hexadecimal float literal gives the bits of an f32 (8 digits) "
+                             "or an f64 (16 digits)", token.span.start, token.span.end)
+        self._consume_token(MLIRTokenKind.INTEGER_LIT)
+        return _float_from_bits(int(token.text, 16), float_type)
+
     def parse_dense_int_or_fp_elements_attr(
         self, type: RankedStructure[Attribute] | None
     ) -> DenseIntOrFPElementsAttr:
@@ -269,6 +294,28 @@ class LocatedParser(Parser):
             start = self.lexer.input.content.rfind(name, 0, end)
             self.raise_error(f"Operation {name} is not registered", start, start + len(name))
         return found
+
+
+def _float_from_bits(bits: int, float_type: AnyFloat) -> float:
+    return float_type.unpack(bits.to_bytes(float_type.compile_time_size, "little"), 1)[0]
+
+
+class _HexElement(Parser._TensorLiteralElement):
+    """A hexadecimal element of a dense literal: for a float element type, the element's
+    bits (how MLIR and xDSL print NaN and ±Inf), not an integer value to convert; xDSL
+    reads `dense<[0x7F800000]> : tensor<1xf32>` as 2139095040.0."""
+
+    def to_type(self, parser: AttrParser, type: Attribute) -> object:
+        if not isinstance(type, AnyFloat):
+            return super().to_type(parser, type)  # type: ignore[arg-type]
+        bits = int(self.value)
+        if self.is_negative:
+            parser.raise_error("a hexadecimal float literal gives the element's bits; it "
+                               "cannot be negative", at_position=self.span)
+        if bits >= 1 << type.bitwidth:
+            parser.raise_error(f"a hexadecimal literal has more bits than its element type "
+                               f"{type}", at_position=self.span)
+        return _float_from_bits(bits, type)
 
 
 def _closing_angle(text: str, start: int) -> int:
