@@ -2,6 +2,7 @@
 """lit configuration: the tools run from the Python that runs lit, never from PATH luck."""
 
 import os
+import re
 import sys
 
 import lit.formats
@@ -19,16 +20,23 @@ for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS"):
     if variable in os.environ:
         config.environment[variable] = os.environ[variable]
 
+
+def command(word: str) -> str:
+    """lit substitutes regular expressions: `word` only where it stands as a word of the
+    command, as LLVM's ToolSubst does (not inside `--implicit-check-not`, a path or a name)."""
+    return rf"(?<![\w.\-/]){re.escape(word)}(?![\w.\-/])"
+
+
 python = f'"{sys.executable}"'
 for tool, module in (
     ("nnlayout-opt", "nnlayout.tools.opt"),
     ("nnlayout-run", "nnlayout.tools.run"),
     ("nnlayout-import", "nnlayout.tools.import_onnx"),
     ("nnlayout-translate", "nnlayout.tools.translate"),
+    ("not", "nnlayout.lit.not_"),
 ):
-    config.substitutions.append((tool, f"{python} -m {module}"))
+    config.substitutions.append((command(tool), f"{python} -m {module}"))
 config.substitutions.append(("%python", python))
-config.substitutions.append(("not ", f"{python} -m nnlayout.lit.not_ "))
 
 # Tests of oneDNN's choices run where the library loads (`// REQUIRES: onednn`).
 from nnlayout.kernels.onednn.binding import available as onednn_available  # noqa: E402
