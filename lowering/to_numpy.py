@@ -73,6 +73,7 @@ from nnlayout.tools.driver import (
     error_at,
     print_module,
     read_module,
+    write_text,
 )
 from nnlayout.transforms.plan_memory import ARENA_BYTES
 
@@ -280,7 +281,7 @@ class _Emitter:
         if not isinstance(value_type, MemRefType) or any(
                 d < 0 for d in value_type.get_shape()) or not isinstance(
                 value_type.layout, NoneAttr):
-            raise DiagnosticError(op, f"nnlayout-translate needs statically shaped, "
+            raise DiagnosticError(op, f"the generated module needs statically shaped, "
                                   f"contiguous buffers, not {value_type}")
         return value_type, element_dtype(value_type.element_type)
 
@@ -297,7 +298,7 @@ class _Emitter:
 
     def _view(self, op: memref.ViewOp) -> None:
         if op.byte_shift not in self.indices or op.sizes:
-            raise DiagnosticError(op, "nnlayout-translate needs views at constant offsets")
+            raise DiagnosticError(op, "the generated module needs views at constant offsets")
         memref_type, dtype = self._memref(op, op.result)
         shape = tuple(memref_type.get_shape())
         strides: tuple[int, ...] = ()
@@ -343,11 +344,11 @@ class _Emitter:
 def _check_planned(function: func.FuncOp) -> None:
     signature = function.function_type
     if len(function.body.blocks) != 1:
-        raise DiagnosticError(function, "nnlayout-translate needs single-block functions")
+        raise DiagnosticError(function, "the generated module needs single-block functions")
     if ARENA_BYTES not in function.attributes or any(
             isinstance(t, TensorType) for t in (*signature.inputs, *signature.outputs)):
         raise DiagnosticError(function, f"@{function.sym_name.data} is not planned: "
-                              "nnlayout-translate needs bufferized IR with a memory plan; "
+                              "the generated module needs bufferized IR with a memory plan; "
                               "run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'")
 
 
@@ -410,13 +411,6 @@ class Translation:
     weights: Path | None
 
 
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"cannot write '{path}': {error.strerror or error}") from None
-
-
 def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
               entry: str | None = None) -> Translation:
     """Writes the generated module `output`, the planned IR and a copy of the weights beside
@@ -449,7 +443,7 @@ def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
             print_module(planned, handle)
     except OSError as error:
         raise UserError(f"cannot write '{ir_path}': {error.strerror or error}") from None
-    _write(output, code)
+    write_text(output, code)
     return Translation(output, ir_path, weights)
 
 

@@ -522,6 +522,15 @@ def read_text(path: str) -> tuple[str, str]:
         raise UserError(f"cannot read '{path}': {error}") from None
 
 
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Writes an output file as UTF-8; an unwritable path is a UserError naming it."""
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise UserError(f"cannot write '{path}': {error.strerror or error}") from None
+
+
 def read_module(path: str) -> tuple[Context, ModuleOp, str]:
     """Reads, parses and verifies the module in `path` (`-` is stdin): the context it was
     parsed in, the module, and its text (to locate later errors in)."""

@@ -35,6 +35,7 @@ from nnlayout.tools.driver import (
     run_tool,
     split_input,
     verify_module,
+    write_text,
 )
 from nnlayout.transforms import get_all_passes, remarks
 from nnlayout.transforms.remarks import Remark
@@ -175,11 +176,7 @@ def main(argv: Sequence[str]) -> int:
     if args.output == "-":
         sys.stdout.write(result)
     else:
-        try:
-            with open(args.output, "w", encoding="utf-8") as handle:
-                handle.write(result)
-        except OSError as error:
-            raise UserError(f"cannot write '{args.output}': {error.strerror or error}") from None
+        write_text(args.output, result)
     return 0
 
 

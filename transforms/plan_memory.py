@@ -43,7 +43,6 @@ import sys
 from bisect import insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -56,7 +55,7 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import BUFFER_ALIGNMENT, FillBorderOp, element_bytes, layout_of
-from nnlayout.tools.driver import DiagnosticError
+from nnlayout.tools.driver import DiagnosticError, write_text
 from nnlayout.transforms.memory_report import format_report, plan_svg
 
 ARENA_BYTES = "nnlayout.arena_bytes"
@@ -349,11 +348,11 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     """The plan of a bufferized function and its planned buffers, in block order; the IR is
     not changed."""
     if len(function.body.blocks) != 1:
-        raise DiagnosticError(function, "plan-memory needs single-block functions")
+        raise DiagnosticError(function, "only single-block functions can be planned")
     if any(isinstance(t, TensorType) for t in (*function.function_type.inputs,
                                                *function.function_type.outputs)):
-        raise DiagnosticError(function, "plan-memory needs bufferized functions (memref "
-                              "arguments and results): run bufferize first")
+        raise DiagnosticError(function, "only bufferized functions (memref arguments and "
+                              "results) can be planned: run bufferize first")
     block = function.body.block
     steps = _steps(block)
     buffers = {op.memref: _buffer(op, block, steps) for op in block.ops
@@ -430,4 +429,4 @@ class PlanMemoryPass(ModulePass):
             for plan in plans:
                 print(format_report(plan), file=sys.stderr)
         if self.svg:
-            Path(self.svg).write_text(plan_svg(plans), encoding="utf-8")
+            write_text(self.svg, plan_svg(plans))

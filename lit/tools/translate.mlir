@@ -50,4 +50,4 @@ func.func @net(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x4x4xf32> {
 
 // SAME: result0: [1, 8, 4, 4] float32 sum={{[-0-9.e+]+}} crc32={{[0-9a-f]{8}$}}
 
-// UNPLANNED: translate.mlir:15:1: error: @net is not planned: nnlayout-translate needs bufferized IR with a memory plan; run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'
+// UNPLANNED: translate.mlir:15:1: error: @net is not planned: the generated module needs bufferized IR with a memory plan; run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'
