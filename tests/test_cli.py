@@ -44,3 +44,14 @@ def test_bad_input_is_one_clean_error(text: str, message: str) -> None:
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_a_pipeline_may_space_its_passes() -> None:
+    """As in MLIR's pipeline syntax; a comma inside a quoted option does not split."""
+    spaced = opt(str(EXAMPLE), "-p", "select-dispatch{target=avx2} , insert-layouts")
+    assert spaced.returncode == 0, spaced.stderr
+    assert spaced.stdout == opt(str(EXAMPLE), "-p", "select-dispatch{target=avx2},insert-layouts"
+                                ).stdout
+    quoted = opt(str(EXAMPLE), "-p", 'plan-memory{svg="no,such/dir.svg"}')
+    assert quoted.returncode == 1
+    assert "error: plan-memory: only bufferized functions" in quoted.stderr

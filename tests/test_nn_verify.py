@@ -280,17 +280,25 @@ def test_cli_unclosed_region(tmp_path: Path, capsys: pytest.CaptureFixture[str],
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-p", "no-such-pass"], "error: unknown pass in 'no-such-pass': ['no-such-pass'] not "
-                                 "found; available passes: "),
-        (["-p", "cse{bogus=1}"], "error: bad pass options in 'cse{bogus=1}': "),
+        (["-p", "no-such-pass"], "error: unknown pass 'no-such-pass'; available passes: "),
+        (["-p", "select-dispach"], "error: unknown pass 'select-dispach' (did you mean "
+                                   "'select-dispatch'?); available passes: "),
+        (["-p", "cse{bogus=1}"], "error: pass 'cse' has no option 'bogus'; its options: none"),
+        (["-p", "select-dispatch{target=avx2 target=ref}"],
+         "error: option 'target' of pass 'select-dispatch' is given twice"),
+        (["-p", "plan-memory{report=1}"],
+         "error: option 'report' of pass 'plan-memory' takes true or false, got '1'"),
+        (["-p", "select-dispatch{target}"],
+         "error: option 'target' of pass 'select-dispatch' takes a word or a quoted string, "
+         "got no value"),
         (["-p", "cse{"], "error: bad pass pipeline 'cse{': Expected argument name here (at "
                          "character 5)"),
         (["missing.mlir"], "error: cannot read 'missing.mlir': "),
         (["."], "error: cannot read '.': "),
         (["latin1.mlir"], "error: cannot read 'latin1.mlir': 'utf-8' codec can't decode"),
     ],
-    ids=["unknown-pass", "unknown-option", "bad-pipeline", "missing-file", "directory",
-         "not-utf8"],
+    ids=["unknown-pass", "misspelled-pass", "unknown-option", "option-twice", "option-type",
+         "option-without-value", "bad-pipeline", "missing-file", "directory", "not-utf8"],
 )
 def test_cli_bad_invocation(args: list[str], message: str, tmp_path: Path,
                             capsys: pytest.CaptureFixture[str],

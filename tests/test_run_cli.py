@@ -137,4 +137,4 @@ def test_missing_inputs_and_bad_module(net: Path, tmp_path: Path) -> None:
     clean_error(run(str(net), "--random-inputs", "0", "--output-dir", str(tmp_path)),
                 f"{net}:2:3: error: the interpreter cannot run 'arith.constant' (no kernel)")
     clean_error(run(str(net), "-p", "nope", "--random-inputs", "0", "--output-dir",
-                    str(tmp_path)), "error: unknown pass in 'nope'")
+                    str(tmp_path)), "error: unknown pass 'nope'")

@@ -9,6 +9,7 @@ as mlir-opt does, and the tool exits with status 1. Set NNLAYOUT_TRACEBACK=1 or 
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import re
@@ -18,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from io import StringIO
-from typing import IO, TypeVar
+from typing import IO, TypeVar, get_type_hints
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -435,10 +436,68 @@ class DiagnosticError(DiagnosticException):
         self.message = message
 
 
+_PIPELINE_SEPARATOR = re.compile(r'"(?:[^"\\]|\\.)*"|[{},]')
+_PASS_OPTION = re.compile(r'([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\S*))?')
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+# What xDSL reads as each option type: a quoted or bare string, but not a number or a bool.
+_OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
+    bool: ("true or false", lambda value: value in ("true", "false")),
+    int: ("an integer", lambda value: re.fullmatch(r"[-+]?\d+", value) is not None),
+    str: ("a word or a quoted string", lambda value: value.startswith('"') or not (
+        value in ("true", "false") or _NUMBER.fullmatch(value))),
+}
+
+
+def _pipeline_elements(spec: str) -> list[str]:
+    """`spec` split at its top-level commas (outside `{...}` and strings), each stripped:
+    `a, b{x=1}` is `a` and `b{x=1}`, as MLIR's pipeline parser allows."""
+    elements, depth, start = [], 0, 0
+    for found in _PIPELINE_SEPARATOR.finditer(spec):
+        mark = found.group()
+        depth += {"{": 1, "}": -1}.get(mark, 0)
+        if mark == "," and depth == 0:
+            elements.append(spec[start:found.start()].strip())
+            start = found.end()
+    return [*elements, spec[start:].strip()]
+
+
+def _check_pipeline_element(element: str,
+                            available: dict[str, Callable[[], type[ModulePass]]]) -> None:
+    """Unknown passes and options, repeated or mistyped option values, in our words."""
+    name, _, options = element.partition("{")
+    name = name.strip()
+    if not name:
+        return  # xDSL points at the missing name
+    if name not in available:
+        close = difflib.get_close_matches(name, available, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise UserError(f"unknown pass '{name}'{hint}; available passes: "
+                        f"{', '.join(sorted(available))}")
+    fields = {key: kind for key, kind in get_type_hints(available[name]()).items()
+              if key != "name"}
+    seen: set[str] = set()
+    for option in _PASS_OPTION.finditer(options.rstrip().removesuffix("}")):
+        key, value = option.group(1), option.group(2)
+        if key not in fields:
+            known = ", ".join(fields) or "none"
+            raise UserError(f"pass '{name}' has no option '{key}'; its options: {known}")
+        if key in seen:
+            raise UserError(f"option '{key}' of pass '{name}' is given twice")
+        seen.add(key)
+        described, valid = _OPTION_VALUE.get(fields[key], ("a value", bool))
+        if value is None or not valid(value):
+            got = "no value" if value is None else f"'{value}'"
+            raise UserError(f"option '{key}' of pass '{name}' takes {described}, got {got}")
+
+
 def parse_pipeline(
     spec: str, available: dict[str, Callable[[], type[ModulePass]]]
 ) -> PassPipeline:
-    """Parses `pass-a,pass-b{opt=v}`; unknown passes and bad options become UserErrors."""
+    """Parses `pass-a, pass-b{opt=v}`; unknown passes and bad options become UserErrors."""
+    elements = _pipeline_elements(spec)
+    for element in elements:
+        _check_pipeline_element(element, available)
+    spec = ",".join(elements)
     try:
         return PassPipeline.parse_spec(available, spec)
     except ArgSpecParseError as error:
@@ -449,12 +508,7 @@ def parse_pipeline(
         where = f" (at character {where})" if where.isdigit() else ""
         raise UserError(f"bad pass pipeline '{spec}': {lines[-1]}{where}") from None
     except ValueError as error:
-        message = str(error)
-        if message.startswith("Unrecognized passes"):
-            names = ", ".join(sorted(available))
-            message = f"{message.split(': ', 1)[1]} not found; available passes: {names}"
-            raise UserError(f"unknown pass in '{spec}': {message}") from None
-        raise UserError(f"bad pass options in '{spec}': {message}") from None
+        raise UserError(f"bad pass options in '{spec}': {error}") from None
 
 
 def run_pipeline(pipeline: PassPipeline, ctx: Context, module: ModuleOp,

@@ -11,5 +11,5 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6
 // CHECK-NEXT: ^
 // CHECK-NOT: Traceback
 
-// PASS: error: unknown pass in 'nope': ['nope'] not found; available passes:
-// OPTION: error: bad pass options in 'cse{bogus=1}': Provided arguments ["bogus"] not found
+// PASS: error: unknown pass 'nope'; available passes:
+// OPTION: error: pass 'cse' has no option 'bogus'; its options: none
