@@ -55,3 +55,19 @@ def test_a_pipeline_may_space_its_passes() -> None:
     quoted = opt(str(EXAMPLE), "-p", 'plan-memory{svg="no,such/dir.svg"}')
     assert quoted.returncode == 1
     assert "error: plan-memory: only bufferized functions" in quoted.stderr
+
+
+GOOD = "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n{}  func.return %x : tensor<2xf32>\n}\n"
+
+
+@pytest.mark.parametrize(("annotation", "problem"), [
+    ("  // expected-error @+1 {{never}}\n", "<stdin>:3: expected error not produced: {{never}}"),
+    ("  // expected-remark @+1 {{never}}\n",
+     "<stdin>:3: expected remark not produced: {{never}}"),
+    ("  // expected-warning @+1 {{never}}\n",
+     "<stdin>:3: expected warning not produced: {{never}}"),
+], ids=["error", "remark", "warning"])
+def test_verify_diagnostics_fails_on_an_unmet_expectation(annotation: str, problem: str) -> None:
+    result = opt("--verify-diagnostics", "-", stdin=GOOD.replace("{}", annotation))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: diagnostics did not match:\n" + problem)

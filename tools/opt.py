@@ -11,8 +11,8 @@ checks MLIR-style annotations instead of printing errors:
 An annotation names the line it is on (or `@+N`/`@-N` lines away, `@below`/`@above` the next
 or previous line with code) and a substring of the message. The run succeeds when every chunk
 produced exactly the errors its annotations expect, and every `expected-remark` was emitted
-(remarks nobody expected are allowed: passes explain many decisions). `--remarks` prints all
-remarks to stderr.
+(remarks nobody expected are allowed: passes explain many decisions). nnlayout emits no
+warnings, so an `expected-warning` always fails. `--remarks` prints all remarks to stderr.
 """
 
 from __future__ import annotations
@@ -112,13 +112,14 @@ def _process(chunk: str, name: str, spec: str, verify_each: bool, generic: bool)
 
 
 def _check_remarks(chunk: str, emitted: list[Remark], name: str) -> list[str]:
-    """Every `expected-remark` must match a remark at its line; other remarks may occur."""
+    """Every `expected-remark` must match a remark at its line; other remarks may occur.
+    nnlayout emits no warnings, so an `expected-warning` is never met."""
     problems = []
-    for expectation in (e for e in _expectations(chunk) if e.kind == "remark"):
-        if not any(r.line == expectation.line and expectation.text in r.render()
-                   for r in emitted):
-            problems.append(f"{name}:{expectation.line}: expected remark not produced: "
-                            f"{{{{{expectation.text}}}}}")
+    for expectation in (e for e in _expectations(chunk) if e.kind != "error"):
+        if not any(expectation.kind == "remark" and r.line == expectation.line
+                   and expectation.text in r.render() for r in emitted):
+            problems.append(f"{name}:{expectation.line}: expected {expectation.kind} not "
+                            f"produced: {{{{{expectation.text}}}}}")
     return problems
 
 
