@@ -148,7 +148,8 @@ def get_target(name: str) -> Target:
     if name == "host" and name not in TARGETS:
         register_target(host_target())
     if name not in TARGETS:
-        raise KeyError(f"unknown target '{name}'; known targets: {', '.join(sorted(TARGETS))}")
+        known = ", ".join(sorted({*TARGETS, "host"}))  # host is registered when first asked
+        raise KeyError(f"unknown target '{name}'; known targets: {known}")
     return TARGETS[name]
 
 

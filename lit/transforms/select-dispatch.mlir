@@ -19,7 +19,7 @@ func.func @stem(%x: tensor<1x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<
 // REF: {kernel = #nn.kernel<"conv2d_ref", operands = ["", "", ""], results = [""]>}
 // NOPAD-LABEL: func.func @stem
 // NOPAD: #nn.kernel<"conv2d_ref"
-// BADTARGET: error: select-dispatch: unknown target 'tpu'; known targets: avx2, avx512, {{.*}}ref
+// BADTARGET: error: select-dispatch: unknown target 'tpu'; known targets: avx2, avx512, host, onednn, {{.*}}ref
 
 // -----
 
