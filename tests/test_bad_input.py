@@ -252,6 +252,8 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
     "import-garbage": ("nnlayout-import", onnx_bytes(bytes(range(256)) * 4), "is not a valid ONNX model"),
     "import-truncated": ("nnlayout-import", onnx_bytes(CONV.SerializeToString()[:150]), "is not a valid ONNX model"),
     "import-mlir-as-onnx": ("nnlayout-import", onnx_bytes(NET.encode()), "is not a valid ONNX model"),
+    "import-weights-to-stdout": ("nnlayout-import", lambda d: [onnx_file(CONV)(d)[0], "-o", "-"],
+                                 "error: 1 constants are larger than the inline limit and cannot go to stdout; give -o OUT.mlir"),
     "import-unsupported-op": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Gelu", ["x"], ["y"], name="act", domain="com.microsoft")], {"x": [2]}, ["y"])),
                               "error: node 'act' (Gelu): unsupported operator 'Gelu' of domain 'com.microsoft'"),
     "import-symbolic-dim": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": ["batch", 3]}, ["y"])),

@@ -153,3 +153,15 @@ def test_cli_reports_unwritable_output_and_overwriting_the_input(tmp_path: Path)
     done = tool("translate", "net.planned.mlir", "-o", "net.py", cwd=tmp_path)
     assert done.returncode == 1
     assert "'net.planned.mlir' would overwrite an input" in done.stderr
+
+
+@pytest.mark.parametrize("output", ["-", "net.txt"])
+def test_cli_wants_a_python_file_name(tmp_path: Path, output: str) -> None:
+    """Files go beside the module (NAME.planned.mlir, ...): `-o -` wrote ones named `-`."""
+    done = tool("translate", str(ROOT / "examples" / "small_cnn.mlir"), "-p",
+                "default-pipeline", "-o", output, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (f"error: -o names the Python module to write, NAME.py "
+                           f"(NAME.planned.mlir and NAME.weights.npz go beside it), not "
+                           f"'{output}'\n")
+    assert not list(tmp_path.iterdir())

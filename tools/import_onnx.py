@@ -49,7 +49,8 @@ def main(argv: Sequence[str]) -> int:
     if args.output == "-":
         if imported.weights:
             raise UserError(f"{len(imported.weights)} constants are larger than the inline "
-                            "limit; give -o OUT.mlir (they go to OUT.npz) or --inline-weights")
+                            "limit and cannot go to stdout; give -o OUT.mlir (they go to "
+                            "OUT.npz) or --inline-weights")
         print_module(imported.module, sys.stdout)
     else:
         write_imported(imported, Path(args.output))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from nnlayout.tools.driver import (
     DiagnosticError,
+    UserError,
     error_at,
     parse_pipeline,
     read_module,
@@ -48,6 +49,9 @@ def main(argv: Sequence[str]) -> int:
     from nnlayout.lowering.to_numpy import translate
 
     args = _build_parser().parse_args(argv)
+    if not args.output.endswith(".py"):
+        raise UserError(f"-o names the Python module to write, NAME.py (NAME.planned.mlir and "
+                        f"NAME.weights.npz go beside it), not '{args.output}'")
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     ctx, module, text = read_module(args.input)
     if pipeline is not None:
