@@ -163,6 +163,36 @@ def test_nan_and_inf_propagate_through_conv_and_max_pool() -> None:
     assert expected is not None
 
 
+@pytest.mark.parametrize("poison", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("weights_as", ["constant", "argument"])
+def test_a_non_finite_weight_meets_the_zero_padding_as_in_the_reference(
+        poison: float, weights_as: str) -> None:
+    """0 * inf is NaN in the padding of the reference convolution, where oneDNN skips the
+    padded taps (and gave finite border values): such a call runs the reference kernel."""
+    weights = np.random.default_rng(5).standard_normal((11, 5, 3, 3)).round(3)
+    weights[2, 3, 0, 0] = poison
+    literal = json.dumps(weights.tolist()).replace("Infinity", "0x7F800000").replace(
+        "-0x7F800000", "0xFF800000").replace("NaN", "0x7FC00000")
+    argument = ", %w: tensor<11x5x3x3xf32>" if weights_as == "argument" else ""
+    constant = ("" if argument else
+                f"%w = nn.constant dense<{literal}> : tensor<11x5x3x3xf32>\n  ")
+    module = parse(f"""
+func.func @f(%x: tensor<2x5x7x7xf32>{argument}) -> tensor<2x11x7x7xf32> {{
+  {constant}%c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x5x7x7xf32>, tensor<11x5x3x3xf32>) -> tensor<2x11x7x7xf32>
+  %r = nn.relu %c : tensor<2x11x7x7xf32>
+  func.return %r : tensor<2x11x7x7xf32>
+}}""")
+    inputs = random_inputs(module)
+    if argument:
+        inputs[1] = weights.astype(np.float32)
+    expected = Interpreter(module).run(inputs)
+    assert np.isnan(expected[0][:, 2, 0, :]).all()  # the top border, as ONNX defines it
+    for target in ("onednn", "onednn-nchw8c"):
+        check(module, inputs, onednn_ops=1, target=target)
+        assert_same(expected, run_generated(
+            compile_module(module, target, True, DEFAULT_PIPELINE), inputs))
+
+
 def test_max_pool_of_only_minus_infinity_is_minus_infinity() -> None:
     """oneDNN's max pooling starts from the lowest float: a window holding only -inf gave
     -3.4e38 (fuzzing, seed 17 program 1547); such inputs are pooled by the numpy kernel."""

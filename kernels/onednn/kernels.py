@@ -939,6 +939,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     derived once."""
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
+    # oneDNN skips the taps that fall in a convolution's zero padding, where the reference
+    # multiplies: a weight that is NaN or infinite makes NaN there.
+    pads_multiply = conv and any(ints(op.pads))  # type: ignore[union-attr]
     factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
     batch_norm = _batch_norm_bound(op) if isinstance(op, nn.BatchNormOp) else None
     deconv = isinstance(op, nn.ConvTranspose2dOp)
@@ -1020,12 +1023,16 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             def call() -> None:
                 if owner[0] is not token:
                     point()
+                norm = _norm(weights) if weights_norm is None else weights_norm
+                if pads_multiply and not math.isfinite(norm):
+                    out[...] = reference(inputs).reshape(out.shape)
+                    finish(out, out_at, math.inf)
+                    return
                 if copied is not None:
                     copied[0][...] = copied[1]
                 element, before = _conv_bounds(
                     factors, read_source(source, source_at),
-                    read_summand(out, summand_at) if addend else 0.0,
-                    _norm(weights) if weights_norm is None else weights_norm,
+                    read_summand(out, summand_at) if addend else 0.0, norm,
                     _norm(bias) if bias_norm is None else bias_norm)  # type: ignore[arg-type]
                 if run_finite is not None and element < _FINITE_LIMIT:
                     run_finite()
@@ -1068,6 +1075,12 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                 finish(out, out_at, after(bound) if bound < _FINITE_LIMIT else math.inf)
 
         return call, reusable
+
+    def reference(inputs: Sequence[np.ndarray]) -> np.ndarray:
+        """`op`'s reference kernel on its operands in their layouts, result in its own."""
+        from nnlayout.lowering.runtime import apply_kernel  # lowering builds on the kernels
+
+        return apply_kernel(op, REFERENCE_KERNELS[type(op)], False, inputs)
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
