@@ -8,7 +8,10 @@ planner's liveness or placement cannot hide itself. For every `memref.view` of a
 - the bytes it covers, `[offset, offset + size)`, from its constant offset and result type,
   and fails if they leave the arena or the offset breaks the arena's alignment;
 - the ops during which it is live: from the first to the last op in the block that uses the
-  view or a view derived from it (`memref.subview`, `memref.cast`, ...).
+  view or a view derived from it (`memref.subview`, `memref.cast`, ...). An op that writes
+  the whole view (as an `nn.compute` result or a `memref.copy` target), or the
+  `layout.fill_border` that begins a halo'd buffer, starts a new value in it: after `cse`
+  merges identical views of two buffers, each keeps its own live range.
 
 A view used after a `memref.dealloc` of its arena is an error. Two views live at a common op
 whose bytes intersect are an error, unless they are an in-place
@@ -33,6 +36,7 @@ from xdsl.passes import ModulePass
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms.plan_memory import ARENA_BYTES
 
@@ -63,12 +67,25 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def _live_range(view: memref.ViewOp, block: Block, position: dict[Operation, int]) -> tuple[
-        int, int]:
-    used: list[int] = []
+def _starts_a_value(user: Operation, value: SSAValue) -> bool:
+    """Whether `user` is the first write of a new value of the view `value`: it overwrites
+    all of it without reading it, or it fills the border of a buffer with a halo (whose
+    interior its producer writes next, through a subview)."""
+    if isinstance(user, ComputeOp):
+        return value in user.outs and value not in user.ins
+    if isinstance(user, FillBorderOp):
+        return user.buffer is value
+    return isinstance(user, memref.CopyOp) and user.destination is value
+
+
+def _live_ranges(view: memref.ViewOp, block: Block, position: dict[Operation, int]
+                 ) -> list[tuple[int, int]]:
+    """The ranges of block positions in which the view holds a value some op still reads."""
+    events: list[tuple[int, bool]] = []  # (position, whether the op starts a new value)
     pending = [view.result]
     while pending:
-        for use in pending.pop().uses:
+        value = pending.pop()
+        for use in value.uses:
             user = block.find_ancestor_op_in_block(use.operation)
             if user is None:
                 raise DiagnosticError(use.operation, "a view of the arena is used outside "
@@ -76,14 +93,19 @@ def _live_range(view: memref.ViewOp, block: Block, position: dict[Operation, int
             if isinstance(user, _VIEW_LIKE):
                 pending.extend(user.results)
             else:
-                used.append(position[user])
-    if not used:
-        return position[view], position[view]
-    return min(used), max(used)
+                events.append((position[user], value is view.result
+                               and _starts_a_value(user, value)))
+    ranges: list[tuple[int, int]] = []
+    for at, writes in sorted(events):  # at one op, its reads first
+        if writes or not ranges:
+            ranges.append((at, at))
+        else:
+            ranges[-1] = (ranges[-1][0], at)
+    return ranges or [(position[view], position[view])]
 
 
 def _placed(view: memref.ViewOp, arena: memref.AllocOp, block: Block,
-            position: dict[Operation, int]) -> _Placed:
+            position: dict[Operation, int]) -> list[_Placed]:
     arena_type, view_type = arena.memref.type, view.result.type
     assert isinstance(arena_type, MemRefType) and isinstance(view_type, MemRefType)
     offset = _constant(view.byte_shift)
@@ -93,13 +115,14 @@ def _placed(view: memref.ViewOp, arena: memref.AllocOp, block: Block,
     width = max(1, getattr(view_type.element_type, "bitwidth", 8) // 8)
     size = math.prod(view_type.get_shape()) * width
     arena_size = arena_type.get_shape()[0]
-    placed = _Placed(view, offset, offset + size, *_live_range(view, block, position))
+    placed = [_Placed(view, offset, offset + size, first, last)
+              for first, last in _live_ranges(view, block, position)]
     if offset < 0 or offset + size > arena_size:
-        raise DiagnosticError(view, f"{placed.describe()} leaves the arena of {arena_size} "
+        raise DiagnosticError(view, f"{placed[0].describe()} leaves the arena of {arena_size} "
                               "bytes")
     alignment = arena.alignment.value.data if arena.alignment is not None else 1
     if offset % alignment:
-        raise DiagnosticError(view, f"{placed.describe()} starts at an offset that is not a "
+        raise DiagnosticError(view, f"{placed[0].describe()} starts at an offset that is not a "
                               f"multiple of the arena's alignment ({alignment})")
     return placed
 
@@ -144,7 +167,7 @@ def verify_function(function: func.FuncOp) -> int:
     for op in block.ops:
         if isinstance(op, memref.ViewOp) and isinstance(arena := op.source.owner,
                                                        memref.AllocOp):
-            placed.append(_placed(op, arena, block, position))
+            placed.extend(_placed(op, arena, block, position))
     _check_arena_bytes(function, {p.op.source.owner for p in placed})
     for op in block.ops:
         if isinstance(op, memref.DeallocOp):
@@ -162,7 +185,7 @@ def verify_function(function: func.FuncOp) -> int:
                 raise DiagnosticError(current.op, f"{current.describe()} "
                                       f"overlaps {other.describe()} while both are live")
         active.append(current)
-    return len(placed)
+    return len({p.op for p in placed})
 
 
 @dataclass(frozen=True)
