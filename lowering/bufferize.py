@@ -223,6 +223,9 @@ class _FunctionBufferizer:
     concat_bytes_avoided: int = 0
 
     def _insert(self, op: Operation, before: Operation) -> Operation:
+        """Inserts `op` before `before`, the op it is made for, whose location it takes (as
+        MLIR's rewrites do), so that errors about a buffer point at its producer."""
+        op.location = before.location
         Rewriter.insert_op(op, InsertPoint.before(before))
         return op
 
@@ -315,7 +318,8 @@ class _FunctionBufferizer:
         assert before is not None
         op.detach()
         compute = compute_of(op, ins, outs, None if halo_input is None else halo_input[1])
-        self._insert(compute, before)
+        Rewriter.insert_op(compute, InsertPoint.before(before))
+        compute.location = op.location
 
     def _finish_concat(self, op: Operation) -> None:
         """Copies the inputs that could not be produced in place; the concat goes away."""

@@ -5,6 +5,8 @@ counted padding, concats of arguments and constants, nested concats, blocked con
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from xdsl.dialects import memref
@@ -21,6 +23,10 @@ from nnlayout.tests.test_layout_semantics import (
     parse,
     random_inputs,
 )
+from nnlayout.tools.driver import location_of, parse_pipeline, read_module, run_pipeline
+from nnlayout.transforms import get_all_passes
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def bufferized(module: ModuleOp, target: str = "ref", padding: bool = True) -> ModuleOp:
@@ -186,3 +192,16 @@ func.func @f(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
     np.testing.assert_array_equal(first, x)
     np.testing.assert_array_equal(second, [[1, 2, 3], [4, 5, 6]])
     assert len(ops_of(compiled, memref.AllocOp)) == 2
+
+
+def test_computes_and_buffers_keep_their_ops_source_lines() -> None:
+    """Like MLIR's rewrites, bufferize and plan-memory give what they make the location of
+    the op it is made for: an error about a buffer or a planned view points at its producer."""
+    ctx, module, text = read_module(str(ROOT / "examples" / "small_cnn.mlir"))
+    lines = {op: location_of(op) for op in module.walk() if op.name.startswith("nn.")}
+    run_pipeline(parse_pipeline("default-pipeline{target=avx2}", get_all_passes()), ctx,
+                 module, text)
+    computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    assert computes and all(location_of(op) == lines[op.inner] for op in computes)
+    views = [op for op in module.walk() if isinstance(op, memref.ViewOp)]
+    assert views and all(location_of(op) in lines.values() for op in views)

@@ -396,6 +396,7 @@ def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer
         for buffer, entry in zip(planned, plan.buffers, strict=True):
             offset = arith.ConstantOp(IntegerAttr(entry.offset, IndexType()))
             view = memref.ViewOp(arena.memref, offset, [], buffer.alloc.memref.type)
+            offset.location = view.location = buffer.alloc.location
             view.result.name_hint = buffer.alloc.memref.name_hint
             Rewriter.replace_op(buffer.alloc, [offset, view], [view.result])
             offset.result.name_hint = "offset"
