@@ -93,9 +93,14 @@ class KernelAttr(ParametrizedAttribute):
             operands: ArrayAttr[StringAttr] = ArrayAttr(())
             results: ArrayAttr[StringAttr] = ArrayAttr(())
             in_place, workspace = NO_IN_PLACE, 0
+            seen: set[str] = set()
             while parser.parse_optional_punctuation(",") is not None:
                 key_start = parser.pos
                 key = parser.parse_identifier()
+                if key in seen:
+                    parser.raise_error(f"#nn.kernel parameter '{key}' is given twice",
+                                       key_start, parser.pos)
+                seen.add(key)
                 parser.parse_punctuation("=")
                 if key == "operands":
                     operands = string_list()
@@ -133,6 +138,22 @@ class KernelAttr(ParametrizedAttribute):
                 printer.print_string(f", in_place = {self.in_place.data}")
             if self.workspace.data:
                 printer.print_string(f", workspace = {self.workspace.data}")
+
+
+def verify_kernel_fits(op: Operation) -> None:
+    """An op's `kernel` attribute is an #nn.kernel<...> with a layout for each of its operands
+    and results (a hand-written one that is not was silently ignored, or misread later)."""
+    kernel = op.attributes.get(KERNEL_ATTR)
+    if kernel is None:
+        return
+    if not isinstance(kernel, KernelAttr):
+        raise VerifyException(f"{op.name}: attribute '{KERNEL_ATTR}' must be an "
+                              f"#nn.kernel<...>, got {kernel}")
+    if (len(kernel.operands), len(kernel.results)) != (len(op.operands), len(op.results)):
+        raise VerifyException(
+            f"{op.name}: #nn.kernel<\"{kernel.kernel_name.data}\"> gives layouts for "
+            f"{len(kernel.operands)} operand(s) and {len(kernel.results)} result(s); the op "
+            f"has {len(op.operands)} and {len(op.results)}")
 
 
 def kernel_of(op: Operation) -> KernelAttr | None:

@@ -52,7 +52,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from nnlayout.dialects.compute import ComputeOp, YieldOp
-from nnlayout.dialects.kernel_attr import KernelAttr
+from nnlayout.dialects.kernel_attr import KernelAttr, verify_kernel_fits
 from nnlayout.dialects.layout import verify_encoding
 
 Shape = tuple[int, ...]
@@ -378,6 +378,7 @@ class NNOp(IRDLOperation):
         raise NotImplementedError
 
     def verify_(self) -> None:
+        verify_kernel_fits(self)
         element_type: Attribute | None = None
         for kind, values in (("operand", self.operands), ("result", self.results)):
             for index, value in enumerate(values):
