@@ -2,12 +2,14 @@
 
 A module whose constants are stored outside the IR text carries the attribute
 `nn.weights = "model.npz"` on its `builtin.module`. The path is relative to the directory of the
-.mlir file the module was read from (the current directory for stdin). The file is a numpy .npz
-archive, read with `allow_pickle=False`, mapping each external name to its array.
+.mlir file the module was read from (the current directory for stdin); `nnlayout-opt -o` in
+another directory rewrites it to stay right. The file is a numpy .npz archive, read with
+`allow_pickle=False`, mapping each external name to its array.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -37,6 +39,16 @@ def weights_path(module: ModuleOp, source_path: str | None) -> Path | None:
         raise WeightsError(f"module attribute {WEIGHTS_ATTR} must be a string, got {attribute}")
     base = Path(source_path).parent if source_path and source_path != "-" else Path.cwd()
     return base / attribute.data
+
+
+def move_weights_reference(module: ModuleOp, source_path: str | None, output_path: str) -> None:
+    """Makes a relative weights path, read against `source_path`'s directory, relative to
+    `output_path`'s instead: where the printed module will be read from."""
+    path = weights_path(module, source_path)  # checks that the attribute is a string
+    attribute = module.attributes.get(WEIGHTS_ATTR)
+    if path is not None and isinstance(attribute, StringAttr) and not Path(
+            attribute.data).is_absolute():
+        attach_weights_file(module, os.path.relpath(path, Path(output_path).parent))
 
 
 def load_weights(module: ModuleOp, source_path: str | None) -> Mapping[str, np.ndarray]:

@@ -71,3 +71,31 @@ def test_verify_diagnostics_fails_on_an_unmet_expectation(annotation: str, probl
     result = opt("--verify-diagnostics", "-", stdin=GOOD.replace("{}", annotation))
     assert result.returncode == 1
     assert result.stderr.startswith("error: diagnostics did not match:\n" + problem)
+
+
+def test_an_output_in_another_folder_still_finds_its_weights(tmp_path: Path) -> None:
+    """nn.weights is relative to the IR file; -o elsewhere rewrites it for the new place."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper, save
+
+    weight = numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weight])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         tmp_path / "m.onnx")
+
+    def tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", f"nnlayout.tools.{name}", *args],
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    tool("import_onnx", "m.onnx", "-o", "m.mlir")
+    (tmp_path / "build").mkdir()
+    tool("opt", "m.mlir", "-p", "default-pipeline", "-o", "build/planned.mlir")
+    assert 'nn.weights = "../m.npz"' in (tmp_path / "build" / "planned.mlir").read_text()
+    runs = [tool("run", ir, "--random-inputs", "0", "--output-dir", out).stdout
+            for ir, out in (("m.mlir", "a"), ("build/planned.mlir", "b"))]
+    assert runs[0] == runs[1]

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from io import StringIO
 
+from nnlayout.dialects.weights import WeightsError, move_weights_reference
 from nnlayout.tools.driver import (
     UserError,
     make_context,
@@ -100,12 +101,18 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _process(chunk: str, name: str, spec: str, verify_each: bool, generic: bool) -> StringIO:
+def _process(chunk: str, name: str, spec: str, verify_each: bool, generic: bool,
+             output: str = "-") -> StringIO:
     ctx = make_context()
     module = parse_module(ctx, chunk, name)
     verify_module(module, chunk)
     if spec:
         run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, module, chunk, verify_each)
+    if output != "-":
+        try:
+            move_weights_reference(module, name, output)
+        except WeightsError as error:
+            raise UserError(str(error)) from None
     out = StringIO()
     print_module(module, out, generic=generic)
     return out
@@ -159,7 +166,7 @@ def main(argv: Sequence[str]) -> int:
         if not args.verify_diagnostics:
             outputs.append(
                 _process(chunk, name, args.passes, not args.disable_verify,
-                         args.print_op_generic).getvalue())
+                         args.print_op_generic, args.output).getvalue())
             continue
         with remarks.collecting() as emitted:
             try:
