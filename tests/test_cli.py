@@ -99,3 +99,17 @@ def test_an_output_in_another_folder_still_finds_its_weights(tmp_path: Path) -> 
     runs = [tool("run", ir, "--random-inputs", "0", "--output-dir", out).stdout
             for ir, out in (("m.mlir", "a"), ("build/planned.mlir", "b"))]
     assert runs[0] == runs[1]
+
+
+def test_split_input_file_splits_at_marker_lines_and_reports_every_chunk() -> None:
+    """A `// -----` banner with more dashes does not split; each failing chunk is reported,
+    in order, with its own line (as mlir-opt does)."""
+    bad = ("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+           "  %0 = nn.frobnicate %x : tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}\n")
+    good = GOOD.replace("{}", "")
+    result = opt("--split-input-file", "-",
+                 stdin="// ------------ helpers\n" + bad + "// -----\n" + good + "// -----\n" + bad)
+    assert result.returncode == 1
+    assert [line for line in result.stderr.splitlines() if "error" in line] == [
+        "<stdin>:3:8: error: Operation nn.frobnicate is not registered",
+        "<stdin>:12:8: error: Operation nn.frobnicate is not registered"]

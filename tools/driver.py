@@ -56,6 +56,7 @@ from nnlayout.dialects.layout import Layout
 from nnlayout.dialects.nn import NN
 
 SPLIT_MARKER = "// -----"
+_SPLIT_LINE = re.compile(rf"^[ \t]*{SPLIT_MARKER}[ \t]*$", re.MULTILINE)
 _ANGLE_OR_QUOTE = re.compile(r'[<>"]')
 _STRING_TAIL = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _INTEGER_LIST = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
@@ -555,11 +556,12 @@ def print_module(module: ModuleOp, stream: IO[str], generic: bool = False) -> No
 
 
 def split_input(text: str) -> list[str]:
-    """Splits at `// -----` lines; each chunk keeps its line numbers (it is prefixed with the
-    newlines of the chunks before it), so that locations refer to the whole file."""
+    """Splits at `// -----` lines (the marker alone on its line: a `// ------ helpers` banner
+    does not split); each chunk keeps its line numbers (it is prefixed with the newlines of
+    the chunks before it), so that locations refer to the whole file."""
     chunks: list[str] = []
     consumed_lines = 0
-    for chunk in text.split(SPLIT_MARKER):
+    for chunk in _SPLIT_LINE.split(text):
         chunks.append("\n" * consumed_lines + chunk)
         consumed_lines += chunk.count("\n")
     return chunks

@@ -162,11 +162,15 @@ def main(argv: Sequence[str]) -> int:
     chunks = split_input(text) if args.split_input_file else [text]
     outputs: list[str] = []
     problems: list[str] = []
+    failed: list[UserError] = []  # as mlir-opt, every chunk's error is reported
     for chunk in chunks:
         if not args.verify_diagnostics:
-            outputs.append(
-                _process(chunk, name, args.passes, not args.disable_verify,
-                         args.print_op_generic, args.output).getvalue())
+            try:
+                outputs.append(
+                    _process(chunk, name, args.passes, not args.disable_verify,
+                             args.print_op_generic, args.output).getvalue())
+            except UserError as error:
+                failed.append(error)
             continue
         with remarks.collecting() as emitted:
             try:
@@ -180,6 +184,10 @@ def main(argv: Sequence[str]) -> int:
         problems += _check_remarks(chunk, emitted, name)
     if problems:
         raise UserError("diagnostics did not match:\n" + "\n".join(problems))
+    if failed:
+        for error in failed[:-1]:
+            print(error.render(), file=sys.stderr)
+        raise failed[-1]
     result = "// -----\n".join(outputs)
     if args.output == "-":
         sys.stdout.write(result)

@@ -1,7 +1,7 @@
 // RUN: not nnlayout-opt %s --split-input-file -p verify-memory-plan 2>&1 | filecheck %s
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p verify-memory-plan
 
-// The first error stops nnlayout-opt (checked with filecheck); --verify-diagnostics checks all.
+// nnlayout-opt reports each chunk's error (filecheck: the first); --verify-diagnostics checks all.
 
 // conv2d_ref writes its output over its input: same bytes, both live at the conv, and the
 // kernel has no in_place.
