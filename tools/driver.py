@@ -514,14 +514,19 @@ def parse_pipeline(
 
 def run_pipeline(pipeline: PassPipeline, ctx: Context, module: ModuleOp,
                  text: str | None = None, verify_each: bool = True) -> None:
-    """Applies each pass, verifying after each; errors name the pass and the op."""
+    """Applies each pass, verifying after each; errors name the pass and the op (and, in a
+    pass made of passes such as default-pipeline, the one of them that failed)."""
     for one_pass in pipeline.passes:
-        try:
-            one_pass.apply(ctx, module)
-        except DiagnosticError as error:
-            raise error_at(error.op, f"{one_pass.name}: {error.message}", text) from None
-        except DiagnosticException as error:
-            raise UserError(f"{one_pass.name}: {_first_message(error)}") from None
+        composite = getattr(one_pass, "passes", None)
+        steps: Sequence[ModulePass] = (one_pass,) if composite is None else composite()
+        for step in steps:
+            name = one_pass.name if step is one_pass else f"{one_pass.name} ({step.name})"
+            try:
+                step.apply(ctx, module)
+            except DiagnosticError as error:
+                raise error_at(error.op, f"{name}: {error.message}", text) from None
+            except DiagnosticException as error:
+                raise UserError(f"{name}: {_first_message(error)}") from None
         if verify_each:
             try:
                 verify_module(module, text)
