@@ -21,8 +21,10 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from io import StringIO
+
+from xdsl.passes import ModulePass
 
 from nnlayout.dialects.weights import WeightsError, move_weights_reference
 from nnlayout.tools.driver import (
@@ -150,10 +152,24 @@ def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[s
     return problems
 
 
+def _described(name: str, pass_class: type[ModulePass]) -> str:
+    """`name{option=default ...}`, the pass as a pipeline would spell its defaults."""
+    options = [f"{field.name}={_spelled(field.default)}" for field in fields(pass_class)
+               if field.name != "name"] if is_dataclass(pass_class) else []
+    return name + (f"{{{' '.join(options)}}}" if options else "")
+
+
+def _spelled(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f'"{value}"' if value == "" else str(value)
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     if args.list_passes:
-        print("\n".join(sorted(get_all_passes())))
+        print("\n".join(_described(name, make()) for name, make in sorted(
+            get_all_passes().items())))
         return 0
     remarks.set_printing(args.remarks)
     if args.passes:

@@ -1,5 +1,5 @@
-"""`default-pipeline{target=avx2 padding=true nnan=false remarks=false verify=false}`: the
-whole compiler, in order.
+"""`default-pipeline{target=host padding=true nnan=false remarks=false verify=false}`: the
+whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
 
 fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
 select-dispatch (every op gets its kernel) -> fuse-post-ops (a convolution absorbs the add and
@@ -33,7 +33,7 @@ from nnlayout.transforms.verify_memory_plan import VerifyMemoryPlanPass
 class DefaultPipelinePass(ModulePass):
     name = "default-pipeline"
 
-    target: str = "avx2"
+    target: str = "host"
     padding: bool = True
     nnan: bool = False  # fuse-post-ops' fast-math promise: no NaN reaches an activation
     remarks: bool = False

@@ -1,4 +1,7 @@
-"""`select-dispatch{target=avx2 padding=true remarks=false}`: choose every op's kernel.
+"""`select-dispatch{target=host padding=true remarks=false}`: choose every op's kernel.
+
+The default target, `host`, is `onednn` where oneDNN loads and else the CPU's best blocked
+target (`avx512` or `avx2`); see `kernels/registry.py` for the others.
 
 This runs before layouts are inserted and before memory is planned — the order the MXNet
 proposal asked for — so that later passes know each op's preferred layouts, in-place rule and
@@ -84,7 +87,7 @@ class SelectKernel(RewritePattern):
 class SelectDispatchPass(ModulePass):
     name = "select-dispatch"
 
-    target: str = "avx2"
+    target: str = "host"
     padding: bool = True
     remarks: bool = False
 
