@@ -129,3 +129,22 @@ def test_list_passes_spells_each_pass_with_its_defaults() -> None:
     for line in lines:
         (parsed,) = parse_pipeline(line, get_all_passes()).passes
         assert parsed == get_all_passes()[parsed.name]()()
+
+
+@pytest.mark.parametrize(("plugin", "message"), [
+    (None, "error: cannot load '{path}': not a Python file"),
+    ("raise RuntimeError('boom')\n", "error: loading '{path}' failed: RuntimeError: boom"),
+    ("from dataclasses import dataclass\nfrom xdsl.passes import ModulePass\n"
+     "from nnlayout.transforms import register_pass\n\n\n@register_pass\n"
+     "@dataclass(frozen=True)\nclass Clash(ModulePass):\n    name = 'cse'\n\n"
+     "    def apply(self, ctx, op):\n        pass\n",
+     "error: loading '{path}' failed: ValueError: a pass named 'cse' is already registered"),
+], ids=["missing", "raises", "name-taken"])
+def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | None,
+                                                message: str) -> None:
+    path = tmp_path / "plugin.py"
+    if plugin is not None:
+        path.write_text(plugin)
+    result = opt(str(EXAMPLE), "--load", str(path), "-p", "cse")
+    assert result.returncode == 1
+    assert result.stderr == message.format(path=path) + "\n"

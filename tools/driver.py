@@ -9,7 +9,9 @@ as mlir-opt does, and the tool exits with status 1. Set NNLAYOUT_TRACEBACK=1 or 
 
 from __future__ import annotations
 
+import argparse
 import difflib
+import importlib.util
 import math
 import os
 import re
@@ -19,6 +21,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from io import StringIO
+from pathlib import Path
 from typing import IO, TypeVar, get_type_hints
 
 from xdsl.context import Context
@@ -489,6 +492,28 @@ def _check_pipeline_element(element: str,
         if value is None or not valid(value):
             got = "no value" if value is None else f"'{value}'"
             raise UserError(f"option '{key}' of pass '{name}' takes {described}, got {got}")
+
+
+def add_load_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--load", action="append", default=[], metavar="FILE.py",
+                        help="run a Python file first, e.g. one whose passes call "
+                        "nnlayout.transforms.register_pass (repeatable)")
+
+
+def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
+    """Runs each file of `--load` as a module of its own (so that it registers its passes);
+    a file that is missing or raises is a UserError naming it (unless `traceback`)."""
+    for path in paths:
+        spec = importlib.util.spec_from_file_location(f"nnlayout_plugin_{Path(path).stem}",
+                                                      path)
+        if spec is None or spec.loader is None or not Path(path).is_file():
+            raise UserError(f"cannot load '{path}': not a Python file")
+        try:
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        except Exception as error:  # noqa: BLE001 - the plugin's own error, reported as such
+            if traceback:
+                raise
+            raise UserError(f"loading '{path}' failed: {type(error).__name__}: {error}") from None
 
 
 def parse_pipeline(

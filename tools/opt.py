@@ -29,6 +29,8 @@ from xdsl.passes import ModulePass
 from nnlayout.dialects.weights import WeightsError, move_weights_reference
 from nnlayout.tools.driver import (
     UserError,
+    add_load_option,
+    load_plugins,
     make_context,
     parse_module,
     parse_pipeline,
@@ -86,6 +88,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
     parser.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'a,b{opt=v}'")
+    add_load_option(parser)
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     parser.add_argument("--split-input-file", action="store_true",
                         help="treat each '// -----' chunk as a separate module")
@@ -167,6 +170,7 @@ def _spelled(value: object) -> str:
 
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
+    load_plugins(args.load, args.traceback)
     if args.list_passes:
         print("\n".join(_described(name, make()) for name, make in sorted(
             get_all_passes().items())))

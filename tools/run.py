@@ -33,7 +33,9 @@ from nnlayout.lowering.limits import check_inputs_fit
 from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
+    add_load_option,
     error_at,
+    load_plugins,
     parse_pipeline,
     read_module,
     run_pipeline,
@@ -60,6 +62,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
     parser.add_argument("-p", "--passes", default="",
                         help="pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'")
+    add_load_option(parser)
     parser.add_argument("--entry", help="function to run (default: the only public one)")
     inputs = parser.add_mutually_exclusive_group()
     inputs.add_argument("--input", dest="inputs", nargs="+", action="extend", metavar="FILE",
@@ -125,6 +128,7 @@ def summary(index: int, array: np.ndarray) -> str:
 
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
+    load_plugins(args.load, args.traceback)
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     clock = time.perf_counter()
     ctx, module, text = read_module(args.input)

@@ -19,7 +19,9 @@ from pathlib import Path
 from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
+    add_load_option,
     error_at,
+    load_plugins,
     parse_pipeline,
     read_module,
     run_pipeline,
@@ -35,6 +37,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
     parser.add_argument("-p", "--passes", default="",
                         help="pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'")
+    add_load_option(parser)
     parser.add_argument("--entry", help="function to translate (default: the only public one)")
     parser.add_argument("--to", choices=["numpy"], default="numpy",
                         help="what to generate (numpy: a Python module calling nnlayout's "
@@ -49,6 +52,7 @@ def main(argv: Sequence[str]) -> int:
     from nnlayout.lowering.to_numpy import translate
 
     args = _build_parser().parse_args(argv)
+    load_plugins(args.load, args.traceback)
     if not args.output.endswith(".py"):
         raise UserError(f"-o names the Python module to write, NAME.py (NAME.planned.mlir and "
                         f"NAME.weights.npz go beside it), not '{args.output}'")

@@ -4,6 +4,21 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
+# Passes added from outside the package (`register_pass`, `nnlayout-opt --load FILE.py`).
+_REGISTERED: dict[str, type[ModulePass]] = {}
+
+
+def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
+    """Makes `pass_class` (a ModulePass dataclass with a `name`) available to every tool's
+    `-p` by its name; usable as a class decorator in a file given to `--load`."""
+    name = getattr(pass_class, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{pass_class.__name__} has no pass name (a `name = \"...\"` field)")
+    if name in get_all_passes() and _REGISTERED.get(name) is not pass_class:
+        raise ValueError(f"a pass named '{name}' is already registered")
+    _REGISTERED[name] = pass_class
+    return pass_class
+
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass `nnlayout-opt -p` accepts, by name; imported lazily, as xDSL does."""
@@ -89,4 +104,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "plan-memory": plan_memory,
         "verify-memory-plan": verify_memory_plan,
         "default-pipeline": default_pipeline,
+        **{name: (lambda found=found: found) for name, found in _REGISTERED.items()},
     }
