@@ -148,3 +148,12 @@ def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | No
     result = opt(str(EXAMPLE), "--load", str(path), "-p", "cse")
     assert result.returncode == 1
     assert result.stderr == message.format(path=path) + "\n"
+
+
+def test_import_refuses_a_negative_inline_limit(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "nnlayout.tools.import_onnx", "m.onnx",
+                             "--inline-limit", "-5"], capture_output=True, text=True,
+                            cwd=tmp_path)
+    assert result.returncode == 2  # a usage error, as argparse reports them
+    assert result.stderr.endswith("error: argument --inline-limit: expected a non-negative "
+                                  "integer, got '-5'\n")

@@ -494,6 +494,17 @@ def _check_pipeline_element(element: str,
             raise UserError(f"option '{key}' of pass '{name}' takes {described}, got {got}")
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type: a seed, a limit."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return value
+
+
 def add_load_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--load", action="append", default=[], metavar="FILE.py",
                         help="run a Python file first, e.g. one whose passes call "

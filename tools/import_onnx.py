@@ -22,7 +22,7 @@ from nnlayout.frontends.onnx import (
     load_model,
     write_imported,
 )
-from nnlayout.tools.driver import UserError, print_module, run_tool
+from nnlayout.tools.driver import UserError, non_negative_int, print_module, run_tool
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -32,7 +32,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", default="-",
                         help="output .mlir file (default: stdout); large weights go to the "
                              ".npz of the same name beside it")
-    parser.add_argument("--inline-limit", type=int, default=DEFAULT_INLINE_LIMIT,
+    parser.add_argument("--inline-limit", type=non_negative_int, default=DEFAULT_INLINE_LIMIT,
                         help="constants with more elements than this go to the weights file "
                              f"(default {DEFAULT_INLINE_LIMIT})")
     parser.add_argument("--inline-weights", action="store_true",

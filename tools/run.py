@@ -36,22 +36,13 @@ from nnlayout.tools.driver import (
     add_load_option,
     error_at,
     load_plugins,
+    non_negative_int,
     parse_pipeline,
     read_module,
     run_pipeline,
     run_tool,
 )
 from nnlayout.transforms import get_all_passes
-
-
-def _seed(text: str) -> int:
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
-    return seed
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -67,7 +58,7 @@ def _build_parser() -> argparse.ArgumentParser:
     inputs = parser.add_mutually_exclusive_group()
     inputs.add_argument("--input", dest="inputs", nargs="+", action="extend", metavar="FILE",
                         help=".npy file of each argument, in order")
-    inputs.add_argument("--random-inputs", type=_seed, metavar="SEED",
+    inputs.add_argument("--random-inputs", type=non_negative_int, metavar="SEED",
                         help="standard-normal inputs from this seed")
     parser.add_argument("--output-dir", required=True, help="where result{i}.npy are written")
     parser.add_argument("--backend", choices=["interpreter", "generated"],
