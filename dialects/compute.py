@@ -52,6 +52,8 @@ HALO_ATTR = "halo"
 
 @irdl_op_definition
 class ComputeOp(IRDLOperation):
+    """The single op of its body applied to `ins`, writing `outs` (see the module doc)."""
+
     name = "nn.compute"
 
     ins = var_operand_def(MemRefType | TensorType)
@@ -180,6 +182,8 @@ def _check_buffer(what: str, buffer: Attribute, tensor: Attribute,
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
+    """Ends an `nn.compute` body with the results its `outs` receive."""
+
     name = "nn.yield"
     values = var_operand_def()
     traits = traits_def(IsTerminator(), HasParent(ComputeOp))

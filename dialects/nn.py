@@ -569,36 +569,50 @@ class UnaryOp(NNOp):
 
 @irdl_op_definition
 class ReluOp(UnaryOp):
+    """max(x, 0), NaN stays NaN (ONNX Relu)."""
+
     name = "nn.relu"
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
+    """1 / (1 + exp(-x)) (ONNX Sigmoid)."""
+
     name = "nn.sigmoid"
 
 
 @irdl_op_definition
 class TanhOp(UnaryOp):
+    """tanh(x) (ONNX Tanh)."""
+
     name = "nn.tanh"
 
 
 @irdl_op_definition
 class ExpOp(UnaryOp):
+    """exp(x) (ONNX Exp)."""
+
     name = "nn.exp"
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
+    """-x (ONNX Neg)."""
+
     name = "nn.neg"
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
+    """|x| (ONNX Abs)."""
+
     name = "nn.abs"
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
+    """sqrt(x), NaN below 0 (ONNX Sqrt)."""
+
     name = "nn.sqrt"
 
 
@@ -661,21 +675,29 @@ class BinaryOp(NNOp):
 
 @irdl_op_definition
 class AddOp(BinaryOp):
+    """lhs + rhs, broadcast (ONNX Add)."""
+
     name = "nn.add"
 
 
 @irdl_op_definition
 class SubOp(BinaryOp):
+    """lhs - rhs, broadcast (ONNX Sub)."""
+
     name = "nn.sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
+    """lhs * rhs, broadcast (ONNX Mul)."""
+
     name = "nn.mul"
 
 
 @irdl_op_definition
 class DivOp(BinaryOp):
+    """lhs / rhs, broadcast, IEEE division (ONNX Div)."""
+
     name = "nn.div"
 
 
@@ -943,6 +965,8 @@ class GlobalAvgPoolOp(NNOp):
 
 @irdl_op_definition
 class ConcatOp(NNOp):
+    """The inputs joined along `axis`; the other dimensions agree (ONNX Concat)."""
+
     name = "nn.concat"
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
