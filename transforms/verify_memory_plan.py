@@ -9,9 +9,12 @@ planner's liveness or placement cannot hide itself. For every `memref.view` of a
   and fails if they leave the arena or the offset breaks the arena's alignment;
 - the ops during which it is live: from the first to the last op in the block that uses the
   view or a view derived from it (`memref.subview`, `memref.cast`, ...). An op that writes
-  the whole view (as an `nn.compute` result or a `memref.copy` target), or the
-  `layout.fill_border` that begins a halo'd buffer, starts a new value in it: after `cse`
-  merges identical views of two buffers, each keeps its own live range.
+  the whole view (as an `nn.compute` result or a `memref.copy` target), or a
+  `layout.fill_border` of it followed by a write of its interior (a halo'd buffer), starts a
+  new value in it: after `cse` merges identical views of two buffers, each keeps its own
+  live range. (A plan checked after `cse` is checked as the merged IR reads; two buffers
+  wrongly sharing bytes that `cse` merged into one view are only told apart before it, as
+  `default-pipeline{verify=true}` does.)
 
 A view used after a `memref.dealloc` of its arena is an error. Two views live at a common op
 whose bytes intersect are an error, unless they are an in-place
@@ -67,37 +70,51 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def _starts_a_value(user: Operation, value: SSAValue) -> bool:
-    """Whether `user` is the first write of a new value of the view `value`: it overwrites
-    all of it without reading it, or it fills the border of a buffer with a halo (whose
-    interior its producer writes next, through a subview)."""
-    if isinstance(user, ComputeOp):
-        return value in user.outs and value not in user.ins
-    if isinstance(user, FillBorderOp):
-        return user.buffer is value
-    return isinstance(user, memref.CopyOp) and user.destination is value
+# How an op touches a view (through the view itself or views derived from it).
+_READS, _WRITES_WHOLE, _FILLS_BORDER, _WRITES_INTERIOR = "reads", "whole", "border", "interior"
+
+
+def _touch(user: Operation, view: SSAValue, family: set[SSAValue]) -> str:
+    """`_WRITES_WHOLE`: `user` overwrites all of `view` without reading it (an nn.compute
+    result, a memref.copy target); `_FILLS_BORDER`: a layout.fill_border of `view`;
+    `_WRITES_INTERIOR`: an nn.compute writes a view derived from it (a halo'd buffer's
+    interior) without reading it; otherwise `_READS` (any other use may read)."""
+    if isinstance(user, ComputeOp) and not family.intersection(user.ins):
+        if view in user.outs:
+            return _WRITES_WHOLE
+        if family.intersection(user.outs):
+            return _WRITES_INTERIOR
+    if isinstance(user, FillBorderOp) and user.buffer is view:
+        return _FILLS_BORDER
+    if isinstance(user, memref.CopyOp) and user.destination is view and user.source not in (
+            family):
+        return _WRITES_WHOLE
+    return _READS
 
 
 def _live_ranges(view: memref.ViewOp, block: Block, position: dict[Operation, int]
                  ) -> list[tuple[int, int]]:
-    """The ranges of block positions in which the view holds a value some op still reads."""
-    events: list[tuple[int, bool]] = []  # (position, whether the op starts a new value)
-    pending = [view.result]
+    """The ranges of block positions in which the view holds a value some op still reads.
+    A new value starts where an op writes the whole view, or where its border is filled and
+    the next op to touch it writes its interior (bufferize's halo'd buffers)."""
+    family, users, pending = {view.result}, set(), [view.result]
     while pending:
-        value = pending.pop()
-        for use in value.uses:
+        for use in pending.pop().uses:
             user = block.find_ancestor_op_in_block(use.operation)
             if user is None:
                 raise DiagnosticError(use.operation, "a view of the arena is used outside "
                                       "the function's block; cannot check its live range")
             if isinstance(user, _VIEW_LIKE):
+                family.update(user.results)
                 pending.extend(user.results)
             else:
-                events.append((position[user], value is view.result
-                               and _starts_a_value(user, value)))
+                users.add(user)
+    touches = sorted((position[user], _touch(user, view.result, family)) for user in users)
     ranges: list[tuple[int, int]] = []
-    for at, writes in sorted(events):  # at one op, its reads first
-        if writes or not ranges:
+    for index, (at, touch) in enumerate(touches):
+        following = touches[index + 1][1] if index + 1 < len(touches) else None
+        if not ranges or touch == _WRITES_WHOLE or (
+                touch == _FILLS_BORDER and following == _WRITES_INTERIOR):
             ranges.append((at, at))
         else:
             ranges[-1] = (ranges[-1][0], at)
