@@ -157,3 +157,19 @@ def test_import_refuses_a_negative_inline_limit(tmp_path: Path) -> None:
     assert result.returncode == 2  # a usage error, as argparse reports them
     assert result.stderr.endswith("error: argument --inline-limit: expected a non-negative "
                                   "integer, got '-5'\n")
+
+
+def test_a_tool_prints_a_warning_as_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """As where oneDNN does not load: `warning: ...`, not Python's file:line and source."""
+    import warnings
+
+    from nnlayout.tools.driver import run_tool
+
+    def main(args: list[str]) -> int:
+        warnings.warn("oneDNN is not available (test); using the numpy kernels",
+                      RuntimeWarning, stacklevel=1)
+        return 0
+
+    assert run_tool(main, []) == 0
+    assert capsys.readouterr().err == (
+        "warning: oneDNN is not available (test); using the numpy kernels\n")

@@ -17,6 +17,7 @@ import os
 import re
 import struct
 import sys
+import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -647,6 +648,19 @@ def run_tool(main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = 
     args = list(sys.argv[1:] if argv is None else argv)
     if traceback_requested(args):
         return main(args)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run_reporting_errors(main, args)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: IO[str] | None = None, line: str | None = None) -> None:
+    """A warning as one `warning: ...` line (e.g. oneDNN missing), not Python's two lines
+    with a source line of nnlayout's."""
+    print(f"warning: {message}", file=sys.stderr if file is None else file)
+
+
+def _run_reporting_errors(main: Callable[[Sequence[str]], int], args: list[str]) -> int:
     try:
         return main(args)
     except UserError as error:
