@@ -443,7 +443,7 @@ class DiagnosticError(DiagnosticException):
 
 _PIPELINE_SEPARATOR = re.compile(r'"(?:[^"\\]|\\.)*"|[{},]')
 _PASS_OPTION = re.compile(r'([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\S*))?')
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_NUMBER = re.compile(r"[-+]?\d+(\.\d*)?")  # what xDSL reads as a number, not a word
 # What xDSL reads as each option type: a quoted or bare string, but not a number or a bool.
 _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
     bool: ("true or false", lambda value: value in ("true", "false")),
@@ -466,13 +466,17 @@ def _pipeline_elements(spec: str) -> list[str]:
     return [*elements, spec[start:].strip()]
 
 
-def _check_pipeline_element(element: str,
-                            available: dict[str, Callable[[], type[ModulePass]]]) -> None:
-    """Unknown passes and options, repeated or mistyped option values, in our words."""
-    name, _, options = element.partition("{")
-    name = name.strip()
-    if not name:
-        return  # xDSL points at the missing name
+def _pipeline_options(element: str) -> list[tuple[str, str | None]]:
+    """The `key=value` options of one pipeline element, in order (value None: no `=`)."""
+    options = element.partition("{")[2].rstrip().removesuffix("}")
+    return [(found.group(1), found.group(2)) for found in _PASS_OPTION.finditer(options)]
+
+
+def _explain_refusal(element: str,
+                     available: dict[str, Callable[[], type[ModulePass]]]) -> None:
+    """For an element xDSL refused: an unknown pass or option, or an option value of the
+    wrong type, as a UserError in our words (nothing when none of these is the reason)."""
+    name = element.partition("{")[0].strip()
     if name not in available:
         close = difflib.get_close_matches(name, available, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -480,15 +484,10 @@ def _check_pipeline_element(element: str,
                         f"{', '.join(sorted(available))}")
     fields = {key: kind for key, kind in get_type_hints(available[name]()).items()
               if key != "name"}
-    seen: set[str] = set()
-    for option in _PASS_OPTION.finditer(options.rstrip().removesuffix("}")):
-        key, value = option.group(1), option.group(2)
+    for key, value in _pipeline_options(element):
         if key not in fields:
             known = ", ".join(fields) or "none"
             raise UserError(f"pass '{name}' has no option '{key}'; its options: {known}")
-        if key in seen:
-            raise UserError(f"option '{key}' of pass '{name}' is given twice")
-        seen.add(key)
         described, valid = _OPTION_VALUE.get(fields[key], ("a value", bool))
         if value is None or not valid(value):
             got = "no value" if value is None else f"'{value}'"
@@ -531,13 +530,12 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
 def parse_pipeline(
     spec: str, available: dict[str, Callable[[], type[ModulePass]]]
 ) -> PassPipeline:
-    """Parses `pass-a, pass-b{opt=v}`; unknown passes and bad options become UserErrors."""
+    """Parses `pass-a, pass-b{opt=v}`; unknown passes, bad options and an option given twice
+    (xDSL would keep the last) become UserErrors."""
     elements = _pipeline_elements(spec)
-    for element in elements:
-        _check_pipeline_element(element, available)
     spec = ",".join(elements)
     try:
-        return PassPipeline.parse_spec(available, spec)
+        pipeline = PassPipeline.parse_spec(available, spec)
     except ArgSpecParseError as error:
         # xDSL's message spans lines: a header, "pass-pipeline:1:COL", the spec, a caret, the
         # reason; keep one line.
@@ -546,7 +544,15 @@ def parse_pipeline(
         where = f" (at character {where})" if where.isdigit() else ""
         raise UserError(f"bad pass pipeline '{spec}': {lines[-1]}{where}") from None
     except ValueError as error:
+        for element in elements:
+            _explain_refusal(element, available)
         raise UserError(f"bad pass options in '{spec}': {error}") from None
+    for element in elements:
+        keys = [key for key, _ in _pipeline_options(element)]
+        if repeated := next((key for key in keys if keys.count(key) > 1), None):
+            raise UserError(f"option '{repeated}' of pass "
+                            f"'{element.partition('{')[0].strip()}' is given twice")
+    return pipeline
 
 
 def run_pipeline(pipeline: PassPipeline, ctx: Context, module: ModuleOp,
