@@ -96,6 +96,9 @@ def test_an_output_in_another_folder_still_finds_its_weights(tmp_path: Path) -> 
     (tmp_path / "build").mkdir()
     tool("opt", "m.mlir", "-p", "default-pipeline", "-o", "build/planned.mlir")
     assert 'nn.weights = "../m.npz"' in (tmp_path / "build" / "planned.mlir").read_text()
+    assert 'nn.weights = "m.npz"' in tool("opt", "m.mlir", "-o", "/dev/stdout").stdout
+    tool("opt", "m.mlir", "--verify-diagnostics", "-o", "build/checked.mlir")
+    assert 'nn.weights = "../m.npz"' in (tmp_path / "build" / "checked.mlir").read_text()
     for ir, out in (("m.mlir", "a"), ("build/planned.mlir", "b")):
         tool("run", ir, "--random-inputs", "0", "--output-dir", out)
     np.testing.assert_allclose(np.load(tmp_path / "b" / "result0.npy"),
@@ -114,6 +117,7 @@ def test_split_input_file_splits_at_marker_lines_and_reports_every_chunk() -> No
     assert [line for line in result.stderr.splitlines() if "error" in line] == [
         "<stdin>:3:8: error: Operation nn.frobnicate is not registered",
         "<stdin>:12:8: error: Operation nn.frobnicate is not registered"]
+    assert result.stdout.count("func.func @f") == 1  # the chunk that compiled
 
 
 def test_list_passes_spells_each_pass_with_its_defaults() -> None:

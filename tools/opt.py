@@ -18,6 +18,7 @@ warnings, so an `expected-warning` always fails. `--remarks` prints all remarks 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -113,7 +114,7 @@ def _process(chunk: str, name: str, spec: str, verify_each: bool, generic: bool,
     verify_module(module, chunk)
     if spec:
         run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, module, chunk, verify_each)
-    if output != "-":
+    if output != "-" and (os.path.isfile(output) or not os.path.exists(output)):  # not a device
         try:
             move_weights_reference(module, name, output)
         except WeightsError as error:
@@ -196,7 +197,7 @@ def main(argv: Sequence[str]) -> int:
             try:
                 outputs.append(
                     _process(chunk, name, args.passes, not args.disable_verify,
-                             args.print_op_generic).getvalue())
+                             args.print_op_generic, args.output).getvalue())
                 error = None
             except UserError as caught:
                 error = caught
@@ -204,15 +205,15 @@ def main(argv: Sequence[str]) -> int:
         problems += _check_remarks(chunk, emitted, name)
     if problems:
         raise UserError("diagnostics did not match:\n" + "\n".join(problems))
+    result = "// -----\n".join(outputs)  # the chunks that succeeded, as mlir-opt prints
+    if args.output == "-":
+        sys.stdout.write(result)
+    elif outputs or not failed:
+        write_text(args.output, result)
     if failed:
         for error in failed[:-1]:
             print(error.render(), file=sys.stderr)
         raise failed[-1]
-    result = "// -----\n".join(outputs)
-    if args.output == "-":
-        sys.stdout.write(result)
-    else:
-        write_text(args.output, result)
     return 0
 
 
