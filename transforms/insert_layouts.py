@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import OpResult, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -34,10 +34,12 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name, with_encoding_name
 from nnlayout.dialects.nn import NNOp
 from nnlayout.tools.driver import DiagnosticError
+from nnlayout.transforms import remarks
 
 
 def reorder_to(value: SSAValue, layout: str) -> ReorderOp:
@@ -100,5 +102,19 @@ class InsertLayoutsPass(ModulePass):
     name = "insert-layouts"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _remark_undispatched(op)
         for pattern in (InsertOperandReorders(), InsertResultReorders()):
             PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+
+
+def _remark_undispatched(module: ModuleOp) -> None:
+    """Once select-dispatch has run, an op without a kernel was made after it (by a pattern
+    of the user's, say): it keeps its layouts and runs its reference kernel; say so."""
+    ops = [op for op in module.walk() if isinstance(op, NNOp)]
+    if not any(kernel_of(op) for op in ops):
+        return  # nothing dispatched: the layouts are left as they are, on purpose
+    known: dict[Operation, bool] = {}
+    for op in ops:
+        if kernel_of(op) is None and not is_constant_expression(op, known):
+            remarks.emit(op, InsertLayoutsPass.name, "has no kernel (made after "
+                         "select-dispatch?): it keeps its layouts and runs its reference kernel")
