@@ -34,8 +34,10 @@ from xdsl.dialects.builtin import (
     ComplexType,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
+    FloatAttr,
     IndexType,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     RankedStructure,
@@ -62,6 +64,7 @@ from nnlayout.dialects.nn import NN
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(rf"^[ \t]*{SPLIT_MARKER}[ \t]*$", re.MULTILINE)
 _ANGLE_OR_QUOTE = re.compile(r'[<>"]')
+_NEGATIVE_HEX = re.compile(r"-\s*0[xX]")
 _STRING_TAIL = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _INTEGER_LIST = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
 _UNEXPECTED_TOKEN = re.compile(r"Unexpected token Token\(kind=<MLIRTokenKind\.\w+: '(.*?)'>, "
@@ -252,6 +255,16 @@ class LocatedParser(Parser):
         if element.span.text.lstrip("-").startswith(("0x", "0X")):
             return _HexElement(element.is_negative, element.value, element.span)
         return element
+
+    def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
+        """xDSL reads `-0x7F800000 : f32` as the value -2139095040.0; MLIR refuses it."""
+        start = self.pos
+        attribute = super().parse_optional_builtin_int_or_float_attr()
+        if isinstance(attribute, FloatAttr) and _NEGATIVE_HEX.match(
+                self.lexer.input.content, start):
+            self.raise_error("a hexadecimal float literal gives the value's bits; it cannot be "
+                             "negative", start, self.pos)
+        return attribute
 
     def parse_optional_float(self, *, allow_negative: bool = True) -> float | None:
         """Also a hexadecimal literal of 8 or 16 digits: the bits of an f32 or f64, as MLIR
