@@ -23,7 +23,9 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     Float32Type,
+    Float64Type,
     FloatAttr,
     IntegerAttr,
     StringAttr,
@@ -360,9 +362,11 @@ def _check_type(value_type: Attribute, what: str) -> None:
             f"{what} has a zero-size dimension ({value_type}); empty tensors are not supported"
         )
     verify_encoding(value_type, what)
-    if not isinstance(value_type.element_type, AnyFloat):
+    if not isinstance(value_type.element_type, Float16Type | Float32Type | Float64Type):
+        # What the kernels and the runtime hold (bf16 compiled, then no tool could run it).
         raise VerifyException(
-            f"{what} has element type {value_type.element_type}; nn ops compute on floats"
+            f"{what} has element type {value_type.element_type}; nn ops compute on f16, f32 "
+            "or f64"
         )
     if len(_CHECKED_TYPES) > 4096:
         _CHECKED_TYPES.clear()

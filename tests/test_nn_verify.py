@@ -162,7 +162,7 @@ def test_verifier_checks_types() -> None:
     assert "nn.add: operand 1 has element type f16, expected f32 like operand 0" in \
         verify_message(mixed)
     integer = nn.NegOp.create(operands=[v(2, element=i32)], result_types=[TensorType(i32, (2,))])
-    assert "nn.neg: operand 0 has element type i32; nn ops compute on floats" in \
+    assert "nn.neg: operand 0 has element type i32; nn ops compute on f16, f32 or f64" in \
         verify_message(integer)
     dynamic = nn.ReluOp.create(operands=[v(-1, 2)], result_types=[TensorType(f32, (-1, 2))])
     assert "nn.relu: operand 0 has a dynamic dimension" in verify_message(dynamic)
