@@ -177,3 +177,19 @@ def test_a_tool_prints_a_warning_as_one_line(capsys: pytest.CaptureFixture[str])
     assert run_tool(main, []) == 0
     assert capsys.readouterr().err == (
         "warning: oneDNN is not available (test); using the numpy kernels\n")
+
+
+def test_verify_diagnostics_names_the_file_of_an_explicit_location() -> None:
+    """An error located by loc("other.mlir":7:3) is in another file: no annotation here
+    matches it, and it is reported there (it was reported as line 7 of the input)."""
+    text = ("func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> "
+            "tensor<1x4x6x6xf32> {\n"
+            "  // expected-error @+1 {{input has 3 channels}}\n"
+            "  %0 = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1"
+            " : (tensor<1x3x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>"
+            ' loc("other.mlir":7:3)\n'
+            "  func.return %0 : tensor<1x4x6x6xf32>\n}\n")
+    result = opt("--verify-diagnostics", "-", stdin=text)
+    assert result.returncode == 1
+    assert "other.mlir:7: unexpected error: nn.conv2d: input has 3 channels" in result.stderr
+    assert "<stdin>:3: expected error not produced" in result.stderr

@@ -141,12 +141,13 @@ def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[s
     expectations = [e for e in _expectations(chunk) if e.kind == "error"]
     problems = []
     if error is not None:
-        line = error.location.line if error.location else None
+        where = error.location  # an explicit loc(...) may name another file: never this one's
+        line = None if where is None or where.file != name else where.line
         match = next((e for e in expectations if e.text in error.message
-                      and (line is None or e.line == line)), None)
+                      and (where is None or e.line == line)), None)
         if match is None:
-            where = f"{name}:{line}" if line else name
-            problems.append(f"{where}: unexpected error: {error.message}")
+            at = name if where is None else f"{where.file}:{where.line}"
+            problems.append(f"{at}: unexpected error: {error.message}")
         else:
             match.seen = True
     for expectation in expectations:
