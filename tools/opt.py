@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from io import StringIO
 
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 
 from nnlayout.dialects.weights import WeightsError, move_weights_reference
 from nnlayout.tools.driver import (
@@ -107,13 +107,13 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _process(chunk: str, name: str, spec: str, verify_each: bool, generic: bool,
-             output: str = "-") -> StringIO:
+def _process(chunk: str, name: str, pipeline: PassPipeline | None, verify_each: bool,
+             generic: bool, output: str = "-") -> StringIO:
     ctx = make_context()
     module = parse_module(ctx, chunk, name)
     verify_module(module, chunk)
-    if spec:
-        run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, module, chunk, verify_each)
+    if pipeline is not None:
+        run_pipeline(pipeline, ctx, module, chunk, verify_each)
     if output != "-" and (os.path.isfile(output) or not os.path.exists(output)):  # not a device
         try:
             move_weights_reference(module, name, output)
@@ -178,8 +178,8 @@ def main(argv: Sequence[str]) -> int:
             get_all_passes().items())))
         return 0
     remarks.set_printing(args.remarks)
-    if args.passes:
-        parse_pipeline(args.passes, get_all_passes())  # report a bad pipeline before parsing
+    # Parsed once, before the input: a bad pipeline is reported first.
+    pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     text, name = read_text(args.input)
     chunks = split_input(text) if args.split_input_file else [text]
     outputs: list[str] = []
@@ -189,7 +189,7 @@ def main(argv: Sequence[str]) -> int:
         if not args.verify_diagnostics:
             try:
                 outputs.append(
-                    _process(chunk, name, args.passes, not args.disable_verify,
+                    _process(chunk, name, pipeline, not args.disable_verify,
                              args.print_op_generic, args.output).getvalue())
             except UserError as error:
                 failed.append(error)
@@ -197,7 +197,7 @@ def main(argv: Sequence[str]) -> int:
         with remarks.collecting() as emitted:
             try:
                 outputs.append(
-                    _process(chunk, name, args.passes, not args.disable_verify,
+                    _process(chunk, name, pipeline, not args.disable_verify,
                              args.print_op_generic, args.output).getvalue())
                 error = None
             except UserError as caught:
