@@ -86,8 +86,8 @@ def _touch(user: Operation, view: SSAValue, family: set[SSAValue]) -> str:
             return _WRITES_INTERIOR
     if isinstance(user, FillBorderOp) and user.buffer is view:
         return _FILLS_BORDER
-    if isinstance(user, memref.CopyOp) and user.destination is view and user.source not in (
-            family):
+    if (isinstance(user, memref.CopyOp) and user.destination is view
+            and user.source not in family):
         return _WRITES_WHOLE
     return _READS
 
