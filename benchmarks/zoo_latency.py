@@ -125,12 +125,8 @@ def empty_onednn_caches() -> None:
     if "nnlayout.kernels.onednn.kernels" not in sys.modules:
         return
     from nnlayout.kernels.onednn import kernels as onednn_kernels
-    from nnlayout.kernels.onednn import primitives
 
-    onednn_kernels.conv_choice.cache_clear()
-    onednn_kernels.deconv_choice.cache_clear()
-    onednn_kernels._CHOICES.clear()
-    primitives._CACHE.clear()
+    onednn_kernels.forget_choices()
 
 
 # ------------------------------------------------------------------ measuring (one process)

@@ -7,7 +7,10 @@ chosen, so that a silent fallback to numpy cannot pass for oneDNN. Dispatch must
 
 from __future__ import annotations
 
+import ctypes
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -59,14 +62,15 @@ def check(module: ModuleOp, inputs: list[np.ndarray], onednn_ops: int,
 
 
 def conv_program(c_in: int, c_out: int, size: int, kernel: int, strides: str, pads: str,
-                 dilations: str, groups: int, out: int, then: str = "") -> str:
+                 dilations: str, groups: int, out: int, then: str = "", batch: int = 2) -> str:
     w = (c_out, c_in // groups, kernel, kernel)
+    n = batch
     return f"""
-func.func @f(%x: tensor<2x{c_in}x{size}x{size}xf32>) -> tensor<2x{c_out}x{out}x{out}xf32> {{
+func.func @f(%x: tensor<{n}x{c_in}x{size}x{size}xf32>) -> tensor<{n}x{c_out}x{out}x{out}xf32> {{
   %w = nn.constant dense<{dense(w, c_in + c_out)}> : tensor<{w[0]}x{w[1]}x{kernel}x{kernel}xf32>
   %b = nn.constant dense<{dense((c_out,), 3)}> : tensor<{c_out}xf32>
-  %c = nn.conv2d %x, %w, %b strides {strides} pads {pads} dilations {dilations} groups {groups} : (tensor<2x{c_in}x{size}x{size}xf32>, tensor<{w[0]}x{w[1]}x{kernel}x{kernel}xf32>, tensor<{c_out}xf32>) -> tensor<2x{c_out}x{out}x{out}xf32>
-  {then or "func.return %c"} : tensor<2x{c_out}x{out}x{out}xf32>
+  %c = nn.conv2d %x, %w, %b strides {strides} pads {pads} dilations {dilations} groups {groups} : (tensor<{n}x{c_in}x{size}x{size}xf32>, tensor<{w[0]}x{w[1]}x{kernel}x{kernel}xf32>, tensor<{c_out}xf32>) -> tensor<{n}x{c_out}x{out}x{out}xf32>
+  {then or "func.return %c"} : tensor<{n}x{c_out}x{out}x{out}xf32>
 }}"""
 
 
@@ -319,6 +323,51 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
         tags = [onednn_kernels._format(value, role).value for value, role in (
             (op.input, "data"), (op.weight, geometry.weights_role), (op.output, "data"))]
         assert onednn_kernels.conv_pd(geometry, *tags).implementation == choice.implementation
+
+
+@contextmanager
+def openmp_threads(count: int) -> Iterator[None]:
+    """oneDNN's thread count (OpenMP's, which it reads when it creates a primitive) set to
+    `count` in this thread, restored afterwards."""
+    openmp = ctypes.CDLL("libgomp.so.1")  # the one libdnnl loaded
+    before = openmp.omp_get_max_threads()
+    openmp.omp_set_num_threads(count)
+    try:
+        yield
+    finally:
+        openmp.omp_set_num_threads(before)
+
+
+@pytest.mark.parametrize(("compiled_at", "run_at"), [(2, 1), (1, 2)])
+def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
+        compiled_at: int, run_at: int, tmp_path: Path) -> None:
+    """A brgconv blocks its weights by 16 output channels at one thread count and by 24 at
+    the other (this 3x3 128->128 convolution at 28x28, as in ResNet-50): a program compiled
+    at one count and loaded at the other got ref:any for the weights its types record (1000
+    times slower). oneDNN now chooses the weights' format again at load, and the kernel
+    repacks them."""
+    module = parse(conv_program(128, 128, 28, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 28,
+                                batch=1))
+    inputs = random_inputs(module)
+    expected = Interpreter(module).run(inputs)
+    with openmp_threads(compiled_at):
+        planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    onednn_kernels.forget_choices()  # as in a new process
+    (op,) = [op for op in planned.walk() if op.name == "nn.conv2d"]
+    geometry = conv_geometry(op)
+    tags = [onednn_kernels._format(value, role).value for value, role in (
+        (op.input, "data"), (op.weight, geometry.weights_role), (op.output, "data"))]
+    try:
+        with openmp_threads(run_at):
+            recorded = onednn_kernels.conv_pd(geometry, *tags).implementation
+            if not recorded.startswith("ref"):
+                pytest.skip(f"oneDNN keeps this format at {run_at} thread(s) here: {recorded}")
+            assert not onednn_kernels._compiled(op)[0].pd.implementation.startswith("ref")
+            assert_same(expected, Interpreter(planned).run(inputs))
+            generated = import_generated(translate(planned, tmp_path / "model.py").code)
+            assert_same(expected, generated.run(*inputs))
+    finally:
+        onednn_kernels.forget_choices()
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -370,11 +370,22 @@ def _conv_variants(op: nn.Conv2dOp | nn.FusedConv2dOp
     args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if g.bias else ())
     compiled = p.get_compiled(("conv", g, tags), lambda: conv_pd(g, *tags),
                               (*args, b.DNNL_ARG_DST), eager=False)
+    if compiled.pd.implementation.startswith("ref"):
+        # The weight format was oneDNN's choice where it ran with another thread count (a
+        # brgconv blocks its weights by 16 or 24 depending on it): the activations' formats
+        # are planned, the weights' are free, so let oneDNN choose them again; the executor
+        # reorders the weights (`_weights_repacker`).
+        free = (tags[0], ANY, tags[2])
+        repacked = p.get_compiled(("conv", g, free), lambda: conv_pd(g, *free),
+                                  (*args, b.DNNL_ARG_DST), eager=False)
+        if not repacked.pd.implementation.startswith("ref"):
+            compiled, tags = repacked, free
     finite, finite_g = None, _finite_geometry(op)
     if finite_g is not None:
         candidate = p.get_compiled(("conv", finite_g, tags), lambda: conv_pd(finite_g, *tags),
                                    (*args, b.DNNL_ARG_DST), eager=False)
-        if candidate.pd.implementation == compiled.pd.implementation:
+        if (candidate.pd.implementation == compiled.pd.implementation
+                and _weights_md(candidate) == _weights_md(compiled)):
             finite = candidate
     (compiled if finite is None else finite).primitive  # noqa: B018 (created now)
     return compiled, finite, args
@@ -463,17 +474,36 @@ def _deconv_compiled(op: nn.ConvTranspose2dOp) -> tuple[Compiled, tuple[int, ...
     return compiled, args
 
 
-def _packed_weights(op: nn.ConvTranspose2dOp, compiled: Compiled,
-                    weights: np.ndarray) -> np.ndarray:
-    """Our (i, o, h, w) weights reordered into the format `compiled` runs on."""
-    g = deconv_geometry(op)
-    plain = MemoryDesc.with_tag(g.weights, g.plain_weights)
-    wanted = compiled.pd.md(b.dnnl_query_weights_md)
-    reorder = Compiled(p.reorder_pd(plain, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
-    packed = np.empty(wanted.size // 4, dtype=np.float32)
-    reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
-             b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
-    return packed
+def _weights_md(compiled: Compiled) -> MemoryDesc:
+    return compiled.pd.md(b.dnnl_query_weights_md)
+
+
+def _weights_repacker(op: Operation, compiled: Compiled
+                      ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """How `op`'s weights, as its operand holds them, become the ones `compiled` runs on;
+    None where they already are. A transposed convolution's are ours, (i, o, h, w), packed
+    by oneDNN's choice; a convolution's are in the format its type records, which oneDNN
+    may have chosen anew at load (`_conv_variants`)."""
+    if isinstance(op, nn.ConvTranspose2dOp):
+        g = deconv_geometry(op)
+        given = MemoryDesc.with_tag(g.weights, g.plain_weights)
+    elif isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
+        g = conv_geometry(op)
+        given = MemoryDesc.with_tag(g.weights, _format(op.weight, g.weights_role).value)
+    else:
+        return None
+    wanted = _weights_md(compiled)
+    if given == wanted:
+        return None
+    reorder = Compiled(p.reorder_pd(given, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+
+    def repack(weights: np.ndarray) -> np.ndarray:
+        packed = np.empty(wanted.size // 4, dtype=np.float32)
+        reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
+                 b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
+        return packed
+
+    return repack
 
 
 # -------------------------------------------------------------- matrix multiply
@@ -508,6 +538,15 @@ def _remembered(key: tuple[object, ...], build: Callable[[], b.PrimitiveDesc]
         except DnnlError as error:
             _CHOICES[key] = (f"none ({error})", 0)
     return _CHOICES[key]
+
+
+def forget_choices() -> None:
+    """Forgets oneDNN's choices and the primitives created in this process, as a new process
+    would start (they depend on its thread count, which may have changed)."""
+    conv_choice.cache_clear()
+    deconv_choice.cache_clear()
+    _CHOICES.clear()
+    p.clear_cache()
 
 
 def _gemm_choice(op: nn.GemmOp) -> tuple[str, int]:
@@ -944,7 +983,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     pads_multiply = conv and any(ints(op.pads))  # type: ignore[union-attr]
     factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
     batch_norm = _batch_norm_bound(op) if isinstance(op, nn.BatchNormOp) else None
-    deconv = isinstance(op, nn.ConvTranspose2dOp)
+    repack = _weights_repacker(op, compiled)
     finite_only = _finite_only(op)
     numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
         type(op))
@@ -989,9 +1028,8 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         """The op on these arrays, and whether that call may run again on new contents of
         them (it may not where an operand had to be copied to suit oneDNN)."""
         *sources, summand = inputs if addend else (*inputs, None)
-        passed = [sources[0], once(b.DNNL_ARG_WEIGHTS, sources[1],
-                                   lambda w: _packed_weights(op, compiled, w)),
-                  *sources[2:]] if deconv else sources
+        passed = sources if repack is None else [
+            sources[0], once(b.DNNL_ARG_WEIGHTS, sources[1], repack), *sources[2:]]
         arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
                   for arg, x in zip(args, passed, strict=True)}
         reusable = scratchpad is not None and all(  # constants never change

@@ -241,6 +241,10 @@ def get_compiled(key: Hashable, build: Callable[[], PrimitiveDesc],
     return compiled
 
 
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
 def cache_size() -> int:
     """How many compiled primitives the cache holds."""
     return len(_CACHE)
