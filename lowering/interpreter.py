@@ -24,6 +24,7 @@ without numpy warnings.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -171,14 +172,17 @@ class Interpreter:
         self._session: dict[Operation, Any] = {}  # see bind_compute
         # The functions being run and their live values, innermost last.
         self._frames: list[tuple[func.FuncOp, dict[SSAValue, RuntimeValue]]] = []
+        # One run at a time: kernels stay bound to buffers between runs (see `run`).
+        self._running = threading.Lock()
 
     def run(self, inputs: Sequence[np.ndarray], entry: str | None = None) -> tuple[
             np.ndarray, ...]:
-        """Runs the entry function on logical input arrays; returns its logical results."""
+        """Runs the entry function on logical input arrays; returns its logical results.
+        Runs called from several threads take turns."""
         function = find_entry(self.module, entry)
         check_arguments(function, inputs)
         signature = function.function_type
-        with np.errstate(all="ignore"):
+        with self._running, np.errstate(all="ignore"):
             args = [to_physical(a, t) for a, t in zip(inputs, signature.inputs, strict=True)]
             results = self._call(function, args)
             # A returned buffer may be reused by the next run: the caller gets a copy.

@@ -31,6 +31,7 @@ import math
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,7 @@ class Program:
         session: dict[Operation, Any] = {}
         self.kernels: list[BoundCompute] = [bind_compute(op, session=session) for op in ops
                                             if isinstance(op, ComputeOp)]
+        self.running = threading.Lock()  # held by the generated module's run()
 
     @classmethod
     def load(cls, module_file: str, ir_name: str, entry: str) -> Program:
@@ -397,9 +399,10 @@ def generate(function: func.FuncOp, ir_name: str) -> str:
         "",
         "",
         "def run(*inputs: np.ndarray) -> tuple[np.ndarray, ...]:",
-        '    """Runs ENTRY on its logical input arrays; returns copies of its results."""',
-        f"    {unpack}PROGRAM.arguments(inputs)",
-        '    with np.errstate(all="ignore"):',
+        '    """Runs ENTRY on its logical input arrays; returns copies of its results. Calls',
+        '    from several threads take turns: they share the arena."""',
+        '    with PROGRAM.running, np.errstate(all="ignore"):',
+        f"        {unpack}PROGRAM.arguments(inputs)",
         *(f"        {line}" for line in emitter.body),
     ]
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ padded channels.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -157,6 +158,32 @@ def test_onednn_primitives_are_made_at_load(tmp_path: Path) -> None:
     first = module.run(*inputs)
     assert primitives.cache_size() == made  # nothing created per run
     assert_same(Interpreter(parse_module(make_context(), TRAPS, "traps")).run(inputs), first)
+
+
+@pytest.mark.parametrize("runner", ["generated", "interpreter"])
+def test_runs_from_several_threads_take_turns(runner: str, tmp_path: Path) -> None:
+    """A planned program runs in one arena, and its kernels stay bound to their buffers
+    between runs: runs from several threads (the kernels release the GIL) returned each
+    other's results, or a mix, before they took turns."""
+    source = tmp_path / "program.mlir"
+    source.write_text(TRAPS)
+    planned = compile_file(source, "onednn" if onednn_available() else "avx2")
+    if runner == "generated":
+        run = generated(planned, source, tmp_path).run
+    else:
+        shared = Interpreter(planned, source_path=str(source))
+        run = lambda *xs: shared.run(list(xs))  # noqa: E731
+    original = parse_module(make_context(), TRAPS, "traps")
+    inputs = [[x * (1 + k) for x in random_inputs(original)] for k in range(6)]
+    expected = [Interpreter(original).run(xs) for xs in inputs]
+
+    def check(k: int) -> None:
+        for _ in range(15):
+            assert_same(expected[k], run(*inputs[k]))
+
+    with ThreadPoolExecutor(len(inputs)) as pool:
+        for future in [pool.submit(check, k) for k in range(len(inputs))]:
+            future.result()
 
 
 # A kernel reading what another wrote (a max pooling after a relu; a guarded convolution
