@@ -71,7 +71,7 @@ class LayoutSpec:
     text: str
     dims: tuple[str | Block, ...]
 
-    _TOKEN: ClassVar[re.Pattern[str]] = re.compile(r"(\d*)([A-Za-z])")
+    _TOKEN: ClassVar[re.Pattern[str]] = re.compile(r"([0-9]*)([A-Za-z])")
 
     @staticmethod
     @cache

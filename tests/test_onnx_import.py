@@ -281,6 +281,25 @@ def test_hostile_names_round_trip_with_weights(tmp_path: Path) -> None:
     np.testing.assert_allclose(ours, x + sum(inits.values()), rtol=1e-5, atol=1e-5)
 
 
+def test_non_ascii_names_survive_print_and_parse(tmp_path: Path) -> None:
+    """xDSL prints a string's non-ASCII characters as escaped UTF-8 bytes, and read such a
+    literal back as bytes: IR naming its weights file modèle.npz, or a weight wé, could not
+    be read back by any tool."""
+    model = make_model([node("Conv", ["x", "wé", "b"])], X4, ["y"],
+                       {"wé": weight(6, 4, 3, 3), "b": weight(6)})
+    mlir = tmp_path / "modèle.mlir"
+    write_imported(import_model(model), mlir)
+    module = parse_module(make_context(), mlir.read_text(encoding="utf-8"), str(mlir))
+    printed = io.StringIO()
+    print_module(module, printed)
+    assert '"mod\\C3\\A8le.npz"' in printed.getvalue()  # as xDSL and MLIR print it
+    again = parse_module(make_context(), printed.getvalue(), str(mlir))
+    assert again.attributes[WEIGHTS_ATTR].data == "modèle.npz"
+    x = weight(1, 4, 9, 9)
+    np.testing.assert_array_equal(run_function(again, [x], source_path=str(mlir))[0],
+                                  run_function(module, [x], source_path=str(mlir))[0])
+
+
 # ------------------------------------------------------------------ weights
 def test_large_initializers_go_to_the_weights_file(tmp_path: Path) -> None:
     big, small = weight(6, 4, 3, 3), weight(6)

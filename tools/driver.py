@@ -55,8 +55,8 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+from xdsl.utils.lexer import Input, Position
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, StringLiteral
 
 from nnlayout.dialects.layout import Layout
 from nnlayout.dialects.nn import NN
@@ -142,6 +142,20 @@ class _Lexer(MLIRLexer):
 
     _unescaped_characters_regex = re.compile(
         r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+
+    def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
+        """A literal whose escapes spell UTF-8 is a string. xDSL (like MLIR) prints each
+        non-ASCII character of a string as escaped UTF-8 bytes, then reads such a literal
+        back as bytes, not as the string it printed: a weights file named modèle.npz made IR
+        that no tool could read back."""
+        token = super()._lex_string_literal(start_pos)
+        if token.kind is MLIRTokenKind.BYTES_LIT:
+            try:
+                StringLiteral.from_span(token.span).bytes_contents.decode()
+            except UnicodeDecodeError:
+                return token
+            return MLIRToken(MLIRTokenKind.STRING_LIT, token.span)
+        return token
 
 
 class LocatedParser(Parser):
