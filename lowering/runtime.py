@@ -96,15 +96,6 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     return raw[start:start + nbytes]
 
 
-def check_view_fits(op: memref.ViewOp, begin: int, nbytes: int, source_bytes: int) -> None:
-    """Raises a DiagnosticError at `op` unless its bytes [begin, begin + nbytes) lie in the
-    `source_bytes` of the buffer it views (a hand-edited plan; `verify-memory-plan` says the
-    same of a whole plan)."""
-    if begin < 0 or begin + nbytes > source_bytes:
-        raise DiagnosticError(op, f"the view's bytes [{begin}, {begin + nbytes}) leave the "
-                              f"buffer of {source_bytes} bytes it views")
-
-
 def subview_slices(op: memref.SubviewOp) -> tuple[slice, ...]:
     """The numpy index of the static `memref.subview` `op` (an aliasing view)."""
     return tuple(slice(o, o + n * s, s) for o, n, s in zip(

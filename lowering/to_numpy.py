@@ -61,7 +61,6 @@ from nnlayout.lowering.limits import check_buffers_fit
 from nnlayout.lowering.runtime import (
     BoundCompute,
     bind_compute,
-    check_view_fits,
     chosen_kernel,
     element_dtype,
     evaluate_constants,
@@ -311,9 +310,6 @@ class _Emitter:
             strides, step = (step, *strides), step * size
         offset = self.indices[op.byte_shift]
         nbytes = math.prod(shape) * dtype.itemsize
-        source_type, source_dtype = self._memref(op, op.source)
-        check_view_fits(op, offset, nbytes,
-                        math.prod(source_type.get_shape()) * source_dtype.itemsize)
         self.load.append(
             f"{self.name(op.result)} = np.ndarray({shape}, np.{dtype.name}, "
             f"buffer={self.ref(op.source, op)}, offset={offset}, strides={strides})  "

@@ -1,6 +1,6 @@
 // TOOL: nnlayout-run
 // ARGS: --random-inputs 0 --backend generated
-// ERROR: {file}:9:5: error: the view's bytes [9216, 15616) leave the buffer of 1024 bytes it views
+// ERROR: {file}:9:5: error: wrong memory plan: '%x' (bytes [9216, 15616), live from op 3 to op 17) leaves the arena of 1024 bytes
 // NOTE: default-pipeline{target=avx2} output with its arena shrunk by hand
 builtin.module {
   func.func @f(%x: memref<1x16x8x8xf32>, %w: memref<16x16x3x3xf32>) -> memref<1x16x8x8xf32> attributes {nnlayout.halo_copy_bytes_avoided = 6400 : i64, nnlayout.concat_copy_bytes_avoided = 0 : i64, nnlayout.arena_bytes = 19712 : i64, nnlayout.lower_bound_bytes = 19712 : i64, nnlayout.unplanned_bytes = 27904 : i64, nnlayout.padding_bytes = 2304 : i64, nnlayout.halo_bytes = 2304 : i64} {

@@ -1,6 +1,6 @@
 // TOOL: nnlayout-run
 // ARGS: --random-inputs 0
-// ERROR: {file}:8:3: error: the view's bytes [0, 512) leave the buffer of 16 bytes it views
+// ERROR: {file}:8:3: error: wrong memory plan: '%r' (bytes [0, 512), live from op 3 to op 5) leaves the arena of 16 bytes
 // NOTE: a hand-edited memory plan whose arena is too small; verify-memory-plan says the same
 func.func @f(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> {
   %arena = memref.alloc() {alignment = 64 : i64} : memref<16xi8>
