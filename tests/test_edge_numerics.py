@@ -91,6 +91,29 @@ def test_a_whole_input_of_one_special_value(value: float) -> None:
     check_program(program("concat"), inputs=[np.full((1, 3, 12, 12), value, np.float32)])
 
 
+T8 = "tensor<1x8x4x4xf32>"
+EDGE_VALUES = {
+    # 1 / -x: the sign of a zero becomes the sign of an infinity (oneDNN computed -x as
+    # -1 x + 0, which makes -(+0) +0).
+    "signed-zero": (f"  %one = nn.constant dense<1.0> : {T8}\n  %n = nn.neg %x : {T8}\n"
+                    f"  %y = nn.div %one, %n : ({T8}, {T8}) -> {T8}\n", T8,
+                    np.where(np.arange(128).reshape(1, 8, 4, 4) % 2, 0.0, -0.0)),
+    # Means of values whose float32 sum overflows (oneDNN's average pooling sums in float32;
+    # the reference in float64).
+    "global-average-of-huge": (f"  %y = nn.global_avg_pool %x : {T8} -> tensor<1x8x1x1xf32>\n",
+                               "tensor<1x8x1x1xf32>", np.full((1, 8, 4, 4), 3e38)),
+    "average-of-huge": (f"  %y = nn.avg_pool2d %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : {T8} -> tensor<1x8x2x2xf32>\n",
+                        "tensor<1x8x2x2xf32>", np.full((1, 8, 4, 4), -3e38)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_VALUES))
+def test_edge_values_keep_their_results_on_every_target(name: str) -> None:
+    body, result, x = EDGE_VALUES[name]
+    text = f"func.func @f(%x: {T8}) -> {result} {{\n{body}  func.return %y : {result}\n}}\n"
+    check_program(text, inputs=[x.astype(np.float32)])
+
+
 # ----------------------------------------------------------- empty batch (N = 0)
 EMPTY = ("func.func @f(%x: tensor<0x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<0x4x6x6xf32> {\n"
          "  %y = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : "

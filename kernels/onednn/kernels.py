@@ -650,7 +650,7 @@ _ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
     nn.TanhOp: (b.dnnl_eltwise_tanh, 0.0, 0.0),
     nn.AbsOp: (b.dnnl_eltwise_abs, 0.0, 0.0),
     nn.SqrtOp: (b.dnnl_eltwise_sqrt, 0.0, 0.0),
-    nn.NegOp: (b.dnnl_eltwise_linear, -1.0, 0.0),
+    nn.NegOp: (b.dnnl_eltwise_linear, -1.0, -0.0),  # + 0.0 would turn -(+0.0) into +0.0
 }
 _BINARY: dict[type[Operation], int] = {
     nn.AddOp: b.dnnl_binary_add, nn.SubOp: b.dnnl_binary_sub, nn.MulOp: b.dnnl_binary_mul,
@@ -985,6 +985,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     batch_norm = _batch_norm_bound(op) if isinstance(op, nn.BatchNormOp) else None
     repack = _weights_repacker(op, compiled)
     finite_only = _finite_only(op)
+    # oneDNN's average poolings sum in float32, the reference in float64: a window whose
+    # float32 sum overflows (3e38 x 16) gave inf for a finite mean. Such calls run in numpy.
+    averages = isinstance(op, nn.AvgPool2dOp | nn.GlobalAvgPoolOp)
     numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
         type(op))
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
@@ -997,7 +1000,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     known = {} if linked is None else linked
     written = NormBound() if written is None else written
     # A guard measures what it cannot bound; other kernels take what is known.
-    guarded = finite_only or finite is not None
+    guarded = finite_only or averages or finite is not None
     read_source = _bound_reader(known.get(b.DNNL_ARG_SRC), guarded)
     read_summand = _bound_reader(known.get(b.DNNL_ARG_DST), guarded)
     variants = [compiled] if finite is None else [compiled, finite]
@@ -1080,18 +1083,21 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                         out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
                 finish(out, out_at, bound_after(before) if before < math.inf else math.inf)
 
-        elif finite_only:
+        elif finite_only or averages:
             run = compiled.runner()
+            fits: Callable[[float], bool] = (
+                (lambda bound: bound_after(bound) < _FINITE_LIMIT) if averages else math.isfinite)
 
             def call() -> None:
                 if owner[0] is not token:
                     point()
                 bound = read_source(source, source_at)
-                if math.isfinite(bound):
+                if fits(bound):
                     run()
                     finish(out, out_at, bound_after(bound))
                 else:
-                    out[...] = numpy_kernel(op, sources)
+                    out[...] = (reference(sources).reshape(out.shape) if averages
+                                else numpy_kernel(op, sources))
                     finish(out, out_at, math.inf)
 
         else:
