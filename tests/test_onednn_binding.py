@@ -260,14 +260,15 @@ def test_host_target_without_onednn_follows_the_cpu_flags(
 
 
 @pytest.mark.parametrize(("chosen", "seen"), [
-    ({}, b.OPENMP_SPINCOUNT),
-    ({"OMP_WAIT_POLICY": "passive"}, None),
-    ({"GOMP_SPINCOUNT": "5"}, "5"),
+    ({}, b.OPENMP_WAIT_POLICY),
+    ({"OMP_WAIT_POLICY": "active"}, "active"),
+    ({"GOMP_SPINCOUNT": "5"}, None),
 ])
-def test_libgomp_loads_with_a_short_spin_unless_the_user_chose(
+def test_libgomp_loads_with_a_passive_wait_unless_the_user_chose(
         monkeypatch: pytest.MonkeyPatch, chosen: dict[str, str], seen: str | None) -> None:
-    """libgomp reads GOMP_SPINCOUNT when it loads, with the library: our default is in the
-    environment then, only if the user set neither variable, and gone afterwards."""
+    """libgomp reads OMP_WAIT_POLICY when it loads, with the library: our default is in the
+    environment then, only if the user set neither it nor GOMP_SPINCOUNT, and gone
+    afterwards."""
     for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
         monkeypatch.delenv(name, raising=False)
     for name, value in chosen.items():
@@ -276,10 +277,10 @@ def test_libgomp_loads_with_a_short_spin_unless_the_user_chose(
     real = ctypes.CDLL
 
     def recording(path: str) -> ctypes.CDLL:
-        at_load.append(os.environ.get("GOMP_SPINCOUNT"))
+        at_load.append(os.environ.get("OMP_WAIT_POLICY"))
         return real(path)
 
     monkeypatch.setattr(ctypes, "CDLL", recording)
     assert not isinstance(b._load.__wrapped__(), DnnlError)
     assert at_load == [seen]
-    assert os.environ.get("GOMP_SPINCOUNT") == chosen.get("GOMP_SPINCOUNT")
+    assert os.environ.get("OMP_WAIT_POLICY") == chosen.get("OMP_WAIT_POLICY")

@@ -14,15 +14,15 @@ its numpy kernels instead.
 One CPU engine and one in-order stream serve the whole process; they are made on first use and
 live until the process exits (primitives keep references to the engine). Threads: the OpenMP
 runtime reads OMP_NUM_THREADS when the library loads, so set it before the first call. It also
-reads how long idle threads spin before sleeping: libgomp's default is about 3 ms after each
-parallel region, which on a small machine takes the cores from whatever runs next, and
-OMP_WAIT_POLICY=passive makes every primitive wake its threads (MobileNetV2 5% slower at 2
-threads). Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, libdnnl is loaded with
-GOMP_SPINCOUNT=10000 in the environment (about 0.1 ms: threads spin across the microseconds
-between two primitives, and sleep soon after a run), which is then removed; Intel's advice for
-MKL-DNN frameworks (KMP_BLOCKTIME=1) is the same idea. It takes effect only where libdnnl is
-the first library to load libgomp (numpy, scipy, onnx and onnxruntime do not load it; an
-OpenMP-built BLAS or torch imported before nnlayout would, with libgomp's own default).
+reads how long idle threads spin before sleeping. Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is
+set, libdnnl is loaded with OMP_WAIT_POLICY=passive in the environment (then removed): idle
+threads sleep at once, and every primitive wakes them. Spinning (libgomp's default, about 3 ms,
+or the 0.1 ms of GOMP_SPINCOUNT=10000 that nnlayout used before) is 5% faster at 2 threads on
+an idle machine, but where another process takes a core a spinning thread is descheduled and
+every primitive then waits for it: with one busy process beside it, MobileNetV2 took 54 ms
+instead of 40 and ResNet-50 399 instead of 223, slower than at 1 thread. It takes effect only
+where libdnnl is the first library to load libgomp (numpy, scipy, onnx and onnxruntime do not
+load it; an OpenMP-built BLAS or torch imported before nnlayout would, with libgomp's own default).
 
 Handles (`MemoryDesc`, `PrimitiveDesc`, `Primitive`, `Memory`, `Attr`) own their C object and
 destroy it when collected; a memory descriptor queried from a primitive descriptor borrows it
@@ -197,21 +197,21 @@ def _library_path() -> str:
     raise DnnlError("the onednn-cpu-gomp distribution lists no libdnnl.so.3")
 
 
-OPENMP_SPINCOUNT = "10000"
+OPENMP_WAIT_POLICY = "passive"
 
 
 @contextmanager
-def _openmp_spin_default() -> Iterator[None]:
-    """GOMP_SPINCOUNT=OPENMP_SPINCOUNT in the environment while libgomp loads (it reads it
-    then), unless the user chose a wait policy or spin count (see the module doc)."""
+def _openmp_wait_default() -> Iterator[None]:
+    """OMP_WAIT_POLICY=OPENMP_WAIT_POLICY in the environment while libgomp loads (it reads
+    it then), unless the user chose a wait policy or spin count (see the module doc)."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         yield
         return
-    os.environ["GOMP_SPINCOUNT"] = OPENMP_SPINCOUNT
+    os.environ["OMP_WAIT_POLICY"] = OPENMP_WAIT_POLICY
     try:
         yield
     finally:
-        del os.environ["GOMP_SPINCOUNT"]
+        del os.environ["OMP_WAIT_POLICY"]
 
 
 @cache
@@ -223,7 +223,7 @@ def _load() -> ctypes.CDLL | DnnlError:
                          f"{platform.machine()}")
     try:
         path = _library_path()
-        with _openmp_spin_default():
+        with _openmp_wait_default():
             lib = ctypes.CDLL(path)
     except DnnlError as error:
         return error
