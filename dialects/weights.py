@@ -10,6 +10,7 @@ another directory rewrites it to stay right. The file is a numpy .npz archive, r
 from __future__ import annotations
 
 import os
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def load_weights(module: ModuleOp, source_path: str | None) -> Mapping[str, np.n
         with open(path, "rb") as handle:  # (np.load would call a text file "pickled data")
             is_zip = handle.read(4) == b"PK\x03\x04"
         archive = np.load(path, allow_pickle=False) if is_zip else None
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise WeightsError(f"cannot read weights file '{path}': {reason}") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
@@ -78,7 +79,8 @@ def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndar
         raise WeightsError(f"nn.constant: external constant \"{name}\" is not in the weights file")
     try:
         array = np.asarray(weights[name])
-    except (OSError, ValueError) as error:  # e.g. a pickled member: never unpickled
+    # A pickled member (never unpickled), a corrupt or truncated one (read only now).
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         raise WeightsError(f"nn.constant: external constant \"{name}\" cannot be read from "
                            f"the weights file: {error}") from None
     expected = tuple(tensor_type(op.output).get_shape())

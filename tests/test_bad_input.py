@@ -149,6 +149,25 @@ def pickled_weights(folder: Path) -> list[str]:
     with zipfile.ZipFile(folder / "w.npz", "w") as archive, archive.open("w.npy", "w") as member:
         np.lib.format.write_array(member, np.array([{"a": 1}] * 4, dtype=object).reshape(2, 2),
                                   allow_pickle=True)
+    return weights_module(folder)
+
+
+def corrupt_weights(damage: Callable[[bytes], bytes]) -> Callable[[Path], list[str]]:
+    """A module whose weights archive (a zip, by its signature) is damaged by `damage`."""
+    def args(folder: Path) -> list[str]:
+        np.savez(folder / "w.npz", w=np.arange(4, dtype=np.float32).reshape(2, 2))
+        (folder / "w.npz").write_bytes(damage((folder / "w.npz").read_bytes()))
+        return weights_module(folder)
+    return args
+
+
+def flip_a_data_byte(archive: bytes) -> bytes:
+    at = archive.index(b"\x00\x00\x80\x3f")  # the float 1.0, in the member's data
+    return archive[:at] + b"\xff" + archive[at + 1:]
+
+
+def weights_module(folder: Path) -> list[str]:
+    """w.mlir: a function returning the constant "w" (2x2) of the weights file w.npz."""
     (folder / "w.mlir").write_text(
         'builtin.module attributes {nn.weights = "w.npz"} {\n'
         '  func.func @f() -> tensor<2x2xf32> {\n'
@@ -247,6 +266,10 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
                                "error: argument 2 (%y): cannot read '{d}': Is a directory"),
     "run-pickled-weights": ("nnlayout-run", pickled_weights,
                             "{d}/w.mlir:3:5: error: nn.constant: external constant \"w\" cannot be read from the weights file: Object arrays cannot be loaded when allow_pickle=False"),
+    "run-truncated-weights": ("nnlayout-run", corrupt_weights(lambda archive: archive[:200]),
+                              "{d}/w.mlir:3:5: error: cannot read weights file '{d}/w.npz': File is not a zip file"),
+    "run-weights-with-a-bad-checksum": ("nnlayout-run", corrupt_weights(flip_a_data_byte),
+                                        "{d}/w.mlir:3:5: error: nn.constant: external constant \"w\" cannot be read from the weights file: Bad CRC-32 for file 'w.npy'"),
     "import-missing-file": ("nnlayout-import", lambda d: [f"{d}/absent.onnx"], "error: cannot read '{d}/absent.onnx'"),
     "import-empty-file": ("nnlayout-import", onnx_bytes(b""), "is not a valid ONNX model"),
     "import-garbage": ("nnlayout-import", onnx_bytes(bytes(range(256)) * 4), "is not a valid ONNX model"),
