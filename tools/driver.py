@@ -118,6 +118,9 @@ class UserError(Exception):
         self.source_line = source_line
         self.op = op
 
+    def __str__(self) -> str:  # where it escapes as an exception: a generated module's load
+        return self.render()
+
     def render(self) -> str:
         head = f"{self.location}: error: {self.message}" if self.location else (
             f"error: {self.message}")
