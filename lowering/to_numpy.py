@@ -73,6 +73,7 @@ from nnlayout.tools.driver import (
     error_at,
     print_module,
     read_module,
+    refuse_overwriting_inputs,
     write_text,
 )
 from nnlayout.transforms.plan_memory import ARENA_BYTES
@@ -425,10 +426,7 @@ def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
         source_weights = weights_path(module, source_path)
     except WeightsError as error:
         raise UserError(str(error)) from None
-    sources = [Path(p).resolve() for p in (source_path, source_weights) if p and p != "-"]
-    for written in (output, ir_path):
-        if written.resolve() in sources:
-            raise UserError(f"'{written}' would overwrite an input; choose another -o name")
+    refuse_overwriting_inputs([output, ir_path], [source_path, source_weights])
     planned = module.clone()
     weights = None
     if source_weights is not None:

@@ -193,3 +193,38 @@ def test_verify_diagnostics_names_the_file_of_an_explicit_location() -> None:
     assert result.returncode == 1
     assert "other.mlir:7: unexpected error: nn.conv2d: input has 3 channels" in result.stderr
     assert "<stdin>:3: expected error not produced" in result.stderr
+
+
+WEIGHTED = ('builtin.module attributes {nn.weights = "w.npz"} {\n'
+            '  func.func @f() -> tensor<2xf32> {\n'
+            '    %0 = nn.constant external "w" : tensor<2xf32>\n'
+            '    func.return %0 : tensor<2xf32>\n  }\n}\n')
+
+
+@pytest.mark.parametrize("output", ["w.npz", "m.mlir", "./sub/../w.npz"])
+def test_opt_refuses_to_overwrite_its_input_or_weights(tmp_path: Path, output: str) -> None:
+    """As nnlayout-translate: -o naming the module's weights file (nn.weights) replaced the
+    weights with IR, exit 0."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "m.mlir").write_text(WEIGHTED)
+    (tmp_path / "w.npz").write_bytes(b"weights")
+    result = subprocess.run([sys.executable, "-m", "nnlayout.tools.opt", "m.mlir", "-o", output],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (f"error: '{output}' would overwrite an input; choose another -o "
+                             "name\n")
+    assert (tmp_path / "w.npz").read_bytes() == b"weights"
+    assert (tmp_path / "m.mlir").read_text() == WEIGHTED
+
+
+def test_opt_refuses_to_overwrite_the_weights_of_a_chunk_that_failed(tmp_path: Path) -> None:
+    """The chunks that compiled are written to -o; it must not be a failed chunk's weights."""
+    bad = WEIGHTED.replace("@f() -> tensor<2xf32>", "@f() -> tensor<3xf32>")
+    (tmp_path / "m.mlir").write_text(bad + "// -----\n" + GOOD.replace("{}", ""))
+    (tmp_path / "w.npz").write_bytes(b"weights")
+    result = subprocess.run([sys.executable, "-m", "nnlayout.tools.opt", "m.mlir",
+                             "--split-input-file", "-o", "w.npz"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == "error: 'w.npz' would overwrite an input; choose another -o name\n"
+    assert (tmp_path / "w.npz").read_bytes() == b"weights"

@@ -665,6 +665,18 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         raise UserError(f"cannot write '{path}': {error.strerror or error}") from None
 
 
+def refuse_overwriting_inputs(outputs: Sequence[str | os.PathLike[str]],
+                              inputs: Sequence[str | os.PathLike[str] | None]) -> None:
+    """Refuses to write any of `outputs` over one of `inputs` (the input file, its weights):
+    that would destroy what the tool read. `-`, None and devices (/dev/stdout) are no files."""
+    sources = {Path(p).resolve() for p in inputs if p and p != "-"}
+    for written in outputs:
+        if os.path.exists(written) and not os.path.isfile(written):
+            continue
+        if Path(written).resolve() in sources:
+            raise UserError(f"'{written}' would overwrite an input; choose another -o name")
+
+
 def read_module(path: str) -> tuple[Context, ModuleOp, str]:
     """Reads, parses and verifies the module in `path` (`-` is stdin): the context it was
     parsed in, the module, and its text (to locate later errors in)."""

@@ -24,10 +24,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from io import StringIO
+from pathlib import Path
 
 from xdsl.passes import ModulePass, PassPipeline
 
-from nnlayout.dialects.weights import WeightsError, move_weights_reference
+from nnlayout.dialects.weights import WeightsError, move_weights_reference, weights_path
 from nnlayout.tools.driver import (
     UserError,
     add_load_option,
@@ -37,6 +38,7 @@ from nnlayout.tools.driver import (
     parse_pipeline,
     print_module,
     read_text,
+    refuse_overwriting_inputs,
     run_pipeline,
     run_tool,
     split_input,
@@ -108,9 +110,16 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _process(chunk: str, name: str, pipeline: PassPipeline | None, verify_each: bool,
-             generic: bool, output: str = "-") -> StringIO:
+             generic: bool, output: str = "-", weights: list[Path] | None = None) -> StringIO:
+    """Compiles one chunk; appends the weights file it names to `weights` (even when it then
+    fails: -o must not overwrite it either)."""
     ctx = make_context()
     module = parse_module(ctx, chunk, name)
+    try:
+        if weights is not None and (path := weights_path(module, name)) is not None:
+            weights.append(path)
+    except WeightsError as error:
+        raise UserError(str(error)) from None
     verify_module(module, chunk)
     if pipeline is not None:
         run_pipeline(pipeline, ctx, module, chunk, verify_each)
@@ -183,6 +192,7 @@ def main(argv: Sequence[str]) -> int:
     text, name = read_text(args.input)
     chunks = split_input(text) if args.split_input_file else [text]
     outputs: list[str] = []
+    weights: list[Path] = []
     problems: list[str] = []
     failed: list[UserError] = []  # as mlir-opt, every chunk's error is reported
     for chunk in chunks:
@@ -190,7 +200,7 @@ def main(argv: Sequence[str]) -> int:
             try:
                 outputs.append(
                     _process(chunk, name, pipeline, not args.disable_verify,
-                             args.print_op_generic, args.output).getvalue())
+                             args.print_op_generic, args.output, weights).getvalue())
             except UserError as error:
                 failed.append(error)
             continue
@@ -198,7 +208,7 @@ def main(argv: Sequence[str]) -> int:
             try:
                 outputs.append(
                     _process(chunk, name, pipeline, not args.disable_verify,
-                             args.print_op_generic, args.output).getvalue())
+                             args.print_op_generic, args.output, weights).getvalue())
                 error = None
             except UserError as caught:
                 error = caught
@@ -207,6 +217,8 @@ def main(argv: Sequence[str]) -> int:
     if problems:
         raise UserError("diagnostics did not match:\n" + "\n".join(problems))
     result = "// -----\n".join(outputs)  # the chunks that succeeded, as mlir-opt prints
+    if args.output != "-":
+        refuse_overwriting_inputs([args.output], [args.input, *weights])
     if args.output == "-":
         sys.stdout.write(result)
     elif outputs or not failed:
