@@ -73,8 +73,8 @@ def test_verify_diagnostics_fails_on_an_unmet_expectation(annotation: str, probl
     assert result.stderr.startswith("error: diagnostics did not match:\n" + problem)
 
 
-def test_an_output_in_another_folder_still_finds_its_weights(tmp_path: Path) -> None:
-    """nn.weights is relative to the IR file; -o elsewhere rewrites it for the new place."""
+def save_conv_model(path: Path) -> None:
+    """A Conv whose weight (216 elements) goes to the weights file on import."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper, save
 
@@ -83,8 +83,14 @@ def test_an_output_in_another_folder_still_finds_its_weights(tmp_path: Path) -> 
         [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weight])
-    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
-         tmp_path / "m.onnx")
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_an_output_in_another_folder_still_finds_its_weights(tmp_path: Path) -> None:
+    """nn.weights is relative to the IR file; -o elsewhere rewrites it for the new place."""
+    import numpy as np
+
+    save_conv_model(tmp_path / "m.onnx")
 
     def tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([sys.executable, "-m", f"nnlayout.tools.{name}", *args],
@@ -228,3 +234,21 @@ def test_opt_refuses_to_overwrite_the_weights_of_a_chunk_that_failed(tmp_path: P
     assert result.returncode == 1
     assert result.stderr == "error: 'w.npz' would overwrite an input; choose another -o name\n"
     assert (tmp_path / "w.npz").read_bytes() == b"weights"
+
+
+@pytest.mark.parametrize(("output", "message"), [
+    ("m.onnx", "error: 'm.onnx' would overwrite an input; choose another -o name"),
+    ("m.npz", "error: -o 'm.npz' is also the weights file (OUT.npz beside OUT.mlir); give -o "
+              "a .mlir name"),
+], ids=["the-model", "its-own-weights"])
+def test_import_refuses_an_output_over_its_input_or_weights(tmp_path: Path, output: str,
+                                                            message: str) -> None:
+    """-o m.onnx replaced the model with IR; -o m.npz wrote the weights, then the IR over them."""
+    save_conv_model(tmp_path / "m.onnx")
+    model = (tmp_path / "m.onnx").read_bytes()
+    result = subprocess.run([sys.executable, "-m", "nnlayout.tools.import_onnx", "m.onnx",
+                             "-o", output], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == message + "\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+    assert (tmp_path / "m.onnx").read_bytes() == model

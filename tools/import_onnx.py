@@ -22,7 +22,13 @@ from nnlayout.frontends.onnx import (
     load_model,
     write_imported,
 )
-from nnlayout.tools.driver import UserError, non_negative_int, print_module, run_tool
+from nnlayout.tools.driver import (
+    UserError,
+    non_negative_int,
+    print_module,
+    refuse_overwriting_inputs,
+    run_tool,
+)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -53,7 +59,13 @@ def main(argv: Sequence[str]) -> int:
                             "OUT.npz) or --inline-weights")
         print_module(imported.module, sys.stdout)
     else:
-        write_imported(imported, Path(args.output))
+        output = Path(args.output)
+        weights = output.with_suffix(".npz") if imported.weights else None
+        if weights == output:
+            raise UserError(f"-o '{output}' is also the weights file (OUT.npz beside "
+                            "OUT.mlir); give -o a .mlir name")
+        refuse_overwriting_inputs([output, *([weights] if weights else [])], [args.input])
+        write_imported(imported, output)
     return 0
 
 
