@@ -337,6 +337,13 @@ class _Importer:
                              "Constant node); nnlayout needs it at compile time")
         return self._array(self.constants[name])
 
+    def _constant_scalar(self, name: str, what: str) -> float:
+        """A constant input that ONNX defines as a scalar (one element, of any rank)."""
+        array = self._constant_array(name, what)
+        if array.size != 1:
+            raise self._fail(f"{what} '{name}' must be a scalar, got shape {list(array.shape)}")
+        return float(array.reshape(()))
+
     def _array(self, proto: TensorProto) -> np.ndarray:
         try:
             return numpy_helper.to_array(proto)
@@ -432,7 +439,7 @@ class _Importer:
         if self.opset < 11:
             low, high = attrs.get("min"), attrs.get("max")
         else:
-            low, high = (float(self._constant_array(node.input[i], what).reshape(()))
+            low, high = (self._constant_scalar(node.input[i], what)
                          if len(node.input) > i and node.input[i] else None
                          for i, what in ((1, "min"), (2, "max")))
         if low is not None and high is not None and low > high:
