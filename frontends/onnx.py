@@ -523,22 +523,28 @@ class _Importer:
         self._output(node, nn.ReshapeOp(soft, shape))
 
     # ---------------------------------------------------------- windows (conv, pooling)
+    def _auto_pad(self, attrs: dict) -> str:
+        """The auto_pad of a Conv, ConvTranspose or pool, one of the four ONNX defines."""
+        auto_pad = attrs.get("auto_pad", b"NOTSET")
+        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+        if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+            raise self._fail(f"unknown auto_pad '{auto_pad}' (NOTSET, SAME_UPPER, SAME_LOWER "
+                             "or VALID)")
+        return auto_pad
+
     def _window_attrs(self, attrs: dict, sizes: Sequence[int], kernel: Sequence[int],
                       ) -> tuple[list[int], list[int], list[int]]:
         """strides, explicit pads ([begin..., end...]) and dilations of a Conv or pool."""
         rank = len(kernel)
         strides = list(attrs.get("strides", [1] * rank))
         dilations = list(attrs.get("dilations", [1] * rank))
-        auto_pad = attrs.get("auto_pad", b"NOTSET")
-        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+        auto_pad = self._auto_pad(attrs)
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             pads = same_pads(sizes, kernel, strides, dilations, auto_pad)
         elif auto_pad == "VALID":
             pads = [0] * (2 * rank)
-        elif auto_pad == "NOTSET":
-            pads = list(attrs.get("pads", [0] * (2 * rank)))
         else:
-            raise self._fail(f"unknown auto_pad '{auto_pad}'")
+            pads = list(attrs.get("pads", [0] * (2 * rank)))
         return strides, pads, dilations
 
     def _spatial(self, node: onnx.NodeProto, x: SSAValue, what: str) -> int:
@@ -581,7 +587,7 @@ class _Importer:
         strides = list(attrs.get("strides", [1] * rank))
         dilations = list(attrs.get("dilations", [1] * rank))
         output_padding = list(attrs.get("output_padding", [0] * rank))
-        auto_pad = attrs.get("auto_pad", b"NOTSET").decode()
+        auto_pad = self._auto_pad(attrs)
         pads = list(attrs.get("pads", [0] * (2 * rank))) if auto_pad == "NOTSET" else [0] * (
             2 * rank)
         output_shape = attrs.get("output_shape")
@@ -620,7 +626,7 @@ class _Importer:
             x = self._as_2d(x)
             kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
             pads = [0, pads[0], 0, pads[1]]
-        same = attrs.get("auto_pad", b"NOTSET").decode().startswith("SAME")
+        same = self._auto_pad(attrs).startswith("SAME")
         self._finish_spatial(node, self._build(lambda: make(
             x, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
             ceil_mode=bool(attrs.get("ceil_mode", 0)) and not same)), rank)

@@ -295,6 +295,9 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
                                    "error: node 'clip' (Clip): min 'lo' must be a scalar, got shape [2]"),
     "import-clip-max-not-scalar": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Constant", [], ["hi"], value=numpy_helper.from_array(np.ones((2, 1), np.float32))), helper.make_node("Clip", ["x", "", "hi"], ["y"], name="clip")], {"x": [1, 3]}, ["y"])),
                                    "error: node 'clip' (Clip): max 'hi' must be a scalar, got shape [2, 1]"),
+    **{f"import-{op.lower()}-auto-pad-lowercase": ("nnlayout-import", onnx_file(onnx_model([helper.make_node(op, ["x", "w"][:inputs], ["y"], name="n", auto_pad="same_upper", **extra)], {"x": [1, 3, 8, 8]}, ["y"], CONV_W)),
+                                                   f"error: node 'n' ({op}): unknown auto_pad 'same_upper' (NOTSET, SAME_UPPER, SAME_LOWER or VALID)")
+       for op, inputs, extra in (("Conv", 2, {}), ("ConvTranspose", 2, {}), ("MaxPool", 1, {"kernel_shape": [2, 2]}))},
     "import-external-absolute": ("nnlayout-import", external_data(lambda d: f"{d}/secret.bin"),
                                  "error: initializer 'w' refers to external data '{d}/secret.bin' outside the model's folder; refusing to read it"),
     "import-external-dotdot": ("nnlayout-import", external_data(lambda d: "../secret.bin"),
