@@ -144,12 +144,14 @@ def test_list_passes_spells_each_pass_with_its_defaults() -> None:
 @pytest.mark.parametrize(("plugin", "message"), [
     (None, "error: cannot load '{path}': not a Python file"),
     ("raise RuntimeError('boom')\n", "error: loading '{path}' failed: RuntimeError: boom"),
+    ("raise SystemExit(0)\n", "error: loading '{path}' failed: it called sys.exit(0)"),
+    ("import sys\nsys.exit('bye')\n", "error: loading '{path}' failed: it called sys.exit('bye')"),
     ("from dataclasses import dataclass\nfrom xdsl.passes import ModulePass\n"
      "from nnlayout.transforms import register_pass\n\n\n@register_pass\n"
      "@dataclass(frozen=True)\nclass Clash(ModulePass):\n    name = 'cse'\n\n"
      "    def apply(self, ctx, op):\n        pass\n",
      "error: loading '{path}' failed: ValueError: a pass named 'cse' is already registered"),
-], ids=["missing", "raises", "name-taken"])
+], ids=["missing", "raises", "exits-0", "exits-with-a-message", "name-taken"])
 def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | None,
                                                 message: str) -> None:
     path = tmp_path / "plugin.py"

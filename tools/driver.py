@@ -543,7 +543,7 @@ def add_load_option(parser: argparse.ArgumentParser) -> None:
 
 def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
     """Runs each file of `--load` as a module of its own (so that it registers its passes);
-    a file that is missing or raises is a UserError naming it (unless `traceback`)."""
+    a file that is missing, raises or exits is a UserError naming it (unless `traceback`)."""
     for path in paths:
         spec = importlib.util.spec_from_file_location(f"nnlayout_plugin_{Path(path).stem}",
                                                       path)
@@ -551,6 +551,9 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
             raise UserError(f"cannot load '{path}': not a Python file")
         try:
             spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        except SystemExit as error:  # even exit(0): the tool would stop, having done nothing
+            raise UserError(f"loading '{path}' failed: it called sys.exit({error.code!r})"
+                            ) from error if traceback else None
         except Exception as error:  # noqa: BLE001 - the plugin's own error, reported as such
             if traceback:
                 raise
