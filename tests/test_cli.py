@@ -142,7 +142,7 @@ def test_list_passes_spells_each_pass_with_its_defaults() -> None:
 
 
 @pytest.mark.parametrize(("plugin", "message"), [
-    (None, "error: cannot load '{path}': not a Python file"),
+    (None, "error: cannot load '{path}': no such file or directory"),
     ("raise RuntimeError('boom')\n", "error: loading '{path}' failed: RuntimeError: boom"),
     ("raise SystemExit(0)\n", "error: loading '{path}' failed: it called sys.exit(0)"),
     ("import sys\nsys.exit('bye')\n", "error: loading '{path}' failed: it called sys.exit('bye')"),

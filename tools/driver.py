@@ -545,6 +545,8 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
     """Runs each file of `--load` as a module of its own (so that it registers its passes);
     a file that is missing, raises or exits is a UserError naming it (unless `traceback`)."""
     for path in paths:
+        if not os.path.exists(path):
+            raise UserError(f"cannot load '{path}': no such file or directory")
         spec = importlib.util.spec_from_file_location(f"nnlayout_plugin_{Path(path).stem}",
                                                       path)
         if spec is None or spec.loader is None or not Path(path).is_file():
