@@ -254,3 +254,38 @@ def test_import_refuses_an_output_over_its_input_or_weights(tmp_path: Path, outp
     assert result.stderr == message + "\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
     assert (tmp_path / "m.onnx").read_bytes() == model
+
+
+STEM = ("func.func @stem(%x: tensor<1x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, "
+        "%b: tensor<16xf32>) -> tensor<1x16x30x30xf32> {\n"
+        "  %y = nn.conv2d %x, %w, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1"
+        " : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> "
+        "tensor<1x16x30x30xf32>\n"
+        "  func.return %y : tensor<1x16x30x30xf32>\n}\n")
+
+
+@pytest.mark.parametrize(("value", "kernel"), [
+    ("1", "conv2d_ref"), ("True", "conv2d_ref"), ("ON", "conv2d_ref"), (" yes ", "conv2d_ref"),
+    ("0", "conv2d_nchwc"), ("Off", "conv2d_nchwc"), ("false", "conv2d_nchwc"),
+    ("", "conv2d_nchwc"), ("maybe", None), ("11", None)])
+def test_disable_padding_variable_is_a_yes_or_a_no(
+        value: str, kernel: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In any case, spaced or not; anything else is an error naming the variable (True, on,
+    " 1" were ignored: padding stayed on)."""
+    from nnlayout.tools import opt as opt_tool
+    from nnlayout.tools.driver import run_tool
+
+    (tmp_path / "stem.mlir").write_text(STEM)
+    monkeypatch.setenv("NNLAYOUT_DISABLE_PADDING", value)
+    status = run_tool(opt_tool.main, [str(tmp_path / "stem.mlir"), "-p",
+                                      "select-dispatch{target=avx512}"])
+    out, err = capsys.readouterr()
+    if kernel is None:
+        assert status == 1
+        assert err == (f"error: select-dispatch: NNLAYOUT_DISABLE_PADDING={value!r}: expected "
+                       "1, true, yes or on (padding off) or 0, false, no, off or empty (padding "
+                       "on)\n")
+    else:
+        assert status == 0, err
+        assert f'#nn.kernel<"{kernel}"' in out

@@ -56,9 +56,20 @@ def pass_target(name: str) -> Target:
         raise PassFailedException(str(error.args[0])) from None
 
 
+_YES = ("1", "true", "yes", "on")
+_NO = ("", "0", "false", "no", "off")
+
+
 def padding_enabled(option: bool) -> bool:
-    """Padding is on when the pass option says so and the environment does not veto it."""
-    return option and os.environ.get(DISABLE_PADDING_ENV, "") not in ("1", "true", "yes")
+    """Padding is on when the pass option says so and the environment does not veto it.
+    A value that is neither yes nor no fails the pass: ignoring it hid a typo."""
+    value = os.environ.get(DISABLE_PADDING_ENV, "")
+    word = value.strip().lower()
+    if word not in _YES + _NO:
+        raise PassFailedException(
+            f"{DISABLE_PADDING_ENV}={value!r}: expected 1, true, yes or on (padding off) or "
+            "0, false, no, off or empty (padding on)")
+    return option and word not in _YES
 
 
 @dataclass
