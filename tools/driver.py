@@ -70,6 +70,7 @@ _INTEGER_LIST = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
 _UNEXPECTED_TOKEN = re.compile(r"Unexpected token Token\(kind=<MLIRTokenKind\.\w+: '(.*?)'>, "
                                r"span=Span\[(\d+):\d+\].*expected MLIRTokenKind\.(\w+)", re.S)
 _UNEXPECTED_CHARACTER = re.compile(r"Unexpected character: (.)", re.S)
+_REDEFINITION = re.compile(r'Redefinition of symbol "(.*)"', re.S)
 _T = TypeVar("_T")
 _DENSE_LITERAL_TYPE = base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])
 
@@ -442,9 +443,29 @@ def verify_module(module: ModuleOp, text: str | None = None) -> None:
             try:
                 op.verify(verify_nested_ops=False)
             except VerifyException as error:
-                raise error_at(op, _first_message(error), text) from None
+                raise _redefinition(op, error, text) or error_at(
+                    op, _first_message(error), text) from None
         raise
     _check_defined_before_use(module, text)
+
+
+def _redefinition(table: Operation, error: VerifyException, text: str | None
+                  ) -> UserError | None:
+    """xDSL blames a symbol defined twice on the symbol table (often the implicit module,
+    which has no location); this error is at the second definition, naming the first."""
+    found = _REDEFINITION.fullmatch(str(error))
+    if found is None or not table.regions or not table.regions[0].blocks:
+        return None
+    first = None
+    for op in table.regions[0].blocks[0].ops:
+        name = op.get_attr_or_prop("sym_name")
+        if isinstance(name, StringAttr) and name.data == found.group(1):
+            if first is not None:
+                where = location_of(first)
+                also = f" (first defined at {where})" if where is not None else ""
+                return error_at(op, f"redefinition of symbol @{name.data}{also}", text)
+            first = op
+    return None
 
 
 def _check_defined_before_use(module: ModuleOp, text: str | None) -> None:
