@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
 from nnlayout.dialects.nn import ConstantOp, tensor_type
+from nnlayout.tools.driver import os_error_reason
 
 WEIGHTS_ATTR = "nn.weights"
 
@@ -62,7 +63,7 @@ def load_weights(module: ModuleOp, source_path: str | None) -> Mapping[str, np.n
             is_zip = handle.read(4) == b"PK\x03\x04"
         archive = np.load(path, allow_pickle=False) if is_zip else None
     except (OSError, ValueError, zipfile.BadZipFile) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        reason = os_error_reason(error) if isinstance(error, OSError) else error
         raise WeightsError(f"cannot read weights file '{path}': {reason}") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise WeightsError(f"weights file '{path}' is not an .npz archive")

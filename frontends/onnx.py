@@ -38,7 +38,13 @@ from xdsl.utils.exceptions import VerifyException
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import verify_encoding
 from nnlayout.dialects.weights import attach_weights_file
-from nnlayout.tools.driver import UserError, make_context, parse_module, print_module
+from nnlayout.tools.driver import (
+    UserError,
+    make_context,
+    os_error_reason,
+    parse_module,
+    print_module,
+)
 
 #: ONNX operators (default domain) the importer translates.
 SUPPORTED_OPS = frozenset({
@@ -87,7 +93,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise UserError(f"cannot read '{path}': {error.strerror or error}") from None
+        raise UserError(f"cannot read '{path}': {os_error_reason(error)}") from None
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
@@ -653,13 +659,14 @@ def write_imported(imported: ImportedModel, path: Path) -> None:
                     with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
                         np.lib.format.write_array(member, array, allow_pickle=False)
         except OSError as error:
-            raise UserError(f"cannot write '{weights_file}': {error.strerror or error}") from None
+            raise UserError(f"cannot write '{weights_file}': {os_error_reason(error)}"
+                            ) from None
         attach_weights_file(imported.module, weights_file.name)
     try:
         with open(path, "w", encoding="utf-8") as handle:
             print_module(imported.module, handle)
     except OSError as error:
-        raise UserError(f"cannot write '{path}': {error.strerror or error}") from None
+        raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
 
 
 def import_model(model: onnx.ModelProto, *,

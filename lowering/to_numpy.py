@@ -71,6 +71,7 @@ from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
     error_at,
+    os_error_reason,
     print_module,
     read_module,
     refuse_overwriting_inputs,
@@ -437,12 +438,12 @@ def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
                 shutil.copyfile(source_weights, weights)
             except OSError as error:
                 raise UserError(f"cannot copy the weights file '{source_weights}' to "
-                                f"'{weights}': {error.strerror or error}") from None
+                                f"'{weights}': {os_error_reason(error)}") from None
     try:
         with open(ir_path, "w", encoding="utf-8") as handle:
             print_module(planned, handle)
     except OSError as error:
-        raise UserError(f"cannot write '{ir_path}': {error.strerror or error}") from None
+        raise UserError(f"cannot write '{ir_path}': {os_error_reason(error)}") from None
     write_text(output, code)
     return Translation(output, ir_path, weights)
 

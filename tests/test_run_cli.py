@@ -104,7 +104,7 @@ def test_pipeline_and_entry(net: Path, tmp_path: Path) -> None:
     (lambda d, x, y: [x, str(d / "net.mlir")],
      "error: argument 2 (%y): '{d}/net.mlir' is not a .npy file"),
     (lambda d, x, y: [x, str(d / "missing.npy")],
-     "error: argument 2 (%y): cannot read '{d}/missing.npy': No such file or directory"),
+     "error: argument 2 (%y): cannot read '{d}/missing.npy': no such file or directory"),
 ])
 def test_bad_inputs(net: Path, tmp_path: Path, make: Callable[[Path, str, str], list[str]],
                     message: str) -> None:

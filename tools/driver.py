@@ -671,6 +671,13 @@ def split_input(text: str) -> list[str]:
     return chunks
 
 
+def os_error_reason(error: OSError) -> str:
+    """What went wrong, without the path (messages name it once): `no such file or
+    directory`, as the rest of a message after a colon is in lower case."""
+    reason = error.strerror or str(error)
+    return reason[:1].lower() + reason[1:]
+
+
 def read_text(path: str) -> tuple[str, str]:
     """Reads an input file (`-` is stdin) as UTF-8; returns (text, name for messages)."""
     try:
@@ -678,7 +685,9 @@ def read_text(path: str) -> tuple[str, str]:
             return sys.stdin.read(), "<stdin>"
         with open(path, encoding="utf-8") as handle:
             return handle.read(), path
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise UserError(f"cannot read '{path}': {os_error_reason(error)}") from None
+    except UnicodeDecodeError as error:
         raise UserError(f"cannot read '{path}': {error}") from None
 
 
@@ -688,7 +697,7 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
     except OSError as error:
-        raise UserError(f"cannot write '{path}': {error.strerror or error}") from None
+        raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
 
 
 def refuse_overwriting_inputs(outputs: Sequence[str | os.PathLike[str]],

@@ -37,6 +37,7 @@ from nnlayout.tools.driver import (
     error_at,
     load_plugins,
     non_negative_int,
+    os_error_reason,
     parse_pipeline,
     read_module,
     run_pipeline,
@@ -99,7 +100,8 @@ def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
             handle.seek(0)
             return np.load(handle, allow_pickle=False).astype(native, copy=False)
     except OSError as error:
-        raise UserError(f"{spec.label}: cannot read '{path}': {error.strerror}") from None
+        raise UserError(f"{spec.label}: cannot read '{path}': {os_error_reason(error)}"
+                        ) from None
     except (ValueError, EOFError) as error:
         raise UserError(f"{spec.label}: '{path}' is not a valid .npy file: {error}") from None
 
