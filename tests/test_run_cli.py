@@ -138,3 +138,21 @@ def test_missing_inputs_and_bad_module(net: Path, tmp_path: Path) -> None:
                 f"{net}:2:3: error: the interpreter cannot run 'arith.constant' (no kernel)")
     clean_error(run(str(net), "-p", "nope", "--random-inputs", "0", "--output-dir",
                     str(tmp_path)), "error: unknown pass 'nope'")
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda d: (d / "file").write_text("") or "file",
+     "error: --output-dir '{d}/file' exists and is not a directory"),
+    (lambda d: (d / "file").write_text("") or "file/sub",
+     "error: cannot create --output-dir '{d}/file/sub': not a directory"),
+    (lambda d: (d / "out" / "result0.npy").mkdir(parents=True) or "out",
+     "error: cannot write '{d}/out/result0.npy': is a directory"),
+], ids=["a-file", "under-a-file", "result-is-a-directory"])
+def test_an_output_dir_that_cannot_be_written_is_named(net: Path, tmp_path: Path,
+                                                        make: Callable[[Path], str],
+                                                        message: str) -> None:
+    """It said "File exists", or "'out': Is a directory" for a result0.npy that is one."""
+    output_dir = tmp_path / make(tmp_path)
+    result = run(str(net), "--random-inputs", "0", "--output-dir", str(output_dir))
+    assert result.returncode == 1
+    assert result.stderr == message.format(d=tmp_path) + "\n"

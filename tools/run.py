@@ -14,6 +14,7 @@ bytes), so that two runs can be compared at a glance. Errors are one message and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import zlib
@@ -119,8 +120,26 @@ def summary(index: int, array: np.ndarray) -> str:
             f"crc32={checksum:08x}")
 
 
+def write_results(output_dir: Path, results: Sequence[np.ndarray]) -> None:
+    """result{i}.npy in `output_dir`, made if missing; an error names the path that failed
+    (np.save's named the folder for a result{i}.npy that is a directory)."""
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"cannot create --output-dir '{output_dir}': "
+                        f"{os_error_reason(error)}") from None
+    for index, result in enumerate(results):
+        path = output_dir / f"result{index}.npy"
+        try:
+            np.save(path, result)
+        except OSError as error:
+            raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
+    if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise UserError(f"--output-dir '{args.output_dir}' exists and is not a directory")
     load_plugins(args.load, args.traceback)
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     clock = time.perf_counter()
@@ -155,13 +174,7 @@ def main(argv: Sequence[str]) -> int:
         raise error_at(error.op, error.message, text) from None
     ran = time.perf_counter()
 
-    output_dir = Path(args.output_dir)
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        for index, result in enumerate(results):
-            np.save(output_dir / f"result{index}.npy", result)
-    except OSError as error:
-        raise UserError(f"cannot write results to '{output_dir}': {error.strerror}") from None
+    write_results(Path(args.output_dir), results)
     for index, result in enumerate(results):
         print(summary(index, result))
     if args.print_time:
