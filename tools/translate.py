@@ -56,6 +56,10 @@ def main(argv: Sequence[str]) -> int:
     if not args.output.endswith(".py"):
         raise UserError(f"-o names the Python module to write, NAME.py (NAME.planned.mlir and "
                         f"NAME.weights.npz go beside it), not '{args.output}'")
+    folder = Path(args.output).parent
+    if not folder.is_dir():  # said before as "cannot write NAME.planned.mlir", the first file
+        problem = "is not a directory" if folder.exists() else "does not exist"
+        raise UserError(f"the directory of -o '{args.output}', '{folder}', {problem}")
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     ctx, module, text = read_module(args.input)
     if pipeline is not None:
