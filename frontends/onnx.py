@@ -129,15 +129,20 @@ def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
             continue
         info = {entry.key: entry.value for entry in tensor.external_data}
         location = info.get("location", "")
+        if not location:
+            raise UserError(f"initializer '{tensor.name}': its external data has no location")
         target = (folder / location).resolve()
-        if (not location or Path(location).is_absolute() or ".." in Path(location).parts
+        if (Path(location).is_absolute() or ".." in Path(location).parts
                 or not target.is_relative_to(folder)):
             raise UserError(
                 f"initializer '{tensor.name}' refers to external data '{location}' outside "
                 f"the model's folder; refusing to read it")
-        if not target.is_file():
+        if not target.exists():
             raise UserError(f"initializer '{tensor.name}': external data file '{location}' "
                             f"not found in '{folder}'")
+        if not target.is_file():  # a directory; a FIFO would block the read
+            raise UserError(f"initializer '{tensor.name}': external data '{location}' in "
+                            f"'{folder}' is not a regular file")
         try:
             onnx.external_data_helper.load_external_data_for_tensor(tensor, str(folder))
         except (OSError, ValueError) as error:

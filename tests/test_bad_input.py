@@ -206,10 +206,10 @@ def onnx_bytes(data: bytes) -> Callable[[Path], list[str]]:
     return args
 
 
-def external_data(location: Callable[[Path], str]) -> Callable[[Path], list[str]]:
-    """CONV saved with its weight as external data, then pointed at `location(folder)`; a
-    copy of the data is reachable there (outside the model's folder) so that only the
-    folder check can refuse it."""
+def external_data(location: Callable[[Path], str | None]) -> Callable[[Path], list[str]]:
+    """CONV saved with its weight as external data, then pointed at `location(folder)` (None:
+    no location entry); a copy of the data is reachable there (outside the model's folder)
+    so that only the folder check can refuse it."""
     def args(folder: Path) -> list[str]:
         model_dir = folder / "model"
         model_dir.mkdir()
@@ -218,9 +218,12 @@ def external_data(location: Callable[[Path], str]) -> Callable[[Path], list[str]
                   size_threshold=0)
         (folder / "secret.bin").write_bytes((model_dir / "w.bin").read_bytes())
         proto = onnx.load(model_dir / "m.onnx", load_external_data=False)
-        for entry in proto.graph.initializer[0].external_data:
-            if entry.key == "location":
-                entry.value = location(folder)
+        entries = proto.graph.initializer[0].external_data
+        (entry,) = (e for e in entries if e.key == "location")
+        if (value := location(folder)) is None:
+            entries.remove(entry)
+        else:
+            entry.value = value
         (model_dir / "m.onnx").write_bytes(proto.SerializeToString())
         return [str(model_dir / "m.onnx"), "-o", str(folder / "m.mlir")]
     return args
@@ -306,6 +309,12 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
                                "error: initializer 'w' refers to external data '../secret.bin' outside the model's folder"),
     "import-external-symlink": ("nnlayout-import", external_data(symlink_out),
                                 "error: initializer 'w' refers to external data 'link.bin' outside the model's folder"),
+    "import-external-no-location": ("nnlayout-import", external_data(lambda d: None),
+                                    "error: initializer 'w': its external data has no location"),
+    "import-external-directory": ("nnlayout-import", external_data(lambda d: (d / "model" / "sub").mkdir() or "sub"),
+                                  "error: initializer 'w': external data 'sub' in '{d}/model' is not a regular file"),
+    "import-external-fifo": ("nnlayout-import", external_data(lambda d: os.mkfifo(d / "model" / "pipe") or "pipe"),
+                             "error: initializer 'w': external data 'pipe' in '{d}/model' is not a regular file"),
     "import-external-missing": ("nnlayout-import", external_data(lambda d: "nothing.bin"),
                                 "error: initializer 'w': external data file 'nothing.bin' not found in '{d}/model'"),
 }
