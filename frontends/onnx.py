@@ -215,6 +215,7 @@ class _Importer:
     # -------------------------------------------------------------------- driver
     def run(self) -> ImportedModel:
         self._check_operators()
+        self._check_order()
         arguments = [vi for vi in self.graph.input if vi.name not in self.constants]
         input_types = [self._input_type(vi) for vi in arguments]
         self._infer_shapes()
@@ -246,6 +247,19 @@ class _Importer:
                 raise UserError(f"{_describe(node, index)}: unsupported operator "
                                 f"'{node.op_type}'{domain}; nnlayout imports "
                                 f"{', '.join(sorted(SUPPORTED_OPS))}")
+
+    def _check_order(self) -> None:
+        """Every node input is defined before the node, as ONNX requires. The checker says so
+        too, but only after shape inference, which a cycle stops: an output without a declared
+        shape then fails first, as "Field 'shape' of 'type' is required but missing"."""
+        defined = {vi.name for vi in self.graph.input} | set(self.constants) | {""}
+        for index, node in enumerate(self.graph.node):
+            for name in node.input:
+                if name not in defined:
+                    raise UserError(f"{_describe(node, index)}: input '{name}' is not a graph "
+                                    "input, an initializer or the output of an earlier node "
+                                    "(undefined, or the graph has a cycle or is not sorted)")
+            defined.update(node.output)
 
     def _skeleton(self) -> onnx.ModelProto:
         """The model with its large float initializers turned into typed graph inputs: the

@@ -303,6 +303,10 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
     **{f"import-{op.lower()}-auto-pad-lowercase": ("nnlayout-import", onnx_file(onnx_model([helper.make_node(op, ["x", "w"][:inputs], ["y"], name="n", auto_pad="same_upper", **extra)], {"x": [1, 3, 8, 8]}, ["y"], CONV_W)),
                                                    f"error: node 'n' ({op}): unknown auto_pad 'same_upper' (NOTSET, SAME_UPPER, SAME_LOWER or VALID)")
        for op, inputs, extra in (("Conv", 2, {}), ("ConvTranspose", 2, {}), ("MaxPool", 1, {"kernel_shape": [2, 2]}))},
+    "import-cycle": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Add", ["x", "b"], ["a"], name="add"), helper.make_node("Relu", ["a"], ["b"]), helper.make_node("Relu", ["b"], ["y"])], {"x": [2]}, ["y"])),
+                     "error: node 'add' (Add): input 'b' is not a graph input, an initializer or the output of an earlier node (undefined, or the graph has a cycle or is not sorted)"),
+    "import-undefined-input": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")], {"x": [2]}, ["y"])),
+                               "error: node 'add' (Add): input 'nowhere' is not a graph input"),
     "import-external-absolute": ("nnlayout-import", external_data(lambda d: f"{d}/secret.bin"),
                                  "error: initializer 'w' refers to external data '{d}/secret.bin' outside the model's folder; refusing to read it"),
     "import-external-dotdot": ("nnlayout-import", external_data(lambda d: "../secret.bin"),
