@@ -467,7 +467,11 @@ class _Importer:
             low, high = (self._constant_scalar(node.input[i], what)
                          if len(node.input) > i and node.input[i] else None
                          for i, what in ((1, "min"), (2, "max")))
-        if low is not None and high is not None and low > high:
+        # ONNX: an omitted bound is the lowest or largest float (so inf becomes 3.4e38).
+        largest = float(np.finfo(np.float32).max)
+        low = -largest if low is None else low
+        high = largest if high is None else high
+        if low > high:
             low = high  # ONNX: with min > max every element becomes max
         self._output(node, self._build(lambda: nn.ClipOp(self._in(node, 0), low, high)))
 

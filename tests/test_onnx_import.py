@@ -281,6 +281,21 @@ def test_hostile_names_round_trip_with_weights(tmp_path: Path) -> None:
     np.testing.assert_allclose(ours, x + sum(inits.values()), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("opset", [6, 17])
+def test_an_omitted_clip_bound_is_the_float_range(opset: int) -> None:
+    """ONNX: a bound not given is the lowest or largest float, so inf becomes 3.4e38, as in
+    onnxruntime (nnlayout left it unbounded)."""
+    model = (make_model([node("Clip", ["x"], min=-0.2)], {"x": (6,)}, ["y"], opset=opset)
+             if opset < 11 else
+             make_model([node("Clip", ["x", "lo"])], {"x": (6,)}, ["y"], {"lo": np.float32(-0.2)}))
+    x = np.array([np.inf, -np.inf, 1.0, 5.0, -1.0, np.nan], np.float32)
+    (ours,) = run_function(parse_module(make_context(), round_trip(model), "clip"), [x])
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(ours, session.run(None, {"x": x})[0])
+    assert ours[0] == np.finfo(np.float32).max
+
+
 def test_non_ascii_names_survive_print_and_parse(tmp_path: Path) -> None:
     """xDSL prints a string's non-ASCII characters as escaped UTF-8 bytes, and read such a
     literal back as bytes: IR naming its weights file modèle.npz, or a weight wé, could not
