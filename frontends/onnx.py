@@ -204,6 +204,10 @@ class _Importer:
         self.inline_limit = inline_limit
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                           0)
+        if self.opset > (known := onnx.defs.onnx_opset_version()):
+            # Its operators may mean something else than the ones this importer knows.
+            raise UserError(f"the model imports opset {self.opset} of the ONNX domain; the "
+                            f"installed onnx {onnx.__version__} knows opsets up to {known}")
         self.values: dict[str, SSAValue] = {}
         self.constants: dict[str, TensorProto] = {t.name: t for t in self.graph.initializer}
         self.weights: dict[str, np.ndarray] = {}

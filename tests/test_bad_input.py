@@ -178,12 +178,12 @@ def weights_module(folder: Path) -> list[str]:
 
 def onnx_model(nodes: list[onnx.NodeProto], inputs: dict[str, list], outputs: list[str],
                initializers: dict[str, np.ndarray] | None = None,
-               input_type: int = F) -> onnx.ModelProto:
+               input_type: int = F, opset: int = 17) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes, "bad", [helper.make_tensor_value_info(n, input_type, s) for n, s in inputs.items()],
         [helper.make_tensor_value_info(n, input_type, None) for n in outputs],
         [numpy_helper.from_array(v, n) for n, v in (initializers or {}).items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 RELU = onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2, 3]}, ["y"])
@@ -284,6 +284,8 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
                                  "error: 1 constants are larger than the inline limit and cannot go to stdout; give -o OUT.mlir"),
     "import-unsupported-op": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Gelu", ["x"], ["y"], name="act", domain="com.microsoft")], {"x": [2]}, ["y"])),
                               "error: node 'act' (Gelu): unsupported operator 'Gelu' of domain 'com.microsoft'"),
+    "import-opset-too-new": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2]}, ["y"], opset=99)),
+                             f"error: the model imports opset 99 of the ONNX domain; the installed onnx {onnx.__version__} knows opsets up to {onnx.defs.onnx_opset_version()}"),
     "import-symbolic-dim": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": ["batch", 3]}, ["y"])),
                             "error: graph input 'x' has a symbolic dimension 'batch' (axis 0)"),
     "import-unknown-dim": ("nnlayout-import", onnx_file(onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [None, 3]}, ["y"])),
