@@ -16,9 +16,10 @@ planner's liveness or placement cannot hide itself. For every `memref.view` of a
   wrongly sharing bytes that `cse` merged into one view are only told apart before it, as
   `default-pipeline{verify=true}` does.)
 
-A view used after a `memref.dealloc` of its arena is an error. Two views live at a common op
-whose bytes intersect are an error, unless they are an in-place
-pair the consumer's kernel allows: identical bytes, live together at exactly one op, which is
+A view of anything but an arena (a view of a view or of an argument) is refused: its bytes
+cannot be checked. A view used after a `memref.dealloc` of its arena is an error. Two views
+live at a common op whose bytes intersect are an error, unless they are an in-place pair the
+consumer's kernel allows: identical bytes, live together at exactly one op, which is
 an `nn.compute` reading the first view as `ins[i]` and writing the second as an `outs`, whose
 wrapped op's kernel says `in_place = i`. Errors are located at the offending view.
 
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i8
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -162,6 +163,12 @@ def _in_place_pair(earlier: _Placed, later: _Placed, ops: list[Operation]) -> bo
             and later.op.result in consumer.outs)
 
 
+def _is_arena(op: Operation) -> bool:
+    """A buffer of bytes that views can carve up (plan-memory's arena)."""
+    return (isinstance(op, memref.AllocOp) and isinstance(op.memref.type, MemRefType)
+            and len(op.memref.type.get_shape()) == 1 and op.memref.type.element_type == i8)
+
+
 def _check_arena_bytes(function: func.FuncOp, arenas: set[Operation]) -> None:
     stated = function.attributes.get(ARENA_BYTES)
     if stated is None:
@@ -182,10 +189,14 @@ def verify_function(function: func.FuncOp) -> int:
     position = {op: index for index, op in enumerate(ops)}
     placed: list[_Placed] = []
     for op in block.ops:
-        if isinstance(op, memref.ViewOp) and isinstance(arena := op.source.owner,
-                                                       memref.AllocOp):
+        if isinstance(op, memref.ViewOp):
+            if not isinstance(arena := op.source.owner, memref.AllocOp) or arena.parent_block(
+                    ) is not block:
+                # A view of a view, or of an argument: no byte range in an arena to check.
+                raise DiagnosticError(op, "the view's source must be an arena (a memref.alloc "
+                                      "in the function's body) for its plan to be checked")
             placed.extend(_placed(op, arena, block, position))
-    _check_arena_bytes(function, {p.op.source.owner for p in placed})
+    _check_arena_bytes(function, {op for op in block.ops if _is_arena(op)})
     for op in block.ops:
         if isinstance(op, memref.DeallocOp):
             for late in (p for p in placed if p.op.source is op.memref
