@@ -98,12 +98,10 @@ EDGE_VALUES = {
     "signed-zero": (f"  %one = nn.constant dense<1.0> : {T8}\n  %n = nn.neg %x : {T8}\n"
                     f"  %y = nn.div %one, %n : ({T8}, {T8}) -> {T8}\n", T8,
                     np.where(np.arange(128).reshape(1, 8, 4, 4) % 2, 0.0, -0.0)),
-    # Means of values whose float32 sum overflows (oneDNN's average pooling sums in float32;
-    # the reference in float64).
+    # A mean of values whose float32 sum overflows (oneDNN's global average pooling sums in
+    # float32, the reference in float64).
     "global-average-of-huge": (f"  %y = nn.global_avg_pool %x : {T8} -> tensor<1x8x1x1xf32>\n",
                                "tensor<1x8x1x1xf32>", np.full((1, 8, 4, 4), 3e38)),
-    "average-of-huge": (f"  %y = nn.avg_pool2d %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : {T8} -> tensor<1x8x2x2xf32>\n",
-                        "tensor<1x8x2x2xf32>", np.full((1, 8, 4, 4), -3e38)),
 }
 
 

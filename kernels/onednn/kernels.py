@@ -985,9 +985,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     batch_norm = _batch_norm_bound(op) if isinstance(op, nn.BatchNormOp) else None
     repack = _weights_repacker(op, compiled)
     finite_only = _finite_only(op)
-    # oneDNN's average poolings sum in float32, the reference in float64: a window whose
+    # oneDNN's global average pooling sums in float32, the reference in float64: a plane whose
     # float32 sum overflows (3e38 x 16) gave inf for a finite mean. Such calls run in numpy.
-    averages = isinstance(op, nn.AvgPool2dOp | nn.GlobalAvgPoolOp)
+    averages = isinstance(op, nn.GlobalAvgPoolOp)
     numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
         type(op))
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
@@ -1004,14 +1004,15 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     read_source = _bound_reader(known.get(b.DNNL_ARG_SRC), guarded)
     read_summand = _bound_reader(known.get(b.DNNL_ARG_DST), guarded)
     variants = [compiled] if finite is None else [compiled, finite]
-    derived: dict[int, tuple[np.ndarray, Any]] = {}
+    derived: dict[tuple[int, object], tuple[np.ndarray, Any]] = {}
 
     def once(arg: int, x: np.ndarray, derive: Callable[[np.ndarray], Any]) -> Any:
-        """derive(x), computed once per array if the operand is a load-time constant."""
+        """derive(x), computed once per array if the operand is a load-time constant (kept
+        per argument and function: packed weights and their norm are two)."""
         if arg not in constants:
             return derive(x)
-        if (seen := derived.get(arg)) is None or seen[0] is not x:
-            seen = derived[arg] = (x, derive(x))
+        if (seen := derived.get((arg, derive))) is None or seen[0] is not x:
+            seen = derived[arg, derive] = (x, derive(x))
         return seen[1]
 
     def finish(out: np.ndarray, where: Extent, result: float) -> None:
