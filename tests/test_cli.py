@@ -151,7 +151,10 @@ def test_list_passes_spells_each_pass_with_its_defaults() -> None:
      "@dataclass(frozen=True)\nclass Clash(ModulePass):\n    name = 'cse'\n\n"
      "    def apply(self, ctx, op):\n        pass\n",
      "error: loading '{path}' failed: ValueError: a pass named 'cse' is already registered"),
-], ids=["missing", "raises", "exits-0", "exits-with-a-message", "name-taken"])
+    ("from nnlayout.tools.driver import read_module\nread_module('/absent.mlir')\n",
+     "error: loading '{path}' failed: UserError: cannot read '/absent.mlir': no such file or "
+     "directory"),
+], ids=["missing", "raises", "exits-0", "exits-with-a-message", "name-taken", "user-error"])
 def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | None,
                                                 message: str) -> None:
     path = tmp_path / "plugin.py"

@@ -580,7 +580,8 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
         except Exception as error:  # noqa: BLE001 - the plugin's own error, reported as such
             if traceback:
                 raise
-            raise UserError(f"loading '{path}' failed: {type(error).__name__}: {error}") from None
+            reason = error.message if isinstance(error, UserError) else error
+            raise UserError(f"loading '{path}' failed: {type(error).__name__}: {reason}") from None
 
 
 def parse_pipeline(
