@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -252,8 +252,16 @@ class LayoutSpec:
         """Sets the padding lanes of `physical` (a packed tensor of logical `shape`) to zero,
         in place, and returns it: kernels whose math maps 0 to non-zero restore invariant 2."""
         if self.padding_elements(shape):
-            physical[self.padding_mask(shape)] = 0
+            if physical.flags.c_contiguous:  # the lanes alone, not a mask of the whole tensor
+                physical.reshape(-1)[self._padding_lanes(tuple(shape))] = 0
+            else:
+                physical[self.padding_mask(shape)] = 0
         return physical
+
+    @lru_cache(maxsize=256)  # noqa: B019 (specs are interned by `parse`; shapes are few)
+    def _padding_lanes(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The flat indices of the padding lanes of the physical array of logical `shape`."""
+        return np.flatnonzero(self.padding_mask(shape))
 
 
 @irdl_attr_definition

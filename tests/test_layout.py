@@ -221,6 +221,23 @@ def test_pack_unpack_round_trip(layout: str, shape: tuple[int, ...], seed: int) 
     np.testing.assert_array_equal(spec.unpack(packed, shape), x)
 
 
+@settings(max_examples=40, deadline=None)
+@given(layout=st.sampled_from(LAYOUTS_4D + WEIGHT_LAYOUTS),
+       shape=st.tuples(*[st.integers(1, 19)] * 2, *[st.integers(1, 4)] * 2),
+       contiguous=st.booleans())
+def test_zero_padding_clears_exactly_the_padding_lanes(layout: str, shape: tuple[int, ...],
+                                                       contiguous: bool) -> None:
+    """On a C-contiguous array through its cached lane indices, else through a mask."""
+    spec = LayoutSpec.parse(layout)
+    *outer, last = spec.physical_shape(shape)
+    physical = np.full((*outer, last * (1 if contiguous else 2)), np.nan, np.float32)
+    if not contiguous:
+        physical = physical[..., ::2]  # every other element: strided
+    spec.zero_padding(physical, shape)
+    mask = spec.padding_mask(shape)
+    assert np.all(physical[mask] == 0) and np.all(np.isnan(physical[~mask]))
+
+
 # --------------------------------------------------------- attributes, helpers
 def test_layout_attr() -> None:
     attr = LayoutAttr("NCHW16c")
