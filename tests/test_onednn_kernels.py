@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -380,6 +381,25 @@ def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
             assert len(repacks) == 2  # one per program
     finally:
         onednn_kernels.forget_choices()
+
+
+def test_two_interpreters_of_one_program_run_in_two_threads() -> None:
+    """Each calls the oneDNN kernels on arrays of its own: their primitives' memory objects,
+    re-pointed on every call, were shared, so one thread ran on the other's arrays."""
+    module = parse(conv_program(16, 16, 24, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 24,
+                                then="%r = nn.relu %c : tensor<2x16x24x24xf32>\n  func.return %r"))
+    compiled = compile_module(module, "onednn", padding=True)
+    inputs = [[x * (k + 1) for x in random_inputs(module)] for k in range(2)]
+    expected = [Interpreter(module).run(xs) for xs in inputs]
+
+    def check(k: int) -> None:
+        interpreter = Interpreter(compiled)
+        for _ in range(20):
+            assert_same(expected[k], interpreter.run(inputs[k]))
+
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(check, k) for k in range(2)]:
+            future.result()
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -1145,17 +1145,25 @@ def _scratchpad(compiled: Compiled, finite: Compiled | None) -> np.ndarray:
     return np.empty(size, dtype=np.uint8)
 
 
+def _private(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
+    """`_compiled(op)` with memory objects of the caller's own: they are re-pointed on each
+    call, and two threads running one op on shared ones pointed each other's at their
+    arrays (two interpreters of one program gave garbage)."""
+    shared, finite, args = _compiled(op)
+    return shared.private(), None if finite is None else finite.private(), args
+
+
 def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
             scratchpad: np.ndarray | None = None) -> None:
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
     (a C-contiguous float32 buffer of the result's physical size)."""
-    compiled, finite, args = _compiled(op)
+    compiled, finite, args = _private(op)
     executor(op, compiled, args, finite).run_into(inputs, out, scratchpad)
 
 
 def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """`execute` with a newly allocated result and scratchpad (the registry's signature)."""
-    compiled, finite, args = _compiled(op)
+    compiled, finite, args = _private(op)
     result = op.results[0]
     spec = layout_of(result.type)
     shape = shape_of(result) if spec is None else spec.physical_shape(shape_of(result))
@@ -1174,9 +1182,7 @@ class Prepared:
     `on` binds it to buffers it will always be given."""
 
     def __init__(self, op: Operation):
-        shared, shared_finite, args = _compiled(op)
-        compiled = shared.private()
-        finite = None if shared_finite is None else shared_finite.private()
+        compiled, finite, args = _private(op)
         linked, self.written = _linked(op)
         self.op = op
         self.executor = executor(op, compiled, args, finite, linked, self.written,
