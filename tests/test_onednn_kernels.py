@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -381,6 +384,35 @@ def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
             assert len(repacks) == 2  # one per program
     finally:
         onednn_kernels.forget_choices()
+
+
+def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_code(
+        tmp_path: Path) -> None:
+    """Loaded where oneDNN may use SSE4.1 only (ONEDNN_MAX_CPU_ISA, as on an older CPU), the
+    transposed convolution compiled for AVX2's nChw8c gets conv:any+ref:any, about 100 times
+    slower than numpy: nnlayout's reference kernel runs it, with one warning that says so."""
+    module = parse("""
+func.func @f(%x: tensor<1x8x5x5xf32>, %w: tensor<8x8x2x2xf32>) -> tensor<1x8x10x10xf32> {
+  %y = nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [0, 0] dilations [1, 1] groups 1 : (tensor<1x8x5x5xf32>, tensor<8x8x2x2xf32>) -> tensor<1x8x10x10xf32>
+  func.return %y : tensor<1x8x10x10xf32>
+}""")
+    planned = compile_module(module, "onednn-nchw8c", True, DEFAULT_PIPELINE)
+    translate(planned, tmp_path / "model.py")
+    inputs = random_inputs(module)
+    np.save(tmp_path / "expected.npy", Interpreter(module).run(inputs)[0])
+    np.savez(tmp_path / "inputs.npz", *inputs)
+    script = ("import numpy as np, model\n"
+              "from nnlayout.kernels.onednn import primitives\n"
+              "inputs = np.load('inputs.npz')\n"
+              "(y,) = model.run(*(inputs[k] for k in sorted(inputs.files)))\n"
+              "np.testing.assert_allclose(y, np.load('expected.npy'), rtol=1e-5, atol=1e-5)\n"
+              "print(sorted(c.pd.implementation for c in primitives._CACHE.values()))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=tmp_path, env={**os.environ, "ONEDNN_MAX_CPU_ISA": "SSE41"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "['conv:any+ref:any']\n"  # oneDNN's only offer here
+    assert result.stderr.count("SlowImplementationWarning: nn.conv_transpose2d: oneDNN offers "
+                               "only conv:any+ref:any here") == 1
 
 
 def test_two_interpreters_of_one_program_run_in_two_threads() -> None:

@@ -34,6 +34,7 @@ binds it to the buffers generated code always passes.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
@@ -700,7 +701,8 @@ def _any_choice(op: Operation, tag: int) -> tuple[str, int]:
 
 
 def _is_fast(implementation: str) -> bool:
-    return not implementation.startswith(("ref", "none"))
+    """Not oneDNN's reference code, alone or inside another (conv:any+ref:any)."""
+    return not any(part.startswith(("ref", "none")) for part in implementation.split("+"))
 
 
 def _any_reason(op: Operation, fmt: Format | None, layout: str) -> str | None:
@@ -976,6 +978,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     of the result is kept in `written`. What is derived from `constants` (the arguments
     that are load-time constants, the same array on every call: norms, packed weights) is
     derived once."""
+    written = NormBound() if written is None else written
+    if not _is_fast(compiled.pd.implementation):
+        return _reference_executor(op, compiled.pd.implementation, written)
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     # oneDNN skips the taps that fall in a convolution's zero padding, where the reference
@@ -998,7 +1003,6 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     size = math.prod(shape if spec is None else spec.physical_shape(shape))
     bound_after = _bound_after(fused_activation if conv else op, size)
     known = {} if linked is None else linked
-    written = NormBound() if written is None else written
     # A guard measures what it cannot bound; other kernels take what is known.
     guarded = finite_only or averages or finite is not None
     read_source = _bound_reader(known.get(b.DNNL_ARG_SRC), guarded)
@@ -1122,10 +1126,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         return call, reusable
 
     def reference(inputs: Sequence[np.ndarray]) -> np.ndarray:
-        """`op`'s reference kernel on its operands in their layouts, result in its own."""
-        from nnlayout.lowering.runtime import apply_kernel  # lowering builds on the kernels
-
-        return apply_kernel(op, REFERENCE_KERNELS[type(op)], False, inputs)
+        return _reference_result(op, inputs)
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
@@ -1137,6 +1138,38 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         return call if reusable else partial(run_into, inputs, out, scratchpad)
 
     return Executor(run_into, on)
+
+
+def _reference_result(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """`op`'s reference kernel on its operands in their layouts, result in its own."""
+    from nnlayout.lowering.runtime import apply_kernel  # lowering builds on the kernels
+
+    return apply_kernel(op, REFERENCE_KERNELS[type(op)], False, inputs)
+
+
+class SlowImplementationWarning(RuntimeWarning):
+    """oneDNN has only its reference code for an op as compiled: numpy runs the op."""
+
+
+def _reference_executor(op: Operation, implementation: str, written: NormBound) -> Executor:
+    """`op` run by nnlayout's reference kernel where oneDNN, on this machine, offers only
+    `implementation`, its reference code, for the formats the op was compiled with (a
+    program compiled for a CPU with more features: about 100 times slower than numpy)."""
+    warnings.warn(f"{op.name}: oneDNN offers only {implementation} here for the formats this "
+                  "program was compiled with (for another CPU?); nnlayout's reference kernel "
+                  "runs it instead: compile on this machine for oneDNN's fast kernels",
+                  SlowImplementationWarning, stacklevel=3)
+    padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
+
+    def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
+                 scratchpad: np.ndarray | None) -> None:
+        out[...] = _reference_result(op, inputs).reshape(out.shape)
+        if padded is not None:
+            padded.zero_padding(out, shape)
+        written.value, written.where = math.inf, None
+
+    return Executor(run_into, lambda inputs, out, scratchpad: partial(run_into, inputs, out,
+                                                                      scratchpad))
 
 
 def _scratchpad(compiled: Compiled, finite: Compiled | None) -> np.ndarray:
