@@ -1008,15 +1008,15 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     read_source = _bound_reader(known.get(b.DNNL_ARG_SRC), guarded)
     read_summand = _bound_reader(known.get(b.DNNL_ARG_DST), guarded)
     variants = [compiled] if finite is None else [compiled, finite]
-    derived: dict[tuple[int, object], tuple[np.ndarray, Any]] = {}
+    derived: dict[tuple[int, str], tuple[np.ndarray, Any]] = {}
 
-    def once(arg: int, x: np.ndarray, derive: Callable[[np.ndarray], Any]) -> Any:
+    def once(arg: int, what: str, x: np.ndarray, derive: Callable[[np.ndarray], Any]) -> Any:
         """derive(x), computed once per array if the operand is a load-time constant (kept
-        per argument and function: packed weights and their norm are two)."""
+        per argument and `what`: packed weights and their norm are two)."""
         if arg not in constants:
             return derive(x)
-        if (seen := derived.get((arg, derive))) is None or seen[0] is not x:
-            seen = derived[arg, derive] = (x, derive(x))
+        if (seen := derived.get((arg, what))) is None or seen[0] is not x:
+            seen = derived[arg, what] = (x, derive(x))
         return seen[1]
 
     def finish(out: np.ndarray, where: Extent, result: float) -> None:
@@ -1037,7 +1037,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         them (it may not where an operand had to be copied to suit oneDNN)."""
         *sources, summand = inputs if addend else (*inputs, None)
         passed = sources if repack is None else [
-            sources[0], once(b.DNNL_ARG_WEIGHTS, sources[1], repack), *sources[2:]]
+            sources[0], once(b.DNNL_ARG_WEIGHTS, "packed", sources[1], repack), *sources[2:]]
         arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
                   for arg, x in zip(args, passed, strict=True)}
         reusable = scratchpad is not None and all(  # constants never change
@@ -1059,10 +1059,10 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
 
         if conv:
             weights, bias = arrays[b.DNNL_ARG_WEIGHTS], arrays.get(b.DNNL_ARG_BIAS)
-            weights_norm = (once(b.DNNL_ARG_WEIGHTS, weights, _norm)
+            weights_norm = (once(b.DNNL_ARG_WEIGHTS, "norm", weights, _norm)
                             if b.DNNL_ARG_WEIGHTS in constants else None)
-            bias_norm = 0.0 if bias is None else (
-                once(b.DNNL_ARG_BIAS, bias, _norm) if b.DNNL_ARG_BIAS in constants else None)
+            bias_norm = 0.0 if bias is None else (once(b.DNNL_ARG_BIAS, "norm", bias, _norm)
+                                                  if b.DNNL_ARG_BIAS in constants else None)
             run_finite = None if finite is None else finite.runner()
             run_exact = compiled.runner()
 
@@ -1110,10 +1110,11 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             after = bound_after if batch_norm is None else (
                 lambda bound: batch_norm(
                     bound,
-                    once(b.DNNL_ARG_SCALE, arrays[b.DNNL_ARG_SCALE], _largest_magnitude),
-                    once(b.DNNL_ARG_VARIANCE, arrays[b.DNNL_ARG_VARIANCE], _smallest),
-                    once(b.DNNL_ARG_MEAN, arrays[b.DNNL_ARG_MEAN], _norm),
-                    once(b.DNNL_ARG_SHIFT, arrays[b.DNNL_ARG_SHIFT], _norm)))
+                    once(b.DNNL_ARG_SCALE, "largest", arrays[b.DNNL_ARG_SCALE],
+                         _largest_magnitude),
+                    once(b.DNNL_ARG_VARIANCE, "smallest", arrays[b.DNNL_ARG_VARIANCE], _smallest),
+                    once(b.DNNL_ARG_MEAN, "norm", arrays[b.DNNL_ARG_MEAN], _norm),
+                    once(b.DNNL_ARG_SHIFT, "norm", arrays[b.DNNL_ARG_SHIFT], _norm)))
 
             def call() -> None:
                 if owner[0] is not token:
