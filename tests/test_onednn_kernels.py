@@ -329,6 +329,17 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
         assert onednn_kernels.conv_pd(geometry, *tags).implementation == choice.implementation
 
 
+def deconv_with_weight_argument(c_out: int, kernel: int) -> str:
+    """A stride-2 transposed convolution of a 1x8x5x5 input whose weights are an argument."""
+    w, y = f"tensor<8x{c_out}x{kernel}x{kernel}xf32>", 4 * 2 + kernel
+    out = f"tensor<1x{c_out}x{y}x{y}xf32>"
+    return f"""
+func.func @f(%x: tensor<1x8x5x5xf32>, %w: {w}) -> {out} {{
+  %y = nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [0, 0] dilations [1, 1] groups 1 : (tensor<1x8x5x5xf32>, {w}) -> {out}
+  func.return %y : {out}
+}}"""
+
+
 @contextmanager
 def openmp_threads(count: int) -> Iterator[None]:
     """oneDNN's thread count (OpenMP's, which it reads when it creates a primitive) set to
@@ -391,11 +402,7 @@ def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_
     """Loaded where oneDNN may use SSE4.1 only (ONEDNN_MAX_CPU_ISA, as on an older CPU), the
     transposed convolution compiled for AVX2's nChw8c gets conv:any+ref:any, about 100 times
     slower than numpy: nnlayout's reference kernel runs it, with one warning that says so."""
-    module = parse("""
-func.func @f(%x: tensor<1x8x5x5xf32>, %w: tensor<8x8x2x2xf32>) -> tensor<1x8x10x10xf32> {
-  %y = nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [0, 0] dilations [1, 1] groups 1 : (tensor<1x8x5x5xf32>, tensor<8x8x2x2xf32>) -> tensor<1x8x10x10xf32>
-  func.return %y : tensor<1x8x10x10xf32>
-}""")
+    module = parse(deconv_with_weight_argument(8, 2))
     planned = compile_module(module, "onednn-nchw8c", True, DEFAULT_PIPELINE)
     translate(planned, tmp_path / "model.py")
     inputs = random_inputs(module)
@@ -570,11 +577,7 @@ def test_transposed_convolution_weights_passed_as_an_argument_are_packed_on_ever
     """Only a load-time constant is packed once: weights that are a function argument may
     hold other values on the next call (here the same array, changed in place), in the
     interpreter and in a generated module (which passes its arena views again)."""
-    module = parse("""
-func.func @f(%x: tensor<1x8x5x5xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x4x11x11xf32> {
-  %y = nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [0, 0] dilations [1, 1] groups 1 : (tensor<1x8x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x4x11x11xf32>
-  func.return %y : tensor<1x4x11x11xf32>
-}""")
+    module = parse(deconv_with_weight_argument(4, 3))
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert [kernel_of(op).kernel_name.data for op in planned.walk()
             if op.name == "nn.conv_transpose2d"] == ["conv_transpose2d_onednn"]
