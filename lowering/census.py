@@ -31,11 +31,15 @@ class Census:
 
 def onednn_implementation(op: ComputeOp) -> str:
     """The name of the oneDNN implementation that runs `op` (its primitive, from the cache
-    the loaded module filled), e.g. 'brgconv_1x1:avx2'."""
+    the loaded module filled), e.g. 'brgconv_1x1:avx2'; where oneDNN offers only its
+    reference code (a program loaded on a CPU with fewer features), numpy runs the op, and
+    the name says so: 'numpy (oneDNN: ref:any)'."""
     from nnlayout.kernels.onednn import kernels as onednn_kernels
 
     inner = without_padding(op) if op.halo is not None else op.inner
-    return onednn_kernels._compiled(inner)[0].pd.implementation
+    implementation = onednn_kernels._compiled(inner)[0].pd.implementation
+    return implementation if onednn_kernels._is_fast(implementation) else (
+        f"numpy (oneDNN: {implementation})")
 
 
 def kernel_census(planned: ModuleOp, target: Target) -> Census:

@@ -413,11 +413,15 @@ def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_
               "inputs = np.load('inputs.npz')\n"
               "(y,) = model.run(*(inputs[k] for k in sorted(inputs.files)))\n"
               "np.testing.assert_allclose(y, np.load('expected.npy'), rtol=1e-5, atol=1e-5)\n"
-              "print(sorted(c.pd.implementation for c in primitives._CACHE.values()))\n")
+              "print(sorted(c.pd.implementation for c in primitives._CACHE.values()))\n"
+              "from nnlayout.lowering.census import onednn_implementation\n"
+              "(op,) = [op for op in model.PROGRAM.function.walk() if op.name == 'nn.compute'"
+              " and op.inner.name == 'nn.conv_transpose2d']\n"
+              "print(onednn_implementation(op))\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             cwd=tmp_path, env={**os.environ, "ONEDNN_MAX_CPU_ISA": "SSE41"})
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "['conv:any+ref:any']\n"  # oneDNN's only offer here
+    assert result.stdout == "['conv:any+ref:any']\nnumpy (oneDNN: conv:any+ref:any)\n"
     assert result.stderr.count("SlowImplementationWarning: nn.conv_transpose2d: oneDNN offers "
                                "only conv:any+ref:any here") == 1
 
@@ -715,6 +719,15 @@ def test_a_kernel_bound_to_its_buffers_runs_on_them_between_other_calls() -> Non
         out.fill(7.0)
         prepared([x, weights, bias, r], out)  # the bound arrays, passed again
         np.testing.assert_allclose(out, wanted, rtol=1e-5, atol=1e-5)
+
+
+def test_the_zoo_table_marks_every_implementation_that_is_not_onednns_fast_code() -> None:
+    from nnlayout.benchmarks.zoo_latency import counts
+
+    assert counts({"jit:avx2": 3, "conv:any+ref:any": 1, "numpy (oneDNN: ref:any)": 2,
+                   "ref:any": 1, "conv:any+jit:avx2": 1}, mark_ref=True) == (
+        "jit:avx2 x3, REF numpy (oneDNN: ref:any) x2, conv:any+jit:avx2 x1, "
+        "REF conv:any+ref:any x1, REF ref:any x1")
 
 
 def test_the_implementations_benchmark_times_what_the_target_chooses(
