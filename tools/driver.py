@@ -701,15 +701,18 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
 
 
+def names_a_file(path: str | os.PathLike[str]) -> bool:
+    """Whether writing `path` makes or replaces a regular file (not /dev/stdout, a folder)."""
+    return os.path.isfile(path) or not os.path.exists(path)
+
+
 def refuse_overwriting_inputs(outputs: Sequence[str | os.PathLike[str]],
                               inputs: Sequence[str | os.PathLike[str] | None]) -> None:
     """Refuses to write any of `outputs` over one of `inputs` (the input file, its weights):
     that would destroy what the tool read. `-`, None and devices (/dev/stdout) are no files."""
     sources = {Path(p).resolve() for p in inputs if p and p != "-"}
     for written in outputs:
-        if os.path.exists(written) and not os.path.isfile(written):
-            continue
-        if Path(written).resolve() in sources:
+        if names_a_file(written) and Path(written).resolve() in sources:
             raise UserError(f"'{written}' would overwrite an input; choose another -o name")
 
 

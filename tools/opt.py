@@ -18,7 +18,6 @@ warnings, so an `expected-warning` always fails. `--remarks` prints all remarks 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from nnlayout.tools.driver import (
     add_load_option,
     load_plugins,
     make_context,
+    names_a_file,
     parse_module,
     parse_pipeline,
     print_module,
@@ -123,7 +123,7 @@ def _process(chunk: str, name: str, pipeline: PassPipeline | None, verify_each: 
     verify_module(module, chunk)
     if pipeline is not None:
         run_pipeline(pipeline, ctx, module, chunk, verify_each)
-    if output != "-" and (os.path.isfile(output) or not os.path.exists(output)):  # not a device
+    if output != "-" and names_a_file(output):
         try:
             move_weights_reference(module, name, output)
         except WeightsError as error:

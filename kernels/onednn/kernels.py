@@ -1071,7 +1071,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                     point()
                 norm = _norm(weights) if weights_norm is None else weights_norm
                 if pads_multiply and not math.isfinite(norm):
-                    out[...] = reference(inputs).reshape(out.shape)
+                    out[...] = _reference_result(op, inputs).reshape(out.shape)
                     finish(out, out_at, math.inf)
                     return
                 if copied is not None:
@@ -1101,7 +1101,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                     run()
                     finish(out, out_at, bound_after(bound))
                 else:
-                    out[...] = (reference(sources).reshape(out.shape) if averages
+                    out[...] = (_reference_result(op, sources).reshape(out.shape) if averages
                                 else numpy_kernel(op, sources))
                     finish(out, out_at, math.inf)
 
@@ -1125,9 +1125,6 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                 finish(out, out_at, after(bound) if bound < _FINITE_LIMIT else math.inf)
 
         return call, reusable
-
-    def reference(inputs: Sequence[np.ndarray]) -> np.ndarray:
-        return _reference_result(op, inputs)
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
                  scratchpad: np.ndarray | None) -> None:
