@@ -19,7 +19,7 @@ import struct
 import sys
 import warnings
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
@@ -60,6 +60,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, StringLit
 
 from nnlayout.dialects.layout import Layout
 from nnlayout.dialects.nn import NN
+from nnlayout.tools.instrumentation import Instrumentation, step_label
 
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(rf"^[ \t]*{SPLIT_MARKER}[ \t]*$", re.MULTILINE)
@@ -523,16 +524,20 @@ def _pipeline_options(element: str) -> list[tuple[str, str | None]]:
     return [(found.group(1), found.group(2)) for found in _PASS_OPTION.finditer(options)]
 
 
+def unknown_pass(name: str, available: Collection[str]) -> UserError:
+    close = difflib.get_close_matches(name, available, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return UserError(f"unknown pass '{name}'{hint}; available passes: "
+                     f"{', '.join(sorted(available))}")
+
+
 def _explain_refusal(element: str,
                      available: dict[str, Callable[[], type[ModulePass]]]) -> None:
     """For an element xDSL refused: an unknown pass or option, or an option value of the
     wrong type, as a UserError in our words (nothing when none of these is the reason)."""
     name = element.partition("{")[0].strip()
     if name not in available:
-        close = difflib.get_close_matches(name, available, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise UserError(f"unknown pass '{name}'{hint}; available passes: "
-                        f"{', '.join(sorted(available))}")
+        raise unknown_pass(name, available)
     fields = {key: kind for key, kind in get_type_hints(available[name]()).items()
               if key != "name"}
     for key, value in _pipeline_options(element):
@@ -613,24 +618,35 @@ def parse_pipeline(
 
 
 def run_pipeline(pipeline: PassPipeline, ctx: Context, module: ModuleOp,
-                 text: str | None = None, verify_each: bool = True) -> None:
+                 text: str | None = None, verify_each: bool = True,
+                 instrumentation: Instrumentation | None = None) -> None:
     """Applies each pass, verifying after each; errors name the pass and the op (and, in a
-    pass made of passes such as default-pipeline, the one of them that failed)."""
+    pass made of passes such as default-pipeline, the one of them that failed).
+    `instrumentation` dumps the IR around passes and times them."""
+    watch = instrumentation or Instrumentation()
     for one_pass in pipeline.passes:
         composite = getattr(one_pass, "passes", None)
         steps: Sequence[ModulePass] = (one_pass,) if composite is None else composite()
         for step in steps:
-            name = one_pass.name if step is one_pass else f"{one_pass.name} ({step.name})"
+            name = step_label(step, one_pass)
+            watch.before(step, one_pass, module)
             try:
-                step.apply(ctx, module)
-            except DiagnosticError as error:
-                raise error_at(error.op, f"{name}: {error.message}", text) from None
-            except DiagnosticException as error:
-                raise UserError(f"{name}: {_first_message(error)}") from None
+                with watch.measure(name):
+                    step.apply(ctx, module)
+            except Exception as error:
+                watch.failed(name, module)
+                if isinstance(error, DiagnosticError):
+                    raise error_at(error.op, f"{name}: {error.message}", text) from None
+                if isinstance(error, DiagnosticException):
+                    raise UserError(f"{name}: {_first_message(error)}") from None
+                raise
+            watch.after(step, one_pass, module)
         if verify_each:
             try:
-                verify_module(module, text)
+                with watch.measure("verify"):
+                    verify_module(module, text)
             except UserError as error:
+                watch.failed(one_pass.name, module)
                 error.message = f"IR after pass '{one_pass.name}' does not verify: {error.message}"
                 raise
 

@@ -13,6 +13,10 @@ or previous line with code) and a substring of the message. The run succeeds whe
 produced exactly the errors its annotations expect, and every `expected-remark` was emitted
 (remarks nobody expected are allowed: passes explain many decisions). nnlayout emits no
 warnings, so an `expected-warning` always fails. `--remarks` prints all remarks to stderr.
+
+Like mlir-opt's instrumentation, `--print-ir-{before,after}-all`, `--print-ir-{before,after}=PASS`
+and `--print-ir-after-failure` dump the IR to stderr around passes, and `--time-passes` prints
+where the time went (`tools/instrumentation.py`).
 """
 
 from __future__ import annotations
@@ -42,9 +46,11 @@ from nnlayout.tools.driver import (
     run_pipeline,
     run_tool,
     split_input,
+    unknown_pass,
     verify_module,
     write_text,
 )
+from nnlayout.tools.instrumentation import Instrumentation, PassTiming
 from nnlayout.transforms import get_all_passes, remarks
 from nnlayout.transforms.remarks import Remark
 
@@ -103,6 +109,20 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="do not verify the IR between passes")
     parser.add_argument("--remarks", action="store_true",
                         help="print every pass's remarks (fallbacks, layouts not propagated)")
+    parser.add_argument("--print-ir-before-all", action="store_true",
+                        help="print the IR to stderr before each pass")
+    parser.add_argument("--print-ir-after-all", action="store_true",
+                        help="print the IR to stderr after each pass")
+    parser.add_argument("--print-ir-before", action="append", default=[], metavar="PASS",
+                        help="print the IR to stderr before these passes (comma-separated, "
+                        "repeatable; a composite's name selects each of its steps)")
+    parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
+                        help="print the IR to stderr after these passes")
+    parser.add_argument("--print-ir-after-failure", action="store_true",
+                        help="print the IR to stderr as a pass that failed left it")
+    parser.add_argument("--time-passes", action="store_true",
+                        help="print the wall time of parsing, each pass, verifying and "
+                        "printing to stderr")
     parser.add_argument("--list-passes", action="store_true", help="list the passes and exit")
     parser.add_argument("--traceback", action="store_true",
                         help="show Python tracebacks (for debugging nnlayout itself)")
@@ -110,26 +130,30 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _process(chunk: str, name: str, pipeline: PassPipeline | None, verify_each: bool,
-             generic: bool, output: str = "-", weights: list[Path] | None = None) -> StringIO:
+             generic: bool, output: str, weights: list[Path],
+             watch: Instrumentation) -> StringIO:
     """Compiles one chunk; appends the weights file it names to `weights` (even when it then
     fails: -o must not overwrite it either)."""
     ctx = make_context()
-    module = parse_module(ctx, chunk, name)
+    with watch.measure("parse"):
+        module = parse_module(ctx, chunk, name)
     try:
-        if weights is not None and (path := weights_path(module, name)) is not None:
+        if (path := weights_path(module, name)) is not None:
             weights.append(path)
     except WeightsError as error:
         raise UserError(str(error)) from None
-    verify_module(module, chunk)
+    with watch.measure("verify"):
+        verify_module(module, chunk)
     if pipeline is not None:
-        run_pipeline(pipeline, ctx, module, chunk, verify_each)
+        run_pipeline(pipeline, ctx, module, chunk, verify_each, watch)
     if output != "-" and names_a_file(output):
         try:
             move_weights_reference(module, name, output)
         except WeightsError as error:
             raise UserError(str(error)) from None
     out = StringIO()
-    print_module(module, out, generic=generic)
+    with watch.measure("output"):
+        print_module(module, out, generic=generic)
     return out
 
 
@@ -179,6 +203,28 @@ def _spelled(value: object) -> str:
     return f'"{value}"' if value == "" else str(value)
 
 
+def _pass_names(option: str, values: list[str]) -> list[str]:
+    """The passes named by the occurrences of `option` (comma-separated), each registered."""
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    available = get_all_passes()
+    for name in names:
+        if name not in available:
+            error = unknown_pass(name, available)
+            error.message = f"{option}: {error.message}"
+            raise error
+    return names
+
+
+def _instrumentation(args: argparse.Namespace) -> Instrumentation:
+    before = _pass_names("--print-ir-before", args.print_ir_before)
+    after = _pass_names("--print-ir-after", args.print_ir_after)
+    return Instrumentation(print_before=None if args.print_ir_before_all else before,
+                           print_after=None if args.print_ir_after_all else after,
+                           print_after_failure=args.print_ir_after_failure,
+                           generic=args.print_op_generic,
+                           timing=PassTiming() if args.time_passes else None)
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     load_plugins(args.load, args.traceback)
@@ -189,6 +235,7 @@ def main(argv: Sequence[str]) -> int:
     remarks.set_printing(args.remarks)
     # Parsed once, before the input: a bad pipeline is reported first.
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
+    instrumentation = _instrumentation(args)
     text, name = read_text(args.input)
     chunks = split_input(text) if args.split_input_file else [text]
     outputs: list[str] = []
@@ -200,7 +247,8 @@ def main(argv: Sequence[str]) -> int:
             try:
                 outputs.append(
                     _process(chunk, name, pipeline, not args.disable_verify,
-                             args.print_op_generic, args.output, weights).getvalue())
+                             args.print_op_generic, args.output, weights,
+                             instrumentation).getvalue())
             except UserError as error:
                 failed.append(error)
             continue
@@ -208,7 +256,8 @@ def main(argv: Sequence[str]) -> int:
             try:
                 outputs.append(
                     _process(chunk, name, pipeline, not args.disable_verify,
-                             args.print_op_generic, args.output, weights).getvalue())
+                             args.print_op_generic, args.output, weights,
+                             instrumentation).getvalue())
                 error = None
             except UserError as caught:
                 error = caught
@@ -225,6 +274,8 @@ def main(argv: Sequence[str]) -> int:
         sys.stdout.write(result)
     elif outputs or not failed:
         write_text(args.output, result)
+    if instrumentation.timing is not None:
+        sys.stderr.write(instrumentation.timing.report())
     if failed:
         for error in failed[:-1]:
             print(error.render(), file=sys.stderr)
