@@ -60,7 +60,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, StringLit
 
 from nnlayout.dialects.layout import Layout
 from nnlayout.dialects.nn import NN
-from nnlayout.tools.instrumentation import Instrumentation, step_label
+from nnlayout.tools.instrumentation import Instrumentation, PassTiming, step_label
 
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(rf"^[ \t]*{SPLIT_MARKER}[ \t]*$", re.MULTILINE)
@@ -565,6 +565,50 @@ def add_load_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--load", action="append", default=[], metavar="FILE.py",
                         help="run a Python file first, e.g. one whose passes call "
                         "nnlayout.transforms.register_pass (repeatable)")
+
+
+def add_instrumentation_options(parser: argparse.ArgumentParser) -> None:
+    """mlir-opt's IR dumps and pass timing (tools/instrumentation.py)."""
+    parser.add_argument("--print-ir-before-all", action="store_true",
+                        help="print the IR to stderr before each pass")
+    parser.add_argument("--print-ir-after-all", action="store_true",
+                        help="print the IR to stderr after each pass")
+    parser.add_argument("--print-ir-before", action="append", default=[], metavar="PASS",
+                        help="print the IR to stderr before these passes (comma-separated, "
+                        "repeatable; a composite's name selects each of its steps)")
+    parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
+                        help="print the IR to stderr after these passes")
+    parser.add_argument("--print-ir-after-failure", action="store_true",
+                        help="print the IR to stderr as a pass that failed left it")
+    parser.add_argument("--time-passes", action="store_true",
+                        help="print the wall time of each pass (and of reading, verifying "
+                        "and writing) to stderr")
+
+
+def _pass_names(option: str, values: list[str]) -> list[str]:
+    """The passes named by the occurrences of `option` (comma-separated), each registered."""
+    from nnlayout.transforms import get_all_passes  # here: the passes import this module
+
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    available = get_all_passes()
+    for name in names:
+        if name not in available:
+            error = unknown_pass(name, available)
+            error.message = f"{option}: {error.message}"
+            raise error
+    return names
+
+
+def instrumentation_from(args: argparse.Namespace, generic: bool = False) -> Instrumentation:
+    """What the options of `add_instrumentation_options` ask for (pass names checked); IR
+    dumps in the generic form when `generic`."""
+    before = _pass_names("--print-ir-before", args.print_ir_before)
+    after = _pass_names("--print-ir-after", args.print_ir_after)
+    return Instrumentation(print_before=None if args.print_ir_before_all else before,
+                           print_after=None if args.print_ir_after_all else after,
+                           print_after_failure=args.print_ir_after_failure,
+                           generic=generic,
+                           timing=PassTiming() if args.time_passes else None)
 
 
 def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:

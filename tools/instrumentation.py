@@ -87,6 +87,11 @@ class Instrumentation:
         with self.timing.measure(label):
             yield
 
+    def print_timing(self) -> None:
+        """The `--time-passes` table, when asked for."""
+        if self.timing is not None:
+            self.stream.write(self.timing.report())
+
     def _dump(self, title: str, module: ModuleOp) -> None:
         # MLIR's header, which tools that read mlir-opt's dumps recognise.
         self.stream.write(f"// -----// IR Dump {title} //----- //\n")

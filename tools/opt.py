@@ -34,7 +34,9 @@ from xdsl.passes import ModulePass, PassPipeline
 from nnlayout.dialects.weights import WeightsError, move_weights_reference, weights_path
 from nnlayout.tools.driver import (
     UserError,
+    add_instrumentation_options,
     add_load_option,
+    instrumentation_from,
     load_plugins,
     make_context,
     names_a_file,
@@ -46,11 +48,10 @@ from nnlayout.tools.driver import (
     run_pipeline,
     run_tool,
     split_input,
-    unknown_pass,
     verify_module,
     write_text,
 )
-from nnlayout.tools.instrumentation import Instrumentation, PassTiming
+from nnlayout.tools.instrumentation import Instrumentation
 from nnlayout.transforms import get_all_passes, remarks
 from nnlayout.transforms.remarks import Remark
 
@@ -109,20 +110,7 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="do not verify the IR between passes")
     parser.add_argument("--remarks", action="store_true",
                         help="print every pass's remarks (fallbacks, layouts not propagated)")
-    parser.add_argument("--print-ir-before-all", action="store_true",
-                        help="print the IR to stderr before each pass")
-    parser.add_argument("--print-ir-after-all", action="store_true",
-                        help="print the IR to stderr after each pass")
-    parser.add_argument("--print-ir-before", action="append", default=[], metavar="PASS",
-                        help="print the IR to stderr before these passes (comma-separated, "
-                        "repeatable; a composite's name selects each of its steps)")
-    parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
-                        help="print the IR to stderr after these passes")
-    parser.add_argument("--print-ir-after-failure", action="store_true",
-                        help="print the IR to stderr as a pass that failed left it")
-    parser.add_argument("--time-passes", action="store_true",
-                        help="print the wall time of parsing, each pass, verifying and "
-                        "printing to stderr")
+    add_instrumentation_options(parser)
     parser.add_argument("--list-passes", action="store_true", help="list the passes and exit")
     parser.add_argument("--traceback", action="store_true",
                         help="show Python tracebacks (for debugging nnlayout itself)")
@@ -203,28 +191,6 @@ def _spelled(value: object) -> str:
     return f'"{value}"' if value == "" else str(value)
 
 
-def _pass_names(option: str, values: list[str]) -> list[str]:
-    """The passes named by the occurrences of `option` (comma-separated), each registered."""
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    available = get_all_passes()
-    for name in names:
-        if name not in available:
-            error = unknown_pass(name, available)
-            error.message = f"{option}: {error.message}"
-            raise error
-    return names
-
-
-def _instrumentation(args: argparse.Namespace) -> Instrumentation:
-    before = _pass_names("--print-ir-before", args.print_ir_before)
-    after = _pass_names("--print-ir-after", args.print_ir_after)
-    return Instrumentation(print_before=None if args.print_ir_before_all else before,
-                           print_after=None if args.print_ir_after_all else after,
-                           print_after_failure=args.print_ir_after_failure,
-                           generic=args.print_op_generic,
-                           timing=PassTiming() if args.time_passes else None)
-
-
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     load_plugins(args.load, args.traceback)
@@ -235,7 +201,7 @@ def main(argv: Sequence[str]) -> int:
     remarks.set_printing(args.remarks)
     # Parsed once, before the input: a bad pipeline is reported first.
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
-    instrumentation = _instrumentation(args)
+    instrumentation = instrumentation_from(args, args.print_op_generic)
     text, name = read_text(args.input)
     chunks = split_input(text) if args.split_input_file else [text]
     outputs: list[str] = []
@@ -274,8 +240,7 @@ def main(argv: Sequence[str]) -> int:
         sys.stdout.write(result)
     elif outputs or not failed:
         write_text(args.output, result)
-    if instrumentation.timing is not None:
-        sys.stderr.write(instrumentation.timing.report())
+    instrumentation.print_timing()
     if failed:
         for error in failed[:-1]:
             print(error.render(), file=sys.stderr)

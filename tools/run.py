@@ -34,8 +34,10 @@ from nnlayout.lowering.limits import check_inputs_fit
 from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
+    add_instrumentation_options,
     add_load_option,
     error_at,
+    instrumentation_from,
     load_plugins,
     non_negative_int,
     os_error_reason,
@@ -56,6 +58,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", "--passes", default="",
                         help="pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'")
     add_load_option(parser)
+    add_instrumentation_options(parser)
     parser.add_argument("--entry", help="function to run (default: the only public one)")
     inputs = parser.add_mutually_exclusive_group()
     inputs.add_argument("--input", dest="inputs", nargs="+", action="extend", metavar="FILE",
@@ -142,11 +145,13 @@ def main(argv: Sequence[str]) -> int:
         raise UserError(f"--output-dir '{args.output_dir}' exists and is not a directory")
     load_plugins(args.load, args.traceback)
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
+    instrumentation = instrumentation_from(args)
     clock = time.perf_counter()
-    ctx, module, text = read_module(args.input)
+    with instrumentation.measure("read"):
+        ctx, module, text = read_module(args.input)
     parsed = time.perf_counter()
     if pipeline is not None:
-        run_pipeline(pipeline, ctx, module, text)
+        run_pipeline(pipeline, ctx, module, text, instrumentation=instrumentation)
     compiled = time.perf_counter()
 
     function = find_entry(module, args.entry)
@@ -162,14 +167,15 @@ def main(argv: Sequence[str]) -> int:
         check_input_count(function, len(paths))
         inputs = [load_input(path, spec) for path, spec in zip(paths, specs, strict=True)]
     try:
-        if args.backend == "generated":
-            from nnlayout.lowering.to_numpy import run_generated
+        with instrumentation.measure(f"run ({args.backend})"):
+            if args.backend == "generated":
+                from nnlayout.lowering.to_numpy import run_generated
 
-            results = run_generated(module, inputs, source_path=args.input,
-                                    entry=function.sym_name.data)
-        else:
-            results = Interpreter(module, source_path=args.input).run(
-                inputs, function.sym_name.data)
+                results = run_generated(module, inputs, source_path=args.input,
+                                        entry=function.sym_name.data)
+            else:
+                results = Interpreter(module, source_path=args.input).run(
+                    inputs, function.sym_name.data)
     except DiagnosticError as error:
         raise error_at(error.op, error.message, text) from None
     ran = time.perf_counter()
@@ -177,6 +183,7 @@ def main(argv: Sequence[str]) -> int:
     write_results(Path(args.output_dir), results)
     for index, result in enumerate(results):
         print(summary(index, result))
+    instrumentation.print_timing()
     if args.print_time:
         print(f"time: parse {parsed - clock:.3f} s, passes {compiled - parsed:.3f} s, "
               f"run {ran - compiled:.3f} s", file=sys.stderr)

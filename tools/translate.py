@@ -19,8 +19,10 @@ from pathlib import Path
 from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
+    add_instrumentation_options,
     add_load_option,
     error_at,
+    instrumentation_from,
     load_plugins,
     parse_pipeline,
     read_module,
@@ -38,6 +40,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", "--passes", default="",
                         help="pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'")
     add_load_option(parser)
+    add_instrumentation_options(parser)
     parser.add_argument("--entry", help="function to translate (default: the only public one)")
     parser.add_argument("--to", choices=["numpy"], default="numpy",
                         help="what to generate (numpy: a Python module calling nnlayout's "
@@ -61,13 +64,17 @@ def main(argv: Sequence[str]) -> int:
         problem = "is not a directory" if folder.exists() else "does not exist"
         raise UserError(f"the directory of -o '{args.output}', '{folder}', {problem}")
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
-    ctx, module, text = read_module(args.input)
+    instrumentation = instrumentation_from(args)
+    with instrumentation.measure("read"):
+        ctx, module, text = read_module(args.input)
     if pipeline is not None:
-        run_pipeline(pipeline, ctx, module, text)
+        run_pipeline(pipeline, ctx, module, text, instrumentation=instrumentation)
     try:
-        translate(module, Path(args.output), source_path=args.input, entry=args.entry)
+        with instrumentation.measure("translate"):
+            translate(module, Path(args.output), source_path=args.input, entry=args.entry)
     except DiagnosticError as error:
         raise error_at(error.op, error.message, text) from None
+    instrumentation.print_timing()
     return 0
 
 

@@ -3,6 +3,9 @@
 // RUN: nnlayout-opt %s -p 'default-pipeline{target=ref}' --print-ir-after=insert-layouts -o /dev/null 2>&1 | filecheck %s --check-prefix=STEP
 // RUN: nnlayout-opt %s -p 'select-dispatch{target=ref}' --time-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=TIME
 // RUN: not nnlayout-opt %s --print-ir-after=bufferise 2>&1 | filecheck %s --check-prefix=UNKNOWN
+// The tools that take a pipeline take the same options.
+// RUN: nnlayout-translate %s -p 'default-pipeline{target=ref}' -o %t.py --print-ir-after=plan-memory --time-passes 2>&1 | filecheck %s --check-prefix=TRANSLATE
+// RUN: nnlayout-run %s -p 'default-pipeline{target=ref}' --random-inputs 0 --output-dir %t.out --time-passes 2>&1 | filecheck %s --check-prefix=EXEC
 
 // CHECK:      // -----// IR Dump Before select-dispatch //----- //
 // CHECK:        %0 = nn.relu %x : tensor<4xf32>
@@ -24,6 +27,23 @@
 // TIME-NEXT:    {{[0-9.]+}} ({{ *[0-9.]+}}%)  select-dispatch
 // TIME-NEXT:    {{[0-9.]+}} ({{ *[0-9.]+}}%)  output
 // TIME-NEXT:    {{[0-9.]+}} (100.0%)  Total
+
+// TRANSLATE:      // -----// IR Dump After default-pipeline (plan-memory) //----- //
+// TRANSLATE:      nnlayout.arena_bytes =
+// TRANSLATE-NOT:  IR Dump
+// TRANSLATE:      ----Wall Time----  ----Name----
+// TRANSLATE-NEXT: read
+// TRANSLATE:      default-pipeline (plan-memory)
+// TRANSLATE-NEXT: verify
+// TRANSLATE-NEXT: translate
+// TRANSLATE-NEXT: Total
+
+// EXEC:      ----Wall Time----  ----Name----
+// EXEC-NEXT: read
+// EXEC:      default-pipeline (plan-memory)
+// EXEC-NEXT: verify
+// EXEC-NEXT: run (interpreter)
+// EXEC-NEXT: Total
 
 // UNKNOWN: error: --print-ir-after: unknown pass 'bufferise' (did you mean 'bufferize'?)
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
