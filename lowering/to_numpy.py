@@ -32,7 +32,8 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -127,6 +128,7 @@ class Program:
         session: dict[Operation, Any] = {}
         self.kernels: list[BoundCompute] = [bind_compute(op, session=session) for op in ops
                                             if isinstance(op, ComputeOp)]
+        self.bound: dict[int, FixedCall] = {}  # index -> its `on` call (for the profiler)
         self.running = threading.Lock()  # held by the generated module's run()
 
     @classmethod
@@ -144,7 +146,8 @@ class Program:
            ) -> FixedCall:
         """Kernel `index` bound to the arrays `ins` and `outs`, which every run passes again
         (`on_buffers`)."""
-        return on_buffers(self.kernels[index], ins, outs)
+        self.bound[index] = call = on_buffers(self.kernels[index], ins, outs)
+        return call
 
     def arguments(self, inputs: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
         """`inputs`, once checked against the entry's arguments (count, shapes, dtypes)."""
@@ -177,6 +180,22 @@ def _describe(value: SSAValue) -> str:
     if not isinstance(value_type, TensorType):
         return str(value_type)
     return f"{_dims(value_type.get_shape())} {encoding_name(value_type)}".rstrip()
+
+
+def describe_compute(op: ComputeOp) -> str:
+    """`nn.conv2d (conv2d_onednn) 1x64x56x56 NHWC`: what an `nn.compute` runs, with which
+    kernel, into what (the generated code's comments, the profile's rows)."""
+    inner = op.inner
+    if isinstance(inner, ReorderOp):
+        what = (f"{inner.name} {_describe(inner.input)} -> "
+                f"{encoding_name(inner.output.type) or 'plain'}")
+    else:
+        kernel = kernel_of(inner)
+        chosen = "reference" if kernel is None else kernel.kernel_name.data
+        what = f"{inner.name} ({chosen}) {_describe(inner.results[0])}"
+    if op.halo is not None:
+        what += f" halo {list(op.halo_values or ())}"
+    return what
 
 
 def _tuple(items: Sequence[str]) -> str:
@@ -318,17 +337,9 @@ class _Emitter:
             f"# bytes {offset}..{offset + nbytes}")
 
     def _compute(self, op: ComputeOp) -> None:
-        inner = op.inner
-        if isinstance(inner, ReorderOp):
-            what = (f"{inner.name} {_describe(inner.input)} -> "
-                    f"{encoding_name(inner.output.type) or 'plain'}")
-        else:
-            chosen_kernel(inner)  # an unknown kernel name is an error now, not at import
-            kernel = kernel_of(inner)
-            chosen = "reference" if kernel is None else kernel.kernel_name.data
-            what = f"{inner.name} ({chosen}) {_describe(inner.results[0])}"
-        if op.halo is not None:
-            what += f" halo {list(op.halo_values or ())}"
+        if not isinstance(op.inner, ReorderOp):
+            chosen_kernel(op.inner)  # an unknown kernel name is an error now, not at import
+        what = describe_compute(op)
         ins = _tuple([self.ref(v, op) for v in op.ins])
         outs = _tuple([self.ref(v, op) for v in op.outs])
         result = self.ref(op.outs[0], op) if op.outs else "?"
@@ -457,12 +468,20 @@ def import_generated(path: Path) -> ModuleType:
     return generated
 
 
-def run_generated(module: ModuleOp, inputs: Sequence[np.ndarray], *,
-                  source_path: str | None = None, entry: str | None = None
-                  ) -> tuple[np.ndarray, ...]:
-    """Translates `module` into a temporary directory, imports the generated module and runs
-    it once on `inputs` (what `nnlayout-run --backend generated` does)."""
+@contextmanager
+def generated_module(module: ModuleOp, *, source_path: str | None = None,
+                     entry: str | None = None) -> Iterator[ModuleType]:
+    """`module` translated into a temporary directory and imported, while the block runs."""
     with tempfile.TemporaryDirectory(prefix="nnlayout-translate-") as folder:
         translation = translate(module, Path(folder) / "model.py", source_path=source_path,
                                 entry=entry)
-        return import_generated(translation.code).run(*inputs)
+        yield import_generated(translation.code)
+
+
+def run_generated(module: ModuleOp, inputs: Sequence[np.ndarray], *,
+                  source_path: str | None = None, entry: str | None = None
+                  ) -> tuple[np.ndarray, ...]:
+    """Runs the generated module of `module` once on `inputs` (what `nnlayout-run --backend
+    generated` does)."""
+    with generated_module(module, source_path=source_path, entry=entry) as generated:
+        return generated.run(*inputs)

@@ -156,3 +156,25 @@ def test_an_output_dir_that_cannot_be_written_is_named(net: Path, tmp_path: Path
     result = run(str(net), "--random-inputs", "0", "--output-dir", str(output_dir))
     assert result.returncode == 1
     assert result.stderr == message.format(d=tmp_path) + "\n"
+
+
+def test_profile_times_every_op_of_the_generated_module(net: Path, tmp_path: Path) -> None:
+    result = run(str(net), "-p", "default-pipeline{target=avx2}", "--random-inputs", "0",
+                 "--output-dir", str(tmp_path / "out"), "--backend", "generated",
+                 "--profile", "3")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("profile of @net:"))
+    assert "3 run(s)" in lines[header]
+    rows = lines[header + 2:lines.index("", header)]
+    assert [row.split()[3] for row in rows] == ["nn.matmul", "nn.relu", "nn.neg"]
+    assert all(float(row.split()[1]) > 0 for row in rows)
+    summary = lines[lines.index("", header) + 2:]
+    assert sum(int(line.split()[2]) for line in summary) == len(rows)
+
+
+def test_profile_needs_the_generated_backend(net: Path, tmp_path: Path) -> None:
+    result = run(str(net), "--random-inputs", "0", "--output-dir", str(tmp_path),
+                 "--profile", "2")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: --profile times the generated module's ops")

@@ -552,12 +552,21 @@ def _explain_refusal(element: str,
 
 def non_negative_int(text: str) -> int:
     """An argparse type: a seed, a limit."""
+    return _int_at_least(text, 0, "a non-negative integer")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a count of runs."""
+    return _int_at_least(text, 1, "a positive integer")
+
+
+def _int_at_least(text: str, least: int, described: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+        value = least - 1
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {described}, got '{text}'")
     return value
 
 

@@ -9,6 +9,8 @@ Inputs are .npy files, one per argument of the entry function, in order (logical
 for arguments whose type carries a layout), or standard-normal arrays from a seed. Each result
 is written to `DIR/result{i}.npy` and summarised on one line (shape, dtype, sum, crc32 of its
 bytes), so that two runs can be compared at a glance. Errors are one message and exit 1.
+`--backend generated --profile N` then runs the generated module N more times and prints the
+median time of each op, and per kernel and oneDNN implementation (`lowering/profile.py`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from nnlayout.tools.driver import (
     non_negative_int,
     os_error_reason,
     parse_pipeline,
+    positive_int,
     read_module,
     run_pipeline,
     run_tool,
@@ -70,6 +73,9 @@ def _build_parser() -> argparse.ArgumentParser:
                         default="interpreter",
                         help="run with the interpreter (the oracle), or translate a planned "
                         "function to a numpy module in a temporary directory and run that")
+    parser.add_argument("--profile", type=positive_int, metavar="RUNS",
+                        help="with --backend generated: run RUNS more times, timing each op, "
+                        "and print where the time goes")
     parser.add_argument("--print-time", action="store_true",
                         help="print the time of each phase to stderr")
     parser.add_argument("--traceback", action="store_true",
@@ -143,6 +149,9 @@ def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         raise UserError(f"--output-dir '{args.output_dir}' exists and is not a directory")
+    if args.profile and args.backend != "generated":
+        raise UserError("--profile times the generated module's ops: add --backend generated "
+                        "(the interpreter is the oracle, not what ships)")
     load_plugins(args.load, args.traceback)
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     instrumentation = instrumentation_from(args)
@@ -169,10 +178,15 @@ def main(argv: Sequence[str]) -> int:
     try:
         with instrumentation.measure(f"run ({args.backend})"):
             if args.backend == "generated":
-                from nnlayout.lowering.to_numpy import run_generated
+                from nnlayout.lowering.to_numpy import generated_module
 
-                results = run_generated(module, inputs, source_path=args.input,
-                                        entry=function.sym_name.data)
+                with generated_module(module, source_path=args.input,
+                                      entry=function.sym_name.data) as generated:
+                    results = generated.run(*inputs)
+                    if args.profile:
+                        from nnlayout.lowering.profile import profile
+
+                        report = profile(generated, inputs, args.profile).report()
             else:
                 results = Interpreter(module, source_path=args.input).run(
                     inputs, function.sym_name.data)
@@ -183,6 +197,8 @@ def main(argv: Sequence[str]) -> int:
     write_results(Path(args.output_dir), results)
     for index, result in enumerate(results):
         print(summary(index, result))
+    if args.profile:
+        print(report)
     instrumentation.print_timing()
     if args.print_time:
         print(f"time: parse {parsed - clock:.3f} s, passes {compiled - parsed:.3f} s, "

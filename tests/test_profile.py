@@ -1,0 +1,39 @@
+"""The profiler of generated modules: every op timed on each run, the module left as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from nnlayout.lowering.profile import profile
+from nnlayout.lowering.to_numpy import generated_module
+from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.transforms import get_all_passes
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "small_cnn.mlir"
+
+
+def test_profile_times_each_op_once_per_run_and_restores_the_module() -> None:
+    ctx = make_context()
+    module = parse_module(ctx, EXAMPLE.read_text(), str(EXAMPLE))
+    run_pipeline(parse_pipeline("default-pipeline{target=avx2}", get_all_passes()), ctx, module)
+    x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    with generated_module(module, source_path=str(EXAMPLE)) as generated:
+        expected = generated.run(x)
+        program = generated.PROGRAM
+        kernels, bound = list(program.kernels), dict(program.bound)
+        assert bound, "the example binds kernels at load"
+        result = profile(generated, [x], 4)
+        assert len(result.runs) == 4
+        assert [op.index for op in result.ops] == list(range(len(kernels)))
+        assert all(len(op.seconds) == 4 for op in result.ops)
+        assert sum(op.median_ms for op in result.ops) <= 1e3 * max(result.runs)
+        # The module runs its own kernels again, untimed, with the same results.
+        assert program.kernels == kernels
+        assert all(getattr(generated, f"k{index}") is call for index, call in bound.items())
+        for want, got in zip(expected, generated.run(x), strict=True):
+            np.testing.assert_array_equal(want, got)
+        assert all(len(op.seconds) == 4 for op in result.ops)
+    report = result.report()
+    assert report.splitlines()[0].startswith("profile of @net: 4 run(s)")
