@@ -7,6 +7,7 @@
 // RUN: not nnlayout-run %s --entry scaled --input %t.x.npy %t.x.npy --output-dir %t 2>&1 | filecheck %s --check-prefix=COUNT
 // RUN: not nnlayout-run %s --entry scaled --input %s --output-dir %t 2>&1 | filecheck %s --check-prefix=NOTNPY
 // RUN: not nnlayout-run %s --random-inputs 0 --output-dir %t 2>&1 | filecheck %s --check-prefix=AMBIGUOUS
+// RUN: nnlayout-run %s --entry scaled -p 'default-pipeline{target=avx2}' --random-inputs 0 --output-dir %t --backend generated --profile 2 | filecheck %s --check-prefix=PROFILE
 
 !blocked = tensor<1x3x4x4xf32, #layout.layout<"NCHW8c">>
 
@@ -39,3 +40,9 @@ func.func @scaled(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // COUNT: error: @scaled takes 1 input(s) (argument 1 (%x): [2, 3] float32), got 2
 // NOTNPY: error: argument 1 (%x): '{{.*}}run.mlir' is not a .npy file
 // AMBIGUOUS: error: the module has 2 public functions (@consts, @scaled); name the one to run (--entry NAME)
+// PROFILE:      profile of @scaled: 2 run(s), median {{[0-9.]+}} ms per run, of which the ops {{[0-9.]+}} ms
+// PROFILE-NEXT:     #        ms      %  op
+// PROFILE-NEXT:     0 {{ *[0-9.]+ +[0-9.]+}}  nn.mul (mul_ref) 2x3
+// PROFILE-NEXT:     1 {{ *[0-9.]+ +[0-9.]+}}  nn.abs (abs_any) 2x3
+// PROFILE-EMPTY:
+// PROFILE-NEXT:        ms      %   ops  kernel [oneDNN implementation]
