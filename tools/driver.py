@@ -58,7 +58,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input, Position
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, StringLiteral
 
-from nnlayout.dialects.layout import Layout
+from nnlayout.dialects.layout import Layout, verify_encoding
 from nnlayout.dialects.nn import NN
 from nnlayout.tools.instrumentation import Instrumentation, PassTiming, step_label
 
@@ -447,7 +447,30 @@ def verify_module(module: ModuleOp, text: str | None = None) -> None:
                 raise _redefinition(op, error, text) or error_at(
                     op, _first_message(error), text) from None
         raise
+    _check_signatures(module, text)
     _check_defined_before_use(module, text)
+
+
+def _check_signatures(module: ModuleOp, text: str | None) -> None:
+    """The tensor encodings of each function's arguments and results are ours and fit their
+    tensors' ranks. xDSL checks none there, so `tensor<2x3xf32, #layout.layout<"NCHW">>`
+    verified, and a pass or the runner reading it failed later with no location."""
+    for op in module.walk():
+        if not isinstance(op, func.FuncOp):
+            continue
+        signature = op.function_type
+        names = [arg.name_hint for arg in op.args] if op.body.blocks else []
+        for kind, types in (("argument", signature.inputs), ("result", signature.outputs)):
+            for index, value_type in enumerate(types.data):
+                if not isinstance(value_type, TensorType):
+                    continue
+                what = f"@{op.sym_name.data}: {kind} {index + 1}"
+                if kind == "argument" and index < len(names) and names[index]:
+                    what += f" (%{names[index]})"
+                try:
+                    verify_encoding(value_type, what)
+                except VerifyException as error:
+                    raise error_at(op, str(error), text) from None
 
 
 def _redefinition(table: Operation, error: VerifyException, text: str | None
