@@ -148,6 +148,22 @@ class _Lexer(MLIRLexer):
     _unescaped_characters_regex = re.compile(
         r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 
+    _PREFIX_EXAMPLES = {"%": "%x, %0; quoted names such as %\"x y\" are not MLIR",
+                        "^": "^bb0", "#": "#layout.layout<\"NCHW8c\">"}
+
+    def _lex_prefixed_ident(self, start_pos: Position) -> MLIRToken:
+        """xDSL's message for a `%`, `^`, `#` or `!` with no name after it is "Expected
+        suffix identifier after {first_char}", its placeholder unfilled."""
+        try:
+            return super()._lex_prefixed_ident(start_pos)
+        except ParseError as error:
+            if "{first_char}" not in error.msg:
+                raise
+            prefix = self.input.at(self.pos - 1) or ""
+            example = self._PREFIX_EXAMPLES.get(prefix, "")
+            raise ParseError(error.span, f"expected a name or a number after '{prefix}'"
+                             + (f" (e.g. {example})" if example else "")) from None
+
     def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
         """A literal whose escapes spell UTF-8 is a string. xDSL (like MLIR) prints each
         non-ASCII character of a string as escaped UTF-8 bytes, then reads such a literal
