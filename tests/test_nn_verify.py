@@ -9,7 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f16, f32, i32
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    MemRefType,
+    TensorType,
+    f16,
+    f32,
+    i32,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
@@ -133,6 +140,11 @@ BUILDER_ERRORS: dict[str, tuple[Callable[[], object], str]] = {
                       "nn.reshape: cannot reshape [2, 3] (6 elements) to [4, 2] (8 elements)"),
     "transpose-perm": (lambda: nn.TransposeOp(v(2, 3, 4), (0, 2)),
                        "nn.transpose: perm [0, 2] is not a permutation of 0..2"),
+    # A pattern written for bufferized IR, given a memref: a bare AssertionError before.
+    "add-memref": (lambda: nn.AddOp(create_ssa_value(MemRefType(f32, (2, 3))), v(2, 3)),
+                   "nn ops take tensors; got a value of type memref<2x3xf32>"),
+    "conv-memref": (lambda: nn.Conv2dOp(v(*X), create_ssa_value(MemRefType(f32, (4, 3, 3, 3)))),
+                    "nn ops take tensors; got a value of type memref<4x3x3x3xf32>"),
 }
 
 
