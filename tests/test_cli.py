@@ -168,6 +168,22 @@ def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | No
     assert result.stderr == message.format(path=path) + "\n"
 
 
+def test_a_plugin_pass_that_fails_is_blamed_on_the_plugin(tmp_path: Path) -> None:
+    """A pass from --load that raises is reported at the plugin's line: the message said
+    "this is a bug in nnlayout" about the user's own code."""
+    path = tmp_path / "plugin.py"
+    path.write_text("from dataclasses import dataclass\nfrom xdsl.passes import ModulePass\n"
+                    "from nnlayout.transforms import register_pass\n\n\n@register_pass\n"
+                    "@dataclass(frozen=True)\nclass Broken(ModulePass):\n"
+                    "    name = 'broken'\n\n    def apply(self, ctx, op):\n"
+                    "        raise KeyError('oops')\n")
+    result = opt(str(EXAMPLE), "--load", str(path), "-p", "broken")
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"{path}:12: error: KeyError: 'oops'\n"
+        f"note: raised by code loaded with --load; rerun with --traceback to see the calls\n")
+
+
 def test_import_refuses_a_negative_inline_limit(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "nnlayout.tools.import_onnx", "m.onnx",
                              "--inline-limit", "-5"], capture_output=True, text=True,

@@ -17,6 +17,7 @@ import os
 import re
 import struct
 import sys
+import traceback as traceback_module
 import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Sequence
@@ -659,12 +660,17 @@ def instrumentation_from(args: argparse.Namespace, generic: bool = False) -> Ins
                            timing=PassTiming() if args.time_passes else None)
 
 
+# The files `--load` ran (absolute paths): an exception raised through them is the plugin's.
+_PLUGIN_FILES: set[str] = set()
+
+
 def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
     """Runs each file of `--load` as a module of its own (so that it registers its passes);
     a file that is missing, raises or exits is a UserError naming it (unless `traceback`)."""
     for path in paths:
         if not os.path.exists(path):
             raise UserError(f"cannot load '{path}': no such file or directory")
+        _PLUGIN_FILES.add(os.path.abspath(path))
         spec = importlib.util.spec_from_file_location(f"nnlayout_plugin_{Path(path).stem}",
                                                       path)
         if spec is None or spec.loader is None or not Path(path).is_file():
@@ -867,7 +873,20 @@ def _run_reporting_errors(main: Callable[[Sequence[str]], int], args: list[str])
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
     except Exception as error:  # noqa: BLE001 - a bug in nnlayout; still no wall of text
-        print(f"internal error: {type(error).__name__}: {error}\n"
-              "note: this is a bug in nnlayout; rerun with --traceback and report it",
-              file=sys.stderr)
+        if (where := _plugin_frame(error)) is not None:  # the user's pass, not nnlayout
+            print(f"{where}: error: {type(error).__name__}: {error}\n"
+                  "note: raised by code loaded with --load; rerun with --traceback to see "
+                  "the calls", file=sys.stderr)
+        else:
+            print(f"internal error: {type(error).__name__}: {error}\n"
+                  "note: this is a bug in nnlayout; rerun with --traceback and report it",
+                  file=sys.stderr)
     return 1
+
+
+def _plugin_frame(error: BaseException) -> str | None:
+    """`file:line` of the innermost frame of `error`'s traceback in a file `--load` ran."""
+    for frame in reversed(traceback_module.extract_tb(error.__traceback__)):
+        if os.path.abspath(frame.filename) in _PLUGIN_FILES:
+            return f"{frame.filename}:{frame.lineno}"
+    return None
