@@ -184,6 +184,42 @@ def test_a_plugin_pass_that_fails_is_blamed_on_the_plugin(tmp_path: Path) -> Non
         f"note: raised by code loaded with --load; rerun with --traceback to see the calls\n")
 
 
+FLOAT_OPTION_PLUGIN = """
+import sys
+from dataclasses import dataclass
+from xdsl.passes import ModulePass
+from nnlayout.transforms import register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class Scale(ModulePass):
+    name = 'scale'
+    factor: float = 1.0
+
+    def apply(self, ctx, op):
+        print(f"factor={self.factor!r}", file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(("option", "stderr"), [
+    ("factor=2", "factor=2.0\n"),
+    ("factor=-3", "factor=-3.0\n"),
+    ("factor=2e3", "factor=2000.0\n"),
+    ("factor=0.5", "factor=0.5\n"),
+    ("factor=abc", "error: option 'factor' of pass 'scale' takes a number, got 'abc'\n"),
+])
+def test_a_float_pass_option_takes_any_number(tmp_path: Path, option: str, stderr: str) -> None:
+    """As MLIR's: `factor=2` is 2.0; xDSL refused it ("Incompatible types: given (2,),
+    expected <class 'float'>"), and a word the same way."""
+    path = tmp_path / "plugin.py"
+    path.write_text(FLOAT_OPTION_PLUGIN)
+    result = opt(str(EXAMPLE), "--load", str(path), "-p", f"scale{{{option}}}", "-o",
+                 str(tmp_path / "out.mlir"))
+    assert result.stderr == stderr
+    assert result.returncode == (1 if "error" in stderr else 0)
+
+
 def test_import_refuses_a_negative_inline_limit(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "nnlayout.tools.import_onnx", "m.onnx",
                              "--inline-limit", "-5"], capture_output=True, text=True,

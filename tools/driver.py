@@ -542,7 +542,11 @@ _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
     int: ("an integer", lambda value: re.fullmatch(r"[-+]?\d+", value) is not None),
     str: ("a word or a quoted string", lambda value: value.startswith('"') or not (
         value in ("true", "false") or _NUMBER.fullmatch(value))),
+    float: ("a number", lambda value: _FLOAT.fullmatch(value) is not None),
 }
+_FLOAT = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
+# A mantissa without a point: xDSL reads `2` and `2e3` as an int and a word, not as floats.
+_WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
 
 
 def _pipeline_elements(spec: str) -> list[str]:
@@ -581,6 +585,7 @@ def _explain_refusal(element: str,
     fields = {key: kind for key, kind in get_type_hints(available[name]()).items()
               if key != "name"}
     for key, value in _pipeline_options(element):
+        key = key.replace("-", "_")  # xDSL's spelling of a field, as it accepts it
         if key not in fields:
             known = ", ".join(fields) or "none"
             raise UserError(f"pass '{name}' has no option '{key}'; its options: {known}")
@@ -588,6 +593,26 @@ def _explain_refusal(element: str,
         if value is None or not valid(value):
             got = "no value" if value is None else f"'{value}'"
             raise UserError(f"option '{key}' of pass '{name}' takes {described}, got {got}")
+
+
+def _with_float_points(element: str,
+                       available: dict[str, Callable[[], type[ModulePass]]]) -> str:
+    """`element` with a point in each number given to a float option (`factor=2` ->
+    `factor=2.0`), which MLIR accepts and xDSL refuses ("Incompatible types")."""
+    name, brace, options = element.partition("{")
+    if not brace or name.strip() not in available:
+        return element
+    fields = get_type_hints(available[name.strip()]())
+
+    def with_point(found: re.Match[str]) -> str:
+        key, value = found.group(1), found.group(2)
+        if value is None or fields.get(key.replace("-", "_")) is not float or (
+                not _FLOAT.fullmatch(value)):
+            return found.group()
+        return key + "=" + _WHOLE_MANTISSA.sub(r"\1.0", value, count=1)
+
+    body = options.rstrip().removesuffix("}")
+    return name + brace + _PASS_OPTION.sub(with_point, body) + options[len(body):]
 
 
 def non_negative_int(text: str) -> int:
@@ -692,7 +717,8 @@ def parse_pipeline(
 ) -> PassPipeline:
     """Parses `pass-a, pass-b{opt=v}`; unknown passes, bad options and an option given twice
     (xDSL would keep the last) become UserErrors."""
-    elements = _pipeline_elements(spec)
+    elements = [_with_float_points(element, available)
+                for element in _pipeline_elements(spec)]
     spec = ",".join(elements)
     try:
         pipeline = PassPipeline.parse_spec(available, spec)
