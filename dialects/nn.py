@@ -1117,7 +1117,7 @@ is given logically and materialised in the result type's layout when the program
     @staticmethod
     def from_array(array: np.ndarray) -> ConstantOp:
         """An inline f32 constant holding `array`."""
-        data = np.ascontiguousarray(array, dtype="<f4")
+        data = np.array(array, dtype="<f4", order="C")  # a 0-d array stays 0-d
         result_type = TensorType(f32, data.shape)
         return ConstantOp(result_type,
                           value=DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes())))

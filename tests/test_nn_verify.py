@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -203,6 +204,18 @@ def test_constant_verifier() -> None:
     value = DenseIntOrFPElementsAttr.from_list(TensorType(f32, (3,)), [1.0, 2.0, 3.0])
     assert "nn.constant: value of type tensor<3xf32> does not match the result type " \
         "tensor<2xf32>" in verify_message(nn.ConstantOp(result_type, value=value))
+
+
+def test_constant_from_array_keeps_the_shape() -> None:
+    """A 0-d array is a rank-0 constant (it was tensor<1xf32>: np.ascontiguousarray makes
+    a 0-d array 1-d), so `x * scalar` keeps x's rank; a transposed array keeps its values."""
+    scalar = nn.ConstantOp.from_array(np.array(2.5))
+    assert scalar.output.type == TensorType(f32, ())
+    assert scalar.inline_array().shape == ()
+    assert nn.MulOp(v(), scalar.output).output.type == TensorType(f32, ())
+    transposed = np.arange(6.0).reshape(3, 2).T
+    np.testing.assert_array_equal(nn.ConstantOp.from_array(transposed).inline_array(),
+                                  transposed)
 
 
 # ----------------------------------------------------------------- the CLI
