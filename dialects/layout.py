@@ -456,6 +456,11 @@ class FillBorderOp(IRDLOperation):
                 f"layout.fill_border: halo needs 4 non-negative values, got {list(halo)}")
         buffer_type_ = self.buffer.type
         assert isinstance(buffer_type_, MemRefType)
+        if self.value.type != buffer_type_.element_type:
+            # The runtime casts it: `1.0e300 : f64` filled an f32 border with inf.
+            raise VerifyException(
+                f"layout.fill_border: value {self.value.value.data} : {self.value.type} is "
+                f"not of the buffer's element type {buffer_type_.element_type}")
         axes = self.axes.get_values()
         shape = buffer_type_.get_shape()
         if len(axes) != 2 or not all(0 <= a < len(shape) for a in axes):
