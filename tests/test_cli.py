@@ -144,6 +144,43 @@ def test_list_passes_spells_each_pass_with_its_defaults() -> None:
         assert parsed == get_all_passes()[parsed.name]()()
 
 
+DEFAULTS_PLUGIN = """
+import sys
+from dataclasses import dataclass
+from xdsl.passes import ModulePass
+from nnlayout.transforms import register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class Defaults(ModulePass):
+    name = 'defaults'
+    label: str = 'a b'
+    word: str = 'true'
+    number: str = '12'
+    quoted: str = 'say "hi" \\\\ bye'
+    scale: float = 0.5
+    limit: int | None = None
+
+    def apply(self, ctx, op):
+        print(repr(self), file=sys.stderr)
+"""
+
+
+def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path: Path
+                                                                       ) -> None:
+    """Strings that are not one plain word are quoted and None is the bare option name: the
+    line was `defaults{label=a b word=true ... limit=None}`, which no pipeline could read."""
+    path = tmp_path / "plugin.py"
+    path.write_text(DEFAULTS_PLUGIN)
+    listed = opt("--load", str(path), "--list-passes")
+    (line,) = [line for line in listed.stdout.splitlines() if line.startswith("defaults")]
+    result = opt(str(EXAMPLE), "--load", str(path), "-p", line, "-o", str(tmp_path / "o.mlir"))
+    assert result.returncode == 0, (line, result.stderr)
+    assert result.stderr == ("Defaults(label='a b', word='true', number='12', "
+                             "quoted='say \"hi\" \\\\ bye', scale=0.5, limit=None)\n")
+
+
 @pytest.mark.parametrize(("plugin", "message"), [
     (None, "error: cannot load '{path}': no such file or directory"),
     ("raise RuntimeError('boom')\n", "error: loading '{path}' failed: RuntimeError: boom"),

@@ -180,15 +180,24 @@ def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[s
 
 def _described(name: str, pass_class: type[ModulePass]) -> str:
     """`name{option=default ...}`, the pass as a pipeline would spell its defaults."""
-    options = [f"{field.name}={_spelled(field.default)}" for field in fields(pass_class)
+    options = [field.name + _spelled(field.default) for field in fields(pass_class)
                if field.name != "name"] if is_dataclass(pass_class) else []
     return name + (f"{{{' '.join(options)}}}" if options else "")
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _spelled(value: object) -> str:
+    """`=value` as a pipeline reads it back: a string that is not one plain word is quoted
+    (a plugin's `label = "a b"` was listed as `label=a b`), None is the bare option name."""
+    if value is None:
+        return ""
     if isinstance(value, bool):
-        return str(value).lower()
-    return f'"{value}"' if value == "" else str(value)
+        return "=" + str(value).lower()
+    if isinstance(value, str) and (value in ("true", "false") or not _WORD.fullmatch(value)):
+        return '="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"={value}"
 
 
 def main(argv: Sequence[str]) -> int:
