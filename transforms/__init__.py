@@ -1,8 +1,12 @@
 """Passes over the nn and layout dialects, and the registry that tools read them from."""
 
+import re
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
+
+_PASS_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_NUMBER = re.compile(r"[-+]?[0-9]+")
 
 # Passes added from outside the package (`register_pass`, `nnlayout-opt --load FILE.py`).
 _REGISTERED: dict[str, type[ModulePass]] = {}
@@ -14,6 +18,11 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
     name = getattr(pass_class, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{pass_class.__name__} has no pass name (a `name = \"...\"` field)")
+    if not _PASS_NAME.fullmatch(name) or _NUMBER.fullmatch(name):
+        # What xDSL's pipeline lexer reads as one word: 'my pass' or 'x.v2' registered, and
+        # no -p could name them.
+        raise ValueError(f"pass name '{name}' cannot be written in a pipeline: use letters, "
+                         "digits, '-' and '_'")
     if name in get_all_passes() and _REGISTERED.get(name) is not pass_class:
         raise ValueError(f"a pass named '{name}' is already registered")
     _REGISTERED[name] = pass_class
