@@ -267,6 +267,25 @@ func.func @f(%x: tensor<2x16x6x6xf32>, %y: tensor<2x16x6x6xf32>) -> tensor<2x32x
     check(module, inputs, onednn_ops=12)
 
 
+def test_an_operand_already_in_a_layout_onednn_cannot_express_runs_elsewhere() -> None:
+    """Hand-written IR whose relu reads an NCHW4c2c value: dispatch asked oneDNN about nchw
+    data only, chose relu_onednn, and running it was an internal error ("layout 'NCHW4c2c'
+    has no oneDNN format (data)")."""
+    module = parse("""
+func.func @f(%x: tensor<1x5x3x3xf32>) -> tensor<1x5x3x3xf32> {
+  %a = layout.reorder %x : tensor<1x5x3x3xf32> -> tensor<1x5x3x3xf32, #layout.layout<"NCHW4c2c">>
+  %b = nn.relu %a : tensor<1x5x3x3xf32, #layout.layout<"NCHW4c2c">>
+  %c = layout.reorder %b : tensor<1x5x3x3xf32, #layout.layout<"NCHW4c2c">> -> tensor<1x5x3x3xf32>
+  func.return %c : tensor<1x5x3x3xf32>
+}""")
+    inputs = random_inputs(module)
+    compiled = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    relu = next(op for op in compiled.walk() if op.name == "nn.relu")
+    assert kernel_of(relu).kernel_name.data != "relu_onednn"
+    assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
+    assert_same(Interpreter(module).run(inputs), run_generated(compiled, inputs))
+
+
 @pytest.mark.parametrize(("activation", "attributes"), [
     ("nn.relu", ""), ("nn.clip", "min 0.5 max 6.0 "), ("nn.leaky_relu", "alpha 0.0 ")])
 @pytest.mark.parametrize("special", [None, np.nan, np.inf, -np.inf])

@@ -723,8 +723,10 @@ def _any_workspace(op: Operation, target: Target) -> int:
 
 
 def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    """Shape rules, then a fast implementation for plain nchw data (where dispatch leaves
-    the op until propagate-layouts offers another layout)."""
+    """Shape rules, then a fast implementation for operand 0's data as it is: plain nchw
+    (where dispatch leaves the op until propagate-layouts offers another layout), or a
+    layout hand-written IR already gives it (NCHW4c2c has no oneDNN format: running the
+    kernel was an internal error)."""
     if not _is_f32(op):
         reason: str | None = _NOT_F32
     elif isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
@@ -735,7 +737,8 @@ def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
         reason = _same_shapes(op, target, padding)
     else:
         reason = None
-    return reason or _any_reason(op, by_layout("data", ""), "NCHW")
+    layout = encoding_name(op.operands[0].type)
+    return reason or _any_reason(op, by_layout("data", layout), layout or "NCHW")
 
 
 def _any_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
