@@ -36,7 +36,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT
-from nnlayout.dialects.layout import Block, LayoutSpec, layout_of
+from nnlayout.dialects.layout import Block, LayoutSpec, layout_of, storage_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import BoundKernel, Kernel, Target
@@ -208,8 +208,20 @@ def _any_dense_layout(op: Operation, spec: LayoutSpec) -> str | None:
     return None
 
 
+def _dense_operands(op: Operation, target: Target, padding: bool) -> str | None:
+    """The operands are dense arrays: the result takes operand 0's storage ("*"), and a CSR
+    result of hand-written IR (relu of a CSR value) left bufferize a tensor without a
+    buffer."""
+    for index, operand in enumerate(op.operands):
+        if storage_of(operand.type) != "dense":
+            return f"operand {index} is stored as {storage_of(operand.type).upper()}"
+    return None
+
+
 def _same_shapes(op: Operation, target: Target, padding: bool) -> str | None:
     """All operands must have the result's shape: the kernel pairs physical lanes."""
+    if (reason := _dense_operands(op, target, padding)) is not None:
+        return reason
     result = shape_of(op.results[0])
     for index, operand in enumerate(op.operands):
         if shape_of(operand) != result:
@@ -618,9 +630,9 @@ def kernels() -> list[Kernel]:
                              prepare=None if into is None else _prepared(into, impl)))
     for op_type in (*_UNARY, *_NARY):
         name = op_type.name.removeprefix("nn.") + "_any"
-        shape_rule = {"accepts": _same_shapes} if op_type in _NARY else {}
+        accepts = _same_shapes if op_type in _NARY else _dense_operands
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
                              accepts_layout=_any_dense_layout, in_place=0,
                              keeps_padding_zero=_ZERO_PRESERVING[op_type],
-                             prepare=prepare_elementwise, **shape_rule))
+                             prepare=prepare_elementwise, accepts=accepts))
     return result

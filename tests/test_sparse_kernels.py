@@ -128,3 +128,33 @@ def test_matmul_needs_2d() -> None:
     op = nn.MatmulOp(create_ssa_value(csr_type((64, 64))), plain((2, 64, 4)))
     assert KERNELS["matmul_csr"].accepts(op, AVX2, True) == (
         "operands of shapes [64, 64], [2, 64, 4] are not all 2-D")
+
+
+def test_an_elementwise_op_on_a_csr_value_compiles_and_runs() -> None:
+    """Hand-written IR applying relu and add to CSR values: dispatch gave them relu_any and
+    add_any ("any layout"), whose result stayed CSR, and bufferize failed with "CSR tensors
+    have no dense buffer", no location. Element-wise kernels take dense data only."""
+    from nnlayout.lowering.interpreter import Interpreter
+    from nnlayout.lowering.to_numpy import run_generated
+    from nnlayout.tests.test_layout_semantics import (
+        DEFAULT_PIPELINE,
+        assert_same,
+        compile_module,
+        parse,
+        random_inputs,
+    )
+
+    module = parse("""
+func.func @f(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %t = layout.reorder %x : tensor<4x64xf32> -> tensor<4x64xf32, #layout.storage<"csr">>
+  %r = nn.relu %t : tensor<4x64xf32, #layout.storage<"csr">>
+  %s = nn.add %r, %t : (tensor<4x64xf32, #layout.storage<"csr">>, tensor<4x64xf32, #layout.storage<"csr">>) -> tensor<4x64xf32, #layout.storage<"csr">>
+  %v = layout.reorder %s : tensor<4x64xf32, #layout.storage<"csr">> -> tensor<4x64xf32>
+  func.return %v : tensor<4x64xf32>
+}""")
+    inputs = random_inputs(module)
+    expected = Interpreter(module).run(inputs)
+    for target in ("avx2", "avx512", "host"):
+        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
+        assert_same(expected, Interpreter(compiled).run(inputs))
+        assert_same(expected, run_generated(compiled, inputs))
