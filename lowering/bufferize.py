@@ -67,6 +67,7 @@ from nnlayout.dialects.layout import (
     encoding_name,
     layout_of,
     spatial_axes,
+    storage_of,
 )
 from nnlayout.kernels.registry import Kernel, registry
 from nnlayout.tools.driver import DiagnosticError
@@ -313,6 +314,10 @@ class _FunctionBufferizer:
         if halo_input is not None:
             ins[0] = halo_input[0]
             self.halo_bytes_avoided += _tensor_bytes(op.operands[0], halo_input[1])
+        for index, result in enumerate(op.results):
+            if storage_of(result.type) != "dense":  # else buffer_type's error, unlocated
+                raise DiagnosticError(op, f"result {index} is {result.type}: CSR tensors "
+                                          "have no buffer; bufferize needs dense results")
         outs = [self.buffer_for(r, op) for r in op.results]
         before = op.next_op
         assert before is not None
