@@ -264,6 +264,20 @@ def test_a_float_pass_option_takes_any_number(tmp_path: Path, option: str, stder
     assert result.returncode == (1 if "error" in stderr else 0)
 
 
+@pytest.mark.parametrize("args", [["--list-passes"], [str(EXAMPLE), "-p", "default-pipeline"]])
+def test_a_reader_that_goes_away_is_no_internal_error(args: list[str]) -> None:
+    """`nnlayout-opt --list-passes | head -3`: the closed pipe was reported as "internal
+    error: BrokenPipeError ... this is a bug in nnlayout"."""
+    process = subprocess.Popen([sys.executable, "-m", "nnlayout.tools.opt", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before the tool writes: its write meets a closed pipe
+    stderr = process.stderr.read()
+    process.wait()
+    assert stderr == ""
+    assert process.returncode == 1
+
+
 def test_import_refuses_a_negative_inline_limit(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "nnlayout.tools.import_onnx", "m.onnx",
                              "--inline-limit", "-5"], capture_output=True, text=True,

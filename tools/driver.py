@@ -889,7 +889,14 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
 
 def _run_reporting_errors(main: Callable[[Sequence[str]], int], args: list[str]) -> int:
     try:
-        return main(args)
+        status = main(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in Python's own exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (`nnlayout-opt --list-passes | head`): stop quietly, as a
+        # tool killed by SIGPIPE does; later writes to stdout go nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except UserError as error:
         print(error.render(), file=sys.stderr)
     except DiagnosticException as error:
