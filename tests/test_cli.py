@@ -197,11 +197,15 @@ def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path
      "    def apply(self, ctx, op):\n        pass\n",
      "error: loading '{path}' failed: ValueError: pass name 'my pass.v2' cannot be written in "
      "a pipeline: use letters, digits, '-' and '_'"),
+    ("from nnlayout.transforms import register_pass\n\n\n@register_pass\n"
+     "class NotAPass:\n    name = 'not-a-pass'\n",
+     "error: loading '{path}' failed: TypeError: NotAPass is not an xdsl.passes.ModulePass "
+     "subclass"),
     ("from nnlayout.tools.driver import read_module\nread_module('/absent.mlir')\n",
      "error: loading '{path}' failed: UserError: cannot read '/absent.mlir': no such file or "
      "directory"),
 ], ids=["missing", "raises", "exits-0", "exits-with-a-message", "name-taken", "name-unspellable",
-        "user-error"])
+        "not-a-module-pass", "user-error"])
 def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | None,
                                                 message: str) -> None:
     path = tmp_path / "plugin.py"

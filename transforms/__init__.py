@@ -15,6 +15,10 @@ _REGISTERED: dict[str, type[ModulePass]] = {}
 def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
     """Makes `pass_class` (a ModulePass dataclass with a `name`) available to every tool's
     `-p` by its name; usable as a class decorator in a file given to `--load`."""
+    if not (isinstance(pass_class, type) and issubclass(pass_class, ModulePass)):
+        # Else registered, and -p failed with an internal error (no from_pass_spec).
+        raise TypeError(f"{getattr(pass_class, '__name__', pass_class)} is not an "
+                        "xdsl.passes.ModulePass subclass")
     name = getattr(pass_class, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{pass_class.__name__} has no pass name (a `name = \"...\"` field)")
