@@ -1,5 +1,6 @@
 """The command-line tools' behaviour on good and bad input: exit codes, messages, no traceback."""
 
+import os
 import re
 import subprocess
 import sys
@@ -280,6 +281,15 @@ def test_a_reader_that_goes_away_is_no_internal_error(args: list[str]) -> None:
     process.wait()
     assert stderr == ""
     assert process.returncode == 1
+
+
+def test_a_plugin_named_twice_is_loaded_once(tmp_path: Path) -> None:
+    """`--load p.py --load ./p.py` (a lit substitution and the test both naming it): the
+    second run of the file failed, "a pass named 'fold-relu-of-relu' is already registered"."""
+    plugin = ROOT / "examples" / "fold_relu_of_relu.py"
+    result = opt(str(EXAMPLE), "--load", str(plugin), "--load",
+                 os.path.relpath(plugin), "-p", "fold-relu-of-relu")
+    assert result.returncode == 0, result.stderr
 
 
 def test_import_refuses_a_negative_inline_limit(tmp_path: Path) -> None:

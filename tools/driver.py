@@ -691,10 +691,15 @@ _PLUGIN_FILES: set[str] = set()
 
 def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
     """Runs each file of `--load` as a module of its own (so that it registers its passes);
-    a file that is missing, raises or exits is a UserError naming it (unless `traceback`)."""
+    a file that is missing, raises or exits is a UserError naming it (unless `traceback`).
+    A file named twice runs once (its passes were "already registered")."""
+    seen: set[str] = set()
     for path in paths:
         if not os.path.exists(path):
             raise UserError(f"cannot load '{path}': no such file or directory")
+        if os.path.realpath(path) in seen:
+            continue
+        seen.add(os.path.realpath(path))
         _PLUGIN_FILES.add(os.path.abspath(path))
         spec = importlib.util.spec_from_file_location(f"nnlayout_plugin_{Path(path).stem}",
                                                       path)
