@@ -46,6 +46,12 @@ class KernelAttr(ParametrizedAttribute):
     def __init__(self, kernel_name: str, operand_layouts: Sequence[str],
                  result_layouts: Sequence[str], in_place: int | None = None,
                  workspace: int = 0):
+        for what, layouts in (("operand_layouts", operand_layouts),
+                              ("result_layouts", result_layouts)):
+            if isinstance(layouts, str):  # else read letter by letter: "layout '8': ..."
+                raise TypeError(f"{what} must be a sequence of layout strings, one per "
+                                f"{what.split('_')[0]}, e.g. ['NCHW8c'], not the string "
+                                f"{layouts!r}")
         super().__init__(
             StringAttr(kernel_name),
             ArrayAttr(StringAttr(text) for text in operand_layouts),

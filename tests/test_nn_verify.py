@@ -361,3 +361,16 @@ def test_traceback_on_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     Path("bad.mlir").write_text(CONV.replace("RESULT", "1x4x8x8"))
     with pytest.raises(Exception, match="result shape"):
         run_tool(main, ["bad.mlir", "--traceback"])
+
+
+def test_kernel_attr_wants_a_list_of_layouts() -> None:
+    """A layout string where the list of them goes was iterated letter by letter: "layout
+    '8': unexpected '8' at position 0"."""
+    from nnlayout.dialects.kernel_attr import KernelAttr
+
+    with pytest.raises(TypeError, match=r"operand_layouts must be a sequence of layout "
+                                        r"strings, one per operand, e.g. \['NCHW8c'\]"):
+        KernelAttr("relu_mine", "NCHW8c", ["NCHW8c"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="result_layouts must be"):
+        KernelAttr("relu_mine", ["*"], "*")  # type: ignore[arg-type]
+    assert KernelAttr("relu_mine", ["NCHW8c"], ["NCHW8c"]).operands == ("NCHW8c",)
