@@ -443,7 +443,9 @@ class FillBorderOp(IRDLOperation):
     def __init__(self, buffer: SSAValue, axes: Sequence[int], halo: Sequence[int],
                  value: float):
         buffer_type_ = buffer.type
-        assert isinstance(buffer_type_, MemRefType)
+        if not isinstance(buffer_type_, MemRefType):  # it was a bare AssertionError
+            raise VerifyException(
+                f"layout.fill_border: the buffer must be a memref, got {buffer_type_}")
         super().__init__(operands=[buffer], properties={
             "axes": DenseArrayBase.from_list(i64, tuple(axes)),
             "halo": DenseArrayBase.from_list(i64, tuple(halo)),

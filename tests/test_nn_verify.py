@@ -374,3 +374,14 @@ def test_kernel_attr_wants_a_list_of_layouts() -> None:
     with pytest.raises(TypeError, match="result_layouts must be"):
         KernelAttr("relu_mine", ["*"], "*")  # type: ignore[arg-type]
     assert KernelAttr("relu_mine", ["NCHW8c"], ["NCHW8c"]).operands == ("NCHW8c",)
+
+
+def test_fill_border_builder_names_a_buffer_that_is_not_a_memref() -> None:
+    """It was a bare AssertionError."""
+    from nnlayout.dialects.layout import FillBorderOp
+
+    with pytest.raises(VerifyException, match=r"layout.fill_border: the buffer must be a "
+                                              r"memref, got tensor<1x2x6x6xf32>"):
+        FillBorderOp(v(1, 2, 6, 6), (2, 3), (1, 1, 1, 1), 0.0)
+    op = FillBorderOp(create_ssa_value(MemRefType(f32, (1, 2, 6, 6))), (2, 3), (1, 1, 1, 1), 0.0)
+    op.verify()
