@@ -109,6 +109,10 @@ TARGETS: dict[str, Target] = {}
 
 
 def register_target(target: Target) -> Target:
+    """Makes `target` known by its name; a name taken is refused, as register_pass does (a
+    plugin's `avx2` would otherwise change what every pipeline naming avx2 compiles)."""
+    if target.name in TARGETS or target.name == "host":
+        raise ValueError(f"a target named '{target.name}' is already registered")
     TARGETS[target.name] = target
     return target
 
@@ -146,7 +150,7 @@ def host_target() -> Target:
 
 def get_target(name: str) -> Target:
     if name == "host" and name not in TARGETS:
-        register_target(host_target())
+        TARGETS[name] = host_target()
     if name not in TARGETS:
         known = ", ".join(sorted({*TARGETS, "host"}))  # host is registered when first asked
         raise KeyError(f"unknown target '{name}'; known targets: {known}")

@@ -514,3 +514,13 @@ def test_time_passes_reports_every_stage_once_per_run() -> None:
     seconds = [float(s) for s, _, _ in rows]
     assert sum(seconds[:-1]) == pytest.approx(seconds[-1], abs=1e-3)
     assert rows[-1][1] == "100.0"
+
+
+@pytest.mark.parametrize("name", ["avx2", "host"])
+def test_a_target_name_is_registered_once(name: str) -> None:
+    from nnlayout.kernels.registry import TARGETS, Target, get_target, register_target
+
+    before = get_target(name)
+    with pytest.raises(ValueError, match=f"a target named '{name}' is already registered"):
+        register_target(Target(name, "a plugin's", ("ref",)))
+    assert get_target(name) is before and TARGETS[name] is before
