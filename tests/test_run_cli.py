@@ -178,3 +178,24 @@ def test_profile_needs_the_generated_backend(net: Path, tmp_path: Path) -> None:
                  "--profile", "2")
     assert result.returncode == 1
     assert result.stderr.startswith("error: --profile times the generated module's ops")
+
+
+def test_a_wrong_entry_is_reported_before_the_pipeline_fails(tmp_path: Path) -> None:
+    path = tmp_path / "calls.mlir"  # bufferize refuses @other's call: the pipeline fails
+    path.write_text("""func.func @good(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = nn.relu %x : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @good(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+""")
+    wanted = "error: no function @nope in the module (functions: @good, @other)\n"
+    ran = run(str(path), "-p", "default-pipeline", "--entry", "nope", "--random-inputs", "0",
+              "--output-dir", str(tmp_path / "out"))
+    translated = subprocess.run(
+        [sys.executable, "-m", "nnlayout.tools.translate", str(path), "-p", "default-pipeline",
+         "--entry", "nope", "-o", str(tmp_path / "m.py")], capture_output=True, text=True)
+    for result in (ran, translated):
+        assert (result.returncode, result.stderr) == (1, wanted)

@@ -159,6 +159,7 @@ def main(argv: Sequence[str]) -> int:
     with instrumentation.measure("read"):
         ctx, module, text = read_module(args.input)
     parsed = time.perf_counter()
+    find_entry(module, args.entry)  # a wrong --entry first, not after a pipeline's errors
     if pipeline is not None:
         run_pipeline(pipeline, ctx, module, text, instrumentation=instrumentation)
     compiled = time.perf_counter()

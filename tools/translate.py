@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from nnlayout.lowering.interpreter import find_entry
 from nnlayout.tools.driver import (
     DiagnosticError,
     UserError,
@@ -67,6 +68,7 @@ def main(argv: Sequence[str]) -> int:
     instrumentation = instrumentation_from(args)
     with instrumentation.measure("read"):
         ctx, module, text = read_module(args.input)
+    find_entry(module, args.entry)  # a wrong --entry first, not after a pipeline's errors
     if pipeline is not None:
         run_pipeline(pipeline, ctx, module, text, instrumentation=instrumentation)
     try:
