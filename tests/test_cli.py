@@ -59,6 +59,17 @@ def test_a_pipeline_may_space_its_passes() -> None:
     quoted = opt(str(EXAMPLE), "-p", 'plan-memory{svg="no,such/dir.svg"}')
     assert quoted.returncode == 1
     assert "error: plan-memory: only bufferized functions" in quoted.stderr
+    inside = opt(str(EXAMPLE), "-p", "select-dispatch { target=avx2 } ,insert-layouts{ }")
+    assert inside.returncode == 0, inside.stderr
+    assert inside.stdout == spaced.stdout
+
+
+@pytest.mark.parametrize(("spec", "where"), [("cse,", 5), ("cse , ", 6), (",cse", 1)])
+def test_a_pipeline_with_a_comma_too_many_is_refused(spec: str, where: int) -> None:
+    result = opt(str(EXAMPLE), "-p", spec)
+    assert result.returncode == 1
+    assert result.stderr == (f"error: bad pass pipeline '{spec.rstrip()}': Expected pass name "
+                             f"here (at character {where})\n")
 
 
 GOOD = "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n{}  func.return %x : tensor<2xf32>\n}\n"

@@ -550,8 +550,9 @@ _WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
 
 
 def _pipeline_elements(spec: str) -> list[str]:
-    """`spec` split at its top-level commas (outside `{...}` and strings), each stripped:
-    `a, b{x=1}` is `a` and `b{x=1}`, as MLIR's pipeline parser allows."""
+    """`spec` split at its top-level commas (outside `{...}` and strings), each stripped, as
+    are its braces' insides: `a, b{ x=1 }` is `a` and `b{x=1}`, as MLIR's pipeline parser
+    allows. A trailing comma is refused, as a leading one is."""
     elements, depth, start = [], 0, 0
     for found in _PIPELINE_SEPARATOR.finditer(spec):
         mark = found.group()
@@ -559,7 +560,17 @@ def _pipeline_elements(spec: str) -> list[str]:
         if mark == "," and depth == 0:
             elements.append(spec[start:found.start()].strip())
             start = found.end()
-    return [*elements, spec[start:].strip()]
+    if elements and not spec[start:].strip():
+        raise UserError(f"bad pass pipeline '{spec.rstrip()}': Expected pass name here "
+                        f"(at character {len(spec.rstrip()) + 1})")
+    return [_stripped_options(element) for element in [*elements, spec[start:].strip()]]
+
+
+def _stripped_options(element: str) -> str:
+    name, brace, options = element.partition("{")
+    if not brace or not options.endswith("}"):
+        return element
+    return f"{name.strip()}{{{options[:-1].strip()}}}"
 
 
 def _pipeline_options(element: str) -> list[tuple[str, str | None]]:
