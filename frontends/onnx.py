@@ -353,7 +353,8 @@ class _Importer:
             op = nn.ConstantOp.from_array(array)
         else:
             key = _safe_key(name, self.used_keys)
-            self.weights[key] = np.ascontiguousarray(array)
+            # order="C" keeps a scalar 0-d (np.ascontiguousarray stored it as [1])
+            self.weights[key] = np.asarray(array, order="C")
             op = nn.ConstantOp(TensorType(f32, array.shape), external=key)
             if key != name:
                 op.attributes["onnx.name"] = StringAttr(name)

@@ -296,6 +296,23 @@ def test_an_omitted_clip_bound_is_the_float_range(opset: int) -> None:
     assert ours[0] == np.finfo(np.float32).max
 
 
+
+@pytest.mark.parametrize("inline_limit", [0, 16])
+def test_a_scalar_initializer_stays_a_scalar(tmp_path: Path, inline_limit: int) -> None:
+    """A 0-d initializer is a tensor<f32>, inline or in the weights file: it became
+    tensor<1xf32> (np.ascontiguousarray makes 0-d arrays 1-d), so a scalar dot product plus
+    a scalar was refused ('nn computes shape [1] ... ONNX infers []'), and with
+    --inline-limit 0 a scalar bias could not be loaded (stored as [1])."""
+    model = make_model([node("MatMul", ["a", "b"], ["d"]), node("Add", ["d", "k"])],
+                       {"a": (3,), "b": (3,)}, ["y"], {"k": np.array(0.5, np.float32)})
+    mlir = tmp_path / "dot.mlir"
+    write_imported(import_model(model, inline_limit=inline_limit), mlir)
+    module = parse_module(make_context(), mlir.read_text(encoding="utf-8"), str(mlir))
+    a, b = weight(3), weight(3)
+    (ours,) = run_function(module, [a, b], source_path=str(mlir))
+    assert ours.shape == ()
+    np.testing.assert_allclose(ours, float(a @ b) + 0.5, rtol=1e-5)
+
 def test_non_ascii_names_survive_print_and_parse(tmp_path: Path) -> None:
     """xDSL prints a string's non-ASCII characters as escaped UTF-8 bytes, and read such a
     literal back as bytes: IR naming its weights file modèle.npz, or a weight wé, could not
