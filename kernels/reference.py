@@ -242,7 +242,8 @@ def reshape(op: nn.FlattenOp | nn.ReshapeOp, inputs: Sequence[np.ndarray]) -> np
 
 
 def transpose(op: nn.TransposeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    return np.ascontiguousarray(inputs[0].transpose(ints(op.perm)))
+    # order="C", not np.ascontiguousarray: that makes a 0-d array 1-d (Transpose of a scalar)
+    return np.asarray(inputs[0].transpose(ints(op.perm)), order="C")
 
 
 def fused_conv2d(op: nn.FusedConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

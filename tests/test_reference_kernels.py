@@ -309,6 +309,15 @@ def test_transpose(perm: tuple[int, ...]) -> None:
     close(ours, onnx_run("Transpose", [x], perm=list(perm)))
 
 
+def test_transpose_of_a_scalar_is_a_scalar() -> None:
+    """The kernel returned [1] for a 0-d input (np.ascontiguousarray), so any tool running
+    an ONNX Transpose of a scalar failed with 'kernel returned [1] float32'."""
+    x = np.array(1.5, np.float32)
+    ours = run_kernel(nn.TransposeOp, x, perm=())
+    assert ours.shape == ()
+    close(ours, onnx_run("Transpose", [x]))
+
+
 def test_every_nn_op_but_constant_has_a_kernel() -> None:
     """Constants are materialised at load time; nn.compute/nn.yield only wrap other ops."""
     missing = {op.name for op in nn.NN.operations} - {op.name for op in REFERENCE_KERNELS}
