@@ -185,6 +185,19 @@ def test_conv_transpose_same_upper_odd_padding_follows_the_onnx_spec() -> None:
     assert_matches(model, oracle="reference")
 
 
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_ceil_mode_drops_a_last_window_that_starts_in_the_padding(op: str) -> None:
+    """Width 6, kernel 3, stride 4, pads 1: ceil_mode's third window would start at 8, in
+    the end padding; ONNX's spec, its reference evaluator and onnxruntime drop it (width 2),
+    as nn does. onnx's shape inference says 3, and the importer refused the model ('nn
+    computes shape [1, 4, 4, 2] ... ONNX infers [1, 4, 4, 3]'), then the Relu after it."""
+    model = make_model([node(op, ["x"], ["p"], kernel_shape=[2, 3], strides=[2, 4],
+                             pads=[0, 1, 0, 1], ceil_mode=1), node("Relu", ["p"])],
+                       {"x": (1, 4, 8, 6)}, ["y"], opset=19)
+    assert_matches(model)
+    assert_matches(model, oracle="reference")
+
 @pytest.mark.parametrize(("auto_pad", "expected"), [
     ("SAME_UPPER", [1, 0, 1, 1]),  # [top, left, bottom, right]: total 2 on H, 1 on W (odd)
     ("SAME_LOWER", [1, 1, 1, 0]),
