@@ -123,7 +123,9 @@ def gemm(op: nn.GemmOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     a = a.T if op.trans_a is not None else a
     b = b.T if op.trans_b is not None else b
     out = np.matmul(a, b) * _scalar(op.alpha, a)
-    if c:
+    # With beta = 0, C is not added (onnxruntime and onnx's reference evaluator do the same):
+    # 0 * inf in C would make the result NaN.
+    if c and op.beta.value.data != 0:
         out += _scalar(op.beta, a) * c[0]
     return out
 

@@ -68,7 +68,7 @@ def gemm_csr(op: nn.GemmOp, inputs: Sequence[Any]) -> np.ndarray:
     b = b.T if op.trans_b is not None else b
     dtype = b.dtype.type
     out = np.asarray(a @ b) * dtype(op.alpha.value.data)
-    if c:
+    if c and op.beta.value.data != 0:  # as the reference kernel: C is not added
         out += dtype(op.beta.value.data) * c[0]
     return out
 

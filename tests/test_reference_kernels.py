@@ -155,6 +155,17 @@ def test_gemm(trans_a: bool, trans_b: bool, alpha: float, beta: float,
     close(ours, expected)
 
 
+def test_gemm_with_beta_zero_does_not_add_c() -> None:
+    """onnxruntime (and onnx's reference evaluator) leave C out when beta = 0; the kernel
+    added 0 * C, so an inf in C gave NaN where onnxruntime gives A @ B (3.0 here)."""
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    c = np.array([[np.inf, np.nan, 1, 1]] * 2, np.float32)
+    ours = run_kernel(lambda *v: nn.GemmOp(*v, beta=0.0), a, b, c)
+    expected = onnx_run("Gemm", [a, b, c], beta=0.0)
+    np.testing.assert_array_equal(ours, expected)
+    np.testing.assert_array_equal(ours, np.full((2, 4), 3, np.float32))
+
+
 # ------------------------------------------------------------------ element-wise
 @pytest.mark.parametrize(("build", "onnx_op"), [
     (nn.ReluOp, "Relu"), (nn.SigmoidOp, "Sigmoid"), (nn.TanhOp, "Tanh"), (nn.ExpOp, "Exp"),

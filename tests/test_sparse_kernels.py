@@ -64,6 +64,18 @@ def test_gemm_csr(trans_a: bool, trans_b: bool, with_c: bool) -> None:
     run("gemm_csr", op, arrays)
 
 
+def test_gemm_csr_with_beta_zero_does_not_add_c() -> None:
+    """As the reference kernel (and onnxruntime): an inf in C gave NaN through 0 * C."""
+    rng = np.random.default_rng(0)
+    a = sparse_matrix(rng, 40, 48, density=0.1)
+    b = rng.standard_normal((48, 24)).astype(np.float32)
+    c = np.full((1, 24), np.inf, np.float32)
+    op = nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape), plain(c.shape),
+                   beta=0.0)
+    out = KERNELS["gemm_csr"].impl(op, [scipy.sparse.csr_array(a), b, c])
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
 def test_matmul_csr() -> None:
     rng = np.random.default_rng(7)
     a = sparse_matrix(rng, 64, 32, density=0.05)
