@@ -2,7 +2,8 @@
 
 The importer runs onnx's checker and shape inference first, then emits, node by node, the `nn`
 ops with the same semantics (a few nodes decompose: Softmax before opset 13 coerces to 2-D,
-1-D Conv/pooling run as 2-D ops on a height-1 image). Every result is checked against the shape
+1-D Conv/pooling run as 2-D ops on a height-1 image, GlobalMaxPool is a max pool over the
+whole image, Dropout is the identity it is at inference). Every result is checked against the shape
 ONNX inferred, so an importer bug surfaces at import time, naming the node, rather than as a
 wrong answer later (except where onnx's inference is wrong: a pooling window that ceil_mode
 would start in the end padding, which ONNX drops, and what is computed from that output).
@@ -16,7 +17,7 @@ act as attributes (Reshape's shape) are read at import time and never become ten
 
 What nn cannot express is refused with a `UserError` naming the node and the reason: other
 operators, non-float32 tensors, symbolic dimensions, MaxPool's Indices output, training-mode
-BatchNormalization, 3-D convolution/pooling.
+BatchNormalization and Dropout (or its mask output), 3-D convolution/pooling.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ SUPPORTED_OPS = frozenset({
     "Conv", "ConvTranspose", "Gemm", "MatMul", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Exp",
     "Neg", "Abs", "Sqrt", "Clip", "Add", "Sub", "Mul", "Div", "Sum", "MaxPool", "AveragePool",
     "GlobalAveragePool", "BatchNormalization", "Concat", "Softmax", "Flatten", "Reshape",
-    "Transpose", "Identity", "Constant",
+    "Transpose", "Identity", "Constant", "Dropout", "GlobalMaxPool",
 })
 
 #: Initializers with more elements than this go to the weights file.
@@ -484,6 +485,16 @@ class _Importer:
     def _op_Identity(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         self._output(node, self._in(node, 0))
 
+    def _op_Dropout(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        """Inference: the identity, as ONNX defines Dropout outside training mode."""
+        if len(node.output) > 1 and node.output[1]:
+            raise self._fail("Dropout's mask output is not supported")
+        if len(node.input) > 2 and node.input[2] and self._constant_scalar(
+                node.input[2], "training_mode"):
+            raise self._fail("Dropout in training mode is not supported (nnlayout compiles "
+                             "for inference)")
+        self._output(node, self._in(node, 0))
+
     def _op_LeakyRelu(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         self._output(node, self._build(
             lambda: nn.LeakyReluOp(self._in(node, 0), float(attrs.get("alpha", 0.01)))))
@@ -692,6 +703,10 @@ class _Importer:
         if len(node.output) > 1 and node.output[1]:
             raise self._fail("MaxPool's Indices output is not supported")
         self._pool(node, attrs, nn.MaxPool2dOp)
+
+    def _op_GlobalMaxPool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        """A max pool whose window is the whole image."""
+        self._pool(node, {"kernel_shape": nn.shape_of(self._in(node, 0))[2:]}, nn.MaxPool2dOp)
 
     def _op_AveragePool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         include = bool(attrs.get("count_include_pad", 0))

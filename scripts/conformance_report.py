@@ -8,7 +8,7 @@ cached per process). In scope are the cases made only of operators the importer 
 case is either expected to import and match the stored outputs, or expected to be refused
 with a clean `UserError` for a reason decided here, independently of the importer, from the
 model itself (`expected_refusals`): non-float32 tensors, 3-D windows, MaxPool's Indices output,
-training-mode BatchNormalization, empty tensors. The pytest suite
+Dropout's mask output, training-mode BatchNormalization, empty tensors. The pytest suite
 (`tests/test_onnx_conformance.py`) asserts exactly that for every case; this script tallies it.
 
 Inputs that nn needs at compile time (Reshape's shape, Clip's bounds) are graph inputs in these
@@ -134,6 +134,8 @@ def expected_refusals(case: Case) -> list[str]:
     for node in graph.node:
         if node.op_type == "MaxPool" and len(node.output) > 1 and node.output[1]:
             reasons.append("Indices output")
+        if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
+            reasons.append("mask output")
         if node.op_type == "BatchNormalization" and (
                 len(node.output) > 1 or any(a.name == "training_mode" and a.i
                                             for a in node.attribute)):

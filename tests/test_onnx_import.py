@@ -148,6 +148,13 @@ CASES: dict[str, onnx.ModelProto] = {
         [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"], epsilon=1e-3),
          node("GlobalAveragePool", ["n"])], X4, ["y"],
         {"s": weight(4), "b": weight(4), "m": weight(4), "v": np.full(4, 1.5, np.float32)}),
+    "global-maxpool": make_model([node("GlobalMaxPool", ["x"])], X4, ["y"]),
+    "global-maxpool-1d": make_model([node("GlobalMaxPool", ["x"])], {"x": (2, 3, 7)}, ["y"]),
+    "dropout-inference": make_model(
+        [node("Conv", ["x", "w", "b"], ["c"]), node("Dropout", ["c", "ratio", "train"], ["d"]),
+         node("Relu", ["d"])], X4, ["y"],
+        {**CONV_W, "ratio": np.array(0.5, np.float32), "train": np.array(False)}),
+    "dropout-opset11": make_model([node("Dropout", ["x"], ratio=0.3)], X4, ["y"], opset=11),
     "concat-negative-axis": make_model([node("Concat", ["x", "x"], axis=-3)], X4, ["y"]),
     "softmax-13": make_model([node("Softmax", ["x"], axis=1)], X4, ["y"]),
     "softmax-11-coerced": make_model([node("Softmax", ["x"], axis=1)], {"x": (2, 3, 4)}, ["y"],
@@ -439,6 +446,18 @@ def test_maxpool_indices_output(tmp_path: Path) -> None:
     model = make_model([node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2])], X4, ["y"])
     assert_clean_error(nnlayout_import(str(save(model, tmp_path / "mp.onnx"))),
                        "node 'maxpool_node' (MaxPool)", "Indices")
+
+
+@pytest.mark.parametrize(("outputs", "train", "message"), [
+    (["y", "mask"], False, "Dropout's mask output is not supported"),
+    (["y"], True, "Dropout in training mode is not supported"),
+], ids=["mask", "training"])
+def test_dropout_outside_inference_is_refused(tmp_path: Path, outputs: list[str], train: bool,
+                                              message: str) -> None:
+    model = make_model([node("Dropout", ["x", "", "train"], outputs)], X4, ["y"],
+                       {"train": np.array(train)})
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "dropout.onnx"))),
+                       "node 'dropout_node' (Dropout)", message)
 
 
 def test_non_constant_compile_time_operands(tmp_path: Path) -> None:
