@@ -4,8 +4,10 @@ repeated runs, as `nnlayout-run --backend generated --profile N` prints it.
 The profiler wraps the module's bound kernels (`kI`, and `K[i]` for those called with
 per-run arrays) in timers for the runs it makes and puts the originals back afterwards, so
 the code measured is the code shipped: the gap between the sum of the ops and a whole run is
-the Python between them. One run before the timed ones warms caches and creates deferred
-primitives. Times are medians over the runs, per op and per whole run.
+what `run()` does around them (checking its arguments, writing halo borders with
+`fill_border`, copying its results) and the Python between the calls. A run before the timed
+ones (unless the caller just made one) warms caches and creates deferred primitives. Times
+are medians over the runs, per op and per whole run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import ReorderOp
 from nnlayout.kernels.registry import registry
 from nnlayout.lowering.census import onednn_implementation
 from nnlayout.lowering.to_numpy import Program, describe_compute
@@ -31,7 +34,7 @@ from nnlayout.lowering.to_numpy import Program, describe_compute
 class OpProfile:
     index: int  # of the nn.compute, in program order (the generated code's K[index])
     what: str
-    kernel: str  # the kernel's name, '' for a reorder
+    kernel: str  # the kernel's name: "(reorder)", or "reference" for an op without one
     implementation: str  # oneDNN's, '' for a numpy kernel
     seconds: list[float] = field(default_factory=list)
 
@@ -60,9 +63,8 @@ class Profile:
                          f"  {op.what}{implementation}")
         by_kernel: dict[str, list[float]] = defaultdict(list)
         for op in self.ops:
-            label = op.kernel or "(reorder)"
-            by_kernel[label + (f" [{op.implementation}]" if op.implementation else "")].append(
-                op.median_ms)
+            implementation = f" [{op.implementation}]" if op.implementation else ""
+            by_kernel[op.kernel + implementation].append(op.median_ms)
         lines += ["", f"{'ms':>9} {'%':>6} {'ops':>5}  kernel [oneDNN implementation]"]
         for label, times in sorted(by_kernel.items(), key=lambda item: -sum(item[1])):
             lines.append(f"{sum(times):9.3f} {_share(sum(times), total):6.1f} {len(times):>5}"
@@ -85,20 +87,25 @@ def _timed(call: Callable[..., Any], record: list[float]) -> Callable[..., Any]:
 
 
 def _describe_kernel(op: ComputeOp) -> tuple[str, str]:
-    """(kernel name, oneDNN implementation or '') of `op`."""
+    """(kernel name, oneDNN implementation or '') of `op`, named as `describe_compute` does."""
+    if isinstance(op.inner, ReorderOp):
+        return "(reorder)", ""
     chosen = kernel_of(op.inner)
     if chosen is None:
-        return "", ""
+        return "reference", ""
     name = chosen.kernel_name.data
     onednn = registry().lookup(name).family == "onednn"
     return name, onednn_implementation(op) if onednn else ""
 
 
-def profile(generated: ModuleType, inputs: Sequence[np.ndarray], runs: int) -> Profile:
-    """Runs the imported generated module once, then `runs` times with each op timed."""
+def profile(generated: ModuleType, inputs: Sequence[np.ndarray], runs: int,
+            warm_up: bool = True) -> Profile:
+    """Runs the imported generated module once (unless not `warm_up`: the caller just ran
+    it), then `runs` times with each op timed."""
     program: Program = generated.PROGRAM
     computes = [op for op in program.function.body.block.ops if isinstance(op, ComputeOp)]
-    generated.run(*inputs)  # warm-up; fills oneDNN's cache that names implementations
+    if warm_up:  # also fills oneDNN's cache, which names the implementations
+        generated.run(*inputs)
     ops = [OpProfile(index, describe_compute(op), *_describe_kernel(op))
            for index, op in enumerate(computes)]
     bound_index = {id(call): index for index, call in program.bound.items()}

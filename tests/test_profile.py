@@ -37,3 +37,27 @@ def test_profile_times_each_op_once_per_run_and_restores_the_module() -> None:
         assert all(len(op.seconds) == 4 for op in result.ops)
     report = result.report()
     assert report.splitlines()[0].startswith("profile of @net: 4 run(s)")
+
+
+BLOCKED = """func.func @f(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %b = layout.reorder %x : tensor<1x3x4x4xf32> -> tensor<1x3x4x4xf32, #layout.layout<"NCHW8c">>
+  %n = nn.neg %b : tensor<1x3x4x4xf32, #layout.layout<"NCHW8c">>
+  %p = layout.reorder %n : tensor<1x3x4x4xf32, #layout.layout<"NCHW8c">> -> tensor<1x3x4x4xf32>
+  func.return %p : tensor<1x3x4x4xf32>
+}
+"""
+
+
+def test_the_table_per_kernel_tells_reorders_from_ops_without_a_kernel() -> None:
+    """nn.neg has no kernel attribute (no select-dispatch): it runs the reference kernel."""
+    ctx = make_context()
+    module = parse_module(ctx, BLOCKED, "blocked.mlir")
+    run_pipeline(parse_pipeline("bufferize,plan-memory", get_all_passes()), ctx, module)
+    with generated_module(module) as generated:
+        report = profile(generated, [np.ones((1, 3, 4, 4), np.float32)], 2).report()
+    ops, kernels = report.split("\n\n")
+    assert [line.split(None, 3)[3] for line in ops.splitlines()[2:]] == [
+        "layout.reorder 1x3x4x4 -> NCHW8c", "nn.neg (reference) 1x3x4x4 NCHW8c",
+        "layout.reorder 1x3x4x4 NCHW8c -> plain"]
+    counts = {line.split(None, 3)[3]: int(line.split()[2]) for line in kernels.splitlines()[1:]}
+    assert counts == {"(reorder)": 2, "reference": 1}

@@ -21,6 +21,7 @@ import sys
 import time
 import zlib
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -156,7 +157,7 @@ def main(argv: Sequence[str]) -> int:
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     instrumentation = instrumentation_from(args)
     clock = time.perf_counter()
-    with instrumentation.measure("read"):
+    with instrumentation.measure("parse and verify"):
         ctx, module, text = read_module(args.input)
     parsed = time.perf_counter()
     find_entry(module, args.entry)  # a wrong --entry first, not after a pipeline's errors
@@ -176,30 +177,36 @@ def main(argv: Sequence[str]) -> int:
         paths = args.inputs or []
         check_input_count(function, len(paths))
         inputs = [load_input(path, spec) for path, spec in zip(paths, specs, strict=True)]
+    report = None
     try:
-        with instrumentation.measure(f"run ({args.backend})"):
-            if args.backend == "generated":
-                from nnlayout.lowering.to_numpy import generated_module
+        if args.backend == "generated":
+            from nnlayout.lowering.to_numpy import generated_module
 
-                with generated_module(module, source_path=args.input,
-                                      entry=function.sym_name.data) as generated:
+            with ExitStack() as scope:
+                with instrumentation.measure("translate and load"):
+                    generated = scope.enter_context(generated_module(
+                        module, source_path=args.input, entry=function.sym_name.data))
+                with instrumentation.measure("run (generated)"):
                     results = generated.run(*inputs)
-                    if args.profile:
-                        from nnlayout.lowering.profile import profile
+                ran = time.perf_counter()
+                if args.profile:
+                    from nnlayout.lowering.profile import profile
 
-                        report = profile(generated, inputs, args.profile).report()
-            else:
+                    with instrumentation.measure("profile"):
+                        report = profile(generated, inputs, args.profile, warm_up=False)
+        else:
+            with instrumentation.measure("run (interpreter)"):
                 results = Interpreter(module, source_path=args.input).run(
                     inputs, function.sym_name.data)
+            ran = time.perf_counter()
     except DiagnosticError as error:
         raise error_at(error.op, error.message, text) from None
-    ran = time.perf_counter()
 
     write_results(Path(args.output_dir), results)
     for index, result in enumerate(results):
         print(summary(index, result))
-    if args.profile:
-        print(report)
+    if report is not None:
+        print(report.report())
     instrumentation.print_timing()
     if args.print_time:
         print(f"time: parse {parsed - clock:.3f} s, passes {compiled - parsed:.3f} s, "
