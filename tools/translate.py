@@ -66,7 +66,7 @@ def main(argv: Sequence[str]) -> int:
         raise UserError(f"the directory of -o '{args.output}', '{folder}', {problem}")
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     instrumentation = instrumentation_from(args)
-    with instrumentation.measure("read"):
+    with instrumentation.measure("parse and verify"):
         ctx, module, text = read_module(args.input)
     find_entry(module, args.entry)  # a wrong --entry first, not after a pipeline's errors
     if pipeline is not None:

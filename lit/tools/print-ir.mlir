@@ -9,6 +9,7 @@
 
 // CHECK:      // -----// IR Dump Before select-dispatch //----- //
 // CHECK:        %0 = nn.relu %x : tensor<4xf32>
+// CHECK-NOT:  IR Dump After
 // CHECK:      // -----// IR Dump Before bufferize //----- //
 // CHECK:        %0 = nn.relu %x {kernel = #nn.kernel<
 // CHECK:      // -----// IR Dump After bufferize //----- //
@@ -32,14 +33,14 @@
 // TRANSLATE:      nnlayout.arena_bytes =
 // TRANSLATE-NOT:  IR Dump
 // TRANSLATE:      ----Wall Time----  ----Name----
-// TRANSLATE-NEXT: read
+// TRANSLATE-NEXT: parse and verify
 // TRANSLATE:      default-pipeline (plan-memory)
 // TRANSLATE-NEXT: verify
 // TRANSLATE-NEXT: translate
 // TRANSLATE-NEXT: Total
 
 // EXEC:      ----Wall Time----  ----Name----
-// EXEC-NEXT: read
+// EXEC-NEXT: parse and verify
 // EXEC:      default-pipeline (plan-memory)
 // EXEC-NEXT: verify
 // EXEC-NEXT: run (interpreter)
