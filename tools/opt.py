@@ -217,39 +217,41 @@ def main(argv: Sequence[str]) -> int:
     weights: list[Path] = []
     problems: list[str] = []
     failed: list[UserError] = []  # as mlir-opt, every chunk's error is reported
-    for chunk in chunks:
-        if not args.verify_diagnostics:
-            try:
-                outputs.append(
-                    _process(chunk, name, pipeline, not args.disable_verify,
-                             args.print_op_generic, args.output, weights,
-                             instrumentation).getvalue())
-            except UserError as error:
-                failed.append(error)
-            continue
-        with remarks.collecting() as emitted:
-            try:
-                outputs.append(
-                    _process(chunk, name, pipeline, not args.disable_verify,
-                             args.print_op_generic, args.output, weights,
-                             instrumentation).getvalue())
-                error = None
-            except UserError as caught:
-                error = caught
-        problems += _check_diagnostics(chunk, error, name)
-        problems += _check_remarks(chunk, emitted, name)
-    if problems:
-        raise UserError("diagnostics did not match:\n" + "\n".join(problems))
-    result = "// -----\n".join(outputs)  # the chunks that succeeded, as mlir-opt prints
-    if args.output != "-":
-        # The input itself may be rewritten in place (read whole, as mlir-opt allows);
-        # the weights it names may not.
-        refuse_overwriting_inputs([args.output], weights)
-    if args.output == "-":
-        sys.stdout.write(result)
-    elif outputs or not failed:
-        write_text(args.output, result)
-    instrumentation.print_timing()
+    try:  # the timing also when a chunk's diagnostics do not match
+        for chunk in chunks:
+            if not args.verify_diagnostics:
+                try:
+                    outputs.append(
+                        _process(chunk, name, pipeline, not args.disable_verify,
+                                 args.print_op_generic, args.output, weights,
+                                 instrumentation).getvalue())
+                except UserError as error:
+                    failed.append(error)
+                continue
+            with remarks.collecting() as emitted:
+                try:
+                    outputs.append(
+                        _process(chunk, name, pipeline, not args.disable_verify,
+                                 args.print_op_generic, args.output, weights,
+                                 instrumentation).getvalue())
+                    error = None
+                except UserError as caught:
+                    error = caught
+            problems += _check_diagnostics(chunk, error, name)
+            problems += _check_remarks(chunk, emitted, name)
+        if problems:
+            raise UserError("diagnostics did not match:\n" + "\n".join(problems))
+        result = "// -----\n".join(outputs)  # the chunks that succeeded, as mlir-opt prints
+        if args.output != "-":
+            # The input itself may be rewritten in place (read whole, as mlir-opt allows);
+            # the weights it names may not.
+            refuse_overwriting_inputs([args.output], weights)
+        if args.output == "-":
+            sys.stdout.write(result)
+        elif outputs or not failed:
+            write_text(args.output, result)
+    finally:
+        instrumentation.print_timing()
     if failed:
         for error in failed[:-1]:
             print(error.render(), file=sys.stderr)
