@@ -84,3 +84,13 @@ def test_a_target_names_preferred_implementations_in_a_tuple(preferred: object) 
     with pytest.raises(TypeError, match="preferred_implementations must be a tuple"):
         Target("bad", "a target with a malformed preference", ("onednn", "ref"),
                preferred_implementations=preferred)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["avx2", "host"])
+def test_a_target_name_is_registered_once(name: str) -> None:
+    from nnlayout.kernels.registry import TARGETS, Target, get_target, register_target
+
+    before = get_target(name)
+    with pytest.raises(ValueError, match=f"a target named '{name}' is already registered"):
+        register_target(Target(name, "a plugin's", ("ref",)))
+    assert get_target(name) is before and TARGETS[name] is before

@@ -536,6 +536,7 @@ class DiagnosticError(DiagnosticException):
 _PIPELINE_SEPARATOR = re.compile(r'"(?:[^"\\]|\\.)*"|[{},]')
 _PASS_OPTION = re.compile(r'([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\S*))?')
 _NUMBER = re.compile(r"[-+]?\d+(\.\d*)?")  # what xDSL reads as a number, not a word
+_FLOAT = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
 # What xDSL reads as each option type: a quoted or bare string, but not a number or a bool.
 _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
     bool: ("true or false", lambda value: value in ("true", "false")),
@@ -544,7 +545,6 @@ _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
         value in ("true", "false") or _NUMBER.fullmatch(value))),
     float: ("a number", lambda value: _FLOAT.fullmatch(value) is not None),
 }
-_FLOAT = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
 # A mantissa without a point: xDSL reads `2` and `2e3` as an int and a word, not as floats.
 _WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
 
@@ -552,18 +552,19 @@ _WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
 def _pipeline_elements(spec: str) -> list[str]:
     """`spec` split at its top-level commas (outside `{...}` and strings), each stripped, as
     are its braces' insides: `a, b{ x=1 }` is `a` and `b{x=1}`, as MLIR's pipeline parser
-    allows. A trailing comma is refused, as a leading one is."""
-    elements, depth, start = [], 0, 0
+    allows. An empty element (a comma too many, anywhere) is refused where it starts."""
+    starts, depth = [0], 0
     for found in _PIPELINE_SEPARATOR.finditer(spec):
         mark = found.group()
         depth += {"{": 1, "}": -1}.get(mark, 0)
         if mark == "," and depth == 0:
-            elements.append(spec[start:found.start()].strip())
-            start = found.end()
-    if elements and not spec[start:].strip():
-        raise UserError(f"bad pass pipeline '{spec.rstrip()}': Expected pass name here "
-                        f"(at character {len(spec.rstrip()) + 1})")
-    return [_stripped_options(element) for element in [*elements, spec[start:].strip()]]
+            starts.append(found.end())
+    ends = [start - 1 for start in starts[1:]] + [len(spec)]
+    elements = [spec[start:end].strip() for start, end in zip(starts, ends, strict=True)]
+    if len(elements) > 1 and "" in elements:
+        raise UserError(f"bad pass pipeline '{spec}': Expected pass name here "
+                        f"(at character {starts[elements.index('')] + 1})")
+    return [_stripped_options(element) for element in elements]
 
 
 def _stripped_options(element: str) -> str:
