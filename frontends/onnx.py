@@ -198,15 +198,22 @@ def same_pads(sizes: Sequence[int], kernel: Sequence[int], strides: Sequence[int
 
 
 def _ceil_mode_overcount(node: onnx.NodeProto, expected: Sequence[int],
-                         actual: Sequence[int]) -> bool:
+                         actual: Sequence[int], source: Sequence[int]) -> bool:
     """Whether `expected` (onnx's inferred shape of a pooling node's output) is `actual`
-    with one more window on some axes, where ceil_mode adds a last window that starts in the
-    end padding: ONNX's spec, its reference evaluator and onnxruntime drop that window, as
-    nn does, but onnx's shape inference (1.23 too) counts it."""
-    ceil_mode = any(a.name == "ceil_mode" and a.i for a in node.attribute)
-    return (node.op_type in ("MaxPool", "AveragePool") and ceil_mode
-            and len(expected) == len(actual)
-            and all(e in (a, a + 1) for e, a in zip(expected, actual, strict=True)))
+    with one more window on some spatial axes, each a last window that ceil_mode would start
+    in the end padding (of the `source` input shape): ONNX's spec, its reference evaluator
+    and onnxruntime drop that window, as nn does, but onnx's shape inference (1.23 too)
+    counts it."""
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    if node.op_type not in ("MaxPool", "AveragePool") or not attrs.get("ceil_mode") or (
+            len(expected) != len(actual) or expected[:2] != actual[:2]):
+        return False
+    spatial = len(source) - 2
+    strides = list(attrs.get("strides", [1] * spatial))
+    begins = list(attrs.get("pads", [0] * 2 * spatial))[:spatial]
+    return all(e == a or (e == a + 1 and a * stride >= size + begin)
+               for e, a, stride, size, begin in zip(expected[2:], actual[2:], strides,
+                                                    source[2:], begins, strict=True))
 
 
 # ------------------------------------------------------------------------------ importer
@@ -442,7 +449,8 @@ class _Importer:
             expected = [d.dim_value for d in dims]
             actual = list(nn.shape_of(value))
             if expected != actual:
-                if _ceil_mode_overcount(node, expected, actual):
+                if _ceil_mode_overcount(node, expected, actual,
+                                        nn.shape_of(self.values[node.input[0]])):
                     self.beyond_inference.add(name)
                     return
                 raise self._fail(f"nn computes shape {actual} for output '{name}' but ONNX "
@@ -489,8 +497,12 @@ class _Importer:
         """Inference: the identity, as ONNX defines Dropout outside training mode."""
         if len(node.output) > 1 and node.output[1]:
             raise self._fail("Dropout's mask output is not supported")
-        if len(node.input) > 2 and node.input[2] and self._constant_scalar(
-                node.input[2], "training_mode"):
+        # Training mode: opset 12's training_mode input; before opset 7, is_test=0 (the
+        # default there).
+        training = (self.opset < 7 and not attrs.get("is_test", 0)) or (
+            len(node.input) > 2 and node.input[2]
+            and self._constant_scalar(node.input[2], "training_mode"))
+        if training:
             raise self._fail("Dropout in training mode is not supported (nnlayout compiles "
                              "for inference)")
         self._output(node, self._in(node, 0))

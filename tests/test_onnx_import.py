@@ -205,6 +205,19 @@ def test_ceil_mode_drops_a_last_window_that_starts_in_the_padding(op: str) -> No
     assert_matches(model)
     assert_matches(model, oracle="reference")
 
+
+def test_only_a_window_starting_in_the_padding_excuses_onnx_inference() -> None:
+    """The same pool: one more window on W (it would start at 8 >= 6 + 1) is onnx's known
+    overcount; one more on H (it would start at 6, inside the 8 rows) would be an nn bug."""
+    from nnlayout.frontends.onnx import _ceil_mode_overcount
+
+    pool = node("MaxPool", ["x"], ["p"], kernel_shape=[2, 3], strides=[2, 4],
+                pads=[0, 1, 0, 1], ceil_mode=1)
+    assert _ceil_mode_overcount(pool, [1, 4, 4, 3], [1, 4, 4, 2], (1, 4, 8, 6))
+    assert not _ceil_mode_overcount(pool, [1, 4, 4, 2], [1, 4, 3, 2], (1, 4, 8, 6))
+    assert not _ceil_mode_overcount(pool, [1, 5, 4, 3], [1, 4, 4, 2], (1, 4, 8, 6))
+
+
 @pytest.mark.parametrize(("auto_pad", "expected"), [
     ("SAME_UPPER", [1, 0, 1, 1]),  # [top, left, bottom, right]: total 2 on H, 1 on W (odd)
     ("SAME_LOWER", [1, 1, 1, 0]),
@@ -458,6 +471,15 @@ def test_dropout_outside_inference_is_refused(tmp_path: Path, outputs: list[str]
                        {"train": np.array(train)})
     assert_clean_error(nnlayout_import(str(save(model, tmp_path / "dropout.onnx"))),
                        "node 'dropout_node' (Dropout)", message)
+
+
+def test_an_opset_6_dropout_is_in_training_mode_unless_is_test(tmp_path: Path) -> None:
+    """(onnxruntime has no Dropout-6 to compare with.)"""
+    model = make_model([node("Dropout", ["x"])], X4, ["y"], opset=6)
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "dropout6.onnx"))),
+                       "node 'dropout_node' (Dropout)", "Dropout in training mode")
+    inference = make_model([node("Dropout", ["x"], is_test=1)], X4, ["y"], opset=6)
+    assert "func.return %x :" in round_trip(inference)
 
 
 def test_non_constant_compile_time_operands(tmp_path: Path) -> None:
