@@ -526,3 +526,11 @@ def test_time_passes_reports_every_stage_once_per_run() -> None:
     seconds = [float(s) for s, _, _ in rows]
     assert sum(seconds[:-1]) == pytest.approx(seconds[-1], abs=1e-3)
     assert rows[-1][1] == "100.0"
+
+
+def test_time_passes_reports_also_when_diagnostics_do_not_match() -> None:
+    unmet = GOOD.replace("{}", "  // expected-error @+1 {{never}}\n")
+    result = opt("-", "--verify-diagnostics", "-p", "cse", "--time-passes", stdin=unmet)
+    assert result.returncode == 1
+    assert "... Execution time report ..." in result.stderr
+    assert result.stderr.rstrip().endswith("expected error not produced: {{never}}")
