@@ -3,6 +3,7 @@ clean error (exit 1, a message naming the argument, no traceback)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zlib
@@ -199,3 +200,20 @@ func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {
          "--entry", "nope", "-o", str(tmp_path / "m.py")], capture_output=True, text=True)
     for result in (ran, translated):
         assert (result.returncode, result.stderr) == (1, wanted)
+
+
+def test_print_time_sums_the_rows_of_time_passes_but_the_profile(net: Path,
+                                                                  tmp_path: Path) -> None:
+    result = run(str(net), "-p", "default-pipeline{target=avx2}", "--random-inputs", "0",
+                 "--output-dir", str(tmp_path), "--backend", "generated", "--profile", "2",
+                 "--time-passes", "--print-time")
+    assert result.returncode == 0, result.stderr
+    rows = {name: float(seconds) for seconds, name in re.findall(
+        r"^ +([0-9.]+) \( *[0-9.]+%\)  (.+)$", result.stderr, re.MULTILINE)}
+    phases = re.search(r"^time: parse ([0-9.]+) s, passes ([0-9.]+) s, run ([0-9.]+) s$",
+                       result.stderr, re.MULTILINE)
+    assert phases is not None, result.stderr
+    parse, passes, ran = (float(group) for group in phases.groups())
+    assert parse == pytest.approx(rows["parse and verify"], abs=1e-3)
+    assert ran == pytest.approx(rows["translate and load"] + rows["run (generated)"], abs=2e-3)
+    assert parse + passes + ran == pytest.approx(rows["Total"] - rows["profile"], abs=3e-3)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import zlib
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -50,6 +49,7 @@ from nnlayout.tools.driver import (
     run_pipeline,
     run_tool,
 )
+from nnlayout.tools.instrumentation import PassTiming
 from nnlayout.transforms import get_all_passes
 
 
@@ -78,7 +78,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="with --backend generated: run RUNS more times, timing each op, "
                         "and print where the time goes")
     parser.add_argument("--print-time", action="store_true",
-                        help="print the time of each phase to stderr")
+                        help="print the time of parsing, the passes and running on one line "
+                        "to stderr (--time-passes: each row)")
     parser.add_argument("--traceback", action="store_true",
                         help="show Python tracebacks (for debugging nnlayout itself)")
     return parser
@@ -146,6 +147,18 @@ def write_results(output_dir: Path, results: Sequence[np.ndarray]) -> None:
             raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
 
 
+def _phases(timing: PassTiming) -> str:
+    """`--print-time`'s line: the rows of `--time-passes` summed into parsing (and
+    verifying), the passes (and verifying between them) and running (with translating and
+    loading a generated module; the profile's runs apart)."""
+    rows = timing.seconds
+    parse = rows.get("parse and verify", 0.0)
+    run = sum(seconds for label, seconds in rows.items()
+              if label == "translate and load" or label.startswith("run ("))
+    passes = sum(rows.values()) - parse - run - rows.get("profile", 0.0)
+    return f"time: parse {parse:.3f} s, passes {passes:.3f} s, run {run:.3f} s"
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
@@ -156,14 +169,13 @@ def main(argv: Sequence[str]) -> int:
     load_plugins(args.load, args.traceback)
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     instrumentation = instrumentation_from(args)
-    clock = time.perf_counter()
+    if args.print_time and instrumentation.timing is None:
+        instrumentation.timing = PassTiming()  # what --print-time sums, not printed whole
     with instrumentation.measure("parse and verify"):
         ctx, module, text = read_module(args.input)
-    parsed = time.perf_counter()
     find_entry(module, args.entry)  # a wrong --entry first, not after a pipeline's errors
     if pipeline is not None:
         run_pipeline(pipeline, ctx, module, text, instrumentation=instrumentation)
-    compiled = time.perf_counter()
 
     function = find_entry(module, args.entry)
     specs = argument_specs(function)
@@ -188,7 +200,6 @@ def main(argv: Sequence[str]) -> int:
                         module, source_path=args.input, entry=function.sym_name.data))
                 with instrumentation.measure("run (generated)"):
                     results = generated.run(*inputs)
-                ran = time.perf_counter()
                 if args.profile:
                     from nnlayout.lowering.profile import profile
 
@@ -198,7 +209,6 @@ def main(argv: Sequence[str]) -> int:
             with instrumentation.measure("run (interpreter)"):
                 results = Interpreter(module, source_path=args.input).run(
                     inputs, function.sym_name.data)
-            ran = time.perf_counter()
     except DiagnosticError as error:
         raise error_at(error.op, error.message, text) from None
 
@@ -207,10 +217,10 @@ def main(argv: Sequence[str]) -> int:
         print(summary(index, result))
     if report is not None:
         print(report.report())
-    instrumentation.print_timing()
-    if args.print_time:
-        print(f"time: parse {parsed - clock:.3f} s, passes {compiled - parsed:.3f} s, "
-              f"run {ran - compiled:.3f} s", file=sys.stderr)
+    if args.time_passes:
+        instrumentation.print_timing()
+    if args.print_time and instrumentation.timing is not None:
+        print(_phases(instrumentation.timing), file=sys.stderr)
     return 0
 
 
