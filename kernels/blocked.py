@@ -10,8 +10,8 @@ order, zero padding lanes); results are returned the same way, in the operand's 
 Padding (invariant 2): every kernel here leaves the padding lanes of its result exactly zero,
 whatever the real lanes hold (NaN, Inf). Where the math alone would not (sigmoid(0) = 0.5,
 0 * Inf = NaN in a convolution's padded output channels, a window of pure padding) the kernel
-re-zeroes the lanes with `LayoutSpec.zero_padding`. `Kernel.keeps_padding_zero` describes the
-raw math of the element-wise kernels, so that passes know where re-zeroing happens.
+re-zeroes the lanes with `LayoutSpec.zero_padding` (the element-wise kernels only where
+their math maps 0 elsewhere: `_zero_preserving`).
 
 Prepared (`Kernel.prepare`): the element-wise kernels, max and average pooling, the dense
 convolution, batch norm and concat also come bound to their op, computing straight into the
@@ -633,6 +633,5 @@ def kernels() -> list[Kernel]:
         accepts = _same_shapes if op_type in _NARY else _dense_operands
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
                              accepts_layout=_any_dense_layout, in_place=0,
-                             keeps_padding_zero=_ZERO_PRESERVING[op_type],
                              prepare=prepare_elementwise, accepts=accepts))
     return result

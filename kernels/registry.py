@@ -186,7 +186,6 @@ class Kernel:
     accepts_layout: Callable[[Operation, LayoutSpec], str | None] | None = None
     in_place: int | None = None
     workspace: Callable[[Operation, Target], int] = _no_workspace
-    keeps_padding_zero: bool = True
     # Whether the kernel pads its input by copying it, so that reading an input laid out
     # with a halo (bufferize) saves that copy; a kernel that pads internally says False.
     reads_halo: bool = True

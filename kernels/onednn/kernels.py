@@ -49,7 +49,7 @@ from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
-from nnlayout.kernels.blocked import _ZERO_PRESERVING, _same_shapes, max_pool2d_any
+from nnlayout.kernels.blocked import _same_shapes, max_pool2d_any
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
@@ -1274,6 +1274,5 @@ def kernels() -> list[Kernel]:
                              accepts=_any_accepts, layouts=_any_layouts,
                              accepts_layout=_any_accepts_layout, workspace=_any_workspace,
                              in_place=0 if in_place else None,
-                             keeps_padding_zero=_ZERO_PRESERVING.get(op_type, True),
                              prepare=Prepared, reads_halo=False, writes_strided=False))
     return result
