@@ -481,7 +481,7 @@ def generated_module(module: ModuleOp, *, source_path: str | None = None,
 def run_generated(module: ModuleOp, inputs: Sequence[np.ndarray], *,
                   source_path: str | None = None, entry: str | None = None
                   ) -> tuple[np.ndarray, ...]:
-    """Runs the generated module of `module` once on `inputs` (what `nnlayout-run --backend
-    generated` does)."""
+    """Runs the generated module of `module` once on `inputs` (`nnlayout-run --backend
+    generated` does this within `generated_module`, to profile the same module after)."""
     with generated_module(module, source_path=source_path, entry=entry) as generated:
         return generated.run(*inputs)
