@@ -268,6 +268,8 @@ class Scale(ModulePass):
     ("factor=-3", "factor=-3.0\n"),
     ("factor=2e3", "factor=2000.0\n"),
     ("factor=0.5", "factor=0.5\n"),
+    ("factor=.5", "factor=0.5\n"),
+    ("factor=-.25e1", "factor=-2.5\n"),
     ("factor=abc", "error: option 'factor' of pass 'scale' takes a number, got 'abc'\n"),
 ])
 def test_a_float_pass_option_takes_any_number(tmp_path: Path, option: str, stderr: str) -> None:

@@ -536,7 +536,7 @@ class DiagnosticError(DiagnosticException):
 _PIPELINE_SEPARATOR = re.compile(r'"(?:[^"\\]|\\.)*"|[{},]')
 _PASS_OPTION = re.compile(r'([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\S*))?')
 _NUMBER = re.compile(r"[-+]?\d+(\.\d*)?")  # what xDSL reads as a number, not a word
-_FLOAT = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
+_FLOAT = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 # What xDSL reads as each option type: a quoted or bare string, but not a number or a bool.
 _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
     bool: ("true or false", lambda value: value in ("true", "false")),
@@ -545,8 +545,10 @@ _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
         value in ("true", "false") or _NUMBER.fullmatch(value))),
     float: ("a number", lambda value: _FLOAT.fullmatch(value) is not None),
 }
-# A mantissa without a point: xDSL reads `2` and `2e3` as an int and a word, not as floats.
+# A mantissa without a point: xDSL reads `2` and `2e3` as an int and a word, not as floats;
+# nor does it read a point without a digit before it (`.5`).
 _WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
+_BARE_POINT = re.compile(r"^([-+]?)\.")
 
 
 def _pipeline_elements(spec: str) -> list[str]:
@@ -621,6 +623,7 @@ def _with_float_points(element: str,
         if value is None or fields.get(key.replace("-", "_")) is not float or (
                 not _FLOAT.fullmatch(value)):
             return found.group()
+        value = _BARE_POINT.sub(r"\g<1>0.", value, count=1)
         return key + "=" + _WHOLE_MANTISSA.sub(r"\1.0", value, count=1)
 
     body = options.rstrip().removesuffix("}")
