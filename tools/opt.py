@@ -25,6 +25,7 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, fields, is_dataclass
 from io import StringIO
 from pathlib import Path
@@ -219,24 +220,19 @@ def main(argv: Sequence[str]) -> int:
     failed: list[UserError] = []  # as mlir-opt, every chunk's error is reported
     try:  # the timing also when a chunk's diagnostics do not match
         for chunk in chunks:
-            if not args.verify_diagnostics:
+            error: UserError | None = None
+            with remarks.collecting() if args.verify_diagnostics else nullcontext() as emitted:
                 try:
                     outputs.append(
                         _process(chunk, name, pipeline, not args.disable_verify,
                                  args.print_op_generic, args.output, weights,
                                  instrumentation).getvalue())
-                except UserError as error:
-                    failed.append(error)
-                continue
-            with remarks.collecting() as emitted:
-                try:
-                    outputs.append(
-                        _process(chunk, name, pipeline, not args.disable_verify,
-                                 args.print_op_generic, args.output, weights,
-                                 instrumentation).getvalue())
-                    error = None
                 except UserError as caught:
                     error = caught
+            if emitted is None:  # not checking annotations: every chunk's error is reported
+                if error is not None:
+                    failed.append(error)
+                continue
             problems += _check_diagnostics(chunk, error, name)
             problems += _check_remarks(chunk, emitted, name)
         if problems:
