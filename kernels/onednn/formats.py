@@ -54,6 +54,8 @@ FORMATS: tuple[Format, ...] = (
     Format("Ohwi16o", 211, "weights", "OHWI16o"),
     Format("Ohwi24o", 661, "weights", "OHWI24o"),
     Format("Ohwi32o", 214, "weights", "OHWI32o"),
+    Format("Ohwi48o", 302, "weights", "OHWI48o"),
+    Format("Ohwi64o", 305, "weights", "OHWI64o"),
     Format("goihw", 6, "grouped", "OIHW"),
     Format("goihw", 6, "depthwise", "OIHW"),
     Format("Goihw8g", 138, "depthwise", "OIHW8o"),
