@@ -16,7 +16,7 @@ config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
 python_bin = os.path.dirname(sys.executable)  # where filecheck was installed
 config.environment["PATH"] = os.pathsep.join([python_bin, os.environ.get("PATH", "")])
-for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS"):
+for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA"):
     if variable in os.environ:
         config.environment[variable] = os.environ[variable]
 
@@ -43,3 +43,12 @@ from nnlayout.kernels.onednn.binding import available as onednn_available  # noq
 
 if onednn_available():
     config.available_features.add("onednn")
+
+# oneDNN chooses its code and weight formats by the widest instruction set it runs here:
+# `filecheck --check-prefixes=CHECK,%onednn_isa` also reads the lines of ISA-AVX512 (its
+# avx512_core code) or ISA-AVX2 (also where ONEDNN_MAX_CPU_ISA=AVX2 caps an AVX-512 machine).
+if onednn_available():
+    from nnlayout.kernels.onednn.binding import runs_avx512_core  # noqa: E402
+
+    config.substitutions.append(("%onednn_isa",
+                                 "ISA-AVX512" if runs_avx512_core() else "ISA-AVX2"))

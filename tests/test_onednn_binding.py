@@ -284,3 +284,19 @@ def test_libgomp_loads_with_a_passive_wait_unless_the_user_chose(
     assert not isinstance(b._load.__wrapped__(), DnnlError)
     assert at_load == [seen]
     assert os.environ.get("OMP_WAIT_POLICY") == chosen.get("OMP_WAIT_POLICY")
+
+
+def test_onednn_says_whether_it_runs_avx512_core_code() -> None:
+    """Its choices of code and weight formats follow the instruction set it runs: avx512_core
+    where the CPU has the four AVX-512 extensions it needs, avx2 where ONEDNN_MAX_CPU_ISA caps
+    it (which is how a run on an AVX-512 machine checks the AVX2 choices)."""
+    import subprocess
+    import sys
+
+    ask = "from nnlayout.kernels.onednn.binding import runs_avx512_core as r; print(r())"
+    capped = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True,
+                            env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"), check=True)
+    assert capped.stdout.strip() == "False"
+    if "ONEDNN_MAX_CPU_ISA" not in os.environ:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+        assert b.runs_avx512_core() == ({"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags)

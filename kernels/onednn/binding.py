@@ -88,6 +88,8 @@ dnnl_use_scale = 0x2
 dnnl_use_shift = 0x4
 # dnnl_scratchpad_mode_t
 dnnl_scratchpad_mode_user = 1
+# dnnl_cpu_isa_t (a bit set: each value includes the ones it extends)
+dnnl_cpu_isa_avx512_core = 0x27
 # dnnl_query_t
 dnnl_query_impl_info_str = 8
 dnnl_query_src_md = 129
@@ -163,6 +165,7 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_primitive_desc_query_md": (_P, (_P, c_int, c_int)),
     "dnnl_primitive_desc_destroy": (_STATUS, (_P,)),
     "dnnl_primitive_desc_next_impl": (c_int, (_P,)),  # last_impl_reached is not a failure
+    "dnnl_get_effective_cpu_isa": (c_int, ()),
     "dnnl_primitive_create": (_STATUS, (_PP, _P)),
     "dnnl_primitive_execute": (_STATUS, (_P, _P, c_int, POINTER(ExecArg))),
     "dnnl_primitive_destroy": (_STATUS, (_P,)),
@@ -262,6 +265,13 @@ def lib() -> ctypes.CDLL:
     if isinstance(loaded, DnnlError):
         raise loaded
     return loaded
+
+
+def runs_avx512_core() -> bool:
+    """Whether oneDNN runs its avx512_core code here, which chooses other implementations and
+    weight formats than its avx2 code (ONEDNN_MAX_CPU_ISA=AVX2 caps it before it loads)."""
+    isa = lib().dnnl_get_effective_cpu_isa()
+    return isa & dnnl_cpu_isa_avx512_core == dnnl_cpu_isa_avx512_core
 
 
 @cache

@@ -1,5 +1,5 @@
 // REQUIRES: onednn
-// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}' | filecheck %s
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}' | filecheck %s --check-prefixes=CHECK,%onednn_isa
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}'
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx2},fuse-post-ops{target=avx2}' | filecheck %s --check-prefix=AVX2
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn-nchw8c},fuse-post-ops{target=onednn-nchw8c}' | filecheck %s --check-prefix=BLOCKED
@@ -101,7 +101,8 @@ func.func @norm_relu(%x: tensor<1x16x14x14xf32>) -> (tensor<1x16x14x14xf32>, ten
 // CHECK-NEXT:    %[[SHIFTED:.*]] = nn.sub %[[ZERO]], %mean
 // CHECK-NEXT:    %[[SCALED:.*]] = nn.mul %[[SHIFTED]], %[[S]]
 // CHECK-NEXT:    %shift_1 = nn.add %[[SCALED]], %shift
-// CHECK-NEXT:    %y = nn.fused_conv2d %x, %scale_1, %shift_1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 16 activation "relu" {kernel = #nn.kernel<"fused_conv2d_onednn", operands = ["NHWC", "HWIO8o", ""], results = ["NHWC"]{{.*}}>}
+// ISA-AVX2-NEXT:   %y = nn.fused_conv2d %x, %scale_1, %shift_1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 16 activation "relu" {kernel = #nn.kernel<"fused_conv2d_onednn", operands = ["NHWC", "HWIO8o", ""], results = ["NHWC"]{{.*}}>}
+// ISA-AVX512-NEXT: %y = nn.fused_conv2d %x, %scale_1, %shift_1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 16 activation "relu" {kernel = #nn.kernel<"fused_conv2d_onednn", operands = ["NHWC", "OIHW16o", ""], results = ["NHWC"]{{.*}}>}
 // CHECK-NEXT:    %m = nn.batch_norm %y, %scale, %shift, %mean, %var {{.*}}batch_norm_onednn
 // CHECK-NEXT:    %z = nn.relu %m
 // BLOCKED-LABEL: func.func @norm_relu
