@@ -130,7 +130,8 @@ def test_a_preferred_implementation_replaces_onednns_first_choice(
     """oneDNN offers several implementations of a 1x1 convolution (`next_implementation`,
     ending at its reference one). A target preferring a later one gets it, on the same
     activation formats, and the compiled program runs it with the same results; a preference
-    oneDNN does not offer keeps its first choice."""
+    oneDNN does not offer, or offers only for another instruction set (the avx2 code it also
+    lists on an AVX-512 machine, or its sse41 code), keeps its first choice."""
     module = parse(conv_program(16, 24, 9, 1, "[1, 1]", "[0, 0, 0, 0]", "[1, 1]", 1, 9))
     (op,) = [op for op in module.walk() if op.name == "nn.conv2d"]
     geometry = conv_geometry(op)
@@ -143,11 +144,16 @@ def test_a_preferred_implementation_replaces_onednns_first_choice(
         offered.append(pd.implementation)
     assert offered[0] == first.implementation and offered[-1].startswith("ref")
     assert pd.implementation == offered[-1]  # the last one stays when there is no next
-    later = next(name for name in offered[1:] if name != first.implementation)
+    isa = first.implementation.rpartition(":")[2]
+    later = next(name for name in offered[1:]
+                 if name != first.implementation and name.endswith(f":{isa}"))
     chosen = conv_choice(geometry, "", (later,))
     assert not isinstance(chosen, str) and chosen.implementation == later
     assert (chosen.formats[0], chosen.formats[2]) == (first.formats[0], first.formats[2])
     assert conv_choice(geometry, "", ("no_such_implementation",)) == first
+    other_isa = [name for name in offered[1:-1] if not name.endswith(f":{isa}")]
+    assert other_isa  # sse41 code at least, on AVX2 and AVX-512 machines alike
+    assert conv_choice(geometry, "", tuple(other_isa)) == first
 
     target = replace(get_target("onednn"), name="onednn-later",
                      preferred_implementations=(later,))
