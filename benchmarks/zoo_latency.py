@@ -76,6 +76,9 @@ VARIANTS = {
     "onednn-nnan": Variant("onednn", True, "onednn nnan=true (fast-math)"),
     "onednn-nchw8c": Variant("onednn-nchw8c", False, "onednn-nchw8c (blocked activations)"),
     "onednn-nchw8c-nnan": Variant("onednn-nchw8c", True, "onednn-nchw8c nnan=true"),
+    "onednn-nchw16c": Variant("onednn-nchw16c", False, "onednn-nchw16c (blocked activations)"),
+    "onednn-nchw16c-nnan": Variant("onednn-nchw16c", True, "onednn-nchw16c nnan=true"),
+    "avx512": Variant("avx512", False, "avx512 (numpy)"),
     "avx2": Variant("avx2", False, "avx2 (numpy)"),
     "ref": Variant("ref", False, "ref (numpy)"),
 }

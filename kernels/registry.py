@@ -126,7 +126,7 @@ register_target(Target("onednn", "oneDNN primitives in the formats oneDNN choose
                        "kernels with 8-channel blocks", ("sparse", "onednn", "blocked", "ref"),
                        block=8, min_blocked_macs=1 << 14,
                        preferred_implementations=("jit_1x1:avx2",)))
-for _layout in ("NHWC", "NCHW8c"):
+for _layout in ("NHWC", "NCHW8c", "NCHW16c"):  # NCHW16c: AVX-512 machines' blocks
     register_target(replace(TARGETS["onednn"], name=f"onednn-{_layout.lower()}",
                             description=f"as onednn, with {_layout} activations where oneDNN "
                                         f"has a fast convolution for them",

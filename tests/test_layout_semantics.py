@@ -27,7 +27,7 @@ from nnlayout.transforms import get_all_passes
 # oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in
 # its own formats and asked for blocked (padded) activations.
 TARGETS = ["ref", "avx2", "avx512",
-           *(["onednn", "onednn-nchw8c"] if onednn_available() else [])]
+           *(["onednn", "onednn-nchw8c", "onednn-nchw16c"] if onednn_available() else [])]
 LAYOUT_PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-layouts,"
                    "propagate-layouts,fold-constants")
 

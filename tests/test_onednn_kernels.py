@@ -27,7 +27,7 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import kernels as onednn_kernels
-from nnlayout.kernels.onednn.binding import available
+from nnlayout.kernels.onednn.binding import available, runs_avx512_core
 from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import TARGETS, get_target
@@ -107,8 +107,12 @@ def test_stem_keeps_one_layout_not_padded_blocks() -> None:
     assert not conv_choice(conv_geometry(conv)).implementation.startswith("ref")
 
 
-@pytest.mark.parametrize("target, layout", [("onednn-nchw8c", "NCHW8c"),
-                                            ("onednn-nhwc", "NHWC")])
+@pytest.mark.parametrize("target, layout", [
+    ("onednn-nchw8c", "NCHW8c"), ("onednn-nhwc", "NHWC"),
+    pytest.param("onednn-nchw16c", "NCHW16c", marks=pytest.mark.skipif(
+        not (available() and runs_avx512_core()), reason="nChw16c convolutions are oneDNN's ref:any below "
+                                         "AVX-512")),
+])
 def test_target_asks_for_its_activation_format(target: str, layout: str) -> None:
     """The asked format on both sides of a convolution; the 3-channel stem takes its input
     plain (an NCHW8c source would be ref:any) and writes the asked format; same results."""
