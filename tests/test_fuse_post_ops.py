@@ -299,6 +299,49 @@ def test_a_chain_of_guarded_convolutions_measures_its_input_once(
     assert measured == ([16 * 81] if special is None else [16 * 81] * 3)
 
 
+POOLED = CHAIN.replace("nn.clip %c1 min 0.0 max 6.0", "nn.relu %c1").replace(
+    "nn.clip %c3 min 0.0 max 6.0", "nn.relu %c3").replace(  # a clip would cap the bounds
+    "-> tensor<1x16x9x9xf32> {", "-> tensor<1x16x1x1xf32> {").replace(
+    "  func.return %a3 : tensor<1x16x9x9xf32>",
+    "  %p = nn.global_avg_pool %a3 : tensor<1x16x9x9xf32> -> tensor<1x16x1x1xf32>\n"
+    "  func.return %p : tensor<1x16x1x1xf32>")
+
+
+def test_a_guard_measures_where_its_writers_bound_only_just_fits(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Bounds compound: each convolution multiplies its source's by its weights' norm, so
+    deep in a network (ResNet-50's last 8 convolutions) a writer's bound still fits below
+    the limit while the reader's sums, bounded from it, do not, though the values are
+    small. The reader then measures its operand rather than running its exact epilogue
+    (a guarded convolution) or numpy (the global average pooling, whose 81-element sums
+    the bound puts past the limit). Here every convolution reports a result bound of a
+    quarter of the limit: each reader measures, every convolution runs its fused relu/clip,
+    the pooling runs in oneDNN, and the results are the unfused program's."""
+    module = parse(POOLED)
+    inputs = random_inputs(module)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert len(fused_ops(planned)) == 3
+    bounds, limit = onednn_kernels._conv_bounds, onednn_kernels._FINITE_LIMIT
+    guards: list[bool] = []
+
+    def loose(*args: object) -> tuple[float, float]:
+        element, _ = bounds(*args)  # type: ignore[arg-type]
+        guards.append(element < limit)
+        return element, limit / 4
+
+    def no_numpy(op: object, operands: object) -> None:
+        raise AssertionError(f"{op} ran in numpy")
+
+    monkeypatch.setattr(onednn_kernels, "_conv_bounds", loose)
+    monkeypatch.setattr(onednn_kernels, "_reference_result", no_numpy)
+    measured = sizes_measured(planned, inputs, Interpreter(module).run(inputs), monkeypatch,
+                              tmp_path / "pooled.py")
+    assert measured == [16 * 81] * 4  # the input, then each reader of a loose bound
+    # The first convolution's bound is measured; the others' from their writers fail, then
+    # their measured ones pass (two runs: the first also measures the constants).
+    assert guards == [True, False, True, False, True] * 2
+
+
 DENSE_BLOCK = """
 func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x5x5xf32> {
   %w1 = nn.constant dense<W1> : tensor<8x8x3x3xf32>

@@ -944,22 +944,16 @@ class Executor(NamedTuple):
     on: Callable[[Sequence[np.ndarray], np.ndarray, np.ndarray | None], FixedCall]
 
 
-def _bound_reader(parts: Sequence[NormBound] | None, measure: bool
-                  ) -> Callable[[np.ndarray, Extent], float]:
+def _bound_reader(parts: Sequence[NormBound] | None) -> Callable[[np.ndarray, Extent], float]:
     """How a kernel bounds the norm of an operand `x` occupying `extent`: by the bounds its
     writers kept (`parts`: the root of their squares' sum when several kernels wrote it) if
-    they wrote exactly those bytes on their last calls, else inf, or, when `measure` asks
-    for a usable bound and there is none, by measuring `x`."""
+    they wrote exactly those bytes on their last calls, else inf. A guard that cannot use
+    the bound measures `x` (`_measured`)."""
     if parts is None:
-        return (lambda x, extent: _norm(x)) if measure else (lambda x, extent: math.inf)
+        return lambda x, extent: math.inf
     if len(parts) == 1:
         [part] = parts
-
-        def single(x: np.ndarray, extent: Extent) -> float:
-            bound = part.value if part.where == extent else math.inf
-            return _norm(x) if measure and not bound < _FINITE_LIMIT else bound
-
-        return single
+        return lambda x, extent: part.value if part.where == extent else math.inf
     tiled: list[object] = [None]  # the parts' extents last seen to tile an operand's
 
     def several(x: np.ndarray, extent: Extent) -> float:
@@ -969,11 +963,19 @@ def _bound_reader(parts: Sequence[NormBound] | None, measure: bool
             for where in sorted(w for w in wheres[1:] if w is not None):
                 end = end + where[1] if where[0] == end else -1
             tiled[0] = wheres if None not in wheres and end == sum(extent) else None
-        bound = math.hypot(*(part.value for part in parts)) if tiled[0] is not None else (
+        return math.hypot(*(part.value for part in parts)) if tiled[0] is not None else (
             math.inf)
-        return _norm(x) if measure and not bound < _FINITE_LIMIT else bound
 
     return several
+
+
+def _measured(bound: float, x: np.ndarray, fits: Callable[[float], bool]) -> float:
+    """`bound` where the guard `fits` can use it, else the norm of `x` itself: the writers'
+    bounds compound layer by layer (each conv multiplies its source's by its weights'), so
+    deep in a network they overflow, or only just fit, long before the values do (in
+    ResNet-50, 8 convolutions a run ran their exact epilogue and its global average pooling
+    ran in numpy until their sources were measured)."""
+    return bound if fits(bound) else _norm(x)
 
 
 def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
@@ -1016,10 +1018,8 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     size = math.prod(shape if spec is None else spec.physical_shape(shape))
     bound_after = _bound_after(fused_activation if conv else op, size)
     known = {} if linked is None else linked
-    # A guard measures what it cannot bound; other kernels take what is known.
-    guarded = finite_only or averages or finite is not None
-    read_source = _bound_reader(known.get(b.DNNL_ARG_SRC), guarded)
-    read_summand = _bound_reader(known.get(b.DNNL_ARG_DST), guarded)
+    read_source = _bound_reader(known.get(b.DNNL_ARG_SRC))
+    read_summand = _bound_reader(known.get(b.DNNL_ARG_DST))
     variants = [compiled] if finite is None else [compiled, finite]
     derived: dict[tuple[int, str], tuple[np.ndarray, Any]] = {}
 
@@ -1079,6 +1079,9 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             run_finite = None if finite is None else finite.runner()
             run_exact = compiled.runner()
 
+            def measured_operands() -> tuple[float, float]:
+                return _norm(source), _norm(out) if addend else 0.0  # type: ignore[arg-type]
+
             def call() -> None:
                 if owner[0] is not token:
                     point()
@@ -1089,10 +1092,18 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                     return
                 if copied is not None:
                     copied[0][...] = copied[1]
-                element, before = _conv_bounds(
-                    factors, read_source(source, source_at),
-                    read_summand(out, summand_at) if addend else 0.0, norm,
-                    _norm(bias) if bias_norm is None else bias_norm)  # type: ignore[arg-type]
+                bias_bound = _norm(bias) if bias_norm is None else bias_norm
+                operands = (read_source(source, source_at),
+                            read_summand(out, summand_at) if addend else 0.0)
+                # The guard measures what its writers' bounds do not vouch for: none known,
+                # or ones that compounded past what the sums may reach (`_measured`).
+                measure = run_finite is not None
+                if measure and not max(operands) < _FINITE_LIMIT:
+                    operands, measure = measured_operands(), False
+                element, before = _conv_bounds(factors, *operands, norm, bias_bound)
+                if measure and not element < _FINITE_LIMIT:
+                    element, before = _conv_bounds(factors, *measured_operands(), norm,
+                                                   bias_bound)
                 if run_finite is not None and element < _FINITE_LIMIT:
                     run_finite()
                 else:
@@ -1109,7 +1120,8 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             def call() -> None:
                 if owner[0] is not token:
                     point()
-                bound = read_source(source, source_at)
+                bound = _measured(read_source(source, source_at), source,  # type: ignore[arg-type]
+                                  fits)
                 if fits(bound):
                     run()
                     finish(out, out_at, bound_after(bound))
