@@ -22,7 +22,7 @@ TVM 0.27's arena from memory_report) and latency.
 oneDNN fixes its OpenMP thread count when the library loads, so each thread count of
 `--threads` runs in a subprocess of this script with OMP_NUM_THREADS (and OpenBLAS's count)
 set, and onnxruntime gets the same intra-op thread count. No thread pool spins long while
-another runs: oneDNN's OpenMP threads not at all (the binding's OMP_WAIT_POLICY=passive
+another runs: oneDNN's OpenMP threads about 10 us (the binding's GOMP_SPINCOUNT=1000
 default, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set), OpenBLAS's shortest time
 (OPENBLAS_THREAD_TIMEOUT=4 unless set), onnxruntime's not at all (allow_spinning=0): on a
 2-core machine, interleaved, a pool spinning for long made the other's runs up to 100x

@@ -15,14 +15,23 @@ One CPU engine and one in-order stream serve the whole process; they are made on
 live until the process exits (primitives keep references to the engine). Threads: the OpenMP
 runtime reads OMP_NUM_THREADS when the library loads, so set it before the first call. It also
 reads how long idle threads spin before sleeping. Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is
-set, libdnnl is loaded with OMP_WAIT_POLICY=passive in the environment (then removed): idle
-threads sleep at once, and every primitive wakes them. Spinning (libgomp's default, about 3 ms,
-or the 0.1 ms of GOMP_SPINCOUNT=10000 that nnlayout used before) is 5% faster at 2 threads on
-an idle machine, but where another process takes a core a spinning thread is descheduled and
-every primitive then waits for it: with one busy process beside it, MobileNetV2 took 54 ms
-instead of 40 and ResNet-50 399 instead of 223, slower than at 1 thread. It takes effect only
-where libdnnl is the first library to load libgomp (numpy, scipy, onnx and onnxruntime do not
-load it; an OpenMP-built BLAS or torch imported before nnlayout would, with libgomp's own default).
+set, libdnnl is loaded with GOMP_SPINCOUNT=1000 in the environment (then removed): after each
+primitive, idle threads spin about 10 us, long enough to catch the next primitive of the same
+run, then sleep. Each of the other choices lost badly somewhere (2 threads, medians, ms):
+
+- passive (sleep at once, nnlayout's default before): every primitive wakes its threads, which
+  cost a virtual machine with AVX-512 about 35 us each: MobileNetV2 6.8 (3.3 spinning, 4.4 at
+  1 thread), DenseNet-121 27.3 (16.8). On an AVX2 machine with slower kernels it was 5%.
+- longer spins (libgomp's default of about 3 ms, or 10000 = 0.1 ms, nnlayout's before that):
+  no faster idle, but where another process takes a core a spinning thread is descheduled
+  and every primitive waits for it. With one busy process beside it: MobileNetV2 13.0 at
+  3000, 33.0 at 10000; 7.5 at 1000 and 5.2 passive. ResNet-50 on the AVX2 machine: 399 at
+  10000, 223 passive.
+
+On a machine shared with busy processes, OMP_WAIT_POLICY=passive is the safer choice. The
+default takes effect only where libdnnl is the first library to load libgomp (numpy, scipy,
+onnx and onnxruntime do not load it; an OpenMP-built BLAS or torch imported before nnlayout
+would, with libgomp's own default).
 
 Handles (`MemoryDesc`, `PrimitiveDesc`, `Primitive`, `Memory`, `Attr`) own their C object and
 destroy it when collected; a memory descriptor queried from a primitive descriptor borrows it
@@ -200,21 +209,23 @@ def _library_path() -> str:
     raise DnnlError("the onednn-cpu-gomp distribution lists no libdnnl.so.3")
 
 
-OPENMP_WAIT_POLICY = "passive"
+# Set in the environment while libgomp loads, unless the user chose a wait (module doc).
+OPENMP_WAIT_DEFAULT = ("GOMP_SPINCOUNT", "1000")
 
 
 @contextmanager
 def _openmp_wait_default() -> Iterator[None]:
-    """OMP_WAIT_POLICY=OPENMP_WAIT_POLICY in the environment while libgomp loads (it reads
-    it then), unless the user chose a wait policy or spin count (see the module doc)."""
+    """OPENMP_WAIT_DEFAULT in the environment while libgomp loads (it reads it then), unless
+    the user chose a wait policy or spin count (see the module doc)."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         yield
         return
-    os.environ["OMP_WAIT_POLICY"] = OPENMP_WAIT_POLICY
+    name, value = OPENMP_WAIT_DEFAULT
+    os.environ[name] = value
     try:
         yield
     finally:
-        del os.environ["OMP_WAIT_POLICY"]
+        del os.environ[name]
 
 
 @cache
