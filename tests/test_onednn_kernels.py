@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import encoding_name
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import kernels as onednn_kernels
@@ -651,6 +652,30 @@ def test_gemm_runs_as_onednn_matmul(trans_a: bool, trans_b: bool,
     compiled = check(module, inputs, onednn_ops=1)
     (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
     assert kernel_of(gemm).kernel_name.data == "gemm_onednn"
+
+
+@pytest.mark.parametrize("constant", [True, False])
+def test_a_constant_b_read_transposed_is_stored_transposed(constant: bool) -> None:
+    """A dense layer's weights (a constant b with trans_b, as ONNX's Gemm holds them) are
+    stored K x N at compile time, the constant reordered to layout IO and folded, so that
+    oneDNN's matmul reads rows rather than swapped strides; a b given at run time keeps
+    its strides. Same results, interpreter and generated module (NaN too)."""
+    text = gemm_program(False, True, (24,))
+    if constant:
+        text = text.replace("%b: tensor<24x40xf32>, ", "").replace(
+            "{\n  %y", f"{{\n  %b = nn.constant dense<{dense((24, 40), 5)}> : tensor<24x40xf32>"
+                       f"\n  %y")
+    module = parse(text)
+    inputs = random_inputs(module)
+    inputs[0][1, 3] = np.nan
+    compiled = check(module, inputs, onednn_ops=1)
+    (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
+    assert kernel_of(gemm).operands[1] == ("IO" if constant else "")
+    stored = [op for op in compiled.walk() if isinstance(op, nn.ConstantOp)
+              and encoding_name(op.results[0].type) == "IO"]
+    assert len(stored) == constant
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert_same(Interpreter(module).run(inputs), run_generated(planned, inputs))
 
 
 @pytest.mark.parametrize("alpha, beta, c_shape, reason", [
