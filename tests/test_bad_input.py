@@ -275,6 +275,14 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
                                         "{d}/w.mlir:3:5: error: nn.constant: external constant \"w\" cannot be read from the weights file: Bad CRC-32 for file 'w.npy'"),
     "opt-missing-file": ("nnlayout-opt", lambda d: [f"{d}/absent.mlir"],
                          "error: cannot read '{d}/absent.mlir': no such file or directory"),
+    **{f"{tool.removeprefix('nnlayout-')}-onnx-model": (
+        tool, lambda d, extra=extra: [onnx_file(RELU)(d)[0], *extra],
+        "error: '{d}/m.onnx' is an ONNX model; import it first: nnlayout-import {d}/m.onnx "
+        "-o MODEL.mlir")
+       for tool, extra in (("nnlayout-opt", []), ("nnlayout-run", ["--output-dir", "out"]))},
+    "opt-binary-file": ("nnlayout-opt", lambda d: (d / "in.mlir").write_bytes(b"// \x80") and
+                        [str(d / "in.mlir")],
+                        "error: cannot read '{d}/in.mlir': not UTF-8 text (byte 0x80 at offset 3)"),
     "import-missing-file": ("nnlayout-import", lambda d: [f"{d}/absent.onnx"], "error: cannot read '{d}/absent.onnx': no such file or directory"),
     "import-empty-file": ("nnlayout-import", onnx_bytes(b""), "is not a valid ONNX model"),
     "import-garbage": ("nnlayout-import", onnx_bytes(bytes(range(256)) * 4), "is not a valid ONNX model"),

@@ -840,7 +840,12 @@ def os_error_reason(error: OSError) -> str:
 
 
 def read_text(path: str) -> tuple[str, str]:
-    """Reads an input file (`-` is stdin) as UTF-8; returns (text, name for messages)."""
+    """Reads an input file (`-` is stdin) as UTF-8; returns (text, name for messages). An
+    ONNX model (by its name) is refused with the command that imports it: its bytes may
+    well be UTF-8, and the parser would stop at the first control character."""
+    if path.endswith(".onnx"):
+        raise UserError(f"'{path}' is an ONNX model; import it first: nnlayout-import {path} "
+                        f"-o MODEL.mlir")
     try:
         if path == "-":
             return sys.stdin.read(), "<stdin>"
@@ -849,7 +854,9 @@ def read_text(path: str) -> tuple[str, str]:
     except OSError as error:
         raise UserError(f"cannot read '{path}': {os_error_reason(error)}") from None
     except UnicodeDecodeError as error:
-        raise UserError(f"cannot read '{path}': {error}") from None
+        byte = error.object[error.start]
+        raise UserError(f"cannot read '{path}': not UTF-8 text (byte 0x{byte:02x} at offset "
+                        f"{error.start})") from None
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
