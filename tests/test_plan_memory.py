@@ -32,7 +32,14 @@ from nnlayout.tools.driver import (
 )
 from nnlayout.transforms import get_all_passes, plan_memory, verify_memory_plan
 from nnlayout.transforms.memory_report import format_report, plan_svg
-from nnlayout.transforms.plan_memory import Interval, peak, plan_function, plan_offsets
+from nnlayout.transforms.plan_memory import (
+    HEURISTICS,
+    SEARCH_NAME,
+    Interval,
+    peak,
+    plan_function,
+    plan_offsets,
+)
 from nnlayout.transforms.verify_memory_plan import verify_function
 
 # (first op, last op, size) of the 8 tensors in Pisarchyk & Lee (2020), figure 2.
@@ -69,6 +76,20 @@ def test_equal_buffers_used_last_are_placed_first() -> None:
     assert placement.arena_by_heuristic["greedy-by-size"] == 5
     assert (placement.arena_bytes, placement.heuristic) == (4, "greedy-by-size-last-use")
     assert_no_overlap(intervals, placement.offsets)
+
+
+def test_a_local_search_reaches_the_bound_the_heuristics_miss() -> None:
+    """The ordering heuristics need 13 bytes or more here, the lower bound is 10 (B and D live at
+    step 2): the search that follows them moves buffers in the best order until the bound is
+    reached (D and A at the bottom, B above D, C above A), the same plan on every run."""
+    intervals = [Interval(3, 6, 4), Interval(2, 4, 4), Interval(6, 10, 5), Interval(0, 2, 6)]
+    placement = plan_offsets(intervals)
+    assert peak(intervals)[0] == 10
+    assert min(placement.arena_by_heuristic[name] for name in HEURISTICS) == 13
+    assert placement.arena_bytes == placement.arena_by_heuristic[SEARCH_NAME] == 10
+    assert placement.heuristic.startswith(f"{SEARCH_NAME} from ")
+    assert_no_overlap(intervals, placement.offsets)
+    assert plan_offsets(intervals) == placement
 
 
 def test_alignment_rounds_offsets() -> None:
