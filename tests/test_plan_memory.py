@@ -90,6 +90,7 @@ def test_a_local_search_reaches_the_bound_the_heuristics_miss() -> None:
     assert placement.heuristic.startswith(f"{SEARCH_NAME} from ")
     assert_no_overlap(intervals, placement.offsets)
     assert plan_offsets(intervals) == placement
+    assert plan_offsets([]).arena_bytes == 0  # nothing to place, nothing to search
 
 
 def test_alignment_rounds_offsets() -> None:
