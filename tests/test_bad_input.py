@@ -280,6 +280,12 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
         "error: '{d}/m.onnx' is an ONNX model; import it first: nnlayout-import {d}/m.onnx "
         "-o MODEL.mlir")
        for tool, extra in (("nnlayout-opt", []), ("nnlayout-run", ["--output-dir", "out"]))},
+    "opt-missing-onnx-file": ("nnlayout-opt", lambda d: [f"{d}/absent.onnx"],
+                              "error: cannot read '{d}/absent.onnx': no such file or directory"),
+    "opt-onnx-model-upper-case": ("nnlayout-opt", lambda d: (d / "M.ONNX").write_bytes(
+        RELU.SerializeToString()) and [str(d / "M.ONNX")],
+        "error: '{d}/M.ONNX' is an ONNX model; import it first: nnlayout-import {d}/M.ONNX "
+        "-o MODEL.mlir"),
     "opt-binary-file": ("nnlayout-opt", lambda d: (d / "in.mlir").write_bytes(b"// \x80") and
                         [str(d / "in.mlir")],
                         "error: cannot read '{d}/in.mlir': not UTF-8 text (byte 0x80 at offset 3)"),

@@ -842,8 +842,9 @@ def os_error_reason(error: OSError) -> str:
 def read_text(path: str) -> tuple[str, str]:
     """Reads an input file (`-` is stdin) as UTF-8; returns (text, name for messages). An
     ONNX model (by its name) is refused with the command that imports it: its bytes may
-    well be UTF-8, and the parser would stop at the first control character."""
-    if path.endswith(".onnx"):
+    well be UTF-8, and the parser would stop at the first control character. A path that
+    names no file is reported as such, whatever its name."""
+    if path.lower().endswith(".onnx") and os.path.isfile(path):
         raise UserError(f"'{path}' is an ONNX model; import it first: nnlayout-import {path} "
                         f"-o MODEL.mlir")
     try:
