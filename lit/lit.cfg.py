@@ -16,7 +16,10 @@ config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
 python_bin = os.path.dirname(sys.executable)  # where filecheck was installed
 config.environment["PATH"] = os.pathsep.join([python_bin, os.environ.get("PATH", "")])
-for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA"):
+# oneDNN's instruction-set cap under both its names (DNNL_ is the older one it still reads):
+# %onednn_isa below is asked in this process, so the tests must run under the same cap.
+for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA",
+                 "DNNL_MAX_CPU_ISA"):
     if variable in os.environ:
         config.environment[variable] = os.environ[variable]
 

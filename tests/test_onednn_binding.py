@@ -298,6 +298,30 @@ def test_onednn_says_whether_it_runs_avx512_core_code() -> None:
     capped = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True,
                             env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"), check=True)
     assert capped.stdout.strip() == "False"
-    if "ONEDNN_MAX_CPU_ISA" not in os.environ:
+    if not CAPPED_HERE:
         flags = set(Path("/proc/cpuinfo").read_text().split())
         assert b.runs_avx512_core() == ({"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags)
+
+
+# oneDNN reads its cap under either name (DNNL_ is the older spelling it still honours).
+ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+CAPPED_HERE = any(name in os.environ for name in ISA_CAPS)
+
+
+@pytest.mark.parametrize("name", ISA_CAPS)
+def test_lit_checks_the_instruction_set_its_tests_run(name: str) -> None:
+    """lit.cfg asks oneDNN which code it runs (%onednn_isa) in lit's own process: the tests
+    it starts must see the same cap, under whichever name it was given."""
+    import shutil
+    import subprocess
+    import sys
+
+    lit = shutil.which("lit", path=str(Path(sys.executable).parent)) or shutil.which("lit")
+    if lit is None:
+        pytest.skip("lit is not installed")
+    root = Path(__file__).resolve().parent.parent / "lit"
+    env = {k: v for k, v in os.environ.items() if k not in ISA_CAPS}
+    env[name] = "AVX2"
+    done = subprocess.run([lit, "-q", str(root / "transforms" / "select-dispatch-onednn.mlir")],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
