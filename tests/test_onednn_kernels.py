@@ -36,6 +36,7 @@ from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
+    LAYOUT_PIPELINE,
     assert_same,
     check_semantics,
     compile_module,
@@ -676,6 +677,26 @@ def test_a_constant_b_read_transposed_is_stored_transposed(constant: bool) -> No
     assert len(stored) == constant
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert_same(Interpreter(module).run(inputs), run_generated(planned, inputs))
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_a_gemm_declares_the_scratchpad_of_either_storage_of_b(trans_a: bool) -> None:
+    """The kernel asks for b stored transposed (IO), but a pipeline without insert-layouts
+    (`select-dispatch` alone, run by the interpreter) leaves it plain and the matmul reads it
+    through swapped strides, whose scratchpad is larger (it repacks b): the declared
+    workspace holds the scratchpad used either way."""
+    text = gemm_program(trans_a, True, (24,)).replace("%b: tensor<24x40xf32>, ", "").replace(
+        "{\n  %y", f"{{\n  %b = nn.constant dense<{dense((24, 40), 5)}> : tensor<24x40xf32>"
+                   f"\n  %y")
+    module = parse(text)
+    inputs = random_inputs(module)
+    for pipeline in ("select-dispatch{{target={target} padding={padding}}}", LAYOUT_PIPELINE):
+        compiled = compile_module(module, "onednn", True, pipeline)
+        (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
+        assert kernel_of(gemm).operands[1] == "IO"
+        used = onednn_kernels._compiled(gemm)[0].scratchpad_bytes
+        assert kernel_of(gemm).workspace.data >= used, (pipeline, used)
+        assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
 
 
 @pytest.mark.parametrize("alpha, beta, c_shape, reason", [

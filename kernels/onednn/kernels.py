@@ -583,10 +583,18 @@ def forget_choices() -> None:
     p.clear_cache()
 
 
-def _gemm_choice(op: nn.GemmOp) -> tuple[str, int]:
-    """oneDNN's implementation of the gemm and its scratchpad bytes, b as it will be stored."""
-    layout = _gemm_b_layout(op)
+def _gemm_choice(op: nn.GemmOp, layout: str | None = None) -> tuple[str, int]:
+    """oneDNN's implementation of the gemm and its scratchpad bytes, b stored in `layout`
+    (default: as the kernel asks, `_gemm_b_layout`)."""
+    layout = _gemm_b_layout(op) if layout is None else layout
     return _remembered((_op_key(op), "matmul", layout), lambda: _gemm_pd(op, layout))
+
+
+def _gemm_workspace(op: nn.GemmOp, target: Target) -> int:
+    """The scratchpad bytes of the matmul as it runs: on b stored as the kernel asks, or
+    plain where no pass stored it so (`select-dispatch` alone; `_gemm_compiled` reads the
+    operand's encoding), whose swapped strides take a larger scratchpad (b repacked)."""
+    return max(_gemm_choice(op, layout)[1] for layout in {_gemm_b_layout(op), PLAIN_LAYOUT})
 
 
 def _gemm_accepts(op: nn.GemmOp, target: Target, padding: bool) -> str | None:
@@ -1300,7 +1308,7 @@ def kernels() -> list[Kernel]:
                      workspace=lambda op, target: _deconv_chosen(op, target)[2], prepare=Prepared,
                      reads_halo=False, writes_strided=False),
               Kernel("gemm_onednn", nn.GemmOp, "onednn", run, accepts=_gemm_accepts,
-                     layouts=_gemm_layouts, workspace=lambda op, target: _gemm_choice(op)[1],
+                     layouts=_gemm_layouts, workspace=_gemm_workspace,
                      prepare=Prepared,
                      reads_halo=False, writes_strided=False),
               Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
