@@ -76,9 +76,10 @@ class Target:
     # oneDNN's own choice. Which is fastest depends on the network (see the README).
     data_format: str = ""
     # oneDNN implementations (name prefixes) taken over its first choice for a convolution
-    # where it offers one of them on the same activation formats: on this project's AVX2
-    # machine jit_1x1 runs the zoo's 1x1 convolutions faster than brgconv_1x1, which oneDNN
-    # lists first (0.4-2.7% of each network, at 1 and 2 threads; README).
+    # where it offers one of them for the same instruction set and activation formats: on
+    # this project's AVX2 machine jit_1x1 runs the zoo's 1x1 convolutions faster than
+    # brgconv_1x1, which oneDNN lists first (0.4-2.7% of each network, at 1 and 2 threads;
+    # README).
     preferred_implementations: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

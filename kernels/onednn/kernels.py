@@ -186,8 +186,8 @@ class ConvChoice:
 def conv_choice(g: ConvGeometry, data_format: str = "", preferred: tuple[str, ...] = ()
                 ) -> ConvChoice | str:
     """oneDNN's fast choice for `g`, or why there is none; an implementation named in
-    `preferred` (the target's) replaces it where oneDNN offers one for the same activation
-    formats (`_preferred_alternative`)."""
+    `preferred` (the target's) replaces it where oneDNN offers one for the same instruction
+    set and activation formats (`_preferred_alternative`)."""
     choice = _first_conv_choice(g, data_format)
     if isinstance(choice, str) or not preferred or choice.implementation.startswith(preferred):
         return choice
