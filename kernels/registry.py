@@ -127,11 +127,14 @@ register_target(Target("onednn", "oneDNN primitives in the formats oneDNN choose
                        "kernels with 8-channel blocks", ("sparse", "onednn", "blocked", "ref"),
                        block=8, min_blocked_macs=1 << 14,
                        preferred_implementations=("jit_1x1:avx2",)))
-for _layout in ("NHWC", "NCHW8c", "NCHW16c"):  # NCHW16c: AVX-512 machines' blocks
+# NCHW16c: AVX-512 machines' blocks. Ops that fall back to the blocked numpy kernels take
+# the same blocks as the convolutions around them, or each would cost two reorders.
+for _layout, _block in (("NHWC", 8), ("NCHW8c", 8), ("NCHW16c", 16)):
     register_target(replace(TARGETS["onednn"], name=f"onednn-{_layout.lower()}",
                             description=f"as onednn, with {_layout} activations where oneDNN "
-                                        f"has a fast convolution for them",
-                            data_format=_layout))
+                                        f"has a fast convolution for them, else blocked "
+                                        f"kernels with {_block}-channel blocks",
+                            data_format=_layout, block=_block))
 
 
 def host_target() -> Target:

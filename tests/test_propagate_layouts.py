@@ -13,7 +13,7 @@ import pytest
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import Kernel, Target, register_target, registry
+from nnlayout.kernels.registry import Kernel, Target, get_target, register_target, registry
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
@@ -84,6 +84,13 @@ def test_a_target_names_preferred_implementations_in_a_tuple(preferred: object) 
     with pytest.raises(TypeError, match="preferred_implementations must be a tuple"):
         Target("bad", "a target with a malformed preference", ("onednn", "ref"),
                preferred_implementations=preferred)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("layout", ["NCHW8c", "NCHW16c"])
+def test_a_blocked_onednn_target_falls_back_to_its_own_blocks(layout: str) -> None:
+    """What oneDNN does not run falls back to the blocked numpy kernels in the blocks of the
+    convolutions around it: otherwise each such op would cost two activation reorders."""
+    assert get_target(f"onednn-{layout.lower()}").activation_layout == layout
 
 
 @pytest.mark.parametrize("name", ["avx2", "host"])
