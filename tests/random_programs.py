@@ -229,12 +229,16 @@ class _Builder:
         return nn.GlobalAvgPoolOp(self.current)
 
     def dense_head(self) -> SSAValue:
-        """flatten -> gemm (a fully-connected layer) -> maybe softmax; ends the chain."""
+        """flatten -> gemm (a fully-connected layer: weights N x K read transposed, as ONNX's
+        Gemm holds them and oneDNN's kernel stores them K x N, or K x N; a bias or none) ->
+        maybe softmax; ends the chain."""
         flat = self.add(nn.FlattenOp(self.current, 1))
         features = nn.shape_of(flat)[1]
         out = self.choose.pick((1, 3, 10))
-        weight = self.constant((out, features))
-        result = self.add(nn.GemmOp(flat, weight, self.constant((out,)), trans_b=True))
+        transposed = bool(self.choose.integer(0, 1))
+        weight = self.constant((out, features) if transposed else (features, out))
+        bias = self.constant((out,)) if self.choose.integer(0, 1) else None
+        result = self.add(nn.GemmOp(flat, weight, bias, trans_b=transposed))
         if self.choose.integer(0, 1):
             result = self.add(nn.SoftmaxOp(result, 1))
         return result
