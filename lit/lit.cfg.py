@@ -44,14 +44,12 @@ config.substitutions.append(("%python", python))
 # Tests of oneDNN's choices run where the library loads (`// REQUIRES: onednn`).
 from nnlayout.kernels.onednn.binding import available as onednn_available  # noqa: E402
 
-if onednn_available():
-    config.available_features.add("onednn")
-
 # oneDNN chooses its code and weight formats by the widest instruction set it runs here:
 # `filecheck --check-prefixes=CHECK,%onednn_isa` also reads the lines of ISA-AVX512 (its
 # avx512_core code) or ISA-AVX2 (also where ONEDNN_MAX_CPU_ISA=AVX2 caps an AVX-512 machine).
 if onednn_available():
     from nnlayout.kernels.onednn.binding import runs_avx512_core  # noqa: E402
 
+    config.available_features.add("onednn")
     config.substitutions.append(("%onednn_isa",
                                  "ISA-AVX512" if runs_avx512_core() else "ISA-AVX2"))
