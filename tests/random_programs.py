@@ -129,7 +129,9 @@ class _Builder:
             groups, out = c, c * self.choose.pick((1, 1, 2))
         elif kind == "grouped":
             groups = self.choose.pick([g for g in (1, 2, 3, 4, 8) if c % g == 0])
-            out = groups * self.choose.integer(1, 3)
+            # Whole blocks of 4, 8 or 16 outputs per group reach oneDNN's blocked grouped
+            # weights (gOIhw8i8o...), which our layouts name only then.
+            out = groups * self.choose.pick((1, 2, 3, 4, 8, 16))
         else:
             groups, out = 1, self.choose.pick(self.choose.pick((CHANNELS, WIDE)))
         kh, kw = self.choose.integer(1, 3), self.choose.integer(1, 3)

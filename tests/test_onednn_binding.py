@@ -18,7 +18,7 @@ from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc, PostOp
-from nnlayout.kernels.onednn.formats import FORMATS, by_layout, identify
+from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, names
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 
 pytestmark = pytest.mark.skipif(not b.available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
@@ -116,6 +116,15 @@ ROLE_SHAPES = {"data": (2, 5, 3, 4), "weights": (20, 5, 3, 2), "grouped": (6, 2,
                "matrix_weights": (4, 6)}
 
 
+def role_shape(fmt: Format) -> tuple[int, ...]:
+    """ROLE_SHAPES[fmt.role], but for blocked grouped weights two groups of twice the o
+    block: oneDNN pads o within each group, which our layouts name only when no group
+    needs it (`test_grouped_formats_need_whole_blocks_per_group`)."""
+    if fmt.role == "grouped" and (block := LayoutSpec.parse(fmt.layout).block_product("O")) > 1:
+        return (4 * block, 5, 3, 2)
+    return ROLE_SHAPES[fmt.role]
+
+
 def onednn_shape(role: str, shape: tuple[int, ...]) -> tuple[int, ...]:
     """oneDNN's dims for our logical shape: grouped weights are 5-D (g, o, i, h, w)."""
     if role == "depthwise":
@@ -135,7 +144,7 @@ def reorder(array: np.ndarray, src: MemoryDesc, dst: MemoryDesc) -> np.ndarray:
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f"{f.role}-{f.tag}")
 def test_layout_spec_packs_like_onednn(fmt) -> None:
-    shape = ROLE_SHAPES[fmt.role]
+    shape = role_shape(fmt)
     logical = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     dims = onednn_shape(fmt.role, shape)
     plain = MemoryDesc.with_tag(dims, by_layout(fmt.role, "").value)
@@ -147,10 +156,25 @@ def test_layout_spec_packs_like_onednn(fmt) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f"{f.role}-{f.tag}")
 def test_identify_round_trip(fmt) -> None:
-    dims = onednn_shape(fmt.role, ROLE_SHAPES[fmt.role])
+    dims = onednn_shape(fmt.role, role_shape(fmt))
     found = identify(MemoryDesc.with_tag(dims, fmt.value), fmt.role)
     assert found is not None and found.value == fmt.value and found.layout == fmt.layout
     assert by_layout(fmt.role, found.kernel_layout).layout == fmt.layout
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f.role == "grouped"
+                                 and LayoutSpec.parse(f.layout).is_blocked],
+                         ids=lambda f: f.tag)
+def test_grouped_formats_need_whole_blocks_per_group(fmt) -> None:
+    """Two groups of 1.5 o blocks: oneDNN pads each group to 2 blocks (4 in all), our
+    layout would pad O = 3 blocks to 3, so the format is not ours to name there."""
+    block = LayoutSpec.parse(fmt.layout).block_product("O")
+    dims = (2, block * 3 // 2, 5, 3, 2)
+    md = MemoryDesc.with_tag(dims, fmt.value)
+    ours = LayoutSpec.parse(fmt.layout).element_count((3 * block, 5, 3, 2)) * 4
+    assert md.size != ours
+    assert identify(md, "grouped") is None
+    assert not names(fmt, dims) and names(fmt, (2, 2 * block, 5, 3, 2))
 
 
 # ---------------------------------------------------------------------- primitives

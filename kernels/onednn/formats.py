@@ -10,8 +10,10 @@ convolutions.
 oneDNN's tags are semantics-agnostic (`nchw` = `oihw` = `abcd`), so each format has a role
 saying which tensor it describes: `data` (N, C, H, W), `weights` (O, I, H, W), `grouped`
 (oneDNN's 5-D g, o, i, h, w weights of a grouped convolution, which are our 4-D O, I, H, W
-with O = g * o), `depthwise` (the same with o = i = 1, where a block of g is a block of our
-O), `vector` (C), `matrix` (N, C) and `matrix_weights` (O, I).
+with O = g * o: a blocked one is our layout of the same blocks only when the block of o
+divides o, as oneDNN pads each group's o on its own), `depthwise` (the same with
+o = i = 1, where a block of g is a block of our O), `vector` (C), `matrix` (N, C) and
+`matrix_weights` (O, I).
 
 `identify` finds the format of a descriptor oneDNN chose by comparing it with descriptors
 made from each candidate tag of the role (`dnnl_memory_desc_equal`).
@@ -57,6 +59,15 @@ FORMATS: tuple[Format, ...] = (
     Format("Ohwi48o", 302, "weights", "OHWI48o"),
     Format("Ohwi64o", 305, "weights", "OHWI64o"),
     Format("goihw", 6, "grouped", "OIHW"),
+    Format("gOIhw4i4o", 137, "grouped", "OIHW4i4o"),
+    Format("gOIhw8i8o", 162, "grouped", "OIHW8i8o"),
+    Format("gOIhw16i16o", 124, "grouped", "OIHW16i16o"),
+    Format("gOhwi8o", 193, "grouped", "OHWI8o"),
+    Format("gOhwi16o", 188, "grouped", "OHWI16o"),
+    Format("gOhwi24o", 664, "grouped", "OHWI24o"),
+    Format("gOhwi32o", 191, "grouped", "OHWI32o"),
+    Format("gOhwi48o", 312, "grouped", "OHWI48o"),
+    Format("gOhwi64o", 315, "grouped", "OHWI64o"),
     Format("goihw", 6, "depthwise", "OIHW"),
     Format("Goihw8g", 138, "depthwise", "OIHW8o"),
     Format("Goihw16g", 114, "depthwise", "OIHW16o"),
@@ -77,6 +88,15 @@ def by_layout(role: str, layout: str) -> Format | None:
     return next((f for f in FORMATS if f.role == role and f.layout == text), None)
 
 
+def names(fmt: Format, dims: tuple[int, ...]) -> bool:
+    """Whether `fmt`'s layout of our logical tensor is oneDNN's tensor of `dims`: a grouped
+    format pads o within each group, our layout pads O = g * o as a whole, and the two
+    agree only when no group needs padding."""
+    if fmt.role != "grouped":
+        return True
+    return dims[1] % LayoutSpec.parse(fmt.layout).block_product("O") == 0
+
+
 def identify_all(md: MemoryDesc, role: str) -> list[Format]:
     """Every mapped format of `role` that describes `md` (a descriptor oneDNN chose). More
     than one can: for 1x1 kernels Oihw16o and Ohwi16o are the same bytes."""
@@ -84,7 +104,8 @@ def identify_all(md: MemoryDesc, role: str) -> list[Format]:
         return []
     shape = md.shape
     return [candidate for candidate in FORMATS
-            if candidate.role == role and MemoryDesc.with_tag(shape, candidate.value) == md]
+            if candidate.role == role and names(candidate, shape)
+            and MemoryDesc.with_tag(shape, candidate.value) == md]
 
 
 def identify(md: MemoryDesc, role: str) -> Format | None:
