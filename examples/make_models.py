@@ -1,12 +1,13 @@
 """Builds a small model zoo as ONNX files, with seeded random weights (nothing is downloaded).
 
-    python -m nnlayout.examples.make_models                 # all four, full size
+    python -m nnlayout.examples.make_models                 # all five, full size
     python -m nnlayout.examples.make_models --small resnet50 unet
 
-ResNet-50 (v1.5 bottlenecks), MobileNetV2 (inverted residuals, depthwise convolutions with
-groups, ReLU6 as Clip), a UNet (ConvTranspose upsampling, Concat skips) and DenseNet-121
-(dense-block concats, average-pooling transitions): opset 17, batch 1, float32. Classifiers end
-in Gemm and output both the logits and their Softmax.
+ResNet-50 (v1.5 bottlenecks), ResNeXt-50 32x4d (the same with twice as wide a grouped 3x3
+convolution: 4 to 32 channels in each of 32 groups), MobileNetV2 (inverted residuals, depthwise
+convolutions with groups, ReLU6 as Clip), a UNet (ConvTranspose upsampling, Concat skips) and
+DenseNet-121 (dense-block concats, average-pooling transitions): opset 17, batch 1, float32.
+Classifiers end in Gemm and output both the logits and their Softmax.
 
 Weights keep activations in a sane range, so a 1e-4 relative comparison means something:
 convolutions use He initialisation, and every BatchNormalization gets running statistics near
@@ -146,8 +147,11 @@ def _conv_bn(g: GraphBuilder, x: str, scope: str, out_channels: int, kernel: int
 
 
 def resnet50(*, width: int = 64, blocks: Sequence[int] = (3, 4, 6, 3), size: int = 224,
-             classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
-    """ResNet-50 v1.5: bottleneck blocks, stride in the 3x3 conv, projection shortcuts."""
+             classes: int = 1000, seed: int = 0, groups: int = 1, group_width: int = 64,
+             name: str = "resnet50") -> onnx.ModelProto:
+    """ResNet-50 v1.5: bottleneck blocks, stride in the 3x3 conv, projection shortcuts. With
+    `groups`, ResNeXt: the 3x3 convolution has `groups` groups of `group_width` channels in
+    the first stage (torchvision's width = planes * group_width / 64 * groups)."""
     g = GraphBuilder(seed)
     g.channels["input"] = 3
     x = _conv_bn(g, "input", "/stem", width, 7, stride=2)
@@ -157,13 +161,20 @@ def resnet50(*, width: int = 64, blocks: Sequence[int] = (3, 4, 6, 3), size: int
         for index in range(count):
             scope = f"/layer{stage + 1}/layer{stage + 1}.{index}"
             stride = 2 if index == 0 and stage > 0 else 1
-            y = _conv_bn(g, x, f"{scope}/1", planes, 1)
-            y = _conv_bn(g, y, f"{scope}/2", planes, 3, stride)
+            inner = planes * group_width // 64 * groups
+            y = _conv_bn(g, x, f"{scope}/1", inner, 1)
+            y = _conv_bn(g, y, f"{scope}/2", inner, 3, stride, groups)
             y = _conv_bn(g, y, f"{scope}/3", planes * 4, 1, act=None, bn_scale=0.3)
             if index == 0:
                 x = _conv_bn(g, x, f"{scope}/downsample", planes * 4, 1, stride, act=None)
             x = g.relu(g.add(y, x, f"{scope}/add"), f"{scope}/relu")
-    return g.model("resnet50", "input", (1, 3, size, size), g.classifier(x, classes))
+    return g.model(name, "input", (1, 3, size, size), g.classifier(x, classes))
+
+
+def resnext50(**changes: object) -> onnx.ModelProto:
+    """ResNeXt-50 32x4d: ResNet-50 with 32 groups of 4 channels (then 8, 16, 32) in its 3x3
+    convolutions."""
+    return resnet50(**{"groups": 32, "group_width": 4, "name": "resnext50", **changes})
 
 
 def mobilenet_v2(*, width: float = 1.0, repeats: Sequence[int] = (1, 2, 3, 4, 3, 3, 1),
@@ -250,6 +261,8 @@ def densenet121(*, growth: int = 32, blocks: Sequence[int] = (6, 12, 24, 16), in
 ZOO: dict[str, tuple[Callable[[], onnx.ModelProto], Callable[[], onnx.ModelProto]]] = {
     "resnet50": (resnet50, lambda: resnet50(width=8, blocks=(1, 1, 1, 1), size=64,
                                             classes=10)),
+    "resnext50": (resnext50, lambda: resnext50(width=8, blocks=(1, 1, 1, 1), size=64,
+                                               classes=10, groups=4, group_width=16)),
     "mobilenet_v2": (mobilenet_v2, lambda: mobilenet_v2(
         width=0.25, repeats=(1, 2, 1, 1, 1, 1, 1), last=64, size=64, classes=10)),
     "unet": (unet, lambda: unet(base=4, depth=2, size=32)),
