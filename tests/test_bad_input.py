@@ -34,7 +34,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from nnlayout.tools import import_onnx, opt, run
-from nnlayout.tools.driver import run_tool
+from nnlayout.tools.driver import read_text, run_tool
 
 CORPUS = Path(__file__).parent / "bad_input"
 TOOLS: dict[str, Callable[[Sequence[str]], int]] = {
@@ -286,6 +286,10 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
         RELU.SerializeToString()) and [str(d / "M.ONNX")],
         "error: '{d}/M.ONNX' is an ONNX model; import it first: nnlayout-import {d}/M.ONNX "
         "-o MODEL.mlir"),
+    "opt-onnx-model-named-otherwise": ("nnlayout-opt", lambda d: (d / "m.pb").write_bytes(
+        RELU.SerializeToString()) and [str(d / "m.pb")],
+        "error: '{d}/m.pb' is an ONNX model; import it first: nnlayout-import {d}/m.pb "
+        "-o MODEL.mlir"),
     "opt-binary-file": ("nnlayout-opt", lambda d: (d / "in.mlir").write_bytes(b"// \x80") and
                         [str(d / "in.mlir")],
                         "error: cannot read '{d}/in.mlir': not UTF-8 text (byte 0x80 at offset 3)"),
@@ -376,6 +380,27 @@ def test_real_processes(tool: str, tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", MODULES[tool], *args], capture_output=True,
                             text=True, env={**os.environ, "NNLAYOUT_TRACEBACK": ""})
     assert_one_clean_error(result.returncode, result.stdout, result.stderr, expected)
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (RELU.SerializeToString(), "error: stdin holds an ONNX model; save it to a file and import "
+                               "it: nnlayout-import MODEL.onnx -o MODEL.mlir"),
+    (b"// \x80", "error: cannot read '<stdin>': not UTF-8 text (byte 0x80 at offset 3)"),
+    (b"\x08\x01 not a model", "<stdin>:1:1: error: Unexpected character U+0008"),
+], ids=["onnx-model", "not-utf-8", "control-character"])
+def test_stdin_that_is_no_mlir_text(data: bytes, expected: str) -> None:
+    result = subprocess.run([sys.executable, "-m", MODULES["nnlayout-opt"], "-"], input=data,
+                            capture_output=True, env={**os.environ, "NNLAYOUT_TRACEBACK": ""})
+    assert_one_clean_error(result.returncode, result.stdout.decode(), result.stderr.decode(),
+                           expected)
+
+
+def test_windows_line_ends_read_as_text_mode_does(tmp_path: Path) -> None:
+    """Files are read as bytes (to recognise ONNX models), then as text mode would."""
+    path = tmp_path / "crlf.mlir"
+    path.write_bytes(b"// a comment\r\nfunc.func @f() {\r  func.return\r\n}\r\n")
+    assert read_text(str(path)) == ("// a comment\nfunc.func @f() {\n  func.return\n}\n",
+                                    str(path))
 
 
 @pytest.mark.parametrize("layout", ["big-endian", "fortran-order"])

@@ -841,23 +841,49 @@ def os_error_reason(error: OSError) -> str:
 
 def read_text(path: str) -> tuple[str, str]:
     """Reads an input file (`-` is stdin) as UTF-8; returns (text, name for messages). An
-    ONNX model (by its name) is refused with the command that imports it: its bytes may
-    well be UTF-8, and the parser would stop at the first control character. A path that
-    names no file is reported as such, whatever its name."""
+    ONNX model (by its name, or by its bytes: on stdin, or under another name) is refused
+    with the command that imports it: its bytes may well be UTF-8, and the parser would
+    stop at the first control character. A path that names no file is reported as such,
+    whatever its name."""
     if path.lower().endswith(".onnx") and os.path.isfile(path):
         raise UserError(f"'{path}' is an ONNX model; import it first: nnlayout-import {path} "
                         f"-o MODEL.mlir")
+    name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
-            return sys.stdin.read(), "<stdin>"
-        with open(path, encoding="utf-8") as handle:
-            return handle.read(), path
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read()
     except OSError as error:
         raise UserError(f"cannot read '{path}': {os_error_reason(error)}") from None
+    if is_onnx_model(data):
+        if path == "-":
+            raise UserError("stdin holds an ONNX model; save it to a file and import it: "
+                            "nnlayout-import MODEL.onnx -o MODEL.mlir")
+        raise UserError(f"'{path}' is an ONNX model; import it first: nnlayout-import {path} "
+                        f"-o MODEL.mlir")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        byte = error.object[error.start]
-        raise UserError(f"cannot read '{path}': not UTF-8 text (byte 0x{byte:02x} at offset "
-                        f"{error.start})") from None
+        raise UserError(f"cannot read '{name}': not UTF-8 text (byte "
+                        f"0x{data[error.start]:02x} at offset {error.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n"), name  # as text mode reads it
+
+
+def is_onnx_model(data: bytes) -> bool:
+    """Whether `data` is a serialised ONNX model: it starts with the tag of ir_version, its
+    first field (no MLIR text starts with that control character), and parses with a
+    graph."""
+    if not data.startswith(b"\x08"):
+        return False
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        return onnx.ModelProto.FromString(data).HasField("graph")
+    except DecodeError:
+        return False
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
