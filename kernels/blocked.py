@@ -124,12 +124,15 @@ def _conv_windows(op: nn.Conv2dOp, x: np.ndarray, w_shape: Sequence[int]) -> np.
 
 # -------------------------------------------------------------------- convolutions
 def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
-    """Dense convolutions only (groups == 1); channels padded only with padding on; at
-    least `target.min_blocked_macs` multiply-accumulates."""
+    """Channels padded only with padding on, and for a grouped convolution not at all: each
+    group must hold whole blocks of input and output channels (a block of our OIHW{b}i{b}o
+    weights would otherwise mix two groups); at least `target.min_blocked_macs`
+    multiply-accumulates."""
     groups = op.groups.value.data
-    if groups != 1:
-        return f"grouped convolution (groups={groups})"
     o, i = shape_of(op.weight)[:2]
+    if groups != 1 and (i % target.block or o // groups % target.block):
+        return (f"grouped convolution (groups={groups}) with {i} input and {o // groups} "
+                f"output channels a group, not multiples of the block {target.block}")
     return (_channel_reason("input", i, target, padding)
             or _channel_reason("output", o, target, padding)
             or _too_small(_conv_macs(op), target))
@@ -144,7 +147,8 @@ def _conv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
 
 def conv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """NCHW{b}c x OIHW{b}i{b}o (+ C{b}c bias) -> NCHW{b}c, as one GEMM of the windows
-    [N*OH*OW, (Ib, kH, kW, bi)] by the weights [(Ib, kH, kW, bi), (Ob, bo)]; keeping the lane
+    [N*OH*OW, (Ib, kH, kW, bi)] by the weights [(Ib, kH, kW, bi), (Ob, bo)] (one per group,
+    batched, for a grouped convolution, whose groups hold whole blocks); keeping the lane
     axis innermost makes both copies into GEMM order cheap. Padded weights are zero, so
     padded output lanes are zero unless a real input is Inf or NaN (0 * Inf): they are
     re-zeroed."""
@@ -160,10 +164,19 @@ def _conv_gemm(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     x, w = inputs[:2]
     windows = _conv_windows(op, x, shape_of(op.weight))  # [N, Ib, OH, OW, bi, kH, kW]
     n, _, oh, ow = windows.shape[:4]
-    blocks, lanes = w.shape[0], w.shape[-1]  # w: [Ob, Ib, kH, kW, bi, bo]
-    cols = windows.transpose(0, 2, 3, 1, 5, 6, 4).reshape(n * oh * ow, -1)
-    weights = w.transpose(1, 2, 3, 4, 0, 5).reshape(cols.shape[1], blocks * lanes)
-    return (cols @ weights).reshape(n, oh, ow, blocks, lanes).transpose(0, 3, 1, 2, 4)
+    blocks, lanes = w.shape[0], w.shape[-1]  # w: [Ob, Ib, kH, kW, bi, bo], Ib a group's
+    groups = op.groups.value.data
+    if groups == 1:
+        cols = windows.transpose(0, 2, 3, 1, 5, 6, 4).reshape(n * oh * ow, -1)
+        weights = w.transpose(1, 2, 3, 4, 0, 5).reshape(cols.shape[1], blocks * lanes)
+        return (cols @ weights).reshape(n, oh, ow, blocks, lanes).transpose(0, 3, 1, 2, 4)
+    # Group g reads input blocks [g * Ib, (g + 1) * Ib) and writes output blocks
+    # [g * Ob / groups, (g + 1) * Ob / groups): a batch of one GEMM per group.
+    cols = windows.transpose(0, 2, 3, 1, 5, 6, 4).reshape(n * oh * ow, groups, -1)
+    weights = w.reshape(groups, blocks // groups, *w.shape[1:]).transpose(0, 2, 3, 4, 5, 1, 6)
+    product = cols.transpose(1, 0, 2) @ weights.reshape(groups, cols.shape[2], -1)
+    return (product.reshape(groups, n, oh, ow, blocks // groups, lanes)
+            .transpose(1, 0, 4, 2, 3, 5).reshape(n, blocks, oh, ow, lanes))
 
 
 def _is_depthwise(op: nn.Conv2dOp) -> bool:

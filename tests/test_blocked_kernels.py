@@ -136,6 +136,33 @@ def test_conv2d_nan_and_inf(block: int) -> None:
     check(op, out, layout, arrays)
 
 
+@settings(max_examples=30, deadline=None)
+@given(block=st.sampled_from((4, *BLOCKS)), groups=st.integers(2, 4),
+       blocks=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       kernel=st.tuples(*[st.integers(1, 3)] * 2), strides=st.tuples(*[st.integers(1, 2)] * 2),
+       dilations=st.tuples(*[st.integers(1, 2)] * 2), pads=st.tuples(*[st.integers(0, 2)] * 4),
+       bias=st.booleans(), seed=st.integers(0, 99))
+def test_grouped_conv2d(block: int, groups: int, blocks: tuple[int, int],
+                        kernel: tuple[int, int], strides: tuple[int, int],
+                        dilations: tuple[int, int], pads: tuple[int, ...], bias: bool,
+                        seed: int) -> None:
+    """Groups of whole blocks of input and output channels: one GEMM per group, each group's
+    channels read and written nowhere else; NaN and Inf reach the outputs they reach in the
+    reference."""
+    rng = np.random.default_rng(seed)
+    c_in, c_out = (groups * count * block for count in blocks)
+    arrays = [poison(rng, random(rng, 2, c_in, 7, 6)),
+              random(rng, c_out, c_in // groups, *kernel)]
+    if bias:
+        arrays.append(random(rng, c_out))
+    target = TEST_TARGETS[block]
+    assert KERNELS["conv2d_nchwc"].accepts(build_plain(conv, arrays, groups=groups), target,
+                                           False) is None
+    op, out, layout = run("conv2d_nchwc", target, conv, arrays, strides=strides, pads=pads,
+                          dilations=dilations, groups=groups)
+    check(op, out, layout, arrays)
+
+
 def depthwise(*values: Any, **kwargs: Any) -> nn.Conv2dOp:
     return nn.Conv2dOp(*values, groups=shape_of(values[0])[1], **kwargs)
 
@@ -189,7 +216,11 @@ def test_blocked_kernel_needs_blocked_operands() -> None:
     ("name", "build", "shapes", "kwargs", "target", "padding", "reason"),
     [
         ("conv2d_nchwc", conv, [(1, 8, 8, 8), (8, 2, 3, 3)], {"groups": 4}, AVX2, True,
-         "grouped convolution (groups=4)"),
+         "grouped convolution (groups=4) with 2 input and 2 output channels a group, not "
+         "multiples of the block 8"),
+        ("conv2d_nchwc", conv, [(1, 32, 8, 8), (12, 16, 3, 3)], {"groups": 2}, AVX2, True,
+         "grouped convolution (groups=2) with 16 input and 6 output channels a group, not "
+         "multiples of the block 8"),
         ("conv2d_nchwc", conv, [(1, 3, 32, 32), (16, 3, 3, 3)], {}, AVX2, False,
          "3 input channels are not a multiple of the block 8 and padding is off"),
         ("conv2d_nchwc", conv, [(1, 16, 32, 32), (5, 16, 3, 3)], {}, AVX512, False,
@@ -201,7 +232,7 @@ def test_blocked_kernel_needs_blocked_operands() -> None:
         ("dwconv2d_nchwc", depthwise, [(1, 8, 8, 8), (8, 1, 3, 3)], {}, AVX2, True,
          "too small to gain from blocking: 2,592 MACs < 16,384"),
     ],
-    ids=["grouped", "input-channels", "output-channels", "too-small", "dw-channels",
+    ids=["grouped", "grouped-outputs", "input-channels", "output-channels", "too-small", "dw-channels",
          "dw-too-small"],
 )
 def test_conv_refusals(name: str, build: Callable[..., Operation], shapes: list[tuple[int, ...]],

@@ -215,15 +215,15 @@ def test_pooling(average: bool, geometry: str, layout: str, signed_zeros_only: b
 
 # ------------------------------------------------------- convolution, batch norm, concat
 @pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize("channels", [(5, 3), (8, 16)])
-def test_conv2d(channels: tuple[int, int], bias: bool) -> None:
+@pytest.mark.parametrize(("channels", "groups"), [((5, 3), 1), ((8, 16), 1), ((24, 48), 3)])
+def test_conv2d(channels: tuple[int, int], groups: int, bias: bool) -> None:
     rng = np.random.default_rng(channels[0])
     c_in, c_out = channels
-    arrays = [special(rng, 2, c_in, 6, 5), special(rng, c_out, c_in, 3, 3)]
+    arrays = [special(rng, 2, c_in, 6, 5), special(rng, c_out, c_in // groups, 3, 3)]
     if bias:
         arrays.append(special(rng, c_out))
     op, packed = build("conv2d_nchwc", TEST_TARGETS[8], conv, arrays, pads=(1, 0, 1, 2),
-                       strides=(1, 2))
+                       strides=(1, 2), groups=groups)
     check_prepared("conv2d_nchwc", op, packed)
 
 

@@ -23,9 +23,10 @@ func.func @stem(%x: tensor<1x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<
 
 // -----
 
-// Grouped convolutions have no blocked kernel: fall back and say why.
+// A grouped convolution is blocked when each group holds whole blocks of channels (8 here:
+// avx2's blocks, one GEMM per group); else it falls back and says why.
 func.func @grouped(%x: tensor<1x32x16x16xf32>, %w: tensor<32x8x3x3xf32>) -> tensor<1x32x16x16xf32> {
-  // expected-remark @+1 {{grouped convolution (groups=4), not supported by conv2d_nchwc; using conv2d_ref}}
+  // expected-remark @+1 {{grouped convolution (groups=4) with 8 input and 8 output channels a group, not multiples of the block 16, not supported by conv2d_nchwc; using conv2d_ref}}
   %y = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 4 : (tensor<1x32x16x16xf32>, tensor<32x8x3x3xf32>) -> tensor<1x32x16x16xf32>
   %r = nn.relu %y : tensor<1x32x16x16xf32>
   %s = nn.softmax %r axis 1 : tensor<1x32x16x16xf32>
@@ -33,6 +34,8 @@ func.func @grouped(%x: tensor<1x32x16x16xf32>, %w: tensor<32x8x3x3xf32>) -> tens
 }
 // CHECK-LABEL: func.func @grouped
 // CHECK: nn.conv2d {{.*}} {kernel = #nn.kernel<"conv2d_ref"
+// AVX2-LABEL: func.func @grouped
+// AVX2: nn.conv2d {{.*}} groups 4 {kernel = #nn.kernel<"conv2d_nchwc", operands = ["NCHW8c", "OIHW8i8o"], results = ["NCHW8c"]>}
 // CHECK: nn.relu {{.*}} {kernel = #nn.kernel<"relu_any", operands = ["*"], results = ["*"], in_place = 0>}
 // CHECK: nn.softmax {{.*}} {kernel = #nn.kernel<"softmax_ref", operands = [""], results = [""]>}
 // REF-LABEL: func.func @grouped
