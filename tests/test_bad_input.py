@@ -395,6 +395,15 @@ def test_stdin_that_is_no_mlir_text(data: bytes, expected: str) -> None:
                            expected)
 
 
+def test_closed_stdin() -> None:
+    """Started with file descriptor 0 closed, Python has no sys.stdin at all."""
+    result = subprocess.run([sys.executable, "-m", MODULES["nnlayout-opt"], "-"],
+                            capture_output=True, text=True, preexec_fn=lambda: os.close(0),
+                            env={**os.environ, "NNLAYOUT_TRACEBACK": ""})
+    assert_one_clean_error(result.returncode, result.stdout, result.stderr,
+                           "error: cannot read '<stdin>': stdin is closed")
+
+
 def test_windows_line_ends_read_as_text_mode_does(tmp_path: Path) -> None:
     """Files are read as bytes (to recognise ONNX models), then as text mode would."""
     path = tmp_path / "crlf.mlir"

@@ -845,24 +845,24 @@ def read_text(path: str) -> tuple[str, str]:
     with the command that imports it: its bytes may well be UTF-8, and the parser would
     stop at the first control character. A path that names no file is reported as such,
     whatever its name."""
-    if path.lower().endswith(".onnx") and os.path.isfile(path):
-        raise UserError(f"'{path}' is an ONNX model; import it first: nnlayout-import {path} "
-                        f"-o MODEL.mlir")
     name = "<stdin>" if path == "-" else path
+    model_here = (f"'{path}' is an ONNX model; import it first: nnlayout-import {path} -o "
+                  "MODEL.mlir")
+    if path.lower().endswith(".onnx") and os.path.isfile(path):
+        raise UserError(model_here)
     try:
         if path == "-":
+            if sys.stdin is None:  # the process was started with fd 0 closed
+                raise UserError("cannot read '<stdin>': stdin is closed")
             data = sys.stdin.buffer.read()
         else:
             with open(path, "rb") as handle:
                 data = handle.read()
     except OSError as error:
-        raise UserError(f"cannot read '{path}': {os_error_reason(error)}") from None
+        raise UserError(f"cannot read '{name}': {os_error_reason(error)}") from None
     if is_onnx_model(data):
-        if path == "-":
-            raise UserError("stdin holds an ONNX model; save it to a file and import it: "
-                            "nnlayout-import MODEL.onnx -o MODEL.mlir")
-        raise UserError(f"'{path}' is an ONNX model; import it first: nnlayout-import {path} "
-                        f"-o MODEL.mlir")
+        raise UserError("stdin holds an ONNX model; save it to a file and import it: "
+                        "nnlayout-import MODEL.onnx -o MODEL.mlir" if path == "-" else model_here)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -8,8 +8,9 @@ primitive descriptor with `format_tag::any` and reads back the formats it chose 
 layout strings by formats.py) and the implementation's name. An implementation named `ref...`
 is oneDNN's slow reference code and is refused: for a convolution the kernel first retries with
 a plain `nchw` source (the fast stem: a 3-channel source padded to `nChw8c` falls to
-`ref:any`, 800x slower) and with plain grouped weights, so dispatch falls back to numpy only
-when oneDNN has no fast implementation. The other ops run on whatever layout their operand has
+`ref:any`, 800x slower), with grouped weights blocked as our layouts can name them and with
+plain grouped weights (`_first_conv_choice` gives the order), so dispatch falls back to numpy
+only when oneDNN has no fast implementation. The other ops run on whatever layout their operand has
 (`"*"`), as long as oneDNN has a fast implementation for it.
 
 Semantics kept equal to the reference kernels, where oneDNN differs:
@@ -70,11 +71,13 @@ ANY = b.dnnl_format_tag_any
 
 
 def _format(value: SSAValue, role: str, dims: tuple[int, ...] = ()) -> Format:
-    """The format of a value's layout (of oneDNN's `dims`, where they matter: grouped
-    weights); raises naming it when oneDNN has none."""
+    """The format of a value's layout, of oneDNN's `dims` (needed for grouped weights, whose
+    group size decides whether our layout names oneDNN's format); raises naming it when
+    oneDNN has none."""
+    assert dims or role != "grouped", "grouped weights need oneDNN's dims (g, o, i, h, w)"
     layout = encoding_name(value.type)
     found = by_layout(role, layout)
-    if found is None or not names(found, dims or shape_of(value)):
+    if found is None or not names(found, dims):
         raise ValueError(f"layout '{layout or 'plain'}' has no oneDNN format ({role}"
                          f"{f' {dims}' if dims else ''})")
     return found
@@ -232,7 +235,7 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
         # picks pad each group (24 channels a group in gOhwi32o on avx512_core), the ones
         # we can name follow, widest blocks first: gOhwi24o ran in 0.13 ms there, oneDNN's
         # gemm on nchw, the next fast choice, in 0.22.
-        nhwc = data[1]
+        nhwc = by_layout("data", "NHWC")
         attempts[:0] = [(nhwc.value, ANY, nhwc.value, f"{nhwc.tag} in and out")] + [
             (nhwc.value, f.value, nhwc.value, f"{nhwc.tag} in and out, {f.tag} weights")
             for f in reversed(FORMATS) if f.role == "grouped" and names(f, g.weights)
