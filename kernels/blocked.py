@@ -231,14 +231,33 @@ def _dense_operands(op: Operation, target: Target, padding: bool) -> str | None:
     return None
 
 
-def _same_shapes(op: Operation, target: Target, padding: bool) -> str | None:
-    """All operands must have the result's shape: the kernel pairs physical lanes."""
+def broadcasts(op: Operation, target: Target, padding: bool) -> str | None:
+    """Every operand has the result's shape, or its rank with 1 on the axes it broadcasts
+    along (a squeeze-and-excitation scale [N, C, 1, 1] times [N, C, H, W]): the physical
+    arrays of one layout then broadcast alike, as long as no broadcast axis is blocked
+    (`broadcast_layout`). Other broadcasts (a lower rank) run the reference kernel."""
     if (reason := _dense_operands(op, target, padding)) is not None:
         return reason
     result = shape_of(op.results[0])
     for index, operand in enumerate(op.operands):
-        if shape_of(operand) != result:
-            return f"broadcasting operand {index} {list(shape_of(operand))} to {list(result)}"
+        shape = shape_of(operand)
+        if len(shape) != len(result) or any(
+                size not in (1, full) for size, full in zip(shape, result, strict=True)):
+            return (f"broadcasting operand {index} {list(shape)} to {list(result)} "
+                    f"(the kernel broadcasts axes of size 1 of an operand of the same rank)")
+    return None
+
+
+def broadcast_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    """No operand broadcasts along an axis that `spec` blocks: a block of a size-1 axis holds
+    one real lane and padding, which would broadcast as zeros."""
+    result = shape_of(op.results[0])
+    for index, operand in enumerate(op.operands):
+        shape = shape_of(operand)
+        for axis, size, full in zip(spec.logical_axes, shape, result, strict=True):
+            if size != full and spec.blocks_of(axis):
+                return (f"operand {index} {list(shape)} broadcasts along axis {axis}, which "
+                        f"layout '{spec.text}' blocks")
     return None
 
 
@@ -643,8 +662,9 @@ def kernels() -> list[Kernel]:
                              prepare=None if into is None else _prepared(into, impl)))
     for op_type in (*_UNARY, *_NARY):
         name = op_type.name.removeprefix("nn.") + "_any"
-        accepts = _same_shapes if op_type in _NARY else _dense_operands
+        nary = op_type in _NARY
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
-                             accepts_layout=_any_dense_layout, in_place=0,
-                             prepare=prepare_elementwise, accepts=accepts))
+                             accepts_layout=broadcast_layout if nary else _any_dense_layout,
+                             in_place=0, prepare=prepare_elementwise,
+                             accepts=broadcasts if nary else _dense_operands))
     return result

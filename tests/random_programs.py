@@ -5,7 +5,8 @@ with an awkward channel count (1, 3, 5, 17, 33, ...), then a chain of layers dra
 convolutions (strides, pads, dilations, groups, depthwise), element-wise ops (sigmoid, exp,
 clip, div by a constant, ...), residual adds, concats, max/average pooling (ceil_mode,
 count_include_pad), global pooling, softmax over channels, batch norm, transposed
-convolutions, transposes and reshapes, and sometimes a dense head. Every decision goes
+convolutions, transposes and reshapes, squeeze-and-excitation products (a broadcast operand
+computed from the activations), and sometimes a dense head. Every decision goes
 through a `Choices`, so the same generator runs under hypothesis (which then shrinks a failure
 to a small program) and from a seeded numpy generator (`scripts/fuzz_programs.py`). Weights come from a numpy generator seeded by one choice, so that
 shrinking works on structure rather than on values. The program is returned as MLIR text: a
@@ -186,6 +187,14 @@ class _Builder:
             constant, self.current)
         return op(*operands)
 
+    def excitation(self) -> Operation:
+        """Squeeze-and-excitation's product: the activations and a per-channel scale computed
+        from them (global pool, sigmoid), in either order, multiplied or added."""
+        scale = self.add(nn.SigmoidOp(self.add(nn.GlobalAvgPoolOp(self.current))))
+        op = self.choose.pick((nn.MulOp, nn.MulOp, nn.AddOp, nn.SubOp))
+        operands = (self.current, scale) if self.choose.integer(0, 1) else (scale, self.current)
+        return op(*operands)
+
     def residual(self) -> Operation | None:
         shape = nn.shape_of(self.current)
         earlier = [v for v in self.values[:-1] if nn.shape_of(v) == shape]
@@ -251,7 +260,7 @@ LAYERS: dict[str, Callable[[_Builder], Operation | None]] = {
     "residual": _Builder.residual, "concat": _Builder.concat, "pool": _Builder.pool,
     "batch_norm": _Builder.batch_norm, "softmax": _Builder.softmax,
     "global_pool": _Builder.global_pool, "conv_transpose": _Builder.conv_transpose,
-    "shuffle": _Builder.shuffle,
+    "shuffle": _Builder.shuffle, "excitation": _Builder.excitation,
 }
 
 

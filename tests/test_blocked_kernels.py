@@ -330,16 +330,50 @@ def test_any_layout_kernels_work_in_place_on_any_dense_layout() -> None:
 
 @pytest.mark.parametrize(
     ("shapes", "reason"),
-    [([(1, 8, 4, 4), (1, 8, 1, 1)], "broadcasting operand 1 [1, 8, 1, 1] to [1, 8, 4, 4]"),
-     ([(8, 1, 1), (1, 8, 4, 4)], "broadcasting operand 0 [8, 1, 1] to [1, 8, 4, 4]"),
-     ([(1, 8, 4, 4), (1, 8, 4, 4)], None)],
+    [([(1, 8, 4, 4), (1, 8, 1, 1)], None), ([(1, 8, 1, 1), (1, 8, 4, 4)], None),
+     ([(1, 8, 4, 4), (1, 8, 4, 4)], None),
+     ([(8, 1, 1), (1, 8, 4, 4)], "broadcasting operand 0 [8, 1, 1] to [1, 8, 4, 4] (the kernel "
+                                 "broadcasts axes of size 1 of an operand of the same rank)")],
 )
-def test_binary_any_refuses_broadcasting(shapes: list[tuple[int, ...]],
-                                         reason: str | None) -> None:
+def test_binary_any_broadcasts_axes_of_size_1(shapes: list[tuple[int, ...]],
+                                              reason: str | None) -> None:
     op = build_plain(nn.AddOp, [np.zeros(s) for s in shapes])
     assert KERNELS["add_any"].accepts(op, AVX2, True) == reason
     summed = build_plain(lambda *xs: nn.SumOp(xs), [np.zeros(s) for s in shapes])
     assert KERNELS["sum_any"].accepts(summed, AVX2, True) == reason
+
+
+@pytest.mark.parametrize("layout", ANY_LAYOUTS)
+@pytest.mark.parametrize("case", NARY_CASES)
+@pytest.mark.parametrize("small", [(2, 12, 1, 1), (1, 12, 4, 1), (1, 1, 4, 3), (2, 1, 1, 1)])
+@pytest.mark.parametrize("first", [True, False])
+def test_nary_any_broadcasting(case: str, layout: str, small: tuple[int, ...],
+                               first: bool) -> None:
+    """An operand with axes of size 1 broadcasts in the physical layout where that layout
+    does not block those axes; where it does (C in NCHW8c), the kernel refuses the layout,
+    so propagate-layouts keeps the op plain."""
+    rng = np.random.default_rng(len(small) + first)
+    arrays = [poison(rng, random(rng, 2, 12, 4, 3)), random(rng, *small)]
+    if case == "sum":
+        arrays.append(random(rng, 2, 12, 4, 3))
+    if first:
+        arrays[:2] = arrays[1::-1]
+    kernel = KERNELS[f"{case}_any"]
+    op = build_plain(NARY_CASES[case], arrays)
+    assert kernel.accepts(op, AVX2, True) is None
+    spec = LayoutSpec.parse(layout) if layout else None
+    refusal = None if spec is None else kernel.accepts_layout(op, spec)
+    blocked_axes = [] if spec is None else [
+        axis for axis, size, full in zip("NCHW", small, (2, 12, 4, 3), strict=True)
+        if size != full and spec.blocks_of(axis)]
+    if blocked_axes:
+        assert refusal == (f"operand {0 if first else 1} {list(small)} broadcasts along "
+                           f"axis {blocked_axes[0]}, which layout '{layout}' blocks")
+        return
+    assert refusal is None
+    op, out, result_layout = run(f"{case}_any", AVX2, NARY_CASES[case], arrays,
+                                 any_layout=layout)
+    check(op, out, result_layout, arrays, exact=True)
 
 
 # --------------------------------------------------------------------- batch norm

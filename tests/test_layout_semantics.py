@@ -21,6 +21,7 @@ from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
@@ -182,6 +183,47 @@ def test_nan_and_inf_inputs_propagate_exactly() -> None:
     inputs[0][0, 1, 4, 4] = np.nan
     inputs[0][1, 2, 0, 0] = np.inf
     check_semantics(module, inputs)
+
+
+SQUEEZE_AND_EXCITATION = """
+func.func @f(%x: tensor<2x12x9x9xf32>) -> (tensor<2x12x9x9xf32>, tensor<2x12x9x9xf32>) {{
+  %w = nn.constant dense<{w}> : tensor<12x12x3x3xf32>
+  %a = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x12x9x9xf32>, tensor<12x12x3x3xf32>) -> tensor<2x12x9x9xf32>
+  %g = nn.global_avg_pool %a : tensor<2x12x9x9xf32> -> tensor<2x12x1x1xf32>
+  %w1 = nn.constant dense<{w1}> : tensor<4x12x1x1xf32>
+  %s1 = nn.conv2d %g, %w1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<2x12x1x1xf32>, tensor<4x12x1x1xf32>) -> tensor<2x4x1x1xf32>
+  %r = nn.relu %s1 : tensor<2x4x1x1xf32>
+  %w2 = nn.constant dense<{w2}> : tensor<12x4x1x1xf32>
+  %s2 = nn.conv2d %r, %w2 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<2x4x1x1xf32>, tensor<12x4x1x1xf32>) -> tensor<2x12x1x1xf32>
+  %scale = nn.sigmoid %s2 : tensor<2x12x1x1xf32>
+  %m = nn.mul %scale, %a : (tensor<2x12x1x1xf32>, tensor<2x12x9x9xf32>) -> tensor<2x12x9x9xf32>
+  %sub = nn.sub %m, %scale : (tensor<2x12x9x9xf32>, tensor<2x12x1x1xf32>) -> tensor<2x12x9x9xf32>
+  %positive = nn.sigmoid %sub : tensor<2x12x9x9xf32>
+  %div = nn.div %scale, %positive : (tensor<2x12x1x1xf32>, tensor<2x12x9x9xf32>) -> tensor<2x12x9x9xf32>
+  %mask = nn.global_avg_pool %x : tensor<2x12x9x9xf32> -> tensor<2x12x1x1xf32>
+  %spatial = nn.constant dense<{spatial}> : tensor<1x1x9x9xf32>
+  %att = nn.mul %m, %spatial : (tensor<2x12x9x9xf32>, tensor<1x1x9x9xf32>) -> tensor<2x12x9x9xf32>
+  %y = nn.add %att, %mask : (tensor<2x12x9x9xf32>, tensor<2x12x1x1xf32>) -> tensor<2x12x9x9xf32>
+  %w3 = nn.constant dense<{w3}> : tensor<12x12x3x3xf32>
+  %z = nn.conv2d %y, %w3 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x12x9x9xf32>, tensor<12x12x3x3xf32>) -> tensor<2x12x9x9xf32>
+  func.return %z, %div : tensor<2x12x9x9xf32>, tensor<2x12x9x9xf32>
+}}"""
+
+
+def test_broadcasting_binary_ops() -> None:
+    """Squeeze-and-excitation (scale [N, C, 1, 1] * x, as torchvision writes it), a
+    broadcast subtrahend and divisor, a spatial [1, 1, H, W] mask over 12 channels (padded
+    in 8- and 16-channel blocks, where that broadcast axis is blocked) and a per-channel add:
+    the same results on every target, through the interpreter and the generated module."""
+    module = parse(SQUEEZE_AND_EXCITATION.format(
+        w=dense((12, 12, 3, 3), 1), w1=dense((4, 12, 1, 1), 2), w2=dense((12, 4, 1, 1), 3),
+        spatial=dense((1, 1, 9, 9), 4), w3=dense((12, 12, 3, 3), 5)))
+    inputs = random_inputs(module)
+    check_semantics(module, inputs)
+    expected = Interpreter(module).run(inputs)
+    for target in TARGETS:
+        planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+        assert_same(expected, run_generated(planned, inputs))
 
 
 def activation_reorders(module: ModuleOp) -> int:

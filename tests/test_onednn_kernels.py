@@ -322,6 +322,39 @@ func.func @f(%x: tensor<2x16x6x6xf32>, %y: tensor<2x16x6x6xf32>) -> tensor<2x32x
     check(module, inputs, onednn_ops=12)
 
 
+@pytest.mark.parametrize("target", ["onednn", "onednn-nchw8c"])
+def test_broadcasting_binary_ops(target: str) -> None:
+    """oneDNN broadcasts its second source: x * scale and add run as they are, scale * x
+    (torchvision's squeeze-and-excitation) with its operands swapped; a broadcast
+    subtrahend runs in oneDNN, a broadcast dividend cannot be swapped and falls back, saying
+    so; NaN in the scale reaches the same outputs."""
+    module = parse("""
+func.func @f(%x: tensor<2x16x5x5xf32>, %s: tensor<2x16x1x1xf32>, %m: tensor<1x1x5x5xf32>) -> (tensor<2x16x5x5xf32>, tensor<2x16x5x5xf32>) {
+  %a = nn.mul %x, %s : (tensor<2x16x5x5xf32>, tensor<2x16x1x1xf32>) -> tensor<2x16x5x5xf32>
+  %b = nn.mul %s, %a : (tensor<2x16x1x1xf32>, tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32>
+  %c = nn.add %m, %b : (tensor<1x1x5x5xf32>, tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32>
+  %d = nn.sub %c, %s : (tensor<2x16x5x5xf32>, tensor<2x16x1x1xf32>) -> tensor<2x16x5x5xf32>
+  %e = nn.div %s, %d : (tensor<2x16x1x1xf32>, tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32>
+  func.return %d, %e : tensor<2x16x5x5xf32>, tensor<2x16x5x5xf32>
+}""")
+    inputs = random_inputs(module)
+    inputs[1][1, 3, 0, 0] = np.nan
+    compiled = check(module, inputs, onednn_ops=4, target=target)
+    kernels = {op.results[0].name_hint: kernel_of(op).kernel_name.data
+               for op in compiled.walk() if op.name.startswith("nn.") and kernel_of(op)}
+    assert [kernels[name] for name in "abcde"] == [
+        "mul_onednn", "mul_onednn", "add_onednn", "sub_onednn", "div_any"]
+    for op in compiled.walk():
+        if kernel_of(op) and kernel_of(op).kernel_name.data.endswith("_onednn"):
+            assert not onednn_kernels._compiled(op)[0].pd.implementation.startswith("ref")
+    (div,) = [op for op in compiled.walk() if op.name == "nn.div"]
+    assert onednn_kernels._binary_reason(div, TARGETS[target], True) == (
+        "operand 0 broadcasts, and oneDNN broadcasts only its second source, which nn.div "
+        "does not let us swap")
+    assert_same(Interpreter(module).run(inputs),
+                run_generated(compile_module(module, target, True, DEFAULT_PIPELINE), inputs))
+
+
 def test_an_operand_already_in_a_layout_onednn_cannot_express_runs_elsewhere() -> None:
     """Hand-written IR whose relu reads an NCHW4c2c value: dispatch asked oneDNN about nchw
     data only, chose relu_onednn, and running it was an internal error ("layout 'NCHW4c2c'

@@ -50,7 +50,7 @@ from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
-from nnlayout.kernels.blocked import _same_shapes, max_pool2d_any
+from nnlayout.kernels.blocked import broadcasts, max_pool2d_any
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
@@ -739,7 +739,8 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     md = [MemoryDesc.with_tag(shape_of(v), tag) for v in data]
     out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
     if type(op) in _BINARY:
-        return p.binary_pd(_BINARY[type(op)], md[0], md[1], out)
+        first, second = _binary_order(op)
+        return p.binary_pd(_BINARY[type(op)], md[first], md[second], out)
     if isinstance(op, nn.BatchNormOp):
         return p.batch_norm_pd(md[0], out, op.epsilon.value.data)
     if isinstance(op, nn.ConcatOp):
@@ -756,7 +757,7 @@ def _any_args(op: Operation) -> tuple[int, ...]:
     if isinstance(op, nn.ConcatOp):
         return tuple(b.DNNL_ARG_MULTIPLE_SRC + i for i in range(len(op.operands)))
     if type(op) in _BINARY:
-        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
+        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)[::1 if _binary_order(op)[0] == 0 else -1]
     return (b.DNNL_ARG_SRC,)
 
 
@@ -805,7 +806,7 @@ def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     elif len(shape_of(op.results[0])) != 4:  # our formats name 4-D data only
         reason = "not rank 4; the oneDNN kernel needs N, C, H, W"
     elif type(op) in _BINARY:
-        reason = _same_shapes(op, target, padding)
+        reason = _binary_reason(op, target, padding)
     else:
         reason = None
     layout = encoding_name(op.operands[0].type)
@@ -814,6 +815,26 @@ def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
 
 def _any_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
     return _any_reason(op, by_layout("data", spec.text), spec.text)
+
+
+def _binary_reason(op: Operation, target: Target, padding: bool) -> str | None:
+    """Operands that broadcast as `broadcasts` says, and that oneDNN's binary takes: only its
+    second source broadcasts, so a broadcast first operand is swapped to second where the
+    op commutes (torchvision's squeeze-and-excitation computes scale * x)."""
+    if (reason := broadcasts(op, target, padding)) is not None:
+        return reason
+    full = [shape_of(v) == shape_of(op.results[0]) for v in op.operands]
+    if not any(full):
+        return "no operand has the result's shape (oneDNN broadcasts its second source only)"
+    if not full[0] and not isinstance(op, nn.AddOp | nn.MulOp):
+        return (f"operand 0 broadcasts, and oneDNN broadcasts only its second source, which "
+                f"{op.name} does not let us swap")
+    return None
+
+
+def _binary_order(op: Operation) -> tuple[int, int]:
+    """Which operands are oneDNN's first and second sources (see `_binary_reason`)."""
+    return (0, 1) if shape_of(op.operands[0]) == shape_of(op.results[0]) else (1, 0)
 
 
 def _any_layouts(op: Operation, target: Target) -> Layouts:
