@@ -1,13 +1,15 @@
 """Builds a small model zoo as ONNX files, with seeded random weights (nothing is downloaded).
 
-    python -m nnlayout.examples.make_models                 # all five, full size
+    python -m nnlayout.examples.make_models                 # all six, full size
     python -m nnlayout.examples.make_models --small resnet50 unet
 
 ResNet-50 (v1.5 bottlenecks), ResNeXt-50 32x4d (the same with twice as wide a grouped 3x3
-convolution: 4 to 32 channels in each of 32 groups), MobileNetV2 (inverted residuals, depthwise
-convolutions with groups, ReLU6 as Clip), a UNet (ConvTranspose upsampling, Concat skips) and
-DenseNet-121 (dense-block concats, average-pooling transitions): opset 17, batch 1, float32.
-Classifiers end in Gemm and output both the logits and their Softmax.
+convolution: 4 to 32 channels in each of 32 groups), SE-ResNet-50 (ResNet-50 with
+squeeze-and-excitation: a per-channel scale broadcast over each block's output), MobileNetV2
+(inverted residuals, depthwise convolutions with groups, ReLU6 as Clip), a UNet
+(ConvTranspose upsampling, Concat skips) and DenseNet-121 (dense-block concats,
+average-pooling transitions): opset 17, batch 1, float32. Classifiers end in Gemm and output
+both the logits and their Softmax.
 
 Weights keep activations in a sane range, so a 1e-4 relative comparison means something:
 convolutions use He initialisation, and every BatchNormalization gets running statistics near
@@ -148,10 +150,13 @@ def _conv_bn(g: GraphBuilder, x: str, scope: str, out_channels: int, kernel: int
 
 def resnet50(*, width: int = 64, blocks: Sequence[int] = (3, 4, 6, 3), size: int = 224,
              classes: int = 1000, seed: int = 0, groups: int = 1, group_width: int = 64,
-             name: str = "resnet50") -> onnx.ModelProto:
+             squeeze_excitation: int = 0, name: str = "resnet50") -> onnx.ModelProto:
     """ResNet-50 v1.5: bottleneck blocks, stride in the 3x3 conv, projection shortcuts. With
     `groups`, ResNeXt: the 3x3 convolution has `groups` groups of `group_width` channels in
-    the first stage (torchvision's width = planes * group_width / 64 * groups)."""
+    the first stage (torchvision's width = planes * group_width / 64 * groups). With
+    `squeeze_excitation` (a reduction ratio), SENet: each block's last batch norm is scaled
+    per channel by sigmoid(fc(relu(fc(global_avg_pool)))), the fcs 1x1 convolutions with
+    bias, as `scale * x` (torchvision's order)."""
     g = GraphBuilder(seed)
     g.channels["input"] = 3
     x = _conv_bn(g, "input", "/stem", width, 7, stride=2)
@@ -165,10 +170,26 @@ def resnet50(*, width: int = 64, blocks: Sequence[int] = (3, 4, 6, 3), size: int
             y = _conv_bn(g, x, f"{scope}/1", inner, 1)
             y = _conv_bn(g, y, f"{scope}/2", inner, 3, stride, groups)
             y = _conv_bn(g, y, f"{scope}/3", planes * 4, 1, act=None, bn_scale=0.3)
+            if squeeze_excitation:
+                y = _squeeze_excitation(g, y, f"{scope}/se", squeeze_excitation)
             if index == 0:
                 x = _conv_bn(g, x, f"{scope}/downsample", planes * 4, 1, stride, act=None)
             x = g.relu(g.add(y, x, f"{scope}/add"), f"{scope}/relu")
     return g.model(name, "input", (1, 3, size, size), g.classifier(x, classes))
+
+
+def _squeeze_excitation(g: GraphBuilder, x: str, scope: str, reduction: int) -> str:
+    c = g.channels[x]
+    scale = g._node("GlobalAveragePool", f"{scope}/avgpool", [x], c)
+    scale = g.relu(g.conv(scale, f"{scope}/fc1", max(1, c // reduction), 1, bias=True),
+                   f"{scope}/relu")
+    scale = g._node("Sigmoid", scope, [g.conv(scale, f"{scope}/fc2", c, 1, bias=True)], c)
+    return g._node("Mul", scope, [scale, x], c)
+
+
+def se_resnet50(**changes: object) -> onnx.ModelProto:
+    """SE-ResNet-50: ResNet-50 with squeeze-and-excitation (reduction 16) in every block."""
+    return resnet50(**{"squeeze_excitation": 16, "name": "se_resnet50", "seed": 2, **changes})
 
 
 def resnext50(**changes: object) -> onnx.ModelProto:
@@ -263,6 +284,8 @@ ZOO: dict[str, tuple[Callable[[], onnx.ModelProto], Callable[[], onnx.ModelProto
                                             classes=10)),
     "resnext50": (resnext50, lambda: resnext50(width=8, blocks=(1, 1, 1, 1), size=64,
                                                classes=10, groups=4, group_width=16)),
+    "se_resnet50": (se_resnet50, lambda: se_resnet50(width=8, blocks=(1, 1, 1, 1), size=64,
+                                                     classes=10, squeeze_excitation=4)),
     "mobilenet_v2": (mobilenet_v2, lambda: mobilenet_v2(
         width=0.25, repeats=(1, 2, 1, 1, 1, 1, 1), last=64, size=64, classes=10)),
     "unet": (unet, lambda: unet(base=4, depth=2, size=32)),
