@@ -39,6 +39,7 @@ from nnlayout.lowering.to_numpy import import_generated, run_generated, translat
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
     LAYOUT_PIPELINE,
+    activation_reorders,
     assert_same,
     check_semantics,
     compile_module,
@@ -353,6 +354,32 @@ func.func @f(%x: tensor<2x16x5x5xf32>, %s: tensor<2x16x1x1xf32>, %m: tensor<1x1x
         "does not let us swap")
     assert_same(Interpreter(module).run(inputs),
                 run_generated(compile_module(module, target, True, DEFAULT_PIPELINE), inputs))
+
+
+def test_one_pixel_convolutions_keep_channels_last() -> None:
+    """Squeeze-and-excitation's fully connected layers are 1x1 convolutions of one pixel,
+    whose nchw and nhwc are the same bytes: named as asked (nhwc), not oneDNN's first name
+    for them (nchw), they cost no reorder between the channels-last layers around them."""
+    module = parse(f"""
+func.func @f(%x: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {{
+  %w = nn.constant dense<{dense((64, 64, 3, 3), 1)}> : tensor<64x64x3x3xf32>
+  %a = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32>
+  %g = nn.global_avg_pool %a : tensor<1x64x8x8xf32> -> tensor<1x64x1x1xf32>
+  %w1 = nn.constant dense<{dense((16, 64, 1, 1), 2)}> : tensor<16x64x1x1xf32>
+  %s1 = nn.conv2d %g, %w1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x64x1x1xf32>, tensor<16x64x1x1xf32>) -> tensor<1x16x1x1xf32>
+  %r = nn.relu %s1 : tensor<1x16x1x1xf32>
+  %w2 = nn.constant dense<{dense((64, 16, 1, 1), 3)}> : tensor<64x16x1x1xf32>
+  %s2 = nn.conv2d %r, %w2 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x16x1x1xf32>, tensor<64x16x1x1xf32>) -> tensor<1x64x1x1xf32>
+  %scale = nn.sigmoid %s2 : tensor<1x64x1x1xf32>
+  %m = nn.mul %scale, %a : (tensor<1x64x1x1xf32>, tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %b = nn.conv2d %m, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32>
+  func.return %b : tensor<1x64x8x8xf32>
+}}""")
+    compiled = check(module, random_inputs(module), onednn_ops=7)
+    assert activation_reorders(compiled) == 2  # the input and the result
+    for op in compiled.walk():
+        if op.name == "nn.conv2d":
+            assert kernel_of(op).operands[0] == kernel_of(op).results[0] == "NHWC"
 
 
 def test_an_operand_already_in_a_layout_onednn_cannot_express_runs_elsewhere() -> None:

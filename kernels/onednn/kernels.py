@@ -240,6 +240,12 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
             (nhwc.value, f.value, nhwc.value, f"{nhwc.tag} in and out, {f.tag} weights")
             for f in reversed(FORMATS) if f.role == "grouped" and names(f, g.weights)
             and LayoutSpec.parse(f.layout).is_blocked]
+    elif g.src[2:] == g.dst[2:] == (1, 1):
+        # One pixel (squeeze-and-excitation's fully connected layers): nchw and nhwc are the
+        # same bytes, but oneDNN names its choice nchw, which cost a reorder on each side
+        # where the layers around run channels-last (32 in SE-ResNet-50).
+        nhwc = by_layout("data", "NHWC")
+        attempts.insert(0, (nhwc.value, ANY, nhwc.value, f"{nhwc.tag} in and out"))
     attempts += [(f.value, ANY, ANY, f"a {f.tag} source") for f in data]
     attempts.append((ANY, by_layout(g.weights_role, "").value, ANY, "plain weights"))
     for src, weights, dst, what in attempts:
@@ -269,7 +275,9 @@ def _preferred_alternative(g: ConvGeometry, choice: ConvChoice, preferred: tuple
     pd = conv_pd(g, choice.formats[0].value, ANY, choice.formats[2].value)
     while not pd.implementation.startswith("ref"):
         if (pd.implementation.startswith(preferred) and _isa(pd.implementation) == isa
-                and (found := _choice_of(g, pd, "a preferred implementation", [])) is not None):
+                and (found := _choice_of(g, pd, "a preferred implementation", [],
+                                         (choice.formats[0].value, choice.formats[2].value)))
+                is not None):
             return found
         if not pd.next_implementation():
             break
@@ -290,17 +298,18 @@ def _conv_attempt(g: ConvGeometry, src: int, weights: int, dst: int, what: str,
     except DnnlError as error:
         notes.append(f"{what}: {error}")
         return None
-    return _choice_of(g, pd, what, notes)
+    return _choice_of(g, pd, what, notes, (src, dst))
 
 
-def _choice_of(g: ConvGeometry, pd: b.PrimitiveDesc, what: str, notes: list[str]
-               ) -> ConvChoice | None:
+def _choice_of(g: ConvGeometry, pd: b.PrimitiveDesc, what: str, notes: list[str],
+               asked: tuple[int, int] = (ANY, ANY)) -> ConvChoice | None:
     """The implementation `pd` holds if fast and nameable in our layouts, else None with the
-    reason appended to `notes`."""
+    reason appended to `notes`. `asked` are the source and destination tags `pd` was asked
+    for, which name its data where several of our formats do."""
     implementation = pd.implementation
-    formats = (identify(pd.md(b.dnnl_query_src_md), "data"),
+    formats = (_data_format(pd.md(b.dnnl_query_src_md), asked[0]),
                identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
-               identify(pd.md(b.dnnl_query_dst_md), "data"))
+               _data_format(pd.md(b.dnnl_query_dst_md), asked[1]))
     source = formats[0].tag if formats[0] else "unmapped"
     if implementation.startswith("ref"):
         notes.append(f"oneDNN chose {implementation} for a {g.src[1]}-channel {source} "
@@ -318,6 +327,13 @@ def _choice_of(g: ConvGeometry, pd: b.PrimitiveDesc, what: str, notes: list[str]
                      f"({what})")
         return None
     return ConvChoice(executed, implementation, pd.scratchpad_bytes)
+
+
+def _data_format(md: MemoryDesc, asked: int) -> Format | None:
+    """The data format of `md`: the one asked for where several name it (a one-pixel image,
+    whose nchw and nhwc are the same bytes), else the first."""
+    found = identify_all(md, "data")
+    return next((f for f in found if f.value == asked), found[0] if found else None)
 
 
 def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
