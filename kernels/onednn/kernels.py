@@ -212,10 +212,10 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
     whose input arrives plain). Then, in order: every format left to oneDNN; a plain nchw
     source (the fast stem); channel-blocked sources (the jit convolutions' formats, for
     machines where the brgemm ones are not in our map); plain weights (grouped
-    convolutions, which ask for channels-last first). A choice whose destination format
-    differs from its source's (oneDNN's stem: nchw -> nChw8c) would cost the next layers a
-    reorder each where they run channels-last, so the same format on both sides is tried
-    first for it."""
+    convolutions, which, like one-pixel ones, ask for channels-last first). A choice whose
+    destination format differs from its source's (oneDNN's stem: nchw -> nChw8c) would cost
+    the next layers a reorder each where they run channels-last, so the same format on both
+    sides is tried first for it."""
     notes: list[str] = []
     plain = by_layout("data", "")
     if data_format and (asked := by_layout("data", data_format)) is not None:
@@ -773,7 +773,9 @@ def _any_args(op: Operation) -> tuple[int, ...]:
     if isinstance(op, nn.ConcatOp):
         return tuple(b.DNNL_ARG_MULTIPLE_SRC + i for i in range(len(op.operands)))
     if type(op) in _BINARY:
-        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)[::1 if _binary_order(op)[0] == 0 else -1]
+        first, _ = _binary_order(op)
+        return ((b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1) if first == 0
+                else (b.DNNL_ARG_SRC_1, b.DNNL_ARG_SRC))
     return (b.DNNL_ARG_SRC,)
 
 
