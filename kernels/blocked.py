@@ -248,6 +248,13 @@ def broadcasts(op: Operation, target: Target, padding: bool) -> str | None:
     return None
 
 
+def full_operand(op: Operation) -> int | None:
+    """The first operand of the result's shape: the one a broadcasting op may overwrite
+    (torchvision's scale * x: x)."""
+    result = shape_of(op.results[0])
+    return next((i for i, v in enumerate(op.operands) if shape_of(v) == result), None)
+
+
 def broadcast_layout(op: Operation, spec: LayoutSpec) -> str | None:
     """No operand broadcasts along an axis that `spec` blocks: a block of a size-1 axis holds
     one real lane and padding, which would broadcast as zeros."""
@@ -665,6 +672,7 @@ def kernels() -> list[Kernel]:
         nary = op_type in _NARY
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
                              accepts_layout=broadcast_layout if nary else _any_dense_layout,
-                             in_place=0, prepare=prepare_elementwise,
+                             in_place=0, in_place_of=full_operand if nary else None,
+                             prepare=prepare_elementwise,
                              accepts=broadcasts if nary else _dense_operands))
     return result

@@ -189,6 +189,9 @@ class Kernel:
     # For ANY_LAYOUT operands: None when the kernel can consume `layout`, else why not.
     accepts_layout: Callable[[Operation, LayoutSpec], str | None] | None = None
     in_place: int | None = None
+    # Per op, instead of `in_place`: a broadcasting binary op may write over an operand of
+    # the result's shape only, whichever that is.
+    in_place_of: Callable[[Operation], int | None] | None = None
     workspace: Callable[[Operation, Target], int] = _no_workspace
     # Whether the kernel pads its input by copying it, so that reading an input laid out
     # with a halo (bufferize) saves that copy; a kernel that pads internally says False.
@@ -215,8 +218,8 @@ class Kernel:
     def attribute(self, op: Operation, target: Target) -> KernelAttr:
         """The `#nn.kernel<...>` that records this choice on `op`."""
         operands, results = self.operand_and_result_layouts(op, target)
-        return KernelAttr(self.name, operands, results, self.in_place,
-                          self.workspace(op, target))
+        in_place = self.in_place if self.in_place_of is None else self.in_place_of(op)
+        return KernelAttr(self.name, operands, results, in_place, self.workspace(op, target))
 
 
 @dataclass

@@ -50,7 +50,7 @@ from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
-from nnlayout.kernels.blocked import broadcasts, max_pool2d_any
+from nnlayout.kernels.blocked import broadcasts, full_operand, max_pool2d_any
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
@@ -1397,5 +1397,6 @@ def kernels() -> list[Kernel]:
                              accepts=_any_accepts, layouts=_any_layouts,
                              accepts_layout=_any_accepts_layout, workspace=_any_workspace,
                              in_place=0 if in_place else None,
+                             in_place_of=full_operand if op_type in _BINARY else None,
                              prepare=Prepared, reads_halo=False, writes_strided=False))
     return result
