@@ -98,7 +98,8 @@ func.func @grouped(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
 // Squeeze-and-excitation: a per-channel scale [N, C, 1, 1] times the activations. oneDNN's
 // binary broadcasts its second source, so scale * x (as torchvision writes it) runs with its
 // operands swapped, and a subtraction from the scale, which cannot be swapped, falls back
-// (to the numpy kernel that runs in any layout, so no activation is reordered for it).
+// (to the numpy kernel that runs in any layout, so no activation is reordered for it). Both
+// may write over their operand of the result's shape, operand 1, never over the scale.
 func.func @excitation(%x: tensor<1x64x14x14xf32>, %s: tensor<1x64x1x1xf32>) -> tensor<1x64x14x14xf32> {
   %m = nn.mul %s, %x : (tensor<1x64x1x1xf32>, tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
   // expected-remark @+1 {{nn.sub: operand 0 broadcasts, and oneDNN broadcasts only its second source, which nn.sub does not let us swap, not supported by sub_onednn; using sub_any}}
@@ -106,5 +107,5 @@ func.func @excitation(%x: tensor<1x64x14x14xf32>, %s: tensor<1x64x1x1xf32>) -> t
   func.return %d : tensor<1x64x14x14xf32>
 }
 // CHECK-LABEL: func.func @excitation
-// CHECK: %m = nn.mul %s, %x {kernel = #nn.kernel<"mul_onednn", operands = ["*", "*"], results = ["*"], in_place = 0>}
-// CHECK: %d = nn.sub %s, %m {kernel = #nn.kernel<"sub_any", operands = ["*", "*"], results = ["*"], in_place = 0>}
+// CHECK: %m = nn.mul %s, %x {kernel = #nn.kernel<"mul_onednn", operands = ["*", "*"], results = ["*"], in_place = 1>}
+// CHECK: %d = nn.sub %s, %m {kernel = #nn.kernel<"sub_any", operands = ["*", "*"], results = ["*"], in_place = 1>}
