@@ -227,6 +227,8 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
     data = [f for layout in ("", "NHWC", "NCHW16c", "NCHW8c")
             if (f := by_layout("data", layout)) is not None]
     attempts = [(ANY, ANY, ANY, "formats of its choice")]
+    nhwc = by_layout("data", "NHWC")
+    channels_last = (nhwc.value, ANY, nhwc.value, f"{nhwc.tag} in and out")
     if g.weights_role == "grouped":
         # oneDNN's own choice is a blocked format, where its jit code is as fast as on nhwc
         # (avx512_core: 0.23 against 0.24 ms for 224 channels in 14 groups at 28x28) and
@@ -235,8 +237,7 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
         # picks pad each group (24 channels a group in gOhwi32o on avx512_core), the ones
         # we can name follow, widest blocks first: gOhwi24o ran in 0.13 ms there, oneDNN's
         # gemm on nchw, the next fast choice, in 0.22.
-        nhwc = by_layout("data", "NHWC")
-        attempts[:0] = [(nhwc.value, ANY, nhwc.value, f"{nhwc.tag} in and out")] + [
+        attempts[:0] = [channels_last] + [
             (nhwc.value, f.value, nhwc.value, f"{nhwc.tag} in and out, {f.tag} weights")
             for f in reversed(FORMATS) if f.role == "grouped" and names(f, g.weights)
             and LayoutSpec.parse(f.layout).is_blocked]
@@ -244,8 +245,7 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
         # One pixel (squeeze-and-excitation's fully connected layers): nchw and nhwc are the
         # same bytes, but oneDNN names its choice nchw, which cost a reorder on each side
         # where the layers around run channels-last (32 in SE-ResNet-50).
-        nhwc = by_layout("data", "NHWC")
-        attempts.insert(0, (nhwc.value, ANY, nhwc.value, f"{nhwc.tag} in and out"))
+        attempts.insert(0, channels_last)
     attempts += [(f.value, ANY, ANY, f"a {f.tag} source") for f in data]
     attempts.append((ANY, by_layout(g.weights_role, "").value, ANY, "plain weights"))
     for src, weights, dst, what in attempts:
@@ -841,18 +841,19 @@ def _binary_reason(op: Operation, target: Target, padding: bool) -> str | None:
     op commutes (torchvision's squeeze-and-excitation computes scale * x)."""
     if (reason := broadcasts(op, target, padding)) is not None:
         return reason
-    full = [shape_of(v) == shape_of(op.results[0]) for v in op.operands]
-    if not any(full):
+    full = full_operand(op)
+    if full is None:
         return "no operand has the result's shape (oneDNN broadcasts its second source only)"
-    if not full[0] and not isinstance(op, nn.AddOp | nn.MulOp):
+    if full != 0 and not isinstance(op, nn.AddOp | nn.MulOp):
         return (f"operand 0 broadcasts, and oneDNN broadcasts only its second source, which "
                 f"{op.name} does not let us swap")
     return None
 
 
 def _binary_order(op: Operation) -> tuple[int, int]:
-    """Which operands are oneDNN's first and second sources (see `_binary_reason`)."""
-    return (0, 1) if shape_of(op.operands[0]) == shape_of(op.results[0]) else (1, 0)
+    """Which operands are oneDNN's first and second sources (see `_binary_reason`): the one
+    of the result's shape first."""
+    return (0, 1) if full_operand(op) == 0 else (1, 0)
 
 
 def _any_layouts(op: Operation, target: Target) -> Layouts:
