@@ -90,6 +90,21 @@ def _printable(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------ loading
+# What parsing bytes that are no ONNX model raises (protobuf's decoders differ).
+_NOT_A_MODEL = (DecodeError, RuntimeError, ValueError)
+
+
+def parses_as_model(data: bytes) -> bool:
+    """Whether `data` parses as an ONNX model with a graph (what the tools check before
+    telling a user to import a file they gave as MLIR)."""
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except _NOT_A_MODEL:
+        return False
+    return model.HasField("graph")
+
+
 def load_model(path: str | Path) -> onnx.ModelProto:
     """Reads an ONNX file and its external data (only from inside the model's folder)."""
     path = Path(path)
@@ -100,7 +115,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as error:
+    except _NOT_A_MODEL as error:
         raise UserError(
             f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
             f"{_one_line(str(error))}") from None
