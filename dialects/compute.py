@@ -3,9 +3,9 @@
 After bufferization every tensor op is wrapped, like a `linalg.generic` whose body is the
 original tensor-level op:
 
-    nn.compute ins(%x, %w : memref<1x1x8x8x8xf32>, tensor<8x3x3x3xf32, #layout.layout<"OIHW8i8o">>)
+    nn.compute ins(%x, %w : memref<1x1x8x8x8xf32>, tensor<8x8x3x3xf32, #layout.layout<"IHW8iO8o">>)
                outs(%y : memref<1x1x8x8x8xf32>) {
-    ^bb0(%a: tensor<1x3x8x8xf32, #layout.layout<"NCHW8c">>, %b: tensor<...>):
+    ^bb0(%a: tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>, %b: tensor<...>):
       %r = nn.conv2d %a, %b ... {kernel = #nn.kernel<...>} : (...) -> tensor<...>
       nn.yield %r : tensor<...>
     }

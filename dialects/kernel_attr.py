@@ -1,7 +1,7 @@
 """`#nn.kernel<...>`: the implementation `select-dispatch` chose for an op, with what later
 passes need to know about it, so that no pass has to look the kernel up again:
 
-    #nn.kernel<"conv2d_nchwc", operands = ["NCHW8c", "OIHW8i8o", "C8c"], results = ["NCHW8c"],
+    #nn.kernel<"conv2d_nchwc", operands = ["NCHW8c", "IHW8iO8o", "C8c"], results = ["NCHW8c"],
                workspace = 0>
     #nn.kernel<"relu_any", operands = ["*"], results = ["*"], in_place = 0>
 

@@ -95,7 +95,14 @@ class Target:
 
     @property
     def weight_layout(self) -> str:
-        return f"OIHW{self.block}i{self.block}o"
+        """A convolution's weights as its GEMM's right-hand matrix: reduction axes (input
+        channels, taps, input lanes) before output channels."""
+        return f"IHW{self.block}iO{self.block}o"
+
+    @property
+    def plain_input_weight_layout(self) -> str:
+        """The same, for a convolution whose input is plain (not blocked)."""
+        return f"IHWO{self.block}o"
 
     @property
     def depthwise_weight_layout(self) -> str:

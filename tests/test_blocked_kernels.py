@@ -13,6 +13,7 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import NoneAttr, TensorType, f32
 from xdsl.ir import Operation
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
@@ -40,12 +41,12 @@ def build_plain(build: Callable[..., Operation], arrays: Sequence[np.ndarray],
     return build(*(create_ssa_value(tensor(a.shape)) for a in arrays), **kwargs)
 
 
-def run(name: str, target: Target, build: Callable[..., Operation],
-        arrays: Sequence[np.ndarray], any_layout: str = "", **kwargs: Any
-        ) -> tuple[Operation, np.ndarray, str]:
-    """Asks kernel `name` for its layouts on `target` (`any_layout` stands for "*"), builds
-    the op on values of those layouts, runs the kernel on packed `arrays`; returns the op,
-    the physical result and the result's layout."""
+def build_in_layouts(name: str, target: Target, build: Callable[..., Operation],
+                     arrays: Sequence[np.ndarray], any_layout: str = "", **kwargs: Any
+                     ) -> tuple[Operation, list[np.ndarray], str]:
+    """Asks kernel `name` for its layouts on `target` (`any_layout` stands for "*"); returns
+    the op built on values of those layouts and typed as insert-layouts types it, `arrays`
+    packed into them, and the result's layout."""
     kernel = KERNELS[name]
     plain = build_plain(build, arrays, **kwargs)
     operands, results = kernel.operand_and_result_layouts(plain, target)
@@ -53,11 +54,24 @@ def run(name: str, target: Target, build: Callable[..., Operation],
     result_layout = resolve_layouts(results, any_layout)[0]
     op = build(*(create_ssa_value(tensor(a.shape, layout))
                  for a, layout in zip(arrays, operands, strict=True)), **kwargs)
+    if result_layout:  # a plain image's convolution writes blocks
+        Rewriter.replace_value_with_new_type(
+            op.results[0], tensor(shape_of(op.results[0]), result_layout))
     op.verify()
     packed = [LayoutSpec.parse(layout).pack(a) if layout else a
               for a, layout in zip(arrays, operands, strict=True)]
+    return op, packed, result_layout
+
+
+def run(name: str, target: Target, build: Callable[..., Operation],
+        arrays: Sequence[np.ndarray], any_layout: str = "", **kwargs: Any
+        ) -> tuple[Operation, np.ndarray, str]:
+    """Runs kernel `name` on `arrays` in its layouts (`build_in_layouts`); returns the op,
+    the physical result and the result's layout."""
+    op, packed, result_layout = build_in_layouts(name, target, build, arrays, any_layout,
+                                                 **kwargs)
     with np.errstate(all="ignore"):
-        out = kernel.impl(op, packed)
+        out = KERNELS[name].impl(op, packed)
     return op, out, result_layout
 
 
@@ -127,11 +141,13 @@ def test_conv2d_geometry(block: int, c_in: int, c_out: int, kernel: tuple[int, i
 
 
 @pytest.mark.parametrize("block", BLOCKS)
-def test_conv2d_nan_and_inf(block: int) -> None:
+@pytest.mark.parametrize("c_in", [3, 5])  # a plain input (an image), a blocked one
+def test_conv2d_nan_and_inf(block: int, c_in: int) -> None:
     """0 * Inf in padded output channels would be NaN: the kernel re-zeroes them; NaN reaches
     the same outputs as in the reference."""
     rng = np.random.default_rng(1)
-    arrays = [poison(rng, random(rng, 1, 5, 6, 6)), random(rng, 3, 5, 3, 3), random(rng, 3)]
+    arrays = [poison(rng, random(rng, 1, c_in, 6, 6)), random(rng, 3, c_in, 3, 3),
+              random(rng, 3)]
     op, out, layout = run("conv2d_nchwc", TEST_TARGETS[block], conv, arrays, pads=(1, 1, 1, 1))
     check(op, out, layout, arrays)
 
@@ -195,10 +211,21 @@ def test_dwconv2d_geometry(block: int, channels: int, kernel: tuple[int, int],
     check(op, out, layout, arrays)
 
 
-def test_conv_layouts_follow_the_target() -> None:
-    op = build_plain(conv, [np.zeros((1, 3, 8, 8)), np.zeros((4, 3, 3, 3)), np.zeros(4)])
-    assert KERNELS["conv2d_nchwc"].operand_and_result_layouts(op, AVX512) == (
-        ("NCHW16c", "OIHW16i16o", "C16c"), ("NCHW16c",))
+@pytest.mark.parametrize(("target", "c_in", "expected"), [
+    (AVX512, 12, ("NCHW16c", "IHW16iO16o", "C16c")),
+    (AVX2, 5, ("NCHW8c", "IHW8iO8o", "C8c")),
+    # An image whose channels padding would at least double: the input stays plain.
+    (AVX512, 4, ("", "IHWO16o", "C16c")),
+    (AVX2, 3, ("", "IHWO8o", "C8c")),
+    # Padding would double 8 channels too, but a layer that thin stays blocked (its
+    # producer writes blocks).
+    (AVX512, 8, ("NCHW16c", "IHW16iO16o", "C16c")),
+])
+def test_conv_layouts_follow_the_target(target: Target, c_in: int,
+                                        expected: tuple[str, ...]) -> None:
+    op = build_plain(conv, [np.zeros((1, c_in, 8, 8)), np.zeros((4, c_in, 3, 3)), np.zeros(4)])
+    assert KERNELS["conv2d_nchwc"].operand_and_result_layouts(op, target) == (
+        expected, (target.activation_layout,))
     dw = build_plain(depthwise, [np.zeros((1, 3, 8, 8)), np.zeros((3, 1, 3, 3))])
     assert KERNELS["dwconv2d_nchwc"].operand_and_result_layouts(dw, AVX2) == (
         ("NCHW8c", "OIHW8o"), ("NCHW8c",))
@@ -221,8 +248,8 @@ def test_blocked_kernel_needs_blocked_operands() -> None:
         ("conv2d_nchwc", conv, [(1, 32, 8, 8), (12, 16, 3, 3)], {"groups": 2}, AVX2, True,
          "grouped convolution (groups=2) with 16 input and 6 output channels a group, not "
          "multiples of the block 8"),
-        ("conv2d_nchwc", conv, [(1, 3, 32, 32), (16, 3, 3, 3)], {}, AVX2, False,
-         "3 input channels are not a multiple of the block 8 and padding is off"),
+        ("conv2d_nchwc", conv, [(1, 5, 32, 32), (16, 5, 3, 3)], {}, AVX2, False,
+         "5 input channels are not a multiple of the block 8 and padding is off"),
         ("conv2d_nchwc", conv, [(1, 16, 32, 32), (5, 16, 3, 3)], {}, AVX512, False,
          "5 output channels are not a multiple of the block 16 and padding is off"),
         ("conv2d_nchwc", conv, [(1, 3, 4, 6), (8, 3, 3, 3)], {}, AVX2, True,
@@ -243,11 +270,14 @@ def test_conv_refusals(name: str, build: Callable[..., Operation], shapes: list[
 
 
 def test_conv_acceptance() -> None:
-    """A large enough convolution is accepted, padded when padding is allowed; depthwise
+    """A large enough convolution is accepted, padded when padding is allowed (its input
+    only where it is blocked); depthwise
     convolutions (a one-channel one among them) are the depthwise kernel's only, and a
     grouped one is no depthwise kernel's business."""
     op = build_plain(conv, [np.zeros((1, 3, 32, 32)), np.zeros((16, 3, 3, 3))])
     assert KERNELS["conv2d_nchwc"].accepts(op, AVX2, True) is None
+    # Its 3 input channels are read plain, so they need no padding.
+    assert KERNELS["conv2d_nchwc"].accepts(op, AVX2, False) is None
     one = build_plain(conv, [np.zeros((1, 1, 64, 64)), np.zeros((1, 1, 5, 5))])
     assert not KERNELS["conv2d_nchwc"].applies(one)
     selection = select(one, AVX2, True)

@@ -412,12 +412,13 @@ def test_import_refuses_an_output_over_its_input_or_weights(tmp_path: Path, outp
     assert (tmp_path / "m.onnx").read_bytes() == model
 
 
-STEM = ("func.func @stem(%x: tensor<1x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, "
-        "%b: tensor<16xf32>) -> tensor<1x16x30x30xf32> {\n"
+# 20 output channels: padded to 32 in NCHW16c, so padding decides the kernel.
+STEM = ("func.func @stem(%x: tensor<1x3x32x32xf32>, %w: tensor<20x3x3x3xf32>, "
+        "%b: tensor<20xf32>) -> tensor<1x20x30x30xf32> {\n"
         "  %y = nn.conv2d %x, %w, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1"
-        " : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> "
-        "tensor<1x16x30x30xf32>\n"
-        "  func.return %y : tensor<1x16x30x30xf32>\n}\n")
+        " : (tensor<1x3x32x32xf32>, tensor<20x3x3x3xf32>, tensor<20xf32>) -> "
+        "tensor<1x20x30x30xf32>\n"
+        "  func.return %y : tensor<1x20x30x30xf32>\n}\n")
 
 
 @pytest.mark.parametrize(("value", "kernel"), [

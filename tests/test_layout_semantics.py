@@ -237,11 +237,13 @@ def test_small_zoo_models_keep_their_results(name: str) -> None:
     check_semantics(module, random_inputs(module), targets=["avx2", "avx512"])
 
 
-def test_small_resnet_has_two_activation_reorders() -> None:
+def test_small_resnet_has_one_activation_reorder() -> None:
+    """The stem reads the plain image (3 channels padded to a block would multiply its work),
+    so the only reorder is the classifier's, back to plain."""
     module = import_model(build("resnet50", small=True), inline_limit=1 << 30).module
     for target in ("avx2", "avx512"):
         compiled = compile_module(module, target, padding=True)
-        assert activation_reorders(compiled) == 2
+        assert activation_reorders(compiled) == 1
         convs = [op for op in compiled.walk() if op.name == "nn.conv2d"]
         assert all(kernel_of(op).kernel_name.data == "conv2d_nchwc" for op in convs)
         assert not any(isinstance(op, ReorderOp) and isinstance(op.input.owner, ConstantOp)

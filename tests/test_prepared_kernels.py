@@ -12,12 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 from xdsl.ir import Operation
-from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
-from nnlayout.kernels.registry import Target, resolve_layouts
+from nnlayout.kernels.registry import Target
 from nnlayout.tests.test_blocked_kernels import (
     AVX2,
     KERNELS,
@@ -26,11 +24,10 @@ from nnlayout.tests.test_blocked_kernels import (
     UNARY_CASES,
     avg_pool,
     batch_norm,
-    build_plain,
+    build_in_layouts,
     concat,
     conv,
     max_pool,
-    tensor,
     unary,
 )
 
@@ -62,15 +59,7 @@ def build(name: str, target: Target, builder: Callable[..., Operation],
           arrays: Sequence[np.ndarray], any_layout: str = "", **kwargs: Any
           ) -> tuple[Operation, list[np.ndarray]]:
     """The op on values in kernel `name`'s layouts, and `arrays` packed into them."""
-    kernel = KERNELS[name]
-    operands, _ = kernel.operand_and_result_layouts(build_plain(builder, arrays, **kwargs),
-                                                    target)
-    operands = resolve_layouts(operands, any_layout)
-    op = builder(*(create_ssa_value(tensor(a.shape, layout))
-                   for a, layout in zip(arrays, operands, strict=True)), **kwargs)
-    op.verify()
-    packed = [LayoutSpec.parse(layout).pack(a) if layout else a
-              for a, layout in zip(arrays, operands, strict=True)]
+    op, packed, _ = build_in_layouts(name, target, builder, arrays, any_layout, **kwargs)
     return op, packed
 
 
@@ -215,7 +204,8 @@ def test_pooling(average: bool, geometry: str, layout: str, signed_zeros_only: b
 
 # ------------------------------------------------------- convolution, batch norm, concat
 @pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize(("channels", "groups"), [((5, 3), 1), ((8, 16), 1), ((24, 48), 3)])
+@pytest.mark.parametrize(("channels", "groups"),
+                         [((3, 5), 1), ((5, 3), 1), ((8, 16), 1), ((24, 48), 3)])
 def test_conv2d(channels: tuple[int, int], groups: int, bias: bool) -> None:
     rng = np.random.default_rng(channels[0])
     c_in, c_out = channels

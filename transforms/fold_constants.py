@@ -1,16 +1,16 @@
 """`fold-constants`: pack weights once, at compile time.
 
-A `layout.reorder` of an `nn.constant` (a weight going into `OIHW8i8o`, a bias into `C8c`, a
+A `layout.reorder` of an `nn.constant` (a weight going into `IHW8iO8o`, a bias into `C8c`, a
 CSR conversion) becomes a constant of the reordered type: the same stored value (inline or
 external), materialised in the new layout when the program is loaded, so no reorder of a
 constant runs per inference:
 
     %w = nn.constant external "conv1.weight" : tensor<64x3x7x7xf32>
     %w8 = layout.reorder %w : tensor<64x3x7x7xf32>
-                            -> tensor<64x3x7x7xf32, #layout.layout<"OIHW8i8o">>
+                            -> tensor<64x3x7x7xf32, #layout.layout<"IHWO8o">>
   becomes
     %w8 = nn.constant external "conv1.weight"
-              : tensor<64x3x7x7xf32, #layout.layout<"OIHW8i8o">>
+              : tensor<64x3x7x7xf32, #layout.layout<"IHWO8o">>
 
 The original constant stays while other ops still use it.
 

@@ -5,15 +5,15 @@ layout each operand and result should have; here each operand whose type differs
 `layout.reorder` in front of the op, and each result whose layout changes gets a reorder back
 to its old type after the op, so the rest of the program is untouched:
 
-    %y = nn.conv2d %x, %w, %b ... : (tensor<1x3x8x8xf32>, ...) -> tensor<1x4x8x8xf32>
+    %y = nn.conv2d %x, %w, %b ... : (tensor<1x12x8x8xf32>, ...) -> tensor<1x4x8x8xf32>
   becomes
-    %x8 = layout.reorder %x : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32, #layout.layout<"NCHW8c">>
-    %w8 = layout.reorder %w : ... -> tensor<4x3x3x3xf32, #layout.layout<"OIHW8i8o">>
+    %x8 = layout.reorder %x : tensor<1x12x8x8xf32> -> tensor<1x12x8x8xf32, #layout.layout<"NCHW8c">>
+    %w8 = layout.reorder %w : ... -> tensor<4x12x3x3xf32, #layout.layout<"IHW8iO8o">>
     %y8 = nn.conv2d %x8, %w8, %b8 ... -> tensor<1x4x8x8xf32, #layout.layout<"NCHW8c">>
     %y = layout.reorder %y8 : ... -> tensor<1x4x8x8xf32>
 
-Channels that do not fill a block are padded by the layout itself (C=3 in NCHW8c is one block
-of 8 lanes, 5 of them zero). A `"*"` layout ("whatever the producer gives") needs no reorder.
+Channels that do not fill a block are padded by the layout itself (C=12 in NCHW8c is two blocks
+of 8 lanes, the last 4 zero). A `"*"` layout ("whatever the producer gives") needs no reorder.
 Back-to-back reorders this creates are removed by `propagate-layouts`; reorders of constants
 are done at compile time by `fold-constants`.
 """

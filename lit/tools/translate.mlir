@@ -31,7 +31,7 @@ func.func @net(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x4x4xf32> {
 // CHECK: c_1 = np.ndarray((1, 1, 10, 10, 8), np.float32, buffer=ARENA, offset={{[0-9]+}}, strides=(3200, 3200, 320, 32, 4))
 // CHECK-NEXT: c_2 = c_1[:, :, 1:9, 1:9]
 // CHECK-NEXT: k1 = PROGRAM.on(1, (c,), (c_2,))
-// CHECK: w2 = PROGRAM.constants[1]  # %w2: 8x8x3x3 OIHW8i8o
+// CHECK: w2 = PROGRAM.constants[1]  # %w2: 8x8x3x3 IHW8iO8o
 // CHECK: k2 = PROGRAM.on(2, (c_1, w2), (r,))
 // CHECK-NEXT: k3 = PROGRAM.on(3, (r,), (r,))
 // CHECK: k4 = PROGRAM.on(4, (d,), (p,))

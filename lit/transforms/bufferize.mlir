@@ -2,29 +2,30 @@
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=ref},bufferize' | filecheck %s --check-prefix=PLAIN
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx512},insert-layouts,propagate-layouts,fold-constants,bufferize' --print-op-generic | nnlayout-opt --split-input-file | filecheck %s
 
-// The C=3 stem: a 5-D blocked buffer (one block of 16 lanes), written into the interior of a
-// buffer with a 1-pixel halo; the convolution reads the whole padded buffer and pads nothing.
-func.func @stem(%x: tensor<1x3x32x32xf32>) -> tensor<1x16x32x32xf32> {
-  %w = nn.constant dense<0.5> : tensor<16x3x3x3xf32>
-  %y = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x32x32xf32>
+// 12 channels: a 5-D blocked buffer (one block of 16 lanes, 4 of them padding), written into
+// the interior of a buffer with a 1-pixel halo; the convolution reads the whole padded buffer
+// and pads nothing.
+func.func @padded(%x: tensor<1x12x32x32xf32>) -> tensor<1x16x32x32xf32> {
+  %w = nn.constant dense<0.5> : tensor<16x12x3x3xf32>
+  %y = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x12x32x32xf32>, tensor<16x12x3x3xf32>) -> tensor<1x16x32x32xf32>
   func.return %y : tensor<1x16x32x32xf32>
 }
-// CHECK-LABEL: func.func @stem(%x: memref<1x3x32x32xf32>) -> memref<1x16x32x32xf32>
+// CHECK-LABEL: func.func @padded(%x: memref<1x12x32x32xf32>) -> memref<1x16x32x32xf32>
 // CHECK:      %[[PADDED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1x34x34x16xf32>
 // CHECK-NEXT: layout.fill_border %[[PADDED]] axes [2, 3] halo [1, 1, 1, 1] value 0.000000e+00 : f32 : memref<1x1x34x34x16xf32>
 // CHECK-NEXT: %[[INTERIOR:.*]] = memref.subview %[[PADDED]][0, 0, 1, 1, 0] [1, 1, 32, 32, 16] [1, 1, 1, 1, 1] : memref<1x1x34x34x16xf32> to memref<1x1x32x32x16xf32, strided<[18496, 18496, 544, 16, 1], offset: 560>>
-// CHECK-NEXT: nn.compute ins(%x : memref<1x3x32x32xf32>) outs(%[[INTERIOR]] : memref<1x1x32x32x16xf32, strided<[18496, 18496, 544, 16, 1], offset: 560>>) {
-// CHECK:        layout.reorder {{.*}} : tensor<1x3x32x32xf32> -> tensor<1x3x32x32xf32, #layout.layout<"NCHW16c">>
-// CHECK:      nn.constant dense<5.000000e-01> : tensor<16x3x3x3xf32> -> tensor<16x3x3x3xf32, #layout.layout<"OIHW16i16o">>
+// CHECK-NEXT: nn.compute ins(%x : memref<1x12x32x32xf32>) outs(%[[INTERIOR]] : memref<1x1x32x32x16xf32, strided<[18496, 18496, 544, 16, 1], offset: 560>>) {
+// CHECK:        layout.reorder {{.*}} : tensor<1x12x32x32xf32> -> tensor<1x12x32x32xf32, #layout.layout<"NCHW16c">>
+// CHECK:      nn.constant dense<5.000000e-01> : tensor<16x12x3x3xf32> -> tensor<16x12x3x3xf32, #layout.layout<"IHW16iO16o">>
 // CHECK:      %[[Y:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1x32x32x16xf32>
-// CHECK-NEXT: nn.compute ins(%[[PADDED]], %{{.*}} : memref<1x1x34x34x16xf32>, tensor<16x3x3x3xf32, #layout.layout<"OIHW16i16o">>) outs(%[[Y]] : memref<1x1x32x32x16xf32>) halo [1, 1, 1, 1] {
+// CHECK-NEXT: nn.compute ins(%[[PADDED]], %{{.*}} : memref<1x1x34x34x16xf32>, tensor<16x12x3x3xf32, #layout.layout<"IHW16iO16o">>) outs(%[[Y]] : memref<1x1x32x32x16xf32>) halo [1, 1, 1, 1] {
 // CHECK:        nn.conv2d {{.*}} pads [1, 1, 1, 1]
 // CHECK:      %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16x32x32xf32>
 // CHECK:      func.return %[[OUT]] : memref<1x16x32x32xf32>
 
-// PLAIN-LABEL: func.func @stem
+// PLAIN-LABEL: func.func @padded
 // PLAIN:      %{{.*}} = memref.alloc() {alignment = 64 : i64} : memref<1x16x32x32xf32>
-// PLAIN:      nn.compute ins(%x, %w : memref<1x3x32x32xf32>, tensor<16x3x3x3xf32>)
+// PLAIN:      nn.compute ins(%x, %w : memref<1x12x32x32xf32>, tensor<16x12x3x3xf32>)
 
 // -----
 

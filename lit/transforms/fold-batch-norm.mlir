@@ -31,8 +31,8 @@ func.func @with_bias(%x: tensor<1x8x16x16xf32>) -> tensor<1x16x16x16xf32> {
 // weight is packed (a reorder of a constant expression, also at load).
 // PIPE-LABEL: func.func @with_bias
 // PIPE:       %[[W:.*]] = nn.mul %w, %{{.*}} : (tensor<16x8x3x3xf32>, tensor<16x1x1x1xf32>) -> tensor<16x8x3x3xf32>
-// PIPE:       %[[WP:.*]] = layout.reorder %[[W]] : tensor<16x8x3x3xf32> -> tensor<16x8x3x3xf32, #layout.layout<"OIHW8i8o">>
-// PIPE:       nn.compute ins(%{{.*}}, %[[WP]], %{{.*}} : memref<1x1x18x18x8xf32>, tensor<16x8x3x3xf32, #layout.layout<"OIHW8i8o">>
+// PIPE:       %[[WP:.*]] = layout.reorder %[[W]] : tensor<16x8x3x3xf32> -> tensor<16x8x3x3xf32, #layout.layout<"IHW8iO8o">>
+// PIPE:       nn.compute ins(%{{.*}}, %[[WP]], %{{.*}} : memref<1x1x18x18x8xf32>, tensor<16x8x3x3xf32, #layout.layout<"IHW8iO8o">>
 // PIPE-NEXT:  ^bb0
 // PIPE-NEXT:  nn.conv2d {{.*}}conv2d_nchwc
 // PIPE-NOT:   nn.batch_norm
