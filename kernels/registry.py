@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from xdsl.ir import Operation
 
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
-from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.dialects.layout import LayoutSpec, layout_of
 
 Implementation = Callable[[Operation, Sequence[Any]], Any]
 # What the kernels prepared in one binding session (one generated Program, one Interpreter)
@@ -222,6 +222,16 @@ class Kernel:
             return ((PLAIN_LAYOUT,) * len(op.operands), (PLAIN_LAYOUT,) * len(op.results))
         return self.layouts(op, target)
 
+    def refusal(self, op: Operation, target: Target, padding: bool) -> str | None:
+        """Why the kernel cannot run `op` (None when it can): `accepts`, then, for a kernel
+        taking any layout, `accepts_layout` on the layout operand 0 already carries
+        (hand-written IR: a layout blocking an axis it pools or broadcasts)."""
+        reason = self.accepts(op, target, padding)
+        if reason is not None or self.accepts_layout is None or not op.operands:
+            return reason
+        spec = layout_of(op.operands[0].type)
+        return None if spec is None else self.accepts_layout(op, spec)
+
     def attribute(self, op: Operation, target: Target) -> KernelAttr:
         """The `#nn.kernel<...>` that records this choice on `op`."""
         operands, results = self.operand_and_result_layouts(op, target)
@@ -265,7 +275,7 @@ def select(op: Operation, target: Target, padding: bool) -> Selection | None:
                   if k.family in target.families and k.applies(op)]
     candidates.sort(key=lambda k: (target.families.index(k.family), -k.priority))
     for kernel in candidates:
-        reason = kernel.accepts(op, target, padding)
+        reason = kernel.refusal(op, target, padding)
         if reason is None:
             return Selection(kernel, tuple(rejected))
         rejected.append((kernel.name, reason))

@@ -113,7 +113,7 @@ class _Fuser:
         for kernel in registry().for_op(FusedConv2dOp):
             if kernel.family != chosen_kernel.family or not kernel.applies(fused):
                 continue
-            reason = kernel.accepts(fused, self.target, self.padding)
+            reason = kernel.refusal(fused, self.target, self.padding)
             if reason is None:
                 fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
                 fused.location = conv.location  # later diagnostics point at the convolution

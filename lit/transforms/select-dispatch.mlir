@@ -69,3 +69,15 @@ func.func @tiny(%x: tensor<1x16x2x2xf32>, %w: tensor<16x16x1x1xf32>) -> tensor<1
 }
 // CHECK-LABEL: func.func @tiny
 // CHECK: #nn.kernel<"conv2d_ref"
+
+// -----
+
+// A layout hand-written IR already gives an operand is asked of a kernel taking any layout:
+// mul_any would broadcast the mask's padding lanes over channels 1 and 2.
+func.func @mask_in_channel_blocks(%x: tensor<1x3x5x5xf32, #layout.layout<"NCHW8c">>, %m: tensor<1x1x5x5xf32, #layout.layout<"NCHW8c">>) -> tensor<1x3x5x5xf32, #layout.layout<"NCHW8c">> {
+  // expected-remark @+1 {{nn.mul: operand 1 [1, 1, 5, 5] broadcasts along axis C, which layout 'NCHW8c' blocks, not supported by mul_any; using mul_ref}}
+  %y = nn.mul %x, %m : (tensor<1x3x5x5xf32, #layout.layout<"NCHW8c">>, tensor<1x1x5x5xf32, #layout.layout<"NCHW8c">>) -> tensor<1x3x5x5xf32, #layout.layout<"NCHW8c">>
+  func.return %y : tensor<1x3x5x5xf32, #layout.layout<"NCHW8c">>
+}
+// CHECK-LABEL: func.func @mask_in_channel_blocks
+// CHECK: nn.mul {{.*}}#nn.kernel<"mul_ref"
