@@ -3,11 +3,13 @@
 The importer runs onnx's checker and shape inference first, then emits, node by node, the `nn`
 ops with the same semantics (a few nodes decompose: Softmax before opset 13 coerces to 2-D,
 1-D Conv/pooling run as 2-D ops on a height-1 image, GlobalMaxPool is a max pool over the
-whole image, Dropout is the identity it is at inference). Every result is checked against the shape
-ONNX inferred, so an importer bug surfaces at import time, naming the node, rather than as a
-wrong answer later (except where onnx's inference is wrong: a pooling window that ceil_mode
-would start in the end padding, which ONNX drops, and what is computed from that output).
-ONNX value names become SSA name hints (sanitised to what MLIR accepts).
+whole image, Dropout is the identity it is at inference; before opset 7 a binary op's B with
+`broadcast=1 axis=k` is reshaped to broadcast from A's axis k). Every result is checked
+against the shape ONNX inferred, so an importer bug surfaces at import time, naming the node,
+rather than as a wrong answer later (except where onnx's inference is wrong: a pooling window
+that ceil_mode would start in the end padding, which ONNX drops; a ConvTranspose with
+auto_pad SAME and output_padding, whose output is input * stride; and what is computed from
+those outputs). ONNX value names become SSA name hints (sanitised to what MLIR accepts).
 
 Initializers (and Constant nodes) become `nn.constant`s where a tensor is used; those with more
 than `inline_limit` elements are returned in `ImportedModel.weights` and referenced as
@@ -231,6 +233,28 @@ def _ceil_mode_overcount(node: onnx.NodeProto, expected: Sequence[int],
                                                     source[2:], begins, strict=True))
 
 
+def _auto_pad_name(attrs: dict) -> str:
+    """A node's auto_pad attribute as text (NOTSET when absent)."""
+    auto_pad = attrs.get("auto_pad", b"NOTSET")
+    return auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+
+
+def _same_output_padding_overcount(node: onnx.NodeProto, expected: Sequence[int],
+                                   actual: Sequence[int]) -> bool:
+    """Whether `expected` (onnx's inferred shape of a ConvTranspose output) is `actual` plus
+    output_padding on the spatial axes, for auto_pad SAME_UPPER/SAME_LOWER without
+    output_shape: the spec makes that output input * stride, as onnxruntime, onnx's reference
+    evaluator and nn do, but onnx's shape inference adds output_padding."""
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    if node.op_type != "ConvTranspose" or _auto_pad_name(attrs) not in (
+            "SAME_UPPER", "SAME_LOWER") or (
+            "output_shape" in attrs or len(expected) != len(actual)):
+        return False
+    extra = list(attrs.get("output_padding", [0] * (len(actual) - 2)))
+    return list(expected) == [*actual[:2], *(a + e for a, e in zip(actual[2:], extra,
+                                                                   strict=True))]
+
+
 # ------------------------------------------------------------------------------ importer
 class _Importer:
     """Translates one graph; keeps the ONNX-name -> SSA value map and the weights."""
@@ -252,7 +276,8 @@ class _Importer:
         self.block = Block()
         self.inferred: dict[str, onnx.TypeProto] = {}
         # Values whose shape onnx's shape inference gets wrong, so not checked against it:
-        # see _ceil_mode_overcount, and everything computed from such a value.
+        # see _ceil_mode_overcount and _same_output_padding_overcount, and everything
+        # computed from such a value.
         self.beyond_inference: set[str] = set()
         self.node = "graph"
 
@@ -465,7 +490,8 @@ class _Importer:
             actual = list(nn.shape_of(value))
             if expected != actual:
                 if _ceil_mode_overcount(node, expected, actual,
-                                        nn.shape_of(self.values[node.input[0]])):
+                                        nn.shape_of(self.values[node.input[0]])) or (
+                        _same_output_padding_overcount(node, expected, actual)):
                     self.beyond_inference.add(name)
                     return
                 raise self._fail(f"nn computes shape {actual} for output '{name}' but ONNX "
@@ -477,10 +503,35 @@ class _Importer:
         if node.op_type in _UNARY:
             self._output(node, self._build(lambda: _UNARY[node.op_type](self._in(node, 0))))
         elif node.op_type in _BINARY:
-            self._output(node, self._build(
-                lambda: _BINARY[node.op_type](self._in(node, 0), self._in(node, 1))))
+            lhs = self._in(node, 0)
+            rhs = self._legacy_broadcast(node, attrs, lhs)
+            self._output(node, self._build(lambda: _BINARY[node.op_type](lhs, rhs)))
         else:
             getattr(self, f"_op_{node.op_type}")(node, attrs)
+
+    def _legacy_broadcast(self, node: onnx.NodeProto, attrs: dict, lhs: SSAValue) -> SSAValue:
+        """A binary node's second operand. Before opset 7 it broadcasts only with
+        `broadcast=1`, its dimensions matched to A's from `axis` on (the trailing ones
+        without `axis`): it is reshaped so that numpy's trailing broadcast means the same."""
+        rhs = self._in(node, 1)
+        a, b = list(nn.shape_of(lhs)), list(nn.shape_of(rhs))
+        if self.opset >= 7:
+            return rhs
+        if not attrs.get("broadcast", 0):
+            if a != b:
+                raise self._fail(f"{node.op_type} before opset 7 without broadcast=1 needs "
+                                 f"operands of one shape, got {a} and {b}")
+            return rhs
+        if "axis" not in attrs:
+            return rhs
+        axis = int(attrs["axis"])
+        axis = axis + len(a) if axis < 0 else axis
+        if not 0 <= axis <= len(a) - len(b):
+            raise self._fail(f"broadcast axis {attrs['axis']} does not fit B of shape {b} "
+                             f"into A of shape {a}")
+        aligned = [*b, *[1] * (len(a) - axis - len(b))]
+        return rhs if aligned == b else self._emit(self._build(
+            lambda: nn.ReshapeOp(rhs, aligned)))
 
     def _in(self, node: onnx.NodeProto, index: int) -> SSAValue:
         return self._tensor(node.input[index])
@@ -570,7 +621,8 @@ class _Importer:
 
     def _op_Concat(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         inputs = [self._tensor(name) for name in node.input]
-        self._output(node, self._build(lambda: nn.ConcatOp(inputs, int(attrs["axis"]))))
+        # The axis defaults to 1 before opset 4; onnx's checker requires it from then on.
+        self._output(node, self._build(lambda: nn.ConcatOp(inputs, int(attrs.get("axis", 1)))))
 
     def _op_Flatten(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         self._output(node, self._build(
@@ -584,7 +636,12 @@ class _Importer:
     def _op_Reshape(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         x = self._in(node, 0)
         source = nn.shape_of(x)
-        requested = [int(v) for v in self._constant_array(node.input[1], "shape").ravel()]
+        if self.opset >= 5:  # onnx's checker requires the input
+            requested = [int(v) for v in self._constant_array(node.input[1], "shape").ravel()]
+        elif "shape" in attrs:  # an attribute before opset 5, which the checker lets go
+            requested = [int(v) for v in attrs["shape"]]
+        else:
+            raise self._fail("Reshape before opset 5 needs a 'shape' attribute")
         if attrs.get("allowzero", 0) and 0 in requested:
             raise self._fail("Reshape with allowzero=1 and a 0 entry gives an empty tensor; "
                              "empty tensors are not supported")
@@ -620,8 +677,7 @@ class _Importer:
     # ---------------------------------------------------------- windows (conv, pooling)
     def _auto_pad(self, attrs: dict) -> str:
         """The auto_pad of a Conv, ConvTranspose or pool, one of the four ONNX defines."""
-        auto_pad = attrs.get("auto_pad", b"NOTSET")
-        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+        auto_pad = _auto_pad_name(attrs)
         if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
             raise self._fail(f"unknown auto_pad '{auto_pad}' (NOTSET, SAME_UPPER, SAME_LOWER "
                              "or VALID)")

@@ -218,6 +218,76 @@ def test_only_a_window_starting_in_the_padding_excuses_onnx_inference() -> None:
     assert not _ceil_mode_overcount(pool, [1, 5, 4, 3], [1, 4, 4, 2], (1, 4, 8, 6))
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_conv_transpose_same_with_output_padding_is_input_times_stride(auto_pad: str) -> None:
+    """The spec, onnxruntime and onnx's reference evaluator give 12 x 12 (4 x 3); onnx's
+    shape inference adds output_padding (13 x 14), and the importer refused the model."""
+    model = make_model([node("ConvTranspose", ["x", "w"], ["t"], strides=[3, 3],
+                             auto_pad=auto_pad, output_padding=[1, 2]), node("Relu", ["t"])],
+                       {"x": (1, 3, 4, 4)}, ["y"], {"w": weight(3, 2, 3, 3)})
+    ours, expected = run_both(model, oracle="reference")
+    assert ours[0].shape == expected[0].shape == (1, 2, 12, 12)
+    np.testing.assert_allclose(ours[0], expected[0], atol=1e-4)
+
+
+def legacy_binary(op: str, b: np.ndarray, **attrs: object) -> onnx.ModelProto:
+    return make_model([node(op, ["x", "b"], **attrs)], {"x": (1, 3, 2, 4)}, ["y"], {"b": b},
+                      opset=6)
+
+
+LEGACY_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}
+
+
+@pytest.mark.parametrize("op", sorted(LEGACY_BINARY))
+@pytest.mark.parametrize(("shape", "axis", "aligned"), [
+    ((3,), 1, (1, 3, 1, 1)), ((3, 2), 1, (1, 3, 2, 1)), ((2, 4), -2, (1, 1, 2, 4)),
+    ((4,), None, (1, 1, 1, 4))])
+def test_legacy_broadcast_aligns_b_at_axis(op: str, shape: tuple[int, ...], axis: int | None,
+                                           aligned: tuple[int, ...]) -> None:
+    """Before opset 7, broadcast=1 matches B's axes to A's from `axis` on (the spec's rule;
+    onnxruntime has no such kernel and onnx's reference evaluator ignores `axis`): the
+    importer applied numpy's trailing rule, so [3] at axis 1 was refused against width 4,
+    and would have been added along the width had the width been 3."""
+    b = RNG.standard_normal(shape).astype(np.float32)
+    attrs = {"broadcast": 1} | ({} if axis is None else {"axis": axis})
+    model = make_model([node(op, ["x", "b"], **attrs)], {"x": (1, 3, 2, 4)}, ["y"], {"b": b},
+                       opset=6)
+    x = RNG.standard_normal((1, 3, 2, 4)).astype(np.float32)
+    (got,) = run_function(parse_module(make_context(), round_trip(model), "test"), [x])
+    np.testing.assert_allclose(got, LEGACY_BINARY[op](x, b.reshape(aligned)), rtol=1e-6)
+
+
+def test_legacy_binary_without_broadcast_needs_one_shape() -> None:
+    model = make_model([node("Add", ["x", "b"])], {"x": (1, 3, 2, 4)}, ["y"],
+                       {"b": weight(4)}, opset=6)
+    with pytest.raises(UserError, match=r"Add before opset 7 without broadcast=1 needs "
+                                        r"operands of one shape, got \[1, 3, 2, 4\] and \[4\]"):
+        import_model(model)
+
+
+def test_legacy_concat_axis_defaults_to_1_and_reshape_takes_an_attribute() -> None:
+    """Concat before opset 4 defaults its axis to 1; Reshape before opset 5 reads its shape
+    from an attribute (both were internal errors: KeyError, IndexError); what onnx's checker
+    lets go without them gets a message."""
+    def shaped(model: onnx.ModelProto, shape: list[int]) -> onnx.ModelProto:
+        # onnx's checker wants a shape on old opsets' outputs
+        model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", F, shape))
+        return model
+
+    concat = make_model([node("Concat", ["a", "b"])], {"a": (1, 2, 3), "b": (1, 4, 3)}, ["y"],
+                        opset=3)
+    assert "axis 1" in round_trip(shaped(concat, [1, 6, 3]))
+    reshape = make_model([node("Reshape", ["a"], shape=[2, 0, -1])], {"a": (1, 6, 2)}, ["y"],
+                         opset=4)
+    assert "-> tensor<2x6x1xf32>" in round_trip(shaped(reshape, [2, 6, 1]))
+    with pytest.raises(UserError, match="Reshape before opset 5 needs a 'shape' attribute"):
+        import_model(shaped(make_model([node("Reshape", ["a"])], {"a": (1, 6)}, ["y"], opset=4),
+                            [6]))
+    with pytest.raises(UserError, match="Required attribute axis is missing"):
+        import_model(make_model([node("Concat", ["a", "b"])], {"a": (1, 2), "b": (1, 2)},
+                                ["y"], opset=13))
+
+
 @pytest.mark.parametrize(("auto_pad", "expected"), [
     ("SAME_UPPER", [1, 0, 1, 1]),  # [top, left, bottom, right]: total 2 on H, 1 on W (odd)
     ("SAME_LOWER", [1, 1, 1, 0]),
