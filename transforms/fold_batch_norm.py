@@ -63,6 +63,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.transforms import remarks
+from nnlayout.transforms.stages import require_tensor_level
 
 
 def is_constant(value: SSAValue) -> bool:
@@ -152,5 +153,6 @@ class FoldBatchNormPass(ModulePass):
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
         PatternRewriteWalker(FoldBatchNormIntoConv(self.remarks),
                              apply_recursively=False).rewrite_module(op)

@@ -37,6 +37,7 @@ from xdsl.pattern_rewriter import (
 from nnlayout.dialects.layout import ReorderOp
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.transforms.propagate_layouts import EraseDeadReorder
+from nnlayout.transforms.stages import require_tensor_level
 
 
 class FoldReorderOfConstant(RewritePattern):
@@ -63,6 +64,7 @@ class FoldConstantsPass(ModulePass):
     name = "fold-constants"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [FoldReorderOfConstant(), EraseDeadReorder()], dce_enabled=False),

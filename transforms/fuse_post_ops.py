@@ -78,6 +78,7 @@ from nnlayout.lowering.runtime import element_dtype
 from nnlayout.transforms import remarks
 from nnlayout.transforms.fold_batch_norm import fold_parameters, is_constant
 from nnlayout.transforms.select_dispatch import padding_enabled, pass_target
+from nnlayout.transforms.stages import require_tensor_level
 
 
 @dataclass
@@ -254,6 +255,7 @@ class FusePostOpsPass(ModulePass):
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
         fuser = _Fuser(pass_target(self.target), padding_enabled(self.padding), self.nnan,
                        self.remarks)
         # One walk in program order: an add is met before the activation that follows it.

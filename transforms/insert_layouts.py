@@ -40,6 +40,7 @@ from nnlayout.dialects.layout import ReorderOp, encoding_name, with_encoding_nam
 from nnlayout.dialects.nn import NNOp
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms import remarks
+from nnlayout.transforms.stages import require_tensor_level
 
 
 def reorder_to(value: SSAValue, layout: str) -> ReorderOp:
@@ -102,6 +103,7 @@ class InsertLayoutsPass(ModulePass):
     name = "insert-layouts"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
         _remark_undispatched(op)
         for pattern in (InsertOperandReorders(), InsertResultReorders()):
             PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

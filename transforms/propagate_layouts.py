@@ -45,6 +45,7 @@ from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.registry import registry
 from nnlayout.transforms import remarks
 from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
+from nnlayout.transforms.stages import require_tensor_level
 
 
 class FoldReorderChain(RewritePattern):
@@ -170,6 +171,7 @@ class PropagateLayoutsPass(ModulePass):
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [FoldReorderChain(), MergeSiblingReorders(), EraseDeadReorder(),

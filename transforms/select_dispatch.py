@@ -44,6 +44,7 @@ from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.registry import Target, get_target, select
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms import remarks
+from nnlayout.transforms.stages import require_tensor_level
 
 DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"
 
@@ -103,6 +104,7 @@ class SelectDispatchPass(ModulePass):
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
         PatternRewriteWalker(
             SelectKernel(pass_target(self.target), padding_enabled(self.padding),
                          self.remarks),
