@@ -73,6 +73,33 @@ def test_a_pipeline_with_a_comma_too_many_is_refused(spec: str, where: int) -> N
                              f"(at character {where})\n")
 
 
+def test_a_bare_bool_option_is_true_as_in_mlir() -> None:
+    bare = opt(str(EXAMPLE), "-p", "select-dispatch{target=avx2 remarks},insert-layouts")
+    assert bare.returncode == 0, bare.stderr
+    assert bare.stdout == opt(str(EXAMPLE), "-p", "select-dispatch{target=avx2 remarks=true},"
+                                                  "insert-layouts").stdout
+    assert "remark:" in bare.stderr
+
+
+def test_spaces_around_an_option_equals_get_a_hint_and_the_users_text() -> None:
+    """The message quoted the pipeline as respelled inside and a column in that respelling
+    (character 25 of 'default-pipeline{target = avx2}')."""
+    spec = "default-pipeline{ target = avx2 }"
+    result = opt(str(EXAMPLE), "-p", spec)
+    assert result.returncode == 1
+    assert result.stderr == (f"error: bad pass pipeline '{spec}': Expected argument name "
+                             "here (options are name=value, without spaces around '=')\n")
+
+
+@pytest.mark.parametrize("names", ["", ",", "cse,,dce", "cse,"])
+def test_print_ir_needs_pass_names(names: str) -> None:
+    """An empty name printed nothing, silently."""
+    result = opt(str(EXAMPLE), "-p", "cse", f"--print-ir-after={names}")
+    assert result.returncode == 1
+    assert result.stderr == ("error: --print-ir-after takes pass names separated by commas; "
+                             "one is empty\n")
+
+
 GOOD = "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n{}  func.return %x : tensor<2xf32>\n}\n"
 
 

@@ -535,6 +535,7 @@ class DiagnosticError(DiagnosticException):
 
 _PIPELINE_SEPARATOR = re.compile(r'"(?:[^"\\]|\\.)*"|[{},]')
 _PASS_OPTION = re.compile(r'([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\S*))?')
+_SPACED_EQUALS = re.compile(r"\{[^}]*(\s=|=\s)")  # `{target = avx2}`
 _NUMBER = re.compile(r"[-+]?\d+(\.\d*)?")  # what xDSL reads as a number, not a word
 _FLOAT = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 # What xDSL reads as each option type: a quoted or bare string, but not a number or a bool.
@@ -609,25 +610,29 @@ def _explain_refusal(element: str,
             raise UserError(f"option '{key}' of pass '{name}' takes {described}, got {got}")
 
 
-def _with_float_points(element: str,
-                       available: dict[str, Callable[[], type[ModulePass]]]) -> str:
-    """`element` with a point in each number given to a float option (`factor=2` ->
-    `factor=2.0`), which MLIR accepts and xDSL refuses ("Incompatible types")."""
+def _in_xdsl_spelling(element: str,
+                      available: dict[str, Callable[[], type[ModulePass]]]) -> str:
+    """`element` with what MLIR accepts and xDSL refuses spelled as xDSL reads it: a point
+    in each number given to a float option (`factor=2` -> `factor=2.0`; xDSL said
+    "Incompatible types"), and `=true` after a bool option given bare (`{report}`, a flag
+    set, as MLIR reads it)."""
     name, brace, options = element.partition("{")
     if not brace or name.strip() not in available:
         return element
     fields = get_type_hints(available[name.strip()]())
 
-    def with_point(found: re.Match[str]) -> str:
+    def respelled(found: re.Match[str]) -> str:
         key, value = found.group(1), found.group(2)
-        if value is None or fields.get(key.replace("-", "_")) is not float or (
-                not _FLOAT.fullmatch(value)):
+        kind = fields.get(key.replace("-", "_"))
+        if value is None and kind is bool:
+            return key + "=true"
+        if value is None or kind is not float or not _FLOAT.fullmatch(value):
             return found.group()
         value = _BARE_POINT.sub(r"\g<1>0.", value, count=1)
         return key + "=" + _WHOLE_MANTISSA.sub(r"\1.0", value, count=1)
 
     body = options.rstrip().removesuffix("}")
-    return name + brace + _PASS_OPTION.sub(with_point, body) + options[len(body):]
+    return name + brace + _PASS_OPTION.sub(respelled, body) + options[len(body):]
 
 
 def non_negative_int(text: str) -> int:
@@ -678,7 +683,9 @@ def _pass_names(option: str, values: list[str]) -> list[str]:
     """The passes named by the occurrences of `option` (comma-separated), each registered."""
     from nnlayout.transforms import get_all_passes  # here: the passes import this module
 
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    names = [name.strip() for value in values for name in value.split(",")]
+    if "" in names:  # `--print-ir-after=` or `a,,b`: it printed nothing, silently
+        raise UserError(f"{option} takes pass names separated by commas; one is empty")
     available = get_all_passes()
     for name in names:
         if name not in available:
@@ -737,18 +744,22 @@ def parse_pipeline(
 ) -> PassPipeline:
     """Parses `pass-a, pass-b{opt=v}`; unknown passes, bad options and an option given twice
     (xDSL would keep the last) become UserErrors."""
-    elements = [_with_float_points(element, available)
+    given = spec
+    elements = [_in_xdsl_spelling(element, available)
                 for element in _pipeline_elements(spec)]
     spec = ",".join(elements)
     try:
         pipeline = PassPipeline.parse_spec(available, spec)
     except ArgSpecParseError as error:
         # xDSL's message spans lines: a header, "pass-pipeline:1:COL", the spec, a caret, the
-        # reason; keep one line.
+        # reason; keep one line. Its column counts in our respelling of the spec: it is
+        # given only where that is the user's text.
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         where = lines[1].rsplit(":", 1)[-1] if len(lines) > 2 else ""
-        where = f" (at character {where})" if where.isdigit() else ""
-        raise UserError(f"bad pass pipeline '{spec}': {lines[-1]}{where}") from None
+        where = f" (at character {where})" if where.isdigit() and spec == given else ""
+        hint = (" (options are name=value, without spaces around '=')"
+                if _SPACED_EQUALS.search(given) else "")
+        raise UserError(f"bad pass pipeline '{given}': {lines[-1]}{where}{hint}") from None
     except ValueError as error:
         for element in elements:
             _explain_refusal(element, available)
