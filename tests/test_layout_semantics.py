@@ -82,6 +82,15 @@ def check_semantics(module: ModuleOp, inputs: list[np.ndarray], source: Path | N
             assert_same(expected, Interpreter(bufferized, source_path=where).run(inputs))
 
 
+def check_everywhere(module: ModuleOp, inputs: list[np.ndarray], blocks: bool = True) -> None:
+    """`check_semantics`, and the generated module of each target's whole pipeline."""
+    check_semantics(module, inputs, blocks=blocks)
+    expected = Interpreter(module).run(inputs)
+    for target in TARGETS:
+        planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+        assert_same(expected, run_generated(planned, inputs))
+
+
 CONV = ("nn.conv2d {x}, {w} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : "
         "({xt}, {wt}) -> {yt}")
 
@@ -221,59 +230,46 @@ def test_broadcasting_binary_ops() -> None:
     module = parse(SQUEEZE_AND_EXCITATION.format(
         w=dense((12, 12, 3, 3), 1), w1=dense((4, 12, 1, 1), 2), w2=dense((12, 4, 1, 1), 3),
         spatial=dense((1, 1, 9, 9), 4), w3=dense((12, 12, 3, 3), 5)))
-    inputs = random_inputs(module)
-    check_semantics(module, inputs)
-    expected = Interpreter(module).run(inputs)
-    for target in TARGETS:
-        planned = compile_module(module, target, True, DEFAULT_PIPELINE)
-        assert_same(expected, run_generated(planned, inputs))
+    check_everywhere(module, random_inputs(module))
 
 
 # Hand-written layouts that block an axis a kernel taking any layout pools or broadcasts:
 # dispatch must ask the kernel about the layout the operand already has (it picked mul_any
 # and global_avg_pool_any, whose results then mixed padding into real values).
-L = '#layout.layout<"{}">'
-HAND_WRITTEN_LAYOUTS = {
-    "mask_in_channel_blocks": """
-func.func @f(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
-  %m = nn.constant dense<2.0> : tensor<1x1x5x5xf32>
-  %0 = layout.reorder %x : tensor<1x3x5x5xf32> -> tensor<1x3x5x5xf32, L8c>
-  %1 = layout.reorder %m : tensor<1x1x5x5xf32> -> tensor<1x1x5x5xf32, L8c>
-  %y = nn.mul %0, %1 : (tensor<1x3x5x5xf32, L8c>, tensor<1x1x5x5xf32, L8c>) -> tensor<1x3x5x5xf32, L8c>
-  %r = layout.reorder %y : tensor<1x3x5x5xf32, L8c> -> tensor<1x3x5x5xf32>
+BROADCAST_IN_LAYOUT = """
+func.func @f(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {{
+  %c = nn.constant dense<{value}> : tensor<{small}xf32>
+  %0 = layout.reorder %x : tensor<1x3x5x5xf32> -> tensor<1x3x5x5xf32, {layout}>
+  %1 = layout.reorder %c : tensor<{small}xf32> -> tensor<{small}xf32, {layout}>
+  %m = nn.mul %0, %1 : (tensor<1x3x5x5xf32, {layout}>, tensor<{small}xf32, {layout}>) -> tensor<1x3x5x5xf32, {layout}>
+  %r = layout.reorder %m : tensor<1x3x5x5xf32, {layout}> -> tensor<1x3x5x5xf32>
   func.return %r : tensor<1x3x5x5xf32>
-}""".replace("L8c", L.format("NCHW8c")),
-    "scale_in_row_blocks": """
-func.func @f(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
-  %c = nn.constant dense<[[[[2.0]], [[3.0]], [[4.0]]]]> : tensor<1x3x1x1xf32>
-  %0 = layout.reorder %x : tensor<1x3x5x5xf32> -> tensor<1x3x5x5xf32, L4h>
-  %1 = layout.reorder %c : tensor<1x3x1x1xf32> -> tensor<1x3x1x1xf32, L4h>
-  %m = nn.mul %0, %1 : (tensor<1x3x5x5xf32, L4h>, tensor<1x3x1x1xf32, L4h>) -> tensor<1x3x5x5xf32, L4h>
-  %r = layout.reorder %m : tensor<1x3x5x5xf32, L4h> -> tensor<1x3x5x5xf32>
-  func.return %r : tensor<1x3x5x5xf32>
-}""".replace("L4h", L.format("NCHW4h")),
-    "pooling_spatial_blocks": """
-func.func @f(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x1x1xf32> {
-  %0 = layout.reorder %x : tensor<1x3x5x5xf32> -> tensor<1x3x5x5xf32, LHW>
-  %s = nn.sigmoid %0 : tensor<1x3x5x5xf32, LHW>
-  %p = nn.max_pool2d %s kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x3x5x5xf32, LHW> -> tensor<1x3x3x3xf32, LHW>
-  %a = nn.avg_pool2d %p kernel [2, 2] strides [1, 1] pads [1, 1, 0, 0] dilations [1, 1] count_include_pad : tensor<1x3x3x3xf32, LHW> -> tensor<1x3x3x3xf32, LHW>
-  %g = nn.global_avg_pool %a : tensor<1x3x3x3xf32, LHW> -> tensor<1x3x1x1xf32, LHW>
-  %r = layout.reorder %g : tensor<1x3x1x1xf32, LHW> -> tensor<1x3x1x1xf32>
+}}"""
+POOLING_IN_LAYOUT = """
+func.func @f(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x1x1xf32> {{
+  %0 = layout.reorder %x : tensor<1x3x5x5xf32> -> tensor<1x3x5x5xf32, {layout}>
+  %s = nn.sigmoid %0 : tensor<1x3x5x5xf32, {layout}>
+  %p = nn.max_pool2d %s kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x3x5x5xf32, {layout}> -> tensor<1x3x3x3xf32, {layout}>
+  %a = nn.avg_pool2d %p kernel [2, 2] strides [1, 1] pads [1, 1, 0, 0] dilations [1, 1] count_include_pad : tensor<1x3x3x3xf32, {layout}> -> tensor<1x3x3x3xf32, {layout}>
+  %g = nn.global_avg_pool %a : tensor<1x3x3x3xf32, {layout}> -> tensor<1x3x1x1xf32, {layout}>
+  %r = layout.reorder %g : tensor<1x3x1x1xf32, {layout}> -> tensor<1x3x1x1xf32>
   func.return %r : tensor<1x3x1x1xf32>
-}""".replace("LHW", L.format("NCHW4h2w")),
+}}"""
+HAND_WRITTEN_LAYOUTS = {
+    # a [1, 1, H, W] mask with its broadcast channel axis in blocks of 8
+    "mask_in_channel_blocks": BROADCAST_IN_LAYOUT.format(
+        value="2.0", small="1x1x5x5", layout='#layout.layout<"NCHW8c">'),
+    # a [1, C, 1, 1] scale with its broadcast row axis in blocks of 4
+    "scale_in_row_blocks": BROADCAST_IN_LAYOUT.format(
+        value="[[[[2.0]], [[3.0]], [[4.0]]]]", small="1x3x1x1", layout='#layout.layout<"NCHW4h">'),
+    "pooling_spatial_blocks": POOLING_IN_LAYOUT.format(layout='#layout.layout<"NCHW4h2w">'),
 }
 
 
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN_LAYOUTS))
 def test_hand_written_layouts_blocking_a_pooled_or_broadcast_axis(name: str) -> None:
     module = parse(HAND_WRITTEN_LAYOUTS[name])
-    inputs = random_inputs(module)
-    check_semantics(module, inputs, blocks=False)  # the reference kernels may run them all
-    expected = Interpreter(module).run(inputs)
-    for target in TARGETS:
-        planned = compile_module(module, target, True, DEFAULT_PIPELINE)
-        assert_same(expected, run_generated(planned, inputs))
+    check_everywhere(module, random_inputs(module), blocks=False)  # ref kernels may run all
 
 
 def activation_reorders(module: ModuleOp) -> int:
