@@ -1,6 +1,6 @@
 """Single-op latencies of convolutions, one thread, median of repeats (ms): oneDNN through our
 ctypes binding (in the formats its primitive chose, as the compiler would feed it),
-onnxruntime, our numpy blocked kernel (NCHW8c) and the reference kernel.
+onnxruntime, the blocked numpy kernel avx2 dispatches (NCHW8c results) and the reference kernel.
 
     python -m nnlayout.benchmarks.onednn_ops [--repeats N] [--no-reference]
 
@@ -27,8 +27,8 @@ from xdsl.utils.test_value import create_ssa_value  # noqa: E402
 
 from nnlayout.dialects import nn  # noqa: E402
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec  # noqa: E402
-from nnlayout.kernels import blocked  # noqa: E402
 from nnlayout.kernels.reference import REFERENCE_KERNELS  # noqa: E402
+from nnlayout.kernels.registry import TARGETS, select  # noqa: E402
 
 # (name, input channels, output channels, size, kernel, stride, groups)
 CONVS = [
@@ -115,12 +115,16 @@ def onnxruntime_ms(c_in: int, c_out: int, size: int, k: int, stride: int, groups
 
 def blocked_ms(c_in: int, c_out: int, size: int, k: int, stride: int, groups: int,
                arrays: list[np.ndarray], repeats: int) -> float:
-    depthwise = groups > 1
-    layouts = ("NCHW8c", "OIHW8o" if depthwise else "OIHW8i8o", "C8c", "NCHW8c")
-    op = conv_op(c_in, c_out, size, k, stride, groups, layouts)
-    inputs = [LayoutSpec.parse(layout).pack(a) for a, layout in zip(arrays, layouts, strict=False)]
-    kernel = blocked.dwconv2d_nchwc if depthwise else blocked.conv2d_nchwc
-    return median_ms(lambda: kernel(op, inputs), repeats)
+    """The blocked numpy kernel avx2 dispatches, on operands in the layouts it asks for."""
+    geometry = (c_in, c_out, size, k, stride, groups)
+    selection = select(conv_op(*geometry), TARGETS["avx2"], padding=True)
+    assert selection is not None and selection.kernel.family == "blocked"
+    operands, results = selection.kernel.operand_and_result_layouts(conv_op(*geometry),
+                                                                    TARGETS["avx2"])
+    op = conv_op(*geometry, (*operands, *results))
+    inputs = [LayoutSpec.parse(layout).pack(a) if layout else a
+              for a, layout in zip(arrays, operands, strict=True)]
+    return median_ms(lambda: selection.kernel.impl(op, inputs), repeats)
 
 
 def main() -> None:
