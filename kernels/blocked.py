@@ -209,7 +209,8 @@ def _conv_gemm(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     groups = op.groups.value.data
     if windows.ndim == 6:
         # A plain image (ungrouped): its windows copy fast with the pixels innermost, as
-        # [(I, kH, kW), N*OH*OW], used transposed (1.7 ms less for ResNet-50's stem).
+        # [(I, kH, kW), N*OH*OW], used transposed (gather and GEMM of a 3x3 stem on 224x224:
+        # 2.0 ms against 3.4 pixels-outermost; of ResNet-50's 7x7 one, 3.1 against 3.6).
         cols_t = np.ascontiguousarray(windows.transpose(1, 4, 5, 0, 2, 3))
         product = cols_t.reshape(-1, n * oh * ow).T @ w.reshape(-1, blocks * lanes)
         return product.reshape(n, oh, ow, blocks, lanes).transpose(0, 3, 1, 2, 4)
