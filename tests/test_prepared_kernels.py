@@ -27,6 +27,7 @@ from nnlayout.tests.test_blocked_kernels import (
     build_in_layouts,
     concat,
     conv,
+    depthwise,
     max_pool,
     unary,
 )
@@ -173,7 +174,7 @@ def test_all_elementwise_and_pooling_kernels_are_prepared() -> None:
     names = [k.name for k in KERNELS.values() if k.name.endswith("_any")]
     assert {n for n in names if KERNELS[n].prepare is None} == {"global_avg_pool_any"}
     assert all(KERNELS[n].prepare is not None
-               for n in ("conv2d_nchwc", "batch_norm_nchwc", "concat_nchwc"))
+               for n in ("conv2d_nchwc", "dwconv2d_nchwc", "batch_norm_nchwc", "concat_nchwc"))
 
 
 # ------------------------------------------------------------------------ pooling
@@ -215,6 +216,20 @@ def test_conv2d(channels: tuple[int, int], groups: int, bias: bool) -> None:
     op, packed = build("conv2d_nchwc", TEST_TARGETS[8], conv, arrays, pads=(1, 0, 1, 2),
                        strides=(1, 2), groups=groups)
     check_prepared("conv2d_nchwc", op, packed)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize(("channels", "strides", "dilations"),
+                         [(5, (1, 1), (1, 1)), (12, (2, 1), (1, 2))])
+def test_dwconv2d(channels: int, strides: tuple[int, int], dilations: tuple[int, int],
+                  bias: bool) -> None:
+    rng = np.random.default_rng(channels)
+    arrays = [special(rng, 2, channels, 7, 6), special(rng, channels, 1, 3, 3)]
+    if bias:
+        arrays.append(special(rng, channels))
+    op, packed = build("dwconv2d_nchwc", TEST_TARGETS[8], depthwise, arrays, pads=(1, 0, 2, 1),
+                       strides=strides, dilations=dilations)
+    check_prepared("dwconv2d_nchwc", op, packed)
 
 
 @pytest.mark.parametrize("epsilon", [1e-5, 0.0])
