@@ -139,8 +139,11 @@ def _plain_input(op: nn.Conv2dOp, target: Target) -> bool:
     """Whether the convolution reads its input plain (NCHW), as oneDNN's fast stems read
     nchw: an ungrouped one on an image whose channels would at least double if padded to a
     block (3 -> 8 or 16: 2.7x or 5.3x the multiply-accumulates; ResNet-50's stem took 20.5
-    ms on 16-channel blocks, 4.8 plain). A thin layer inside a network stays blocked: its
-    producer writes blocks, and reading them plain would cost a reorder."""
+    ms on 16-channel blocks, 4.8 plain). The rule looks at channel counts only: a layer
+    of more channels stays blocked even where padding doubles it (8 channels in 16-lane
+    blocks), as such layers are usually fed by a blocked producer and reading them plain
+    would cost a reorder; a layer of at most 4 channels inside a network is read plain, after
+    a reorder from its producer's blocks."""
     i = shape_of(op.weight)[1]
     return op.groups.value.data == 1 and i <= _IMAGE_CHANNELS and 2 * i <= target.block
 
@@ -188,14 +191,37 @@ def conv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return _rezero(op, out)
 
 
+def _conv_types_reason(op: nn.Conv2dOp) -> str | None:
+    """Why conv2d_nchwc cannot read `op`'s operands as their types lay them out (None when it
+    can): an NCHW{b}c result; an NCHW{b}c input, or a plain one if ungrouped; weights that
+    are the GEMM's matrix for that input; a C{b}c bias. IR dispatched before the weights
+    became IHW{b}iO{b}o named OIHW{b}i{b}o, which the GEMM misread."""
+    result = _blocked_spec(op.output)
+    if result is None:
+        return (f"result of type {op.output.type} is not channel-blocked NCHW{{b}}c; run "
+                "insert-layouts before calling a blocked kernel")
+    blocked_input = _blocked_spec(op.input)
+    if blocked_input is None and (_spec(op.input) is not None or op.groups.value.data != 1):
+        return (f"operand 0 of type {op.input.type} is not channel-blocked NCHW{{b}}c; run "
+                "insert-layouts before calling a blocked kernel")
+    b = result.block_product("C")
+    weights = f"IHWO{b}o" if blocked_input is None else (
+        f"IHW{blocked_input.block_product('C')}iO{b}o")
+    wanted = [("weights", op.weight, weights)] + (
+        [] if op.bias is None else [("bias", op.bias, f"C{b}c")])
+    for what, value, layout in wanted:
+        spec = _spec(value)
+        if spec is None or spec.text != layout:
+            return (f"{what} in layout '{spec.text if spec else 'plain'}', not {layout} (IR "
+                    "dispatched by an older nnlayout: run select-dispatch and insert-layouts "
+                    "on the tensor-level program again)")
+    return None
+
+
 def _check_conv_layouts(op: nn.Conv2dOp) -> None:
-    """`_check_blocked` for a convolution, whose input may also be plain (`_plain_input`):
-    then the result carries the blocks."""
-    if _spec(op.input) is not None or op.groups.value.data != 1:
-        _check_blocked(op)
-    elif _blocked_spec(op.output) is None:
-        raise ValueError(f"{op.name}: result of type {op.output.type} is not channel-blocked "
-                         "NCHW{b}c; run insert-layouts before calling a blocked kernel")
+    """Fails clearly where `_conv_types_reason` finds the arrays would not line up."""
+    if (reason := _conv_types_reason(op)) is not None:
+        raise ValueError(f"{op.name}: {reason}")
 
 
 def _conv_gemm(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -728,7 +754,8 @@ def kernels() -> list[Kernel]:
     result = [
         Kernel("conv2d_nchwc", nn.Conv2dOp, "blocked", conv2d_nchwc,
                applies=lambda op: not _is_depthwise(op), accepts=_conv_accepts,
-               layouts=_conv_layouts, prepare=_prepared(_conv_into, conv2d_nchwc)),
+               layouts=_conv_layouts, accepts_types=_conv_types_reason,
+               prepare=_prepared(_conv_into, conv2d_nchwc)),
         Kernel("dwconv2d_nchwc", nn.Conv2dOp, "blocked", dwconv2d_nchwc,
                applies=_is_depthwise, accepts=_dwconv_accepts, layouts=_dwconv_layouts,
                prepare=_prepared(_dwconv_into, dwconv2d_nchwc, rezero=False)),

@@ -195,6 +195,10 @@ class Kernel:
     layouts: Callable[[Operation, Target], tuple[tuple[str, ...], tuple[str, ...]]] | None = None
     # For ANY_LAYOUT operands: None when the kernel can consume `layout`, else why not.
     accepts_layout: Callable[[Operation, LayoutSpec], str | None] | None = None
+    # For an op typed as insert-layouts types it, before running it: None when the
+    # implementation reads the layouts its types carry, else why not (IR dispatched by an
+    # older compiler whose kernel declared other layouts, or written by hand).
+    accepts_types: Callable[[Operation], str | None] | None = None
     in_place: int | None = None
     # Per op, instead of `in_place`: a broadcasting binary op may write over an operand of
     # the result's shape only, whichever that is.
@@ -223,8 +227,8 @@ class Kernel:
         return self.layouts(op, target)
 
     def refusal(self, op: Operation, target: Target, padding: bool) -> str | None:
-        """Why the kernel cannot run `op` (None when it can): `accepts`, then, for a kernel
-        taking any layout, `accepts_layout` on the layout operand 0 already carries
+        """Why the kernel cannot run `op` (None when it can): `accepts`, then, where the
+        kernel has `accepts_layout`, that on the layout operand 0 already carries
         (hand-written IR: a layout blocking an axis it pools or broadcasts)."""
         reason = self.accepts(op, target, padding)
         if reason is not None or self.accepts_layout is None or not op.operands:

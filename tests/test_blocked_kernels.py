@@ -217,8 +217,8 @@ def test_dwconv2d_geometry(block: int, channels: int, kernel: tuple[int, int],
     # An image whose channels padding would at least double: the input stays plain.
     (AVX512, 4, ("", "IHWO16o", "C16c")),
     (AVX2, 3, ("", "IHWO8o", "C8c")),
-    # Padding would double 8 channels too, but a layer that thin stays blocked (its
-    # producer writes blocks).
+    # Padding would double 8 channels too, but 8 are more than an image has: the layer
+    # stays blocked, as its producer usually writes blocks.
     (AVX512, 8, ("NCHW16c", "IHW16iO16o", "C16c")),
 ])
 def test_conv_layouts_follow_the_target(target: Target, c_in: int,
@@ -229,6 +229,27 @@ def test_conv_layouts_follow_the_target(target: Target, c_in: int,
     dw = build_plain(depthwise, [np.zeros((1, 3, 8, 8)), np.zeros((3, 1, 3, 3))])
     assert KERNELS["dwconv2d_nchwc"].operand_and_result_layouts(dw, AVX2) == (
         ("NCHW8c", "OIHW8o"), ("NCHW8c",))
+
+
+@pytest.mark.parametrize(("c_in", "layouts", "wrong"), [
+    (16, ("NCHW8c", "IHW8iO8o", "C8c", "NCHW8c"), None),
+    (3, ("", "IHWO8o", "C8c", "NCHW8c"), None),
+    (16, ("NCHW8c", "OIHW8i8o", "C8c", "NCHW8c"), "weights in layout 'OIHW8i8o', not IHW8iO8o"),
+    (3, ("", "IHW8iO8o", "C8c", "NCHW8c"), "weights in layout 'IHW8iO8o', not IHWO8o"),
+    (16, ("NCHW8c", "IHW8iO8o", "", "NCHW8c"), "bias in layout 'plain', not C8c"),
+    (16, ("NCHW8c", "IHW8iO8o", "C8c", ""), "result of type"),
+])
+def test_conv_checks_the_layouts_its_types_carry(c_in: int, layouts: tuple[str, ...],
+                                                 wrong: str | None) -> None:
+    """What it is run on as typed, as an older nnlayout's IR or a hand-written one may type
+    it: OIHW8i8o weights (what it read before) ran, misread as its GEMM's matrix."""
+    x, w, b = (create_ssa_value(tensor(s, layout)) for s, layout in zip(
+        [(1, c_in, 8, 8), (16, c_in, 3, 3), (16,)], layouts, strict=False))
+    plain = conv(x, w, b, pads=(1, 1, 1, 1))
+    op = nn.Conv2dOp.create(operands=[x, w, b], properties=dict(plain.properties),
+                            result_types=[tensor((1, 16, 8, 8), layouts[3])])
+    reason = KERNELS["conv2d_nchwc"].accepts_types(op)  # type: ignore[misc]
+    assert (reason is None) if wrong is None else (wrong in reason)  # type: ignore[operator]
 
 
 def test_blocked_kernel_needs_blocked_operands() -> None:

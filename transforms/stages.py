@@ -10,16 +10,19 @@ sized, put reorders into bodies, or erased a body's only op (`bufferize,default-
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.tools.driver import DiagnosticError
 
 
 def require_tensor_level(module: ModuleOp) -> None:
-    """Fails at the first `nn.compute` of `module` (the driver names the pass)."""
-    compute = next((op for op in module.walk() if isinstance(op, ComputeOp)), None)
-    if compute is not None:
+    """Fails at the first `nn.compute` of `module` with a source location (else the first:
+    one bufferize made for a reorder has none); the driver names the pass."""
+    computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    if computes:
+        compute = next((op for op in computes if not isinstance(op.location, UnknownLoc)),
+                       computes[0])
         raise DiagnosticError(compute, "this pass rewrites tensor-level IR, and the module is "
                               "already bufferized (nn.compute on buffers): run it before "
                               "bufferize")

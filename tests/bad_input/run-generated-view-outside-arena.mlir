@@ -15,17 +15,17 @@ builtin.module {
       nn.yield %x_4 : tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>
     }
     %offset_1 = arith.constant 0 : index
-    %w_1 = memref.view %arena[%offset_1][] : memref<1024xi8> to memref<2x2x3x3x8x8xf32>
-    nn.compute ins(%w : memref<16x16x3x3xf32>) outs(%w_1 : memref<2x2x3x3x8x8xf32>) {
+    %w_1 = memref.view %arena[%offset_1][] : memref<1024xi8> to memref<2x3x3x8x2x8xf32>
+    nn.compute ins(%w : memref<16x16x3x3xf32>) outs(%w_1 : memref<2x3x3x8x2x8xf32>) {
     ^bb0(%w_2: tensor<16x16x3x3xf32>):
-      %w_3 = layout.reorder %w_2 : tensor<16x16x3x3xf32> -> tensor<16x16x3x3xf32, #layout.layout<"OIHW8i8o">>
-      nn.yield %w_3 : tensor<16x16x3x3xf32, #layout.layout<"OIHW8i8o">>
+      %w_3 = layout.reorder %w_2 : tensor<16x16x3x3xf32> -> tensor<16x16x3x3xf32, #layout.layout<"IHW8iO8o">>
+      nn.yield %w_3 : tensor<16x16x3x3xf32, #layout.layout<"IHW8iO8o">>
     }
     %offset_2 = arith.constant 15616 : index
     %0 = memref.view %arena[%offset_2][] : memref<1024xi8> to memref<1x2x8x8x8xf32>
-    nn.compute ins(%x_1, %w_1 : memref<1x2x10x10x8xf32>, memref<2x2x3x3x8x8xf32>) outs(%0 : memref<1x2x8x8x8xf32>) halo [1, 1, 1, 1] {
-    ^bb0(%x_5: tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>, %w_4: tensor<16x16x3x3xf32, #layout.layout<"OIHW8i8o">>):
-      %1 = nn.conv2d %x_5, %w_4 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {kernel = #nn.kernel<"conv2d_nchwc", operands = ["NCHW8c", "OIHW8i8o"], results = ["NCHW8c"]>} : (tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>, tensor<16x16x3x3xf32, #layout.layout<"OIHW8i8o">>) -> tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>
+    nn.compute ins(%x_1, %w_1 : memref<1x2x10x10x8xf32>, memref<2x3x3x8x2x8xf32>) outs(%0 : memref<1x2x8x8x8xf32>) halo [1, 1, 1, 1] {
+    ^bb0(%x_5: tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>, %w_4: tensor<16x16x3x3xf32, #layout.layout<"IHW8iO8o">>):
+      %1 = nn.conv2d %x_5, %w_4 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {kernel = #nn.kernel<"conv2d_nchwc", operands = ["NCHW8c", "IHW8iO8o"], results = ["NCHW8c"]>} : (tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>, tensor<16x16x3x3xf32, #layout.layout<"IHW8iO8o">>) -> tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>
       nn.yield %1 : tensor<1x16x8x8xf32, #layout.layout<"NCHW8c">>
     }
     %offset_3 = arith.constant 15616 : index

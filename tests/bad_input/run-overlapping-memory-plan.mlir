@@ -14,12 +14,12 @@ builtin.module {
       %x_4 = layout.reorder %x_3 : tensor<1x8x8x8xf32> -> tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>
       nn.yield %x_4 : tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>
     }
-    %w = nn.constant dense<5.000000e-02> : tensor<8x8x3x3xf32> -> tensor<8x8x3x3xf32, #layout.layout<"OIHW8i8o">>
+    %w = nn.constant dense<5.000000e-02> : tensor<8x8x3x3xf32> -> tensor<8x8x3x3xf32, #layout.layout<"IHW8iO8o">>
     %offset_1 = arith.constant 3200 : index
     %c = memref.view %arena[%offset_1][] : memref<5248xi8> to memref<1x1x8x8x8xf32>
-    nn.compute ins(%x_1, %w : memref<1x1x10x10x8xf32>, tensor<8x8x3x3xf32, #layout.layout<"OIHW8i8o">>) outs(%c : memref<1x1x8x8x8xf32>) halo [1, 1, 1, 1] {
-    ^bb0(%x_5: tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>, %w_1: tensor<8x8x3x3xf32, #layout.layout<"OIHW8i8o">>):
-      %c_1 = nn.conv2d %x_5, %w_1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {kernel = #nn.kernel<"conv2d_nchwc", operands = ["NCHW8c", "OIHW8i8o"], results = ["NCHW8c"]>} : (tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>, tensor<8x8x3x3xf32, #layout.layout<"OIHW8i8o">>) -> tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>
+    nn.compute ins(%x_1, %w : memref<1x1x10x10x8xf32>, tensor<8x8x3x3xf32, #layout.layout<"IHW8iO8o">>) outs(%c : memref<1x1x8x8x8xf32>) halo [1, 1, 1, 1] {
+    ^bb0(%x_5: tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>, %w_1: tensor<8x8x3x3xf32, #layout.layout<"IHW8iO8o">>):
+      %c_1 = nn.conv2d %x_5, %w_1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {kernel = #nn.kernel<"conv2d_nchwc", operands = ["NCHW8c", "IHW8iO8o"], results = ["NCHW8c"]>} : (tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>, tensor<8x8x3x3xf32, #layout.layout<"IHW8iO8o">>) -> tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>
       nn.yield %c_1 : tensor<1x8x8x8xf32, #layout.layout<"NCHW8c">>
     }
     %offset_2 = arith.constant 3200 : index
