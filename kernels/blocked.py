@@ -13,10 +13,10 @@ whatever the real lanes hold (NaN, Inf). Where the math alone would not (sigmoid
 re-zeroes the lanes with `LayoutSpec.zero_padding` (the element-wise kernels only where
 their math maps 0 elsewhere: `_zero_preserving`).
 
-Prepared (`Kernel.prepare`): the element-wise kernels, max and average pooling, the dense
-convolution, batch norm and concat also come bound to their op, computing straight into the
-destination buffer (possibly in place, possibly a strided view) with the same result bits,
-instead of returning a new array that is then copied there.
+Prepared (`Kernel.prepare`): the element-wise kernels, max and average pooling, the dense and
+depthwise convolutions, batch norm and concat also come bound to their op, computing straight
+into the destination buffer (possibly in place, possibly a strided view) with the same result
+bits, instead of returning a new array that is then copied there.
 
 When to block (`accepts`): channel counts that are not a multiple of the block are padded only
 if padding is allowed; convolutions with fewer multiply-accumulates than
@@ -184,7 +184,7 @@ def conv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     groups hold whole blocks); keeping the lane axis innermost makes gathering the windows
     cheap. Padded weights are zero, so padded output lanes are zero unless a real input is
     Inf or NaN (0 * Inf): they are re-zeroed."""
-    _check_conv_layouts(op)
+    _check_types(op, _conv_types_reason)
     out = np.ascontiguousarray(_conv_gemm(op, inputs))
     if len(inputs) > 2:
         out += inputs[2][:, None, None, :]
@@ -205,22 +205,33 @@ def _conv_types_reason(op: nn.Conv2dOp) -> str | None:
         return (f"operand 0 of type {op.input.type} is not channel-blocked NCHW{{b}}c; run "
                 "insert-layouts before calling a blocked kernel")
     b = result.block_product("C")
+    groups = op.groups.value.data
+    o, i = shape_of(op.weight)[:2]
+    if blocked_input is not None and (i % blocked_input.block_product("C")
+                                      or o // groups % b) and groups != 1:
+        return (f"{groups} groups of {i} input and {o // groups} output channels split the "
+                f"blocks of {blocked_input.block_product('C')} and {b} lanes")
     weights = f"IHWO{b}o" if blocked_input is None else (
         f"IHW{blocked_input.block_product('C')}iO{b}o")
-    wanted = [("weights", op.weight, weights)] + (
-        [] if op.bias is None else [("bias", op.bias, f"C{b}c")])
+    return _layouts_reason([("weights", op.weight, weights)] + (
+        [] if op.bias is None else [("bias", op.bias, f"C{b}c")]))
+
+
+def _layouts_reason(wanted: Sequence[tuple[str, SSAValue, str]]) -> str | None:
+    """Which of the (what, value, layout) has a type in another layout, if any."""
     for what, value, layout in wanted:
         spec = _spec(value)
         if spec is None or spec.text != layout:
             return (f"{what} in layout '{spec.text if spec else 'plain'}', not {layout} (IR "
-                    "dispatched by an older nnlayout: run select-dispatch and insert-layouts "
-                    "on the tensor-level program again)")
+                    "dispatched by an older nnlayout, or by hand: run select-dispatch and "
+                    "insert-layouts on the tensor-level program again)")
     return None
 
 
-def _check_conv_layouts(op: nn.Conv2dOp) -> None:
-    """Fails clearly where `_conv_types_reason` finds the arrays would not line up."""
-    if (reason := _conv_types_reason(op)) is not None:
+def _check_types(op: Operation, reason_of: Callable[[Operation], str | None]) -> None:
+    """Fails clearly where a kernel's `accepts_types` finds the arrays would not line up
+    (for direct calls: the runtime asks when it binds the kernel)."""
+    if (reason := reason_of(op)) is not None:
         raise ValueError(f"{op.name}: {reason}")
 
 
@@ -274,29 +285,40 @@ def _dwconv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
 def dwconv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """NCHW{b}c x OIHW{b}o (+ C{b}c bias) -> NCHW{b}c: each lane convolved with its own
     filter. Lanes never mix, so padded lanes stay 0 * 0 + 0 = 0."""
-    _check_blocked(op)
+    _check_types(op, _dwconv_types_reason)
     x = inputs[0]
     out = np.empty((*x.shape[:2], *shape_of(op.output)[2:], x.shape[4]), dtype=x.dtype)
     _dwconv_into(op, inputs, out)
     return out
 
 
+def _dwconv_types_reason(op: nn.Conv2dOp) -> str | None:
+    """Why dwconv2d_nchwc cannot read `op`'s operands as their types lay them out (None when
+    it can): NCHW{b}c input and result, OIHW{b}o weights, a C{b}c bias."""
+    spec = _blocked_spec(op.input)
+    if spec is None or _spec(op.output) != spec:
+        return (f"input of type {op.input.type} and result of type {op.output.type} are not "
+                "both one channel-blocked NCHW{b}c; run insert-layouts before calling a "
+                "blocked kernel")
+    b = spec.block_product("C")
+    return _layouts_reason([("weights", op.weight, f"OIHW{b}o")] + (
+        [] if op.bias is None else [("bias", op.bias, f"C{b}c")]))
+
+
 def _dwconv_into(op: nn.Conv2dOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     """The sum over the kernel's taps of the input's window at that tap times the tap's
     weights, one whole-tensor multiply-add a tap (2-3x faster than an einsum over the
-    windows: 2.4 against 7.2 ms for 144 channels at 56x56)."""
-    _check_blocked(op)
+    windows: 2.4 against 7.2 ms for 144 channels at 56x56). It starts from +0, as the
+    reference's matmul does: taps that are all -0 sum to +0."""
     x, w, *bias = inputs
     windows = _conv_windows(op, x, shape_of(op.weight)[2:])
     # windows [N, Cb, OH, OW, b, kH, kW], w [Cb, 1, kH, kW, b]
-    taps = [(i, j) for i in range(w.shape[2]) for j in range(w.shape[3])]
+    out.fill(0)
     product = np.empty_like(out)
-    for k, (i, j) in enumerate(taps):
-        tap = w[None, :, 0, i, j, None, None, :]
-        if k == 0:
-            np.multiply(windows[..., i, j], tap, out=out)
-        else:
-            np.add(out, np.multiply(windows[..., i, j], tap, out=product), out=out)
+    for i in range(w.shape[2]):
+        for j in range(w.shape[3]):
+            np.add(out, np.multiply(windows[..., i, j], w[None, :, 0, i, j, None, None, :],
+                                    out=product), out=out)
     if bias:
         np.add(out, bias[0][:, None, None, :], out=out)
 
@@ -458,8 +480,12 @@ def max_pool2d_any(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
 def _fold_taps(windows: np.ndarray, combine: np.ufunc, out: np.ndarray) -> np.ndarray:
     """`combine` folded over the windows' last two (tap) axes into `out`, one whole-tensor
     op a tap: 3-7x faster than numpy's reduction over those innermost, strided axes (0.6
-    against 3.3 ms for ResNet-50's max pooling on 16-channel blocks)."""
-    np.copyto(out, windows[..., 0, 0])
+    against 3.3 ms for ResNet-50's max pooling on 16-channel blocks). A sum starts from +0,
+    as numpy's do: taps that are all -0 sum to +0."""
+    if combine is np.add:
+        np.add(windows[..., 0, 0], 0.0, out=out)
+    else:
+        np.copyto(out, windows[..., 0, 0])
     for i in range(windows.shape[-2]):
         for j in range(windows.shape[-1]):
             if i or j:
@@ -495,7 +521,7 @@ def avg_pool2d_any(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     so they are re-zeroed."""
     windows = _avg_pool_windows(op, inputs[0])
     out = np.empty(windows.shape[:-2], windows.dtype)
-    _avg_pool_into(op, inputs, out)
+    _average(op, inputs[0], windows, out)
     return _rezero(op, out)
 
 
@@ -561,7 +587,7 @@ def concat_nchwc(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 # ------------------------------------------------------------------------ prepared
 # `Kernel.prepare` for the kernels above whose math numpy can write into a destination
-# (ufuncs' and reductions' `out=`): the very bits of the unprepared kernel (the same numpy
+# (ufuncs' `out=`): the very bits of the unprepared kernel (the same numpy
 # operations in the same order, except for relu and clip, see `_bounded`), without allocating
 # the result and copying it. The destination may be a strided view (halo interior, concat
 # slot) and, for in-place kernels, the memory of operand 0: each computation reads its inputs
@@ -723,9 +749,13 @@ def _max_pool_into(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray], out: np.nda
 
 
 def _avg_pool_into(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-    _fold_taps(_avg_pool_windows(op, inputs[0]), np.add, out)
+    _average(op, inputs[0], _avg_pool_windows(op, inputs[0]), out)
+
+
+def _average(op: nn.AvgPool2dOp, x: np.ndarray, windows: np.ndarray, out: np.ndarray) -> None:
+    _fold_taps(windows, np.add, out)
     with np.errstate(invalid="ignore", divide="ignore"):
-        np.divide(out, _avg_pool_divisor(op, inputs[0]), out=out)
+        np.divide(out, _avg_pool_divisor(op, x), out=out)
 
 
 def _batch_norm_into(op: nn.BatchNormOp, inputs: Sequence[np.ndarray], out: np.ndarray
@@ -736,7 +766,6 @@ def _batch_norm_into(op: nn.BatchNormOp, inputs: Sequence[np.ndarray], out: np.n
 
 
 def _conv_into(op: nn.Conv2dOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-    _check_conv_layouts(op)
     np.copyto(out, _conv_gemm(op, inputs))
     if len(inputs) > 2:
         np.add(out, inputs[2][:, None, None, :], out=out)
@@ -758,6 +787,7 @@ def kernels() -> list[Kernel]:
                prepare=_prepared(_conv_into, conv2d_nchwc)),
         Kernel("dwconv2d_nchwc", nn.Conv2dOp, "blocked", dwconv2d_nchwc,
                applies=_is_depthwise, accepts=_dwconv_accepts, layouts=_dwconv_layouts,
+               accepts_types=_dwconv_types_reason,
                prepare=_prepared(_dwconv_into, dwconv2d_nchwc, rezero=False)),
         Kernel("batch_norm_nchwc", nn.BatchNormOp, "blocked", batch_norm_nchwc,
                accepts=_batch_norm_accepts, layouts=_batch_norm_layouts, in_place=0,

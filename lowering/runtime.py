@@ -364,7 +364,7 @@ def chosen_kernel(op: Operation) -> Kernel | None:
         # would read attributes the op does not have (an internal error, or wrong numbers).
         raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\"> is a kernel for "
                                   f"{kernel.op.name}, not for {op.name}")
-    if kernel.accepts_types is not None and (reason := kernel.accepts_types(op)) is not None:
+    if (reason := kernel.binding_refusal(op)) is not None:
         raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\">: {reason}")
     return kernel
 

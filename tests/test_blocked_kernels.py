@@ -470,6 +470,23 @@ def avg_pool(x: Any, **kwargs: Any) -> nn.AvgPool2dOp:
     return nn.AvgPool2dOp(x, **kwargs)
 
 
+@pytest.mark.parametrize("kernel", ["dwconv2d_nchwc", "avg_pool2d_any"])
+def test_sums_of_negative_zeros_are_positive_zero(kernel: str) -> None:
+    """Sums start from +0, as the reference's matmul and numpy's sum do: taps folded from the
+    first one kept -0 where every term was -0."""
+    x = np.full((1, 8, 5, 5), -0.0, np.float32)
+    if kernel == "dwconv2d_nchwc":
+        arrays = [x, np.ones((8, 1, 3, 3), np.float32)]
+        op, out, layout = run(kernel, AVX2, depthwise, arrays)
+    else:
+        arrays = [x]
+        op, out, layout = run(kernel, AVX2, avg_pool, arrays, any_layout="NCHW8c",
+                              kernel=(2, 2), strides=(1, 1))
+    expected = REFERENCE_KERNELS[type(op)](op, arrays)
+    assert not np.signbit(expected).any()
+    assert not np.signbit(LayoutSpec.parse(layout).unpack(out, shape_of(op.results[0]))).any()
+
+
 @settings(max_examples=40, deadline=None)
 @given(layout=st.sampled_from(POOL_LAYOUTS), channels=st.sampled_from(CHANNELS),
        size=st.tuples(st.integers(2, 8), st.integers(2, 8)),

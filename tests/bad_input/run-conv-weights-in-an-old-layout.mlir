@@ -1,6 +1,6 @@
 // TOOL: nnlayout-run
 // ARGS: --random-inputs 0
-// ERROR: {file}:9:5: error: #nn.kernel<"conv2d_nchwc">: weights in layout 'OIHW8i8o', not IHW8iO8o (IR dispatched by an older nnlayout: run select-dispatch and insert-layouts on the tensor-level program again)
+// ERROR: {file}:9:5: error: #nn.kernel<"conv2d_nchwc">: weights in layout 'OIHW8i8o', not IHW8iO8o (IR dispatched by an older nnlayout, or by hand: run select-dispatch and insert-layouts on the tensor-level program again)
 // NOTE: select-dispatch{target=avx2},insert-layouts output of c3deba7, when conv2d_nchwc read OIHW8i8o weights: the GEMM misread them (wrong numbers, or a reshape error)
 builtin.module {
   func.func @f(%x: tensor<1x16x12x12xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x12x12xf32> {
