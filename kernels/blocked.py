@@ -207,8 +207,8 @@ def _conv_types_reason(op: nn.Conv2dOp) -> str | None:
     b = result.block_product("C")
     groups = op.groups.value.data
     o, i = shape_of(op.weight)[:2]
-    if blocked_input is not None and (i % blocked_input.block_product("C")
-                                      or o // groups % b) and groups != 1:
+    if groups != 1 and blocked_input is not None and (
+            i % blocked_input.block_product("C") or o // groups % b):
         return (f"{groups} groups of {i} input and {o // groups} output channels split the "
                 f"blocks of {blocked_input.block_product('C')} and {b} lanes")
     weights = f"IHWO{b}o" if blocked_input is None else (
@@ -218,7 +218,8 @@ def _conv_types_reason(op: nn.Conv2dOp) -> str | None:
 
 
 def _layouts_reason(wanted: Sequence[tuple[str, SSAValue, str]]) -> str | None:
-    """Which of the (what, value, layout) has a type in another layout, if any."""
+    """Why not, where a value of the (what, value, layout) carries another layout than its
+    own; None where none does."""
     for what, value, layout in wanted:
         spec = _spec(value)
         if spec is None or spec.text != layout:
