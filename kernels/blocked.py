@@ -338,10 +338,25 @@ def _dense_operands(op: Operation, target: Target, padding: bool) -> str | None:
     """The operands are dense arrays: the result takes operand 0's storage ("*"), and a CSR
     result of hand-written IR (relu of a CSR value) left bufferize a tensor without a
     buffer."""
+    return _sparse_operand(op)
+
+
+def _sparse_operand(op: Operation) -> str | None:
     for index, operand in enumerate(op.operands):
         if storage_of(operand.type) != "dense":
             return f"operand {index} is stored as {storage_of(operand.type).upper()}"
     return None
+
+
+def _on_carried_layout(check: Callable[[Operation, LayoutSpec], str | None]
+                       ) -> Callable[[Operation], str | None]:
+    """An `accepts_types` from a kernel's `accepts_layout`, which decides what it computes
+    right: `check` on the layout operand 0 carries (None for a plain operand)."""
+    def reason(op: Operation) -> str | None:
+        spec = _spec(op.operands[0])
+        return None if spec is None else check(op, spec)
+
+    return reason
 
 
 def broadcasts(op: Operation, target: Target, padding: bool) -> str | None:
@@ -415,6 +430,19 @@ def _batch_norm_accepts(op: nn.BatchNormOp, target: Target, padding: bool) -> st
     if len(x) != 4:
         return f"rank-{len(x)} input; the blocked kernel needs NCHW"
     return _channel_reason("input", x[1], target, padding)
+
+
+def _batch_norm_types_reason(op: nn.BatchNormOp) -> str | None:
+    """Why batch_norm_nchwc cannot read `op`'s operands as typed (None when it can): input
+    and result in one NCHW{b}c, the four vectors in C{b}c."""
+    spec = _blocked_spec(op.input)
+    if spec is None or _spec(op.output) != spec:
+        return (f"input of type {op.input.type} and result of type {op.output.type} are not "
+                "both one channel-blocked NCHW{b}c; run insert-layouts before calling a "
+                "blocked kernel")
+    vector = f"C{spec.block_product('C')}c"
+    return _layouts_reason([(name, value, vector) for name, value in zip(
+        ("scale", "bias", "mean", "variance"), op.operands[1:], strict=True)])
 
 
 def _batch_norm_layouts(op: nn.BatchNormOp, target: Target) -> Layouts:
@@ -573,6 +601,22 @@ def _concat_accepts(op: nn.ConcatOp, target: Target, padding: bool) -> str | Non
         if channels % target.block:
             return (f"input {index} has {channels} channels, not a multiple of the block "
                     f"{target.block}")
+    return None
+
+
+def _concat_types_reason(op: nn.ConcatOp) -> str | None:
+    """Why concat_nchwc cannot join `op`'s inputs as typed (None when it can): each input in
+    the result's NCHW{b}c, with channels that fill whole blocks (a padded block would land
+    inside the result)."""
+    spec = _blocked_spec(op.output)
+    if spec is None or op.normalized_axis != 1:
+        return (f"result of type {op.output.type} is not channel-blocked NCHW{{b}}c joined "
+                "along channels; run insert-layouts before calling a blocked kernel")
+    b = spec.block_product("C")
+    for index, value in enumerate(op.inputs):
+        if _spec(value) != spec or shape_of(value)[1] % b:
+            return (f"input {index} of type {value.type} is not {shape_of(value)[1]} channels "
+                    f"in whole blocks of the result's layout {spec.text}")
     return None
 
 
@@ -792,9 +836,10 @@ def kernels() -> list[Kernel]:
                prepare=_prepared(_dwconv_into, dwconv2d_nchwc, rezero=False)),
         Kernel("batch_norm_nchwc", nn.BatchNormOp, "blocked", batch_norm_nchwc,
                accepts=_batch_norm_accepts, layouts=_batch_norm_layouts, in_place=0,
+               accepts_types=_batch_norm_types_reason,
                prepare=_prepared(_batch_norm_into, batch_norm_nchwc, rezero=False)),
         Kernel("concat_nchwc", nn.ConcatOp, "blocked", concat_nchwc, accepts=_concat_accepts,
-               layouts=_concat_layouts,
+               layouts=_concat_layouts, accepts_types=_concat_types_reason,
                prepare=_prepared(_concat_into, concat_nchwc, rezero=False)),
     ]
     for op_type, impl, into in ((nn.MaxPool2dOp, max_pool2d_any, _max_pool_into),
@@ -802,12 +847,15 @@ def kernels() -> list[Kernel]:
                                 (nn.GlobalAvgPoolOp, global_avg_pool_any, None)):
         result.append(Kernel(impl.__name__, op_type, "blocked", impl, accepts=_pool_accepts,
                              layouts=_any_layouts, accepts_layout=_pool_layout,
+                             accepts_types=_on_carried_layout(_pool_layout),
                              prepare=None if into is None else _prepared(into, impl)))
     for op_type in (*_UNARY, *_NARY):
         name = op_type.name.removeprefix("nn.") + "_any"
         nary = op_type in _NARY
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
                              accepts_layout=broadcast_layout if nary else _any_dense_layout,
+                             accepts_types=(_on_carried_layout(broadcast_layout) if nary
+                                            else _sparse_operand),
                              in_place=0, in_place_of=full_operand if nary else None,
                              prepare=prepare_elementwise,
                              accepts=broadcasts if nary else _dense_operands))

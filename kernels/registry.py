@@ -228,25 +228,24 @@ class Kernel:
 
     def refusal(self, op: Operation, target: Target, padding: bool) -> str | None:
         """Why the kernel cannot run `op` (None when it can), asked by dispatch: `accepts`,
-        then `_carried_layout_refusal`."""
-        return self.accepts(op, target, padding) or self._carried_layout_refusal(op)
-
-    def binding_refusal(self, op: Operation) -> str | None:
-        """Why the kernel cannot run `op` as typed (None when it can), asked before running
-        an op an `#nn.kernel` names this kernel for, which hand-written IR or an older
-        nnlayout's may do wrongly: `applies`, `_carried_layout_refusal`, `accepts_types`."""
-        if not self.applies(op):
-            return f"it is not a kernel for this {op.name}"
-        return self._carried_layout_refusal(op) or (
-            None if self.accepts_types is None else self.accepts_types(op))
-
-    def _carried_layout_refusal(self, op: Operation) -> str | None:
-        """`accepts_layout` on the layout operand 0 already carries, where the kernel has it
-        (a layout blocking an axis it pools or broadcasts)."""
-        if self.accepts_layout is None or not op.operands:
-            return None
+        then, where the kernel has `accepts_layout`, that on the layout operand 0 already
+        carries (hand-written IR: a layout blocking an axis it pools or broadcasts)."""
+        reason = self.accepts(op, target, padding)
+        if reason is not None or self.accepts_layout is None or not op.operands:
+            return reason
         spec = layout_of(op.operands[0].type)
         return None if spec is None else self.accepts_layout(op, spec)
+
+    def binding_refusal(self, op: Operation) -> str | None:
+        """Why the kernel cannot compute `op` as typed (None when it can), asked before
+        running an op an `#nn.kernel` names this kernel for, which hand-written IR or an
+        older nnlayout's may do wrongly: `applies`, then `accepts_types`. Not `accepts` nor
+        `accepts_layout`: what they refuse may be a matter of speed on one machine (oneDNN
+        offering only its reference code for a format on another CPU, which its kernels
+        then run in numpy), not of the result."""
+        if not self.applies(op):
+            return f"it is not a kernel for this {op.name}"
+        return None if self.accepts_types is None else self.accepts_types(op)
 
     def attribute(self, op: Operation, target: Target) -> KernelAttr:
         """The `#nn.kernel<...>` that records this choice on `op`."""

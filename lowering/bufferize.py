@@ -23,8 +23,9 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   Function arguments, returned values and concat members get no halo.
 - **Concat in place.** The inputs of an `nn.concat` along channels are produced directly into
   their channel slice of the concat's buffer, and the concat disappears. In a blocked layout
-  this needs each input's channel count to be a multiple of the block (the concat's blocked
-  kernel requires that anyway). An input that cannot be placed (a function argument, a
+  this needs each input's channel count but the last one's to be a multiple of the block
+  (else a slot would start inside a block, which a subview cannot name: the concat is then
+  computed by its kernel). An input that cannot be placed (a function argument, a
   constant, a returned value, one already placed in another concat) is copied with
   `memref.copy`. A concat's own result can be placed in a later concat, so a DenseNet block
   writes all its features into one buffer. A kernel that writes whole buffers only (oneDNN's)
@@ -149,6 +150,10 @@ def _plan_function(function: func.FuncOp) -> _Plan:
         if layout is not None and layout.dims != ("N", "C", "H", "W") and not (
                 layout.axes == ("N", "C", "H", "W") and layout.blocks_of("C")):
             continue  # channels are not the outermost varying axis after N
+        if any(nn.shape_of(value)[1] % block_size for value in op.inputs[:-1]):
+            # A slot ending inside a block: the next input's slot would start in the
+            # middle of one, which a subview of whole blocks cannot name (it overlapped).
+            continue
         # With one image, channels are outermost: a slot of whole blocks is one dense run.
         single = nn.shape_of(op.output)[0] == 1
         offset = 0
@@ -156,7 +161,7 @@ def _plan_function(function: func.FuncOp) -> _Plan:
             channels = nn.shape_of(value)[1]
             dense = single and (channels % block_size == 0 or index == len(op.inputs) - 1)
             if (encoding_name(value.type) == encoding_name(op.output.type)
-                    and offset % block_size == 0 and _placeable(value, returned, plan, dense)):
+                    and _placeable(value, returned, plan, dense)):
                 plan.concat_slot[value] = (op.output, offset)
                 plan.in_place_concats.add(op)
             offset += channels

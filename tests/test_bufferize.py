@@ -16,6 +16,7 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.tests.test_layout_semantics import (
     LAYOUT_PIPELINE,
     assert_same,
@@ -23,7 +24,13 @@ from nnlayout.tests.test_layout_semantics import (
     parse,
     random_inputs,
 )
-from nnlayout.tools.driver import location_of, parse_pipeline, read_module, run_pipeline
+from nnlayout.tools.driver import (
+    location_of,
+    make_context,
+    parse_pipeline,
+    read_module,
+    run_pipeline,
+)
 from nnlayout.transforms import get_all_passes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,6 +154,30 @@ func.func @f(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
     assert any(v.get_shape() == (1, 2, 16, 16, 8) and v.get_offset() == 2 * 16 * 16 * 8 for v in views)
     assert not [op for op in compiled.walk() if op.name == "nn.concat"]
     check(module, ("avx2", "avx512"))
+
+
+def test_a_blocked_concat_whose_slot_would_start_inside_a_block_is_not_in_place() -> None:
+    """12 + 20 channels in NCHW8c: the second input's slot would start at lane 4 of a block.
+    It was copied into the whole block after the first input's, over its last four
+    channels (wrong numbers from the generated module)."""
+    layout = '#layout.layout<"NCHW8c">'
+    module = parse(f"""
+func.func @f(%a: tensor<1x12x4x4xf32>, %b: tensor<1x20x4x4xf32>) -> tensor<1x32x4x4xf32> {{
+  %a1 = layout.reorder %a : tensor<1x12x4x4xf32> -> tensor<1x12x4x4xf32, {layout}>
+  %b1 = layout.reorder %b : tensor<1x20x4x4xf32> -> tensor<1x20x4x4xf32, {layout}>
+  %y = nn.concat %a1, %b1 axis 1 : (tensor<1x12x4x4xf32, {layout}>, tensor<1x20x4x4xf32, {layout}>) -> tensor<1x32x4x4xf32, {layout}>
+  %y1 = layout.reorder %y : tensor<1x32x4x4xf32, {layout}> -> tensor<1x32x4x4xf32>
+  func.return %y1 : tensor<1x32x4x4xf32>
+}}""")
+    planned = module.clone()
+    run_pipeline(parse_pipeline("bufferize,plan-memory", get_all_passes()), make_context(),
+                 planned)
+    assert not ops_of(planned, memref.SubviewOp)
+    assert [op for op in planned.walk() if op.name == "nn.concat"]
+    inputs = random_inputs(module)
+    expected = Interpreter(module).run(inputs)
+    assert_same(expected, Interpreter(planned).run(inputs))
+    assert_same(expected, run_generated(planned, inputs))
 
 
 DENSE_BLOCK = """

@@ -560,6 +560,40 @@ def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_
                                "only conv:any+ref:any here") == 1
 
 
+POOLED_CONV = """
+func.func @f(%x: tensor<1x64x16x16xf32>) -> tensor<1x64x8x8xf32> {
+  %w = nn.constant dense<0.01> : tensor<64x64x3x3xf32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x64x16x16xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x16x16xf32>
+  %r = nn.relu %c : tensor<1x64x16x16xf32>
+  %p = nn.max_pool2d %r kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x64x16x16xf32> -> tensor<1x64x8x8xf32>
+  func.return %p : tensor<1x64x8x8xf32>
+}"""
+
+
+@pytest.mark.skipif(not available() or not runs_avx512_core(),
+                    reason="needs oneDNN's avx512_core code to compile nChw16c pooling")
+@pytest.mark.parametrize("backend", ["interpreter", "generated"])
+def test_pooling_compiled_for_avx512_runs_where_onednn_has_no_fast_code_for_it(
+        tmp_path: Path, backend: str) -> None:
+    """Loaded with oneDNN on AVX2, the max pooling compiled for nChw16c has only ref:any: it
+    runs in numpy with a warning, like a convolution. Checking at binding whether oneDNN
+    has fast code for the op's layout refused it ("oneDNN chose ref:any for nChw16c data")."""
+    module = parse(POOLED_CONV)
+    planned = compile_module(module, "onednn-nchw16c", True, DEFAULT_PIPELINE)
+    (tmp_path / "planned.mlir").write_text(str(planned))
+    inputs = random_inputs(module)
+    np.save(tmp_path / "x.npy", inputs[0])
+    np.save(tmp_path / "expected.npy", Interpreter(module).run(inputs)[0])
+    result = subprocess.run(
+        [sys.executable, "-m", "nnlayout.tools.run", "planned.mlir", "--input", "x.npy",
+         "--output-dir", "out", "--backend", backend], capture_output=True, text=True,
+        cwd=tmp_path, env={**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2"})
+    assert result.returncode == 0, result.stderr
+    assert "nn.max_pool2d: oneDNN offers only ref:any here" in result.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "result0.npy"),
+                               np.load(tmp_path / "expected.npy"), rtol=1e-5, atol=1e-5)
+
+
 def test_two_interpreters_of_one_program_run_in_two_threads() -> None:
     """Each calls the oneDNN kernels on arrays of its own: their primitives' memory objects,
     re-pointed on every call, were shared, so one thread ran on the other's arrays."""
