@@ -40,7 +40,7 @@ from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import Block, LayoutSpec, layout_of, storage_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import BoundKernel, Kernel, Target
+from nnlayout.kernels.registry import BoundKernel, Kernel, Target, carried_layout_refusal
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -217,6 +217,12 @@ def _conv_types_reason(op: nn.Conv2dOp) -> str | None:
         [] if op.bias is None else [("bias", op.bias, f"C{b}c")]))
 
 
+def _not_one_blocked_layout(op: Operation) -> str:
+    return (f"input of type {op.operands[0].type} and result of type {op.results[0].type} are "
+            "not both one channel-blocked NCHW{b}c; run insert-layouts before calling a "
+            "blocked kernel")
+
+
 def _layouts_reason(wanted: Sequence[tuple[str, SSAValue, str]]) -> str | None:
     """Why not, where a value of the (what, value, layout) carries another layout than its
     own; None where none does."""
@@ -296,11 +302,9 @@ def dwconv2d_nchwc(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 def _dwconv_types_reason(op: nn.Conv2dOp) -> str | None:
     """Why dwconv2d_nchwc cannot read `op`'s operands as their types lay them out (None when
     it can): NCHW{b}c input and result, OIHW{b}o weights, a C{b}c bias."""
-    spec = _blocked_spec(op.input)
-    if spec is None or _spec(op.output) != spec:
-        return (f"input of type {op.input.type} and result of type {op.output.type} are not "
-                "both one channel-blocked NCHW{b}c; run insert-layouts before calling a "
-                "blocked kernel")
+    spec = _blocked_spec(op.operands[0])
+    if spec is None or _spec(op.results[0]) != spec:
+        return _not_one_blocked_layout(op)
     b = spec.block_product("C")
     return _layouts_reason([("weights", op.weight, f"OIHW{b}o")] + (
         [] if op.bias is None else [("bias", op.bias, f"C{b}c")]))
@@ -335,28 +339,18 @@ def _any_dense_layout(op: Operation, spec: LayoutSpec) -> str | None:
 
 
 def _dense_operands(op: Operation, target: Target, padding: bool) -> str | None:
-    """The operands are dense arrays: the result takes operand 0's storage ("*"), and a CSR
-    result of hand-written IR (relu of a CSR value) left bufferize a tensor without a
-    buffer."""
+    """`_sparse_operand` as an `accepts`."""
     return _sparse_operand(op)
 
 
 def _sparse_operand(op: Operation) -> str | None:
+    """Why not, where an operand is not a dense array: the result takes operand 0's storage
+    ("*"), and a CSR result of hand-written IR (relu of a CSR value) left bufferize a tensor
+    without a buffer."""
     for index, operand in enumerate(op.operands):
         if storage_of(operand.type) != "dense":
             return f"operand {index} is stored as {storage_of(operand.type).upper()}"
     return None
-
-
-def _on_carried_layout(check: Callable[[Operation, LayoutSpec], str | None]
-                       ) -> Callable[[Operation], str | None]:
-    """An `accepts_types` from a kernel's `accepts_layout`, which decides what it computes
-    right: `check` on the layout operand 0 carries (None for a plain operand)."""
-    def reason(op: Operation) -> str | None:
-        spec = _spec(op.operands[0])
-        return None if spec is None else check(op, spec)
-
-    return reason
 
 
 def broadcasts(op: Operation, target: Target, padding: bool) -> str | None:
@@ -435,11 +429,9 @@ def _batch_norm_accepts(op: nn.BatchNormOp, target: Target, padding: bool) -> st
 def _batch_norm_types_reason(op: nn.BatchNormOp) -> str | None:
     """Why batch_norm_nchwc cannot read `op`'s operands as typed (None when it can): input
     and result in one NCHW{b}c, the four vectors in C{b}c."""
-    spec = _blocked_spec(op.input)
-    if spec is None or _spec(op.output) != spec:
-        return (f"input of type {op.input.type} and result of type {op.output.type} are not "
-                "both one channel-blocked NCHW{b}c; run insert-layouts before calling a "
-                "blocked kernel")
+    spec = _blocked_spec(op.operands[0])
+    if spec is None or _spec(op.results[0]) != spec:
+        return _not_one_blocked_layout(op)
     vector = f"C{spec.block_product('C')}c"
     return _layouts_reason([(name, value, vector) for name, value in zip(
         ("scale", "bias", "mean", "variance"), op.operands[1:], strict=True)])
@@ -847,15 +839,18 @@ def kernels() -> list[Kernel]:
                                 (nn.GlobalAvgPoolOp, global_avg_pool_any, None)):
         result.append(Kernel(impl.__name__, op_type, "blocked", impl, accepts=_pool_accepts,
                              layouts=_any_layouts, accepts_layout=_pool_layout,
-                             accepts_types=_on_carried_layout(_pool_layout),
+                             accepts_types=functools.partial(carried_layout_refusal,
+                                                             check=_pool_layout),
                              prepare=None if into is None else _prepared(into, impl)))
     for op_type in (*_UNARY, *_NARY):
         name = op_type.name.removeprefix("nn.") + "_any"
         nary = op_type in _NARY
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
                              accepts_layout=broadcast_layout if nary else _any_dense_layout,
-                             accepts_types=(_on_carried_layout(broadcast_layout) if nary
-                                            else _sparse_operand),
+                             # The layout rules decide what these compute right.
+                             accepts_types=(functools.partial(carried_layout_refusal,
+                                                              check=broadcast_layout)
+                                            if nary else _sparse_operand),
                              in_place=0, in_place_of=full_operand if nary else None,
                              prepare=prepare_elementwise,
                              accepts=broadcasts if nary else _dense_operands))

@@ -231,10 +231,9 @@ class Kernel:
         then, where the kernel has `accepts_layout`, that on the layout operand 0 already
         carries (hand-written IR: a layout blocking an axis it pools or broadcasts)."""
         reason = self.accepts(op, target, padding)
-        if reason is not None or self.accepts_layout is None or not op.operands:
+        if reason is not None or self.accepts_layout is None:
             return reason
-        spec = layout_of(op.operands[0].type)
-        return None if spec is None else self.accepts_layout(op, spec)
+        return carried_layout_refusal(op, self.accepts_layout)
 
     def binding_refusal(self, op: Operation) -> str | None:
         """Why the kernel cannot compute `op` as typed (None when it can), asked before
@@ -252,6 +251,14 @@ class Kernel:
         operands, results = self.operand_and_result_layouts(op, target)
         in_place = self.in_place if self.in_place_of is None else self.in_place_of(op)
         return KernelAttr(self.name, operands, results, in_place, self.workspace(op, target))
+
+
+def carried_layout_refusal(op: Operation,
+                           check: Callable[[Operation, LayoutSpec], str | None]) -> str | None:
+    """`check` (an `accepts_layout`) on the layout operand 0 of `op` carries; None for a
+    plain operand, or none."""
+    spec = layout_of(op.operands[0].type) if op.operands else None
+    return None if spec is None else check(op, spec)
 
 
 @dataclass
