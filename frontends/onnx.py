@@ -214,6 +214,11 @@ def same_pads(sizes: Sequence[int], kernel: Sequence[int], strides: Sequence[int
     return begins + ends
 
 
+def _attributes(node: onnx.NodeProto) -> dict:
+    """A node's attributes by name, as Python values."""
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
 def _ceil_mode_overcount(node: onnx.NodeProto, expected: Sequence[int],
                          actual: Sequence[int], source: Sequence[int]) -> bool:
     """Whether `expected` (onnx's inferred shape of a pooling node's output) is `actual`
@@ -221,7 +226,7 @@ def _ceil_mode_overcount(node: onnx.NodeProto, expected: Sequence[int],
     in the end padding (of the `source` input shape): ONNX's spec, its reference evaluator
     and onnxruntime drop that window, as nn does, but onnx's shape inference (1.23 too)
     counts it."""
-    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    attrs = _attributes(node)
     if node.op_type not in ("MaxPool", "AveragePool") or not attrs.get("ceil_mode") or (
             len(expected) != len(actual) or expected[:2] != actual[:2]):
         return False
@@ -245,7 +250,7 @@ def _same_output_padding_overcount(node: onnx.NodeProto, expected: Sequence[int]
     output_padding on the spatial axes, for auto_pad SAME_UPPER/SAME_LOWER without
     output_shape: the spec makes that output input * stride, as onnxruntime, onnx's reference
     evaluator and nn do, but onnx's shape inference adds output_padding."""
-    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    attrs = _attributes(node)
     if node.op_type != "ConvTranspose" or _auto_pad_name(attrs) not in (
             "SAME_UPPER", "SAME_LOWER") or (
             "output_shape" in attrs or len(expected) != len(actual)):
@@ -499,7 +504,7 @@ class _Importer:
 
     # -------------------------------------------------------------------- nodes
     def _import_node(self, node: onnx.NodeProto) -> None:
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        attrs = _attributes(node)
         if node.op_type in _UNARY:
             self._output(node, self._build(lambda: _UNARY[node.op_type](self._in(node, 0))))
         elif node.op_type in _BINARY:
