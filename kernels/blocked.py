@@ -40,7 +40,13 @@ from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import Block, LayoutSpec, layout_of, storage_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import BoundKernel, Kernel, Target, carried_layout_refusal
+from nnlayout.kernels.registry import (
+    BoundKernel,
+    Kernel,
+    Target,
+    carried_layout_refusal,
+    one_layout_refusal,
+)
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -388,6 +394,14 @@ def broadcast_layout(op: Operation, spec: LayoutSpec) -> str | None:
                 return (f"operand {index} {list(shape)} broadcasts along axis {axis}, which "
                         f"layout '{spec.text}' blocks")
     return None
+
+
+def _any_types_reason(op: Operation, check: Callable[[Operation, LayoutSpec], str | None]
+                      ) -> str | None:
+    """A `"*"` kernel's `accepts_types`: dense operands, every operand and result in operand
+    0's layout, and `check` (its `accepts_layout`) agreeing to that layout."""
+    return (_sparse_operand(op) or one_layout_refusal(op, range(len(op.operands)))
+            or carried_layout_refusal(op, check))
 
 
 def _zero_preserving(op: Operation) -> bool:
@@ -839,7 +853,7 @@ def kernels() -> list[Kernel]:
                                 (nn.GlobalAvgPoolOp, global_avg_pool_any, None)):
         result.append(Kernel(impl.__name__, op_type, "blocked", impl, accepts=_pool_accepts,
                              layouts=_any_layouts, accepts_layout=_pool_layout,
-                             accepts_types=functools.partial(carried_layout_refusal,
+                             accepts_types=functools.partial(_any_types_reason,
                                                              check=_pool_layout),
                              prepare=None if into is None else _prepared(into, impl)))
     for op_type in (*_UNARY, *_NARY):
@@ -848,9 +862,9 @@ def kernels() -> list[Kernel]:
         result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
                              accepts_layout=broadcast_layout if nary else _any_dense_layout,
                              # The layout rules decide what these compute right.
-                             accepts_types=(functools.partial(carried_layout_refusal,
-                                                              check=broadcast_layout)
-                                            if nary else _sparse_operand),
+                             accepts_types=functools.partial(
+                                 _any_types_reason,
+                                 check=broadcast_layout if nary else _any_dense_layout),
                              in_place=0, in_place_of=full_operand if nary else None,
                              prepare=prepare_elementwise,
                              accepts=broadcasts if nary else _dense_operands))

@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from xdsl.ir import Operation
 
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
-from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 
 Implementation = Callable[[Operation, Sequence[Any]], Any]
 # What the kernels prepared in one binding session (one generated Program, one Interpreter)
@@ -259,6 +259,21 @@ def carried_layout_refusal(op: Operation,
     plain operand, or none."""
     spec = layout_of(op.operands[0].type) if op.operands else None
     return None if spec is None else check(op, spec)
+
+
+def one_layout_refusal(op: Operation, operands: Sequence[int]) -> str | None:
+    """Why a kernel that runs in whatever layout operand 0 carries (`"*"`) cannot compute
+    `op` as typed: one of `operands` or a result carries another layout, which it would read
+    or write as operand 0's. Hand-written types, or an `#nn.kernel` listing layouts that
+    contradict its kernel's `"*"`, can do that."""
+    first = encoding_name(op.operands[0].type)
+    values = [*((f"operand {i}", op.operands[i]) for i in operands),
+              *((f"result {i}", result) for i, result in enumerate(op.results))]
+    for what, value in values:
+        if (name := encoding_name(value.type)) != first:
+            return (f"{what} is {name or 'plain'} but operand 0 is {first or 'plain'}; "
+                    f"the kernel runs in operand 0's layout (\"*\") only")
+    return None
 
 
 @dataclass

@@ -46,6 +46,7 @@ from nnlayout.tests.test_layout_semantics import (
     parse,
     random_inputs,
 )
+from nnlayout.tools.driver import DiagnosticError
 
 pytestmark = pytest.mark.skipif(not available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
                                 "does not load on this machine")
@@ -399,6 +400,42 @@ func.func @f(%x: tensor<1x5x3x3xf32>) -> tensor<1x5x3x3xf32> {
     assert kernel_of(relu).kernel_name.data != "relu_onednn"
     assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
     assert_same(Interpreter(module).run(inputs), run_generated(compiled, inputs))
+
+
+@pytest.mark.parametrize(("op", "wrong"), [
+    ('nn.add %x, %z {kernel = #nn.kernel<"add_onednn", operands = ["NCHW8c", "NHWC"], '
+     'results = ["NCHW8c"]>} : (T, T) -> T', "operand 1 is NHWC but operand 0 is NCHW8c"),
+    ('nn.add %x, %z {kernel = #nn.kernel<"add_onednn", operands = ["NCHW8c", "NCHW8c"], '
+     'results = ["NHWC"]>} : (T, T) -> T', "result 0 is NHWC but operand 0 is NCHW8c"),
+    ('nn.concat %x, %z axis 1 {kernel = #nn.kernel<"concat_onednn", operands = ["NHWC", '
+     '""], results = ["NHWC"]>} : (T, T) -> tensor<1x32x4x4xf32>',
+     "operand 1 is plain but operand 0 is NHWC"),
+    ('nn.max_pool2d %x kernel [1, 1] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] '
+     '{kernel = #nn.kernel<"max_pool2d_onednn", operands = ["NCHW8c"], results = ["NHWC"]>} '
+     ": T -> T", "result 0 is NHWC but operand 0 is NCHW8c"),
+])
+@pytest.mark.parametrize("backend", ["interpreter", "generated"])
+def test_a_star_kernel_listed_with_two_layouts_is_refused_where_it_is_bound(
+        op: str, wrong: str, backend: str) -> None:
+    """oneDNN's `"*"` primitives read every data operand, and write the result, in operand
+    0's format. An #nn.kernel listing other layouts (insert-layouts reorders to them) ran:
+    wrong numbers for the add (an NHWC operand read as NCHW8c)."""
+    result = "tensor<1x32x4x4xf32>" if "concat" in op else "T"
+    text = f"""
+func.func @f(%x: T, %z: T) -> {result} {{
+  %y = {op}
+  func.return %y : {result}
+}}""".replace("T", "tensor<1x16x4x4xf32>")
+    module = parse(text)
+    inputs = random_inputs(module)
+    if backend == "interpreter":
+        compiled = compile_module(module, "onednn", True, "insert-layouts")
+        with pytest.raises(DiagnosticError, match=re.escape(wrong)):
+            Interpreter(compiled).run(inputs)
+    else:
+        compiled = compile_module(module, "onednn", True, "insert-layouts,bufferize,plan-memory")
+        with pytest.raises(DiagnosticError, match=re.escape(wrong)):
+            run_generated(compiled, inputs)
 
 
 @pytest.mark.parametrize(("activation", "attributes"), [

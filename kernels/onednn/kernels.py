@@ -64,7 +64,13 @@ from nnlayout.kernels.onednn.formats import (
 )
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import PREPARED_IN_SESSION, FixedCall, Kernel, Target
+from nnlayout.kernels.registry import (
+    PREPARED_IN_SESSION,
+    FixedCall,
+    Kernel,
+    Target,
+    one_layout_refusal,
+)
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 ANY = b.dnnl_format_tag_any
@@ -751,8 +757,7 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     """The primitive descriptor of a `"*"` op whose operands all have format `tag`."""
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         return _pool_pd(op, tag)
-    data = op.operands[:1] if isinstance(op, nn.BatchNormOp) else op.operands  # not vectors
-    md = [MemoryDesc.with_tag(shape_of(v), tag) for v in data]
+    md = [MemoryDesc.with_tag(shape_of(op.operands[i]), tag) for i in _data_operands(op)]
     out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
     if type(op) in _BINARY:
         first, second = _binary_order(op)
@@ -763,6 +768,16 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
         return p.concat_pd(out, op.normalized_axis, md)
     algorithm, alpha, beta = _eltwise_params(op)
     return p.eltwise_pd(algorithm, md[0], out, alpha, beta)
+
+
+def _data_operands(op: Operation) -> range:
+    """The operands a `"*"` op reads in its format: all but a batch norm's vectors."""
+    return range(1 if isinstance(op, nn.BatchNormOp) else len(op.operands))
+
+
+def _any_types_reason(op: Operation) -> str | None:
+    """The primitive reads every data operand, and writes the result, in operand 0's format."""
+    return one_layout_refusal(op, _data_operands(op))
 
 
 def _any_args(op: Operation) -> tuple[int, ...]:
@@ -1397,6 +1412,7 @@ def kernels() -> list[Kernel]:
         result.append(Kernel(name, op_type, "onednn", run,
                              accepts=_any_accepts, layouts=_any_layouts,
                              accepts_layout=_any_accepts_layout, workspace=_any_workspace,
+                             accepts_types=_any_types_reason,
                              in_place=0 if in_place else None,
                              in_place_of=full_operand if op_type in _BINARY else None,
                              prepare=Prepared, reads_halo=False, writes_strided=False))
