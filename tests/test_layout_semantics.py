@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name
-from nnlayout.dialects.nn import ConstantOp
+from nnlayout.dialects.nn import AddOp, ConstantOp
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn.binding import available as onednn_available
@@ -270,6 +270,29 @@ HAND_WRITTEN_LAYOUTS = {
 def test_hand_written_layouts_blocking_a_pooled_or_broadcast_axis(name: str) -> None:
     module = parse(HAND_WRITTEN_LAYOUTS[name])
     check_everywhere(module, random_inputs(module), blocks=False)  # ref kernels may run all
+
+
+def test_star_kernel_operands_typed_in_two_layouts_meet_in_operand_0s() -> None:
+    """A `"*"` kernel read a hand-typed NHWC operand beside an NCHW8c one: the runtime fell
+    back to the reference kernel (or, for an `#nn.kernel` listing both layouts, read NHWC as
+    NCHW8c). insert-layouts now reorders it into operand 0's layout."""
+    module = parse("""
+func.func @f(%x: tensor<1x12x4x4xf32>, %z: tensor<1x12x4x4xf32>) -> tensor<1x12x4x4xf32> {
+  %a = layout.reorder %x : tensor<1x12x4x4xf32> -> tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>
+  %b = layout.reorder %z : tensor<1x12x4x4xf32> -> tensor<1x12x4x4xf32, #layout.layout<"NHWC">>
+  %y = nn.sigmoid %a : tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>
+  %s = nn.add %y, %b : (tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>, tensor<1x12x4x4xf32, #layout.layout<"NHWC">>) -> tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>
+  %r = layout.reorder %s : tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">> -> tensor<1x12x4x4xf32>
+  func.return %r : tensor<1x12x4x4xf32>
+}""")
+    check_everywhere(module, random_inputs(module), blocks=False)
+    for target in ("avx2", "onednn"):
+        if target not in TARGETS:
+            continue
+        add = next(op for op in compile_module(module, target, True).walk()
+                   if isinstance(op, AddOp))
+        assert kernel_of(add).kernel_name.data != "add_ref"
+        assert {encoding_name(v.type) for v in (*add.operands, *add.results)} == {"NCHW8c"}
 
 
 def activation_reorders(module: ModuleOp) -> int:

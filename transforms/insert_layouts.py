@@ -13,13 +13,16 @@ to its old type after the op, so the rest of the program is untouched:
     %y = layout.reorder %y8 : ... -> tensor<1x4x8x8xf32>
 
 Channels that do not fill a block are padded by the layout itself (C=12 in NCHW8c is two blocks
-of 8 lanes, the last 4 zero). A `"*"` layout ("whatever the producer gives") needs no reorder.
+of 8 lanes, the last 4 zero). A `"*"` layout is the one operand 0 has, whatever its producer
+gave: operand 0 needs no reorder, and other `"*"` operands and results (hand-typed in another
+layout) are given that one, since the kernel reads and writes them all in it.
 Back-to-back reorders this creates are removed by `propagate-layouts`; reorders of constants
 are done at compile time by `fold-constants`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -38,6 +41,7 @@ from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name, with_encoding_name
 from nnlayout.dialects.nn import NNOp
+from nnlayout.kernels.registry import resolve_layouts
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms import remarks
 from nnlayout.transforms.stages import require_tensor_level
@@ -63,9 +67,9 @@ class InsertOperandReorders(RewritePattern):
         if len(kernel.operands) != len(op.operands):
             raise DiagnosticError(op, f"{kernel} lists {len(kernel.operands)} operand layouts "
                                       f"but the op has {len(op.operands)} operands")
-        for index, (operand, wanted) in enumerate(zip(op.operands, kernel.operands,
+        for index, (operand, wanted) in enumerate(zip(op.operands, _resolved(op, kernel.operands),
                                                       strict=True)):
-            if wanted == ANY_LAYOUT or encoding_name(operand.type) == wanted:
+            if encoding_name(operand.type) == wanted:
                 continue
             reorder = reorder_to(operand, wanted)
             rewriter.insert(reorder, InsertPoint.before(op))
@@ -93,9 +97,19 @@ class InsertResultReorders(RewritePattern):
         kernel = kernel_of(op)
         if kernel is None:
             return
-        for result, wanted in zip(op.results, kernel.results, strict=True):
-            if wanted != ANY_LAYOUT and encoding_name(result.type) != wanted:
+        for result, wanted in zip(op.results, _resolved(op, kernel.results), strict=True):
+            if encoding_name(result.type) != wanted:
                 change_result_layout(rewriter, result, wanted)
+
+
+def _resolved(op: Operation, declared: Sequence[str]) -> tuple[str, ...]:
+    """`declared` layouts with `"*"` standing for the one operand 0 has, or will have."""
+    kernel = kernel_of(op)
+    assert kernel is not None
+    first = kernel.operands[0] if kernel.operands else ANY_LAYOUT
+    if first == ANY_LAYOUT:
+        first = encoding_name(op.operands[0].type) if op.operands else ""
+    return resolve_layouts(declared, first)
 
 
 @dataclass(frozen=True)

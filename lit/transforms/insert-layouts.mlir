@@ -40,3 +40,14 @@ func.func @padded(%x: tensor<1x12x32x32xf32>) -> tensor<1x20x32x32xf32> {
 // FOLD:     layout.reorder %x
 // FOLD:     nn.constant dense<5.000000e-01> : tensor<20x12x3x3xf32> -> tensor<20x12x3x3xf32, #layout.layout<"IHW16iO16o">>
 // FOLD-NOT: layout.reorder %w
+
+// A `"*"` kernel computes in the layout operand 0 has: an operand typed in another layout
+// (by hand, here NHWC beside NCHW8c) is reordered into operand 0's.
+func.func @star_operands_follow_operand_0(%x: tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>, %z: tensor<1x12x4x4xf32, #layout.layout<"NHWC">>) -> tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">> {
+  %s = nn.add %x, %z : (tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>, tensor<1x12x4x4xf32, #layout.layout<"NHWC">>) -> tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>
+  func.return %s : tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>
+}
+// CHECK-LABEL: func.func @star_operands_follow_operand_0
+// CHECK:      %[[Z:.*]] = layout.reorder %z : tensor<1x12x4x4xf32, #layout.layout<"NHWC">> -> tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>
+// CHECK-NEXT: %s = nn.add %x, %[[Z]] {kernel = #nn.kernel<"add_any", operands = ["*", "*"], results = ["*"], in_place = 0>} : (tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>, tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>) -> tensor<1x12x4x4xf32, #layout.layout<"NCHW8c">>
+// CHECK-NEXT: func.return %s
