@@ -81,6 +81,28 @@ class ImportedModel:
     weights: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+def _complete_output_shapes(graph: onnx.GraphProto) -> None:
+    """Gives each graph output that shape inference left without a shape the type of that
+    value elsewhere: an initializer or input returned as an output, or a value listed twice
+    (onnxruntime runs such models; the checker refuses an output without a shape)."""
+    known = {vi.name: vi.type for vi in (*graph.input, *graph.value_info, *graph.output)
+             if _has_shape(vi)}
+    for tensor in graph.initializer:
+        known.setdefault(tensor.name, onnx.helper.make_tensor_type_proto(
+            tensor.data_type, list(tensor.dims)))
+    for vi in graph.output:
+        if _has_shape(vi):
+            continue
+        if vi.name not in known:
+            raise UserError(f"graph output '{vi.name}' has no shape, and ONNX's shape "
+                            "inference finds none; declare it in the model")
+        vi.type.CopyFrom(known[vi.name])
+
+
+def _has_shape(vi: onnx.ValueInfoProto) -> bool:
+    return vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -305,8 +327,6 @@ class _Importer:
         for vi in self.graph.output:
             if vi.HasField("type"):
                 self._require_float_tensor(vi, "graph output")
-            if vi.name not in self.values and vi.name not in self.constants:
-                raise UserError(f"graph output '{vi.name}' is not produced by any node")
             results.append(self._tensor(vi.name))
         self.block.add_op(func.ReturnOp(*results))
         function = func.FuncOp("main", ([a.type for a in self.block.args],
@@ -323,9 +343,10 @@ class _Importer:
                                 f"{', '.join(sorted(SUPPORTED_OPS))}")
 
     def _check_order(self) -> None:
-        """Every node input is defined before the node, as ONNX requires. The checker says so
-        too, but only after shape inference, which a cycle stops: an output without a declared
-        shape then fails first, as "Field 'shape' of 'type' is required but missing"."""
+        """Every node input is defined before the node, as ONNX requires, and every graph
+        output somewhere. The checker says so too, but only after shape inference, which a
+        cycle stops: an output without a shape then fails first, as "Field 'shape' of 'type'
+        is required but missing"."""
         defined = {vi.name for vi in self.graph.input} | set(self.constants) | {""}
         for index, node in enumerate(self.graph.node):
             for name in node.input:
@@ -334,6 +355,9 @@ class _Importer:
                                     "input, an initializer or the output of an earlier node "
                                     "(undefined, or the graph has a cycle or is not sorted)")
             defined.update(node.output)
+        for vi in self.graph.output:
+            if vi.name not in defined or vi.name == "":
+                raise UserError(f"graph output '{vi.name}' is not produced by any node")
 
     def _skeleton(self) -> onnx.ModelProto:
         """The model with its large float initializers turned into typed graph inputs: the
@@ -350,12 +374,16 @@ class _Importer:
                         tensor.name, tensor.data_type, list(tensor.dims)))
             else:
                 skeleton.graph.initializer.append(tensor)
+        for vi in skeleton.graph.output:
+            if not _has_shape(vi):
+                vi.ClearField("type")  # inference fills a missing type, not a missing shape
         return skeleton
 
     def _infer_shapes(self) -> None:
         try:
             inferred = onnx.shape_inference.infer_shapes(self._skeleton(), check_type=True,
                                                          strict_mode=True)
+            _complete_output_shapes(inferred.graph)
             onnx.checker.check_model(inferred)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError,
                 UnicodeDecodeError) as error:

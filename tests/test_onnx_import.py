@@ -230,6 +230,22 @@ def test_conv_transpose_same_with_output_padding_is_input_times_stride(auto_pad:
     np.testing.assert_allclose(ours[0], expected[0], atol=1e-4)
 
 
+@pytest.mark.parametrize("outputs", [["y", "w"], ["y", "y"], ["x", "y"], ["w"]],
+                         ids=["initializer", "twice", "graph-input", "only-an-initializer"])
+def test_outputs_declared_without_a_shape_take_the_values_shape(outputs: list[str]) -> None:
+    """onnxruntime runs these; the importer refused them ("invalid ONNX model: Field 'shape'
+    of 'type' is required but missing", naming no value): shape inference gives no shape to
+    an initializer or input returned as an output, nor to a value's second listing."""
+    nodes = [] if outputs == ["w"] else [node("Add", ["x", "w"])]
+    assert_matches(make_model(nodes, {"x": (5, 5)}, outputs, {"w": weight(5, 5)}))
+
+
+def test_an_output_no_node_produces_is_named_even_without_a_shape() -> None:
+    model = make_model([node("Relu", ["x"])], {"x": (2, 3)}, ["y", "z"])
+    with pytest.raises(UserError, match="graph output 'z' is not produced by any node$"):
+        import_model(model)
+
+
 def legacy_binary(op: str, b: np.ndarray, **attrs: object) -> onnx.ModelProto:
     return make_model([node(op, ["x", "b"], **attrs)], {"x": (1, 3, 2, 4)}, ["y"], {"b": b},
                       opset=6)
