@@ -69,6 +69,18 @@ def test_good_run_writes_results_and_summaries(net: Path, tmp_path: Path) -> Non
         assert float(line.split("sum=")[1].split()[0]) == pytest.approx(saved.sum(), 1e-6)
 
 
+def test_a_result_holding_both_infinities_sums_to_nan_without_a_warning(
+        net: Path, tmp_path: Path) -> None:
+    """numpy's "invalid value encountered in reduce" reached stderr as a warning."""
+    x = np.array([[np.inf, -np.inf, 1.0]] * 2, np.float32)
+    y = np.ones((3, 4), np.float32)
+    result = run(str(net), "--input", save(tmp_path / "x.npy", x), save(tmp_path / "y.npy", y),
+                 "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert "result1: [2, 3] float32 sum=nan " in result.stdout
+
+
 def test_random_inputs_are_reproducible(net: Path, tmp_path: Path) -> None:
     outputs = {}
     for seed in ("3", "3", "4"):
