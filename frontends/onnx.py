@@ -752,10 +752,18 @@ class _Importer:
             shape = nn.shape_of(result)
             self._output(node, nn.ReshapeOp(result, (*shape[:2], shape[3])))
 
+    def _kernel_of_weights(self, attrs: dict, w: SSAValue) -> tuple[int, ...]:
+        """The weights' spatial shape, which a kernel_shape attribute must repeat."""
+        kernel = nn.shape_of(w)[2:]
+        if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != list(kernel):
+            raise self._fail(f"kernel_shape {list(attrs['kernel_shape'])} is not the weight's "
+                             f"spatial shape {list(kernel)}")
+        return kernel
+
     def _op_Conv(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         x, w, b = self._in(node, 0), self._in(node, 1), self._optional_in(node, 2)
         rank = self._spatial(node, x, "convolution")
-        kernel = nn.shape_of(w)[2:]
+        kernel = self._kernel_of_weights(attrs, w)
         strides, pads, dilations = self._window_attrs(attrs, nn.shape_of(x)[2:], kernel)
         if rank == 1:
             x, w = self._as_2d(x), self._as_2d(w)
@@ -767,7 +775,7 @@ class _Importer:
     def _op_ConvTranspose(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         x, w, b = self._in(node, 0), self._in(node, 1), self._optional_in(node, 2)
         rank = self._spatial(node, x, "transposed convolution")
-        sizes, kernel = nn.shape_of(x)[2:], nn.shape_of(w)[2:]
+        sizes, kernel = nn.shape_of(x)[2:], self._kernel_of_weights(attrs, w)
         strides = list(attrs.get("strides", [1] * rank))
         dilations = list(attrs.get("dilations", [1] * rank))
         output_padding = list(attrs.get("output_padding", [0] * rank))
@@ -775,7 +783,8 @@ class _Importer:
         pads = list(attrs.get("pads", [0] * (2 * rank))) if auto_pad == "NOTSET" else [0] * (
             2 * rank)
         output_shape = attrs.get("output_shape")
-        if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        same = output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER")
+        if same:
             output_shape = [size * stride for size, stride in zip(sizes, strides, strict=True)]
         if output_shape is not None:
             # ONNX: total padding = natural size - output_shape, split as auto_pad says
@@ -786,6 +795,18 @@ class _Importer:
                 natural = (strides[axis] * (sizes[axis] - 1) + output_padding[axis]
                            + (kernel[axis] - 1) * dilations[axis] + 1)
                 total = natural - output_shape[axis]
+                if total < 0 and same:
+                    # (k - 1) * d + 1 + output_padding < stride
+                    raise self._fail(
+                        f"auto_pad {auto_pad} with kernel extent + output_padding below stride "
+                        f"{strides[axis]} on spatial axis {axis}: the ONNX spec makes the "
+                        f"output input * stride ({output_shape[axis]}), onnxruntime and "
+                        f"onnx's shape inference {natural}; give pads or output_shape")
+                if total < 0 and -total >= strides[axis]:
+                    raise self._fail(
+                        f"output_shape {output_shape[axis]} on spatial axis {axis} is "
+                        f"{-total} beyond the transposed convolution's size {natural}; ONNX "
+                        f"allows up to stride - 1 = {strides[axis] - 1}")
                 if total < 0:
                     output_padding[axis] -= total
                     total = 0

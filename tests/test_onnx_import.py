@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -243,6 +244,28 @@ def test_outputs_declared_without_a_shape_take_the_values_shape(outputs: list[st
 def test_an_output_no_node_produces_is_named_even_without_a_shape() -> None:
     model = make_model([node("Relu", ["x"])], {"x": (2, 3)}, ["y", "z"])
     with pytest.raises(UserError, match="graph output 'z' is not produced by any node$"):
+        import_model(model)
+
+
+@pytest.mark.parametrize(("op", "attrs", "weights", "message"), [
+    # onnxruntime and onnx's shape inference give 7 x 9, the spec 8 x 10: refused, named
+    ("ConvTranspose", {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, (2, 3, 1, 1),
+     "auto_pad SAME_UPPER with kernel extent + output_padding below stride 2 on spatial "
+     "axis 0: the ONNX spec makes the output input * stride (8), onnxruntime and onnx's "
+     "shape inference 7; give pads or output_shape"),
+    # was "output_padding [2, 0] must be smaller than the stride", of a model without one
+    ("ConvTranspose", {"strides": [2, 2], "output_shape": [9, 9]}, (2, 3, 1, 1),
+     "output_shape 9 on spatial axis 0 is 2 beyond the transposed convolution's size 7; "
+     "ONNX allows up to stride - 1 = 1"),
+    # was "nn computes shape [1, 4, 4, 5] for output 'y' but ONNX infers [1, 4, 3, 4]"
+    ("Conv", {"kernel_shape": [2, 2]}, (4, 2, 1, 1),
+     "kernel_shape [2, 2] is not the weight's spatial shape [1, 1]"),
+])
+def test_transposed_and_plain_convolution_attributes_that_cannot_hold_are_named(
+        op: str, attrs: dict, weights: tuple[int, ...], message: str) -> None:
+    model = make_model([node(op, ["x", "w"], **attrs)], {"x": (1, 2, 4, 5)}, ["y"],
+                       {"w": weight(*weights)})
+    with pytest.raises(UserError, match=re.escape(message)):
         import_model(model)
 
 
