@@ -145,6 +145,9 @@ def _plan_function(function: func.FuncOp) -> _Plan:
         if not isinstance(op, nn.ConcatOp) or len(nn.shape_of(op.output)) != 4 or (
                 op.normalized_axis != 1):
             continue
+        if any(encoding_name(value.type) != encoding_name(op.output.type)
+               for value in op.inputs):
+            continue  # its kernel reorders: _finish_concat copies bytes as they are
         layout = layout_of(op.output.type)
         block_size = 1 if layout is None else layout.block_product("C")
         if layout is not None and layout.dims != ("N", "C", "H", "W") and not (
