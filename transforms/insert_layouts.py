@@ -72,6 +72,7 @@ class InsertOperandReorders(RewritePattern):
             if encoding_name(operand.type) == wanted:
                 continue
             reorder = reorder_to(operand, wanted)
+            reorder.location = op.location  # its errors are about this op's kernel
             rewriter.insert(reorder, InsertPoint.before(op))
             op.operands[index] = reorder.output
             rewriter.notify_op_modified(op)
@@ -84,6 +85,7 @@ def change_result_layout(rewriter: PatternRewriter, result: OpResult, layout: st
     assert isinstance(old_type, TensorType)
     new_result = rewriter.replace_value_with_new_type(result, with_encoding_name(old_type, layout))
     back = ReorderOp(new_result, old_type)
+    back.location = result.op.location
     back.output.name_hint = new_result.name_hint
     rewriter.replace_uses_with_if(new_result, back.output, lambda use: use.operation is not back)
     rewriter.insert(back, InsertPoint.after(result.op))
