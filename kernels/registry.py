@@ -20,12 +20,12 @@ scipy.sparse array for CSR), and return the result in the layout the kernel decl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
@@ -244,13 +244,26 @@ class Kernel:
         then run in numpy), not of the result."""
         if not self.applies(op):
             return f"it is not a kernel for this {op.name}"
+        if self.layouts is None:  # plain operands and results, the only ones it reads
+            return layouts_refusal(op, [(PLAIN_LAYOUT,)] * len(op.operands),
+                                   [(PLAIN_LAYOUT,)] * len(op.results))
         return None if self.accepts_types is None else self.accepts_types(op)
 
     def attribute(self, op: Operation, target: Target) -> KernelAttr:
         """The `#nn.kernel<...>` that records this choice on `op`."""
         operands, results = self.operand_and_result_layouts(op, target)
-        in_place = self.in_place if self.in_place_of is None else self.in_place_of(op)
-        return KernelAttr(self.name, operands, results, in_place, self.workspace(op, target))
+        return KernelAttr(self.name, operands, results, self.in_place_operand(op),
+                          self.workspace(op, target))
+
+    def in_place_operand(self, op: Operation) -> int | None:
+        """The operand whose buffer the kernel may write its result over, if any."""
+        return self.in_place if self.in_place_of is None else self.in_place_of(op)
+
+
+class BindingRefused(ValueError):
+    """Raised by a kernel's `prepare` when it cannot compute the op as typed (a layout it has
+    no format for, buffers of another size than its primitive's): hand-written IR, or a
+    kernel named for another op's layouts. The runtime reports it at the op."""
 
 
 def carried_layout_refusal(op: Operation,
@@ -267,13 +280,31 @@ def one_layout_refusal(op: Operation, operands: Sequence[int]) -> str | None:
     or write as operand 0's. Hand-written types, or an `#nn.kernel` listing layouts that
     contradict its kernel's `"*"`, can do that."""
     first = encoding_name(op.operands[0].type)
-    values = [*((f"operand {i}", op.operands[i]) for i in operands),
-              *((f"result {i}", result) for i, result in enumerate(op.results))]
-    for what, value in values:
+    for what, value in _described_values(op, operands):
         if (name := encoding_name(value.type)) != first:
             return (f"{what} is {name or 'plain'} but operand 0 is {first or 'plain'}; "
                     f"the kernel runs in operand 0's layout (\"*\") only")
     return None
+
+
+def layouts_refusal(op: Operation, operands: Sequence[Collection[str]],
+                    results: Sequence[Collection[str]]) -> str | None:
+    """Why not, where an operand or result carries a layout (an `encoding_name`) outside the
+    ones given for it, position by position: a kernel reading its arrays in those."""
+    for (what, value), allowed in zip(_described_values(op), (*operands, *results),
+                                      strict=True):
+        if (name := encoding_name(value.type)) not in allowed:
+            return (f"{what} is {name or 'plain'}; the kernel takes it "
+                    f"{' or '.join(a or 'plain' for a in allowed)}")
+    return None
+
+
+def _described_values(op: Operation, operands: Sequence[int] | None = None
+                      ) -> list[tuple[str, SSAValue]]:
+    """("operand i", value) for `operands` (all by default), then ("result i", value)."""
+    chosen = range(len(op.operands)) if operands is None else operands
+    return [*((f"operand {i}", op.operands[i]) for i in chosen),
+            *((f"result {i}", result) for i, result in enumerate(op.results))]
 
 
 @dataclass

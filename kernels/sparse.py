@@ -24,7 +24,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import CSR_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import storage_of
 from nnlayout.dialects.nn import shape_of, tensor_type
-from nnlayout.kernels.registry import Kernel, Target
+from nnlayout.kernels.registry import Kernel, Target, layouts_refusal
 
 
 def _sparse_operand(op: Operation) -> SSAValue:
@@ -61,6 +61,12 @@ def _layouts(op: Operation, target: Target) -> tuple[tuple[str, ...], tuple[str,
     return (CSR_LAYOUT,) + (PLAIN_LAYOUT,) * (len(op.operands) - 1), (PLAIN_LAYOUT,)
 
 
+def _types_reason(op: Operation) -> str | None:
+    """Operand 0 in CSR, the others and the result plain: the layouts it reads."""
+    return layouts_refusal(op, [(CSR_LAYOUT,), *[(PLAIN_LAYOUT,)] * (len(op.operands) - 1)],
+                           [(PLAIN_LAYOUT,)])
+
+
 def gemm_csr(op: nn.GemmOp, inputs: Sequence[Any]) -> np.ndarray:
     """alpha * op(a) @ op(b) + beta * c with CSR a (its transpose is a CSC view, no copy)."""
     a, b, *c = inputs
@@ -81,7 +87,7 @@ def matmul_csr(op: nn.MatmulOp, inputs: Sequence[Any]) -> np.ndarray:
 def kernels() -> list[Kernel]:
     return [
         Kernel("gemm_csr", nn.GemmOp, "sparse", gemm_csr, applies=_applies, accepts=_accepts,
-               layouts=_layouts),
+               layouts=_layouts, accepts_types=_types_reason),
         Kernel("matmul_csr", nn.MatmulOp, "sparse", matmul_csr, applies=_applies,
-               accepts=_accepts, layouts=_layouts),
+               accepts=_accepts, layouts=_layouts, accepts_types=_types_reason),
     ]

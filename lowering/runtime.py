@@ -36,6 +36,7 @@ from nnlayout.dialects.weights import WeightsError, constant_value
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import (
     PREPARED_IN_SESSION,
+    BindingRefused,
     BindsBuffers,
     FixedCall,
     Implementation,
@@ -366,6 +367,13 @@ def chosen_kernel(op: Operation) -> Kernel | None:
                                   f"{kernel.op.name}, not for {op.name}")
     if (reason := kernel.binding_refusal(op)) is not None:
         raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\">: {reason}")
+    declared = kernel.in_place_operand(op)
+    if chosen.in_place_operand not in (None, declared):
+        # The memory plan may have put the result over that operand, which this kernel
+        # reads while it writes (a pooling window): wrong numbers.
+        raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\">: in_place = "
+                                  f"{chosen.in_place_operand}, but the kernel writes over "
+                                  f"{'no operand' if declared is None else f'operand {declared}'}")
     return kernel
 
 
@@ -383,6 +391,13 @@ def kernel_for(op: Operation, fallback: Mapping[type[Operation], Implementation]
     return None if implementation is None else (None, implementation, False)
 
 
+def _refused(op: Operation, error: BindingRefused) -> DiagnosticError:
+    """A kernel's refusal to compute `op` as typed, located at `op`."""
+    chosen = kernel_of(op)
+    name = "" if chosen is None else f"#nn.kernel<\"{chosen.kernel_name.data}\">: "
+    return DiagnosticError(op, f"{name}{error}")
+
+
 def apply_kernel(op: Operation, implementation: Implementation, on_physical: bool,
                  operands: Sequence[RuntimeValue]) -> RuntimeValue:
     """Runs `implementation` on `op`'s operand values (unpacked first unless it works on
@@ -390,7 +405,10 @@ def apply_kernel(op: Operation, implementation: Implementation, on_physical: boo
     result_type = op.results[0].type
     assert isinstance(result_type, TensorType)
     if on_physical:
-        result = implementation(op, operands)
+        try:
+            result = implementation(op, operands)
+        except BindingRefused as error:
+            raise _refused(op, error) from None
         spec = layout_of(result_type)
         shape = result_type.get_shape() if spec is None else spec.physical_shape(
             result_type.get_shape())
@@ -445,6 +463,8 @@ def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementatio
         token = PREPARED_IN_SESSION.set(session)
         try:
             prepared = kernel.prepare(inner)
+        except BindingRefused as error:
+            raise _refused(inner, error) from None
         finally:
             PREPARED_IN_SESSION.reset(token)
         if isinstance(prepared, BindsBuffers):

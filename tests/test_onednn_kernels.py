@@ -46,7 +46,7 @@ from nnlayout.tests.test_layout_semantics import (
     parse,
     random_inputs,
 )
-from nnlayout.tools.driver import DiagnosticError
+from nnlayout.tools.driver import DiagnosticError, UserError
 
 pytestmark = pytest.mark.skipif(not available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
                                 "does not load on this machine")
@@ -435,6 +435,56 @@ func.func @f(%x: T, %z: T) -> {result} {{
     else:
         compiled = compile_module(module, "onednn", True, "insert-layouts,bufferize,plan-memory")
         with pytest.raises(DiagnosticError, match=re.escape(wrong)):
+            run_generated(compiled, inputs)
+
+
+@pytest.mark.parametrize(("arguments", "op", "wrong"), [
+    # "CN" is not the transposed matrix ("IO"): b was read plain through swapped strides
+    ("%a: tensor<32x48xf32>, %b: tensor<5x48xf32>, %c: tensor<5xf32>",
+     'nn.gemm %a, %b, %c trans_b alpha 1.0 beta 1.0 {kernel = #nn.kernel<"gemm_onednn", '
+     'operands = ["", "CN", ""], results = [""]>} : (tensor<32x48xf32>, tensor<5x48xf32>, '
+     "tensor<5xf32>) -> tensor<32x5xf32>", "operand 1 is CN; the kernel takes it plain or IO"),
+    # the primitive packs plain weights and writes the input's format
+    ("%x: tensor<1x16x5x5xf32>, %w: tensor<16x8x3x3xf32>",
+     "nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [1, 1] "
+     'dilations [1, 1] groups 2 {kernel = #nn.kernel<"conv_transpose2d_onednn", operands = '
+     '["NCHW8c", "OIHW8i8o"], results = ["NCHW8c"]>} : (tensor<1x16x5x5xf32>, '
+     "tensor<16x8x3x3xf32>) -> tensor<1x16x12x12xf32>",
+     "operand 1 is OIHW8i8o; the kernel takes it plain"),
+    ("%x: tensor<1x16x5x5xf32>, %w: tensor<16x8x3x3xf32>",
+     "nn.conv_transpose2d %x, %w strides [2, 2] pads [0, 0, 0, 0] output_padding [1, 1] "
+     'dilations [1, 1] groups 2 {kernel = #nn.kernel<"conv_transpose2d_onednn", operands = '
+     '["", ""], results = ["NCHW8c"]>} : (tensor<1x16x5x5xf32>, '
+     "tensor<16x8x3x3xf32>) -> tensor<1x16x12x12xf32>",
+     "result 0 is NCHW8c; the kernel takes it plain"),
+    # an internal error: no oneDNN format, or buffers of another size than the primitive's
+    ("%x: tensor<1x16x4x4xf32>, %z: tensor<1x16x4x4xf32>",
+     'nn.add %x, %z {kernel = #nn.kernel<"add_onednn", operands = ["NCHW4c", "NCHW4c"], '
+     'results = ["NCHW4c"]>} : (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) -> '
+     "tensor<1x16x4x4xf32>", "layout 'NCHW4c' has no oneDNN format (data)"),
+    ("%x: tensor<1x10x4x4xf32>, %s: tensor<10xf32>",
+     'nn.batch_norm %x, %s, %s, %s, %s epsilon 1.0e-05 {kernel = #nn.kernel<"batch_norm_onednn", '
+     'operands = ["NCHW8c", "C8c", "C8c", "C8c", "C8c"], results = ["NCHW8c"], in_place = 0>} : '
+     "(tensor<1x10x4x4xf32>, tensor<10xf32>, tensor<10xf32>, tensor<10xf32>, tensor<10xf32>) "
+     "-> tensor<1x10x4x4xf32>", "operand 1 takes 64 bytes in layout 'C8c', oneDNN's"),
+])
+@pytest.mark.parametrize("backend", ["interpreter", "generated"])
+def test_a_kernel_named_for_types_it_cannot_read_is_refused_where_it_is_bound(
+        arguments: str, op: str, wrong: str, backend: str) -> None:
+    result = op.rsplit("-> ", 1)[1]
+    module = parse(f"""
+func.func @f({arguments}) -> {result} {{
+  %y = {op}
+  func.return %y : {result}
+}}""")
+    inputs = random_inputs(module)
+    if backend == "interpreter":
+        compiled = compile_module(module, "onednn", True, "insert-layouts")
+        with pytest.raises(DiagnosticError, match=re.escape(wrong)):
+            Interpreter(compiled).run(inputs)
+    else:  # refused by nnlayout-translate, or when the module loads (at the IR it reads)
+        compiled = compile_module(module, "onednn", True, "insert-layouts,bufferize,plan-memory")
+        with pytest.raises((DiagnosticError, UserError), match=re.escape(wrong)):
             run_generated(compiled, inputs)
 
 

@@ -66,9 +66,11 @@ from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import (
     PREPARED_IN_SESSION,
+    BindingRefused,
     FixedCall,
     Kernel,
     Target,
+    layouts_refusal,
     one_layout_refusal,
 )
 
@@ -84,7 +86,7 @@ def _format(value: SSAValue, role: str, dims: tuple[int, ...] = ()) -> Format:
     layout = encoding_name(value.type)
     found = by_layout(role, layout)
     if found is None or not names(found, dims):
-        raise ValueError(f"layout '{layout or 'plain'}' has no oneDNN format ({role}"
+        raise BindingRefused(f"layout '{layout or 'plain'}' has no oneDNN format ({role}"
                          f"{f' {dims}' if dims else ''})")
     return found
 
@@ -585,6 +587,31 @@ def _gemm_b_layout(op: nn.GemmOp) -> str:
 def _gemm_layouts(op: nn.GemmOp, target: Target) -> Layouts:
     operands = (PLAIN_LAYOUT, _gemm_b_layout(op)) + ((PLAIN_LAYOUT,) if op.c is not None else ())
     return operands, (PLAIN_LAYOUT,)
+
+
+def _gemm_types_reason(op: nn.GemmOp) -> str | None:
+    """The matmul reads a, c and the result plain, and b plain or, read transposed, stored
+    transposed (`_gemm_b_layout`)."""
+    b_layouts = (PLAIN_LAYOUT,) if op.trans_b is None else (PLAIN_LAYOUT, _TRANSPOSED_MATRIX)
+    return layouts_refusal(op, [(PLAIN_LAYOUT,), b_layouts, *[(PLAIN_LAYOUT,)] * (
+        len(op.operands) - 2)], [(PLAIN_LAYOUT,)])
+
+
+def _deconv_types_reason(op: nn.ConvTranspose2dOp) -> str | None:
+    """The primitive reads the weights and bias plain, and writes the result in the
+    input's format."""
+    data = (encoding_name(op.input.type),)
+    return layouts_refusal(op, [data, *[(PLAIN_LAYOUT,)] * (len(op.operands) - 1)], [data])
+
+
+def _addend_types_reason(op: nn.FusedConv2dOp) -> str | None:
+    """The sum post-op adds what the destination holds: the addend, in the result's layout
+    (`_format` and the buffer sizes check the other operands when the kernel is bound)."""
+    addend, result = encoding_name(op.addend.type), encoding_name(op.output.type)
+    if addend != result:
+        return (f"the addend is {addend or 'plain'} but the result {result or 'plain'}; the "
+                "kernel adds it in the result's layout")
+    return None
 
 
 def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
@@ -1325,6 +1352,32 @@ def _private(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, ...]]
     return shared.private(), None if finite is None else finite.private(), args
 
 
+def _checked_private(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
+    """`_private(op)`, refused where oneDNN cannot read or write the op's values as typed:
+    no primitive for their formats, or buffers of other sizes than its own."""
+    try:
+        compiled, finite, args = _private(op)
+    except DnnlError as error:
+        raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
+    _check_buffer_sizes(op, compiled, args)
+    return compiled, finite, args
+
+
+def _check_buffer_sizes(op: Operation, compiled: Compiled, args: Sequence[int]) -> None:
+    """Every operand but the weights (repacked at load), and the result, of the byte size
+    its type gives, as oneDNN's primitive will read and write them."""
+    values = [(f"operand {i}", v, arg) for i, (v, arg) in enumerate(zip(op.operands, args,
+                                                                      strict=False))
+              if arg != b.DNNL_ARG_WEIGHTS]
+    for what, value, arg in (*values, ("the result", op.results[0], b.DNNL_ARG_DST)):
+        spec, shape = layout_of(value.type), shape_of(value)
+        nbytes = math.prod(shape if spec is None else spec.physical_shape(shape)) * 4
+        if nbytes != compiled.nbytes(arg):
+            raise BindingRefused(f"{what} takes {nbytes} bytes in layout "
+                                 f"'{encoding_name(value.type) or 'plain'}', oneDNN's "
+                                 f"{compiled.pd.implementation} {compiled.nbytes(arg)}")
+
+
 def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
             scratchpad: np.ndarray | None = None) -> None:
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
@@ -1335,14 +1388,9 @@ def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
 
 def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """`execute` with a newly allocated result and scratchpad (the registry's signature)."""
-    compiled, finite, args = _private(op)
-    result = op.results[0]
-    spec = layout_of(result.type)
-    shape = shape_of(result) if spec is None else spec.physical_shape(shape_of(result))
-    if math.prod(shape) * 4 != compiled.nbytes(b.DNNL_ARG_DST):
-        raise ValueError(f"{op.name}: oneDNN's result takes {compiled.nbytes(b.DNNL_ARG_DST)} "
-                         f"bytes, layout '{encoding_name(result.type)}' {math.prod(shape) * 4}")
-    out = np.empty(shape, dtype=np.float32)
+    compiled, finite, args = _checked_private(op)
+    spec, shape = layout_of(op.results[0].type), shape_of(op.results[0])
+    out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype=np.float32)
     executor(op, compiled, args, finite).run_into(inputs, out, _scratchpad(compiled, finite))
     return out
 
@@ -1354,7 +1402,7 @@ class Prepared:
     `on` binds it to buffers it will always be given."""
 
     def __init__(self, op: Operation):
-        compiled, finite, args = _private(op)
+        compiled, finite, args = _checked_private(op)
         linked, self.written = _linked(op)
         self.op = op
         self.executor = executor(op, compiled, args, finite, linked, self.written,
@@ -1388,10 +1436,12 @@ def kernels() -> list[Kernel]:
               # With an addend, oneDNN accumulates into it: in place when the planner can.
               Kernel("conv_transpose2d_onednn", nn.ConvTranspose2dOp, "onednn", run,
                      accepts=_deconv_accepts, layouts=_deconv_layouts,
+                     accepts_types=_deconv_types_reason,
                      workspace=lambda op, target: _deconv_chosen(op, target)[2], prepare=Prepared,
                      reads_halo=False, writes_strided=False),
               Kernel("gemm_onednn", nn.GemmOp, "onednn", run, accepts=_gemm_accepts,
                      layouts=_gemm_layouts, workspace=_gemm_workspace,
+                     accepts_types=_gemm_types_reason,
                      prepare=Prepared,
                      reads_halo=False, writes_strided=False),
               Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
@@ -1400,6 +1450,7 @@ def kernels() -> list[Kernel]:
                      reads_halo=False, writes_strided=False, post_ops=True),
               Kernel("fused_conv2d_sum_onednn", nn.FusedConv2dOp, "onednn", run,
                      applies=lambda op: op.addend is not None, accepts=_conv_accepts,
+                     accepts_types=_addend_types_reason,
                      layouts=_conv_layouts, workspace=_conv_workspace, prepare=Prepared,
                      in_place=3, reads_halo=False, writes_strided=False, post_ops=True)]
     any_ops: list[tuple[type[Operation], bool]] = [
