@@ -324,6 +324,34 @@ func.func @f(%x: tensor<2x16x6x6xf32>, %y: tensor<2x16x6x6xf32>) -> tensor<2x32x
     check(module, inputs, onednn_ops=12)
 
 
+@pytest.mark.parametrize("variance", ["constant", "argument"])
+def test_batch_norm_dividing_by_zero_is_nan_as_in_the_reference(variance: str) -> None:
+    """variance + epsilon == 0: the reference's x * inf + (shift - mean * inf) is NaN (as
+    onnxruntime's), oneDNN's (x - mean) / 0 gave +-inf. Such calls run the reference."""
+    vector = "tensor<3xf32>"
+    v = ("" if variance == "argument"
+         else f"%v = nn.constant dense<[0.0, 1.0, 0.0]> : {vector}\n  ")
+    module = parse(f"""
+func.func @f(%x: tensor<1x3x2x2xf32>{", %v: " + vector if variance == "argument" else ""}) -> tensor<1x3x2x2xf32> {{
+  %s = nn.constant dense<1.0> : {vector}
+  %b = nn.constant dense<[0.0, 1.0, 0.5]> : {vector}
+  %m = nn.constant dense<[0.0, 0.0, 1.0]> : {vector}
+  {v}%y = nn.batch_norm %x, %s, %b, %m, %v epsilon 0.0 : (tensor<1x3x2x2xf32>, {vector}, {vector}, {vector}, {vector}) -> tensor<1x3x2x2xf32>
+  func.return %y : tensor<1x3x2x2xf32>
+}}""")
+    inputs = random_inputs(module)
+    inputs[0][0, 0, 0, 0] = 0.0
+    if variance == "argument":
+        inputs[1][...] = [0.0, 1.0, 0.0]
+    expected = Interpreter(module).run(inputs)
+    assert np.isnan(expected[0][0, 0]).all() and np.isfinite(expected[0][0, 1]).all()
+    compiled = check(module, inputs, onednn_ops=1)
+    assert_same(expected, run_generated(
+        compile_module(module, "onednn", True, DEFAULT_PIPELINE), inputs))
+    assert any(kernel_of(op).kernel_name.data == "batch_norm_onednn"
+               for op in compiled.walk() if kernel_of(op))
+
+
 @pytest.mark.parametrize("target", ["onednn", "onednn-nchw8c"])
 def test_broadcasting_binary_ops(target: str) -> None:
     """oneDNN broadcasts its second source: x * scale and add run as they are, scale * x

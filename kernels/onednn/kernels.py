@@ -1146,6 +1146,11 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     pads_multiply = conv and any(ints(op.pads))  # type: ignore[union-attr]
     factors = conv_norm_factors(op) if conv else (0.0, 0.0)  # type: ignore[arg-type]
     batch_norm = _batch_norm_bound(op) if isinstance(op, nn.BatchNormOp) else None
+    if isinstance(op, nn.BatchNormOp):
+        epsilon = np.float32(op.epsilon.value.data)  # added in float32, as the reference does
+
+        def divides_by_zero(variance: np.ndarray) -> bool:
+            return bool(np.any(variance + epsilon == 0))
     repack = _weights_repacker(op, compiled)
     finite_only = _finite_only(op)
     # oneDNN's global average pooling sums in float32, the reference in float64: a plane whose
@@ -1287,6 +1292,14 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
             def call() -> None:
                 if owner[0] is not token:
                     point()
+                if batch_norm is not None and once(
+                        b.DNNL_ARG_VARIANCE, "zero", arrays[b.DNNL_ARG_VARIANCE],
+                        divides_by_zero):
+                    # oneDNN's (x - mean) / 0 is +-inf where the reference's
+                    # x * inf + (shift - mean * inf) is NaN, as onnxruntime's
+                    out[...] = _reference_result(op, sources).reshape(out.shape)
+                    finish(out, out_at, math.inf)
+                    return
                 # Before the kernel: it may run in place.
                 bound = math.inf if source is None else read_source(source, source_at)
                 run()
