@@ -261,9 +261,9 @@ class Kernel:
 
 
 class BindingRefused(ValueError):
-    """Raised by a kernel's `prepare` when it cannot compute the op as typed (a layout it has
-    no format for, buffers of another size than its primitive's): hand-written IR, or a
-    kernel named for another op's layouts. The runtime reports it at the op."""
+    """Raised by a kernel's `prepare` or implementation when it cannot compute the op as
+    typed (a layout it has no format for, buffers of another size than its primitive's):
+    hand-written IR, or a kernel named for other layouts. The runtime reports it at the op."""
 
 
 def carried_layout_refusal(op: Operation,
