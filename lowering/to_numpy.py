@@ -475,7 +475,14 @@ def generated_module(module: ModuleOp, *, source_path: str | None = None,
     with tempfile.TemporaryDirectory(prefix="nnlayout-translate-") as folder:
         translation = translate(module, Path(folder) / "model.py", source_path=source_path,
                                 entry=entry)
-        yield import_generated(translation.code)
+        try:
+            generated = import_generated(translation.code)
+        except UserError:
+            # Located in the temporary planned IR, gone with the folder: binding `module`
+            # itself meets the same error at the op in the user's own file.
+            Program(module, entry, source_path)
+            raise
+        yield generated
 
 
 def run_generated(module: ModuleOp, inputs: Sequence[np.ndarray], *,
