@@ -360,11 +360,16 @@ def _sparse_operand(op: Operation) -> str | None:
 
 
 def broadcasts(op: Operation, target: Target, padding: bool) -> str | None:
+    """`broadcast_reason` as an `accepts`."""
+    return broadcast_reason(op)
+
+
+def broadcast_reason(op: Operation) -> str | None:
     """Every operand has the result's shape, or its rank with 1 on the axes it broadcasts
     along (a squeeze-and-excitation scale [N, C, 1, 1] times [N, C, H, W]): the physical
     arrays of one layout then broadcast alike, as long as no broadcast axis is blocked
     (`broadcast_layout`). Other broadcasts (a lower rank) run the reference kernel."""
-    if (reason := _dense_operands(op, target, padding)) is not None:
+    if (reason := _sparse_operand(op)) is not None:
         return reason
     result = shape_of(op.results[0])
     for index, operand in enumerate(op.operands):
@@ -396,11 +401,12 @@ def broadcast_layout(op: Operation, spec: LayoutSpec) -> str | None:
     return None
 
 
-def _any_types_reason(op: Operation, check: Callable[[Operation, LayoutSpec], str | None]
-                      ) -> str | None:
-    """A `"*"` kernel's `accepts_types`: dense operands, every operand and result in operand
-    0's layout, and `check` (its `accepts_layout`) agreeing to that layout."""
-    return (_sparse_operand(op) or one_layout_refusal(op, range(len(op.operands)))
+def _any_types_reason(op: Operation, shapes: Callable[[Operation], str | None],
+                      check: Callable[[Operation, LayoutSpec], str | None]) -> str | None:
+    """A `"*"` kernel's `accepts_types`: its shape rules (`shapes`, what its `accepts` asks),
+    every operand and result in operand 0's layout, and `check` (its `accepts_layout`)
+    agreeing to that layout."""
+    return (shapes(op) or one_layout_refusal(op, range(len(op.operands)))
             or carried_layout_refusal(op, check))
 
 
@@ -499,7 +505,13 @@ def _pool_layout(op: Operation, spec: LayoutSpec) -> str | None:
 
 
 def _pool_accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    """Rank-4 inputs only (global average pooling allows any rank >= 3)."""
+    return _pool_rank_reason(op)
+
+
+def _pool_rank_reason(op: Operation) -> str | None:
+    """Rank-4 dense inputs only."""
+    if (reason := _sparse_operand(op)) is not None:
+        return reason
     rank = len(shape_of(op.operands[0]))
     return None if rank == 4 else f"rank-{rank} input; the kernel needs N, C, H, W"
 
@@ -853,8 +865,9 @@ def kernels() -> list[Kernel]:
                                 (nn.GlobalAvgPoolOp, global_avg_pool_any, None)):
         result.append(Kernel(impl.__name__, op_type, "blocked", impl, accepts=_pool_accepts,
                              layouts=_any_layouts, accepts_layout=_pool_layout,
-                             accepts_types=functools.partial(_any_types_reason,
-                                                             check=_pool_layout),
+                             accepts_types=functools.partial(
+                                 _any_types_reason, shapes=_pool_rank_reason,
+                                 check=_pool_layout),
                              prepare=None if into is None else _prepared(into, impl)))
     for op_type in (*_UNARY, *_NARY):
         name = op_type.name.removeprefix("nn.") + "_any"
@@ -864,6 +877,7 @@ def kernels() -> list[Kernel]:
                              # The layout rules decide what these compute right.
                              accepts_types=functools.partial(
                                  _any_types_reason,
+                                 shapes=broadcast_reason if nary else _sparse_operand,
                                  check=broadcast_layout if nary else _any_dense_layout),
                              in_place=0, in_place_of=full_operand if nary else None,
                              prepare=prepare_elementwise,

@@ -238,10 +238,13 @@ class Kernel:
     def binding_refusal(self, op: Operation) -> str | None:
         """Why the kernel cannot compute `op` as typed (None when it can), asked before
         running an op an `#nn.kernel` names this kernel for, which hand-written IR or an
-        older nnlayout's may do wrongly: `applies`, then `accepts_types`. Not `accepts` nor
-        `accepts_layout`: what they refuse may be a matter of speed on one machine (oneDNN
-        offering only its reference code for a format on another CPU, which its kernels
-        then run in numpy), not of the result."""
+        older nnlayout's may do wrongly: `applies`, then plain operands and results for a
+        kernel without `layouts` (a reference kernel), else `accepts_types`. Not `accepts`
+        nor `accepts_layout`: what they refuse may be a matter of speed on one machine
+        (oneDNN offering only its reference code for a format on another CPU, which its
+        kernels then run in numpy), not of the result; `accepts_types` repeats the rules of
+        `accepts` that are of the result. (`runtime.chosen_kernel` also checks the
+        attribute's `in_place` against `in_place_for`.)"""
         if not self.applies(op):
             return f"it is not a kernel for this {op.name}"
         if self.layouts is None:  # plain operands and results, the only ones it reads
@@ -252,10 +255,10 @@ class Kernel:
     def attribute(self, op: Operation, target: Target) -> KernelAttr:
         """The `#nn.kernel<...>` that records this choice on `op`."""
         operands, results = self.operand_and_result_layouts(op, target)
-        return KernelAttr(self.name, operands, results, self.in_place_operand(op),
+        return KernelAttr(self.name, operands, results, self.in_place_for(op),
                           self.workspace(op, target))
 
-    def in_place_operand(self, op: Operation) -> int | None:
+    def in_place_for(self, op: Operation) -> int | None:
         """The operand whose buffer the kernel may write its result over, if any."""
         return self.in_place if self.in_place_of is None else self.in_place_of(op)
 

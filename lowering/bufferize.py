@@ -163,8 +163,7 @@ def _plan_function(function: func.FuncOp) -> _Plan:
         for index, value in enumerate(op.inputs):
             channels = nn.shape_of(value)[1]
             dense = single and (channels % block_size == 0 or index == len(op.inputs) - 1)
-            if (encoding_name(value.type) == encoding_name(op.output.type)
-                    and _placeable(value, returned, plan, dense)):
+            if _placeable(value, returned, plan, dense):
                 plan.concat_slot[value] = (op.output, offset)
                 plan.in_place_concats.add(op)
             offset += channels

@@ -367,7 +367,7 @@ def chosen_kernel(op: Operation) -> Kernel | None:
                                   f"{kernel.op.name}, not for {op.name}")
     if (reason := kernel.binding_refusal(op)) is not None:
         raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\">: {reason}")
-    declared = kernel.in_place_operand(op)
+    declared = kernel.in_place_for(op)
     if chosen.in_place_operand not in (None, declared):
         # The memory plan may have put the result over that operand, which this kernel
         # reads while it writes (a pooling window): wrong numbers.

@@ -50,7 +50,7 @@ from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
-from nnlayout.kernels.blocked import broadcasts, full_operand, max_pool2d_any
+from nnlayout.kernels.blocked import broadcast_reason, full_operand, max_pool2d_any
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
@@ -590,8 +590,10 @@ def _gemm_layouts(op: nn.GemmOp, target: Target) -> Layouts:
 
 
 def _gemm_types_reason(op: nn.GemmOp) -> str | None:
-    """The matmul reads a, c and the result plain, and b plain or, read transposed, stored
-    transposed (`_gemm_b_layout`)."""
+    """`_gemm_shape_reason`; the matmul reads a, c and the result plain, and b plain or,
+    read transposed, stored transposed (`_gemm_b_layout`)."""
+    if (reason := _gemm_shape_reason(op)) is not None:
+        return reason
     b_layouts = (PLAIN_LAYOUT,) if op.trans_b is None else (PLAIN_LAYOUT, _TRANSPOSED_MATRIX)
     return layouts_refusal(op, [(PLAIN_LAYOUT,), b_layouts, *[(PLAIN_LAYOUT,)] * (
         len(op.operands) - 2)], [(PLAIN_LAYOUT,)])
@@ -675,6 +677,14 @@ def _gemm_workspace(op: nn.GemmOp, target: Target) -> int:
 
 
 def _gemm_accepts(op: nn.GemmOp, target: Target, padding: bool) -> str | None:
+    """`_gemm_shape_reason`, then a fast implementation."""
+    if (reason := _gemm_shape_reason(op)) is not None:
+        return reason
+    implementation, _ = _gemm_choice(op)
+    return None if _is_fast(implementation) else f"oneDNN chose {implementation}"
+
+
+def _gemm_shape_reason(op: nn.GemmOp) -> str | None:
     """op(a) @ op(b) + c with c a row (or absent): oneDNN's matmul adds a bias row and no
     scales are set on it."""
     if not _is_f32(op):
@@ -688,8 +698,7 @@ def _gemm_accepts(op: nn.GemmOp, target: Target, padding: bool) -> str | None:
         if tuple(shape_of(op.c)) not in ((n,), (1, n)):
             return (f"c of shape {list(shape_of(op.c))} (oneDNN's bias is one row of {n}, "
                     f"broadcast over the rows)")
-    implementation, _ = _gemm_choice(op)
-    return None if _is_fast(implementation) else f"oneDNN chose {implementation}"
+    return None
 
 
 def _gemm_compiled(op: nn.GemmOp) -> tuple[Compiled, tuple[int, ...]]:
@@ -803,8 +812,9 @@ def _data_operands(op: Operation) -> range:
 
 
 def _any_types_reason(op: Operation) -> str | None:
-    """The primitive reads every data operand, and writes the result, in operand 0's format."""
-    return one_layout_refusal(op, _data_operands(op))
+    """`_any_shape_reason`; the primitive reads every data operand, and writes the result,
+    in operand 0's format."""
+    return _any_shape_reason(op) or one_layout_refusal(op, _data_operands(op))
 
 
 def _any_args(op: Operation) -> tuple[int, ...]:
@@ -859,29 +869,33 @@ def _any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     (where dispatch leaves the op until propagate-layouts offers another layout), or a
     layout hand-written IR already gives it (NCHW4c2c has no oneDNN format: running the
     kernel was an internal error)."""
-    if not _is_f32(op):
-        reason: str | None = _NOT_F32
-    elif isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
-        reason = _pool_reason(op)
-    elif len(shape_of(op.results[0])) != 4:  # our formats name 4-D data only
-        reason = "not rank 4; the oneDNN kernel needs N, C, H, W"
-    elif type(op) in _BINARY:
-        reason = _binary_reason(op, target, padding)
-    else:
-        reason = None
     layout = encoding_name(op.operands[0].type)
-    return reason or _any_reason(op, by_layout("data", layout), layout or "NCHW")
+    return _any_shape_reason(op) or _any_reason(op, by_layout("data", layout), layout or "NCHW")
+
+
+def _any_shape_reason(op: Operation) -> str | None:
+    """Why oneDNN's primitive would not compute `op` as the reference does (None when it
+    does): element type, rank, pooling geometry, broadcasting."""
+    if not _is_f32(op):
+        return _NOT_F32
+    if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
+        return _pool_reason(op)
+    if len(shape_of(op.results[0])) != 4:  # our formats name 4-D data only
+        return "not rank 4; the oneDNN kernel needs N, C, H, W"
+    if type(op) in _BINARY:
+        return _binary_reason(op)
+    return None
 
 
 def _any_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
     return _any_reason(op, by_layout("data", spec.text), spec.text)
 
 
-def _binary_reason(op: Operation, target: Target, padding: bool) -> str | None:
-    """Operands that broadcast as `broadcasts` says, and that oneDNN's binary takes: only its
-    second source broadcasts, so a broadcast first operand is swapped to second where the
-    op commutes (torchvision's squeeze-and-excitation computes scale * x)."""
-    if (reason := broadcasts(op, target, padding)) is not None:
+def _binary_reason(op: Operation) -> str | None:
+    """Operands that broadcast as `broadcast_reason` says, and that oneDNN's binary takes:
+    only its second source broadcasts, so a broadcast first operand is swapped to second
+    where the op commutes (torchvision's squeeze-and-excitation computes scale * x)."""
+    if (reason := broadcast_reason(op)) is not None:
         return reason
     full = full_operand(op)
     if full is None:
@@ -1387,8 +1401,8 @@ def _check_buffer_sizes(op: Operation, compiled: Compiled, args: Sequence[int]) 
         nbytes = math.prod(shape if spec is None else spec.physical_shape(shape)) * 4
         if nbytes != compiled.nbytes(arg):
             raise BindingRefused(f"{what} takes {nbytes} bytes in layout "
-                                 f"'{encoding_name(value.type) or 'plain'}', oneDNN's "
-                                 f"{compiled.pd.implementation} {compiled.nbytes(arg)}")
+                                 f"'{encoding_name(value.type) or 'plain'}'; oneDNN's "
+                                 f"{compiled.pd.implementation} takes {compiled.nbytes(arg)}")
 
 
 def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
