@@ -24,6 +24,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import CSR_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import storage_of
 from nnlayout.dialects.nn import shape_of, tensor_type
+from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import Kernel, Target, layouts_refusal
 
 
@@ -67,8 +68,18 @@ def _types_reason(op: Operation) -> str | None:
                            [(PLAIN_LAYOUT,)])
 
 
+def _dense_if_not_finite(op: Operation, inputs: Sequence[Any]) -> np.ndarray | None:
+    """The reference kernel's result on densified a where b holds NaN or an infinity, else
+    None: the implicit zeros of a would multiply it into NaN, and CSR skips them."""
+    if np.isfinite(inputs[1]).all():
+        return None
+    return REFERENCE_KERNELS[type(op)](op, [inputs[0].toarray(), *inputs[1:]])
+
+
 def gemm_csr(op: nn.GemmOp, inputs: Sequence[Any]) -> np.ndarray:
     """alpha * op(a) @ op(b) + beta * c with CSR a (its transpose is a CSC view, no copy)."""
+    if (dense := _dense_if_not_finite(op, inputs)) is not None:
+        return dense
     a, b, *c = inputs
     a = a.T if op.trans_a is not None else a
     b = b.T if op.trans_b is not None else b
@@ -81,6 +92,8 @@ def gemm_csr(op: nn.GemmOp, inputs: Sequence[Any]) -> np.ndarray:
 
 def matmul_csr(op: nn.MatmulOp, inputs: Sequence[Any]) -> np.ndarray:
     """CSR lhs @ dense rhs."""
+    if (dense := _dense_if_not_finite(op, inputs)) is not None:
+        return dense
     return np.asarray(inputs[0] @ inputs[1])
 
 

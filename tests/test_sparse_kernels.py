@@ -64,6 +64,25 @@ def test_gemm_csr(trans_a: bool, trans_b: bool, with_c: bool) -> None:
     run("gemm_csr", op, arrays)
 
 
+@pytest.mark.parametrize("name", ["gemm_csr", "matmul_csr"])
+@pytest.mark.parametrize("poison", [np.nan, np.inf])
+def test_a_non_finite_dense_operand_meets_the_implicit_zeros(name: str, poison: float) -> None:
+    """The reference multiplies b by every zero of a: 0 * NaN and 0 * inf are NaN. scipy's
+    CSR product skips the implicit zeros, and gave finite numbers there."""
+    rng = np.random.default_rng(5)
+    a = sparse_matrix(rng, 40, 48, density=0.1)
+    b = rng.standard_normal((48, 24)).astype(np.float32)
+    b[3, 5] = poison
+    op = (nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape), None)
+          if name == "gemm_csr" else nn.MatmulOp(create_ssa_value(csr_type(a.shape)),
+                                                  plain(b.shape)))
+    with np.errstate(all="ignore"):  # IEEE results, as the runtime computes them
+        expected = REFERENCE_KERNELS[type(op)](op, [a, b])
+        out = KERNELS[name].impl(op, [scipy.sparse.csr_array(a), b])
+    assert np.isnan(expected[:, 5]).any()  # where a row of a has 0 at column 3
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_gemm_csr_with_beta_zero_does_not_add_c() -> None:
     """As the reference kernel (and onnxruntime): an inf in C gave NaN through 0 * C."""
     rng = np.random.default_rng(0)
