@@ -371,11 +371,17 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
     choice = conv_choice(conv_geometry(op), target.data_format, target.preferred_implementations)
     if isinstance(choice, str):
         return choice
-    if (isinstance(op, nn.FusedConv2dOp) and op.activation is not None and op.nnan is None
-            and op.activation.data == "sigmoid" and "gemm" in choice.implementation):
-        # Found by fuzzing: the gemm-based convolutions' logistic post-op drops NaN.
+    if _drops_nan(op, choice.implementation):
         return f"oneDNN's {choice.implementation} applies its sigmoid post-op without NaN"
     return None
+
+
+def _drops_nan(op: nn.Conv2dOp | nn.FusedConv2dOp, implementation: str) -> bool:
+    """Found by fuzzing: the gemm-based convolutions' logistic post-op drops NaN (which
+    `nnan` promises away)."""
+    return (isinstance(op, nn.FusedConv2dOp) and op.activation is not None
+            and op.nnan is None and op.activation.data == "sigmoid"
+            and "gemm" in implementation)
 
 
 def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> ConvChoice:
@@ -1151,8 +1157,12 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     that are load-time constants, the same array on every call: norms, packed weights) is
     derived once."""
     written = NormBound() if written is None else written
-    if not _is_fast(compiled.pd.implementation):
-        return _reference_executor(op, compiled.pd.implementation, written)
+    implementation = compiled.pd.implementation
+    if not _is_fast(implementation):
+        return _reference_executor(op, f"oneDNN offers only {implementation} here", written)
+    if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp) and _drops_nan(op, implementation):
+        return _reference_executor(op, f"oneDNN picks {implementation} here, whose sigmoid "
+                                   "post-op drops NaN,", written)
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     # oneDNN skips the taps that fall in a convolution's zero padding, where the reference
@@ -1344,13 +1354,14 @@ class SlowImplementationWarning(RuntimeWarning):
     """oneDNN has only its reference code for an op as compiled: numpy runs the op."""
 
 
-def _reference_executor(op: Operation, implementation: str, written: NormBound) -> Executor:
-    """`op` run by nnlayout's reference kernel where oneDNN, on this machine, offers only
-    `implementation`, its reference code, for the formats the op was compiled with (a
-    program compiled for a CPU with more features: about 100 times slower than numpy)."""
-    warnings.warn(f"{op.name}: oneDNN offers only {implementation} here for the formats this "
-                  "program was compiled with (for another CPU?); nnlayout's reference kernel "
-                  "runs it instead: compile on this machine for oneDNN's fast kernels",
+def _reference_executor(op: Operation, why: str, written: NormBound) -> Executor:
+    """`op` run by nnlayout's reference kernel where oneDNN, on this machine, offers for the
+    formats the op was compiled with only its reference code (a program compiled for a CPU
+    with more features: about 100 times slower than numpy), or code that is not exact (`why`
+    says which)."""
+    warnings.warn(f"{op.name}: {why} for the formats this program was compiled with (for "
+                  "another CPU?); nnlayout's reference kernel runs it instead: compile on "
+                  "this machine for oneDNN's fast kernels",
                   SlowImplementationWarning, stacklevel=3)
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
 
