@@ -6,7 +6,7 @@ convolutions (strides, pads, dilations, groups, depthwise), element-wise ops (si
 clip, div by a constant, ...), residual adds, concats, max/average pooling (ceil_mode,
 count_include_pad), global pooling, softmax over channels, batch norm, transposed
 convolutions, transposes and reshapes, squeeze-and-excitation products (a broadcast operand
-computed from the activations), and sometimes a dense head. Every decision goes
+computed from the activations), and sometimes a dense head (some with CSR weights). Every decision goes
 through a `Choices`, so the same generator runs under hypothesis (which then shrinks a failure
 to a small program) and from a seeded numpy generator (`scripts/fuzz_programs.py`). Weights come from a numpy generator seeded by one choice, so that
 shrinking works on structure rather than on values. The program is returned as MLIR text: a
@@ -36,6 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.layout import StorageAttr
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, translate
@@ -249,10 +250,24 @@ class _Builder:
         transposed = bool(self.choose.integer(0, 1))
         weight = self.constant((out, features) if transposed else (features, out))
         bias = self.constant((out,)) if self.choose.integer(0, 1) else None
+        if self.choose.integer(0, 2) == 0:
+            return self.sparse_head(flat)
         result = self.add(nn.GemmOp(flat, weight, bias, trans_b=transposed))
         if self.choose.integer(0, 1):
             result = self.add(nn.SoftmaxOp(result, 1))
         return result
+
+    def sparse_head(self, flat: SSAValue) -> SSAValue:
+        """W @ flat^T with W (16 x K) a constant declared CSR, a tenth of it non-zero: the
+        sparse kernels where it has 1024 elements (and NaN or Inf in flat meets its zeros).
+        16 rows, so that no one dot product's cancellation decides the results' scale."""
+        features = nn.shape_of(flat)[1]
+        dense = self.weights.uniform(-1, 1, size=(16, features)).astype(np.float32)
+        dense[self.weights.random(dense.shape) >= 0.1] = 0
+        value = nn.ConstantOp.from_array(dense).value
+        weight = self.add(nn.ConstantOp(TensorType(f32, dense.shape, StorageAttr("csr")),
+                                        value=value))
+        return self.add(nn.GemmOp(weight, flat, None, trans_b=True))
 
 
 LAYERS: dict[str, Callable[[_Builder], Operation | None]] = {
