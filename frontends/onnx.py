@@ -826,12 +826,21 @@ class _Importer:
         x = self._in(node, 0)
         rank = self._spatial(node, x, "pooling")
         kernel = list(attrs["kernel_shape"])
-        strides, pads, dilations = self._window_attrs(attrs, nn.shape_of(x)[2:], kernel)
+        sizes = nn.shape_of(x)[2:]
+        strides, pads, dilations = self._window_attrs(attrs, sizes, kernel)
+        auto_pad = self._auto_pad(attrs)
+        same = auto_pad.startswith("SAME")
+        for axis, (size, k, s, d) in enumerate(zip(sizes, kernel, strides, dilations,
+                                                   strict=True)):
+            if same and (-(-size // s) - 1) * s + (k - 1) * d + 1 < size:
+                raise self._fail(
+                    f"auto_pad {auto_pad} with kernel extent {(k - 1) * d + 1} below stride "
+                    f"{s} on spatial axis {axis} needs negative padding, which onnxruntime "
+                    "refuses for pooling and onnx's reference evaluator crops; give pads")
         if rank == 1:
             x = self._as_2d(x)
             kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
             pads = [0, pads[0], 0, pads[1]]
-        same = self._auto_pad(attrs).startswith("SAME")
         self._finish_spatial(node, self._build(lambda: make(
             x, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
             ceil_mode=bool(attrs.get("ceil_mode", 0)) and not same)), rank)

@@ -269,6 +269,18 @@ def test_transposed_and_plain_convolution_attributes_that_cannot_hold_are_named(
         import_model(model)
 
 
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_same_pooling_that_would_need_negative_padding_is_refused(op: str) -> None:
+    """kernel 1, stride 2 on 6 columns: SAME's total padding is -1. onnxruntime refuses it,
+    onnx's reference evaluator shifts the windows, the importer clamped it to 0."""
+    model = make_model([node(op, ["x"], kernel_shape=[1, 1], strides=[1, 2],
+                             auto_pad="SAME_UPPER")], {"x": (1, 2, 4, 6)}, ["y"])
+    with pytest.raises(UserError, match=re.escape(
+            "auto_pad SAME_UPPER with kernel extent 1 below stride 2 on spatial axis 1 needs "
+            "negative padding")):
+        import_model(model)
+
+
 def legacy_binary(op: str, b: np.ndarray, **attrs: object) -> onnx.ModelProto:
     return make_model([node(op, ["x", "b"], **attrs)], {"x": (1, 3, 2, 4)}, ["y"], {"b": b},
                       opset=6)
