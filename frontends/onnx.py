@@ -228,12 +228,17 @@ def same_pads(sizes: Sequence[int], kernel: Sequence[int], strides: Sequence[int
     the output is ceil(size / stride); SAME_UPPER puts the odd padding at the end."""
     begins, ends = [], []
     for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
-        out = -(-size // s)
-        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        total = max(0, same_padding(size, k, s, d))
         small, large = total // 2, total - total // 2
         begins.append(small if auto_pad == "SAME_UPPER" else large)
         ends.append(large if auto_pad == "SAME_UPPER" else small)
     return begins + ends
+
+
+def same_padding(size: int, kernel: int, stride: int, dilation: int) -> int:
+    """The total padding SAME needs on one axis for ceil(size / stride) windows; negative
+    where the windows cover less than the input (kernel extent below the stride)."""
+    return (-(-size // stride) - 1) * stride + (kernel - 1) * dilation + 1 - size
 
 
 def _attributes(node: onnx.NodeProto) -> dict:
@@ -832,11 +837,18 @@ class _Importer:
         same = auto_pad.startswith("SAME")
         for axis, (size, k, s, d) in enumerate(zip(sizes, kernel, strides, dilations,
                                                    strict=True)):
-            if same and (-(-size // s) - 1) * s + (k - 1) * d + 1 < size:
+            total = same_padding(size, k, s, d) if same else 0
+            # ONNX leaves negative padding open. onnxruntime's AveragePool-19 crops the
+            # input, at the start by total / 2 rounded toward zero (SAME_UPPER) or
+            # (total + 1) / 2 (SAME_LOWER); its MaxPool and older AveragePool refuse.
+            # Padding clamped to 0 crops only the end: the same windows where onnxruntime
+            # crops nothing at the start.
+            start = -((-total) // 2) if auto_pad == "SAME_UPPER" else -((-total - 1) // 2)
+            if total < 0 and start != 0:
                 raise self._fail(
-                    f"auto_pad {auto_pad} with kernel extent {(k - 1) * d + 1} below stride "
-                    f"{s} on spatial axis {axis} needs negative padding, which onnxruntime "
-                    "refuses for pooling and onnx's reference evaluator crops; give pads")
+                    f"auto_pad {auto_pad} on spatial axis {axis} needs padding {total} "
+                    f"(kernel extent {(k - 1) * d + 1}, stride {s}): onnxruntime crops "
+                    f"{-start} at the start, which nn's pooling cannot; give pads")
         if rank == 1:
             x = self._as_2d(x)
             kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]

@@ -270,15 +270,28 @@ def test_transposed_and_plain_convolution_attributes_that_cannot_hold_are_named(
 
 
 @pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
-def test_same_pooling_that_would_need_negative_padding_is_refused(op: str) -> None:
-    """kernel 1, stride 2 on 6 columns: SAME's total padding is -1. onnxruntime refuses it,
-    onnx's reference evaluator shifts the windows, the importer clamped it to 0."""
-    model = make_model([node(op, ["x"], kernel_shape=[1, 1], strides=[1, 2],
+def test_same_pooling_whose_negative_padding_crops_the_start_is_refused(op: str) -> None:
+    """kernel 1, stride 3 on 6 columns: SAME's total padding is -2. onnxruntime's
+    AveragePool-19 crops one column at the start (its MaxPool, and AveragePool before opset
+    19, refuse); the importer clamped the padding to 0, which crops only the end: other
+    windows, other numbers."""
+    model = make_model([node(op, ["x"], kernel_shape=[1, 1], strides=[1, 3],
                              auto_pad="SAME_UPPER")], {"x": (1, 2, 4, 6)}, ["y"])
     with pytest.raises(UserError, match=re.escape(
-            "auto_pad SAME_UPPER with kernel extent 1 below stride 2 on spatial axis 1 needs "
-            "negative padding")):
+            "auto_pad SAME_UPPER on spatial axis 1 needs padding -2 (kernel extent 1, stride "
+            "3): onnxruntime crops 1 at the start, which nn's pooling cannot; give pads")):
         import_model(model)
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_same_average_pooling_cropping_only_the_end_matches_onnxruntime(auto_pad: str) -> None:
+    """Total padding -1 (kernel 1, stride 2 on 6 columns) or -2 with SAME_LOWER (stride 3):
+    onnxruntime's AveragePool-19 crops nothing at the start, as padding clamped to 0 does
+    (before opset 19, and for MaxPool, it refuses negative padding)."""
+    for strides in ([1, 2], [1, 3]) if auto_pad == "SAME_LOWER" else ([1, 2],):
+        assert_matches(make_model([node("AveragePool", ["x"], kernel_shape=[1, 1],
+                                        strides=strides, auto_pad=auto_pad)],
+                                  {"x": (1, 2, 4, 6)}, ["y"], opset=19))
 
 
 def legacy_binary(op: str, b: np.ndarray, **attrs: object) -> onnx.ModelProto:
