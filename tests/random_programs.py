@@ -245,13 +245,13 @@ class _Builder:
         Gemm holds them and oneDNN's kernel stores them K x N, or K x N; a bias or none) ->
         maybe softmax; ends the chain."""
         flat = self.add(nn.FlattenOp(self.current, 1))
+        if self.choose.integer(0, 2) == 0:
+            return self.sparse_head(flat)
         features = nn.shape_of(flat)[1]
         out = self.choose.pick((1, 3, 10))
         transposed = bool(self.choose.integer(0, 1))
         weight = self.constant((out, features) if transposed else (features, out))
         bias = self.constant((out,)) if self.choose.integer(0, 1) else None
-        if self.choose.integer(0, 2) == 0:
-            return self.sparse_head(flat)
         result = self.add(nn.GemmOp(flat, weight, bias, trans_b=transposed))
         if self.choose.integer(0, 1):
             result = self.add(nn.SoftmaxOp(result, 1))

@@ -548,7 +548,7 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>
         op.attributes.pop("kernel", None)
     expected = Interpreter(reference).run(inputs)
     assert np.isnan(expected[0]).any()
-    with pytest.warns(onednn_kernels.SlowImplementationWarning, match="whose sigmoid post-op "
+    with pytest.warns(onednn_kernels.SlowImplementationWarning, match="its sigmoid post-op "
                       "drops NaN"):
         assert_same(expected, Interpreter(module).run(inputs))
 

@@ -376,7 +376,7 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
     return None
 
 
-def _drops_nan(op: nn.Conv2dOp | nn.FusedConv2dOp, implementation: str) -> bool:
+def _drops_nan(op: Operation, implementation: str) -> bool:
     """Found by fuzzing: the gemm-based convolutions' logistic post-op drops NaN (which
     `nnan` promises away)."""
     return (isinstance(op, nn.FusedConv2dOp) and op.activation is not None
@@ -1159,10 +1159,15 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     written = NormBound() if written is None else written
     implementation = compiled.pd.implementation
     if not _is_fast(implementation):
-        return _reference_executor(op, f"oneDNN offers only {implementation} here", written)
-    if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp) and _drops_nan(op, implementation):
-        return _reference_executor(op, f"oneDNN picks {implementation} here, whose sigmoid "
-                                   "post-op drops NaN,", written)
+        return _reference_executor(
+            op, f"oneDNN offers only {implementation} here for the formats this program was "
+            "compiled with (for another CPU?); nnlayout's reference kernel runs it instead: "
+            "compile on this machine for oneDNN's fast kernels", written)
+    if _drops_nan(op, implementation):
+        return _reference_executor(
+            op, f"oneDNN picks {implementation} here for the formats this program was "
+            "compiled with, and its sigmoid post-op drops NaN; nnlayout's reference kernel "
+            "runs it instead", written)
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     # oneDNN skips the taps that fall in a convolution's zero padding, where the reference
@@ -1351,18 +1356,16 @@ def _reference_result(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray
 
 
 class SlowImplementationWarning(RuntimeWarning):
-    """oneDNN has only its reference code for an op as compiled: numpy runs the op."""
+    """oneDNN has only its reference code, or code that is not exact, for an op as
+    compiled: numpy runs the op."""
 
 
 def _reference_executor(op: Operation, why: str, written: NormBound) -> Executor:
     """`op` run by nnlayout's reference kernel where oneDNN, on this machine, offers for the
     formats the op was compiled with only its reference code (a program compiled for a CPU
-    with more features: about 100 times slower than numpy), or code that is not exact (`why`
-    says which)."""
-    warnings.warn(f"{op.name}: {why} for the formats this program was compiled with (for "
-                  "another CPU?); nnlayout's reference kernel runs it instead: compile on "
-                  "this machine for oneDNN's fast kernels",
-                  SlowImplementationWarning, stacklevel=3)
+    with more features: about 100 times slower than numpy), or code that is not exact;
+    `why` says which, and what to do, in the warning."""
+    warnings.warn(f"{op.name}: {why}", SlowImplementationWarning, stacklevel=3)
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
 
     def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
