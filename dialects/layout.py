@@ -380,6 +380,19 @@ def verify_encoding(tensor_type: TensorType[Attribute], what: str) -> None:
         )
 
 
+def buffer_bytes(value_type: Attribute) -> int:
+    """The bytes a run-time value of `value_type` occupies (layout padding included); 0 for
+    types that are not statically shaped tensors or memrefs."""
+    if not isinstance(value_type, TensorType | MemRefType):
+        return 0
+    shape = value_type.get_shape()
+    if any(d < 0 for d in shape):
+        return 0
+    spec = layout_of(value_type)
+    count = math.prod(shape) if spec is None else spec.element_count(shape)
+    return count * max(1, getattr(value_type.element_type, "bitwidth", 8) // 8)
+
+
 def element_bytes(element_type: Attribute) -> int:
     """Bytes per element of a float or integer element type."""
     if isinstance(element_type, AnyFloat):

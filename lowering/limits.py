@@ -14,10 +14,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, TensorType
-from xdsl.ir import Attribute
 
-from nnlayout.dialects.layout import layout_of
+from nnlayout.dialects.layout import buffer_bytes
 from nnlayout.tools.driver import DiagnosticError, UserError
 
 if TYPE_CHECKING:
@@ -37,19 +35,6 @@ def human_bytes(count: int) -> str:
             break
         size /= 1024
     return f"{size:.1f} {unit}" if unit != "B" else f"{count} B"
-
-
-def buffer_bytes(value_type: Attribute) -> int:
-    """The bytes a run-time value of `value_type` occupies (layout padding included); 0 for
-    types that are not statically shaped tensors or memrefs."""
-    if not isinstance(value_type, TensorType | MemRefType):
-        return 0
-    shape = value_type.get_shape()
-    if any(d < 0 for d in shape):
-        return 0
-    spec = layout_of(value_type)
-    count = math.prod(shape) if spec is None else spec.element_count(shape)
-    return count * max(1, getattr(value_type.element_type, "bitwidth", 8) // 8)
 
 
 def too_large(nbytes: int, what: str) -> str | None:

@@ -48,7 +48,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
-from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
+from nnlayout.dialects.layout import LayoutSpec, buffer_bytes, encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.blocked import broadcast_reason, full_operand, max_pool2d_any
 from nnlayout.kernels.onednn import binding as b
@@ -1411,9 +1411,7 @@ def _check_buffer_sizes(op: Operation, compiled: Compiled, args: Sequence[int]) 
                                                                       strict=False))
               if arg != b.DNNL_ARG_WEIGHTS]
     for what, value, arg in (*values, ("the result", op.results[0], b.DNNL_ARG_DST)):
-        spec, shape = layout_of(value.type), shape_of(value)
-        nbytes = math.prod(shape if spec is None else spec.physical_shape(shape)) * 4
-        if nbytes != compiled.nbytes(arg):
+        if (nbytes := buffer_bytes(value.type)) != compiled.nbytes(arg):
             raise BindingRefused(f"{what} takes {nbytes} bytes in layout "
                                  f"'{encoding_name(value.type) or 'plain'}'; oneDNN's "
                                  f"{compiled.pd.implementation} takes {compiled.nbytes(arg)}")
