@@ -38,7 +38,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from nnlayout.dialects.constant_expressions import is_constant_expression
-from nnlayout.dialects.kernel_attr import ANY_LAYOUT, kernel_of
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KernelAttr, kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name, with_encoding_name
 from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.registry import resolve_layouts
@@ -67,8 +67,8 @@ class InsertOperandReorders(RewritePattern):
         if len(kernel.operands) != len(op.operands):
             raise DiagnosticError(op, f"{kernel} lists {len(kernel.operands)} operand layouts "
                                       f"but the op has {len(op.operands)} operands")
-        for index, (operand, wanted) in enumerate(zip(op.operands, _resolved(op, kernel.operands),
-                                                      strict=True)):
+        wanted_layouts = _resolved(op, kernel, kernel.operands)
+        for index, (operand, wanted) in enumerate(zip(op.operands, wanted_layouts, strict=True)):
             if encoding_name(operand.type) == wanted:
                 continue
             reorder = reorder_to(operand, wanted)
@@ -99,15 +99,14 @@ class InsertResultReorders(RewritePattern):
         kernel = kernel_of(op)
         if kernel is None:
             return
-        for result, wanted in zip(op.results, _resolved(op, kernel.results), strict=True):
+        for result, wanted in zip(op.results, _resolved(op, kernel, kernel.results), strict=True):
             if encoding_name(result.type) != wanted:
                 change_result_layout(rewriter, result, wanted)
 
 
-def _resolved(op: Operation, declared: Sequence[str]) -> tuple[str, ...]:
-    """`declared` layouts with `"*"` standing for the one operand 0 has, or will have."""
-    kernel = kernel_of(op)
-    assert kernel is not None
+def _resolved(op: Operation, kernel: KernelAttr, declared: Sequence[str]) -> tuple[str, ...]:
+    """`declared` layouts of `kernel` (`op`'s) with `"*"` standing for the one operand 0 has,
+    or will have."""
     first = kernel.operands[0] if kernel.operands else ANY_LAYOUT
     if first == ANY_LAYOUT:
         first = encoding_name(op.operands[0].type) if op.operands else ""
