@@ -325,6 +325,16 @@ class Registry:
             raise KeyError(f"no kernel named '{name}' is registered")
         return self.kernels[name]
 
+    def kernel_for(self, op: Operation, name: str) -> Kernel:
+        """The kernel `name`, which must implement `op`: an attribute written by hand or by a
+        plugin may name any kernel, whose implementation would read attributes the op does
+        not have (an internal error, or wrong numbers). KeyError saying why not."""
+        kernel = self.lookup(name)
+        if kernel.op is not type(op):
+            raise KeyError(f"#nn.kernel<\"{name}\"> is a kernel for {kernel.op.name}, not for "
+                           f"{op.name}")
+        return kernel
+
     def for_op(self, op_type: type[Operation]) -> list[Kernel]:
         return [k for k in self.kernels.values() if k.op is op_type]
 

@@ -357,14 +357,9 @@ def chosen_kernel(op: Operation) -> Kernel | None:
             [encoding_name(v.type) for v in op.results] != list(produced)):
         return None
     try:
-        kernel = registry().lookup(chosen.kernel_name.data)
+        kernel = registry().kernel_for(op, chosen.kernel_name.data)
     except KeyError as error:
         raise DiagnosticError(op, str(error.args[0])) from None
-    if kernel.op is not type(op):
-        # A hand-written or plugin-made attribute may name any kernel: the implementation
-        # would read attributes the op does not have (an internal error, or wrong numbers).
-        raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\"> is a kernel for "
-                                  f"{kernel.op.name}, not for {op.name}")
     if (reason := kernel.binding_refusal(op)) is not None:
         raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\">: {reason}")
     declared = kernel.in_place_for(op)

@@ -17,7 +17,8 @@ but refused is reported as a remark with its reason, e.g.
 
 Channel padding (a C=3 input becomes one block of 8 or 16 lanes) is allowed unless
 `padding=false` or NNLAYOUT_DISABLE_PADDING=1; without it, ops whose channels do not divide
-the block fall back to plain kernels. An op that already has a kernel keeps it. Constants and
+the block fall back to plain kernels. An op that already has a kernel keeps it, if the
+kernel is registered and implements the op (else the pass fails there). Constants and
 constant expressions (`dialects/constant_expressions.py`) get none: they are evaluated once,
 when the program is loaded, not per inference.
 """
@@ -39,9 +40,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 from nnlayout.dialects.constant_expressions import is_constant_expression
-from nnlayout.dialects.kernel_attr import KERNEL_ATTR
+from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import NNOp
-from nnlayout.kernels.registry import Target, get_target, select
+from nnlayout.kernels.registry import Target, get_target, registry, select
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms import remarks
 from nnlayout.transforms.stages import require_tensor_level
@@ -81,7 +82,13 @@ class SelectKernel(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
-        if KERNEL_ATTR in op.attributes or is_constant_expression(op):
+        if (kept := kernel_of(op)) is not None:
+            try:  # what the runtime would refuse, said here, where FileCheck tests look
+                registry().kernel_for(op, kept.kernel_name.data)
+            except KeyError as error:
+                raise DiagnosticError(op, str(error.args[0])) from None
+            return
+        if is_constant_expression(op):
             return
         selection = select(op, self.target, self.padding)
         if selection is None:
