@@ -163,6 +163,17 @@ def _in_place_pair(earlier: _Placed, later: _Placed, ops: list[Operation]) -> bo
             and later.op.result in consumer.outs)
 
 
+def _undispatched_writer(earlier: _Placed, later: _Placed, ops: list[Operation]) -> str:
+    """Why a plan may overlap two buffers at the op between them: a pattern replaced that op
+    after plan-memory with one that has no kernel, so no in-place rule allows it."""
+    consumer = ops[earlier.last] if earlier.last == later.first else None
+    if not isinstance(consumer, ComputeOp) or kernel_of(consumer.inner) is not None:
+        return ""
+    return (f"; {consumer.inner.name} (op {earlier.last}) writes one over the other and has no "
+            "#nn.kernel, so no in-place rule allows it (an op made after select-dispatch gets "
+            "none: make it before)")
+
+
 def _is_arena(op: Operation) -> bool:
     """A buffer of bytes that views can carve up (plan-memory's arena)."""
     return (isinstance(op, memref.AllocOp) and isinstance(op.memref.type, MemRefType)
@@ -210,8 +221,9 @@ def verify_function(function: func.FuncOp) -> int:
         for other in active:
             if (other.op.source is current.op.source and other.begin < current.end
                     and current.begin < other.end and not _in_place_pair(other, current, ops)):
-                raise DiagnosticError(current.op, f"{current.describe()} "
-                                      f"overlaps {other.describe()} while both are live")
+                raise DiagnosticError(current.op, f"{current.describe()} overlaps "
+                                      f"{other.describe()} while both are live"
+                                      f"{_undispatched_writer(other, current, ops)}")
         active.append(current)
     return len({p.op for p in placed})
 

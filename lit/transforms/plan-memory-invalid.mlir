@@ -130,3 +130,29 @@ func.func @interior_clobbered_before_its_border(%x: memref<1x8x8x8xf32>) -> memr
   }
   func.return %r : memref<1x8x8x8xf32>
 }
+
+// -----
+
+// A pattern of the user's replaced a relu that plan-memory put in place (relu_ref's in_place
+// = 0) by one without a kernel, after the plan: the overlap names the op that lost its rule.
+func.func @in_place_op_replaced_after_the_plan(%x: memref<1x8x4x4xf32>) -> memref<1x8x4x4xf32> {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+  %o0 = arith.constant 0 : index
+  %r = memref.view %arena[%o0][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  nn.compute ins(%x : memref<1x8x4x4xf32>) outs(%r : memref<1x8x4x4xf32>) {
+  ^bb0(%a: tensor<1x8x4x4xf32>):
+    %y = nn.relu %a {kernel = #nn.kernel<"relu_ref", operands = [""], results = [""], in_place = 0>} : tensor<1x8x4x4xf32>
+    nn.yield %y : tensor<1x8x4x4xf32>
+  }
+  %o1 = arith.constant 0 : index
+  // expected-error @+1 {{'%c' (bytes [0, 512), live from op 6 to op 8) overlaps '%r' (bytes [0, 512), live from op 3 to op 6) while both are live; nn.relu (op 6) writes one over the other and has no #nn.kernel, so no in-place rule allows it (an op made after select-dispatch gets none: make it before)}}
+  %c = memref.view %arena[%o1][] : memref<1024xi8> to memref<1x8x4x4xf32>
+  nn.compute ins(%r : memref<1x8x4x4xf32>) outs(%c : memref<1x8x4x4xf32>) {
+  ^bb0(%a: tensor<1x8x4x4xf32>):
+    %y = nn.relu %a : tensor<1x8x4x4xf32>
+    nn.yield %y : tensor<1x8x4x4xf32>
+  }
+  %n = memref.alloc() {alignment = 64 : i64} : memref<1x8x4x4xf32>
+  "memref.copy"(%c, %n) : (memref<1x8x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+  func.return %n : memref<1x8x4x4xf32>
+}
