@@ -126,10 +126,14 @@ class InsertLayoutsPass(ModulePass):
 
 def _remark_undispatched(module: ModuleOp) -> None:
     """Once select-dispatch has run, an op without a kernel was made after it (by a pattern
-    of the user's, say): it keeps its layouts and runs its reference kernel; say so."""
+    of the user's, say): it keeps its layouts and runs its reference kernel; say so. Before
+    it has run, the whole pass does nothing; say that once."""
     ops = [op for op in module.walk() if isinstance(op, NNOp)]
     if not any(kernel_of(op) for op in ops):
-        return  # nothing dispatched: the layouts are left as they are, on purpose
+        if ops:  # nothing dispatched: the layouts are left as they are, on purpose
+            remarks.emit(ops[0], InsertLayoutsPass.name, "no op has a kernel (select-dispatch "
+                         "has not run): every layout is left as it is")
+        return
     known: dict[Operation, bool] = {}
     for op in ops:
         if kernel_of(op) is None and not is_constant_expression(op, known):
