@@ -9,10 +9,12 @@ another directory rewrites it to stay right. The file is a numpy .npz archive, r
 
 from __future__ import annotations
 
+import json
 import os
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -22,6 +24,8 @@ from nnlayout.dialects.nn import ConstantOp, tensor_type
 from nnlayout.tools.driver import os_error_reason
 
 WEIGHTS_ATTR = "nn.weights"
+# What `load_weights` gives a module without a weights file (told apart from an empty one).
+NO_WEIGHTS: Mapping[str, np.ndarray] = MappingProxyType({})
 
 
 class WeightsError(DiagnosticException):
@@ -54,10 +58,10 @@ def move_weights_reference(module: ModuleOp, source_path: str | None, output_pat
 
 
 def load_weights(module: ModuleOp, source_path: str | None) -> Mapping[str, np.ndarray]:
-    """The arrays of `module`'s weights file (empty when it has none)."""
+    """The arrays of `module`'s weights file (NO_WEIGHTS when it has none)."""
     path = weights_path(module, source_path)
     if path is None:
-        return {}
+        return NO_WEIGHTS
     try:
         with open(path, "rb") as handle:  # (np.load would call a text file "pickled data")
             is_zip = handle.read(4) == b"PK\x03\x04"
@@ -76,18 +80,22 @@ def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndar
         return op.inline_array()
     assert op.external is not None
     name = op.external.data
+    quoted = json.dumps(name, ensure_ascii=False)  # a name may hold quotes or line breaks
+    if weights is NO_WEIGHTS:
+        raise WeightsError(f"nn.constant: external constant {quoted} needs a weights file, but "
+                           f"the module names none (module attribute {WEIGHTS_ATTR})")
     if name not in weights:
-        raise WeightsError(f"nn.constant: external constant \"{name}\" is not in the weights file")
+        raise WeightsError(f"nn.constant: external constant {quoted} is not in the weights file")
     try:
         array = np.asarray(weights[name])
     # A pickled member (never unpickled), a corrupt or truncated one (read only now).
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise WeightsError(f"nn.constant: external constant \"{name}\" cannot be read from "
+        raise WeightsError(f"nn.constant: external constant {quoted} cannot be read from "
                            f"the weights file: {error}") from None
     expected = tuple(tensor_type(op.output).get_shape())
     if array.shape != expected or array.dtype != np.float32:
         raise WeightsError(
-            f"nn.constant: external constant \"{name}\" has shape {list(array.shape)} and dtype "
+            f"nn.constant: external constant {quoted} has shape {list(array.shape)} and dtype "
             f"{array.dtype}; the IR expects {list(expected)} float32"
         )
     return array
