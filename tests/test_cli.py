@@ -244,8 +244,14 @@ def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path
     ("from nnlayout.tools.driver import read_module\nread_module('/absent.mlir')\n",
      "error: loading '{path}' failed: UserError: cannot read '/absent.mlir': no such file or "
      "directory"),
+    ("from xdsl.passes import ModulePass\nfrom nnlayout.transforms import register_pass\n\n\n"
+     "@register_pass\nclass Options(ModulePass):\n    name = 'options'\n\n"
+     "    def __init__(self, k: int = 1):\n        self.k = k\n\n"
+     "    def apply(self, ctx, op):\n        pass\n",
+     "error: loading '{path}' failed: TypeError: Options takes its options in an __init__ of "
+     "its own: make it a @dataclass(frozen=True) with the options as fields"),
 ], ids=["missing", "raises", "exits-0", "exits-with-a-message", "name-taken", "name-unspellable",
-        "not-a-module-pass", "user-error"])
+        "not-a-module-pass", "user-error", "options-not-fields"])
 def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | None,
                                                 message: str) -> None:
     path = tmp_path / "plugin.py"

@@ -19,6 +19,11 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
         # Else registered, and -p failed with an internal error (no from_pass_spec).
         raise TypeError(f"{getattr(pass_class, '__name__', pass_class)} is not an "
                         "xdsl.passes.ModulePass subclass")
+    if "__init__" in vars(pass_class) and "__dataclass_fields__" not in vars(pass_class):
+        # xDSL reads a pass's options from its dataclass fields: `-p p{k=2}` said "its
+        # options: none" of a pass whose own __init__ takes k.
+        raise TypeError(f"{pass_class.__name__} takes its options in an __init__ of its own: "
+                        "make it a @dataclass(frozen=True) with the options as fields")
     name = getattr(pass_class, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{pass_class.__name__} has no pass name (a `name = \"...\"` field)")
