@@ -15,11 +15,14 @@ Initializers (and Constant nodes) become `nn.constant`s where a tensor is used; 
 than `inline_limit` elements are returned in `ImportedModel.weights` and referenced as
 `nn.constant external "key"`, where `key` is a file-name-safe version of the ONNX name (the
 original name is kept in an `onnx.name` attribute when it differs). Integer initializers that
-act as attributes (Reshape's shape) are read at import time and never become tensors.
+act as attributes (Reshape's shape) are read at import time and never become tensors, also
+when an Identity passes them on.
 
 What nn cannot express is refused with a `UserError` naming the node and the reason: other
-operators, non-float32 tensors, symbolic dimensions, MaxPool's Indices output, training-mode
-BatchNormalization and Dropout (or its mask output), 3-D convolution/pooling.
+operators, non-float32 tensors, symbolic dimensions, MaxPool's Indices and Dropout's mask
+outputs where something reads them (unread, they are left out), training-mode
+BatchNormalization (statistics outputs listed, read or not) and Dropout, 3-D
+convolution/pooling, and attributes ONNX leaves open (a NaN Clip bound, ...).
 """
 
 from __future__ import annotations
@@ -303,6 +306,9 @@ class _Importer:
                             f"installed onnx {onnx.__version__} knows opsets up to {known}")
         self.values: dict[str, SSAValue] = {}
         self.constants: dict[str, TensorProto] = {t.name: t for t in self.graph.initializer}
+        # Names some node or the graph reads: an optional output nothing reads is left out.
+        self.read = {name for node in self.graph.node for name in node.input} | {
+            vi.name for vi in self.graph.output}
         self.weights: dict[str, np.ndarray] = {}
         self.used_keys: set[str] = set()
         self.block = Block()
@@ -595,11 +601,24 @@ class _Importer:
         self.constants[node.output[0]] = tensor
 
     def _op_Identity(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        source = node.input[0]
+        if source in self.constants and source not in self.values:
+            # A constant under another name (exporters pass shapes and bounds through an
+            # Identity), still known at compile time to the ops that need it there.
+            alias = TensorProto()
+            alias.CopyFrom(self.constants[source])
+            alias.name = node.output[0]
+            self.constants[node.output[0]] = alias
+            return
         self._output(node, self._in(node, 0))
+
+    def _read_outputs(self, node: onnx.NodeProto) -> list[str]:
+        """The node's outputs after the first that something reads."""
+        return [name for name in node.output[1:] if name and name in self.read]
 
     def _op_Dropout(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         """Inference: the identity, as ONNX defines Dropout outside training mode."""
-        if len(node.output) > 1 and node.output[1]:
+        if self._read_outputs(node):
             raise self._fail("Dropout's mask output is not supported")
         # Training mode: opset 12's training_mode input; before opset 7, is_test=0 (the
         # default there).
@@ -622,6 +641,11 @@ class _Importer:
             low, high = (self._constant_scalar(node.input[i], what)
                          if len(node.input) > i and node.input[i] else None
                          for i, what in ((1, "min"), (2, "max")))
+        for what, bound in (("min", low), ("max", high)):
+            if bound is not None and math.isnan(bound):
+                raise self._fail(f"Clip's {what} is NaN, which ONNX leaves open (onnxruntime "
+                                 "ignores such a bound, numpy and ONNX's reference evaluator "
+                                 "give NaN): give a number, or leave the bound out")
         # ONNX: an omitted bound is the lowest or largest float (so inf becomes 3.4e38).
         largest = float(np.finfo(np.float32).max)
         low = -largest if low is None else low
@@ -644,6 +668,8 @@ class _Importer:
             alpha=float(attrs.get("alpha", 1.0)), beta=float(attrs.get("beta", 1.0)))))
 
     def _op_BatchNormalization(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
+        # Listed statistics outputs mean training mode, read or not: onnxruntime then
+        # normalises with the batch's own mean and variance.
         if attrs.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
             raise self._fail("training-mode BatchNormalization (running statistics outputs) "
                              "is not supported; export the model for inference")
@@ -858,7 +884,7 @@ class _Importer:
             ceil_mode=bool(attrs.get("ceil_mode", 0)) and not same)), rank)
 
     def _op_MaxPool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
-        if len(node.output) > 1 and node.output[1]:
+        if self._read_outputs(node):
             raise self._fail("MaxPool's Indices output is not supported")
         self._pool(node, attrs, nn.MaxPool2dOp)
 

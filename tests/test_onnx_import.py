@@ -590,7 +590,8 @@ def test_non_float32_tensor(tmp_path: Path) -> None:
 
 
 def test_maxpool_indices_output(tmp_path: Path) -> None:
-    model = make_model([node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2])], X4, ["y"])
+    model = make_model([node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2])], X4,
+                       ["y", "idx"])
     assert_clean_error(nnlayout_import(str(save(model, tmp_path / "mp.onnx"))),
                        "node 'maxpool_node' (MaxPool)", "Indices")
 
@@ -601,10 +602,56 @@ def test_maxpool_indices_output(tmp_path: Path) -> None:
 ], ids=["mask", "training"])
 def test_dropout_outside_inference_is_refused(tmp_path: Path, outputs: list[str], train: bool,
                                               message: str) -> None:
-    model = make_model([node("Dropout", ["x", "", "train"], outputs)], X4, ["y"],
+    model = make_model([node("Dropout", ["x", "", "train"], outputs)], X4, outputs,
                        {"train": np.array(train)})
     assert_clean_error(nnlayout_import(str(save(model, tmp_path / "dropout.onnx"))),
                        "node 'dropout_node' (Dropout)", message)
+
+
+@pytest.mark.parametrize("model", [
+    make_model([node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2])], X4, ["y"]),
+    make_model([node("Dropout", ["x"], ["y", "mask"])], X4, ["y"], opset=12),
+    make_model([node("Dropout", ["x"], ["y", "mask"], ratio=0.3)], X4, ["y"], opset=7),
+], ids=["maxpool-indices", "dropout-mask", "dropout-7-mask"])
+def test_optional_outputs_nothing_reads_are_left_out(model: onnx.ModelProto) -> None:
+    """Exporters list outputs nobody reads (MaxPool's Indices, Dropout's mask); onnxruntime
+    runs such models as if they were not there, and so does nnlayout."""
+    assert_matches(model)
+
+
+def test_batch_norm_statistics_outputs_mean_training_even_unread(tmp_path: Path) -> None:
+    """Not so BatchNormalization's statistics outputs: listed, even with nothing reading
+    them, they make onnxruntime normalise with the batch's own mean and variance."""
+    model = make_model([node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                             ["y", "mean", "var", "saved_mean", "saved_var"])], X4, ["y"],
+                       {"s": weight(4), "b": weight(4), "m": weight(4),
+                        "v": np.abs(weight(4)) + 0.5}, opset=9)
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "bn.onnx"))),
+                       "node 'batchnormalization_node' (BatchNormalization)",
+                       "training-mode BatchNormalization")
+
+
+def test_a_constant_through_an_identity_is_still_a_constant() -> None:
+    """Exporters pass shapes and bounds through Identity nodes: Reshape and Clip, which need
+    them at compile time, said the int64 shape was not float32, or that the bound was not a
+    constant."""
+    model = make_model([helper.make_node("Identity", ["shape"], ["s"]),
+                        helper.make_node("Identity", ["lo"], ["l"]),
+                        node("Reshape", ["x", "s"], ["r"]), node("Clip", ["r", "l"])],
+                       X4, ["y"], {"shape": np.array([1, -1], np.int64),
+                                   "lo": np.float32(-0.1)})
+    assert_matches(model)
+
+
+@pytest.mark.parametrize("opset", [6, 17])
+def test_a_nan_clip_bound_is_refused(tmp_path: Path, opset: int) -> None:
+    """ONNX leaves it open: onnxruntime ignores the bound, numpy and ONNX's reference give
+    NaN everywhere (nnlayout gave NaN, and oneDNN's fused clip an internal error)."""
+    model = (make_model([node("Clip", ["x"], max=float("nan"))], X4, ["y"], opset=opset)
+             if opset < 11 else
+             make_model([node("Clip", ["x", "", "hi"])], X4, ["y"], {"hi": np.float32("nan")}))
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "clip.onnx"))),
+                       "node 'clip_node' (Clip)", "Clip's max is NaN, which ONNX leaves open")
 
 
 def test_an_opset_6_dropout_is_in_training_mode_unless_is_test(tmp_path: Path) -> None:
