@@ -655,6 +655,11 @@ class ClipOp(UnaryOp):
 
     def verify_(self) -> None:
         super().verify_()
+        for what, bound in (("min", self.min), ("max", self.max)):
+            if bound is not None and math.isnan(bound.value.data):
+                # No clamp semantics: numpy's clip gives NaN, oneDNN's refuses it.
+                raise VerifyException(f"nn.clip: {what} is NaN; a bound must be a number "
+                                      "(leave it out for none)")
         if self.min is not None and self.max is not None and (
             self.min.value.data > self.max.value.data
         ):
