@@ -166,6 +166,32 @@ def test_nan_stays_nan_through_a_fused_relu() -> None:
         assert np.isnan(result).all()
 
 
+CONV_THEN = """
+func.func @f(%x: tensor<1x16x6x6xf32>, %r1: tensor<1x16x6x6xf32>, %r2: tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32> {
+  %w = nn.constant dense<0.05> : tensor<16x16x3x3xf32>
+  %b = nn.constant dense<-0.1> : tensor<16xf32>
+  %c = nn.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x6x6xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>) -> tensor<1x16x6x6xf32>
+  BODY
+}
+"""
+T = "tensor<1x16x6x6xf32>"
+
+
+@pytest.mark.parametrize("body", [
+    f"%s1 = nn.add %c, %r1 : ({T}, {T}) -> {T}\n  %s2 = nn.add %s1, %r2 : ({T}, {T}) -> {T}\n"
+    f"  func.return %s2 : {T}",
+    f"%a1 = nn.relu %c : {T}\n  %a2 = nn.sigmoid %a1 : {T}\n  func.return %a2 : {T}",
+], ids=["two-adds", "two-activations"])
+def test_a_second_post_op_of_a_kind_stays_an_op_of_its_own(body: str) -> None:
+    """A fused convolution takes one addend and one activation: a second add or activation
+    after it must not replace the first (found by mutation: r1 or the relu silently dropped)."""
+    module = parse(CONV_THEN.replace("BODY", body))
+    inputs = random_inputs(module)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert len(fused_ops(planned)) == 1
+    assert_same(Interpreter(module).run(inputs), Interpreter(planned).run(inputs))
+
+
 def test_a_user_written_fused_op_runs_on_the_reference_kernel() -> None:
     """The unoptimised program may hold nn.fused_conv2d itself: the interpreter's reference
     kernel computes conv + bias + addend, then the activation's own reference kernel."""

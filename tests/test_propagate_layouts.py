@@ -77,6 +77,46 @@ def test_any_layout_operand_follows_its_producer_and_the_others_stay() -> None:
                                    rtol=1e-5, atol=1e-5 * float(np.abs(expected).max()))
 
 
+TWO_LAYOUTS = """
+func.func @f(%a: tensor<1x16x4x4xf32, #layout.layout<"NCHW8c">>, %b: tensor<1x16x4x4xf32, #layout.layout<"NHWC">>) -> tensor<1x16x4x4xf32> {
+  %pa = layout.reorder %a : tensor<1x16x4x4xf32, #layout.layout<"NCHW8c">> -> tensor<1x16x4x4xf32>
+  %pb = layout.reorder %b : tensor<1x16x4x4xf32, #layout.layout<"NHWC">> -> tensor<1x16x4x4xf32>
+  %y = nn.add %pa, %pb : (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return %y : tensor<1x16x4x4xf32>
+}
+"""
+
+
+def test_operands_reordered_from_two_layouts_meet_in_the_first() -> None:
+    """A "*" kernel takes every operand in one layout: the first operand's reorder is
+    bypassed and the other's source is reordered into that layout (bypassing both typed the
+    add on NCHW8c and NHWC, and the runtime ran the reference kernel instead; found by
+    mutation)."""
+    module = parse(TWO_LAYOUTS)
+    compiled = compile_module(module, "avx2", True)
+    add = next(op for op in compiled.walk() if isinstance(op, nn.AddOp))
+    assert [encoding_name(v.type) for v in add.operands] == ["NCHW8c", "NCHW8c"]
+    inputs = random_inputs(module)
+    np.testing.assert_array_equal(Interpreter(compiled).run(inputs)[0],
+                                  Interpreter(module).run(inputs)[0])
+
+
+def test_a_csr_value_is_not_a_blocked_layout_to_propagate() -> None:
+    """A reorder out of CSR storage is not sunk through an element-wise op (it has no
+    blocks: treating it as one failed with "layout 'csr': block 'c' needs a factor"; found by
+    mutation)."""
+    module = parse("""
+func.func @f(%x: tensor<8x16xf32, #layout.storage<"csr">>) -> tensor<8x16xf32> {
+  %p = layout.reorder %x : tensor<8x16xf32, #layout.storage<"csr">> -> tensor<8x16xf32>
+  %y = nn.exp %p : tensor<8x16xf32>
+  func.return %y : tensor<8x16xf32>
+}
+""")
+    compiled = compile_module(module, "avx2", True)
+    exp = next(op for op in compiled.walk() if isinstance(op, nn.ExpOp))
+    assert encoding_name(exp.operands[0].type) == ""
+
+
 @pytest.mark.parametrize("preferred", [["jit_1x1:avx2"], "jit_1x1:avx2", (1,)])
 def test_a_target_names_preferred_implementations_in_a_tuple(preferred: object) -> None:
     """A list would not hash (oneDNN choices are cached by it) and a string would match by
