@@ -18,8 +18,10 @@ python_bin = os.path.dirname(sys.executable)  # where filecheck was installed
 config.environment["PATH"] = os.pathsep.join([python_bin, os.environ.get("PATH", "")])
 # oneDNN's instruction-set cap under both its names (DNNL_ is the older one it still reads):
 # %onednn_isa below is asked in this process, so the tests must run under the same cap.
+# PYTHONPATH: a checkout put first on it is the nnlayout this process imports, so the tools
+# must import it too (they ran the installed one).
 for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA",
-                 "DNNL_MAX_CPU_ISA"):
+                 "DNNL_MAX_CPU_ISA", "PYTHONPATH"):
     if variable in os.environ:
         config.environment[variable] = os.environ[variable]
 
