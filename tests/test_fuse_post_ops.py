@@ -174,13 +174,13 @@ func.func @f(%x: tensor<1x16x6x6xf32>, %r1: tensor<1x16x6x6xf32>, %r2: tensor<1x
   BODY
 }
 """
-T = "tensor<1x16x6x6xf32>"
+SIX = "tensor<1x16x6x6xf32>"
 
 
 @pytest.mark.parametrize("body", [
-    f"%s1 = nn.add %c, %r1 : ({T}, {T}) -> {T}\n  %s2 = nn.add %s1, %r2 : ({T}, {T}) -> {T}\n"
-    f"  func.return %s2 : {T}",
-    f"%a1 = nn.relu %c : {T}\n  %a2 = nn.sigmoid %a1 : {T}\n  func.return %a2 : {T}",
+    f"%s1 = nn.add %c, %r1 : ({SIX}, {SIX}) -> {SIX}\n"
+    f"  %s2 = nn.add %s1, %r2 : ({SIX}, {SIX}) -> {SIX}\n  func.return %s2 : {SIX}",
+    f"%a1 = nn.relu %c : {SIX}\n  %a2 = nn.sigmoid %a1 : {SIX}\n  func.return %a2 : {SIX}",
 ], ids=["two-adds", "two-activations"])
 def test_a_second_post_op_of_a_kind_stays_an_op_of_its_own(body: str) -> None:
     """A fused convolution takes one addend and one activation: a second add or activation
