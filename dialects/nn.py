@@ -655,17 +655,19 @@ class ClipOp(UnaryOp):
 
     def verify_(self) -> None:
         super().verify_()
-        for what, bound in (("min", self.min), ("max", self.max)):
-            if bound is not None and math.isnan(bound.value.data):
-                # No clamp semantics: numpy's clip gives NaN, oneDNN's refuses it.
-                raise VerifyException(f"nn.clip: {what} is NaN; a bound must be a number "
-                                      "(leave it out for none)")
-        if self.min is not None and self.max is not None and (
-            self.min.value.data > self.max.value.data
-        ):
-            raise VerifyException(
-                f"nn.clip: min {self.min.value.data} is greater than max {self.max.value.data}"
-            )
+        verify_clip_bounds(self.name, self.min, self.max)
+
+
+def verify_clip_bounds(op_name: str, low: FloatAttr | None, high: FloatAttr | None) -> None:
+    """A clip's bounds (nn.clip's, a fused clip's) are numbers, min not above max. A NaN
+    bound has no clamp semantics: numpy's clip gives NaN everywhere, oneDNN's refuses it."""
+    for what, bound in (("min", low), ("max", high)):
+        if bound is not None and math.isnan(bound.value.data):
+            raise VerifyException(f"{op_name}: {what} is NaN; a bound must be a number "
+                                  "(leave it out for none)")
+    if low is not None and high is not None and low.value.data > high.value.data:
+        raise VerifyException(f"{op_name}: min {low.value.data} is greater than max "
+                              f"{high.value.data}")
 
 
 class BinaryOp(NNOp):
@@ -833,10 +835,7 @@ class FusedConv2dOp(NNOp):
         if self.activation is not None and self.activation.data == "leaky_relu" and (
                 self.alpha is None):
             raise VerifyException(f"{self.name}: activation \"leaky_relu\" needs 'alpha'")
-        if self.min is not None and self.max is not None and (
-                self.min.value.data > self.max.value.data):
-            raise VerifyException(f"{self.name}: min {self.min.value.data} is greater than max "
-                                  f"{self.max.value.data}")
+        verify_clip_bounds(self.name, self.min, self.max)
 
 
 @irdl_op_definition

@@ -113,7 +113,6 @@ PREPARED_UNARY = {
     "clip_above_zero": unary(nn.ClipOp, min=0.5, max=2.0),  # not zero-preserving
     "clip_max_zero": unary(nn.ClipOp, max=0.0),
     "clip_negative_zero": unary(nn.ClipOp, min=-0.0, max=6.0),
-    "clip_nan": unary(nn.ClipOp, min=float("nan")),
     "leaky_relu_negative": unary(nn.LeakyReluOp, alpha=-2.0),
     "leaky_relu_steep": unary(nn.LeakyReluOp, alpha=3.0),
 }
