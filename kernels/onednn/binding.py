@@ -28,6 +28,9 @@ run, then sleep. Each of the other choices lost badly somewhere (2 threads, medi
   3000, 33.0 at 10000; 7.5 at 1000 and 5.2 passive. ResNet-50 on the AVX2 machine: 399 at
   10000, 223 passive.
 
+Small primitives run on one thread (`use_threads`, thresholds in primitives.py): for them a
+parallel region costs more than the work it splits, whether its threads spin or sleep.
+
 On a machine shared with busy processes, OMP_WAIT_POLICY=passive is the safer choice. The
 default takes effect only where libdnnl is the first library to load libgomp (numpy, scipy,
 onnx and onnxruntime do not load it; an OpenMP-built BLAS or torch imported before nnlayout
@@ -45,6 +48,7 @@ import functools
 import importlib.metadata
 import os
 import platform
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -178,6 +182,9 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_primitive_create": (_STATUS, (_PP, _P)),
     "dnnl_primitive_execute": (_STATUS, (_P, _P, c_int, POINTER(ExecArg))),
     "dnnl_primitive_destroy": (_STATUS, (_P,)),
+    # libgomp's, found through libdnnl (dlsym searches the libraries it loaded)
+    "omp_get_max_threads": (c_int, ()),
+    "omp_set_num_threads": (None, (c_int,)),
 }
 
 
@@ -283,6 +290,31 @@ def runs_avx512_core() -> bool:
     weight formats than its avx2 code (ONEDNN_MAX_CPU_ISA=AVX2 caps it before it loads)."""
     isa = lib().dnnl_get_effective_cpu_isa()
     return isa & dnnl_cpu_isa_avx512_core == dnnl_cpu_isa_avx512_core
+
+
+class _OpenMPThreads(threading.local):
+    """The thread count this thread last gave OpenMP (libgomp keeps one per thread); 0 = none."""
+
+    count = 0
+
+
+_openmp_threads = _OpenMPThreads()
+
+
+@cache
+def default_threads() -> int:
+    """OpenMP's thread count for the process as it loaded: OMP_NUM_THREADS, else the CPUs."""
+    return lib().omp_get_max_threads()
+
+
+def use_threads(count: int) -> None:
+    """Makes this thread's next oneDNN calls use `count` OpenMP threads. A primitive takes its
+    count when it is made (a convolution partitions its work then) and when it runs (element-
+    wise primitives, pooling and reorders split theirs then), so both go through here."""
+    if _openmp_threads.count != count:
+        default_threads()  # read before the first change
+        lib().omp_set_num_threads(count)
+        _openmp_threads.count = count
 
 
 @cache
@@ -409,10 +441,12 @@ class Attr:
 
 
 class PrimitiveDesc:
-    """A primitive descriptor: what oneDNN chose (formats, implementation, scratchpad)."""
+    """A primitive descriptor: what oneDNN chose (formats, implementation, scratchpad) for
+    `threads` OpenMP threads, the count it was made with (see `use_threads`)."""
 
-    def __init__(self, handle: c_void_p):
+    def __init__(self, handle: c_void_p, threads: int):
         self.handle = handle
+        self.threads = threads
 
     def __del__(self) -> None:
         if self.handle:
@@ -441,6 +475,7 @@ class PrimitiveDesc:
     def next_implementation(self) -> bool:
         """Moves to oneDNN's next implementation for the same operation (formats left `any`
         are chosen again); False, unchanged, after its last one."""
+        use_threads(self.threads)
         status = lib().dnnl_primitive_desc_next_impl(self.handle)
         if status == dnnl_last_impl_reached:
             return False
@@ -470,6 +505,7 @@ class Primitive:
     def __init__(self, pd: PrimitiveDesc):
         self.pd = pd
         self.handle = c_void_p()
+        use_threads(pd.threads)
         lib().dnnl_primitive_create(ctypes.byref(self.handle), pd.handle)
         self._execute = functools.partial(lib().dnnl_primitive_execute, self.handle, stream())
 
@@ -481,11 +517,21 @@ class Primitive:
         """Runs on `args` (made once by `exec_args`); the result is there on return: a CPU
         stream of the OpenMP build runs primitives synchronously (its wait() returns at once
         unless the runtime is a threadpool, cpu_stream.hpp), so there is nothing to wait for."""
+        use_threads(self.pd.threads)
         self._execute(len(args), args)
 
     def bound(self, args: ctypes.Array[ExecArg]) -> Callable[[], None]:
-        """`execute(args)` as a call without arguments: one ctypes call."""
-        return functools.partial(self._execute, len(args), args)
+        """`execute(args)` as a call without arguments: one ctypes call, and a second where
+        the thread count of the previous primitive differs."""
+        execute = functools.partial(self._execute, len(args), args)
+        threads = self.pd.threads
+
+        def run() -> None:
+            if _openmp_threads.count != threads:
+                use_threads(threads)
+            execute()
+
+        return run
 
 
 def exec_args(args: Sequence[tuple[int, Memory]]) -> ctypes.Array[ExecArg]:

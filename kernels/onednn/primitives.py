@@ -17,6 +17,7 @@ given per side (`padding_l` = top, left; `padding_r` = bottom, right).
 from __future__ import annotations
 
 import ctypes
+import math
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from ctypes import c_void_p
@@ -27,15 +28,46 @@ import numpy as np
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
 
+# Below both, a primitive runs on one thread: about 3 us of work or less (measured with
+# benchmarks/onednn_threads.py on the 2-core AVX-512 machine). A parallel region costs about
+# 2.5 us while OpenMP's other threads still spin, and 35 us once they sleep, which they do
+# after 10 us idle (a busy process beside ours makes that common: the small ResNet-50 of the
+# README's main command took 1.1 ms a run at 2 threads, 0.17 with these). A relu of 16,384
+# values took 1.6 us on one thread, 2.2 on two back to back, 32.7 on two after a pause (oneDNN
+# splits element-wise work over all threads however small; its convolutions already keep
+# the smallest on one). Higher thresholds, nearer where two threads start to win back to
+# back, let them fall asleep during runs of serial primitives: with 2^20 multiply-adds and
+# 2^18 elements,
+# MobileNetV2 at 2 threads went from 0.95x onnxruntime to 1.05, DenseNet-121 from 1.00 to
+# 1.09. Elements count the sources and the destination.
+SERIAL_MACS = 1 << 18
+SERIAL_ELEMENTS = 1 << 15
 
-def _created(function: Callable[..., int], *args: object,
+
+def threads_for(macs: int, elements: int) -> int:
+    """OpenMP threads for a primitive of `macs` multiply-adds touching `elements` values
+    (sources and destination): one below SERIAL_MACS and SERIAL_ELEMENTS, else the
+    process's count."""
+    if macs < SERIAL_MACS and elements < SERIAL_ELEMENTS:
+        return 1
+    return b.default_threads()
+
+
+def _elements(*mds: MemoryDesc | None) -> int:
+    return sum(math.prod(md.shape) for md in mds if md is not None)
+
+
+def _created(function: Callable[..., int], *args: object, elements: int, macs: int = 0,
              post_ops: Sequence[PostOp] = ()) -> PrimitiveDesc:
     """Calls a `dnnl_*_primitive_desc_create` function with `args` and then attributes (a
-    user-managed scratchpad and `post_ops`), and wraps its result."""
+    user-managed scratchpad and `post_ops`), on the threads `threads_for` gives its work,
+    and wraps its result."""
     handle = c_void_p()
     attr = Attr(post_ops)  # a local, so that it outlives the call
+    threads = threads_for(macs, elements)
+    b.use_threads(threads)
     function(ctypes.byref(handle), *args, attr.handle)
-    return PrimitiveDesc(handle)
+    return PrimitiveDesc(handle, threads)
 
 
 def onednn_dilations(dilations: Sequence[int]) -> list[int]:
@@ -54,7 +86,8 @@ def convolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None
                     b.dnnl_forward_inference, b.dnnl_convolution_direct, src.handle,
                     weights.handle, None if bias is None else bias.handle, dst.handle,
                     b.dims(strides), b.dims(onednn_dilations(dilations)), b.dims(padding_l),
-                    b.dims(padding_r), post_ops=post_ops)
+                    b.dims(padding_r), elements=_elements(src, dst),
+                    macs=math.prod(dst.shape) * math.prod(weights.shape[-3:]), post_ops=post_ops)
 
 
 def deconvolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
@@ -66,7 +99,8 @@ def deconvolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | No
                     b.dnnl_forward_inference, b.dnnl_deconvolution_direct, src.handle,
                     weights.handle, None if bias is None else bias.handle, dst.handle,
                     b.dims(strides), b.dims(onednn_dilations(dilations)), b.dims(padding_l),
-                    b.dims(padding_r))
+                    b.dims(padding_r), elements=_elements(src, dst),
+                    macs=math.prod(src.shape) * math.prod(weights.shape) // weights.shape[-3])
 
 
 def pooling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, kernel: Sequence[int],
@@ -76,19 +110,20 @@ def pooling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, kernel: Sequenc
     return _created(b.lib().dnnl_pooling_forward_primitive_desc_create, b.engine(),
                     b.dnnl_forward_inference, algorithm, src.handle, dst.handle,
                     b.dims(strides), b.dims(kernel), b.dims(onednn_dilations(dilations)),
-                    b.dims(padding_l), b.dims(padding_r))
+                    b.dims(padding_l), b.dims(padding_r), elements=_elements(src, dst))
 
 
 def eltwise_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, alpha: float = 0.0,
                beta: float = 0.0) -> PrimitiveDesc:
     return _created(b.lib().dnnl_eltwise_forward_primitive_desc_create, b.engine(),
-                    b.dnnl_forward_inference, algorithm, src.handle, dst.handle, alpha, beta)
+                    b.dnnl_forward_inference, algorithm, src.handle, dst.handle, alpha, beta,
+                    elements=_elements(src, dst))
 
 
 def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc,
               dst: MemoryDesc) -> PrimitiveDesc:
     return _created(b.lib().dnnl_binary_primitive_desc_create, b.engine(), algorithm,
-                    src0.handle, src1.handle, dst.handle)
+                    src0.handle, src1.handle, dst.handle, elements=_elements(src0, src1, dst))
 
 
 def matmul_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
@@ -96,7 +131,8 @@ def matmul_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
     """dst = src @ weights (+ bias broadcast over rows); any strides, so transposes are
     descriptions, not copies."""
     return _created(b.lib().dnnl_matmul_primitive_desc_create, b.engine(), src.handle,
-                    weights.handle, None if bias is None else bias.handle, dst.handle)
+                    weights.handle, None if bias is None else bias.handle, dst.handle,
+                    elements=_elements(src, dst), macs=math.prod(dst.shape) * src.shape[-1])
 
 
 def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> PrimitiveDesc:
@@ -104,18 +140,18 @@ def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> Primitive
     flags = b.dnnl_use_global_stats | b.dnnl_use_scale | b.dnnl_use_shift
     return _created(b.lib().dnnl_batch_normalization_forward_primitive_desc_create,
                     b.engine(), b.dnnl_forward_inference, src.handle, dst.handle, epsilon,
-                    flags)
+                    flags, elements=_elements(src, dst))
 
 
 def concat_pd(dst: MemoryDesc, axis: int, srcs: Sequence[MemoryDesc]) -> PrimitiveDesc:
     handles = (c_void_p * len(srcs))(*(s.handle for s in srcs))
     return _created(b.lib().dnnl_concat_primitive_desc_create, b.engine(), dst.handle,
-                    len(srcs), axis, handles)
+                    len(srcs), axis, handles, elements=2 * _elements(dst))
 
 
 def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
     return _created(b.lib().dnnl_reorder_primitive_desc_create, src.handle, b.engine(),
-                    dst.handle, b.engine())
+                    dst.handle, b.engine(), elements=_elements(src, dst))
 
 
 # ------------------------------------------------------------------- execution
