@@ -88,7 +88,7 @@ def main() -> None:
                       conv_1x1(channels, size)))
     for elements in (1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20):
         cases.append((f"relu {elements}", 0, 2 * elements, relu(elements)))
-    threads = b.default_threads()
+    threads = b.lib().omp_get_max_threads()
     print(f"threads {threads}, gap {args.gap_us:g} us, medians of {args.repeats} (us)")
     header = ("primitive", "MACs", "elements", "now", "1 thread", f"{threads} back to back",
               f"{threads} after gap", "1 after gap")
@@ -96,7 +96,7 @@ def main() -> None:
     for name, macs, elements, build in cases:
         serial, parallel = forced(build, True), forced(build, False)
         row = [name, f"{macs:,}", f"{elements:,}",
-               "1" if p.threads_for(macs, elements) == 1 else str(threads),
+               "1" if p.runs_serially(macs, elements) else str(threads),
                f"{median_us(serial, args.repeats, 0):.1f}",
                f"{median_us(parallel, args.repeats, 0):.1f}",
                f"{median_us(parallel, args.repeats, args.gap_us):.1f}",

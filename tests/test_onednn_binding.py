@@ -351,50 +351,38 @@ def test_lit_checks_the_instruction_set_its_tests_run(name: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-THREADS_PROBE = """
-import numpy as np
-from nnlayout.kernels.onednn import binding as b, primitives as p
-from nnlayout.kernels.onednn.binding import MemoryDesc
-from nnlayout.kernels.onednn.formats import by_layout
-
-NC = by_layout("matrix", "").value
-threads = b.lib().omp_get_max_threads
-
-
-def relu(elements):
-    md = MemoryDesc.with_tag((1, elements), NC)
-    compiled = p.Compiled(p.eltwise_pd(b.dnnl_eltwise_relu, md, md),
-                          (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
-    x = np.linspace(-1.0, 1.0, elements, dtype=np.float32)
-    out = np.empty_like(x)
-    return compiled, x, out
-
-
-small, x, out = relu(p.SERIAL_ELEMENTS // 4)
-large, big_x, big_out = relu(p.SERIAL_ELEMENTS)
-run_small = small.runner()
-print(small.pd.threads, large.pd.threads)
-small.point({b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: out})
-large.point({b.DNNL_ARG_SRC: big_x, b.DNNL_ARG_DST: big_out})
-run_small()
-print(threads(), np.array_equal(out, np.maximum(x, 0)))
-large.runner()()
-print(threads(), np.array_equal(big_out, np.maximum(big_x, 0)))
-run_small()
-again = relu(p.SERIAL_ELEMENTS)[0]  # made after a serial run: the process's count again
-print(threads(), again.pd.threads, again.scratchpad_bytes == large.scratchpad_bytes)
-"""
-
-
-def test_small_primitives_run_on_one_thread_and_the_others_on_the_process_count() -> None:
+def test_small_primitives_are_made_and_run_on_one_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Waking OpenMP's other threads costs more than they save on small work, so a primitive
-    below the thresholds is made and run on one thread; the next one made or run gets the
-    process's count back (a primitive made after a serial run must not see its count:
-    partitions and scratchpad sizes depend on it). In a process of 3 threads, so that the
-    two counts differ on any machine."""
-    import subprocess
-    import sys
+    below the thresholds is made and run on one thread, and the caller's thread count is
+    restored after each call (it is the user's: a primitive made next takes it, and a
+    thread-dependent choice like a brgconv's weight blocks follows it). A large primitive
+    leaves the count alone."""
+    calls: list[int] = []
+    real = b.lib().omp_set_num_threads
+    monkeypatch.setattr(b.lib(), "omp_set_num_threads",
+                        lambda count: (calls.append(count), real(count))[1])
+    before = b.lib().omp_get_max_threads()
+    nc = by_layout("matrix", "").value
 
-    done = subprocess.run([sys.executable, "-c", THREADS_PROBE], capture_output=True,
-                          text=True, env=dict(os.environ, OMP_NUM_THREADS="3"), check=True)
-    assert done.stdout.split("\n") == ["1 3", "1 True", "3 True", "3 3 True", ""]
+    def relu(elements: int) -> tuple[p.Compiled, np.ndarray, np.ndarray]:
+        md = MemoryDesc.with_tag((1, elements), nc)
+        compiled = p.Compiled(p.eltwise_pd(b.dnnl_eltwise_relu, md, md),
+                              (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+        x = np.linspace(-1.0, 1.0, elements, dtype=np.float32)
+        out = np.empty_like(x)
+        compiled.point({b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: out})
+        return compiled, x, out
+
+    small, x, out = relu(p.SERIAL_ELEMENTS // 4)
+    assert small.pd.serial and calls == [1, before, 1, before]  # descriptor, primitive
+    small.runner()()
+    small.execute()
+    assert calls[4:] == [1, before, 1, before]
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+    del calls[:]
+    large, big_x, big_out = relu(p.SERIAL_ELEMENTS)
+    large.runner()()
+    assert not large.pd.serial and calls == []
+    np.testing.assert_array_equal(big_out, np.maximum(big_x, 0))
+    assert b.lib().omp_get_max_threads() == before

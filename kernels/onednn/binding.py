@@ -28,8 +28,9 @@ run, then sleep. Each of the other choices lost badly somewhere (2 threads, medi
   3000, 33.0 at 10000; 7.5 at 1000 and 5.2 passive. ResNet-50 on the AVX2 machine: 399 at
   10000, 223 passive.
 
-Small primitives run on one thread (`use_threads`, thresholds in primitives.py): for them a
-parallel region costs more than the work it splits, whether its threads spin or sleep.
+Small primitives are made and run on one thread (`serially`, thresholds in primitives.py):
+for them a parallel region costs more than the work it splits, whether its threads spin or
+sleep.
 
 On a machine shared with busy processes, OMP_WAIT_POLICY=passive is the safer choice. The
 default takes effect only where libdnnl is the first library to load libgomp (numpy, scipy,
@@ -48,13 +49,13 @@ import functools
 import importlib.metadata
 import os
 import platform
-import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from ctypes import POINTER, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t, c_uint, c_void_p
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
 
 # ---------------------------------------------------------------- enum values (v3.2)
 # dnnl_status_t
@@ -137,6 +138,7 @@ class ExecArg(ctypes.Structure):
     _fields_ = [("arg", c_int), ("memory", c_void_p)]
 
 
+_R = TypeVar("_R")
 _STATUS = object()  # marks functions returning dnnl_status_t, checked on every call
 _P = c_void_p
 _PP = POINTER(c_void_p)
@@ -292,29 +294,20 @@ def runs_avx512_core() -> bool:
     return isa & dnnl_cpu_isa_avx512_core == dnnl_cpu_isa_avx512_core
 
 
-class _OpenMPThreads(threading.local):
-    """The thread count this thread last gave OpenMP (libgomp keeps one per thread); 0 = none."""
-
-    count = 0
-
-
-_openmp_threads = _OpenMPThreads()
-
-
-@cache
-def default_threads() -> int:
-    """OpenMP's thread count for the process as it loaded: OMP_NUM_THREADS, else the CPUs."""
-    return lib().omp_get_max_threads()
-
-
-def use_threads(count: int) -> None:
-    """Makes this thread's next oneDNN calls use `count` OpenMP threads. A primitive takes its
-    count when it is made (a convolution partitions its work then) and when it runs (element-
-    wise primitives, pooling and reorders split theirs then), so both go through here."""
-    if _openmp_threads.count != count:
-        default_threads()  # read before the first change
-        lib().omp_set_num_threads(count)
-        _openmp_threads.count = count
+def serially(serial: bool, call: Callable[..., _R], *args: object) -> _R:
+    """`call(*args)`, on one OpenMP thread where `serial`, else on the calling thread's count.
+    oneDNN reads the count when a primitive is made (a convolution partitions its work then)
+    and when it runs (element-wise primitives, pooling and reorders split theirs then), so
+    both go through here. The count is the user's (OMP_NUM_THREADS, or omp_set_num_threads
+    in this thread): it is restored afterwards."""
+    if not serial:
+        return call(*args)
+    before = lib().omp_get_max_threads()
+    lib().omp_set_num_threads(1)
+    try:
+        return call(*args)
+    finally:
+        lib().omp_set_num_threads(before)
 
 
 @cache
@@ -441,12 +434,12 @@ class Attr:
 
 
 class PrimitiveDesc:
-    """A primitive descriptor: what oneDNN chose (formats, implementation, scratchpad) for
-    `threads` OpenMP threads, the count it was made with (see `use_threads`)."""
+    """A primitive descriptor: what oneDNN chose (formats, implementation, scratchpad), made
+    on one OpenMP thread where `serial` (see `serially`), as its primitive is made and run."""
 
-    def __init__(self, handle: c_void_p, threads: int):
+    def __init__(self, handle: c_void_p, serial: bool):
         self.handle = handle
-        self.threads = threads
+        self.serial = serial
 
     def __del__(self) -> None:
         if self.handle:
@@ -475,8 +468,7 @@ class PrimitiveDesc:
     def next_implementation(self) -> bool:
         """Moves to oneDNN's next implementation for the same operation (formats left `any`
         are chosen again); False, unchanged, after its last one."""
-        use_threads(self.threads)
-        status = lib().dnnl_primitive_desc_next_impl(self.handle)
+        status = serially(self.serial, lib().dnnl_primitive_desc_next_impl, self.handle)
         if status == dnnl_last_impl_reached:
             return False
         _check(status, lib().dnnl_primitive_desc_next_impl, ())
@@ -505,8 +497,7 @@ class Primitive:
     def __init__(self, pd: PrimitiveDesc):
         self.pd = pd
         self.handle = c_void_p()
-        use_threads(pd.threads)
-        lib().dnnl_primitive_create(ctypes.byref(self.handle), pd.handle)
+        serially(pd.serial, lib().dnnl_primitive_create, ctypes.byref(self.handle), pd.handle)
         self._execute = functools.partial(lib().dnnl_primitive_execute, self.handle, stream())
 
     def __del__(self) -> None:
@@ -517,19 +508,23 @@ class Primitive:
         """Runs on `args` (made once by `exec_args`); the result is there on return: a CPU
         stream of the OpenMP build runs primitives synchronously (its wait() returns at once
         unless the runtime is a threadpool, cpu_stream.hpp), so there is nothing to wait for."""
-        use_threads(self.pd.threads)
-        self._execute(len(args), args)
+        serially(self.pd.serial, self._execute, len(args), args)
 
     def bound(self, args: ctypes.Array[ExecArg]) -> Callable[[], None]:
-        """`execute(args)` as a call without arguments: one ctypes call, and a second where
-        the thread count of the previous primitive differs."""
+        """`execute(args)` as a call without arguments: one ctypes call (three more for a
+        serial primitive, to set OpenMP's thread count and restore it)."""
         execute = functools.partial(self._execute, len(args), args)
-        threads = self.pd.threads
+        if not self.pd.serial:
+            return execute
+        count, set_count = lib().omp_get_max_threads, lib().omp_set_num_threads
 
         def run() -> None:
-            if _openmp_threads.count != threads:
-                use_threads(threads)
-            execute()
+            before = count()
+            set_count(1)
+            try:
+                execute()
+            finally:
+                set_count(before)
 
         return run
 

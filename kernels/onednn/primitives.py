@@ -32,7 +32,7 @@ from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveD
 # benchmarks/onednn_threads.py on the 2-core AVX-512 machine). A parallel region costs about
 # 2.5 us while OpenMP's other threads still spin, and 35 us once they sleep, which they do
 # after 10 us idle (a busy process beside ours makes that common: the small ResNet-50 of the
-# README's main command took 1.1 ms a run at 2 threads, 0.17 with these). A relu of 16,384
+# README's main command took 1.1 ms a run at 2 threads, 0.18 with these). A relu of 16,384
 # values took 1.6 us on one thread, 2.2 on two back to back, 32.7 on two after a pause (oneDNN
 # splits element-wise work over all threads however small; its convolutions already keep
 # the smallest on one). Higher thresholds, nearer where two threads start to win back to
@@ -44,13 +44,10 @@ SERIAL_MACS = 1 << 18
 SERIAL_ELEMENTS = 1 << 15
 
 
-def threads_for(macs: int, elements: int) -> int:
-    """OpenMP threads for a primitive of `macs` multiply-adds touching `elements` values
-    (sources and destination): one below SERIAL_MACS and SERIAL_ELEMENTS, else the
-    process's count."""
-    if macs < SERIAL_MACS and elements < SERIAL_ELEMENTS:
-        return 1
-    return b.default_threads()
+def runs_serially(macs: int, elements: int) -> bool:
+    """Whether a primitive of `macs` multiply-adds touching `elements` values (sources and
+    destination) is made and run on one thread: below SERIAL_MACS and SERIAL_ELEMENTS."""
+    return macs < SERIAL_MACS and elements < SERIAL_ELEMENTS
 
 
 def _elements(*mds: MemoryDesc | None) -> int:
@@ -60,14 +57,13 @@ def _elements(*mds: MemoryDesc | None) -> int:
 def _created(function: Callable[..., int], *args: object, elements: int, macs: int = 0,
              post_ops: Sequence[PostOp] = ()) -> PrimitiveDesc:
     """Calls a `dnnl_*_primitive_desc_create` function with `args` and then attributes (a
-    user-managed scratchpad and `post_ops`), on the threads `threads_for` gives its work,
-    and wraps its result."""
+    user-managed scratchpad and `post_ops`), serially where `runs_serially` says so, and
+    wraps its result."""
     handle = c_void_p()
     attr = Attr(post_ops)  # a local, so that it outlives the call
-    threads = threads_for(macs, elements)
-    b.use_threads(threads)
-    function(ctypes.byref(handle), *args, attr.handle)
-    return PrimitiveDesc(handle, threads)
+    serial = runs_serially(macs, elements)
+    b.serially(serial, function, ctypes.byref(handle), *args, attr.handle)
+    return PrimitiveDesc(handle, serial)
 
 
 def onednn_dilations(dilations: Sequence[int]) -> list[int]:
@@ -100,7 +96,7 @@ def deconvolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | No
                     weights.handle, None if bias is None else bias.handle, dst.handle,
                     b.dims(strides), b.dims(onednn_dilations(dilations)), b.dims(padding_l),
                     b.dims(padding_r), elements=_elements(src, dst),
-                    macs=math.prod(src.shape) * math.prod(weights.shape) // weights.shape[-3])
+                    macs=math.prod(src.shape) * math.prod(weights.shape[-4:]) // weights.shape[-3])
 
 
 def pooling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, kernel: Sequence[int],
