@@ -306,6 +306,8 @@ class _Importer:
                             f"installed onnx {onnx.__version__} knows opsets up to {known}")
         self.values: dict[str, SSAValue] = {}
         self.constants: dict[str, TensorProto] = {t.name: t for t in self.graph.initializer}
+        # Identity outputs of constants -> the constant's own name (_op_Identity).
+        self.aliases: dict[str, str] = {}
         # Names some node or the graph reads: an optional output nothing reads is left out.
         self.read = {name for node in self.graph.node for name in node.input} | {
             vi.name for vi in self.graph.output}
@@ -445,6 +447,7 @@ class _Importer:
     # -------------------------------------------------------------------- values
     def _tensor(self, name: str) -> SSAValue:
         """The SSA value of an ONNX tensor, materialising constants on first use."""
+        name = self.aliases.get(name, name)
         if name in self.values:
             return self.values[name]
         if name not in self.constants:
@@ -601,14 +604,13 @@ class _Importer:
         self.constants[node.output[0]] = tensor
 
     def _op_Identity(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
-        source = node.input[0]
-        if source in self.constants and source not in self.values:
-            # A constant under another name (exporters pass shapes and bounds through an
-            # Identity), still known at compile time to the ops that need it there.
-            alias = TensorProto()
-            alias.CopyFrom(self.constants[source])
-            alias.name = node.output[0]
-            self.constants[node.output[0]] = alias
+        source = self.aliases.get(node.input[0], node.input[0])
+        if source in self.constants:
+            # A constant under another name (exporters pass shapes, bounds and shared
+            # weights through an Identity): known at compile time to the ops that need it
+            # there, and one nn.constant (one weights-file entry) as a tensor.
+            self.aliases[node.output[0]] = source
+            self.constants[node.output[0]] = self.constants[source]
             return
         self._output(node, self._in(node, 0))
 

@@ -636,10 +636,24 @@ def test_a_constant_through_an_identity_is_still_a_constant() -> None:
     them at compile time, said the int64 shape was not float32, or that the bound was not a
     constant."""
     model = make_model([helper.make_node("Identity", ["shape"], ["s"]),
+                        helper.make_node("Add", ["x", "lo"], ["a"]),
                         helper.make_node("Identity", ["lo"], ["l"]),
-                        node("Reshape", ["x", "s"], ["r"]), node("Clip", ["r", "l"])],
+                        helper.make_node("Identity", ["l"], ["l2"]),
+                        node("Reshape", ["a", "s"], ["r"]), node("Clip", ["r", "l2"])],
                        X4, ["y"], {"shape": np.array([1, -1], np.int64),
                                    "lo": np.float32(-0.1)})
+    assert_matches(model)
+
+
+def test_a_weight_shared_through_an_identity_is_stored_once() -> None:
+    """Exporters tie weights through Identity nodes: one nn.constant, one weights entry."""
+    model = make_model([helper.make_node("Identity", ["w"], ["w2"]),
+                        helper.make_node("Conv", ["x", "w"], ["a"]),
+                        helper.make_node("Conv", ["x", "w2"], ["b"]),
+                        helper.make_node("Add", ["a", "b"], ["y"])],
+                       X4, ["y"], {"w": weight(6, 4, 3, 3)})
+    imported = import_model(model, inline_limit=4)
+    assert list(imported.weights) == ["w"]
     assert_matches(model)
 
 
