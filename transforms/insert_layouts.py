@@ -127,15 +127,16 @@ class InsertLayoutsPass(ModulePass):
 def _remark_undispatched(module: ModuleOp) -> None:
     """Once select-dispatch has run, an op without a kernel was made after it (by a pattern
     of the user's, say): it keeps its layouts and runs its reference kernel; say so. Before
-    it has run, the whole pass does nothing; say that once."""
-    ops = [op for op in module.walk() if isinstance(op, NNOp)]
-    if not any(kernel_of(op) for op in ops):
-        if ops:  # nothing dispatched: the layouts are left as they are, on purpose
-            remarks.emit(ops[0], InsertLayoutsPass.name, "no op has a kernel (select-dispatch "
-                         "has not run): every layout is left as it is")
-        return
+    it has run, the whole pass does nothing; say that once. (Constants and constant
+    expressions never get a kernel: they are evaluated at load.)"""
     known: dict[Operation, bool] = {}
-    for op in ops:
-        if kernel_of(op) is None and not is_constant_expression(op, known):
-            remarks.emit(op, InsertLayoutsPass.name, "has no kernel (made after "
-                         "select-dispatch?): it keeps its layouts and runs its reference kernel")
+    ops = [op for op in module.walk()
+           if isinstance(op, NNOp) and not is_constant_expression(op, known)]
+    undispatched = [op for op in ops if kernel_of(op) is None]
+    if ops and len(undispatched) == len(ops):  # nothing dispatched: layouts left, on purpose
+        remarks.emit(ops[0], InsertLayoutsPass.name, "no op has a kernel (select-dispatch "
+                     "has not run): every layout is left as it is")
+        return
+    for op in undispatched:
+        remarks.emit(op, InsertLayoutsPass.name, "has no kernel (made after "
+                     "select-dispatch?): it keeps its layouts and runs its reference kernel")
