@@ -248,10 +248,16 @@ def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path
      "@register_pass\nclass Options(ModulePass):\n    name = 'options'\n\n"
      "    def __init__(self, k: int = 1):\n        self.k = k\n\n"
      "    def apply(self, ctx, op):\n        pass\n",
-     "error: loading '{path}' failed: TypeError: Options takes its options in an __init__ of "
-     "its own: make it a @dataclass(frozen=True) with the options as fields"),
+     "error: loading '{path}' failed: TypeError: Options takes k in its __init__, not as "
+     "dataclass fields: make it a @dataclass(frozen=True) with the options as fields"),
+    ("from xdsl.passes import ModulePass\nfrom nnlayout.transforms import register_pass\n\n\n"
+     "class Base(ModulePass):\n    def __init__(self, k: int = 1, *rest):\n"
+     "        self.k = k\n\n\n@register_pass\nclass Inherited(Base):\n"
+     "    name = 'inherited'\n\n    def apply(self, ctx, op):\n        pass\n",
+     "error: loading '{path}' failed: TypeError: Inherited takes k in its __init__, not as "
+     "dataclass fields: make it a @dataclass(frozen=True) with the options as fields"),
 ], ids=["missing", "raises", "exits-0", "exits-with-a-message", "name-taken", "name-unspellable",
-        "not-a-module-pass", "user-error", "options-not-fields"])
+        "not-a-module-pass", "user-error", "options-not-fields", "inherited-options"])
 def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | None,
                                                 message: str) -> None:
     path = tmp_path / "plugin.py"
@@ -260,6 +266,17 @@ def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | No
     result = opt(str(EXAMPLE), "--load", str(path), "-p", "cse")
     assert result.returncode == 1
     assert result.stderr == message.format(path=path) + "\n"
+
+
+def test_a_plugin_pass_with_an_init_of_no_options_loads(tmp_path: Path) -> None:
+    path = tmp_path / "plugin.py"
+    path.write_text("from xdsl.passes import ModulePass\n"
+                    "from nnlayout.transforms import register_pass\n\n\n@register_pass\n"
+                    "class Counting(ModulePass):\n    name = 'counting'\n\n"
+                    "    def __init__(self):\n        self.seen = 0\n\n"
+                    "    def apply(self, ctx, op):\n        pass\n")
+    result = opt(str(EXAMPLE), "--load", str(path), "-p", "counting")
+    assert result.returncode == 0, result.stderr
 
 
 def test_a_plugin_pass_that_fails_is_blamed_on_the_plugin(tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 """Passes over the nn and layout dialects, and the registry that tools read them from."""
 
+import dataclasses
+import inspect
 import re
 from collections.abc import Callable
 
@@ -19,11 +21,12 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
         # Else registered, and -p failed with an internal error (no from_pass_spec).
         raise TypeError(f"{getattr(pass_class, '__name__', pass_class)} is not an "
                         "xdsl.passes.ModulePass subclass")
-    if "__init__" in vars(pass_class) and "__dataclass_fields__" not in vars(pass_class):
+    if hidden := _options_not_fields(pass_class):
         # xDSL reads a pass's options from its dataclass fields: `-p p{k=2}` said "its
-        # options: none" of a pass whose own __init__ takes k.
-        raise TypeError(f"{pass_class.__name__} takes its options in an __init__ of its own: "
-                        "make it a @dataclass(frozen=True) with the options as fields")
+        # options: none" of a pass whose __init__ takes k.
+        raise TypeError(f"{pass_class.__name__} takes {', '.join(hidden)} in its __init__, "
+                        "not as dataclass fields: make it a @dataclass(frozen=True) with the "
+                        "options as fields")
     name = getattr(pass_class, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{pass_class.__name__} has no pass name (a `name = \"...\"` field)")
@@ -36,6 +39,15 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
         raise ValueError(f"a pass named '{name}' is already registered")
     _REGISTERED[name] = pass_class
     return pass_class
+
+
+def _options_not_fields(pass_class: type[ModulePass]) -> list[str]:
+    """The parameters of the pass's __init__ (its own or inherited) that are not dataclass
+    fields, which xDSL would not offer as options."""
+    fields = {f.name for f in dataclasses.fields(pass_class)}
+    parameters = list(inspect.signature(pass_class.__init__).parameters.values())[1:]
+    return [p.name for p in parameters if p.name not in fields
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
