@@ -34,6 +34,7 @@ than 1e-4 of their largest magnitude.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -339,6 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown += [n for n in args.names + (args.ref or []) if n not in ZOO]
     if unknown:
         parser.error(f"unknown variant or model: {', '.join(unknown)}")
+    if importlib.util.find_spec("onnxruntime") is None:
+        parser.error("the latencies are measured against onnxruntime, which is not installed: "
+                     "pip install -e '.[test]'")
     if args.worker:
         args.threads_now = int(args.worker[0])
         results = worker(args)
