@@ -37,9 +37,8 @@ from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveD
 # splits element-wise work over all threads however small; its convolutions already keep
 # the smallest on one). Higher thresholds, nearer where two threads start to win back to
 # back, let them fall asleep during runs of serial primitives: with 2^20 multiply-adds and
-# 2^18 elements,
-# MobileNetV2 at 2 threads went from 0.95x onnxruntime to 1.05, DenseNet-121 from 1.00 to
-# 1.09. Elements count the sources and the destination.
+# 2^18 elements, MobileNetV2 at 2 threads went from 0.95x onnxruntime to 1.05, DenseNet-121
+# from 1.00 to 1.09. Elements count the sources and the destination.
 SERIAL_MACS = 1 << 18
 SERIAL_ELEMENTS = 1 << 15
 
