@@ -447,15 +447,16 @@ class _Importer:
     # -------------------------------------------------------------------- values
     def _tensor(self, name: str) -> SSAValue:
         """The SSA value of an ONNX tensor, materialising constants on first use."""
-        name = self.aliases.get(name, name)
+        used, name = name, self.aliases.get(name, name)
         if name in self.values:
             return self.values[name]
         if name not in self.constants:
             raise self._fail(f"input '{name}' is not defined")
         proto = self.constants[name]
         if proto.data_type != TensorProto.FLOAT:
+            passed_on = f" (passed on as '{used}' by an Identity)" if used != name else ""
             raise self._fail(
-                f"constant '{name}' has element type "
+                f"constant '{name}'{passed_on} has element type "
                 f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
                 "tensors only")
         array = self._array(proto).astype(np.float32)
@@ -537,7 +538,7 @@ class _Importer:
             actual = list(nn.shape_of(value))
             if expected != actual:
                 if _ceil_mode_overcount(node, expected, actual,
-                                        nn.shape_of(self.values[node.input[0]])) or (
+                                        nn.shape_of(self._tensor(node.input[0]))) or (
                         _same_output_padding_overcount(node, expected, actual)):
                     self.beyond_inference.add(name)
                     return

@@ -645,6 +645,24 @@ def test_a_constant_through_an_identity_is_still_a_constant() -> None:
     assert_matches(model)
 
 
+def test_a_constant_through_an_identity_into_a_ceil_mode_pool_matches_onnxruntime() -> None:
+    """A window ONNX's inference overcounts is checked against the operand's shape, which an
+    aliased constant gave only under its own name (an internal KeyError; found by review)."""
+    model = make_model([helper.make_node("Identity", ["c"], ["ci"]),
+                        node("MaxPool", ["ci"], ["p"], kernel_shape=[2, 3], strides=[2, 4],
+                             pads=[0, 1, 0, 1], ceil_mode=1),
+                        helper.make_node("Relu", ["x"], ["y"])],
+                       {"x": (1,)}, ["p", "y"], {"c": weight(1, 4, 8, 6)})
+    assert_matches(model)
+
+
+def test_an_integer_constant_passed_on_by_an_identity_is_named_as_used(tmp_path: Path) -> None:
+    model = make_model([helper.make_node("Identity", ["c"], ["a"])], {"x": (2,)}, ["a"],
+                       {"c": np.array([1, 2], np.int64)})
+    assert_clean_error(nnlayout_import(str(save(model, tmp_path / "int.onnx"))),
+                       "constant 'c' (passed on as 'a' by an Identity) has element type INT64")
+
+
 def test_a_weight_shared_through_an_identity_is_stored_once() -> None:
     """Exporters tie weights through Identity nodes: one nn.constant, one weights entry."""
     model = make_model([helper.make_node("Identity", ["w"], ["w2"]),
