@@ -248,16 +248,27 @@ def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path
      "@register_pass\nclass Options(ModulePass):\n    name = 'options'\n\n"
      "    def __init__(self, k: int = 1):\n        self.k = k\n\n"
      "    def apply(self, ctx, op):\n        pass\n",
-     "error: loading '{path}' failed: TypeError: Options takes k in its __init__, not as "
-     "dataclass fields: make it a @dataclass(frozen=True) with the options as fields"),
+     "error: loading '{path}' failed: TypeError: Options: k must be both a dataclass field and "
+     "an __init__ parameter to be an option: make the pass a @dataclass(frozen=True) with its "
+     "options as plain fields"),
     ("from xdsl.passes import ModulePass\nfrom nnlayout.transforms import register_pass\n\n\n"
      "class Base(ModulePass):\n    def __init__(self, k: int = 1, *rest):\n"
      "        self.k = k\n\n\n@register_pass\nclass Inherited(Base):\n"
      "    name = 'inherited'\n\n    def apply(self, ctx, op):\n        pass\n",
-     "error: loading '{path}' failed: TypeError: Inherited takes k in its __init__, not as "
-     "dataclass fields: make it a @dataclass(frozen=True) with the options as fields"),
+     "error: loading '{path}' failed: TypeError: Inherited: k must be both a dataclass field "
+     "and an __init__ parameter to be an option: make the pass a @dataclass(frozen=True) with "
+     "its options as plain fields"),
+    ("from dataclasses import dataclass, field\nfrom xdsl.passes import ModulePass\n"
+     "from nnlayout.transforms import register_pass\n\n\n@register_pass\n"
+     "@dataclass(frozen=True)\nclass Hidden(ModulePass):\n    name = 'hidden'\n"
+     "    k: int = field(default=1, init=False)\n\n    def apply(self, ctx, op):\n"
+     "        pass\n",
+     "error: loading '{path}' failed: TypeError: Hidden: k must be both a dataclass field and "
+     "an __init__ parameter to be an option: make the pass a @dataclass(frozen=True) with its "
+     "options as plain fields"),
 ], ids=["missing", "raises", "exits-0", "exits-with-a-message", "name-taken", "name-unspellable",
-        "not-a-module-pass", "user-error", "options-not-fields", "inherited-options"])
+        "not-a-module-pass", "user-error", "options-not-fields", "inherited-options",
+        "field-not-in-init"])
 def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | None,
                                                 message: str) -> None:
     path = tmp_path / "plugin.py"

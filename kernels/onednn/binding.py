@@ -299,7 +299,8 @@ def serially(serial: bool, call: Callable[..., _R], *args: object) -> _R:
     oneDNN reads the count when a primitive is made (a convolution partitions its work then)
     and when it runs (element-wise primitives, pooling and reorders split theirs then), so
     both go through here. The count is the user's (OMP_NUM_THREADS, or omp_set_num_threads
-    in this thread): it is restored afterwards."""
+    in this thread): it is restored afterwards. (Primitives made before the user changes it
+    keep the old one, as every choice oneDNN made then: `kernels.forget_choices()`.)"""
     if not serial:
         return call(*args)
     before = lib().omp_get_max_threads()
