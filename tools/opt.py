@@ -182,7 +182,7 @@ def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[s
 def _described(name: str, pass_class: type[ModulePass]) -> str:
     """`name{option=default ...}`, the pass as a pipeline would spell its defaults."""
     options = [field.name + _spelled(field.default) for field in fields(pass_class)
-               if field.name != "name"] if is_dataclass(pass_class) else []
+               if field.name != "name" and field.init] if is_dataclass(pass_class) else []
     return name + (f"{{{' '.join(options)}}}" if options else "")
 
 

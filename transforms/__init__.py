@@ -24,9 +24,9 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
     if hidden := _options_not_fields(pass_class):
         # xDSL reads a pass's options from its dataclass fields: `-p p{k=2}` said "its
         # options: none" of a pass whose __init__ takes k.
-        raise TypeError(f"{pass_class.__name__}: {', '.join(hidden)} must be both a "
-                        "dataclass field and an __init__ parameter to be an option: make the "
-                        "pass a @dataclass(frozen=True) with its options as plain fields")
+        raise TypeError(f"{pass_class.__name__} takes {', '.join(hidden)} in its __init__, "
+                        "not as dataclass fields: make it a @dataclass(frozen=True) with its "
+                        "options as fields")
     name = getattr(pass_class, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{pass_class.__name__} has no pass name (a `name = \"...\"` field)")
@@ -42,15 +42,12 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
 
 
 def _options_not_fields(pass_class: type[ModulePass]) -> list[str]:
-    """The parameters of the pass's __init__ (its own or inherited) that are not dataclass
-    fields, which xDSL would not offer as options, and the fields that are not parameters
-    (`field(init=False)`), which it would offer and then fail to set."""
+    """The named parameters of the pass's __init__ (its own or inherited) that are not
+    dataclass fields, which xDSL would not offer as options."""
     fields = {f.name for f in dataclasses.fields(pass_class)}
-    parameters = [p.name for p in
-                  list(inspect.signature(pass_class.__init__).parameters.values())[1:]
-                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    return [*(name for name in parameters if name not in fields),
-            *sorted(fields - set(parameters))]
+    parameters = list(inspect.signature(pass_class.__init__).parameters.values())[1:]
+    return [p.name for p in parameters if p.name not in fields
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
