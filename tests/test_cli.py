@@ -274,6 +274,24 @@ def test_a_plugin_that_cannot_load_is_one_error(tmp_path: Path, plugin: str | No
     assert result.stderr == message.format(path=path) + "\n"
 
 
+def test_a_plugin_with_postponed_annotations_loads(tmp_path: Path) -> None:
+    """`from __future__ import annotations` (as this package writes its own passes) made a
+    plugin's @dataclass fail: the module was not in sys.modules, where dataclasses resolve
+    string annotations ("'NoneType' object has no attribute '__dict__'")."""
+    path = tmp_path / "plugin.py"
+    path.write_text("from __future__ import annotations\n\nimport sys\n"
+                    "from dataclasses import dataclass\nfrom typing import ClassVar\n\n"
+                    "from xdsl.passes import ModulePass\n\n"
+                    "from nnlayout.transforms import register_pass\n\n\n@register_pass\n"
+                    "@dataclass(frozen=True)\nclass Postponed(ModulePass):\n"
+                    "    name = 'postponed'\n    seen: ClassVar[int] = 0\n"
+                    "    k: int | None = None\n\n    def apply(self, ctx, op):\n"
+                    "        print(repr(self), file=sys.stderr)\n")
+    result = opt(str(EXAMPLE), "--load", str(path), "-p", "postponed{k=3}",
+                 "-o", str(tmp_path / "o.mlir"))
+    assert (result.returncode, result.stderr) == (0, "Postponed(k=3)\n")
+
+
 @pytest.mark.parametrize(("plugin", "pipeline"), [
     ("class Counting(ModulePass):\n    name = 'counting'\n\n"
      "    def __init__(self):\n        self.seen = 0\n\n"

@@ -723,12 +723,15 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
             continue
         seen.add(os.path.realpath(path))
         _PLUGIN_FILES.add(os.path.abspath(path))
-        spec = importlib.util.spec_from_file_location(f"nnlayout_plugin_{Path(path).stem}",
-                                                      path)
+        # A name of its own in sys.modules: dataclasses and typing resolve a plugin's string
+        # annotations (`from __future__ import annotations`) through it.
+        name = f"nnlayout_plugin_{len(_PLUGIN_FILES)}_{Path(path).stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None or not Path(path).is_file():
             raise UserError(f"cannot load '{path}': not a Python file")
+        module = sys.modules[name] = importlib.util.module_from_spec(spec)
         try:
-            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+            spec.loader.exec_module(module)
         except SystemExit as error:  # even exit(0): the tool would stop, having done nothing
             raise UserError(f"loading '{path}' failed: it called sys.exit({error.code!r})"
                             ) from error if traceback else None
