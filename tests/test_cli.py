@@ -201,6 +201,8 @@ class Defaults(ModulePass):
     quoted: str = 'say "hi" \\\\ bye'
     scale: float = 0.5
     limit: int | None = None
+    sizes: tuple[int, ...] = (1, 2)
+    words: tuple[str, ...] = ()
     doubled: float = field(default=0.0, init=False)  # derived: not an option
 
     def __post_init__(self):
@@ -214,8 +216,8 @@ class Defaults(ModulePass):
 def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path: Path
                                                                        ) -> None:
     """Strings that are not one plain word are quoted and None is the bare option name: the
-    line was `defaults{label=a b word=true ... limit=None}`, which no pipeline could read. A
-    field outside __init__ is not an option (listed, it did not parse back either)."""
+    line was `defaults{label=a b word=true ... limit=None}`, which no pipeline could read. So
+    are tuples (`sizes=(1, 2)`), and a field outside __init__ is not an option."""
     path = tmp_path / "plugin.py"
     path.write_text(DEFAULTS_PLUGIN)
     listed = opt("--load", str(path), "--list-passes")
@@ -224,7 +226,7 @@ def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path
     assert result.returncode == 0, (line, result.stderr)
     assert result.stderr == ("Defaults(label='a b', word='true', number='12', "
                              "quoted='say \"hi\" \\\\ bye', scale=0.5, limit=None, "
-                             "doubled=1.0)\n")
+                             "sizes=(1, 2), words=(), doubled=1.0)\n")
 
 
 @pytest.mark.parametrize(("plugin", "message"), [
