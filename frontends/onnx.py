@@ -453,15 +453,16 @@ class _Importer:
         if name not in self.constants:
             raise self._fail(f"input '{name}' is not defined")
         proto = self.constants[name]
+        passed_on = f" (passed on as '{used}' by an Identity)" if used != name else ""
         if proto.data_type != TensorProto.FLOAT:
-            passed_on = f" (passed on as '{used}' by an Identity)" if used != name else ""
             raise self._fail(
                 f"constant '{name}'{passed_on} has element type "
                 f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
                 "tensors only")
         array = self._array(proto).astype(np.float32)
         if array.size == 0:
-            raise self._fail(f"constant '{name}' is empty; empty tensors are not supported")
+            raise self._fail(f"constant '{name}'{passed_on} is empty; empty tensors are not "
+                             "supported")
         if array.size <= self.inline_limit:
             op = nn.ConstantOp.from_array(array)
         else:
