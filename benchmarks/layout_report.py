@@ -60,8 +60,15 @@ def load(name: str, small: bool, folder: Path) -> tuple[ModuleOp, str]:
     return import_to_files(onnx_path), str(onnx_path.with_suffix(".mlir"))
 
 
-def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],
-            expected: Sequence[np.ndarray], target: str, padding: bool) -> Row:
+def measure(
+    name: str,
+    module: ModuleOp,
+    source: str,
+    inputs: list[np.ndarray],
+    expected: Sequence[np.ndarray],
+    target: str,
+    padding: bool,
+) -> Row:
     compiled = module.clone()
     spec = PIPELINE.format(target=target, padding=str(padding).lower())
     with remarks.collecting() as emitted:
@@ -70,9 +77,12 @@ def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],
         seconds = time.perf_counter() - start
     kernels = [k for op in compiled.walk() if (k := kernel_of(op)) is not None]
     families = Counter(registry().lookup(k.kernel_name.data).family for k in kernels)
-    reorders = sum(isinstance(op, ReorderOp) and not is_constant_expression(op)
-                   and encoding_name(op.input.type) != encoding_name(op.output.type)
-                   for op in compiled.walk())
+    reorders = sum(
+        isinstance(op, ReorderOp)
+        and not is_constant_expression(op)
+        and encoding_name(op.input.type) != encoding_name(op.output.type)
+        for op in compiled.walk()
+    )
     padding_bytes = 0
     for op in compiled.walk():
         if is_constant_expression(op):
@@ -81,30 +91,48 @@ def measure(name: str, module: ModuleOp, source: str, inputs: list[np.ndarray],
             result_type = result.type
             if isinstance(result_type, TensorType) and (layout := layout_of(result_type)):
                 padding_bytes += layout.padding_elements(result_type.get_shape()) * (
-                    element_bytes(result_type.element_type))
+                    element_bytes(result_type.element_type)
+                )
     actual = Interpreter(compiled, source_path=source).run(inputs)
-    reasons = Counter(r.message.split(", not supported by")[0] for r in emitted
-                      if r.pass_name == "select-dispatch")
-    return Row(name, target, padding, len(kernels), families["blocked"] + families["sparse"],
-               families["ref"] if target != "ref" else 0, reorders, padding_bytes, seconds,
-               relative_difference(expected, actual), reasons)
+    reasons = Counter(
+        r.message.split(", not supported by")[0]
+        for r in emitted
+        if r.pass_name == "select-dispatch"
+    )
+    return Row(
+        name,
+        target,
+        padding,
+        len(kernels),
+        families["blocked"] + families["sparse"],
+        families["ref"] if target != "ref" else 0,
+        reorders,
+        padding_bytes,
+        seconds,
+        relative_difference(expected, actual),
+        reasons,
+    )
 
 
 def format_table(rows: Sequence[Row]) -> str:
-    header = (f"{'model':<18} {'target':<7} {'pad':<4} {'ops':>5} {'blocked':>8} "
-              f"{'fallback':>9} {'reorders':>9} {'pad KiB':>8} {'compile s':>10} {'rel diff':>9}")
+    header = (
+        f"{'model':<18} {'target':<7} {'pad':<4} {'ops':>5} {'blocked':>8} "
+        f"{'fallback':>9} {'reorders':>9} {'pad KiB':>8} {'compile s':>10} {'rel diff':>9}"
+    )
     lines = [header, "-" * len(header)]
     for r in rows:
         lines.append(
             f"{r.model:<18} {r.target:<7} {'on' if r.padding else 'off':<4} {r.ops:>5} "
             f"{r.blocked:>8} {r.fallbacks:>9} {r.reorders:>9} {r.padding_bytes / 1024:>8.1f} "
-            f"{r.compile_seconds:>10.2f} {r.relative_diff:>9.1e}")
+            f"{r.compile_seconds:>10.2f} {r.relative_diff:>9.1e}"
+        )
     lines.append("")
     lines.append("fallback reasons (select-dispatch remarks), per model/target/padding:")
     for r in rows:
         for reason, count in sorted(r.reasons.items()):
-            lines.append(f"  {r.model} {r.target} padding={'on' if r.padding else 'off'}: "
-                         f"{count} x {reason}")
+            lines.append(
+                f"  {r.model} {r.target} padding={'on' if r.padding else 'off'}: {count} x {reason}"
+            )
     return "\n".join(lines)
 
 
@@ -119,13 +147,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.names or ZOO:
         module, source = load(name, args.small, args.dir)
         rng = np.random.default_rng(0)
-        inputs = [rng.standard_normal(s.shape).astype(s.dtype)
-                  for s in argument_specs(find_entry(module))]
+        inputs = [
+            rng.standard_normal(s.shape).astype(s.dtype) for s in argument_specs(find_entry(module))
+        ]
         expected = Interpreter(module, source_path=source).run(inputs)
         for target in args.targets.split(","):
             for padding in (True, False):
-                rows.append(measure(name + ("_small" if args.small else ""), module, source,
-                                    inputs, expected, target, padding))
+                rows.append(
+                    measure(
+                        name + ("_small" if args.small else ""),
+                        module,
+                        source,
+                        inputs,
+                        expected,
+                        target,
+                        padding,
+                    )
+                )
                 print(format_table(rows[-1:]).splitlines()[2], flush=True)
     print()
     print(format_table(rows))

@@ -62,8 +62,9 @@ class Row:
         return self.arena / self.bound if self.bound else 1.0
 
 
-def measure(name: str, module: ModuleOp, target: str, padding: bool,
-            details: bool, svg_dir: Path | None) -> Row:
+def measure(
+    name: str, module: ModuleOp, target: str, padding: bool, details: bool, svg_dir: Path | None
+) -> Row:
     """Compiles a clone of `module`, plans its memory (timed) and checks the plan."""
     compiled = module.clone()
     ctx = make_context()
@@ -85,27 +86,42 @@ def measure(name: str, module: ModuleOp, target: str, padding: bool,
     planner.apply(ctx, compiled)
     seconds = time.perf_counter() - start
     VerifyMemoryPlanPass().apply(ctx, compiled)
-    figures = {key: value.value.data for key, value in function.attributes.items()
-               if key.startswith("nnlayout.")}
-    return Row(name, target, padding, figures["nnlayout.unplanned_bytes"],
-               figures["nnlayout.lower_bound_bytes"], figures["nnlayout.arena_bytes"],
-               figures["nnlayout.padding_bytes"], figures["nnlayout.halo_bytes"], seconds)
+    figures = {
+        key: value.value.data
+        for key, value in function.attributes.items()
+        if key.startswith("nnlayout.")
+    }
+    return Row(
+        name,
+        target,
+        padding,
+        figures["nnlayout.unplanned_bytes"],
+        figures["nnlayout.lower_bound_bytes"],
+        figures["nnlayout.arena_bytes"],
+        figures["nnlayout.padding_bytes"],
+        figures["nnlayout.halo_bytes"],
+        seconds,
+    )
 
 
 def format_row(r: Row) -> str:
     tvm = TVM.get(r.model.removesuffix("_small"))
     reference = "" if tvm is None else f"{tvm[0]:>9.2f} {tvm[1]:>9.2f} {tvm[2]:>9.2f}"
-    return (f"{r.model:<16} {r.target:<7} {'on' if r.padding else 'off':<4} "
-            f"{r.unplanned / MIB:>10.2f} {r.bound / MIB:>9.2f} {r.arena / MIB:>9.2f} "
-            f"{r.ratio:>7.3f} {r.padding_bytes / 1024:>9.1f} {r.halo_bytes / 1024:>9.1f} "
-            f"{r.seconds:>7.3f}  {reference}")
+    return (
+        f"{r.model:<16} {r.target:<7} {'on' if r.padding else 'off':<4} "
+        f"{r.unplanned / MIB:>10.2f} {r.bound / MIB:>9.2f} {r.arena / MIB:>9.2f} "
+        f"{r.ratio:>7.3f} {r.padding_bytes / 1024:>9.1f} {r.halo_bytes / 1024:>9.1f} "
+        f"{r.seconds:>7.3f}  {reference}"
+    )
 
 
-HEADER = (f"{'model':<16} {'target':<7} {'pad':<4} {'unplanned':>10} {'bound':>9} "
-          f"{'arena':>9} {'a/bound':>7} {'pad KiB':>9} {'halo KiB':>9} {'plan s':>7}  "
-          f"{'TVM arena':>9} {'TVM live':>9} {'TVM inpl':>9}\n"
-          f"{'':<16} {'':<7} {'':<4} {'MiB':>10} {'MiB':>9} {'MiB':>9} {'':>7} "
-          f"{'(all)':>9} {'':>9} {'':>7}  {'MiB':>9} {'bound':>9} {'bound':>9}")
+HEADER = (
+    f"{'model':<16} {'target':<7} {'pad':<4} {'unplanned':>10} {'bound':>9} "
+    f"{'arena':>9} {'a/bound':>7} {'pad KiB':>9} {'halo KiB':>9} {'plan s':>7}  "
+    f"{'TVM arena':>9} {'TVM live':>9} {'TVM inpl':>9}\n"
+    f"{'':<16} {'':<7} {'':<4} {'MiB':>10} {'MiB':>9} {'MiB':>9} {'':>7} "
+    f"{'(all)':>9} {'':>9} {'':>7}  {'MiB':>9} {'bound':>9} {'bound':>9}"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,8 +138,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         module, _ = load(name, args.small, args.dir)
         for target in args.targets.split(","):
             for padding in (True, False):
-                rows.append(measure(name + ("_small" if args.small else ""), module, target,
-                                    padding, args.details, args.svg))
+                rows.append(
+                    measure(
+                        name + ("_small" if args.small else ""),
+                        module,
+                        target,
+                        padding,
+                        args.details,
+                        args.svg,
+                    )
+                )
                 if args.details:
                     print(format_row(rows[-1]), flush=True)
     print(HEADER)

@@ -33,8 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--small", action="store_true", help="the small zoo (a quick check)")
-    parser.add_argument("--data-format", default="",
-                        help="activation format asked first (a target's data_format)")
+    parser.add_argument(
+        "--data-format", default="", help="activation format asked first (a target's data_format)"
+    )
     args = parser.parse_args(argv)
     for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = str(args.threads)
@@ -47,8 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     unknown = sorted(set(args.models) - set(ZOO))
     if unknown:
-        print(f"unknown model(s) {', '.join(unknown)}; the zoo: {', '.join(sorted(ZOO))}",
-              file=sys.stderr)
+        print(
+            f"unknown model(s) {', '.join(unknown)}; the zoo: {', '.join(sorted(ZOO))}",
+            file=sys.stderr,
+        )
         return 1
     for name in args.models:
         report(name, args.small, args.data_format, args.repeats, args.threads)
@@ -70,12 +73,17 @@ def report(name: str, small: bool, data_format: str, repeats: int, threads: int)
         if one_pass.name == "insert-layouts":
             break
         one_pass.apply(ctx, module)
-    geometries = Counter(onednn.conv_geometry(op) for op in module.walk()
-                         if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp))
+    geometries = Counter(
+        onednn.conv_geometry(op)
+        for op in module.walk()
+        if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
+    )
     preferred = get_target("onednn").preferred_implementations
-    print(f"\n{name}: {sum(geometries.values())} convolutions, {len(geometries)} distinct; "
-          f"{threads} thread(s); ms, median of {repeats}; * oneDNN's first choice, "
-          f"> the onednn target's (preferring {', '.join(preferred) or 'nothing'})")
+    print(
+        f"\n{name}: {sum(geometries.values())} convolutions, {len(geometries)} distinct; "
+        f"{threads} thread(s); ms, median of {repeats}; * oneDNN's first choice, "
+        f"> the onednn target's (preferring {', '.join(preferred) or 'nothing'})"
+    )
     totals: Counter[str] = Counter()
     for geometry, count in geometries.items():
         first = onednn.conv_choice(geometry, data_format)
@@ -97,8 +105,10 @@ def report(name: str, small: bool, data_format: str, repeats: int, threads: int)
 
 
 def describe(g: ConvGeometry) -> str:
-    return (f"{g.src[1]}->{g.dst[1]} {'x'.join(map(str, g.weights[-2:]))} @{g.src[2]} "
-            f"s{g.strides[0]} ({len(g.post_ops)} post-ops)")
+    return (
+        f"{g.src[1]}->{g.dst[1]} {'x'.join(map(str, g.weights[-2:]))} @{g.src[2]} "
+        f"s{g.strides[0]} ({len(g.post_ops)} post-ops)"
+    )
 
 
 def offered(g: ConvGeometry, first: ConvChoice, repeats: int) -> list[tuple[str, str, float]]:
@@ -121,8 +131,9 @@ def offered(g: ConvGeometry, first: ConvChoice, repeats: int) -> list[tuple[str,
     while not pd.implementation.startswith("ref"):
         weights = identify(pd.md(b.dnnl_query_weights_md), g.weights_role)
         compiled = Compiled(pd, args)  # the primitive of the implementation pd is at now
-        arrays = {arg: rng.standard_normal(compiled.nbytes(arg) // 4).astype(np.float32)
-                  for arg in args}
+        arrays = {
+            arg: rng.standard_normal(compiled.nbytes(arg) // 4).astype(np.float32) for arg in args
+        }
         scratchpad = np.empty(compiled.scratchpad_bytes, np.uint8)
         ms = median_ms(lambda: compiled(arrays, scratchpad), repeats)  # noqa: B023
         found.append((pd.implementation, weights.tag if weights else "unmapped", ms))

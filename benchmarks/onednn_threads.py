@@ -29,10 +29,17 @@ NCHW, OIHW, NC = (by_layout(role, "").value for role in ("data", "weights", "mat
 def conv_1x1(channels: int, size: int) -> Callable[[], p.PrimitiveDesc]:
     def build() -> p.PrimitiveDesc:
         shape = (1, channels, size, size)
-        return p.convolution_pd(MemoryDesc.with_tag(shape, NCHW),
-                                MemoryDesc.with_tag((channels, channels, 1, 1), OIHW), None,
-                                MemoryDesc.with_tag(shape, NCHW), (1, 1), (1, 1), (0, 0),
-                                (0, 0))
+        return p.convolution_pd(
+            MemoryDesc.with_tag(shape, NCHW),
+            MemoryDesc.with_tag((channels, channels, 1, 1), OIHW),
+            None,
+            MemoryDesc.with_tag(shape, NCHW),
+            (1, 1),
+            (1, 1),
+            (0, 0),
+            (0, 0),
+        )
+
     return build
 
 
@@ -40,6 +47,7 @@ def relu(elements: int) -> Callable[[], p.PrimitiveDesc]:
     def build() -> p.PrimitiveDesc:
         md = MemoryDesc.with_tag((1, elements), NC)
         return p.eltwise_pd(b.dnnl_eltwise_relu, md, md)
+
     return build
 
 
@@ -81,26 +89,47 @@ def main() -> None:
     parser.add_argument("--gap-us", type=float, default=100.0)
     args = parser.parse_args()
     cases: list[tuple[str, int, int, Callable[[], p.PrimitiveDesc]]] = []
-    for channels, size in ((16, 4), (32, 4), (32, 8), (64, 8), (64, 16), (128, 16), (128, 28),
-                           (256, 28)):
+    for channels, size in (
+        (16, 4),
+        (32, 4),
+        (32, 8),
+        (64, 8),
+        (64, 16),
+        (128, 16),
+        (128, 28),
+        (256, 28),
+    ):
         macs, elements = channels * channels * size * size, 2 * channels * size * size
-        cases.append((f"conv 1x1 {channels}->{channels} @{size}", macs, elements,
-                      conv_1x1(channels, size)))
+        cases.append(
+            (f"conv 1x1 {channels}->{channels} @{size}", macs, elements, conv_1x1(channels, size))
+        )
     for elements in (1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20):
         cases.append((f"relu {elements}", 0, 2 * elements, relu(elements)))
     threads = b.lib().omp_get_max_threads()
     print(f"threads {threads}, gap {args.gap_us:g} us, medians of {args.repeats} (us)")
-    header = ("primitive", "MACs", "elements", "now", "1 thread", f"{threads} back to back",
-              f"{threads} after gap", "1 after gap")
+    header = (
+        "primitive",
+        "MACs",
+        "elements",
+        "now",
+        "1 thread",
+        f"{threads} back to back",
+        f"{threads} after gap",
+        "1 after gap",
+    )
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for name, macs, elements, build in cases:
         serial, parallel = forced(build, True), forced(build, False)
-        row = [name, f"{macs:,}", f"{elements:,}",
-               "1" if p.runs_serially(macs, elements) else str(threads),
-               f"{median_us(serial, args.repeats, 0):.1f}",
-               f"{median_us(parallel, args.repeats, 0):.1f}",
-               f"{median_us(parallel, args.repeats, args.gap_us):.1f}",
-               f"{median_us(serial, args.repeats, args.gap_us):.1f}"]
+        row = [
+            name,
+            f"{macs:,}",
+            f"{elements:,}",
+            "1" if p.runs_serially(macs, elements) else str(threads),
+            f"{median_us(serial, args.repeats, 0):.1f}",
+            f"{median_us(parallel, args.repeats, 0):.1f}",
+            f"{median_us(parallel, args.repeats, args.gap_us):.1f}",
+            f"{median_us(serial, args.repeats, args.gap_us):.1f}",
+        ]
         print("| " + " | ".join(row) + " |")
 
 

@@ -51,8 +51,10 @@ def _block(i: int, x: str) -> tuple[list[str], str]:
     ]
     out = f"%b{i}_r2"
     if i % 4 == 3:
-        lines.append(f"  %b{i}_p = nn.max_pool2d {out} kernel [3, 3] strides [1, 1] "
-                     f"pads [1, 1, 1, 1] dilations [1, 1] : {ACT} -> {ACT}")
+        lines.append(
+            f"  %b{i}_p = nn.max_pool2d {out} kernel [3, 3] strides [1, 1] "
+            f"pads [1, 1, 1, 1] dilations [1, 1] : {ACT} -> {ACT}"
+        )
         out = f"%b{i}_p"
     return lines, out
 
@@ -147,8 +149,9 @@ def main() -> int:
         print(f"{step:<28} {wall:7.3f} {cpu:7.3f} {rate:>12}")
     worst = max(figures[step][1] for step in ("total", "CLI (parse+verify+print)"))
     verdict = "OK" if worst < TARGET_SECONDS else "TOO SLOW"
-    print(f"target: CPU time under {TARGET_SECONDS:.1f} s in-process and through the CLI: "
-          f"{verdict}")
+    print(
+        f"target: CPU time under {TARGET_SECONDS:.1f} s in-process and through the CLI: {verdict}"
+    )
     return 0 if worst < TARGET_SECONDS else 1
 
 

@@ -134,8 +134,16 @@ def empty_onednn_caches() -> None:
 
 
 # ------------------------------------------------------------------ measuring (one process)
-def measure(name: str, module: ModuleOp, source: str, variant: str, session: object,
-            x: np.ndarray, threads: int, repeats: int) -> Result:
+def measure(
+    name: str,
+    module: ModuleOp,
+    source: str,
+    variant: str,
+    session: object,
+    x: np.ndarray,
+    threads: int,
+    repeats: int,
+) -> Result:
     """Compiles `module` for `variant` pass by pass, translates and loads it, and times it
     against the onnxruntime `session`, interleaved."""
     spec = VARIANTS[variant]
@@ -158,12 +166,22 @@ def measure(name: str, module: ModuleOp, source: str, variant: str, session: obj
         load_seconds = time.perf_counter() - start
         creation_seconds = primitive_creation_seconds() - created_before
     census = kernel_census(planned, get_target(spec.target))
-    result = Result(name, variant, threads, passes, translate_seconds, load_seconds,
-                    activation_reorders(planned), dict(census.kernels), dict(census.fallbacks),
-                    dict(census.implementations),
-                    figure(planned, "nnlayout.arena_bytes"),
-                    figure(planned, "nnlayout.lower_bound_bytes"), repeats,
-                    creation_seconds)
+    result = Result(
+        name,
+        variant,
+        threads,
+        passes,
+        translate_seconds,
+        load_seconds,
+        activation_reorders(planned),
+        dict(census.kernels),
+        dict(census.fallbacks),
+        dict(census.implementations),
+        figure(planned, "nnlayout.arena_bytes"),
+        figure(planned, "nnlayout.lower_bound_bytes"),
+        repeats,
+        creation_seconds,
+    )
     ours = generated.run(x)  # also the warm-up of both
     expected = session.run(None, {feed: x})  # type: ignore[attr-defined]
     result.difference = relative_difference(expected, ours)
@@ -193,17 +211,30 @@ def worker(args: argparse.Namespace) -> list[Result]:
         options.inter_op_num_threads = 1
         # Interleaved on a few cores, a pool that spins after its run starves the other's.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = onnxruntime.InferenceSession(str(onnx_path), options,
-                                               providers=["CPUExecutionProvider"])
+        session = onnxruntime.InferenceSession(
+            str(onnx_path), options, providers=["CPUExecutionProvider"]
+        )
         shape = session.get_inputs()[0].shape
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         for variant in variants_of(name, args):
             repeats = args.ref_repeats if variant == "ref" else args.repeats
-            result = measure(model_label(name, args.small), module, source, variant, session,
-                             x, args.threads_now, repeats)
-            print(f"  [{args.threads_now} thread(s)] {result.model} {variant}: "
-                  f"{result.ours_ms:.1f} ms vs onnxruntime {result.ort_ms:.1f} ms, "
-                  f"rel diff {result.difference:.1e}", file=sys.stderr, flush=True)
+            result = measure(
+                model_label(name, args.small),
+                module,
+                source,
+                variant,
+                session,
+                x,
+                args.threads_now,
+                repeats,
+            )
+            print(
+                f"  [{args.threads_now} thread(s)] {result.model} {variant}: "
+                f"{result.ours_ms:.1f} ms vs onnxruntime {result.ort_ms:.1f} ms, "
+                f"rel diff {result.difference:.1e}",
+                file=sys.stderr,
+                flush=True,
+            )
             results.append(result)
     return results
 
@@ -221,77 +252,126 @@ def model_label(name: str, small: bool) -> str:
 
 def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
     """This script in a subprocess with `threads` OpenMP/OpenBLAS threads."""
-    environment = dict(os.environ, OMP_NUM_THREADS=str(threads),
-                       OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    environment = dict(
+        os.environ,
+        OMP_NUM_THREADS=str(threads),
+        OPENBLAS_NUM_THREADS=str(threads),
+        MKL_NUM_THREADS=str(threads),
+    )
     environment.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # OpenBLAS's shortest spin
     with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-") as scratch:
         output = Path(scratch) / "results.json"
-        command = [sys.executable, "-m", "nnlayout.benchmarks.zoo_latency", *argv,
-                   "--worker", str(threads), str(output)]
+        command = [
+            sys.executable,
+            "-m",
+            "nnlayout.benchmarks.zoo_latency",
+            *argv,
+            "--worker",
+            str(threads),
+            str(output),
+        ]
         subprocess.run(command, env=environment, check=True)
-        return [Result(**{**r, "passes": [tuple(p) for p in r["passes"]]})
-                for r in json.loads(output.read_text(encoding="utf-8"))]
+        return [
+            Result(**{**r, "passes": [tuple(p) for p in r["passes"]]})
+            for r in json.loads(output.read_text(encoding="utf-8"))
+        ]
 
 
 # ------------------------------------------------------------------ tables
 _NUMBER = re.compile(r"^[-+]?[0-9.]+(e[-+]?[0-9]+)?x?$|^$")
 
 
-def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
-          markdown: bool) -> str:
+def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
     """An aligned plain-text table (numbers right-aligned), or a Markdown one."""
     numeric = [all(_NUMBER.match(row[i]) for row in rows) for i in range(len(header))]
     if markdown:
-        lines = [f"**{title}**", "", "| " + " | ".join(header) + " |",
-                 "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+        lines = [
+            f"**{title}**",
+            "",
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
+        ]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
         return "\n".join(lines) + "\n"
     widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if n else c.ljust(w)
-                         for c, w, n in zip(cells, widths, numeric, strict=True)).rstrip()
+        return "  ".join(
+            c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric, strict=True)
+        ).rstrip()
 
-    return "\n".join([title, line(header), "  ".join("-" * w for w in widths),
-                      *(line(row) for row in rows)]) + "\n"
+    return (
+        "\n".join(
+            [title, line(header), "  ".join("-" * w for w in widths), *(line(row) for row in rows)]
+        )
+        + "\n"
+    )
 
 
 def counts(items: dict[str, int], mark_ref: bool = False) -> str:
     if not items:
         return "none"
+
     def slow(name: str) -> bool:  # oneDNN's reference code, or numpy in its place
         return name.startswith(("ref", "numpy")) or "+ref" in name
 
-    return ", ".join(f"{'REF ' if mark_ref and slow(k) else ''}{k} x{v}"
-                     for k, v in sorted(items.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ", ".join(
+        f"{'REF ' if mark_ref and slow(k) else ''}{k} x{v}"
+        for k, v in sorted(items.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
 
 
 def report(results: Sequence[Result], threads: Sequence[int], markdown: bool) -> str:
     first = [r for r in results if r.threads == threads[0]]
     pass_names = [name for name, _ in first[0].passes]
-    compile_rows = [[r.model, VARIANTS[r.variant].label,
-                     *(f"{s:.2f}" for _, s in r.passes), f"{sum(s for _, s in r.passes):.2f}",
-                     f"{r.translate_seconds:.2f}", f"{r.load_seconds:.2f}",
-                     f"{r.creation_seconds:.2f}"] for r in first]
-    kernel_rows = [[r.model, VARIANTS[r.variant].label, str(r.reorders),
-                    str(sum(r.kernels.values())), counts(r.kernels), counts(r.fallbacks),
-                    counts(r.implementations, mark_ref=True) if r.implementations else "-"]
-                   for r in first]
+    compile_rows = [
+        [
+            r.model,
+            VARIANTS[r.variant].label,
+            *(f"{s:.2f}" for _, s in r.passes),
+            f"{sum(s for _, s in r.passes):.2f}",
+            f"{r.translate_seconds:.2f}",
+            f"{r.load_seconds:.2f}",
+            f"{r.creation_seconds:.2f}",
+        ]
+        for r in first
+    ]
+    kernel_rows = [
+        [
+            r.model,
+            VARIANTS[r.variant].label,
+            str(r.reorders),
+            str(sum(r.kernels.values())),
+            counts(r.kernels),
+            counts(r.fallbacks),
+            counts(r.implementations, mark_ref=True) if r.implementations else "-",
+        ]
+        for r in first
+    ]
     memory_rows = []
     for r in first:
         tvm = TVM.get(r.model.removesuffix("_small"))
-        memory_rows.append([r.model, VARIANTS[r.variant].label, f"{r.arena_bytes / MIB:.2f}",
-                            f"{r.bound_bytes / MIB:.2f}",
-                            f"{r.arena_bytes / r.bound_bytes:.3f}" if r.bound_bytes else "-",
-                            f"{tvm[0]:.2f}" if tvm and not r.model.endswith("_small") else "-"])
+        memory_rows.append(
+            [
+                r.model,
+                VARIANTS[r.variant].label,
+                f"{r.arena_bytes / MIB:.2f}",
+                f"{r.bound_bytes / MIB:.2f}",
+                f"{r.arena_bytes / r.bound_bytes:.3f}" if r.bound_bytes else "-",
+                f"{tvm[0]:.2f}" if tvm and not r.model.endswith("_small") else "-",
+            ]
+        )
     latency_rows = []
     for r in first:
         row = [r.model, VARIANTS[r.variant].label]
         same = [s for s in results if (s.model, s.variant) == (r.model, r.variant)]
         for t in threads:
             at = next((s for s in same if s.threads == t), None)
-            row += ([f"{at.ours_ms:.1f}", f"{at.ort_ms:.1f}", f"{at.ours_ms / at.ort_ms:.2f}"]
-                    if at else ["-", "-", "-"])
+            row += (
+                [f"{at.ours_ms:.1f}", f"{at.ort_ms:.1f}", f"{at.ours_ms / at.ort_ms:.2f}"]
+                if at
+                else ["-", "-", "-"]
+            )
         row += [f"{max(s.difference for s in same):.1e}", str(r.repeats)]
         latency_rows.append(row)
     latency_header = ["model", "variant"]
@@ -299,22 +379,45 @@ def report(results: Sequence[Result], threads: Sequence[int], markdown: bool) ->
         unit = f"{t} thread{'s' if t > 1 else ''}"
         latency_header += [f"ours ms ({unit})", f"onnxruntime ms ({unit})", f"ratio ({unit})"]
     latency_header += ["max rel diff", "repeats"]
-    return "\n".join([
-        table(f"Compile time, seconds ({threads[0]} thread run; load = parse + constants "
-              "packed + oneDNN primitives created, the last shown on its own)",
-              ["model", "variant", *pass_names, "total", "translate", "load", "primitives"],
-              compile_rows, markdown),
-        table("Kernels (reorders: activation reorders per inference)",
-              ["model", "variant", "reorders", "ops", "ops per kernel", "numpy fallbacks",
-               "oneDNN implementations"], kernel_rows, markdown),
-        table("Memory, MiB (TVM 0.27 Relax arena from memory_report, plain float32)",
-              ["model", "variant", "arena", "lower bound", "arena/bound", "TVM arena"],
-              memory_rows, markdown),
-        table("Latency, medians of interleaved runs on the same input; ratio = ours / "
-              "onnxruntime; nnan=true promises no NaN reaches an activation (fast-math: "
-              "relu and clip fused into oneDNN's convolutions)", latency_header, latency_rows,
-              markdown),
-    ])
+    return "\n".join(
+        [
+            table(
+                f"Compile time, seconds ({threads[0]} thread run; load = parse + constants "
+                "packed + oneDNN primitives created, the last shown on its own)",
+                ["model", "variant", *pass_names, "total", "translate", "load", "primitives"],
+                compile_rows,
+                markdown,
+            ),
+            table(
+                "Kernels (reorders: activation reorders per inference)",
+                [
+                    "model",
+                    "variant",
+                    "reorders",
+                    "ops",
+                    "ops per kernel",
+                    "numpy fallbacks",
+                    "oneDNN implementations",
+                ],
+                kernel_rows,
+                markdown,
+            ),
+            table(
+                "Memory, MiB (TVM 0.27 Relax arena from memory_report, plain float32)",
+                ["model", "variant", "arena", "lower bound", "arena/bound", "TVM arena"],
+                memory_rows,
+                markdown,
+            ),
+            table(
+                "Latency, medians of interleaved runs on the same input; ratio = ours / "
+                "onnxruntime; nnan=true promises no NaN reaches an activation (fast-math: "
+                "relu and clip fused into oneDNN's convolutions)",
+                latency_header,
+                latency_rows,
+                markdown,
+            ),
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -322,18 +425,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
     parser.add_argument("--small", action="store_true", help="the reduced variants")
-    parser.add_argument("--variants",
-                        default="onednn,onednn-nnan,onednn-nchw8c,onednn-nchw8c-nnan,avx2",
-                        help=f"comma-separated, of {', '.join(VARIANTS)}")
-    parser.add_argument("--ref", nargs="*", metavar="MODEL",
-                        help="also the ref variant (slow): on these models, or all if none")
+    parser.add_argument(
+        "--variants",
+        default="onednn,onednn-nnan,onednn-nchw8c,onednn-nchw8c-nnan,avx2",
+        help=f"comma-separated, of {', '.join(VARIANTS)}",
+    )
+    parser.add_argument(
+        "--ref",
+        nargs="*",
+        metavar="MODEL",
+        help="also the ref variant (slow): on these models, or all if none",
+    )
     parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--ref-repeats", type=int, default=3)
     parser.add_argument("--markdown", action="store_true", help="Markdown tables")
     parser.add_argument("-d", "--dir", type=Path, default=MODELS_DIR)
-    parser.add_argument("--worker", nargs=2, metavar=("THREADS", "OUTPUT"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=2, metavar=("THREADS", "OUTPUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.names = args.names or list(ZOO)
     unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
@@ -341,13 +449,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown variant or model: {', '.join(unknown)}")
     if importlib.util.find_spec("onnxruntime") is None:
-        parser.error("the latencies are measured against onnxruntime, which is not installed: "
-                     "pip install -e '.[test]'")
+        parser.error(
+            "the latencies are measured against onnxruntime, which is not installed: "
+            "pip install -e '.[test]'"
+        )
     if args.worker:
         args.threads_now = int(args.worker[0])
         results = worker(args)
-        Path(args.worker[1]).write_text(json.dumps([asdict(r) for r in results]),
-                                        encoding="utf-8")
+        Path(args.worker[1]).write_text(json.dumps([asdict(r) for r in results]), encoding="utf-8")
         return 0
     threads = [int(t) for t in args.threads.split(",")]
     results = [r for t in threads for r in run_threads(t, argv)]

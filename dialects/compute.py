@@ -63,13 +63,17 @@ class ComputeOp(IRDLOperation):
     traits = traits_def(NoTerminator())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, ins: Sequence[SSAValue], outs: Sequence[SSAValue], body: Region,
-                 halo: Sequence[int] | None = None):
+    def __init__(
+        self,
+        ins: Sequence[SSAValue],
+        outs: Sequence[SSAValue],
+        body: Region,
+        halo: Sequence[int] | None = None,
+    ):
         properties: dict[str, Attribute] = {}
         if halo is not None:
             properties[HALO_ATTR] = DenseArrayBase.from_list(i64, tuple(halo))
-        super().__init__(operands=[list(ins), list(outs)], regions=[body],
-                         properties=properties)
+        super().__init__(operands=[list(ins), list(outs)], regions=[body], properties=properties)
 
     @property
     def inner(self) -> Operation:
@@ -89,29 +93,31 @@ class ComputeOp(IRDLOperation):
         block = self.body.block
         ops = list(block.ops)
         if len(ops) != 2 or not isinstance(ops[1], YieldOp):
-            raise VerifyException(
-                "nn.compute: the body must hold exactly one op and its nn.yield")
+            raise VerifyException("nn.compute: the body must hold exactly one op and its nn.yield")
         inner, terminator = ops
         if len(block.args) != len(self.ins):
             raise VerifyException(
-                f"nn.compute: {len(self.ins)} ins but the body takes {len(block.args)} "
-                "arguments")
+                f"nn.compute: {len(self.ins)} ins but the body takes {len(block.args)} arguments"
+            )
         if list(inner.operands) != list(block.args):
             raise VerifyException(
-                "nn.compute: the body's op must take the body's arguments, in order")
+                "nn.compute: the body's op must take the body's arguments, in order"
+            )
         if list(terminator.operands) != list(inner.results):
             raise VerifyException("nn.compute: nn.yield must yield the body op's results")
         if len(self.outs) != len(inner.results):
             raise VerifyException(
-                f"nn.compute: {len(self.outs)} outs for {len(inner.results)} results")
-        if self.halo is not None and (len(self.halo.get_values()) != 4
-                                      or min(self.halo.get_values()) < 0):
+                f"nn.compute: {len(self.outs)} outs for {len(inner.results)} results"
+            )
+        if self.halo is not None and (
+            len(self.halo.get_values()) != 4 or min(self.halo.get_values()) < 0
+        ):
             raise VerifyException(
-                "nn.compute: halo needs 4 non-negative values [top, left, bottom, right]")
+                "nn.compute: halo needs 4 non-negative values [top, left, bottom, right]"
+            )
         halo = self.halo_values
         for index, (operand, arg) in enumerate(zip(self.ins, block.args, strict=True)):
-            _check_buffer(f"ins {index}", operand.type, arg.type,
-                          halo if index == 0 else None)
+            _check_buffer(f"ins {index}", operand.type, arg.type, halo if index == 0 else None)
         for index, (operand, result) in enumerate(zip(self.outs, inner.results, strict=True)):
             _check_buffer(f"outs {index}", operand.type, result.type, None)
 
@@ -123,7 +129,8 @@ class ComputeOp(IRDLOperation):
             if parser.parse_optional_punctuation(")") is not None:
                 return []
             names = parser.parse_comma_separated_list(
-                parser.Delimiter.NONE, parser.parse_unresolved_operand)
+                parser.Delimiter.NONE, parser.parse_unresolved_operand
+            )
             parser.parse_punctuation(":")
             types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
             parser.parse_punctuation(")")
@@ -136,7 +143,8 @@ class ComputeOp(IRDLOperation):
         halo = None
         if parser.parse_optional_keyword("halo") is not None:
             halo = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
+                parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+            )
         attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region()
         op = cls(ins, outs, body, halo)
@@ -163,21 +171,23 @@ class ComputeOp(IRDLOperation):
         printer.print_region(self.body)
 
 
-def _check_buffer(what: str, buffer: Attribute, tensor: Attribute,
-                  halo: tuple[int, int, int, int] | None) -> None:
+def _check_buffer(
+    what: str, buffer: Attribute, tensor: Attribute, halo: tuple[int, int, int, int] | None
+) -> None:
     if isinstance(buffer, TensorType):
         if buffer != tensor:
             raise VerifyException(
-                f"nn.compute: {what} is the tensor {buffer}, but the body expects {tensor}")
+                f"nn.compute: {what} is the tensor {buffer}, but the body expects {tensor}"
+            )
         return
     assert isinstance(buffer, MemRefType) and isinstance(tensor, TensorType)
     expected = buffer_type(tensor, halo)
-    if buffer.get_shape() != expected.get_shape() or (
-            buffer.element_type != expected.element_type):
+    if buffer.get_shape() != expected.get_shape() or (buffer.element_type != expected.element_type):
         raise VerifyException(
             f"nn.compute: {what} has type {buffer}, but {tensor}"
             f"{'' if halo is None else f' with halo {list(halo)}'} is stored as "
-            f"{expected} (shape and element type must match; strides may differ)")
+            f"{expected} (shape and element type must match; strides may differ)"
+        )
 
 
 @irdl_op_definition
@@ -193,8 +203,12 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[list(values)])
 
 
-def compute_of(op: Operation, ins: Sequence[SSAValue], outs: Sequence[SSAValue],
-               halo: Sequence[int] | None = None) -> ComputeOp:
+def compute_of(
+    op: Operation,
+    ins: Sequence[SSAValue],
+    outs: Sequence[SSAValue],
+    halo: Sequence[int] | None = None,
+) -> ComputeOp:
     """Wraps a (detached) tensor-level `op` whose operands are to be the body's arguments."""
     block = Block(arg_types=[operand.type for operand in op.operands])
     for arg, operand in zip(block.args, op.operands, strict=True):
@@ -259,8 +273,11 @@ def _extent(buffer: SSAValue) -> _Extent:
     if isinstance(owner, memref.ViewOp | memref.SubviewOp):
         root, start, end = _extent(owner.source)
         size = _byte_size(buffer.type)
-        if isinstance(owner, memref.ViewOp) and isinstance(
-                shift := owner.byte_shift.owner, arith.ConstantOp) and size is not None:
+        if (
+            isinstance(owner, memref.ViewOp)
+            and isinstance(shift := owner.byte_shift.owner, arith.ConstantOp)
+            and size is not None
+        ):
             first = start + shift.value.value.data  # type: ignore[union-attr]
             return root, first, first + size
         return root, start, end  # somewhere in its source's bytes
@@ -292,10 +309,17 @@ def _contiguous_span(buffer_type: Attribute) -> tuple[int, int] | None:
     row-major run from its offset; None for any other."""
     if not isinstance(buffer_type, MemRefType):
         return None
-    shape, strides, offset = (buffer_type.get_shape(), buffer_type.get_strides(),
-                              buffer_type.get_offset())
-    if strides is None or offset is None or any(size < 0 for size in shape) or any(
-            stride is None for stride in strides):
+    shape, strides, offset = (
+        buffer_type.get_shape(),
+        buffer_type.get_strides(),
+        buffer_type.get_offset(),
+    )
+    if (
+        strides is None
+        or offset is None
+        or any(size < 0 for size in shape)
+        or any(stride is None for stride in strides)
+    ):
         return None
     expected = 1
     for size, stride in reversed(list(zip(shape, strides, strict=True))):
@@ -306,8 +330,9 @@ def _contiguous_span(buffer_type: Attribute) -> tuple[int, int] | None:
     return offset * element, math.prod(shape) * element
 
 
-def _without(ranges: list[tuple[float, float]], start: float, end: float
-             ) -> list[tuple[float, float]]:
+def _without(
+    ranges: list[tuple[float, float]], start: float, end: float
+) -> list[tuple[float, float]]:
     """`ranges` (disjoint byte ranges) less the bytes from `start` to `end`."""
     left = []
     for first, last in ranges:
@@ -332,8 +357,12 @@ def _overlap(a: _Extent, b: _Extent) -> bool:
     if a[0] is not b[0]:
         # Allocations are distinct from each other and from the arguments (which may be one
         # array); what another op returns may be any of them.
-        return not (_allocated(a[0]) and (_allocated(b[0]) or isinstance(b[0], BlockArgument))
-                    or _allocated(b[0]) and isinstance(a[0], BlockArgument))
+        return not (
+            _allocated(a[0])
+            and (_allocated(b[0]) or isinstance(b[0], BlockArgument))
+            or _allocated(b[0])
+            and isinstance(a[0], BlockArgument)
+        )
     return a[1] < b[2] and b[1] < a[2]
 
 

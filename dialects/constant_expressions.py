@@ -39,14 +39,17 @@ def is_constant_expression(op: Operation, known: dict[Operation, bool] | None = 
             known[current] = True
             pending.pop()
             continue
-        if (not isinstance(current, NNOp | ReorderOp) or not current.has_trait(Pure)
-                or KERNEL_ATTR in current.attributes or not current.operands):
+        if (
+            not isinstance(current, NNOp | ReorderOp)
+            or not current.has_trait(Pure)
+            or KERNEL_ATTR in current.attributes
+            or not current.operands
+        ):
             known[current] = False
             pending.pop()
             continue
         owners = [operand.owner for operand in current.operands]
-        if any(not isinstance(owner, Operation) or known.get(owner) is False
-               for owner in owners):
+        if any(not isinstance(owner, Operation) or known.get(owner) is False for owner in owners):
             known[current] = False  # reads a block argument or a value computed per run
             pending.pop()
             continue

@@ -43,15 +43,24 @@ class KernelAttr(ParametrizedAttribute):
     in_place: IntAttr = param_def()
     workspace: IntAttr = param_def()
 
-    def __init__(self, kernel_name: str, operand_layouts: Sequence[str],
-                 result_layouts: Sequence[str], in_place: int | None = None,
-                 workspace: int = 0):
-        for what, layouts in (("operand_layouts", operand_layouts),
-                              ("result_layouts", result_layouts)):
+    def __init__(
+        self,
+        kernel_name: str,
+        operand_layouts: Sequence[str],
+        result_layouts: Sequence[str],
+        in_place: int | None = None,
+        workspace: int = 0,
+    ):
+        for what, layouts in (
+            ("operand_layouts", operand_layouts),
+            ("result_layouts", result_layouts),
+        ):
             if isinstance(layouts, str):  # else read letter by letter: "layout '8': ..."
-                raise TypeError(f"{what} must be a sequence of layout strings, one per "
-                                f"{what.split('_')[0]}, e.g. ['NCHW8c'], not the string "
-                                f"{layouts!r}")
+                raise TypeError(
+                    f"{what} must be a sequence of layout strings, one per "
+                    f"{what.split('_')[0]}, e.g. ['NCHW8c'], not the string "
+                    f"{layouts!r}"
+                )
         super().__init__(
             StringAttr(kernel_name),
             ArrayAttr(StringAttr(text) for text in operand_layouts),
@@ -80,19 +89,23 @@ class KernelAttr(ParametrizedAttribute):
             0 <= self.in_place.data < len(self.operand_layouts.data)
         ):
             raise VerifyException(
-                f"#nn.kernel<\"{self.kernel_name.data}\">: in_place operand {self.in_place.data} "
+                f'#nn.kernel<"{self.kernel_name.data}">: in_place operand {self.in_place.data} '
                 f"does not exist (the kernel has {len(self.operand_layouts.data)} operands)"
             )
         if self.workspace.data < 0:
             raise VerifyException(
-                f"#nn.kernel<\"{self.kernel_name.data}\">: workspace must be >= 0 bytes"
+                f'#nn.kernel<"{self.kernel_name.data}">: workspace must be >= 0 bytes'
             )
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         def string_list() -> ArrayAttr[StringAttr]:
-            return ArrayAttr(StringAttr(s) for s in parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parser.parse_str_literal(" for a layout")))
+            return ArrayAttr(
+                StringAttr(s)
+                for s in parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, lambda: parser.parse_str_literal(" for a layout")
+                )
+            )
 
         with parser.in_angle_brackets():
             name = parser.parse_str_literal(" for the kernel name")
@@ -104,8 +117,9 @@ class KernelAttr(ParametrizedAttribute):
                 key_start = parser.pos
                 key = parser.parse_identifier()
                 if key in seen:
-                    parser.raise_error(f"#nn.kernel parameter '{key}' is given twice",
-                                       key_start, parser.pos)
+                    parser.raise_error(
+                        f"#nn.kernel parameter '{key}' is given twice", key_start, parser.pos
+                    )
                 seen.add(key)
                 parser.parse_punctuation("=")
                 if key == "operands":
@@ -119,7 +133,10 @@ class KernelAttr(ParametrizedAttribute):
                 else:
                     parser.raise_error(
                         f"unknown #nn.kernel parameter '{key}' (expected operands, results, "
-                        "in_place or workspace)", key_start, parser.pos)
+                        "in_place or workspace)",
+                        key_start,
+                        parser.pos,
+                    )
         for text in (a.data for a in (*operands.data, *results.data)):
             if text not in SPECIAL_LAYOUTS:
                 try:
@@ -153,13 +170,15 @@ def verify_kernel_fits(op: Operation) -> None:
     if kernel is None:
         return
     if not isinstance(kernel, KernelAttr):
-        raise VerifyException(f"{op.name}: attribute '{KERNEL_ATTR}' must be an "
-                              f"#nn.kernel<...>, got {kernel}")
+        raise VerifyException(
+            f"{op.name}: attribute '{KERNEL_ATTR}' must be an #nn.kernel<...>, got {kernel}"
+        )
     if (len(kernel.operands), len(kernel.results)) != (len(op.operands), len(op.results)):
         raise VerifyException(
-            f"{op.name}: #nn.kernel<\"{kernel.kernel_name.data}\"> gives layouts for "
+            f'{op.name}: #nn.kernel<"{kernel.kernel_name.data}"> gives layouts for '
             f"{len(kernel.operands)} operand(s) and {len(kernel.results)} result(s); the op "
-            f"has {len(op.operands)} and {len(op.results)}")
+            f"has {len(op.operands)} and {len(op.results)}"
+        )
 
 
 def kernel_of(op: Operation) -> KernelAttr | None:

@@ -84,7 +84,7 @@ class LayoutSpec:
         for match in LayoutSpec._TOKEN.finditer(text):
             if match.start() != position:
                 raise VerifyException(
-                    f"layout '{text}': unexpected '{text[position:match.start()]}' "
+                    f"layout '{text}': unexpected '{text[position : match.start()]}' "
                     f"at position {position}"
                 )
             position = match.end()
@@ -285,7 +285,7 @@ class LayoutAttr(ParametrizedAttribute):
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
             start = parser.pos
-            text = parser.parse_str_literal(" for the layout, e.g. \"NCHW16c\"")
+            text = parser.parse_str_literal(' for the layout, e.g. "NCHW16c"')
             try:
                 LayoutSpec.parse(text)
             except VerifyException as error:
@@ -320,7 +320,7 @@ class StorageAttr(ParametrizedAttribute):
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
             start = parser.pos
-            kind = parser.parse_str_literal(" for the storage (\"dense\" or \"csr\")")
+            kind = parser.parse_str_literal(' for the storage ("dense" or "csr")')
             try:
                 cls(kind)
             except VerifyException as error:
@@ -357,14 +357,18 @@ def verify_encoding(tensor_type: TensorType[Attribute], what: str) -> None:
     encoding = tensor_type.encoding
     shape = tensor_type.get_shape()
     if all(d > 0 for d in shape):
-        spec = encoding.spec if isinstance(encoding, LayoutAttr) and (
-            encoding.spec.rank == len(shape)) else None
+        spec = (
+            encoding.spec
+            if isinstance(encoding, LayoutAttr) and (encoding.spec.rank == len(shape))
+            else None
+        )
         count = math.prod(shape) if spec is None else spec.element_count(shape)
         width = getattr(tensor_type.element_type, "bitwidth", 8)
         if count * max(1, width // 8) > MAX_TENSOR_BYTES:
             raise VerifyException(
                 f"{what}: {tensor_type} has {count:,} elements, too many for a 64-bit "
-                f"byte size (at most {MAX_TENSOR_BYTES:,} bytes)")
+                f"byte size (at most {MAX_TENSOR_BYTES:,} bytes)"
+            )
     if isinstance(encoding, LayoutAttr):
         try:
             encoding.spec.check_rank(shape)
@@ -450,44 +454,52 @@ class FillBorderOp(IRDLOperation):
     axes = prop_def(DenseArrayBase.constr(i64))
     halo = prop_def(DenseArrayBase.constr(i64))
     value = prop_def(FloatAttr)
-    assembly_format = (
-        "$buffer `axes` $axes `halo` $halo `value` $value attr-dict `:` type($buffer)")
+    assembly_format = "$buffer `axes` $axes `halo` $halo `value` $value attr-dict `:` type($buffer)"
 
-    def __init__(self, buffer: SSAValue, axes: Sequence[int], halo: Sequence[int],
-                 value: float):
+    def __init__(self, buffer: SSAValue, axes: Sequence[int], halo: Sequence[int], value: float):
         buffer_type_ = buffer.type
         if not isinstance(buffer_type_, MemRefType):  # it was a bare AssertionError
             raise VerifyException(
-                f"layout.fill_border: the buffer must be a memref, got {buffer_type_}")
-        super().__init__(operands=[buffer], properties={
-            "axes": DenseArrayBase.from_list(i64, tuple(axes)),
-            "halo": DenseArrayBase.from_list(i64, tuple(halo)),
-            "value": FloatAttr(value, buffer_type_.element_type)})
+                f"layout.fill_border: the buffer must be a memref, got {buffer_type_}"
+            )
+        super().__init__(
+            operands=[buffer],
+            properties={
+                "axes": DenseArrayBase.from_list(i64, tuple(axes)),
+                "halo": DenseArrayBase.from_list(i64, tuple(halo)),
+                "value": FloatAttr(value, buffer_type_.element_type),
+            },
+        )
 
     def verify_(self) -> None:
         halo = self.halo.get_values()
         if len(halo) != 4 or min(halo) < 0:
             raise VerifyException(
-                f"layout.fill_border: halo needs 4 non-negative values, got {list(halo)}")
+                f"layout.fill_border: halo needs 4 non-negative values, got {list(halo)}"
+            )
         buffer_type_ = self.buffer.type
         assert isinstance(buffer_type_, MemRefType)
         if self.value.type != buffer_type_.element_type:
             # The runtime casts it: `1.0e300 : f64` filled an f32 border with inf.
             raise VerifyException(
                 f"layout.fill_border: value {self.value.value.data} : {self.value.type} is "
-                f"not of the buffer's element type {buffer_type_.element_type}")
+                f"not of the buffer's element type {buffer_type_.element_type}"
+            )
         axes = self.axes.get_values()
         shape = buffer_type_.get_shape()
         if len(axes) != 2 or not all(0 <= a < len(shape) for a in axes):
             raise VerifyException(
                 f"layout.fill_border: axes {list(axes)} must name the H and W dimensions "
-                f"of the rank-{len(shape)} buffer")
-        for axis, (before, after) in zip(axes, ((halo[0], halo[2]), (halo[1], halo[3])),
-                                         strict=True):
+                f"of the rank-{len(shape)} buffer"
+            )
+        for axis, (before, after) in zip(
+            axes, ((halo[0], halo[2]), (halo[1], halo[3])), strict=True
+        ):
             if before + after >= shape[axis]:
                 raise VerifyException(
                     f"layout.fill_border: halo {list(halo)} leaves no interior along "
-                    f"dimension {axis} of size {shape[axis]}")
+                    f"dimension {axis} of size {shape[axis]}"
+                )
 
 
 Layout = Dialect("layout", [ReorderOp, FillBorderOp], [LayoutAttr, StorageAttr])
@@ -527,13 +539,16 @@ def spatial_axes(tensor_type: TensorType[Attribute]) -> tuple[int, int]:
 def with_halo(tensor_type: TensorType[Attribute], halo: Sequence[int]) -> TensorType[Attribute]:
     """The logical NCHW tensor type grown by `halo` = [top, left, bottom, right]."""
     n, c, h, w = tensor_type.get_shape()
-    return TensorType(tensor_type.element_type,
-                      [n, c, h + halo[0] + halo[2], w + halo[1] + halo[3]],
-                      tensor_type.encoding)
+    return TensorType(
+        tensor_type.element_type,
+        [n, c, h + halo[0] + halo[2], w + halo[1] + halo[3]],
+        tensor_type.encoding,
+    )
 
 
-def buffer_type(tensor_type: TensorType[Attribute],
-                halo: Sequence[int] | None = None) -> MemRefType[Attribute]:
+def buffer_type(
+    tensor_type: TensorType[Attribute], halo: Sequence[int] | None = None
+) -> MemRefType[Attribute]:
     """The contiguous memref that stores `tensor_type`: its physical shape (padding
     included), grown by `halo` = [top, left, bottom, right] rows/columns of border around the
     H and W axes. This is the one place where bufferization gets buffer shapes from."""

@@ -141,8 +141,15 @@ def _require_rank(op_name: str, name: str, shape: Shape, rank: int) -> None:
 
 
 def _window_output(
-    op_name: str, size: int, kernel: int, stride: int, pad_begin: int, pad_end: int,
-    dilation: int, ceil_mode: bool, axis_name: str,
+    op_name: str,
+    size: int,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool,
+    axis_name: str,
 ) -> int:
     pad_total = pad_begin + pad_end
     effective = dilation * (kernel - 1) + 1
@@ -162,8 +169,14 @@ def _window_output(
 
 # ------------------------------------------------------------------------ shape rules
 def conv2d_shape(
-    x: Shape, w: Shape, bias: Shape | None, strides: Sequence[int], pads: Sequence[int],
-    dilations: Sequence[int], groups: int, op_name: str = "nn.conv2d",
+    x: Shape,
+    w: Shape,
+    bias: Shape | None,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    groups: int,
+    op_name: str = "nn.conv2d",
 ) -> Shape:
     _require_rank(op_name, "input", x, 4)
     _require_rank(op_name, "weight", w, 4)
@@ -178,8 +191,7 @@ def conv2d_shape(
         )
     if c // groups != i:
         raise VerifyException(
-            f"{op_name}: input has {c} channels but weight expects {i * groups} "
-            f"(groups={groups})"
+            f"{op_name}: input has {c} channels but weight expects {i * groups} (groups={groups})"
         )
     if o % groups:
         raise VerifyException(
@@ -187,16 +199,20 @@ def conv2d_shape(
         )
     if bias is not None and bias != (o,):
         raise VerifyException(f"{op_name}: bias must have shape [{o}], got {list(bias)}")
-    oh = _window_output(op_name, h, kh, strides[0], pads[0], pads[2], dilations[0], False,
-                        "height")
-    ow = _window_output(op_name, wd, kw, strides[1], pads[1], pads[3], dilations[1], False,
-                        "width")
+    oh = _window_output(op_name, h, kh, strides[0], pads[0], pads[2], dilations[0], False, "height")
+    ow = _window_output(op_name, wd, kw, strides[1], pads[1], pads[3], dilations[1], False, "width")
     return (n, o, oh, ow)
 
 
 def conv_transpose2d_shape(
-    x: Shape, w: Shape, bias: Shape | None, strides: Sequence[int], pads: Sequence[int],
-    output_padding: Sequence[int], dilations: Sequence[int], groups: int,
+    x: Shape,
+    w: Shape,
+    bias: Shape | None,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    output_padding: Sequence[int],
+    dilations: Sequence[int],
+    groups: int,
 ) -> Shape:
     op_name = "nn.conv_transpose2d"
     _require_rank(op_name, "input", x, 4)
@@ -228,8 +244,14 @@ def conv_transpose2d_shape(
         raise VerifyException(f"{op_name}: bias must have shape [{o}], got {list(bias)}")
     sizes = []
     for axis, (size, k) in enumerate(((h, kh), (wd, kw))):
-        out = (strides[axis] * (size - 1) + output_padding[axis]
-               + (k - 1) * dilations[axis] + 1 - pads[axis] - pads[axis + 2])
+        out = (
+            strides[axis] * (size - 1)
+            + output_padding[axis]
+            + (k - 1) * dilations[axis]
+            + 1
+            - pads[axis]
+            - pads[axis + 2]
+        )
         if out <= 0:
             raise VerifyException(
                 f"{op_name}: pads {list(pads)} leave no output along spatial axis {axis}"
@@ -288,8 +310,13 @@ def gemm_shape(a: Shape, b: Shape, c: Shape | None, trans_a: bool, trans_b: bool
 
 
 def pool2d_shape(
-    op_name: str, x: Shape, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
-    dilations: Sequence[int], ceil_mode: bool,
+    op_name: str,
+    x: Shape,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
 ) -> Shape:
     _require_rank(op_name, "input", x, 4)
     _check_window_attrs(op_name, strides, pads, dilations)
@@ -304,10 +331,12 @@ def pool2d_shape(
                 "a window would see only padding"
             )
     n, c, h, w = x
-    oh = _window_output(op_name, h, kernel[0], strides[0], pads[0], pads[2], dilations[0],
-                        ceil_mode, "height")
-    ow = _window_output(op_name, w, kernel[1], strides[1], pads[1], pads[3], dilations[1],
-                        ceil_mode, "width")
+    oh = _window_output(
+        op_name, h, kernel[0], strides[0], pads[0], pads[2], dilations[0], ceil_mode, "height"
+    )
+    ow = _window_output(
+        op_name, w, kernel[1], strides[1], pads[1], pads[3], dilations[1], ceil_mode, "width"
+    )
     return (n, c, oh, ow)
 
 
@@ -329,7 +358,7 @@ def concat_shape(shapes: Sequence[Shape], axis: int) -> Shape:
                 f"{list(shapes[0])} outside the concatenation axis {axis}"
             )
     total = sum(s[axis] for s in shapes)
-    return shapes[0][:axis] + (total,) + shapes[0][axis + 1:]
+    return shapes[0][:axis] + (total,) + shapes[0][axis + 1 :]
 
 
 def flatten_shape(x: Shape, axis: int) -> Shape:
@@ -368,8 +397,7 @@ def _check_type(value_type: Attribute, what: str) -> None:
     if not isinstance(value_type.element_type, Float16Type | Float32Type | Float64Type):
         # What the kernels and the runtime hold (bf16 compiled, then no tool could run it).
         raise VerifyException(
-            f"{what} has element type {value_type.element_type}; nn ops compute on f16, f32 "
-            "or f64"
+            f"{what} has element type {value_type.element_type}; nn ops compute on f16, f32 or f64"
         )
     if len(_CHECKED_TYPES) > 4096:
         _CHECKED_TYPES.clear()
@@ -428,25 +456,45 @@ class Conv2dOp(NNOp):
     )
 
     def __init__(
-        self, input: Value, weight: Value, bias: Value | None = None, *,
-        strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
-        dilations: Sequence[int] = (1, 1), groups: int = 1,
+        self,
+        input: Value,
+        weight: Value,
+        bias: Value | None = None,
+        *,
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+        groups: int = 1,
     ):
-        shape = conv2d_shape(shape_of(input), shape_of(weight),
-                             None if bias is None else shape_of(bias),
-                             strides, pads, dilations, groups)
+        shape = conv2d_shape(
+            shape_of(input),
+            shape_of(weight),
+            None if bias is None else shape_of(bias),
+            strides,
+            pads,
+            dilations,
+            groups,
+        )
         super().__init__(
             operands=[input, weight, [] if bias is None else [bias]],
             result_types=[with_shape(input, shape)],
-            properties={"strides": i64_array(strides), "pads": i64_array(pads),
-                        "dilations": i64_array(dilations), "groups": IntegerAttr(groups, i64)},
+            properties={
+                "strides": i64_array(strides),
+                "pads": i64_array(pads),
+                "dilations": i64_array(dilations),
+                "groups": IntegerAttr(groups, i64),
+            },
         )
 
     def result_shape(self) -> Shape:
         return conv2d_shape(
-            shape_of(self.input), shape_of(self.weight),
+            shape_of(self.input),
+            shape_of(self.weight),
             None if self.bias is None else shape_of(self.bias),
-            ints(self.strides), ints(self.pads), ints(self.dilations), self.groups.value.data,
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+            self.groups.value.data,
         )
 
 
@@ -472,28 +520,49 @@ class ConvTranspose2dOp(NNOp):
     )
 
     def __init__(
-        self, input: Value, weight: Value, bias: Value | None = None, *,
-        strides: Sequence[int] = (1, 1), pads: Sequence[int] = (0, 0, 0, 0),
-        output_padding: Sequence[int] = (0, 0), dilations: Sequence[int] = (1, 1),
+        self,
+        input: Value,
+        weight: Value,
+        bias: Value | None = None,
+        *,
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        output_padding: Sequence[int] = (0, 0),
+        dilations: Sequence[int] = (1, 1),
         groups: int = 1,
     ):
         shape = conv_transpose2d_shape(
-            shape_of(input), shape_of(weight), None if bias is None else shape_of(bias),
-            strides, pads, output_padding, dilations, groups)
+            shape_of(input),
+            shape_of(weight),
+            None if bias is None else shape_of(bias),
+            strides,
+            pads,
+            output_padding,
+            dilations,
+            groups,
+        )
         super().__init__(
             operands=[input, weight, [] if bias is None else [bias]],
             result_types=[with_shape(input, shape)],
-            properties={"strides": i64_array(strides), "pads": i64_array(pads),
-                        "output_padding": i64_array(output_padding),
-                        "dilations": i64_array(dilations), "groups": IntegerAttr(groups, i64)},
+            properties={
+                "strides": i64_array(strides),
+                "pads": i64_array(pads),
+                "output_padding": i64_array(output_padding),
+                "dilations": i64_array(dilations),
+                "groups": IntegerAttr(groups, i64),
+            },
         )
 
     def result_shape(self) -> Shape:
         return conv_transpose2d_shape(
-            shape_of(self.input), shape_of(self.weight),
+            shape_of(self.input),
+            shape_of(self.weight),
             None if self.bias is None else shape_of(self.bias),
-            ints(self.strides), ints(self.pads), ints(self.output_padding),
-            ints(self.dilations), self.groups.value.data,
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.output_padding),
+            ints(self.dilations),
+            self.groups.value.data,
         )
 
 
@@ -537,24 +606,41 @@ class GemmOp(NNOp):
     )
 
     def __init__(
-        self, a: Value, b: Value, c: Value | None = None, *, trans_a: bool = False,
-        trans_b: bool = False, alpha: float = 1.0, beta: float = 1.0,
+        self,
+        a: Value,
+        b: Value,
+        c: Value | None = None,
+        *,
+        trans_a: bool = False,
+        trans_b: bool = False,
+        alpha: float = 1.0,
+        beta: float = 1.0,
     ):
-        shape = gemm_shape(shape_of(a), shape_of(b), None if c is None else shape_of(c),
-                           trans_a, trans_b)
-        properties: dict[str, Attribute] = {"alpha": FloatAttr(alpha, f32),
-                                            "beta": FloatAttr(beta, f32)}
+        shape = gemm_shape(
+            shape_of(a), shape_of(b), None if c is None else shape_of(c), trans_a, trans_b
+        )
+        properties: dict[str, Attribute] = {
+            "alpha": FloatAttr(alpha, f32),
+            "beta": FloatAttr(beta, f32),
+        }
         if trans_a:
             properties["trans_a"] = UnitAttr()
         if trans_b:
             properties["trans_b"] = UnitAttr()
-        super().__init__(operands=[a, b, [] if c is None else [c]],
-                         result_types=[with_shape(a, shape)], properties=properties)
+        super().__init__(
+            operands=[a, b, [] if c is None else [c]],
+            result_types=[with_shape(a, shape)],
+            properties=properties,
+        )
 
     def result_shape(self) -> Shape:
-        return gemm_shape(shape_of(self.a), shape_of(self.b),
-                          None if self.c is None else shape_of(self.c),
-                          self.trans_a is not None, self.trans_b is not None)
+        return gemm_shape(
+            shape_of(self.a),
+            shape_of(self.b),
+            None if self.c is None else shape_of(self.c),
+            self.trans_a is not None,
+            self.trans_b is not None,
+        )
 
 
 class UnaryOp(NNOp):
@@ -567,8 +653,9 @@ class UnaryOp(NNOp):
     assembly_format = "$input attr-dict `:` type($input)"
 
     def __init__(self, input: Value, properties: dict[str, Attribute] | None = None):
-        super().__init__(operands=[input], result_types=[SSAValue.get(input).type],
-                         properties=properties or {})
+        super().__init__(
+            operands=[input], result_types=[SSAValue.get(input).type], properties=properties or {}
+        )
 
     def result_shape(self) -> Shape:
         return shape_of(self.input)
@@ -663,11 +750,13 @@ def verify_clip_bounds(op_name: str, low: FloatAttr | None, high: FloatAttr | No
     bound has no clamp semantics: numpy's clip gives NaN everywhere, oneDNN's refuses it."""
     for what, bound in (("min", low), ("max", high)):
         if bound is not None and math.isnan(bound.value.data):
-            raise VerifyException(f"{op_name}: {what} is NaN; a bound must be a number "
-                                  "(leave it out for none)")
+            raise VerifyException(
+                f"{op_name}: {what} is NaN; a bound must be a number (leave it out for none)"
+            )
     if low is not None and high is not None and low.value.data > high.value.data:
-        raise VerifyException(f"{op_name}: min {low.value.data} is greater than max "
-                              f"{high.value.data}")
+        raise VerifyException(
+            f"{op_name}: min {low.value.data} is greater than max {high.value.data}"
+        )
 
 
 class BinaryOp(NNOp):
@@ -735,7 +824,10 @@ class SumOp(NNOp):
 
 # The activations an `nn.fused_conv2d` may end with, by the name it prints.
 ACTIVATIONS: dict[str, type[UnaryOp]] = {
-    "relu": ReluOp, "leaky_relu": LeakyReluOp, "clip": ClipOp, "sigmoid": SigmoidOp,
+    "relu": ReluOp,
+    "leaky_relu": LeakyReluOp,
+    "clip": ClipOp,
+    "sigmoid": SigmoidOp,
     "tanh": TanhOp,
 }
 
@@ -779,12 +871,19 @@ class FusedConv2dOp(NNOp):
         "`:` functional-type(operands, results)"
     )
 
-    def __init__(self, conv: Conv2dOp | FusedConv2dOp, bias: Value, addend: Value | None = None,
-                 activation: UnaryOp | None = None, nnan: bool = False):
+    def __init__(
+        self,
+        conv: Conv2dOp | FusedConv2dOp,
+        bias: Value,
+        addend: Value | None = None,
+        activation: UnaryOp | None = None,
+        nnan: bool = False,
+    ):
         """`conv` with `bias` (replacing its own), then `addend` and `activation` (whose
         attributes are taken over) applied to its result."""
-        properties = {name: conv.properties[name]
-                      for name in ("strides", "pads", "dilations", "groups")}
+        properties = {
+            name: conv.properties[name] for name in ("strides", "pads", "dilations", "groups")
+        }
         if activation is not None:
             properties["activation"] = StringAttr(activation.name.removeprefix("nn."))
             properties.update(activation.properties)
@@ -792,12 +891,20 @@ class FusedConv2dOp(NNOp):
             properties["nnan"] = UnitAttr()
         super().__init__(
             operands=[conv.input, conv.weight, bias, [] if addend is None else [addend]],
-            result_types=[conv.output.type], properties=properties)
+            result_types=[conv.output.type],
+            properties=properties,
+        )
 
     def result_shape(self) -> Shape:
-        return conv2d_shape(shape_of(self.input), shape_of(self.weight), shape_of(self.bias),
-                            ints(self.strides), ints(self.pads), ints(self.dilations),
-                            self.groups.value.data)
+        return conv2d_shape(
+            shape_of(self.input),
+            shape_of(self.weight),
+            shape_of(self.bias),
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+            self.groups.value.data,
+        )
 
     def activation_op(self) -> UnaryOp | None:
         """The activation as a standalone op (None without one), for kernels that implement
@@ -805,35 +912,47 @@ class FusedConv2dOp(NNOp):
         gains no use."""
         if self.activation is None:
             return None
-        properties = {name: self.properties[name] for name in ("alpha", "min", "max")
-                      if name in self.properties}
+        properties = {
+            name: self.properties[name]
+            for name in ("alpha", "min", "max")
+            if name in self.properties
+        }
         block = Block(arg_types=[self.output.type])
         return ACTIVATIONS[self.activation.data].create(
-            operands=[block.args[0]], result_types=[self.output.type], properties=properties)
+            operands=[block.args[0]], result_types=[self.output.type], properties=properties
+        )
 
     def verify_(self) -> None:
         super().verify_()
         if self.addend is not None and shape_of(self.addend) != shape_of(self.output):
             raise VerifyException(
                 f"{self.name}: addend shape {list(shape_of(self.addend))} is not the result "
-                f"shape {list(shape_of(self.output))}")
+                f"shape {list(shape_of(self.output))}"
+            )
         wanted: tuple[str, ...] = ()
         if self.activation is not None:
             if self.activation.data not in ACTIVATIONS:
                 raise VerifyException(
-                    f"{self.name}: unknown activation \"{self.activation.data}\"; expected one "
-                    f"of {', '.join(ACTIVATIONS)}")
+                    f'{self.name}: unknown activation "{self.activation.data}"; expected one '
+                    f"of {', '.join(ACTIVATIONS)}"
+                )
             wanted = {"leaky_relu": ("alpha",), "clip": ("min", "max")}.get(
-                self.activation.data, ())
+                self.activation.data, ()
+            )
         for name in ("alpha", "min", "max"):
             if name in self.properties and name not in wanted:
                 if self.activation is None:
-                    raise VerifyException(f"{self.name}: '{name}' is given but there is no "
-                                          "activation")
-                raise VerifyException(f"{self.name}: '{name}' does not apply to activation "
-                                      f"\"{self.activation.data}\"")
-        if self.activation is not None and self.activation.data == "leaky_relu" and (
-                self.alpha is None):
+                    raise VerifyException(
+                        f"{self.name}: '{name}' is given but there is no activation"
+                    )
+                raise VerifyException(
+                    f"{self.name}: '{name}' does not apply to activation \"{self.activation.data}\""
+                )
+        if (
+            self.activation is not None
+            and self.activation.data == "leaky_relu"
+            and (self.alpha is None)
+        ):
             raise VerifyException(f"{self.name}: activation \"leaky_relu\" needs 'alpha'")
         verify_clip_bounds(self.name, self.min, self.max)
 
@@ -857,11 +976,20 @@ class BatchNormOp(NNOp):
         "`:` functional-type(operands, results)"
     )
 
-    def __init__(self, input: Value, scale: Value, bias: Value, mean: Value, var: Value,
-                 epsilon: float = 1e-5):
-        super().__init__(operands=[input, scale, bias, mean, var],
-                         result_types=[with_shape(input, shape_of(input))],
-                         properties={"epsilon": FloatAttr(epsilon, f32)})
+    def __init__(
+        self,
+        input: Value,
+        scale: Value,
+        bias: Value,
+        mean: Value,
+        var: Value,
+        epsilon: float = 1e-5,
+    ):
+        super().__init__(
+            operands=[input, scale, bias, mean, var],
+            result_types=[with_shape(input, shape_of(input))],
+            properties={"epsilon": FloatAttr(epsilon, f32)},
+        )
         self.verify_()  # like the other builders, reject what the verifier would
 
     def result_shape(self) -> Shape:
@@ -894,24 +1022,42 @@ class Pool2dOp(NNOp):
     traits = traits_def(Pure())
 
     def __init__(
-        self, input: Value, *, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
-        pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1),
-        ceil_mode: bool = False, extra: dict[str, Attribute] | None = None,
+        self,
+        input: Value,
+        *,
+        kernel: Sequence[int],
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+        ceil_mode: bool = False,
+        extra: dict[str, Attribute] | None = None,
     ):
-        shape = pool2d_shape(self.name, shape_of(input), kernel, strides, pads, dilations,
-                             ceil_mode)
+        shape = pool2d_shape(
+            self.name, shape_of(input), kernel, strides, pads, dilations, ceil_mode
+        )
         properties: dict[str, Attribute] = {
-            "kernel": i64_array(kernel), "strides": i64_array(strides),
-            "pads": i64_array(pads), "dilations": i64_array(dilations), **(extra or {})}
+            "kernel": i64_array(kernel),
+            "strides": i64_array(strides),
+            "pads": i64_array(pads),
+            "dilations": i64_array(dilations),
+            **(extra or {}),
+        }
         if ceil_mode:
             properties["ceil_mode"] = UnitAttr()
-        super().__init__(operands=[input], result_types=[with_shape(input, shape)],
-                         properties=properties)
+        super().__init__(
+            operands=[input], result_types=[with_shape(input, shape)], properties=properties
+        )
 
     def result_shape(self) -> Shape:
-        return pool2d_shape(self.name, shape_of(self.input), ints(self.kernel),
-                            ints(self.strides), ints(self.pads), ints(self.dilations),
-                            self.ceil_mode is not None)
+        return pool2d_shape(
+            self.name,
+            shape_of(self.input),
+            ints(self.kernel),
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+            self.ceil_mode is not None,
+        )
 
 
 @irdl_op_definition
@@ -938,13 +1084,25 @@ class AvgPool2dOp(Pool2dOp):
     )
 
     def __init__(
-        self, input: Value, *, kernel: Sequence[int], strides: Sequence[int] = (1, 1),
-        pads: Sequence[int] = (0, 0, 0, 0), dilations: Sequence[int] = (1, 1),
-        ceil_mode: bool = False, count_include_pad: bool = False,
+        self,
+        input: Value,
+        *,
+        kernel: Sequence[int],
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+        ceil_mode: bool = False,
+        count_include_pad: bool = False,
     ):
-        super().__init__(input, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
-                         ceil_mode=ceil_mode,
-                         extra={"count_include_pad": UnitAttr()} if count_include_pad else None)
+        super().__init__(
+            input,
+            kernel=kernel,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            ceil_mode=ceil_mode,
+            extra={"count_include_pad": UnitAttr()} if count_include_pad else None,
+        )
 
 
 @irdl_op_definition
@@ -965,8 +1123,7 @@ class GlobalAvgPoolOp(NNOp):
     def _shape(x: Shape) -> Shape:
         if len(x) < 3:
             raise VerifyException(
-                f"nn.global_avg_pool: input must have rank >= 3 (N, C, spatial...), "
-                f"got {list(x)}"
+                f"nn.global_avg_pool: input must have rank >= 3 (N, C, spatial...), got {list(x)}"
             )
         return x[:2] + (1,) * (len(x) - 2)
 
@@ -987,8 +1144,11 @@ class ConcatOp(NNOp):
 
     def __init__(self, inputs: Sequence[Value], axis: int):
         shape = concat_shape([shape_of(v) for v in inputs], axis)
-        super().__init__(operands=[list(inputs)], result_types=[with_shape(inputs[0], shape)],
-                         properties={"axis": IntegerAttr(axis, i64)})
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[with_shape(inputs[0], shape)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
 
     @property
     def normalized_axis(self) -> int:
@@ -1011,8 +1171,11 @@ class SoftmaxOp(NNOp):
     assembly_format = "$input `axis` $axis attr-dict `:` type($input)"
 
     def __init__(self, input: Value, axis: int = -1):
-        super().__init__(operands=[input], result_types=[SSAValue.get(input).type],
-                         properties={"axis": IntegerAttr(axis, i64)})
+        super().__init__(
+            operands=[input],
+            result_types=[SSAValue.get(input).type],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
         self.verify_()  # like the other builders, reject what the verifier would
 
     @property
@@ -1037,8 +1200,11 @@ class FlattenOp(NNOp):
 
     def __init__(self, input: Value, axis: int = 1):
         shape = flatten_shape(shape_of(input), axis)
-        super().__init__(operands=[input], result_types=[with_shape(input, shape)],
-                         properties={"axis": IntegerAttr(axis, i64)})
+        super().__init__(
+            operands=[input],
+            result_types=[with_shape(input, shape)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
 
     def result_shape(self) -> Shape:
         return flatten_shape(shape_of(self.input), self.axis.value.data)
@@ -1081,8 +1247,11 @@ class TransposeOp(NNOp):
 
     def __init__(self, input: Value, perm: Sequence[int]):
         shape = transpose_shape(shape_of(input), perm)
-        super().__init__(operands=[input], result_types=[with_shape(input, shape)],
-                         properties={"perm": i64_array(perm)})
+        super().__init__(
+            operands=[input],
+            result_types=[with_shape(input, shape)],
+            properties={"perm": i64_array(perm)},
+        )
 
     def result_shape(self) -> Shape:
         return transpose_shape(shape_of(self.input), ints(self.perm))
@@ -1096,11 +1265,11 @@ class ConstantOp(NNOp):
         %w = nn.constant external "conv1.weight" : tensor<64x3x7x7xf32>
         %b = nn.constant dense<[1.0, 2.0]> : tensor<2xf32> -> tensor<2xf32, #layout.layout<"C8c">>
 
-The last form is a constant stored in a layout (after `fold-constants` packed it): the value
-is given logically and materialised in the result type's layout when the program is loaded.
+    The last form is a constant stored in a layout (after `fold-constants` packed it): the value
+    is given logically and materialised in the result type's layout when the program is loaded.
 
-    An external constant names an array in the weights file that the enclosing module's
-    `nn.weights` attribute points to (see `nnlayout.dialects.weights`).
+        An external constant names an array in the weights file that the enclosing module's
+        `nn.weights` attribute points to (see `nnlayout.dialects.weights`).
     """
 
     name = "nn.constant"
@@ -1109,8 +1278,13 @@ is given logically and materialised in the result type's layout when the program
     output = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def __init__(self, result_type: TensorType[Attribute], *,
-                 value: DenseIntOrFPElementsAttr | None = None, external: str | None = None):
+    def __init__(
+        self,
+        result_type: TensorType[Attribute],
+        *,
+        value: DenseIntOrFPElementsAttr | None = None,
+        external: str | None = None,
+    ):
         properties: dict[str, Attribute] = {}
         if value is not None:
             properties["value"] = value
@@ -1123,8 +1297,9 @@ is given logically and materialised in the result type's layout when the program
         """An inline f32 constant holding `array`."""
         data = np.array(array, dtype="<f4", order="C")  # a 0-d array stays 0-d
         result_type = TensorType(f32, data.shape)
-        return ConstantOp(result_type,
-                          value=DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes())))
+        return ConstantOp(
+            result_type, value=DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes()))
+        )
 
     def inline_array(self) -> np.ndarray:
         """The inline value as a numpy array (splats expanded)."""
@@ -1142,8 +1317,7 @@ is given logically and materialised in the result type's layout when the program
     def result_shape(self) -> Shape:
         if (self.value is None) == (self.external is None):
             raise VerifyException(
-                "nn.constant: needs exactly one of an inline dense<...> value or "
-                "external \"name\""
+                'nn.constant: needs exactly one of an inline dense<...> value or external "name"'
             )
         result = shape_of(self.output)
         if self.value is not None:
@@ -1166,8 +1340,9 @@ is given logically and materialised in the result type's layout when the program
             start = parser.pos
             result_type = parser.parse_type()
             if not isinstance(result_type, TensorType):
-                parser.raise_error(f"nn.constant: expected a tensor type, got {result_type}",
-                                   start, parser.pos)
+                parser.raise_error(
+                    f"nn.constant: expected a tensor type, got {result_type}", start, parser.pos
+                )
             op = cls(result_type, external=name)
         else:
             start = parser.pos
@@ -1176,13 +1351,14 @@ is given logically and materialised in the result type's layout when the program
             except ParseError as error:
                 # xDSL reports a literal that does not fit its type (`dense<[1.0, 2.0]> :
                 # tensor<3xf32>`) at the next token, often on the next line: point at the literal.
-                if "\n" not in parser.lexer.input.content[start:error.span.start]:
+                if "\n" not in parser.lexer.input.content[start : error.span.start]:
                     raise
                 parser.raise_error(error.msg, start, start + len("dense"))
             if not isinstance(value, DenseIntOrFPElementsAttr):
                 parser.raise_error(
-                    "nn.constant: expected dense<...> : tensor<...> or external \"name\"",
-                    start, parser.pos,
+                    'nn.constant: expected dense<...> : tensor<...> or external "name"',
+                    start,
+                    parser.pos,
                 )
             result_type = value.type
             if parser.parse_optional_punctuation("->") is not None:
@@ -1212,12 +1388,37 @@ is given logically and materialised in the result type's layout when the program
 NN = Dialect(
     "nn",
     [
-        Conv2dOp, FusedConv2dOp, ConvTranspose2dOp, MatmulOp, GemmOp,
-        ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ExpOp, NegOp, AbsOp, SqrtOp, ClipOp,
-        AddOp, SubOp, MulOp, DivOp, SumOp,
-        BatchNormOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp,
-        ConcatOp, SoftmaxOp, FlattenOp, ReshapeOp, TransposeOp, ConstantOp,
-        ComputeOp, YieldOp,
+        Conv2dOp,
+        FusedConv2dOp,
+        ConvTranspose2dOp,
+        MatmulOp,
+        GemmOp,
+        ReluOp,
+        LeakyReluOp,
+        SigmoidOp,
+        TanhOp,
+        ExpOp,
+        NegOp,
+        AbsOp,
+        SqrtOp,
+        ClipOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        SumOp,
+        BatchNormOp,
+        MaxPool2dOp,
+        AvgPool2dOp,
+        GlobalAvgPoolOp,
+        ConcatOp,
+        SoftmaxOp,
+        FlattenOp,
+        ReshapeOp,
+        TransposeOp,
+        ConstantOp,
+        ComputeOp,
+        YieldOp,
     ],
     [KernelAttr],
 )

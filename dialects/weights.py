@@ -52,8 +52,11 @@ def move_weights_reference(module: ModuleOp, source_path: str | None, output_pat
     `output_path`'s instead: where the printed module will be read from."""
     path = weights_path(module, source_path)  # checks that the attribute is a string
     attribute = module.attributes.get(WEIGHTS_ATTR)
-    if path is not None and isinstance(attribute, StringAttr) and not Path(
-            attribute.data).is_absolute():
+    if (
+        path is not None
+        and isinstance(attribute, StringAttr)
+        and not Path(attribute.data).is_absolute()
+    ):
         attach_weights_file(module, os.path.relpath(path, Path(output_path).parent))
 
 
@@ -82,16 +85,19 @@ def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndar
     name = op.external.data
     quoted = json.dumps(name, ensure_ascii=False)  # a name may hold quotes or line breaks
     if weights is NO_WEIGHTS:
-        raise WeightsError(f"nn.constant: external constant {quoted} needs a weights file, but "
-                           f"the module names none (module attribute {WEIGHTS_ATTR})")
+        raise WeightsError(
+            f"nn.constant: external constant {quoted} needs a weights file, but "
+            f"the module names none (module attribute {WEIGHTS_ATTR})"
+        )
     if name not in weights:
         raise WeightsError(f"nn.constant: external constant {quoted} is not in the weights file")
     try:
         array = np.asarray(weights[name])
     # A pickled member (never unpickled), a corrupt or truncated one (read only now).
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise WeightsError(f"nn.constant: external constant {quoted} cannot be read from "
-                           f"the weights file: {error}") from None
+        raise WeightsError(
+            f"nn.constant: external constant {quoted} cannot be read from the weights file: {error}"
+        ) from None
     expected = tuple(tensor_type(op.output).get_shape())
     if array.shape != expected or array.dtype != np.float32:
         raise WeightsError(

@@ -49,34 +49,57 @@ class GraphBuilder:
         self.initializers.append(numpy_helper.from_array(array.astype(np.float32), name))
         return name
 
-    def _node(self, op_type: str, scope: str, inputs: Sequence[str], channels: int,
-              **attrs: object) -> str:
+    def _node(
+        self, op_type: str, scope: str, inputs: Sequence[str], channels: int, **attrs: object
+    ) -> str:
         output = f"{scope}/{op_type}_output_0"
-        self.nodes.append(helper.make_node(op_type, list(inputs), [output],
-                                           name=f"{scope}/{op_type}", **attrs))
+        self.nodes.append(
+            helper.make_node(op_type, list(inputs), [output], name=f"{scope}/{op_type}", **attrs)
+        )
         self.channels[output] = channels
         return output
 
-    def conv(self, x: str, scope: str, out_channels: int, kernel: int, stride: int = 1,
-             groups: int = 1, bias: bool = False) -> str:
+    def conv(
+        self,
+        x: str,
+        scope: str,
+        out_channels: int,
+        kernel: int,
+        stride: int = 1,
+        groups: int = 1,
+        bias: bool = False,
+    ) -> str:
         in_channels = self.channels[x]
         fan_in = in_channels // groups * kernel * kernel
-        weight = self.rng.normal(0, np.sqrt(2.0 / fan_in),
-                                 (out_channels, in_channels // groups, kernel, kernel))
+        weight = self.rng.normal(
+            0, np.sqrt(2.0 / fan_in), (out_channels, in_channels // groups, kernel, kernel)
+        )
         inputs = [x, self._weight(f"{scope}.weight", weight)]
         if bias:
             inputs.append(self._weight(f"{scope}.bias", self.rng.normal(0, 0.01, out_channels)))
-        return self._node("Conv", scope, inputs, out_channels, kernel_shape=[kernel, kernel],
-                          strides=[stride, stride], pads=[kernel // 2] * 4, group=groups)
+        return self._node(
+            "Conv",
+            scope,
+            inputs,
+            out_channels,
+            kernel_shape=[kernel, kernel],
+            strides=[stride, stride],
+            pads=[kernel // 2] * 4,
+            group=groups,
+        )
 
     def conv_transpose(self, x: str, scope: str, out_channels: int) -> str:
         """A 2x2, stride-2 upsampling (UNet's up-convolution)."""
         in_channels = self.channels[x]
         weight = self.rng.normal(0, np.sqrt(1.0 / in_channels), (in_channels, out_channels, 2, 2))
-        inputs = [x, self._weight(f"{scope}.weight", weight),
-                  self._weight(f"{scope}.bias", self.rng.normal(0, 0.01, out_channels))]
-        return self._node("ConvTranspose", scope, inputs, out_channels, kernel_shape=[2, 2],
-                          strides=[2, 2])
+        inputs = [
+            x,
+            self._weight(f"{scope}.weight", weight),
+            self._weight(f"{scope}.bias", self.rng.normal(0, 0.01, out_channels)),
+        ]
+        return self._node(
+            "ConvTranspose", scope, inputs, out_channels, kernel_shape=[2, 2], strides=[2, 2]
+        )
 
     def batch_norm(self, x: str, scope: str, scale: float = 1.0) -> str:
         c = self.channels[x]
@@ -86,16 +109,22 @@ class GraphBuilder:
             self.rng.normal(0, 0.1, c),  # running mean
             self.rng.uniform(0.8, 1.2, c),  # running variance
         ]
-        names = [self._weight(f"{scope}.{part}", array) for part, array in
-                 zip(("weight", "bias", "running_mean", "running_var"), params, strict=True)]
+        names = [
+            self._weight(f"{scope}.{part}", array)
+            for part, array in zip(
+                ("weight", "bias", "running_mean", "running_var"), params, strict=True
+            )
+        ]
         return self._node("BatchNormalization", scope, [x, *names], c, epsilon=1e-5)
 
     def relu(self, x: str, scope: str) -> str:
         return self._node("Relu", scope, [x], self.channels[x])
 
     def relu6(self, x: str, scope: str) -> str:
-        bounds = [self._weight(f"{scope}.min", np.array(0.0)),
-                  self._weight(f"{scope}.max", np.array(6.0))]
+        bounds = [
+            self._weight(f"{scope}.min", np.array(0.0)),
+            self._weight(f"{scope}.max", np.array(6.0)),
+        ]
         return self._node("Clip", scope, [x, *bounds], self.channels[x])
 
     def add(self, a: str, b: str, scope: str) -> str:
@@ -105,12 +134,25 @@ class GraphBuilder:
         return self._node("Concat", scope, xs, sum(self.channels[x] for x in xs), axis=1)
 
     def max_pool(self, x: str, scope: str, kernel: int, stride: int, pad: int) -> str:
-        return self._node("MaxPool", scope, [x], self.channels[x], kernel_shape=[kernel] * 2,
-                          strides=[stride] * 2, pads=[pad] * 4)
+        return self._node(
+            "MaxPool",
+            scope,
+            [x],
+            self.channels[x],
+            kernel_shape=[kernel] * 2,
+            strides=[stride] * 2,
+            pads=[pad] * 4,
+        )
 
     def avg_pool(self, x: str, scope: str, kernel: int, stride: int) -> str:
-        return self._node("AveragePool", scope, [x], self.channels[x],
-                          kernel_shape=[kernel] * 2, strides=[stride] * 2)
+        return self._node(
+            "AveragePool",
+            scope,
+            [x],
+            self.channels[x],
+            kernel_shape=[kernel] * 2,
+            strides=[stride] * 2,
+        )
 
     def classifier(self, x: str, classes: int) -> list[str]:
         """GlobalAveragePool, Flatten, Gemm (logits) and Softmax (probabilities)."""
@@ -122,23 +164,37 @@ class GraphBuilder:
         logits = self._node("Gemm", "/fc", [flat, weight, bias], classes, transB=1)
         return [logits, self._node("Softmax", "/softmax", [logits], classes, axis=-1)]
 
-    def model(self, name: str, input_name: str, input_shape: Sequence[int],
-              outputs: Sequence[str]) -> onnx.ModelProto:
+    def model(
+        self, name: str, input_name: str, input_shape: Sequence[int], outputs: Sequence[str]
+    ) -> onnx.ModelProto:
         graph = helper.make_graph(
-            self.nodes, name,
+            self.nodes,
+            name,
             [helper.make_tensor_value_info(input_name, TensorProto.FLOAT, list(input_shape))],
             [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
-            self.initializers)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="nnlayout.examples.make_models")
+            self.initializers,
+        )
+        model = helper.make_model(
+            graph,
+            opset_imports=[helper.make_opsetid("", OPSET)],
+            producer_name="nnlayout.examples.make_models",
+        )
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
         onnx.checker.check_model(model)
         return model
 
 
-def _conv_bn(g: GraphBuilder, x: str, scope: str, out_channels: int, kernel: int,
-             stride: int = 1, groups: int = 1, act: str | None = "relu",
-             bn_scale: float = 1.0) -> str:
+def _conv_bn(
+    g: GraphBuilder,
+    x: str,
+    scope: str,
+    out_channels: int,
+    kernel: int,
+    stride: int = 1,
+    groups: int = 1,
+    act: str | None = "relu",
+    bn_scale: float = 1.0,
+) -> str:
     y = g.conv(x, f"{scope}/conv", out_channels, kernel, stride, groups)
     y = g.batch_norm(y, f"{scope}/bn", bn_scale)
     if act == "relu":
@@ -148,9 +204,18 @@ def _conv_bn(g: GraphBuilder, x: str, scope: str, out_channels: int, kernel: int
     return y
 
 
-def resnet50(*, width: int = 64, blocks: Sequence[int] = (3, 4, 6, 3), size: int = 224,
-             classes: int = 1000, seed: int = 0, groups: int = 1, group_width: int = 64,
-             squeeze_excitation: int = 0, name: str = "resnet50") -> onnx.ModelProto:
+def resnet50(
+    *,
+    width: int = 64,
+    blocks: Sequence[int] = (3, 4, 6, 3),
+    size: int = 224,
+    classes: int = 1000,
+    seed: int = 0,
+    groups: int = 1,
+    group_width: int = 64,
+    squeeze_excitation: int = 0,
+    name: str = "resnet50",
+) -> onnx.ModelProto:
     """ResNet-50 v1.5: bottleneck blocks, stride in the 3x3 conv, projection shortcuts. With
     `groups`, ResNeXt: the 3x3 convolution has `groups` groups of `group_width` channels in
     the first stage (torchvision's width = planes * group_width / 64 * groups). With
@@ -162,7 +227,7 @@ def resnet50(*, width: int = 64, blocks: Sequence[int] = (3, 4, 6, 3), size: int
     x = _conv_bn(g, "input", "/stem", width, 7, stride=2)
     x = g.max_pool(x, "/maxpool", 3, 2, 1)
     for stage, count in enumerate(blocks):
-        planes = width * 2 ** stage
+        planes = width * 2**stage
         for index in range(count):
             scope = f"/layer{stage + 1}/layer{stage + 1}.{index}"
             stride = 2 if index == 0 and stage > 0 else 1
@@ -181,8 +246,9 @@ def resnet50(*, width: int = 64, blocks: Sequence[int] = (3, 4, 6, 3), size: int
 def _squeeze_excitation(g: GraphBuilder, x: str, scope: str, reduction: int) -> str:
     c = g.channels[x]
     scale = g._node("GlobalAveragePool", f"{scope}/avgpool", [x], c)
-    scale = g.relu(g.conv(scale, f"{scope}/fc1", max(1, c // reduction), 1, bias=True),
-                   f"{scope}/relu")
+    scale = g.relu(
+        g.conv(scale, f"{scope}/fc1", max(1, c // reduction), 1, bias=True), f"{scope}/relu"
+    )
     scale = g._node("Sigmoid", scope, [g.conv(scale, f"{scope}/fc2", c, 1, bias=True)], c)
     return g._node("Mul", scope, [scale, x], c)
 
@@ -198,15 +264,29 @@ def resnext50(**changes: object) -> onnx.ModelProto:
     return resnet50(**{"groups": 32, "group_width": 4, "name": "resnext50", **changes})
 
 
-def mobilenet_v2(*, width: float = 1.0, repeats: Sequence[int] = (1, 2, 3, 4, 3, 3, 1),
-                 last: int = 1280, size: int = 224, classes: int = 1000,
-                 seed: int = 1) -> onnx.ModelProto:
+def mobilenet_v2(
+    *,
+    width: float = 1.0,
+    repeats: Sequence[int] = (1, 2, 3, 4, 3, 3, 1),
+    last: int = 1280,
+    size: int = 224,
+    classes: int = 1000,
+    seed: int = 1,
+) -> onnx.ModelProto:
     """MobileNetV2: inverted residuals (expand 1x1, depthwise 3x3, project 1x1), ReLU6."""
+
     def channels(c: float) -> int:
         return max(8, int(c * width + 4) // 8 * 8)
 
-    settings = [(1, 16, 1), (6, 24, 2), (6, 32, 2), (6, 64, 2), (6, 96, 1), (6, 160, 2),
-                (6, 320, 1)]  # (expansion, channels, stride of the first block)
+    settings = [
+        (1, 16, 1),
+        (6, 24, 2),
+        (6, 32, 2),
+        (6, 64, 2),
+        (6, 96, 1),
+        (6, 160, 2),
+        (6, 320, 1),
+    ]  # (expansion, channels, stride of the first block)
     g = GraphBuilder(seed)
     g.channels["input"] = 3
     x = _conv_bn(g, "input", "/features.0", channels(32), 3, 2, act="relu6")
@@ -222,15 +302,15 @@ def mobilenet_v2(*, width: float = 1.0, repeats: Sequence[int] = (1, 2, 3, 4, 3,
                 y = _conv_bn(g, y, f"{scope}/expand", hidden, 1, act="relu6")
             y = _conv_bn(g, y, f"{scope}/dw", hidden, 3, stride, groups=hidden, act="relu6")
             y = _conv_bn(g, y, f"{scope}/project", channels(out), 1, act=None, bn_scale=0.5)
-            x = g.add(x, y, f"{scope}/add") if stride == 1 and in_channels == g.channels[y] \
-                else y
+            x = g.add(x, y, f"{scope}/add") if stride == 1 and in_channels == g.channels[y] else y
             layer += 1
     x = _conv_bn(g, x, f"/features.{layer}", last, 1, act="relu6")
     return g.model("mobilenet_v2", "input", (1, 3, size, size), g.classifier(x, classes))
 
 
-def unet(*, base: int = 16, depth: int = 4, size: int = 128, classes: int = 2,
-         seed: int = 2) -> onnx.ModelProto:
+def unet(
+    *, base: int = 16, depth: int = 4, size: int = 128, classes: int = 2, seed: int = 2
+) -> onnx.ModelProto:
     """UNet: double 3x3 conv blocks, max-pool down, 2x2 ConvTranspose up, Concat skips."""
     g = GraphBuilder(seed)
     g.channels["image"] = 3
@@ -241,20 +321,28 @@ def unet(*, base: int = 16, depth: int = 4, size: int = 128, classes: int = 2,
     skips = []
     x = "image"
     for level in range(depth):
-        x = double_conv(x, f"/down{level}", base * 2 ** level)
+        x = double_conv(x, f"/down{level}", base * 2**level)
         skips.append(x)
         x = g.max_pool(x, f"/down{level}/pool", 2, 2, 0)
-    x = double_conv(x, "/bottleneck", base * 2 ** depth)
+    x = double_conv(x, "/bottleneck", base * 2**depth)
     for level in reversed(range(depth)):
-        up = g.conv_transpose(x, f"/up{level}/upconv", base * 2 ** level)
-        x = double_conv(g.concat([skips[level], up], f"/up{level}/cat"), f"/up{level}",
-                        base * 2 ** level)
+        up = g.conv_transpose(x, f"/up{level}/upconv", base * 2**level)
+        x = double_conv(
+            g.concat([skips[level], up], f"/up{level}/cat"), f"/up{level}", base * 2**level
+        )
     mask = g.conv(x, "/head", classes, 1, bias=True)
     return g.model("unet", "image", (1, 3, size, size), [mask])
 
 
-def densenet121(*, growth: int = 32, blocks: Sequence[int] = (6, 12, 24, 16), init: int = 64,
-                size: int = 224, classes: int = 1000, seed: int = 3) -> onnx.ModelProto:
+def densenet121(
+    *,
+    growth: int = 32,
+    blocks: Sequence[int] = (6, 12, 24, 16),
+    init: int = 64,
+    size: int = 224,
+    classes: int = 1000,
+    seed: int = 3,
+) -> onnx.ModelProto:
     """DenseNet-121: BN-ReLU-Conv dense layers whose outputs are concatenated, transitions
     halving channels (1x1 conv) and resolution (2x2 average pooling)."""
     g = GraphBuilder(seed)
@@ -280,17 +368,30 @@ def densenet121(*, growth: int = 32, blocks: Sequence[int] = (6, 12, 24, 16), in
 
 #: name -> (full-size builder, small builder for tests)
 ZOO: dict[str, tuple[Callable[[], onnx.ModelProto], Callable[[], onnx.ModelProto]]] = {
-    "resnet50": (resnet50, lambda: resnet50(width=8, blocks=(1, 1, 1, 1), size=64,
-                                            classes=10)),
-    "resnext50": (resnext50, lambda: resnext50(width=8, blocks=(1, 1, 1, 1), size=64,
-                                               classes=10, groups=4, group_width=16)),
-    "se_resnet50": (se_resnet50, lambda: se_resnet50(width=8, blocks=(1, 1, 1, 1), size=64,
-                                                     classes=10, squeeze_excitation=4)),
-    "mobilenet_v2": (mobilenet_v2, lambda: mobilenet_v2(
-        width=0.25, repeats=(1, 2, 1, 1, 1, 1, 1), last=64, size=64, classes=10)),
+    "resnet50": (resnet50, lambda: resnet50(width=8, blocks=(1, 1, 1, 1), size=64, classes=10)),
+    "resnext50": (
+        resnext50,
+        lambda: resnext50(
+            width=8, blocks=(1, 1, 1, 1), size=64, classes=10, groups=4, group_width=16
+        ),
+    ),
+    "se_resnet50": (
+        se_resnet50,
+        lambda: se_resnet50(
+            width=8, blocks=(1, 1, 1, 1), size=64, classes=10, squeeze_excitation=4
+        ),
+    ),
+    "mobilenet_v2": (
+        mobilenet_v2,
+        lambda: mobilenet_v2(
+            width=0.25, repeats=(1, 2, 1, 1, 1, 1, 1), last=64, size=64, classes=10
+        ),
+    ),
     "unet": (unet, lambda: unet(base=4, depth=2, size=32)),
-    "densenet121": (densenet121, lambda: densenet121(growth=8, blocks=(2, 3), init=16,
-                                                     size=64, classes=10)),
+    "densenet121": (
+        densenet121,
+        lambda: densenet121(growth=8, blocks=(2, 3), init=16, size=64, classes=10),
+    ),
 }
 
 
@@ -310,8 +411,9 @@ def write_model(name: str, small: bool = False, folder: Path = MODELS_DIR) -> Pa
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("names", nargs="*",
-                        help=f"models to build (default: all of {', '.join(ZOO)})")
+    parser.add_argument(
+        "names", nargs="*", help=f"models to build (default: all of {', '.join(ZOO)})"
+    )
     parser.add_argument("--small", action="store_true", help="the reduced variants")
     parser.add_argument("-o", "--output-dir", type=Path, default=MODELS_DIR)
     args = parser.parse_args(argv)

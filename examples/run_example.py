@@ -83,8 +83,9 @@ def main(argv: Sequence[str]) -> int:
     ctx = make_context()
     module = import_to_files(onnx_path)
     rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(s.shape).astype(s.dtype)
-              for s in argument_specs(find_entry(module))]
+    inputs = [
+        rng.standard_normal(s.shape).astype(s.dtype) for s in argument_specs(find_entry(module))
+    ]
     print(f"model: {onnx_path.name} -> {mlir_path.name}, input {list(inputs[0].shape)}")
 
     reference = Interpreter(module, source_path=source)
@@ -97,8 +98,9 @@ def main(argv: Sequence[str]) -> int:
         run_pipeline(parse_pipeline(spec, get_all_passes()), ctx, compiled)
         compile_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    translation = translate(compiled, args.dir / f"{onnx_path.stem}_generated.py",
-                            source_path=source)
+    translation = translate(
+        compiled, args.dir / f"{onnx_path.stem}_generated.py", source_path=source
+    )
     generated = import_generated(translation.code)
     load_seconds = time.perf_counter() - start
     actual = generated.run(*inputs)
@@ -110,14 +112,19 @@ def main(argv: Sequence[str]) -> int:
         attribute = function.attributes.get(name)
         return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
 
-    print(f"compiled with {spec} in {compile_seconds:.2f} s; translated to "
-          f"{translation.code.name} and loaded (weights packed, primitives created) in "
-          f"{load_seconds:.2f} s")
-    print("kernels: " + ", ".join(f"{name} x{count}"
-                                  for name, count in census.kernels.most_common()))
+    print(
+        f"compiled with {spec} in {compile_seconds:.2f} s; translated to "
+        f"{translation.code.name} and loaded (weights packed, primitives created) in "
+        f"{load_seconds:.2f} s"
+    )
+    print(
+        "kernels: " + ", ".join(f"{name} x{count}" for name, count in census.kernels.most_common())
+    )
     if census.implementations:
-        print("oneDNN implementations: " + ", ".join(
-            f"{name} x{count}" for name, count in census.implementations.most_common()))
+        print(
+            "oneDNN implementations: "
+            + ", ".join(f"{name} x{count}" for name, count in census.implementations.most_common())
+        )
     for (name, reason), count in census.reasons.items():
         print(f"fallback x{count}: {name}: {reason}")
     for pass_name, what in (("select-dispatch", "fallback"), ("fuse-post-ops", "not fused")):
@@ -126,11 +133,13 @@ def main(argv: Sequence[str]) -> int:
             print(f"{what} x{count}: {message}")
     print(f"activation reorders: {activation_reorders(compiled)}")
     arena, bound = figure("nnlayout.arena_bytes"), figure("nnlayout.lower_bound_bytes")
-    print(f"arena {arena / 2**20:.2f} MiB, lower bound {bound / 2**20:.2f} MiB, "
-          f"unplanned {figure('nnlayout.unplanned_bytes') / 2**20:.2f} MiB, "
-          f"padding {figure('nnlayout.padding_bytes') / 1024:.1f} KiB; "
-          f"copies avoided: halo {figure('nnlayout.halo_copy_bytes_avoided') / 1024:.1f} KiB, "
-          f"concat {figure('nnlayout.concat_copy_bytes_avoided') / 1024:.1f} KiB")
+    print(
+        f"arena {arena / 2**20:.2f} MiB, lower bound {bound / 2**20:.2f} MiB, "
+        f"unplanned {figure('nnlayout.unplanned_bytes') / 2**20:.2f} MiB, "
+        f"padding {figure('nnlayout.padding_bytes') / 1024:.1f} KiB; "
+        f"copies avoided: halo {figure('nnlayout.halo_copy_bytes_avoided') / 1024:.1f} KiB, "
+        f"concat {figure('nnlayout.concat_copy_bytes_avoided') / 1024:.1f} KiB"
+    )
 
     difference = relative_difference(expected, actual)
     print(f"generated module vs unoptimised: relative difference {difference:.2e}")
@@ -138,12 +147,18 @@ def main(argv: Sequence[str]) -> int:
     ort_difference = None if ort is None else relative_difference(ort(inputs), actual)
     if ort_difference is not None:
         print(f"generated module vs onnxruntime: relative difference {ort_difference:.2e}")
-    latencies = [("unoptimised (interpreter)", reference.run),
-                 ("generated module", lambda x: generated.run(*x)),
-                 *([("onnxruntime", ort)] if ort is not None else [])]
-    print(f"latency (median of {args.repeats}): " + ", ".join(
-        f"{name} {median_seconds(run, inputs, args.repeats) * 1e3:.1f} ms"
-        for name, run in latencies))
+    latencies = [
+        ("unoptimised (interpreter)", reference.run),
+        ("generated module", lambda x: generated.run(*x)),
+        *([("onnxruntime", ort)] if ort is not None else []),
+    ]
+    print(
+        f"latency (median of {args.repeats}): "
+        + ", ".join(
+            f"{name} {median_seconds(run, inputs, args.repeats) * 1e3:.1f} ms"
+            for name, run in latencies
+        )
+    )
     ok = difference <= TOLERANCE and (ort_difference is None or ort_difference <= TOLERANCE)
     print("OK" if ok else f"MISMATCH above {TOLERANCE:g}")
     return 0 if ok else 1

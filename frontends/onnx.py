@@ -55,22 +55,59 @@ from nnlayout.tools.driver import (
 )
 
 #: ONNX operators (default domain) the importer translates.
-SUPPORTED_OPS = frozenset({
-    "Conv", "ConvTranspose", "Gemm", "MatMul", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Exp",
-    "Neg", "Abs", "Sqrt", "Clip", "Add", "Sub", "Mul", "Div", "Sum", "MaxPool", "AveragePool",
-    "GlobalAveragePool", "BatchNormalization", "Concat", "Softmax", "Flatten", "Reshape",
-    "Transpose", "Identity", "Constant", "Dropout", "GlobalMaxPool",
-})
+SUPPORTED_OPS = frozenset(
+    {
+        "Conv",
+        "ConvTranspose",
+        "Gemm",
+        "MatMul",
+        "Relu",
+        "LeakyRelu",
+        "Sigmoid",
+        "Tanh",
+        "Exp",
+        "Neg",
+        "Abs",
+        "Sqrt",
+        "Clip",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Sum",
+        "MaxPool",
+        "AveragePool",
+        "GlobalAveragePool",
+        "BatchNormalization",
+        "Concat",
+        "Softmax",
+        "Flatten",
+        "Reshape",
+        "Transpose",
+        "Identity",
+        "Constant",
+        "Dropout",
+        "GlobalMaxPool",
+    }
+)
 
 #: Initializers with more elements than this go to the weights file.
 DEFAULT_INLINE_LIMIT = 16
 
 _UNARY: dict[str, type[nn.UnaryOp]] = {
-    "Relu": nn.ReluOp, "Sigmoid": nn.SigmoidOp, "Tanh": nn.TanhOp, "Exp": nn.ExpOp,
-    "Neg": nn.NegOp, "Abs": nn.AbsOp, "Sqrt": nn.SqrtOp,
+    "Relu": nn.ReluOp,
+    "Sigmoid": nn.SigmoidOp,
+    "Tanh": nn.TanhOp,
+    "Exp": nn.ExpOp,
+    "Neg": nn.NegOp,
+    "Abs": nn.AbsOp,
+    "Sqrt": nn.SqrtOp,
 }
 _BINARY: dict[str, type[nn.BinaryOp]] = {
-    "Add": nn.AddOp, "Sub": nn.SubOp, "Mul": nn.MulOp, "Div": nn.DivOp,
+    "Add": nn.AddOp,
+    "Sub": nn.SubOp,
+    "Mul": nn.MulOp,
+    "Div": nn.DivOp,
 }
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.-]")
 _INVALID_KEY_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
@@ -88,17 +125,23 @@ def _complete_output_shapes(graph: onnx.GraphProto) -> None:
     """Gives each graph output that shape inference left without a shape the type of that
     value elsewhere: an initializer or input returned as an output, or a value listed twice
     (onnxruntime runs such models; the checker refuses an output without a shape)."""
-    known = {vi.name: vi.type for vi in (*graph.input, *graph.value_info, *graph.output)
-             if _has_shape(vi)}
+    known = {
+        vi.name: vi.type
+        for vi in (*graph.input, *graph.value_info, *graph.output)
+        if _has_shape(vi)
+    }
     for tensor in graph.initializer:
-        known.setdefault(tensor.name, onnx.helper.make_tensor_type_proto(
-            tensor.data_type, list(tensor.dims)))
+        known.setdefault(
+            tensor.name, onnx.helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+        )
     for vi in graph.output:
         if _has_shape(vi):
             continue
         if vi.name not in known:
-            raise UserError(f"graph output '{vi.name}' has no shape, and ONNX's shape "
-                            "inference finds none; declare it in the model")
+            raise UserError(
+                f"graph output '{vi.name}' has no shape, and ONNX's shape "
+                "inference finds none; declare it in the model"
+            )
         vi.type.CopyFrom(known[vi.name])
 
 
@@ -145,14 +188,22 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     except _NOT_A_MODEL as error:
         raise UserError(
             f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
-            f"{_one_line(str(error))}") from None
+            f"{_one_line(str(error))}"
+        ) from None
     if not model.HasField("graph") or not model.opset_import:
-        raise UserError(f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
-                        "it has no graph or no opset")
-    if not all(isinstance(text, str) for node in model.graph.node
-               for text in (node.name, node.op_type, node.domain, *node.input, *node.output)):
-        raise UserError(f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
-                        "a node has a name that is not UTF-8 text")
+        raise UserError(
+            f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
+            "it has no graph or no opset"
+        )
+    if not all(
+        isinstance(text, str)
+        for node in model.graph.node
+        for text in (node.name, node.op_type, node.domain, *node.input, *node.output)
+    ):
+        raise UserError(
+            f"'{path}' is not a valid ONNX model (truncated or corrupt file?): "
+            "a node has a name that is not UTF-8 text"
+        )
     try:
         _load_external_data(model, path.resolve().parent)
     except UserError as error:
@@ -162,8 +213,13 @@ def load_model(path: str | Path) -> onnx.ModelProto:
 
 def _tensors(model: onnx.ModelProto) -> list[TensorProto]:
     """The tensors of the main graph that may hold data: initializers and Constant values."""
-    constants = [a.t for node in model.graph.node if node.op_type == "Constant"
-                 for a in node.attribute if a.HasField("t")]
+    constants = [
+        a.t
+        for node in model.graph.node
+        if node.op_type == "Constant"
+        for a in node.attribute
+        if a.HasField("t")
+    ]
     return [*model.graph.initializer, *constants]
 
 
@@ -177,22 +233,31 @@ def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
         if not location:
             raise UserError(f"initializer '{tensor.name}': its external data has no location")
         target = (folder / location).resolve()
-        if (Path(location).is_absolute() or ".." in Path(location).parts
-                or not target.is_relative_to(folder)):
+        if (
+            Path(location).is_absolute()
+            or ".." in Path(location).parts
+            or not target.is_relative_to(folder)
+        ):
             raise UserError(
                 f"initializer '{tensor.name}' refers to external data '{location}' outside "
-                f"the model's folder; refusing to read it")
+                f"the model's folder; refusing to read it"
+            )
         if not target.exists():
-            raise UserError(f"initializer '{tensor.name}': external data file '{location}' "
-                            f"not found in '{folder}'")
+            raise UserError(
+                f"initializer '{tensor.name}': external data file '{location}' "
+                f"not found in '{folder}'"
+            )
         if not target.is_file():  # a directory; a FIFO would block the read
-            raise UserError(f"initializer '{tensor.name}': external data '{location}' in "
-                            f"'{folder}' is not a regular file")
+            raise UserError(
+                f"initializer '{tensor.name}': external data '{location}' in "
+                f"'{folder}' is not a regular file"
+            )
         try:
             onnx.external_data_helper.load_external_data_for_tensor(tensor, str(folder))
         except (OSError, ValueError) as error:
-            raise UserError(f"initializer '{tensor.name}': cannot load external data: "
-                            f"{_one_line(str(error))}") from None
+            raise UserError(
+                f"initializer '{tensor.name}': cannot load external data: {_one_line(str(error))}"
+            ) from None
         tensor.data_location = TensorProto.DEFAULT
         del tensor.external_data[:]
 
@@ -225,8 +290,13 @@ def _describe(node: onnx.NodeProto, index: int) -> str:
 
 
 # ------------------------------------------------------------------------------ padding
-def same_pads(sizes: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
-              dilations: Sequence[int], auto_pad: str) -> list[int]:
+def same_pads(
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    auto_pad: str,
+) -> list[int]:
     """Explicit [begin..., end...] pads for auto_pad SAME_UPPER/SAME_LOWER (conv, pooling):
     the output is ceil(size / stride); SAME_UPPER puts the odd padding at the end."""
     begins, ends = [], []
@@ -249,23 +319,30 @@ def _attributes(node: onnx.NodeProto) -> dict:
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
-def _ceil_mode_overcount(node: onnx.NodeProto, expected: Sequence[int],
-                         actual: Sequence[int], source: Sequence[int]) -> bool:
+def _ceil_mode_overcount(
+    node: onnx.NodeProto, expected: Sequence[int], actual: Sequence[int], source: Sequence[int]
+) -> bool:
     """Whether `expected` (onnx's inferred shape of a pooling node's output) is `actual`
     with one more window on some spatial axes, each a last window that ceil_mode would start
     in the end padding (of the `source` input shape): ONNX's spec, its reference evaluator
     and onnxruntime drop that window, as nn does, but onnx's shape inference (1.23 too)
     counts it."""
     attrs = _attributes(node)
-    if node.op_type not in ("MaxPool", "AveragePool") or not attrs.get("ceil_mode") or (
-            len(expected) != len(actual) or expected[:2] != actual[:2]):
+    if (
+        node.op_type not in ("MaxPool", "AveragePool")
+        or not attrs.get("ceil_mode")
+        or (len(expected) != len(actual) or expected[:2] != actual[:2])
+    ):
         return False
     spatial = len(source) - 2
     strides = list(attrs.get("strides", [1] * spatial))
     begins = list(attrs.get("pads", [0] * 2 * spatial))[:spatial]
-    return all(e == a or (e == a + 1 and a * stride >= size + begin)
-               for e, a, stride, size, begin in zip(expected[2:], actual[2:], strides,
-                                                    source[2:], begins, strict=True))
+    return all(
+        e == a or (e == a + 1 and a * stride >= size + begin)
+        for e, a, stride, size, begin in zip(
+            expected[2:], actual[2:], strides, source[2:], begins, strict=True
+        )
+    )
 
 
 def _auto_pad_name(attrs: dict) -> str:
@@ -274,20 +351,22 @@ def _auto_pad_name(attrs: dict) -> str:
     return auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
 
 
-def _same_output_padding_overcount(node: onnx.NodeProto, expected: Sequence[int],
-                                   actual: Sequence[int]) -> bool:
+def _same_output_padding_overcount(
+    node: onnx.NodeProto, expected: Sequence[int], actual: Sequence[int]
+) -> bool:
     """Whether `expected` (onnx's inferred shape of a ConvTranspose output) is `actual` plus
     output_padding on the spatial axes, for auto_pad SAME_UPPER/SAME_LOWER without
     output_shape: the spec makes that output input * stride, as onnxruntime, onnx's reference
     evaluator and nn do, but onnx's shape inference adds output_padding."""
     attrs = _attributes(node)
-    if node.op_type != "ConvTranspose" or _auto_pad_name(attrs) not in (
-            "SAME_UPPER", "SAME_LOWER") or (
-            "output_shape" in attrs or len(expected) != len(actual)):
+    if (
+        node.op_type != "ConvTranspose"
+        or _auto_pad_name(attrs) not in ("SAME_UPPER", "SAME_LOWER")
+        or ("output_shape" in attrs or len(expected) != len(actual))
+    ):
         return False
     extra = list(attrs.get("output_padding", [0] * (len(actual) - 2)))
-    return list(expected) == [*actual[:2], *(a + e for a, e in zip(actual[2:], extra,
-                                                                   strict=True))]
+    return list(expected) == [*actual[:2], *(a + e for a, e in zip(actual[2:], extra, strict=True))]
 
 
 # ------------------------------------------------------------------------------ importer
@@ -298,19 +377,21 @@ class _Importer:
         self.model = model
         self.graph = model.graph
         self.inline_limit = inline_limit
-        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
-                          0)
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
         if self.opset > (known := onnx.defs.onnx_opset_version()):
             # Its operators may mean something else than the ones this importer knows.
-            raise UserError(f"the model imports opset {self.opset} of the ONNX domain; the "
-                            f"installed onnx {onnx.__version__} knows opsets up to {known}")
+            raise UserError(
+                f"the model imports opset {self.opset} of the ONNX domain; the "
+                f"installed onnx {onnx.__version__} knows opsets up to {known}"
+            )
         self.values: dict[str, SSAValue] = {}
         self.constants: dict[str, TensorProto] = {t.name: t for t in self.graph.initializer}
         # Identity outputs of constants -> the constant's own name (_op_Identity).
         self.aliases: dict[str, str] = {}
         # Names some node or the graph reads: an optional output nothing reads is left out.
         self.read = {name for node in self.graph.node for name in node.input} | {
-            vi.name for vi in self.graph.output}
+            vi.name for vi in self.graph.output
+        }
         self.weights: dict[str, np.ndarray] = {}
         self.used_keys: set[str] = set()
         self.block = Block()
@@ -342,18 +423,22 @@ class _Importer:
                 self._require_float_tensor(vi, "graph output")
             results.append(self._tensor(vi.name))
         self.block.add_op(func.ReturnOp(*results))
-        function = func.FuncOp("main", ([a.type for a in self.block.args],
-                                        [r.type for r in results]), Region(self.block))
+        function = func.FuncOp(
+            "main",
+            ([a.type for a in self.block.args], [r.type for r in results]),
+            Region(self.block),
+        )
         return ImportedModel(ModuleOp([function]), self.weights)
 
     def _check_operators(self) -> None:
         for index, node in enumerate(self.graph.node):
             if node.domain not in ("", "ai.onnx") or node.op_type not in SUPPORTED_OPS:
-                domain = f" of domain '{node.domain}'" if node.domain not in ("", "ai.onnx") \
-                    else ""
-                raise UserError(f"{_describe(node, index)}: unsupported operator "
-                                f"'{node.op_type}'{domain}; nnlayout imports "
-                                f"{', '.join(sorted(SUPPORTED_OPS))}")
+                domain = f" of domain '{node.domain}'" if node.domain not in ("", "ai.onnx") else ""
+                raise UserError(
+                    f"{_describe(node, index)}: unsupported operator "
+                    f"'{node.op_type}'{domain}; nnlayout imports "
+                    f"{', '.join(sorted(SUPPORTED_OPS))}"
+                )
 
     def _check_order(self) -> None:
         """Every node input is defined before the node, as ONNX requires, and every graph
@@ -364,9 +449,11 @@ class _Importer:
         for index, node in enumerate(self.graph.node):
             for name in node.input:
                 if name not in defined:
-                    raise UserError(f"{_describe(node, index)}: input '{name}' is not a graph "
-                                    "input, an initializer or the output of an earlier node "
-                                    "(undefined, or the graph has a cycle or is not sorted)")
+                    raise UserError(
+                        f"{_describe(node, index)}: input '{name}' is not a graph "
+                        "input, an initializer or the output of an earlier node "
+                        "(undefined, or the graph has a cycle or is not sorted)"
+                    )
             defined.update(node.output)
         for vi in self.graph.output:
             if vi.name not in defined or vi.name == "":
@@ -383,8 +470,11 @@ class _Importer:
         for tensor in self.graph.initializer:
             if tensor.data_type == TensorProto.FLOAT and math.prod(tensor.dims) > 16:
                 if tensor.name not in inputs:  # (before IR version 4 they are inputs too)
-                    skeleton.graph.input.append(onnx.helper.make_tensor_value_info(
-                        tensor.name, tensor.data_type, list(tensor.dims)))
+                    skeleton.graph.input.append(
+                        onnx.helper.make_tensor_value_info(
+                            tensor.name, tensor.data_type, list(tensor.dims)
+                        )
+                    )
             else:
                 skeleton.graph.initializer.append(tensor)
         for vi in skeleton.graph.output:
@@ -394,12 +484,16 @@ class _Importer:
 
     def _infer_shapes(self) -> None:
         try:
-            inferred = onnx.shape_inference.infer_shapes(self._skeleton(), check_type=True,
-                                                         strict_mode=True)
+            inferred = onnx.shape_inference.infer_shapes(
+                self._skeleton(), check_type=True, strict_mode=True
+            )
             _complete_output_shapes(inferred.graph)
             onnx.checker.check_model(inferred)
-        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError,
-                UnicodeDecodeError) as error:
+        except (
+            onnx.checker.ValidationError,
+            onnx.shape_inference.InferenceError,
+            UnicodeDecodeError,
+        ) as error:
             raise UserError(f"invalid ONNX model: {_one_line(str(error))}") from None
         graph = inferred.graph
         for vi in (*graph.input, *graph.value_info, *graph.output):
@@ -414,29 +508,34 @@ class _Importer:
             raise UserError(f"{what} '{vi.name}' is not a tensor")
         tensor = vi.type.tensor_type
         if tensor.elem_type != TensorProto.FLOAT:
-            raise UserError(f"{what} '{vi.name}' has element type "
-                            f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
-                            "float32 tensors only")
+            raise UserError(
+                f"{what} '{vi.name}' has element type "
+                f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
+                "float32 tensors only"
+            )
         return tensor
 
     def _input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
         """The nn type of a graph input; refuses non-f32 and symbolic dimensions."""
         tensor = self._require_float_tensor(vi, "graph input")
         if not tensor.HasField("shape"):
-            raise UserError(f"graph input '{vi.name}' has no shape; nnlayout needs static "
-                            "shapes")
+            raise UserError(f"graph input '{vi.name}' has no shape; nnlayout needs static shapes")
         dims = []
         for index, dim in enumerate(tensor.shape.dim):
             if dim.HasField("dim_value") and dim.dim_value > 0:
                 dims.append(dim.dim_value)
             elif dim.HasField("dim_value"):
-                raise UserError(f"graph input '{vi.name}' has a zero-size dimension {index}; "
-                                "empty tensors are not supported")
+                raise UserError(
+                    f"graph input '{vi.name}' has a zero-size dimension {index}; "
+                    "empty tensors are not supported"
+                )
             else:
                 symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
-                raise UserError(f"graph input '{vi.name}' has a symbolic dimension{symbol} "
-                                f"(axis {index}); nnlayout needs static shapes: export the "
-                                "model with fixed sizes")
+                raise UserError(
+                    f"graph input '{vi.name}' has a symbolic dimension{symbol} "
+                    f"(axis {index}); nnlayout needs static shapes: export the "
+                    "model with fixed sizes"
+                )
         input_type = TensorType(f32, dims)
         try:
             verify_encoding(input_type, f"graph input '{vi.name}'")  # its size fits 64 bits
@@ -458,11 +557,13 @@ class _Importer:
             raise self._fail(
                 f"constant '{name}'{passed_on} has element type "
                 f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
-                "tensors only")
+                "tensors only"
+            )
         array = self._array(proto).astype(np.float32)
         if array.size == 0:
-            raise self._fail(f"constant '{name}'{passed_on} is empty; empty tensors are not "
-                             "supported")
+            raise self._fail(
+                f"constant '{name}'{passed_on} is empty; empty tensors are not supported"
+            )
         if array.size <= self.inline_limit:
             op = nn.ConstantOp.from_array(array)
         else:
@@ -477,8 +578,10 @@ class _Importer:
     def _constant_array(self, name: str, what: str) -> np.ndarray:
         """The value of an input that nn needs at compile time (a shape, a bound)."""
         if name not in self.constants:
-            raise self._fail(f"{what} '{name}' must be a constant (an initializer or a "
-                             "Constant node); nnlayout needs it at compile time")
+            raise self._fail(
+                f"{what} '{name}' must be a constant (an initializer or a "
+                "Constant node); nnlayout needs it at compile time"
+            )
         return self._array(self.constants[name])
 
     def _constant_scalar(self, name: str, what: str) -> float:
@@ -492,8 +595,10 @@ class _Importer:
         try:
             return numpy_helper.to_array(proto)
         except (ValueError, TypeError) as error:
-            raise self._fail(f"constant '{proto.name}' is malformed (its data does not match "
-                             f"its shape {list(proto.dims)}): {_one_line(str(error))}") from None
+            raise self._fail(
+                f"constant '{proto.name}' is malformed (its data does not match "
+                f"its shape {list(proto.dims)}): {_one_line(str(error))}"
+            ) from None
 
     def _define(self, name: str, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -527,9 +632,11 @@ class _Importer:
         if inferred is None or not inferred.HasField("tensor_type"):
             return
         if inferred.tensor_type.elem_type not in (TensorProto.FLOAT, 0):
-            raise self._fail(f"output '{name}' has element type "
-                             f"{TensorProto.DataType.Name(inferred.tensor_type.elem_type)}; "
-                             "nnlayout imports float32 tensors only")
+            raise self._fail(
+                f"output '{name}' has element type "
+                f"{TensorProto.DataType.Name(inferred.tensor_type.elem_type)}; "
+                "nnlayout imports float32 tensors only"
+            )
         if any(operand in self.beyond_inference for operand in node.input):
             self.beyond_inference.add(name)
             return
@@ -538,13 +645,14 @@ class _Importer:
             expected = [d.dim_value for d in dims]
             actual = list(nn.shape_of(value))
             if expected != actual:
-                if _ceil_mode_overcount(node, expected, actual,
-                                        nn.shape_of(self._tensor(node.input[0]))) or (
-                        _same_output_padding_overcount(node, expected, actual)):
+                if _ceil_mode_overcount(
+                    node, expected, actual, nn.shape_of(self._tensor(node.input[0]))
+                ) or (_same_output_padding_overcount(node, expected, actual)):
                     self.beyond_inference.add(name)
                     return
-                raise self._fail(f"nn computes shape {actual} for output '{name}' but ONNX "
-                                 f"infers {expected}")
+                raise self._fail(
+                    f"nn computes shape {actual} for output '{name}' but ONNX infers {expected}"
+                )
 
     # -------------------------------------------------------------------- nodes
     def _import_node(self, node: onnx.NodeProto) -> None:
@@ -568,19 +676,21 @@ class _Importer:
             return rhs
         if not attrs.get("broadcast", 0):
             if a != b:
-                raise self._fail(f"{node.op_type} before opset 7 without broadcast=1 needs "
-                                 f"operands of one shape, got {a} and {b}")
+                raise self._fail(
+                    f"{node.op_type} before opset 7 without broadcast=1 needs "
+                    f"operands of one shape, got {a} and {b}"
+                )
             return rhs
         if "axis" not in attrs:
             return rhs
         axis = int(attrs["axis"])
         axis = axis + len(a) if axis < 0 else axis
         if not 0 <= axis <= len(a) - len(b):
-            raise self._fail(f"broadcast axis {attrs['axis']} does not fit B of shape {b} "
-                             f"into A of shape {a}")
+            raise self._fail(
+                f"broadcast axis {attrs['axis']} does not fit B of shape {b} into A of shape {a}"
+            )
         aligned = [*b, *[1] * (len(a) - axis - len(b))]
-        return rhs if aligned == b else self._emit(self._build(
-            lambda: nn.ReshapeOp(rhs, aligned)))
+        return rhs if aligned == b else self._emit(self._build(lambda: nn.ReshapeOp(rhs, aligned)))
 
     def _in(self, node: onnx.NodeProto, index: int) -> SSAValue:
         return self._tensor(node.input[index])
@@ -596,10 +706,12 @@ class _Importer:
             tensor.CopyFrom(attrs["value"])  # (renamed below: leave the model as it is)
         elif "value_float" in attrs or "value_floats" in attrs:
             tensor = numpy_helper.from_array(
-                np.array(attrs.get("value_float", attrs.get("value_floats")), np.float32))
+                np.array(attrs.get("value_float", attrs.get("value_floats")), np.float32)
+            )
         elif "value_int" in attrs or "value_ints" in attrs:
             tensor = numpy_helper.from_array(
-                np.array(attrs.get("value_int", attrs.get("value_ints")), np.int64))
+                np.array(attrs.get("value_int", attrs.get("value_ints")), np.int64)
+            )
         else:
             raise self._fail(f"unsupported Constant attribute(s) {sorted(attrs)}")
         tensor.name = node.output[0]
@@ -627,29 +739,39 @@ class _Importer:
         # Training mode: opset 12's training_mode input; before opset 7, is_test=0 (the
         # default there).
         training = (self.opset < 7 and not attrs.get("is_test", 0)) or (
-            len(node.input) > 2 and node.input[2]
-            and self._constant_scalar(node.input[2], "training_mode"))
+            len(node.input) > 2
+            and node.input[2]
+            and self._constant_scalar(node.input[2], "training_mode")
+        )
         if training:
-            raise self._fail("Dropout in training mode is not supported (nnlayout compiles "
-                             "for inference)")
+            raise self._fail(
+                "Dropout in training mode is not supported (nnlayout compiles for inference)"
+            )
         self._output(node, self._in(node, 0))
 
     def _op_LeakyRelu(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
-        self._output(node, self._build(
-            lambda: nn.LeakyReluOp(self._in(node, 0), float(attrs.get("alpha", 0.01)))))
+        self._output(
+            node,
+            self._build(lambda: nn.LeakyReluOp(self._in(node, 0), float(attrs.get("alpha", 0.01)))),
+        )
 
     def _op_Clip(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         if self.opset < 11:
             low, high = attrs.get("min"), attrs.get("max")
         else:
-            low, high = (self._constant_scalar(node.input[i], what)
-                         if len(node.input) > i and node.input[i] else None
-                         for i, what in ((1, "min"), (2, "max")))
+            low, high = (
+                self._constant_scalar(node.input[i], what)
+                if len(node.input) > i and node.input[i]
+                else None
+                for i, what in ((1, "min"), (2, "max"))
+            )
         for what, bound in (("min", low), ("max", high)):
             if bound is not None and math.isnan(bound):
-                raise self._fail(f"Clip's {what} is NaN, which ONNX leaves open (onnxruntime "
-                                 "ignores such a bound, numpy and ONNX's reference evaluator "
-                                 "give NaN): give a number, or leave the bound out")
+                raise self._fail(
+                    f"Clip's {what} is NaN, which ONNX leaves open (onnxruntime "
+                    "ignores such a bound, numpy and ONNX's reference evaluator "
+                    "give NaN): give a number, or leave the bound out"
+                )
         # ONNX: an omitted bound is the lowest or largest float (so inf becomes 3.4e38).
         largest = float(np.finfo(np.float32).max)
         low = -largest if low is None else low
@@ -666,23 +788,41 @@ class _Importer:
         self._output(node, self._build(lambda: nn.MatmulOp(self._in(node, 0), self._in(node, 1))))
 
     def _op_Gemm(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
-        self._output(node, self._build(lambda: nn.GemmOp(
-            self._in(node, 0), self._in(node, 1), self._optional_in(node, 2),
-            trans_a=bool(attrs.get("transA", 0)), trans_b=bool(attrs.get("transB", 0)),
-            alpha=float(attrs.get("alpha", 1.0)), beta=float(attrs.get("beta", 1.0)))))
+        self._output(
+            node,
+            self._build(
+                lambda: nn.GemmOp(
+                    self._in(node, 0),
+                    self._in(node, 1),
+                    self._optional_in(node, 2),
+                    trans_a=bool(attrs.get("transA", 0)),
+                    trans_b=bool(attrs.get("transB", 0)),
+                    alpha=float(attrs.get("alpha", 1.0)),
+                    beta=float(attrs.get("beta", 1.0)),
+                )
+            ),
+        )
 
     def _op_BatchNormalization(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         # Listed statistics outputs mean training mode, read or not: onnxruntime then
         # normalises with the batch's own mean and variance.
         if attrs.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
-            raise self._fail("training-mode BatchNormalization (running statistics outputs) "
-                             "is not supported; export the model for inference")
+            raise self._fail(
+                "training-mode BatchNormalization (running statistics outputs) "
+                "is not supported; export the model for inference"
+            )
         if not attrs.get("spatial", 1):
-            raise self._fail("BatchNormalization with spatial=0 (statistics per element, "
-                             "before opset 9) is not supported")
+            raise self._fail(
+                "BatchNormalization with spatial=0 (statistics per element, "
+                "before opset 9) is not supported"
+            )
         operands = [self._in(node, i) for i in range(5)]
-        self._output(node, self._build(
-            lambda: nn.BatchNormOp(*operands, epsilon=float(attrs.get("epsilon", 1e-5)))))
+        self._output(
+            node,
+            self._build(
+                lambda: nn.BatchNormOp(*operands, epsilon=float(attrs.get("epsilon", 1e-5)))
+            ),
+        )
 
     def _op_GlobalAveragePool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         self._output(node, self._build(lambda: nn.GlobalAvgPoolOp(self._in(node, 0))))
@@ -693,8 +833,9 @@ class _Importer:
         self._output(node, self._build(lambda: nn.ConcatOp(inputs, int(attrs.get("axis", 1)))))
 
     def _op_Flatten(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
-        self._output(node, self._build(
-            lambda: nn.FlattenOp(self._in(node, 0), int(attrs.get("axis", 1)))))
+        self._output(
+            node, self._build(lambda: nn.FlattenOp(self._in(node, 0), int(attrs.get("axis", 1))))
+        )
 
     def _op_Transpose(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         x = self._in(node, 0)
@@ -711,8 +852,10 @@ class _Importer:
         else:
             raise self._fail("Reshape before opset 5 needs a 'shape' attribute")
         if attrs.get("allowzero", 0) and 0 in requested:
-            raise self._fail("Reshape with allowzero=1 and a 0 entry gives an empty tensor; "
-                             "empty tensors are not supported")
+            raise self._fail(
+                "Reshape with allowzero=1 and a 0 entry gives an empty tensor; "
+                "empty tensors are not supported"
+            )
         shape = [source[i] if v == 0 else v for i, v in enumerate(requested)]
         if shape.count(-1) > 1 or any(v < -1 for v in shape):
             raise self._fail(f"invalid Reshape shape {requested}")
@@ -747,12 +890,17 @@ class _Importer:
         """The auto_pad of a Conv, ConvTranspose or pool, one of the four ONNX defines."""
         auto_pad = _auto_pad_name(attrs)
         if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
-            raise self._fail(f"unknown auto_pad '{auto_pad}' (NOTSET, SAME_UPPER, SAME_LOWER "
-                             "or VALID)")
+            raise self._fail(
+                f"unknown auto_pad '{auto_pad}' (NOTSET, SAME_UPPER, SAME_LOWER or VALID)"
+            )
         return auto_pad
 
-    def _window_attrs(self, attrs: dict, sizes: Sequence[int], kernel: Sequence[int],
-                      ) -> tuple[list[int], list[int], list[int]]:
+    def _window_attrs(
+        self,
+        attrs: dict,
+        sizes: Sequence[int],
+        kernel: Sequence[int],
+    ) -> tuple[list[int], list[int], list[int]]:
         """strides, explicit pads ([begin..., end...]) and dilations of a Conv or pool."""
         rank = len(kernel)
         strides = list(attrs.get("strides", [1] * rank))
@@ -770,8 +918,9 @@ class _Importer:
         """The number of spatial axes of `x` (1 or 2); refuses others."""
         rank = len(nn.shape_of(x)) - 2
         if rank not in (1, 2):
-            raise self._fail(f"{rank}-D {what} is not supported (nn has 2-D {what}; 1-D is "
-                             "imported as 2-D)")
+            raise self._fail(
+                f"{rank}-D {what} is not supported (nn has 2-D {what}; 1-D is imported as 2-D)"
+            )
         return rank
 
     def _as_2d(self, value: SSAValue) -> SSAValue:
@@ -791,8 +940,10 @@ class _Importer:
         """The weights' spatial shape, which a kernel_shape attribute must repeat."""
         kernel = nn.shape_of(w)[2:]
         if "kernel_shape" in attrs and list(attrs["kernel_shape"]) != list(kernel):
-            raise self._fail(f"kernel_shape {list(attrs['kernel_shape'])} is not the weight's "
-                             f"spatial shape {list(kernel)}")
+            raise self._fail(
+                f"kernel_shape {list(attrs['kernel_shape'])} is not the weight's "
+                f"spatial shape {list(kernel)}"
+            )
         return kernel
 
     def _op_Conv(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
@@ -803,9 +954,21 @@ class _Importer:
         if rank == 1:
             x, w = self._as_2d(x), self._as_2d(w)
             strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
-        self._finish_spatial(node, self._build(lambda: nn.Conv2dOp(
-            x, w, b, strides=strides, pads=pads, dilations=dilations,
-            groups=int(attrs.get("group", 1)))), rank)
+        self._finish_spatial(
+            node,
+            self._build(
+                lambda: nn.Conv2dOp(
+                    x,
+                    w,
+                    b,
+                    strides=strides,
+                    pads=pads,
+                    dilations=dilations,
+                    groups=int(attrs.get("group", 1)),
+                )
+            ),
+            rank,
+        )
 
     def _op_ConvTranspose(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         x, w, b = self._in(node, 0), self._in(node, 1), self._optional_in(node, 2)
@@ -815,8 +978,9 @@ class _Importer:
         dilations = list(attrs.get("dilations", [1] * rank))
         output_padding = list(attrs.get("output_padding", [0] * rank))
         auto_pad = self._auto_pad(attrs)
-        pads = list(attrs.get("pads", [0] * (2 * rank))) if auto_pad == "NOTSET" else [0] * (
-            2 * rank)
+        pads = (
+            list(attrs.get("pads", [0] * (2 * rank))) if auto_pad == "NOTSET" else [0] * (2 * rank)
+        )
         output_shape = attrs.get("output_shape")
         same = output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER")
         if same:
@@ -827,8 +991,12 @@ class _Importer:
             output_shape = list(output_shape)[-rank:]
             begins, ends = [], []
             for axis in range(rank):
-                natural = (strides[axis] * (sizes[axis] - 1) + output_padding[axis]
-                           + (kernel[axis] - 1) * dilations[axis] + 1)
+                natural = (
+                    strides[axis] * (sizes[axis] - 1)
+                    + output_padding[axis]
+                    + (kernel[axis] - 1) * dilations[axis]
+                    + 1
+                )
                 total = natural - output_shape[axis]
                 if total < 0 and same:
                     # (k - 1) * d + 1 + output_padding < stride
@@ -836,12 +1004,14 @@ class _Importer:
                         f"auto_pad {auto_pad} with kernel extent + output_padding below stride "
                         f"{strides[axis]} on spatial axis {axis}: the ONNX spec makes the "
                         f"output input * stride ({output_shape[axis]}), onnxruntime and "
-                        f"onnx's shape inference {natural}; give pads or output_shape")
+                        f"onnx's shape inference {natural}; give pads or output_shape"
+                    )
                 if total < 0 and -total >= strides[axis]:
                     raise self._fail(
                         f"output_shape {output_shape[axis]} on spatial axis {axis} is "
                         f"{-total} beyond the transposed convolution's size {natural}; ONNX "
-                        f"allows up to stride - 1 = {strides[axis] - 1}")
+                        f"allows up to stride - 1 = {strides[axis] - 1}"
+                    )
                 if total < 0:
                     output_padding[axis] -= total
                     total = 0
@@ -853,9 +1023,22 @@ class _Importer:
             x, w = self._as_2d(x), self._as_2d(w)
             strides, dilations = [1, *strides], [1, *dilations]
             pads, output_padding = [0, pads[0], 0, pads[1]], [0, *output_padding]
-        self._finish_spatial(node, self._build(lambda: nn.ConvTranspose2dOp(
-            x, w, b, strides=strides, pads=pads, output_padding=output_padding,
-            dilations=dilations, groups=int(attrs.get("group", 1)))), rank)
+        self._finish_spatial(
+            node,
+            self._build(
+                lambda: nn.ConvTranspose2dOp(
+                    x,
+                    w,
+                    b,
+                    strides=strides,
+                    pads=pads,
+                    output_padding=output_padding,
+                    dilations=dilations,
+                    groups=int(attrs.get("group", 1)),
+                )
+            ),
+            rank,
+        )
 
     def _pool(self, node: onnx.NodeProto, attrs: dict, make: Callable[..., Operation]) -> None:
         x = self._in(node, 0)
@@ -865,8 +1048,7 @@ class _Importer:
         strides, pads, dilations = self._window_attrs(attrs, sizes, kernel)
         auto_pad = self._auto_pad(attrs)
         same = auto_pad.startswith("SAME")
-        for axis, (size, k, s, d) in enumerate(zip(sizes, kernel, strides, dilations,
-                                                   strict=True)):
+        for axis, (size, k, s, d) in enumerate(zip(sizes, kernel, strides, dilations, strict=True)):
             total = same_padding(size, k, s, d) if same else 0
             # ONNX leaves negative padding open. onnxruntime's AveragePool-19 crops the
             # input, at the start by total / 2 rounded toward zero (SAME_UPPER) or
@@ -878,14 +1060,26 @@ class _Importer:
                 raise self._fail(
                     f"auto_pad {auto_pad} on spatial axis {axis} needs padding {total} "
                     f"(kernel extent {(k - 1) * d + 1}, stride {s}): onnxruntime crops "
-                    f"{-start} at the start, which nn's pooling cannot; give pads")
+                    f"{-start} at the start, which nn's pooling cannot; give pads"
+                )
         if rank == 1:
             x = self._as_2d(x)
             kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
             pads = [0, pads[0], 0, pads[1]]
-        self._finish_spatial(node, self._build(lambda: make(
-            x, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
-            ceil_mode=bool(attrs.get("ceil_mode", 0)) and not same)), rank)
+        self._finish_spatial(
+            node,
+            self._build(
+                lambda: make(
+                    x,
+                    kernel=kernel,
+                    strides=strides,
+                    pads=pads,
+                    dilations=dilations,
+                    ceil_mode=bool(attrs.get("ceil_mode", 0)) and not same,
+                )
+            ),
+            rank,
+        )
 
     def _op_MaxPool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         if self._read_outputs(node):
@@ -898,8 +1092,7 @@ class _Importer:
 
     def _op_AveragePool(self, node: onnx.NodeProto, attrs: dict) -> None:  # noqa: N802
         include = bool(attrs.get("count_include_pad", 0))
-        self._pool(node, attrs, lambda x, **kw: nn.AvgPool2dOp(x, count_include_pad=include,
-                                                               **kw))
+        self._pool(node, attrs, lambda x, **kw: nn.AvgPool2dOp(x, count_include_pad=include, **kw))
 
 
 def write_imported(imported: ImportedModel, path: Path) -> None:
@@ -913,8 +1106,7 @@ def write_imported(imported: ImportedModel, path: Path) -> None:
                     with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
                         np.lib.format.write_array(member, array, allow_pickle=False)
         except OSError as error:
-            raise UserError(f"cannot write '{weights_file}': {os_error_reason(error)}"
-                            ) from None
+            raise UserError(f"cannot write '{weights_file}': {os_error_reason(error)}") from None
         attach_weights_file(imported.module, weights_file.name)
     try:
         with open(path, "w", encoding="utf-8") as handle:
@@ -923,8 +1115,9 @@ def write_imported(imported: ImportedModel, path: Path) -> None:
         raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
 
 
-def import_model(model: onnx.ModelProto, *,
-                 inline_limit: int = DEFAULT_INLINE_LIMIT) -> ImportedModel:
+def import_model(
+    model: onnx.ModelProto, *, inline_limit: int = DEFAULT_INLINE_LIMIT
+) -> ImportedModel:
     """Translates `model` into a module with one `func.func @main`; see the module docstring."""
     try:
         imported = _Importer(model, inline_limit).run()

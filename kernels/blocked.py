@@ -77,15 +77,16 @@ def _check_blocked(op: Operation) -> None:
 
 def _channel_reason(what: str, channels: int, target: Target, padding: bool) -> str | None:
     if channels % target.block and not padding:
-        return (f"{channels} {what} channels are not a multiple of the block {target.block} "
-                "and padding is off")
+        return (
+            f"{channels} {what} channels are not a multiple of the block {target.block} "
+            "and padding is off"
+        )
     return None
 
 
 def _too_small(macs: int, target: Target) -> str | None:
     if macs < target.min_blocked_macs:
-        return (f"too small to gain from blocking: {macs:,} MACs < "
-                f"{target.min_blocked_macs:,}")
+        return f"too small to gain from blocking: {macs:,} MACs < {target.min_blocked_macs:,}"
     return None
 
 
@@ -95,23 +96,31 @@ def _rezero(op: Operation, physical: np.ndarray) -> np.ndarray:
     return physical if spec is None else spec.zero_padding(physical, shape_of(op.results[0]))
 
 
-def _padded_end(size: int, begin: int, out: int, kernel: int, stride: int,
-                dilation: int) -> int:
+def _padded_end(size: int, begin: int, out: int, kernel: int, stride: int, dilation: int) -> int:
     """Padding needed after a spatial axis so that all `out` windows fit (this covers the
     explicit end pad where it is used and ceil_mode's overhang past it)."""
     return max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size - begin)
 
 
-def _windows(x: np.ndarray, axes: tuple[int, int], kernel: Sequence[int],
-             strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int],
-             out_hw: Sequence[int], pad_value: float) -> np.ndarray:
+def _windows(
+    x: np.ndarray,
+    axes: tuple[int, int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    out_hw: Sequence[int],
+    pad_value: float,
+) -> np.ndarray:
     """Sliding windows over the spatial axes `axes` (H, W) of physical `x`, padded with
     `pad_value` (pads = [top, left, bottom, right]): the spatial axes become OH and OW in
     place, and the window offsets kH, kW are appended as the last two axes."""
     widths = [(0, 0)] * x.ndim
     for a, axis in enumerate(axes):
-        widths[axis] = (pads[a], _padded_end(x.shape[axis], pads[a], out_hw[a], kernel[a],
-                                             strides[a], dilations[a]))
+        widths[axis] = (
+            pads[a],
+            _padded_end(x.shape[axis], pads[a], out_hw[a], kernel[a], strides[a], dilations[a]),
+        )
     if any(begin or end for begin, end in widths):
         x = np.pad(x, widths, constant_values=pad_value)
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
@@ -132,8 +141,16 @@ def _conv_macs(op: nn.Conv2dOp) -> int:
 def _conv_windows(op: nn.Conv2dOp, x: np.ndarray, kernel: Sequence[int]) -> np.ndarray:
     """[N, Cb, OH, OW, b, kH, kW] windows of an NCHW{b}c input ([N, C, OH, OW, kH, kW] of an
     NCHW one), zero-padded."""
-    return _windows(x, (2, 3), kernel, ints(op.strides), ints(op.pads),
-                    ints(op.dilations), shape_of(op.output)[2:], 0.0)
+    return _windows(
+        x,
+        (2, 3),
+        kernel,
+        ints(op.strides),
+        ints(op.pads),
+        ints(op.dilations),
+        shape_of(op.output)[2:],
+        0.0,
+    )
 
 
 # -------------------------------------------------------------------- convolutions
@@ -162,11 +179,15 @@ def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
     groups = op.groups.value.data
     o, i = shape_of(op.weight)[:2]
     if groups != 1 and (i % target.block or o // groups % target.block):
-        return (f"grouped convolution (groups={groups}) with {i} input and {o // groups} "
-                f"output channels a group, not multiples of the block {target.block}")
-    return ((None if _plain_input(op, target) else _channel_reason("input", i, target, padding))
-            or _channel_reason("output", o, target, padding)
-            or _too_small(_conv_macs(op), target))
+        return (
+            f"grouped convolution (groups={groups}) with {i} input and {o // groups} "
+            f"output channels a group, not multiples of the block {target.block}"
+        )
+    return (
+        (None if _plain_input(op, target) else _channel_reason("input", i, target, padding))
+        or _channel_reason("output", o, target, padding)
+        or _too_small(_conv_macs(op), target)
+    )
 
 
 def _conv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
@@ -204,29 +225,43 @@ def _conv_types_reason(op: nn.Conv2dOp) -> str | None:
     became IHW{b}iO{b}o named OIHW{b}i{b}o, which the GEMM misread."""
     result = _blocked_spec(op.output)
     if result is None:
-        return (f"result of type {op.output.type} is not channel-blocked NCHW{{b}}c; run "
-                "insert-layouts before calling a blocked kernel")
+        return (
+            f"result of type {op.output.type} is not channel-blocked NCHW{{b}}c; run "
+            "insert-layouts before calling a blocked kernel"
+        )
     blocked_input = _blocked_spec(op.input)
     if blocked_input is None and (_spec(op.input) is not None or op.groups.value.data != 1):
-        return (f"operand 0 of type {op.input.type} is not channel-blocked NCHW{{b}}c; run "
-                "insert-layouts before calling a blocked kernel")
+        return (
+            f"operand 0 of type {op.input.type} is not channel-blocked NCHW{{b}}c; run "
+            "insert-layouts before calling a blocked kernel"
+        )
     b = result.block_product("C")
     groups = op.groups.value.data
     o, i = shape_of(op.weight)[:2]
-    if groups != 1 and blocked_input is not None and (
-            i % blocked_input.block_product("C") or o // groups % b):
-        return (f"{groups} groups of {i} input and {o // groups} output channels split the "
-                f"blocks of {blocked_input.block_product('C')} and {b} lanes")
-    weights = f"IHWO{b}o" if blocked_input is None else (
-        f"IHW{blocked_input.block_product('C')}iO{b}o")
-    return _layouts_reason([("weights", op.weight, weights)] + (
-        [] if op.bias is None else [("bias", op.bias, f"C{b}c")]))
+    if (
+        groups != 1
+        and blocked_input is not None
+        and (i % blocked_input.block_product("C") or o // groups % b)
+    ):
+        return (
+            f"{groups} groups of {i} input and {o // groups} output channels split the "
+            f"blocks of {blocked_input.block_product('C')} and {b} lanes"
+        )
+    weights = (
+        f"IHWO{b}o" if blocked_input is None else (f"IHW{blocked_input.block_product('C')}iO{b}o")
+    )
+    return _layouts_reason(
+        [("weights", op.weight, weights)]
+        + ([] if op.bias is None else [("bias", op.bias, f"C{b}c")])
+    )
 
 
 def _not_one_blocked_layout(op: Operation) -> str:
-    return (f"input of type {op.operands[0].type} and result of type {op.results[0].type} are "
-            "not both one channel-blocked NCHW{b}c; run insert-layouts before calling a "
-            "blocked kernel")
+    return (
+        f"input of type {op.operands[0].type} and result of type {op.results[0].type} are "
+        "not both one channel-blocked NCHW{b}c; run insert-layouts before calling a "
+        "blocked kernel"
+    )
 
 
 def _layouts_reason(wanted: Sequence[tuple[str, SSAValue, str]]) -> str | None:
@@ -235,9 +270,11 @@ def _layouts_reason(wanted: Sequence[tuple[str, SSAValue, str]]) -> str | None:
     for what, value, layout in wanted:
         spec = _spec(value)
         if spec is None or spec.text != layout:
-            return (f"{what} in layout '{spec.text if spec else 'plain'}', not {layout} (IR "
-                    "dispatched by an older nnlayout, or by hand: run select-dispatch and "
-                    "insert-layouts on the tensor-level program again)")
+            return (
+                f"{what} in layout '{spec.text if spec else 'plain'}', not {layout} (IR "
+                "dispatched by an older nnlayout, or by hand: run select-dispatch and "
+                "insert-layouts on the tensor-level program again)"
+            )
     return None
 
 
@@ -271,8 +308,7 @@ def _conv_gemm(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     else:
         # Group g reads input blocks [g * Ib, (g + 1) * Ib) and writes output blocks
         # [g * Ob / groups, (g + 1) * Ob / groups): a batch of one GEMM per group.
-        product = np.matmul(cols.transpose(1, 0, 2), weights.transpose(1, 0, 2)
-                            ).transpose(1, 0, 2)
+        product = np.matmul(cols.transpose(1, 0, 2), weights.transpose(1, 0, 2)).transpose(1, 0, 2)
     return product.reshape(n, oh, ow, blocks, lanes).transpose(0, 3, 1, 2, 4)
 
 
@@ -284,8 +320,9 @@ def _is_depthwise(op: nn.Conv2dOp) -> bool:
 def _dwconv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
     """Channels padded only with padding on; at least `target.min_blocked_macs`
     multiply-accumulates."""
-    return (_channel_reason("input", shape_of(op.input)[1], target, padding)
-            or _too_small(_conv_macs(op), target))
+    return _channel_reason("input", shape_of(op.input)[1], target, padding) or _too_small(
+        _conv_macs(op), target
+    )
 
 
 def _dwconv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
@@ -312,8 +349,10 @@ def _dwconv_types_reason(op: nn.Conv2dOp) -> str | None:
     if spec is None or _spec(op.results[0]) != spec:
         return _not_one_blocked_layout(op)
     b = spec.block_product("C")
-    return _layouts_reason([("weights", op.weight, f"OIHW{b}o")] + (
-        [] if op.bias is None else [("bias", op.bias, f"C{b}c")]))
+    return _layouts_reason(
+        [("weights", op.weight, f"OIHW{b}o")]
+        + ([] if op.bias is None else [("bias", op.bias, f"C{b}c")])
+    )
 
 
 def _dwconv_into(op: nn.Conv2dOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -328,8 +367,11 @@ def _dwconv_into(op: nn.Conv2dOp, inputs: Sequence[np.ndarray], out: np.ndarray)
     product = np.empty_like(out)
     for i in range(w.shape[2]):
         for j in range(w.shape[3]):
-            np.add(out, np.multiply(windows[..., i, j], w[None, :, 0, i, j, None, None, :],
-                                    out=product), out=out)
+            np.add(
+                out,
+                np.multiply(windows[..., i, j], w[None, :, 0, i, j, None, None, :], out=product),
+                out=out,
+            )
     if bias:
         np.add(out, bias[0][:, None, None, :], out=out)
 
@@ -375,9 +417,12 @@ def broadcast_reason(op: Operation) -> str | None:
     for index, operand in enumerate(op.operands):
         shape = shape_of(operand)
         if len(shape) != len(result) or any(
-                size not in (1, full) for size, full in zip(shape, result, strict=True)):
-            return (f"broadcasting operand {index} {list(shape)} to {list(result)} "
-                    f"(the kernel broadcasts axes of size 1 of an operand of the same rank)")
+            size not in (1, full) for size, full in zip(shape, result, strict=True)
+        ):
+            return (
+                f"broadcasting operand {index} {list(shape)} to {list(result)} "
+                f"(the kernel broadcasts axes of size 1 of an operand of the same rank)"
+            )
     return None
 
 
@@ -396,18 +441,26 @@ def broadcast_layout(op: Operation, spec: LayoutSpec) -> str | None:
         shape = shape_of(operand)
         for axis, size, full in zip(spec.logical_axes, shape, result, strict=True):
             if size != full and spec.blocks_of(axis):
-                return (f"operand {index} {list(shape)} broadcasts along axis {axis}, which "
-                        f"layout '{spec.text}' blocks")
+                return (
+                    f"operand {index} {list(shape)} broadcasts along axis {axis}, which "
+                    f"layout '{spec.text}' blocks"
+                )
     return None
 
 
-def _any_types_reason(op: Operation, shapes: Callable[[Operation], str | None],
-                      check: Callable[[Operation, LayoutSpec], str | None]) -> str | None:
+def _any_types_reason(
+    op: Operation,
+    shapes: Callable[[Operation], str | None],
+    check: Callable[[Operation, LayoutSpec], str | None],
+) -> str | None:
     """A `"*"` kernel's `accepts_types`: its shape rules (`shapes`, what its `accepts` asks),
     every operand and result in operand 0's layout, and `check` (its `accepts_layout`)
     agreeing to that layout."""
-    return (shapes(op) or one_layout_refusal(op, range(len(op.operands)))
-            or carried_layout_refusal(op, check))
+    return (
+        shapes(op)
+        or one_layout_refusal(op, range(len(op.operands)))
+        or carried_layout_refusal(op, check)
+    )
 
 
 def _zero_preserving(op: Operation) -> bool:
@@ -428,12 +481,32 @@ def elementwise_any(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 # Whether f(0) == 0 (0 op 0 == 0 for binary ops); clip depends on its bounds.
 _ZERO_PRESERVING: dict[type[Operation], bool] = {
-    nn.ReluOp: True, nn.LeakyReluOp: True, nn.SigmoidOp: False, nn.TanhOp: True,
-    nn.ExpOp: False, nn.NegOp: True, nn.AbsOp: True, nn.SqrtOp: True, nn.ClipOp: False,
-    nn.AddOp: True, nn.SubOp: True, nn.MulOp: True, nn.DivOp: False, nn.SumOp: True,
+    nn.ReluOp: True,
+    nn.LeakyReluOp: True,
+    nn.SigmoidOp: False,
+    nn.TanhOp: True,
+    nn.ExpOp: False,
+    nn.NegOp: True,
+    nn.AbsOp: True,
+    nn.SqrtOp: True,
+    nn.ClipOp: False,
+    nn.AddOp: True,
+    nn.SubOp: True,
+    nn.MulOp: True,
+    nn.DivOp: False,
+    nn.SumOp: True,
 }
-_UNARY = (nn.ReluOp, nn.LeakyReluOp, nn.SigmoidOp, nn.TanhOp, nn.ExpOp, nn.NegOp, nn.AbsOp,
-          nn.SqrtOp, nn.ClipOp)
+_UNARY = (
+    nn.ReluOp,
+    nn.LeakyReluOp,
+    nn.SigmoidOp,
+    nn.TanhOp,
+    nn.ExpOp,
+    nn.NegOp,
+    nn.AbsOp,
+    nn.SqrtOp,
+    nn.ClipOp,
+)
 _NARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp, nn.SumOp)
 
 
@@ -453,13 +526,21 @@ def _batch_norm_types_reason(op: nn.BatchNormOp) -> str | None:
     if spec is None or _spec(op.results[0]) != spec:
         return _not_one_blocked_layout(op)
     vector = f"C{spec.block_product('C')}c"
-    return _layouts_reason([(name, value, vector) for name, value in zip(
-        ("scale", "bias", "mean", "variance"), op.operands[1:], strict=True)])
+    return _layouts_reason(
+        [
+            (name, value, vector)
+            for name, value in zip(
+                ("scale", "bias", "mean", "variance"), op.operands[1:], strict=True
+            )
+        ]
+    )
 
 
 def _batch_norm_layouts(op: nn.BatchNormOp, target: Target) -> Layouts:
-    return ((target.activation_layout,) + (target.channel_vector_layout,) * 4,
-            (target.activation_layout,))
+    return (
+        (target.activation_layout,) + (target.channel_vector_layout,) * 4,
+        (target.activation_layout,),
+    )
 
 
 def batch_norm_nchwc(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -472,8 +553,9 @@ def batch_norm_nchwc(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.nda
     return inputs[0] * factor + shift
 
 
-def _batch_norm_factors(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]
-                        ) -> tuple[np.ndarray, np.ndarray]:
+def _batch_norm_factors(
+    op: nn.BatchNormOp, inputs: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """factor and shift, shaped [Cb, 1, 1, b] to broadcast over NCHW{b}c."""
     x, scale, bias, mean, var = inputs
     vector_spec = _spec(op.scale)
@@ -520,8 +602,7 @@ def max_pool2d_any(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     """Spatial padding is -inf, so it never wins. A window that sees only padding (possible
     with dilation) yields -inf, also on channel padding lanes: those are re-zeroed."""
     windows = _max_pool_windows(op, inputs[0])
-    return _rezero(op, _fold_taps(windows, np.maximum, np.empty(windows.shape[:-2],
-                                                                 windows.dtype)))
+    return _rezero(op, _fold_taps(windows, np.maximum, np.empty(windows.shape[:-2], windows.dtype)))
 
 
 def _fold_taps(windows: np.ndarray, combine: np.ufunc, out: np.ndarray) -> np.ndarray:
@@ -542,12 +623,28 @@ def _fold_taps(windows: np.ndarray, combine: np.ufunc, out: np.ndarray) -> np.nd
 
 def _max_pool_windows(op: nn.MaxPool2dOp, x: np.ndarray) -> np.ndarray:
     _, h, w = _nhw_axes(_spec(op.input))
-    return _windows(x, (h, w), ints(op.kernel), ints(op.strides), ints(op.pads),
-                    ints(op.dilations), shape_of(op.output)[2:], -np.inf)
+    return _windows(
+        x,
+        (h, w),
+        ints(op.kernel),
+        ints(op.strides),
+        ints(op.pads),
+        ints(op.dilations),
+        shape_of(op.output)[2:],
+        -np.inf,
+    )
 
 
-def _window_counts(size: int, out: int, kernel: int, stride: int, begin: int, end: int,
-                   dilation: int, include_pad: bool) -> np.ndarray:
+def _window_counts(
+    size: int,
+    out: int,
+    kernel: int,
+    stride: int,
+    begin: int,
+    end: int,
+    dilation: int,
+    include_pad: bool,
+) -> np.ndarray:
     """How many positions of each of the `out` windows along one axis count in the divisor:
     input positions, plus the explicit pads with count_include_pad (never ceil_mode's
     overhang past them)."""
@@ -556,9 +653,9 @@ def _window_counts(size: int, out: int, kernel: int, stride: int, begin: int, en
     if include_pad:
         counted[: begin + size + end] = 1
     else:
-        counted[begin: begin + size] = 1
+        counted[begin : begin + size] = 1
     windows = sliding_window_view(counted, (kernel - 1) * dilation + 1)
-    return windows[: (out - 1) * stride + 1: stride, ::dilation].sum(axis=-1)
+    return windows[: (out - 1) * stride + 1 : stride, ::dilation].sum(axis=-1)
 
 
 def avg_pool2d_any(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -574,19 +671,39 @@ def avg_pool2d_any(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
 
 def _avg_pool_windows(op: nn.AvgPool2dOp, x: np.ndarray) -> np.ndarray:
     _, h, w = _nhw_axes(_spec(op.input))
-    return _windows(x, (h, w), ints(op.kernel), ints(op.strides), ints(op.pads),
-                    ints(op.dilations), shape_of(op.output)[2:], 0.0)
+    return _windows(
+        x,
+        (h, w),
+        ints(op.kernel),
+        ints(op.strides),
+        ints(op.pads),
+        ints(op.dilations),
+        shape_of(op.output)[2:],
+        0.0,
+    )
 
 
 def _avg_pool_divisor(op: nn.AvgPool2dOp, x: np.ndarray) -> np.ndarray:
     """The divisor of each window, shaped to broadcast over the result."""
     _, h, w = _nhw_axes(_spec(op.input))
-    kernel, strides, pads, dilations = (ints(op.kernel), ints(op.strides), ints(op.pads),
-                                        ints(op.dilations))
+    kernel, strides, pads, dilations = (
+        ints(op.kernel),
+        ints(op.strides),
+        ints(op.pads),
+        ints(op.dilations),
+    )
     out_hw = shape_of(op.output)[2:]
     counts = [
-        _window_counts(x.shape[axis], out_hw[a], kernel[a], strides[a], pads[a], pads[a + 2],
-                       dilations[a], op.count_include_pad is not None)
+        _window_counts(
+            x.shape[axis],
+            out_hw[a],
+            kernel[a],
+            strides[a],
+            pads[a],
+            pads[a + 2],
+            dilations[a],
+            op.count_include_pad is not None,
+        )
         for a, axis in enumerate((h, w))
     ]
     divisor_shape = [1] * x.ndim
@@ -617,8 +734,9 @@ def _concat_accepts(op: nn.ConcatOp, target: Target, padding: bool) -> str | Non
     for index, value in enumerate(op.inputs):
         channels = shape_of(value)[1]
         if channels % target.block:
-            return (f"input {index} has {channels} channels, not a multiple of the block "
-                    f"{target.block}")
+            return (
+                f"input {index} has {channels} channels, not a multiple of the block {target.block}"
+            )
     return None
 
 
@@ -628,13 +746,17 @@ def _concat_types_reason(op: nn.ConcatOp) -> str | None:
     inside the result)."""
     spec = _blocked_spec(op.output)
     if spec is None or op.normalized_axis != 1:
-        return (f"result of type {op.output.type} is not channel-blocked NCHW{{b}}c joined "
-                "along channels; run insert-layouts before calling a blocked kernel")
+        return (
+            f"result of type {op.output.type} is not channel-blocked NCHW{{b}}c joined "
+            "along channels; run insert-layouts before calling a blocked kernel"
+        )
     b = spec.block_product("C")
     for index, value in enumerate(op.inputs):
         if _spec(value) != spec or shape_of(value)[1] % b:
-            return (f"input {index} of type {value.type} is not {shape_of(value)[1]} channels "
-                    f"in whole blocks of the result's layout {spec.text}")
+            return (
+                f"input {index} of type {value.type} is not {shape_of(value)[1]} channels "
+                f"in whole blocks of the result's layout {spec.text}"
+            )
     return None
 
 
@@ -696,6 +818,7 @@ def _bounded(low: float | None, high: float | None) -> Into:
     maximum and minimum."""
     bounds = [b for b in (low, high) if b is not None]
     if any(math.isnan(b) or math.copysign(1.0, b) < 0 and b == 0 for b in bounds):
+
         def exact(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
             x = inputs[0]
             if low is not None:
@@ -718,8 +841,9 @@ def _bounded(low: float | None, high: float | None) -> Into:
 
 
 def _clip_into(op: nn.ClipOp) -> Into:
-    return _bounded(None if op.min is None else op.min.value.data,
-                    None if op.max is None else op.max.value.data)
+    return _bounded(
+        None if op.min is None else op.min.value.data, None if op.max is None else op.max.value.data
+    )
 
 
 def _leaky_relu_into(op: nn.LeakyReluOp) -> Into:
@@ -759,12 +883,20 @@ def _sum_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
 
 
 _INTO: dict[type[Operation], Callable[[Operation], Into]] = {
-    nn.ReluOp: lambda op: _bounded(0.0, None), nn.ClipOp: _clip_into,
-    nn.LeakyReluOp: _leaky_relu_into, nn.SigmoidOp: lambda op: _sigmoid_into,
-    nn.TanhOp: _ufunc(np.tanh), nn.ExpOp: _ufunc(np.exp), nn.NegOp: lambda op: _negative_into,
-    nn.AbsOp: _ufunc(np.abs), nn.SqrtOp: _ufunc(np.sqrt), nn.AddOp: _ufunc(np.add),
-    nn.SubOp: _ufunc(np.subtract), nn.MulOp: _ufunc(np.multiply),
-    nn.DivOp: _ufunc(np.divide), nn.SumOp: lambda op: _sum_into,
+    nn.ReluOp: lambda op: _bounded(0.0, None),
+    nn.ClipOp: _clip_into,
+    nn.LeakyReluOp: _leaky_relu_into,
+    nn.SigmoidOp: lambda op: _sigmoid_into,
+    nn.TanhOp: _ufunc(np.tanh),
+    nn.ExpOp: _ufunc(np.exp),
+    nn.NegOp: lambda op: _negative_into,
+    nn.AbsOp: _ufunc(np.abs),
+    nn.SqrtOp: _ufunc(np.sqrt),
+    nn.AddOp: _ufunc(np.add),
+    nn.SubOp: _ufunc(np.subtract),
+    nn.MulOp: _ufunc(np.multiply),
+    nn.DivOp: _ufunc(np.divide),
+    nn.SumOp: lambda op: _sum_into,
 }
 
 
@@ -786,11 +918,14 @@ def prepare_elementwise(op: Operation) -> BoundKernel:
     return bound
 
 
-def _prepared(compute: Callable[[Operation, Sequence[np.ndarray], np.ndarray], None],
-              impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
-              rezero: bool = True) -> Callable[[Operation], BoundKernel]:
+def _prepared(
+    compute: Callable[[Operation, Sequence[np.ndarray], np.ndarray], None],
+    impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
+    rezero: bool = True,
+) -> Callable[[Operation], BoundKernel]:
     """`prepare` for a kernel whose `compute(op, inputs, out)` writes its result into `out`,
     followed by `_rezero`'s re-zeroing; inputs of another dtype than `out` take `impl`."""
+
     def prepare(op: Operation) -> BoundKernel:
         mask = _padding_mask(op) if rezero else None
 
@@ -821,8 +956,7 @@ def _average(op: nn.AvgPool2dOp, x: np.ndarray, windows: np.ndarray, out: np.nda
         np.divide(out, _avg_pool_divisor(op, x), out=out)
 
 
-def _batch_norm_into(op: nn.BatchNormOp, inputs: Sequence[np.ndarray], out: np.ndarray
-                     ) -> None:
+def _batch_norm_into(op: nn.BatchNormOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     _check_blocked(op)
     factor, shift = _batch_norm_factors(op, inputs)  # before `out`, maybe x, is written
     np.add(np.multiply(inputs[0], factor, out=out), shift, out=out)
@@ -844,42 +978,91 @@ def kernels() -> list[Kernel]:
     """The blocked family's descriptors. Depthwise convolutions (a groups = 1 convolution
     of one channel among them) go to the depthwise kernel, all others to conv2d_nchwc."""
     result = [
-        Kernel("conv2d_nchwc", nn.Conv2dOp, "blocked", conv2d_nchwc,
-               applies=lambda op: not _is_depthwise(op), accepts=_conv_accepts,
-               layouts=_conv_layouts, accepts_types=_conv_types_reason,
-               prepare=_prepared(_conv_into, conv2d_nchwc)),
-        Kernel("dwconv2d_nchwc", nn.Conv2dOp, "blocked", dwconv2d_nchwc,
-               applies=_is_depthwise, accepts=_dwconv_accepts, layouts=_dwconv_layouts,
-               accepts_types=_dwconv_types_reason,
-               prepare=_prepared(_dwconv_into, dwconv2d_nchwc, rezero=False)),
-        Kernel("batch_norm_nchwc", nn.BatchNormOp, "blocked", batch_norm_nchwc,
-               accepts=_batch_norm_accepts, layouts=_batch_norm_layouts, in_place=0,
-               accepts_types=_batch_norm_types_reason,
-               prepare=_prepared(_batch_norm_into, batch_norm_nchwc, rezero=False)),
-        Kernel("concat_nchwc", nn.ConcatOp, "blocked", concat_nchwc, accepts=_concat_accepts,
-               layouts=_concat_layouts, accepts_types=_concat_types_reason,
-               prepare=_prepared(_concat_into, concat_nchwc, rezero=False)),
+        Kernel(
+            "conv2d_nchwc",
+            nn.Conv2dOp,
+            "blocked",
+            conv2d_nchwc,
+            applies=lambda op: not _is_depthwise(op),
+            accepts=_conv_accepts,
+            layouts=_conv_layouts,
+            accepts_types=_conv_types_reason,
+            prepare=_prepared(_conv_into, conv2d_nchwc),
+        ),
+        Kernel(
+            "dwconv2d_nchwc",
+            nn.Conv2dOp,
+            "blocked",
+            dwconv2d_nchwc,
+            applies=_is_depthwise,
+            accepts=_dwconv_accepts,
+            layouts=_dwconv_layouts,
+            accepts_types=_dwconv_types_reason,
+            prepare=_prepared(_dwconv_into, dwconv2d_nchwc, rezero=False),
+        ),
+        Kernel(
+            "batch_norm_nchwc",
+            nn.BatchNormOp,
+            "blocked",
+            batch_norm_nchwc,
+            accepts=_batch_norm_accepts,
+            layouts=_batch_norm_layouts,
+            in_place=0,
+            accepts_types=_batch_norm_types_reason,
+            prepare=_prepared(_batch_norm_into, batch_norm_nchwc, rezero=False),
+        ),
+        Kernel(
+            "concat_nchwc",
+            nn.ConcatOp,
+            "blocked",
+            concat_nchwc,
+            accepts=_concat_accepts,
+            layouts=_concat_layouts,
+            accepts_types=_concat_types_reason,
+            prepare=_prepared(_concat_into, concat_nchwc, rezero=False),
+        ),
     ]
-    for op_type, impl, into in ((nn.MaxPool2dOp, max_pool2d_any, _max_pool_into),
-                                (nn.AvgPool2dOp, avg_pool2d_any, _avg_pool_into),
-                                (nn.GlobalAvgPoolOp, global_avg_pool_any, None)):
-        result.append(Kernel(impl.__name__, op_type, "blocked", impl, accepts=_pool_accepts,
-                             layouts=_any_layouts, accepts_layout=_pool_layout,
-                             accepts_types=functools.partial(
-                                 _any_types_reason, shapes=_pool_rank_reason,
-                                 check=_pool_layout),
-                             prepare=None if into is None else _prepared(into, impl)))
+    for op_type, impl, into in (
+        (nn.MaxPool2dOp, max_pool2d_any, _max_pool_into),
+        (nn.AvgPool2dOp, avg_pool2d_any, _avg_pool_into),
+        (nn.GlobalAvgPoolOp, global_avg_pool_any, None),
+    ):
+        result.append(
+            Kernel(
+                impl.__name__,
+                op_type,
+                "blocked",
+                impl,
+                accepts=_pool_accepts,
+                layouts=_any_layouts,
+                accepts_layout=_pool_layout,
+                accepts_types=functools.partial(
+                    _any_types_reason, shapes=_pool_rank_reason, check=_pool_layout
+                ),
+                prepare=None if into is None else _prepared(into, impl),
+            )
+        )
     for op_type in (*_UNARY, *_NARY):
         name = op_type.name.removeprefix("nn.") + "_any"
         nary = op_type in _NARY
-        result.append(Kernel(name, op_type, "blocked", elementwise_any, layouts=_any_layouts,
-                             accepts_layout=broadcast_layout if nary else _any_dense_layout,
-                             # The layout rules decide what these compute right.
-                             accepts_types=functools.partial(
-                                 _any_types_reason,
-                                 shapes=broadcast_reason if nary else _sparse_operand,
-                                 check=broadcast_layout if nary else _any_dense_layout),
-                             in_place=0, in_place_of=full_operand if nary else None,
-                             prepare=prepare_elementwise,
-                             accepts=broadcasts if nary else _dense_operands))
+        result.append(
+            Kernel(
+                name,
+                op_type,
+                "blocked",
+                elementwise_any,
+                layouts=_any_layouts,
+                accepts_layout=broadcast_layout if nary else _any_dense_layout,
+                # The layout rules decide what these compute right.
+                accepts_types=functools.partial(
+                    _any_types_reason,
+                    shapes=broadcast_reason if nary else _sparse_operand,
+                    check=broadcast_layout if nary else _any_dense_layout,
+                ),
+                in_place=0,
+                in_place_of=full_operand if nary else None,
+                prepare=prepare_elementwise,
+                accepts=broadcasts if nary else _dense_operands,
+            )
+        )
     return result

@@ -23,8 +23,14 @@ def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
 
     short_name = op_type.name.removeprefix("nn.")
     in_place = 0 if issubclass(op_type, _ELEMENTWISE) else None
-    return Kernel(f"{short_name}_ref", op_type, "ref", impl, in_place=in_place,
-                  prepare=PREPARED_REFERENCE_KERNELS.get(op_type))
+    return Kernel(
+        f"{short_name}_ref",
+        op_type,
+        "ref",
+        impl,
+        in_place=in_place,
+        prepare=PREPARED_REFERENCE_KERNELS.get(op_type),
+    )
 
 
 def register_builtin_kernels(registry: Registry) -> None:

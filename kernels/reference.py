@@ -36,8 +36,9 @@ def _scalar(attr: FloatAttr, like: np.ndarray) -> np.generic:
 
 
 # ------------------------------------------------------------------ window helpers
-def _pad_spatial(x: np.ndarray, pads: Sequence[int], value: float,
-                 extra: Sequence[int] = (0, 0)) -> np.ndarray:
+def _pad_spatial(
+    x: np.ndarray, pads: Sequence[int], value: float, extra: Sequence[int] = (0, 0)
+) -> np.ndarray:
     """Pads the H and W axes of NCHW `x` by pads = [top, left, bottom, right], plus `extra`
     more rows/columns at the bottom/right end."""
     top, left, bottom, right = pads
@@ -47,18 +48,24 @@ def _pad_spatial(x: np.ndarray, pads: Sequence[int], value: float,
     return np.pad(x, widths, constant_values=value)
 
 
-def _windows(x: np.ndarray, kernel: Sequence[int], strides: Sequence[int],
-             dilations: Sequence[int], out_hw: Sequence[int]) -> np.ndarray:
+def _windows(
+    x: np.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out_hw: Sequence[int],
+) -> np.ndarray:
     """A read-only view [N, C, OH, OW, kH, kW] of padded NCHW `x`: element (oh, ow, i, j) is
     x[..., oh * stride_h + i * dilation_h, ow * stride_w + j * dilation_w]."""
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
     view = sliding_window_view(x, extent, axis=(2, 3))
     (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out_hw
-    return view[:, :, :(oh - 1) * sh + 1:sh, :(ow - 1) * sw + 1:sw, ::dh, ::dw]
+    return view[:, :, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, ::dh, ::dw]
 
 
-def _overhang(size: int, pads: Sequence[int], axis: int, out: int, kernel: int, stride: int,
-              dilation: int) -> int:
+def _overhang(
+    size: int, pads: Sequence[int], axis: int, out: int, kernel: int, stride: int, dilation: int
+) -> int:
     """How far the last window (ceil_mode) reaches past the padded end of spatial `axis`."""
     padded = size + pads[axis] + pads[axis + 2]
     return max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - padded)
@@ -72,8 +79,13 @@ def conv2d(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     o, cg, kh, kw = w.shape
     groups = op.groups.value.data
     _, _, oh, ow = shape_of(op.output)
-    windows = _windows(_pad_spatial(x, ints(op.pads), 0.0), (kh, kw), ints(op.strides),
-                       ints(op.dilations), (oh, ow))
+    windows = _windows(
+        _pad_spatial(x, ints(op.pads), 0.0),
+        (kh, kw),
+        ints(op.strides),
+        ints(op.dilations),
+        (oh, ow),
+    )
     # [N, C, OH, OW, kH, kW] -> [N, G, (C/G)*kH*kW, OH*OW]: the reduction axes match w's order.
     cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
     out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols).reshape(n, o, oh, ow)
@@ -104,9 +116,13 @@ def conv_transpose2d(op: nn.ConvTranspose2dOp, inputs: Sequence[np.ndarray]) -> 
     full = np.zeros((n, o, full_h, full_w), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
-            full[:, :, i * dh:i * dh + (h - 1) * sh + 1:sh,
-                 j * dw:j * dw + (wd - 1) * sw + 1:sw] += cols[:, :, i, j]
-    out = np.ascontiguousarray(full[:, :, top:top + oh, left:left + ow])
+            full[
+                :,
+                :,
+                i * dh : i * dh + (h - 1) * sh + 1 : sh,
+                j * dw : j * dw + (wd - 1) * sw + 1 : sw,
+            ] += cols[:, :, i, j]
+    out = np.ascontiguousarray(full[:, :, top : top + oh, left : left + ow])
     if bias:
         out += bias[0].reshape(1, o, 1, 1)
     return out
@@ -180,14 +196,21 @@ def batch_norm(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- pooling
-def _pool_geometry(op: nn.Pool2dOp, x: np.ndarray) -> tuple[
-        tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, int]]:
+def _pool_geometry(
+    op: nn.Pool2dOp, x: np.ndarray
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, int]]:
     """(kernel, strides, pads, dilations, ceil_mode overhang per spatial axis)."""
-    kernel, strides, pads, dilations = (ints(op.kernel), ints(op.strides), ints(op.pads),
-                                        ints(op.dilations))
+    kernel, strides, pads, dilations = (
+        ints(op.kernel),
+        ints(op.strides),
+        ints(op.pads),
+        ints(op.dilations),
+    )
     out = shape_of(op.output)[2:]
-    overhang = tuple(_overhang(x.shape[2 + a], pads, a, out[a], kernel[a], strides[a],
-                               dilations[a]) for a in range(2))
+    overhang = tuple(
+        _overhang(x.shape[2 + a], pads, a, out[a], kernel[a], strides[a], dilations[a])
+        for a in range(2)
+    )
     return kernel, strides, pads, dilations, (overhang[0], overhang[1])
 
 
@@ -212,9 +235,9 @@ def avg_pool2d(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     counted = np.zeros((1, 1) + padded.shape[2:], dtype=x.dtype)
     if op.count_include_pad is None:
         top, left = pads[0], pads[1]
-        counted[..., top:top + x.shape[2], left:left + x.shape[3]] = 1
+        counted[..., top : top + x.shape[2], left : left + x.shape[3]] = 1
     else:
-        counted[..., :padded.shape[2] - overhang[0], :padded.shape[3] - overhang[1]] = 1
+        counted[..., : padded.shape[2] - overhang[0], : padded.shape[3] - overhang[1]] = 1
     counts = _windows(counted, kernel, strides, dilations, out_hw).sum(axis=(-2, -1))
     return sums / counts
 
@@ -255,8 +278,9 @@ def fused_conv2d(op: nn.FusedConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     if addend:
         result = result + addend[0]
     activation = op.activation_op()
-    return result if activation is None else REFERENCE_KERNELS[type(activation)](
-        activation, [result])
+    return (
+        result if activation is None else REFERENCE_KERNELS[type(activation)](activation, [result])
+    )
 
 
 REFERENCE_KERNELS: dict[type[Operation], Kernel] = {

@@ -36,7 +36,8 @@ Implementation = Callable[[Operation, Sequence[Any]], Any]
 # a bound on the norm of the result it writes). The runtime's `bind_compute` sets it around
 # `Kernel.prepare`; None outside a session, where prepared kernels share nothing.
 PREPARED_IN_SESSION: ContextVar[dict[Operation, Any] | None] = ContextVar(
-    "prepared_in_session", default=None)
+    "prepared_in_session", default=None
+)
 # A kernel prepared for one op: `bound(inputs, out)` writes the op's result into `out`, a numpy
 # array of the result's physical shape (possibly a strided view of a planned buffer).
 BoundKernel = Callable[[Sequence[Any], Any], None]
@@ -85,9 +86,12 @@ class Target:
     def __post_init__(self) -> None:
         # A list would not hash (choices are cached by it), a string would match by prefix.
         if not isinstance(self.preferred_implementations, tuple) or not all(
-                isinstance(name, str) for name in self.preferred_implementations):
-            raise TypeError(f"target {self.name}: preferred_implementations must be a tuple "
-                            f"of implementation names, got {self.preferred_implementations!r}")
+            isinstance(name, str) for name in self.preferred_implementations
+        ):
+            raise TypeError(
+                f"target {self.name}: preferred_implementations must be a tuple "
+                f"of implementation names, got {self.preferred_implementations!r}"
+            )
 
     @property
     def activation_layout(self) -> str:
@@ -126,22 +130,49 @@ def register_target(target: Target) -> Target:
 
 
 register_target(Target("ref", "reference numpy kernels only, plain layouts", ("ref",)))
-register_target(Target("avx2", "blocked kernels with 8-channel blocks (256-bit SIMD)",
-                       ("sparse", "blocked", "ref"), block=8, min_blocked_macs=1 << 14))
-register_target(Target("avx512", "blocked kernels with 16-channel blocks (512-bit SIMD)",
-                       ("sparse", "blocked", "ref"), block=16, min_blocked_macs=1 << 14))
-register_target(Target("onednn", "oneDNN primitives in the formats oneDNN chooses, else blocked "
-                       "kernels with 8-channel blocks", ("sparse", "onednn", "blocked", "ref"),
-                       block=8, min_blocked_macs=1 << 14,
-                       preferred_implementations=("jit_1x1:avx2",)))
+register_target(
+    Target(
+        "avx2",
+        "blocked kernels with 8-channel blocks (256-bit SIMD)",
+        ("sparse", "blocked", "ref"),
+        block=8,
+        min_blocked_macs=1 << 14,
+    )
+)
+register_target(
+    Target(
+        "avx512",
+        "blocked kernels with 16-channel blocks (512-bit SIMD)",
+        ("sparse", "blocked", "ref"),
+        block=16,
+        min_blocked_macs=1 << 14,
+    )
+)
+register_target(
+    Target(
+        "onednn",
+        "oneDNN primitives in the formats oneDNN chooses, else blocked "
+        "kernels with 8-channel blocks",
+        ("sparse", "onednn", "blocked", "ref"),
+        block=8,
+        min_blocked_macs=1 << 14,
+        preferred_implementations=("jit_1x1:avx2",),
+    )
+)
 # NCHW16c: AVX-512 machines' blocks. Ops that fall back to the blocked numpy kernels take
 # the same blocks as the convolutions around them, or each would cost two reorders.
 for _layout, _block in (("NHWC", 8), ("NCHW8c", 8), ("NCHW16c", 16)):
-    register_target(replace(TARGETS["onednn"], name=f"onednn-{_layout.lower()}",
-                            description=f"as onednn, with {_layout} activations where oneDNN "
-                                        f"has a fast convolution for them, else blocked "
-                                        f"kernels with {_block}-channel blocks",
-                            data_format=_layout, block=_block))
+    register_target(
+        replace(
+            TARGETS["onednn"],
+            name=f"onednn-{_layout.lower()}",
+            description=f"as onednn, with {_layout} activations where oneDNN "
+            f"has a fast convolution for them, else blocked "
+            f"kernels with {_block}-channel blocks",
+            data_format=_layout,
+            block=_block,
+        )
+    )
 
 
 def host_target() -> Target:
@@ -154,8 +185,15 @@ def host_target() -> Target:
 
     cpuinfo = Path("/proc/cpuinfo")
     flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
-    base = ("onednn" if available() else "avx512" if "avx512f" in flags
-            else "avx2" if "avx2" in flags else "ref")
+    base = (
+        "onednn"
+        if available()
+        else "avx512"
+        if "avx512f" in flags
+        else "avx2"
+        if "avx2" in flags
+        else "ref"
+    )
     return replace(TARGETS[base], name="host", description=f"this machine: {base}")
 
 
@@ -248,15 +286,17 @@ class Kernel:
         if not self.applies(op):
             return f"it is not a kernel for this {op.name}"
         if self.layouts is None:  # plain operands and results, the only ones it reads
-            return layouts_refusal(op, [(PLAIN_LAYOUT,)] * len(op.operands),
-                                   [(PLAIN_LAYOUT,)] * len(op.results))
+            return layouts_refusal(
+                op, [(PLAIN_LAYOUT,)] * len(op.operands), [(PLAIN_LAYOUT,)] * len(op.results)
+            )
         return None if self.accepts_types is None else self.accepts_types(op)
 
     def attribute(self, op: Operation, target: Target) -> KernelAttr:
         """The `#nn.kernel<...>` that records this choice on `op`."""
         operands, results = self.operand_and_result_layouts(op, target)
-        return KernelAttr(self.name, operands, results, self.in_place_for(op),
-                          self.workspace(op, target))
+        return KernelAttr(
+            self.name, operands, results, self.in_place_for(op), self.workspace(op, target)
+        )
 
     def in_place_for(self, op: Operation) -> int | None:
         """The operand whose buffer the kernel may write its result over, if any."""
@@ -269,8 +309,9 @@ class BindingRefused(ValueError):
     hand-written IR, or a kernel named for other layouts. The runtime reports it at the op."""
 
 
-def carried_layout_refusal(op: Operation,
-                           check: Callable[[Operation, LayoutSpec], str | None]) -> str | None:
+def carried_layout_refusal(
+    op: Operation, check: Callable[[Operation, LayoutSpec], str | None]
+) -> str | None:
     """`check` (an `accepts_layout`) on the layout operand 0 of `op` carries; None for a
     plain operand, or none."""
     spec = layout_of(op.operands[0].type) if op.operands else None
@@ -285,29 +326,36 @@ def one_layout_refusal(op: Operation, operands: Sequence[int]) -> str | None:
     first = encoding_name(op.operands[0].type)
     for what, value in _described_values(op, operands):
         if (name := encoding_name(value.type)) != first:
-            return (f"{what} is {name or 'plain'} but operand 0 is {first or 'plain'}; "
-                    f"the kernel runs in operand 0's layout (\"*\") only")
+            return (
+                f"{what} is {name or 'plain'} but operand 0 is {first or 'plain'}; "
+                f'the kernel runs in operand 0\'s layout ("*") only'
+            )
     return None
 
 
-def layouts_refusal(op: Operation, operands: Sequence[Collection[str]],
-                    results: Sequence[Collection[str]]) -> str | None:
+def layouts_refusal(
+    op: Operation, operands: Sequence[Collection[str]], results: Sequence[Collection[str]]
+) -> str | None:
     """Why not, where an operand or result carries a layout (an `encoding_name`) outside the
     ones given for it, position by position: a kernel reading its arrays in those."""
-    for (what, value), allowed in zip(_described_values(op), (*operands, *results),
-                                      strict=True):
+    for (what, value), allowed in zip(_described_values(op), (*operands, *results), strict=True):
         if (name := encoding_name(value.type)) not in allowed:
-            return (f"{what} is {name or 'plain'}; the kernel takes it "
-                    f"{' or '.join(a or 'plain' for a in allowed)}")
+            return (
+                f"{what} is {name or 'plain'}; the kernel takes it "
+                f"{' or '.join(a or 'plain' for a in allowed)}"
+            )
     return None
 
 
-def _described_values(op: Operation, operands: Sequence[int] | None = None
-                      ) -> list[tuple[str, SSAValue]]:
+def _described_values(
+    op: Operation, operands: Sequence[int] | None = None
+) -> list[tuple[str, SSAValue]]:
     """("operand i", value) for `operands` (all by default), then ("result i", value)."""
     chosen = range(len(op.operands)) if operands is None else operands
-    return [*((f"operand {i}", op.operands[i]) for i in chosen),
-            *((f"result {i}", result) for i, result in enumerate(op.results))]
+    return [
+        *((f"operand {i}", op.operands[i]) for i in chosen),
+        *((f"result {i}", result) for i, result in enumerate(op.results)),
+    ]
 
 
 @dataclass
@@ -331,8 +379,9 @@ class Registry:
         not have (an internal error, or wrong numbers). KeyError saying why not."""
         kernel = self.lookup(name)
         if kernel.op is not type(op):
-            raise KeyError(f"#nn.kernel<\"{name}\"> is a kernel for {kernel.op.name}, not for "
-                           f"{op.name}")
+            raise KeyError(
+                f'#nn.kernel<"{name}"> is a kernel for {kernel.op.name}, not for {op.name}'
+            )
         return kernel
 
     def for_op(self, op_type: type[Operation]) -> list[Kernel]:
@@ -352,8 +401,9 @@ def select(op: Operation, target: Target, padding: bool) -> Selection | None:
     in the order of the target's families and then by priority, that accepts it. None when
     no kernel implements the op at all."""
     rejected: list[tuple[str, str]] = []
-    candidates = [k for k in registry().for_op(type(op))
-                  if k.family in target.families and k.applies(op)]
+    candidates = [
+        k for k in registry().for_op(type(op)) if k.family in target.families and k.applies(op)
+    ]
     candidates.sort(key=lambda k: (target.families.index(k.family), -k.priority))
     for kernel in candidates:
         reason = kernel.refusal(op, target, padding)

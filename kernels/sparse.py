@@ -53,8 +53,7 @@ def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
     if isinstance(owner, nn.ConstantOp) and owner.value is not None:
         density = np.count_nonzero(owner.inline_array()) / elements
         if density > target.sparse_max_density:
-            return (f"density {density:.2f} > {target.sparse_max_density:.2f}: "
-                    "dense GEMM is faster")
+            return f"density {density:.2f} > {target.sparse_max_density:.2f}: dense GEMM is faster"
     return None
 
 
@@ -64,8 +63,9 @@ def _layouts(op: Operation, target: Target) -> tuple[tuple[str, ...], tuple[str,
 
 def _types_reason(op: Operation) -> str | None:
     """Operand 0 in CSR, the others and the result plain: the layouts it reads."""
-    return layouts_refusal(op, [(CSR_LAYOUT,), *[(PLAIN_LAYOUT,)] * (len(op.operands) - 1)],
-                           [(PLAIN_LAYOUT,)])
+    return layouts_refusal(
+        op, [(CSR_LAYOUT,), *[(PLAIN_LAYOUT,)] * (len(op.operands) - 1)], [(PLAIN_LAYOUT,)]
+    )
 
 
 def _dense_if_not_finite(op: Operation, inputs: Sequence[Any]) -> np.ndarray | None:
@@ -99,8 +99,24 @@ def matmul_csr(op: nn.MatmulOp, inputs: Sequence[Any]) -> np.ndarray:
 
 def kernels() -> list[Kernel]:
     return [
-        Kernel("gemm_csr", nn.GemmOp, "sparse", gemm_csr, applies=_applies, accepts=_accepts,
-               layouts=_layouts, accepts_types=_types_reason),
-        Kernel("matmul_csr", nn.MatmulOp, "sparse", matmul_csr, applies=_applies,
-               accepts=_accepts, layouts=_layouts, accepts_types=_types_reason),
+        Kernel(
+            "gemm_csr",
+            nn.GemmOp,
+            "sparse",
+            gemm_csr,
+            applies=_applies,
+            accepts=_accepts,
+            layouts=_layouts,
+            accepts_types=_types_reason,
+        ),
+        Kernel(
+            "matmul_csr",
+            nn.MatmulOp,
+            "sparse",
+            matmul_csr,
+            applies=_applies,
+            accepts=_accepts,
+            layouts=_layouts,
+            accepts_types=_types_reason,
+        ),
     ]

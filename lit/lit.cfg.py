@@ -20,8 +20,14 @@ config.environment["PATH"] = os.pathsep.join([python_bin, os.environ.get("PATH",
 # %onednn_isa below is asked in this process, so the tests must run under the same cap.
 # PYTHONPATH: a checkout put first on it is the nnlayout this process imports, so the tools
 # must import it too (they ran the installed one).
-for variable in ("HOME", "NNLAYOUT_DISABLE_PADDING", "OMP_NUM_THREADS", "ONEDNN_MAX_CPU_ISA",
-                 "DNNL_MAX_CPU_ISA", "PYTHONPATH"):
+for variable in (
+    "HOME",
+    "NNLAYOUT_DISABLE_PADDING",
+    "OMP_NUM_THREADS",
+    "ONEDNN_MAX_CPU_ISA",
+    "DNNL_MAX_CPU_ISA",
+    "PYTHONPATH",
+):
     if variable in os.environ:
         config.environment[variable] = os.environ[variable]
 
@@ -53,5 +59,4 @@ if onednn_available():
     from nnlayout.kernels.onednn.binding import runs_avx512_core  # noqa: E402
 
     config.available_features.add("onednn")
-    config.substitutions.append(("%onednn_isa",
-                                 "ISA-AVX512" if runs_avx512_core() else "ISA-AVX2"))
+    config.substitutions.append(("%onednn_isa", "ISA-AVX512" if runs_avx512_core() else "ISA-AVX2"))

@@ -132,9 +132,13 @@ def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: boo
     """Whether `value` can be computed straight into a concat's slot; a `dense` slot (one run
     of memory) takes kernels that write only whole buffers too."""
     owner = value.owner
-    return (isinstance(owner, Operation) and not is_constant_expression(owner)
-            and value not in returned and value not in plan.concat_slot
-            and (dense or _writes_strided(owner)))
+    return (
+        isinstance(owner, Operation)
+        and not is_constant_expression(owner)
+        and value not in returned
+        and value not in plan.concat_slot
+        and (dense or _writes_strided(owner))
+    )
 
 
 def _plan_function(function: func.FuncOp) -> _Plan:
@@ -142,16 +146,21 @@ def _plan_function(function: func.FuncOp) -> _Plan:
     block = function.body.block
     returned = {v for op in block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
     for op in block.ops:
-        if not isinstance(op, nn.ConcatOp) or len(nn.shape_of(op.output)) != 4 or (
-                op.normalized_axis != 1):
+        if (
+            not isinstance(op, nn.ConcatOp)
+            or len(nn.shape_of(op.output)) != 4
+            or (op.normalized_axis != 1)
+        ):
             continue
-        if any(encoding_name(value.type) != encoding_name(op.output.type)
-               for value in op.inputs):
+        if any(encoding_name(value.type) != encoding_name(op.output.type) for value in op.inputs):
             continue  # its kernel reorders: _finish_concat copies bytes as they are
         layout = layout_of(op.output.type)
         block_size = 1 if layout is None else layout.block_product("C")
-        if layout is not None and layout.dims != ("N", "C", "H", "W") and not (
-                layout.axes == ("N", "C", "H", "W") and layout.blocks_of("C")):
+        if (
+            layout is not None
+            and layout.dims != ("N", "C", "H", "W")
+            and not (layout.axes == ("N", "C", "H", "W") and layout.blocks_of("C"))
+        ):
             continue  # channels are not the outermost varying axis after N
         if any(nn.shape_of(value)[1] % block_size for value in op.inputs[:-1]):
             # A slot ending inside a block: the next input's slot would start in the
@@ -170,19 +179,32 @@ def _plan_function(function: func.FuncOp) -> _Plan:
     order = {op: index for index, op in enumerate(block.ops)}
     for op in block.ops:
         for result in op.results:
-            if result in returned or result in plan.concat_slot or not isinstance(
-                    result.type, TensorType) or is_constant_expression(op):
+            if (
+                result in returned
+                or result in plan.concat_slot
+                or not isinstance(result.type, TensorType)
+                or is_constant_expression(op)
+            ):
                 continue
-            readers = [use.operation for use in result.uses if use.index == 0
-                       and _pad_value(use.operation) is not None and any(_pads(use.operation))]
+            readers = [
+                use.operation
+                for use in result.uses
+                if use.index == 0
+                and _pad_value(use.operation) is not None
+                and any(_pads(use.operation))
+            ]
             if not readers or len(nn.shape_of(result)) != 4 or not _writes_strided(op):
                 continue
             by_value: dict[float, list[Operation]] = {}
             for reader in readers:
                 by_value.setdefault(_pad_value(reader), []).append(reader)  # type: ignore[arg-type]
-            value, sharing = max(by_value.items(), key=lambda item: (
-                sum(_tensor_bytes(result, _pads(r)) for r in item[1]),
-                -min(order[r] for r in item[1])))
+            value, sharing = max(
+                by_value.items(),
+                key=lambda item: (
+                    sum(_tensor_bytes(result, _pads(r)) for r in item[1]),
+                    -min(order[r] for r in item[1]),
+                ),
+            )
             halo = tuple(max(_pads(r)[i] for r in sharing) for i in range(4))
             plan.halo[result] = (halo, value)  # type: ignore[assignment]
             plan.halo_readers.update(sharing)
@@ -194,9 +216,10 @@ def _holds_values_read_elsewhere(plan: _Plan, concat: SSAValue) -> bool:
     """Whether a value placed in `concat`'s buffer (directly or in a nested concat) is read
     by another op than the concat: an op writing over that buffer would change what it reads
     (concat(c, c) -> batch_norm in place, c read again later)."""
-    return any(slot is concat and (not value.has_one_use()
-                                   or _holds_values_read_elsewhere(plan, value))
-               for value, (slot, _) in plan.concat_slot.items())
+    return any(
+        slot is concat and (not value.has_one_use() or _holds_values_read_elsewhere(plan, value))
+        for value, (slot, _) in plan.concat_slot.items()
+    )
 
 
 def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) -> None:
@@ -209,11 +232,17 @@ def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) 
         if kernel is None or kernel.in_place_operand is None:
             return
         source = producer.operands[kernel.in_place_operand]
-        if (not isinstance(source.owner, Operation) or is_constant_expression(source.owner)
-                or not _writes_strided(source.owner)
-                or source in returned or source in plan.concat_slot or source in plan.halo
-                or not source.has_one_use() or source.type != value.type
-                or _holds_values_read_elsewhere(plan, source)):
+        if (
+            not isinstance(source.owner, Operation)
+            or is_constant_expression(source.owner)
+            or not _writes_strided(source.owner)
+            or source in returned
+            or source in plan.concat_slot
+            or source in plan.halo
+            or not source.has_one_use()
+            or source.type != value.type
+            or _holds_values_read_elsewhere(plan, source)
+        ):
             return
         plan.halo[source] = plan.halo[value]
         plan.written_over[value] = source
@@ -237,16 +266,19 @@ class _FunctionBufferizer:
         Rewriter.insert_op(op, InsertPoint.before(before))
         return op
 
-    def _subview(self, source: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
-                 before: Operation) -> SSAValue:
+    def _subview(
+        self, source: SSAValue, offsets: Sequence[int], sizes: Sequence[int], before: Operation
+    ) -> SSAValue:
         source_type = source.type
         assert isinstance(source_type, MemRefType)
         view = memref.SubviewOp.from_static_parameters(
-            source, source_type, offsets, sizes, [1] * len(sizes))
+            source, source_type, offsets, sizes, [1] * len(sizes)
+        )
         return self._insert(view, before).results[0]
 
-    def _interior(self, allocation: SSAValue, value: SSAValue, halo: Halo,
-                  before: Operation) -> SSAValue:
+    def _interior(
+        self, allocation: SSAValue, value: SSAValue, halo: Halo, before: Operation
+    ) -> SSAValue:
         value_type = value.type
         assert isinstance(value_type, TensorType)
         h, w = spatial_axes(value_type)
@@ -276,14 +308,16 @@ class _FunctionBufferizer:
         else:
             halo, pad_value = self.plan.halo.get(value, (None, 0.0))
             shape = buffer_type(value_type, halo).get_shape()
-            allocation = self._insert(memref.AllocOp.get(
-                value_type.element_type, BUFFER_ALIGNMENT, shape), before).results[0]
+            allocation = self._insert(
+                memref.AllocOp.get(value_type.element_type, BUFFER_ALIGNMENT, shape), before
+            ).results[0]
             allocation.name_hint = value.name_hint
             self.allocations[value] = allocation
             buffer = allocation
             if halo is not None:
-                self._insert(FillBorderOp(allocation, spatial_axes(value_type), halo,
-                                          pad_value), before)
+                self._insert(
+                    FillBorderOp(allocation, spatial_axes(value_type), halo, pad_value), before
+                )
                 buffer = self._interior(allocation, value, halo, before)
         buffer.name_hint = value.name_hint
         self.buffers[value] = buffer
@@ -323,8 +357,11 @@ class _FunctionBufferizer:
             self.halo_bytes_avoided += _tensor_bytes(op.operands[0], halo_input[1])
         for index, result in enumerate(op.results):
             if storage_of(result.type) != "dense":  # else buffer_type's error, unlocated
-                raise DiagnosticError(op, f"result {index} is {result.type}: CSR tensors "
-                                          "have no buffer; bufferize needs dense results")
+                raise DiagnosticError(
+                    op,
+                    f"result {index} is {result.type}: CSR tensors "
+                    "have no buffer; bufferize needs dense results",
+                )
         outs = [self.buffer_for(r, op) for r in op.results]
         before = op.next_op
         assert before is not None
@@ -369,8 +406,11 @@ class _FunctionBufferizer:
         for arg in block.args:
             arg_type = arg.type
             if not isinstance(arg_type, TensorType) or encoding_name(arg_type):
-                raise DiagnosticError(self.function, f"argument {arg.index} has type "
-                                      f"{arg_type}; bufferize needs plain tensor arguments")
+                raise DiagnosticError(
+                    self.function,
+                    f"argument {arg.index} has type "
+                    f"{arg_type}; bufferize needs plain tensor arguments",
+                )
         for op in list(block.ops):
             if is_constant_expression(op):
                 continue
@@ -386,18 +426,22 @@ class _FunctionBufferizer:
             Rewriter.replace_value_with_new_type(arg, buffer_type(arg.type))
         self.function.function_type = FunctionType.from_lists(
             [a.type for a in block.args],
-            [buffer_type(t) for t in self.function.function_type.outputs])
+            [buffer_type(t) for t in self.function.function_type.outputs],
+        )
         self.function.attributes["nnlayout.halo_copy_bytes_avoided"] = IntegerAttr(
-            self.halo_bytes_avoided, i64)
+            self.halo_bytes_avoided, i64
+        )
         self.function.attributes["nnlayout.concat_copy_bytes_avoided"] = IntegerAttr(
-            self.concat_bytes_avoided, i64)
+            self.concat_bytes_avoided, i64
+        )
 
     def _return(self, op: func.ReturnOp) -> None:
         for value in op.operands:
             value_type = value.type
             if not isinstance(value_type, TensorType) or encoding_name(value_type):
-                raise DiagnosticError(op, f"returns {value_type}; bufferize needs plain "
-                                      "tensor results")
+                raise DiagnosticError(
+                    op, f"returns {value_type}; bufferize needs plain tensor results"
+                )
         Rewriter.replace_op(op, func.ReturnOp(*(self._materialized(v, op) for v in op.operands)))
 
 
@@ -425,8 +469,13 @@ def activation_reorders(planned: ModuleOp) -> int:
     that changes the layout, of anything but a constant (expression), which is packed once,
     at load."""
     known: dict[Operation, bool] = {}
-    return sum(isinstance(op, ComputeOp) and isinstance(op.inner, ReorderOp)
-               and encoding_name(op.inner.input.type) != encoding_name(op.inner.output.type)
-               and not (isinstance(source := op.ins[0].owner, Operation)
-                        and is_constant_expression(source, known))
-               for op in planned.walk())
+    return sum(
+        isinstance(op, ComputeOp)
+        and isinstance(op.inner, ReorderOp)
+        and encoding_name(op.inner.input.type) != encoding_name(op.inner.output.type)
+        and not (
+            isinstance(source := op.ins[0].owner, Operation)
+            and is_constant_expression(source, known)
+        )
+        for op in planned.walk()
+    )

@@ -38,8 +38,11 @@ def onednn_implementation(op: ComputeOp) -> str:
 
     inner = without_padding(op) if op.halo is not None else op.inner
     implementation = onednn_kernels._compiled(inner)[0].pd.implementation
-    return implementation if onednn_kernels._is_fast(implementation) else (
-        f"numpy (oneDNN: {implementation})")
+    return (
+        implementation
+        if onednn_kernels._is_fast(implementation)
+        else (f"numpy (oneDNN: {implementation})")
+    )
 
 
 def kernel_census(planned: ModuleOp, target: Target) -> Census:
@@ -58,10 +61,10 @@ def kernel_census(planned: ModuleOp, target: Target) -> Census:
         if chosen_kernel(op.inner if op.halo is None else without_padding(op)) is None:
             census.fallbacks[f"{name} (layouts changed: reference kernel)"] += 1
         elif target.families != ("ref",) and (
-                family == "ref" or "onednn" in target.families
-                and family not in ("onednn", "sparse")):
+            family == "ref" or "onednn" in target.families and family not in ("onednn", "sparse")
+        ):
             census.fallbacks[name] += 1
-            faster = target.families[:target.families.index(family)]
+            faster = target.families[: target.families.index(family)]
             offered = {kernel.family for kernel in registry().for_op(type(op.inner))}
             if missing := [other for other in faster if other not in offered]:
                 families = " or ".join(filter(None, (", ".join(missing[:-1]), missing[-1])))

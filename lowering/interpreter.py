@@ -62,14 +62,19 @@ def find_entry(module: ModuleOp, name: str | None = None) -> func.FuncOp:
         if found.is_declaration:
             raise UserError(f"function @{name} is a declaration without a body")
         return found
-    public = [f for f in functions if not f.is_declaration and (
-        f.sym_visibility is None or f.sym_visibility.data == "public")]
+    public = [
+        f
+        for f in functions
+        if not f.is_declaration and (f.sym_visibility is None or f.sym_visibility.data == "public")
+    ]
     if not public:
         raise UserError("the module has no public function with a body to run")
     if len(public) > 1:
         listed = ", ".join(f"@{f.sym_name.data}" for f in public)
-        raise UserError(f"the module has {len(public)} public functions ({listed}); "
-                        "name the one to run (--entry NAME)")
+        raise UserError(
+            f"the module has {len(public)} public functions ({listed}); "
+            "name the one to run (--entry NAME)"
+        )
     return public[0]
 
 
@@ -87,8 +92,10 @@ class ArgumentSpec:
     def check(self, array: object) -> None:
         """Raises a UserError naming the argument unless `array` matches."""
         if not isinstance(array, np.ndarray):
-            raise UserError(f"{self.label}: expected a numpy array of shape {self.describe()}, "
-                            f"got {type(array).__name__}")
+            raise UserError(
+                f"{self.label}: expected a numpy array of shape {self.describe()}, "
+                f"got {type(array).__name__}"
+            )
         self.check_header(array.shape, array.dtype)
 
     def check_header(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
@@ -96,26 +103,33 @@ class ArgumentSpec:
         (a .npy header is checked before its data is read)."""
         if shape != self.shape or dtype != self.dtype:
             got = dtype.name if dtype.isnative else dtype.str  # '>f4' is not float32 here
-            raise UserError(f"{self.label}: expected shape {self.describe()}, "
-                            f"got {list(shape)} {got}")
+            raise UserError(
+                f"{self.label}: expected shape {self.describe()}, got {list(shape)} {got}"
+            )
 
 
 def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
     """The logical shape and dtype of each argument of `function`, numbered from 1."""
     specs = []
     for index, (arg, arg_type) in enumerate(
-            zip(function.args, function.function_type.inputs, strict=True)):
+        zip(function.args, function.function_type.inputs, strict=True)
+    ):
         label = f"argument {index + 1}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
         if not isinstance(arg_type, TensorType | MemRefType) or any(
-                d < 0 for d in arg_type.get_shape()):
-            raise UserError(f"{label}: has type {arg_type}; only statically shaped tensors "
-                            "and memrefs can be passed in")
+            d < 0 for d in arg_type.get_shape()
+        ):
+            raise UserError(
+                f"{label}: has type {arg_type}; only statically shaped tensors "
+                "and memrefs can be passed in"
+            )
         dtype = DTYPES.get(type(arg_type.element_type))
         if dtype is None:
             raise UserError(f"{label}: element type {arg_type.element_type} is not supported")
         if 0 in arg_type.get_shape():
-            raise UserError(f"{label}: has type {arg_type}, with a zero-size dimension; empty "
-                            "tensors are not supported")
+            raise UserError(
+                f"{label}: has type {arg_type}, with a zero-size dimension; empty "
+                "tensors are not supported"
+            )
         specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype))
     return specs
 
@@ -126,8 +140,9 @@ def check_input_count(function: func.FuncOp, count: int) -> list[ArgumentSpec]:
     specs = argument_specs(function)
     if count != len(specs):
         expected = ", ".join(f"{s.label}: {s.describe()}" for s in specs) or "nothing"
-        raise UserError(f"@{function.sym_name.data} takes {len(specs)} input(s) ({expected}), "
-                        f"got {count}")
+        raise UserError(
+            f"@{function.sym_name.data} takes {len(specs)} input(s) ({expected}), got {count}"
+        )
     return specs
 
 
@@ -157,9 +172,14 @@ class Interpreter:
     far: with intermediates freed after their last use, it is the widest cut of the graph.
     """
 
-    def __init__(self, module: ModuleOp, *, source_path: str | None = None,
-                 kernels: Mapping[type[Operation], Kernel] = REFERENCE_KERNELS,
-                 use_chosen_kernels: bool = True):
+    def __init__(
+        self,
+        module: ModuleOp,
+        *,
+        source_path: str | None = None,
+        kernels: Mapping[type[Operation], Kernel] = REFERENCE_KERNELS,
+        use_chosen_kernels: bool = True,
+    ):
         self.module = module
         self.use_chosen_kernels = use_chosen_kernels
         self.source_path = source_path
@@ -175,8 +195,7 @@ class Interpreter:
         # One run at a time: kernels stay bound to buffers between runs (see `run`).
         self._running = threading.Lock()
 
-    def run(self, inputs: Sequence[np.ndarray], entry: str | None = None) -> tuple[
-            np.ndarray, ...]:
+    def run(self, inputs: Sequence[np.ndarray], entry: str | None = None) -> tuple[np.ndarray, ...]:
         """Runs the entry function on logical input arrays; returns its logical results.
         Runs called from several threads take turns."""
         function = find_entry(self.module, entry)
@@ -186,8 +205,10 @@ class Interpreter:
             args = [to_physical(a, t) for a, t in zip(inputs, signature.inputs, strict=True)]
             results = self._call(function, args)
             # A returned buffer may be reused by the next run: the caller gets a copy.
-            return tuple(np.array(v) if isinstance(t, MemRefType) else to_logical(v, t)
-                         for v, t in zip(results, signature.outputs, strict=True))
+            return tuple(
+                np.array(v) if isinstance(t, MemRefType) else to_logical(v, t)
+                for v, t in zip(results, signature.outputs, strict=True)
+            )
 
     def kernel_for(self, op: Operation) -> tuple[Kernel, bool]:
         """The kernel that computes `op`, and whether it works on physical values.
@@ -204,14 +225,16 @@ class Interpreter:
     # ------------------------------------------------------------- execution
     def _call(self, function: func.FuncOp, args: Sequence[RuntimeValue]) -> list[RuntimeValue]:
         if any(function is active for active, _ in self._frames):
-            raise DiagnosticError(function, f"@{function.sym_name.data} calls itself; "
-                                  "recursion cannot be interpreted")
+            raise DiagnosticError(
+                function, f"@{function.sym_name.data} calls itself; recursion cannot be interpreted"
+            )
         if len(function.body.blocks) != 1:
             raise DiagnosticError(function, "only single-block functions can be interpreted")
         plan = self._plan(function)
         # Only values some op reads are kept; each is dropped right after its last reader.
-        env = {arg: value for arg, value in zip(function.args, args, strict=True)
-               if arg in plan.used}
+        env = {
+            arg: value for arg, value in zip(function.args, args, strict=True) if arg in plan.used
+        }
         self._frames.append((function, env))
         try:
             for op in function.body.block.ops:
@@ -222,10 +245,12 @@ class Interpreter:
                         env[op.results[0]] = self._constant(op)
                 else:
                     results = self._execute(op, [env[v] for v in op.operands])
-                    env.update((r, v) for r, v in zip(op.results, results, strict=True)
-                               if r in plan.used)
-                self.peak_live_values = max(self.peak_live_values,
-                                            sum(len(frame) for _, frame in self._frames))
+                    env.update(
+                        (r, v) for r, v in zip(op.results, results, strict=True) if r in plan.used
+                    )
+                self.peak_live_values = max(
+                    self.peak_live_values, sum(len(frame) for _, frame in self._frames)
+                )
                 for value in plan.release.get(op, ()):
                     del env[value]
             raise DiagnosticError(function, "function body does not end with func.return")
@@ -238,8 +263,9 @@ class Interpreter:
             check_buffers_fit(function)  # before the first allocation
             check_before_running(function)
             known: dict[Operation, bool] = {}
-            constants = frozenset(op for op in function.body.block.ops
-                                  if is_constant_expression(op, known))
+            constants = frozenset(
+                op for op in function.body.block.ops if is_constant_expression(op, known)
+            )
             last_use: dict[SSAValue, Operation] = {}
             for op in function.body.block.ops:
                 if op in constants:
@@ -249,8 +275,11 @@ class Interpreter:
             release: dict[Operation, list[SSAValue]] = {}
             for value, op in last_use.items():
                 release.setdefault(op, []).append(value)
-            plan = _Plan(constants, frozenset(last_use),
-                         {op: tuple(values) for op, values in release.items()})
+            plan = _Plan(
+                constants,
+                frozenset(last_use),
+                {op: tuple(values) for op, values in release.items()},
+            )
             self._plans[function] = plan
         return plan
 
@@ -273,8 +302,12 @@ class Interpreter:
             operands[1][...] = operands[0]
             return ()
         if isinstance(op, FillBorderOp):
-            runtime.fill_border(operands[0], tuple(op.axes.get_values()),
-                                tuple(op.halo.get_values()), op.value.value.data)
+            runtime.fill_border(
+                operands[0],
+                tuple(op.axes.get_values()),
+                tuple(op.halo.get_values()),
+                op.value.value.data,
+            )
             return ()
         if isinstance(op, func.CallOp):
             callee = SymbolTable.lookup_symbol(self.module, op.callee)
@@ -293,10 +326,10 @@ class Interpreter:
         the op bound to its kernel once (as generated code runs it)."""
         bound = self._bound.get(op)
         if bound is None:
-            bound = self._bound[op] = runtime.bind_compute(op, self.kernels,
-                                                           self.use_chosen_kernels,
-                                                           self._session)
-        bound(operands[:len(op.ins)], operands[len(op.ins):])
+            bound = self._bound[op] = runtime.bind_compute(
+                op, self.kernels, self.use_chosen_kernels, self._session
+            )
+        bound(operands[: len(op.ins)], operands[len(op.ins) :])
 
     def _constant(self, op: Operation) -> RuntimeValue:
         """The run-time value of a constant expression, made once: read-only, since it is
@@ -329,7 +362,7 @@ def _view(arena: np.ndarray, offset: int, op: memref.ViewOp) -> np.ndarray:
     dtype = DTYPES[type(view_type.element_type)]
     shape = tuple(view_type.get_shape())
     nbytes = math.prod(shape) * dtype.itemsize
-    return arena[offset:offset + nbytes].view(dtype).reshape(shape)
+    return arena[offset : offset + nbytes].view(dtype).reshape(shape)
 
 
 def _subview(source: np.ndarray, op: memref.SubviewOp) -> np.ndarray:
@@ -337,8 +370,13 @@ def _subview(source: np.ndarray, op: memref.SubviewOp) -> np.ndarray:
     return source[runtime.subview_slices(op)]
 
 
-def run_function(module: ModuleOp, inputs: Sequence[np.ndarray], *, entry: str | None = None,
-                 source_path: str | None = None) -> tuple[np.ndarray, ...]:
+def run_function(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    *,
+    entry: str | None = None,
+    source_path: str | None = None,
+) -> tuple[np.ndarray, ...]:
     """Runs `entry` (default: the only public function) of a verified module on logical input
     arrays and returns its logical results. `source_path` is the .mlir file the module was read
     from; external constants' weights file is found relative to it."""

@@ -44,8 +44,10 @@ def too_large(nbytes: int, what: str) -> str | None:
 
 def refusal(nbytes: int, what: str) -> str:
     """Why `what`, of `nbytes` bytes (more than this machine has), is not allocated."""
-    return (f"{what} needs {nbytes:,} bytes ({human_bytes(nbytes)}), more than this machine's "
-            f"memory ({human_bytes(memory_limit())}); refusing to allocate it")
+    return (
+        f"{what} needs {nbytes:,} bytes ({human_bytes(nbytes)}), more than this machine's "
+        f"memory ({human_bytes(memory_limit())}); refusing to allocate it"
+    )
 
 
 def check_inputs_fit(specs: Sequence[ArgumentSpec]) -> None:
@@ -72,4 +74,5 @@ def check_buffers_fit(function: func.FuncOp) -> None:
             # The message prints the type, so it is built only for a value that is refused.
             if (nbytes := buffer_bytes(result.type)) > limit:
                 raise DiagnosticError(
-                    op, refusal(nbytes, f"the result of {op.name} ({result.type})"))
+                    op, refusal(nbytes, f"the result of {op.name} ({result.type})")
+                )

@@ -54,21 +54,26 @@ class Profile:
         largest first."""
         total = sum(op.median_ms for op in self.ops)
         run_ms = 1e3 * statistics.median(self.runs)
-        lines = [f"profile of @{self.entry}: {len(self.runs)} run(s), median {run_ms:.3f} ms "
-                 f"per run, of which the ops {total:.3f} ms",
-                 f"{'#':>5} {'ms':>9} {'%':>6}  op"]
+        lines = [
+            f"profile of @{self.entry}: {len(self.runs)} run(s), median {run_ms:.3f} ms "
+            f"per run, of which the ops {total:.3f} ms",
+            f"{'#':>5} {'ms':>9} {'%':>6}  op",
+        ]
         for op in self.ops:
             implementation = f" [{op.implementation}]" if op.implementation else ""
-            lines.append(f"{op.index:>5} {op.median_ms:9.3f} {_share(op.median_ms, total):6.1f}"
-                         f"  {op.what}{implementation}")
+            lines.append(
+                f"{op.index:>5} {op.median_ms:9.3f} {_share(op.median_ms, total):6.1f}"
+                f"  {op.what}{implementation}"
+            )
         by_kernel: dict[str, list[float]] = defaultdict(list)
         for op in self.ops:
             implementation = f" [{op.implementation}]" if op.implementation else ""
             by_kernel[op.kernel + implementation].append(op.median_ms)
         lines += ["", f"{'ms':>9} {'%':>6} {'ops':>5}  kernel [oneDNN implementation]"]
         for label, times in sorted(by_kernel.items(), key=lambda item: -sum(item[1])):
-            lines.append(f"{sum(times):9.3f} {_share(sum(times), total):6.1f} {len(times):>5}"
-                         f"  {label}")
+            lines.append(
+                f"{sum(times):9.3f} {_share(sum(times), total):6.1f} {len(times):>5}  {label}"
+            )
         return "\n".join(lines)
 
 
@@ -83,6 +88,7 @@ def _timed(call: Callable[..., Any], record: list[float]) -> Callable[..., Any]:
             return call(*args)
         finally:
             record.append(time.perf_counter() - start)
+
     return timed
 
 
@@ -98,26 +104,33 @@ def _describe_kernel(op: ComputeOp) -> tuple[str, str]:
     return name, onednn_implementation(op) if onednn else ""
 
 
-def profile(generated: ModuleType, inputs: Sequence[np.ndarray], runs: int,
-            warm_up: bool = True) -> Profile:
+def profile(
+    generated: ModuleType, inputs: Sequence[np.ndarray], runs: int, warm_up: bool = True
+) -> Profile:
     """Runs the imported generated module once (unless not `warm_up`: the caller just ran
     it), then `runs` times with each op timed."""
     program: Program = generated.PROGRAM
     computes = [op for op in program.function.body.block.ops if isinstance(op, ComputeOp)]
     if warm_up:  # also fills oneDNN's cache, which names the implementations
         generated.run(*inputs)
-    ops = [OpProfile(index, describe_compute(op), *_describe_kernel(op))
-           for index, op in enumerate(computes)]
+    ops = [
+        OpProfile(index, describe_compute(op), *_describe_kernel(op))
+        for index, op in enumerate(computes)
+    ]
     bound_index = {id(call): index for index, call in program.bound.items()}
-    bound_names = {name: bound_index[id(value)] for name, value in vars(generated).items()
-                   if id(value) in bound_index}
+    bound_names = {
+        name: bound_index[id(value)]
+        for name, value in vars(generated).items()
+        if id(value) in bound_index
+    }
     originals = list(program.kernels)
     whole: list[float] = []
     try:
         for name, index in bound_names.items():
             setattr(generated, name, _timed(getattr(generated, name), ops[index].seconds))
-        program.kernels[:] = [_timed(kernel, op.seconds)
-                              for kernel, op in zip(originals, ops, strict=True)]
+        program.kernels[:] = [
+            _timed(kernel, op.seconds) for kernel, op in zip(originals, ops, strict=True)
+        ]
         for _ in range(runs):
             start = time.perf_counter()
             generated.run(*inputs)

@@ -94,18 +94,25 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     promises (oneDNN and SIMD loads want it)."""
     raw = np.empty(nbytes + BUFFER_ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % BUFFER_ALIGNMENT
-    return raw[start:start + nbytes]
+    return raw[start : start + nbytes]
 
 
 def subview_slices(op: memref.SubviewOp) -> tuple[slice, ...]:
     """The numpy index of the static `memref.subview` `op` (an aliasing view)."""
-    return tuple(slice(o, o + n * s, s) for o, n, s in zip(
-        op.static_offsets.get_values(), op.static_sizes.get_values(),
-        op.static_strides.get_values(), strict=True))
+    return tuple(
+        slice(o, o + n * s, s)
+        for o, n, s in zip(
+            op.static_offsets.get_values(),
+            op.static_sizes.get_values(),
+            op.static_strides.get_values(),
+            strict=True,
+        )
+    )
 
 
-def fill_border(buffer: np.ndarray, axes: tuple[int, int], halo: tuple[int, int, int, int],
-                value: float) -> None:
+def fill_border(
+    buffer: np.ndarray, axes: tuple[int, int], halo: tuple[int, int, int, int], value: float
+) -> None:
     """Writes `value` into the halo border (top, left, bottom, right) of `buffer`, whose
     spatial axes are `axes`: what `layout.fill_border` does."""
     top, left, bottom, right = halo
@@ -132,8 +139,9 @@ def materialize_constant(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> R
     return value
 
 
-def evaluate_constants(roots: Sequence[Operation],
-                       weights: Callable[[], Mapping[str, np.ndarray]]) -> list[RuntimeValue]:
+def evaluate_constants(
+    roots: Sequence[Operation], weights: Callable[[], Mapping[str, np.ndarray]]
+) -> list[RuntimeValue]:
     """The run-time values of the constant expressions `roots` (see
     `dialects/constant_expressions.py`), read-only like materialised constants. Each op they
     depend on is evaluated once, in operand order: constants materialised, reorders packed,
@@ -239,8 +247,9 @@ def _boxes(size: int, units: Sequence[int]) -> list[Box]:
     whole, rest = divmod(size, unit)
     boxes: list[Box] = []
     if whole:
-        boxes.append(((0, whole), *((0, outer // inner)
-                                    for outer, inner in itertools.pairwise(units))))
+        boxes.append(
+            ((0, whole), *((0, outer // inner) for outer, inner in itertools.pairwise(units)))
+        )
     if rest:
         boxes += [((whole, whole + 1), *box) for box in _boxes(rest, lower)]
     return boxes
@@ -255,8 +264,9 @@ class _BoxView(NamedTuple):
     digits: list[Digit]
 
 
-def _box_view(pieces: Sequence[_Piece], units: Sequence[Sequence[int]], box: Sequence[Box]
-              ) -> _BoxView:
+def _box_view(
+    pieces: Sequence[_Piece], units: Sequence[Sequence[int]], box: Sequence[Box]
+) -> _BoxView:
     """Where a box (one per logical axis) lies in an array of `pieces`: one slice of each
     physical dimension."""
     slices, shape, digits = [], [], []
@@ -270,8 +280,9 @@ def _box_view(pieces: Sequence[_Piece], units: Sequence[Sequence[int]], box: Seq
                     shape.append(end - begin)
                     digits.append((axis, digit_unit))
         slices.append(slice(offset, offset + length))
-    everything = all(s.start == 0 and s.stop == p.extent
-                     for s, p in zip(slices, pieces, strict=True))
+    everything = all(
+        s.start == 0 and s.stop == p.extent for s, p in zip(slices, pieces, strict=True)
+    )
     return _BoxView(None if everything else tuple(slices), tuple(shape), digits)
 
 
@@ -284,8 +295,11 @@ def _copy_box(source: _BoxView, target: _BoxView) -> Reorder:
     order = tuple(source.digits.index(d) for d in target.digits)
     identity = order == tuple(range(len(order)))
     short = target.shape[-1] if order and order[-1] != len(order) - 1 else 0
-    loop = short if 1 < short <= _LOOP_EXTENT and (
-        math.prod(target.shape) >= short * _LOOP_ELEMENTS) else 0
+    loop = (
+        short
+        if 1 < short <= _LOOP_EXTENT and (math.prod(target.shape) >= short * _LOOP_ELEMENTS)
+        else 0
+    )
 
     def move(x: np.ndarray, out: np.ndarray) -> None:
         moved = (x if source.index is None else x[source.index]).reshape(source.shape)
@@ -310,13 +324,16 @@ def reorder_into(source: TensorType, target: TensorType) -> Reorder | None:
     shape = source.get_shape()
     units: list[list[int]] = []
     for axis in range(len(shape)):
-        found = sorted({p.unit for side in pieces for p in side if p.axis == axis} | {1},
-                       reverse=True)
+        found = sorted(
+            {p.unit for side in pieces for p in side if p.axis == axis} | {1}, reverse=True
+        )
         if any(outer % inner for outer, inner in itertools.pairwise(found)):
             return None
         units.append(found)
-    moves = [_copy_box(_box_view(pieces[0], units, box), _box_view(pieces[1], units, box))
-             for box in itertools.product(*map(_boxes, shape, units))]
+    moves = [
+        _copy_box(_box_view(pieces[0], units, box), _box_view(pieces[1], units, box))
+        for box in itertools.product(*map(_boxes, shape, units))
+    ]
     # Padding lanes are zeroed by zeroing all of `out` first: a memset is several times
     # faster than filling lanes strided between the data (5 of 8 for a 3-channel image).
     padded = any(p.unit * p.extent > shape[p.axis] for p in pieces[1] if p.whole)
@@ -332,10 +349,14 @@ def reorder_into(source: TensorType, target: TensorType) -> Reorder | None:
 
 def bind_reorder(source: Attribute, target: Attribute) -> BoundCompute:
     """A `layout.reorder` from type `source` to `target`, bound once."""
-    dense = isinstance(source, TensorType) and isinstance(target, TensorType) and "csr" not in (
-        storage_of(source), storage_of(target))
+    dense = (
+        isinstance(source, TensorType)
+        and isinstance(target, TensorType)
+        and "csr" not in (storage_of(source), storage_of(target))
+    )
     moved = reorder_into(source, target) if dense else None
     if moved is None:
+
         def reorder(ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> None:
             outs[0][...] = to_physical(to_logical(ins[0], source), target)
 
@@ -354,27 +375,33 @@ def chosen_kernel(op: Operation) -> Kernel | None:
     wanted = resolve_layouts(chosen.operands, first)
     produced = resolve_layouts(chosen.results, first)
     if [encoding_name(v.type) for v in op.operands] != list(wanted) or (
-            [encoding_name(v.type) for v in op.results] != list(produced)):
+        [encoding_name(v.type) for v in op.results] != list(produced)
+    ):
         return None
     try:
         kernel = registry().kernel_for(op, chosen.kernel_name.data)
     except KeyError as error:
         raise DiagnosticError(op, str(error.args[0])) from None
     if (reason := kernel.binding_refusal(op)) is not None:
-        raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\">: {reason}")
+        raise DiagnosticError(op, f'#nn.kernel<"{kernel.name}">: {reason}')
     declared = kernel.in_place_for(op)
     if chosen.in_place_operand not in (None, declared):
         # The memory plan may have put the result over that operand, which this kernel
         # reads while it writes (a pooling window): wrong numbers.
-        raise DiagnosticError(op, f"#nn.kernel<\"{kernel.name}\">: in_place = "
-                                  f"{chosen.in_place_operand}, but the kernel writes over "
-                                  f"{'no operand' if declared is None else f'operand {declared}'}")
+        raise DiagnosticError(
+            op,
+            f'#nn.kernel<"{kernel.name}">: in_place = '
+            f"{chosen.in_place_operand}, but the kernel writes over "
+            f"{'no operand' if declared is None else f'operand {declared}'}",
+        )
     return kernel
 
 
-def kernel_for(op: Operation, fallback: Mapping[type[Operation], Implementation] = (
-        REFERENCE_KERNELS), use_chosen: bool = True
-               ) -> tuple[Kernel | None, Implementation, bool] | None:
+def kernel_for(
+    op: Operation,
+    fallback: Mapping[type[Operation], Implementation] = (REFERENCE_KERNELS),
+    use_chosen: bool = True,
+) -> tuple[Kernel | None, Implementation, bool] | None:
     """The kernel that computes `op`: (registry kernel or None, implementation, whether it
     works on physical values). That is the chosen kernel when `chosen_kernel` finds it, else
     the `fallback` kernel on logical arrays, which computes the same function; None when
@@ -389,12 +416,16 @@ def kernel_for(op: Operation, fallback: Mapping[type[Operation], Implementation]
 def _refused(op: Operation, error: BindingRefused) -> DiagnosticError:
     """A kernel's refusal to compute `op` as typed, located at `op`."""
     chosen = kernel_of(op)
-    name = "" if chosen is None else f"#nn.kernel<\"{chosen.kernel_name.data}\">: "
+    name = "" if chosen is None else f'#nn.kernel<"{chosen.kernel_name.data}">: '
     return DiagnosticError(op, f"{name}{error}")
 
 
-def apply_kernel(op: Operation, implementation: Implementation, on_physical: bool,
-                 operands: Sequence[RuntimeValue]) -> RuntimeValue:
+def apply_kernel(
+    op: Operation,
+    implementation: Implementation,
+    on_physical: bool,
+    operands: Sequence[RuntimeValue],
+) -> RuntimeValue:
     """Runs `implementation` on `op`'s operand values (unpacked first unless it works on
     physical values); returns the result in the result type's layout, checked against it."""
     result_type = op.results[0].type
@@ -405,16 +436,24 @@ def apply_kernel(op: Operation, implementation: Implementation, on_physical: boo
         except BindingRefused as error:
             raise _refused(op, error) from None
         spec = layout_of(result_type)
-        shape = result_type.get_shape() if spec is None else spec.physical_shape(
-            result_type.get_shape())
+        shape = (
+            result_type.get_shape()
+            if spec is None
+            else spec.physical_shape(result_type.get_shape())
+        )
     else:
-        result = implementation(op, [to_logical(v, operand.type)
-                                     for v, operand in zip(operands, op.operands, strict=True)])
+        result = implementation(
+            op,
+            [to_logical(v, operand.type) for v, operand in zip(operands, op.operands, strict=True)],
+        )
         shape = result_type.get_shape()
     expected = (tuple(shape), DTYPES.get(type(result_type.element_type)))
     if (result.shape, result.dtype) != expected:
-        raise DiagnosticError(op, f"kernel returned {list(result.shape)} {result.dtype}, "
-                              f"but the result type is {result_type}")
+        raise DiagnosticError(
+            op,
+            f"kernel returned {list(result.shape)} {result.dtype}, "
+            f"but the result type is {result_type}",
+        )
     return result if on_physical else to_physical(result, result_type)
 
 
@@ -433,9 +472,12 @@ def without_padding(op: ComputeOp) -> Operation:
     return clone
 
 
-def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementation] = (
-        REFERENCE_KERNELS), use_chosen: bool = True,
-        session: dict[Operation, Any] | None = None) -> BoundCompute:
+def bind_compute(
+    op: ComputeOp,
+    fallback: Mapping[type[Operation], Implementation] = (REFERENCE_KERNELS),
+    use_chosen: bool = True,
+    session: dict[Operation, Any] | None = None,
+) -> BoundCompute:
     """`op` bound to its kernel once, to be called on every run with its `ins` and `outs`
     values. The work a kernel can do per op ahead of time (its `prepare`: a oneDNN primitive,
     a scratchpad, a reference kernel's attributes) is done here; other kernels run through
@@ -446,8 +488,9 @@ def bind_compute(op: ComputeOp, fallback: Mapping[type[Operation], Implementatio
         session.pop(op, None)
     inner = without_padding(op) if op.halo is not None else op.inner
     if len(inner.results) != 1:
-        raise DiagnosticError(op, f"'{inner.name}' has {len(inner.results)} results; "
-                              "kernels compute one")
+        raise DiagnosticError(
+            op, f"'{inner.name}' has {len(inner.results)} results; kernels compute one"
+        )
     if isinstance(inner, ReorderOp):
         return bind_reorder(inner.input.type, inner.output.type)
     found = kernel_for(inner, fallback, use_chosen)
@@ -484,8 +527,9 @@ class _BindsBuffers:
         self.prepared(ins, outs[0])
 
 
-def on_buffers(bound: BoundCompute, ins: Sequence[RuntimeValue],
-               outs: Sequence[np.ndarray]) -> FixedCall:
+def on_buffers(
+    bound: BoundCompute, ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]
+) -> FixedCall:
     """`bound(ins, outs)` as a call without arguments, for arrays passed on every call (a
     generated module's arena views): kernels that can (`BindsBuffers`) check what depends on
     the arrays alone once, here."""

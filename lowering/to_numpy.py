@@ -87,9 +87,25 @@ if TYPE_CHECKING:
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Names the generated module defines or uses itself, which no value may take.
-_RESERVED = frozenset({*keyword.kwlist, *keyword.softkwlist, *dir(builtins), "np", "ENTRY",
-                       "PLANNED_IR", "PROGRAM", "K", "ARENA", "ARENA_BYTES", "aligned_empty",
-                       "fill_border", "Program", "run", "inputs"})
+_RESERVED = frozenset(
+    {
+        *keyword.kwlist,
+        *keyword.softkwlist,
+        *dir(builtins),
+        "np",
+        "ENTRY",
+        "PLANNED_IR",
+        "PROGRAM",
+        "K",
+        "ARENA",
+        "ARENA_BYTES",
+        "aligned_empty",
+        "fill_border",
+        "Program",
+        "run",
+        "inputs",
+    }
+)
 _COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9_%=()\[\],.:*+<> -]")
 
 
@@ -101,8 +117,12 @@ def load_time_constants(function: func.FuncOp) -> tuple[frozenset[Operation], li
     known: dict[Operation, bool] = {}
     ops = list(function.body.block.ops)
     constants = frozenset(op for op in ops if is_constant_expression(op, known))
-    read = [op for op in ops if op in constants and any(
-        use.operation not in constants for result in op.results for use in result.uses)]
+    read = [
+        op
+        for op in ops
+        if op in constants
+        and any(use.operation not in constants for result in op.results for use in result.uses)
+    ]
     return constants, read
 
 
@@ -119,15 +139,18 @@ class Program:
         ops = list(self.function.body.block.ops)
         constants, read = load_time_constants(self.function)
         try:
-            weights = load_weights(module, source_path) if any(
-                isinstance(op, ConstantOp) and op.external is not None
-                for op in constants) else {}
+            weights = (
+                load_weights(module, source_path)
+                if any(isinstance(op, ConstantOp) and op.external is not None for op in constants)
+                else {}
+            )
         except WeightsError as error:
             raise UserError(str(error)) from None
         self.constants: list[RuntimeValue] = evaluate_constants(read, lambda: weights)
         session: dict[Operation, Any] = {}
-        self.kernels: list[BoundCompute] = [bind_compute(op, session=session) for op in ops
-                                            if isinstance(op, ComputeOp)]
+        self.kernels: list[BoundCompute] = [
+            bind_compute(op, session=session) for op in ops if isinstance(op, ComputeOp)
+        ]
         self.bound: dict[int, FixedCall] = {}  # index -> its `on` call (for the profiler)
         self.running = threading.Lock()  # held by the generated module's run()
 
@@ -142,8 +165,7 @@ class Program:
         except DiagnosticError as error:
             raise error_at(error.op, error.message, text) from None
 
-    def on(self, index: int, ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]
-           ) -> FixedCall:
+    def on(self, index: int, ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> FixedCall:
         """Kernel `index` bound to the arrays `ins` and `outs`, which every run passes again
         (`on_buffers`)."""
         self.bound[index] = call = on_buffers(self.kernels[index], ins, outs)
@@ -187,8 +209,10 @@ def describe_compute(op: ComputeOp) -> str:
     kernel, into what (the generated code's comments, the profile's rows)."""
     inner = op.inner
     if isinstance(inner, ReorderOp):
-        what = (f"{inner.name} {_describe(inner.input)} -> "
-                f"{encoding_name(inner.output.type) or 'plain'}")
+        what = (
+            f"{inner.name} {_describe(inner.input)} -> "
+            f"{encoding_name(inner.output.type) or 'plain'}"
+        )
     else:
         kernel = kernel_of(inner)
         chosen = "reference" if kernel is None else kernel.kernel_name.data
@@ -210,8 +234,9 @@ def _index(slices: Sequence[slice], shape: Sequence[int]) -> str:
         if piece.start == 0 and piece.stop == size and piece.step == 1:
             parts.append(":")
         else:
-            parts.append(f"{piece.start}:{piece.stop}" + (
-                "" if piece.step == 1 else f":{piece.step}"))
+            parts.append(
+                f"{piece.start}:{piece.stop}" + ("" if piece.step == 1 else f":{piece.step}")
+            )
     while parts and parts[-1] == ":":
         parts.pop()
     return f"[{', '.join(parts)}]" if parts else "[...]"
@@ -256,8 +281,11 @@ class _Emitter:
 
     def ref(self, value: SSAValue, op: Operation) -> str:
         if value not in self.names:
-            raise DiagnosticError(op, "nnlayout-translate: an operand is not a buffer, "
-                                  "constant or argument the generated code knows")
+            raise DiagnosticError(
+                op,
+                "nnlayout-translate: an operand is not a buffer, "
+                "constant or argument the generated code knows",
+            )
         return self.names[value]
 
     def emit(self, op: Operation) -> None:
@@ -282,31 +310,41 @@ class _Emitter:
         elif isinstance(op, FillBorderOp):
             axes = tuple(int(a) for a in op.axes.get_values())
             halo = tuple(int(h) for h in op.halo.get_values())
-            self.body.append(f"fill_border({self.ref(op.buffer, op)}, {axes}, {halo}, "
-                             f"{_number(op.value.value.data)})")
+            self.body.append(
+                f"fill_border({self.ref(op.buffer, op)}, {axes}, {halo}, "
+                f"{_number(op.value.value.data)})"
+            )
         elif isinstance(op, memref.CopyOp):
             self.body.append(f"{self.ref(op.destination, op)}[...] = {self.ref(op.source, op)}")
         elif op in self.at_load:
             if op in self.loaded:  # the others are only read by constant expressions
                 value = op.results[0]
-                self.load.append(f"{self.name(value)} = PROGRAM.constants[{self.constants}]  "
-                                 f"# {_comment(f'%{value.name_hint}: {_describe(value)}')}")
+                self.load.append(
+                    f"{self.name(value)} = PROGRAM.constants[{self.constants}]  "
+                    f"# {_comment(f'%{value.name_hint}: {_describe(value)}')}"
+                )
                 self.constants += 1
         elif isinstance(op, ComputeOp):
             self._compute(op)
         elif isinstance(op, func.ReturnOp):
             self.body.append(
-                f"return {_tuple([f'np.array({self.ref(v, op)})' for v in op.arguments])}")
+                f"return {_tuple([f'np.array({self.ref(v, op)})' for v in op.arguments])}"
+            )
         else:
             raise DiagnosticError(op, f"nnlayout-translate cannot translate '{op.name}'")
 
     def _memref(self, op: Operation, value: SSAValue) -> tuple[MemRefType, np.dtype]:
         value_type = value.type
-        if not isinstance(value_type, MemRefType) or any(
-                d < 0 for d in value_type.get_shape()) or not isinstance(
-                value_type.layout, NoneAttr):
-            raise DiagnosticError(op, f"the generated module needs statically shaped, "
-                                  f"contiguous buffers, not {value_type}")
+        if (
+            not isinstance(value_type, MemRefType)
+            or any(d < 0 for d in value_type.get_shape())
+            or not isinstance(value_type.layout, NoneAttr)
+        ):
+            raise DiagnosticError(
+                op,
+                f"the generated module needs statically shaped, "
+                f"contiguous buffers, not {value_type}",
+            )
         return value_type, element_dtype(value_type.element_type)
 
     def _alloc(self, op: memref.AllocOp) -> None:
@@ -317,8 +355,10 @@ class _Emitter:
             self.arena_bytes = nbytes
             self.names[op.memref] = "ARENA"
             return
-        self.load.append(f"{self.name(op.memref)} = np.ndarray({shape}, np.{dtype.name}, "
-                         f"buffer=aligned_empty({nbytes}))  # a buffer of its own")
+        self.load.append(
+            f"{self.name(op.memref)} = np.ndarray({shape}, np.{dtype.name}, "
+            f"buffer=aligned_empty({nbytes}))  # a buffer of its own"
+        )
 
     def _view(self, op: memref.ViewOp) -> None:
         if op.byte_shift not in self.indices or op.sizes:
@@ -334,7 +374,8 @@ class _Emitter:
         self.load.append(
             f"{self.name(op.result)} = np.ndarray({shape}, np.{dtype.name}, "
             f"buffer={self.ref(op.source, op)}, offset={offset}, strides={strides})  "
-            f"# bytes {offset}..{offset + nbytes}")
+            f"# bytes {offset}..{offset + nbytes}"
+        )
 
     def _compute(self, op: ComputeOp) -> None:
         if not isinstance(op.inner, ReorderOp):
@@ -359,10 +400,14 @@ def _check_planned(function: func.FuncOp) -> None:
     if len(function.body.blocks) != 1:
         raise DiagnosticError(function, "the generated module needs single-block functions")
     if ARENA_BYTES not in function.attributes or any(
-            isinstance(t, TensorType) for t in (*signature.inputs, *signature.outputs)):
-        raise DiagnosticError(function, f"@{function.sym_name.data} is not planned: "
-                              "the generated module needs bufferized IR with a memory plan; "
-                              "run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'")
+        isinstance(t, TensorType) for t in (*signature.inputs, *signature.outputs)
+    ):
+        raise DiagnosticError(
+            function,
+            f"@{function.sym_name.data} is not planned: "
+            "the generated module needs bufferized IR with a memory plan; "
+            "run the pipeline first, e.g. -p 'default-pipeline{target=avx2}'",
+        )
     check_before_running(function)  # here, to locate errors in the translated file
 
 
@@ -426,8 +471,9 @@ class Translation:
     weights: Path | None
 
 
-def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
-              entry: str | None = None) -> Translation:
+def translate(
+    module: ModuleOp, output: Path, *, source_path: str | None = None, entry: str | None = None
+) -> Translation:
     """Writes the generated module `output`, the planned IR and a copy of the weights beside
     it (see the module doc). `module` (read from `source_path`, which locates its weights)
     is not changed."""
@@ -448,8 +494,10 @@ def translate(module: ModuleOp, output: Path, *, source_path: str | None = None,
             try:
                 shutil.copyfile(source_weights, weights)
             except OSError as error:
-                raise UserError(f"cannot copy the weights file '{source_weights}' to "
-                                f"'{weights}': {os_error_reason(error)}") from None
+                raise UserError(
+                    f"cannot copy the weights file '{source_weights}' to "
+                    f"'{weights}': {os_error_reason(error)}"
+                ) from None
     try:
         with open(ir_path, "w", encoding="utf-8") as handle:
             print_module(planned, handle)
@@ -469,12 +517,14 @@ def import_generated(path: Path) -> ModuleType:
 
 
 @contextmanager
-def generated_module(module: ModuleOp, *, source_path: str | None = None,
-                     entry: str | None = None) -> Iterator[ModuleType]:
+def generated_module(
+    module: ModuleOp, *, source_path: str | None = None, entry: str | None = None
+) -> Iterator[ModuleType]:
     """`module` translated into a temporary directory and imported, while the block runs."""
     with tempfile.TemporaryDirectory(prefix="nnlayout-translate-") as folder:
-        translation = translate(module, Path(folder) / "model.py", source_path=source_path,
-                                entry=entry)
+        translation = translate(
+            module, Path(folder) / "model.py", source_path=source_path, entry=entry
+        )
         try:
             generated = import_generated(translation.code)
         except UserError:
@@ -485,9 +535,13 @@ def generated_module(module: ModuleOp, *, source_path: str | None = None,
         yield generated
 
 
-def run_generated(module: ModuleOp, inputs: Sequence[np.ndarray], *,
-                  source_path: str | None = None, entry: str | None = None
-                  ) -> tuple[np.ndarray, ...]:
+def run_generated(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    *,
+    source_path: str | None = None,
+    entry: str | None = None,
+) -> tuple[np.ndarray, ...]:
     """Runs the generated module of `module` once on `inputs` (`nnlayout-run --backend
     generated` does this within `generated_module`, to profile the same module after)."""
     with generated_module(module, source_path=source_path, entry=entry) as generated:

@@ -49,8 +49,7 @@ class Comparison:
     mlir_bytes: int
 
 
-def compare(name: str, small: bool = False, folder: Path = MODELS_DIR,
-            seed: int = 0) -> Comparison:
+def compare(name: str, small: bool = False, folder: Path = MODELS_DIR, seed: int = 0) -> Comparison:
     """Builds, imports and runs zoo model `name` in `folder`; compares with onnxruntime."""
     onnx_path = write_model(name, small, folder)
     mlir_path = onnx_path.with_suffix(".mlir")
@@ -87,22 +86,37 @@ def compare(name: str, small: bool = False, folder: Path = MODELS_DIR,
         max_abs = max(max_abs, diff)
         relative = max(relative, diff / max(float(np.max(np.abs(b))), np.finfo(np.float32).tiny))
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    nn_ops = sum(1 for op in function.body.ops
-                 if op.name.startswith("nn.") and not isinstance(op, nn.ConstantOp))
-    return Comparison(name + ("_small" if small else ""), len(model.graph.node), nn_ops,
-                      max_abs, relative, import_time, parse_time, interpreter_time, ort_time,
-                      len(text.encode()))
+    nn_ops = sum(
+        1
+        for op in function.body.ops
+        if op.name.startswith("nn.") and not isinstance(op, nn.ConstantOp)
+    )
+    return Comparison(
+        name + ("_small" if small else ""),
+        len(model.graph.node),
+        nn_ops,
+        max_abs,
+        relative,
+        import_time,
+        parse_time,
+        interpreter_time,
+        ort_time,
+        len(text.encode()),
+    )
 
 
 def format_table(rows: Sequence[Comparison]) -> str:
-    header = (f"{'model':<20} {'nodes':>6} {'nn ops':>6} {'max abs diff':>13} {'rel diff':>9} "
-              f"{'import s':>9} {'parse s':>8} {'interp s':>9} {'ort s':>7} {'.mlir KB':>9}")
+    header = (
+        f"{'model':<20} {'nodes':>6} {'nn ops':>6} {'max abs diff':>13} {'rel diff':>9} "
+        f"{'import s':>9} {'parse s':>8} {'interp s':>9} {'ort s':>7} {'.mlir KB':>9}"
+    )
     lines = [header, "-" * len(header)]
     for r in rows:
         lines.append(
             f"{r.model:<20} {r.onnx_nodes:>6} {r.nn_ops:>6} {r.max_abs_diff:>13.3e} "
             f"{r.relative_diff:>9.2e} {r.import_time:>9.2f} {r.parse_time:>8.2f} "
-            f"{r.interpreter_time:>9.2f} {r.ort_time:>7.3f} {r.mlir_bytes / 1024:>9.1f}")
+            f"{r.interpreter_time:>9.2f} {r.ort_time:>7.3f} {r.mlir_bytes / 1024:>9.1f}"
+        )
     return "\n".join(lines)
 
 
@@ -110,8 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
     parser.add_argument("--small", action="store_true", help="the reduced variants")
-    parser.add_argument("-d", "--dir", type=Path, default=MODELS_DIR,
-                        help="where the .onnx, .mlir and .npz files go")
+    parser.add_argument(
+        "-d",
+        "--dir",
+        type=Path,
+        default=MODELS_DIR,
+        help="where the .onnx, .mlir and .npz files go",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.names) - set(ZOO))
     if unknown:

@@ -71,12 +71,16 @@ def _array(value: object) -> np.ndarray:
     return numpy_helper.to_array(value) if isinstance(value, TensorProto) else np.asarray(value)
 
 
-def freeze_constant_inputs(model: onnx.ModelProto, inputs: Sequence[np.ndarray]
-                           ) -> tuple[onnx.ModelProto, tuple[np.ndarray, ...]]:
+def freeze_constant_inputs(
+    model: onnx.ModelProto, inputs: Sequence[np.ndarray]
+) -> tuple[onnx.ModelProto, tuple[np.ndarray, ...]]:
     """Moves graph inputs used as compile-time operands into initializers."""
-    frozen = {node.input[i] for node in model.graph.node
-              for i in _COMPILE_TIME_INPUTS.get(node.op_type, ())
-              if len(node.input) > i and node.input[i]}
+    frozen = {
+        node.input[i]
+        for node in model.graph.node
+        for i in _COMPILE_TIME_INPUTS.get(node.op_type, ())
+        if len(node.input) > i and node.input[i]
+    }
     model = onnx.ModelProto.FromString(model.SerializeToString())
     kept_info, kept_values = [], []
     for info, value in zip(list(model.graph.input), inputs, strict=True):
@@ -105,8 +109,9 @@ def collect_cases() -> tuple[Case, ...]:
         for index, (inputs, outputs) in enumerate(test_case.data_sets):
             model, kept = freeze_constant_inputs(test_case.model, [_array(i) for i in inputs])
             suffix = f"[{index}]" if len(test_case.data_sets) > 1 else ""
-            cases.append(Case(test_case.name + suffix, model, kept,
-                              tuple(_array(o) for o in outputs)))
+            cases.append(
+                Case(test_case.name + suffix, model, kept, tuple(_array(o) for o in outputs))
+            )
     return tuple(cases)
 
 
@@ -126,8 +131,8 @@ def expected_refusals(case: Case) -> list[str]:
     if any(not info.type.HasField("tensor_type") for info in tensors):
         reasons.append("not a tensor")
     if any(info.type.tensor_type.elem_type != TensorProto.FLOAT for info in tensors) or any(
-            init.data_type not in (TensorProto.FLOAT, TensorProto.INT64)
-            for init in graph.initializer):
+        init.data_type not in (TensorProto.FLOAT, TensorProto.INT64) for init in graph.initializer
+    ):
         reasons.append("float32 tensors only")
     if any(0 in array.shape for array in (*case.inputs, *case.outputs)):
         reasons.append("zero-size")
@@ -137,11 +142,12 @@ def expected_refusals(case: Case) -> list[str]:
         if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
             reasons.append("mask output")
         if node.op_type == "BatchNormalization" and (
-                len(node.output) > 1 or any(a.name == "training_mode" and a.i
-                                            for a in node.attribute)):
+            len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)
+        ):
             reasons.append("training-mode")
         if node.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and (
-                _rank(case.model, node.input[0]) == 5):
+            _rank(case.model, node.input[0]) == 5
+        ):
             reasons.append("3-D")
     return reasons
 
@@ -160,8 +166,11 @@ def import_and_run(case: Case, pipeline: str = "") -> tuple[np.ndarray, ...]:
     return run_function(module, case.inputs)
 
 
-def mismatch(ours: Sequence[np.ndarray], expected: Sequence[np.ndarray],
-             tolerance: float = RELATIVE_TOLERANCE) -> str | None:
+def mismatch(
+    ours: Sequence[np.ndarray],
+    expected: Sequence[np.ndarray],
+    tolerance: float = RELATIVE_TOLERANCE,
+) -> str | None:
     """Why `ours` differs from `expected` beyond the tolerance, or None if they agree."""
     if len(ours) != len(expected):
         return f"{len(ours)} results, expected {len(expected)}"
@@ -214,8 +223,12 @@ def tally(results: dict[Case, tuple[str, str]]) -> dict[str, Counter[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also list each refused case with the importer's message")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list each refused case with the importer's message",
+    )
     args = parser.parse_args(argv)
     results = {case: check_case(case) for case in collect_cases()}
     counts = tally(results)
@@ -224,8 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         c = counts.get(op, Counter())
         print(f"{op:<20} {c['pass']:>7} {c['refused']:>8} {c['fail']:>7} {sum(c.values()):>6}")
     statuses = Counter(status for status, _ in results.values())
-    print(f"{'cases':<20} {statuses['pass']:>7} {statuses['refused']:>8} {statuses['fail']:>7} "
-          f"{len(results):>6}")
+    print(
+        f"{'cases':<20} {statuses['pass']:>7} {statuses['refused']:>8} {statuses['fail']:>7} "
+        f"{len(results):>6}"
+    )
     for case, (status, detail) in results.items():
         if status == "fail" or (status == "refused" and args.verbose):
             print(f"{status.upper()} {case.name}: {detail}")

@@ -52,26 +52,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="index of the first program")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes")
     parser.add_argument("--save-dir", type=Path, help="write failing programs here")
-    parser.add_argument("--generated", action="store_true",
-                        help="also run each variant's generated module, twice (about 2.4x the "
-                             "time)")
+    parser.add_argument(
+        "--generated",
+        action="store_true",
+        help="also run each variant's generated module, twice (about 2.4x the time)",
+    )
     args = parser.parse_args(argv)
     if args.save_dir is not None:
         args.save_dir.mkdir(parents=True, exist_ok=True)
     start, mismatches = time.perf_counter(), 0
     indices = range(args.first, args.first + args.count)
     with ProcessPoolExecutor(args.jobs) as pool:
-        for index, text, failure in pool.map(check, [args.seed] * len(indices), indices,
-                                             [args.generated] * len(indices), chunksize=4):
+        for index, text, failure in pool.map(
+            check, [args.seed] * len(indices), indices, [args.generated] * len(indices), chunksize=4
+        ):
             if failure is None:
                 continue
             mismatches += 1
-            print(f"program {index} (--seed {args.seed} --first {index} --count 1): {failure}",
-                  flush=True)
+            print(
+                f"program {index} (--seed {args.seed} --first {index} --count 1): {failure}",
+                flush=True,
+            )
             if args.save_dir is not None:
                 (args.save_dir / f"{args.seed}-{index}.mlir").write_text(text)
-    print(f"{args.count} programs, {mismatches} mismatches "
-          f"({time.perf_counter() - start:.0f} s)")
+    print(f"{args.count} programs, {mismatches} mismatches ({time.perf_counter() - start:.0f} s)")
     return 1 if mismatches else 0
 
 

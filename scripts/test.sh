@@ -7,6 +7,7 @@ python3 -m venv .venv
 python -m pip install -q --upgrade pip
 python -m pip install -q -e '.[test]'
 ruff check .
+ruff format --check .
 python -m pytest
 lit -q lit/
 # oneDNN's choices differ by instruction set (%onednn_isa): on an AVX-512 machine, check

@@ -141,22 +141,35 @@ class _Builder:
         weight = self.constant((out, c // groups, kh, kw))
         bias = self.constant((out,)) if self.choose.integer(0, 1) else None
         return nn.Conv2dOp(
-            self.current, weight, bias, pads=pads, groups=groups,
+            self.current,
+            weight,
+            bias,
+            pads=pads,
+            groups=groups,
             strides=(self.choose.integer(1, 2), self.choose.integer(1, 2)),
-            dilations=(self.choose.integer(1, 2), self.choose.integer(1, 2)))
+            dilations=(self.choose.integer(1, 2), self.choose.integer(1, 2)),
+        )
 
     def conv_transpose(self) -> Operation:
         c = nn.shape_of(self.current)[1]
         groups = self.choose.pick([g for g in (1, 2) if c % g == 0])
         strides = (self.choose.integer(1, 2), self.choose.integer(1, 2))
         dilations = (self.choose.integer(1, 2), self.choose.integer(1, 2))
-        output_padding = [self.choose.integer(0, max(s, d) - 1)
-                          for s, d in zip(strides, dilations, strict=True)]
-        weight = self.constant((c, self.choose.pick((1, 3, 8)), self.choose.integer(1, 3),
-                                self.choose.integer(1, 3)))
+        output_padding = [
+            self.choose.integer(0, max(s, d) - 1) for s, d in zip(strides, dilations, strict=True)
+        ]
+        weight = self.constant(
+            (c, self.choose.pick((1, 3, 8)), self.choose.integer(1, 3), self.choose.integer(1, 3))
+        )
         return nn.ConvTranspose2dOp(
-            self.current, weight, pads=[self.choose.integer(0, 1) for _ in range(4)],
-            strides=strides, dilations=dilations, output_padding=output_padding, groups=groups)
+            self.current,
+            weight,
+            pads=[self.choose.integer(0, 1) for _ in range(4)],
+            strides=strides,
+            dilations=dilations,
+            output_padding=output_padding,
+            groups=groups,
+        )
 
     def shuffle(self) -> Operation:
         """A transpose of H and W, or a reshape that folds W into H."""
@@ -166,16 +179,24 @@ class _Builder:
         return nn.ReshapeOp(self.current, (n, c, h * w, 1))
 
     def unary(self) -> Operation:
-        name = self.choose.pick(("relu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "clip",
-                                 "leaky_relu"))
+        name = self.choose.pick(
+            ("relu", "sigmoid", "tanh", "exp", "neg", "abs", "sqrt", "clip", "leaky_relu")
+        )
         x = self.current
         if name == "clip":
             low = self.choose.pick((None, -0.5, 0.0, 0.5))
             return nn.ClipOp(x, low, self.choose.pick((None, 1.0, 2.0)))
         if name == "leaky_relu":
             return nn.LeakyReluOp(x, 0.1)
-        return {"relu": nn.ReluOp, "sigmoid": nn.SigmoidOp, "tanh": nn.TanhOp, "exp": nn.ExpOp,
-                "neg": nn.NegOp, "abs": nn.AbsOp, "sqrt": nn.SqrtOp}[name](x)
+        return {
+            "relu": nn.ReluOp,
+            "sigmoid": nn.SigmoidOp,
+            "tanh": nn.TanhOp,
+            "exp": nn.ExpOp,
+            "neg": nn.NegOp,
+            "abs": nn.AbsOp,
+            "sqrt": nn.SqrtOp,
+        }[name](x)
 
     def binary_with_constant(self) -> Operation:
         n, c, h, w = nn.shape_of(self.current)
@@ -184,8 +205,9 @@ class _Builder:
         if op is nn.DivOp:  # by a constant away from 0: x / (x' ~ 0) amplifies rounding
             return op(self.current, self.constant(shape, 0.5, 2.0))
         constant = self.constant(shape)
-        operands = (self.current, constant) if self.choose.integer(0, 1) else (
-            constant, self.current)
+        operands = (
+            (self.current, constant) if self.choose.integer(0, 1) else (constant, self.current)
+        )
         return op(*operands)
 
     def excitation(self) -> Operation:
@@ -208,25 +230,26 @@ class _Builder:
 
     def concat(self) -> Operation | None:
         n, _, h, w = nn.shape_of(self.current)
-        same = [v for v in self.values
-                if nn.shape_of(v)[:1] + nn.shape_of(v)[2:] == (n, h, w)]
-        inputs = [self.current, *(self.choose.pick(same)
-                                  for _ in range(self.choose.integer(1, 2)))]
+        same = [v for v in self.values if nn.shape_of(v)[:1] + nn.shape_of(v)[2:] == (n, h, w)]
+        inputs = [self.current, *(self.choose.pick(same) for _ in range(self.choose.integer(1, 2)))]
         return nn.ConcatOp(inputs, self.choose.pick((1, -3)))
 
     def pool(self) -> Operation:
         kernel = (self.choose.integer(1, 3), self.choose.integer(1, 3))
         dilations = (self.choose.integer(1, 2), self.choose.integer(1, 2))
-        pads = [self.choose.integer(0, (kernel[i % 2] - 1) * dilations[i % 2])
-                for i in range(4)]
-        common = {"kernel": kernel, "strides": (self.choose.integer(1, 2),
-                                                self.choose.integer(1, 2)),
-                  "pads": pads, "dilations": dilations,
-                  "ceil_mode": bool(self.choose.integer(0, 1))}
+        pads = [self.choose.integer(0, (kernel[i % 2] - 1) * dilations[i % 2]) for i in range(4)]
+        common = {
+            "kernel": kernel,
+            "strides": (self.choose.integer(1, 2), self.choose.integer(1, 2)),
+            "pads": pads,
+            "dilations": dilations,
+            "ceil_mode": bool(self.choose.integer(0, 1)),
+        }
         if self.choose.integer(0, 1):
             return nn.MaxPool2dOp(self.current, **common)
-        return nn.AvgPool2dOp(self.current, count_include_pad=bool(self.choose.integer(0, 1)),
-                              **common)
+        return nn.AvgPool2dOp(
+            self.current, count_include_pad=bool(self.choose.integer(0, 1)), **common
+        )
 
     def batch_norm(self) -> Operation:
         c = nn.shape_of(self.current)[1]
@@ -265,25 +288,37 @@ class _Builder:
         dense = self.weights.uniform(-1, 1, size=(16, features)).astype(np.float32)
         dense[self.weights.random(dense.shape) >= 0.1] = 0
         value = nn.ConstantOp.from_array(dense).value
-        weight = self.add(nn.ConstantOp(TensorType(f32, dense.shape, StorageAttr("csr")),
-                                        value=value))
+        weight = self.add(
+            nn.ConstantOp(TensorType(f32, dense.shape, StorageAttr("csr")), value=value)
+        )
         return self.add(nn.GemmOp(weight, flat, None, trans_b=True))
 
 
 LAYERS: dict[str, Callable[[_Builder], Operation | None]] = {
-    "conv": _Builder.conv, "unary": _Builder.unary, "binary": _Builder.binary_with_constant,
-    "residual": _Builder.residual, "concat": _Builder.concat, "pool": _Builder.pool,
-    "batch_norm": _Builder.batch_norm, "softmax": _Builder.softmax,
-    "global_pool": _Builder.global_pool, "conv_transpose": _Builder.conv_transpose,
-    "shuffle": _Builder.shuffle, "excitation": _Builder.excitation,
+    "conv": _Builder.conv,
+    "unary": _Builder.unary,
+    "binary": _Builder.binary_with_constant,
+    "residual": _Builder.residual,
+    "concat": _Builder.concat,
+    "pool": _Builder.pool,
+    "batch_norm": _Builder.batch_norm,
+    "softmax": _Builder.softmax,
+    "global_pool": _Builder.global_pool,
+    "conv_transpose": _Builder.conv_transpose,
+    "shuffle": _Builder.shuffle,
+    "excitation": _Builder.excitation,
 }
 
 
 def random_program(choose: Choices) -> str:
     """The MLIR text of a random valid program (see the module docstring)."""
     weights = np.random.default_rng(choose.integer(0, 2**32 - 1))
-    shape = (choose.integer(1, 2), choose.pick(choose.pick((CHANNELS, WIDE))),
-             choose.integer(1, 12), choose.integer(3, 12))
+    shape = (
+        choose.integer(1, 2),
+        choose.pick(choose.pick((CHANNELS, WIDE))),
+        choose.integer(1, 12),
+        choose.integer(3, 12),
+    )
     block = Block(arg_types=[TensorType(f32, shape)])
     block.args[0].name_hint = "x"
     builder = _Builder(choose, weights, block, [block.args[0]])
@@ -301,8 +336,9 @@ def random_program(choose: Choices) -> str:
     if len(builder.values) > 2 and choose.integer(0, 2) == 0:
         results.append(choose.pick(builder.values[1:-1]))  # an intermediate, returned too
     block.add_op(func.ReturnOp(*results))
-    function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]),
-                           Region(block))
+    function = func.FuncOp(
+        "main", ([a.type for a in block.args], [r.type for r in results]), Region(block)
+    )
     text = io.StringIO()
     print_module(ModuleOp([function]), text)
     return text.getvalue()
@@ -327,11 +363,16 @@ def poison(inputs: list[np.ndarray], seed: int) -> None:
     """Writes a NaN, an Inf and a -Inf at random positions of the first input (in place)."""
     flat = inputs[0].reshape(-1)
     positions = np.random.default_rng(seed).choice(flat.size, min(3, flat.size), replace=False)
-    flat[positions] = [np.nan, np.inf, -np.inf][:len(positions)]
+    flat[positions] = [np.nan, np.inf, -np.inf][: len(positions)]
 
 
-def check_program(text: str, seed: int = 0, nan_and_inf: bool = False,
-                  inputs: list[np.ndarray] | None = None, generated: bool = False) -> None:
+def check_program(
+    text: str,
+    seed: int = 0,
+    nan_and_inf: bool = False,
+    inputs: list[np.ndarray] | None = None,
+    generated: bool = False,
+) -> None:
     """Asserts that every target and padding setting gives the unoptimised results, on
     `inputs` or standard-normal inputs from `seed` (with a NaN, an Inf and a -Inf if
     `nan_and_inf`). With `generated`, the generated module of each compiled variant must
@@ -358,20 +399,26 @@ def check_program(text: str, seed: int = 0, nan_and_inf: bool = False,
     variants += [("onednn", True, True)] if "onednn" in TARGETS and finite else []
     # oneDNN asked for blocked activations: padded channels between its convolutions (blocks
     # of 16 run its avx512_core code where the machine has it, else fall back per op).
-    variants += [("onednn-nchw8c", True, False), ("onednn-nchw16c", True, False)] \
-        if "onednn" in TARGETS else []
+    variants += (
+        [("onednn-nchw8c", True, False), ("onednn-nchw16c", True, False)]
+        if "onednn" in TARGETS
+        else []
+    )
     for target, padding, nnan in variants:
         planned = compile_text(text, target, padding, nnan)
         actual = [("interpreter", expected, Interpreter(planned).run(inputs))]
         if generated:
             with tempfile.TemporaryDirectory(prefix="nnlayout-random-") as folder:
                 program = import_generated(translate(planned, Path(folder) / "model.py").code)
-                actual += [(f"generated module, run {i}", want, program.run(*given))
-                           for i, (given, want, finite_run) in enumerate(runs, 1)
-                           if finite_run or not nnan]
+                actual += [
+                    (f"generated module, run {i}", want, program.run(*given))
+                    for i, (given, want, finite_run) in enumerate(runs, 1)
+                    if finite_run or not nnan
+                ]
         for backend, want, got in actual:
             try:
                 assert_same(want, got)
             except AssertionError as error:
-                raise AssertionError(f"target={target} padding={padding} nnan={nnan} "
-                                     f"({backend}): {error}") from None
+                raise AssertionError(
+                    f"target={target} padding={padding} nnan={nnan} ({backend}): {error}"
+                ) from None

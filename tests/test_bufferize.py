@@ -133,7 +133,8 @@ def test_nested_concats_write_into_one_buffer_and_copy_the_rest() -> None:
     copies = ops_of(compiled, memref.CopyOp)
     assert len(copies) == 2  # the argument %x and the constant %k are copied in
     assert function_attribute(compiled, "nnlayout.concat_copy_bytes_avoided") == (
-        (16 + 8 + 16) * 36 * 4)  # c1 (into c2), a (into c1), b (into c2)
+        (16 + 8 + 16) * 36 * 4
+    )  # c1 (into c2), a (into c1), b (into c2)
     check(module)
 
 
@@ -151,7 +152,9 @@ func.func @f(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 }""")
     compiled = bufferized(module, "avx2")
     views = [op.result.type for op in ops_of(compiled, memref.SubviewOp)]
-    assert any(v.get_shape() == (1, 2, 16, 16, 8) and v.get_offset() == 2 * 16 * 16 * 8 for v in views)
+    assert any(
+        v.get_shape() == (1, 2, 16, 16, 8) and v.get_offset() == 2 * 16 * 16 * 8 for v in views
+    )
     assert not [op for op in compiled.walk() if op.name == "nn.concat"]
     check(module, ("avx2", "avx512"))
 
@@ -170,8 +173,7 @@ func.func @f(%a: tensor<1x12x4x4xf32>, %b: tensor<1x20x4x4xf32>) -> tensor<1x32x
   func.return %y1 : tensor<1x32x4x4xf32>
 }}""")
     planned = module.clone()
-    run_pipeline(parse_pipeline("bufferize,plan-memory", get_all_passes()), make_context(),
-                 planned)
+    run_pipeline(parse_pipeline("bufferize,plan-memory", get_all_passes()), make_context(), planned)
     assert not ops_of(planned, memref.SubviewOp)
     assert [op for op in planned.walk() if op.name == "nn.concat"]
     inputs = random_inputs(module)
@@ -181,8 +183,7 @@ func.func @f(%a: tensor<1x12x4x4xf32>, %b: tensor<1x20x4x4xf32>) -> tensor<1x32x
 
 
 @pytest.mark.parametrize("second", ['#layout.layout<"NHWC">', '#layout.layout<"NCHW4c">'])
-def test_a_concat_of_inputs_in_other_layouts_than_its_result_is_not_in_place(
-        second: str) -> None:
+def test_a_concat_of_inputs_in_other_layouts_than_its_result_is_not_in_place(second: str) -> None:
     """An undispatched concat of a plain and an NHWC (or NCHW4c) input: the plain one was
     placed in the result's buffer and the other copied into its slot byte for byte, in its
     own layout (wrong numbers, or an internal error where the sizes differ)."""
@@ -194,8 +195,7 @@ func.func @f(%a: tensor<1x4x4x4xf32>, %b: tensor<1x4x4x4xf32>) -> tensor<1x8x4x4
   func.return %y : tensor<1x8x4x4xf32>
 }}""")
     planned = module.clone()
-    run_pipeline(parse_pipeline("bufferize,plan-memory", get_all_passes()), make_context(),
-                 planned)
+    run_pipeline(parse_pipeline("bufferize,plan-memory", get_all_passes()), make_context(), planned)
     assert [op for op in planned.walk() if op.name == "nn.concat"]
     inputs = random_inputs(module)
     expected = Interpreter(module).run(inputs)
@@ -222,7 +222,8 @@ func.func @f(%x: tensor<{n}x16x12x12xf32>) -> tensor<{n}x8x12x12xf32> {{
 @pytest.mark.skipif(not onednn_available(), reason="oneDNN is not installed")
 @pytest.mark.parametrize("batch, in_place", [(1, True), (2, False)])
 def test_dense_kernels_write_into_concat_slots_that_are_one_run_of_memory(
-        batch: int, in_place: bool) -> None:
+    batch: int, in_place: bool
+) -> None:
     """oneDNN's convolutions write whole buffers only: with one image, a slot of whole 8c
     channel blocks is one run of the concat's buffer, so DenseNet-like nested concats need no
     copy; with two images a slot is strided, and the concat copies."""
@@ -253,8 +254,9 @@ def test_computes_and_buffers_keep_their_ops_source_lines() -> None:
     the op it is made for: an error about a buffer or a planned view points at its producer."""
     ctx, module, text = read_module(str(ROOT / "examples" / "small_cnn.mlir"))
     lines = {op: location_of(op) for op in module.walk() if op.name.startswith("nn.")}
-    run_pipeline(parse_pipeline("default-pipeline{target=avx2}", get_all_passes()), ctx,
-                 module, text)
+    run_pipeline(
+        parse_pipeline("default-pipeline{target=avx2}", get_all_passes()), ctx, module, text
+    )
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     assert computes and all(location_of(op) == lines[op.inner] for op in computes)
     views = [op for op in module.walk() if isinstance(op, memref.ViewOp)]

@@ -35,26 +35,35 @@ from nnlayout.transforms.plan_memory import plan_function
 
 TARGETS = ["ref", "avx2", *(["onednn"] if onednn_available() else [])]
 FOLD = "fold-batch-norm"
-BUFFERIZED = ("fold-batch-norm,select-dispatch{{target={target} padding={padding}}},"
-              "insert-layouts,propagate-layouts,fold-constants,bufferize")
+BUFFERIZED = (
+    "fold-batch-norm,select-dispatch{{target={target} padding={padding}}},"
+    "insert-layouts,propagate-layouts,fold-constants,bufferize"
+)
 
 
 def literal(array: np.ndarray) -> str:
     return json.dumps(array.round(4).tolist())
 
 
-def conv_bn(*, groups: int = 1, bias: bool = True, external: bool = False,
-            second_use: bool = False, channels: tuple[int, int] = (6, 10)) -> tuple[
-        str, dict[str, np.ndarray]]:
+def conv_bn(
+    *,
+    groups: int = 1,
+    bias: bool = True,
+    external: bool = False,
+    second_use: bool = False,
+    channels: tuple[int, int] = (6, 10),
+) -> tuple[str, dict[str, np.ndarray]]:
     """conv -> batch_norm -> relu on [1, C, 9, 9] (the weights external or inline), and the
     parameter arrays; with `second_use`, the conv's result is also returned."""
     cin, cout = channels
     rng = np.random.default_rng(groups * 10 + bias)
-    arrays = {"w": rng.standard_normal((cout, cin // groups, 3, 3)).astype(np.float32),
-              "scale": rng.standard_normal(cout).astype(np.float32),
-              "beta": rng.standard_normal(cout).astype(np.float32),
-              "mean": rng.standard_normal(cout).astype(np.float32),
-              "var": (rng.random(cout) + 0.1).astype(np.float32)}
+    arrays = {
+        "w": rng.standard_normal((cout, cin // groups, 3, 3)).astype(np.float32),
+        "scale": rng.standard_normal(cout).astype(np.float32),
+        "beta": rng.standard_normal(cout).astype(np.float32),
+        "mean": rng.standard_normal(cout).astype(np.float32),
+        "var": (rng.random(cout) + 0.1).astype(np.float32),
+    }
     if bias:
         arrays["b"] = rng.standard_normal(cout).astype(np.float32)
     arrays = {k: v.round(4) for k, v in arrays.items()}
@@ -69,15 +78,17 @@ def conv_bn(*, groups: int = 1, bias: bool = True, external: bool = False,
     w = f"tensor<{cout}x{cin // groups}x3x3xf32>"
     conv_bias, bias_type = (", %b", f", {v}") if bias else ("", "")
     results, result_types = ("%r, %c", f"{y}, {y}") if second_use else ("%r", y)
-    body = "\n".join([
-        *(constant(name) for name in arrays),
-        f"  %c = nn.conv2d %x, %w{conv_bias} strides [1, 1] pads [1, 1, 1, 1] dilations "
-        f"[1, 1] groups {groups} : ({x}, {w}{bias_type}) -> {y}",
-        f"  %n = nn.batch_norm %c, %scale, %beta, %mean, %var epsilon 1.0e-03 : "
-        f"({y}, {v}, {v}, {v}, {v}) -> {y}",
-        f"  %r = nn.relu %n : {y}",
-        f"  func.return {results} : {result_types}",
-    ])
+    body = "\n".join(
+        [
+            *(constant(name) for name in arrays),
+            f"  %c = nn.conv2d %x, %w{conv_bias} strides [1, 1] pads [1, 1, 1, 1] dilations "
+            f"[1, 1] groups {groups} : ({x}, {w}{bias_type}) -> {y}",
+            f"  %n = nn.batch_norm %c, %scale, %beta, %mean, %var epsilon 1.0e-03 : "
+            f"({y}, {v}, {v}, {v}, {v}) -> {y}",
+            f"  %r = nn.relu %n : {y}",
+            f"  func.return {results} : {result_types}",
+        ]
+    )
     function = f"func.func @f(%x: {x}) -> ({result_types}) {{\n{body}\n}}"
     if external:
         function = f'builtin.module attributes {{nn.weights = "w.npz"}} {{\n{function}\n}}'
@@ -132,8 +143,9 @@ def test_constant_expressions_take_no_time_or_memory() -> None:
     (function,) = bufferized.ops
     assert isinstance(function, func.FuncOp)
     ops = list(function.body.block.ops)
-    timed = [op for op in ops
-             if isinstance(op, ComputeOp | memref.CopyOp | FillBorderOp | func.ReturnOp)]
+    timed = [
+        op for op in ops if isinstance(op, ComputeOp | memref.CopyOp | FillBorderOp | func.ReturnOp)
+    ]
     assert plan_function(function)[0].steps == len(timed)
     # One buffer per nn.compute (input reorder, conv, relu, output reorder), none for the
     # constant expressions.
@@ -173,8 +185,11 @@ def test_left_alone(case: str) -> None:
     if case == "conv_used_twice":
         text = conv_bn(second_use=True)[0]
     else:  # the batch norm reads the relu of the convolution
-        text = conv_bn()[0].replace("batch_norm %c,", "batch_norm %q,").replace(
-            "  %n = ", "  %q = nn.relu %c : tensor<1x10x9x9xf32>\n  %n = ")
+        text = (
+            conv_bn()[0]
+            .replace("batch_norm %c,", "batch_norm %q,")
+            .replace("  %n = ", "  %q = nn.relu %c : tensor<1x10x9x9xf32>\n  %n = ")
+        )
     module = parse(text)
     folded = compile_module(module, "", False, FOLD)
     assert str(folded) == str(module)
@@ -184,8 +199,7 @@ def test_left_alone(case: str) -> None:
     assert_same(Interpreter(module).run(inputs), run_generated(planned, inputs))
 
 
-def test_folded_weights_are_computed_once(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folded_weights_are_computed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The generated module (and the interpreter) compute W * s and (b - mean) * s + beta when
     loaded, not on each run."""
     multiplied: list[Operation] = []
@@ -218,4 +232,3 @@ def test_small_resnet_has_no_batch_norm_left() -> None:
     assert ops_named(module, "nn.batch_norm")
     planned = compile_module(module, "avx2", True, DEFAULT_PIPELINE)
     assert not ops_named(planned, "nn.batch_norm")
-

@@ -35,11 +35,16 @@ from nnlayout.tests.test_layout_semantics import (
 )
 from nnlayout.transforms import remarks
 
-pytestmark = pytest.mark.skipif(not available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
-                                "is not installed; its kernels are the only fused ones")
+pytestmark = pytest.mark.skipif(
+    not available(),
+    reason="oneDNN (the onednn-cpu-gomp wheel) "
+    "is not installed; its kernels are the only fused ones",
+)
 
-FUSE = ("select-dispatch{{target={target} padding={padding}}},"
-        "fuse-post-ops{{target={target} padding={padding}}}")
+FUSE = (
+    "select-dispatch{{target={target} padding={padding}}},"
+    "fuse-post-ops{{target={target} padding={padding}}}"
+)
 T = "tensor<2x{c}x9x9xf32>"
 
 
@@ -71,12 +76,21 @@ def with_specials(inputs: list[np.ndarray]) -> list[np.ndarray]:
     return inputs
 
 
-@pytest.mark.parametrize(("activation", "attributes"), [
-    ("nn.relu", ""), ("nn.leaky_relu", "alpha 0.1 "), ("nn.sigmoid", ""), ("nn.tanh", ""),
-    ("nn.clip", "min 0.0 max 6.0 "), ("nn.leaky_relu", "alpha 0.0 ")])
+@pytest.mark.parametrize(
+    ("activation", "attributes"),
+    [
+        ("nn.relu", ""),
+        ("nn.leaky_relu", "alpha 0.1 "),
+        ("nn.sigmoid", ""),
+        ("nn.tanh", ""),
+        ("nn.clip", "min 0.0 max 6.0 "),
+        ("nn.leaky_relu", "alpha 0.0 "),
+    ],
+)
 @pytest.mark.parametrize("channels", [16, 5])  # 5: padded blocked formats, if oneDNN picks one
-def test_fused_programs_compute_the_unfused_results(activation: str, attributes: str,
-                                                    channels: int) -> None:
+def test_fused_programs_compute_the_unfused_results(
+    activation: str, attributes: str, channels: int
+) -> None:
     module = parse(block(channels, activation, attributes))
     inputs = with_specials(random_inputs(module))
     expected = Interpreter(module).run(inputs)
@@ -105,13 +119,20 @@ func.func @f(%x: {t}) -> ({t}{extra}) {{
 }}"""
 
 
-@pytest.mark.parametrize(("activation", "attributes"), [
-    ("nn.relu", ""), ("nn.clip", "min 0.0 max 6.0 "), ("nn.sigmoid", ""),
-    ("nn.leaky_relu", "alpha 0.1 ")])
+@pytest.mark.parametrize(
+    ("activation", "attributes"),
+    [
+        ("nn.relu", ""),
+        ("nn.clip", "min 0.0 max 6.0 "),
+        ("nn.sigmoid", ""),
+        ("nn.leaky_relu", "alpha 0.1 "),
+    ],
+)
 @pytest.mark.parametrize("channels", [16, 5])
 @pytest.mark.parametrize("target", ["onednn", "onednn-nchw8c"])
 def test_batch_norm_and_activation_run_as_one_convolution(
-        activation: str, attributes: str, channels: int, target: str) -> None:
+    activation: str, attributes: str, channels: int, target: str
+) -> None:
     """`act(batch_norm(x))` becomes a depthwise 1x1 convolution (weight s = scale /
     sqrt(var + eps), bias shift - mean * s) with the activation fused, computing the same
     values, NaN and Inf included, also with padded channels (5)."""
@@ -121,7 +142,10 @@ def test_batch_norm_and_activation_run_as_one_convolution(
     planned = compile_module(module, target, True, DEFAULT_PIPELINE)
     [fused] = fused_ops(planned)
     assert (fused.groups.value.data, shape_of(fused.weight), fused.activation.data) == (
-        channels, (channels, 1, 1, 1), activation.removeprefix("nn."))
+        channels,
+        (channels, 1, 1, 1),
+        activation.removeprefix("nn."),
+    )
     assert not [op for op in planned.walk() if op.name == "nn.batch_norm"]
     assert_same(expected, Interpreter(planned).run(inputs))
     assert_same(expected, run_generated(planned, inputs))
@@ -135,25 +159,35 @@ def test_batch_norm_stays_where_no_convolution_kernel_fuses_it(target: str, uses
     planned = compile_module(module, target, True, DEFAULT_PIPELINE)
     assert not fused_ops(planned)
     assert [op for op in planned.walk() if op.name == "nn.batch_norm"]
-    assert_same(Interpreter(module).run(random_inputs(module)),
-                Interpreter(planned).run(random_inputs(module)))
+    assert_same(
+        Interpreter(module).run(random_inputs(module)),
+        Interpreter(planned).run(random_inputs(module)),
+    )
 
 
 def test_a_batch_norm_whose_convolution_is_refused_stays_as_written(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Where the family's fused convolution kernel refuses the depthwise convolution, the
     batch norm and activation stay, nothing built for the attempt is left in the IR, and the
     remark names the ops the user wrote."""
     fused_kernel = registry().lookup("fused_conv2d_onednn")
-    monkeypatch.setitem(registry().kernels, "fused_conv2d_onednn", dataclasses.replace(
-        fused_kernel, accepts=lambda op, target, padding: "refused by this test"))
+    monkeypatch.setitem(
+        registry().kernels,
+        "fused_conv2d_onednn",
+        dataclasses.replace(
+            fused_kernel, accepts=lambda op, target, padding: "refused by this test"
+        ),
+    )
     module = parse(norm_then(16, "nn.relu"))
     with remarks.collecting() as collected:
         compiled = compile_module(module, "onednn", True, FUSE)
     assert [r.message for r in collected if r.pass_name == "fuse-post-ops"] == [
-        "nn.batch_norm and nn.relu not run as one convolution: refused by this test"]
-    assert str(compiled) == str(compile_module(module, "onednn", True,
-                                               "select-dispatch{{target={target}}}"))
+        "nn.batch_norm and nn.relu not run as one convolution: refused by this test"
+    ]
+    assert str(compiled) == str(
+        compile_module(module, "onednn", True, "select-dispatch{{target={target}}}")
+    )
 
 
 def test_nan_stays_nan_through_a_fused_relu() -> None:
@@ -177,11 +211,15 @@ func.func @f(%x: tensor<1x16x6x6xf32>, %r1: tensor<1x16x6x6xf32>, %r2: tensor<1x
 SIX = "tensor<1x16x6x6xf32>"
 
 
-@pytest.mark.parametrize("body", [
-    f"%s1 = nn.add %c, %r1 : ({SIX}, {SIX}) -> {SIX}\n"
-    f"  %s2 = nn.add %s1, %r2 : ({SIX}, {SIX}) -> {SIX}\n  func.return %s2 : {SIX}",
-    f"%a1 = nn.relu %c : {SIX}\n  %a2 = nn.sigmoid %a1 : {SIX}\n  func.return %a2 : {SIX}",
-], ids=["two-adds", "two-activations"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"%s1 = nn.add %c, %r1 : ({SIX}, {SIX}) -> {SIX}\n"
+        f"  %s2 = nn.add %s1, %r2 : ({SIX}, {SIX}) -> {SIX}\n  func.return %s2 : {SIX}",
+        f"%a1 = nn.relu %c : {SIX}\n  %a2 = nn.sigmoid %a1 : {SIX}\n  func.return %a2 : {SIX}",
+    ],
+    ids=["two-adds", "two-activations"],
+)
 def test_a_second_post_op_of_a_kind_stays_an_op_of_its_own(body: str) -> None:
     """A fused convolution takes one addend and one activation: a second add or activation
     after it must not replace the first (found by mutation: r1 or the relu silently dropped)."""
@@ -209,15 +247,17 @@ GUARDED = [("nn.relu", ""), ("nn.clip", "min 0.0 max 6.0 "), ("nn.leaky_relu", "
 def largest_alternating(module: ModuleOp) -> list[np.ndarray]:
     """Finite inputs of float32's largest magnitude in alternating signs: the convolutions'
     sums overflow to +inf, -inf and (adding both) NaN."""
-    return [np.where(np.indices(x.shape).sum(axis=0) % 2 == 0, 3e38, -3e38).astype(np.float32)
-            for x in random_inputs(module)]
+    return [
+        np.where(np.indices(x.shape).sum(axis=0) % 2 == 0, 3e38, -3e38).astype(np.float32)
+        for x in random_inputs(module)
+    ]
 
 
 @pytest.mark.parametrize(("activation", "attributes"), GUARDED)
 @pytest.mark.parametrize("inputs_kind", ["finite", "nan_and_inf", "overflowing"])
 def test_cheap_post_ops_run_only_where_no_nan_can_arise(
-        activation: str, attributes: str, inputs_kind: str,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    activation: str, attributes: str, inputs_kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """relu, clip and leaky_relu with alpha 0 get oneDNN's relu/clip post-op, which turns
     NaN into a bound, only on calls whose operands are finite and small enough that the
     convolution cannot overflow; other calls run the exact epilogue. Which one ran is
@@ -225,9 +265,11 @@ def test_cheap_post_ops_run_only_where_no_nan_can_arise(
     NaN depends on the order oneDNN adds in, so there the oracle is the exact epilogue
     alone (the guard always false)."""
     module = parse(block(16, activation, attributes))
-    inputs = {"finite": random_inputs(module),
-              "nan_and_inf": with_specials(random_inputs(module)),
-              "overflowing": largest_alternating(module)}[inputs_kind]
+    inputs = {
+        "finite": random_inputs(module),
+        "nan_and_inf": with_specials(random_inputs(module)),
+        "overflowing": largest_alternating(module),
+    }[inputs_kind]
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert [op.activation.data for op in fused_ops(planned)] == [activation[3:]] * 2
     bounds = onednn_kernels._conv_bounds
@@ -250,14 +292,19 @@ def test_cheap_post_ops_run_only_where_no_nan_can_arise(
     assert checks == [inputs_kind == "finite", bool(np.isfinite(expected[0]).all())]
 
 
-@pytest.mark.parametrize(("source", "bounded"), [
-    (np.ones(64, np.float32), True),
-    (np.full(64, 1e17, np.float32), True),  # |x| = 8e17, |w| = 8: far from overflow
-    (np.full(64, 1e36, np.float32), False),  # its square sum overflows
-    (np.array([1.0, np.nan], np.float32), False),
-    (np.array([1.0, -np.inf], np.float32), False)])
-def test_the_guard_admits_finite_operands_that_cannot_overflow(source: np.ndarray,
-                                                               bounded: bool) -> None:
+@pytest.mark.parametrize(
+    ("source", "bounded"),
+    [
+        (np.ones(64, np.float32), True),
+        (np.full(64, 1e17, np.float32), True),  # |x| = 8e17, |w| = 8: far from overflow
+        (np.full(64, 1e36, np.float32), False),  # its square sum overflows
+        (np.array([1.0, np.nan], np.float32), False),
+        (np.array([1.0, -np.inf], np.float32), False),
+    ],
+)
+def test_the_guard_admits_finite_operands_that_cannot_overflow(
+    source: np.ndarray, bounded: bool
+) -> None:
     """A convolution's guard: finite operands whose norms bound every partial sum below
     float32's overflow (by Cauchy-Schwarz); with them, a bound on the result's norm."""
     conv = next(op for op in parse(block(16, "nn.relu")).walk() if isinstance(op, Conv2dOp))
@@ -285,12 +332,17 @@ func.func @f(%x: tensor<1x16x9x9xf32>) -> tensor<1x16x9x9xf32> {
   %a3 = nn.clip %c3 min 0.0 max 6.0 : tensor<1x16x9x9xf32>
   func.return %a3 : tensor<1x16x9x9xf32>
 }""".replace("DENSE", dense((16, 16, 3, 3), 3)).replace(
-    "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
+    "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+)
 
 
-def sizes_measured(planned: ModuleOp, inputs: list[np.ndarray],
-                   expected: tuple[np.ndarray, ...], monkeypatch: pytest.MonkeyPatch,
-                   path: Path) -> list[int]:
+def sizes_measured(
+    planned: ModuleOp,
+    inputs: list[np.ndarray],
+    expected: tuple[np.ndarray, ...],
+    monkeypatch: pytest.MonkeyPatch,
+    path: Path,
+) -> list[int]:
     """The sizes of the arrays the generated module's kernels measure (`_norm`) on its second
     run (the first also measures load-time constants, once), whose results are `expected`."""
     generated = import_generated(translate(planned, path).code)
@@ -309,7 +361,8 @@ def sizes_measured(planned: ModuleOp, inputs: list[np.ndarray],
 
 @pytest.mark.parametrize("special", [None, np.nan])
 def test_a_chain_of_guarded_convolutions_measures_its_input_once(
-        special: float | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    special: float | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Each guarded convolution takes the bound its producer kept on its result instead of
     a pass over it: three fused convolutions measure the chain's input only (and their
     constant weights and biases at the first run). A NaN makes the first result's bound
@@ -320,21 +373,29 @@ def test_a_chain_of_guarded_convolutions_measures_its_input_once(
         inputs[0][0, 3, 4, 4] = special
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert len(fused_ops(planned)) == 3
-    measured = sizes_measured(planned, inputs, Interpreter(module).run(inputs), monkeypatch,
-                              tmp_path / "chain.py")
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "chain.py"
+    )
     assert measured == ([16 * 81] if special is None else [16 * 81] * 3)
 
 
-POOLED = CHAIN.replace("nn.clip %c1 min 0.0 max 6.0", "nn.relu %c1").replace(
-    "nn.clip %c3 min 0.0 max 6.0", "nn.relu %c3").replace(  # a clip would cap the bounds
-    "-> tensor<1x16x9x9xf32> {", "-> tensor<1x16x1x1xf32> {").replace(
-    "  func.return %a3 : tensor<1x16x9x9xf32>",
-    "  %p = nn.global_avg_pool %a3 : tensor<1x16x9x9xf32> -> tensor<1x16x1x1xf32>\n"
-    "  func.return %p : tensor<1x16x1x1xf32>")
+POOLED = (
+    CHAIN.replace("nn.clip %c1 min 0.0 max 6.0", "nn.relu %c1")
+    .replace("nn.clip %c3 min 0.0 max 6.0", "nn.relu %c3")
+    .replace(  # a clip would cap the bounds
+        "-> tensor<1x16x9x9xf32> {", "-> tensor<1x16x1x1xf32> {"
+    )
+    .replace(
+        "  func.return %a3 : tensor<1x16x9x9xf32>",
+        "  %p = nn.global_avg_pool %a3 : tensor<1x16x9x9xf32> -> tensor<1x16x1x1xf32>\n"
+        "  func.return %p : tensor<1x16x1x1xf32>",
+    )
+)
 
 
 def test_a_guard_measures_where_its_writers_bound_only_just_fits(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Bounds compound: each convolution multiplies its source's by its weights' norm, so
     deep in a network (ResNet-50's last 8 convolutions) a writer's bound still fits below
     the limit while the reader's sums, bounded from it, do not, though the values are
@@ -360,15 +421,17 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
 
     monkeypatch.setattr(onednn_kernels, "_conv_bounds", loose)
     monkeypatch.setattr(onednn_kernels, "_reference_result", no_numpy)
-    measured = sizes_measured(planned, inputs, Interpreter(module).run(inputs), monkeypatch,
-                              tmp_path / "pooled.py")
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "pooled.py"
+    )
     assert measured == [16 * 81] * 4  # the input, then each reader of a loose bound
     # The first convolution's bound is measured; the others' from their writers fail, then
     # their measured ones pass (two runs: the first also measures the constants).
     assert guards == [True, False, True, False, True] * 2
 
 
-DENSE_BLOCK = """
+DENSE_BLOCK = (
+    """
 func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x5x5xf32> {
   %w1 = nn.constant dense<W1> : tensor<8x8x3x3xf32>
   %w2 = nn.constant dense<W2> : tensor<8x8x3x3xf32>
@@ -382,22 +445,33 @@ func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x5x5xf32> {
   %n = nn.batch_norm %c, %scale, %shift, %mean, %var epsilon EPSILON : (tensor<1x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x6x6xf32>
   %r = nn.max_pool2d %n kernel [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x16x6x6xf32> -> tensor<1x16x5x5xf32>
   func.return %r : tensor<1x16x5x5xf32>
-}""".replace("W1", dense((8, 8, 3, 3), 4)).replace("W2", dense((8, 8, 3, 3), 5)).replace(
-    "SHIFT", dense((16,), 6)).replace("MEAN", dense((16,), 7)).replace(
-    "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
+}""".replace("W1", dense((8, 8, 3, 3), 4))
+    .replace("W2", dense((8, 8, 3, 3), 5))
+    .replace("SHIFT", dense((16,), 6))
+    .replace("MEAN", dense((16,), 7))
+    .replace("CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
+)
 PART, WHOLE = 8 * 36, 16 * 36
 
 
-@pytest.mark.parametrize(("target", "special", "measured"), [
-    # Blocked channels: each part is one range of the concat's bytes, measured by its
-    # writer; batch norm's bound then spares the max pooling a pass over the whole.
-    ("onednn-nchw8c", None, [PART, PART]),
-    ("onednn-nchw8c", "nan", [PART, PART, WHOLE]),  # no bound: the pooling measures (NaN)
-    ("onednn-nchw8c", "zero variance", [PART, PART, WHOLE]),  # 0 / sqrt(0 + 0): NaN
-    ("onednn", None, [WHOLE])])  # nhwc: a part's bytes are strided, so the pooling measures
+@pytest.mark.parametrize(
+    ("target", "special", "measured"),
+    [
+        # Blocked channels: each part is one range of the concat's bytes, measured by its
+        # writer; batch norm's bound then spares the max pooling a pass over the whole.
+        ("onednn-nchw8c", None, [PART, PART]),
+        ("onednn-nchw8c", "nan", [PART, PART, WHOLE]),  # no bound: the pooling measures (NaN)
+        ("onednn-nchw8c", "zero variance", [PART, PART, WHOLE]),  # 0 / sqrt(0 + 0): NaN
+        ("onednn", None, [WHOLE]),
+    ],
+)  # nhwc: a part's bytes are strided, so the pooling measures
 def test_a_concat_built_in_place_is_bounded_by_its_parts(
-        target: str, special: str | None, measured: list[int],
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    target: str,
+    special: str | None,
+    measured: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
     """A concat, then batch norm (a relu after it would fuse, see
     `test_batch_norm_and_activation_run_as_one_convolution`) and a guarded kernel: the
     concat's bound is the root of its parts' squared norms, which batch norm carries on;
@@ -406,19 +480,26 @@ def test_a_concat_built_in_place_is_bounded_by_its_parts(
     scale, variance = np.linspace(0.5, 2, 16), np.linspace(0.5, 1.5, 16)
     if special == "zero variance":
         scale[3] = variance[3] = 0.0
-    module = parse(DENSE_BLOCK.replace("SCALE", json.dumps(scale.tolist())).replace(
-        "VAR", json.dumps(variance.tolist())).replace(
-        "EPSILON", "0.0" if special == "zero variance" else "1.0e-05"))
+    module = parse(
+        DENSE_BLOCK.replace("SCALE", json.dumps(scale.tolist()))
+        .replace("VAR", json.dumps(variance.tolist()))
+        .replace("EPSILON", "0.0" if special == "zero variance" else "1.0e-05")
+    )
     inputs = random_inputs(module)
     if special == "nan":
         inputs[0][0, 3, 2, 2] = np.nan
     planned = compile_module(module, target, True, DEFAULT_PIPELINE)
-    assert sizes_measured(planned, inputs, Interpreter(module).run(inputs), monkeypatch,
-                          tmp_path / "block.py") == measured
+    assert (
+        sizes_measured(
+            planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "block.py"
+        )
+        == measured
+    )
 
 
 def test_a_guarded_convolution_creates_its_exact_primitive_when_first_needed(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """Loading creates the primitive that runs on finite operands only; the exact one (elu
     for relu, no post-op for clip) is created at the first call that needs it."""
     module = parse(CHAIN.replace("9x9", "13x13"))  # shapes no other test compiles
@@ -478,30 +559,39 @@ func.func @f(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>
         interpreter = Interpreter(planned)
         interpreter.run([x, weights, view])
         bias[3] = np.nan
-        assert_same(Interpreter(module).run([x, weights, view]),
-                    interpreter.run([x, weights, view]))
+        assert_same(
+            Interpreter(module).run([x, weights, view]), interpreter.run([x, weights, view])
+        )
 
 
 def relu_into(source: str, buffer: str) -> str:
-    return (f"nn.compute ins({source} : memref<4xf32>) outs({buffer} : memref<4xf32>) {{\n"
-            "^bb0(%t: tensor<4xf32>):\n  %r = nn.relu %t : tensor<4xf32>\n"
-            "  nn.yield %r : tensor<4xf32>\n}")
+    return (
+        f"nn.compute ins({source} : memref<4xf32>) outs({buffer} : memref<4xf32>) {{\n"
+        "^bb0(%t: tensor<4xf32>):\n  %r = nn.relu %t : tensor<4xf32>\n"
+        "  nn.yield %r : tensor<4xf32>\n}"
+    )
 
 
-@pytest.mark.parametrize(("between", "buffer", "writers"), [
-    ("", "%a", ["first"]),
-    (relu_into("%arg", "%b"), "%a", ["first"]),  # bytes 16..32: beside %a
-    (relu_into("%arg", "%c"), "%a", ["between", "first"]),  # bytes 8..24: over half of %a
-    ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', "%a", None),
-    (relu_into("%arg", "%sb"), "%a", ["first"]),  # a subview of %b
-    (relu_into("%arg", "%sc"), "%a", ["between", "first"]),  # a subview of %c
-    (relu_into("%arg", "%n"), "%b", ["between"]),  # a view at 0 of a view at 16: all of %b
-    (relu_into("%arg", "%cast"), "%a", None)])  # another op's buffer: anywhere
+@pytest.mark.parametrize(
+    ("between", "buffer", "writers"),
+    [
+        ("", "%a", ["first"]),
+        (relu_into("%arg", "%b"), "%a", ["first"]),  # bytes 16..32: beside %a
+        (relu_into("%arg", "%c"), "%a", ["between", "first"]),  # bytes 8..24: over half of %a
+        ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', "%a", None),
+        (relu_into("%arg", "%sb"), "%a", ["first"]),  # a subview of %b
+        (relu_into("%arg", "%sc"), "%a", ["between", "first"]),  # a subview of %c
+        (relu_into("%arg", "%n"), "%b", ["between"]),  # a view at 0 of a view at 16: all of %b
+        (relu_into("%arg", "%cast"), "%a", None),
+    ],
+)  # another op's buffer: anywhere
 def test_a_kernel_reads_the_bounds_of_the_last_writers_of_its_buffer_only(
-        between: str, buffer: str, writers: list[str] | None) -> None:
+    between: str, buffer: str, writers: list[str] | None
+) -> None:
     """`last_writers`: the computes whose results the reader reads, latest first, are known
     only when nothing else may have written any of its bytes since."""
-    module = parse(f"""
+    module = parse(
+        f"""
 func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
   %arena = memref.alloc() : memref<64xi8>
   %c0 = arith.constant 0 : index
@@ -521,7 +611,9 @@ func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
   {relu_into(buffer, "%out")}
   func.return %out : memref<4xf32>
 }}""".replace("outs(%sb : memref<4xf32>)", "outs(%sb : memref<4xf32, strided<[1]>>)").replace(
-        "outs(%sc : memref<4xf32>)", "outs(%sc : memref<4xf32, strided<[1]>>)"))
+            "outs(%sc : memref<4xf32>)", "outs(%sc : memref<4xf32, strided<[1]>>)"
+        )
+    )
     module.verify()
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     roles = {"first": computes[0], "between": computes[1]}
@@ -531,9 +623,11 @@ func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
 
 
 def relu_of(source: str, source_type: str, buffer: str, buffer_type: str, shape: str) -> str:
-    return (f"nn.compute ins({source} : {source_type}) outs({buffer} : {buffer_type}) {{\n"
-            f"^bb0(%t: tensor<{shape}xf32>):\n  %r = nn.relu %t : tensor<{shape}xf32>\n"
-            f"  nn.yield %r : tensor<{shape}xf32>\n}}")
+    return (
+        f"nn.compute ins({source} : {source_type}) outs({buffer} : {buffer_type}) {{\n"
+        f"^bb0(%t: tensor<{shape}xf32>):\n  %r = nn.relu %t : tensor<{shape}xf32>\n"
+        f"  nn.yield %r : tensor<{shape}xf32>\n}}"
+    )
 
 
 HALF = "memref<2x4xf32, strided<[4, 1]>>"
@@ -541,23 +635,30 @@ UPPER_HALF = "memref<2x4xf32, strided<[4, 1], offset: 8>>"
 LEFT_HALF = "memref<4x2xf32, strided<[4, 1]>>"
 
 
-@pytest.mark.parametrize(("parts", "read", "writers"), [
-    # A concat built in place: each part written through a subview, the whole read.
-    ([("%lo", HALF), ("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), [1, 0]),
-    ([("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), None),  # half unwritten
-    ([("%lo", HALF)], ("%lo", HALF, "2x4"), [0]),  # a part read as it was written
-    # Bytes 0..8 and 16..24 of each row: not one range; which bytes is not followed.
-    ([("%left", LEFT_HALF), ("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), None),
-    ([("%left", LEFT_HALF)], ("%lo", HALF, "2x4"), None)])
+@pytest.mark.parametrize(
+    ("parts", "read", "writers"),
+    [
+        # A concat built in place: each part written through a subview, the whole read.
+        ([("%lo", HALF), ("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), [1, 0]),
+        ([("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), None),  # half unwritten
+        ([("%lo", HALF)], ("%lo", HALF, "2x4"), [0]),  # a part read as it was written
+        # Bytes 0..8 and 16..24 of each row: not one range; which bytes is not followed.
+        ([("%left", LEFT_HALF), ("%hi", UPPER_HALF)], ("%whole", "memref<4x4xf32>", "4x4"), None),
+        ([("%left", LEFT_HALF)], ("%lo", HALF, "2x4"), None),
+    ],
+)
 def test_the_parts_of_a_buffer_written_through_subviews_are_its_writers(
-        parts: list[tuple[str, str]], read: tuple[str, str, str], writers: list[int] | None
+    parts: list[tuple[str, str]], read: tuple[str, str, str], writers: list[int] | None
 ) -> None:
     """`last_writers` follows a value built in place from parts (contiguous subviews at
     constant offsets) while their writes together cover every byte read, each exactly."""
     shapes = {HALF: "2x4", UPPER_HALF: "2x4", LEFT_HALF: "4x2"}
-    writes = "\n  ".join(relu_of("%arg", "memref<16xf32>", name, buffer_type, shapes[buffer_type])
-                         .replace("ins(%arg : memref<16xf32>)", f"ins(%src{i} : {buffer_type})")
-                         for i, (name, buffer_type) in enumerate(parts))
+    writes = "\n  ".join(
+        relu_of("%arg", "memref<16xf32>", name, buffer_type, shapes[buffer_type]).replace(
+            "ins(%arg : memref<16xf32>)", f"ins(%src{i} : {buffer_type})"
+        )
+        for i, (name, buffer_type) in enumerate(parts)
+    )
     module = parse(f"""
 func.func @f(%src0: {parts[0][1]}, %src1: {parts[-1][1]}) -> memref<{read[2]}xf32> {{
   %arena = memref.alloc() : memref<256xi8>
@@ -585,8 +686,9 @@ def test_kernels_without_a_fused_variant_keep_the_program(target: str) -> None:
         compiled = compile_module(module, target, True, FUSE)
     assert not fused_ops(compiled)
     assert not [r for r in collected if r.pass_name == "fuse-post-ops"]
-    assert str(compiled) == str(compile_module(module, target, True,
-                                               "select-dispatch{{target={target}}}"))
+    assert str(compiled) == str(
+        compile_module(module, target, True, "select-dispatch{{target={target}}}")
+    )
 
 
 def offset(view: SSAValue) -> int:
@@ -597,8 +699,9 @@ def offset(view: SSAValue) -> int:
 
 
 @pytest.mark.parametrize(("conv_input", "in_place"), [("%e", True), ("%r", False)])
-def test_the_residual_sum_is_planned_in_place_on_its_addend(conv_input: str,
-                                                            in_place: bool) -> None:
+def test_the_residual_sum_is_planned_in_place_on_its_addend(
+    conv_input: str, in_place: bool
+) -> None:
     """The addend %r dies at the fused convolution, which accumulates into its buffer;
     unless the convolution also reads %r (conv(r) + r): writing over r would change the
     convolution's input while it runs."""
@@ -616,8 +719,11 @@ func.func @f(%x: {t}) -> {t} {{
   func.return %y : {t}
 }}""")
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE + ",verify-memory-plan")
-    (compute,) = [op for op in planned.walk() if isinstance(op, ComputeOp)
-                  and isinstance(op.inner, FusedConv2dOp)]
+    (compute,) = [
+        op
+        for op in planned.walk()
+        if isinstance(op, ComputeOp) and isinstance(op.inner, FusedConv2dOp)
+    ]
     assert kernel_of(compute.inner).kernel_name.data == "fused_conv2d_sum_onednn"
     addend_view, out_view = compute.ins[3], compute.outs[0]
     assert (offset(addend_view) == offset(out_view)) == in_place
@@ -637,16 +743,25 @@ def test_small_resnet_fuses_every_residual_add() -> None:
     assert_same(expected, run_generated(planned, inputs))
 
 
-@pytest.mark.parametrize(("activation", "attributes"), [
-    ("nn.relu", ""), ("nn.clip", "min 0.0 max 6.0 "), ("nn.clip", "max 6.0 "),
-    ("nn.leaky_relu", "alpha 0.0 ")])
+@pytest.mark.parametrize(
+    ("activation", "attributes"),
+    [
+        ("nn.relu", ""),
+        ("nn.clip", "min 0.0 max 6.0 "),
+        ("nn.clip", "max 6.0 "),
+        ("nn.leaky_relu", "alpha 0.0 "),
+    ],
+)
 def test_nnan_fuses_the_fast_activations_with_the_same_finite_results(
-        activation: str, attributes: str) -> None:
+    activation: str, attributes: str
+) -> None:
     """Under `nnan` the promise is the user's: on finite inputs the results are the same."""
     module = parse(block(16, activation, attributes))
     fast = compile_module(module, "onednn", True, FUSE[:-2] + " nnan=true}}")
-    assert [op.nnan is not None and op.activation is not None
-            for op in fused_ops(fast)] == [True, True]
+    assert [op.nnan is not None and op.activation is not None for op in fused_ops(fast)] == [
+        True,
+        True,
+    ]
     inputs = random_inputs(module)
     assert_same(Interpreter(module).run(inputs), Interpreter(fast).run(inputs))
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE[:-2] + " nnan=true}}")

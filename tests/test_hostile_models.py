@@ -18,14 +18,31 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = "__import__('os').system('touch PWNED')"
-HOSTILE = ['x"quote', "new\nline", "ünïcødé→名前", "%percent", "@at", "{braces}}",
-           'back\\slash"', CODE, "'; import os; os.system('touch PWNED'); '", "0digit",
-           "loc(\"here\":1:2)", "#layout.layout<\"NCHW8c\">", "// -----", "\\x00\\u0041"]
+HOSTILE = [
+    'x"quote',
+    "new\nline",
+    "ünïcødé→名前",
+    "%percent",
+    "@at",
+    "{braces}}",
+    'back\\slash"',
+    CODE,
+    "'; import os; os.system('touch PWNED'); '",
+    "0digit",
+    'loc("here":1:2)',
+    '#layout.layout<"NCHW8c">',
+    "// -----",
+    "\\x00\\u0041",
+]
 
 
 def tool(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", f"nnlayout.tools.{module}", *args], cwd=cwd,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", f"nnlayout.tools.{module}", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
 
 
 def hostile_model() -> tuple[bytes, dict[str, np.ndarray]]:
@@ -34,51 +51,64 @@ def hostile_model() -> tuple[bytes, dict[str, np.ndarray]]:
     rng = np.random.default_rng(3)
     x_name, weight_name = HOSTILE[0], HOSTILE[1]
     initializers = {weight_name: rng.standard_normal((5, 3, 3, 3)).astype(np.float32)}
-    nodes = [helper.make_node("Conv", [x_name, weight_name], [HOSTILE[2]], name=HOSTILE[3],
-                              pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", [HOSTILE[2]], [HOSTILE[4]], name=CODE)]
+    nodes = [
+        helper.make_node(
+            "Conv", [x_name, weight_name], [HOSTILE[2]], name=HOSTILE[3], pads=[1, 1, 1, 1]
+        ),
+        helper.make_node("Relu", [HOSTILE[2]], [HOSTILE[4]], name=CODE),
+    ]
     current = HOSTILE[4]
     for index, name in enumerate(HOSTILE[5:]):
         constant = f"{name} const{index}"
-        initializers[constant] = rng.standard_normal((1, 5, 1, 1) if index % 2 else
-                                                     (1, 5, 6, 6)).astype(np.float32)
-        nodes.append(helper.make_node("Add", [current, constant], [f"{name}/{index}"],
-                                      name=f"{name} node"))
+        initializers[constant] = rng.standard_normal(
+            (1, 5, 1, 1) if index % 2 else (1, 5, 6, 6)
+        ).astype(np.float32)
+        nodes.append(
+            helper.make_node("Add", [current, constant], [f"{name}/{index}"], name=f"{name} node")
+        )
         current = f"{name}/{index}"
     output = f"{CODE} out\n"
     nodes.append(helper.make_node("Sigmoid", [current], [output], name="\\"))
     graph = helper.make_graph(
-        nodes, CODE, [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, [2, 3, 6, 6])],
+        nodes,
+        CODE,
+        [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, [2, 3, 6, 6])],
         [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(v, n) for n, v in initializers.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name=CODE, doc_string=CODE)
-    return model.SerializeToString(), {x_name: rng.standard_normal((2, 3, 6, 6)).astype(
-        np.float32)}
+        [numpy_helper.from_array(v, n) for n, v in initializers.items()],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], producer_name=CODE, doc_string=CODE
+    )
+    return model.SerializeToString(), {x_name: rng.standard_normal((2, 3, 6, 6)).astype(np.float32)}
 
 
 def test_hostile_names_import_print_parse_and_run(tmp_path: Path) -> None:
     data, feeds = hostile_model()
     (tmp_path / "m.onnx").write_bytes(data)
-    (expected,) = onnxruntime.InferenceSession(
-        data, providers=["CPUExecutionProvider"]).run(None, feeds)
+    (expected,) = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"]).run(
+        None, feeds
+    )
     np.save(tmp_path / "x.npy", next(iter(feeds.values())))
 
     imported = tool("import_onnx", "m.onnx", "-o", "m.mlir", cwd=tmp_path)
     assert imported.returncode == 0, imported.stderr
     assert (tmp_path / "m.npz").is_file()  # the weight went to the archive, under a safe key
-    compiled = tool("opt", "m.mlir", "-p", "default-pipeline{target=avx512}", "-o", "c.mlir",
-                    cwd=tmp_path)
+    compiled = tool(
+        "opt", "m.mlir", "-p", "default-pipeline{target=avx512}", "-o", "c.mlir", cwd=tmp_path
+    )
     assert compiled.returncode == 0, compiled.stderr
     reprinted = tool("opt", "c.mlir", cwd=tmp_path)  # the printed IR parses back as printed
     assert reprinted.returncode == 0, reprinted.stderr
     assert reprinted.stdout == (tmp_path / "c.mlir").read_text(encoding="utf-8")
     for mlir in ("m.mlir", "c.mlir"):
-        ran = tool("run", mlir, "--input", "x.npy", "--output-dir", f"out-{mlir}",
-                   cwd=tmp_path)
+        ran = tool("run", mlir, "--input", "x.npy", "--output-dir", f"out-{mlir}", cwd=tmp_path)
         assert ran.returncode == 0, ran.stderr
-        np.testing.assert_allclose(np.load(tmp_path / f"out-{mlir}" / "result0.npy",
-                                           allow_pickle=False), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            np.load(tmp_path / f"out-{mlir}" / "result0.npy", allow_pickle=False),
+            expected,
+            rtol=1e-5,
+            atol=1e-5,
+        )
     assert not (tmp_path / "PWNED").exists() and not (ROOT / "PWNED").exists()
 
 
@@ -87,11 +117,15 @@ def test_hostile_error_messages_stay_one_line(tmp_path: Path) -> None:
     (newlines in names are not echoed raw) and runs nothing."""
     node = helper.make_node("Conv", ["x", "w"], ["y"], name=f"{CODE}\nsecond line")
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 5, 4, 4])],
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 5, 4, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.ones((2, 3, 1, 1), np.float32), "w")])
-    (tmp_path / "m.onnx").write_bytes(helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+        [numpy_helper.from_array(np.ones((2, 3, 1, 1), np.float32), "w")],
+    )
+    (tmp_path / "m.onnx").write_bytes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    )
     result = tool("import_onnx", "m.onnx", "-o", "m.mlir", cwd=tmp_path)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
@@ -120,8 +154,15 @@ def test_no_eval_exec_or_pickle_in_the_sources() -> None:
     for path in source_files():
         for name, call in calls(path):
             where = f"{path.relative_to(ROOT)}:{call.lineno}: {name}"
-            if name in ("eval", "exec", "compile", "pickle.load", "pickle.loads",
-                        "__import__", "os.system"):
+            if name in (
+                "eval",
+                "exec",
+                "compile",
+                "pickle.load",
+                "pickle.loads",
+                "__import__",
+                "os.system",
+            ):
                 offenders.append(where)
             keywords = {k.arg: k.value for k in call.keywords}
             if name in ("np.load", "numpy.load"):
@@ -129,15 +170,15 @@ def test_no_eval_exec_or_pickle_in_the_sources() -> None:
                 if not (isinstance(pickle, ast.Constant) and pickle.value is False):
                     offenders.append(f"{where} without allow_pickle=False")
             if "allow_pickle" in keywords and not (
-                    isinstance(keywords["allow_pickle"], ast.Constant)
-                    and keywords["allow_pickle"].value is False):
+                isinstance(keywords["allow_pickle"], ast.Constant)
+                and keywords["allow_pickle"].value is False
+            ):
                 offenders.append(f"{where} with allow_pickle not False")
     assert not offenders, offenders
     assert len(source_files()) > 20  # the scan saw the package
 
 
-def test_the_scan_catches_an_unsafe_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                         ) -> None:
+def test_the_scan_catches_an_unsafe_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The scan above can fail: a file with np.load without allow_pickle is an offender."""
     bad = tmp_path / "bad.py"
     bad.write_text("import numpy as np\nnp.load('x.npy')\neval('1')\n")

@@ -162,8 +162,7 @@ def test_layout_typed_arguments_take_logical_arrays() -> None:
     np.testing.assert_array_equal(result, np.maximum(x, 0))
 
 
-def test_external_weights_are_loaded_once(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_external_weights_are_loaded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     w = array(2, 3)
     np.savez(tmp_path / "net.npz", w=w)
     source = tmp_path / "net.mlir"
@@ -197,31 +196,54 @@ func.func @f(%x: tensor<1x3x224x224xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
 }"""
 
 
-@pytest.mark.parametrize(("inputs", "message"), [
-    ([np.zeros((1, 3, 224), np.float32), np.zeros(2, np.float32)],
-     "argument 1 (%x): expected shape [1, 3, 224, 224] float32, got [1, 3, 224] float32"),
-    ([np.zeros((1, 3, 224, 224), np.float32), np.zeros(2, np.float64)],
-     "argument 2 (%y): expected shape [2] float32, got [2] float64"),
-    ([np.zeros((1, 3, 224, 224), np.float32), [0.0, 1.0]],
-     "argument 2 (%y): expected a numpy array of shape [2] float32, got list"),
-    ([np.zeros(2, np.float32)],
-     "@f takes 2 input(s) (argument 1 (%x): [1, 3, 224, 224] float32, "
-     "argument 2 (%y): [2] float32), got 1"),
-])
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (
+            [np.zeros((1, 3, 224), np.float32), np.zeros(2, np.float32)],
+            "argument 1 (%x): expected shape [1, 3, 224, 224] float32, got [1, 3, 224] float32",
+        ),
+        (
+            [np.zeros((1, 3, 224, 224), np.float32), np.zeros(2, np.float64)],
+            "argument 2 (%y): expected shape [2] float32, got [2] float64",
+        ),
+        (
+            [np.zeros((1, 3, 224, 224), np.float32), [0.0, 1.0]],
+            "argument 2 (%y): expected a numpy array of shape [2] float32, got list",
+        ),
+        (
+            [np.zeros(2, np.float32)],
+            "@f takes 2 input(s) (argument 1 (%x): [1, 3, 224, 224] float32, "
+            "argument 2 (%y): [2] float32), got 1",
+        ),
+    ],
+)
 def test_argument_errors_name_the_argument(inputs: list[object], message: str) -> None:
     with pytest.raises(UserError) as caught:
         run_function(module(MODULE_XY), inputs)  # type: ignore[arg-type]
     assert caught.value.message == message
 
 
-@pytest.mark.parametrize(("text", "entry", "message"), [
-    ("func.func @a() -> () {\n func.return\n}\nfunc.func @b() -> () {\n func.return\n}", None,
-     "the module has 2 public functions (@a, @b); name the one to run (--entry NAME)"),
-    ("func.func private @a() -> () {\n func.return\n}", None,
-     "the module has no public function with a body to run"),
-    ("func.func @a() -> () {\n func.return\n}", "b",
-     "no function @b in the module (functions: @a)"),
-])
+@pytest.mark.parametrize(
+    ("text", "entry", "message"),
+    [
+        (
+            "func.func @a() -> () {\n func.return\n}\nfunc.func @b() -> () {\n func.return\n}",
+            None,
+            "the module has 2 public functions (@a, @b); name the one to run (--entry NAME)",
+        ),
+        (
+            "func.func private @a() -> () {\n func.return\n}",
+            None,
+            "the module has no public function with a body to run",
+        ),
+        (
+            "func.func @a() -> () {\n func.return\n}",
+            "b",
+            "no function @b in the module (functions: @a)",
+        ),
+    ],
+)
 def test_entry_errors(text: str, entry: str | None, message: str) -> None:
     with pytest.raises(UserError) as caught:
         run_function(module(text), [], entry=entry)
@@ -229,17 +251,21 @@ def test_entry_errors(text: str, entry: str | None, message: str) -> None:
 
 
 def test_private_function_can_be_named_as_entry() -> None:
-    net = module("func.func private @a(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
-                 "  %n = nn.neg %x : tensor<2xf32>\n  func.return %n : tensor<2xf32>\n}")
+    net = module(
+        "func.func private @a(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %n = nn.neg %x : tensor<2xf32>\n  func.return %n : tensor<2xf32>\n}"
+    )
     x = array(2)
     np.testing.assert_array_equal(run_function(net, [x], entry="a")[0], -x)
 
 
 def test_op_without_kernel_is_a_located_error() -> None:
-    net = module("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
-                 "  %c = arith.constant dense<1.0> : tensor<2xf32>\n"
-                 "  %s = nn.add %x, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
-                 "  func.return %s : tensor<2xf32>\n}")
+    net = module(
+        "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %c = arith.constant dense<1.0> : tensor<2xf32>\n"
+        "  %s = nn.add %x, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+        "  func.return %s : tensor<2xf32>\n}"
+    )
     with pytest.raises(DiagnosticError) as caught:
         run_function(net, [array(2)])
     assert caught.value.message == "the interpreter cannot run 'arith.constant' (no kernel)"
@@ -247,9 +273,11 @@ def test_op_without_kernel_is_a_located_error() -> None:
 
 
 def test_recursion_is_an_error() -> None:
-    net = module("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
-                 "  %y = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n"
-                 "  func.return %y : tensor<2xf32>\n}")
+    net = module(
+        "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %y = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n"
+        "  func.return %y : tensor<2xf32>\n}"
+    )
     with pytest.raises(DiagnosticError) as caught:
         run_function(net, [array(2)])
     assert caught.value.message == "@f calls itself; recursion cannot be interpreted"

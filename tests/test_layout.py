@@ -26,7 +26,7 @@ from nnlayout.dialects.layout import (
 
 
 def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
+    return tuple(math.prod(shape[i + 1 :]) for i in range(len(shape)))
 
 
 # ------------------------------------------------------------------ parsing
@@ -36,10 +36,12 @@ def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
         ("NCHW", ("N", "C", "H", "W"), ("N", "C", "H", "W")),
         ("NHWC", ("N", "H", "W", "C"), ("N", "C", "H", "W")),
         ("NCHW16c", ("N", "C", "H", "W", Block("C", 16)), ("N", "C", "H", "W")),
-        ("OIHW16i16o", ("O", "I", "H", "W", Block("I", 16), Block("O", 16)),
-         ("O", "I", "H", "W")),
-        ("OIHW8i16o2i", ("O", "I", "H", "W", Block("I", 8), Block("O", 16), Block("I", 2)),
-         ("O", "I", "H", "W")),
+        ("OIHW16i16o", ("O", "I", "H", "W", Block("I", 16), Block("O", 16)), ("O", "I", "H", "W")),
+        (
+            "OIHW8i16o2i",
+            ("O", "I", "H", "W", Block("I", 8), Block("O", 16), Block("I", 2)),
+            ("O", "I", "H", "W"),
+        ),
         ("NCDHW8c", ("N", "C", "D", "H", "W", Block("C", 8)), ("N", "C", "D", "H", "W")),
         ("WHCN", ("W", "H", "C", "N"), ("N", "C", "H", "W")),
         ("NK", ("N", "K"), ("N", "K")),
@@ -69,14 +71,22 @@ def test_properties() -> None:
     ("text", "message"),
     [
         ("", "layout string is empty"),
-        ("NCHW16x", "layout 'NCHW16x': block '16x' splits axis 'X', which the layout does not "
-                    "have"),
+        (
+            "NCHW16x",
+            "layout 'NCHW16x': block '16x' splits axis 'X', which the layout does not have",
+        ),
         ("NCHW0c", "layout 'NCHW0c': block '0c' has factor 0; factors must be positive"),
-        ("NCHWc", "layout 'NCHWc': block 'c' needs a factor, e.g. '16c' (a whole axis is upper "
-                  "case: 'C')"),
+        (
+            "NCHWc",
+            "layout 'NCHWc': block 'c' needs a factor, e.g. '16c' (a whole axis is upper "
+            "case: 'C')",
+        ),
         ("OIhw8i16o2i", "layout 'OIhw8i16o2i': block 'h' needs a factor"),
-        ("16C", "layout '16C': whole axis 'C' cannot have a factor ('16C'); write a block in "
-                "lower case, e.g. '16c'"),
+        (
+            "16C",
+            "layout '16C': whole axis 'C' cannot have a factor ('16C'); write a block in "
+            "lower case, e.g. '16c'",
+        ),
         ("NCHWC", "layout 'NCHWC': axis 'C' appears twice"),
         ("NC-HW", "layout 'NC-HW': unexpected '-' at position 2"),
         ("NCHW16", "layout 'NCHW16': unexpected '16' at position 4"),
@@ -90,8 +100,9 @@ def test_parse_errors(text: str, message: str) -> None:
 
 
 def test_rank_mismatch() -> None:
-    with pytest.raises(VerifyException,
-                       match="layout 'NCHW16c' has 4 axes but the tensor has rank 3"):
+    with pytest.raises(
+        VerifyException, match="layout 'NCHW16c' has 4 axes but the tensor has rank 3"
+    ):
         LayoutSpec.parse("NCHW16c").physical_shape((1, 3, 8))
 
 
@@ -115,8 +126,9 @@ def test_rank_mismatch() -> None:
         ("KN", (4, 6), (4, 6), (6, 4)),
     ],
 )
-def test_shapes(text: str, shape: tuple[int, ...], padded: tuple[int, ...],
-                physical: tuple[int, ...]) -> None:
+def test_shapes(
+    text: str, shape: tuple[int, ...], padded: tuple[int, ...], physical: tuple[int, ...]
+) -> None:
     spec = LayoutSpec.parse(text)
     assert spec.padded_shape(shape) == padded
     assert spec.physical_shape(shape) == physical
@@ -206,9 +218,11 @@ WEIGHT_LAYOUTS = ["OIHW16i16o", "OIHW8i16o2i", "OIHW4o", "HWIO"]
 
 
 @settings(max_examples=40, deadline=None)
-@given(layout=st.sampled_from(LAYOUTS_4D + WEIGHT_LAYOUTS),
-       shape=st.tuples(*[st.integers(1, 19)] * 2, *[st.integers(1, 4)] * 2),
-       seed=st.integers(0, 2**16))
+@given(
+    layout=st.sampled_from(LAYOUTS_4D + WEIGHT_LAYOUTS),
+    shape=st.tuples(*[st.integers(1, 19)] * 2, *[st.integers(1, 4)] * 2),
+    seed=st.integers(0, 2**16),
+)
 def test_pack_unpack_round_trip(layout: str, shape: tuple[int, ...], seed: int) -> None:
     spec = LayoutSpec.parse(layout)
     x = np.random.default_rng(seed).uniform(0.5, 1.5, shape).astype(np.float32)
@@ -222,11 +236,14 @@ def test_pack_unpack_round_trip(layout: str, shape: tuple[int, ...], seed: int) 
 
 
 @settings(max_examples=40, deadline=None)
-@given(layout=st.sampled_from(LAYOUTS_4D + WEIGHT_LAYOUTS),
-       shape=st.tuples(*[st.integers(1, 19)] * 2, *[st.integers(1, 4)] * 2),
-       contiguous=st.booleans())
-def test_zero_padding_clears_exactly_the_padding_lanes(layout: str, shape: tuple[int, ...],
-                                                       contiguous: bool) -> None:
+@given(
+    layout=st.sampled_from(LAYOUTS_4D + WEIGHT_LAYOUTS),
+    shape=st.tuples(*[st.integers(1, 19)] * 2, *[st.integers(1, 4)] * 2),
+    contiguous=st.booleans(),
+)
+def test_zero_padding_clears_exactly_the_padding_lanes(
+    layout: str, shape: tuple[int, ...], contiguous: bool
+) -> None:
     """On a C-contiguous array through its cached lane indices, else through a mask."""
     spec = LayoutSpec.parse(layout)
     *outer, last = spec.physical_shape(shape)
@@ -265,8 +282,9 @@ def test_layout_of_and_storage_of() -> None:
 def test_verify_encoding() -> None:
     verify_encoding(TensorType(f32, [1, 3, 8, 8], LayoutAttr("NCHW8c")), "x")
     verify_encoding(TensorType(f32, [4, 4], StorageAttr("csr")), "x")
-    with pytest.raises(VerifyException,
-                       match="^x: layout 'NCHW8c' has 4 axes but the tensor has rank 2$"):
+    with pytest.raises(
+        VerifyException, match="^x: layout 'NCHW8c' has 4 axes but the tensor has rank 2$"
+    ):
         verify_encoding(TensorType(f32, [4, 4], LayoutAttr("NCHW8c")), "x")
     with pytest.raises(VerifyException, match="^x: CSR storage needs a 2-D tensor, got rank 1$"):
         verify_encoding(TensorType(f32, [4], StorageAttr("csr")), "x")

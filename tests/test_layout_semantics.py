@@ -27,17 +27,24 @@ from nnlayout.transforms import get_all_passes
 
 # oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in
 # its own formats and asked for blocked (padded) activations.
-TARGETS = ["ref", "avx2", "avx512",
-           *(["onednn", "onednn-nchw8c", "onednn-nchw16c"] if onednn_available() else [])]
-LAYOUT_PIPELINE = ("select-dispatch{{target={target} padding={padding}}},insert-layouts,"
-                   "propagate-layouts,fold-constants")
+TARGETS = [
+    "ref",
+    "avx2",
+    "avx512",
+    *(["onednn", "onednn-nchw8c", "onednn-nchw16c"] if onednn_available() else []),
+]
+LAYOUT_PIPELINE = (
+    "select-dispatch{{target={target} padding={padding}}},insert-layouts,"
+    "propagate-layouts,fold-constants"
+)
 
 
 DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
 
 
-def compile_module(module: ModuleOp, target: str, padding: bool,
-                   pipeline: str = LAYOUT_PIPELINE) -> ModuleOp:
+def compile_module(
+    module: ModuleOp, target: str, padding: bool, pipeline: str = LAYOUT_PIPELINE
+) -> ModuleOp:
     """A copy of `module` compiled by `pipeline` (a template with {target} and {padding}):
     the layout passes by default, or DEFAULT_PIPELINE (bufferized and planned)."""
     compiled = module.clone()
@@ -48,8 +55,10 @@ def compile_module(module: ModuleOp, target: str, padding: bool,
 
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(spec.shape).astype(spec.dtype)
-            for spec in argument_specs(find_entry(module))]
+    return [
+        rng.standard_normal(spec.shape).astype(spec.dtype)
+        for spec in argument_specs(find_entry(module))
+    ]
 
 
 def assert_same(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...]) -> None:
@@ -57,14 +66,20 @@ def assert_same(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...]
         assert got.shape == want.shape
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         finite = np.isfinite(want)
-        np.testing.assert_array_equal(got[~finite & ~np.isnan(want)],
-                                      want[~finite & ~np.isnan(want)])
+        np.testing.assert_array_equal(
+            got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)]
+        )
         scale = max(float(np.abs(want[finite]).max(initial=0.0)), 1e-30)
         assert float(np.abs(got[finite] - want[finite]).max(initial=0.0)) <= 1e-4 * scale
 
 
-def check_semantics(module: ModuleOp, inputs: list[np.ndarray], source: Path | None = None,
-                    targets: list[str] = TARGETS, blocks: bool = True) -> None:
+def check_semantics(
+    module: ModuleOp,
+    inputs: list[np.ndarray],
+    source: Path | None = None,
+    targets: list[str] = TARGETS,
+    blocks: bool = True,
+) -> None:
     """Each target, padding on and off, gives the interpreter's results, through the layout
     passes and the whole pipeline; with `blocks`, some op runs on blocked data."""
     where = None if source is None else str(source)
@@ -74,8 +89,11 @@ def check_semantics(module: ModuleOp, inputs: list[np.ndarray], source: Path | N
             compiled = compile_module(module, target, padding)
             # The test means nothing if nothing is blocked.
             if blocks and target != "ref" and padding:
-                assert any(encoding_name(op.results[0].type) not in ("", "csr")
-                           for op in compiled.walk() if kernel_of(op) is not None)
+                assert any(
+                    encoding_name(op.results[0].type) not in ("", "csr")
+                    for op in compiled.walk()
+                    if kernel_of(op) is not None
+                )
             actual = Interpreter(compiled, source_path=where).run(inputs)
             assert_same(expected, actual)
             bufferized = compile_module(module, target, padding, DEFAULT_PIPELINE)
@@ -91,8 +109,10 @@ def check_everywhere(module: ModuleOp, inputs: list[np.ndarray], blocks: bool = 
         assert_same(expected, run_generated(planned, inputs))
 
 
-CONV = ("nn.conv2d {x}, {w} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : "
-        "({xt}, {wt}) -> {yt}")
+CONV = (
+    "nn.conv2d {x}, {w} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : "
+    "({xt}, {wt}) -> {yt}"
+)
 
 
 def parse(text: str) -> ModuleOp:
@@ -117,12 +137,23 @@ def dense(shape: tuple[int, ...], seed: int) -> str:
     return json.dumps(np.random.default_rng(seed).standard_normal(shape).round(3).tolist())
 
 
-@pytest.mark.parametrize(("unary", "attributes"), [
-    ("nn.sigmoid", ""), ("nn.exp", ""), ("nn.clip", "min 0.5 max 2.0 "), ("nn.relu", ""),
-    ("nn.tanh", ""), ("nn.leaky_relu", "alpha 0.1 ")])
+@pytest.mark.parametrize(
+    ("unary", "attributes"),
+    [
+        ("nn.sigmoid", ""),
+        ("nn.exp", ""),
+        ("nn.clip", "min 0.5 max 2.0 "),
+        ("nn.relu", ""),
+        ("nn.tanh", ""),
+        ("nn.leaky_relu", "alpha 0.1 "),
+    ],
+)
 def test_nonzero_at_zero_does_not_leak_through_padding(unary: str, attributes: str) -> None:
-    module = parse(TRAP_UNARY.format(unary=unary, attributes=attributes,
-                                     w1=dense((5, 3, 3, 3), 1), w2=dense((7, 5, 3, 3), 2)))
+    module = parse(
+        TRAP_UNARY.format(
+            unary=unary, attributes=attributes, w1=dense((5, 3, 3, 3), 1), w2=dense((7, 5, 3, 3), 2)
+        )
+    )
     check_semantics(module, random_inputs(module))
 
 
@@ -189,8 +220,11 @@ func.func @f(%x: tensor<1x3x16x16xf32>) -> tensor<1x5x16x16xf32> {{
 
 
 def test_nan_and_inf_inputs_propagate_exactly() -> None:
-    module = parse(TRAP_UNARY.format(unary="nn.relu", attributes="", w1=dense((5, 3, 3, 3), 7),
-                                     w2=dense((7, 5, 3, 3), 8)))
+    module = parse(
+        TRAP_UNARY.format(
+            unary="nn.relu", attributes="", w1=dense((5, 3, 3, 3), 7), w2=dense((7, 5, 3, 3), 8)
+        )
+    )
     inputs = random_inputs(module)
     inputs[0][0, 1, 4, 4] = np.nan
     inputs[0][1, 2, 0, 0] = np.inf
@@ -227,9 +261,15 @@ def test_broadcasting_binary_ops() -> None:
     broadcast subtrahend and divisor, a spatial [1, 1, H, W] mask over 12 channels (padded
     in 8- and 16-channel blocks, where that broadcast axis is blocked) and a per-channel add:
     the same results on every target, through the interpreter and the generated module."""
-    module = parse(SQUEEZE_AND_EXCITATION.format(
-        w=dense((12, 12, 3, 3), 1), w1=dense((4, 12, 1, 1), 2), w2=dense((12, 4, 1, 1), 3),
-        spatial=dense((1, 1, 9, 9), 4), w3=dense((12, 12, 3, 3), 5)))
+    module = parse(
+        SQUEEZE_AND_EXCITATION.format(
+            w=dense((12, 12, 3, 3), 1),
+            w1=dense((4, 12, 1, 1), 2),
+            w2=dense((12, 4, 1, 1), 3),
+            spatial=dense((1, 1, 9, 9), 4),
+            w3=dense((12, 12, 3, 3), 5),
+        )
+    )
     check_everywhere(module, random_inputs(module))
 
 
@@ -258,10 +298,12 @@ func.func @f(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x1x1xf32> {{
 HAND_WRITTEN_LAYOUTS = {
     # a [1, 1, H, W] mask with its broadcast channel axis in blocks of 8
     "mask_in_channel_blocks": BROADCAST_IN_LAYOUT.format(
-        value="2.0", small="1x1x5x5", layout='#layout.layout<"NCHW8c">'),
+        value="2.0", small="1x1x5x5", layout='#layout.layout<"NCHW8c">'
+    ),
     # a [1, C, 1, 1] scale with its broadcast row axis in blocks of 4
     "scale_in_row_blocks": BROADCAST_IN_LAYOUT.format(
-        value="[[[[2.0]], [[3.0]], [[4.0]]]]", small="1x3x1x1", layout='#layout.layout<"NCHW4h">'),
+        value="[[[[2.0]], [[3.0]], [[4.0]]]]", small="1x3x1x1", layout='#layout.layout<"NCHW4h">'
+    ),
     "pooling_spatial_blocks": POOLING_IN_LAYOUT.format(layout='#layout.layout<"NCHW4h2w">'),
 }
 
@@ -289,15 +331,18 @@ func.func @f(%x: tensor<1x12x4x4xf32>, %z: tensor<1x12x4x4xf32>) -> tensor<1x12x
     for target in ("avx2", "onednn"):
         if target not in TARGETS:
             continue
-        add = next(op for op in compile_module(module, target, True).walk()
-                   if isinstance(op, AddOp))
+        add = next(
+            op for op in compile_module(module, target, True).walk() if isinstance(op, AddOp)
+        )
         assert kernel_of(add).kernel_name.data != "add_ref"
         assert {encoding_name(v.type) for v in (*add.operands, *add.results)} == {"NCHW8c"}
 
 
 def activation_reorders(module: ModuleOp) -> int:
-    return sum(isinstance(op, ReorderOp) and not isinstance(op.input.owner, ConstantOp)
-               for op in module.walk())
+    return sum(
+        isinstance(op, ReorderOp) and not isinstance(op.input.owner, ConstantOp)
+        for op in module.walk()
+    )
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
@@ -315,8 +360,14 @@ def test_small_resnet_has_one_activation_reorder() -> None:
         assert activation_reorders(compiled) == 1
         convs = [op for op in compiled.walk() if op.name == "nn.conv2d"]
         assert all(kernel_of(op).kernel_name.data == "conv2d_nchwc" for op in convs)
-        assert not any(isinstance(op, ReorderOp) and isinstance(op.input.owner, ConstantOp)
-                       for op in compiled.walk())
-        assert all(encoding_name(op.output.type) for op in compiled.walk()
-                   if isinstance(op, ConstantOp) and op.output.type.get_shape()[0] > 8
-                   and len(op.output.type.get_shape()) == 4)
+        assert not any(
+            isinstance(op, ReorderOp) and isinstance(op.input.owner, ConstantOp)
+            for op in compiled.walk()
+        )
+        assert all(
+            encoding_name(op.output.type)
+            for op in compiled.walk()
+            if isinstance(op, ConstantOp)
+            and op.output.type.get_shape()[0] > 8
+            and len(op.output.type.get_shape()) == 4
+        )

@@ -20,26 +20,45 @@ from nnlayout.tools.driver import print_module
 
 ROOT = Path(__file__).resolve().parent.parent
 IREE_OPT = shutil.which("iree-opt", path=str(Path(sys.executable).parent)) or shutil.which(
-    "iree-opt")
+    "iree-opt"
+)
 
 
 def iree_opt(text: str) -> subprocess.CompletedProcess[str]:
     assert IREE_OPT is not None, "iree-opt not found: install the test extra (iree-base-compiler)"
-    return subprocess.run([IREE_OPT, "--allow-unregistered-dialect", "--split-input-file", "-"],
-                          input=text, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [IREE_OPT, "--allow-unregistered-dialect", "--split-input-file", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def generic(pipeline_input: Path, pipeline: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "nnlayout.tools.opt", str(pipeline_input), "--split-input-file",
-         "-p", pipeline, "--print-op-generic"], capture_output=True, text=True, check=True)
+        [
+            sys.executable,
+            "-m",
+            "nnlayout.tools.opt",
+            str(pipeline_input),
+            "--split-input-file",
+            "-p",
+            pipeline,
+            "--print-op-generic",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return result.stdout
 
 
 @pytest.mark.parametrize("target", ["ref", "avx2", "avx512"])
 def test_bufferized_lit_examples_are_valid_mlir(target: str) -> None:
-    text = generic(ROOT / "lit" / "transforms" / "bufferize.mlir",
-                   f"default-pipeline{{target={target}}}")
+    text = generic(
+        ROOT / "lit" / "transforms" / "bufferize.mlir", f"default-pipeline{{target={target}}}"
+    )
     result = iree_opt(text)
     assert result.returncode == 0, result.stderr
     assert "memref.subview" in result.stdout or "memref.view" in result.stdout
@@ -58,8 +77,10 @@ def test_bufferized_zoo_model_is_valid_mlir(name: str) -> None:
 
 def test_iree_opt_rejects_an_invalid_view() -> None:
     """The check has teeth: a view larger than its source is refused by MLIR's verifier."""
-    text = ('func.func @f() {\n  %a = memref.alloc() : memref<16xi8>\n'
-            '  %c0 = arith.constant 0 : index\n'
-            '  %v = memref.view %a[%c0][] : memref<16xi8> to memref<2x2xf32, strided<[3, 1]>>\n'
-            '  return\n}\n')
+    text = (
+        "func.func @f() {\n  %a = memref.alloc() : memref<16xi8>\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %v = memref.view %a[%c0][] : memref<16xi8> to memref<2x2xf32, strided<[3, 1]>>\n"
+        "  return\n}\n"
+    )
     assert iree_opt(text).returncode != 0

@@ -21,8 +21,9 @@ from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc, PostOp
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, names
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 
-pytestmark = pytest.mark.skipif(not b.available(), reason="oneDNN (the onednn-cpu-gomp wheel) "
-                                "does not load on this machine")
+pytestmark = pytest.mark.skipif(
+    not b.available(), reason="oneDNN (the onednn-cpu-gomp wheel) does not load on this machine"
+)
 
 
 # ------------------------------------------------------------------ header cross-check
@@ -93,9 +94,11 @@ def test_parser_follows_c_rules(header: dict[str, int]) -> None:
 
 
 def test_every_binding_constant_matches_the_header(header: dict[str, int]) -> None:
-    constants = {name: value for name, value in vars(b).items()
-                 if re.fullmatch(r"dnnl_[a-z0-9_]+|DNNL_[A-Z0-9_]+", name)
-                 and isinstance(value, int)}
+    constants = {
+        name: value
+        for name, value in vars(b).items()
+        if re.fullmatch(r"dnnl_[a-z0-9_]+|DNNL_[A-Z0-9_]+", name) and isinstance(value, int)
+    }
     assert len(constants) > 40
     wrong = {n: (v, header.get(n)) for n, v in constants.items() if header.get(n) != v}
     assert not wrong, f"constants differing from the header (ours, header's): {wrong}"
@@ -104,16 +107,25 @@ def test_every_binding_constant_matches_the_header(header: dict[str, int]) -> No
 
 
 def test_every_format_tag_matches_the_header(header: dict[str, int]) -> None:
-    wrong = {f.tag: (f.value, header.get(f"dnnl_{f.tag}")) for f in FORMATS
-             if header.get(f"dnnl_{f.tag}") != f.value}
+    wrong = {
+        f.tag: (f.value, header.get(f"dnnl_{f.tag}"))
+        for f in FORMATS
+        if header.get(f"dnnl_{f.tag}") != f.value
+    }
     assert not wrong, f"format tags differing from the header (ours, header's): {wrong}"
 
 
 # ------------------------------------------------------------------------- formats
 # A logical shape per role whose channel counts do not divide the blocks (padding).
-ROLE_SHAPES = {"data": (2, 5, 3, 4), "weights": (20, 5, 3, 2), "grouped": (6, 2, 3, 3),
-               "depthwise": (20, 1, 3, 2), "vector": (7,), "matrix": (3, 5),
-               "matrix_weights": (4, 6)}
+ROLE_SHAPES = {
+    "data": (2, 5, 3, 4),
+    "weights": (20, 5, 3, 2),
+    "grouped": (6, 2, 3, 3),
+    "depthwise": (20, 1, 3, 2),
+    "vector": (7,),
+    "matrix": (3, 5),
+    "matrix_weights": (4, 6),
+}
 
 
 def role_shape(fmt: Format) -> tuple[int, ...]:
@@ -137,8 +149,9 @@ def onednn_shape(role: str, shape: tuple[int, ...]) -> tuple[int, ...]:
 def reorder(array: np.ndarray, src: MemoryDesc, dst: MemoryDesc) -> np.ndarray:
     compiled = p.Compiled(p.reorder_pd(src, dst), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
     out = np.full(dst.size // 4, np.nan, dtype=np.float32)
-    compiled({b.DNNL_ARG_SRC: array, b.DNNL_ARG_DST: out},
-             np.empty(compiled.scratchpad_bytes, np.uint8))
+    compiled(
+        {b.DNNL_ARG_SRC: array, b.DNNL_ARG_DST: out}, np.empty(compiled.scratchpad_bytes, np.uint8)
+    )
     return out
 
 
@@ -162,9 +175,11 @@ def test_identify_round_trip(fmt) -> None:
     assert by_layout(fmt.role, found.kernel_layout).layout == fmt.layout
 
 
-@pytest.mark.parametrize("fmt", [f for f in FORMATS if f.role == "grouped"
-                                 and LayoutSpec.parse(f.layout).is_blocked],
-                         ids=lambda f: f.tag)
+@pytest.mark.parametrize(
+    "fmt",
+    [f for f in FORMATS if f.role == "grouped" and LayoutSpec.parse(f.layout).is_blocked],
+    ids=lambda f: f.tag,
+)
 def test_grouped_formats_need_whole_blocks_per_group(fmt) -> None:
     """Two groups of 1.5 o blocks: oneDNN pads each group to 2 blocks (4 in all), our
     layout would pad O = 3 blocks to 3, so the format is not ours to name there."""
@@ -195,9 +210,9 @@ def test_primitive_creation_is_counted_once_per_primitive() -> None:
     for eager=False), not when it is asked for again."""
     md = MemoryDesc.with_tag((1, 8, 5, 5), by_layout("data", "NHWC").value)
     before = (p.CREATED.count, p.CREATED.seconds)
-    compiled = p.Compiled(p.eltwise_pd(b.dnnl_eltwise_tanh, md, md), (b.DNNL_ARG_SRC,
-                                                                     b.DNNL_ARG_DST),
-                          eager=False)
+    compiled = p.Compiled(
+        p.eltwise_pd(b.dnnl_eltwise_tanh, md, md), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST), eager=False
+    )
     assert p.CREATED.count == before[0]
     data = np.ones(200, np.float32)
     compiled({b.DNNL_ARG_SRC: data, b.DNNL_ARG_DST: data})
@@ -206,28 +221,41 @@ def test_primitive_creation_is_counted_once_per_primitive() -> None:
     np.testing.assert_allclose(data, np.tanh(np.tanh(1.0)), rtol=1e-6)
 
 
-@pytest.mark.parametrize(("post_ops", "expected"), [
-    ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.0),), lambda y, s: np.maximum(y, 0)),
-    ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.1),), lambda y, s: np.where(y > 0, y, 0.1 * y)),
-    ((PostOp.eltwise(b.dnnl_eltwise_clip, 0.0, 6.0),), lambda y, s: np.clip(y, 0, 6)),
-    ((PostOp.sum(), PostOp.eltwise(b.dnnl_eltwise_relu)),
-     lambda y, s: np.maximum(y + s, 0)),
-])
+@pytest.mark.parametrize(
+    ("post_ops", "expected"),
+    [
+        ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.0),), lambda y, s: np.maximum(y, 0)),
+        ((PostOp.eltwise(b.dnnl_eltwise_relu, 0.1),), lambda y, s: np.where(y > 0, y, 0.1 * y)),
+        ((PostOp.eltwise(b.dnnl_eltwise_clip, 0.0, 6.0),), lambda y, s: np.clip(y, 0, 6)),
+        ((PostOp.sum(), PostOp.eltwise(b.dnnl_eltwise_relu)), lambda y, s: np.maximum(y + s, 0)),
+    ],
+)
 def test_convolution_post_ops_and_user_scratchpad(post_ops, expected) -> None:
     rng = np.random.default_rng(1)
     x, w = (rng.standard_normal(s).astype(np.float32) for s in ((1, 16, 9, 9), (24, 16, 3, 3)))
     bias = rng.standard_normal(24).astype(np.float32)
     residual = rng.standard_normal((1, 24, 9, 9)).astype(np.float32)
     nhwc, ohwi = by_layout("data", "NHWC").value, by_layout("weights", "OHWI").value
-    pd = p.convolution_pd(*(MemoryDesc.with_tag(s, t) for s, t in (
-        ((1, 16, 9, 9), nhwc), ((24, 16, 3, 3), ohwi), ((24,), 2))),
-        MemoryDesc.with_tag((1, 24, 9, 9), nhwc), (1, 1), (1, 1), (1, 1), (1, 1), post_ops)
-    compiled = p.Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_BIAS,
-                               b.DNNL_ARG_DST))
+    pd = p.convolution_pd(
+        *(
+            MemoryDesc.with_tag(s, t)
+            for s, t in (((1, 16, 9, 9), nhwc), ((24, 16, 3, 3), ohwi), ((24,), 2))
+        ),
+        MemoryDesc.with_tag((1, 24, 9, 9), nhwc),
+        (1, 1),
+        (1, 1),
+        (1, 1),
+        (1, 1),
+        post_ops,
+    )
+    compiled = p.Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_BIAS, b.DNNL_ARG_DST))
     out = np.ascontiguousarray(residual.transpose(0, 2, 3, 1))  # the sum post-op reads it
-    args = {b.DNNL_ARG_SRC: np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
-            b.DNNL_ARG_WEIGHTS: np.ascontiguousarray(w.transpose(0, 2, 3, 1)),
-            b.DNNL_ARG_BIAS: bias, b.DNNL_ARG_DST: out}
+    args = {
+        b.DNNL_ARG_SRC: np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
+        b.DNNL_ARG_WEIGHTS: np.ascontiguousarray(w.transpose(0, 2, 3, 1)),
+        b.DNNL_ARG_BIAS: bias,
+        b.DNNL_ARG_DST: out,
+    }
     if compiled.scratchpad_bytes:
         with pytest.raises(ValueError, match="scratchpad"):
             compiled(args)
@@ -238,8 +266,9 @@ def test_convolution_post_ops_and_user_scratchpad(post_ops, expected) -> None:
 
 def test_buffers_are_checked() -> None:
     md = MemoryDesc.with_tag((1, 8, 2, 2), by_layout("data", "").value)
-    compiled = p.Compiled(p.eltwise_pd(b.dnnl_eltwise_abs, md, md), (b.DNNL_ARG_SRC,
-                                                                    b.DNNL_ARG_DST))
+    compiled = p.Compiled(
+        p.eltwise_pd(b.dnnl_eltwise_abs, md, md), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)
+    )
     x = np.ones((1, 8, 2, 2), np.float32)
     with pytest.raises(ValueError, match="float32 buffer of 128 bytes"):
         compiled({b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: np.empty(16, np.float64)})
@@ -249,12 +278,21 @@ def test_buffers_are_checked() -> None:
 
 def test_a_failing_call_is_named() -> None:
     plain = by_layout("data", "").value
-    with pytest.raises(DnnlError, match=r"dnnl_convolution_forward_primitive_desc_create "
-                                        r"failed: invalid_arguments"):
-        p.convolution_pd(MemoryDesc.with_tag((1, 3, 8, 8), plain),
-                         MemoryDesc.with_tag((4, 5, 3, 3), plain), None,  # 5 != 3 channels
-                         MemoryDesc.with_tag((1, 4, 8, 8), plain), (1, 1), (1, 1), (1, 1),
-                         (1, 1))
+    with pytest.raises(
+        DnnlError,
+        match=r"dnnl_convolution_forward_primitive_desc_create "
+        r"failed: invalid_arguments",
+    ):
+        p.convolution_pd(
+            MemoryDesc.with_tag((1, 3, 8, 8), plain),
+            MemoryDesc.with_tag((4, 5, 3, 3), plain),
+            None,  # 5 != 3 channels
+            MemoryDesc.with_tag((1, 4, 8, 8), plain),
+            (1, 1),
+            (1, 1),
+            (1, 1),
+            (1, 1),
+        )
 
 
 def test_unavailable_library_is_explained_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -269,27 +307,31 @@ def test_unavailable_library_is_explained_once(monkeypatch: pytest.MonkeyPatch) 
         b.lib()
 
 
-def test_host_target_without_onednn_follows_the_cpu_flags(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_host_target_without_onednn_follows_the_cpu_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     from nnlayout.kernels.registry import host_target
 
     assert host_target().families == ("sparse", "onednn", "blocked", "ref")
     monkeypatch.setattr(b, "available", lambda: False)
-    flags = set(Path("/proc/cpuinfo").read_text().split()) if Path("/proc/cpuinfo").exists() \
-        else set()
+    flags = (
+        set(Path("/proc/cpuinfo").read_text().split()) if Path("/proc/cpuinfo").exists() else set()
+    )
     expected = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "ref"
     host = host_target()
     assert host.name == "host" and host.description == f"this machine: {expected}"
     assert "onednn" not in host.families
 
 
-@pytest.mark.parametrize(("chosen", "seen"), [
-    ({}, {"GOMP_SPINCOUNT": "1000"}),
-    ({"OMP_WAIT_POLICY": "passive"}, {"OMP_WAIT_POLICY": "passive"}),
-    ({"GOMP_SPINCOUNT": "5"}, {"GOMP_SPINCOUNT": "5"}),
-])
+@pytest.mark.parametrize(
+    ("chosen", "seen"),
+    [
+        ({}, {"GOMP_SPINCOUNT": "1000"}),
+        ({"OMP_WAIT_POLICY": "passive"}, {"OMP_WAIT_POLICY": "passive"}),
+        ({"GOMP_SPINCOUNT": "5"}, {"GOMP_SPINCOUNT": "5"}),
+    ],
+)
 def test_libgomp_loads_with_a_short_spin_unless_the_user_chose(
-        monkeypatch: pytest.MonkeyPatch, chosen: dict[str, str], seen: dict[str, str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, chosen: dict[str, str], seen: dict[str, str]
+) -> None:
     """libgomp reads OMP_WAIT_POLICY and GOMP_SPINCOUNT when it loads, with the library: our
     default spin count is in the environment then, only if the user set neither, and gone
     afterwards."""
@@ -319,8 +361,13 @@ def test_onednn_says_whether_it_runs_avx512_core_code() -> None:
     import sys
 
     ask = "from nnlayout.kernels.onednn.binding import runs_avx512_core as r; print(r())"
-    capped = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True,
-                            env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"), check=True)
+    capped = subprocess.run(
+        [sys.executable, "-c", ask],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"),
+        check=True,
+    )
     assert capped.stdout.strip() == "False"
     if not CAPPED_HERE:
         flags = set(Path("/proc/cpuinfo").read_text().split())
@@ -346,13 +393,16 @@ def test_lit_checks_the_instruction_set_its_tests_run(name: str) -> None:
     root = Path(__file__).resolve().parent.parent / "lit"
     env = {k: v for k, v in os.environ.items() if k not in ISA_CAPS}
     env[name] = "AVX2"
-    done = subprocess.run([lit, "-q", str(root / "transforms" / "select-dispatch-onednn.mlir")],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [lit, "-q", str(root / "transforms" / "select-dispatch-onednn.mlir")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_small_primitives_are_made_and_run_on_one_thread(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_primitives_are_made_and_run_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """Waking OpenMP's other threads costs more than they save on small work, so a primitive
     below the thresholds is made and run on one thread, and the caller's thread count is
     restored after each call (it is the user's: a primitive made next takes it, and a
@@ -360,15 +410,17 @@ def test_small_primitives_are_made_and_run_on_one_thread(
     leaves the count alone."""
     calls: list[int] = []
     real = b.lib().omp_set_num_threads
-    monkeypatch.setattr(b.lib(), "omp_set_num_threads",
-                        lambda count: (calls.append(count), real(count))[1])
+    monkeypatch.setattr(
+        b.lib(), "omp_set_num_threads", lambda count: (calls.append(count), real(count))[1]
+    )
     before = b.lib().omp_get_max_threads()
     nc = by_layout("matrix", "").value
 
     def relu(elements: int) -> tuple[p.Compiled, np.ndarray, np.ndarray]:
         md = MemoryDesc.with_tag((1, elements), nc)
-        compiled = p.Compiled(p.eltwise_pd(b.dnnl_eltwise_relu, md, md),
-                              (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+        compiled = p.Compiled(
+            p.eltwise_pd(b.dnnl_eltwise_relu, md, md), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)
+        )
         x = np.linspace(-1.0, 1.0, elements, dtype=np.float32)
         out = np.empty_like(x)
         compiled.point({b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: out})

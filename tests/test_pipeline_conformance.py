@@ -15,8 +15,11 @@ from nnlayout.scripts.conformance_report import (
 )
 
 PASSING = [case for case in collect_cases() if check_case(case)[0] == "pass"]
-PIPELINES = ["default-pipeline{target=avx512}", "default-pipeline{target=avx2 padding=false}",
-             "default-pipeline{target=ref}"]
+PIPELINES = [
+    "default-pipeline{target=avx512}",
+    "default-pipeline{target=avx2 padding=false}",
+    "default-pipeline{target=ref}",
+]
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)

@@ -45,8 +45,16 @@ from nnlayout.transforms.plan_memory import (
 from nnlayout.transforms.verify_memory_plan import verify_function
 
 # (first op, last op, size) of the 8 tensors in Pisarchyk & Lee (2020), figure 2.
-GOLDEN = [(0, 1, 32), (1, 4, 28), (2, 5, 36), (3, 5, 16), (4, 5, 8), (5, 7, 64), (6, 8, 10),
-          (7, 8, 40)]
+GOLDEN = [
+    (0, 1, 32),
+    (1, 4, 28),
+    (2, 5, 36),
+    (3, 5, 16),
+    (4, 5, 8),
+    (5, 7, 64),
+    (6, 8, 10),
+    (7, 8, 40),
+]
 
 
 def assert_no_overlap(intervals: list[Interval], offsets: tuple[int, ...]) -> None:
@@ -54,8 +62,9 @@ def assert_no_overlap(intervals: list[Interval], offsets: tuple[int, ...]) -> No
         for j in range(i):
             b = intervals[j]
             if a.overlaps(b):
-                assert (offsets[i] + a.size <= offsets[j] or offsets[j] + b.size <= offsets[i]
-                        ), f"{a} at {offsets[i]} overlaps {b} at {offsets[j]}"
+                assert offsets[i] + a.size <= offsets[j] or offsets[j] + b.size <= offsets[i], (
+                    f"{a} at {offsets[i]} overlaps {b} at {offsets[j]}"
+                )
 
 
 def test_golden_case_of_pisarchyk_and_lee() -> None:
@@ -81,21 +90,75 @@ def test_equal_buffers_used_last_are_placed_first() -> None:
 
 
 # ResNeXt-50's buffers on avx2 without padding (start, end, size in units of 64 bytes).
-RESNEXT_INTERVALS = [Interval(start, end, 64 * size) for start, end, size in [
-    (0, 3, 51984), (3, 4, 12544), (4, 13, 12544), (5, 8, 25088), (7, 9, 26912), (9, 11, 25088),
-    (11, 12, 25088), (12, 24, 50176), (13, 14, 50176), (16, 19, 25088), (18, 20, 26912),
-    (20, 22, 25088), (22, 23, 25088), (23, 34, 50176), (26, 29, 25088), (28, 30, 26912),
-    (30, 32, 25088), (32, 33, 25088), (33, 42, 50176), (36, 39, 53824), (39, 41, 12544),
-    (41, 51, 25088), (42, 43, 25088), (45, 48, 14400), (48, 50, 12544), (50, 59, 25088),
-    (53, 56, 14400), (56, 58, 12544), (58, 67, 25088), (61, 64, 14400), (64, 66, 12544),
-    (66, 75, 25088), (69, 72, 28800), (72, 74, 6272), (74, 84, 12544), (75, 76, 12544),
-    (78, 81, 8192), (81, 83, 6272), (83, 92, 12544), (86, 89, 8192), (89, 91, 6272),
-    (91, 100, 12544), (94, 97, 8192), (97, 99, 6272), (99, 108, 12544), (102, 105, 8192),
-    (105, 107, 6272), (107, 116, 12544), (110, 113, 8192), (113, 115, 6272), (115, 124, 12544),
-    (118, 121, 16384), (121, 123, 3136), (123, 133, 6272), (124, 125, 6272), (127, 130, 5184),
-    (130, 132, 3136), (132, 141, 6272), (135, 138, 5184), (138, 140, 3136), (140, 143, 6272),
-    (143, 144, 128), (144, 145, 128), (145, 146, 128)
-]]
+RESNEXT_INTERVALS = [
+    Interval(start, end, 64 * size)
+    for start, end, size in [
+        (0, 3, 51984),
+        (3, 4, 12544),
+        (4, 13, 12544),
+        (5, 8, 25088),
+        (7, 9, 26912),
+        (9, 11, 25088),
+        (11, 12, 25088),
+        (12, 24, 50176),
+        (13, 14, 50176),
+        (16, 19, 25088),
+        (18, 20, 26912),
+        (20, 22, 25088),
+        (22, 23, 25088),
+        (23, 34, 50176),
+        (26, 29, 25088),
+        (28, 30, 26912),
+        (30, 32, 25088),
+        (32, 33, 25088),
+        (33, 42, 50176),
+        (36, 39, 53824),
+        (39, 41, 12544),
+        (41, 51, 25088),
+        (42, 43, 25088),
+        (45, 48, 14400),
+        (48, 50, 12544),
+        (50, 59, 25088),
+        (53, 56, 14400),
+        (56, 58, 12544),
+        (58, 67, 25088),
+        (61, 64, 14400),
+        (64, 66, 12544),
+        (66, 75, 25088),
+        (69, 72, 28800),
+        (72, 74, 6272),
+        (74, 84, 12544),
+        (75, 76, 12544),
+        (78, 81, 8192),
+        (81, 83, 6272),
+        (83, 92, 12544),
+        (86, 89, 8192),
+        (89, 91, 6272),
+        (91, 100, 12544),
+        (94, 97, 8192),
+        (97, 99, 6272),
+        (99, 108, 12544),
+        (102, 105, 8192),
+        (105, 107, 6272),
+        (107, 116, 12544),
+        (110, 113, 8192),
+        (113, 115, 6272),
+        (115, 124, 12544),
+        (118, 121, 16384),
+        (121, 123, 3136),
+        (123, 133, 6272),
+        (124, 125, 6272),
+        (127, 130, 5184),
+        (130, 132, 3136),
+        (132, 141, 6272),
+        (135, 138, 5184),
+        (138, 140, 3136),
+        (140, 143, 6272),
+        (143, 144, 128),
+        (144, 145, 128),
+        (145, 146, 128),
+    ]
+]
 
 
 def test_the_search_has_moves_enough_for_resnext() -> None:
@@ -131,19 +194,26 @@ def test_alignment_rounds_offsets() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 10), st.integers(1, 500)),
-                min_size=1, max_size=40), st.sampled_from([1, 8, 64]))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 30), st.integers(0, 10), st.integers(1, 500)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([1, 8, 64]),
+)
 def test_random_plans_never_overlap_nor_beat_the_bound(
-        raw: list[tuple[int, int, int]], alignment: int) -> None:
+    raw: list[tuple[int, int, int]], alignment: int
+) -> None:
     intervals = [Interval(start, start + length, size) for start, length, size in raw]
     placement = plan_offsets(intervals, alignment)
     assert_no_overlap(intervals, placement.offsets)
     assert all(offset % alignment == 0 for offset in placement.offsets)
     assert placement.arena_bytes >= peak(intervals)[0]
     assert placement.arena_bytes == min(placement.arena_by_heuristic.values())
-    assert placement.arena_bytes == max(o + i.size + -i.size % alignment
-                                        for o, i in zip(placement.offsets, intervals,
-                                                        strict=True))
+    assert placement.arena_bytes == max(
+        o + i.size + -i.size % alignment for o, i in zip(placement.offsets, intervals, strict=True)
+    )
 
 
 # ------------------------------------------------------------------ in place
@@ -179,14 +249,21 @@ def kernels(module: ModuleOp) -> set[str]:
     return {k.kernel_name.data for op in module.walk() if (k := kernel_of(op)) is not None}
 
 
-@pytest.mark.parametrize(("target", "expected_kernels"), [
-    ("ref", {"conv2d_ref", "relu_ref", "add_ref"}),
-    ("avx2", {"conv2d_ref", "relu_any", "add_any"})])
+@pytest.mark.parametrize(
+    ("target", "expected_kernels"),
+    [
+        ("ref", {"conv2d_ref", "relu_ref", "add_ref"}),
+        ("avx2", {"conv2d_ref", "relu_any", "add_any"}),
+    ],
+)
 def test_in_place_only_where_the_kernel_allows(target: str, expected_kernels: set[str]) -> None:
     module = compile_text(IN_PLACE, f"default-pipeline{{target={target}}}")
     assert expected_kernels <= kernels(module)
-    bufferized = compile_text(IN_PLACE, f"select-dispatch{{target={target}}},insert-layouts,"
-                              "propagate-layouts,fold-constants,bufferize")
+    bufferized = compile_text(
+        IN_PLACE,
+        f"select-dispatch{{target={target}}},insert-layouts,"
+        "propagate-layouts,fold-constants,bufferize",
+    )
     plan, _ = plan_function(the_function(bufferized))
     assert {b.name: b.overwrites for b in plan.buffers} == EXPECTED_OVERWRITES
     by_name = {b.name: b for b in plan.buffers}
@@ -208,8 +285,18 @@ func.func @f(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
 """
 
 
-@pytest.mark.parametrize("target", ["avx2", pytest.param("onednn", marks=pytest.mark.skipif(
-    not onednn_available(), reason="oneDNN does not load on this machine"))])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "avx2",
+        pytest.param(
+            "onednn",
+            marks=pytest.mark.skipif(
+                not onednn_available(), reason="oneDNN does not load on this machine"
+            ),
+        ),
+    ],
+)
 def test_a_broadcasting_product_writes_over_its_full_operand(target: str) -> None:
     """scale * x (squeeze-and-excitation as torchvision writes it) may overwrite x, operand
     1, never the smaller scale: the product shares x's buffer (SE-ResNet-50's arena: 9.19 ->
@@ -218,8 +305,11 @@ def test_a_broadcasting_product_writes_over_its_full_operand(target: str) -> Non
     (product,) = [op for op in module.walk() if op.name == "nn.mul"]
     assert kernel_of(product).in_place_operand == 1
     assert kernel_of(product).kernel_name.data == f"mul_{'any' if target == 'avx2' else target}"
-    bufferized = compile_text(EXCITATION, f"select-dispatch{{target={target}}},insert-layouts,"
-                              "propagate-layouts,fold-constants,bufferize")
+    bufferized = compile_text(
+        EXCITATION,
+        f"select-dispatch{{target={target}}},insert-layouts,"
+        "propagate-layouts,fold-constants,bufferize",
+    )
     plan, _ = plan_function(the_function(bufferized))
     assert {b.name: b.overwrites for b in plan.buffers}["m"] == "e"
     source = semantics.parse(EXCITATION)
@@ -231,12 +321,15 @@ def test_a_broadcasting_product_writes_over_its_full_operand(target: str) -> Non
 
 def test_a_conv_kernel_that_allowed_it_would_work_in_place() -> None:
     """The rule comes from the kernel attribute alone: mark conv2d_ref in place and it is."""
-    module = compile_text(IN_PLACE, "select-dispatch{target=ref},insert-layouts,"
-                          "propagate-layouts,fold-constants,bufferize")
+    module = compile_text(
+        IN_PLACE,
+        "select-dispatch{target=ref},insert-layouts,propagate-layouts,fold-constants,bufferize",
+    )
     for op in module.walk():
         if (kernel := kernel_of(op)) is not None and kernel.kernel_name.data == "conv2d_ref":
-            op.attributes[KERNEL_ATTR] = KernelAttr("conv2d_ref", kernel.operands,
-                                                    kernel.results, in_place=0)
+            op.attributes[KERNEL_ATTR] = KernelAttr(
+                "conv2d_ref", kernel.operands, kernel.results, in_place=0
+            )
     plan, _ = plan_function(the_function(module))
     assert {b.name: b.overwrites for b in plan.buffers}["c1"] == "r0"
 
@@ -253,8 +346,9 @@ def verified_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     original = semantics.compile_module
     checked: list[int] = []
 
-    def compile_and_verify(module: ModuleOp, target: str, padding: bool,
-                           pipeline: str = semantics.LAYOUT_PIPELINE) -> ModuleOp:
+    def compile_and_verify(
+        module: ModuleOp, target: str, padding: bool, pipeline: str = semantics.LAYOUT_PIPELINE
+    ) -> ModuleOp:
         compiled = original(module, target, padding, pipeline)
         if pipeline == semantics.DEFAULT_PIPELINE:
             checked.append(verify_function(the_function(compiled)))
@@ -264,12 +358,17 @@ def verified_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return checked
 
 
-@pytest.mark.parametrize("name", ["test_nonzero_at_zero_does_not_leak_through_padding",
-                                  "test_softmax_over_padded_channels",
-                                  "test_max_pool_borders_are_minus_infinity",
-                                  "test_concat_of_odd_channel_counts_then_conv",
-                                  "test_batch_norm_with_beta_and_residual_div",
-                                  "test_nan_and_inf_inputs_propagate_exactly"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_nonzero_at_zero_does_not_leak_through_padding",
+        "test_softmax_over_padded_channels",
+        "test_max_pool_borders_are_minus_infinity",
+        "test_concat_of_odd_channel_counts_then_conv",
+        "test_batch_norm_with_beta_and_residual_div",
+        "test_nan_and_inf_inputs_propagate_exactly",
+    ],
+)
 def test_planned_programs_keep_their_results(name: str, verified_plans: list[int]) -> None:
     check = getattr(semantics, name)
     if name == "test_nonzero_at_zero_does_not_leak_through_padding":
@@ -289,13 +388,19 @@ def test_planned_programs_run_on_the_arena() -> None:
     assert len(allocs) == 2 and len(views) == 6  # the arena and the returned %n
     assert function.attributes["nnlayout.arena_bytes"].value.data == 2 * 2048
     inputs = semantics.random_inputs(semantics.parse(IN_PLACE))
-    semantics.assert_same(Interpreter(semantics.parse(IN_PLACE)).run(inputs),
-                          Interpreter(module).run(inputs))
+    semantics.assert_same(
+        Interpreter(semantics.parse(IN_PLACE)).run(inputs), Interpreter(module).run(inputs)
+    )
 
 
-@pytest.mark.parametrize(("name", "target", "padding"), [
-    (name, target, padding) for name in sorted(ZOO)
-    for target, padding in (("avx512", True), ("avx2", False))])
+@pytest.mark.parametrize(
+    ("name", "target", "padding"),
+    [
+        (name, target, padding)
+        for name in sorted(ZOO)
+        for target, padding in (("avx512", True), ("avx2", False))
+    ],
+)
 def test_small_zoo_planned_keeps_results(name: str, target: str, padding: bool) -> None:
     module = import_model(build(name, small=True), inline_limit=1 << 30).module
     inputs = semantics.random_inputs(module)
@@ -303,10 +408,12 @@ def test_small_zoo_planned_keeps_results(name: str, target: str, padding: bool) 
     spec = FULL_PIPELINE.format(target=target, padding=str(padding).lower())
     run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
     function = the_function(compiled)
-    figures = {k: v.value.data for k, v in function.attributes.items()
-               if k.startswith("nnlayout.")}
-    assert figures["nnlayout.lower_bound_bytes"] <= figures["nnlayout.arena_bytes"] <= (
-        figures["nnlayout.unplanned_bytes"])
+    figures = {k: v.value.data for k, v in function.attributes.items() if k.startswith("nnlayout.")}
+    assert (
+        figures["nnlayout.lower_bound_bytes"]
+        <= figures["nnlayout.arena_bytes"]
+        <= (figures["nnlayout.unplanned_bytes"])
+    )
     if not padding:
         assert figures["nnlayout.padding_bytes"] == figures["nnlayout.halo_bytes"]
     semantics.assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
@@ -359,20 +466,23 @@ def test_verifier_refuses_a_view_used_after_its_arena_is_deallocated() -> None:
     late = block.last_op.prev_op
     late.detach()
     block.insert_op_after(late, next(use.operation for use in first.result.uses))
-    with pytest.raises(DiagnosticError, match="'%r0' .* is used after its arena is "
-                                              "deallocated"):
+    with pytest.raises(DiagnosticError, match="'%r0' .* is used after its arena is deallocated"):
         verify_function(function)
 
 
 @pytest.mark.parametrize("stated", [IntegerAttr(2 * 2048 - 64, i64), StringAttr("4096")])
 def test_verifier_refuses_an_arena_bytes_figure_the_arena_does_not_allocate(
-        stated: Attribute) -> None:
+    stated: Attribute,
+) -> None:
     function = planned()
     assert function.attributes["nnlayout.arena_bytes"] == IntegerAttr(2 * 2048, i64)
     function.attributes["nnlayout.arena_bytes"] = stated
-    with pytest.raises(DiagnosticError, match=re.escape(
-            f"'nnlayout.arena_bytes' is {stated}, but the function's arena allocates 4096 "
-            "bytes")):
+    with pytest.raises(
+        DiagnosticError,
+        match=re.escape(
+            f"'nnlayout.arena_bytes' is {stated}, but the function's arena allocates 4096 bytes"
+        ),
+    ):
         verify_function(function)
 
 
@@ -384,13 +494,20 @@ def test_verifier_follows_the_values_of_a_view_that_cse_merged(name: str) -> Non
     module = import_model(build(name, small=True), inline_limit=1 << 30).module
     inputs = semantics.random_inputs(module)
     expected = Interpreter(module).run(inputs)
-    run_pipeline(parse_pipeline("default-pipeline{target=avx2},cse", get_all_passes()),
-                 make_context(), module)
+    run_pipeline(
+        parse_pipeline("default-pipeline{target=avx2},cse", get_all_passes()),
+        make_context(),
+        module,
+    )
     function = the_function(module)
     block = function.body.block
     position = {op: index for index, op in enumerate(block.ops)}
-    merged = [view for view in function.walk() if isinstance(view, memref.ViewOp)
-              and len(verify_memory_plan._live_ranges(view, block, position)) > 1]
+    merged = [
+        view
+        for view in function.walk()
+        if isinstance(view, memref.ViewOp)
+        and len(verify_memory_plan._live_ranges(view, block, position)) > 1
+    ]
     assert merged, "cse merged no views: the case tests nothing"
     assert verify_function(function) > 0
     semantics.assert_same(expected, Interpreter(module).run(inputs))
@@ -401,8 +518,11 @@ def test_verifier_refuses_in_place_the_kernel_does_not_allow() -> None:
     function = planned()
     by_name = views(function)
     move(by_name["c1"], by_name["r0"].byte_shift.owner.value.value.data)
-    conv = next(op for op in function.walk() if isinstance(op, ComputeOp)
-                and op.outs[0] is by_name["c1"].result)
+    conv = next(
+        op
+        for op in function.walk()
+        if isinstance(op, ComputeOp) and op.outs[0] is by_name["c1"].result
+    )
     assert kernel_of(conv.inner).kernel_name.data == "conv2d_ref"
     with pytest.raises(DiagnosticError, match="'%c1' .* overlaps '%r0'"):
         verify_function(function)
@@ -415,16 +535,21 @@ def test_plan_memory_needs_bufferized_input() -> None:
 
 # ------------------------------------------------------------------ the report
 def test_report_and_picture() -> None:
-    module = compile_text(IN_PLACE, "select-dispatch{target=avx2},insert-layouts,"
-                          "propagate-layouts,fold-constants,bufferize")
+    module = compile_text(
+        IN_PLACE,
+        "select-dispatch{target=avx2},insert-layouts,propagate-layouts,fold-constants,bufferize",
+    )
     plan, _ = plan_function(the_function(module))
     text = format_report(plan)
     assert "arena" in text and "lower bound" in text and "arena/bound 1.000" in text
     assert "largest buffers live at the peak (2 live, 0.0 KiB of padding and halo)" in text
     assert "%r0  steps 0-1" in text and "%c1  steps 1-2" in text
     svg = ElementTree.fromstring(plan_svg([plan, plan]))
-    rects = [e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.find(
-        "{http://www.w3.org/2000/svg}title") is not None]
+    rects = [
+        e
+        for e in svg.iter("{http://www.w3.org/2000/svg}rect")
+        if e.find("{http://www.w3.org/2000/svg}title") is not None
+    ]
     assert len(rects) == 2 * len(plan.buffers)
 
 
@@ -443,10 +568,14 @@ def test_default_pipeline_verify_option_runs_the_verifier(monkeypatch: pytest.Mo
 
 
 def test_plan_memory_options_write_report_and_svg(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     svg = tmp_path / "plan.svg"
-    compile_text(IN_PLACE, "select-dispatch{target=avx2},insert-layouts,propagate-layouts,"
-                 f'fold-constants,bufferize,plan-memory{{report=true svg="{svg}"}}')
+    compile_text(
+        IN_PLACE,
+        "select-dispatch{target=avx2},insert-layouts,propagate-layouts,"
+        f'fold-constants,bufferize,plan-memory{{report=true svg="{svg}"}}',
+    )
     assert "@f: 6 buffers over 8 steps" in capsys.readouterr().err
     assert ElementTree.parse(svg).getroot().tag == "{http://www.w3.org/2000/svg}svg"
 

@@ -33,13 +33,13 @@ from nnlayout.tests.test_blocked_kernels import (
 )
 
 LAYOUTS = ("NCHW8c", "NHWC", "")  # NCHW8c with 5 channels: 3 padding lanes per pixel
-SPECIAL = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 6.0, -6.0, 0.5, -0.5],
-                   np.float32)
+SPECIAL = np.array(
+    [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 6.0, -6.0, 0.5, -0.5], np.float32
+)
 SENTINEL = np.float32(7.25)
 
 
-def special(rng: np.random.Generator, *shape: int, signed_zeros_only: bool = False
-            ) -> np.ndarray:
+def special(rng: np.random.Generator, *shape: int, signed_zeros_only: bool = False) -> np.ndarray:
     """Normal values, a third of them replaced by NaN, +-Inf, +-0.0, denormals, bounds;
     with `signed_zeros_only`, only by +-0.0 (windows where max(-0.0, +0.0) matters)."""
     array = (rng.standard_normal(shape) * 4).astype(np.float32)
@@ -56,9 +56,14 @@ def same_bits(got: np.ndarray, want: np.ndarray) -> None:
     assert np.array_equal(np.signbit(got[real]), np.signbit(want[real])), "signed zeros differ"
 
 
-def build(name: str, target: Target, builder: Callable[..., Operation],
-          arrays: Sequence[np.ndarray], any_layout: str = "", **kwargs: Any
-          ) -> tuple[Operation, list[np.ndarray]]:
+def build(
+    name: str,
+    target: Target,
+    builder: Callable[..., Operation],
+    arrays: Sequence[np.ndarray],
+    any_layout: str = "",
+    **kwargs: Any,
+) -> tuple[Operation, list[np.ndarray]]:
     """The op on values in kernel `name`'s layouts, and `arrays` packed into them."""
     op, packed, _ = build_in_layouts(name, target, builder, arrays, any_layout, **kwargs)
     return op, packed
@@ -71,8 +76,9 @@ def interior(shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     return big, big[(slice(None), *(slice(1, 1 + s) for s in shape[1:]))]
 
 
-def placements(inputs: Sequence[np.ndarray], shape: Sequence[int], in_place: bool
-               ) -> Iterator[tuple[str, list[np.ndarray], np.ndarray, np.ndarray | None]]:
+def placements(
+    inputs: Sequence[np.ndarray], shape: Sequence[int], in_place: bool
+) -> Iterator[tuple[str, list[np.ndarray], np.ndarray, np.ndarray | None]]:
     """(name, inputs, destination of `shape`, buffer the destination views or None) for a
     fresh buffer full of NaN, a strided view, and with `in_place` the memory of operand 0,
     dense or strided (operand 0 and the destination are two views of that memory)."""
@@ -136,8 +142,9 @@ def test_unary(case: str, layout: str) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize(("case", "operands"), [*((case, 2) for case in NARY_CASES),
-                                                ("sum", 3), ("sum", 1)])
+@pytest.mark.parametrize(
+    ("case", "operands"), [*((case, 2) for case in NARY_CASES), ("sum", 3), ("sum", 1)]
+)
 def test_nary(case: str, operands: int, layout: str) -> None:
     rng = np.random.default_rng(operands)
     arrays = [special(rng, 2, 5, 3, 4) for _ in range(operands)]
@@ -172,16 +179,17 @@ def test_other_dtype_takes_the_unprepared_kernel() -> None:
 def test_all_elementwise_and_pooling_kernels_are_prepared() -> None:
     names = [k.name for k in KERNELS.values() if k.name.endswith("_any")]
     assert {n for n in names if KERNELS[n].prepare is None} == {"global_avg_pool_any"}
-    assert all(KERNELS[n].prepare is not None
-               for n in ("conv2d_nchwc", "dwconv2d_nchwc", "batch_norm_nchwc", "concat_nchwc"))
+    assert all(
+        KERNELS[n].prepare is not None
+        for n in ("conv2d_nchwc", "dwconv2d_nchwc", "batch_norm_nchwc", "concat_nchwc")
+    )
 
 
 # ------------------------------------------------------------------------ pooling
 POOL_GEOMETRIES = {
     "plain": {"kernel": (2, 2), "strides": (2, 2)},
     "padded": {"kernel": (3, 3), "strides": (2, 2), "pads": (1, 1, 1, 1)},
-    "uneven_ceil": {"kernel": (3, 2), "strides": (2, 2), "pads": (1, 0, 2, 1),
-                    "ceil_mode": True},
+    "uneven_ceil": {"kernel": (3, 2), "strides": (2, 2), "pads": (1, 0, 2, 1), "ceil_mode": True},
     "dilated": {"kernel": (2, 2), "strides": (1, 1), "dilations": (2, 2), "pads": (2, 0, 2, 1)},
 }
 
@@ -197,47 +205,69 @@ def test_pooling(average: bool, geometry: str, layout: str, signed_zeros_only: b
     name = "avg_pool2d_any" if average else "max_pool2d_any"
     if average:
         kwargs["count_include_pad"] = geometry != "plain"
-    op, packed = build(name, AVX2, avg_pool if average else max_pool, [x], any_layout=layout,
-                       **kwargs)
+    op, packed = build(
+        name, AVX2, avg_pool if average else max_pool, [x], any_layout=layout, **kwargs
+    )
     check_prepared(name, op, packed)
 
 
 # ------------------------------------------------------- convolution, batch norm, concat
 @pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize(("channels", "groups"),
-                         [((3, 5), 1), ((5, 3), 1), ((8, 16), 1), ((24, 48), 3)])
+@pytest.mark.parametrize(
+    ("channels", "groups"), [((3, 5), 1), ((5, 3), 1), ((8, 16), 1), ((24, 48), 3)]
+)
 def test_conv2d(channels: tuple[int, int], groups: int, bias: bool) -> None:
     rng = np.random.default_rng(channels[0])
     c_in, c_out = channels
     arrays = [special(rng, 2, c_in, 6, 5), special(rng, c_out, c_in // groups, 3, 3)]
     if bias:
         arrays.append(special(rng, c_out))
-    op, packed = build("conv2d_nchwc", TEST_TARGETS[8], conv, arrays, pads=(1, 0, 1, 2),
-                       strides=(1, 2), groups=groups)
+    op, packed = build(
+        "conv2d_nchwc",
+        TEST_TARGETS[8],
+        conv,
+        arrays,
+        pads=(1, 0, 1, 2),
+        strides=(1, 2),
+        groups=groups,
+    )
     check_prepared("conv2d_nchwc", op, packed)
 
 
 @pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize(("channels", "strides", "dilations"),
-                         [(5, (1, 1), (1, 1)), (12, (2, 1), (1, 2))])
-def test_dwconv2d(channels: int, strides: tuple[int, int], dilations: tuple[int, int],
-                  bias: bool) -> None:
+@pytest.mark.parametrize(
+    ("channels", "strides", "dilations"), [(5, (1, 1), (1, 1)), (12, (2, 1), (1, 2))]
+)
+def test_dwconv2d(
+    channels: int, strides: tuple[int, int], dilations: tuple[int, int], bias: bool
+) -> None:
     rng = np.random.default_rng(channels)
     arrays = [special(rng, 2, channels, 7, 6), special(rng, channels, 1, 3, 3)]
     if bias:
         arrays.append(special(rng, channels))
-    op, packed = build("dwconv2d_nchwc", TEST_TARGETS[8], depthwise, arrays, pads=(1, 0, 2, 1),
-                       strides=strides, dilations=dilations)
+    op, packed = build(
+        "dwconv2d_nchwc",
+        TEST_TARGETS[8],
+        depthwise,
+        arrays,
+        pads=(1, 0, 2, 1),
+        strides=strides,
+        dilations=dilations,
+    )
     check_prepared("dwconv2d_nchwc", op, packed)
 
 
 @pytest.mark.parametrize("epsilon", [1e-5, 0.0])
 def test_batch_norm(epsilon: float) -> None:
     rng = np.random.default_rng(4)
-    arrays = [special(rng, 2, 5, 3, 4), special(rng, 5), special(rng, 5), special(rng, 5),
-              np.abs(special(rng, 5))]
-    op, packed = build("batch_norm_nchwc", TEST_TARGETS[8], batch_norm, arrays,
-                       epsilon=epsilon)
+    arrays = [
+        special(rng, 2, 5, 3, 4),
+        special(rng, 5),
+        special(rng, 5),
+        special(rng, 5),
+        np.abs(special(rng, 5)),
+    ]
+    op, packed = build("batch_norm_nchwc", TEST_TARGETS[8], batch_norm, arrays, epsilon=epsilon)
     check_prepared("batch_norm_nchwc", op, packed)
 
 

@@ -57,7 +57,9 @@ def test_the_table_per_kernel_tells_reorders_from_ops_without_a_kernel() -> None
         report = profile(generated, [np.ones((1, 3, 4, 4), np.float32)], 2).report()
     ops, kernels = report.split("\n\n")
     assert [line.split(None, 3)[3] for line in ops.splitlines()[2:]] == [
-        "layout.reorder 1x3x4x4 -> NCHW8c", "nn.neg (reference) 1x3x4x4 NCHW8c",
-        "layout.reorder 1x3x4x4 NCHW8c -> plain"]
+        "layout.reorder 1x3x4x4 -> NCHW8c",
+        "nn.neg (reference) 1x3x4x4 NCHW8c",
+        "layout.reorder 1x3x4x4 NCHW8c -> plain",
+    ]
     counts = {line.split(None, 3)[3]: int(line.split()[2]) for line in kernels.splitlines()[1:]}
     assert counts == {"(reorder)": 2, "reference": 1}

@@ -36,11 +36,25 @@ def batch_norm_any_data(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.
 
 
 if MIXED not in {k.family for k in registry().kernels.values()}:
-    registry().register(Kernel(
-        "batch_norm_any_data", nn.BatchNormOp, MIXED, batch_norm_any_data,
-        layouts=lambda op, target: (("*", "", "", "", ""), ("*",)), in_place=0))
-    register_target(Target(MIXED, "blocked kernels, and a batch norm taking any data layout",
-                           (MIXED, "blocked", "ref"), block=8, min_blocked_macs=0))
+    registry().register(
+        Kernel(
+            "batch_norm_any_data",
+            nn.BatchNormOp,
+            MIXED,
+            batch_norm_any_data,
+            layouts=lambda op, target: (("*", "", "", "", ""), ("*",)),
+            in_place=0,
+        )
+    )
+    register_target(
+        Target(
+            MIXED,
+            "blocked kernels, and a batch norm taking any data layout",
+            (MIXED, "blocked", "ref"),
+            block=8,
+            min_blocked_macs=0,
+        )
+    )
 
 PROGRAM = """
 func.func @f(%x: tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32> {
@@ -66,15 +80,22 @@ def test_any_layout_operand_follows_its_producer_and_the_others_stay() -> None:
     norm = next(op for op in compiled.walk() if isinstance(op, nn.BatchNormOp))
     assert [encoding_name(v.type) for v in norm.operands] == ["NCHW8c", "", "", "", ""]
     assert encoding_name(norm.output.type) == "NCHW8c"
-    activation_reorders = [op for op in compiled.walk() if isinstance(op, ReorderOp)
-                           and not isinstance(op.input.owner, nn.ConstantOp)]
+    activation_reorders = [
+        op
+        for op in compiled.walk()
+        if isinstance(op, ReorderOp) and not isinstance(op.input.owner, nn.ConstantOp)
+    ]
     assert len(activation_reorders) == 2  # into the first conv, out of the last
     inputs = random_inputs(module)
     expected = Interpreter(module).run(inputs)[0]
     for pipeline in (LAYOUT_PIPELINE, DEFAULT_PIPELINE):
         program = compile_module(module, MIXED, True, pipeline)
-        np.testing.assert_allclose(Interpreter(program).run(inputs)[0], expected,
-                                   rtol=1e-5, atol=1e-5 * float(np.abs(expected).max()))
+        np.testing.assert_allclose(
+            Interpreter(program).run(inputs)[0],
+            expected,
+            rtol=1e-5,
+            atol=1e-5 * float(np.abs(expected).max()),
+        )
 
 
 TWO_LAYOUTS = """
@@ -97,8 +118,9 @@ def test_operands_reordered_from_two_layouts_meet_in_the_first() -> None:
     add = next(op for op in compiled.walk() if isinstance(op, nn.AddOp))
     assert [encoding_name(v.type) for v in add.operands] == ["NCHW8c", "NCHW8c"]
     inputs = random_inputs(module)
-    np.testing.assert_array_equal(Interpreter(compiled).run(inputs)[0],
-                                  Interpreter(module).run(inputs)[0])
+    np.testing.assert_array_equal(
+        Interpreter(compiled).run(inputs)[0], Interpreter(module).run(inputs)[0]
+    )
 
 
 def test_a_csr_value_is_not_a_blocked_layout_to_propagate() -> None:
@@ -122,8 +144,12 @@ def test_a_target_names_preferred_implementations_in_a_tuple(preferred: object) 
     """A list would not hash (oneDNN choices are cached by it) and a string would match by
     its prefixes: both are refused when the target is made."""
     with pytest.raises(TypeError, match="preferred_implementations must be a tuple"):
-        Target("bad", "a target with a malformed preference", ("onednn", "ref"),
-               preferred_implementations=preferred)  # type: ignore[arg-type]
+        Target(
+            "bad",
+            "a target with a malformed preference",
+            ("onednn", "ref"),
+            preferred_implementations=preferred,
+        )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("layout", ["NCHW8c", "NCHW16c"])

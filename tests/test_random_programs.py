@@ -23,15 +23,25 @@ GENERATED_EXAMPLES = 15  # each also through its generated modules: 2.4x the tim
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.mlir"))
 
 
-@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(random_programs(), st.booleans())
 def test_default_pipeline_keeps_results(text: str, nan_and_inf: bool) -> None:
     check_program(text, nan_and_inf=nan_and_inf)
 
 
-@settings(max_examples=GENERATED_EXAMPLES, derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=GENERATED_EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(random_programs(), st.booleans())
 def test_generated_modules_keep_results(text: str, nan_and_inf: bool) -> None:
     check_program(text, nan_and_inf=nan_and_inf, generated=True)

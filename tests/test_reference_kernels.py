@@ -20,18 +20,25 @@ from nnlayout.kernels.reference import REFERENCE_KERNELS
 OPSET = 19  # AveragePool with dilations
 
 
-def onnx_run(op_type: str, inputs: Sequence[np.ndarray | None], constants: Sequence[
-        np.ndarray] = (), **attributes: Any) -> np.ndarray:
+def onnx_run(
+    op_type: str,
+    inputs: Sequence[np.ndarray | None],
+    constants: Sequence[np.ndarray] = (),
+    **attributes: Any,
+) -> np.ndarray:
     """Runs one ONNX node on `inputs` (None = an omitted optional input); `constants` are
     extra inputs passed as initializers (e.g. Reshape's shape)."""
     names = ["" if a is None else f"in{i}" for i, a in enumerate(inputs)]
     initializers = [numpy_helper.from_array(c, f"const{i}") for i, c in enumerate(constants)]
-    node = helper.make_node(op_type, names + [t.name for t in initializers], ["out"],
-                            **attributes)
+    node = helper.make_node(op_type, names + [t.name for t in initializers], ["out"], **attributes)
     graph = helper.make_graph(
-        [node], "one_node",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
-         for n, a in zip(names, inputs, strict=True) if a is not None],
+        [node],
+        "one_node",
+        [
+            helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+            for n, a in zip(names, inputs, strict=True)
+            if a is not None
+        ],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
         initializer=initializers,
     )
@@ -39,8 +46,9 @@ def onnx_run(op_type: str, inputs: Sequence[np.ndarray | None], constants: Seque
     model.ir_version = 9
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # onnx's own shape inference warns on ceil_mode pools
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
-                                           providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     feed = {n: a for n, a in zip(names, inputs, strict=True) if a is not None}
     return session.run(None, feed)[0]
 
@@ -81,19 +89,32 @@ CONV_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("xs", "ws", "strides", "pads", "dilations", "groups", "bias"),
-                         CONV_CASES)
-def test_conv2d(xs: tuple[int, ...], ws: tuple[int, ...], strides: tuple[int, int],
-                pads: tuple[int, ...], dilations: tuple[int, int], groups: int,
-                bias: bool) -> None:
+@pytest.mark.parametrize(("xs", "ws", "strides", "pads", "dilations", "groups", "bias"), CONV_CASES)
+def test_conv2d(
+    xs: tuple[int, ...],
+    ws: tuple[int, ...],
+    strides: tuple[int, int],
+    pads: tuple[int, ...],
+    dilations: tuple[int, int],
+    groups: int,
+    bias: bool,
+) -> None:
     x, w = random(*xs), random(*ws, seed=1)
     b = random(ws[0], seed=2) if bias else None
     arrays = (x, w) if b is None else (x, w, b)
-    ours = run_kernel(lambda *v: nn.Conv2dOp(*v, strides=strides, pads=pads,
-                                             dilations=dilations, groups=groups), *arrays)
-    expected = onnx_run("Conv", [x, w, b], strides=list(strides), pads=list(pads),
-                        dilations=list(dilations), group=groups,
-                        kernel_shape=list(ws[2:]))
+    ours = run_kernel(
+        lambda *v: nn.Conv2dOp(*v, strides=strides, pads=pads, dilations=dilations, groups=groups),
+        *arrays,
+    )
+    expected = onnx_run(
+        "Conv",
+        [x, w, b],
+        strides=list(strides),
+        pads=list(pads),
+        dilations=list(dilations),
+        group=groups,
+        kernel_shape=list(ws[2:]),
+    )
     close(ours, expected, 1e-4)
 
 
@@ -107,51 +128,84 @@ CONV_TRANSPOSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("xs", "ws", "strides", "pads", "output_padding", "dilations",
-                          "groups", "bias"), CONV_TRANSPOSE_CASES)
-def test_conv_transpose2d(xs: tuple[int, ...], ws: tuple[int, ...], strides: tuple[int, int],
-                          pads: tuple[int, ...], output_padding: tuple[int, int],
-                          dilations: tuple[int, int], groups: int, bias: bool) -> None:
+@pytest.mark.parametrize(
+    ("xs", "ws", "strides", "pads", "output_padding", "dilations", "groups", "bias"),
+    CONV_TRANSPOSE_CASES,
+)
+def test_conv_transpose2d(
+    xs: tuple[int, ...],
+    ws: tuple[int, ...],
+    strides: tuple[int, int],
+    pads: tuple[int, ...],
+    output_padding: tuple[int, int],
+    dilations: tuple[int, int],
+    groups: int,
+    bias: bool,
+) -> None:
     x, w = random(*xs), random(*ws, seed=1)
     b = random(ws[1] * groups, seed=2) if bias else None
     arrays = (x, w) if b is None else (x, w, b)
-    ours = run_kernel(lambda *v: nn.ConvTranspose2dOp(
-        *v, strides=strides, pads=pads, output_padding=output_padding, dilations=dilations,
-        groups=groups), *arrays)
-    expected = onnx_run("ConvTranspose", [x, w, b], strides=list(strides), pads=list(pads),
-                        output_padding=list(output_padding), dilations=list(dilations),
-                        group=groups, kernel_shape=list(ws[2:]))
+    ours = run_kernel(
+        lambda *v: nn.ConvTranspose2dOp(
+            *v,
+            strides=strides,
+            pads=pads,
+            output_padding=output_padding,
+            dilations=dilations,
+            groups=groups,
+        ),
+        *arrays,
+    )
+    expected = onnx_run(
+        "ConvTranspose",
+        [x, w, b],
+        strides=list(strides),
+        pads=list(pads),
+        output_padding=list(output_padding),
+        dilations=list(dilations),
+        group=groups,
+        kernel_shape=list(ws[2:]),
+    )
     close(ours, expected, 1e-4)
 
 
 # ---------------------------------------------------------------- linear algebra
-@pytest.mark.parametrize(("a", "b"), [
-    ((3, 4), (4, 5)),
-    ((2, 1, 3, 4), (5, 4, 2)),  # broadcast batch dimensions
-    ((4,), (2, 4, 3)),  # 1-D lhs is promoted then squeezed
-    ((2, 3, 4), (4,)),  # 1-D rhs
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ((3, 4), (4, 5)),
+        ((2, 1, 3, 4), (5, 4, 2)),  # broadcast batch dimensions
+        ((4,), (2, 4, 3)),  # 1-D lhs is promoted then squeezed
+        ((2, 3, 4), (4,)),  # 1-D rhs
+    ],
+)
 def test_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     lhs, rhs = random(*a), random(*b, seed=1)
     close(run_kernel(nn.MatmulOp, lhs, rhs), onnx_run("MatMul", [lhs, rhs]))
 
 
-@pytest.mark.parametrize(("trans_a", "trans_b", "alpha", "beta", "c_shape"), [
-    (False, False, 1.0, 1.0, None),
-    (False, True, 0.5, 2.0, (5,)),
-    (True, False, 1.5, -1.0, (3, 1)),
-    (True, True, 1.0, 0.25, (3, 5)),
-])
-def test_gemm(trans_a: bool, trans_b: bool, alpha: float, beta: float,
-              c_shape: tuple[int, ...] | None) -> None:
+@pytest.mark.parametrize(
+    ("trans_a", "trans_b", "alpha", "beta", "c_shape"),
+    [
+        (False, False, 1.0, 1.0, None),
+        (False, True, 0.5, 2.0, (5,)),
+        (True, False, 1.5, -1.0, (3, 1)),
+        (True, True, 1.0, 0.25, (3, 5)),
+    ],
+)
+def test_gemm(
+    trans_a: bool, trans_b: bool, alpha: float, beta: float, c_shape: tuple[int, ...] | None
+) -> None:
     a = random(*((4, 3) if trans_a else (3, 4)))
     b = random(*((5, 4) if trans_b else (4, 5)), seed=1)
     c = None if c_shape is None else random(*c_shape, seed=2)
     arrays = (a, b) if c is None else (a, b, c)
-    ours = run_kernel(lambda *v: nn.GemmOp(*v, trans_a=trans_a, trans_b=trans_b, alpha=alpha,
-                                           beta=beta), *arrays)
-    expected = onnx_run("Gemm", [a, b, c], transA=int(trans_a), transB=int(trans_b),
-                        alpha=alpha, beta=beta)
+    ours = run_kernel(
+        lambda *v: nn.GemmOp(*v, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta), *arrays
+    )
+    expected = onnx_run(
+        "Gemm", [a, b, c], transA=int(trans_a), transB=int(trans_b), alpha=alpha, beta=beta
+    )
     close(ours, expected)
 
 
@@ -167,10 +221,17 @@ def test_gemm_with_beta_zero_does_not_add_c() -> None:
 
 
 # ------------------------------------------------------------------ element-wise
-@pytest.mark.parametrize(("build", "onnx_op"), [
-    (nn.ReluOp, "Relu"), (nn.SigmoidOp, "Sigmoid"), (nn.TanhOp, "Tanh"), (nn.ExpOp, "Exp"),
-    (nn.NegOp, "Neg"), (nn.AbsOp, "Abs"),
-])
+@pytest.mark.parametrize(
+    ("build", "onnx_op"),
+    [
+        (nn.ReluOp, "Relu"),
+        (nn.SigmoidOp, "Sigmoid"),
+        (nn.TanhOp, "Tanh"),
+        (nn.ExpOp, "Exp"),
+        (nn.NegOp, "Neg"),
+        (nn.AbsOp, "Abs"),
+    ],
+)
 def test_unary(build: Callable[..., Operation], onnx_op: str) -> None:
     x = random(2, 3, 4) * 4
     x[0, 0, :2] = (-100.0, 100.0)  # saturation of sigmoid/tanh
@@ -187,21 +248,28 @@ def test_leaky_relu() -> None:
     close(run_kernel(nn.LeakyReluOp, x, alpha=0.2), onnx_run("LeakyRelu", [x], alpha=0.2))
 
 
-@pytest.mark.parametrize(("low", "high"), [(None, None), (-0.5, None), (None, 0.3),
-                                           (-0.2, 0.7)])
+@pytest.mark.parametrize(("low", "high"), [(None, None), (-0.5, None), (None, 0.3), (-0.2, 0.7)])
 def test_clip(low: float | None, high: float | None) -> None:
     x = random(4, 6)
     bounds = [None if b is None else np.array(b, np.float32) for b in (low, high)]
     close(run_kernel(nn.ClipOp, x, min=low, max=high), onnx_run("Clip", [x, *bounds]))
 
 
-@pytest.mark.parametrize(("build", "onnx_op"), [
-    (nn.AddOp, "Add"), (nn.SubOp, "Sub"), (nn.MulOp, "Mul"), (nn.DivOp, "Div"),
-])
-@pytest.mark.parametrize(("a", "b"), [((2, 3, 4), (2, 3, 4)), ((2, 1, 4), (3, 1)),
-                                      ((5,), (2, 3, 5))])
-def test_binary_broadcast(build: Callable[..., Operation], onnx_op: str, a: tuple[int, ...],
-                          b: tuple[int, ...]) -> None:
+@pytest.mark.parametrize(
+    ("build", "onnx_op"),
+    [
+        (nn.AddOp, "Add"),
+        (nn.SubOp, "Sub"),
+        (nn.MulOp, "Mul"),
+        (nn.DivOp, "Div"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("a", "b"), [((2, 3, 4), (2, 3, 4)), ((2, 1, 4), (3, 1)), ((5,), (2, 3, 5))]
+)
+def test_binary_broadcast(
+    build: Callable[..., Operation], onnx_op: str, a: tuple[int, ...], b: tuple[int, ...]
+) -> None:
     lhs, rhs = random(*a), random(*b, seed=1) + 3.0  # away from 0 for div
     close(run_kernel(build, lhs, rhs), onnx_run(onnx_op, [lhs, rhs]))
 
@@ -216,8 +284,12 @@ def test_sum(shapes: list[tuple[int, ...]]) -> None:
 def test_batch_norm(shape: tuple[int, ...]) -> None:
     x = random(*shape)
     c = shape[1]
-    params = [random(c, seed=1), random(c, seed=2), random(c, seed=3),
-              np.abs(random(c, seed=4)) + 0.1]
+    params = [
+        random(c, seed=1),
+        random(c, seed=2),
+        random(c, seed=3),
+        np.abs(random(c, seed=4)) + 0.1,
+    ]
     ours = run_kernel(lambda *v: nn.BatchNormOp(*v, epsilon=1e-3), x, *params)
     close(ours, onnx_run("BatchNormalization", [x, *params], epsilon=1e-3), 1e-4)
 
@@ -234,36 +306,70 @@ POOL_CASES = [
 ]
 
 
-def pool_attributes(kernel: tuple[int, int], strides: tuple[int, int], pads: tuple[int, ...],
-                    dilations: tuple[int, int], ceil_mode: bool) -> dict[str, Any]:
-    return {"kernel_shape": list(kernel), "strides": list(strides), "pads": list(pads),
-            "dilations": list(dilations), "ceil_mode": int(ceil_mode)}
+def pool_attributes(
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, ...],
+    dilations: tuple[int, int],
+    ceil_mode: bool,
+) -> dict[str, Any]:
+    return {
+        "kernel_shape": list(kernel),
+        "strides": list(strides),
+        "pads": list(pads),
+        "dilations": list(dilations),
+        "ceil_mode": int(ceil_mode),
+    }
 
 
-@pytest.mark.parametrize(("xs", "kernel", "strides", "pads", "dilations", "ceil_mode"),
-                         POOL_CASES)
-def test_max_pool2d(xs: tuple[int, ...], kernel: tuple[int, int], strides: tuple[int, int],
-                    pads: tuple[int, ...], dilations: tuple[int, int], ceil_mode: bool) -> None:
+@pytest.mark.parametrize(("xs", "kernel", "strides", "pads", "dilations", "ceil_mode"), POOL_CASES)
+def test_max_pool2d(
+    xs: tuple[int, ...],
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, ...],
+    dilations: tuple[int, int],
+    ceil_mode: bool,
+) -> None:
     x = random(*xs) - 5.0  # all negative: a zero pad winning would show
-    ours = run_kernel(lambda v: nn.MaxPool2dOp(v, kernel=kernel, strides=strides, pads=pads,
-                                               dilations=dilations, ceil_mode=ceil_mode), x)
+    ours = run_kernel(
+        lambda v: nn.MaxPool2dOp(
+            v, kernel=kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil_mode
+        ),
+        x,
+    )
     attributes = pool_attributes(kernel, strides, pads, dilations, ceil_mode)
     close(ours, onnx_run("MaxPool", [x], **attributes))
 
 
 @pytest.mark.parametrize("count_include_pad", [False, True])
-@pytest.mark.parametrize(("xs", "kernel", "strides", "pads", "dilations", "ceil_mode"),
-                         POOL_CASES)
-def test_avg_pool2d(xs: tuple[int, ...], kernel: tuple[int, int], strides: tuple[int, int],
-                    pads: tuple[int, ...], dilations: tuple[int, int], ceil_mode: bool,
-                    count_include_pad: bool) -> None:
+@pytest.mark.parametrize(("xs", "kernel", "strides", "pads", "dilations", "ceil_mode"), POOL_CASES)
+def test_avg_pool2d(
+    xs: tuple[int, ...],
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, ...],
+    dilations: tuple[int, int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+) -> None:
     x = random(*xs) + 1.0
-    ours = run_kernel(lambda v: nn.AvgPool2dOp(
-        v, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
-        ceil_mode=ceil_mode, count_include_pad=count_include_pad), x)
+    ours = run_kernel(
+        lambda v: nn.AvgPool2dOp(
+            v,
+            kernel=kernel,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+        ),
+        x,
+    )
     attributes = pool_attributes(kernel, strides, pads, dilations, ceil_mode)
-    close(ours, onnx_run("AveragePool", [x], count_include_pad=int(count_include_pad),
-                         **attributes))
+    close(
+        ours, onnx_run("AveragePool", [x], count_include_pad=int(count_include_pad), **attributes)
+    )
 
 
 def test_pool_cases_exercise_ceil_mode_overhang() -> None:
@@ -285,8 +391,10 @@ def test_global_avg_pool() -> None:
 
 
 # ---------------------------------------------------------------- data movement
-@pytest.mark.parametrize(("shapes", "axis"), [([(2, 3, 4), (2, 1, 4), (2, 5, 4)], 1),
-                                              ([(2, 3), (2, 4)], -1), ([(1, 3), (2, 3)], 0)])
+@pytest.mark.parametrize(
+    ("shapes", "axis"),
+    [([(2, 3, 4), (2, 1, 4), (2, 5, 4)], 1), ([(2, 3), (2, 4)], -1), ([(1, 3), (2, 3)], 0)],
+)
 def test_concat(shapes: list[tuple[int, ...]], axis: int) -> None:
     arrays = [random(*s, seed=i) for i, s in enumerate(shapes)]
     ours = run_kernel(lambda *v: nn.ConcatOp(list(v), axis), *arrays)
@@ -314,7 +422,7 @@ def test_reshape() -> None:
 
 @pytest.mark.parametrize("perm", [(1, 0, 2), (2, 0, 1), (0, 2, 3, 1)])
 def test_transpose(perm: tuple[int, ...]) -> None:
-    x = random(*(2, 3, 4, 5)[:len(perm)])
+    x = random(*(2, 3, 4, 5)[: len(perm)])
     ours = run_kernel(nn.TransposeOp, x, perm=perm)
     assert ours.flags.c_contiguous
     close(ours, onnx_run("Transpose", [x], perm=list(perm)))

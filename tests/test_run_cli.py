@@ -24,8 +24,9 @@ NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nnlayout.tools.run", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "nnlayout.tools.run", *args], capture_output=True, text=True
+    )
 
 
 @pytest.fixture
@@ -70,12 +71,19 @@ def test_good_run_writes_results_and_summaries(net: Path, tmp_path: Path) -> Non
 
 
 def test_a_result_holding_both_infinities_sums_to_nan_without_a_warning(
-        net: Path, tmp_path: Path) -> None:
+    net: Path, tmp_path: Path
+) -> None:
     """numpy's "invalid value encountered in reduce" reached stderr as a warning."""
     x = np.array([[np.inf, -np.inf, 1.0]] * 2, np.float32)
     y = np.ones((3, 4), np.float32)
-    result = run(str(net), "--input", save(tmp_path / "x.npy", x), save(tmp_path / "y.npy", y),
-                 "--output-dir", str(tmp_path / "out"))
+    result = run(
+        str(net),
+        "--input",
+        save(tmp_path / "x.npy", x),
+        save(tmp_path / "y.npy", y),
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     assert "result1: [2, 3] float32 sum=nan " in result.stdout
@@ -98,29 +106,56 @@ def test_pipeline_and_entry(net: Path, tmp_path: Path) -> None:
     net.write_text(text)
     _, _, paths = inputs(tmp_path)
     ambiguous = run(str(net), "--input", *paths, "--output-dir", str(tmp_path))
-    clean_error(ambiguous, "error: the module has 2 public functions (@net, @other); "
-                           "name the one to run (--entry NAME)")
-    chosen = run(str(net), "-p", "canonicalize,cse", "--entry", "other", "--input", *paths,
-                 "--output-dir", str(tmp_path))
+    clean_error(
+        ambiguous,
+        "error: the module has 2 public functions (@net, @other); "
+        "name the one to run (--entry NAME)",
+    )
+    chosen = run(
+        str(net),
+        "-p",
+        "canonicalize,cse",
+        "--entry",
+        "other",
+        "--input",
+        *paths,
+        "--output-dir",
+        str(tmp_path),
+    )
     assert chosen.returncode == 0, chosen.stderr
     assert (np.load(tmp_path / "result0.npy") >= 0).all()
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda d, x, y: [x], "error: @net takes 2 input(s) (argument 1 (%x): [2, 3] float32, "
-                          "argument 2 (%y): [3, 4] float32), got 1"),
-    (lambda d, x, y: [x, y, x], "error: @net takes 2 input(s)"),
-    (lambda d, x, y: [x, save(d / "bad.npy", np.zeros((4, 3), np.float32))],
-     "error: argument 2 (%y): expected shape [3, 4] float32, got [4, 3] float32"),
-    (lambda d, x, y: [save(d / "bad.npy", np.zeros((2, 3), np.float64)), y],
-     "error: argument 1 (%x): expected shape [2, 3] float32, got [2, 3] float64"),
-    (lambda d, x, y: [x, str(d / "net.mlir")],
-     "error: argument 2 (%y): '{d}/net.mlir' is not a .npy file"),
-    (lambda d, x, y: [x, str(d / "missing.npy")],
-     "error: argument 2 (%y): cannot read '{d}/missing.npy': no such file or directory"),
-])
-def test_bad_inputs(net: Path, tmp_path: Path, make: Callable[[Path, str, str], list[str]],
-                    message: str) -> None:
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda d, x, y: [x],
+            "error: @net takes 2 input(s) (argument 1 (%x): [2, 3] float32, "
+            "argument 2 (%y): [3, 4] float32), got 1",
+        ),
+        (lambda d, x, y: [x, y, x], "error: @net takes 2 input(s)"),
+        (
+            lambda d, x, y: [x, save(d / "bad.npy", np.zeros((4, 3), np.float32))],
+            "error: argument 2 (%y): expected shape [3, 4] float32, got [4, 3] float32",
+        ),
+        (
+            lambda d, x, y: [save(d / "bad.npy", np.zeros((2, 3), np.float64)), y],
+            "error: argument 1 (%x): expected shape [2, 3] float32, got [2, 3] float64",
+        ),
+        (
+            lambda d, x, y: [x, str(d / "net.mlir")],
+            "error: argument 2 (%y): '{d}/net.mlir' is not a .npy file",
+        ),
+        (
+            lambda d, x, y: [x, str(d / "missing.npy")],
+            "error: argument 2 (%y): cannot read '{d}/missing.npy': no such file or directory",
+        ),
+    ],
+)
+def test_bad_inputs(
+    net: Path, tmp_path: Path, make: Callable[[Path, str, str], list[str]], message: str
+) -> None:
     _, _, (x, y) = inputs(tmp_path)
     result = run(str(net), "--input", *make(tmp_path, x, y), "--output-dir", str(tmp_path))
     clean_error(result, message.format(d=tmp_path))
@@ -131,39 +166,61 @@ def test_npz_and_pickle_files_are_refused(net: Path, tmp_path: Path) -> None:
     _, _, (x, _) = inputs(tmp_path)
     archive = tmp_path / "y.npz"
     np.savez(archive, y=np.zeros((3, 4), np.float32))
-    clean_error(run(str(net), "--input", x, str(archive), "--output-dir", str(tmp_path)),
-                f"error: argument 2 (%y): '{archive}' is not a .npy file")
+    clean_error(
+        run(str(net), "--input", x, str(archive), "--output-dir", str(tmp_path)),
+        f"error: argument 2 (%y): '{archive}' is not a .npy file",
+    )
     objects = tmp_path / "objects.npy"
     np.save(objects, np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    clean_error(run(str(net), "--input", x, str(objects), "--output-dir", str(tmp_path)),
-                f"error: argument 2 (%y): '{objects}' is not a valid .npy file")
+    clean_error(
+        run(str(net), "--input", x, str(objects), "--output-dir", str(tmp_path)),
+        f"error: argument 2 (%y): '{objects}' is not a valid .npy file",
+    )
 
 
 def test_missing_inputs_and_bad_module(net: Path, tmp_path: Path) -> None:
-    clean_error(run(str(net), "--output-dir", str(tmp_path)),
-                "error: @net takes 2 input(s): pass them with --input FILE.npy ... "
-                "or use --random-inputs SEED")
-    net.write_text("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
-                   "  %c = arith.constant dense<1.0> : tensor<2xf32>\n"
-                   "  %s = nn.add %x, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
-                   "  func.return %s : tensor<2xf32>\n}\n")
-    clean_error(run(str(net), "--random-inputs", "0", "--output-dir", str(tmp_path)),
-                f"{net}:2:3: error: the interpreter cannot run 'arith.constant' (no kernel)")
-    clean_error(run(str(net), "-p", "nope", "--random-inputs", "0", "--output-dir",
-                    str(tmp_path)), "error: unknown pass 'nope'")
+    clean_error(
+        run(str(net), "--output-dir", str(tmp_path)),
+        "error: @net takes 2 input(s): pass them with --input FILE.npy ... "
+        "or use --random-inputs SEED",
+    )
+    net.write_text(
+        "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %c = arith.constant dense<1.0> : tensor<2xf32>\n"
+        "  %s = nn.add %x, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+        "  func.return %s : tensor<2xf32>\n}\n"
+    )
+    clean_error(
+        run(str(net), "--random-inputs", "0", "--output-dir", str(tmp_path)),
+        f"{net}:2:3: error: the interpreter cannot run 'arith.constant' (no kernel)",
+    )
+    clean_error(
+        run(str(net), "-p", "nope", "--random-inputs", "0", "--output-dir", str(tmp_path)),
+        "error: unknown pass 'nope'",
+    )
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda d: (d / "file").write_text("") or "file",
-     "error: --output-dir '{d}/file' exists and is not a directory"),
-    (lambda d: (d / "file").write_text("") or "file/sub",
-     "error: cannot create --output-dir '{d}/file/sub': not a directory"),
-    (lambda d: (d / "out" / "result0.npy").mkdir(parents=True) or "out",
-     "error: cannot write '{d}/out/result0.npy': is a directory"),
-], ids=["a-file", "under-a-file", "result-is-a-directory"])
-def test_an_output_dir_that_cannot_be_written_is_named(net: Path, tmp_path: Path,
-                                                        make: Callable[[Path], str],
-                                                        message: str) -> None:
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda d: (d / "file").write_text("") or "file",
+            "error: --output-dir '{d}/file' exists and is not a directory",
+        ),
+        (
+            lambda d: (d / "file").write_text("") or "file/sub",
+            "error: cannot create --output-dir '{d}/file/sub': not a directory",
+        ),
+        (
+            lambda d: (d / "out" / "result0.npy").mkdir(parents=True) or "out",
+            "error: cannot write '{d}/out/result0.npy': is a directory",
+        ),
+    ],
+    ids=["a-file", "under-a-file", "result-is-a-directory"],
+)
+def test_an_output_dir_that_cannot_be_written_is_named(
+    net: Path, tmp_path: Path, make: Callable[[Path], str], message: str
+) -> None:
     """It said "File exists", or "'out': Is a directory" for a result0.npy that is one."""
     output_dir = tmp_path / make(tmp_path)
     result = run(str(net), "--random-inputs", "0", "--output-dir", str(output_dir))
@@ -172,23 +229,32 @@ def test_an_output_dir_that_cannot_be_written_is_named(net: Path, tmp_path: Path
 
 
 def test_profile_times_every_op_of_the_generated_module(net: Path, tmp_path: Path) -> None:
-    result = run(str(net), "-p", "default-pipeline{target=avx2}", "--random-inputs", "0",
-                 "--output-dir", str(tmp_path / "out"), "--backend", "generated",
-                 "--profile", "3")
+    result = run(
+        str(net),
+        "-p",
+        "default-pipeline{target=avx2}",
+        "--random-inputs",
+        "0",
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--backend",
+        "generated",
+        "--profile",
+        "3",
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("profile of @net:"))
     assert "3 run(s)" in lines[header]
-    rows = lines[header + 2:lines.index("", header)]
+    rows = lines[header + 2 : lines.index("", header)]
     assert [row.split()[3] for row in rows] == ["nn.matmul", "nn.relu", "nn.neg"]
     assert all(float(row.split()[1]) > 0 for row in rows)
-    summary = lines[lines.index("", header) + 2:]
+    summary = lines[lines.index("", header) + 2 :]
     assert sum(int(line.split()[2]) for line in summary) == len(rows)
 
 
 def test_profile_needs_the_generated_backend(net: Path, tmp_path: Path) -> None:
-    result = run(str(net), "--random-inputs", "0", "--output-dir", str(tmp_path),
-                 "--profile", "2")
+    result = run(str(net), "--random-inputs", "0", "--output-dir", str(tmp_path), "--profile", "2")
     assert result.returncode == 1
     assert result.stderr.startswith("error: --profile times the generated module's ops")
 
@@ -205,25 +271,65 @@ func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 """)
     wanted = "error: no function @nope in the module (functions: @good, @other)\n"
-    ran = run(str(path), "-p", "default-pipeline", "--entry", "nope", "--random-inputs", "0",
-              "--output-dir", str(tmp_path / "out"))
+    ran = run(
+        str(path),
+        "-p",
+        "default-pipeline",
+        "--entry",
+        "nope",
+        "--random-inputs",
+        "0",
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
     translated = subprocess.run(
-        [sys.executable, "-m", "nnlayout.tools.translate", str(path), "-p", "default-pipeline",
-         "--entry", "nope", "-o", str(tmp_path / "m.py")], capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "nnlayout.tools.translate",
+            str(path),
+            "-p",
+            "default-pipeline",
+            "--entry",
+            "nope",
+            "-o",
+            str(tmp_path / "m.py"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     for result in (ran, translated):
         assert (result.returncode, result.stderr) == (1, wanted)
 
 
-def test_print_time_sums_the_rows_of_time_passes_but_the_profile(net: Path,
-                                                                  tmp_path: Path) -> None:
-    result = run(str(net), "-p", "default-pipeline{target=avx2}", "--random-inputs", "0",
-                 "--output-dir", str(tmp_path), "--backend", "generated", "--profile", "2",
-                 "--time-passes", "--print-time")
+def test_print_time_sums_the_rows_of_time_passes_but_the_profile(net: Path, tmp_path: Path) -> None:
+    result = run(
+        str(net),
+        "-p",
+        "default-pipeline{target=avx2}",
+        "--random-inputs",
+        "0",
+        "--output-dir",
+        str(tmp_path),
+        "--backend",
+        "generated",
+        "--profile",
+        "2",
+        "--time-passes",
+        "--print-time",
+    )
     assert result.returncode == 0, result.stderr
-    rows = {name: float(seconds) for seconds, name in re.findall(
-        r"^ +([0-9.]+) \( *[0-9.]+%\)  (.+)$", result.stderr, re.MULTILINE)}
-    phases = re.search(r"^time: parse ([0-9.]+) s, passes ([0-9.]+) s, run ([0-9.]+) s$",
-                       result.stderr, re.MULTILINE)
+    rows = {
+        name: float(seconds)
+        for seconds, name in re.findall(
+            r"^ +([0-9.]+) \( *[0-9.]+%\)  (.+)$", result.stderr, re.MULTILINE
+        )
+    }
+    phases = re.search(
+        r"^time: parse ([0-9.]+) s, passes ([0-9.]+) s, run ([0-9.]+) s$",
+        result.stderr,
+        re.MULTILINE,
+    )
     assert phases is not None, result.stderr
     parse, passes, ran = (float(group) for group in phases.groups())
     assert parse == pytest.approx(rows["parse and verify"], abs=1e-3)

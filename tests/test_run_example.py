@@ -12,24 +12,31 @@ from nnlayout.kernels.onednn.binding import available
 
 
 @pytest.mark.parametrize("target", ["host", "avx2"])
-def test_main_job_on_the_small_resnet(target: str, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_job_on_the_small_resnet(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["--target", target, "--repeats", "1", "-d", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "OK"
     assert (tmp_path / "resnet50_small_generated.py").exists()
-    for line in ("kernels: ", "activation reorders: ", "arena ",
-                 "generated module vs unoptimised: relative difference ",
-                 "generated module vs onnxruntime: relative difference ",
-                 "latency (median of 1): unoptimised (interpreter) "):
+    for line in (
+        "kernels: ",
+        "activation reorders: ",
+        "arena ",
+        "generated module vs unoptimised: relative difference ",
+        "generated module vs onnxruntime: relative difference ",
+        "latency (median of 1): unoptimised (interpreter) ",
+    ):
         assert line in out
-    faster = "sparse, onednn or blocked" if target == "host" and available() else \
-        "sparse or blocked"
+    faster = (
+        "sparse, onednn or blocked" if target == "host" and available() else "sparse or blocked"
+    )
     assert f"fallback x1: softmax_ref: no {faster} kernel implements nn.softmax\n" in out
     if target == "host" and available():  # host is oneDNN here: residual adds fused
         assert "fused_conv2d_sum_onednn x4" in out and "batch_norm" not in out
-        (implementations,) = [line for line in out.splitlines()
-                              if line.startswith("oneDNN implementations: ")]
+        (implementations,) = [
+            line for line in out.splitlines() if line.startswith("oneDNN implementations: ")
+        ]
         assert "jit" in implementations and "ref" not in implementations
     else:
         assert "oneDNN implementations" not in out
@@ -58,5 +65,5 @@ func.func @f(%a: tensor<4x8xf32>, %d: tensor<8x2xf32>) -> (tensor<4x2xf32>, tens
     assert census.fallbacks == {"matmul_ref": 2}
     assert census.reasons == {("matmul_ref", "no blocked kernel implements nn.matmul"): 2}
     assert [r.message for r in emitted if r.pass_name == "select-dispatch"] == [
-        "32 elements < 1024: too small for sparse, not supported by matmul_csr; "
-        "using matmul_ref"]
+        "32 elements < 1024: too small for sparse, not supported by matmul_csr; using matmul_ref"
+    ]

@@ -50,8 +50,11 @@ def bound(op: Operation) -> BoundCompute:
     return bind_compute(compute_of(op, ins, outs))
 
 
-def check_into(run: Callable[[Sequence[np.ndarray], np.ndarray], None],
-               inputs: Sequence[np.ndarray], want: np.ndarray) -> None:
+def check_into(
+    run: Callable[[Sequence[np.ndarray], np.ndarray], None],
+    inputs: Sequence[np.ndarray],
+    want: np.ndarray,
+) -> None:
     """`run(inputs, out)` gives `want` into a NaN-filled buffer and into a strided view whose
     surroundings it leaves alone."""
     fresh = np.full(want.shape, np.nan, want.dtype)
@@ -67,17 +70,25 @@ def check_into(run: Callable[[Sequence[np.ndarray], np.ndarray], None],
 
 # --------------------------------------------------------------------------- reorders
 LAYOUT_PAIRS = [
-    ("", "NHWC"), ("NHWC", ""), ("", "NCHW8c"), ("NCHW8c", ""), ("NCHW8c", "NHWC"),
-    ("NHWC", "NCHW16c"), ("NCHW8c", "NCHW16c"), ("NCHW16c", "NCHW4c"), ("NCHW4c2c", "NHWC8c"),
-    ("NCHW8c4h", "NCWH"), ("CNHW2n", "NCHW8c"), ("NCHW1c", "NCHW8c"),
+    ("", "NHWC"),
+    ("NHWC", ""),
+    ("", "NCHW8c"),
+    ("NCHW8c", ""),
+    ("NCHW8c", "NHWC"),
+    ("NHWC", "NCHW16c"),
+    ("NCHW8c", "NCHW16c"),
+    ("NCHW16c", "NCHW4c"),
+    ("NCHW4c2c", "NHWC8c"),
+    ("NCHW8c4h", "NCWH"),
+    ("CNHW2n", "NCHW8c"),
+    ("NCHW1c", "NCHW8c"),
 ]
 SHAPES = [(1, 2048, 1, 1), (2, 19, 5, 7), (1, 3, 9, 8), (3, 24, 4, 2)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize(("source", "target"), LAYOUT_PAIRS, ids=lambda p: p or "plain")
-def test_reorder_is_unpack_then_pack(source: str, target: str, shape: tuple[int, ...]
-                                     ) -> None:
+def test_reorder_is_unpack_then_pack(source: str, target: str, shape: tuple[int, ...]) -> None:
     rng = np.random.default_rng(sum(shape))
     source_type, target_type = tensor(shape, source), tensor(shape, target)
     x = to_physical(special(rng, *shape), source_type)
@@ -86,23 +97,30 @@ def test_reorder_is_unpack_then_pack(source: str, target: str, shape: tuple[int,
     assert move is not None
     check_into(lambda inputs, out: move(inputs[0], out), [x], want)
     strided = np.full(tuple(2 * n for n in x.shape), SENTINEL, np.float32)[
-        tuple(slice(None, None, 2) for _ in x.shape)]
+        tuple(slice(None, None, 2) for _ in x.shape)
+    ]
     strided[...] = x
     check_into(lambda inputs, out: move(inputs[0], out), [strided], want)
 
 
-@pytest.mark.parametrize(("source", "target", "shape"), [
-    ("", "NHWC", (1, 3, 64, 64)),  # a short innermost destination digit: copied lane by lane
-    ("", "NCHW8c", (1, 3, 64, 64)),  # the same, and 5 padding lanes of 8
-    ("NHWC", "", (1, 3, 64, 64)),
-])
+@pytest.mark.parametrize(
+    ("source", "target", "shape"),
+    [
+        ("", "NHWC", (1, 3, 64, 64)),  # a short innermost destination digit: copied lane by lane
+        ("", "NCHW8c", (1, 3, 64, 64)),  # the same, and 5 padding lanes of 8
+        ("NHWC", "", (1, 3, 64, 64)),
+    ],
+)
 def test_reorder_of_images(source: str, target: str, shape: tuple[int, ...]) -> None:
     rng = np.random.default_rng(3)
     source_type, target_type = tensor(shape, source), tensor(shape, target)
     x = to_physical(special(rng, *shape), source_type)
     run = bind_reorder(source_type, target_type)
-    check_into(lambda inputs, out: run(inputs, [out]), [x],
-               to_physical(to_logical(x, source_type), target_type))
+    check_into(
+        lambda inputs, out: run(inputs, [out]),
+        [x],
+        to_physical(to_logical(x, source_type), target_type),
+    )
 
 
 def test_reorder_between_blocks_that_do_not_divide() -> None:
@@ -112,8 +130,11 @@ def test_reorder_between_blocks_that_do_not_divide() -> None:
     assert reorder_into(source_type, target_type) is None
     x = to_physical(special(np.random.default_rng(4), *shape), source_type)
     run = bound(ReorderOp(create_ssa_value(source_type), target_type))
-    check_into(lambda inputs, out: run(inputs, [out]), [x],
-               LayoutSpec.parse("NCHW12c").pack(LayoutSpec.parse("NCHW8c").unpack(x, shape)))
+    check_into(
+        lambda inputs, out: run(inputs, [out]),
+        [x],
+        LayoutSpec.parse("NCHW12c").pack(LayoutSpec.parse("NCHW8c").unpack(x, shape)),
+    )
 
 
 # -------------------------------------------------------------- prepared reference kernels
@@ -127,12 +148,13 @@ def softmax_input(rng: np.random.Generator, shape: tuple[int, ...], axis: int) -
     lines[2, 1] = np.inf
     lines[3, -1] = np.nan
     lines[4, ::2] = -np.inf
-    moved = lines.reshape(*shape[:axis], *shape[axis + 1:], size)
+    moved = lines.reshape(*shape[:axis], *shape[axis + 1 :], size)
     return np.ascontiguousarray(np.moveaxis(moved, -1, axis))
 
 
-@pytest.mark.parametrize(("shape", "axis"), [((5, 1000), 1), ((2, 8, 5, 5), 1),
-                                             ((2, 8, 5, 5), 3), ((7, 5), 0)])
+@pytest.mark.parametrize(
+    ("shape", "axis"), [((5, 1000), 1), ((2, 8, 5, 5), 1), ((2, 8, 5, 5), 3), ((7, 5), 0)]
+)
 def test_softmax(shape: tuple[int, ...], axis: int) -> None:
     x = softmax_input(np.random.default_rng(len(shape)), shape, axis)
     op = nn.SoftmaxOp(create_ssa_value(tensor(shape)), axis)
@@ -142,8 +164,14 @@ def test_softmax(shape: tuple[int, ...], axis: int) -> None:
         check_into(lambda inputs, out: run(inputs, [out]), [x], want)
 
 
-@pytest.mark.parametrize("build", [lambda v: nn.FlattenOp(v, 1), lambda v: nn.FlattenOp(v, 2),
-                                   lambda v: nn.ReshapeOp(v, (5, 4, 6))])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda v: nn.FlattenOp(v, 1),
+        lambda v: nn.FlattenOp(v, 2),
+        lambda v: nn.ReshapeOp(v, (5, 4, 6)),
+    ],
+)
 def test_flatten_and_reshape(build: Callable[..., Operation]) -> None:
     x = special(np.random.default_rng(5), 2, 3, 4, 5)
     op = build(create_ssa_value(tensor(x.shape)))
@@ -152,7 +180,8 @@ def test_flatten_and_reshape(build: Callable[..., Operation]) -> None:
 
 
 def test_reference_kernels_are_prepared_on_plain_values_only(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A reference kernel running on unpacked blocked values keeps the unbound path."""
     prepared: list[Operation] = []
 

@@ -32,8 +32,9 @@ Shape = tuple[int, ...]
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None)
 
 
-def value(shape: Sequence[int], element: Attribute = f32,
-          encoding: Attribute | None = None) -> SSAValue:
+def value(
+    shape: Sequence[int], element: Attribute = f32, encoding: Attribute | None = None
+) -> SSAValue:
     if encoding is None:
         return create_ssa_value(TensorType(element, shape))
     return create_ssa_value(TensorType(element, shape, encoding))
@@ -45,22 +46,34 @@ def result_shape(op: nn.NNOp) -> Shape:
     return tuple(nn.shape_of(op.results[0]))
 
 
-def one_node_model(op_type: str, inputs: Sequence[Shape], attributes: dict[str, object],
-                   initializers: dict[str, np.ndarray] | None = None,
-                   opset: int = 19) -> onnx.ModelProto:
+def one_node_model(
+    op_type: str,
+    inputs: Sequence[Shape],
+    attributes: dict[str, object],
+    initializers: dict[str, np.ndarray] | None = None,
+    opset: int = 19,
+) -> onnx.ModelProto:
     names = [f"x{i}" for i in range(len(inputs))] + list(initializers or {})
     graph = helper.make_graph(
-        [helper.make_node(op_type, names, ["y"], **attributes)], "one_node",
-        [helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, list(shape))
-         for i, shape in enumerate(inputs)],
+        [helper.make_node(op_type, names, ["y"], **attributes)],
+        "one_node",
+        [
+            helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, list(shape))
+            for i, shape in enumerate(inputs)
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(array, name) for name, array in (initializers or {}).items()],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def onnx_shape(op_type: str, inputs: Sequence[Shape], attributes: dict[str, object] | None = None,
-               initializers: dict[str, np.ndarray] | None = None, opset: int = 19) -> Shape:
+def onnx_shape(
+    op_type: str,
+    inputs: Sequence[Shape],
+    attributes: dict[str, object] | None = None,
+    initializers: dict[str, np.ndarray] | None = None,
+    opset: int = 19,
+) -> Shape:
     """The output shape ONNX's shape inference gives a one-node model."""
     model = one_node_model(op_type, inputs, attributes or {}, initializers, opset)
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
@@ -69,54 +82,79 @@ def onnx_shape(op_type: str, inputs: Sequence[Shape], attributes: dict[str, obje
     return tuple(d.dim_value for d in dims)
 
 
-def onnxruntime_shape(op_type: str, inputs: Sequence[Shape], attributes: dict[str, object],
-                      opset: int = 19) -> Shape:
+def onnxruntime_shape(
+    op_type: str, inputs: Sequence[Shape], attributes: dict[str, object], opset: int = 19
+) -> Shape:
     """The shape of the output onnxruntime computes for a one-node model."""
     model = one_node_model(op_type, inputs, attributes, opset=opset)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
-                                           providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     feeds = {f"x{i}": np.ones(shape, np.float32) for i, shape in enumerate(inputs)}
     return tuple(session.run(None, feeds)[0].shape)
 
 
 # ------------------------------------------------------------------ convolution
-def conv_attributes(strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int],
-                    groups: int) -> dict[str, object]:
-    return {"strides": list(strides), "pads": list(pads), "dilations": list(dilations),
-            "group": groups}
+def conv_attributes(
+    strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int], groups: int
+) -> dict[str, object]:
+    return {
+        "strides": list(strides),
+        "pads": list(pads),
+        "dilations": list(dilations),
+        "group": groups,
+    }
 
 
 @pytest.mark.parametrize(
     ("x", "w", "strides", "pads", "dilations", "groups"),
     [
-        ((1, 3, 224, 224), (64, 3, 7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),   # ResNet stem
+        ((1, 3, 224, 224), (64, 3, 7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),  # ResNet stem
         ((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
-        ((2, 32, 28, 28), (32, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 32),   # depthwise
-        ((1, 8, 17, 9), (12, 2, 3, 2), (3, 2), (0, 1, 2, 0), (2, 3), 4),      # asymmetric
-        ((1, 4, 5, 5), (6, 4, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),        # 1x1 output
+        ((2, 32, 28, 28), (32, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 32),  # depthwise
+        ((1, 8, 17, 9), (12, 2, 3, 2), (3, 2), (0, 1, 2, 0), (2, 3), 4),  # asymmetric
+        ((1, 4, 5, 5), (6, 4, 5, 5), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1 output
     ],
 )
-def test_conv2d(x: Shape, w: Shape, strides: Shape, pads: Shape, dilations: Shape,
-                groups: int) -> None:
-    expected = onnx_shape("Conv", [x, w, (w[0],)], conv_attributes(strides, pads, dilations,
-                                                                   groups))
-    op = nn.Conv2dOp(value(x), value(w), value((w[0],)), strides=strides, pads=pads,
-                     dilations=dilations, groups=groups)
+def test_conv2d(
+    x: Shape, w: Shape, strides: Shape, pads: Shape, dilations: Shape, groups: int
+) -> None:
+    expected = onnx_shape(
+        "Conv", [x, w, (w[0],)], conv_attributes(strides, pads, dilations, groups)
+    )
+    op = nn.Conv2dOp(
+        value(x),
+        value(w),
+        value((w[0],)),
+        strides=strides,
+        pads=pads,
+        dilations=dilations,
+        groups=groups,
+    )
     assert result_shape(op) == expected
-    no_bias = nn.Conv2dOp(value(x), value(w), strides=strides, pads=pads,
-                          dilations=dilations, groups=groups)
+    no_bias = nn.Conv2dOp(
+        value(x), value(w), strides=strides, pads=pads, dilations=dilations, groups=groups
+    )
     assert result_shape(no_bias) == expected
 
 
 @st.composite
 def conv_cases(draw: st.DrawFn) -> tuple[Shape, Shape, Shape, Shape, Shape, int]:
     groups = draw(st.integers(1, 3))
-    x = (draw(st.integers(1, 2)), groups * draw(st.integers(1, 3)),
-         draw(st.integers(1, 12)), draw(st.integers(1, 12)))
-    w = (groups * draw(st.integers(1, 3)), x[1] // groups,
-         draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    x = (
+        draw(st.integers(1, 2)),
+        groups * draw(st.integers(1, 3)),
+        draw(st.integers(1, 12)),
+        draw(st.integers(1, 12)),
+    )
+    w = (
+        groups * draw(st.integers(1, 3)),
+        x[1] // groups,
+        draw(st.integers(1, 4)),
+        draw(st.integers(1, 4)),
+    )
     strides = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     pads = tuple(draw(st.integers(0, 2)) for _ in range(4))
     dilations = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
@@ -131,8 +169,9 @@ def test_conv2d_random(case: tuple[Shape, Shape, Shape, Shape, Shape, int]) -> N
         extent = dilations[axis] * (w[2 + axis] - 1) + 1
         assume(x[2 + axis] + pads[axis] + pads[axis + 2] >= extent)
     expected = onnx_shape("Conv", [x, w], conv_attributes(strides, pads, dilations, groups))
-    op = nn.Conv2dOp(value(x), value(w), strides=strides, pads=pads, dilations=dilations,
-                     groups=groups)
+    op = nn.Conv2dOp(
+        value(x), value(w), strides=strides, pads=pads, dilations=dilations, groups=groups
+    )
     assert result_shape(op) == expected
 
 
@@ -144,15 +183,34 @@ def test_conv2d_random(case: tuple[Shape, Shape, Shape, Shape, Shape, int]) -> N
         ((2, 3, 5, 4), (3, 2, 3, 2), (3, 1), (0, 1, 2, 0), (2, 0), (1, 2), 1),
     ],
 )
-def test_conv_transpose2d(x: Shape, w: Shape, strides: Shape, pads: Shape,
-                          output_padding: Shape, dilations: Shape, groups: int) -> None:
+def test_conv_transpose2d(
+    x: Shape,
+    w: Shape,
+    strides: Shape,
+    pads: Shape,
+    output_padding: Shape,
+    dilations: Shape,
+    groups: int,
+) -> None:
     channels = w[1] * groups
-    expected = onnx_shape("ConvTranspose", [x, w, (channels,)], {
-        **conv_attributes(strides, pads, dilations, groups),
-        "output_padding": list(output_padding)})
-    op = nn.ConvTranspose2dOp(value(x), value(w), value((channels,)), strides=strides,
-                              pads=pads, output_padding=output_padding, dilations=dilations,
-                              groups=groups)
+    expected = onnx_shape(
+        "ConvTranspose",
+        [x, w, (channels,)],
+        {
+            **conv_attributes(strides, pads, dilations, groups),
+            "output_padding": list(output_padding),
+        },
+    )
+    op = nn.ConvTranspose2dOp(
+        value(x),
+        value(w),
+        value((channels,)),
+        strides=strides,
+        pads=pads,
+        output_padding=output_padding,
+        dilations=dilations,
+        groups=groups,
+    )
     assert result_shape(op) == expected
 
 
@@ -163,8 +221,9 @@ def conv_transpose_cases(draw: st.DrawFn) -> tuple[Shape, ...]:
     w = (x[1], draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 4)))
     strides = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     dilations = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
-    output_padding = tuple(draw(st.integers(0, max(s, d) - 1))
-                           for s, d in zip(strides, dilations, strict=True))
+    output_padding = tuple(
+        draw(st.integers(0, max(s, d) - 1)) for s, d in zip(strides, dilations, strict=True)
+    )
     pads = tuple(draw(st.integers(0, 2)) for _ in range(4))
     return x, w, strides, pads, output_padding, dilations, (groups,)
 
@@ -174,22 +233,44 @@ def conv_transpose_cases(draw: st.DrawFn) -> tuple[Shape, ...]:
 def test_conv_transpose2d_random(case: tuple[Shape, ...]) -> None:
     x, w, strides, pads, output_padding, dilations, (groups,) = case
     for axis in range(2):
-        full = (strides[axis] * (x[2 + axis] - 1) + output_padding[axis]
-                + dilations[axis] * (w[2 + axis] - 1) + 1)
+        full = (
+            strides[axis] * (x[2 + axis] - 1)
+            + output_padding[axis]
+            + dilations[axis] * (w[2 + axis] - 1)
+            + 1
+        )
         assume(full > pads[axis] + pads[axis + 2])
-    expected = onnx_shape("ConvTranspose", [x, w], {
-        **conv_attributes(strides, pads, dilations, groups),
-        "output_padding": list(output_padding)})
-    op = nn.ConvTranspose2dOp(value(x), value(w), strides=strides, pads=pads,
-                              output_padding=output_padding, dilations=dilations,
-                              groups=groups)
+    expected = onnx_shape(
+        "ConvTranspose",
+        [x, w],
+        {
+            **conv_attributes(strides, pads, dilations, groups),
+            "output_padding": list(output_padding),
+        },
+    )
+    op = nn.ConvTranspose2dOp(
+        value(x),
+        value(w),
+        strides=strides,
+        pads=pads,
+        output_padding=output_padding,
+        dilations=dilations,
+        groups=groups,
+    )
     assert result_shape(op) == expected
 
 
 # ------------------------------------------------------------ matrix products
 MATMUL_CASES = [
-    ((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)), ((5, 2, 3), (3, 4)),
-    ((2, 1, 4, 3), (6, 3, 5)), ((1, 2, 3), (7, 1, 3, 2)), ((3,), (2, 3, 4)), ((2, 4, 3), (3,)),
+    ((2, 3), (3, 4)),
+    ((3,), (3, 4)),
+    ((2, 3), (3,)),
+    ((3,), (3,)),
+    ((5, 2, 3), (3, 4)),
+    ((2, 1, 4, 3), (6, 3, 5)),
+    ((1, 2, 3), (7, 1, 3, 2)),
+    ((3,), (2, 3, 4)),
+    ((2, 4, 3), (3,)),
 ]
 
 
@@ -201,11 +282,17 @@ def test_matmul(a: Shape, b: Shape) -> None:
 
 
 @SETTINGS
-@given(mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1,
-                                     max_side=4),
-       st.integers(1, 5), st.integers(1, 5), st.integers(1, 5), st.booleans(), st.booleans())
-def test_matmul_random(batch: object, m: int, k: int, n: int, vector_a: bool,
-                       vector_b: bool) -> None:
+@given(
+    mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=4),
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.booleans(),
+    st.booleans(),
+)
+def test_matmul_random(
+    batch: object, m: int, k: int, n: int, vector_a: bool, vector_b: bool
+) -> None:
     batch_a, batch_b = batch.input_shapes  # type: ignore[attr-defined]
     a = (k,) if vector_a else (*batch_a, m, k)
     b = (k,) if vector_b else (*batch_b, k, n)
@@ -229,23 +316,36 @@ def test_gemm(a: Shape, b: Shape, c: Shape | None, trans_a: bool, trans_b: bool)
     lhs = np.zeros(a).T if trans_a else np.zeros(a)
     rhs = np.zeros(b).T if trans_b else np.zeros(b)
     assert expected == (lhs @ rhs).shape
-    op = nn.GemmOp(value(a), value(b), None if c is None else value(c), trans_a=trans_a,
-                   trans_b=trans_b, alpha=0.5, beta=2.0)
+    op = nn.GemmOp(
+        value(a),
+        value(b),
+        None if c is None else value(c),
+        trans_a=trans_a,
+        trans_b=trans_b,
+        alpha=0.5,
+        beta=2.0,
+    )
     assert result_shape(op) == expected
     assert op.alpha.value.data == 0.5 and op.beta.value.data == 2.0
 
 
 # ------------------------------------------------------------------ element-wise
 UNARY = [
-    (nn.ReluOp, "Relu", {}), (nn.SigmoidOp, "Sigmoid", {}), (nn.TanhOp, "Tanh", {}),
-    (nn.ExpOp, "Exp", {}), (nn.NegOp, "Neg", {}), (nn.AbsOp, "Abs", {}),
-    (nn.SqrtOp, "Sqrt", {}), (nn.LeakyReluOp, "LeakyRelu", {"alpha": 0.2}),
+    (nn.ReluOp, "Relu", {}),
+    (nn.SigmoidOp, "Sigmoid", {}),
+    (nn.TanhOp, "Tanh", {}),
+    (nn.ExpOp, "Exp", {}),
+    (nn.NegOp, "Neg", {}),
+    (nn.AbsOp, "Abs", {}),
+    (nn.SqrtOp, "Sqrt", {}),
+    (nn.LeakyReluOp, "LeakyRelu", {"alpha": 0.2}),
     (nn.ClipOp, "Clip", {}),
 ]
 
 
-@pytest.mark.parametrize(("op_class", "onnx_op", "attributes"), UNARY,
-                         ids=[name for _, name, _ in UNARY])
+@pytest.mark.parametrize(
+    ("op_class", "onnx_op", "attributes"), UNARY, ids=[name for _, name, _ in UNARY]
+)
 def test_unary(op_class: type[nn.UnaryOp], onnx_op: str, attributes: dict[str, object]) -> None:
     shape = (2, 3, 5, 7)
     assert onnx_shape(onnx_op, [shape], attributes) == shape
@@ -269,9 +369,16 @@ BINARY = [(nn.AddOp, "Add"), (nn.SubOp, "Sub"), (nn.MulOp, "Mul"), (nn.DivOp, "D
 
 
 @pytest.mark.parametrize(("op_class", "onnx_op"), BINARY, ids=[name for _, name in BINARY])
-@pytest.mark.parametrize(("a", "b"), [((8, 1, 6, 1), (7, 1, 5)), ((1,), (2, 3)),
-                                      ((2, 3), (2, 3)), ((5, 4), (4,)), ((1, 16, 1, 1),
-                                                                         (2, 16, 7, 7))])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ((8, 1, 6, 1), (7, 1, 5)),
+        ((1,), (2, 3)),
+        ((2, 3), (2, 3)),
+        ((5, 4), (4,)),
+        ((1, 16, 1, 1), (2, 16, 7, 7)),
+    ],
+)
 def test_binary(op_class: type[nn.BinaryOp], onnx_op: str, a: Shape, b: Shape) -> None:
     expected = np.broadcast_shapes(a, b)
     assert onnx_shape(onnx_op, [a, b]) == expected
@@ -279,8 +386,7 @@ def test_binary(op_class: type[nn.BinaryOp], onnx_op: str, a: Shape, b: Shape) -
 
 
 @SETTINGS
-@given(mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=4, min_side=1,
-                                     max_side=5))
+@given(mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=4, min_side=1, max_side=5))
 def test_broadcast_random(shapes: object) -> None:
     a, b, c = shapes.input_shapes  # type: ignore[attr-defined]
     expected = shapes.result_shape  # type: ignore[attr-defined]
@@ -322,10 +428,16 @@ def test_batch_norm(shape: Shape) -> None:
     assert op.epsilon.value.data == pytest.approx(1e-3)
 
 
-def pool_attributes(kernel: Shape, strides: Shape, pads: Shape, dilations: Shape,
-                    ceil_mode: bool) -> dict[str, object]:
-    return {"kernel_shape": list(kernel), "strides": list(strides), "pads": list(pads),
-            "dilations": list(dilations), "ceil_mode": int(ceil_mode)}
+def pool_attributes(
+    kernel: Shape, strides: Shape, pads: Shape, dilations: Shape, ceil_mode: bool
+) -> dict[str, object]:
+    return {
+        "kernel_shape": list(kernel),
+        "strides": list(strides),
+        "pads": list(pads),
+        "dilations": list(dilations),
+        "ceil_mode": int(ceil_mode),
+    }
 
 
 POOL_CASES = [
@@ -338,17 +450,30 @@ POOL_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("op_class", "onnx_op"), [(nn.MaxPool2dOp, "MaxPool"),
-                                                    (nn.AvgPool2dOp, "AveragePool")])
+@pytest.mark.parametrize(
+    ("op_class", "onnx_op"), [(nn.MaxPool2dOp, "MaxPool"), (nn.AvgPool2dOp, "AveragePool")]
+)
 @pytest.mark.parametrize(("x", "kernel", "strides", "pads", "dilations"), POOL_CASES)
-def test_pool(op_class: type[nn.Pool2dOp], onnx_op: str, x: Shape, kernel: Shape,
-              strides: Shape, pads: Shape, dilations: Shape) -> None:
+def test_pool(
+    op_class: type[nn.Pool2dOp],
+    onnx_op: str,
+    x: Shape,
+    kernel: Shape,
+    strides: Shape,
+    pads: Shape,
+    dilations: Shape,
+) -> None:
     floor = onnx_shape(onnx_op, [x], pool_attributes(kernel, strides, pads, dilations, False))
-    ceil = onnxruntime_shape(onnx_op, [x], pool_attributes(kernel, strides, pads, dilations,
-                                                           True))
+    ceil = onnxruntime_shape(onnx_op, [x], pool_attributes(kernel, strides, pads, dilations, True))
     for ceil_mode, expected in ((False, floor), (True, ceil)):
-        op = op_class(value(x), kernel=kernel, strides=strides, pads=pads,
-                      dilations=dilations, ceil_mode=ceil_mode)
+        op = op_class(
+            value(x),
+            kernel=kernel,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            ceil_mode=ceil_mode,
+        )
         assert result_shape(op) == expected
         assert (op.ceil_mode is not None) == ceil_mode
 
@@ -358,8 +483,9 @@ def test_ceil_mode_drops_a_window_in_the_right_padding() -> None:
     # input and its leading pad (2 + 6), so there are 2 windows, not ceil(7/4) + 1 = 3.
     attributes = pool_attributes((3, 3), (4, 4), (2, 2, 2, 2), (1, 1), True)
     assert onnxruntime_shape("MaxPool", [(1, 2, 6, 6)], attributes) == (1, 2, 2, 2)
-    op = nn.MaxPool2dOp(value((1, 2, 6, 6)), kernel=(3, 3), strides=(4, 4), pads=(2, 2, 2, 2),
-                        ceil_mode=True)
+    op = nn.MaxPool2dOp(
+        value((1, 2, 6, 6)), kernel=(3, 3), strides=(4, 4), pads=(2, 2, 2, 2), ceil_mode=True
+    )
     assert result_shape(op) == (1, 2, 2, 2)
 
 
@@ -391,16 +517,26 @@ def test_pool_random(case: tuple[Shape, ...], ceil_mode: bool) -> None:
         extent = dilations[axis] * (kernel[axis] - 1) + 1
         assume(x[2 + axis] + pads[axis] + pads[axis + 2] >= extent)
     attributes = pool_attributes(kernel, strides, pads, dilations, ceil_mode)
-    expected = (onnxruntime_shape("MaxPool", [x], attributes) if ceil_mode
-                else onnx_shape("MaxPool", [x], attributes))
-    op = nn.MaxPool2dOp(value(x), kernel=kernel, strides=strides, pads=pads,
-                        dilations=dilations, ceil_mode=ceil_mode)
+    expected = (
+        onnxruntime_shape("MaxPool", [x], attributes)
+        if ceil_mode
+        else onnx_shape("MaxPool", [x], attributes)
+    )
+    op = nn.MaxPool2dOp(
+        value(x),
+        kernel=kernel,
+        strides=strides,
+        pads=pads,
+        dilations=dilations,
+        ceil_mode=ceil_mode,
+    )
     assert result_shape(op) == expected
 
 
 def test_avg_pool_count_include_pad() -> None:
-    op = nn.AvgPool2dOp(value((1, 2, 4, 4)), kernel=(3, 3), pads=(1, 1, 1, 1),
-                        count_include_pad=True)
+    op = nn.AvgPool2dOp(
+        value((1, 2, 4, 4)), kernel=(3, 3), pads=(1, 1, 1, 1), count_include_pad=True
+    )
     assert result_shape(op) == (1, 2, 4, 4)
     assert op.count_include_pad is not None
     assert nn.AvgPool2dOp(value((1, 2, 4, 4)), kernel=(2, 2)).count_include_pad is None
@@ -413,12 +549,15 @@ def test_global_avg_pool(shape: Shape) -> None:
 
 
 # ------------------------------------------------------------ data movement
-@pytest.mark.parametrize(("shapes", "axis"), [
-    ([(1, 64, 28, 28), (1, 32, 28, 28), (1, 16, 28, 28)], 1),
-    ([(2, 3), (2, 5)], -1),
-    ([(2, 3, 4), (5, 3, 4)], -3),
-    ([(7,)], 0),
-])
+@pytest.mark.parametrize(
+    ("shapes", "axis"),
+    [
+        ([(1, 64, 28, 28), (1, 32, 28, 28), (1, 16, 28, 28)], 1),
+        ([(2, 3), (2, 5)], -1),
+        ([(2, 3, 4), (5, 3, 4)], -3),
+        ([(7,)], 0),
+    ],
+)
 def test_concat(shapes: list[Shape], axis: int) -> None:
     expected = np.concatenate([np.zeros(s) for s in shapes], axis=axis).shape
     assert onnx_shape("Concat", shapes, {"axis": axis}) == expected
@@ -449,13 +588,16 @@ def test_flatten(axis: int) -> None:
 def test_reshape(target: Shape) -> None:
     shape = (2, 3, 4, 5)
     expected = np.zeros(shape).reshape(target).shape
-    assert onnx_shape("Reshape", [shape], initializers={
-        "shape": np.array(target, dtype=np.int64)}) == expected
+    assert (
+        onnx_shape("Reshape", [shape], initializers={"shape": np.array(target, dtype=np.int64)})
+        == expected
+    )
     assert result_shape(nn.ReshapeOp(value(shape), target)) == expected
 
 
-@pytest.mark.parametrize("perm", [*itertools.permutations(range(3)),
-                                  (0, 2, 3, 1), (0, 3, 1, 2), (3, 2, 1, 0)])
+@pytest.mark.parametrize(
+    "perm", [*itertools.permutations(range(3)), (0, 2, 3, 1), (0, 3, 1, 2), (3, 2, 1, 0)]
+)
 def test_transpose(perm: Shape) -> None:
     shape = (2, 3, 4) if len(perm) == 3 else (2, 3, 4, 5)
     expected = np.zeros(shape).transpose(perm).shape

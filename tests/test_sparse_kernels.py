@@ -40,12 +40,13 @@ def run(name: str, op: Operation, arrays: Sequence[np.ndarray]) -> None:
     op.verify()
     kernel = KERNELS[name]
     assert kernel.operand_and_result_layouts(op, AVX2) == (
-        ("csr",) + ("",) * (len(arrays) - 1), ("",))
+        ("csr",) + ("",) * (len(arrays) - 1),
+        ("",),
+    )
     inputs = [scipy.sparse.csr_array(arrays[0]), *arrays[1:]]
     out = kernel.impl(op, inputs)
     assert isinstance(out, np.ndarray) and out.dtype == np.float32
-    np.testing.assert_allclose(out, REFERENCE_KERNELS[type(op)](op, arrays), rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(out, REFERENCE_KERNELS[type(op)](op, arrays), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("trans_a", [False, True])
@@ -57,9 +58,15 @@ def test_gemm_csr(trans_a: bool, trans_b: bool, with_c: bool) -> None:
     a = sparse_matrix(rng, *((k, m) if trans_a else (m, k)), density=0.1)
     b = rng.standard_normal((n, k) if trans_b else (k, n)).astype(np.float32)
     arrays = [a, b] + ([rng.standard_normal((1, n)).astype(np.float32)] if with_c else [])
-    op = nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape),
-                   plain((1, n)) if with_c else None, trans_a=trans_a, trans_b=trans_b,
-                   alpha=0.5, beta=2.0)
+    op = nn.GemmOp(
+        create_ssa_value(csr_type(a.shape)),
+        plain(b.shape),
+        plain((1, n)) if with_c else None,
+        trans_a=trans_a,
+        trans_b=trans_b,
+        alpha=0.5,
+        beta=2.0,
+    )
     assert KERNELS["gemm_csr"].accepts(op, AVX2, True) is None
     run("gemm_csr", op, arrays)
 
@@ -73,9 +80,11 @@ def test_a_non_finite_dense_operand_meets_the_implicit_zeros(name: str, poison: 
     a = sparse_matrix(rng, 40, 48, density=0.1)
     b = rng.standard_normal((48, 24)).astype(np.float32)
     b[3, 5] = poison
-    op = (nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape), None)
-          if name == "gemm_csr" else nn.MatmulOp(create_ssa_value(csr_type(a.shape)),
-                                                  plain(b.shape)))
+    op = (
+        nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape), None)
+        if name == "gemm_csr"
+        else nn.MatmulOp(create_ssa_value(csr_type(a.shape)), plain(b.shape))
+    )
     with np.errstate(all="ignore"):  # IEEE results, as the runtime computes them
         expected = REFERENCE_KERNELS[type(op)](op, [a, b])
         out = KERNELS[name].impl(op, [scipy.sparse.csr_array(a), b])
@@ -89,8 +98,7 @@ def test_gemm_csr_with_beta_zero_does_not_add_c() -> None:
     a = sparse_matrix(rng, 40, 48, density=0.1)
     b = rng.standard_normal((48, 24)).astype(np.float32)
     c = np.full((1, 24), np.inf, np.float32)
-    op = nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape), plain(c.shape),
-                   beta=0.0)
+    op = nn.GemmOp(create_ssa_value(csr_type(a.shape)), plain(b.shape), plain(c.shape), beta=0.0)
     out = KERNELS["gemm_csr"].impl(op, [scipy.sparse.csr_array(a), b, c])
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
 
@@ -131,24 +139,37 @@ def csr_value(shape: Sequence[int], element_type: Attribute = f32) -> SSAValue:
     ("make_a", "b_type", "reason"),
     [
         (lambda: csr_value((64, 64), f64), TensorType(f64, (64, 4)), "element type f64, not f32"),
-        (lambda: csr_value((8, 8)), TensorType(f32, (8, 4)),
-         "64 elements < 1024: too small for sparse"),
-        (lambda: constant(DENSE).output, TensorType(f32, (32, 4)),
-         "density 0.88 > 0.25: dense GEMM is faster"),
+        (
+            lambda: csr_value((8, 8)),
+            TensorType(f32, (8, 4)),
+            "64 elements < 1024: too small for sparse",
+        ),
+        (
+            lambda: constant(DENSE).output,
+            TensorType(f32, (32, 4)),
+            "density 0.88 > 0.25: dense GEMM is faster",
+        ),
         (lambda: csr_value((64, 64)), TensorType(f32, (64, 4)), None),
     ],
     ids=["f64", "too-small", "too-dense", "unknown-density"],
 )
 @pytest.mark.parametrize(("name", "build"), [("gemm_csr", nn.GemmOp), ("matmul_csr", nn.MatmulOp)])
-def test_refusals(name: str, build: Callable[[SSAValue, SSAValue], Operation],
-                  make_a: Callable[[], SSAValue], b_type: TensorType, reason: str | None) -> None:
+def test_refusals(
+    name: str,
+    build: Callable[[SSAValue, SSAValue], Operation],
+    make_a: Callable[[], SSAValue],
+    b_type: TensorType,
+    reason: str | None,
+) -> None:
     """An argument of unknown density is accepted once declared CSR and large enough."""
     op = build(make_a(), create_ssa_value(b_type))
     assert KERNELS[name].accepts(op, AVX2, True) == reason
 
 
 @pytest.mark.parametrize(("name", "build"), [("gemm_csr", nn.GemmOp), ("matmul_csr", nn.MatmulOp)])
-def test_applies_only_to_declared_csr(name: str, build: Callable[[SSAValue, SSAValue], Operation]) -> None:
+def test_applies_only_to_declared_csr(
+    name: str, build: Callable[[SSAValue, SSAValue], Operation]
+) -> None:
     dense = build(plain((64, 64)), create_ssa_value(TensorType(f32, (64, 4))))
     sparse = build(csr_value((64, 64)), create_ssa_value(TensorType(f32, (64, 4))))
     assert not KERNELS[name].applies(dense)
@@ -158,7 +179,8 @@ def test_applies_only_to_declared_csr(name: str, build: Callable[[SSAValue, SSAV
 def test_matmul_needs_2d() -> None:
     op = nn.MatmulOp(create_ssa_value(csr_type((64, 64))), plain((2, 64, 4)))
     assert KERNELS["matmul_csr"].accepts(op, AVX2, True) == (
-        "operands of shapes [64, 64], [2, 64, 4] are not all 2-D")
+        "operands of shapes [64, 64], [2, 64, 4] are not all 2-D"
+    )
 
 
 def test_an_elementwise_op_on_a_csr_value_compiles_and_runs() -> None:

@@ -21,8 +21,14 @@ func.func @f(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
   func.return %y : tensor<1x16x8x8xf32>
 }
 """
-TENSOR_LEVEL = ["select-dispatch", "fuse-post-ops", "fold-batch-norm", "insert-layouts",
-                "propagate-layouts", "fold-constants"]
+TENSOR_LEVEL = [
+    "select-dispatch",
+    "fuse-post-ops",
+    "fold-batch-norm",
+    "insert-layouts",
+    "propagate-layouts",
+    "fold-constants",
+]
 
 
 def run(pipeline: str, module: ModuleOp | None = None) -> ModuleOp:

@@ -59,8 +59,9 @@ func.func @traps(%x: tensor<1x4x12x12xf32>) -> (tensor<1x6x6x6xf32>, tensor<1x8x
 def compile_file(source: Path, target: str) -> ModuleOp:
     ctx = make_context()
     module = parse_module(ctx, source.read_text(), str(source))
-    run_pipeline(parse_pipeline(f"default-pipeline{{target={target}}}", get_all_passes()),
-                 ctx, module)
+    run_pipeline(
+        parse_pipeline(f"default-pipeline{{target={target}}}", get_all_passes()), ctx, module
+    )
     return module
 
 
@@ -119,9 +120,16 @@ def test_small_zoo_models(name: str, target: str, zoo_folder: Path, tmp_path: Pa
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("program", ["traps", "sigmoid", "clip"])
 def test_padding_traps(program: str, target: str, tmp_path: Path) -> None:
-    text = TRAPS if program == "traps" else TRAP_UNARY.format(
-        unary=f"nn.{program}", attributes="min 0.5 max 2.0 " if program == "clip" else "",
-        w1=dense((5, 3, 3, 3), 1), w2=dense((7, 5, 3, 3), 2))
+    text = (
+        TRAPS
+        if program == "traps"
+        else TRAP_UNARY.format(
+            unary=f"nn.{program}",
+            attributes="min 0.5 max 2.0 " if program == "clip" else "",
+            w1=dense((5, 3, 3, 3), 1),
+            w2=dense((7, 5, 3, 3), 2),
+        )
+    )
     source = tmp_path / "program.mlir"
     source.write_text(text)
     module = check_generated(source, target, tmp_path)
@@ -131,8 +139,7 @@ def test_padding_traps(program: str, target: str, tmp_path: Path) -> None:
     # One kernel call per nn.compute, in order, each commented with its op: K[i](ins, outs),
     # or kI() for kernel I bound to its buffers at import.
     bound = dict(re.findall(r"^(\w+) = PROGRAM\.on\((\d+), ", code, re.MULTILINE))
-    calls = re.findall(r"^ +(?:K\[(\d+)\]\(.*\)|(\w+)\(\))  # %\w+ = (\S+)", code,
-                       re.MULTILINE)
+    calls = re.findall(r"^ +(?:K\[(\d+)\]\(.*\)|(\w+)\(\))  # %\w+ = (\S+)", code, re.MULTILINE)
     computes = [op for op in function.body.block.ops if isinstance(op, ComputeOp)]
     assert [int(i or bound[step]) for i, step, _ in calls] == list(range(len(computes)))
     assert [name for _, _, name in calls] == [op.inner.name for op in computes]
@@ -190,15 +197,22 @@ def test_runs_from_several_threads_take_turns(runner: str, tmp_path: Path) -> No
 # after a concat built in place from two convolutions' results), and a fill that oneDNN's
 # fast path would get wrong: a window of only -inf, NaN through a relu.
 TRUSTED_WRITERS = {
-    "nn.max_pool2d": ("onednn", -np.inf, f"""
+    "nn.max_pool2d": (
+        "onednn",
+        -np.inf,
+        f"""
 func.func @f(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {{
   %w = nn.constant dense<{dense((8, 8, 3, 3), 1)}> : tensor<8x8x3x3xf32>
   %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
   %a = nn.relu %c : tensor<1x8x6x6xf32>
   %m = nn.max_pool2d %a kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
   func.return %m : tensor<1x8x6x6xf32>
-}}"""),
-    "nn.fused_conv2d": ("onednn-nchw8c", np.nan, f"""
+}}""",
+    ),
+    "nn.fused_conv2d": (
+        "onednn-nchw8c",
+        np.nan,
+        f"""
 func.func @f(%x: tensor<1x4x6x6xf32>) -> tensor<1x8x6x6xf32> {{
   %w1 = nn.constant dense<{dense((8, 4, 3, 3), 2)}> : tensor<8x4x3x3xf32>
   %a = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
@@ -209,13 +223,16 @@ func.func @f(%x: tensor<1x4x6x6xf32>) -> tensor<1x8x6x6xf32> {{
   %c = nn.conv2d %cat, %w3 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x6x6xf32>, tensor<8x16x3x3xf32>) -> tensor<1x8x6x6xf32>
   %y = nn.relu %c : tensor<1x8x6x6xf32>
   func.return %y : tensor<1x8x6x6xf32>
-}}""")}
+}}""",
+    ),
+}
 
 
 @pytest.mark.skipif(not onednn_available(), reason="oneDNN (onednn-cpu-gomp) is not installed")
 @pytest.mark.parametrize("reader", sorted(TRUSTED_WRITERS))
 def test_a_kernel_called_on_other_arrays_trusts_no_bound_kept_for_the_arena(
-        reader: str, tmp_path: Path) -> None:
+    reader: str, tmp_path: Path
+) -> None:
     """A oneDNN kernel takes the bound on its operand's norm that the kernels which wrote
     the operand's buffer kept (so that it need not check for NaN and Inf itself) only for
     the very bytes they wrote: called through K[i] on other arrays, it checks them."""
@@ -224,11 +241,16 @@ def test_a_kernel_called_on_other_arrays_trusts_no_bound_kept_for_the_arena(
     source.write_text(text)
     module = generated(compile_file(source, target), source, tmp_path)
     code = (tmp_path / "model.py").read_text()
-    index = next(i for i, op in enumerate(
-        op for op in module.PROGRAM.function.body.block.ops if isinstance(op, ComputeOp))
-        if op.inner.name == reader)
-    ins, outs = re.search(rf"^k{index} = PROGRAM\.on\({index}, \((.*)\), \((.*),\)\)$", code,
-                          re.MULTILINE).groups()
+    index = next(
+        i
+        for i, op in enumerate(
+            op for op in module.PROGRAM.function.body.block.ops if isinstance(op, ComputeOp)
+        )
+        if op.inner.name == reader
+    )
+    ins, outs = re.search(
+        rf"^k{index} = PROGRAM\.on\({index}, \((.*)\), \((.*),\)\)$", code, re.MULTILINE
+    ).groups()
     operands = [getattr(module, name) for name in ins.replace(",", " ").split()]
     module.run(*random_inputs(parse_module(make_context(), text, "program")))  # finite
     other = np.full_like(operands[0], fill)

@@ -48,13 +48,23 @@ builtin.module attributes {{nn.weights = "w\\"'\\n.npz"}} {{
 }}
 """
 # Every call the generated code may make (K[i] calls are checked apart).
-ALLOWED_CALLS = {"Program.load", "aligned_empty", "np.ndarray", "PROGRAM.arguments",
-                 "np.errstate", "fill_border", "np.array", "PROGRAM.on"}
+ALLOWED_CALLS = {
+    "Program.load",
+    "aligned_empty",
+    "np.ndarray",
+    "PROGRAM.arguments",
+    "np.errstate",
+    "fill_border",
+    "np.array",
+    "PROGRAM.on",
+}
 
 
 def write_hostile(folder: Path) -> Path:
-    with zipfile.ZipFile(folder / WEIGHTS_FILE, "w") as archive, archive.open(
-            f"{EVIL}.npy", "w") as member:
+    with (
+        zipfile.ZipFile(folder / WEIGHTS_FILE, "w") as archive,
+        archive.open(f"{EVIL}.npy", "w") as member,
+    ):
         weights = np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32)
         np.lib.format.write_array(member, weights, allow_pickle=False)
     source = folder / "hostile.mlir"
@@ -63,42 +73,62 @@ def write_hostile(folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("target", ["ref", "avx2"])
-def test_hostile_names_stay_data(target: str, tmp_path: Path,
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_names_stay_data(
+    target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)  # where a `touch PWNED` would land
     source = write_hostile(tmp_path)
     ctx = make_context()
     module = parse_module(ctx, source.read_text(encoding="utf-8"), str(source))
     x = np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)
     expected = Interpreter(module, source_path=str(source)).run([x])
-    run_pipeline(parse_pipeline(f"default-pipeline{{target={target}}}", get_all_passes()),
-                 ctx, module)
+    run_pipeline(
+        parse_pipeline(f"default-pipeline{{target={target}}}", get_all_passes()), ctx, module
+    )
     translation = translate(module, tmp_path / "model.py", source_path=str(source))
 
     code = translation.code.read_text(encoding="utf-8")
     tree = ast.parse(code)
-    assert all(isinstance(s, ast.Expr | ast.Import | ast.ImportFrom | ast.Assign
-                          | ast.FunctionDef) for s in tree.body)
+    assert all(
+        isinstance(s, ast.Expr | ast.Import | ast.ImportFrom | ast.Assign | ast.FunctionDef)
+        for s in tree.body
+    )
     assert [s.name for s in tree.body if isinstance(s, ast.FunctionDef)] == ["run"]
     # Kernels bound to their buffers at import: names whose only definition is PROGRAM.on(...).
-    steps = {ast.unparse(s.targets[0]) for s in tree.body if isinstance(s, ast.Assign)
-             and isinstance(s.value, ast.Call) and ast.unparse(s.value.func) == "PROGRAM.on"}
+    steps = {
+        ast.unparse(s.targets[0])
+        for s in tree.body
+        if isinstance(s, ast.Assign)
+        and isinstance(s.value, ast.Call)
+        and ast.unparse(s.value.func) == "PROGRAM.on"
+    }
     assert steps
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             callee = ast.unparse(node.func)
-            assert callee in ALLOWED_CALLS or callee in steps or (
-                isinstance(node.func, ast.Subscript) and ast.unparse(node.func.value) == "K"
+            assert (
+                callee in ALLOWED_CALLS
+                or callee in steps
+                or (isinstance(node.func, ast.Subscript) and ast.unparse(node.func.value) == "K")
             ), callee
         if isinstance(node, ast.Name) and node.id in steps:  # bound once, never rebound
-            assert isinstance(node.ctx, ast.Load) or sum(
-                ast.unparse(s.targets[0]) == node.id for s in tree.body
-                if isinstance(s, ast.Assign)) == 1, node.id
+            assert (
+                isinstance(node.ctx, ast.Load)
+                or sum(
+                    ast.unparse(s.targets[0]) == node.id
+                    for s in tree.body
+                    if isinstance(s, ast.Assign)
+                )
+                == 1
+            ), node.id
         if isinstance(node, ast.Name | ast.arg):
             name = node.id if isinstance(node, ast.Name) else node.arg
             assert name.isascii() and (name == "__file__" or not name.startswith("__")), name
-    entry = next(s.value for s in tree.body if isinstance(s, ast.Assign)
-                 and ast.unparse(s.targets[0]) == "ENTRY")
+    entry = next(
+        s.value
+        for s in tree.body
+        if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]) == "ENTRY"
+    )
     assert ast.literal_eval(entry) == f"{EVIL}\u00f1\u2028"
 
     generated = import_generated(translation.code)
@@ -107,33 +137,63 @@ def test_hostile_names_stay_data(target: str, tmp_path: Path,
         generated.run(x[..., :7])
     np.testing.assert_allclose(results[0], expected[0], rtol=1e-5, atol=1e-5)
     assert {p.name for p in tmp_path.iterdir()} - {"__pycache__"} == {
-        "hostile.mlir", WEIGHTS_FILE, "model.py", "model.planned.mlir", "model.weights.npz"}
+        "hostile.mlir",
+        WEIGHTS_FILE,
+        "model.py",
+        "model.planned.mlir",
+        "model.weights.npz",
+    }
 
 
 def tool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", f"nnlayout.tools.{args[0]}", *args[1:]],
-                          cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", f"nnlayout.tools.{args[0]}", *args[1:]],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_cli_translates_and_runs(tmp_path: Path) -> None:
     small = ROOT / "examples" / "small_cnn.mlir"
-    done = tool("translate", str(small), "-p", "default-pipeline{target=avx2}", "--to",
-                "numpy", "-o", "net.py", cwd=tmp_path)
+    done = tool(
+        "translate",
+        str(small),
+        "-p",
+        "default-pipeline{target=avx2}",
+        "--to",
+        "numpy",
+        "-o",
+        "net.py",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert {"net.py", "net.planned.mlir"} <= {p.name for p in tmp_path.iterdir()}
     summaries = []
     for backend in ("interpreter", "generated"):
-        done = tool("run", str(small), "-p", "default-pipeline{target=avx2}",
-                    "--random-inputs", "3", "--output-dir", backend, "--backend", backend,
-                    cwd=tmp_path)
+        done = tool(
+            "run",
+            str(small),
+            "-p",
+            "default-pipeline{target=avx2}",
+            "--random-inputs",
+            "3",
+            "--output-dir",
+            backend,
+            "--backend",
+            backend,
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stderr
         summaries.append(done.stdout)
     assert summaries[0] == summaries[1]
 
 
 def test_cli_refuses_unplanned_input(tmp_path: Path) -> None:
-    done = tool("translate", str(ROOT / "examples" / "small_cnn.mlir"), "-o", "net.py",
-                cwd=tmp_path)
+    done = tool(
+        "translate", str(ROOT / "examples" / "small_cnn.mlir"), "-o", "net.py", cwd=tmp_path
+    )
     assert done.returncode == 1
     assert "@net is not planned" in done.stderr and "default-pipeline" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "net.py").exists()
@@ -142,16 +202,15 @@ def test_cli_refuses_unplanned_input(tmp_path: Path) -> None:
 def test_cli_reports_unwritable_output_and_overwriting_the_input(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     small = str(ROOT / "examples" / "small_cnn.mlir")
-    done = tool("translate", small, "-p", "default-pipeline", "-o", "file/net.py",
-                cwd=tmp_path)
+    done = tool("translate", small, "-p", "default-pipeline", "-o", "file/net.py", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == "error: the directory of -o 'file/net.py', 'file', is not a directory\n"
     done = tool("translate", small, "-o", "missing/net.py", cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stderr == ("error: the directory of -o 'missing/net.py', 'missing', does not "
-                           "exist\n")
-    planned = tool("opt", small, "-p", "default-pipeline", "-o", "net.planned.mlir",
-                   cwd=tmp_path)
+    assert done.stderr == (
+        "error: the directory of -o 'missing/net.py', 'missing', does not exist\n"
+    )
+    planned = tool("opt", small, "-p", "default-pipeline", "-o", "net.planned.mlir", cwd=tmp_path)
     assert planned.returncode == 0, planned.stderr
     done = tool("translate", "net.planned.mlir", "-o", "net.py", cwd=tmp_path)
     assert done.returncode == 1
@@ -161,10 +220,19 @@ def test_cli_reports_unwritable_output_and_overwriting_the_input(tmp_path: Path)
 @pytest.mark.parametrize("output", ["-", "net.txt"])
 def test_cli_wants_a_python_file_name(tmp_path: Path, output: str) -> None:
     """Files go beside the module (NAME.planned.mlir, ...): `-o -` wrote ones named `-`."""
-    done = tool("translate", str(ROOT / "examples" / "small_cnn.mlir"), "-p",
-                "default-pipeline", "-o", output, cwd=tmp_path)
+    done = tool(
+        "translate",
+        str(ROOT / "examples" / "small_cnn.mlir"),
+        "-p",
+        "default-pipeline",
+        "-o",
+        output,
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
-    assert done.stderr == (f"error: -o names the Python module to write, NAME.py "
-                           f"(NAME.planned.mlir and NAME.weights.npz go beside it), not "
-                           f"'{output}'\n")
+    assert done.stderr == (
+        f"error: -o names the Python module to write, NAME.py "
+        f"(NAME.planned.mlir and NAME.weights.npz go beside it), not "
+        f"'{output}'\n"
+    )
     assert not list(tmp_path.iterdir())

@@ -21,7 +21,8 @@ def test_small_zoo_model_matches_onnxruntime(name: str, tmp_path: Path) -> None:
 
 
 def test_the_latency_benchmark_says_it_needs_onnxruntime(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Installed without the test extra (the README's main command), the zoo benchmark ended
     in a traceback from its worker process; it says what is missing instead."""
     import importlib.util
@@ -29,10 +30,14 @@ def test_the_latency_benchmark_says_it_needs_onnxruntime(
     from nnlayout.benchmarks import zoo_latency
 
     found = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *rest: None if name == "onnxruntime" else found(name, *rest))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "onnxruntime" else found(name, *rest),
+    )
     with pytest.raises(SystemExit) as exit_:
         zoo_latency.main(["resnet50", "--small"])
     assert exit_.value.code == 2
     assert "onnxruntime, which is not installed: pip install -e '.[test]'" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )

@@ -69,8 +69,11 @@ _ANGLE_OR_QUOTE = re.compile(r'[<>"]')
 _NEGATIVE_HEX = re.compile(r"-\s*0[xX]")
 _STRING_TAIL = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _INTEGER_LIST = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
-_UNEXPECTED_TOKEN = re.compile(r"Unexpected token Token\(kind=<MLIRTokenKind\.\w+: '(.*?)'>, "
-                               r"span=Span\[(\d+):\d+\].*expected MLIRTokenKind\.(\w+)", re.S)
+_UNEXPECTED_TOKEN = re.compile(
+    r"Unexpected token Token\(kind=<MLIRTokenKind\.\w+: '(.*?)'>, "
+    r"span=Span\[(\d+):\d+\].*expected MLIRTokenKind\.(\w+)",
+    re.S,
+)
 _UNEXPECTED_CHARACTER = re.compile(r"Unexpected character: (.)", re.S)
 _REDEFINITION = re.compile(r'Redefinition of symbol "(.*)"', re.S)
 _T = TypeVar("_T")
@@ -113,8 +116,13 @@ class Location:
 class UserError(Exception):
     """An error in the user's input, reported without a traceback."""
 
-    def __init__(self, message: str, location: Location | None = None,
-                 source_line: str | None = None, op: Operation | None = None):
+    def __init__(
+        self,
+        message: str,
+        location: Location | None = None,
+        source_line: str | None = None,
+        op: Operation | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.location = location
@@ -125,8 +133,11 @@ class UserError(Exception):
         return self.render()
 
     def render(self) -> str:
-        head = f"{self.location}: error: {self.message}" if self.location else (
-            f"error: {self.message}")
+        head = (
+            f"{self.location}: error: {self.message}"
+            if self.location
+            else (f"error: {self.message}")
+        )
         lines = [head]
         if self.source_line is not None and self.location is not None:
             lines.append(self.source_line)
@@ -146,11 +157,13 @@ class _Lexer(MLIRLexer):
     `*`, which takes exponential time on an unterminated string (a stray `"` before a long
     line hung nnlayout-opt for minutes)."""
 
-    _unescaped_characters_regex = re.compile(
-        r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 
-    _PREFIX_EXAMPLES = {"%": "%x, %0; quoted names such as %\"x y\" are not MLIR",
-                        "^": "^bb0", "#": "#layout.layout<\"NCHW8c\">"}
+    _PREFIX_EXAMPLES = {
+        "%": '%x, %0; quoted names such as %"x y" are not MLIR',
+        "^": "^bb0",
+        "#": '#layout.layout<"NCHW8c">',
+    }
 
     def _lex_prefixed_ident(self, start_pos: Position) -> MLIRToken:
         """xDSL's message for a `%`, `^`, `#` or `!` with no name after it is "Expected
@@ -162,8 +175,11 @@ class _Lexer(MLIRLexer):
                 raise
             prefix = self.input.at(self.pos - 1) or ""
             example = self._PREFIX_EXAMPLES.get(prefix, "")
-            raise ParseError(error.span, f"expected a name or a number after '{prefix}'"
-                             + (f" (e.g. {example})" if example else "")) from None
+            raise ParseError(
+                error.span,
+                f"expected a name or a number after '{prefix}'"
+                + (f" (e.g. {example})" if example else ""),
+            ) from None
 
     def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
         """A literal whose escapes spell UTF-8 is a string. xDSL (like MLIR) prints each
@@ -210,20 +226,23 @@ class LocatedParser(Parser):
         token = self._current_token
         if token.kind == MLIRTokenKind.BARE_IDENT and token.text in ("f80", "f128"):
             # xDSL cannot pack their values: a constant of them was an internal error.
-            self.raise_error(f"{token.text} is not supported (xDSL holds no {token.text} "
-                             "values)", token.span.start, token.span.end)
+            self.raise_error(
+                f"{token.text} is not supported (xDSL holds no {token.text} values)",
+                token.span.start,
+                token.span.end,
+            )
         if token.kind != MLIRTokenKind.BARE_IDENT or token.text != "tensor":
             return super().parse_optional_type()
         content = self.lexer.input.content
         end = _closing_angle(content, token.span.end)
         if self._tensor_types is None:
             self._tensor_types = {}
-        key = content[token.span.start:end]
+        key = content[token.span.start : end]
         if (cached := self._tensor_types.get(key)) is not None:
             self._resume_from(end)
             return cached
         parsed = super().parse_optional_type()
-        if parsed is not None and end and self.pos >= end and not content[end:self.pos].strip():
+        if parsed is not None and end and self.pos >= end and not content[end : self.pos].strip():
             self._tensor_types[key] = parsed
         return parsed
 
@@ -254,8 +273,12 @@ class LocatedParser(Parser):
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError as error:
-            users = [use.operation for references in self.forward_ssa_references.values()
-                     for value in references.values() for use in value.uses]
+            users = [
+                use.operation
+                for references in self.forward_ssa_references.values()
+                for value in references.values()
+                for use in value.uses
+            ]
             located = sorted(where for op in users if (where := location_of(op)) is not None)
             if not located or self._line_starts is None:
                 raise
@@ -272,8 +295,9 @@ class LocatedParser(Parser):
         # xDSL's own check rebuilds this constraint from the type hint on every literal
         # (a fifth of parsing a ResNet-50); it is built once here.
         if not _DENSE_LITERAL_TYPE.verifies(dense_type):
-            self.raise_error("Expected memref, vector or tensor type of integer, index, float, "
-                             "or complex type")
+            self.raise_error(
+                "Expected memref, vector or tensor type of integer, index, float, or complex type"
+            )
         if DYNAMIC_INDEX in dense_type.get_shape():
             self.raise_error("Dense literal attribute should have a static shape.")
         count = math.prod(dense_type.get_shape())
@@ -283,7 +307,10 @@ class LocatedParser(Parser):
             self.raise_error(
                 f"dense literal of type {dense_type} has {count:,} elements; parsing it needs "
                 f"{needed:,} bytes ({human_bytes(needed)}), more than this machine's memory "
-                f"({human_bytes(memory_limit())})", start, self.pos)
+                f"({human_bytes(memory_limit())})",
+                start,
+                self.pos,
+            )
         return dense_type
 
     def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
@@ -297,9 +324,13 @@ class LocatedParser(Parser):
         start = self.pos
         attribute = super().parse_optional_builtin_int_or_float_attr()
         if isinstance(attribute, FloatAttr) and _NEGATIVE_HEX.match(
-                self.lexer.input.content, start):
-            self.raise_error("a hexadecimal float literal gives the value's bits; it cannot be "
-                             "negative", start, self.pos)
+            self.lexer.input.content, start
+        ):
+            self.raise_error(
+                "a hexadecimal float literal gives the value's bits; it cannot be negative",
+                start,
+                self.pos,
+            )
         return attribute
 
     def parse_optional_float(self, *, allow_negative: bool = True) -> float | None:
@@ -310,8 +341,12 @@ class LocatedParser(Parser):
             return super().parse_optional_float(allow_negative=allow_negative)
         float_type = {8: f32, 16: f64}.get(len(token.text) - 2)
         if float_type is None:
-            self.raise_error("a hexadecimal float literal gives the bits of an f32 (8 digits) "
-                             "or an f64 (16 digits)", token.span.start, token.span.end)
+            self.raise_error(
+                "a hexadecimal float literal gives the bits of an f32 (8 digits) "
+                "or an f64 (16 digits)",
+                token.span.start,
+                token.span.end,
+            )
         self._consume_token(MLIRTokenKind.INTEGER_LIT)
         return _float_from_bits(int(token.text, 16), float_type)
 
@@ -337,8 +372,9 @@ class LocatedParser(Parser):
         if not isinstance(op.location, UnknownLoc):
             return op  # an explicit loc(...) in the source wins
         line, column = self._line_and_column(span.start)
-        op.location = FileLineColLoc(StringAttr(self.lexer.input.name), IntAttr(line),
-                                     IntAttr(column))
+        op.location = FileLineColLoc(
+            StringAttr(self.lexer.input.name), IntAttr(line), IntAttr(column)
+        )
         return op
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
@@ -365,11 +401,15 @@ class _HexElement(Parser._TensorLiteralElement):
             return super().to_type(parser, type)  # type: ignore[arg-type]
         bits = int(self.value)
         if self.is_negative:
-            parser.raise_error("a hexadecimal float literal gives the element's bits; it "
-                               "cannot be negative", at_position=self.span)
+            parser.raise_error(
+                "a hexadecimal float literal gives the element's bits; it cannot be negative",
+                at_position=self.span,
+            )
         if bits >= 1 << type.bitwidth:
-            parser.raise_error(f"a hexadecimal literal has more bits than its element type "
-                               f"{type}", at_position=self.span)
+            parser.raise_error(
+                f"a hexadecimal literal has more bits than its element type {type}",
+                at_position=self.span,
+            )
         return _float_from_bits(bits, type)
 
 
@@ -394,8 +434,7 @@ def _closing_angle(text: str, start: int) -> int:
 
 def location_of(op: Operation) -> Location | None:
     if isinstance(op.location, FileLineColLoc):
-        return Location(op.location.filename.data, op.location.line.data,
-                        op.location.column.data)
+        return Location(op.location.filename.data, op.location.line.data, op.location.column.data)
     return None
 
 
@@ -437,19 +476,24 @@ def parse_module(ctx: Context, text: str, name: str) -> ModuleOp:
         value = MLIRTokenKind[kind].value  # the text of punctuation, else an object
         expected = f"'{value}'" if isinstance(value, str) else kind.lower()
         location = Location(name, *parser._line_and_column(int(offset)))
-        raise UserError(f"expected {expected}, got '{got}'", location,
-                        source_line(text, location)) from None
+        raise UserError(
+            f"expected {expected}, got '{got}'", location, source_line(text, location)
+        ) from None
     except RecursionError:  # xDSL's parser recurses once per nesting level
         location = Location(name, *parser._line_and_column(parser.pos))
-        raise UserError("the input is nested too deeply to parse (Python's recursion limit "
-                        f"is {sys.getrecursionlimit()})", location) from None
+        raise UserError(
+            "the input is nested too deeply to parse (Python's recursion limit "
+            f"is {sys.getrecursionlimit()})",
+            location,
+        ) from None
 
 
 def _first_message(error: Exception) -> str:
     """The first paragraph of an exception's message, on one line."""
     first = str(error).split("\n\n")[0]
     return " ".join(line.strip() for line in first.splitlines() if line.strip()) or (
-        type(error).__name__)
+        type(error).__name__
+    )
 
 
 def verify_module(module: ModuleOp, text: str | None = None) -> None:
@@ -462,7 +506,8 @@ def verify_module(module: ModuleOp, text: str | None = None) -> None:
                 op.verify(verify_nested_ops=False)
             except VerifyException as error:
                 raise _redefinition(op, error, text) or error_at(
-                    op, _first_message(error), text) from None
+                    op, _first_message(error), text
+                ) from None
         raise
     _check_signatures(module, text)
     _check_defined_before_use(module, text)
@@ -490,8 +535,7 @@ def _check_signatures(module: ModuleOp, text: str | None) -> None:
                     raise error_at(op, str(error), text) from None
 
 
-def _redefinition(table: Operation, error: VerifyException, text: str | None
-                  ) -> UserError | None:
+def _redefinition(table: Operation, error: VerifyException, text: str | None) -> UserError | None:
     """xDSL blames a symbol defined twice on the symbol table (often the implicit module,
     which has no location); this error is at the second definition, naming the first."""
     found = _REDEFINITION.fullmatch(str(error))
@@ -517,10 +561,17 @@ def _check_defined_before_use(module: ModuleOp, text: str | None) -> None:
         for op in block.ops:
             for index, operand in enumerate(op.operands):
                 owner = operand.owner
-                if (isinstance(owner, Operation) and owner.parent is block
-                        and operand not in defined):
-                    raise error_at(op, f"operand {index} of {op.name} is used before it is "
-                                   "defined (by this op or a later one)", text)
+                if (
+                    isinstance(owner, Operation)
+                    and owner.parent is block
+                    and operand not in defined
+                ):
+                    raise error_at(
+                        op,
+                        f"operand {index} of {op.name} is used before it is "
+                        "defined (by this op or a later one)",
+                        text,
+                    )
             defined.update(op.results)
 
 
@@ -542,8 +593,12 @@ _FLOAT = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
     bool: ("true or false", lambda value: value in ("true", "false")),
     int: ("an integer", lambda value: re.fullmatch(r"[-+]?\d+", value) is not None),
-    str: ("a word or a quoted string", lambda value: value.startswith('"') or not (
-        value in ("true", "false") or _NUMBER.fullmatch(value))),
+    str: (
+        "a word or a quoted string",
+        lambda value: (
+            value.startswith('"') or not (value in ("true", "false") or _NUMBER.fullmatch(value))
+        ),
+    ),
     float: ("a number", lambda value: _FLOAT.fullmatch(value) is not None),
 }
 # A mantissa without a point: xDSL reads `2` and `2e3` as an int and a word, not as floats;
@@ -565,8 +620,10 @@ def _pipeline_elements(spec: str) -> list[str]:
     ends = [start - 1 for start in starts[1:]] + [len(spec)]
     elements = [spec[start:end].strip() for start, end in zip(starts, ends, strict=True)]
     if len(elements) > 1 and "" in elements:
-        raise UserError(f"bad pass pipeline '{spec}': Expected pass name here "
-                        f"(at character {starts[elements.index('')] + 1})")
+        raise UserError(
+            f"bad pass pipeline '{spec}': Expected pass name here "
+            f"(at character {starts[elements.index('')] + 1})"
+        )
     return [_stripped_options(element) for element in elements]
 
 
@@ -586,19 +643,18 @@ def _pipeline_options(element: str) -> list[tuple[str, str | None]]:
 def unknown_pass(name: str, available: Collection[str]) -> UserError:
     close = difflib.get_close_matches(name, available, n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return UserError(f"unknown pass '{name}'{hint}; available passes: "
-                     f"{', '.join(sorted(available))}")
+    return UserError(
+        f"unknown pass '{name}'{hint}; available passes: {', '.join(sorted(available))}"
+    )
 
 
-def _explain_refusal(element: str,
-                     available: dict[str, Callable[[], type[ModulePass]]]) -> None:
+def _explain_refusal(element: str, available: dict[str, Callable[[], type[ModulePass]]]) -> None:
     """For an element xDSL refused: an unknown pass or option, or an option value of the
     wrong type, as a UserError in our words (nothing when none of these is the reason)."""
     name = element.partition("{")[0].strip()
     if name not in available:
         raise unknown_pass(name, available)
-    fields = {key: kind for key, kind in get_type_hints(available[name]()).items()
-              if key != "name"}
+    fields = {key: kind for key, kind in get_type_hints(available[name]()).items() if key != "name"}
     for key, value in _pipeline_options(element):
         key = key.replace("-", "_")  # xDSL's spelling of a field, as it accepts it
         if key not in fields:
@@ -610,8 +666,7 @@ def _explain_refusal(element: str,
             raise UserError(f"option '{key}' of pass '{name}' takes {described}, got {got}")
 
 
-def _in_xdsl_spelling(element: str,
-                      available: dict[str, Callable[[], type[ModulePass]]]) -> str:
+def _in_xdsl_spelling(element: str, available: dict[str, Callable[[], type[ModulePass]]]) -> str:
     """`element` with what MLIR accepts and xDSL refuses spelled as xDSL reads it: a point
     in each number given to a float option (`factor=2` -> `factor=2.0`; xDSL said
     "Incompatible types"), and `=true` after a bool option given bare (`{report}`, a flag
@@ -632,7 +687,7 @@ def _in_xdsl_spelling(element: str,
         return key + "=" + _WHOLE_MANTISSA.sub(r"\1.0", value, count=1)
 
     body = options.rstrip().removesuffix("}")
-    return name + brace + _PASS_OPTION.sub(respelled, body) + options[len(body):]
+    return name + brace + _PASS_OPTION.sub(respelled, body) + options[len(body) :]
 
 
 def non_negative_int(text: str) -> int:
@@ -656,27 +711,49 @@ def _int_at_least(text: str, least: int, described: str) -> int:
 
 
 def add_load_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--load", action="append", default=[], metavar="FILE.py",
-                        help="run a Python file first, e.g. one whose passes call "
-                        "nnlayout.transforms.register_pass (repeatable)")
+    parser.add_argument(
+        "--load",
+        action="append",
+        default=[],
+        metavar="FILE.py",
+        help="run a Python file first, e.g. one whose passes call "
+        "nnlayout.transforms.register_pass (repeatable)",
+    )
 
 
 def add_instrumentation_options(parser: argparse.ArgumentParser) -> None:
     """mlir-opt's IR dumps and pass timing (tools/instrumentation.py)."""
-    parser.add_argument("--print-ir-before-all", action="store_true",
-                        help="print the IR to stderr before each pass")
-    parser.add_argument("--print-ir-after-all", action="store_true",
-                        help="print the IR to stderr after each pass")
-    parser.add_argument("--print-ir-before", action="append", default=[], metavar="PASS",
-                        help="print the IR to stderr before these passes (comma-separated, "
-                        "repeatable; a composite's name selects each of its steps)")
-    parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
-                        help="print the IR to stderr after these passes")
-    parser.add_argument("--print-ir-after-failure", action="store_true",
-                        help="print the IR to stderr as a pass that failed left it")
-    parser.add_argument("--time-passes", action="store_true",
-                        help="print the wall time of each pass (and of reading, verifying "
-                        "and writing) to stderr")
+    parser.add_argument(
+        "--print-ir-before-all", action="store_true", help="print the IR to stderr before each pass"
+    )
+    parser.add_argument(
+        "--print-ir-after-all", action="store_true", help="print the IR to stderr after each pass"
+    )
+    parser.add_argument(
+        "--print-ir-before",
+        action="append",
+        default=[],
+        metavar="PASS",
+        help="print the IR to stderr before these passes (comma-separated, "
+        "repeatable; a composite's name selects each of its steps)",
+    )
+    parser.add_argument(
+        "--print-ir-after",
+        action="append",
+        default=[],
+        metavar="PASS",
+        help="print the IR to stderr after these passes",
+    )
+    parser.add_argument(
+        "--print-ir-after-failure",
+        action="store_true",
+        help="print the IR to stderr as a pass that failed left it",
+    )
+    parser.add_argument(
+        "--time-passes",
+        action="store_true",
+        help="print the wall time of each pass (and of reading, verifying and writing) to stderr",
+    )
 
 
 def _pass_names(option: str, values: list[str]) -> list[str]:
@@ -700,11 +777,13 @@ def instrumentation_from(args: argparse.Namespace, generic: bool = False) -> Ins
     dumps in the generic form when `generic`."""
     before = _pass_names("--print-ir-before", args.print_ir_before)
     after = _pass_names("--print-ir-after", args.print_ir_after)
-    return Instrumentation(print_before=None if args.print_ir_before_all else before,
-                           print_after=None if args.print_ir_after_all else after,
-                           print_after_failure=args.print_ir_after_failure,
-                           generic=generic,
-                           timing=PassTiming() if args.time_passes else None)
+    return Instrumentation(
+        print_before=None if args.print_ir_before_all else before,
+        print_after=None if args.print_ir_after_all else after,
+        print_after_failure=args.print_ir_after_failure,
+        generic=generic,
+        timing=PassTiming() if args.time_passes else None,
+    )
 
 
 # The files `--load` ran (absolute paths): an exception raised through them is the plugin's.
@@ -733,8 +812,9 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
         try:
             spec.loader.exec_module(module)
         except SystemExit as error:  # even exit(0): the tool would stop, having done nothing
-            raise UserError(f"loading '{path}' failed: it called sys.exit({error.code!r})"
-                            ) from error if traceback else None
+            raise UserError(f"loading '{path}' failed: it called sys.exit({error.code!r})") from (
+                error if traceback else None
+            )
         except Exception as error:  # noqa: BLE001 - the plugin's own error, reported as such
             if traceback:
                 raise
@@ -742,14 +822,11 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
             raise UserError(f"loading '{path}' failed: {type(error).__name__}: {reason}") from None
 
 
-def parse_pipeline(
-    spec: str, available: dict[str, Callable[[], type[ModulePass]]]
-) -> PassPipeline:
+def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]]]) -> PassPipeline:
     """Parses `pass-a, pass-b{opt=v}`; unknown passes, bad options and an option given twice
     (xDSL would keep the last) become UserErrors."""
     given = spec
-    elements = [_in_xdsl_spelling(element, available)
-                for element in _pipeline_elements(spec)]
+    elements = [_in_xdsl_spelling(element, available) for element in _pipeline_elements(spec)]
     spec = ",".join(elements)
     try:
         pipeline = PassPipeline.parse_spec(available, spec)
@@ -760,8 +837,11 @@ def parse_pipeline(
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         where = lines[1].rsplit(":", 1)[-1] if len(lines) > 2 else ""
         where = f" (at character {where})" if where.isdigit() and spec == given else ""
-        hint = (" (options are name=value, without spaces around '=')"
-                if _SPACED_EQUALS.search(given) else "")
+        hint = (
+            " (options are name=value, without spaces around '=')"
+            if _SPACED_EQUALS.search(given)
+            else ""
+        )
         raise UserError(f"bad pass pipeline '{given}': {lines[-1]}{where}{hint}") from None
     except ValueError as error:
         for element in elements:
@@ -770,14 +850,20 @@ def parse_pipeline(
     for element in elements:
         keys = [key for key, _ in _pipeline_options(element)]
         if repeated := next((key for key in keys if keys.count(key) > 1), None):
-            raise UserError(f"option '{repeated}' of pass "
-                            f"'{element.partition('{')[0].strip()}' is given twice")
+            raise UserError(
+                f"option '{repeated}' of pass '{element.partition('{')[0].strip()}' is given twice"
+            )
     return pipeline
 
 
-def run_pipeline(pipeline: PassPipeline, ctx: Context, module: ModuleOp,
-                 text: str | None = None, verify_each: bool = True,
-                 instrumentation: Instrumentation | None = None) -> None:
+def run_pipeline(
+    pipeline: PassPipeline,
+    ctx: Context,
+    module: ModuleOp,
+    text: str | None = None,
+    verify_each: bool = True,
+    instrumentation: Instrumentation | None = None,
+) -> None:
     """Applies each pass, verifying after each; errors name the pass and the op (and, in a
     pass made of passes such as default-pipeline, the one of them that failed).
     `instrumentation` dumps the IR around passes and times them."""
@@ -823,8 +909,9 @@ class _TypeCachingPrinter(Printer):
             self._tensor_texts = {}
         if (text := self._tensor_texts.get(attribute)) is None:
             out = StringIO()
-            Printer(stream=out, print_generic_format=self.print_generic_format
-                    ).print_attribute(attribute)
+            Printer(stream=out, print_generic_format=self.print_generic_format).print_attribute(
+                attribute
+            )
             text = self._tensor_texts[attribute] = out.getvalue()
         self.print_string(text)
 
@@ -860,8 +947,7 @@ def read_text(path: str) -> tuple[str, str]:
     stop at the first control character. A path that names no file is reported as such,
     whatever its name."""
     name = "<stdin>" if path == "-" else path
-    model_here = (f"'{path}' is an ONNX model; import it first: nnlayout-import {path} -o "
-                  "MODEL.mlir")
+    model_here = f"'{path}' is an ONNX model; import it first: nnlayout-import {path} -o MODEL.mlir"
     if path.lower().endswith(".onnx") and os.path.isfile(path):
         raise UserError(model_here)
     try:
@@ -875,13 +961,19 @@ def read_text(path: str) -> tuple[str, str]:
     except OSError as error:
         raise UserError(f"cannot read '{name}': {os_error_reason(error)}") from None
     if is_onnx_model(data):
-        raise UserError("stdin holds an ONNX model; save it to a file and import it: "
-                        "nnlayout-import MODEL.onnx -o MODEL.mlir" if path == "-" else model_here)
+        raise UserError(
+            "stdin holds an ONNX model; save it to a file and import it: "
+            "nnlayout-import MODEL.onnx -o MODEL.mlir"
+            if path == "-"
+            else model_here
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise UserError(f"cannot read '{name}': not UTF-8 text (byte "
-                        f"0x{data[error.start]:02x} at offset {error.start})") from None
+        raise UserError(
+            f"cannot read '{name}': not UTF-8 text (byte "
+            f"0x{data[error.start]:02x} at offset {error.start})"
+        ) from None
     return text.replace("\r\n", "\n").replace("\r", "\n"), name  # as text mode reads it
 
 
@@ -910,8 +1002,9 @@ def names_a_file(path: str | os.PathLike[str]) -> bool:
     return os.path.isfile(path) or not os.path.exists(path)
 
 
-def refuse_overwriting_inputs(outputs: Sequence[str | os.PathLike[str]],
-                              inputs: Sequence[str | os.PathLike[str] | None]) -> None:
+def refuse_overwriting_inputs(
+    outputs: Sequence[str | os.PathLike[str]], inputs: Sequence[str | os.PathLike[str] | None]
+) -> None:
     """Refuses to write any of `outputs` over one of `inputs` (the input file, its weights):
     that would destroy what the tool read. `-`, None and devices (/dev/stdout) are no files."""
     sources = {Path(p).resolve() for p in inputs if p and p != "-"}
@@ -944,8 +1037,14 @@ def run_tool(main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = 
         return _run_reporting_errors(main, args)
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str,
-                  lineno: int, file: IO[str] | None = None, line: str | None = None) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: IO[str] | None = None,
+    line: str | None = None,
+) -> None:
     """A warning as one `warning: ...` line (e.g. oneDNN missing), not Python's two lines
     with a source line of nnlayout's."""
     print(f"warning: {message}", file=sys.stderr if file is None else file)
@@ -971,13 +1070,18 @@ def _run_reporting_errors(main: Callable[[Sequence[str]], int], args: list[str])
         print("error: interrupted", file=sys.stderr)
     except Exception as error:  # noqa: BLE001 - a bug in nnlayout; still no wall of text
         if (where := _plugin_frame(error)) is not None:  # the user's pass, not nnlayout
-            print(f"{where}: error: {type(error).__name__}: {error}\n"
-                  "note: raised by code loaded with --load; rerun with --traceback to see "
-                  "the calls", file=sys.stderr)
+            print(
+                f"{where}: error: {type(error).__name__}: {error}\n"
+                "note: raised by code loaded with --load; rerun with --traceback to see "
+                "the calls",
+                file=sys.stderr,
+            )
         else:
-            print(f"internal error: {type(error).__name__}: {error}\n"
-                  "note: this is a bug in nnlayout; rerun with --traceback and report it",
-                  file=sys.stderr)
+            print(
+                f"internal error: {type(error).__name__}: {error}\n"
+                "note: this is a bug in nnlayout; rerun with --traceback and report it",
+                file=sys.stderr,
+            )
     return 1
 
 

@@ -32,19 +32,32 @@ from nnlayout.tools.driver import (
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nnlayout-import",
-                                     description="Import an ONNX model as nn dialect IR.")
+    parser = argparse.ArgumentParser(
+        prog="nnlayout-import", description="Import an ONNX model as nn dialect IR."
+    )
     parser.add_argument("input", help="the .onnx model")
-    parser.add_argument("-o", "--output", default="-",
-                        help="output .mlir file (default: stdout); large weights go to the "
-                             ".npz of the same name beside it")
-    parser.add_argument("--inline-limit", type=non_negative_int, default=DEFAULT_INLINE_LIMIT,
-                        help="constants with more elements than this go to the weights file "
-                             f"(default {DEFAULT_INLINE_LIMIT})")
-    parser.add_argument("--inline-weights", action="store_true",
-                        help="inline every constant (no weights file)")
-    parser.add_argument("--traceback", action="store_true",
-                        help="show Python tracebacks (for debugging nnlayout itself)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="output .mlir file (default: stdout); large weights go to the "
+        ".npz of the same name beside it",
+    )
+    parser.add_argument(
+        "--inline-limit",
+        type=non_negative_int,
+        default=DEFAULT_INLINE_LIMIT,
+        help="constants with more elements than this go to the weights file "
+        f"(default {DEFAULT_INLINE_LIMIT})",
+    )
+    parser.add_argument(
+        "--inline-weights", action="store_true", help="inline every constant (no weights file)"
+    )
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="show Python tracebacks (for debugging nnlayout itself)",
+    )
     return parser
 
 
@@ -54,16 +67,20 @@ def main(argv: Sequence[str]) -> int:
     imported = import_model(load_model(args.input), inline_limit=limit)
     if args.output == "-":
         if imported.weights:
-            raise UserError(f"{len(imported.weights)} constants are larger than the inline "
-                            "limit and cannot go to stdout; give -o OUT.mlir (they go to "
-                            "OUT.npz) or --inline-weights")
+            raise UserError(
+                f"{len(imported.weights)} constants are larger than the inline "
+                "limit and cannot go to stdout; give -o OUT.mlir (they go to "
+                "OUT.npz) or --inline-weights"
+            )
         print_module(imported.module, sys.stdout)
     else:
         output = Path(args.output)
         weights = output.with_suffix(".npz") if imported.weights else None
         if weights == output:
-            raise UserError(f"-o '{output}' is also the weights file (OUT.npz beside "
-                            "OUT.mlir); give -o a .mlir name")
+            raise UserError(
+                f"-o '{output}' is also the weights file (OUT.npz beside "
+                "OUT.mlir); give -o a .mlir name"
+            )
         refuse_overwriting_inputs([output, *([weights] if weights else [])], [args.input])
         write_imported(imported, output)
     return 0

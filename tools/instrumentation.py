@@ -45,9 +45,14 @@ class PassTiming:
         """MLIR's `--mlir-timing` table: seconds and share of the total per label."""
         total = sum(self.seconds.values())
         rule = "===" + "-" * 73 + "==="
-        lines = [rule, "... Execution time report ...".center(79).rstrip(), rule,
-                 f"  Total Execution Time: {total:.4f} seconds", "",
-                 "  ----Wall Time----  ----Name----"]
+        lines = [
+            rule,
+            "... Execution time report ...".center(79).rstrip(),
+            rule,
+            f"  Total Execution Time: {total:.4f} seconds",
+            "",
+            "  ----Wall Time----  ----Name----",
+        ]
         for label, seconds in [*self.seconds.items(), ("Total", total)]:
             share = 100.0 * seconds / total if total else 0.0
             lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {label}")

@@ -81,8 +81,7 @@ def _expectations(chunk: str) -> list[Expectation]:
                 step = 1 if where == "below" else -1
                 target_index = index + step
                 while 0 <= target_index < len(lines) and (
-                    not lines[target_index].strip()
-                    or lines[target_index].strip().startswith("//")
+                    not lines[target_index].strip() or lines[target_index].strip().startswith("//")
                 ):
                     target_index += step
                 target = target_index + 1
@@ -101,26 +100,47 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'a,b{opt=v}'")
     add_load_option(parser)
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    parser.add_argument("--split-input-file", action="store_true",
-                        help="treat each '// -----' chunk as a separate module")
-    parser.add_argument("--verify-diagnostics", action="store_true",
-                        help="check '// expected-error {{...}}' annotations instead of failing")
-    parser.add_argument("--print-op-generic", action="store_true",
-                        help="print operations in the generic form")
-    parser.add_argument("--disable-verify", action="store_true",
-                        help="do not verify the IR between passes")
-    parser.add_argument("--remarks", action="store_true",
-                        help="print every pass's remarks (fallbacks, layouts not propagated)")
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help="treat each '// -----' chunk as a separate module",
+    )
+    parser.add_argument(
+        "--verify-diagnostics",
+        action="store_true",
+        help="check '// expected-error {{...}}' annotations instead of failing",
+    )
+    parser.add_argument(
+        "--print-op-generic", action="store_true", help="print operations in the generic form"
+    )
+    parser.add_argument(
+        "--disable-verify", action="store_true", help="do not verify the IR between passes"
+    )
+    parser.add_argument(
+        "--remarks",
+        action="store_true",
+        help="print every pass's remarks (fallbacks, layouts not propagated)",
+    )
     add_instrumentation_options(parser)
     parser.add_argument("--list-passes", action="store_true", help="list the passes and exit")
-    parser.add_argument("--traceback", action="store_true",
-                        help="show Python tracebacks (for debugging nnlayout itself)")
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="show Python tracebacks (for debugging nnlayout itself)",
+    )
     return parser
 
 
-def _process(chunk: str, name: str, pipeline: PassPipeline | None, verify_each: bool,
-             generic: bool, output: str, weights: list[Path],
-             watch: Instrumentation) -> StringIO:
+def _process(
+    chunk: str,
+    name: str,
+    pipeline: PassPipeline | None,
+    verify_each: bool,
+    generic: bool,
+    output: str,
+    weights: list[Path],
+    watch: Instrumentation,
+) -> StringIO:
     """Compiles one chunk; appends the weights file it names to `weights` (even when it then
     fails: -o must not overwrite it either)."""
     ctx = make_context()
@@ -151,10 +171,16 @@ def _check_remarks(chunk: str, emitted: list[Remark], name: str) -> list[str]:
     nnlayout emits no warnings, so an `expected-warning` is never met."""
     problems = []
     for expectation in (e for e in _expectations(chunk) if e.kind != "error"):
-        if not any(expectation.kind == "remark" and r.line == expectation.line
-                   and expectation.text in r.render() for r in emitted):
-            problems.append(f"{name}:{expectation.line}: expected {expectation.kind} not "
-                            f"produced: {{{{{expectation.text}}}}}")
+        if not any(
+            expectation.kind == "remark"
+            and r.line == expectation.line
+            and expectation.text in r.render()
+            for r in emitted
+        ):
+            problems.append(
+                f"{name}:{expectation.line}: expected {expectation.kind} not "
+                f"produced: {{{{{expectation.text}}}}}"
+            )
     return problems
 
 
@@ -165,8 +191,14 @@ def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[s
     if error is not None:
         where = error.location  # an explicit loc(...) may name another file: never this one's
         line = None if where is None or where.file != name else where.line
-        match = next((e for e in expectations if e.text in error.message
-                      and (where is None or e.line == line)), None)
+        match = next(
+            (
+                e
+                for e in expectations
+                if e.text in error.message and (where is None or e.line == line)
+            ),
+            None,
+        )
         if match is None:
             at = name if where is None else f"{where.file}:{where.line}"
             problems.append(f"{at}: unexpected error: {error.message}")
@@ -174,15 +206,24 @@ def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[s
             match.seen = True
     for expectation in expectations:
         if not expectation.seen:
-            problems.append(f"{name}:{expectation.line}: expected error not produced: "
-                            f"{{{{{expectation.text}}}}}")
+            problems.append(
+                f"{name}:{expectation.line}: expected error not produced: "
+                f"{{{{{expectation.text}}}}}"
+            )
     return problems
 
 
 def _described(name: str, pass_class: type[ModulePass]) -> str:
     """`name{option=default ...}`, the pass as a pipeline would spell its defaults."""
-    options = [field.name + _spelled(field.default) for field in fields(pass_class)
-               if field.name != "name" and field.init] if is_dataclass(pass_class) else []
+    options = (
+        [
+            field.name + _spelled(field.default)
+            for field in fields(pass_class)
+            if field.name != "name" and field.init
+        ]
+        if is_dataclass(pass_class)
+        else []
+    )
     return name + (f"{{{' '.join(options)}}}" if options else "")
 
 
@@ -208,8 +249,9 @@ def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     load_plugins(args.load, args.traceback)
     if args.list_passes:
-        print("\n".join(_described(name, make()) for name, make in sorted(
-            get_all_passes().items())))
+        print(
+            "\n".join(_described(name, make()) for name, make in sorted(get_all_passes().items()))
+        )
         return 0
     remarks.set_printing(args.remarks)
     # Parsed once, before the input: a bad pipeline is reported first.
@@ -227,9 +269,17 @@ def main(argv: Sequence[str]) -> int:
             with remarks.collecting() if args.verify_diagnostics else nullcontext() as emitted:
                 try:
                     outputs.append(
-                        _process(chunk, name, pipeline, not args.disable_verify,
-                                 args.print_op_generic, args.output, weights,
-                                 instrumentation).getvalue())
+                        _process(
+                            chunk,
+                            name,
+                            pipeline,
+                            not args.disable_verify,
+                            args.print_op_generic,
+                            args.output,
+                            weights,
+                            instrumentation,
+                        ).getvalue()
+                    )
                 except UserError as caught:
                     error = caught
             if emitted is None:  # not checking annotations: every chunk's error is reported

@@ -59,34 +59,63 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Run a function of an nn/layout module on numpy inputs and save its results.",
     )
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
-    parser.add_argument("-p", "--passes", default="",
-                        help="pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'")
+    parser.add_argument(
+        "-p",
+        "--passes",
+        default="",
+        help="pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'",
+    )
     add_load_option(parser)
     add_instrumentation_options(parser)
     parser.add_argument("--entry", help="function to run (default: the only public one)")
     inputs = parser.add_mutually_exclusive_group()
-    inputs.add_argument("--input", dest="inputs", nargs="+", action="extend", metavar="FILE",
-                        help=".npy file of each argument, in order")
-    inputs.add_argument("--random-inputs", type=non_negative_int, metavar="SEED",
-                        help="standard-normal inputs from this seed")
+    inputs.add_argument(
+        "--input",
+        dest="inputs",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help=".npy file of each argument, in order",
+    )
+    inputs.add_argument(
+        "--random-inputs",
+        type=non_negative_int,
+        metavar="SEED",
+        help="standard-normal inputs from this seed",
+    )
     parser.add_argument("--output-dir", required=True, help="where result{i}.npy are written")
-    parser.add_argument("--backend", choices=["interpreter", "generated"],
-                        default="interpreter",
-                        help="run with the interpreter (the oracle), or translate a planned "
-                        "function to a numpy module in a temporary directory and run that")
-    parser.add_argument("--profile", type=positive_int, metavar="RUNS",
-                        help="with --backend generated: run RUNS more times, timing each op, "
-                        "and print where the time goes")
-    parser.add_argument("--print-time", action="store_true",
-                        help="print the time of parsing, the passes and running on one line "
-                        "to stderr (--time-passes: each row)")
-    parser.add_argument("--traceback", action="store_true",
-                        help="show Python tracebacks (for debugging nnlayout itself)")
+    parser.add_argument(
+        "--backend",
+        choices=["interpreter", "generated"],
+        default="interpreter",
+        help="run with the interpreter (the oracle), or translate a planned "
+        "function to a numpy module in a temporary directory and run that",
+    )
+    parser.add_argument(
+        "--profile",
+        type=positive_int,
+        metavar="RUNS",
+        help="with --backend generated: run RUNS more times, timing each op, "
+        "and print where the time goes",
+    )
+    parser.add_argument(
+        "--print-time",
+        action="store_true",
+        help="print the time of parsing, the passes and running on one line "
+        "to stderr (--time-passes: each row)",
+    )
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="show Python tracebacks (for debugging nnlayout itself)",
+    )
     return parser
 
 
-_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0,
-                   (2, 0): np.lib.format.read_array_header_2_0}
+_HEADER_READERS = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
 
 
 def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
@@ -101,19 +130,22 @@ def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
             version = np.lib.format.read_magic(handle)
             read_header = _HEADER_READERS.get(version)
             if read_header is None:
-                raise UserError(f"{spec.label}: '{path}' is a .npy file of format version "
-                                f"{version[0]}.{version[1]}; float arrays are 1.0 or 2.0")
+                raise UserError(
+                    f"{spec.label}: '{path}' is a .npy file of format version "
+                    f"{version[0]}.{version[1]}; float arrays are 1.0 or 2.0"
+                )
             shape, _, dtype = read_header(handle)
             if dtype.hasobject:
-                raise UserError(f"{spec.label}: '{path}' is not a valid .npy file: it holds "
-                                "Python objects, which are never unpickled")
+                raise UserError(
+                    f"{spec.label}: '{path}' is not a valid .npy file: it holds "
+                    "Python objects, which are never unpickled"
+                )
             native = dtype if dtype.isnative else dtype.newbyteorder("=")
             spec.check_header(shape, native)
             handle.seek(0)
             return np.load(handle, allow_pickle=False).astype(native, copy=False)
     except OSError as error:
-        raise UserError(f"{spec.label}: cannot read '{path}': {os_error_reason(error)}"
-                        ) from None
+        raise UserError(f"{spec.label}: cannot read '{path}': {os_error_reason(error)}") from None
     except (ValueError, EOFError) as error:
         raise UserError(f"{spec.label}: '{path}' is not a valid .npy file: {error}") from None
 
@@ -128,8 +160,10 @@ def summary(index: int, array: np.ndarray) -> str:
     checksum = zlib.crc32(np.ascontiguousarray(array).tobytes())
     with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is nan, as it should be
         total = float(array.sum(dtype=np.float64))
-    return (f"result{index}: {list(array.shape)} {array.dtype.name} sum={total:.9g} "
-            f"crc32={checksum:08x}")
+    return (
+        f"result{index}: {list(array.shape)} {array.dtype.name} sum={total:.9g} "
+        f"crc32={checksum:08x}"
+    )
 
 
 def write_results(output_dir: Path, results: Sequence[np.ndarray]) -> None:
@@ -138,8 +172,9 @@ def write_results(output_dir: Path, results: Sequence[np.ndarray]) -> None:
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise UserError(f"cannot create --output-dir '{output_dir}': "
-                        f"{os_error_reason(error)}") from None
+        raise UserError(
+            f"cannot create --output-dir '{output_dir}': {os_error_reason(error)}"
+        ) from None
     for index, result in enumerate(results):
         path = output_dir / f"result{index}.npy"
         try:
@@ -154,8 +189,11 @@ def _phases(timing: PassTiming) -> str:
     loading a generated module; the profile's runs apart)."""
     rows = timing.seconds
     parse = rows.get("parse and verify", 0.0)
-    run = sum(seconds for label, seconds in rows.items()
-              if label == "translate and load" or label.startswith("run ("))
+    run = sum(
+        seconds
+        for label, seconds in rows.items()
+        if label == "translate and load" or label.startswith("run (")
+    )
     passes = sum(rows.values()) - parse - run - rows.get("profile", 0.0)
     return f"time: parse {parse:.3f} s, passes {passes:.3f} s, run {run:.3f} s"
 
@@ -165,8 +203,10 @@ def main(argv: Sequence[str]) -> int:
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         raise UserError(f"--output-dir '{args.output_dir}' exists and is not a directory")
     if args.profile and args.backend != "generated":
-        raise UserError("--profile times the generated module's ops: add --backend generated "
-                        "(the interpreter is the oracle, not what ships)")
+        raise UserError(
+            "--profile times the generated module's ops: add --backend generated "
+            "(the interpreter is the oracle, not what ships)"
+        )
     load_plugins(args.load, args.traceback)
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None
     instrumentation = instrumentation_from(args)
@@ -184,8 +224,10 @@ def main(argv: Sequence[str]) -> int:
     if args.random_inputs is not None:
         inputs = random_inputs(specs, args.random_inputs)
     elif args.inputs is None and specs:
-        raise UserError(f"@{function.sym_name.data} takes {len(specs)} input(s): pass them "
-                        "with --input FILE.npy ... or use --random-inputs SEED")
+        raise UserError(
+            f"@{function.sym_name.data} takes {len(specs)} input(s): pass them "
+            "with --input FILE.npy ... or use --random-inputs SEED"
+        )
     else:
         paths = args.inputs or []
         check_input_count(function, len(paths))
@@ -197,8 +239,11 @@ def main(argv: Sequence[str]) -> int:
 
             with ExitStack() as scope:
                 with instrumentation.measure("translate and load"):
-                    generated = scope.enter_context(generated_module(
-                        module, source_path=args.input, entry=function.sym_name.data))
+                    generated = scope.enter_context(
+                        generated_module(
+                            module, source_path=args.input, entry=function.sym_name.data
+                        )
+                    )
                 with instrumentation.measure("run (generated)"):
                     results = generated.run(*inputs)
                 if args.profile:
@@ -209,7 +254,8 @@ def main(argv: Sequence[str]) -> int:
         else:
             with instrumentation.measure("run (interpreter)"):
                 results = Interpreter(module, source_path=args.input).run(
-                    inputs, function.sym_name.data)
+                    inputs, function.sym_name.data
+                )
     except DiagnosticError as error:
         raise error_at(error.op, error.message, text) from None
 

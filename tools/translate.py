@@ -36,19 +36,30 @@ from nnlayout.transforms import get_all_passes
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nnlayout-translate",
-        description="Write a planned function of an nn/layout module as a Python module.")
+        description="Write a planned function of an nn/layout module as a Python module.",
+    )
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
-    parser.add_argument("-p", "--passes", default="",
-                        help="pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'")
+    parser.add_argument(
+        "-p",
+        "--passes",
+        default="",
+        help="pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'",
+    )
     add_load_option(parser)
     add_instrumentation_options(parser)
     parser.add_argument("--entry", help="function to translate (default: the only public one)")
-    parser.add_argument("--to", choices=["numpy"], default="numpy",
-                        help="what to generate (numpy: a Python module calling nnlayout's "
-                        "kernels)")
+    parser.add_argument(
+        "--to",
+        choices=["numpy"],
+        default="numpy",
+        help="what to generate (numpy: a Python module calling nnlayout's kernels)",
+    )
     parser.add_argument("-o", "--output", required=True, help="the .py file to write")
-    parser.add_argument("--traceback", action="store_true",
-                        help="show Python tracebacks (for debugging nnlayout itself)")
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="show Python tracebacks (for debugging nnlayout itself)",
+    )
     return parser
 
 
@@ -58,8 +69,10 @@ def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     load_plugins(args.load, args.traceback)
     if not args.output.endswith(".py"):
-        raise UserError(f"-o names the Python module to write, NAME.py (NAME.planned.mlir and "
-                        f"NAME.weights.npz go beside it), not '{args.output}'")
+        raise UserError(
+            f"-o names the Python module to write, NAME.py (NAME.planned.mlir and "
+            f"NAME.weights.npz go beside it), not '{args.output}'"
+        )
     folder = Path(args.output).parent
     if not folder.is_dir():  # said before as "cannot write NAME.planned.mlir", the first file
         problem = "is not a directory" if folder.exists() else "does not exist"

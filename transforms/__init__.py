@@ -19,22 +19,27 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
     `-p` by its name; usable as a class decorator in a file given to `--load`."""
     if not (isinstance(pass_class, type) and issubclass(pass_class, ModulePass)):
         # Else registered, and -p failed with an internal error (no from_pass_spec).
-        raise TypeError(f"{getattr(pass_class, '__name__', pass_class)} is not an "
-                        "xdsl.passes.ModulePass subclass")
+        raise TypeError(
+            f"{getattr(pass_class, '__name__', pass_class)} is not an "
+            "xdsl.passes.ModulePass subclass"
+        )
     if hidden := _options_not_fields(pass_class):
         # xDSL reads a pass's options from its dataclass fields: `-p p{k=2}` said "its
         # options: none" of a pass whose __init__ takes k.
-        raise TypeError(f"{pass_class.__name__} takes {', '.join(hidden)} in its __init__, "
-                        "not as dataclass fields: make it a @dataclass(frozen=True) with its "
-                        "options as fields")
+        raise TypeError(
+            f"{pass_class.__name__} takes {', '.join(hidden)} in its __init__, "
+            "not as dataclass fields: make it a @dataclass(frozen=True) with its "
+            "options as fields"
+        )
     name = getattr(pass_class, "name", None)
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{pass_class.__name__} has no pass name (a `name = \"...\"` field)")
+        raise ValueError(f'{pass_class.__name__} has no pass name (a `name = "..."` field)')
     if not _PASS_NAME.fullmatch(name) or _NUMBER.fullmatch(name):
         # What xDSL's pipeline lexer reads as one word: 'my pass' or 'x.v2' registered, and
         # no -p could name them.
-        raise ValueError(f"pass name '{name}' cannot be written in a pipeline: use letters, "
-                         "digits, '-' and '_'")
+        raise ValueError(
+            f"pass name '{name}' cannot be written in a pipeline: use letters, digits, '-' and '_'"
+        )
     if name in get_all_passes() and _REGISTERED.get(name) is not pass_class:
         raise ValueError(f"a pass named '{name}' is already registered")
     _REGISTERED[name] = pass_class
@@ -46,8 +51,11 @@ def _options_not_fields(pass_class: type[ModulePass]) -> list[str]:
     dataclass fields, which xDSL would not offer as options."""
     fields = {f.name for f in dataclasses.fields(pass_class)}
     parameters = list(inspect.signature(pass_class.__init__).parameters.values())[1:]
-    return [p.name for p in parameters if p.name not in fields
-            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [
+        p.name
+        for p in parameters
+        if p.name not in fields and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -74,12 +74,14 @@ def is_constant(value: SSAValue) -> bool:
 def _splat(like: SSAValue, length: int, value: float) -> nn.ConstantOp:
     """A constant vector of `length` copies of `value`, of `like`'s element type."""
     vector_type = nn.with_shape(like, (length,))
-    return nn.ConstantOp(vector_type,
-                         value=DenseIntOrFPElementsAttr.from_list(vector_type, [value]))
+    return nn.ConstantOp(
+        vector_type, value=DenseIntOrFPElementsAttr.from_list(vector_type, [value])
+    )
 
 
-def fold_parameters(norm: nn.BatchNormOp, weight: SSAValue | None, conv_bias: SSAValue | None
-                    ) -> tuple[list[Operation], SSAValue, SSAValue]:
+def fold_parameters(
+    norm: nn.BatchNormOp, weight: SSAValue | None, conv_bias: SSAValue | None
+) -> tuple[list[Operation], SSAValue, SSAValue]:
     """The ops (located at `norm`) computing the weight and bias of a convolution with `norm`
     applied to its result: W * s[o] and (b - mean) * s + bias, s = scale / sqrt(var + eps).
     `weight` None stands for a depthwise 1x1 convolution that copies its input (the weight
@@ -113,8 +115,12 @@ class FoldBatchNormIntoConv(RewritePattern):
     print_remarks: bool
 
     def _refuse(self, op: nn.BatchNormOp, reason: str) -> None:
-        remarks.emit(op, FoldBatchNormPass.name, f"not folded into the convolution: {reason}",
-                     self.print_remarks)
+        remarks.emit(
+            op,
+            FoldBatchNormPass.name,
+            f"not folded into the convolution: {reason}",
+            self.print_remarks,
+        )
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nn.BatchNormOp, rewriter: PatternRewriter) -> None:
@@ -122,21 +128,35 @@ class FoldBatchNormIntoConv(RewritePattern):
         if not isinstance(conv, nn.Conv2dOp):
             return
         if KERNEL_ATTR in op.attributes or KERNEL_ATTR in conv.attributes:
-            return self._refuse(op, "a kernel was chosen already (fold-batch-norm runs "
-                                "before select-dispatch)")
+            return self._refuse(
+                op, "a kernel was chosen already (fold-batch-norm runs before select-dispatch)"
+            )
         if not conv.output.has_one_use():
             return self._refuse(op, "the convolution's result has other uses")
-        parameters = (conv.weight, *((conv.bias,) if conv.bias is not None else ()),
-                      op.scale, op.bias, op.mean, op.var)
+        parameters = (
+            conv.weight,
+            *((conv.bias,) if conv.bias is not None else ()),
+            op.scale,
+            op.bias,
+            op.mean,
+            op.var,
+        )
         if not all(is_constant(v) for v in parameters):
-            return self._refuse(op, "the convolution's weights or the batch norm's "
-                                "parameters are not constants")
+            return self._refuse(
+                op, "the convolution's weights or the batch norm's parameters are not constants"
+            )
         folded, weight, bias = fold_parameters(op, conv.weight, conv.bias)
         weight.name_hint = conv.weight.name_hint
         bias.name_hint = (op.bias if conv.bias is None else conv.bias).name_hint
-        new_conv = nn.Conv2dOp(conv.input, weight, bias,
-                               strides=nn.ints(conv.strides), pads=nn.ints(conv.pads),
-                               dilations=nn.ints(conv.dilations), groups=conv.groups.value.data)
+        new_conv = nn.Conv2dOp(
+            conv.input,
+            weight,
+            bias,
+            strides=nn.ints(conv.strides),
+            pads=nn.ints(conv.pads),
+            dilations=nn.ints(conv.dilations),
+            groups=conv.groups.value.data,
+        )
         new_conv.attributes.update(conv.attributes)
         new_conv.location = conv.location
         new_conv.output.name_hint = conv.output.name_hint
@@ -154,5 +174,6 @@ class FoldBatchNormPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        PatternRewriteWalker(FoldBatchNormIntoConv(self.remarks),
-                             apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            FoldBatchNormIntoConv(self.remarks), apply_recursively=False
+        ).rewrite_module(op)

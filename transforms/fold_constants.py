@@ -67,5 +67,6 @@ class FoldConstantsPass(ModulePass):
         require_tensor_level(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [FoldReorderOfConstant(), EraseDeadReorder()], dce_enabled=False),
+                [FoldReorderOfConstant(), EraseDeadReorder()], dce_enabled=False
+            ),
         ).rewrite_module(op)

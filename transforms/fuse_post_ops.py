@@ -90,9 +90,9 @@ class _Fuser:
     nnan: bool
     print_remarks: bool
 
-    def fused_op(self, conv: Conv2dOp | FusedConv2dOp, addend: SSAValue | None,
-                 activation: UnaryOp | None
-                 ) -> tuple[FusedConv2dOp, ConstantOp | None] | list[str]:
+    def fused_op(
+        self, conv: Conv2dOp | FusedConv2dOp, addend: SSAValue | None, activation: UnaryOp | None
+    ) -> tuple[FusedConv2dOp, ConstantOp | None] | list[str]:
         """`conv` with `addend` and `activation` applied as post-ops, a detached
         `nn.fused_conv2d` given the kernel of `conv`'s kernel family that accepts it (and
         the zero bias it reads, where `conv` has none); else why not: each kernel's reason
@@ -103,8 +103,13 @@ class _Fuser:
         chosen_kernel = registry().lookup(chosen.kernel_name.data)
         if not chosen_kernel.post_ops:
             return []
-        zero_bias = None if conv.bias is not None else _zeros(
-            TensorType(tensor_type(conv.output).element_type, shape_of(conv.weight)[:1]))
+        zero_bias = (
+            None
+            if conv.bias is not None
+            else _zeros(
+                TensorType(tensor_type(conv.output).element_type, shape_of(conv.weight)[:1])
+            )
+        )
         bias = conv.bias if zero_bias is None else zero_bias.output
         if isinstance(conv, FusedConv2dOp):
             addend = conv.addend if addend is None else addend
@@ -125,18 +130,26 @@ class _Fuser:
             zero_bias.erase()
         return reasons
 
-    def fuse(self, conv: Conv2dOp | FusedConv2dOp, replaced: Operation,
-             addend: SSAValue | None, activation: UnaryOp | None,
-             rewriter: PatternRewriter) -> None:
+    def fuse(
+        self,
+        conv: Conv2dOp | FusedConv2dOp,
+        replaced: Operation,
+        addend: SSAValue | None,
+        activation: UnaryOp | None,
+        rewriter: PatternRewriter,
+    ) -> None:
         """Replaces `replaced` (the add or activation consuming `conv`) by the fused op when
         a kernel of the family `conv`'s kernel belongs to accepts it; else a remark says
         why."""
         found = self.fused_op(conv, addend, activation)
         if isinstance(found, list):
             if found and (chosen := kernel_of(conv)) is not None:
-                remarks.emit(replaced, FusePostOpsPass.name,
-                             f"not fused into {conv.name} ({chosen.kernel_name.data}): "
-                             f"{found[0]}", self.print_remarks)
+                remarks.emit(
+                    replaced,
+                    FusePostOpsPass.name,
+                    f"not fused into {conv.name} ({chosen.kernel_name.data}): {found[0]}",
+                    self.print_remarks,
+                )
             return
         fused, zero_bias = found
         fused.output.name_hint = replaced.results[0].name_hint or conv.output.name_hint
@@ -172,9 +185,15 @@ class FuseAddIntoConvolution(RewritePattern):
     def match_and_rewrite(self, op: AddOp, rewriter: PatternRewriter) -> None:
         for value, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             conv = _fusable(value)
-            if conv is None or other.type != value.type or other is value or (
-                    isinstance(conv, FusedConv2dOp) and (
-                    conv.addend is not None or conv.activation is not None)):
+            if (
+                conv is None
+                or other.type != value.type
+                or other is value
+                or (
+                    isinstance(conv, FusedConv2dOp)
+                    and (conv.addend is not None or conv.activation is not None)
+                )
+            ):
                 continue
             self.fuser.fuse(conv, op, other, None, rewriter)
             return
@@ -210,18 +229,32 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: UnaryOp, rewriter: PatternRewriter) -> None:
         norm = op.input.owner
-        if type(op) not in ACTIVATIONS.values() or not isinstance(norm, BatchNormOp) or (
-                not norm.output.has_one_use()) or len(shape_of(norm.input)) != 4:
+        if (
+            type(op) not in ACTIVATIONS.values()
+            or not isinstance(norm, BatchNormOp)
+            or (not norm.output.has_one_use())
+            or len(shape_of(norm.input)) != 4
+        ):
             return
         chosen = kernel_of(norm)
-        if chosen is None or chosen.kernel_name.data not in registry().kernels or not all(
-                is_constant(v) for v in norm.operands[1:]):
+        if (
+            chosen is None
+            or chosen.kernel_name.data not in registry().kernels
+            or not all(is_constant(v) for v in norm.operands[1:])
+        ):
             return
         family = registry().lookup(chosen.kernel_name.data).family
         folded, weight, bias = fold_parameters(norm, None, None)
         # A depthwise 1x1 convolution, never inserted: what the fused op is made from.
-        conv = Conv2dOp(norm.input, weight, bias, strides=(1, 1), pads=(0, 0, 0, 0),
-                        dilations=(1, 1), groups=shape_of(norm.input)[1])
+        conv = Conv2dOp(
+            norm.input,
+            weight,
+            bias,
+            strides=(1, 1),
+            pads=(0, 0, 0, 0),
+            dilations=(1, 1),
+            groups=shape_of(norm.input)[1],
+        )
         conv.location = norm.location
         selection = select(conv, self.fuser.target, self.fuser.padding)
         found: tuple[FusedConv2dOp, ConstantOp | None] | list[str] = []
@@ -233,9 +266,12 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
             for new_op in reversed(folded):
                 new_op.erase()
             if found:
-                remarks.emit(op, FusePostOpsPass.name,
-                             f"{norm.name} and {op.name} not run as one convolution: "
-                             f"{found[0]}", self.fuser.print_remarks)
+                remarks.emit(
+                    op,
+                    FusePostOpsPass.name,
+                    f"{norm.name} and {op.name} not run as one convolution: {found[0]}",
+                    self.fuser.print_remarks,
+                )
             return
         fused = found[0]
         fused.output.name_hint = op.output.name_hint or norm.output.name_hint
@@ -256,12 +292,17 @@ class FusePostOpsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        fuser = _Fuser(pass_target(self.target), padding_enabled(self.padding), self.nnan,
-                       self.remarks)
+        fuser = _Fuser(
+            pass_target(self.target), padding_enabled(self.padding), self.nnan, self.remarks
+        )
         # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([FuseAddIntoConvolution(fuser),
-                                         FuseActivationIntoConvolution(fuser),
-                                         BatchNormAndActivationAsConvolution(fuser)]),
+            GreedyRewritePatternApplier(
+                [
+                    FuseAddIntoConvolution(fuser),
+                    FuseActivationIntoConvolution(fuser),
+                    BatchNormAndActivationAsConvolution(fuser),
+                ]
+            ),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -65,8 +65,11 @@ class InsertOperandReorders(RewritePattern):
         if kernel is None:
             return
         if len(kernel.operands) != len(op.operands):
-            raise DiagnosticError(op, f"{kernel} lists {len(kernel.operands)} operand layouts "
-                                      f"but the op has {len(op.operands)} operands")
+            raise DiagnosticError(
+                op,
+                f"{kernel} lists {len(kernel.operands)} operand layouts "
+                f"but the op has {len(op.operands)} operands",
+            )
         wanted_layouts = _resolved(op, kernel, kernel.operands)
         for index, (operand, wanted) in enumerate(zip(op.operands, wanted_layouts, strict=True)):
             if encoding_name(operand.type) == wanted:
@@ -130,13 +133,21 @@ def _remark_undispatched(module: ModuleOp) -> None:
     it has run, the whole pass does nothing; say that once. (Constants and constant
     expressions never get a kernel: they are evaluated at load.)"""
     known: dict[Operation, bool] = {}
-    ops = [op for op in module.walk()
-           if isinstance(op, NNOp) and not is_constant_expression(op, known)]
+    ops = [
+        op for op in module.walk() if isinstance(op, NNOp) and not is_constant_expression(op, known)
+    ]
     undispatched = [op for op in ops if kernel_of(op) is None]
     if ops and len(undispatched) == len(ops):  # nothing dispatched: layouts left, on purpose
-        remarks.emit(ops[0], InsertLayoutsPass.name, "no op has a kernel (select-dispatch "
-                     "has not run): every layout is left as it is")
+        remarks.emit(
+            ops[0],
+            InsertLayoutsPass.name,
+            "no op has a kernel (select-dispatch has not run): every layout is left as it is",
+        )
         return
     for op in undispatched:
-        remarks.emit(op, InsertLayoutsPass.name, "has no kernel (made after "
-                     "select-dispatch?): it keeps its layouts and runs its reference kernel")
+        remarks.emit(
+            op,
+            InsertLayoutsPass.name,
+            "has no kernel (made after "
+            "select-dispatch?): it keeps its layouts and runs its reference kernel",
+        )

@@ -97,8 +97,9 @@ def _align(value: int, alignment: int) -> int:
 
 def peak(intervals: Sequence[Interval]) -> tuple[int, int]:
     """The most bytes live at one step, and the first step where that many are live."""
-    events = sorted([(i.start, i.size) for i in intervals]
-                    + [(i.end + 1, -i.size) for i in intervals])
+    events = sorted(
+        [(i.start, i.size) for i in intervals] + [(i.end + 1, -i.size) for i in intervals]
+    )
     live = best = 0
     where = min((i.start for i in intervals), default=0)
     for step, delta in events:  # at equal steps, frees (negative) sort before allocations
@@ -120,21 +121,29 @@ def _by_size_last_use(intervals: Sequence[Interval]) -> list[int]:
 
 
 def _by_area(intervals: Sequence[Interval]) -> list[int]:
-    return sorted(range(len(intervals)), key=lambda i: (
-        -intervals[i].size * (intervals[i].end - intervals[i].start + 1), -intervals[i].size))
+    return sorted(
+        range(len(intervals)),
+        key=lambda i: (
+            -intervals[i].size * (intervals[i].end - intervals[i].start + 1),
+            -intervals[i].size,
+        ),
+    )
 
 
 def _by_duration(intervals: Sequence[Interval]) -> list[int]:
-    return sorted(range(len(intervals)), key=lambda i: (
-        intervals[i].start - intervals[i].end, -intervals[i].size))
+    return sorted(
+        range(len(intervals)),
+        key=lambda i: (intervals[i].start - intervals[i].end, -intervals[i].size),
+    )
 
 
 def _by_breadth(intervals: Sequence[Interval]) -> list[int]:
     """Steps in decreasing order of the bytes live there; at each, its buffers by size."""
     order = _by_size(intervals)
     steps = sorted({i.start for i in intervals})
-    profiles = [[i for i in order if intervals[i].start <= step <= intervals[i].end]
-                for step in steps]
+    profiles = [
+        [i for i in order if intervals[i].start <= step <= intervals[i].end] for step in steps
+    ]
     profiles.sort(key=lambda p: -sum(intervals[i].size for i in p))
     seen: set[int] = set()
     result = []
@@ -155,8 +164,9 @@ HEURISTICS: dict[str, Callable[[Sequence[Interval]], list[int]]] = {
 }
 
 
-def _best_fit(intervals: Sequence[Interval], order: Sequence[int],
-              alignment: int) -> tuple[list[int], int]:
+def _best_fit(
+    intervals: Sequence[Interval], order: Sequence[int], alignment: int
+) -> tuple[list[int], int]:
     """Places the intervals in `order`, each in the smallest gap (between buffers already
     placed and live at the same time) that holds it, else above them all."""
     offsets = [0] * len(intervals)
@@ -189,8 +199,9 @@ SEARCH_CHECKS = 4_000_000
 SEARCH_NAME = "local-search"
 
 
-def _searched(intervals: Sequence[Interval], order: list[int], offsets: list[int], arena: int,
-              alignment: int) -> tuple[list[int], int]:
+def _searched(
+    intervals: Sequence[Interval], order: list[int], offsets: list[int], arena: int, alignment: int
+) -> tuple[list[int], int]:
     """`offsets` and `arena`, the plan of `order`, improved by moving one interval at a time
     to another place in it (at random, from a fixed seed), each move kept when the arena
     does not grow, until no plan can be smaller (the peak of the aligned sizes) or the moves
@@ -296,14 +307,16 @@ def _buffer(alloc: memref.AllocOp, block: Block, steps: dict[Operation, int]) ->
                 continue
             touched.append(steps[user])
             if (isinstance(user, ComputeOp) and use.index >= len(user.ins)) or (
-                    isinstance(user, memref.CopyOp) and use.index == 1):
+                isinstance(user, memref.CopyOp) and use.index == 1
+            ):
                 writers.append(user)
     start = min(touched, default=steps[alloc])
     return Buffer(alloc, size, start, max(touched, default=start), views, writers, escapes)
 
 
-def _find_in_place(block: Block, buffers: dict[SSAValue, Buffer],
-                   steps: dict[Operation, int]) -> None:
+def _find_in_place(
+    block: Block, buffers: dict[SSAValue, Buffer], steps: dict[Operation, int]
+) -> None:
     """Joins an `nn.compute`'s output to the input its kernel may overwrite (see module doc);
     not when the op also reads another view of that input's buffer."""
     owner = {view: b for b in buffers.values() for view in b.views}
@@ -315,10 +328,17 @@ def _find_in_place(block: Block, buffers: dict[SSAValue, Buffer],
         if index is None or index >= len(op.ins):
             continue
         source, target = buffers.get(op.ins[index]), buffers.get(op.outs[0])
-        if (source is None or target is None or source is target or source.escapes
-                or target.escapes or source.size != target.size
-                or source.end != steps[op] or target.start != steps[op]
-                or any(owner.get(v) is source for i, v in enumerate(op.ins) if i != index)):
+        if (
+            source is None
+            or target is None
+            or source is target
+            or source.escapes
+            or target.escapes
+            or source.size != target.size
+            or source.end != steps[op]
+            or target.start != steps[op]
+            or any(owner.get(v) is source for i, v in enumerate(op.ins) if i != index)
+        ):
             continue
         target.overwrites = source
 
@@ -388,15 +408,24 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     not changed."""
     if len(function.body.blocks) != 1:
         raise DiagnosticError(function, "only single-block functions can be planned")
-    if any(isinstance(t, TensorType) for t in (*function.function_type.inputs,
-                                               *function.function_type.outputs)):
-        raise DiagnosticError(function, "only bufferized functions (memref arguments and "
-                              "results) can be planned: run bufferize first")
+    if any(
+        isinstance(t, TensorType)
+        for t in (*function.function_type.inputs, *function.function_type.outputs)
+    ):
+        raise DiagnosticError(
+            function,
+            "only bufferized functions (memref arguments and "
+            "results) can be planned: run bufferize first",
+        )
     block = function.body.block
     steps = _steps(block)
-    buffers = {op.memref: _buffer(op, block, steps) for op in block.ops
-               if isinstance(op, memref.AllocOp) and isinstance(op.memref.type, MemRefType)
-               and all(d >= 0 for d in op.memref.type.get_shape())}
+    buffers = {
+        op.memref: _buffer(op, block, steps)
+        for op in block.ops
+        if isinstance(op, memref.AllocOp)
+        and isinstance(op.memref.type, MemRefType)
+        and all(d >= 0 for d in op.memref.type.get_shape())
+    }
     _find_in_place(block, buffers, steps)
     planned = [b for b in buffers.values() if not b.escapes]
     groups = [b for b in planned if b.overwrites is None]
@@ -404,23 +433,42 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     members: list[list[Buffer]] = [[] for _ in groups]
     for b in planned:
         members[group_index[b.root()]].append(b)
-    intervals = [Interval(min(m.start for m in ms), max(m.end for m in ms), g.size)
-                 for g, ms in zip(groups, members, strict=True)]
+    intervals = [
+        Interval(min(m.start for m in ms), max(m.end for m in ms), g.size)
+        for g, ms in zip(groups, members, strict=True)
+    ]
     placement = plan_offsets(intervals, BUFFER_ALIGNMENT)
     bound, peak_step = peak(intervals)
-    written = {out: result.type for op in block.ops if isinstance(op, ComputeOp)
-               for out, result in zip(op.outs, op.inner.results, strict=True)
-               if isinstance(result.type, TensorType)}
+    written = {
+        out: result.type
+        for op in block.ops
+        if isinstance(op, ComputeOp)
+        for out, result in zip(op.outs, op.inner.results, strict=True)
+        if isinstance(result.type, TensorType)
+    }
     padding = [_padding(b, written) for b in planned]
     report = tuple(
-        PlannedBuffer(b.name, Interval(b.start, b.end, b.size),
-                      placement.offsets[group_index[b.root()]], b.root().name,
-                      None if b.overwrites is None else b.overwrites.name, sum(p))
-        for b, p in zip(planned, padding, strict=True))
-    plan = FunctionPlan(function.sym_name.data, report, placement, bound, peak_step,
-                        sum(b.size for b in planned), sum(c + h for c, h in padding),
-                        sum(h for _, h in padding),
-                        max(steps.values(), default=0) + 1)
+        PlannedBuffer(
+            b.name,
+            Interval(b.start, b.end, b.size),
+            placement.offsets[group_index[b.root()]],
+            b.root().name,
+            None if b.overwrites is None else b.overwrites.name,
+            sum(p),
+        )
+        for b, p in zip(planned, padding, strict=True)
+    )
+    plan = FunctionPlan(
+        function.sym_name.data,
+        report,
+        placement,
+        bound,
+        peak_step,
+        sum(b.size for b in planned),
+        sum(c + h for c, h in padding),
+        sum(h for _, h in padding),
+        max(steps.values(), default=0) + 1,
+    )
     return plan, planned
 
 
@@ -439,10 +487,13 @@ def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer
             view.result.name_hint = buffer.alloc.memref.name_hint
             Rewriter.replace_op(buffer.alloc, [offset, view], [view.result])
             offset.result.name_hint = "offset"
-    for name, value in ((ARENA_BYTES, plan.arena_bytes),
-                        (LOWER_BOUND_BYTES, plan.lower_bound_bytes),
-                        (UNPLANNED_BYTES, plan.unplanned_bytes),
-                        (PADDING_BYTES, plan.padding_bytes), (HALO_BYTES, plan.halo_bytes)):
+    for name, value in (
+        (ARENA_BYTES, plan.arena_bytes),
+        (LOWER_BOUND_BYTES, plan.lower_bound_bytes),
+        (UNPLANNED_BYTES, plan.unplanned_bytes),
+        (PADDING_BYTES, plan.padding_bytes),
+        (HALO_BYTES, plan.halo_bytes),
+    ):
         function.attributes[name] = IntegerAttr(value, i64)
 
 
@@ -459,8 +510,11 @@ class PlanMemoryPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plans = []
         for function in op.ops:
-            if (not isinstance(function, func.FuncOp) or function.is_declaration
-                    or ARENA_BYTES in function.attributes):
+            if (
+                not isinstance(function, func.FuncOp)
+                or function.is_declaration
+                or ARENA_BYTES in function.attributes
+            ):
                 continue  # nothing to plan, or planned already
             plan, planned = plan_function(function)
             _rewrite(function, plan, planned)

@@ -71,10 +71,13 @@ class MergeSiblingReorders(RewritePattern):
     def match_and_rewrite(self, op: ReorderOp, rewriter: PatternRewriter) -> None:
         for use in op.input.uses:
             sibling = use.operation
-            if (isinstance(sibling, ReorderOp) and sibling is not op
-                    and sibling.output.type == op.output.type
-                    and sibling.parent_block() is op.parent_block()
-                    and sibling.is_before_in_block(op)):
+            if (
+                isinstance(sibling, ReorderOp)
+                and sibling is not op
+                and sibling.output.type == op.output.type
+                and sibling.parent_block() is op.parent_block()
+                and sibling.is_before_in_block(op)
+            ):
                 rewriter.replace_all_uses_with(op.output, sibling.output)
                 rewriter.erase(op)
                 return
@@ -105,19 +108,24 @@ class SinkReorderThroughAnyLayoutOp(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: NNOp, rewriter: PatternRewriter) -> None:
         kernel_attr = kernel_of(op)
-        if kernel_attr is None or not kernel_attr.operands or (
-                kernel_attr.operands[0] != ANY_LAYOUT):
+        if (
+            kernel_attr is None
+            or not kernel_attr.operands
+            or (kernel_attr.operands[0] != ANY_LAYOUT)
+        ):
             return
         # The "any layout" operands and results move together; the others (e.g. a batch
         # norm's parameter vectors) keep the layout the kernel declared for them.
         positions = [i for i, want in enumerate(kernel_attr.operands) if want == ANY_LAYOUT]
         operands = [op.operands[i] for i in positions]
-        results = [v for v, want in zip(op.results, kernel_attr.results, strict=True)
-                   if want == ANY_LAYOUT]
+        results = [
+            v for v, want in zip(op.results, kernel_attr.results, strict=True) if want == ANY_LAYOUT
+        ]
         if any(encoding_name(v.type) != PLAIN_LAYOUT for v in (*operands, *results)):
             return
         candidates = [
-            layout for operand in operands
+            layout
+            for operand in operands
             if isinstance(operand.owner, ReorderOp)
             and (layout := _blocked_source(operand.owner)) is not None
         ]
@@ -125,14 +133,20 @@ class SinkReorderThroughAnyLayoutOp(RewritePattern):
             return
         layout = candidates[0]
         kernel = registry().lookup(kernel_attr.kernel_name.data)
-        reason = (None if kernel.accepts_layout is None
-                  else kernel.accepts_layout(op, LayoutSpec.parse(layout)))
+        reason = (
+            None
+            if kernel.accepts_layout is None
+            else kernel.accepts_layout(op, LayoutSpec.parse(layout))
+        )
         if reason is not None:
             if (id(op), layout) not in self.reported:
                 self.reported.add((id(op), layout))
-                remarks.emit(op, PropagateLayoutsPass.name,
-                             f"layout {layout} not propagated: {kernel.name}: {reason}",
-                             self.print_remarks)
+                remarks.emit(
+                    op,
+                    PropagateLayoutsPass.name,
+                    f"layout {layout} not propagated: {kernel.name}: {reason}",
+                    self.print_remarks,
+                )
             return
         for position, operand in zip(positions, operands, strict=True):
             owner = operand.owner
@@ -157,11 +171,14 @@ def report_kept_reorders(module: ModuleOp, print_remarks: bool) -> None:
             if kernel_attr is None or kernel_attr.operands[use.index] == ANY_LAYOUT:
                 continue  # not propagated into it: SinkReorderThroughAnyLayoutOp said why
             wanted = kernel_attr.operands[use.index] or "plain"
-            remarks.emit(use.operation, PropagateLayoutsPass.name,
-                         f"operand {use.index} reordered from "
-                         f"{encoding_name(op.input.type) or 'plain'} to {wanted}: "
-                         f"{kernel_attr.kernel_name.data} needs {wanted}",
-                         print_remarks)
+            remarks.emit(
+                use.operation,
+                PropagateLayoutsPass.name,
+                f"operand {use.index} reordered from "
+                f"{encoding_name(op.input.type) or 'plain'} to {wanted}: "
+                f"{kernel_attr.kernel_name.data} needs {wanted}",
+                print_remarks,
+            )
 
 
 @dataclass(frozen=True)
@@ -174,8 +191,12 @@ class PropagateLayoutsPass(ModulePass):
         require_tensor_level(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [FoldReorderChain(), MergeSiblingReorders(), EraseDeadReorder(),
-                 SinkReorderThroughAnyLayoutOp(self.remarks)],
+                [
+                    FoldReorderChain(),
+                    MergeSiblingReorders(),
+                    EraseDeadReorder(),
+                    SinkReorderThroughAnyLayoutOp(self.remarks),
+                ],
                 dce_enabled=False,
             ),
         ).rewrite_module(op)

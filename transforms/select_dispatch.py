@@ -70,7 +70,8 @@ def padding_enabled(option: bool) -> bool:
     if word not in _YES + _NO:
         raise PassFailedException(
             f"{DISABLE_PADDING_ENV}={value!r}: expected 1, true, yes or on (padding off) or "
-            "0, false, no, off or empty (padding on)")
+            "0, false, no, off or empty (padding on)"
+        )
     return option and word not in _YES
 
 
@@ -95,9 +96,12 @@ class SelectKernel(RewritePattern):
             raise DiagnosticError(op, f"no kernel implements {op.name}")
         chosen = selection.kernel
         for rejected_name, reason in selection.rejected:
-            remarks.emit(op, SelectDispatchPass.name,
-                         f"{reason}, not supported by {rejected_name}; using {chosen.name}",
-                         self.print_remarks)
+            remarks.emit(
+                op,
+                SelectDispatchPass.name,
+                f"{reason}, not supported by {rejected_name}; using {chosen.name}",
+                self.print_remarks,
+            )
         op.attributes[KERNEL_ATTR] = chosen.attribute(op, self.target)
         rewriter.notify_op_modified(op)
 
@@ -113,7 +117,6 @@ class SelectDispatchPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
         PatternRewriteWalker(
-            SelectKernel(pass_target(self.target), padding_enabled(self.padding),
-                         self.remarks),
+            SelectKernel(pass_target(self.target), padding_enabled(self.padding), self.remarks),
             apply_recursively=False,
         ).rewrite_module(op)

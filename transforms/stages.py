@@ -21,8 +21,12 @@ def require_tensor_level(module: ModuleOp) -> None:
     one bufferize made for a reorder has none); the driver names the pass."""
     computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
     if computes:
-        compute = next((op for op in computes if not isinstance(op.location, UnknownLoc)),
-                       computes[0])
-        raise DiagnosticError(compute, "this pass rewrites tensor-level IR, and the module is "
-                              "already bufferized (nn.compute on buffers): run it before "
-                              "bufferize")
+        compute = next(
+            (op for op in computes if not isinstance(op.location, UnknownLoc)), computes[0]
+        )
+        raise DiagnosticError(
+            compute,
+            "this pass rewrites tensor-level IR, and the module is "
+            "already bufferized (nn.compute on buffers): run it before "
+            "bufferize",
+        )

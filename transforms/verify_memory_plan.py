@@ -44,8 +44,13 @@ from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.tools.driver import DiagnosticError
 from nnlayout.transforms.plan_memory import ARENA_BYTES
 
-_VIEW_LIKE = (memref.SubviewOp, memref.CastOp, memref.ReinterpretCastOp,
-              memref.CollapseShapeOp, memref.ExpandShapeOp)
+_VIEW_LIKE = (
+    memref.SubviewOp,
+    memref.CastOp,
+    memref.ReinterpretCastOp,
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,10 @@ class _Placed:
 
     def describe(self) -> str:
         name = self.op.result.name_hint or "view"
-        return (f"'%{name}' (bytes [{self.begin}, {self.end}), live from op {self.first} "
-                f"to op {self.last})")
+        return (
+            f"'%{name}' (bytes [{self.begin}, {self.end}), live from op {self.first} "
+            f"to op {self.last})"
+        )
 
 
 def _constant(value: SSAValue) -> int | None:
@@ -87,14 +94,14 @@ def _touch(user: Operation, view: SSAValue, family: set[SSAValue]) -> str:
             return _WRITES_INTERIOR
     if isinstance(user, FillBorderOp) and user.buffer is view:
         return _FILLS_BORDER
-    if (isinstance(user, memref.CopyOp) and user.destination is view
-            and user.source not in family):
+    if isinstance(user, memref.CopyOp) and user.destination is view and user.source not in family:
         return _WRITES_WHOLE
     return _READS
 
 
-def _live_ranges(view: memref.ViewOp, block: Block, position: dict[Operation, int]
-                 ) -> list[tuple[int, int]]:
+def _live_ranges(
+    view: memref.ViewOp, block: Block, position: dict[Operation, int]
+) -> list[tuple[int, int]]:
     """The ranges of block positions in which the view holds a value some op still reads.
     A new value starts where an op writes the whole view, or where its border is filled and
     the next op to touch it writes its interior (bufferize's halo'd buffers)."""
@@ -103,8 +110,11 @@ def _live_ranges(view: memref.ViewOp, block: Block, position: dict[Operation, in
         for use in pending.pop().uses:
             user = block.find_ancestor_op_in_block(use.operation)
             if user is None:
-                raise DiagnosticError(use.operation, "a view of the arena is used outside "
-                                      "the function's block; cannot check its live range")
+                raise DiagnosticError(
+                    use.operation,
+                    "a view of the arena is used outside "
+                    "the function's block; cannot check its live range",
+                )
             if isinstance(user, _VIEW_LIKE):
                 family.update(user.results)
                 pending.extend(user.results)
@@ -114,41 +124,53 @@ def _live_ranges(view: memref.ViewOp, block: Block, position: dict[Operation, in
     ranges: list[tuple[int, int]] = []
     for index, (at, touch) in enumerate(touches):
         following = touches[index + 1][1] if index + 1 < len(touches) else None
-        if not ranges or touch == _WRITES_WHOLE or (
-                touch == _FILLS_BORDER and following == _WRITES_INTERIOR):
+        if (
+            not ranges
+            or touch == _WRITES_WHOLE
+            or (touch == _FILLS_BORDER and following == _WRITES_INTERIOR)
+        ):
             ranges.append((at, at))
         else:
             ranges[-1] = (ranges[-1][0], at)
     return ranges or [(position[view], position[view])]
 
 
-def _placed(view: memref.ViewOp, arena: memref.AllocOp, block: Block,
-            position: dict[Operation, int]) -> list[_Placed]:
+def _placed(
+    view: memref.ViewOp, arena: memref.AllocOp, block: Block, position: dict[Operation, int]
+) -> list[_Placed]:
     arena_type, view_type = arena.memref.type, view.result.type
     assert isinstance(arena_type, MemRefType) and isinstance(view_type, MemRefType)
     offset = _constant(view.byte_shift)
     if offset is None or view.sizes or any(d < 0 for d in view_type.get_shape()):
-        raise DiagnosticError(view, "the view's offset and sizes must be constants for its "
-                              "plan to be checked")
+        raise DiagnosticError(
+            view, "the view's offset and sizes must be constants for its plan to be checked"
+        )
     width = max(1, getattr(view_type.element_type, "bitwidth", 8) // 8)
     size = math.prod(view_type.get_shape()) * width
     arena_size = arena_type.get_shape()[0]
-    placed = [_Placed(view, offset, offset + size, first, last)
-              for first, last in _live_ranges(view, block, position)]
+    placed = [
+        _Placed(view, offset, offset + size, first, last)
+        for first, last in _live_ranges(view, block, position)
+    ]
     if offset < 0 or offset + size > arena_size:
-        raise DiagnosticError(view, f"{placed[0].describe()} leaves the arena of {arena_size} "
-                              "bytes")
+        raise DiagnosticError(
+            view, f"{placed[0].describe()} leaves the arena of {arena_size} bytes"
+        )
     alignment = arena.alignment.value.data if arena.alignment is not None else 1
     if offset % alignment:
-        raise DiagnosticError(view, f"{placed[0].describe()} starts at an offset that is not a "
-                              f"multiple of the arena's alignment ({alignment})")
+        raise DiagnosticError(
+            view,
+            f"{placed[0].describe()} starts at an offset that is not a "
+            f"multiple of the arena's alignment ({alignment})",
+        )
     return placed
 
 
 def _in_place_pair(earlier: _Placed, later: _Placed, ops: list[Operation]) -> bool:
     """Whether `later` may overwrite `earlier`: see the module doc."""
     if (earlier.begin, earlier.end) != (later.begin, later.end) or not (
-            earlier.last == later.first and earlier.first < later.first):
+        earlier.last == later.first and earlier.first < later.first
+    ):
         return False
     consumer = ops[earlier.last]
     if not isinstance(consumer, ComputeOp):
@@ -156,11 +178,13 @@ def _in_place_pair(earlier: _Placed, later: _Placed, ops: list[Operation]) -> bo
     kernel = kernel_of(consumer.inner)
     index = None if kernel is None else kernel.in_place_operand
     # The overwritten buffer must not be read through another operand (conv(r) + r).
-    return (index is not None and index < len(consumer.ins)
-            and consumer.ins[index] is earlier.op.result
-            and all(v is not earlier.op.result
-                    for i, v in enumerate(consumer.ins) if i != index)
-            and later.op.result in consumer.outs)
+    return (
+        index is not None
+        and index < len(consumer.ins)
+        and consumer.ins[index] is earlier.op.result
+        and all(v is not earlier.op.result for i, v in enumerate(consumer.ins) if i != index)
+        and later.op.result in consumer.outs
+    )
 
 
 def _undispatched_writer(earlier: _Placed, later: _Placed, ops: list[Operation]) -> str:
@@ -169,15 +193,21 @@ def _undispatched_writer(earlier: _Placed, later: _Placed, ops: list[Operation])
     consumer = ops[earlier.last] if earlier.last == later.first else None
     if not isinstance(consumer, ComputeOp) or kernel_of(consumer.inner) is not None:
         return ""
-    return (f"; {consumer.inner.name} (op {earlier.last}) writes one over the other and has no "
-            "#nn.kernel, so no in-place rule allows it (an op made after select-dispatch gets "
-            "none: make it before)")
+    return (
+        f"; {consumer.inner.name} (op {earlier.last}) writes one over the other and has no "
+        "#nn.kernel, so no in-place rule allows it (an op made after select-dispatch gets "
+        "none: make it before)"
+    )
 
 
 def _is_arena(op: Operation) -> bool:
     """A buffer of bytes that views can carve up (plan-memory's arena)."""
-    return (isinstance(op, memref.AllocOp) and isinstance(op.memref.type, MemRefType)
-            and len(op.memref.type.get_shape()) == 1 and op.memref.type.element_type == i8)
+    return (
+        isinstance(op, memref.AllocOp)
+        and isinstance(op.memref.type, MemRefType)
+        and len(op.memref.type.get_shape()) == 1
+        and op.memref.type.element_type == i8
+    )
 
 
 def _check_arena_bytes(function: func.FuncOp, arenas: set[Operation]) -> None:
@@ -189,8 +219,10 @@ def _check_arena_bytes(function: func.FuncOp, arenas: set[Operation]) -> None:
         assert isinstance(arena, memref.AllocOp) and isinstance(arena.memref.type, MemRefType)
         allocated += arena.memref.type.get_shape()[0]
     if not isinstance(stated, IntegerAttr) or stated.value.data != allocated:
-        raise DiagnosticError(function, f"'{ARENA_BYTES}' is {stated}, but the function's "
-                              f"arena allocates {allocated} bytes")
+        raise DiagnosticError(
+            function,
+            f"'{ARENA_BYTES}' is {stated}, but the function's arena allocates {allocated} bytes",
+        )
 
 
 def verify_function(function: func.FuncOp) -> int:
@@ -201,29 +233,42 @@ def verify_function(function: func.FuncOp) -> int:
     placed: list[_Placed] = []
     for op in block.ops:
         if isinstance(op, memref.ViewOp):
-            if not isinstance(arena := op.source.owner, memref.AllocOp) or arena.parent_block(
-                    ) is not block:
+            if (
+                not isinstance(arena := op.source.owner, memref.AllocOp)
+                or arena.parent_block() is not block
+            ):
                 # A view of a view, or of an argument: no byte range in an arena to check.
-                raise DiagnosticError(op, "the view's source must be an arena (a memref.alloc "
-                                      "in the function's body) for its plan to be checked")
+                raise DiagnosticError(
+                    op,
+                    "the view's source must be an arena (a memref.alloc "
+                    "in the function's body) for its plan to be checked",
+                )
             placed.extend(_placed(op, arena, block, position))
     _check_arena_bytes(function, {op for op in block.ops if _is_arena(op)})
     for op in block.ops:
         if isinstance(op, memref.DeallocOp):
-            for late in (p for p in placed if p.op.source is op.memref
-                         and p.last > position[op]):
-                raise DiagnosticError(late.op, f"{late.describe()} is used after its arena "
-                                      f"is deallocated (op {position[op]})")
+            for late in (p for p in placed if p.op.source is op.memref and p.last > position[op]):
+                raise DiagnosticError(
+                    late.op,
+                    f"{late.describe()} is used after its arena is deallocated (op {position[op]})",
+                )
     placed.sort(key=lambda p: (p.first, p.last))
     active: list[_Placed] = []
     for current in placed:
         active = [a for a in active if a.last >= current.first]
         for other in active:
-            if (other.op.source is current.op.source and other.begin < current.end
-                    and current.begin < other.end and not _in_place_pair(other, current, ops)):
-                raise DiagnosticError(current.op, f"{current.describe()} overlaps "
-                                      f"{other.describe()} while both are live"
-                                      f"{_undispatched_writer(other, current, ops)}")
+            if (
+                other.op.source is current.op.source
+                and other.begin < current.end
+                and current.begin < other.end
+                and not _in_place_pair(other, current, ops)
+            ):
+                raise DiagnosticError(
+                    current.op,
+                    f"{current.describe()} overlaps "
+                    f"{other.describe()} while both are live"
+                    f"{_undispatched_writer(other, current, ops)}",
+                )
         active.append(current)
     return len({p.op for p in placed})
 
@@ -250,6 +295,7 @@ class VerifyMemoryPlanPass(ModulePass):
         for function in op.ops:
             if isinstance(function, func.FuncOp) and not function.is_declaration:
                 if len(function.body.blocks) != 1:
-                    raise DiagnosticError(function, "verify-memory-plan checks single-block "
-                                          "functions only")
+                    raise DiagnosticError(
+                        function, "verify-memory-plan checks single-block functions only"
+                    )
                 verify_function(function)

@@ -60,8 +60,13 @@ from typing import TypeVar
 # ---------------------------------------------------------------- enum values (v3.2)
 # dnnl_status_t
 STATUS_NAMES = {
-    0: "success", 1: "out_of_memory", 2: "invalid_arguments", 3: "unimplemented",
-    4: "last_impl_reached", 5: "runtime_error", 6: "not_required",
+    0: "success",
+    1: "out_of_memory",
+    2: "invalid_arguments",
+    3: "unimplemented",
+    4: "last_impl_reached",
+    5: "runtime_error",
+    6: "not_required",
 }
 dnnl_success = 0
 dnnl_last_impl_reached = 4
@@ -163,17 +168,27 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_post_ops_append_eltwise": (_STATUS, (_P, c_int, c_float, c_float)),
     "dnnl_post_ops_append_sum": (_STATUS, (_P, c_float, c_int32, c_int)),
     "dnnl_convolution_forward_primitive_desc_create": (
-        _STATUS, (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P)),
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P),
+    ),
     "dnnl_deconvolution_forward_primitive_desc_create": (
-        _STATUS, (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P)),
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P),
+    ),
     "dnnl_pooling_forward_primitive_desc_create": (
-        _STATUS, (_PP, _P, c_int, c_int, _P, _P, Dims, Dims, Dims, Dims, Dims, _P)),
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, Dims, Dims, Dims, Dims, Dims, _P),
+    ),
     "dnnl_eltwise_forward_primitive_desc_create": (
-        _STATUS, (_PP, _P, c_int, c_int, _P, _P, c_float, c_float, _P)),
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, c_float, c_float, _P),
+    ),
     "dnnl_binary_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
     "dnnl_matmul_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P, _P)),
     "dnnl_batch_normalization_forward_primitive_desc_create": (
-        _STATUS, (_PP, _P, c_int, _P, _P, c_float, c_uint, _P)),
+        _STATUS,
+        (_PP, _P, c_int, _P, _P, c_float, c_uint, _P),
+    ),
     "dnnl_concat_primitive_desc_create": (_STATUS, (_PP, _P, _P, c_int, c_int, _PP, _P)),
     "dnnl_reorder_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P)),
     "dnnl_primitive_desc_query": (_STATUS, (_P, c_int, c_int, _P)),
@@ -201,8 +216,7 @@ class OneDNNUnavailableWarning(RuntimeWarning):
 def _check(status: int, function: object, args: tuple[object, ...]) -> int:
     if status != dnnl_success:
         name = getattr(function, "__name__", "oneDNN call")
-        raise DnnlError(f"{name} failed: {STATUS_NAMES.get(status, 'unknown')} "
-                        f"(status {status})")
+        raise DnnlError(f"{name} failed: {STATUS_NAMES.get(status, 'unknown')} (status {status})")
     return status
 
 
@@ -242,8 +256,9 @@ def _load() -> ctypes.CDLL | DnnlError:
     """The library with its prototypes set, or the error saying why it cannot load (kept,
     so that the search is not repeated)."""
     if platform.machine() not in ("x86_64", "AMD64"):
-        return DnnlError(f"the oneDNN wheel is built for x86-64, this machine is "
-                         f"{platform.machine()}")
+        return DnnlError(
+            f"the oneDNN wheel is built for x86-64, this machine is {platform.machine()}"
+        )
     try:
         path = _library_path()
         with _openmp_wait_default():
@@ -273,8 +288,11 @@ def available() -> bool:
     if isinstance(loaded, DnnlError):
         if not _warned:
             _warned = True
-            warnings.warn(f"oneDNN is not available ({loaded}); using the numpy kernels",
-                          OneDNNUnavailableWarning, stacklevel=2)
+            warnings.warn(
+                f"oneDNN is not available ({loaded}); using the numpy kernels",
+                OneDNNUnavailableWarning,
+                stacklevel=2,
+            )
         return False
     return True
 
@@ -344,15 +362,17 @@ class MemoryDesc:
     @classmethod
     def with_tag(cls, shape: Sequence[int], tag: int) -> MemoryDesc:
         handle = c_void_p()
-        lib().dnnl_memory_desc_create_with_tag(ctypes.byref(handle), len(shape), dims(shape),
-                                               dnnl_f32, tag)
+        lib().dnnl_memory_desc_create_with_tag(
+            ctypes.byref(handle), len(shape), dims(shape), dnnl_f32, tag
+        )
         return cls(handle)
 
     @classmethod
     def with_strides(cls, shape: Sequence[int], strides: Sequence[int]) -> MemoryDesc:
         handle = c_void_p()
-        lib().dnnl_memory_desc_create_with_strides(ctypes.byref(handle), len(shape),
-                                                   dims(shape), dnnl_f32, dims(strides))
+        lib().dnnl_memory_desc_create_with_strides(
+            ctypes.byref(handle), len(shape), dims(shape), dnnl_f32, dims(strides)
+        )
         return cls(handle)
 
     def __del__(self) -> None:
@@ -381,7 +401,8 @@ class MemoryDesc:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, MemoryDesc) and bool(
-            lib().dnnl_memory_desc_equal(self.handle, other.handle))
+            lib().dnnl_memory_desc_equal(self.handle, other.handle)
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -419,8 +440,9 @@ class Attr:
             try:
                 for post_op in post_ops:
                     if post_op.kind == "eltwise":
-                        lib().dnnl_post_ops_append_eltwise(ops, post_op.algorithm,
-                                                           post_op.alpha, post_op.beta)
+                        lib().dnnl_post_ops_append_eltwise(
+                            ops, post_op.algorithm, post_op.alpha, post_op.beta
+                        )
                     elif post_op.kind == "sum":
                         lib().dnnl_post_ops_append_sum(ops, post_op.alpha, 0, dnnl_f32)
                     else:
@@ -450,16 +472,18 @@ class PrimitiveDesc:
         """The memory descriptor the primitive uses for `query` (e.g. dnnl_query_src_md)."""
         handle = lib().dnnl_primitive_desc_query_md(self.handle, query, index)
         if not handle:
-            raise DnnlError(f"the primitive descriptor has no memory descriptor for query "
-                            f"{query} #{index}")
+            raise DnnlError(
+                f"the primitive descriptor has no memory descriptor for query {query} #{index}"
+            )
         return MemoryDesc(c_void_p(handle), owner=self)
 
     @property
     def implementation(self) -> str:
         """oneDNN's name of the chosen implementation, e.g. 'brg_conv_fwd:avx2'."""
         text = c_char_p()
-        lib().dnnl_primitive_desc_query(self.handle, dnnl_query_impl_info_str, 0,
-                                        ctypes.byref(text))
+        lib().dnnl_primitive_desc_query(
+            self.handle, dnnl_query_impl_info_str, 0, ctypes.byref(text)
+        )
         return (text.value or b"").decode()
 
     @property

@@ -78,8 +78,15 @@ FORMATS: tuple[Format, ...] = (
     Format("oi", 3, "matrix_weights", "OI"),
     Format("io", 14, "matrix_weights", "IO"),
 )
-_IDENTITY = {"data": "NCHW", "weights": "OIHW", "grouped": "OIHW", "depthwise": "OIHW",
-             "vector": "C", "matrix": "NC", "matrix_weights": "OI"}
+_IDENTITY = {
+    "data": "NCHW",
+    "weights": "OIHW",
+    "grouped": "OIHW",
+    "depthwise": "OIHW",
+    "vector": "C",
+    "matrix": "NC",
+    "matrix_weights": "OI",
+}
 
 
 def by_layout(role: str, layout: str) -> Format | None:
@@ -103,13 +110,16 @@ def identify_all(md: MemoryDesc, role: str) -> list[Format]:
     if not md.is_blocked:
         return []
     shape = md.shape
-    return [candidate for candidate in FORMATS
-            if candidate.role == role and names(candidate, shape)
-            and MemoryDesc.with_tag(shape, candidate.value) == md]
+    return [
+        candidate
+        for candidate in FORMATS
+        if candidate.role == role
+        and names(candidate, shape)
+        and MemoryDesc.with_tag(shape, candidate.value) == md
+    ]
 
 
 def identify(md: MemoryDesc, role: str) -> Format | None:
     """The first mapped format of `role` that `md` has, if any."""
     found = identify_all(md, role)
     return found[0] if found else None
-

@@ -86,8 +86,10 @@ def _format(value: SSAValue, role: str, dims: tuple[int, ...] = ()) -> Format:
     layout = encoding_name(value.type)
     found = by_layout(role, layout)
     if found is None or not names(found, dims):
-        raise BindingRefused(f"layout '{layout or 'plain'}' has no oneDNN format ({role}"
-                         f"{f' {dims}' if dims else ''})")
+        raise BindingRefused(
+            f"layout '{layout or 'plain'}' has no oneDNN format ({role}"
+            f"{f' {dims}' if dims else ''})"
+        )
     return found
 
 
@@ -95,8 +97,11 @@ def _format(value: SSAValue, role: str, dims: tuple[int, ...] = ()) -> Format:
 def _padded_layout(value_type: Attribute) -> LayoutSpec | None:
     """The layout of a tensor type when it has padding lanes (asked by every unbound run)."""
     spec = layout_of(value_type)
-    if spec is None or not isinstance(value_type, TensorType) or not spec.padding_elements(
-            value_type.get_shape()):
+    if (
+        spec is None
+        or not isinstance(value_type, TensorType)
+        or not spec.padding_elements(value_type.get_shape())
+    ):
         return None
     return spec
 
@@ -105,8 +110,7 @@ _NOT_F32 = "not float32; the oneDNN kernels are f32 only"
 
 
 def _is_f32(op: Operation) -> bool:
-    return all(getattr(v.type, "element_type", None) == f32
-               for v in (*op.operands, *op.results))
+    return all(getattr(v.type, "element_type", None) == f32 for v in (*op.operands, *op.results))
 
 
 # ------------------------------------------------------------------- convolution
@@ -142,9 +146,18 @@ def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
         weights = (groups, o // groups, i, kh, kw)
         role = "depthwise" if o == groups == shape_of(op.input)[1] else "grouped"
     post_ops = fused_epilogue(op).post_ops if isinstance(op, nn.FusedConv2dOp) else ()
-    return ConvGeometry(shape_of(op.input), weights, op.bias is not None, shape_of(op.output),
-                        ints(op.strides), ints(op.dilations), pads[:2], pads[2:], role,
-                        post_ops)
+    return ConvGeometry(
+        shape_of(op.input),
+        weights,
+        op.bias is not None,
+        shape_of(op.output),
+        ints(op.strides),
+        ints(op.dilations),
+        pads[:2],
+        pads[2:],
+        role,
+        post_ops,
+    )
 
 
 @dataclass(frozen=True)
@@ -187,10 +200,17 @@ def fused_epilogue(op: nn.FusedConv2dOp) -> Epilogue:
 def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
     """The convolution's primitive descriptor with the given format tags (or ANY)."""
     bias = MemoryDesc.with_tag((g.dst[1],), by_layout("vector", "").value) if g.bias else None
-    return p.convolution_pd(MemoryDesc.with_tag(g.src, src),
-                            MemoryDesc.with_tag(g.weights, weights), bias,
-                            MemoryDesc.with_tag(g.dst, dst), g.strides, g.dilations,
-                            g.padding_l, g.padding_r, g.post_ops)
+    return p.convolution_pd(
+        MemoryDesc.with_tag(g.src, src),
+        MemoryDesc.with_tag(g.weights, weights),
+        bias,
+        MemoryDesc.with_tag(g.dst, dst),
+        g.strides,
+        g.dilations,
+        g.padding_l,
+        g.padding_r,
+        g.post_ops,
+    )
 
 
 @dataclass(frozen=True)
@@ -203,8 +223,9 @@ class ConvChoice:
 
 
 @cache
-def conv_choice(g: ConvGeometry, data_format: str = "", preferred: tuple[str, ...] = ()
-                ) -> ConvChoice | str:
+def conv_choice(
+    g: ConvGeometry, data_format: str = "", preferred: tuple[str, ...] = ()
+) -> ConvChoice | str:
     """oneDNN's fast choice for `g`, or why there is none; an implementation named in
     `preferred` (the target's) replaces it where oneDNN offers one for the same instruction
     set and activation formats (`_preferred_alternative`)."""
@@ -227,13 +248,18 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
     notes: list[str] = []
     plain = by_layout("data", "")
     if data_format and (asked := by_layout("data", data_format)) is not None:
-        for src, what in ((asked, f"{asked.tag} in and out"),
-                          (plain, f"a {plain.tag} source into {asked.tag}")):
+        for src, what in (
+            (asked, f"{asked.tag} in and out"),
+            (plain, f"a {plain.tag} source into {asked.tag}"),
+        ):
             choice = _conv_attempt(g, src.value, ANY, asked.value, what, notes)
             if choice is not None:
                 return choice
-    data = [f for layout in ("", "NHWC", "NCHW16c", "NCHW8c")
-            if (f := by_layout("data", layout)) is not None]
+    data = [
+        f
+        for layout in ("", "NHWC", "NCHW16c", "NCHW8c")
+        if (f := by_layout("data", layout)) is not None
+    ]
     attempts = [(ANY, ANY, ANY, "formats of its choice")]
     nhwc = by_layout("data", "NHWC")
     channels_last = (nhwc.value, ANY, nhwc.value, f"{nhwc.tag} in and out")
@@ -247,8 +273,9 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
         # gemm on nchw, the next fast choice, in 0.22.
         attempts[:0] = [channels_last] + [
             (nhwc.value, f.value, nhwc.value, f"{nhwc.tag} in and out, {f.tag} weights")
-            for f in reversed(FORMATS) if f.role == "grouped" and names(f, g.weights)
-            and LayoutSpec.parse(f.layout).is_blocked]
+            for f in reversed(FORMATS)
+            if f.role == "grouped" and names(f, g.weights) and LayoutSpec.parse(f.layout).is_blocked
+        ]
     elif g.src[2:] == g.dst[2:] == (1, 1):
         # One pixel (squeeze-and-excitation's fully connected layers): nchw and nhwc are the
         # same bytes, but oneDNN names its choice nchw, which cost a reorder on each side
@@ -270,8 +297,9 @@ def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
     return "; ".join(notes)
 
 
-def _preferred_alternative(g: ConvGeometry, choice: ConvChoice, preferred: tuple[str, ...]
-                           ) -> ConvChoice | None:
+def _preferred_alternative(
+    g: ConvGeometry, choice: ConvChoice, preferred: tuple[str, ...]
+) -> ConvChoice | None:
     """The first implementation oneDNN lists, in its order, whose name starts with one of
     `preferred` and that targets the same instruction set as `choice`, on the same source
     and destination formats with weights of its choice; None when it lists none before its
@@ -282,10 +310,20 @@ def _preferred_alternative(g: ConvGeometry, choice: ConvChoice, preferred: tuple
     isa = _isa(choice.implementation)
     pd = conv_pd(g, choice.formats[0].value, ANY, choice.formats[2].value)
     while not pd.implementation.startswith("ref"):
-        if (pd.implementation.startswith(preferred) and _isa(pd.implementation) == isa
-                and (found := _choice_of(g, pd, "a preferred implementation", [],
-                                         (choice.formats[0].value, choice.formats[2].value)))
-                is not None):
+        if (
+            pd.implementation.startswith(preferred)
+            and _isa(pd.implementation) == isa
+            and (
+                found := _choice_of(
+                    g,
+                    pd,
+                    "a preferred implementation",
+                    [],
+                    (choice.formats[0].value, choice.formats[2].value),
+                )
+            )
+            is not None
+        ):
             return found
         if not pd.next_implementation():
             break
@@ -297,8 +335,9 @@ def _isa(implementation: str) -> str:
     return implementation.rpartition(":")[2]
 
 
-def _conv_attempt(g: ConvGeometry, src: int, weights: int, dst: int, what: str,
-                  notes: list[str]) -> ConvChoice | None:
+def _conv_attempt(
+    g: ConvGeometry, src: int, weights: int, dst: int, what: str, notes: list[str]
+) -> ConvChoice | None:
     """oneDNN's choice with these format tags (ANY: its own) if fast and nameable in our
     layouts, else None with the reason appended to `notes`."""
     try:
@@ -309,30 +348,42 @@ def _conv_attempt(g: ConvGeometry, src: int, weights: int, dst: int, what: str,
     return _choice_of(g, pd, what, notes, (src, dst))
 
 
-def _choice_of(g: ConvGeometry, pd: b.PrimitiveDesc, what: str, notes: list[str],
-               asked: tuple[int, int] = (ANY, ANY)) -> ConvChoice | None:
+def _choice_of(
+    g: ConvGeometry,
+    pd: b.PrimitiveDesc,
+    what: str,
+    notes: list[str],
+    asked: tuple[int, int] = (ANY, ANY),
+) -> ConvChoice | None:
     """The implementation `pd` holds if fast and nameable in our layouts, else None with the
     reason appended to `notes`. `asked` are the source and destination tags `pd` was asked
     for, which name its data where several of our formats do."""
     implementation = pd.implementation
-    formats = (_data_format(pd.md(b.dnnl_query_src_md), asked[0]),
-               identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
-               _data_format(pd.md(b.dnnl_query_dst_md), asked[1]))
+    formats = (
+        _data_format(pd.md(b.dnnl_query_src_md), asked[0]),
+        identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
+        _data_format(pd.md(b.dnnl_query_dst_md), asked[1]),
+    )
     source = formats[0].tag if formats[0] else "unmapped"
     if implementation.startswith("ref"):
-        notes.append(f"oneDNN chose {implementation} for a {g.src[1]}-channel {source} "
-                     f"source ({what})")
+        notes.append(
+            f"oneDNN chose {implementation} for a {g.src[1]}-channel {source} source ({what})"
+        )
         return None
     if None in formats:
-        unmapped = [n for n, f in zip(("source", "weights", "destination"), formats,
-                                      strict=True) if f is None]
-        notes.append(f"oneDNN's {implementation} wants a {unmapped[0]} format with no "
-                     f"nnlayout layout ({what})")
+        unmapped = [
+            n
+            for n, f in zip(("source", "weights", "destination"), formats, strict=True)
+            if f is None
+        ]
+        notes.append(
+            f"oneDNN's {implementation} wants a {unmapped[0]} format with no "
+            f"nnlayout layout ({what})"
+        )
         return None
     executed = _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
     if executed is None:
-        notes.append(f"oneDNN's {implementation} is not what its formats give when named "
-                     f"({what})")
+        notes.append(f"oneDNN's {implementation} is not what its formats give when named ({what})")
         return None
     return ConvChoice(executed, implementation, pd.scratchpad_bytes)
 
@@ -344,9 +395,12 @@ def _data_format(md: MemoryDesc, asked: int) -> Format | None:
     return next((f for f in found if f.value == asked), found[0] if found else None)
 
 
-def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
-                 pd: b.PrimitiveDesc, implementation: str
-                 ) -> tuple[Format, Format, Format] | None:
+def _as_executed(
+    g: ConvGeometry,
+    formats: tuple[Format, Format, Format],
+    pd: b.PrimitiveDesc,
+    implementation: str,
+) -> tuple[Format, Format, Format] | None:
     """The weight format to name so that the primitive rebuilt from explicit tags (as it is
     run) is the one oneDNN chose: where several tags describe the same weights (1x1
     kernels), oneDNN recognises only some of them (Oihw16o gave ref:any, Ohwi16o
@@ -362,8 +416,7 @@ def _as_executed(g: ConvGeometry, formats: tuple[Format, Format, Format],
     return None
 
 
-def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
-                  padding: bool) -> str | None:
+def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target, padding: bool) -> str | None:
     """Refuses when oneDNN has only its reference implementation (or formats we cannot
     name); oneDNN pads channels itself, so `padding` does not matter."""
     if not _is_f32(op):
@@ -379,9 +432,13 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target,
 def _drops_nan(op: Operation, implementation: str) -> bool:
     """Found by fuzzing: the gemm-based convolutions' logistic post-op drops NaN (which
     `nnan` promises away)."""
-    return (isinstance(op, nn.FusedConv2dOp) and op.activation is not None
-            and op.nnan is None and op.activation.data == "sigmoid"
-            and "gemm" in implementation)
+    return (
+        isinstance(op, nn.FusedConv2dOp)
+        and op.activation is not None
+        and op.nnan is None
+        and op.activation.data == "sigmoid"
+        and "gemm" in implementation
+    )
 
 
 def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> ConvChoice:
@@ -403,13 +460,13 @@ def _conv_layouts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> Layouts
 def _conv_workspace(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> int:
     """The scratchpad of the chosen primitive, or of its finite variant if larger."""
     choice = _chosen(op, target)
-    finite = _finite_variant(op, tuple(f.value for f in choice.formats),
-                             choice.implementation)
+    finite = _finite_variant(op, tuple(f.value for f in choice.formats), choice.implementation)
     return max(choice.scratchpad, 0 if finite is None else finite[1])
 
 
-def _finite_variant(op: nn.Conv2dOp | nn.FusedConv2dOp, tags: tuple[int, ...],
-                    implementation: str) -> tuple[ConvGeometry, int] | None:
+def _finite_variant(
+    op: nn.Conv2dOp | nn.FusedConv2dOp, tags: tuple[int, ...], implementation: str
+) -> tuple[ConvGeometry, int] | None:
     """`op`'s geometry with its epilogue's `finite_post_ops`, and that primitive's scratchpad
     bytes, when it has them and oneDNN runs them on format `tags` with the same
     `implementation` as the exact post-ops (so the guard changes the epilogue only)."""
@@ -425,35 +482,45 @@ def _finite_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry | None:
     return None if finite is None else replace(conv_geometry(op), post_ops=finite)
 
 
-def _conv_variants(op: nn.Conv2dOp | nn.FusedConv2dOp
-                   ) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
+def _conv_variants(
+    op: nn.Conv2dOp | nn.FusedConv2dOp,
+) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
     """The convolution's primitive, its finite variant (None without one, or when oneDNN
     would run it with another implementation) and the execution arguments of its inputs.
     Where a finite variant runs, the exact primitive serves only calls whose operands are
     not finite, so it is created when first needed."""
     g = conv_geometry(op)
-    tags = (_format(op.input, "data").value,
-            _format(op.weight, g.weights_role, g.weights).value,
-            _format(op.output, "data").value)
+    tags = (
+        _format(op.input, "data").value,
+        _format(op.weight, g.weights_role, g.weights).value,
+        _format(op.output, "data").value,
+    )
     args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if g.bias else ())
-    compiled = p.get_compiled(("conv", g, tags), lambda: conv_pd(g, *tags),
-                              (*args, b.DNNL_ARG_DST), eager=False)
+    compiled = p.get_compiled(
+        ("conv", g, tags), lambda: conv_pd(g, *tags), (*args, b.DNNL_ARG_DST), eager=False
+    )
     if compiled.pd.implementation.startswith("ref"):
         # The weight format was oneDNN's choice where it ran with another thread count (a
         # brgconv blocks its weights by 16 or 24 depending on it): the activations' formats
         # are planned, the weights' are free, so let oneDNN choose them again; the executor
         # reorders the weights (`_weights_repacker`).
         free = (tags[0], ANY, tags[2])
-        repacked = p.get_compiled(("conv", g, free), lambda: conv_pd(g, *free),
-                                  (*args, b.DNNL_ARG_DST), eager=False)
+        repacked = p.get_compiled(
+            ("conv", g, free), lambda: conv_pd(g, *free), (*args, b.DNNL_ARG_DST), eager=False
+        )
         if not repacked.pd.implementation.startswith("ref"):
             compiled, tags = repacked, free
     finite, finite_g = None, _finite_geometry(op)
     if finite_g is not None:
-        candidate = p.get_compiled(("conv", finite_g, tags), lambda: conv_pd(finite_g, *tags),
-                                   (*args, b.DNNL_ARG_DST), eager=False)
-        if (candidate.pd.implementation == compiled.pd.implementation
-                and _weights_md(candidate) == _weights_md(compiled)):
+        candidate = p.get_compiled(
+            ("conv", finite_g, tags),
+            lambda: conv_pd(finite_g, *tags),
+            (*args, b.DNNL_ARG_DST),
+            eager=False,
+        )
+        if candidate.pd.implementation == compiled.pd.implementation and _weights_md(
+            candidate
+        ) == _weights_md(compiled):
             finite = candidate
     (compiled if finite is None else finite).primitive  # noqa: B018 (created now)
     return compiled, finite, args
@@ -476,18 +543,31 @@ def deconv_geometry(op: nn.ConvTranspose2dOp) -> DeconvGeometry:
     i, o, kh, kw = shape_of(op.weight)
     weights = (o, i, kh, kw) if groups == 1 else (groups, o, i // groups, kh, kw)
     pads, extra = ints(op.pads), ints(op.output_padding)
-    return DeconvGeometry(shape_of(op.input), weights, op.bias is not None,
-                          shape_of(op.output), ints(op.strides), ints(op.dilations), pads[:2],
-                          tuple(pads[2 + a] - extra[a] for a in range(2)))
+    return DeconvGeometry(
+        shape_of(op.input),
+        weights,
+        op.bias is not None,
+        shape_of(op.output),
+        ints(op.strides),
+        ints(op.dilations),
+        pads[:2],
+        tuple(pads[2 + a] - extra[a] for a in range(2)),
+    )
 
 
 def deconv_pd(g: DeconvGeometry, data: int, weights: int = ANY) -> b.PrimitiveDesc:
     """The primitive descriptor with source and destination in format `data` (or ANY)."""
     bias = MemoryDesc.with_tag((g.dst[1],), by_layout("vector", "").value) if g.bias else None
-    return p.deconvolution_pd(MemoryDesc.with_tag(g.src, data),
-                              MemoryDesc.with_tag(g.weights, weights), bias,
-                              MemoryDesc.with_tag(g.dst, data), g.strides, g.dilations,
-                              g.padding_l, g.padding_r)
+    return p.deconvolution_pd(
+        MemoryDesc.with_tag(g.src, data),
+        MemoryDesc.with_tag(g.weights, weights),
+        bias,
+        MemoryDesc.with_tag(g.dst, data),
+        g.strides,
+        g.dilations,
+        g.padding_l,
+        g.padding_r,
+    )
 
 
 @cache
@@ -499,7 +579,9 @@ def deconv_choice(g: DeconvGeometry, data_format: str = "") -> tuple[Format, str
     notes = []
     asked = by_layout("data", data_format) if data_format else None
     for data in ((asked.value,) if asked else ()) + (
-            ANY, *(f.value for f in FORMATS if f.role == "data")):
+        ANY,
+        *(f.value for f in FORMATS if f.role == "data"),
+    ):
         try:
             pd = deconv_pd(g, data)
         except DnnlError as error:
@@ -508,8 +590,11 @@ def deconv_choice(g: DeconvGeometry, data_format: str = "") -> tuple[Format, str
         found = identify(pd.md(b.dnnl_query_src_md), "data")
         if pd.implementation.startswith(("ref", "conv:any+ref")):
             notes.append(f"oneDNN chose {pd.implementation}")
-        elif found is not None and found == identify(pd.md(b.dnnl_query_dst_md), "data") and (
-                deconv_pd(g, found.value).implementation == pd.implementation):  # as it runs
+        elif (
+            found is not None
+            and found == identify(pd.md(b.dnnl_query_dst_md), "data")
+            and (deconv_pd(g, found.value).implementation == pd.implementation)
+        ):  # as it runs
             return found, pd.implementation, pd.scratchpad_bytes
     return "; ".join(dict.fromkeys(notes)) or "no format of ours for its source"
 
@@ -537,8 +622,9 @@ def _deconv_compiled(op: nn.ConvTranspose2dOp) -> tuple[Compiled, tuple[int, ...
     g = deconv_geometry(op)
     tag = _format(op.input, "data").value
     args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if g.bias else ())
-    compiled = p.get_compiled(("deconv", g, tag), lambda: deconv_pd(g, tag),
-                              (*args, b.DNNL_ARG_DST))
+    compiled = p.get_compiled(
+        ("deconv", g, tag), lambda: deconv_pd(g, tag), (*args, b.DNNL_ARG_DST)
+    )
     return compiled, args
 
 
@@ -546,8 +632,9 @@ def _weights_md(compiled: Compiled) -> MemoryDesc:
     return compiled.pd.md(b.dnnl_query_weights_md)
 
 
-def _weights_repacker(op: Operation, compiled: Compiled
-                      ) -> Callable[[np.ndarray], np.ndarray] | None:
+def _weights_repacker(
+    op: Operation, compiled: Compiled
+) -> Callable[[np.ndarray], np.ndarray] | None:
     """How `op`'s weights, as its operand holds them, become the ones `compiled` runs on;
     None where they already are. A transposed convolution's are ours, (i, o, h, w), packed
     by oneDNN's choice; a convolution's are in the format its type records, which oneDNN
@@ -568,8 +655,13 @@ def _weights_repacker(op: Operation, compiled: Compiled
 
     def repack(weights: np.ndarray) -> np.ndarray:
         packed = np.empty(wanted.size // 4, dtype=np.float32)
-        reorder({b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
-                 b.DNNL_ARG_DST: packed}, np.empty(reorder.scratchpad_bytes, np.uint8))
+        reorder(
+            {
+                b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
+                b.DNNL_ARG_DST: packed,
+            },
+            np.empty(reorder.scratchpad_bytes, np.uint8),
+        )
         return packed
 
     return repack
@@ -601,8 +693,11 @@ def _gemm_types_reason(op: nn.GemmOp) -> str | None:
     if (reason := _gemm_shape_reason(op)) is not None:
         return reason
     b_layouts = (PLAIN_LAYOUT,) if op.trans_b is None else (PLAIN_LAYOUT, _TRANSPOSED_MATRIX)
-    return layouts_refusal(op, [(PLAIN_LAYOUT,), b_layouts, *[(PLAIN_LAYOUT,)] * (
-        len(op.operands) - 2)], [(PLAIN_LAYOUT,)])
+    return layouts_refusal(
+        op,
+        [(PLAIN_LAYOUT,), b_layouts, *[(PLAIN_LAYOUT,)] * (len(op.operands) - 2)],
+        [(PLAIN_LAYOUT,)],
+    )
 
 
 def _deconv_types_reason(op: nn.ConvTranspose2dOp) -> str | None:
@@ -617,8 +712,10 @@ def _addend_types_reason(op: nn.FusedConv2dOp) -> str | None:
     (`_format` and the buffer sizes check the other operands when the kernel is bound)."""
     addend, result = encoding_name(op.addend.type), encoding_name(op.output.type)
     if addend != result:
-        return (f"the addend is {addend or 'plain'} but the result {result or 'plain'}; the "
-                "kernel adds it in the result's layout")
+        return (
+            f"the addend is {addend or 'plain'} but the result {result or 'plain'}; the "
+            "kernel adds it in the result's layout"
+        )
     return None
 
 
@@ -626,6 +723,7 @@ def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
     """oneDNN's matmul computing op(a) @ op(b) + c on the operands' arrays, b stored in
     `b_layout`: a transposed operand is read with swapped strides unless stored transposed,
     c is a bias row broadcast over M."""
+
     def matrix(value: SSAValue, transposed: bool, layout: str = PLAIN_LAYOUT) -> MemoryDesc:
         rows, columns = shape_of(value)
         if transposed and layout == _TRANSPOSED_MATRIX:
@@ -636,9 +734,12 @@ def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
 
     n = shape_of(op.output)[1]
     bias = None if op.c is None else MemoryDesc.with_strides((1, n), (n, 1))
-    return p.matmul_pd(matrix(op.a, op.trans_a is not None),
-                       matrix(op.b, op.trans_b is not None, b_layout), bias,
-                       matrix(op.output, False))
+    return p.matmul_pd(
+        matrix(op.a, op.trans_a is not None),
+        matrix(op.b, op.trans_b is not None, b_layout),
+        bias,
+        matrix(op.output, False),
+    )
 
 
 # Implementation names and scratchpad bytes of the non-convolution primitives, by what
@@ -646,8 +747,7 @@ def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
 _CHOICES: dict[tuple[object, ...], tuple[str, int]] = {}
 
 
-def _remembered(key: tuple[object, ...], build: Callable[[], b.PrimitiveDesc]
-                ) -> tuple[str, int]:
+def _remembered(key: tuple[object, ...], build: Callable[[], b.PrimitiveDesc]) -> tuple[str, int]:
     """The implementation of the primitive `build` describes and its scratchpad bytes,
     remembered by `key`; ("none (why)", 0) when oneDNN has none."""
     if key not in _CHOICES:
@@ -702,16 +802,19 @@ def _gemm_shape_reason(op: nn.GemmOp) -> str | None:
         if op.beta.value.data != 1:
             return f"beta {op.beta.value.data} (oneDNN's bias is added with beta = 1 only)"
         if tuple(shape_of(op.c)) not in ((n,), (1, n)):
-            return (f"c of shape {list(shape_of(op.c))} (oneDNN's bias is one row of {n}, "
-                    f"broadcast over the rows)")
+            return (
+                f"c of shape {list(shape_of(op.c))} (oneDNN's bias is one row of {n}, "
+                f"broadcast over the rows)"
+            )
     return None
 
 
 def _gemm_compiled(op: nn.GemmOp) -> tuple[Compiled, tuple[int, ...]]:
     args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if op.c is not None else ())
     layout = encoding_name(op.b.type)  # run inside nn.compute: b is stored by now
-    compiled = p.get_compiled(("gemm", _op_key(op), layout), lambda: _gemm_pd(op, layout),
-                              (*args, b.DNNL_ARG_DST))
+    compiled = p.get_compiled(
+        ("gemm", _op_key(op), layout), lambda: _gemm_pd(op, layout), (*args, b.DNNL_ARG_DST)
+    )
     return compiled, args
 
 
@@ -720,38 +823,62 @@ def _pool_padding_r(op: Operation) -> tuple[int, int]:
     """Bottom/right padding that fits all output windows: the explicit pads, or more where
     ceil_mode's last window overhangs them."""
     x, out = shape_of(op.operands[0]), shape_of(op.results[0])
-    kernel, strides, pads, dilations = (ints(op.kernel), ints(op.strides), ints(op.pads),
-                                        ints(op.dilations))
+    kernel, strides, pads, dilations = (
+        ints(op.kernel),
+        ints(op.strides),
+        ints(op.pads),
+        ints(op.dilations),
+    )
     return tuple(  # type: ignore[return-value]
-        max(pads[a + 2], (out[2 + a] - 1) * strides[a] + (kernel[a] - 1) * dilations[a] + 1
-            - x[2 + a] - pads[a]) for a in range(2))
+        max(
+            pads[a + 2],
+            (out[2 + a] - 1) * strides[a] + (kernel[a] - 1) * dilations[a] + 1 - x[2 + a] - pads[a],
+        )
+        for a in range(2)
+    )
 
 
 def _pool_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     x, out = shape_of(op.operands[0]), shape_of(op.results[0])
     if isinstance(op, nn.GlobalAvgPoolOp):
-        return p.pooling_pd(b.dnnl_pooling_avg_include_padding, MemoryDesc.with_tag(x, tag),
-                            MemoryDesc.with_tag(out, tag), x[2:], (1, 1), (1, 1), (0, 0),
-                            (0, 0))
+        return p.pooling_pd(
+            b.dnnl_pooling_avg_include_padding,
+            MemoryDesc.with_tag(x, tag),
+            MemoryDesc.with_tag(out, tag),
+            x[2:],
+            (1, 1),
+            (1, 1),
+            (0, 0),
+            (0, 0),
+        )
     if isinstance(op, nn.MaxPool2dOp):
         algorithm = b.dnnl_pooling_max
     elif op.count_include_pad is not None:
         algorithm = b.dnnl_pooling_avg_include_padding
     else:
         algorithm = b.dnnl_pooling_avg_exclude_padding
-    return p.pooling_pd(algorithm, MemoryDesc.with_tag(x, tag), MemoryDesc.with_tag(out, tag),
-                        ints(op.kernel), ints(op.strides), ints(op.dilations), ints(op.pads)[:2],
-                        _pool_padding_r(op))
+    return p.pooling_pd(
+        algorithm,
+        MemoryDesc.with_tag(x, tag),
+        MemoryDesc.with_tag(out, tag),
+        ints(op.kernel),
+        ints(op.strides),
+        ints(op.dilations),
+        ints(op.pads)[:2],
+        _pool_padding_r(op),
+    )
 
 
 def _pool_reason(op: Operation) -> str | None:
     rank = len(shape_of(op.operands[0]))
     if rank != 4:
         return f"rank-{rank} input; oneDNN pooling here needs N, C, H, W"
-    if isinstance(op, nn.AvgPool2dOp) and op.count_include_pad is not None and (
-            _pool_padding_r(op) != ints(op.pads)[2:]):
-        return ("ceil_mode overhang with count_include_pad: oneDNN would count it in the "
-                "divisor")
+    if (
+        isinstance(op, nn.AvgPool2dOp)
+        and op.count_include_pad is not None
+        and (_pool_padding_r(op) != ints(op.pads)[2:])
+    ):
+        return "ceil_mode overhang with count_include_pad: oneDNN would count it in the divisor"
     return None
 
 
@@ -768,8 +895,10 @@ def _eltwise_params(op: Operation) -> tuple[int, float, float]:
 
 
 def _clip_range(op: nn.ClipOp) -> tuple[float, float]:
-    return (-math.inf if op.min is None else op.min.value.data,
-            math.inf if op.max is None else op.max.value.data)
+    return (
+        -math.inf if op.min is None else op.min.value.data,
+        math.inf if op.max is None else op.max.value.data,
+    )
 
 
 def _finite_only(op: Operation) -> bool:
@@ -778,7 +907,8 @@ def _finite_only(op: Operation) -> bool:
     NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
     of -inf gave -3.4e38). Such an op runs in numpy on a call whose input is not finite."""
     return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp) or (
-        isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0)
+        isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0
+    )
 
 
 _ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
@@ -789,7 +919,9 @@ _ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
     nn.NegOp: (b.dnnl_eltwise_linear, -1.0, -0.0),  # + 0.0 would turn -(+0.0) into +0.0
 }
 _BINARY: dict[type[Operation], int] = {
-    nn.AddOp: b.dnnl_binary_add, nn.SubOp: b.dnnl_binary_sub, nn.MulOp: b.dnnl_binary_mul,
+    nn.AddOp: b.dnnl_binary_add,
+    nn.SubOp: b.dnnl_binary_sub,
+    nn.MulOp: b.dnnl_binary_mul,
     nn.DivOp: b.dnnl_binary_div,
 }
 
@@ -826,14 +958,20 @@ def _any_types_reason(op: Operation) -> str | None:
 def _any_args(op: Operation) -> tuple[int, ...]:
     """oneDNN's execution argument for each operand."""
     if isinstance(op, nn.BatchNormOp):
-        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SCALE, b.DNNL_ARG_SHIFT, b.DNNL_ARG_MEAN,
-                b.DNNL_ARG_VARIANCE)
+        return (
+            b.DNNL_ARG_SRC,
+            b.DNNL_ARG_SCALE,
+            b.DNNL_ARG_SHIFT,
+            b.DNNL_ARG_MEAN,
+            b.DNNL_ARG_VARIANCE,
+        )
     if isinstance(op, nn.ConcatOp):
         return tuple(b.DNNL_ARG_MULTIPLE_SRC + i for i in range(len(op.operands)))
     if type(op) in _BINARY:
         first, _ = _binary_order(op)
-        return ((b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1) if first == 0
-                else (b.DNNL_ARG_SRC_1, b.DNNL_ARG_SRC))
+        return (
+            (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1) if first == 0 else (b.DNNL_ARG_SRC_1, b.DNNL_ARG_SRC)
+        )
     return (b.DNNL_ARG_SRC,)
 
 
@@ -907,8 +1045,10 @@ def _binary_reason(op: Operation) -> str | None:
     if full is None:
         return "no operand has the result's shape (oneDNN broadcasts its second source only)"
     if full != 0 and not isinstance(op, nn.AddOp | nn.MulOp):
-        return (f"operand 0 broadcasts, and oneDNN broadcasts only its second source, which "
-                f"{op.name} does not let us swap")
+        return (
+            f"operand 0 broadcasts, and oneDNN broadcasts only its second source, which "
+            f"{op.name} does not let us swap"
+        )
     return None
 
 
@@ -928,8 +1068,9 @@ def _any_layouts(op: Operation, target: Target) -> Layouts:
 def _any_compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
     tag = _format(op.operands[0], "data").value
     args = _any_args(op)
-    compiled = p.get_compiled(("any", _op_key(op), tag), lambda: _any_pd(op, tag),
-                              (*args, b.DNNL_ARG_DST))
+    compiled = p.get_compiled(
+        ("any", _op_key(op), tag), lambda: _any_pd(op, tag), (*args, b.DNNL_ARG_DST)
+    )
     return compiled, args
 
 
@@ -939,8 +1080,13 @@ def _compiled(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, ...]
     arguments of its inputs."""
     if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
         return _conv_variants(op)
-    build = (_deconv_compiled if isinstance(op, nn.ConvTranspose2dOp)
-             else _gemm_compiled if isinstance(op, nn.GemmOp) else _any_compiled)
+    build = (
+        _deconv_compiled
+        if isinstance(op, nn.ConvTranspose2dOp)
+        else _gemm_compiled
+        if isinstance(op, nn.GemmOp)
+        else _any_compiled
+    )
     compiled, args = build(op)
     return compiled, None, args
 
@@ -972,8 +1118,9 @@ def conv_norm_factors(op: nn.Conv2dOp | nn.FusedConv2dOp) -> tuple[float, float]
     return math.sqrt(math.prod(shape_of(op.weight)[2:])), math.sqrt(n * h * w)
 
 
-def _conv_bounds(factors: tuple[float, float], source: float, summand: float,
-                 weights: float, bias: float) -> tuple[float, float]:
+def _conv_bounds(
+    factors: tuple[float, float], source: float, summand: float, weights: float, bias: float
+) -> tuple[float, float]:
     """Bounds on a convolution whose source, addend, weights and bias have Euclidean norms
     of at most `source`, `summand`, `weights` and `bias`: on every partial sum of an output
     element, and on the norm of the result before its activation; (inf, inf) when it may
@@ -993,8 +1140,11 @@ def _conv_bounds(factors: tuple[float, float], source: float, summand: float,
 def _bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
     """The bound on the norm of `op`'s result (an element-wise activation on `size`
     elements; None: no activation) from one on its finite operand's; inf when unknown."""
-    if op is None or isinstance(op, nn.ReluOp) or (
-            isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0):
+    if (
+        op is None
+        or isinstance(op, nn.ReluOp)
+        or (isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0)
+    ):
         return lambda norm: norm  # |f(x)| <= |x|
     if isinstance(op, nn.ClipOp):
         low, high = _clip_range(op)
@@ -1015,8 +1165,7 @@ def _bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
     return lambda norm: math.inf
 
 
-def _batch_norm_bound(op: nn.BatchNormOp) -> Callable[[float, float, float, float, float],
-                                                       float]:
+def _batch_norm_bound(op: nn.BatchNormOp) -> Callable[[float, float, float, float, float], float]:
     """The bound on the result of inference batch norm, a (x - mean) + shift with
     a = scale / sqrt(variance + epsilon) per channel, and on every intermediate however
     oneDNN orders it (x - mean, a x, a mean, ...), from the norm of its finite source and
@@ -1026,8 +1175,9 @@ def _batch_norm_bound(op: nn.BatchNormOp) -> Callable[[float, float, float, floa
     positions = math.sqrt(shape[0] * math.prod(shape[2:]))
     epsilon = op.epsilon.value.data
 
-    def bound(source: float, scale_max: float, variance_min: float, mean_norm: float,
-              shift_norm: float) -> float:
+    def bound(
+        source: float, scale_max: float, variance_min: float, mean_norm: float, shift_norm: float
+    ) -> float:
         denominator = variance_min + epsilon
         factor = scale_max / math.sqrt(denominator) if denominator > 0 else math.inf
         if not factor < _FINITE_LIMIT:  # also NaN
@@ -1094,8 +1244,11 @@ def _constant_args(op: Operation, args: Sequence[int]) -> set[int]:
     found = operands_outside(op)
     if found is None:
         return set()
-    return {arg for arg, value in zip(args, op.operands, strict=False)
-            if isinstance(found[1][value].type, TensorType)}
+    return {
+        arg
+        for arg, value in zip(args, op.operands, strict=False)
+        if isinstance(found[1][value].type, TensorType)
+    }
 
 
 class Executor(NamedTuple):
@@ -1126,8 +1279,7 @@ def _bound_reader(parts: Sequence[NormBound] | None) -> Callable[[np.ndarray, Ex
             for where in sorted(w for w in wheres[1:] if w is not None):
                 end = end + where[1] if where[0] == end else -1
             tiled[0] = wheres if None not in wheres and end == sum(extent) else None
-        return math.hypot(*(part.value for part in parts)) if tiled[0] is not None else (
-            math.inf)
+        return math.hypot(*(part.value for part in parts)) if tiled[0] is not None else (math.inf)
 
     return several
 
@@ -1141,10 +1293,15 @@ def _measured(bound: float, x: np.ndarray, fits: Callable[[float], bool]) -> flo
     return bound if fits(bound) else _norm(x)
 
 
-def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
-             finite: Compiled | None = None,
-             linked: Mapping[int, Sequence[NormBound]] | None = None,
-             written: NormBound | None = None, constants: Collection[int] = ()) -> Executor:
+def executor(
+    op: Operation,
+    compiled: Compiled,
+    args: tuple[int, ...],
+    finite: Compiled | None = None,
+    linked: Mapping[int, Sequence[NormBound]] | None = None,
+    written: NormBound | None = None,
+    constants: Collection[int] = (),
+) -> Executor:
     """`op` run by `compiled` as `(inputs, out, scratchpad)`, with what depends on the op
     alone (its kind, result padding, epilogue) decided now, and what depends on its arrays
     decided once per arrays (a *plan*, made on each call of `run_into`, once by `on`): a
@@ -1160,14 +1317,20 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     implementation = compiled.pd.implementation
     if not _is_fast(implementation):
         return _reference_executor(
-            op, f"oneDNN offers only {implementation} here for the formats this program was "
+            op,
+            f"oneDNN offers only {implementation} here for the formats this program was "
             "compiled with (for another CPU?); nnlayout's reference kernel runs it instead: "
-            "compile on this machine for oneDNN's fast kernels", written)
+            "compile on this machine for oneDNN's fast kernels",
+            written,
+        )
     if _drops_nan(op, implementation):
         return _reference_executor(
-            op, f"oneDNN picks {implementation} here for the formats this program was "
+            op,
+            f"oneDNN picks {implementation} here for the formats this program was "
             "compiled with, and its sigmoid post-op drops NaN; nnlayout's reference kernel "
-            "runs it instead", written)
+            "runs it instead",
+            written,
+        )
     addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
     conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     # oneDNN skips the taps that fall in a convolution's zero padding, where the reference
@@ -1180,17 +1343,22 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
 
         def divides_by_zero(variance: np.ndarray) -> bool:
             return bool(np.any(variance + epsilon == 0))
+
     repack = _weights_repacker(op, compiled)
     finite_only = _finite_only(op)
     # oneDNN's global average pooling sums in float32, the reference in float64: a plane whose
     # float32 sum overflows (3e38 x 16) gave inf for a finite mean. Such calls run in numpy.
     averages = isinstance(op, nn.GlobalAvgPoolOp)
-    numpy_kernel = max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(
-        type(op))
+    numpy_kernel = (
+        max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(type(op))
+    )
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
     fused_activation = op.activation_op() if isinstance(op, nn.FusedConv2dOp) else None
-    activation = (fused_activation if isinstance(op, nn.FusedConv2dOp)
-                  and fused_epilogue(op).numpy_activation else None)
+    activation = (
+        fused_activation
+        if isinstance(op, nn.FusedConv2dOp) and fused_epilogue(op).numpy_activation
+        else None
+    )
     spec = layout_of(op.results[0].type)
     size = math.prod(shape if spec is None else spec.physical_shape(shape))
     bound_after = _bound_after(fused_activation if conv else op, size)
@@ -1221,21 +1389,31 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
     # The plan whose arrays the variants' memory objects point at now.
     owner: list[object] = [None]
 
-    def plan(inputs: Sequence[np.ndarray], out: np.ndarray, scratchpad: np.ndarray | None
-             ) -> tuple[FixedCall, bool]:
+    def plan(
+        inputs: Sequence[np.ndarray], out: np.ndarray, scratchpad: np.ndarray | None
+    ) -> tuple[FixedCall, bool]:
         """The op on these arrays, and whether that call may run again on new contents of
         them (it may not where an operand had to be copied to suit oneDNN)."""
         *sources, summand = inputs if addend else (*inputs, None)
-        passed = sources if repack is None else [
-            sources[0], once(b.DNNL_ARG_WEIGHTS, "packed", sources[1], repack), *sources[2:]]
-        arrays = {arg: np.ascontiguousarray(x, dtype=np.float32)
-                  for arg, x in zip(args, passed, strict=True)}
+        passed = (
+            sources
+            if repack is None
+            else [sources[0], once(b.DNNL_ARG_WEIGHTS, "packed", sources[1], repack), *sources[2:]]
+        )
+        arrays = {
+            arg: np.ascontiguousarray(x, dtype=np.float32)
+            for arg, x in zip(args, passed, strict=True)
+        }
         reusable = scratchpad is not None and all(  # constants never change
-            arrays[arg] is x or arg in constants for arg, x in zip(args, sources, strict=True))
+            arrays[arg] is x or arg in constants for arg, x in zip(args, sources, strict=True)
+        )
         arrays[b.DNNL_ARG_DST] = out
         # oneDNN's sum post-op adds what dst holds: the addend, copied there unless in place.
-        copied = None if summand is None or summand.ctypes.data == out.ctypes.data else (
-            out.reshape(summand.shape), summand)
+        copied = (
+            None
+            if summand is None or summand.ctypes.data == out.ctypes.data
+            else (out.reshape(summand.shape), summand)
+        )
         source = arrays.get(b.DNNL_ARG_SRC)
         source_at = None if source is None else _extent(source)
         summand_at = None if summand is None else _extent(np.ascontiguousarray(summand))
@@ -1249,10 +1427,20 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
 
         if conv:
             weights, bias = arrays[b.DNNL_ARG_WEIGHTS], arrays.get(b.DNNL_ARG_BIAS)
-            weights_norm = (once(b.DNNL_ARG_WEIGHTS, "norm", weights, _norm)
-                            if b.DNNL_ARG_WEIGHTS in constants else None)
-            bias_norm = 0.0 if bias is None else (once(b.DNNL_ARG_BIAS, "norm", bias, _norm)
-                                                  if b.DNNL_ARG_BIAS in constants else None)
+            weights_norm = (
+                once(b.DNNL_ARG_WEIGHTS, "norm", weights, _norm)
+                if b.DNNL_ARG_WEIGHTS in constants
+                else None
+            )
+            bias_norm = (
+                0.0
+                if bias is None
+                else (
+                    once(b.DNNL_ARG_BIAS, "norm", bias, _norm)
+                    if b.DNNL_ARG_BIAS in constants
+                    else None
+                )
+            )
             run_finite = None if finite is None else finite.runner()
             run_exact = compiled.runner()
 
@@ -1270,8 +1458,10 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                 if copied is not None:
                     copied[0][...] = copied[1]
                 bias_bound = _norm(bias) if bias_norm is None else bias_norm
-                operands = (read_source(source, source_at),
-                            read_summand(out, summand_at) if addend else 0.0)
+                operands = (
+                    read_source(source, source_at),
+                    read_summand(out, summand_at) if addend else 0.0,
+                )
                 # The guard measures what its writers' bounds do not vouch for: none known,
                 # or ones that compounded past what the sums may reach (`_measured`).
                 measure = run_finite is not None
@@ -1279,8 +1469,7 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
                     operands, measure = measured_operands(), False
                 element, before = _conv_bounds(factors, *operands, norm, bias_bound)
                 if measure and not element < _FINITE_LIMIT:
-                    element, before = _conv_bounds(factors, *measured_operands(), norm,
-                                                   bias_bound)
+                    element, before = _conv_bounds(factors, *measured_operands(), norm, bias_bound)
                 if run_finite is not None and element < _FINITE_LIMIT:
                     run_finite()
                 else:
@@ -1292,38 +1481,57 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
         elif finite_only or averages:
             run = compiled.runner()
             fits: Callable[[float], bool] = (
-                (lambda bound: bound_after(bound) < _FINITE_LIMIT) if averages else math.isfinite)
+                (lambda bound: bound_after(bound) < _FINITE_LIMIT) if averages else math.isfinite
+            )
 
             def call() -> None:
                 if owner[0] is not token:
                     point()
-                bound = _measured(read_source(source, source_at), source,  # type: ignore[arg-type]
-                                  fits)
+                bound = _measured(
+                    read_source(source, source_at),
+                    source,  # type: ignore[arg-type]
+                    fits,
+                )
                 if fits(bound):
                     run()
                     finish(out, out_at, bound_after(bound))
                 else:
-                    out[...] = (_reference_result(op, sources).reshape(out.shape) if averages
-                                else numpy_kernel(op, sources))
+                    out[...] = (
+                        _reference_result(op, sources).reshape(out.shape)
+                        if averages
+                        else numpy_kernel(op, sources)
+                    )
                     finish(out, out_at, math.inf)
 
         else:
             run = compiled.runner()
-            after = bound_after if batch_norm is None else (
-                lambda bound: batch_norm(
-                    bound,
-                    once(b.DNNL_ARG_SCALE, "largest", arrays[b.DNNL_ARG_SCALE],
-                         _largest_magnitude),
-                    once(b.DNNL_ARG_VARIANCE, "smallest", arrays[b.DNNL_ARG_VARIANCE], _smallest),
-                    once(b.DNNL_ARG_MEAN, "norm", arrays[b.DNNL_ARG_MEAN], _norm),
-                    once(b.DNNL_ARG_SHIFT, "norm", arrays[b.DNNL_ARG_SHIFT], _norm)))
+            after = (
+                bound_after
+                if batch_norm is None
+                else (
+                    lambda bound: batch_norm(
+                        bound,
+                        once(
+                            b.DNNL_ARG_SCALE,
+                            "largest",
+                            arrays[b.DNNL_ARG_SCALE],
+                            _largest_magnitude,
+                        ),
+                        once(
+                            b.DNNL_ARG_VARIANCE, "smallest", arrays[b.DNNL_ARG_VARIANCE], _smallest
+                        ),
+                        once(b.DNNL_ARG_MEAN, "norm", arrays[b.DNNL_ARG_MEAN], _norm),
+                        once(b.DNNL_ARG_SHIFT, "norm", arrays[b.DNNL_ARG_SHIFT], _norm),
+                    )
+                )
+            )
 
             def call() -> None:
                 if owner[0] is not token:
                     point()
                 if batch_norm is not None and once(
-                        b.DNNL_ARG_VARIANCE, "zero", arrays[b.DNNL_ARG_VARIANCE],
-                        divides_by_zero):
+                    b.DNNL_ARG_VARIANCE, "zero", arrays[b.DNNL_ARG_VARIANCE], divides_by_zero
+                ):
                     # oneDNN's (x - mean) / 0 is +-inf where the reference's
                     # x * inf + (shift - mean * inf) is NaN, as onnxruntime's
                     out[...] = _reference_result(op, sources).reshape(out.shape)
@@ -1336,12 +1544,14 @@ def executor(op: Operation, compiled: Compiled, args: tuple[int, ...],
 
         return call, reusable
 
-    def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
-                 scratchpad: np.ndarray | None) -> None:
+    def run_into(
+        inputs: Sequence[np.ndarray], out: np.ndarray, scratchpad: np.ndarray | None
+    ) -> None:
         plan(inputs, out, scratchpad)[0]()
 
-    def on(inputs: Sequence[np.ndarray], out: np.ndarray,
-           scratchpad: np.ndarray | None) -> FixedCall:
+    def on(
+        inputs: Sequence[np.ndarray], out: np.ndarray, scratchpad: np.ndarray | None
+    ) -> FixedCall:
         call, reusable = plan(inputs, out, scratchpad)
         return call if reusable else partial(run_into, inputs, out, scratchpad)
 
@@ -1368,15 +1578,17 @@ def _reference_executor(op: Operation, why: str, written: NormBound) -> Executor
     warnings.warn(f"{op.name}: {why}", SlowImplementationWarning, stacklevel=3)
     padded, shape = _padded_layout(op.results[0].type), shape_of(op.results[0])
 
-    def run_into(inputs: Sequence[np.ndarray], out: np.ndarray,
-                 scratchpad: np.ndarray | None) -> None:
+    def run_into(
+        inputs: Sequence[np.ndarray], out: np.ndarray, scratchpad: np.ndarray | None
+    ) -> None:
         out[...] = _reference_result(op, inputs).reshape(out.shape)
         if padded is not None:
             padded.zero_padding(out, shape)
         written.value, written.where = math.inf, None
 
-    return Executor(run_into, lambda inputs, out, scratchpad: partial(run_into, inputs, out,
-                                                                      scratchpad))
+    return Executor(
+        run_into, lambda inputs, out, scratchpad: partial(run_into, inputs, out, scratchpad)
+    )
 
 
 def _scratchpad(compiled: Compiled, finite: Compiled | None) -> np.ndarray:
@@ -1407,18 +1619,26 @@ def _checked_private(op: Operation) -> tuple[Compiled, Compiled | None, tuple[in
 def _check_buffer_sizes(op: Operation, compiled: Compiled, args: Sequence[int]) -> None:
     """Every operand but the weights (repacked at load), and the result, of the byte size
     its type gives, as oneDNN's primitive will read and write them."""
-    values = [(f"operand {i}", v, arg) for i, (v, arg) in enumerate(zip(op.operands, args,
-                                                                      strict=False))
-              if arg != b.DNNL_ARG_WEIGHTS]
+    values = [
+        (f"operand {i}", v, arg)
+        for i, (v, arg) in enumerate(zip(op.operands, args, strict=False))
+        if arg != b.DNNL_ARG_WEIGHTS
+    ]
     for what, value, arg in (*values, ("the result", op.results[0], b.DNNL_ARG_DST)):
         if (nbytes := buffer_bytes(value.type)) != compiled.nbytes(arg):
-            raise BindingRefused(f"{what} takes {nbytes} bytes in layout "
-                                 f"'{encoding_name(value.type) or 'plain'}'; oneDNN's "
-                                 f"{compiled.pd.implementation} takes {compiled.nbytes(arg)}")
+            raise BindingRefused(
+                f"{what} takes {nbytes} bytes in layout "
+                f"'{encoding_name(value.type) or 'plain'}'; oneDNN's "
+                f"{compiled.pd.implementation} takes {compiled.nbytes(arg)}"
+            )
 
 
-def execute(op: Operation, inputs: Sequence[np.ndarray], out: np.ndarray,
-            scratchpad: np.ndarray | None = None) -> None:
+def execute(
+    op: Operation,
+    inputs: Sequence[np.ndarray],
+    out: np.ndarray,
+    scratchpad: np.ndarray | None = None,
+) -> None:
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
     (a C-contiguous float32 buffer of the result's physical size)."""
     compiled, finite, args = _private(op)
@@ -1444,8 +1664,9 @@ class Prepared:
         compiled, finite, args = _checked_private(op)
         linked, self.written = _linked(op)
         self.op = op
-        self.executor = executor(op, compiled, args, finite, linked, self.written,
-                                 _constant_args(op, args))
+        self.executor = executor(
+            op, compiled, args, finite, linked, self.written, _constant_args(op, args)
+        )
         self.scratchpad = _scratchpad(compiled, finite)
         self.size = compiled.nbytes(b.DNNL_ARG_DST)
 
@@ -1469,41 +1690,107 @@ def kernels() -> list[Kernel]:
     """The oneDNN family's descriptors (float32 ops only)."""
     # oneDNN pads inside its primitives (no copy to save), and its fast implementations
     # want dense buffers: no halos, no strided outputs.
-    result = [Kernel("conv2d_onednn", nn.Conv2dOp, "onednn", run, accepts=_conv_accepts,
-                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=Prepared,
-                     reads_halo=False, writes_strided=False, post_ops=True),
-              # With an addend, oneDNN accumulates into it: in place when the planner can.
-              Kernel("conv_transpose2d_onednn", nn.ConvTranspose2dOp, "onednn", run,
-                     accepts=_deconv_accepts, layouts=_deconv_layouts,
-                     accepts_types=_deconv_types_reason,
-                     workspace=lambda op, target: _deconv_chosen(op, target)[2], prepare=Prepared,
-                     reads_halo=False, writes_strided=False),
-              Kernel("gemm_onednn", nn.GemmOp, "onednn", run, accepts=_gemm_accepts,
-                     layouts=_gemm_layouts, workspace=_gemm_workspace,
-                     accepts_types=_gemm_types_reason,
-                     prepare=Prepared,
-                     reads_halo=False, writes_strided=False),
-              Kernel("fused_conv2d_onednn", nn.FusedConv2dOp, "onednn", run,
-                     applies=lambda op: op.addend is None, accepts=_conv_accepts,
-                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=Prepared,
-                     reads_halo=False, writes_strided=False, post_ops=True),
-              Kernel("fused_conv2d_sum_onednn", nn.FusedConv2dOp, "onednn", run,
-                     applies=lambda op: op.addend is not None, accepts=_conv_accepts,
-                     accepts_types=_addend_types_reason,
-                     layouts=_conv_layouts, workspace=_conv_workspace, prepare=Prepared,
-                     in_place=3, reads_halo=False, writes_strided=False, post_ops=True)]
+    result = [
+        Kernel(
+            "conv2d_onednn",
+            nn.Conv2dOp,
+            "onednn",
+            run,
+            accepts=_conv_accepts,
+            layouts=_conv_layouts,
+            workspace=_conv_workspace,
+            prepare=Prepared,
+            reads_halo=False,
+            writes_strided=False,
+            post_ops=True,
+        ),
+        # With an addend, oneDNN accumulates into it: in place when the planner can.
+        Kernel(
+            "conv_transpose2d_onednn",
+            nn.ConvTranspose2dOp,
+            "onednn",
+            run,
+            accepts=_deconv_accepts,
+            layouts=_deconv_layouts,
+            accepts_types=_deconv_types_reason,
+            workspace=lambda op, target: _deconv_chosen(op, target)[2],
+            prepare=Prepared,
+            reads_halo=False,
+            writes_strided=False,
+        ),
+        Kernel(
+            "gemm_onednn",
+            nn.GemmOp,
+            "onednn",
+            run,
+            accepts=_gemm_accepts,
+            layouts=_gemm_layouts,
+            workspace=_gemm_workspace,
+            accepts_types=_gemm_types_reason,
+            prepare=Prepared,
+            reads_halo=False,
+            writes_strided=False,
+        ),
+        Kernel(
+            "fused_conv2d_onednn",
+            nn.FusedConv2dOp,
+            "onednn",
+            run,
+            applies=lambda op: op.addend is None,
+            accepts=_conv_accepts,
+            layouts=_conv_layouts,
+            workspace=_conv_workspace,
+            prepare=Prepared,
+            reads_halo=False,
+            writes_strided=False,
+            post_ops=True,
+        ),
+        Kernel(
+            "fused_conv2d_sum_onednn",
+            nn.FusedConv2dOp,
+            "onednn",
+            run,
+            applies=lambda op: op.addend is not None,
+            accepts=_conv_accepts,
+            accepts_types=_addend_types_reason,
+            layouts=_conv_layouts,
+            workspace=_conv_workspace,
+            prepare=Prepared,
+            in_place=3,
+            reads_halo=False,
+            writes_strided=False,
+            post_ops=True,
+        ),
+    ]
     any_ops: list[tuple[type[Operation], bool]] = [
-        (nn.MaxPool2dOp, False), (nn.AvgPool2dOp, False), (nn.GlobalAvgPoolOp, False),
-        (nn.ConcatOp, False), (nn.BatchNormOp, True),
-        *((op_type, True) for op_type in (*_ELTWISE, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp,
-                                          *_BINARY))]
+        (nn.MaxPool2dOp, False),
+        (nn.AvgPool2dOp, False),
+        (nn.GlobalAvgPoolOp, False),
+        (nn.ConcatOp, False),
+        (nn.BatchNormOp, True),
+        *(
+            (op_type, True)
+            for op_type in (*_ELTWISE, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp, *_BINARY)
+        ),
+    ]
     for op_type, in_place in any_ops:
         name = op_type.name.removeprefix("nn.") + "_onednn"
-        result.append(Kernel(name, op_type, "onednn", run,
-                             accepts=_any_accepts, layouts=_any_layouts,
-                             accepts_layout=_any_accepts_layout, workspace=_any_workspace,
-                             accepts_types=_any_types_reason,
-                             in_place=0 if in_place else None,
-                             in_place_of=full_operand if op_type in _BINARY else None,
-                             prepare=Prepared, reads_halo=False, writes_strided=False))
+        result.append(
+            Kernel(
+                name,
+                op_type,
+                "onednn",
+                run,
+                accepts=_any_accepts,
+                layouts=_any_layouts,
+                accepts_layout=_any_accepts_layout,
+                workspace=_any_workspace,
+                accepts_types=_any_types_reason,
+                in_place=0 if in_place else None,
+                in_place_of=full_operand if op_type in _BINARY else None,
+                prepare=Prepared,
+                reads_halo=False,
+                writes_strided=False,
+            )
+        )
     return result

@@ -53,8 +53,13 @@ def _elements(*mds: MemoryDesc | None) -> int:
     return sum(math.prod(md.shape) for md in mds if md is not None)
 
 
-def _created(function: Callable[..., int], *args: object, elements: int, macs: int = 0,
-             post_ops: Sequence[PostOp] = ()) -> PrimitiveDesc:
+def _created(
+    function: Callable[..., int],
+    *args: object,
+    elements: int,
+    macs: int = 0,
+    post_ops: Sequence[PostOp] = (),
+) -> PrimitiveDesc:
     """Calls a `dnnl_*_primitive_desc_create` function with `args` and then attributes (a
     user-managed scratchpad and `post_ops`), serially where `runs_serially` says so, and
     wraps its result."""
@@ -71,82 +76,177 @@ def onednn_dilations(dilations: Sequence[int]) -> list[int]:
 
 
 # ------------------------------------------------------------- primitive descriptors
-def convolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
-                   dst: MemoryDesc, strides: Sequence[int], dilations: Sequence[int],
-                   padding_l: Sequence[int], padding_r: Sequence[int],
-                   post_ops: Sequence[PostOp] = ()) -> PrimitiveDesc:
+def convolution_pd(
+    src: MemoryDesc,
+    weights: MemoryDesc,
+    bias: MemoryDesc | None,
+    dst: MemoryDesc,
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    padding_l: Sequence[int],
+    padding_r: Sequence[int],
+    post_ops: Sequence[PostOp] = (),
+) -> PrimitiveDesc:
     """Forward-inference direct convolution; `dilations` in our convention (1 = dense);
     grouped when `weights` is 5-D (g, o, i, h, w)."""
-    return _created(b.lib().dnnl_convolution_forward_primitive_desc_create, b.engine(),
-                    b.dnnl_forward_inference, b.dnnl_convolution_direct, src.handle,
-                    weights.handle, None if bias is None else bias.handle, dst.handle,
-                    b.dims(strides), b.dims(onednn_dilations(dilations)), b.dims(padding_l),
-                    b.dims(padding_r), elements=_elements(src, dst),
-                    macs=math.prod(dst.shape) * math.prod(weights.shape[-3:]), post_ops=post_ops)
+    return _created(
+        b.lib().dnnl_convolution_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        b.dnnl_convolution_direct,
+        src.handle,
+        weights.handle,
+        None if bias is None else bias.handle,
+        dst.handle,
+        b.dims(strides),
+        b.dims(onednn_dilations(dilations)),
+        b.dims(padding_l),
+        b.dims(padding_r),
+        elements=_elements(src, dst),
+        macs=math.prod(dst.shape) * math.prod(weights.shape[-3:]),
+        post_ops=post_ops,
+    )
 
 
-def deconvolution_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
-                     dst: MemoryDesc, strides: Sequence[int], dilations: Sequence[int],
-                     padding_l: Sequence[int], padding_r: Sequence[int]) -> PrimitiveDesc:
+def deconvolution_pd(
+    src: MemoryDesc,
+    weights: MemoryDesc,
+    bias: MemoryDesc | None,
+    dst: MemoryDesc,
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    padding_l: Sequence[int],
+    padding_r: Sequence[int],
+) -> PrimitiveDesc:
     """Forward-inference direct transposed convolution, in oneDNN's (o, i, h, w) weight
     terms; `dilations` in our convention; grouped when `weights` is 5-D."""
-    return _created(b.lib().dnnl_deconvolution_forward_primitive_desc_create, b.engine(),
-                    b.dnnl_forward_inference, b.dnnl_deconvolution_direct, src.handle,
-                    weights.handle, None if bias is None else bias.handle, dst.handle,
-                    b.dims(strides), b.dims(onednn_dilations(dilations)), b.dims(padding_l),
-                    b.dims(padding_r), elements=_elements(src, dst),
-                    macs=math.prod(src.shape) * math.prod(weights.shape[-4:]) // weights.shape[-3])
+    return _created(
+        b.lib().dnnl_deconvolution_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        b.dnnl_deconvolution_direct,
+        src.handle,
+        weights.handle,
+        None if bias is None else bias.handle,
+        dst.handle,
+        b.dims(strides),
+        b.dims(onednn_dilations(dilations)),
+        b.dims(padding_l),
+        b.dims(padding_r),
+        elements=_elements(src, dst),
+        macs=math.prod(src.shape) * math.prod(weights.shape[-4:]) // weights.shape[-3],
+    )
 
 
-def pooling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, kernel: Sequence[int],
-               strides: Sequence[int], dilations: Sequence[int], padding_l: Sequence[int],
-               padding_r: Sequence[int]) -> PrimitiveDesc:
+def pooling_pd(
+    algorithm: int,
+    src: MemoryDesc,
+    dst: MemoryDesc,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    padding_l: Sequence[int],
+    padding_r: Sequence[int],
+) -> PrimitiveDesc:
     """Forward-inference max or average pooling; `dilations` in our convention."""
-    return _created(b.lib().dnnl_pooling_forward_primitive_desc_create, b.engine(),
-                    b.dnnl_forward_inference, algorithm, src.handle, dst.handle,
-                    b.dims(strides), b.dims(kernel), b.dims(onednn_dilations(dilations)),
-                    b.dims(padding_l), b.dims(padding_r), elements=_elements(src, dst))
+    return _created(
+        b.lib().dnnl_pooling_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        algorithm,
+        src.handle,
+        dst.handle,
+        b.dims(strides),
+        b.dims(kernel),
+        b.dims(onednn_dilations(dilations)),
+        b.dims(padding_l),
+        b.dims(padding_r),
+        elements=_elements(src, dst),
+    )
 
 
-def eltwise_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc, alpha: float = 0.0,
-               beta: float = 0.0) -> PrimitiveDesc:
-    return _created(b.lib().dnnl_eltwise_forward_primitive_desc_create, b.engine(),
-                    b.dnnl_forward_inference, algorithm, src.handle, dst.handle, alpha, beta,
-                    elements=_elements(src, dst))
+def eltwise_pd(
+    algorithm: int, src: MemoryDesc, dst: MemoryDesc, alpha: float = 0.0, beta: float = 0.0
+) -> PrimitiveDesc:
+    return _created(
+        b.lib().dnnl_eltwise_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        algorithm,
+        src.handle,
+        dst.handle,
+        alpha,
+        beta,
+        elements=_elements(src, dst),
+    )
 
 
-def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc,
-              dst: MemoryDesc) -> PrimitiveDesc:
-    return _created(b.lib().dnnl_binary_primitive_desc_create, b.engine(), algorithm,
-                    src0.handle, src1.handle, dst.handle, elements=_elements(src0, src1, dst))
+def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+    return _created(
+        b.lib().dnnl_binary_primitive_desc_create,
+        b.engine(),
+        algorithm,
+        src0.handle,
+        src1.handle,
+        dst.handle,
+        elements=_elements(src0, src1, dst),
+    )
 
 
-def matmul_pd(src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None,
-              dst: MemoryDesc) -> PrimitiveDesc:
+def matmul_pd(
+    src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None, dst: MemoryDesc
+) -> PrimitiveDesc:
     """dst = src @ weights (+ bias broadcast over rows); any strides, so transposes are
     descriptions, not copies."""
-    return _created(b.lib().dnnl_matmul_primitive_desc_create, b.engine(), src.handle,
-                    weights.handle, None if bias is None else bias.handle, dst.handle,
-                    elements=_elements(src, dst), macs=math.prod(dst.shape) * src.shape[-1])
+    return _created(
+        b.lib().dnnl_matmul_primitive_desc_create,
+        b.engine(),
+        src.handle,
+        weights.handle,
+        None if bias is None else bias.handle,
+        dst.handle,
+        elements=_elements(src, dst),
+        macs=math.prod(dst.shape) * src.shape[-1],
+    )
 
 
 def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> PrimitiveDesc:
     """Inference batch normalization with given mean and variance, scale and shift."""
     flags = b.dnnl_use_global_stats | b.dnnl_use_scale | b.dnnl_use_shift
-    return _created(b.lib().dnnl_batch_normalization_forward_primitive_desc_create,
-                    b.engine(), b.dnnl_forward_inference, src.handle, dst.handle, epsilon,
-                    flags, elements=_elements(src, dst))
+    return _created(
+        b.lib().dnnl_batch_normalization_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        src.handle,
+        dst.handle,
+        epsilon,
+        flags,
+        elements=_elements(src, dst),
+    )
 
 
 def concat_pd(dst: MemoryDesc, axis: int, srcs: Sequence[MemoryDesc]) -> PrimitiveDesc:
     handles = (c_void_p * len(srcs))(*(s.handle for s in srcs))
-    return _created(b.lib().dnnl_concat_primitive_desc_create, b.engine(), dst.handle,
-                    len(srcs), axis, handles, elements=2 * _elements(dst))
+    return _created(
+        b.lib().dnnl_concat_primitive_desc_create,
+        b.engine(),
+        dst.handle,
+        len(srcs),
+        axis,
+        handles,
+        elements=2 * _elements(dst),
+    )
 
 
 def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
-    return _created(b.lib().dnnl_reorder_primitive_desc_create, src.handle, b.engine(),
-                    dst.handle, b.engine(), elements=_elements(src, dst))
+    return _created(
+        b.lib().dnnl_reorder_primitive_desc_create,
+        src.handle,
+        b.engine(),
+        dst.handle,
+        b.engine(),
+        elements=_elements(src, dst),
+    )
 
 
 # ------------------------------------------------------------------- execution
@@ -183,8 +283,13 @@ class Compiled:
     primitive is created now, or with `eager=False` at its first execution (for one that
     may never run, like a guarded kernel's exact path)."""
 
-    def __init__(self, pd: PrimitiveDesc, args: Sequence[int],
-                 primitive: _Lazy | None = None, eager: bool = True):
+    def __init__(
+        self,
+        pd: PrimitiveDesc,
+        args: Sequence[int],
+        primitive: _Lazy | None = None,
+        eager: bool = True,
+    ):
         self.pd = pd
         self._primitive = _Lazy(pd) if primitive is None else primitive
         if eager:
@@ -221,8 +326,7 @@ class Compiled:
         """Bytes the buffer of execution argument `arg` must have."""
         return self._sizes[arg]
 
-    def point(self, arrays: Mapping[int, np.ndarray],
-              scratchpad: np.ndarray | None = None) -> None:
+    def point(self, arrays: Mapping[int, np.ndarray], scratchpad: np.ndarray | None = None) -> None:
         """Points the memory objects at `arrays` (execution argument -> C-contiguous float32
         buffer of exactly `nbytes(arg)` bytes; oneDNN only reads the sources) and a
         scratchpad of at least `scratchpad_bytes` bytes, for `execute`. (A kernel bound to
@@ -230,26 +334,33 @@ class Compiled:
         for arg, memory in self.memories.items():
             if arg == b.DNNL_ARG_SCRATCHPAD:
                 if scratchpad is None or scratchpad.nbytes < self.scratchpad_bytes:
-                    raise ValueError(f"{self.pd.implementation} needs a scratchpad of "
-                                     f"{self.scratchpad_bytes} bytes")
+                    raise ValueError(
+                        f"{self.pd.implementation} needs a scratchpad of "
+                        f"{self.scratchpad_bytes} bytes"
+                    )
                 memory.point_to(scratchpad.ctypes.data)
                 continue
             array = arrays.get(arg)
             if array is None:
                 raise ValueError(f"{self.pd.implementation}: no buffer for argument {arg}")
-            if (array.dtype != np.float32 or not array.flags.c_contiguous
-                    or array.nbytes != self._sizes[arg]):
+            if (
+                array.dtype != np.float32
+                or not array.flags.c_contiguous
+                or array.nbytes != self._sizes[arg]
+            ):
                 raise ValueError(
                     f"{self.pd.implementation}: argument {arg} must be a C-contiguous float32 "
                     f"buffer of {self._sizes[arg]} bytes, got {array.dtype} "
                     f"{'contiguous' if array.flags.c_contiguous else 'strided'} "
-                    f"{array.nbytes} bytes")
+                    f"{array.nbytes} bytes"
+                )
             if arg == b.DNNL_ARG_DST and not array.flags.writeable:
                 raise ValueError(f"{self.pd.implementation}: the destination is read-only")
             memory.point_to(array.ctypes.data)
 
-    def __call__(self, arrays: Mapping[int, np.ndarray],
-                 scratchpad: np.ndarray | None = None) -> None:
+    def __call__(
+        self, arrays: Mapping[int, np.ndarray], scratchpad: np.ndarray | None = None
+    ) -> None:
         """Runs on `arrays` and `scratchpad` (see `point`). Not reentrant: the memory
         objects are re-pointed."""
         self.point(arrays, scratchpad)
@@ -259,8 +370,9 @@ class Compiled:
 _CACHE: dict[Hashable, Compiled] = {}
 
 
-def get_compiled(key: Hashable, build: Callable[[], PrimitiveDesc],
-                 args: Sequence[int], eager: bool = True) -> Compiled:
+def get_compiled(
+    key: Hashable, build: Callable[[], PrimitiveDesc], args: Sequence[int], eager: bool = True
+) -> Compiled:
     """The compiled primitive for `key`, built by `build` the first time; `args` lists the
     execution arguments it takes (the scratchpad is added when it needs one). With
     `eager=False` the primitive itself is created at its first execution."""
