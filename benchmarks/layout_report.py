@@ -29,10 +29,11 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp, element_bytes, encoding_name, layout_of
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
-from nnlayout.kernels.registry import registry
-from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
-from nnlayout.lowering.runtime import relative_difference
-from nnlayout.tools.driver import make_context, parse_pipeline, run_pipeline
+from nnlayout.ir.context import make_context
+from nnlayout.kernels.providers import registry
+from nnlayout.runtime.binding import relative_difference
+from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes, remarks
 
 TOLERANCE = 1e-4

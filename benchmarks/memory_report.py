@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.benchmarks.layout_report import load
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
-from nnlayout.tools.driver import make_context
+from nnlayout.ir.context import make_context
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 from nnlayout.transforms.memory_report import format_report, plan_svg
 from nnlayout.transforms.plan_memory import PlanMemoryPass, plan_function

@@ -62,9 +62,9 @@ def report(name: str, small: bool, data_format: str, repeats: int, threads: int)
     from nnlayout.benchmarks.layout_report import load
     from nnlayout.dialects import nn
     from nnlayout.examples.make_models import MODELS_DIR
+    from nnlayout.ir.context import make_context
     from nnlayout.kernels.onednn import kernels as onednn
     from nnlayout.kernels.registry import get_target
-    from nnlayout.tools.driver import make_context
     from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
     module, _ = load(name, small, MODELS_DIR)

@@ -27,8 +27,9 @@ from xdsl.utils.test_value import create_ssa_value  # noqa: E402
 
 from nnlayout.dialects import nn  # noqa: E402
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec  # noqa: E402
+from nnlayout.kernels.providers import registry  # noqa: E402
 from nnlayout.kernels.reference import REFERENCE_KERNELS  # noqa: E402
-from nnlayout.kernels.registry import TARGETS, select  # noqa: E402
+from nnlayout.kernels.registry import TARGETS  # noqa: E402
 
 # (name, input channels, output channels, size, kernel, stride, groups)
 CONVS = [
@@ -162,7 +163,7 @@ def blocked_ms(
 ) -> float:
     """The blocked numpy kernel avx2 dispatches, on operands in the layouts it asks for."""
     geometry = (c_in, c_out, size, k, stride, groups)
-    selection = select(conv_op(*geometry), TARGETS["avx2"], padding=True)
+    selection = registry().select(conv_op(*geometry), TARGETS["avx2"], padding=True)
     assert selection is not None and selection.kernel.family == "blocked"
     operands, results = selection.kernel.operand_and_result_layouts(
         conv_op(*geometry), TARGETS["avx2"]

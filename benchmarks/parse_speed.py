@@ -22,7 +22,10 @@ from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 
-from nnlayout.tools.driver import make_context, parse_module, print_module, verify_module
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.ir.printer import print_module
+from nnlayout.ir.verify import verify_module
 
 TARGET_SECONDS = 2.0
 ACT = "tensor<1x64x56x56xf32>"

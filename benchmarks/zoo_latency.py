@@ -52,13 +52,13 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from nnlayout.benchmarks.layout_report import load
 from nnlayout.benchmarks.memory_report import TVM
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
+from nnlayout.ir.context import make_context
 from nnlayout.kernels.registry import get_target
 from nnlayout.lowering.bufferize import activation_reorders
-from nnlayout.lowering.census import kernel_census
-from nnlayout.lowering.interpreter import find_entry
-from nnlayout.lowering.runtime import relative_difference
 from nnlayout.lowering.to_numpy import import_generated, translate
-from nnlayout.tools.driver import make_context
+from nnlayout.reports.census import kernel_census
+from nnlayout.runtime.binding import relative_difference
+from nnlayout.runtime.interpreter import find_entry
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
 TOLERANCE = 1e-4

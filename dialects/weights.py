@@ -20,8 +20,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
+from nnlayout.diagnostics import os_error_reason
 from nnlayout.dialects.nn import ConstantOp, tensor_type
-from nnlayout.tools.driver import os_error_reason
 
 WEIGHTS_ATTR = "nn.weights"
 # What `load_weights` gives a module without a weights file (told apart from an empty one).

@@ -30,18 +30,14 @@ from xdsl.dialects.builtin import IntegerAttr
 
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
+from nnlayout.ir.context import make_context
 from nnlayout.kernels.registry import get_target
 from nnlayout.lowering.bufferize import activation_reorders
-from nnlayout.lowering.census import kernel_census
-from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
-from nnlayout.lowering.runtime import relative_difference
 from nnlayout.lowering.to_numpy import import_generated, translate
-from nnlayout.tools.driver import (
-    make_context,
-    parse_pipeline,
-    run_pipeline,
-    run_tool,
-)
+from nnlayout.reports.census import kernel_census
+from nnlayout.runtime.binding import relative_difference
+from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes, remarks
 
 TOLERANCE = 1e-4

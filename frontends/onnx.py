@@ -43,16 +43,13 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from nnlayout.diagnostics import UserError, os_error_reason
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import verify_encoding
 from nnlayout.dialects.weights import attach_weights_file
-from nnlayout.tools.driver import (
-    UserError,
-    make_context,
-    os_error_reason,
-    parse_module,
-    print_module,
-)
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.ir.printer import print_module
 
 #: ONNX operators (default domain) the importer translates.
 SUPPORTED_OPS = frozenset(
@@ -162,17 +159,6 @@ def _printable(text: str) -> str:
 # ------------------------------------------------------------------------------ loading
 # What parsing bytes that are no ONNX model raises (protobuf's decoders differ).
 _NOT_A_MODEL = (DecodeError, RuntimeError, ValueError)
-
-
-def parses_as_model(data: bytes) -> bool:
-    """Whether `data` parses as an ONNX model with a graph (what the tools check before
-    telling a user to import a file they gave as MLIR)."""
-    model = onnx.ModelProto()
-    try:
-        model.ParseFromString(data)
-    except _NOT_A_MODEL:
-        return False
-    return model.HasField("graph")
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:

@@ -1,4 +1,4 @@
-"""nnlayout's own kernels, registered into the registry on first use.
+"""nnlayout's own kernels, registered into the process-wide registry (`registry()`) on first use.
 
 The reference kernels (`kernels/reference.py`) serve every op in plain layouts and are the
 oracle; blocked kernels (`kernels/blocked.py`) work on channel-blocked layouts; sparse kernels
@@ -34,11 +34,13 @@ def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
 
 
 def register_builtin_kernels(registry: Registry) -> None:
-    from nnlayout.kernels import blocked, reference, sparse
+    from nnlayout.kernels.blocked import kernels as blocked_kernels
+    from nnlayout.kernels.reference import REFERENCE_KERNELS
+    from nnlayout.kernels.sparse import kernels as sparse_kernels
 
-    for op_type, impl in reference.REFERENCE_KERNELS.items():
+    for op_type, impl in REFERENCE_KERNELS.items():
         registry.register(reference_kernel(op_type, impl))
-    for kernel in (*blocked.kernels(), *sparse.kernels()):
+    for kernel in (*blocked_kernels(), *sparse_kernels()):
         registry.register(kernel)
     from nnlayout.kernels.onednn.binding import available
 
@@ -47,3 +49,15 @@ def register_builtin_kernels(registry: Registry) -> None:
 
         for kernel in onednn.kernels():
             registry.register(kernel)
+
+
+_REGISTRY: Registry | None = None
+
+
+def registry() -> Registry:
+    """The process-wide registry, with nnlayout's own kernels registered on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = Registry()
+        register_builtin_kernels(_REGISTRY)
+    return _REGISTRY

@@ -358,6 +358,14 @@ def _described_values(
     ]
 
 
+@dataclass(frozen=True)
+class Selection:
+    kernel: Kernel
+    # (kernel name, reason) for each applicable kernel preferred to the chosen one that did
+    # not accept the op: empty unless the op fell back.
+    rejected: tuple[tuple[str, str], ...]
+
+
 @dataclass
 class Registry:
     kernels: dict[str, Kernel] = field(default_factory=dict)
@@ -387,44 +395,21 @@ class Registry:
     def for_op(self, op_type: type[Operation]) -> list[Kernel]:
         return [k for k in self.kernels.values() if k.op is op_type]
 
-
-@dataclass(frozen=True)
-class Selection:
-    kernel: Kernel
-    # (kernel name, reason) for each applicable kernel preferred to the chosen one that did
-    # not accept the op: empty unless the op fell back.
-    rejected: tuple[tuple[str, str], ...]
-
-
-def select(op: Operation, target: Target, padding: bool) -> Selection | None:
-    """The best kernel for `op` on `target`: among the kernels that apply to it, the first,
-    in the order of the target's families and then by priority, that accepts it. None when
-    no kernel implements the op at all."""
-    rejected: list[tuple[str, str]] = []
-    candidates = [
-        k for k in registry().for_op(type(op)) if k.family in target.families and k.applies(op)
-    ]
-    candidates.sort(key=lambda k: (target.families.index(k.family), -k.priority))
-    for kernel in candidates:
-        reason = kernel.refusal(op, target, padding)
-        if reason is None:
-            return Selection(kernel, tuple(rejected))
-        rejected.append((kernel.name, reason))
-    return None
-
-
-_REGISTRY: Registry | None = None
-
-
-def registry() -> Registry:
-    """The process-wide registry, with nnlayout's own kernels registered on first use."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        _REGISTRY = Registry()
-        from nnlayout.kernels import providers
-
-        providers.register_builtin_kernels(_REGISTRY)
-    return _REGISTRY
+    def select(self, op: Operation, target: Target, padding: bool) -> Selection | None:
+        """The best kernel for `op` on `target`: among the kernels that apply to it, the first,
+        in the order of the target's families and then by priority, that accepts it. None when
+        no kernel implements the op at all."""
+        rejected: list[tuple[str, str]] = []
+        candidates = [
+            k for k in self.for_op(type(op)) if k.family in target.families and k.applies(op)
+        ]
+        candidates.sort(key=lambda k: (target.families.index(k.family), -k.priority))
+        for kernel in candidates:
+            reason = kernel.refusal(op, target, padding)
+            if reason is None:
+                return Selection(kernel, tuple(rejected))
+            rejected.append((kernel.name, reason))
+        return None
 
 
 def resolve_layouts(declared: Sequence[str], first_operand_layout: str) -> tuple[str, ...]:

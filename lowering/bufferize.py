@@ -55,6 +55,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp, compute_of
 from nnlayout.dialects.constant_expressions import is_constant_expression
@@ -70,8 +71,8 @@ from nnlayout.dialects.layout import (
     spatial_axes,
     storage_of,
 )
-from nnlayout.kernels.registry import Kernel, registry
-from nnlayout.tools.driver import DiagnosticError
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import Kernel
 
 Halo = tuple[int, int, int, int]
 

@@ -51,39 +51,27 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 
+from nnlayout.diagnostics import DiagnosticError, UserError, error_at, os_error_reason
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp, encoding_name
 from nnlayout.dialects.nn import ConstantOp
+from nnlayout.dialects.plan import ARENA_BYTES
 from nnlayout.dialects.weights import WEIGHTS_ATTR, WeightsError, load_weights, weights_path
-from nnlayout.lowering.interpreter import check_arguments, find_entry
-from nnlayout.lowering.limits import check_buffers_fit
-from nnlayout.lowering.runtime import (
-    BoundCompute,
-    bind_compute,
-    chosen_kernel,
-    element_dtype,
-    evaluate_constants,
-    on_buffers,
-    subview_slices,
-)
-from nnlayout.tools.driver import (
-    DiagnosticError,
-    UserError,
-    error_at,
-    os_error_reason,
-    print_module,
-    read_module,
-    refuse_overwriting_inputs,
-    write_text,
-)
-from nnlayout.transforms.plan_memory import ARENA_BYTES
-from nnlayout.transforms.verify_memory_plan import check_before_running
+from nnlayout.files import refuse_overwriting_inputs, write_text
+from nnlayout.ir.module import read_module
+from nnlayout.ir.printer import print_module
+from nnlayout.kernels.values import element_dtype
+from nnlayout.runtime.binding import bind_compute, chosen_kernel, evaluate_constants, on_buffers
+from nnlayout.runtime.interpreter import check_arguments, find_entry
+from nnlayout.runtime.limits import check_buffers_fit
+from nnlayout.runtime.plan_check import check_before_running
+from nnlayout.runtime.values import BoundCompute, subview_slices
 
 if TYPE_CHECKING:
     from nnlayout.kernels.registry import FixedCall
-    from nnlayout.lowering.runtime import RuntimeValue
+    from nnlayout.kernels.values import RuntimeValue
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Names the generated module defines or uses itself, which no value may take.
@@ -435,7 +423,7 @@ def generate(function: func.FuncOp, ir_name: str) -> str:
         "",
         "import numpy as np",
         "",
-        "from nnlayout.lowering.runtime import aligned_empty, fill_border",
+        "from nnlayout.runtime.values import aligned_empty, fill_border",
         "from nnlayout.lowering.to_numpy import Program",
         "",
         f"ENTRY = {function.sym_name.data!r}",

@@ -27,8 +27,9 @@ from xdsl.dialects import func
 from nnlayout.dialects import nn
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_model, load_model, write_imported
-from nnlayout.lowering.interpreter import run_function
-from nnlayout.tools.driver import make_context, parse_module
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.runtime.interpreter import run_function
 
 TOLERANCE = 1e-4
 

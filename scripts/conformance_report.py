@@ -30,16 +30,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
+from nnlayout.diagnostics import UserError
 from nnlayout.frontends.onnx import SUPPORTED_OPS, import_model
-from nnlayout.lowering.interpreter import run_function
-from nnlayout.tools.driver import (
-    UserError,
-    make_context,
-    parse_module,
-    parse_pipeline,
-    print_module,
-    run_pipeline,
-)
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.ir.printer import print_module
+from nnlayout.runtime.interpreter import run_function
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 #: Operators the tally reports (Constant only feeds the others).

@@ -37,17 +37,14 @@ from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import StorageAttr
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.ir.printer import print_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
-from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, translate
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import assert_same, random_inputs
-from nnlayout.tools.driver import (
-    make_context,
-    parse_module,
-    parse_pipeline,
-    print_module,
-    run_pipeline,
-)
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 T = TypeVar("T")

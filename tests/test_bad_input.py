@@ -33,8 +33,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from nnlayout.files import read_text
 from nnlayout.tools import import_onnx, opt, run
-from nnlayout.tools.driver import read_text, run_tool
+from nnlayout.tools.driver import run_tool
 
 CORPUS = Path(__file__).parent / "bad_input"
 TOOLS: dict[str, Callable[[Sequence[str]], int]] = {

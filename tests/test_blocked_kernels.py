@@ -21,8 +21,9 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels import blocked
+from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import TARGETS, Kernel, Target, resolve_layouts, select
+from nnlayout.kernels.registry import TARGETS, Kernel, Target, resolve_layouts
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in blocked.kernels()}
 AVX2, AVX512 = TARGETS["avx2"], TARGETS["avx512"]
@@ -464,7 +465,7 @@ def test_conv_acceptance() -> None:
     assert KERNELS["conv2d_nchwc"].accepts(op, AVX2, False) is None
     one = build_plain(conv, [np.zeros((1, 1, 64, 64)), np.zeros((1, 1, 5, 5))])
     assert not KERNELS["conv2d_nchwc"].applies(one)
-    selection = select(one, AVX2, True)
+    selection = registry().select(one, AVX2, True)
     assert selection is not None and selection.kernel.name == "dwconv2d_nchwc"
     grouped = build_plain(conv, [np.zeros((1, 8, 8, 8)), np.zeros((8, 2, 3, 3))], groups=4)
     assert KERNELS["conv2d_nchwc"].applies(grouped)

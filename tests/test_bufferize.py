@@ -12,11 +12,14 @@ import pytest
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
+from nnlayout.diagnostics import location_of
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.layout import FillBorderOp
+from nnlayout.ir.context import make_context
+from nnlayout.ir.module import read_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
-from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     LAYOUT_PIPELINE,
     assert_same,
@@ -24,13 +27,7 @@ from nnlayout.tests.test_layout_semantics import (
     parse,
     random_inputs,
 )
-from nnlayout.tools.driver import (
-    location_of,
-    make_context,
-    parse_pipeline,
-    read_module,
-    run_pipeline,
-)
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -309,7 +309,7 @@ def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path
             "subclass",
         ),
         (
-            "from nnlayout.tools.driver import read_module\nread_module('/absent.mlir')\n",
+            "from nnlayout.ir.module import read_module\nread_module('/absent.mlir')\n",
             "error: loading '{path}' failed: UserError: cannot read '/absent.mlir': no such file or "
             "directory",
         ),

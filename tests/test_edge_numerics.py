@@ -13,7 +13,9 @@ import pytest
 from onnx import helper
 
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.random_programs import check_program, compile_text
 from nnlayout.tests.test_bad_input import (
     assert_one_clean_error,
@@ -21,7 +23,6 @@ from nnlayout.tests.test_bad_input import (
     onnx_model,
     run_in_process,
 )
-from nnlayout.tools.driver import make_context, parse_module
 
 
 def weights(shape: tuple[int, ...], seed: int) -> str:

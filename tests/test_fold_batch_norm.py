@@ -13,6 +13,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
@@ -20,17 +21,18 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
     assert_same,
     compile_module,
     random_inputs,
 )
-from nnlayout.tools.driver import DiagnosticError, make_context, parse_module
 from nnlayout.transforms.plan_memory import plan_function
 
 TARGETS = ["ref", "avx2", *(["onednn"] if onednn_available() else [])]

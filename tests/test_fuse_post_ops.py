@@ -22,9 +22,9 @@ from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available
-from nnlayout.kernels.registry import registry
-from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.kernels.providers import registry
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
     assert_same,

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from nnlayout.lowering import interpreter as interpreter_module
-from nnlayout.lowering.interpreter import Interpreter, run_function, to_physical
-from nnlayout.tools.driver import DiagnosticError, UserError, make_context, parse_module
+from nnlayout.diagnostics import DiagnosticError, UserError
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.runtime import interpreter as interpreter_module
+from nnlayout.runtime.interpreter import Interpreter, run_function, to_physical
 
 RNG = np.random.default_rng(7)
 

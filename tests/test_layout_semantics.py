@@ -19,10 +19,12 @@ from nnlayout.dialects.layout import ReorderOp, encoding_name
 from nnlayout.dialects.nn import AddOp, ConstantOp
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
-from nnlayout.lowering.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.lowering.to_numpy import run_generated
-from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 # oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in

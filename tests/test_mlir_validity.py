@@ -15,8 +15,8 @@ import pytest
 
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
+from nnlayout.ir.printer import print_module
 from nnlayout.tests.test_layout_semantics import DEFAULT_PIPELINE, compile_module
-from nnlayout.tools.driver import print_module
 
 ROOT = Path(__file__).resolve().parent.parent
 IREE_OPT = shutil.which("iree-opt", path=str(Path(sys.executable).parent)) or shutil.which(

@@ -24,6 +24,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.utils.test_value import create_ssa_value
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec, encoding_name
@@ -34,8 +35,8 @@ from nnlayout.kernels.onednn.binding import available, runs_avx512_core
 from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import TARGETS, get_target
-from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
     LAYOUT_PIPELINE,
@@ -46,7 +47,6 @@ from nnlayout.tests.test_layout_semantics import (
     parse,
     random_inputs,
 )
-from nnlayout.tools.driver import DiagnosticError
 
 pytestmark = pytest.mark.skipif(
     not available(), reason="oneDNN (the onednn-cpu-gomp wheel) does not load on this machine"
@@ -849,7 +849,7 @@ def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_
         "(y,) = model.run(*(inputs[k] for k in sorted(inputs.files)))\n"
         "np.testing.assert_allclose(y, np.load('expected.npy'), rtol=1e-5, atol=1e-5)\n"
         "print(sorted(c.pd.implementation for c in primitives._CACHE.values()))\n"
-        "from nnlayout.lowering.census import onednn_implementation\n"
+        "from nnlayout.reports.census import onednn_implementation\n"
         "(op,) = [op for op in model.PROGRAM.function.walk() if op.name == 'nn.compute'"
         " and op.inner.name == 'nn.conv_transpose2d']\n"
         "print(onednn_implementation(op))\n"

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.dialects.weights import WEIGHTS_ATTR, load_weights
 from nnlayout.frontends.onnx import (
@@ -27,8 +28,10 @@ from nnlayout.frontends.onnx import (
     sanitize_name,
     write_imported,
 )
-from nnlayout.lowering.interpreter import run_function
-from nnlayout.tools.driver import UserError, make_context, parse_module, print_module
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.ir.printer import print_module
+from nnlayout.runtime.interpreter import run_function
 
 F = TensorProto.FLOAT
 RNG = np.random.default_rng(7)

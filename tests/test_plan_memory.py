@@ -17,21 +17,18 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute
 
+from nnlayout.diagnostics import DiagnosticError, UserError
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, KernelAttr, kernel_of
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
+from nnlayout.ir.context import make_context
 from nnlayout.kernels.onednn.binding import available as onednn_available
-from nnlayout.lowering.interpreter import Interpreter
 from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.runtime.plan_check import verify_function
 from nnlayout.tests import test_layout_semantics as semantics
-from nnlayout.tools.driver import (
-    DiagnosticError,
-    UserError,
-    make_context,
-    parse_pipeline,
-    run_pipeline,
-)
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes, plan_memory, verify_memory_plan
 from nnlayout.transforms.memory_report import format_report, plan_svg
 from nnlayout.transforms.plan_memory import (
@@ -42,7 +39,6 @@ from nnlayout.transforms.plan_memory import (
     plan_function,
     plan_offsets,
 )
-from nnlayout.transforms.verify_memory_plan import verify_function
 
 # (first op, last op, size) of the 8 tensors in Pisarchyk & Lee (2020), figure 2.
 GOLDEN = [

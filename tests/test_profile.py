@@ -6,9 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from nnlayout.lowering.profile import profile
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
 from nnlayout.lowering.to_numpy import generated_module
-from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.reports.profile import profile
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "small_cnn.mlir"

@@ -12,9 +12,10 @@ import pytest
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of
+from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import Kernel, Target, get_target, register_target, registry
-from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.kernels.registry import Kernel, Target, get_target, register_target
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
     LAYOUT_PIPELINE,

@@ -1,4 +1,4 @@
-"""Ops bound once for generated code and the interpreter (`lowering/runtime.bind_compute`):
+"""Ops bound once for generated code and the interpreter (`runtime/binding.bind_compute`):
 reorders as strided copies between the two layouts (`reorder_into`), and the prepared
 reference kernels (`PREPARED_REFERENCE_KERNELS`), must give the very bits of the unbound path
 (unpack then pack; the reference kernel), NaN, infinities and signed zeros included, zero
@@ -22,15 +22,11 @@ from nnlayout.dialects.compute import compute_of
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp
 from nnlayout.kernels import reference
-from nnlayout.kernels.registry import get_target, registry
-from nnlayout.lowering.runtime import (
-    BoundCompute,
-    bind_compute,
-    bind_reorder,
-    reorder_into,
-    to_logical,
-    to_physical,
-)
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import get_target
+from nnlayout.kernels.values import to_logical, to_physical
+from nnlayout.runtime.binding import bind_compute
+from nnlayout.runtime.values import BoundCompute, bind_reorder, reorder_into
 from nnlayout.tests.test_blocked_kernels import tensor
 from nnlayout.tests.test_prepared_kernels import SENTINEL, interior, same_bits, special
 

@@ -15,8 +15,9 @@ from xdsl.utils.test_value import create_ssa_value
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import StorageAttr
 from nnlayout.kernels import sparse
+from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import TARGETS, Kernel, select
+from nnlayout.kernels.registry import TARGETS, Kernel
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in sparse.kernels()}
 AVX2 = TARGETS["avx2"]
@@ -122,7 +123,7 @@ def test_sparse_constant_is_selected() -> None:
     """A sparse enough inline constant: select-dispatch's first family (sparse) wins."""
     weights = constant(sparse_matrix(np.random.default_rng(0), 64, 64, density=0.1))
     op = nn.MatmulOp(weights.output, plain((64, 8)))
-    selection = select(op, AVX2, True)
+    selection = registry().select(op, AVX2, True)
     assert selection is not None and selection.kernel.name == "matmul_csr"
     run("matmul_csr", op, [weights.inline_array(), np.ones((64, 8), np.float32)])
 
@@ -187,8 +188,8 @@ def test_an_elementwise_op_on_a_csr_value_compiles_and_runs() -> None:
     """Hand-written IR applying relu and add to CSR values: dispatch gave them relu_any and
     add_any ("any layout"), whose result stayed CSR, and bufferize failed with "CSR tensors
     have no dense buffer", no location. Element-wise kernels take dense data only."""
-    from nnlayout.lowering.interpreter import Interpreter
     from nnlayout.lowering.to_numpy import run_generated
+    from nnlayout.runtime.interpreter import Interpreter
     from nnlayout.tests.test_layout_semantics import (
         DEFAULT_PIPELINE,
         assert_same,

@@ -6,13 +6,10 @@ from __future__ import annotations
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from nnlayout.tools.driver import (
-    UserError,
-    make_context,
-    parse_module,
-    parse_pipeline,
-    run_pipeline,
-)
+from nnlayout.diagnostics import UserError
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 PROGRAM = """

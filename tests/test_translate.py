@@ -22,15 +22,17 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.plan import ARENA_BYTES as ARENA_ATTR
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model, write_imported
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
-from nnlayout.lowering.interpreter import Interpreter, find_entry
 from nnlayout.lowering.to_numpy import import_generated, translate
+from nnlayout.runtime.interpreter import Interpreter, find_entry
 from nnlayout.tests.test_layout_semantics import TRAP_UNARY, assert_same, dense, random_inputs
-from nnlayout.tools.driver import make_context, parse_module, parse_pipeline, run_pipeline
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
-from nnlayout.transforms.plan_memory import ARENA_BYTES as ARENA_ATTR
 
 TARGETS = ["ref", "avx2", "avx512"]
 

@@ -19,15 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nnlayout.lowering.interpreter import Interpreter
+from nnlayout.diagnostics import UserError
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
 from nnlayout.lowering.to_numpy import import_generated, translate
-from nnlayout.tools.driver import (
-    UserError,
-    make_context,
-    parse_module,
-    parse_pipeline,
-    run_pipeline,
-)
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,19 +16,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from nnlayout.diagnostics import UserError
+from nnlayout.files import refuse_overwriting_inputs
 from nnlayout.frontends.onnx import (
     DEFAULT_INLINE_LIMIT,
     import_model,
     load_model,
     write_imported,
 )
-from nnlayout.tools.driver import (
-    UserError,
-    non_negative_int,
-    print_module,
-    refuse_overwriting_inputs,
-    run_tool,
-)
+from nnlayout.ir.printer import print_module
+from nnlayout.tools.driver import non_negative_int, run_tool
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -32,25 +32,21 @@ from pathlib import Path
 
 from xdsl.passes import ModulePass, PassPipeline
 
+from nnlayout.diagnostics import UserError
 from nnlayout.dialects.weights import WeightsError, move_weights_reference, weights_path
+from nnlayout.files import names_a_file, read_text, refuse_overwriting_inputs, write_text
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module, split_input
+from nnlayout.ir.printer import print_module
+from nnlayout.ir.verify import verify_module
 from nnlayout.tools.driver import (
-    UserError,
     add_instrumentation_options,
     add_load_option,
     instrumentation_from,
     load_plugins,
-    make_context,
-    names_a_file,
-    parse_module,
     parse_pipeline,
-    print_module,
-    read_text,
-    refuse_overwriting_inputs,
     run_pipeline,
     run_tool,
-    split_input,
-    verify_module,
-    write_text,
 )
 from nnlayout.tools.instrumentation import Instrumentation
 from nnlayout.transforms import get_all_passes, remarks

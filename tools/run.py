@@ -10,7 +10,7 @@ for arguments whose type carries a layout), or standard-normal arrays from a see
 is written to `DIR/result{i}.npy` and summarised on one line (shape, dtype, sum, crc32 of its
 bytes), so that two runs can be compared at a glance. Errors are one message and exit 1.
 `--backend generated --profile N` then runs the generated module N more times and prints the
-median time of each op, and per kernel and oneDNN implementation (`lowering/profile.py`).
+median time of each op, and per kernel and oneDNN implementation (`reports/profile.py`).
 """
 
 from __future__ import annotations
@@ -25,27 +25,24 @@ from pathlib import Path
 
 import numpy as np
 
-from nnlayout.lowering.interpreter import (
+from nnlayout.diagnostics import DiagnosticError, UserError, error_at, os_error_reason
+from nnlayout.ir.module import read_module
+from nnlayout.runtime.interpreter import (
     ArgumentSpec,
     Interpreter,
     argument_specs,
     check_input_count,
+    check_inputs_fit,
     find_entry,
 )
-from nnlayout.lowering.limits import check_inputs_fit
 from nnlayout.tools.driver import (
-    DiagnosticError,
-    UserError,
     add_instrumentation_options,
     add_load_option,
-    error_at,
     instrumentation_from,
     load_plugins,
     non_negative_int,
-    os_error_reason,
     parse_pipeline,
     positive_int,
-    read_module,
     run_pipeline,
     run_tool,
 )
@@ -247,7 +244,7 @@ def main(argv: Sequence[str]) -> int:
                 with instrumentation.measure("run (generated)"):
                     results = generated.run(*inputs)
                 if args.profile:
-                    from nnlayout.lowering.profile import profile
+                    from nnlayout.reports.profile import profile
 
                     with instrumentation.measure("profile"):
                         report = profile(generated, inputs, args.profile, warm_up=False)

@@ -16,17 +16,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nnlayout.lowering.interpreter import find_entry
+from nnlayout.diagnostics import DiagnosticError, UserError, error_at
+from nnlayout.ir.module import read_module
+from nnlayout.runtime.interpreter import find_entry
 from nnlayout.tools.driver import (
-    DiagnosticError,
-    UserError,
     add_instrumentation_options,
     add_load_option,
-    error_at,
     instrumentation_from,
     load_plugins,
     parse_pipeline,
-    read_module,
     run_pipeline,
     run_tool,
 )

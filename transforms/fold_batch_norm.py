@@ -59,10 +59,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects import nn
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
-from nnlayout.transforms import remarks
 from nnlayout.transforms.stages import require_tensor_level
 
 

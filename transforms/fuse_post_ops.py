@@ -61,6 +61,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import (
     ACTIVATIONS,
@@ -73,9 +74,9 @@ from nnlayout.dialects.nn import (
     shape_of,
     tensor_type,
 )
-from nnlayout.kernels.registry import Target, registry, select
-from nnlayout.lowering.runtime import element_dtype
-from nnlayout.transforms import remarks
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import Target
+from nnlayout.kernels.values import element_dtype
 from nnlayout.transforms.fold_batch_norm import fold_parameters, is_constant
 from nnlayout.transforms.select_dispatch import padding_enabled, pass_target
 from nnlayout.transforms.stages import require_tensor_level
@@ -256,7 +257,7 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
             groups=shape_of(norm.input)[1],
         )
         conv.location = norm.location
-        selection = select(conv, self.fuser.target, self.fuser.padding)
+        selection = registry().select(conv, self.fuser.target, self.fuser.padding)
         found: tuple[FusedConv2dOp, ConstantOp | None] | list[str] = []
         if selection is not None and selection.kernel.family == family:
             conv.attributes[KERNEL_ATTR] = selection.kernel.attribute(conv, self.fuser.target)

@@ -37,13 +37,13 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+import nnlayout.transforms.remarks as remarks
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KernelAttr, kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name, with_encoding_name
 from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.registry import resolve_layouts
-from nnlayout.tools.driver import DiagnosticError
-from nnlayout.transforms import remarks
 from nnlayout.transforms.stages import require_tensor_level
 
 

@@ -53,18 +53,20 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import BUFFER_ALIGNMENT, FillBorderOp, element_bytes, layout_of
-from nnlayout.tools.driver import DiagnosticError, write_text
+from nnlayout.dialects.plan import (
+    ARENA_BYTES,
+    HALO_BYTES,
+    LOWER_BOUND_BYTES,
+    PADDING_BYTES,
+    UNPLANNED_BYTES,
+)
+from nnlayout.files import write_text
 from nnlayout.transforms.memory_report import format_report, plan_svg
-
-ARENA_BYTES = "nnlayout.arena_bytes"
-LOWER_BOUND_BYTES = "nnlayout.lower_bound_bytes"
-UNPLANNED_BYTES = "nnlayout.unplanned_bytes"
-PADDING_BYTES = "nnlayout.padding_bytes"
-HALO_BYTES = "nnlayout.halo_bytes"
 
 
 # ------------------------------------------------------------------ the planning core

@@ -38,12 +38,12 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
 from nnlayout.dialects.nn import NNOp
-from nnlayout.kernels.registry import registry
-from nnlayout.transforms import remarks
+from nnlayout.kernels.providers import registry
 from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
 from nnlayout.transforms.stages import require_tensor_level
 

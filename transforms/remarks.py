@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from nnlayout.tools.driver import location_of
+from nnlayout.diagnostics import location_of
 
 
 @dataclass(frozen=True)

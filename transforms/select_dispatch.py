@@ -39,12 +39,13 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
+import nnlayout.transforms.remarks as remarks
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import NNOp
-from nnlayout.kernels.registry import Target, get_target, registry, select
-from nnlayout.tools.driver import DiagnosticError
-from nnlayout.transforms import remarks
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import Target, get_target
 from nnlayout.transforms.stages import require_tensor_level
 
 DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"
@@ -91,7 +92,7 @@ class SelectKernel(RewritePattern):
             return
         if is_constant_expression(op):
             return
-        selection = select(op, self.target, self.padding)
+        selection = registry().select(op, self.target, self.padding)
         if selection is None:
             raise DiagnosticError(op, f"no kernel implements {op.name}")
         chosen = selection.kernel

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, UnknownLoc
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects.compute import ComputeOp
-from nnlayout.tools.driver import DiagnosticError
 
 
 def require_tensor_level(module: ModuleOp) -> None:

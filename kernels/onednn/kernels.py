@@ -1560,7 +1560,7 @@ def executor(
 
 def _reference_result(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """`op`'s reference kernel on its operands in their layouts, result in its own."""
-    from nnlayout.lowering.runtime import apply_kernel  # lowering builds on the kernels
+    from nnlayout.kernels.values import apply_kernel  # lowering builds on the kernels
 
     return apply_kernel(op, REFERENCE_KERNELS[type(op)], False, inputs)
 

@@ -1,8 +1,8 @@
 """The reference interpreter: runs a `func.func` of `nn` and `layout` ops on numpy arrays.
 
 It walks the function's block op by op, calling one kernel per op (chosen and bound by
-`lowering/runtime.py`, which generated code shares), and drops every intermediate right after its
-last use, so that a network's peak memory is its widest cut rather than the sum of all its
+`runtime/binding.py`, which generated code shares), and drops every intermediate right after
+its last use, so that a network's peak memory is its widest cut rather than the sum of all its
 activations (xDSL's interpreter keeps every value of a region alive until it returns).
 
 Run-time representation: a value whose tensor type carries `#layout.layout<...>` is its
@@ -35,19 +35,21 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from nnlayout.diagnostics import DiagnosticError, UserError
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp
 from nnlayout.dialects.weights import load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
-from nnlayout.lowering import runtime
-from nnlayout.lowering.limits import check_buffers_fit
-from nnlayout.lowering.runtime import DTYPES, BoundCompute, to_logical, to_physical
-from nnlayout.tools.driver import DiagnosticError, UserError
-from nnlayout.transforms.verify_memory_plan import check_before_running
+from nnlayout.kernels.values import DTYPES, apply_kernel, element_dtype, to_logical, to_physical
+from nnlayout.limits import too_large
+from nnlayout.runtime.binding import bind_compute, evaluate_constants, kernel_for
+from nnlayout.runtime.limits import check_buffers_fit
+from nnlayout.runtime.plan_check import check_before_running
+from nnlayout.runtime.values import BoundCompute, aligned_empty, fill_border, subview_slices
 
 if TYPE_CHECKING:
-    from nnlayout.lowering.runtime import RuntimeValue
+    from nnlayout.kernels.values import RuntimeValue
 
 
 # ------------------------------------------------------ entry and its arguments
@@ -153,6 +155,17 @@ def check_arguments(function: func.FuncOp, inputs: Sequence[object]) -> None:
         spec.check(array)
 
 
+def check_inputs_fit(specs: Sequence[ArgumentSpec]) -> None:
+    """Raises a UserError unless each input of the entry function, and all of them together,
+    fit in memory."""
+    sizes = [math.prod(spec.shape) * spec.dtype.itemsize for spec in specs]
+    for spec, nbytes in zip(specs, sizes, strict=True):
+        if (reason := too_large(nbytes, f"{spec.label}: {spec.describe()}")) is not None:
+            raise UserError(reason)
+    if (reason := too_large(sum(sizes), "the inputs together")) is not None:
+        raise UserError(reason)
+
+
 # ------------------------------------------------------------------ interpreter
 @dataclass(frozen=True)
 class _Plan:
@@ -217,7 +230,7 @@ class Interpreter:
         would call it) once the op's operand and result types are in the layouts that kernel
         declared, i.e. after `insert-layouts`; before that, or without a choice, it is the
         reference kernel on logical arrays, which computes the same function."""
-        found = runtime.kernel_for(op, self.kernels, self.use_chosen_kernels)
+        found = kernel_for(op, self.kernels, self.use_chosen_kernels)
         if found is None:
             raise DiagnosticError(op, f"the interpreter cannot run '{op.name}' (no kernel)")
         return found[1], found[2]
@@ -302,7 +315,7 @@ class Interpreter:
             operands[1][...] = operands[0]
             return ()
         if isinstance(op, FillBorderOp):
-            runtime.fill_border(
+            fill_border(
                 operands[0],
                 tuple(op.axes.get_values()),
                 tuple(op.halo.get_values()),
@@ -319,14 +332,14 @@ class Interpreter:
     def _apply(self, op: Operation, operands: list[RuntimeValue]) -> RuntimeValue:
         """Runs op's kernel and returns its result in the result type's layout."""
         kernel, on_physical = self.kernel_for(op)
-        return runtime.apply_kernel(op, kernel, on_physical, operands)
+        return apply_kernel(op, kernel, on_physical, operands)
 
     def _compute(self, op: ComputeOp, operands: list[RuntimeValue]) -> None:
         """Runs the body's op on the `ins` buffers and writes its result into `outs`, through
         the op bound to its kernel once (as generated code runs it)."""
         bound = self._bound.get(op)
         if bound is None:
-            bound = self._bound[op] = runtime.bind_compute(
+            bound = self._bound[op] = bind_compute(
                 op, self.kernels, self.use_chosen_kernels, self._session
             )
         bound(operands[: len(op.ins)], operands[len(op.ins) :])
@@ -336,7 +349,7 @@ class Interpreter:
         shared."""
         value = self._constants.get(op)
         if value is None:
-            value = self._constants[op] = runtime.evaluate_constants([op], self._load_weights)[0]
+            value = self._constants[op] = evaluate_constants([op], self._load_weights)[0]
         return value
 
     def _load_weights(self) -> Mapping[str, np.ndarray]:
@@ -349,9 +362,9 @@ class Interpreter:
 def _allocate(memref_type: Attribute) -> np.ndarray:
     """A fresh buffer for a contiguous memref, 64-byte aligned like `memref.alloc`."""
     assert isinstance(memref_type, MemRefType)
-    dtype = runtime.element_dtype(memref_type.element_type)
+    dtype = element_dtype(memref_type.element_type)
     shape = tuple(memref_type.get_shape())
-    return runtime.aligned_empty(math.prod(shape) * dtype.itemsize).view(dtype).reshape(shape)
+    return aligned_empty(math.prod(shape) * dtype.itemsize).view(dtype).reshape(shape)
 
 
 def _view(arena: np.ndarray, offset: int, op: memref.ViewOp) -> np.ndarray:
@@ -367,7 +380,7 @@ def _view(arena: np.ndarray, offset: int, op: memref.ViewOp) -> np.ndarray:
 
 def _subview(source: np.ndarray, op: memref.SubviewOp) -> np.ndarray:
     """The numpy view a static `memref.subview` describes (it aliases `source`)."""
-    return source[runtime.subview_slices(op)]
+    return source[subview_slices(op)]
 
 
 def run_function(

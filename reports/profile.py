@@ -25,9 +25,9 @@ import numpy as np
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp
-from nnlayout.kernels.registry import registry
-from nnlayout.lowering.census import onednn_implementation
+from nnlayout.kernels.providers import registry
 from nnlayout.lowering.to_numpy import Program, describe_compute
+from nnlayout.reports.census import onednn_implementation
 
 
 @dataclass

@@ -13,8 +13,9 @@ from xdsl.dialects.builtin import ModuleOp
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp
-from nnlayout.kernels.registry import Target, registry
-from nnlayout.lowering.runtime import chosen_kernel, without_padding
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import Target
+from nnlayout.runtime.binding import chosen_kernel, without_padding
 
 
 @dataclass
