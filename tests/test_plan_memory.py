@@ -25,11 +25,12 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.ir.context import make_context
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.runtime import plan_check
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.runtime.plan_check import verify_function
 from nnlayout.tests import test_layout_semantics as semantics
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
-from nnlayout.transforms import get_all_passes, plan_memory, verify_memory_plan
+from nnlayout.transforms import get_all_passes, plan_memory
 from nnlayout.transforms.memory_report import format_report, plan_svg
 from nnlayout.transforms.plan_memory import (
     HEURISTICS,
@@ -502,7 +503,7 @@ def test_verifier_follows_the_values_of_a_view_that_cse_merged(name: str) -> Non
         view
         for view in function.walk()
         if isinstance(view, memref.ViewOp)
-        and len(verify_memory_plan._live_ranges(view, block, position)) > 1
+        and len(plan_check._live_ranges(view, block, position)) > 1
     ]
     assert merged, "cse merged no views: the case tests nothing"
     assert verify_function(function) > 0
