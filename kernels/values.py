@@ -41,7 +41,7 @@ DTYPES: dict[type[Attribute], np.dtype] = {
 def to_physical(array: np.ndarray, value_type: Attribute) -> RuntimeValue:
     """The run-time value of a logical array whose type is `value_type`."""
     if storage_of(value_type) == "csr":
-        from scipy.sparse import csr_array  # imported on first use: it takes 0.2 s
+        from scipy.sparse import csr_array  # imported on first use: it is slow to import
 
         return csr_array(array)
     spec = layout_of(value_type)
