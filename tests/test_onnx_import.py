@@ -362,14 +362,14 @@ def test_ceil_mode_drops_a_last_window_that_starts_in_the_padding(op: str) -> No
 def test_only_a_window_starting_in_the_padding_excuses_onnx_inference() -> None:
     """The same pool: one more window on W (it would start at 8 >= 6 + 1) is onnx's known
     overcount; one more on H (it would start at 6, inside the 8 rows) would be an nn bug."""
-    from nnlayout.frontends.onnx import _ceil_mode_overcount
+    from nnlayout.frontends.onnx.inference import ceil_mode_overcount
 
     pool = node(
         "MaxPool", ["x"], ["p"], kernel_shape=[2, 3], strides=[2, 4], pads=[0, 1, 0, 1], ceil_mode=1
     )
-    assert _ceil_mode_overcount(pool, [1, 4, 4, 3], [1, 4, 4, 2], (1, 4, 8, 6))
-    assert not _ceil_mode_overcount(pool, [1, 4, 4, 2], [1, 4, 3, 2], (1, 4, 8, 6))
-    assert not _ceil_mode_overcount(pool, [1, 5, 4, 3], [1, 4, 4, 2], (1, 4, 8, 6))
+    assert ceil_mode_overcount(pool, [1, 4, 4, 3], [1, 4, 4, 2], (1, 4, 8, 6))
+    assert not ceil_mode_overcount(pool, [1, 4, 4, 2], [1, 4, 3, 2], (1, 4, 8, 6))
+    assert not ceil_mode_overcount(pool, [1, 5, 4, 3], [1, 4, 4, 2], (1, 4, 8, 6))
 
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])

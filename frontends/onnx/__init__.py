@@ -1,0 +1,55 @@
+"""ONNX -> `nn` dialect: one `func.func @main` whose arguments are the graph's inputs.
+
+The importer runs onnx's checker and shape inference first, then emits, node by node, the `nn`
+ops with the same semantics (a few nodes decompose: Softmax before opset 13 coerces to 2-D,
+1-D Conv/pooling run as 2-D ops on a height-1 image, GlobalMaxPool is a max pool over the
+whole image, Dropout is the identity it is at inference; before opset 7 a binary op's B with
+`broadcast=1 axis=k` is reshaped to broadcast from A's axis k). Every result is checked
+against the shape ONNX inferred, so an importer bug surfaces at import time, naming the node,
+rather than as a wrong answer later (except where onnx's inference is wrong: a pooling window
+that ceil_mode would start in the end padding, which ONNX drops; a ConvTranspose with
+auto_pad SAME and output_padding, whose output is input * stride; and what is computed from
+those outputs). ONNX value names become SSA name hints (sanitised to what MLIR accepts).
+
+Initializers (and Constant nodes) become `nn.constant`s where a tensor is used; those with more
+than `inline_limit` elements are returned in `ImportedModel.weights` and referenced as
+`nn.constant external "key"`, where `key` is a file-name-safe version of the ONNX name (the
+original name is kept in an `onnx.name` attribute when it differs). Integer initializers that
+act as attributes (Reshape's shape) are read at import time and never become tensors, also
+when an Identity passes them on.
+
+What nn cannot express is refused with a `UserError` naming the node and the reason: other
+operators, non-float32 tensors, symbolic dimensions, MaxPool's Indices and Dropout's mask
+outputs where something reads them (unread, they are left out), training-mode
+BatchNormalization (statistics outputs listed, read or not) and Dropout, 3-D
+convolution/pooling, and attributes ONNX leaves open (a NaN Clip bound, ...).
+
+The package: `loading` reads the file, `inference` and `checks` hold what is checked before
+a node is translated, `importer` walks the graph, keeping its `state`, and `operators` is the
+table of converters, grouped by kind in `convolution`, `pooling` (both on `windows`),
+`elementwise`, `linear`, `normalisation`, `shapes` and `constants`.
+"""
+
+from nnlayout.frontends.onnx.common import sanitize_name
+from nnlayout.frontends.onnx.importer import (
+    DEFAULT_INLINE_LIMIT,
+    ImportedModel,
+    import_model,
+    import_to_files,
+    write_imported,
+)
+from nnlayout.frontends.onnx.loading import load_model
+from nnlayout.frontends.onnx.operators import SUPPORTED_OPS
+from nnlayout.frontends.onnx.windows import same_pads
+
+__all__ = [
+    "DEFAULT_INLINE_LIMIT",
+    "SUPPORTED_OPS",
+    "ImportedModel",
+    "import_model",
+    "import_to_files",
+    "load_model",
+    "same_pads",
+    "sanitize_name",
+    "write_imported",
+]

@@ -1,0 +1,130 @@
+"""Converters of the element-wise ONNX operators: the unary activations and math, the binary
+arithmetic (with the broadcast rules before opset 7), LeakyRelu, Clip, Sum, and Dropout,
+which is the identity at inference."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.state import ImportState
+
+UNARY: dict[str, type[nn.UnaryOp]] = {
+    "Relu": nn.ReluOp,
+    "Sigmoid": nn.SigmoidOp,
+    "Tanh": nn.TanhOp,
+    "Exp": nn.ExpOp,
+    "Neg": nn.NegOp,
+    "Abs": nn.AbsOp,
+    "Sqrt": nn.SqrtOp,
+}
+BINARY: dict[str, type[nn.BinaryOp]] = {
+    "Add": nn.AddOp,
+    "Sub": nn.SubOp,
+    "Mul": nn.MulOp,
+    "Div": nn.DivOp,
+}
+
+
+def unary(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """One of the `UNARY` operators."""
+    state.output(node, state.build(lambda: UNARY[node.op_type](state.operand(node, 0))))
+
+
+def binary(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """One of the `BINARY` operators."""
+    lhs = state.operand(node, 0)
+    rhs = _legacy_broadcast(state, node, attrs, lhs)
+    state.output(node, state.build(lambda: BINARY[node.op_type](lhs, rhs)))
+
+
+def _legacy_broadcast(
+    state: ImportState, node: onnx.NodeProto, attrs: dict, lhs: SSAValue
+) -> SSAValue:
+    """A binary node's second operand. Before opset 7 it broadcasts only with
+    `broadcast=1`, its dimensions matched to A's from `axis` on (the trailing ones
+    without `axis`): it is reshaped so that numpy's trailing broadcast means the same."""
+    rhs = state.operand(node, 1)
+    a, b = list(nn.shape_of(lhs)), list(nn.shape_of(rhs))
+    if state.opset >= 7:
+        return rhs
+    if not attrs.get("broadcast", 0):
+        if a != b:
+            raise state.fail(
+                f"{node.op_type} before opset 7 without broadcast=1 needs "
+                f"operands of one shape, got {a} and {b}"
+            )
+        return rhs
+    if "axis" not in attrs:
+        return rhs
+    axis = int(attrs["axis"])
+    axis = axis + len(a) if axis < 0 else axis
+    if not 0 <= axis <= len(a) - len(b):
+        raise state.fail(
+            f"broadcast axis {attrs['axis']} does not fit B of shape {b} into A of shape {a}"
+        )
+    aligned = [*b, *[1] * (len(a) - axis - len(b))]
+    return rhs if aligned == b else state.emit(state.build(lambda: nn.ReshapeOp(rhs, aligned)))
+
+
+def leaky_relu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    state.output(
+        node,
+        state.build(
+            lambda: nn.LeakyReluOp(state.operand(node, 0), float(attrs.get("alpha", 0.01)))
+        ),
+    )
+
+
+def clip(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    if state.opset < 11:
+        low, high = attrs.get("min"), attrs.get("max")
+    else:
+        low, high = (
+            state.constant_scalar(node.input[i], what)
+            if len(node.input) > i and node.input[i]
+            else None
+            for i, what in ((1, "min"), (2, "max"))
+        )
+    for what, bound in (("min", low), ("max", high)):
+        if bound is not None and math.isnan(bound):
+            raise state.fail(
+                f"Clip's {what} is NaN, which ONNX leaves open (onnxruntime "
+                "ignores such a bound, numpy and ONNX's reference evaluator "
+                "give NaN): give a number, or leave the bound out"
+            )
+    # ONNX: an omitted bound is the lowest or largest float (so inf becomes 3.4e38).
+    largest = float(np.finfo(np.float32).max)
+    low = -largest if low is None else low
+    high = largest if high is None else high
+    if low > high:
+        low = high  # ONNX: with min > max every element becomes max
+    state.output(node, state.build(lambda: nn.ClipOp(state.operand(node, 0), low, high)))
+
+
+def sum_inputs(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Sum: the element-wise sum of all the node's inputs."""
+    inputs = [state.tensor(name) for name in node.input]
+    state.output(node, state.build(lambda: nn.SumOp(inputs)))
+
+
+def dropout(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Inference: the identity, as ONNX defines Dropout outside training mode."""
+    if state.read_outputs(node):
+        raise state.fail("Dropout's mask output is not supported")
+    # Training mode: opset 12's training_mode input; before opset 7, is_test=0 (the
+    # default there).
+    training = (state.opset < 7 and not attrs.get("is_test", 0)) or (
+        len(node.input) > 2
+        and node.input[2]
+        and state.constant_scalar(node.input[2], "training_mode")
+    )
+    if training:
+        raise state.fail(
+            "Dropout in training mode is not supported (nnlayout compiles for inference)"
+        )
+    state.output(node, state.operand(node, 0))

@@ -1,0 +1,111 @@
+"""The graph walk: checks a model, makes its graph inputs the arguments of `func.func @main`,
+translates node by node through the operator table and returns the graph outputs; and
+writing the result as a .mlir file (with a .npz of its large constants)."""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Region
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.diagnostics import UserError, os_error_reason
+from nnlayout.dialects.weights import attach_weights_file
+from nnlayout.frontends.onnx.checks import check_order, input_type, require_float_tensor
+from nnlayout.frontends.onnx.common import attributes, describe, printable, sanitize_name
+from nnlayout.frontends.onnx.inference import infer_shapes
+from nnlayout.frontends.onnx.loading import load_model
+from nnlayout.frontends.onnx.operators import CONVERTERS, check_operators
+from nnlayout.frontends.onnx.state import ImportState
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.ir.printer import print_module
+
+#: Initializers with more elements than this go to the weights file.
+DEFAULT_INLINE_LIMIT = 16
+
+
+@dataclass
+class ImportedModel:
+    """The imported module and the arrays its external constants name."""
+
+    module: ModuleOp
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def import_model(
+    model: onnx.ModelProto, *, inline_limit: int = DEFAULT_INLINE_LIMIT
+) -> ImportedModel:
+    """Translates `model` into a module with one `func.func @main`; see the package docstring."""
+    try:
+        imported = _import_graph(ImportState(model, inline_limit))
+    except UserError as error:
+        raise UserError(printable(error.message)) from None
+    try:
+        imported.module.verify()
+    except VerifyException as error:  # a bug in the importer, not in the model
+        raise AssertionError(f"imported module does not verify: {error}") from error
+    return imported
+
+
+def _import_graph(state: ImportState) -> ImportedModel:
+    graph, block = state.graph, state.block
+    check_operators(graph)
+    check_order(graph, set(state.constants))
+    arguments = [vi for vi in graph.input if vi.name not in state.constants]
+    input_types = [input_type(vi) for vi in arguments]
+    state.inferred = infer_shapes(state.model)
+    for vi, arg_type in zip(arguments, input_types, strict=True):
+        arg = block.insert_arg(arg_type, len(block.args))
+        arg.name_hint = sanitize_name(vi.name)
+        state.values[vi.name] = arg
+    for index, node in enumerate(graph.node):
+        state.node = describe(node, index)
+        CONVERTERS[node.op_type](state, node, attributes(node))
+    state.node = "graph"
+    results = []
+    for vi in graph.output:
+        if vi.HasField("type"):
+            require_float_tensor(vi, "graph output")
+        results.append(state.tensor(vi.name))
+    block.add_op(func.ReturnOp(*results))
+    function = func.FuncOp(
+        "main",
+        ([a.type for a in block.args], [r.type for r in results]),
+        Region(block),
+    )
+    return ImportedModel(ModuleOp([function]), state.weights)
+
+
+def write_imported(imported: ImportedModel, path: Path) -> None:
+    """Writes the weights (if any) as `<stem>.npz` beside `path`, then the IR to `path`;
+    the module's `nn.weights` attribute names the .npz relative to the .mlir."""
+    if imported.weights:
+        weights_file = path.with_suffix(".npz")
+        try:  # what np.savez does, without its keyword arguments clashing with our keys
+            with zipfile.ZipFile(weights_file, "w", allowZip64=True) as archive:
+                for key, array in imported.weights.items():
+                    with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, array, allow_pickle=False)
+        except OSError as error:
+            raise UserError(f"cannot write '{weights_file}': {os_error_reason(error)}") from None
+        attach_weights_file(imported.module, weights_file.name)
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            print_module(imported.module, handle)
+    except OSError as error:
+        raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
+
+
+def import_to_files(onnx_path: Path) -> ModuleOp:
+    """Imports `onnx_path` into `<stem>.mlir` (and `<stem>.npz`) beside it, as
+    `nnlayout-import` does, and parses the .mlir back, as every tool reads it."""
+    mlir_path = onnx_path.with_suffix(".mlir")
+    write_imported(import_model(load_model(onnx_path)), mlir_path)
+    return parse_module(make_context(), mlir_path.read_text(encoding="utf-8"), str(mlir_path))

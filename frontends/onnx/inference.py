@@ -1,0 +1,126 @@
+"""onnx's checker and shape inference, run on a model before it is imported, and the two
+places where that inference is known to be wrong (so the importer does not hold nn's shapes
+against it there)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import onnx
+from onnx import TensorProto
+
+from nnlayout.diagnostics import UserError
+from nnlayout.frontends.onnx.common import attributes, auto_pad_name, one_line
+
+
+def infer_shapes(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+    """The type onnx infers for each value of `model`'s graph, after checking the model."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(
+            _skeleton(model), check_type=True, strict_mode=True
+        )
+        _complete_output_shapes(inferred.graph)
+        onnx.checker.check_model(inferred)
+    except (
+        onnx.checker.ValidationError,
+        onnx.shape_inference.InferenceError,
+        UnicodeDecodeError,
+    ) as error:
+        raise UserError(f"invalid ONNX model: {one_line(str(error))}") from None
+    graph = inferred.graph
+    return {vi.name: vi.type for vi in (*graph.input, *graph.value_info, *graph.output)}
+
+
+def _skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its large float initializers turned into typed graph inputs: the
+    checker and shape inference see the same graph without serialising the weights. Their
+    data is checked when read."""
+    skeleton = onnx.ModelProto()
+    skeleton.CopyFrom(model)
+    del skeleton.graph.initializer[:]
+    inputs = {vi.name for vi in skeleton.graph.input}
+    for tensor in model.graph.initializer:
+        if tensor.data_type == TensorProto.FLOAT and math.prod(tensor.dims) > 16:
+            if tensor.name not in inputs:  # (before IR version 4 they are inputs too)
+                skeleton.graph.input.append(
+                    onnx.helper.make_tensor_value_info(
+                        tensor.name, tensor.data_type, list(tensor.dims)
+                    )
+                )
+        else:
+            skeleton.graph.initializer.append(tensor)
+    for vi in skeleton.graph.output:
+        if not has_shape(vi):
+            vi.ClearField("type")  # inference fills a missing type, not a missing shape
+    return skeleton
+
+
+def _complete_output_shapes(graph: onnx.GraphProto) -> None:
+    """Gives each graph output that shape inference left without a shape the type of that
+    value elsewhere: an initializer or input returned as an output, or a value listed twice
+    (onnxruntime runs such models; the checker refuses an output without a shape)."""
+    known = {
+        vi.name: vi.type for vi in (*graph.input, *graph.value_info, *graph.output) if has_shape(vi)
+    }
+    for tensor in graph.initializer:
+        known.setdefault(
+            tensor.name, onnx.helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+        )
+    for vi in graph.output:
+        if has_shape(vi):
+            continue
+        if vi.name not in known:
+            raise UserError(
+                f"graph output '{vi.name}' has no shape, and ONNX's shape "
+                "inference finds none; declare it in the model"
+            )
+        vi.type.CopyFrom(known[vi.name])
+
+
+def has_shape(vi: onnx.ValueInfoProto) -> bool:
+    return vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+
+
+def ceil_mode_overcount(
+    node: onnx.NodeProto, expected: Sequence[int], actual: Sequence[int], source: Sequence[int]
+) -> bool:
+    """Whether `expected` (onnx's inferred shape of a pooling node's output) is `actual`
+    with one more window on some spatial axes, each a last window that ceil_mode would start
+    in the end padding (of the `source` input shape): ONNX's spec, its reference evaluator
+    and onnxruntime drop that window, as nn does, but onnx's shape inference (1.23 too)
+    counts it."""
+    attrs = attributes(node)
+    if (
+        node.op_type not in ("MaxPool", "AveragePool")
+        or not attrs.get("ceil_mode")
+        or (len(expected) != len(actual) or expected[:2] != actual[:2])
+    ):
+        return False
+    spatial = len(source) - 2
+    strides = list(attrs.get("strides", [1] * spatial))
+    begins = list(attrs.get("pads", [0] * 2 * spatial))[:spatial]
+    return all(
+        e == a or (e == a + 1 and a * stride >= size + begin)
+        for e, a, stride, size, begin in zip(
+            expected[2:], actual[2:], strides, source[2:], begins, strict=True
+        )
+    )
+
+
+def same_output_padding_overcount(
+    node: onnx.NodeProto, expected: Sequence[int], actual: Sequence[int]
+) -> bool:
+    """Whether `expected` (onnx's inferred shape of a ConvTranspose output) is `actual` plus
+    output_padding on the spatial axes, for auto_pad SAME_UPPER/SAME_LOWER without
+    output_shape: the spec makes that output input * stride, as onnxruntime, onnx's reference
+    evaluator and nn do, but onnx's shape inference adds output_padding."""
+    attrs = attributes(node)
+    if (
+        node.op_type != "ConvTranspose"
+        or auto_pad_name(attrs) not in ("SAME_UPPER", "SAME_LOWER")
+        or ("output_shape" in attrs or len(expected) != len(actual))
+    ):
+        return False
+    extra = list(attrs.get("output_padding", [0] * (len(actual) - 2)))
+    return list(expected) == [*actual[:2], *(a + e for a, e in zip(actual[2:], extra, strict=True))]

@@ -1,0 +1,181 @@
+"""The state of one graph's import, which every operator converter works on: the ONNX-name
+-> SSA value map, the constants known at compile time, the block the ops go into and the
+weights set aside for the weights file; and the ways a converter reads its operands and
+binds its output (checked against the shape onnx inferred)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+from xdsl.dialects.builtin import StringAttr, TensorType, f32
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.diagnostics import UserError
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.common import one_line, safe_key, sanitize_name
+from nnlayout.frontends.onnx.inference import ceil_mode_overcount, same_output_padding_overcount
+
+
+class ImportState:
+    """One graph's import: the ONNX-name -> SSA value map, the constants, the weights, and
+    `node`, the description of the node being translated that errors begin with."""
+
+    def __init__(self, model: onnx.ModelProto, inline_limit: int):
+        self.model = model
+        self.graph = model.graph
+        self.inline_limit = inline_limit
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+        if self.opset > (known := onnx.defs.onnx_opset_version()):
+            # Its operators may mean something else than the ones this importer knows.
+            raise UserError(
+                f"the model imports opset {self.opset} of the ONNX domain; the "
+                f"installed onnx {onnx.__version__} knows opsets up to {known}"
+            )
+        self.values: dict[str, SSAValue] = {}
+        self.constants: dict[str, TensorProto] = {t.name: t for t in self.graph.initializer}
+        # Identity outputs of constants -> the constant's own name (see constants.identity).
+        self.aliases: dict[str, str] = {}
+        # Names some node or the graph reads: an optional output nothing reads is left out.
+        self.read = {name for node in self.graph.node for name in node.input} | {
+            vi.name for vi in self.graph.output
+        }
+        self.weights: dict[str, np.ndarray] = {}
+        self.used_keys: set[str] = set()
+        self.block = Block()
+        self.inferred: dict[str, onnx.TypeProto] = {}
+        # Values whose shape onnx's shape inference gets wrong, so not checked against it:
+        # see ceil_mode_overcount and same_output_padding_overcount, and everything
+        # computed from such a value.
+        self.beyond_inference: set[str] = set()
+        self.node = "graph"
+
+    def fail(self, message: str) -> UserError:
+        return UserError(f"{self.node}: {message}")
+
+    # -------------------------------------------------------------------- values
+    def tensor(self, name: str) -> SSAValue:
+        """The SSA value of an ONNX tensor, materialising constants on first use."""
+        used, name = name, self.aliases.get(name, name)
+        if name in self.values:
+            return self.values[name]
+        if name not in self.constants:
+            raise self.fail(f"input '{name}' is not defined")
+        proto = self.constants[name]
+        passed_on = f" (passed on as '{used}' by an Identity)" if used != name else ""
+        if proto.data_type != TensorProto.FLOAT:
+            raise self.fail(
+                f"constant '{name}'{passed_on} has element type "
+                f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
+                "tensors only"
+            )
+        array = self._array(proto).astype(np.float32)
+        if array.size == 0:
+            raise self.fail(
+                f"constant '{name}'{passed_on} is empty; empty tensors are not supported"
+            )
+        if array.size <= self.inline_limit:
+            op = nn.ConstantOp.from_array(array)
+        else:
+            key = safe_key(name, self.used_keys)
+            # order="C" keeps a scalar 0-d (np.ascontiguousarray stored it as [1])
+            self.weights[key] = np.asarray(array, order="C")
+            op = nn.ConstantOp(TensorType(f32, array.shape), external=key)
+            if key != name:
+                op.attributes["onnx.name"] = StringAttr(name)
+        return self._define(name, op)
+
+    def operand(self, node: onnx.NodeProto, index: int) -> SSAValue:
+        return self.tensor(node.input[index])
+
+    def optional_operand(self, node: onnx.NodeProto, index: int) -> SSAValue | None:
+        if len(node.input) > index and node.input[index]:
+            return self.tensor(node.input[index])
+        return None
+
+    def read_outputs(self, node: onnx.NodeProto) -> list[str]:
+        """The node's outputs after the first that something reads."""
+        return [name for name in node.output[1:] if name and name in self.read]
+
+    def constant_array(self, name: str, what: str) -> np.ndarray:
+        """The value of an input that nn needs at compile time (a shape, a bound)."""
+        if name not in self.constants:
+            raise self.fail(
+                f"{what} '{name}' must be a constant (an initializer or a "
+                "Constant node); nnlayout needs it at compile time"
+            )
+        return self._array(self.constants[name])
+
+    def constant_scalar(self, name: str, what: str) -> float:
+        """A constant input that ONNX defines as a scalar (one element, of any rank)."""
+        array = self.constant_array(name, what)
+        if array.size != 1:
+            raise self.fail(f"{what} '{name}' must be a scalar, got shape {list(array.shape)}")
+        return float(array.reshape(()))
+
+    def _array(self, proto: TensorProto) -> np.ndarray:
+        try:
+            return numpy_helper.to_array(proto)
+        except (ValueError, TypeError) as error:
+            raise self.fail(
+                f"constant '{proto.name}' is malformed (its data does not match "
+                f"its shape {list(proto.dims)}): {one_line(str(error))}"
+            ) from None
+
+    # -------------------------------------------------------------------- ops
+    def _define(self, name: str, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        result = op.results[0]
+        result.name_hint = sanitize_name(name)
+        self.values[name] = result
+        return result
+
+    def emit(self, op: Operation) -> SSAValue:
+        """Appends an intermediate op of a decomposition (no ONNX name)."""
+        self.block.add_op(op)
+        return op.results[0]
+
+    def build(self, make: Callable[[], Operation]) -> Operation:
+        """Builds an op; shape-rule violations become errors naming the node."""
+        try:
+            op = make()
+            op.verify()  # what builders leave to the verifier, e.g. sizes beyond 64 bits
+            return op
+        except VerifyException as error:
+            raise self.fail(one_line(str(error).split("\n\n")[0])) from None
+
+    def output(self, node: onnx.NodeProto, op: Operation | SSAValue) -> None:
+        """Binds the node's single output to `op`'s result, checking ONNX's inferred shape."""
+        name = node.output[0]
+        if isinstance(op, SSAValue):
+            value = self.values[name] = op
+        else:
+            value = self._define(name, op)
+        inferred = self.inferred.get(name)
+        if inferred is None or not inferred.HasField("tensor_type"):
+            return
+        if inferred.tensor_type.elem_type not in (TensorProto.FLOAT, 0):
+            raise self.fail(
+                f"output '{name}' has element type "
+                f"{TensorProto.DataType.Name(inferred.tensor_type.elem_type)}; "
+                "nnlayout imports float32 tensors only"
+            )
+        if any(operand in self.beyond_inference for operand in node.input):
+            self.beyond_inference.add(name)
+            return
+        dims = inferred.tensor_type.shape.dim
+        if inferred.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            expected = [d.dim_value for d in dims]
+            actual = list(nn.shape_of(value))
+            if expected != actual:
+                if ceil_mode_overcount(
+                    node, expected, actual, nn.shape_of(self.tensor(node.input[0]))
+                ) or (same_output_padding_overcount(node, expected, actual)):
+                    self.beyond_inference.add(name)
+                    return
+                raise self.fail(
+                    f"nn computes shape {actual} for output '{name}' but ONNX infers {expected}"
+                )
