@@ -64,7 +64,8 @@ def report(name: str, small: bool, data_format: str, repeats: int, threads: int)
     from nnlayout.examples.make_models import MODELS_DIR
     from nnlayout.ir.context import make_context
     from nnlayout.kernels.onednn import kernels as onednn
-    from nnlayout.kernels.registry import get_target
+    from nnlayout.kernels.onednn.target_options import OneDNNOptions
+    from nnlayout.kernels.targets import get_target
     from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
     module, _ = load(name, small, MODELS_DIR)
@@ -78,7 +79,7 @@ def report(name: str, small: bool, data_format: str, repeats: int, threads: int)
         for op in module.walk()
         if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
     )
-    preferred = get_target("onednn").preferred_implementations
+    preferred = OneDNNOptions.of(get_target("onednn")).preferred_implementations
     print(
         f"\n{name}: {sum(geometries.values())} convolutions, {len(geometries)} distinct; "
         f"{threads} thread(s); ms, median of {repeats}; * oneDNN's first choice, "

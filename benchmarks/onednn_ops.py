@@ -29,7 +29,7 @@ from nnlayout.dialects import nn  # noqa: E402
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec  # noqa: E402
 from nnlayout.kernels.providers import registry  # noqa: E402
 from nnlayout.kernels.reference import REFERENCE_KERNELS  # noqa: E402
-from nnlayout.kernels.registry import TARGETS  # noqa: E402
+from nnlayout.kernels.targets import TARGETS  # noqa: E402
 
 # (name, input channels, output channels, size, kernel, stride, groups)
 CONVS = [

@@ -53,7 +53,7 @@ from nnlayout.benchmarks.layout_report import load
 from nnlayout.benchmarks.memory_report import TVM
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
 from nnlayout.ir.context import make_context
-from nnlayout.kernels.registry import get_target
+from nnlayout.kernels.targets import get_target
 from nnlayout.lowering.bufferize import activation_reorders
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.reports.census import kernel_census

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
 from nnlayout.ir.context import make_context
-from nnlayout.kernels.registry import get_target
+from nnlayout.kernels.targets import get_target
 from nnlayout.lowering.bufferize import activation_reorders
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.reports.census import kernel_census

@@ -1,8 +1,9 @@
 """nnlayout's own kernels, registered into the process-wide registry (`registry()`) on first use.
 
 The reference kernels (`kernels/reference.py`) serve every op in plain layouts and are the
-oracle; blocked kernels (`kernels/blocked.py`) work on channel-blocked layouts; sparse kernels
-(`kernels/sparse.py`) take CSR operands.
+oracle; blocked kernels (`kernels/blocked/`) work on channel-blocked layouts; sparse kernels
+(`kernels/sparse.py`) take CSR operands; oneDNN's (`kernels/onednn/`) are registered only
+where the library loads. The targets choosing among them are in `kernels/targets.py`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
 
 
 def register_builtin_kernels(registry: Registry) -> None:
+    """Registers the reference, blocked and sparse kernels, and oneDNN's where it loads."""
     from nnlayout.kernels.blocked import kernels as blocked_kernels
     from nnlayout.kernels.reference import REFERENCE_KERNELS
     from nnlayout.kernels.sparse import kernels as sparse_kernels

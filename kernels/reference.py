@@ -130,6 +130,7 @@ def conv_transpose2d(op: nn.ConvTranspose2dOp, inputs: Sequence[np.ndarray]) -> 
 
 # ---------------------------------------------------------------- linear algebra
 def matmul(op: nn.MatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """numpy's matmul: batched, with broadcasting."""
     return np.matmul(inputs[0], inputs[1])
 
 
@@ -169,11 +170,13 @@ def sigmoid(op: nn.SigmoidOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def leaky_relu(op: nn.LeakyReluOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """x where x >= 0, else alpha * x (NaN stays NaN)."""
     x = inputs[0]
     return np.where(x >= 0, x, _scalar(op.alpha, x) * x)
 
 
 def clip(op: nn.ClipOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """max(x, min), then min(., max), each bound only if given; NaN propagates."""
     x = inputs[0]
     if op.min is not None:
         x = np.maximum(x, _scalar(op.min, x))
@@ -250,6 +253,7 @@ def global_avg_pool(op: nn.GlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.
 
 # ---------------------------------------------------------------- data movement
 def concat(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The inputs joined along the op's axis."""
     return np.concatenate(inputs, axis=op.normalized_axis)
 
 
@@ -267,6 +271,7 @@ def reshape(op: nn.FlattenOp | nn.ReshapeOp, inputs: Sequence[np.ndarray]) -> np
 
 
 def transpose(op: nn.TransposeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The axes permuted by `perm`, copied into a row-major array."""
     # order="C", not np.ascontiguousarray: that makes a 0-d array 1-d (Transpose of a scalar)
     return np.asarray(inputs[0].transpose(ints(op.perm)), order="C")
 
@@ -320,8 +325,8 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
 # Reference kernels bound to one op, for ops whose operands and result are plain (physical
 # arrays are the logical ones): the attributes are read once, and the result is written into
 # the destination by the same numpy operations as the kernel above (the very bits), instead of
-# re-reading the op through xDSL and allocating the result on every call, which costs tens of
-# microseconds: more than the math of a softmax over 1000 classes or a flatten.
+# re-reading the op through xDSL and allocating the result on every call, which costs more
+# than the math of a small softmax or a flatten.
 def _reshape_into(op: nn.FlattenOp | nn.ReshapeOp) -> BoundKernel:
     shape = shape_of(op.output)
 

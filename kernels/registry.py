@@ -8,10 +8,9 @@ for each result, which operand its output may overwrite in place, its workspace 
 whether it keeps the zero padding of blocked data zero.
 
 A `Target` is data, not a code path: the kernel families it may use, in order of preference,
-and its block size and preferred layouts. `TARGETS` holds `ref`, `avx2` (blocks of 8),
-`avx512` (blocks of 16), `onednn` (oneDNN's formats) and `onednn-nhwc`/`onednn-nchw8c` (oneDNN
-asked for that activation format first); `register_target` adds another without touching any
-pass.
+and each provider's own options (`ProviderOptions`: a block size, the implementations to
+prefer), which the provider declares and alone reads. The built-in targets, `register_target`
+and `get_target` are in `kernels/targets.py`.
 
 Implementations take `(op, inputs)` where each input is the operand's run-time value in the
 layout the kernel asked for (a numpy array in physical order for a blocked layout, a
@@ -23,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from xdsl.ir import Operation, SSAValue
 
@@ -59,151 +58,49 @@ class BindsBuffers(Protocol):
 
 
 @dataclass(frozen=True)
+class ProviderOptions:
+    """A kernel provider's own settings on a target (its block size, the implementations it
+    prefers), declared in the provider's module and read by its kernels alone, through
+    `of(target)`. Subclasses are frozen dataclasses whose fields all have defaults: a target
+    that gives a provider no options of its class gets those."""
+
+    def check(self, target: str) -> None:
+        """Raises TypeError where these options cannot be used, naming `target`; subclasses
+        with fields that can be malformed override it."""
+
+    @classmethod
+    def of(cls, target: Target) -> Self:
+        """The options of this class that `target` gives, else the defaults."""
+        for options in target.options:
+            if isinstance(options, cls):
+                return options
+        return cls()
+
+
+@dataclass(frozen=True)
 class Target:
-    """What a machine offers: kernel families in order of preference, and a table of the
-    layouts blocked kernels use on it."""
+    """What a machine offers, as data: the kernel families it may use, in order of
+    preference, and each provider's own options (`ProviderOptions`, at most one of a class).
+    The built-in targets and the lookup by name are in `kernels/targets.py`."""
 
     name: str
     description: str
     families: tuple[str, ...]
-    block: int = 1
-    # Convolutions with fewer multiply-accumulates stay plain: the reorders around a blocked
-    # kernel would cost more than blocking gains.
-    min_blocked_macs: int = 0
-    # A CSR operand is used as such only when it is at most this dense and this large.
-    sparse_max_density: float = 0.25
-    sparse_min_elements: int = 1024
-    # The activation format (a layout of ours) asked of oneDNN's convolutions first; empty:
-    # oneDNN's own choice. Which is fastest depends on the network (see the README).
-    data_format: str = ""
-    # oneDNN implementations (name prefixes) taken over its first choice for a convolution
-    # where it offers one of them for the same instruction set and activation formats: on
-    # this project's AVX2 machine jit_1x1 runs the zoo's 1x1 convolutions faster than
-    # brgconv_1x1, which oneDNN lists first (0.4-2.7% of each network, at 1 and 2 threads;
-    # README).
-    preferred_implementations: tuple[str, ...] = ()
+    options: tuple[ProviderOptions, ...] = ()
 
     def __post_init__(self) -> None:
-        # A list would not hash (choices are cached by it), a string would match by prefix.
-        if not isinstance(self.preferred_implementations, tuple) or not all(
-            isinstance(name, str) for name in self.preferred_implementations
-        ):
-            raise TypeError(
-                f"target {self.name}: preferred_implementations must be a tuple "
-                f"of implementation names, got {self.preferred_implementations!r}"
-            )
+        classes = [type(options) for options in self.options]
+        if len(set(classes)) != len(classes):
+            raise ValueError(f"target {self.name}: options of one class given twice")
+        for options in self.options:
+            options.check(self.name)
 
-    @property
-    def activation_layout(self) -> str:
-        return f"NCHW{self.block}c"
-
-    @property
-    def weight_layout(self) -> str:
-        """A convolution's weights as its GEMM's right-hand matrix: reduction axes (input
-        channels, taps, input lanes) before output channels."""
-        return f"IHW{self.block}iO{self.block}o"
-
-    @property
-    def plain_input_weight_layout(self) -> str:
-        """The same, for a convolution whose input is plain (not blocked)."""
-        return f"IHWO{self.block}o"
-
-    @property
-    def depthwise_weight_layout(self) -> str:
-        return f"OIHW{self.block}o"
-
-    @property
-    def channel_vector_layout(self) -> str:
-        return f"C{self.block}c"
-
-
-TARGETS: dict[str, Target] = {}
-
-
-def register_target(target: Target) -> Target:
-    """Makes `target` known by its name; a name taken is refused, as register_pass does (a
-    plugin's `avx2` would otherwise change what every pipeline naming avx2 compiles)."""
-    if target.name in TARGETS or target.name == "host":
-        raise ValueError(f"a target named '{target.name}' is already registered")
-    TARGETS[target.name] = target
-    return target
-
-
-register_target(Target("ref", "reference numpy kernels only, plain layouts", ("ref",)))
-register_target(
-    Target(
-        "avx2",
-        "blocked kernels with 8-channel blocks (256-bit SIMD)",
-        ("sparse", "blocked", "ref"),
-        block=8,
-        min_blocked_macs=1 << 14,
-    )
-)
-register_target(
-    Target(
-        "avx512",
-        "blocked kernels with 16-channel blocks (512-bit SIMD)",
-        ("sparse", "blocked", "ref"),
-        block=16,
-        min_blocked_macs=1 << 14,
-    )
-)
-register_target(
-    Target(
-        "onednn",
-        "oneDNN primitives in the formats oneDNN chooses, else blocked "
-        "kernels with 8-channel blocks",
-        ("sparse", "onednn", "blocked", "ref"),
-        block=8,
-        min_blocked_macs=1 << 14,
-        preferred_implementations=("jit_1x1:avx2",),
-    )
-)
-# NCHW16c: AVX-512 machines' blocks. Ops that fall back to the blocked numpy kernels take
-# the same blocks as the convolutions around them, or each would cost two reorders.
-for _layout, _block in (("NHWC", 8), ("NCHW8c", 8), ("NCHW16c", 16)):
-    register_target(
-        replace(
-            TARGETS["onednn"],
-            name=f"onednn-{_layout.lower()}",
-            description=f"as onednn, with {_layout} activations where oneDNN "
-            f"has a fast convolution for them, else blocked "
-            f"kernels with {_block}-channel blocks",
-            data_format=_layout,
-            block=_block,
-        )
-    )
-
-
-def host_target() -> Target:
-    """`host`: `onednn` when the oneDNN library loads here, else `avx512` or `avx2` by the
-    CPU flags in /proc/cpuinfo (`ref` without either). Resolved on first use, so that only
-    programs asking for it load oneDNN."""
-    from pathlib import Path
-
-    from nnlayout.kernels.onednn.binding import available
-
-    cpuinfo = Path("/proc/cpuinfo")
-    flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
-    base = (
-        "onednn"
-        if available()
-        else "avx512"
-        if "avx512f" in flags
-        else "avx2"
-        if "avx2" in flags
-        else "ref"
-    )
-    return replace(TARGETS[base], name="host", description=f"this machine: {base}")
-
-
-def get_target(name: str) -> Target:
-    if name == "host" and name not in TARGETS:
-        TARGETS[name] = host_target()
-    if name not in TARGETS:
-        known = ", ".join(sorted({*TARGETS, "host"}))  # host is registered when first asked
-        raise KeyError(f"unknown target '{name}'; known targets: {known}")
-    return TARGETS[name]
+    def with_options(self, *options: ProviderOptions) -> Target:
+        """This target with `options` in place of its options of the same classes (a
+        plugin's variant of a built-in target)."""
+        replaced = {type(new) for new in options}
+        kept = tuple(old for old in self.options if type(old) not in replaced)
+        return replace(self, options=(*kept, *options))
 
 
 def _always(op: Operation, target: Target, padding: bool) -> str | None:

@@ -3,17 +3,18 @@
 other operands and the result are plain numpy arrays, and the product is scipy's CSR x dense.
 
 When sparse pays (`accepts`): the operand must be declared CSR, float32, 2-D and have at least
-`target.sparse_min_elements` elements. If it is an inline `nn.constant`, its density (non-zeros
-/ elements) must also be at most `target.sparse_max_density`, since a denser matrix multiplies
-faster as a dense GEMM. An operand whose density cannot be known at compile time (a function
-argument, an external constant) is accepted once it is declared CSR and large enough: the
-declaration is the user's statement that it is sparse.
+the target's `SparseOptions.min_elements` elements. If it is an inline `nn.constant`, its
+density (non-zeros / elements) must also be at most `SparseOptions.max_density`, since a
+denser matrix multiplies faster as a dense GEMM. An operand whose density cannot be known at
+compile time (a function argument, an external constant) is accepted once it is declared CSR
+and large enough: the declaration is the user's statement that it is sparse.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,16 @@ from nnlayout.dialects.kernel_attr import CSR_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import storage_of
 from nnlayout.dialects.nn import shape_of, tensor_type
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import Kernel, Target, layouts_refusal
+from nnlayout.kernels.registry import Kernel, ProviderOptions, Target, layouts_refusal
+
+
+@dataclass(frozen=True)
+class SparseOptions(ProviderOptions):
+    """The sparse family's options on a target: a CSR operand is used as such only when it
+    is at most this dense and this large."""
+
+    max_density: float = 0.25
+    min_elements: int = 1024
 
 
 def _sparse_operand(op: Operation) -> SSAValue:
@@ -39,6 +49,8 @@ def _applies(op: Operation) -> bool:
 
 
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """f32, 2-D, large enough, and not too dense where the density is known."""
+    options = SparseOptions.of(target)
     operand = _sparse_operand(op)
     element_type = tensor_type(operand).element_type
     if not isinstance(element_type, Float32Type):
@@ -47,17 +59,18 @@ def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
     if any(len(s) != 2 for s in shapes):
         return f"operands of shapes {', '.join(str(list(s)) for s in shapes)} are not all 2-D"
     elements = math.prod(shapes[0])
-    if elements < target.sparse_min_elements:
-        return f"{elements} elements < {target.sparse_min_elements}: too small for sparse"
+    if elements < options.min_elements:
+        return f"{elements} elements < {options.min_elements}: too small for sparse"
     owner = operand.owner
     if isinstance(owner, nn.ConstantOp) and owner.value is not None:
         density = np.count_nonzero(owner.inline_array()) / elements
-        if density > target.sparse_max_density:
-            return f"density {density:.2f} > {target.sparse_max_density:.2f}: dense GEMM is faster"
+        if density > options.max_density:
+            return f"density {density:.2f} > {options.max_density:.2f}: dense GEMM is faster"
     return None
 
 
 def _layouts(op: Operation, target: Target) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Operand 0 in CSR, the others and the result plain."""
     return (CSR_LAYOUT,) + (PLAIN_LAYOUT,) * (len(op.operands) - 1), (PLAIN_LAYOUT,)
 
 
@@ -98,6 +111,7 @@ def matmul_csr(op: nn.MatmulOp, inputs: Sequence[Any]) -> np.ndarray:
 
 
 def kernels() -> list[Kernel]:
+    """The sparse family's descriptors: gemm and matmul with a CSR operand 0."""
     return [
         Kernel(
             "gemm_csr",

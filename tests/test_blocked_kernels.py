@@ -21,16 +21,20 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels import blocked
+from nnlayout.kernels.blocked import BlockedOptions
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import TARGETS, Kernel, Target, resolve_layouts
+from nnlayout.kernels.registry import Kernel, Target, resolve_layouts
+from nnlayout.kernels.targets import TARGETS
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in blocked.kernels()}
 AVX2, AVX512 = TARGETS["avx2"], TARGETS["avx512"]
 BLOCKS = (8, 16)
 CHANNELS = (1, 3, 5, 8, 17, 33)
 # min_blocked_macs = 0: correctness tests run tiny convolutions the real targets would refuse.
-TEST_TARGETS = {b: Target(f"test{b}", "test", ("blocked",), block=b) for b in (4, *BLOCKS)}
+TEST_TARGETS = {
+    b: Target(f"test{b}", "test", ("blocked",), (BlockedOptions(block=b),)) for b in (4, *BLOCKS)
+}
 
 
 def tensor(shape: Sequence[int], layout: str = "") -> TensorType:
@@ -315,7 +319,7 @@ def test_conv_layouts_follow_the_target(
     op = build_plain(conv, [np.zeros((1, c_in, 8, 8)), np.zeros((4, c_in, 3, 3)), np.zeros(4)])
     assert KERNELS["conv2d_nchwc"].operand_and_result_layouts(op, target) == (
         expected,
-        (target.activation_layout,),
+        (BlockedOptions.of(target).activation_layout,),
     )
     dw = build_plain(depthwise, [np.zeros((1, 3, 8, 8)), np.zeros((3, 1, 3, 3))])
     assert KERNELS["dwconv2d_nchwc"].operand_and_result_layouts(dw, AVX2) == (

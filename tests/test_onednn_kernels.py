@@ -33,8 +33,9 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import kernels as onednn_kernels
 from nnlayout.kernels.onednn.binding import available, runs_avx512_core
 from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
+from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import TARGETS, get_target
+from nnlayout.kernels.targets import TARGETS, get_target
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
@@ -260,7 +261,9 @@ def test_a_preferred_implementation_replaces_onednns_first_choice(
     assert other_isa  # sse41 code at least, on AVX2 and AVX-512 machines alike
     assert conv_choice(geometry, "", tuple(other_isa)) == first
 
-    target = replace(get_target("onednn"), name="onednn-later", preferred_implementations=(later,))
+    onednn = get_target("onednn")
+    later_first = replace(OneDNNOptions.of(onednn), preferred_implementations=(later,))
+    target = replace(onednn.with_options(later_first), name="onednn-later")
     monkeypatch.setitem(TARGETS, target.name, target)
     compiled = check(module, random_inputs(module), onednn_ops=1, target=target.name)
     (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
@@ -1366,7 +1369,7 @@ def test_the_implementations_benchmark_times_what_the_target_chooses(
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split(": ", 1)[1].split("  ") for line in lines if " x " in line]
     assert len(rows) > 5
-    preferred = get_target("onednn").preferred_implementations
+    preferred = OneDNNOptions.of(get_target("onednn")).preferred_implementations
     for cells in rows:
         (first,) = [cell for cell in cells if cell.startswith("*")]
         (chosen,) = [cell for cell in cells if cell.lstrip("*").startswith(">")]

@@ -12,9 +12,12 @@ import pytest
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of
+from nnlayout.kernels.blocked import BlockedOptions
+from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import Kernel, Target, get_target, register_target
+from nnlayout.kernels.registry import Kernel, Target
+from nnlayout.kernels.targets import get_target, register_target
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.test_layout_semantics import (
     DEFAULT_PIPELINE,
@@ -52,8 +55,7 @@ if MIXED not in {k.family for k in registry().kernels.values()}:
             MIXED,
             "blocked kernels, and a batch norm taking any data layout",
             (MIXED, "blocked", "ref"),
-            block=8,
-            min_blocked_macs=0,
+            (BlockedOptions(block=8, min_blocked_macs=0),),
         )
     )
 
@@ -149,20 +151,21 @@ def test_a_target_names_preferred_implementations_in_a_tuple(preferred: object) 
             "bad",
             "a target with a malformed preference",
             ("onednn", "ref"),
-            preferred_implementations=preferred,
-        )  # type: ignore[arg-type]
+            (OneDNNOptions(preferred_implementations=preferred),),  # type: ignore[arg-type]
+        )
 
 
 @pytest.mark.parametrize("layout", ["NCHW8c", "NCHW16c"])
 def test_a_blocked_onednn_target_falls_back_to_its_own_blocks(layout: str) -> None:
     """What oneDNN does not run falls back to the blocked numpy kernels in the blocks of the
     convolutions around it: otherwise each such op would cost two activation reorders."""
-    assert get_target(f"onednn-{layout.lower()}").activation_layout == layout
+    assert BlockedOptions.of(get_target(f"onednn-{layout.lower()}")).activation_layout == layout
 
 
 @pytest.mark.parametrize("name", ["avx2", "host"])
 def test_a_target_name_is_registered_once(name: str) -> None:
-    from nnlayout.kernels.registry import TARGETS, Target, get_target, register_target
+    from nnlayout.kernels.registry import Target
+    from nnlayout.kernels.targets import TARGETS, get_target, register_target
 
     before = get_target(name)
     with pytest.raises(ValueError, match=f"a target named '{name}' is already registered"):

@@ -46,7 +46,7 @@ def test_fallback_reasons_hold_for_every_op_they_count() -> None:
     """Two matmuls fall back to matmul_ref on avx2: the dense one because no sparse kernel
     applies, the CSR one because the sparse kernel refused it (select-dispatch's remark says
     why). The census's reason is true of both: no blocked kernel implements nn.matmul."""
-    from nnlayout.kernels.registry import get_target
+    from nnlayout.kernels.targets import get_target
     from nnlayout.reports.census import kernel_census
     from nnlayout.tests.test_layout_semantics import DEFAULT_PIPELINE, compile_module, parse
     from nnlayout.transforms import remarks

@@ -23,7 +23,7 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp
 from nnlayout.kernels import reference
 from nnlayout.kernels.providers import registry
-from nnlayout.kernels.registry import get_target
+from nnlayout.kernels.targets import get_target
 from nnlayout.kernels.values import to_logical, to_physical
 from nnlayout.runtime.binding import bind_compute
 from nnlayout.runtime.values import BoundCompute, bind_reorder, reorder_into

@@ -17,7 +17,8 @@ from nnlayout.dialects.layout import StorageAttr
 from nnlayout.kernels import sparse
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import TARGETS, Kernel
+from nnlayout.kernels.registry import Kernel
+from nnlayout.kernels.targets import TARGETS
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in sparse.kernels()}
 AVX2 = TARGETS["avx2"]

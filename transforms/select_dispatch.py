@@ -1,7 +1,7 @@
 """`select-dispatch{target=host padding=true remarks=false}`: choose every op's kernel.
 
 The default target, `host`, is `onednn` where oneDNN loads and else the CPU's best blocked
-target (`avx512` or `avx2`); see `kernels/registry.py` for the others.
+target (`avx512` or `avx2`); see `kernels/targets.py` for the others.
 
 This runs before layouts are inserted and before memory is planned — the order the MXNet
 proposal asked for — so that later passes know each op's preferred layouts, in-place rule and
@@ -45,7 +45,8 @@ from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.providers import registry
-from nnlayout.kernels.registry import Target, get_target
+from nnlayout.kernels.registry import Target
+from nnlayout.kernels.targets import get_target
 from nnlayout.transforms.stages import require_tensor_level
 
 DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"

@@ -63,6 +63,7 @@ from nnlayout.kernels.onednn.formats import (
     names,
 )
 from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import (
     PREPARED_IN_SESSION,
@@ -421,7 +422,8 @@ def _conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target, padding: b
     name); oneDNN pads channels itself, so `padding` does not matter."""
     if not _is_f32(op):
         return _NOT_F32
-    choice = conv_choice(conv_geometry(op), target.data_format, target.preferred_implementations)
+    options = OneDNNOptions.of(target)
+    choice = conv_choice(conv_geometry(op), options.data_format, options.preferred_implementations)
     if isinstance(choice, str):
         return choice
     if _drops_nan(op, choice.implementation):
@@ -442,7 +444,8 @@ def _drops_nan(op: Operation, implementation: str) -> bool:
 
 
 def _chosen(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target) -> ConvChoice:
-    choice = conv_choice(conv_geometry(op), target.data_format, target.preferred_implementations)
+    options = OneDNNOptions.of(target)
+    choice = conv_choice(conv_geometry(op), options.data_format, options.preferred_implementations)
     if isinstance(choice, str):
         raise ValueError(f"{op.name}: no fast oneDNN convolution: {choice}")
     return choice
@@ -602,12 +605,12 @@ def deconv_choice(g: DeconvGeometry, data_format: str = "") -> tuple[Format, str
 def _deconv_accepts(op: nn.ConvTranspose2dOp, target: Target, padding: bool) -> str | None:
     if not _is_f32(op):
         return _NOT_F32
-    choice = deconv_choice(deconv_geometry(op), target.data_format)
+    choice = deconv_choice(deconv_geometry(op), OneDNNOptions.of(target).data_format)
     return choice if isinstance(choice, str) else None
 
 
 def _deconv_chosen(op: nn.ConvTranspose2dOp, target: Target) -> tuple[Format, str, int]:
-    choice = deconv_choice(deconv_geometry(op), target.data_format)
+    choice = deconv_choice(deconv_geometry(op), OneDNNOptions.of(target).data_format)
     if isinstance(choice, str):
         raise ValueError(f"{op.name}: no fast oneDNN transposed convolution: {choice}")
     return choice
