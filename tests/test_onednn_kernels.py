@@ -851,10 +851,10 @@ def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_
         "(y,) = model.run(*(inputs[k] for k in sorted(inputs.files)))\n"
         "np.testing.assert_allclose(y, np.load('expected.npy'), rtol=1e-5, atol=1e-5)\n"
         "print(sorted(c.pd.implementation for c in primitives._CACHE.values()))\n"
-        "from nnlayout.reports.census import onednn_implementation\n"
+        "from nnlayout.reports.census import library_implementation\n"
         "(op,) = [op for op in model.PROGRAM.function.walk() if op.name == 'nn.compute'"
         " and op.inner.name == 'nn.conv_transpose2d']\n"
-        "print(onednn_implementation(op))\n"
+        "print(library_implementation(op))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script],
