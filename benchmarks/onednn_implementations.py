@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nnlayout.kernels.onednn.kernels import ConvChoice, ConvGeometry
+    from nnlayout.kernels.onednn.convolution import ConvChoice, ConvGeometry
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -63,7 +63,7 @@ def report(name: str, small: bool, data_format: str, repeats: int, threads: int)
     from nnlayout.dialects import nn
     from nnlayout.examples.make_models import MODELS_DIR
     from nnlayout.ir.context import make_context
-    from nnlayout.kernels.onednn import kernels as onednn
+    from nnlayout.kernels.onednn import convolution as onednn
     from nnlayout.kernels.onednn.target_options import OneDNNOptions
     from nnlayout.kernels.targets import get_target
     from nnlayout.transforms.default_pipeline import DefaultPipelinePass
@@ -119,7 +119,7 @@ def offered(g: ConvGeometry, first: ConvChoice, repeats: int) -> list[tuple[str,
 
     from nnlayout.benchmarks.onednn_ops import median_ms
     from nnlayout.kernels.onednn import binding as b
-    from nnlayout.kernels.onednn import kernels as onednn
+    from nnlayout.kernels.onednn import convolution as onednn
     from nnlayout.kernels.onednn.formats import identify
     from nnlayout.kernels.onednn.primitives import Compiled
 

@@ -92,7 +92,8 @@ def onednn_ms(
 
     if not available():
         return None
-    from nnlayout.kernels.onednn import kernels as onednn
+    from nnlayout.kernels.onednn import convolution as onednn
+    from nnlayout.kernels.onednn.prepared import execute
 
     plain = conv_op(c_in, c_out, size, k, stride, groups)
     choice = onednn.conv_choice(onednn.conv_geometry(plain))
@@ -107,7 +108,7 @@ def onednn_ms(
     shape = nn.shape_of(op.output)
     out = np.empty(LayoutSpec.parse(dst).physical_shape(shape) if dst else shape, np.float32)
     scratchpad = np.empty(choice.scratchpad, np.uint8)
-    ms = median_ms(lambda: onednn.execute(op, inputs, out, scratchpad), repeats)
+    ms = median_ms(lambda: execute(op, inputs, out, scratchpad), repeats)
     names = "/".join(f.tag for f in choice.formats)
     return ms, f"{choice.implementation} {names}"
 

@@ -103,6 +103,12 @@ class Target:
         return replace(self, options=(*kept, *options))
 
 
+# The kernel families that call a library's implementations, with the library's name as
+# reports print it, known whether or not the library loads here; the other families (`ref`,
+# `blocked`, `sparse`) are nnlayout's own numpy code.
+LIBRARY_FAMILIES: dict[str, str] = {"onednn": "oneDNN"}
+
+
 def _always(op: Operation, target: Target, padding: bool) -> str | None:
     return None
 
@@ -153,6 +159,9 @@ class Kernel:
     # bind each op at load): returns the kernel bound to `op`. None: no preparation, `impl`
     # runs on each call and its result is copied into the destination.
     prepare: Callable[[Operation], BoundKernel] | None = None
+    # For a kernel that calls a library's code: the name of the library's implementation that
+    # runs `op` (as bound), which reports print. None: nnlayout's own numpy code.
+    implementation_of: Callable[[Operation], str] | None = None
 
     def operand_and_result_layouts(
         self, op: Operation, target: Target
@@ -198,6 +207,11 @@ class Kernel:
     def in_place_for(self, op: Operation) -> int | None:
         """The operand whose buffer the kernel may write its result over, if any."""
         return self.in_place if self.in_place_of is None else self.in_place_of(op)
+
+    def implementation(self, op: Operation) -> str | None:
+        """The name of the library implementation that runs `op` with this kernel (see
+        `implementation_of`), None for a kernel of nnlayout's own."""
+        return None if self.implementation_of is None else self.implementation_of(op)
 
 
 class BindingRefused(ValueError):

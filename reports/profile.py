@@ -25,9 +25,9 @@ import numpy as np
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp
-from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import LIBRARY_FAMILIES
 from nnlayout.lowering.to_numpy import Program, describe_compute
-from nnlayout.reports.census import onednn_implementation
+from nnlayout.reports.census import library_implementation
 
 
 @dataclass
@@ -35,7 +35,7 @@ class OpProfile:
     index: int  # of the nn.compute, in program order (the generated code's K[index])
     what: str
     kernel: str  # the kernel's name: "(reorder)", or "reference" for an op without one
-    implementation: str  # oneDNN's, '' for a numpy kernel
+    implementation: str  # the library's (oneDNN's), '' for a numpy kernel
     seconds: list[float] = field(default_factory=list)
 
     @property
@@ -50,7 +50,7 @@ class Profile:
     ops: list[OpProfile]
 
     def report(self) -> str:
-        """Each op in program order, then the time per kernel (and oneDNN implementation),
+        """Each op in program order, then the time per kernel (and library implementation),
         largest first."""
         total = sum(op.median_ms for op in self.ops)
         run_ms = 1e3 * statistics.median(self.runs)
@@ -69,7 +69,8 @@ class Profile:
         for op in self.ops:
             implementation = f" [{op.implementation}]" if op.implementation else ""
             by_kernel[op.kernel + implementation].append(op.median_ms)
-        lines += ["", f"{'ms':>9} {'%':>6} {'ops':>5}  kernel [oneDNN implementation]"]
+        libraries = " or ".join(LIBRARY_FAMILIES.values())
+        lines += ["", f"{'ms':>9} {'%':>6} {'ops':>5}  kernel [{libraries} implementation]"]
         for label, times in sorted(by_kernel.items(), key=lambda item: -sum(item[1])):
             lines.append(
                 f"{sum(times):9.3f} {_share(sum(times), total):6.1f} {len(times):>5}  {label}"
@@ -93,15 +94,14 @@ def _timed(call: Callable[..., Any], record: list[float]) -> Callable[..., Any]:
 
 
 def _describe_kernel(op: ComputeOp) -> tuple[str, str]:
-    """(kernel name, oneDNN implementation or '') of `op`, named as `describe_compute` does."""
+    """(kernel name, library implementation or '') of `op`, named as `describe_compute`
+    does."""
     if isinstance(op.inner, ReorderOp):
         return "(reorder)", ""
     chosen = kernel_of(op.inner)
     if chosen is None:
         return "reference", ""
-    name = chosen.kernel_name.data
-    onednn = registry().lookup(name).family == "onednn"
-    return name, onednn_implementation(op) if onednn else ""
+    return chosen.kernel_name.data, library_implementation(op) or ""
 
 
 def profile(
@@ -111,7 +111,7 @@ def profile(
     it), then `runs` times with each op timed."""
     program: Program = generated.PROGRAM
     computes = [op for op in program.function.body.block.ops if isinstance(op, ComputeOp)]
-    if warm_up:  # also fills oneDNN's cache, which names the implementations
+    if warm_up:  # also fills the library's cache (oneDNN's), which names the implementations
         generated.run(*inputs)
     ops = [
         OpProfile(index, describe_compute(op), *_describe_kernel(op))

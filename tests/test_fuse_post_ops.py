@@ -20,8 +20,10 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp, shape_of
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
-from nnlayout.kernels.onednn import kernels as onednn_kernels
+from nnlayout.kernels.onednn import bounds as onednn_bounds
+from nnlayout.kernels.onednn import calls as onednn_calls
 from nnlayout.kernels.onednn.binding import available
+from nnlayout.kernels.onednn.prepared import compiled_for
 from nnlayout.kernels.providers import registry
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
@@ -272,20 +274,20 @@ def test_cheap_post_ops_run_only_where_no_nan_can_arise(
     }[inputs_kind]
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert [op.activation.data for op in fused_ops(planned)] == [activation[3:]] * 2
-    bounds = onednn_kernels._conv_bounds
+    bounds = onednn_bounds.conv_bounds
     checks: list[bool] = []
 
     def recorded(*args: object) -> tuple[float, float]:
         element, norm = bounds(*args)  # type: ignore[arg-type]
-        checks.append(element < onednn_kernels._FINITE_LIMIT)
+        checks.append(element < onednn_bounds.FINITE_LIMIT)
         return element, norm
 
     if inputs_kind == "overflowing":
-        monkeypatch.setattr(onednn_kernels, "_conv_bounds", lambda *args: (math.inf, math.inf))
+        monkeypatch.setattr(onednn_bounds, "conv_bounds", lambda *args: (math.inf, math.inf))
         expected = run_generated(planned, inputs)
     else:
         expected = Interpreter(module).run(inputs)
-    monkeypatch.setattr(onednn_kernels, "_conv_bounds", recorded)
+    monkeypatch.setattr(onednn_bounds, "conv_bounds", recorded)
     assert_same(expected, run_generated(planned, inputs))
     # Both convolutions are checked: the first reads x and r, the second the first's
     # result (finite after a clip of overflowing sums, not after a relu).
@@ -308,16 +310,16 @@ def test_the_guard_admits_finite_operands_that_cannot_overflow(
     """A convolution's guard: finite operands whose norms bound every partial sum below
     float32's overflow (by Cauchy-Schwarz); with them, a bound on the result's norm."""
     conv = next(op for op in parse(block(16, "nn.relu")).walk() if isinstance(op, Conv2dOp))
-    factors = onednn_kernels.conv_norm_factors(conv)  # sqrt(3 * 3), sqrt(2 * 9 * 9 positions)
-    limit = onednn_kernels._FINITE_LIMIT
+    factors = onednn_bounds.conv_norm_factors(conv)  # sqrt(3 * 3), sqrt(2 * 9 * 9 positions)
+    limit = onednn_bounds.FINITE_LIMIT
     with np.errstate(all="ignore"):  # as the interpreter and generated code run
-        measured = onednn_kernels._norm(source)
+        measured = onednn_bounds.norm(source)
     assert measured >= float(np.linalg.norm(source.astype(np.float64))) or not bounded
-    element, norm = onednn_kernels._conv_bounds(factors, measured, 0.0, 8.0, 0.5)
+    element, norm = onednn_bounds.conv_bounds(factors, measured, 0.0, 8.0, 0.5)
     assert (element < limit) is bounded
     if bounded:
         assert norm == pytest.approx(3 * 8 * measured + math.sqrt(162) * 0.5)
-    as_addend = onednn_kernels._conv_bounds(factors, 1.0, measured, 8.0, 0.0)
+    as_addend = onednn_bounds.conv_bounds(factors, 1.0, measured, 8.0, 0.0)
     assert (as_addend[0] < limit) is bounded
 
 
@@ -343,18 +345,18 @@ def sizes_measured(
     monkeypatch: pytest.MonkeyPatch,
     path: Path,
 ) -> list[int]:
-    """The sizes of the arrays the generated module's kernels measure (`_norm`) on its second
+    """The sizes of the arrays the generated module's kernels measure (`norm`) on its second
     run (the first also measures load-time constants, once), whose results are `expected`."""
     generated = import_generated(translate(planned, path).code)
     generated.run(*inputs)
     sizes: list[int] = []
-    norm = onednn_kernels._norm
+    norm = onednn_bounds.norm
 
     def counted(x: np.ndarray) -> float:
         sizes.append(x.size)
         return norm(x)
 
-    monkeypatch.setattr(onednn_kernels, "_norm", counted)
+    monkeypatch.setattr(onednn_bounds, "norm", counted)
     assert_same(expected, generated.run(*inputs))
     return sizes
 
@@ -408,7 +410,7 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     inputs = random_inputs(module)
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     assert len(fused_ops(planned)) == 3
-    bounds, limit = onednn_kernels._conv_bounds, onednn_kernels._FINITE_LIMIT
+    bounds, limit = onednn_bounds.conv_bounds, onednn_bounds.FINITE_LIMIT
     guards: list[bool] = []
 
     def loose(*args: object) -> tuple[float, float]:
@@ -419,8 +421,8 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     def no_numpy(op: object, operands: object) -> None:
         raise AssertionError(f"{op} ran in numpy")
 
-    monkeypatch.setattr(onednn_kernels, "_conv_bounds", loose)
-    monkeypatch.setattr(onednn_kernels, "_reference_result", no_numpy)
+    monkeypatch.setattr(onednn_bounds, "conv_bounds", loose)
+    monkeypatch.setattr(onednn_calls, "reference_result", no_numpy)
     measured = sizes_measured(
         planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "pooled.py"
     )
@@ -506,7 +508,7 @@ def test_a_guarded_convolution_creates_its_exact_primitive_when_first_needed(
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
     generated = import_generated(translate(planned, tmp_path / "lazy.py").code)
     convolutions = [op for op in fused_ops(planned) if op.parent_op() is not None]
-    variants = [onednn_kernels._compiled(op) for op in convolutions]
+    variants = [compiled_for(op) for op in convolutions]
     assert all(finite is not None for _, finite, _ in variants)
 
     def created() -> list[bool]:

@@ -30,9 +30,15 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec, encoding_name
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
-from nnlayout.kernels.onednn import kernels as onednn_kernels
+from nnlayout.kernels.onednn import calls
 from nnlayout.kernels.onednn.binding import available, runs_avx512_core
-from nnlayout.kernels.onednn.kernels import conv_choice, conv_geometry
+from nnlayout.kernels.onednn.common import ANY, format_of
+from nnlayout.kernels.onednn.convolution import conv_choice, conv_chosen, conv_geometry, conv_pd
+from nnlayout.kernels.onednn.eltwise import binary_reason
+from nnlayout.kernels.onednn.executor import SlowImplementationWarning
+from nnlayout.kernels.onednn.kernels import forget_choices
+from nnlayout.kernels.onednn.matmul import gemm_accepts
+from nnlayout.kernels.onednn.prepared import Prepared, compiled_for
 from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.targets import TARGETS, get_target
@@ -69,7 +75,7 @@ def check(
     assert_same(expected, Interpreter(compiled).run(inputs))
     for op in compiled.walk():  # the declared workspace holds the scratchpad actually used
         if kernel_of(op) and kernel_of(op).kernel_name.data.endswith("_onednn"):
-            used = max(c.scratchpad_bytes for c in onednn_kernels._compiled(op)[:2] if c)
+            used = max(c.scratchpad_bytes for c in compiled_for(op)[:2] if c)
             assert kernel_of(op).workspace.data >= used, (op.name, used)
     return compiled
 
@@ -180,7 +186,7 @@ def test_grouped_weights_with_padded_groups_are_refused_by_name() -> None:
         match=r"layout 'OHWI16o' has no oneDNN format \(grouped "
         r"\(2, 24, 24, 3, 3\)\)",
     ):
-        onednn_kernels._compiled(conv)
+        compiled_for(conv)
 
 
 def test_stem_keeps_one_layout_not_padded_blocks() -> None:
@@ -241,9 +247,7 @@ def test_a_preferred_implementation_replaces_onednns_first_choice(
     geometry = conv_geometry(op)
     first = conv_choice(geometry)
     assert not isinstance(first, str)
-    pd = onednn_kernels.conv_pd(
-        geometry, first.formats[0].value, onednn_kernels.ANY, first.formats[2].value
-    )
+    pd = conv_pd(geometry, first.formats[0].value, ANY, first.formats[2].value)
     offered = [pd.implementation]
     while pd.next_implementation():
         offered.append(pd.implementation)
@@ -267,7 +271,7 @@ def test_a_preferred_implementation_replaces_onednns_first_choice(
     monkeypatch.setitem(TARGETS, target.name, target)
     compiled = check(module, random_inputs(module), onednn_ops=1, target=target.name)
     (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
-    assert onednn_kernels._compiled(conv)[0].pd.implementation == later
+    assert compiled_for(conv)[0].pd.implementation == later
 
 
 def test_nan_and_inf_propagate_through_conv_and_max_pool() -> None:
@@ -462,9 +466,9 @@ func.func @f(%x: tensor<2x16x5x5xf32>, %s: tensor<2x16x1x1xf32>, %m: tensor<1x1x
     ]
     for op in compiled.walk():
         if kernel_of(op) and kernel_of(op).kernel_name.data.endswith("_onednn"):
-            assert not onednn_kernels._compiled(op)[0].pd.implementation.startswith("ref")
+            assert not compiled_for(op)[0].pd.implementation.startswith("ref")
     (div,) = [op for op in compiled.walk() if op.name == "nn.div"]
-    assert onednn_kernels._binary_reason(div) == (
+    assert binary_reason(div) == (
         "operand 0 broadcasts, and oneDNN broadcasts only its second source, which nn.div "
         "does not let us swap"
     )
@@ -676,9 +680,7 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>
         op.attributes.pop("kernel", None)
     expected = Interpreter(reference).run(inputs)
     assert np.isnan(expected[0]).any()
-    with pytest.warns(
-        onednn_kernels.SlowImplementationWarning, match="its sigmoid post-op drops NaN"
-    ):
+    with pytest.warns(SlowImplementationWarning, match="its sigmoid post-op drops NaN"):
         assert_same(expected, Interpreter(module).run(inputs))
 
 
@@ -729,10 +731,10 @@ def test_every_zoo_convolution_runs_the_implementation_it_was_chosen_for(name: s
     ]
     assert convs
     for op in convs:
-        implementation = onednn_kernels._compiled(op)[0].pd.implementation
+        implementation = compiled_for(op)[0].pd.implementation
         assert not implementation.startswith("ref"), (op.name, implementation)
         if not isinstance(op, nn.ConvTranspose2dOp):
-            assert implementation == onednn_kernels._chosen(op, get_target("onednn")).implementation
+            assert implementation == conv_chosen(op, get_target("onednn")).implementation
 
 
 def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
@@ -742,19 +744,19 @@ def test_resnet_convolutions_never_keep_a_reference_implementation() -> None:
     assert convs and all(kernel_of(op).kernel_name.data == "conv2d_onednn" for op in convs)
     for op in convs:
         geometry = conv_geometry(op)
-        choice = onednn_kernels._chosen(op, get_target("onednn"))
+        choice = conv_chosen(op, get_target("onednn"))
         assert not choice.implementation.startswith("ref"), choice
         # The primitive as it is run, rebuilt from the layouts now on the op's types, is the
         # one oneDNN chose (1x1 weights named Oihw16o used to get ref:any here).
         tags = [
-            onednn_kernels._format(value, role).value
+            format_of(value, role).value
             for value, role in (
                 (op.input, "data"),
                 (op.weight, geometry.weights_role),
                 (op.output, "data"),
             )
         ]
-        assert onednn_kernels.conv_pd(geometry, *tags).implementation == choice.implementation
+        assert conv_pd(geometry, *tags).implementation == choice.implementation
 
 
 def deconv_with_weight_argument(c_out: int, kernel: int) -> str:
@@ -791,13 +793,13 @@ def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
     times slower). oneDNN now chooses the weights' format again at load, and the kernel
     repacks them, once per program (they are a load-time constant)."""
     repacks = []
-    repacker = onednn_kernels._weights_repacker
+    repacker = calls.weights_repacker
 
     def counted(op: nn.Conv2dOp, compiled: object) -> object:
         repack = repacker(op, compiled)  # type: ignore[arg-type]
         return None if repack is None else lambda w: repacks.append(1) or repack(w)
 
-    monkeypatch.setattr(onednn_kernels, "_weights_repacker", counted)
+    monkeypatch.setattr(calls, "weights_repacker", counted)
     module = parse(
         conv_program(128, 128, 28, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 28, batch=1)
     )
@@ -805,11 +807,11 @@ def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
     expected = Interpreter(module).run(inputs)
     with openmp_threads(compiled_at):
         planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
-    onednn_kernels.forget_choices()  # as in a new process
+    forget_choices()  # as in a new process
     (op,) = [op for op in planned.walk() if op.name == "nn.conv2d"]
     geometry = conv_geometry(op)
     tags = [
-        onednn_kernels._format(value, role).value
+        format_of(value, role).value
         for value, role in (
             (op.input, "data"),
             (op.weight, geometry.weights_role),
@@ -818,10 +820,10 @@ def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
     ]
     try:
         with openmp_threads(run_at):
-            recorded = onednn_kernels.conv_pd(geometry, *tags).implementation
+            recorded = conv_pd(geometry, *tags).implementation
             if not recorded.startswith("ref"):
                 pytest.skip(f"oneDNN keeps this format at {run_at} thread(s) here: {recorded}")
-            assert not onednn_kernels._compiled(op)[0].pd.implementation.startswith("ref")
+            assert not compiled_for(op)[0].pd.implementation.startswith("ref")
             interpreter = Interpreter(planned)
             for _ in range(3):
                 assert_same(expected, interpreter.run(inputs))
@@ -830,7 +832,7 @@ def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
                 assert_same(expected, generated.run(*inputs))
             assert len(repacks) == 2  # one per program
     finally:
-        onednn_kernels.forget_choices()
+        forget_choices()
 
 
 def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_code(
@@ -852,10 +854,10 @@ def test_a_program_loaded_on_a_cpu_with_fewer_features_runs_no_onednn_reference_
         "(y,) = model.run(*(inputs[k] for k in sorted(inputs.files)))\n"
         "np.testing.assert_allclose(y, np.load('expected.npy'), rtol=1e-5, atol=1e-5)\n"
         "print(sorted(c.pd.implementation for c in primitives._CACHE.values()))\n"
-        "from nnlayout.reports.census import onednn_implementation\n"
+        "from nnlayout.reports.census import library_implementation\n"
         "(op,) = [op for op in model.PROGRAM.function.walk() if op.name == 'nn.compute'"
         " and op.inner.name == 'nn.conv_transpose2d']\n"
-        "print(onednn_implementation(op))\n"
+        "print(library_implementation(op))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script],
@@ -976,7 +978,7 @@ def test_host_target_is_onednn_here() -> None:
 
 def test_dilated_max_pool_falls_back_naming_ref() -> None:
     """oneDNN pools dilated windows of nchw data with ref:any: refused, numpy runs it."""
-    from nnlayout.kernels.onednn.kernels import _any_accepts
+    from nnlayout.kernels.onednn.any_layout import any_accepts
 
     module = parse(
         POOL.format(
@@ -984,7 +986,7 @@ def test_dilated_max_pool_falls_back_naming_ref() -> None:
         ).replace("dilations [1, 1]", "dilations [2, 2]")
     )
     (pool,) = [op for op in module.walk() if op.name == "nn.max_pool2d"]
-    assert _any_accepts(pool, get_target("onednn"), True) == "oneDNN chose ref:any for nchw data"
+    assert any_accepts(pool, get_target("onednn"), True) == "oneDNN chose ref:any for nchw data"
     check(module, random_inputs(module), onednn_ops=0)
 
 
@@ -994,33 +996,33 @@ def test_a_reference_implementation_is_refused_and_the_stem_retried(
     """Forcing oneDNN's 'any' source to nChw8c reproduces the slow stem (ref:any for 3
     padded channels): the kernel says so, then retries with other sources (nchw, then the
     same channels-last format in and out)."""
-    from nnlayout.kernels.onednn import kernels as onednn
+    from nnlayout.kernels.onednn import convolution
     from nnlayout.kernels.onednn.formats import by_layout
 
     blocked = by_layout("data", "NCHW8c").value
-    real = onednn.conv_pd
+    real = convolution.conv_pd
 
     def forced(g, src, weights, dst, only_blocked=False):
-        return real(g, blocked if src == onednn.ANY or only_blocked else src, weights, dst)
+        return real(g, blocked if src == ANY or only_blocked else src, weights, dst)
 
     module = parse(conv_program(3, 16, 12, 3, "[1, 1]", "[1, 1, 1, 1]", "[1, 1]", 1, 12))
     (op,) = [op for op in module.walk() if op.name == "nn.conv2d"]
     geometry = conv_geometry(op)
     try:
-        monkeypatch.setattr(onednn, "conv_pd", forced)
-        onednn.conv_choice.cache_clear()
+        monkeypatch.setattr(convolution, "conv_pd", forced)
+        conv_choice.cache_clear()
         choice = conv_choice(geometry)
         assert not isinstance(choice, str) and choice.formats[0].value != blocked
         assert not choice.implementation.startswith("ref")
-        monkeypatch.setattr(onednn, "conv_pd", lambda *a: forced(*a, only_blocked=True))
-        onednn.conv_choice.cache_clear()
+        monkeypatch.setattr(convolution, "conv_pd", lambda *a: forced(*a, only_blocked=True))
+        conv_choice.cache_clear()
         reason = conv_choice(geometry)
         assert isinstance(reason, str)
         assert "oneDNN chose ref:any for a 3-channel nChw8c source" in reason
         target = get_target("onednn")
-        assert onednn._conv_accepts(op, target, True) == reason
+        assert convolution.conv_accepts(op, target, True) == reason
     finally:
-        onednn.conv_choice.cache_clear()
+        conv_choice.cache_clear()
 
 
 def test_a_second_run_creates_no_primitive() -> None:
@@ -1042,7 +1044,7 @@ def test_padding_lanes_stay_zero_when_nan_meets_padded_weights() -> None:
 
     from nnlayout.dialects import nn
     from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
-    from nnlayout.kernels.onednn.kernels import run
+    from nnlayout.kernels.onednn.prepared import run
 
     def tensor(shape, layout=""):
         return TensorType(f32, shape, LayoutAttr(layout) if layout else NoneAttr())
@@ -1222,7 +1224,7 @@ def test_a_gemm_declares_the_scratchpad_of_either_storage_of_b(trans_a: bool) ->
         compiled = compile_module(module, "onednn", True, pipeline)
         (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
         assert kernel_of(gemm).operands[1] == "IO"
-        used = onednn_kernels._compiled(gemm)[0].scratchpad_bytes
+        used = compiled_for(gemm)[0].scratchpad_bytes
         assert kernel_of(gemm).workspace.data >= used, (pipeline, used)
         assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
 
@@ -1241,7 +1243,7 @@ def test_gemm_onednn_refuses_what_its_matmul_does_not_compute(
 ) -> None:
     module = parse(gemm_program(False, True, c_shape, alpha, beta))
     (gemm,) = [op for op in module.walk() if op.name == "nn.gemm"]
-    assert reason in onednn_kernels._gemm_accepts(gemm, get_target("onednn"), True)
+    assert reason in gemm_accepts(gemm, get_target("onednn"), True)
     compiled = compile_module(module, "onednn", padding=True)
     (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
     assert kernel_of(gemm).kernel_name.data == "gemm_ref"
@@ -1283,7 +1285,7 @@ def test_a_prepared_kernel_follows_its_buffers_from_call_to_call() -> None:
     """A prepared kernel given other buffers from call to call, the addend in place one call
     and not the next, and new contents in the same buffers, computes each call's result."""
     op, weights, bias = fused_residual_conv()
-    bound = onednn_kernels.Prepared(op)
+    bound = Prepared(op)
     rng = np.random.default_rng(5)
     x, r, other = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(3))
     out = np.empty_like(x)
@@ -1304,7 +1306,7 @@ def test_a_kernel_bound_to_its_buffers_runs_on_them_between_other_calls() -> Non
     kernel on other arrays in between (in place or not) do not leave it pointing elsewhere,
     and new contents of its arrays are read on every call."""
     op, weights, bias = fused_residual_conv("nn.relu")
-    prepared = onednn_kernels.Prepared(op)
+    prepared = Prepared(op)
     rng = np.random.default_rng(6)
     x, r, x2, r2 = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(4))
     out, in_place = np.empty_like(x), r2  # the second binding accumulates into its addend

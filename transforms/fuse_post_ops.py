@@ -20,7 +20,7 @@ a remark says why. The fused op gets that kernel, so no re-dispatch is needed:
 The fused ops then carry `nnan`, and oneDNN always uses its relu and clip post-ops, which map
 NaN to a bound. Without it the kernel uses them only on calls whose operands are finite and
 too small to overflow (checked at run time), and otherwise an exact epilogue: relu as elu with
-alpha 0, clip in numpy after the primitive (see `Epilogue` in kernels/onednn/kernels.py).
+alpha 0, clip in numpy after the primitive (see `Epilogue` in kernels/onednn/convolution.py).
 
 An add fuses first (oneDNN's post-ops run in order: sum, then the activation), and only into
 a convolution without an activation, since `relu(conv) + r` is not `relu(conv + r)`. The

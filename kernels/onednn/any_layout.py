@@ -1,0 +1,144 @@
+"""Ops in their operand's layout (`"*"`): pooling, element-wise, binary, batch norm and concat
+as oneDNN primitives on whatever format operand 0 has, as long as oneDNN has a fast
+implementation for it (dispatch leaves the op plain until propagate-layouts offers another
+layout; hand-written IR may already give it one).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec, encoding_name
+from nnlayout.dialects.nn import shape_of
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import (
+    NOT_F32,
+    Layouts,
+    format_of,
+    is_f32,
+    is_fast,
+    op_key,
+    remembered,
+)
+from nnlayout.kernels.onednn.eltwise import BINARY, binary_order, binary_reason, eltwise_params
+from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout
+from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.registry import Target, one_layout_refusal
+
+
+def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
+    """The primitive descriptor of a `"*"` op whose operands all have format `tag`."""
+    if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
+        return pool_pd(op, tag)
+    md = [MemoryDesc.with_tag(shape_of(op.operands[i]), tag) for i in _data_operands(op)]
+    out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
+    if type(op) in BINARY:
+        first, second = binary_order(op)
+        return p.binary_pd(BINARY[type(op)], md[first], md[second], out)
+    if isinstance(op, nn.BatchNormOp):
+        return p.batch_norm_pd(md[0], out, op.epsilon.value.data)
+    if isinstance(op, nn.ConcatOp):
+        return p.concat_pd(out, op.normalized_axis, md)
+    algorithm, alpha, beta = eltwise_params(op)
+    return p.eltwise_pd(algorithm, md[0], out, alpha, beta)
+
+
+def _data_operands(op: Operation) -> range:
+    """The operands a `"*"` op reads in its format: all but a batch norm's vectors."""
+    return range(1 if isinstance(op, nn.BatchNormOp) else len(op.operands))
+
+
+def any_types_reason(op: Operation) -> str | None:
+    """`_any_shape_reason`; the primitive reads every data operand, and writes the result,
+    in operand 0's format."""
+    return _any_shape_reason(op) or one_layout_refusal(op, _data_operands(op))
+
+
+def _any_args(op: Operation) -> tuple[int, ...]:
+    """oneDNN's execution argument for each operand."""
+    if isinstance(op, nn.BatchNormOp):
+        return (
+            b.DNNL_ARG_SRC,
+            b.DNNL_ARG_SCALE,
+            b.DNNL_ARG_SHIFT,
+            b.DNNL_ARG_MEAN,
+            b.DNNL_ARG_VARIANCE,
+        )
+    if isinstance(op, nn.ConcatOp):
+        return tuple(b.DNNL_ARG_MULTIPLE_SRC + i for i in range(len(op.operands)))
+    if type(op) in BINARY:
+        first, _ = binary_order(op)
+        return (
+            (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1) if first == 0 else (b.DNNL_ARG_SRC_1, b.DNNL_ARG_SRC)
+        )
+    return (b.DNNL_ARG_SRC,)
+
+
+def _any_choice(op: Operation, tag: int) -> tuple[str, int]:
+    """oneDNN's implementation of `op` on data of format `tag` and its scratchpad bytes."""
+    return remembered((op_key(op), tag), lambda: _any_pd(op, tag))
+
+
+def _any_reason(op: Operation, fmt: Format | None, layout: str) -> str | None:
+    """Why `op` cannot run in `layout` (None when oneDNN has a fast implementation)."""
+    if fmt is None:
+        return f"layout '{layout}' has no oneDNN format"
+    implementation, _ = _any_choice(op, fmt.value)
+    if not is_fast(implementation):
+        return f"oneDNN chose {implementation} for {fmt.tag} data"
+    return None
+
+
+def any_workspace(op: Operation, target: Target) -> int:
+    """The largest scratchpad among the data formats the op may arrive in (its layout is
+    only known after propagate-layouts), so that a planner's buffer always suffices."""
+    choices = [_any_choice(op, f.value) for f in FORMATS if f.role == "data"]
+    return max((scratchpad for name, scratchpad in choices if is_fast(name)), default=0)
+
+
+def any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """Shape rules, then a fast implementation for operand 0's data as it is: plain nchw
+    (where dispatch leaves the op until propagate-layouts offers another layout), or a
+    layout hand-written IR already gives it (NCHW4c2c has no oneDNN format: running the
+    kernel was an internal error)."""
+    layout = encoding_name(op.operands[0].type)
+    return _any_shape_reason(op) or _any_reason(op, by_layout("data", layout), layout or "NCHW")
+
+
+def _any_shape_reason(op: Operation) -> str | None:
+    """Why oneDNN's primitive would not compute `op` as the reference does (None when it
+    does): element type, rank, pooling geometry, broadcasting."""
+    if not is_f32(op):
+        return NOT_F32
+    if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
+        return pool_reason(op)
+    if len(shape_of(op.results[0])) != 4:  # our formats name 4-D data only
+        return "not rank 4; the oneDNN kernel needs N, C, H, W"
+    if type(op) in BINARY:
+        return binary_reason(op)
+    return None
+
+
+def any_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    return _any_reason(op, by_layout("data", spec.text), spec.text)
+
+
+def any_layouts(op: Operation, target: Target) -> Layouts:
+    """Operand 0 and the result in any layout; batch norm's vectors plain."""
+    if isinstance(op, nn.BatchNormOp):
+        return (ANY_LAYOUT,) + (PLAIN_LAYOUT,) * 4, (ANY_LAYOUT,)
+    return (ANY_LAYOUT,) * len(op.operands), (ANY_LAYOUT,)
+
+
+def any_compiled(op: Operation) -> tuple[Compiled, tuple[int, ...]]:
+    tag = format_of(op.operands[0], "data").value
+    args = _any_args(op)
+    compiled = p.get_compiled(
+        ("any", op_key(op), tag), lambda: _any_pd(op, tag), (*args, b.DNNL_ARG_DST)
+    )
+    return compiled, args

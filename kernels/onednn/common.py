@@ -1,0 +1,90 @@
+"""What every oneDNN kernel family shares: the format of a value's layout, the f32-only rule,
+the key of an op's primitive, and oneDNN's choices (implementation names and scratchpad
+sizes) remembered per key, so that dispatch, layout queries and workspace queries ask oneDNN
+once per op kind, shape and format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
+from nnlayout.dialects.nn import shape_of
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
+from nnlayout.kernels.onednn.formats import Format, by_layout, names
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.registry import BindingRefused
+
+Layouts = tuple[tuple[str, ...], tuple[str, ...]]
+ANY = b.dnnl_format_tag_any
+NOT_F32 = "not float32; the oneDNN kernels are f32 only"
+
+
+def format_of(value: SSAValue, role: str, dims: tuple[int, ...] = ()) -> Format:
+    """The format of a value's layout, of oneDNN's `dims` (needed for grouped weights, whose
+    group size decides whether our layout names oneDNN's format); raises naming it when
+    oneDNN has none."""
+    assert dims or role != "grouped", "grouped weights need oneDNN's dims (g, o, i, h, w)"
+    layout = encoding_name(value.type)
+    found = by_layout(role, layout)
+    if found is None or not names(found, dims):
+        raise BindingRefused(
+            f"layout '{layout or 'plain'}' has no oneDNN format ({role}"
+            f"{f' {dims}' if dims else ''})"
+        )
+    return found
+
+
+@cache
+def padded_layout(value_type: Attribute) -> LayoutSpec | None:
+    """The layout of a tensor type when it has padding lanes (asked by every unbound run)."""
+    spec = layout_of(value_type)
+    if (
+        spec is None
+        or not isinstance(value_type, TensorType)
+        or not spec.padding_elements(value_type.get_shape())
+    ):
+        return None
+    return spec
+
+
+def is_f32(op: Operation) -> bool:
+    return all(getattr(v.type, "element_type", None) == f32 for v in (*op.operands, *op.results))
+
+
+def op_key(op: Operation) -> tuple[object, ...]:
+    """What determines an op's primitive besides its format: kind, shapes, attributes."""
+    properties = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+    return (op.name, tuple(shape_of(v) for v in (*op.operands, *op.results)), properties)
+
+
+def is_fast(implementation: str) -> bool:
+    """Not oneDNN's reference code, alone or inside another (conv:any+ref:any)."""
+    return not any(part.startswith(("ref", "none")) for part in implementation.split("+"))
+
+
+def weights_md(compiled: Compiled) -> MemoryDesc:
+    return compiled.pd.md(b.dnnl_query_weights_md)
+
+
+# Implementation names and scratchpad bytes of the primitives built only to be asked (the
+# non-convolution ones, a convolution's finite variant), by what determines them (op kind,
+# shapes, attributes, format).
+CHOICES: dict[tuple[object, ...], tuple[str, int]] = {}
+
+
+def remembered(key: tuple[object, ...], build: Callable[[], b.PrimitiveDesc]) -> tuple[str, int]:
+    """The implementation of the primitive `build` describes and its scratchpad bytes,
+    remembered by `key`; ("none (why)", 0) when oneDNN has none."""
+    if key not in CHOICES:
+        try:
+            pd = build()
+            CHOICES[key] = (pd.implementation, pd.scratchpad_bytes)
+        except DnnlError as error:
+            CHOICES[key] = (f"none ({error})", 0)
+    return CHOICES[key]

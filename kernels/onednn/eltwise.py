@@ -1,0 +1,84 @@
+"""Element-wise and binary ops as oneDNN's eltwise and binary primitives: the algorithm (and
+alpha, beta) with the reference kernels' semantics for each op, which ops oneDNN computes as
+the reference does on finite inputs only, and which operand order its binary takes.
+
+oneDNN's exp turns NaN into inf, so exp has no oneDNN kernel here. Its relu and clip
+(max/min instructions; leaky_relu with alpha 0 is its relu) turn NaN into a bound: these run
+in oneDNN on calls whose input is finite and in numpy otherwise (`bounds.py`, `calls.py`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.kernels.blocked import broadcast_reason, full_operand
+from nnlayout.kernels.onednn import binding as b
+
+
+def eltwise_params(op: Operation) -> tuple[int, float, float]:
+    """The (algorithm, alpha, beta) of the oneDNN eltwise with the reference's semantics."""
+    if isinstance(op, nn.LeakyReluOp):
+        return b.dnnl_eltwise_relu, op.alpha.value.data, 0.0
+    if isinstance(op, nn.ReluOp):
+        return b.dnnl_eltwise_relu, 0.0, 0.0
+    if isinstance(op, nn.ClipOp):
+        return (b.dnnl_eltwise_clip_v2, *clip_range(op))
+    return ELTWISE[type(op)]
+
+
+def clip_range(op: nn.ClipOp) -> tuple[float, float]:
+    return (
+        -math.inf if op.min is None else op.min.value.data,
+        math.inf if op.max is None else op.max.value.data,
+    )
+
+
+def finite_only(op: Operation) -> bool:
+    """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
+    clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
+    NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
+    of -inf gave -3.4e38). Such an op runs in numpy on a call whose input is not finite."""
+    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp) or (
+        isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0
+    )
+
+
+ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
+    nn.SigmoidOp: (b.dnnl_eltwise_logistic, 0.0, 0.0),
+    nn.TanhOp: (b.dnnl_eltwise_tanh, 0.0, 0.0),
+    nn.AbsOp: (b.dnnl_eltwise_abs, 0.0, 0.0),
+    nn.SqrtOp: (b.dnnl_eltwise_sqrt, 0.0, 0.0),
+    nn.NegOp: (b.dnnl_eltwise_linear, -1.0, -0.0),  # + 0.0 would turn -(+0.0) into +0.0
+}
+BINARY: dict[type[Operation], int] = {
+    nn.AddOp: b.dnnl_binary_add,
+    nn.SubOp: b.dnnl_binary_sub,
+    nn.MulOp: b.dnnl_binary_mul,
+    nn.DivOp: b.dnnl_binary_div,
+}
+
+
+def binary_reason(op: Operation) -> str | None:
+    """Operands that broadcast as `broadcast_reason` says, and that oneDNN's binary takes:
+    only its second source broadcasts, so a broadcast first operand is swapped to second
+    where the op commutes (torchvision's squeeze-and-excitation computes scale * x)."""
+    if (reason := broadcast_reason(op)) is not None:
+        return reason
+    full = full_operand(op)
+    if full is None:
+        return "no operand has the result's shape (oneDNN broadcasts its second source only)"
+    if full != 0 and not isinstance(op, nn.AddOp | nn.MulOp):
+        return (
+            f"operand 0 broadcasts, and oneDNN broadcasts only its second source, which "
+            f"{op.name} does not let us swap"
+        )
+    return None
+
+
+def binary_order(op: Operation) -> tuple[int, int]:
+    """Which operands are oneDNN's first and second sources (see `binary_reason`): the one
+    of the result's shape first."""
+    return (0, 1) if full_operand(op) == 0 else (1, 0)
