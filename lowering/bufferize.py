@@ -31,6 +31,10 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   writes all its features into one buffer. A kernel that writes whole buffers only (oneDNN's)
   is given a slot when the slot is one run of memory: one image, whole channel blocks.
 
+Whether a kernel pads by copying (a halo saves that copy) and whether it writes into strided
+views are facts of the kernel, not of the op, which `#nn.kernel` does not carry: they are
+asked of `kernel_facts` (kernels/facts.py, the one place passes look a chosen kernel up).
+
 The function gets the attributes `nnlayout.halo_copy_bytes_avoided` (the padded input copies
 its kernels no longer make) and `nnlayout.concat_copy_bytes_avoided`.
 """
@@ -71,27 +75,21 @@ from nnlayout.dialects.layout import (
     spatial_axes,
     storage_of,
 )
-from nnlayout.kernels.providers import registry
-from nnlayout.kernels.registry import Kernel
+from nnlayout.kernels.facts import kernel_facts
 
 Halo = tuple[int, int, int, int]
 
 
-def _chosen_kernel(op: Operation) -> Kernel | None:
-    attribute = kernel_of(op)
-    return None if attribute is None else registry().lookup(attribute.kernel_name.data)
-
-
 def _writes_strided(op: Operation) -> bool:
     """Whether `op`'s kernel may write into a halo's interior or a concat's slice."""
-    kernel = _chosen_kernel(op)
+    kernel = kernel_facts(op)
     return kernel is None or kernel.writes_strided
 
 
 def _pad_value(op: Operation) -> float | None:
     """The value `op` pads its operand 0 with, if a halo can stand in for its padding (and
     its kernel would otherwise copy to pad)."""
-    kernel = _chosen_kernel(op)
+    kernel = kernel_facts(op)
     if kernel is not None and not kernel.reads_halo:
         return None
     if isinstance(op, nn.Conv2dOp):

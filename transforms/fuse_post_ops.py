@@ -7,7 +7,10 @@ must declare `post_ops` (oneDNN's convolution does; numpy kernels gain nothing f
 and its family (e.g. `onednn`) must have a kernel for `nn.fused_conv2d` that applies to and
 accepts the fused op (for oneDNN: a fast primitive descriptor with `sum`/`eltwise`
 post-ops exists, with the reference semantics, NaN included); otherwise nothing changes and
-a remark says why. The fused op gets that kernel, so no re-dispatch is needed:
+a remark says why. The convolution kernel's family and whether it takes post-ops are facts of
+the kernel, not of the op, which `#nn.kernel` does not carry: the pass asks them of
+`kernel_facts` (kernels/facts.py), the one place passes look a chosen kernel up. The fused
+op gets that kernel, so no re-dispatch is needed:
 
     %c = nn.conv2d %x, %w, %b ... {kernel = #nn.kernel<"conv2d_onednn", ...>}
     %s = nn.add %c, %r {kernel = ...}
@@ -74,6 +77,7 @@ from nnlayout.dialects.nn import (
     shape_of,
     tensor_type,
 )
+from nnlayout.kernels.facts import kernel_facts
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
 from nnlayout.kernels.values import element_dtype
@@ -98,11 +102,8 @@ class _Fuser:
         `nn.fused_conv2d` given the kernel of `conv`'s kernel family that accepts it (and
         the zero bias it reads, where `conv` has none); else why not: each kernel's reason
         (none where no kernel of the family applies)."""
-        chosen = kernel_of(conv)
-        if chosen is None or chosen.kernel_name.data not in registry().kernels:
-            return []
-        chosen_kernel = registry().lookup(chosen.kernel_name.data)
-        if not chosen_kernel.post_ops:
+        chosen = kernel_facts(conv)
+        if chosen is None or not chosen.post_ops:
             return []
         zero_bias = (
             None
@@ -118,7 +119,7 @@ class _Fuser:
         fused = FusedConv2dOp(conv, bias, addend, activation, self.nnan)
         reasons = []
         for kernel in registry().for_op(FusedConv2dOp):
-            if kernel.family != chosen_kernel.family or not kernel.applies(fused):
+            if kernel.family != chosen.family or not kernel.applies(fused):
                 continue
             reason = kernel.refusal(fused, self.target, self.padding)
             if reason is None:
@@ -237,14 +238,10 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
             or len(shape_of(norm.input)) != 4
         ):
             return
-        chosen = kernel_of(norm)
-        if (
-            chosen is None
-            or chosen.kernel_name.data not in registry().kernels
-            or not all(is_constant(v) for v in norm.operands[1:])
-        ):
+        chosen = kernel_facts(norm)
+        if chosen is None or not all(is_constant(v) for v in norm.operands[1:]):
             return
-        family = registry().lookup(chosen.kernel_name.data).family
+        family = chosen.family
         folded, weight, bias = fold_parameters(norm, None, None)
         # A depthwise 1x1 convolution, never inserted: what the fused op is made from.
         conv = Conv2dOp(
