@@ -1,8 +1,11 @@
-"""`fuse-post-ops{target=host padding=true nnan=false remarks=false}`: fold a convolution's
-residual add and activation into the convolution, where its chosen kernel can apply them as
-post-ops.
+"""`fuse-post-ops{target padding nnan=false remarks=false}`: fold a convolution's residual add
+and activation into the convolution, where its chosen kernel can apply them as post-ops.
 
-Run after `select-dispatch`: a fusion is keyed on the kernel the convolution got. That kernel
+Run after `select-dispatch`: a fusion is keyed on the kernel the convolution got, and the
+fused op's kernel is chosen for the target and padding select-dispatch recorded on the module
+(`nnlayout.target`, `nnlayout.padding`). An option given must agree with the record (else the
+pass fails at the module, saying both); where the module records nothing (IR dispatched by
+hand), the options are used, by default `host` and padding on. That kernel
 must declare `post_ops` (oneDNN's convolution does; numpy kernels gain nothing from fusing),
 and its family (e.g. `onednn`) must have a kernel for `nn.fused_conv2d` that applies to and
 accepts the fused op (for oneDNN: a fast primitive descriptor with `sum`/`eltwise`
@@ -82,7 +85,7 @@ from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
 from nnlayout.kernels.values import element_dtype
 from nnlayout.transforms.fold_batch_norm import fold_parameters, is_constant
-from nnlayout.transforms.select_dispatch import padding_enabled, pass_target
+from nnlayout.transforms.select_dispatch import recorded_choices
 from nnlayout.transforms.stages import require_tensor_level
 
 
@@ -283,16 +286,16 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
 class FusePostOpsPass(ModulePass):
     name = "fuse-post-ops"
 
-    target: str = "host"
-    padding: bool = True
+    # None: what select-dispatch recorded on the module (`recorded_choices`).
+    target: str | None = None
+    padding: bool | None = None
     nnan: bool = False
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        fuser = _Fuser(
-            pass_target(self.target), padding_enabled(self.padding), self.nnan, self.remarks
-        )
+        target, padding = recorded_choices(op, self.target, self.padding)
+        fuser = _Fuser(target, padding, self.nnan, self.remarks)
         # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
