@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -141,9 +141,18 @@ def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: boo
 
 
 def _plan_function(function: func.FuncOp) -> _Plan:
+    """Where each value of `function` will live: concat slots first, then halos (a value in
+    a concat's slot gets none)."""
     plan = _Plan()
     block = function.body.block
     returned = {v for op in block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
+    _plan_concats(block, returned, plan)
+    _plan_halos(block, returned, plan)
+    return plan
+
+
+def _plan_concats(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
+    """Places the inputs of channel concats that can be produced in their slot (module doc)."""
     for op in block.ops:
         if (
             not isinstance(op, nn.ConcatOp)
@@ -175,6 +184,11 @@ def _plan_function(function: func.FuncOp) -> _Plan:
                 plan.concat_slot[value] = (op.output, offset)
                 plan.in_place_concats.add(op)
             offset += channels
+
+
+def _plan_halos(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
+    """Gives each value that padding consumers read a halo, shared by those of one pad value
+    (module doc), and extends it back through the in-place chain producing the value."""
     order = {op: index for index, op in enumerate(block.ops)}
     for op in block.ops:
         for result in op.results:
@@ -208,7 +222,6 @@ def _plan_function(function: func.FuncOp) -> _Plan:
             plan.halo[result] = (halo, value)  # type: ignore[assignment]
             plan.halo_readers.update(sharing)
             _share_back_in_place(plan, result, returned)
-    return plan
 
 
 def _holds_values_read_elsewhere(plan: _Plan, concat: SSAValue) -> bool:
