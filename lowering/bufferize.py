@@ -31,6 +31,10 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   writes all its features into one buffer. A kernel that writes whole buffers only (oneDNN's)
   is given a slot when the slot is one run of memory: one image, whole channel blocks.
 
+Whether a kernel pads by copying (a halo saves that copy) and whether it writes into strided
+views are facts of the kernel, not of the op, which `#nn.kernel` does not carry: they are
+asked of `kernel_facts` (kernels/facts.py, the one place passes look a chosen kernel up).
+
 The function gets the attributes `nnlayout.halo_copy_bytes_avoided` (the padded input copies
 its kernels no longer make) and `nnlayout.concat_copy_bytes_avoided`.
 """
@@ -51,7 +55,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -71,27 +75,21 @@ from nnlayout.dialects.layout import (
     spatial_axes,
     storage_of,
 )
-from nnlayout.kernels.providers import registry
-from nnlayout.kernels.registry import Kernel
+from nnlayout.kernels.facts import kernel_facts
 
 Halo = tuple[int, int, int, int]
 
 
-def _chosen_kernel(op: Operation) -> Kernel | None:
-    attribute = kernel_of(op)
-    return None if attribute is None else registry().lookup(attribute.kernel_name.data)
-
-
 def _writes_strided(op: Operation) -> bool:
     """Whether `op`'s kernel may write into a halo's interior or a concat's slice."""
-    kernel = _chosen_kernel(op)
+    kernel = kernel_facts(op)
     return kernel is None or kernel.writes_strided
 
 
 def _pad_value(op: Operation) -> float | None:
     """The value `op` pads its operand 0 with, if a halo can stand in for its padding (and
     its kernel would otherwise copy to pad)."""
-    kernel = _chosen_kernel(op)
+    kernel = kernel_facts(op)
     if kernel is not None and not kernel.reads_halo:
         return None
     if isinstance(op, nn.Conv2dOp):
@@ -143,9 +141,18 @@ def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: boo
 
 
 def _plan_function(function: func.FuncOp) -> _Plan:
+    """Where each value of `function` will live: concat slots first, then halos (a value in
+    a concat's slot gets none)."""
     plan = _Plan()
     block = function.body.block
     returned = {v for op in block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
+    _plan_concats(block, returned, plan)
+    _plan_halos(block, returned, plan)
+    return plan
+
+
+def _plan_concats(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
+    """Places the inputs of channel concats that can be produced in their slot (module doc)."""
     for op in block.ops:
         if (
             not isinstance(op, nn.ConcatOp)
@@ -177,6 +184,11 @@ def _plan_function(function: func.FuncOp) -> _Plan:
                 plan.concat_slot[value] = (op.output, offset)
                 plan.in_place_concats.add(op)
             offset += channels
+
+
+def _plan_halos(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
+    """Gives each value that padding consumers read a halo, shared by those of one pad value
+    (module doc), and extends it back through the in-place chain producing the value."""
     order = {op: index for index, op in enumerate(block.ops)}
     for op in block.ops:
         for result in op.results:
@@ -210,7 +222,6 @@ def _plan_function(function: func.FuncOp) -> _Plan:
             plan.halo[result] = (halo, value)  # type: ignore[assignment]
             plan.halo_readers.update(sharing)
             _share_back_in_place(plan, result, returned)
-    return plan
 
 
 def _holds_values_read_elsewhere(plan: _Plan, concat: SSAValue) -> bool:

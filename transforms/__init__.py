@@ -1,6 +1,7 @@
 """Passes over the nn and layout dialects, and the registry that tools read them from."""
 
 import dataclasses
+import importlib
 import inspect
 import re
 from collections.abc import Callable
@@ -58,89 +59,38 @@ def _options_not_fields(pass_class: type[ModulePass]) -> list[str]:
     ]
 
 
+# Every pass of nnlayout's own, by name, in the order tools list them: "module:class",
+# imported when first asked for (as xDSL does), so that a tool loads only the passes it runs.
+_PASSES: dict[str, str] = {
+    "canonicalize": "xdsl.transforms.canonicalize:CanonicalizePass",
+    "cse": "xdsl.transforms.common_subexpression_elimination:CommonSubexpressionElimination",
+    "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
+    "fold-batch-norm": "nnlayout.transforms.fold_batch_norm:FoldBatchNormPass",
+    "select-dispatch": "nnlayout.transforms.select_dispatch:SelectDispatchPass",
+    "fuse-post-ops": "nnlayout.transforms.fuse_post_ops:FusePostOpsPass",
+    "insert-layouts": "nnlayout.transforms.insert_layouts:InsertLayoutsPass",
+    "propagate-layouts": "nnlayout.transforms.propagate_layouts:PropagateLayoutsPass",
+    "fold-constants": "nnlayout.transforms.fold_constants:FoldConstantsPass",
+    "bufferize": "nnlayout.lowering.bufferize:BufferizePass",
+    "plan-memory": "nnlayout.transforms.plan_memory:PlanMemoryPass",
+    "verify-memory-plan": "nnlayout.transforms.verify_memory_plan:VerifyMemoryPlanPass",
+    "default-pipeline": "nnlayout.transforms.default_pipeline:DefaultPipelinePass",
+}
+
+
+def _loader(where: str) -> Callable[[], type[ModulePass]]:
+    """What imports the pass class `where` ("module:class") names, when called."""
+    module, _, name = where.partition(":")
+
+    def load() -> type[ModulePass]:
+        return getattr(importlib.import_module(module), name)
+
+    return load
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass `nnlayout-opt -p` accepts, by name; imported lazily, as xDSL does."""
-
-    def canonicalize() -> type[ModulePass]:
-        from xdsl.transforms.canonicalize import CanonicalizePass
-
-        return CanonicalizePass
-
-    def cse() -> type[ModulePass]:
-        from xdsl.transforms.common_subexpression_elimination import (
-            CommonSubexpressionElimination,
-        )
-
-        return CommonSubexpressionElimination
-
-    def dce() -> type[ModulePass]:
-        from xdsl.transforms.dead_code_elimination import DeadCodeElimination
-
-        return DeadCodeElimination
-
-    def fold_batch_norm() -> type[ModulePass]:
-        from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
-
-        return FoldBatchNormPass
-
-    def select_dispatch() -> type[ModulePass]:
-        from nnlayout.transforms.select_dispatch import SelectDispatchPass
-
-        return SelectDispatchPass
-
-    def fuse_post_ops() -> type[ModulePass]:
-        from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
-
-        return FusePostOpsPass
-
-    def insert_layouts() -> type[ModulePass]:
-        from nnlayout.transforms.insert_layouts import InsertLayoutsPass
-
-        return InsertLayoutsPass
-
-    def propagate_layouts() -> type[ModulePass]:
-        from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
-
-        return PropagateLayoutsPass
-
-    def fold_constants() -> type[ModulePass]:
-        from nnlayout.transforms.fold_constants import FoldConstantsPass
-
-        return FoldConstantsPass
-
-    def bufferize() -> type[ModulePass]:
-        from nnlayout.lowering.bufferize import BufferizePass
-
-        return BufferizePass
-
-    def plan_memory() -> type[ModulePass]:
-        from nnlayout.transforms.plan_memory import PlanMemoryPass
-
-        return PlanMemoryPass
-
-    def verify_memory_plan() -> type[ModulePass]:
-        from nnlayout.transforms.verify_memory_plan import VerifyMemoryPlanPass
-
-        return VerifyMemoryPlanPass
-
-    def default_pipeline() -> type[ModulePass]:
-        from nnlayout.transforms.default_pipeline import DefaultPipelinePass
-
-        return DefaultPipelinePass
-
     return {
-        "canonicalize": canonicalize,
-        "cse": cse,
-        "dce": dce,
-        "fold-batch-norm": fold_batch_norm,
-        "select-dispatch": select_dispatch,
-        "fuse-post-ops": fuse_post_ops,
-        "insert-layouts": insert_layouts,
-        "propagate-layouts": propagate_layouts,
-        "fold-constants": fold_constants,
-        "bufferize": bufferize,
-        "plan-memory": plan_memory,
-        "verify-memory-plan": verify_memory_plan,
-        "default-pipeline": default_pipeline,
+        **{name: _loader(where) for name, where in _PASSES.items()},
         **{name: (lambda found=found: found) for name, found in _REGISTERED.items()},
     }

@@ -8,6 +8,9 @@ want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) 
 fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
 halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
 input). `verify=true` then checks the plan with verify-memory-plan (which changes nothing).
+
+The target and padding go to select-dispatch alone, which records them on the module
+(`nnlayout.target`, `nnlayout.padding`), where fuse-post-ops reads them.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class DefaultPipelinePass(ModulePass):
         return (
             FoldBatchNormPass(self.remarks),
             SelectDispatchPass(self.target, self.padding, self.remarks),
-            FusePostOpsPass(self.target, self.padding, nnan=self.nnan, remarks=self.remarks),
+            FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),

@@ -1,13 +1,19 @@
-"""`fuse-post-ops{target=host padding=true nnan=false remarks=false}`: fold a convolution's
-residual add and activation into the convolution, where its chosen kernel can apply them as
-post-ops.
+"""`fuse-post-ops{target padding nnan=false remarks=false}`: fold a convolution's residual add
+and activation into the convolution, where its chosen kernel can apply them as post-ops.
 
-Run after `select-dispatch`: a fusion is keyed on the kernel the convolution got. That kernel
+Run after `select-dispatch`: a fusion is keyed on the kernel the convolution got, and the
+fused op's kernel is chosen for the target and padding select-dispatch recorded on the module
+(`nnlayout.target`, `nnlayout.padding`). An option given must agree with the record (else the
+pass fails at the module, saying both); where the module records nothing (IR dispatched by
+hand), the options are used, by default `host` and padding on. That kernel
 must declare `post_ops` (oneDNN's convolution does; numpy kernels gain nothing from fusing),
 and its family (e.g. `onednn`) must have a kernel for `nn.fused_conv2d` that applies to and
 accepts the fused op (for oneDNN: a fast primitive descriptor with `sum`/`eltwise`
 post-ops exists, with the reference semantics, NaN included); otherwise nothing changes and
-a remark says why. The fused op gets that kernel, so no re-dispatch is needed:
+a remark says why. The convolution kernel's family and whether it takes post-ops are facts of
+the kernel, not of the op, which `#nn.kernel` does not carry: the pass asks them of
+`kernel_facts` (kernels/facts.py), the one place passes look a chosen kernel up. The fused
+op gets that kernel, so no re-dispatch is needed:
 
     %c = nn.conv2d %x, %w, %b ... {kernel = #nn.kernel<"conv2d_onednn", ...>}
     %s = nn.add %c, %r {kernel = ...}
@@ -74,11 +80,12 @@ from nnlayout.dialects.nn import (
     shape_of,
     tensor_type,
 )
+from nnlayout.kernels.facts import kernel_facts
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
 from nnlayout.kernels.values import element_dtype
 from nnlayout.transforms.fold_batch_norm import fold_parameters, is_constant
-from nnlayout.transforms.select_dispatch import padding_enabled, pass_target
+from nnlayout.transforms.select_dispatch import recorded_choices
 from nnlayout.transforms.stages import require_tensor_level
 
 
@@ -98,11 +105,8 @@ class _Fuser:
         `nn.fused_conv2d` given the kernel of `conv`'s kernel family that accepts it (and
         the zero bias it reads, where `conv` has none); else why not: each kernel's reason
         (none where no kernel of the family applies)."""
-        chosen = kernel_of(conv)
-        if chosen is None or chosen.kernel_name.data not in registry().kernels:
-            return []
-        chosen_kernel = registry().lookup(chosen.kernel_name.data)
-        if not chosen_kernel.post_ops:
+        chosen = kernel_facts(conv)
+        if chosen is None or not chosen.post_ops:
             return []
         zero_bias = (
             None
@@ -118,7 +122,7 @@ class _Fuser:
         fused = FusedConv2dOp(conv, bias, addend, activation, self.nnan)
         reasons = []
         for kernel in registry().for_op(FusedConv2dOp):
-            if kernel.family != chosen_kernel.family or not kernel.applies(fused):
+            if kernel.family != chosen.family or not kernel.applies(fused):
                 continue
             reason = kernel.refusal(fused, self.target, self.padding)
             if reason is None:
@@ -237,14 +241,10 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
             or len(shape_of(norm.input)) != 4
         ):
             return
-        chosen = kernel_of(norm)
-        if (
-            chosen is None
-            or chosen.kernel_name.data not in registry().kernels
-            or not all(is_constant(v) for v in norm.operands[1:])
-        ):
+        chosen = kernel_facts(norm)
+        if chosen is None or not all(is_constant(v) for v in norm.operands[1:]):
             return
-        family = registry().lookup(chosen.kernel_name.data).family
+        family = chosen.family
         folded, weight, bias = fold_parameters(norm, None, None)
         # A depthwise 1x1 convolution, never inserted: what the fused op is made from.
         conv = Conv2dOp(
@@ -286,16 +286,16 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
 class FusePostOpsPass(ModulePass):
     name = "fuse-post-ops"
 
-    target: str = "host"
-    padding: bool = True
+    # None: what select-dispatch recorded on the module (`recorded_choices`).
+    target: str | None = None
+    padding: bool | None = None
     nnan: bool = False
     remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        fuser = _Fuser(
-            pass_target(self.target), padding_enabled(self.padding), self.nnan, self.remarks
-        )
+        target, padding = recorded_choices(op, self.target, self.padding)
+        fuser = _Fuser(target, padding, self.nnan, self.remarks)
         # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
             GreedyRewritePatternApplier(

@@ -4,8 +4,8 @@
 padding it holds, and the largest buffers live at the peak (what to shrink to save memory).
 `plan_svg` draws each function as one panel: steps on x, arena offset on y, one rectangle per
 buffer (an in-place chain in one colour), the lower bound as a dashed line. Both read a
-`FunctionPlan` of `plan-memory`; `plan-memory{report=true svg=FILE}` and
-`benchmarks/memory_report.py` call them.
+`FunctionPlan` of `plan-memory` (`transforms/memory_plan.py`); `plan-memory{report=true
+svg=FILE}` and `benchmarks/memory_report.py` call them.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import colorsys
 import zlib
 from collections.abc import Sequence
 from html import escape
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from nnlayout.transforms.plan_memory import FunctionPlan
+from nnlayout.transforms.memory_plan import FunctionPlan
 
 MIB = 1 << 20
 

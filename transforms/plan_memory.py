@@ -66,33 +66,11 @@ from nnlayout.dialects.plan import (
     UNPLANNED_BYTES,
 )
 from nnlayout.files import write_text
+from nnlayout.transforms.memory_plan import FunctionPlan, Interval, Placement, PlannedBuffer
 from nnlayout.transforms.memory_report import format_report, plan_svg
 
 
 # ------------------------------------------------------------------ the planning core
-@dataclass(frozen=True)
-class Interval:
-    """A buffer of `size` bytes, live from step `start` to step `end`, both included."""
-
-    start: int
-    end: int
-    size: int
-
-    def overlaps(self, other: Interval) -> bool:
-        return self.start <= other.end and other.start <= self.end
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Byte offsets of the intervals (in their order) from the best heuristic, and the arena
-    size each heuristic needed."""
-
-    offsets: tuple[int, ...]
-    arena_bytes: int
-    heuristic: str
-    arena_by_heuristic: dict[str, int]
-
-
 def _align(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
@@ -372,53 +350,10 @@ def _padding(buffer: Buffer, written: dict[SSAValue, TensorType]) -> tuple[int, 
     return channel, halo
 
 
-@dataclass(frozen=True)
-class PlannedBuffer:
-    """One arena buffer of a plan, for reports: its name, interval, offset, the first buffer
-    of its in-place chain (itself if none), the buffer whose memory it overwrites, if any, and
-    its bytes of channel padding and halo."""
-
-    name: str
-    interval: Interval
-    offset: int
-    chain: str
-    overwrites: str | None
-    padding: int
-
-
-@dataclass(frozen=True)
-class FunctionPlan:
-    """The memory plan of one function and its figures (see the module doc)."""
-
-    function: str
-    buffers: tuple[PlannedBuffer, ...]
-    placement: Placement
-    lower_bound_bytes: int
-    peak_step: int
-    unplanned_bytes: int
-    padding_bytes: int
-    halo_bytes: int
-    steps: int
-
-    @property
-    def arena_bytes(self) -> int:
-        return self.placement.arena_bytes
-
-
 def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     """The plan of a bufferized function and its planned buffers, in block order; the IR is
     not changed."""
-    if len(function.body.blocks) != 1:
-        raise DiagnosticError(function, "only single-block functions can be planned")
-    if any(
-        isinstance(t, TensorType)
-        for t in (*function.function_type.inputs, *function.function_type.outputs)
-    ):
-        raise DiagnosticError(
-            function,
-            "only bufferized functions (memref arguments and "
-            "results) can be planned: run bufferize first",
-        )
+    _require_bufferized(function)
     block = function.body.block
     steps = _steps(block)
     buffers = {
@@ -441,13 +376,7 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     ]
     placement = plan_offsets(intervals, BUFFER_ALIGNMENT)
     bound, peak_step = peak(intervals)
-    written = {
-        out: result.type
-        for op in block.ops
-        if isinstance(op, ComputeOp)
-        for out, result in zip(op.outs, op.inner.results, strict=True)
-        if isinstance(result.type, TensorType)
-    }
+    written = _written_types(block)
     padding = [_padding(b, written) for b in planned]
     report = tuple(
         PlannedBuffer(
@@ -472,6 +401,32 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
         max(steps.values(), default=0) + 1,
     )
     return plan, planned
+
+
+def _require_bufferized(function: func.FuncOp) -> None:
+    """A function `plan_function` can plan: one block, memref arguments and results."""
+    if len(function.body.blocks) != 1:
+        raise DiagnosticError(function, "only single-block functions can be planned")
+    if any(
+        isinstance(t, TensorType)
+        for t in (*function.function_type.inputs, *function.function_type.outputs)
+    ):
+        raise DiagnosticError(
+            function,
+            "only bufferized functions (memref arguments and "
+            "results) can be planned: run bufferize first",
+        )
+
+
+def _written_types(block: Block) -> dict[SSAValue, TensorType]:
+    """The tensor type of the value each `nn.compute` of `block` writes into each out."""
+    return {
+        out: result.type
+        for op in block.ops
+        if isinstance(op, ComputeOp)
+        for out, result in zip(op.outs, op.inner.results, strict=True)
+        if isinstance(result.type, TensorType)
+    }
 
 
 def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer]) -> None:

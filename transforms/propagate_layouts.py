@@ -5,9 +5,13 @@ layout. This pass removes the round trips between two blocked kernels:
 
 - `SinkReorderThroughAnyLayoutOp`: an op whose kernel takes "any" layout (`"*"`: element-wise
   ops, pooling, ...) and whose operand comes from `reorder(blocked -> plain)` runs on the
-  blocked value directly, if its kernel accepts that layout (`Kernel.accepts_layout`); its
-  result becomes blocked and one reorder back to plain follows it. Its other "any" operands
-  are reordered into the same layout (a residual add of two blocked values needs none).
+  blocked value directly, if its kernel accepts that layout; its result becomes blocked and
+  one reorder back to plain follows it. Its other "any" operands are reordered into the
+  same layout (a residual add of two blocked values needs none). Which operands take "any"
+  layout the op's `#nn.kernel` says; whether the kernel accepts this one is a question about
+  a layout the op does not have yet, which no attribute can answer: it is asked of
+  `kernel_facts(op).layout_refusal` (kernels/facts.py, the one place passes look a chosen
+  kernel up).
 - `FoldReorderChain`: `reorder(reorder(x))` becomes `x` when it converts back to x's type,
   else a single reorder; a reorder to its own type disappears.
 - `MergeSiblingReorders`: two reorders of one value into the same type become one (a value
@@ -43,7 +47,7 @@ from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
 from nnlayout.dialects.nn import NNOp
-from nnlayout.kernels.providers import registry
+from nnlayout.kernels.facts import kernel_facts
 from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
 from nnlayout.transforms.stages import require_tensor_level
 
@@ -132,12 +136,9 @@ class SinkReorderThroughAnyLayoutOp(RewritePattern):
         if not candidates:
             return
         layout = candidates[0]
-        kernel = registry().lookup(kernel_attr.kernel_name.data)
-        reason = (
-            None
-            if kernel.accepts_layout is None
-            else kernel.accepts_layout(op, LayoutSpec.parse(layout))
-        )
+        kernel = kernel_facts(op)
+        assert kernel is not None  # it has kernel_attr
+        reason = kernel.layout_refusal(op, LayoutSpec.parse(layout))
         if reason is not None:
             if (id(op), layout) not in self.reported:
                 self.reported.add((id(op), layout))

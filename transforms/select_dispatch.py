@@ -16,20 +16,33 @@ but refused is reported as a remark with its reason, e.g.
     not supported by conv2d_nchwc; using conv2d_ref
 
 Channel padding (a C=3 input becomes one block of 8 or 16 lanes) is allowed unless
-`padding=false` or NNLAYOUT_DISABLE_PADDING=1; without it, ops whose channels do not divide
-the block fall back to plain kernels. An op that already has a kernel keeps it, if the
-kernel is registered and implements the op (else the pass fails there). Constants and
+`padding=false`; without it, ops whose channels do not divide the block fall back to plain
+kernels. (The pass reads no environment: the command-line tools turn
+NNLAYOUT_DISABLE_PADDING=1 into `padding=false`.) An op that already has a kernel keeps it, if
+the kernel is registered and implements the op (else the pass fails there). Constants and
 constant expressions (`dialects/constant_expressions.py`) get none: they are evaluated once,
 when the program is loaded, not per inference.
+
+The module records the target and the padding choice (`dialects/dispatch.py`), for the passes
+after it that choose kernels too (`fuse-post-ops`, through `recorded_choices`):
+
+    builtin.module {
+      func.func @f(...) { ... nn.conv2d ... }
+    }
+  becomes, with `select-dispatch{target=avx512}`,
+    builtin.module attributes {nnlayout.target = "avx512", nnlayout.padding = true} {
+      func.func @f(...) { ... nn.conv2d ... {kernel = #nn.kernel<"conv2d_nchwc", ...>} }
+    }
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -40,8 +53,15 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 import nnlayout.transforms.remarks as remarks
-from nnlayout.diagnostics import DiagnosticError
+from nnlayout.diagnostics import DiagnosticError, location_of
 from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.dispatch import (
+    PADDING_ATTR,
+    TARGET_ATTR,
+    record_dispatch,
+    recorded_padding,
+    recorded_target,
+)
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.providers import registry
@@ -49,7 +69,7 @@ from nnlayout.kernels.registry import Target
 from nnlayout.kernels.targets import get_target
 from nnlayout.transforms.stages import require_tensor_level
 
-DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"
+_Choice = TypeVar("_Choice", str, bool)
 
 
 def pass_target(name: str) -> Target:
@@ -60,21 +80,42 @@ def pass_target(name: str) -> Target:
         raise PassFailedException(str(error.args[0])) from None
 
 
-_YES = ("1", "true", "yes", "on")
-_NO = ("", "0", "false", "no", "off")
+def recorded_choices(
+    module: ModuleOp, target: str | None, padding: bool | None
+) -> tuple[Target, bool]:
+    """The target and padding a pass after `select-dispatch` selects kernels with: those the
+    module records, which an option given (not None) must repeat, else it is an error at the
+    module; where the module records none, the option's, else `host` and padding on."""
+    chosen_target = _agreed(module, "target", TARGET_ATTR, recorded_target(module), target)
+    chosen_padding = _agreed(module, "padding", PADDING_ATTR, recorded_padding(module), padding)
+    return (
+        pass_target("host" if chosen_target is None else chosen_target),
+        True if chosen_padding is None else chosen_padding,
+    )
 
 
-def padding_enabled(option: bool) -> bool:
-    """Padding is on when the pass option says so and the environment does not veto it.
-    A value that is neither yes nor no fails the pass: ignoring it hid a typo."""
-    value = os.environ.get(DISABLE_PADDING_ENV, "")
-    word = value.strip().lower()
-    if word not in _YES + _NO:
-        raise PassFailedException(
-            f"{DISABLE_PADDING_ENV}={value!r}: expected 1, true, yes or on (padding off) or "
-            "0, false, no, off or empty (padding on)"
-        )
-    return option and word not in _YES
+def _agreed(
+    module: ModuleOp, option: str, attribute: str, recorded: _Choice | None, given: _Choice | None
+) -> _Choice | None:
+    """The recorded choice, else the given one; both, differing, are an error."""
+    if recorded is None or given is None or given == recorded:
+        return given if recorded is None else recorded
+    spelled = str(given).lower() if isinstance(given, bool) else given
+    raise DiagnosticError(
+        _blame(module),
+        f"{option}={spelled}, but the module was dispatched with {attribute} = "
+        f"{module.attributes[attribute]} (recorded by select-dispatch): leave {option} out, "
+        "or give the same",
+    )
+
+
+def _blame(module: ModuleOp) -> Operation:
+    """Where an error about the module's records is shown: the module, when it was written
+    out (and has a location), else its first dispatched op."""
+    if location_of(module) is not None:
+        return module
+    dispatched = (op for op in module.walk() if kernel_of(op) is not None)
+    return next(dispatched, module)
 
 
 @dataclass
@@ -119,6 +160,7 @@ class SelectDispatchPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
         PatternRewriteWalker(
-            SelectKernel(pass_target(self.target), padding_enabled(self.padding), self.remarks),
+            SelectKernel(pass_target(self.target), self.padding, self.remarks),
             apply_recursively=False,
         ).rewrite_module(op)
+        record_dispatch(op, self.target, self.padding)

@@ -17,7 +17,7 @@
 // CHECK-NOT:  IR Dump
 
 // STEP:       // -----// IR Dump After default-pipeline (insert-layouts) //----- //
-// STEP-NEXT:  builtin.module {
+// STEP-NEXT:  builtin.module attributes {nnlayout.target = "ref", nnlayout.padding = true} {
 // STEP-NOT:   IR Dump
 
 // TIME:       ... Execution time report ...

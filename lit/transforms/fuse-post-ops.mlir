@@ -3,6 +3,8 @@
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'select-dispatch{target=onednn},fuse-post-ops{target=onednn}'
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=avx2},fuse-post-ops{target=avx2}' | filecheck %s --check-prefix=AVX2
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn-nchw8c},fuse-post-ops{target=onednn-nchw8c}' | filecheck %s --check-prefix=BLOCKED
+// Without options, fuse-post-ops takes the target select-dispatch recorded on the module.
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn-nchw8c}' | nnlayout-opt --split-input-file -p fuse-post-ops | filecheck %s --check-prefix=BLOCKED
 
 // A residual block's tail: conv -> add -> relu becomes one oneDNN convolution with a sum and
 // an eltwise post-op, which may write over the addend (in_place = 3).

@@ -1,0 +1,66 @@
+"""The data of a memory plan: bare live intervals and their placement (what the planning core
+of `plan-memory` works on), and the plan of one function with its figures, which
+`plan-memory` makes and the memory report (`transforms/memory_report.py`) reads. A module of
+its own, so that the report need not import the pass that prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A buffer of `size` bytes, live from step `start` to step `end`, both included."""
+
+    start: int
+    end: int
+    size: int
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Byte offsets of the intervals (in their order) from the best heuristic, and the arena
+    size each heuristic needed."""
+
+    offsets: tuple[int, ...]
+    arena_bytes: int
+    heuristic: str
+    arena_by_heuristic: dict[str, int]
+
+
+@dataclass(frozen=True)
+class PlannedBuffer:
+    """One arena buffer of a plan, for reports: its name, interval, offset, the first buffer
+    of its in-place chain (itself if none), the buffer whose memory it overwrites, if any, and
+    its bytes of channel padding and halo."""
+
+    name: str
+    interval: Interval
+    offset: int
+    chain: str
+    overwrites: str | None
+    padding: int
+
+
+@dataclass(frozen=True)
+class FunctionPlan:
+    """The memory plan of one function and its figures (see `transforms/plan_memory.py`'s
+    module doc)."""
+
+    function: str
+    buffers: tuple[PlannedBuffer, ...]
+    placement: Placement
+    lower_bound_bytes: int
+    peak_step: int
+    unplanned_bytes: int
+    padding_bytes: int
+    halo_bytes: int
+    steps: int
+
+    @property
+    def arena_bytes(self) -> int:
+        return self.placement.arena_bytes
