@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,15 +34,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from nnlayout.files import read_text
-from nnlayout.tools import import_onnx, opt, run
-from nnlayout.tools.driver import run_tool
+from nnlayout.tests.helpers import (
+    TOOLS,
+    assert_one_clean_error,
+    onnx_file,
+    onnx_model,
+    run_in_process,
+)
 
 CORPUS = Path(__file__).parent / "bad_input"
-TOOLS: dict[str, Callable[[Sequence[str]], int]] = {
-    "nnlayout-opt": opt.main,
-    "nnlayout-run": run.main,
-    "nnlayout-import": import_onnx.main,
-}
 MODULES = {
     "nnlayout-opt": "nnlayout.tools.opt",
     "nnlayout-run": "nnlayout.tools.run",
@@ -64,30 +64,6 @@ def header(path: Path) -> dict[str, str]:
 def expected_line(fields: dict[str, str], path: Path) -> str:
     """The ERROR field with {file} and {dir} (the case's folder) filled in."""
     return fields["ERROR"].replace("{file}", str(path)).replace("{dir}", str(path.parent))
-
-
-def run_in_process(
-    tool: str, args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, str, str]:
-    monkeypatch.delenv("NNLAYOUT_TRACEBACK", raising=False)
-    status = run_tool(TOOLS[tool], args)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def assert_one_clean_error(status: int, out: str, err: str, expected: str) -> None:
-    """Exit 1, nothing on stdout, the expected first line, and one diagnostic: a message
-    (with the source line and a caret, or a note naming the op, when it has a location)."""
-    assert status == 1, err
-    assert out == ""
-    assert "Traceback" not in err and "internal error" not in err, err
-    lines = err.rstrip("\n").splitlines()
-    assert expected in lines[0], err
-    assert len(lines) <= 3, err
-    if len(lines) == 3:  # the source line and a caret under the column
-        assert lines[2].strip() == "^", err
-    elif len(lines) == 2:
-        assert lines[1].startswith("note: in operation: "), err
 
 
 def mlir_cases() -> list[Path]:
@@ -114,7 +90,6 @@ NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4x
   func.return %m : tensor<2x4xf32>
 }
 """
-F = TensorProto.FLOAT
 
 
 def npy(folder: Path, name: str, array: np.ndarray, allow_pickle: bool = False) -> str:
@@ -197,37 +172,11 @@ def weights_module(folder: Path) -> list[str]:
     return [str(folder / "w.mlir")]
 
 
-def onnx_model(
-    nodes: list[onnx.NodeProto],
-    inputs: dict[str, list],
-    outputs: list[str],
-    initializers: dict[str, np.ndarray] | None = None,
-    input_type: int = F,
-    opset: int = 17,
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "bad",
-        [helper.make_tensor_value_info(n, input_type, s) for n, s in inputs.items()],
-        [helper.make_tensor_value_info(n, input_type, None) for n in outputs],
-        [numpy_helper.from_array(v, n) for n, v in (initializers or {}).items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
 RELU = onnx_model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2, 3]}, ["y"])
 CONV_W = {"w": np.ones((4, 3, 3, 3), np.float32)}
 CONV = onnx_model(
     [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")], {"x": [1, 3, 8, 8]}, ["y"], CONV_W
 )
-
-
-def onnx_file(model: onnx.ModelProto) -> Callable[[Path], list[str]]:
-    def args(folder: Path) -> list[str]:
-        (folder / "m.onnx").write_bytes(model.SerializeToString())
-        return [str(folder / "m.onnx"), "-o", str(folder / "m.mlir")]
-
-    return args
 
 
 def onnx_bytes(data: bytes) -> Callable[[Path], list[str]]:
