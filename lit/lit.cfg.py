@@ -44,9 +44,12 @@ for tool, module in (
     ("nnlayout-run", "nnlayout.tools.run"),
     ("nnlayout-import", "nnlayout.tools.import_onnx"),
     ("nnlayout-translate", "nnlayout.tools.translate"),
-    ("not", "nnlayout.lit.not_"),
 ):
     config.substitutions.append((command(tool), f"{python} -m {module}"))
+# `not` is a script of this folder, run by its path: lit/ is no package (as one, it would be
+# the `lit` that `import lit` finds when Python runs from the checkout).
+not_script = os.path.join(config.test_source_root, "not_.py")
+config.substitutions.append((command("not"), f'{python} "{not_script}"'))
 config.substitutions.append(("%python", python))
 
 # Tests of oneDNN's choices run where the library loads (`// REQUIRES: onednn`).

@@ -43,7 +43,7 @@ from nnlayout.ir.printer import print_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.test_layout_semantics import assert_same, random_inputs
+from nnlayout.tests.helpers import assert_same, random_inputs
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 

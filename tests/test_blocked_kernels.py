@@ -11,75 +11,39 @@ import numpy as np
 import pytest
 from hypothesis import given, reject, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import NoneAttr, TensorType, f32
+from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Operation
-from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
+from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels import blocked
 from nnlayout.kernels.blocked import BlockedOptions
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import Kernel, Target, resolve_layouts
-from nnlayout.kernels.targets import TARGETS
+from nnlayout.kernels.registry import Target
+from nnlayout.tests.helpers import (
+    AVX2,
+    AVX512,
+    BLOCKS,
+    KERNELS,
+    NARY_CASES,
+    TEST_TARGETS,
+    UNARY_CASES,
+    avg_pool,
+    batch_norm,
+    build_in_layouts,
+    build_plain,
+    concat,
+    conv,
+    depthwise,
+    max_pool,
+    tensor,
+)
 
-KERNELS: dict[str, Kernel] = {k.name: k for k in blocked.kernels()}
-AVX2, AVX512 = TARGETS["avx2"], TARGETS["avx512"]
-BLOCKS = (8, 16)
 CHANNELS = (1, 3, 5, 8, 17, 33)
-# min_blocked_macs = 0: correctness tests run tiny convolutions the real targets would refuse.
-TEST_TARGETS = {
-    b: Target(f"test{b}", "test", ("blocked",), (BlockedOptions(block=b),)) for b in (4, *BLOCKS)
-}
-
-
-def tensor(shape: Sequence[int], layout: str = "") -> TensorType:
-    return TensorType(f32, shape, LayoutAttr(layout) if layout else NoneAttr())
-
-
-def build_plain(
-    build: Callable[..., Operation], arrays: Sequence[np.ndarray], **kwargs: Any
-) -> Operation:
-    return build(*(create_ssa_value(tensor(a.shape)) for a in arrays), **kwargs)
-
-
-def build_in_layouts(
-    name: str,
-    target: Target,
-    build: Callable[..., Operation],
-    arrays: Sequence[np.ndarray],
-    any_layout: str = "",
-    **kwargs: Any,
-) -> tuple[Operation, list[np.ndarray], str]:
-    """Asks kernel `name` for its layouts on `target` (`any_layout` stands for "*"); returns
-    the op built on values of those layouts and typed as insert-layouts types it, `arrays`
-    packed into them, and the result's layout."""
-    kernel = KERNELS[name]
-    plain = build_plain(build, arrays, **kwargs)
-    operands, results = kernel.operand_and_result_layouts(plain, target)
-    operands = resolve_layouts(operands, any_layout)
-    result_layout = resolve_layouts(results, any_layout)[0]
-    op = build(
-        *(
-            create_ssa_value(tensor(a.shape, layout))
-            for a, layout in zip(arrays, operands, strict=True)
-        ),
-        **kwargs,
-    )
-    if result_layout:  # a plain image's convolution writes blocks
-        Rewriter.replace_value_with_new_type(
-            op.results[0], tensor(shape_of(op.results[0]), result_layout)
-        )
-    op.verify()
-    packed = [
-        LayoutSpec.parse(layout).pack(a) if layout else a
-        for a, layout in zip(arrays, operands, strict=True)
-    ]
-    return op, packed, result_layout
 
 
 def run(
@@ -133,10 +97,6 @@ def poison(rng: np.random.Generator, array: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- convolutions
-def conv(*values: Any, **kwargs: Any) -> nn.Conv2dOp:
-    return nn.Conv2dOp(*values, **kwargs)
-
-
 @pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("c_in", CHANNELS)
 def test_conv2d_channels(block: int, c_in: int) -> None:
@@ -244,10 +204,6 @@ def test_grouped_conv2d(
         groups=groups,
     )
     check(op, out, layout, arrays)
-
-
-def depthwise(*values: Any, **kwargs: Any) -> nn.Conv2dOp:
-    return nn.Conv2dOp(*values, groups=shape_of(values[0])[1], **kwargs)
 
 
 @pytest.mark.parametrize("block", BLOCKS)
@@ -477,31 +433,6 @@ def test_conv_acceptance() -> None:
 
 
 # ------------------------------------------------------------------- element-wise
-def unary(op_type: type[nn.UnaryOp], **kwargs: Any) -> Callable[..., Operation]:
-    return lambda x: op_type(x, **kwargs)
-
-
-UNARY_CASES = {
-    "relu": unary(nn.ReluOp),
-    "leaky_relu": unary(nn.LeakyReluOp, alpha=0.2),
-    "sigmoid": unary(nn.SigmoidOp),
-    "tanh": unary(nn.TanhOp),
-    "exp": unary(nn.ExpOp),
-    "neg": unary(nn.NegOp),
-    "abs": unary(nn.AbsOp),
-    "sqrt": unary(nn.SqrtOp),
-    "clip": unary(nn.ClipOp, min=-0.5, max=0.5),
-    "clip_min_positive": unary(nn.ClipOp, min=0.5),
-    "clip_max_negative": unary(nn.ClipOp, max=-0.25),
-    "clip_unbounded": unary(nn.ClipOp),
-}
-NARY_CASES: dict[str, Callable[..., Operation]] = {
-    "add": nn.AddOp,
-    "sub": nn.SubOp,
-    "mul": nn.MulOp,
-    "div": nn.DivOp,
-    "sum": lambda *xs: nn.SumOp(xs),
-}
 ANY_LAYOUTS = ("NCHW8c", "NCHW16c", "NHWC", "NCHW4c2h", "")
 
 
@@ -624,10 +555,6 @@ def test_nary_any_broadcasting(case: str, layout: str, small: tuple[int, ...], f
 
 
 # --------------------------------------------------------------------- batch norm
-def batch_norm(*values: Any, **kwargs: Any) -> nn.BatchNormOp:
-    return nn.BatchNormOp(*values, **kwargs)
-
-
 @pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("channels", CHANNELS)
 @pytest.mark.parametrize("epsilon", [1e-5, 0.0])
@@ -663,14 +590,6 @@ def test_batch_norm_refusals() -> None:
 
 # ------------------------------------------------------------------------ pooling
 POOL_LAYOUTS = ("NCHW8c", "NCHW16c", "NHWC", "NWHC8c", "NCHW", "")
-
-
-def max_pool(x: Any, **kwargs: Any) -> nn.MaxPool2dOp:
-    return nn.MaxPool2dOp(x, **kwargs)
-
-
-def avg_pool(x: Any, **kwargs: Any) -> nn.AvgPool2dOp:
-    return nn.AvgPool2dOp(x, **kwargs)
 
 
 @pytest.mark.parametrize("kernel", ["dwconv2d_nchwc", "avg_pool2d_any"])
@@ -874,10 +793,6 @@ def test_global_avg_pool_needs_rank_4() -> None:
 
 
 # ------------------------------------------------------------------------- concat
-def concat(*values: Any, axis: int = 1) -> nn.ConcatOp:
-    return nn.ConcatOp(values, axis)
-
-
 @pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("axis", [1, -3])
 def test_concat(block: int, axis: int) -> None:

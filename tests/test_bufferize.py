@@ -20,7 +20,7 @@ from nnlayout.ir.module import read_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.test_layout_semantics import (
+from nnlayout.tests.helpers import (
     LAYOUT_PIPELINE,
     assert_same,
     compile_module,

@@ -16,13 +16,13 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.random_programs import check_program, compile_text
-from nnlayout.tests.test_bad_input import (
+from nnlayout.tests.helpers import (
     assert_one_clean_error,
     onnx_file,
     onnx_model,
     run_in_process,
 )
+from nnlayout.tests.random_programs import check_program, compile_text
 
 
 def weights(shape: tuple[int, ...], seed: int) -> str:

@@ -27,7 +27,7 @@ from nnlayout.kernels.onednn.prepared import compiled_for
 from nnlayout.kernels.providers import registry
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.test_layout_semantics import (
+from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     assert_same,
     compile_module,

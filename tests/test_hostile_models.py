@@ -2,7 +2,7 @@
 code go through the command-line tools (nnlayout-import -> nnlayout-opt -> nnlayout-run) and
 compute the right answer; nothing from a model or an input file is ever evaluated as code or
 unpickled. (External data escaping the model's folder, pickled .npy inputs and lying .npy
-headers are refused: see `test_bad_input.py`.)"""
+headers are refused: see `test_bad_files.py`.)"""
 
 from __future__ import annotations
 

@@ -3,12 +3,10 @@ after `select-dispatch, insert-layouts, propagate-layouts, fold-constants`, and 
 whole `default-pipeline` (bufferized), on the same inputs, for every target, with channel
 padding on and off. The programs are chosen to spring the traps of
 padded layouts: f(0) != 0 between convolutions, softmax over channels, -inf pooling borders,
-concats of odd channel counts, NaN and Inf inputs."""
+concats of odd channel counts, NaN and Inf inputs. The first of them run again with every memory
+plan checked by verify-memory-plan."""
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,124 +17,32 @@ from nnlayout.dialects.layout import ReorderOp, encoding_name
 from nnlayout.dialects.nn import AddOp, ConstantOp
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
-from nnlayout.ir.context import make_context
-from nnlayout.ir.parser import parse_module
-from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import run_generated
-from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
-from nnlayout.tools.driver import parse_pipeline, run_pipeline
-from nnlayout.transforms import get_all_passes
-
-# oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in
-# its own formats and asked for blocked (padded) activations.
-TARGETS = [
-    "ref",
-    "avx2",
-    "avx512",
-    *(["onednn", "onednn-nchw8c", "onednn-nchw16c"] if onednn_available() else []),
-]
-LAYOUT_PIPELINE = (
-    "select-dispatch{{target={target} padding={padding}}},insert-layouts,"
-    "propagate-layouts,fold-constants"
+from nnlayout.runtime.interpreter import Interpreter, find_entry
+from nnlayout.runtime.plan_check import verify_function
+from nnlayout.tests import helpers
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    LAYOUT_PIPELINE,
+    PIPELINE_TARGETS,
+    TRAP_UNARY,
+    activation_reorders,
+    assert_same,
+    check_semantics,
+    compile_module,
+    dense,
+    parse,
+    random_inputs,
 )
-
-
-DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
-
-
-def compile_module(
-    module: ModuleOp, target: str, padding: bool, pipeline: str = LAYOUT_PIPELINE
-) -> ModuleOp:
-    """A copy of `module` compiled by `pipeline` (a template with {target} and {padding}):
-    the layout passes by default, or DEFAULT_PIPELINE (bufferized and planned)."""
-    compiled = module.clone()
-    spec = pipeline.format(target=target, padding=str(padding).lower())
-    run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
-    return compiled
-
-
-def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [
-        rng.standard_normal(spec.shape).astype(spec.dtype)
-        for spec in argument_specs(find_entry(module))
-    ]
-
-
-def assert_same(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...]) -> None:
-    for want, got in zip(expected, actual, strict=True):
-        assert got.shape == want.shape
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-        finite = np.isfinite(want)
-        np.testing.assert_array_equal(
-            got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)]
-        )
-        scale = max(float(np.abs(want[finite]).max(initial=0.0)), 1e-30)
-        assert float(np.abs(got[finite] - want[finite]).max(initial=0.0)) <= 1e-4 * scale
-
-
-def check_semantics(
-    module: ModuleOp,
-    inputs: list[np.ndarray],
-    source: Path | None = None,
-    targets: list[str] = TARGETS,
-    blocks: bool = True,
-) -> None:
-    """Each target, padding on and off, gives the interpreter's results, through the layout
-    passes and the whole pipeline; with `blocks`, some op runs on blocked data."""
-    where = None if source is None else str(source)
-    expected = Interpreter(module, source_path=where).run(inputs)
-    for target in targets:
-        for padding in (True, False):
-            compiled = compile_module(module, target, padding)
-            # The test means nothing if nothing is blocked.
-            if blocks and target != "ref" and padding:
-                assert any(
-                    encoding_name(op.results[0].type) not in ("", "csr")
-                    for op in compiled.walk()
-                    if kernel_of(op) is not None
-                )
-            actual = Interpreter(compiled, source_path=where).run(inputs)
-            assert_same(expected, actual)
-            bufferized = compile_module(module, target, padding, DEFAULT_PIPELINE)
-            assert_same(expected, Interpreter(bufferized, source_path=where).run(inputs))
 
 
 def check_everywhere(module: ModuleOp, inputs: list[np.ndarray], blocks: bool = True) -> None:
     """`check_semantics`, and the generated module of each target's whole pipeline."""
     check_semantics(module, inputs, blocks=blocks)
     expected = Interpreter(module).run(inputs)
-    for target in TARGETS:
+    for target in PIPELINE_TARGETS:
         planned = compile_module(module, target, True, DEFAULT_PIPELINE)
         assert_same(expected, run_generated(planned, inputs))
-
-
-CONV = (
-    "nn.conv2d {x}, {w} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : "
-    "({xt}, {wt}) -> {yt}"
-)
-
-
-def parse(text: str) -> ModuleOp:
-    return parse_module(make_context(), text, "<test>")
-
-
-# conv(3 -> 5 channels) -> f -> conv(5 -> 7): f(0) != 0 must not leak through the padding lanes.
-TRAP_UNARY = """
-func.func @f(%x: tensor<2x3x9x9xf32>) -> tensor<2x7x9x9xf32> {{
-  %w1 = nn.constant dense<{w1}> : tensor<5x3x3x3xf32>
-  %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x3x9x9xf32>, tensor<5x3x3x3xf32>) -> tensor<2x5x9x9xf32>
-  %f = {unary} %c1 {attributes}: tensor<2x5x9x9xf32>
-  %w2 = nn.constant dense<{w2}> : tensor<7x5x3x3xf32>
-  %c2 = nn.conv2d %f, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x5x9x9xf32>, tensor<7x5x3x3xf32>) -> tensor<2x7x9x9xf32>
-  func.return %c2 : tensor<2x7x9x9xf32>
-}}
-"""
-
-
-def dense(shape: tuple[int, ...], seed: int) -> str:
-    """A nested literal of seeded random values, for `dense<...>`."""
-    return json.dumps(np.random.default_rng(seed).standard_normal(shape).round(3).tolist())
 
 
 @pytest.mark.parametrize(
@@ -231,6 +137,49 @@ def test_nan_and_inf_inputs_propagate_exactly() -> None:
     inputs[0][0, 1, 4, 4] = np.nan
     inputs[0][1, 2, 0, 0] = np.inf
     check_semantics(module, inputs)
+
+
+@pytest.fixture
+def verified_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The checks above (which run `default-pipeline`, ending with plan-memory) with every
+    plan they make checked by verify-memory-plan; the list counts the views checked."""
+    original = helpers.compile_module
+    checked: list[int] = []
+
+    def compile_and_verify(
+        module: ModuleOp, target: str, padding: bool, pipeline: str = LAYOUT_PIPELINE
+    ) -> ModuleOp:
+        compiled = original(module, target, padding, pipeline)
+        if pipeline == DEFAULT_PIPELINE:
+            checked.append(verify_function(find_entry(compiled)))
+        return compiled
+
+    monkeypatch.setattr(helpers, "compile_module", compile_and_verify)
+    return checked
+
+
+PLANNED_CHECKS = {
+    check.__name__: check
+    for check in (
+        test_nonzero_at_zero_does_not_leak_through_padding,
+        test_softmax_over_padded_channels,
+        test_max_pool_borders_are_minus_infinity,
+        test_concat_of_odd_channel_counts_then_conv,
+        test_batch_norm_with_beta_and_residual_div,
+        test_nan_and_inf_inputs_propagate_exactly,
+    )
+}
+
+
+@pytest.mark.parametrize("name", PLANNED_CHECKS)
+def test_planned_programs_keep_their_results(name: str, verified_plans: list[int]) -> None:
+    check = PLANNED_CHECKS[name]
+    if name == "test_nonzero_at_zero_does_not_leak_through_padding":
+        for unary, attributes in (("nn.sigmoid", ""), ("nn.clip", "min 0.5 max 2.0 ")):
+            check(unary, attributes)
+    else:
+        check()
+    assert verified_plans and all(views > 0 for views in verified_plans)
 
 
 SQUEEZE_AND_EXCITATION = """
@@ -331,20 +280,13 @@ func.func @f(%x: tensor<1x12x4x4xf32>, %z: tensor<1x12x4x4xf32>) -> tensor<1x12x
 }""")
     check_everywhere(module, random_inputs(module), blocks=False)
     for target in ("avx2", "onednn"):
-        if target not in TARGETS:
+        if target not in PIPELINE_TARGETS:
             continue
         add = next(
             op for op in compile_module(module, target, True).walk() if isinstance(op, AddOp)
         )
         assert kernel_of(add).kernel_name.data != "add_ref"
         assert {encoding_name(v.type) for v in (*add.operands, *add.results)} == {"NCHW8c"}
-
-
-def activation_reorders(module: ModuleOp) -> int:
-    return sum(
-        isinstance(op, ReorderOp) and not isinstance(op.input.owner, ConstantOp)
-        for op in module.walk()
-    )
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

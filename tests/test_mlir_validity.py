@@ -16,7 +16,7 @@ import pytest
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.ir.printer import print_module
-from nnlayout.tests.test_layout_semantics import DEFAULT_PIPELINE, compile_module
+from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module
 
 ROOT = Path(__file__).resolve().parent.parent
 IREE_OPT = shutil.which("iree-opt", path=str(Path(sys.executable).parent)) or shutil.which(

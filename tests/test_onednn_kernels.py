@@ -44,7 +44,7 @@ from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.targets import TARGETS, get_target
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.test_layout_semantics import (
+from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     LAYOUT_PIPELINE,
     activation_reorders,

@@ -28,7 +28,7 @@ from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime import plan_check
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.runtime.plan_check import verify_function
-from nnlayout.tests import test_layout_semantics as semantics
+from nnlayout.tests import helpers as semantics
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes, plan_memory
 from nnlayout.transforms.memory_report import format_report, plan_svg
@@ -333,47 +333,6 @@ def test_a_conv_kernel_that_allowed_it_would_work_in_place() -> None:
 
 # ------------------------------------------------------------------ semantics
 FULL_PIPELINE = "default-pipeline{{target={target} padding={padding} verify=true}}"
-
-
-@pytest.fixture
-def verified_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """test_layout_semantics' checks (which run `default-pipeline`, now ending with
-    plan-memory) with every plan they make checked by verify-memory-plan; the list counts
-    the views checked."""
-    original = semantics.compile_module
-    checked: list[int] = []
-
-    def compile_and_verify(
-        module: ModuleOp, target: str, padding: bool, pipeline: str = semantics.LAYOUT_PIPELINE
-    ) -> ModuleOp:
-        compiled = original(module, target, padding, pipeline)
-        if pipeline == semantics.DEFAULT_PIPELINE:
-            checked.append(verify_function(the_function(compiled)))
-        return compiled
-
-    monkeypatch.setattr(semantics, "compile_module", compile_and_verify)
-    return checked
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "test_nonzero_at_zero_does_not_leak_through_padding",
-        "test_softmax_over_padded_channels",
-        "test_max_pool_borders_are_minus_infinity",
-        "test_concat_of_odd_channel_counts_then_conv",
-        "test_batch_norm_with_beta_and_residual_div",
-        "test_nan_and_inf_inputs_propagate_exactly",
-    ],
-)
-def test_planned_programs_keep_their_results(name: str, verified_plans: list[int]) -> None:
-    check = getattr(semantics, name)
-    if name == "test_nonzero_at_zero_does_not_leak_through_padding":
-        for unary, attributes in (("nn.sigmoid", ""), ("nn.clip", "min 0.5 max 2.0 ")):
-            check(unary, attributes)
-    else:
-        check()
-    assert verified_plans and all(views > 0 for views in verified_plans)
 
 
 def test_planned_programs_run_on_the_arena() -> None:

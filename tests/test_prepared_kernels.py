@@ -16,10 +16,11 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.registry import Target
-from nnlayout.tests.test_blocked_kernels import (
+from nnlayout.tests.helpers import (
     AVX2,
     KERNELS,
     NARY_CASES,
+    SENTINEL,
     TEST_TARGETS,
     UNARY_CASES,
     avg_pool,
@@ -28,32 +29,14 @@ from nnlayout.tests.test_blocked_kernels import (
     concat,
     conv,
     depthwise,
+    interior,
     max_pool,
+    same_bits,
+    special,
     unary,
 )
 
 LAYOUTS = ("NCHW8c", "NHWC", "")  # NCHW8c with 5 channels: 3 padding lanes per pixel
-SPECIAL = np.array(
-    [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 6.0, -6.0, 0.5, -0.5], np.float32
-)
-SENTINEL = np.float32(7.25)
-
-
-def special(rng: np.random.Generator, *shape: int, signed_zeros_only: bool = False) -> np.ndarray:
-    """Normal values, a third of them replaced by NaN, +-Inf, +-0.0, denormals, bounds;
-    with `signed_zeros_only`, only by +-0.0 (windows where max(-0.0, +0.0) matters)."""
-    array = (rng.standard_normal(shape) * 4).astype(np.float32)
-    spots = rng.random(shape) < 1 / 3
-    choices = SPECIAL[:2] if signed_zeros_only else SPECIAL
-    array[spots] = rng.choice(choices, size=int(spots.sum()))
-    return array
-
-
-def same_bits(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.shape == want.shape and got.dtype == want.dtype
-    assert np.array_equal(got, want, equal_nan=True), "values differ"
-    real = ~np.isnan(want)
-    assert np.array_equal(np.signbit(got[real]), np.signbit(want[real])), "signed zeros differ"
 
 
 def build(
@@ -67,13 +50,6 @@ def build(
     """The op on values in kernel `name`'s layouts, and `arrays` packed into them."""
     op, packed, _ = build_in_layouts(name, target, builder, arrays, any_layout, **kwargs)
     return op, packed
-
-
-def interior(shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """A buffer one element larger on each side of every axis but the first, filled with
-    SENTINEL, and the strided view of its interior."""
-    big = np.full((shape[0], *(s + 2 for s in shape[1:])), SENTINEL, np.float32)
-    return big, big[(slice(None), *(slice(1, 1 + s) for s in shape[1:]))]
 
 
 def placements(

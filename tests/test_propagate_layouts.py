@@ -19,7 +19,7 @@ from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import Kernel, Target
 from nnlayout.kernels.targets import get_target, register_target
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.test_layout_semantics import (
+from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     LAYOUT_PIPELINE,
     compile_module,

@@ -48,7 +48,7 @@ def test_fallback_reasons_hold_for_every_op_they_count() -> None:
     why). The census's reason is true of both: no blocked kernel implements nn.matmul."""
     from nnlayout.kernels.targets import get_target
     from nnlayout.reports.census import kernel_census
-    from nnlayout.tests.test_layout_semantics import DEFAULT_PIPELINE, compile_module, parse
+    from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module, parse
     from nnlayout.transforms import remarks
 
     rows = ", ".join(["[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"] * 4)

@@ -27,8 +27,7 @@ from nnlayout.kernels.targets import get_target
 from nnlayout.kernels.values import to_logical, to_physical
 from nnlayout.runtime.binding import bind_compute
 from nnlayout.runtime.values import BoundCompute, bind_reorder, reorder_into
-from nnlayout.tests.test_blocked_kernels import tensor
-from nnlayout.tests.test_prepared_kernels import SENTINEL, interior, same_bits, special
+from nnlayout.tests.helpers import SENTINEL, interior, same_bits, special, tensor
 
 
 def physical_shape(value_type: TensorType) -> tuple[int, ...]:

@@ -191,7 +191,7 @@ def test_an_elementwise_op_on_a_csr_value_compiles_and_runs() -> None:
     have no dense buffer", no location. Element-wise kernels take dense data only."""
     from nnlayout.lowering.to_numpy import run_generated
     from nnlayout.runtime.interpreter import Interpreter
-    from nnlayout.tests.test_layout_semantics import (
+    from nnlayout.tests.helpers import (
         DEFAULT_PIPELINE,
         assert_same,
         compile_module,

@@ -30,7 +30,7 @@ from nnlayout.ir.parser import parse_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter, find_entry
-from nnlayout.tests.test_layout_semantics import TRAP_UNARY, assert_same, dense, random_inputs
+from nnlayout.tests.helpers import TRAP_UNARY, assert_same, dense, random_inputs
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 

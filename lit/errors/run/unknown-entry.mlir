@@ -1,0 +1,9 @@
+// RUN: rm -rf %t
+// RUN: not nnlayout-run %s --entry g --random-inputs 0 --output-dir %t 2>&1 | filecheck %s
+// RUN: not test -e %t
+// CHECK: error: no function @g in the module (functions: @f)
+
+func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = nn.relu %x : tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}

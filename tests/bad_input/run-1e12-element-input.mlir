@@ -1,7 +1,0 @@
-// TOOL: nnlayout-run
-// ARGS: --random-inputs 0
-// ERROR: error: argument 1 (%x): [1000000, 1000000] float32 needs 4,000,000,000,000 bytes (3.6 TiB), more than this machine's memory
-func.func @f(%x: tensor<1000000x1000000xf32>) -> tensor<1000000x1000000xf32> {
-  %0 = nn.relu %x : tensor<1000000x1000000xf32>
-  func.return %0 : tensor<1000000x1000000xf32>
-}

@@ -1,0 +1,342 @@
+"""What the test modules share, so that no test module imports another (imported as
+`nnlayout.tests.helpers`):
+
+* programs through the pipelines: compile a module for a target, random inputs, the
+  comparison of results (`assert_same`) and the semantic check over every target and padding;
+* ops built on typed values and packed into a kernel's layouts (the blocked kernels' tests);
+* bit-exact comparisons and special values (the prepared kernels' tests);
+* a tool run in-process on bad input, and small ONNX models for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import ModuleOp, NoneAttr, TensorType, f32
+from xdsl.ir import Operation
+from xdsl.rewriter import Rewriter
+from xdsl.utils.test_value import create_ssa_value
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import LayoutAttr, LayoutSpec, ReorderOp, encoding_name
+from nnlayout.dialects.nn import ConstantOp, shape_of
+from nnlayout.ir.context import make_context
+from nnlayout.ir.parser import parse_module
+from nnlayout.kernels import blocked
+from nnlayout.kernels.blocked import BlockedOptions
+from nnlayout.kernels.onednn.binding import available as onednn_available
+from nnlayout.kernels.registry import Kernel, Target, resolve_layouts
+from nnlayout.kernels.targets import TARGETS
+from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.tools import import_onnx, opt, run
+from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
+from nnlayout.transforms import get_all_passes
+
+# ---------------------------------------------------------- programs through the pipelines
+# oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in
+# its own formats and asked for blocked (padded) activations.
+PIPELINE_TARGETS = [
+    "ref",
+    "avx2",
+    "avx512",
+    *(["onednn", "onednn-nchw8c", "onednn-nchw16c"] if onednn_available() else []),
+]
+LAYOUT_PIPELINE = (
+    "select-dispatch{{target={target} padding={padding}}},insert-layouts,"
+    "propagate-layouts,fold-constants"
+)
+DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
+
+
+def compile_module(
+    module: ModuleOp, target: str, padding: bool, pipeline: str = LAYOUT_PIPELINE
+) -> ModuleOp:
+    """A copy of `module` compiled by `pipeline` (a template with {target} and {padding}):
+    the layout passes by default, or DEFAULT_PIPELINE (bufferized and planned)."""
+    compiled = module.clone()
+    spec = pipeline.format(target=target, padding=str(padding).lower())
+    run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
+    return compiled
+
+
+def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [
+        rng.standard_normal(spec.shape).astype(spec.dtype)
+        for spec in argument_specs(find_entry(module))
+    ]
+
+
+def assert_same(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...]) -> None:
+    for want, got in zip(expected, actual, strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(
+            got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)]
+        )
+        scale = max(float(np.abs(want[finite]).max(initial=0.0)), 1e-30)
+        assert float(np.abs(got[finite] - want[finite]).max(initial=0.0)) <= 1e-4 * scale
+
+
+def check_semantics(
+    module: ModuleOp,
+    inputs: list[np.ndarray],
+    source: Path | None = None,
+    targets: list[str] = PIPELINE_TARGETS,
+    blocks: bool = True,
+) -> None:
+    """Each target, padding on and off, gives the interpreter's results, through the layout
+    passes and the whole pipeline; with `blocks`, some op runs on blocked data."""
+    where = None if source is None else str(source)
+    expected = Interpreter(module, source_path=where).run(inputs)
+    for target in targets:
+        for padding in (True, False):
+            compiled = compile_module(module, target, padding)
+            # The test means nothing if nothing is blocked.
+            if blocks and target != "ref" and padding:
+                assert any(
+                    encoding_name(op.results[0].type) not in ("", "csr")
+                    for op in compiled.walk()
+                    if kernel_of(op) is not None
+                )
+            actual = Interpreter(compiled, source_path=where).run(inputs)
+            assert_same(expected, actual)
+            bufferized = compile_module(module, target, padding, DEFAULT_PIPELINE)
+            assert_same(expected, Interpreter(bufferized, source_path=where).run(inputs))
+
+
+def parse(text: str) -> ModuleOp:
+    return parse_module(make_context(), text, "<test>")
+
+
+# conv(3 -> 5 channels) -> f -> conv(5 -> 7): f(0) != 0 must not leak through the padding lanes.
+TRAP_UNARY = """
+func.func @f(%x: tensor<2x3x9x9xf32>) -> tensor<2x7x9x9xf32> {{
+  %w1 = nn.constant dense<{w1}> : tensor<5x3x3x3xf32>
+  %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x3x9x9xf32>, tensor<5x3x3x3xf32>) -> tensor<2x5x9x9xf32>
+  %f = {unary} %c1 {attributes}: tensor<2x5x9x9xf32>
+  %w2 = nn.constant dense<{w2}> : tensor<7x5x3x3xf32>
+  %c2 = nn.conv2d %f, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x5x9x9xf32>, tensor<7x5x3x3xf32>) -> tensor<2x7x9x9xf32>
+  func.return %c2 : tensor<2x7x9x9xf32>
+}}
+"""
+
+
+def dense(shape: tuple[int, ...], seed: int) -> str:
+    """A nested literal of seeded random values, for `dense<...>`."""
+    return json.dumps(np.random.default_rng(seed).standard_normal(shape).round(3).tolist())
+
+
+def activation_reorders(module: ModuleOp) -> int:
+    return sum(
+        isinstance(op, ReorderOp) and not isinstance(op.input.owner, ConstantOp)
+        for op in module.walk()
+    )
+
+
+# ------------------------------------------------------ ops in a kernel's layouts
+KERNELS: dict[str, Kernel] = {k.name: k for k in blocked.kernels()}
+AVX2, AVX512 = TARGETS["avx2"], TARGETS["avx512"]
+BLOCKS = (8, 16)
+# min_blocked_macs = 0: correctness tests run tiny convolutions the real targets would refuse.
+TEST_TARGETS = {
+    b: Target(f"test{b}", "test", ("blocked",), (BlockedOptions(block=b),)) for b in (4, *BLOCKS)
+}
+
+
+def tensor(shape: Sequence[int], layout: str = "") -> TensorType:
+    return TensorType(f32, shape, LayoutAttr(layout) if layout else NoneAttr())
+
+
+def build_plain(
+    build: Callable[..., Operation], arrays: Sequence[np.ndarray], **kwargs: Any
+) -> Operation:
+    return build(*(create_ssa_value(tensor(a.shape)) for a in arrays), **kwargs)
+
+
+def build_in_layouts(
+    name: str,
+    target: Target,
+    build: Callable[..., Operation],
+    arrays: Sequence[np.ndarray],
+    any_layout: str = "",
+    **kwargs: Any,
+) -> tuple[Operation, list[np.ndarray], str]:
+    """Asks kernel `name` for its layouts on `target` (`any_layout` stands for "*"); returns
+    the op built on values of those layouts and typed as insert-layouts types it, `arrays`
+    packed into them, and the result's layout."""
+    kernel = KERNELS[name]
+    plain = build_plain(build, arrays, **kwargs)
+    operands, results = kernel.operand_and_result_layouts(plain, target)
+    operands = resolve_layouts(operands, any_layout)
+    result_layout = resolve_layouts(results, any_layout)[0]
+    op = build(
+        *(
+            create_ssa_value(tensor(a.shape, layout))
+            for a, layout in zip(arrays, operands, strict=True)
+        ),
+        **kwargs,
+    )
+    if result_layout:  # a plain image's convolution writes blocks
+        Rewriter.replace_value_with_new_type(
+            op.results[0], tensor(shape_of(op.results[0]), result_layout)
+        )
+    op.verify()
+    packed = [
+        LayoutSpec.parse(layout).pack(a) if layout else a
+        for a, layout in zip(arrays, operands, strict=True)
+    ]
+    return op, packed, result_layout
+
+
+def conv(*values: Any, **kwargs: Any) -> nn.Conv2dOp:
+    return nn.Conv2dOp(*values, **kwargs)
+
+
+def depthwise(*values: Any, **kwargs: Any) -> nn.Conv2dOp:
+    return nn.Conv2dOp(*values, groups=shape_of(values[0])[1], **kwargs)
+
+
+def unary(op_type: type[nn.UnaryOp], **kwargs: Any) -> Callable[..., Operation]:
+    return lambda x: op_type(x, **kwargs)
+
+
+UNARY_CASES = {
+    "relu": unary(nn.ReluOp),
+    "leaky_relu": unary(nn.LeakyReluOp, alpha=0.2),
+    "sigmoid": unary(nn.SigmoidOp),
+    "tanh": unary(nn.TanhOp),
+    "exp": unary(nn.ExpOp),
+    "neg": unary(nn.NegOp),
+    "abs": unary(nn.AbsOp),
+    "sqrt": unary(nn.SqrtOp),
+    "clip": unary(nn.ClipOp, min=-0.5, max=0.5),
+    "clip_min_positive": unary(nn.ClipOp, min=0.5),
+    "clip_max_negative": unary(nn.ClipOp, max=-0.25),
+    "clip_unbounded": unary(nn.ClipOp),
+}
+NARY_CASES: dict[str, Callable[..., Operation]] = {
+    "add": nn.AddOp,
+    "sub": nn.SubOp,
+    "mul": nn.MulOp,
+    "div": nn.DivOp,
+    "sum": lambda *xs: nn.SumOp(xs),
+}
+
+
+def batch_norm(*values: Any, **kwargs: Any) -> nn.BatchNormOp:
+    return nn.BatchNormOp(*values, **kwargs)
+
+
+def max_pool(x: Any, **kwargs: Any) -> nn.MaxPool2dOp:
+    return nn.MaxPool2dOp(x, **kwargs)
+
+
+def avg_pool(x: Any, **kwargs: Any) -> nn.AvgPool2dOp:
+    return nn.AvgPool2dOp(x, **kwargs)
+
+
+def concat(*values: Any, axis: int = 1) -> nn.ConcatOp:
+    return nn.ConcatOp(values, axis)
+
+
+# ------------------------------------------------------------------ the very bits
+SPECIAL = np.array(
+    [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 6.0, -6.0, 0.5, -0.5], np.float32
+)
+SENTINEL = np.float32(7.25)
+
+
+def special(rng: np.random.Generator, *shape: int, signed_zeros_only: bool = False) -> np.ndarray:
+    """Normal values, a third of them replaced by NaN, +-Inf, +-0.0, denormals, bounds;
+    with `signed_zeros_only`, only by +-0.0 (windows where max(-0.0, +0.0) matters)."""
+    array = (rng.standard_normal(shape) * 4).astype(np.float32)
+    spots = rng.random(shape) < 1 / 3
+    choices = SPECIAL[:2] if signed_zeros_only else SPECIAL
+    array[spots] = rng.choice(choices, size=int(spots.sum()))
+    return array
+
+
+def same_bits(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.array_equal(got, want, equal_nan=True), "values differ"
+    real = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[real]), np.signbit(want[real])), "signed zeros differ"
+
+
+def interior(shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A buffer one element larger on each side of every axis but the first, filled with
+    SENTINEL, and the strided view of its interior."""
+    big = np.full((shape[0], *(s + 2 for s in shape[1:])), SENTINEL, np.float32)
+    return big, big[(slice(None), *(slice(1, 1 + s) for s in shape[1:]))]
+
+
+# ------------------------------------------------------------ tools on bad input
+TOOLS: dict[str, Callable[[Sequence[str]], int]] = {
+    "nnlayout-opt": opt.main,
+    "nnlayout-run": run.main,
+    "nnlayout-import": import_onnx.main,
+}
+
+
+def run_in_process(
+    tool: str, args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
+    """Runs `tool` through `run_tool`, the console scripts' own entry; returns its exit
+    status, stdout and stderr."""
+    monkeypatch.delenv("NNLAYOUT_TRACEBACK", raising=False)
+    status = run_tool(TOOLS[tool], args)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def assert_one_clean_error(status: int, out: str, err: str, expected: str) -> None:
+    """Exit 1, nothing on stdout, the expected first line, and one diagnostic: a message
+    (with the source line and a caret, or a note naming the op, when it has a location)."""
+    assert status == 1, err
+    assert out == ""
+    assert "Traceback" not in err and "internal error" not in err, err
+    lines = err.rstrip("\n").splitlines()
+    assert expected in lines[0], err
+    assert len(lines) <= 3, err
+    if len(lines) == 3:  # the source line and a caret under the column
+        assert lines[2].strip() == "^", err
+    elif len(lines) == 2:
+        assert lines[1].startswith("note: in operation: "), err
+
+
+def onnx_model(
+    nodes: list[onnx.NodeProto],
+    inputs: dict[str, list],
+    outputs: list[str],
+    initializers: dict[str, np.ndarray] | None = None,
+    input_type: int = TensorProto.FLOAT,
+    opset: int = 17,
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "bad",
+        [helper.make_tensor_value_info(n, input_type, s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, input_type, None) for n in outputs],
+        [numpy_helper.from_array(v, n) for n, v in (initializers or {}).items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def onnx_file(model: onnx.ModelProto) -> Callable[[Path], list[str]]:
+    """nnlayout-import arguments: `model` saved as m.onnx in a folder, imported to m.mlir."""
+
+    def args(folder: Path) -> list[str]:
+        (folder / "m.onnx").write_bytes(model.SerializeToString())
+        return [str(folder / "m.onnx"), "-o", str(folder / "m.mlir")]
+
+    return args
