@@ -1,1 +1,0 @@
-"""Benchmarks: scripts that print tables."""

@@ -1,1 +1,0 @@
-"""Developer scripts: the ONNX conformance report and the model-zoo comparison."""
