@@ -18,6 +18,7 @@ import sys
 import traceback as traceback_module
 import warnings
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import is_dataclass, replace
 from pathlib import Path
 from typing import IO, get_type_hints
 
@@ -54,6 +55,10 @@ _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
 # nor does it read a point without a digit before it (`.5`).
 _WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
 _BARE_POINT = re.compile(r"^([-+]?)\.")
+# Set to a yes, it turns channel padding off in every pass the pipeline leaves it on in.
+DISABLE_PADDING = "NNLAYOUT_DISABLE_PADDING"
+_YES = ("1", "true", "yes", "on")
+_NO = ("", "0", "false", "no", "off")
 
 
 def _pipeline_elements(spec: str) -> list[str]:
@@ -273,7 +278,8 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
 
 def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]]]) -> PassPipeline:
     """Parses `pass-a, pass-b{opt=v}`; unknown passes, bad options and an option given twice
-    (xDSL would keep the last) become UserErrors."""
+    (xDSL would keep the last) become UserErrors. NNLAYOUT_DISABLE_PADDING=1 sets
+    `padding=false` where the spec leaves a pass's padding option unset."""
     given = spec
     elements = [_in_xdsl_spelling(element, available) for element in _pipeline_elements(spec)]
     spec = ",".join(elements)
@@ -302,7 +308,43 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
             raise UserError(
                 f"option '{repeated}' of pass '{element.partition('{')[0].strip()}' is given twice"
             )
-    return pipeline
+    return _padding_from_environment(pipeline, elements)
+
+
+def _takes_padding(one_pass: ModulePass) -> bool:
+    return is_dataclass(one_pass) and isinstance(getattr(one_pass, "padding", None), bool)
+
+
+def _padding_from_environment(pipeline: PassPipeline, elements: Sequence[str]) -> PassPipeline:
+    """With DISABLE_PADDING set to a yes (1, true, yes or on, in any case, spaced or not),
+    each pass with a `padding` option its element does not set gets `padding=false`. Any
+    value but a yes or a no is refused, in the words of the first pass it would set (a typo
+    ignored would leave padding on)."""
+    unset = [
+        index
+        for index, (one_pass, element) in enumerate(zip(pipeline.passes, elements, strict=True))
+        if _takes_padding(one_pass)
+        and "padding" not in {key.replace("-", "_") for key, _ in _pipeline_options(element)}
+    ]
+    if not unset:
+        return pipeline
+    value = os.environ.get(DISABLE_PADDING, "")
+    word = value.strip().lower()
+    if word not in _YES + _NO:
+        first = pipeline.passes[unset[0]]
+        steps = getattr(first, "passes", lambda: (first,))()
+        label = step_label(next((step for step in steps if _takes_padding(step)), first), first)
+        raise UserError(
+            f"{label}: {DISABLE_PADDING}={value!r}: expected 1, true, yes or on (padding off) "
+            "or 0, false, no, off or empty (padding on)"
+        )
+    if word in _NO:
+        return pipeline
+    passes = [
+        replace(one_pass, padding=False) if index in unset else one_pass
+        for index, one_pass in enumerate(pipeline.passes)
+    ]
+    return PassPipeline(tuple(passes), pipeline.callback)
 
 
 def run_pipeline(
