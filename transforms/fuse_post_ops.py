@@ -78,7 +78,7 @@ from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
 from nnlayout.kernels.values import element_dtype
 from nnlayout.transforms.fold_batch_norm import fold_parameters, is_constant
-from nnlayout.transforms.select_dispatch import padding_enabled, pass_target
+from nnlayout.transforms.select_dispatch import pass_target
 from nnlayout.transforms.stages import require_tensor_level
 
 
@@ -293,9 +293,7 @@ class FusePostOpsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        fuser = _Fuser(
-            pass_target(self.target), padding_enabled(self.padding), self.nnan, self.remarks
-        )
+        fuser = _Fuser(pass_target(self.target), self.padding, self.nnan, self.remarks)
         # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
             GreedyRewritePatternApplier(

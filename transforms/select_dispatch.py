@@ -16,16 +16,15 @@ but refused is reported as a remark with its reason, e.g.
     not supported by conv2d_nchwc; using conv2d_ref
 
 Channel padding (a C=3 input becomes one block of 8 or 16 lanes) is allowed unless
-`padding=false` or NNLAYOUT_DISABLE_PADDING=1; without it, ops whose channels do not divide
-the block fall back to plain kernels. An op that already has a kernel keeps it, if the
-kernel is registered and implements the op (else the pass fails there). Constants and
-constant expressions (`dialects/constant_expressions.py`) get none: they are evaluated once,
-when the program is loaded, not per inference.
+`padding=false`; without it, ops whose channels do not divide the block fall back to plain
+kernels. An op that already has a kernel keeps it, if the kernel is registered and implements
+the op (else the pass fails there). Constants and constant expressions
+(`dialects/constant_expressions.py`) get none: they are evaluated once, when the program is
+loaded, not per inference.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -48,8 +47,6 @@ from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target, get_target
 from nnlayout.transforms.stages import require_tensor_level
 
-DISABLE_PADDING_ENV = "NNLAYOUT_DISABLE_PADDING"
-
 
 def pass_target(name: str) -> Target:
     """The target a pass option names; an unknown one fails the pass, listing the known."""
@@ -57,23 +54,6 @@ def pass_target(name: str) -> Target:
         return get_target(name)
     except KeyError as error:
         raise PassFailedException(str(error.args[0])) from None
-
-
-_YES = ("1", "true", "yes", "on")
-_NO = ("", "0", "false", "no", "off")
-
-
-def padding_enabled(option: bool) -> bool:
-    """Padding is on when the pass option says so and the environment does not veto it.
-    A value that is neither yes nor no fails the pass: ignoring it hid a typo."""
-    value = os.environ.get(DISABLE_PADDING_ENV, "")
-    word = value.strip().lower()
-    if word not in _YES + _NO:
-        raise PassFailedException(
-            f"{DISABLE_PADDING_ENV}={value!r}: expected 1, true, yes or on (padding off) or "
-            "0, false, no, off or empty (padding on)"
-        )
-    return option and word not in _YES
 
 
 @dataclass
@@ -118,6 +98,6 @@ class SelectDispatchPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
         PatternRewriteWalker(
-            SelectKernel(pass_target(self.target), padding_enabled(self.padding), self.remarks),
+            SelectKernel(pass_target(self.target), self.padding, self.remarks),
             apply_recursively=False,
         ).rewrite_module(op)
