@@ -1,5 +1,13 @@
-"""What every nnlayout command-line tool shares: the context, a parser that records source
-locations, verification that names the failing op, and error reporting without tracebacks.
+"""What every nnlayout command-line tool shares (the IR itself is read, verified and printed
+by `nnlayout.ir`):
+
+- pipeline parsing: `parse_pipeline` reads `pass-a, pass-b{opt=v}` as MLIR spells it, in our
+  words where xDSL refuses it, and applies NNLAYOUT_DISABLE_PADDING (a yes sets
+  `padding=false` in every pass that has the option and whose element leaves it unset);
+  `run_pipeline` runs it, verifying after each pass, its errors naming the pass and the op;
+- plugins: `--load FILE.py` runs a file that registers passes, its errors named as its own;
+- the options the tools share (`--load`, IR dumps and pass timing) and argparse types;
+- running a tool without tracebacks: `run_tool`.
 
 Errors a user can cause are `UserError`s (or xDSL's parse/verify/pass exceptions, which are
 converted): they print as `file:line:col: error: message` with the source line and a caret,
