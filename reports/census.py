@@ -28,6 +28,7 @@ class Census:
     # (a kernel that exists and refused the op is explained by select-dispatch's remark).
     reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
     implementations: Counter[str] = field(default_factory=Counter)  # oneDNN's, e.g. jit:avx2
+    implementations_title: str = "oneDNN implementations"  # how reports head them
 
 
 def onednn_implementation(op: ComputeOp) -> str:
