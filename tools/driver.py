@@ -130,7 +130,7 @@ def _explain_refusal(element: str, available: dict[str, Callable[[], type[Module
 
 def _in_xdsl_spelling(element: str, available: dict[str, Callable[[], type[ModulePass]]]) -> str:
     """`element` with what MLIR accepts and xDSL refuses spelled as xDSL reads it: a point
-    in each number given to a float option (`factor=2` -> `factor=2.0`; xDSL said
+    in each number given to a float option (`factor=2` -> `factor=2.0`; xDSL says
     "Incompatible types"), and `=true` after a bool option given bare (`{report}`, a flag
     set, as MLIR reads it)."""
     name, brace, options = element.partition("{")
@@ -223,7 +223,7 @@ def _pass_names(option: str, values: list[str]) -> list[str]:
     from nnlayout.transforms import get_all_passes  # here: the passes import this module
 
     names = [name.strip() for value in values for name in value.split(",")]
-    if "" in names:  # `--print-ir-after=` or `a,,b`: it printed nothing, silently
+    if "" in names:  # `--print-ir-after=` or `a,,b` would print nothing, silently
         raise UserError(f"{option} takes pass names separated by commas; one is empty")
     available = get_all_passes()
     for name in names:
@@ -255,7 +255,7 @@ _PLUGIN_FILES: set[str] = set()
 def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
     """Runs each file of `--load` as a module of its own (so that it registers its passes);
     a file that is missing, raises or exits is a UserError naming it (unless `traceback`).
-    A file named twice runs once (its passes were "already registered")."""
+    A file named twice runs once (else its passes would be "already registered")."""
     seen: set[str] = set()
     for path in paths:
         if not os.path.exists(path):

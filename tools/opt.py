@@ -228,8 +228,8 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _spelled(value: object) -> str:
     """`=value` as a pipeline reads it back: a string that is not one plain word is quoted
-    (a plugin's `label = "a b"` was listed as `label=a b`), None and the empty tuple are the
-    bare option name, a tuple is its values with commas (`sizes=(1, 2)` did not parse)."""
+    (`label="a b"`), None and the empty tuple are the bare option name, a tuple is its values
+    with commas (`sizes=1,2`)."""
     if value is None or value == ():
         return ""
     if isinstance(value, tuple):

@@ -171,7 +171,7 @@ def summary(index: int, array: np.ndarray) -> str:
 
 def write_results(output_dir: Path, results: Sequence[np.ndarray]) -> None:
     """result{i}.npy in `output_dir`, made if missing; an error names the path that failed
-    (np.save's named the folder for a result{i}.npy that is a directory)."""
+    (np.save's names the folder where a result{i}.npy is a directory)."""
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
