@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
 from nnlayout.ir.context import make_context
-from nnlayout.kernels.targets import get_target
+from nnlayout.kernels.targets import TARGETS
 from nnlayout.lowering.bufferize import activation_reorders
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.reports.census import kernel_census
@@ -39,6 +39,7 @@ from nnlayout.runtime.binding import relative_difference
 from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes, remarks
+from nnlayout.transforms.remarks import Remark
 
 TOLERANCE = 1e-4
 
@@ -63,16 +64,92 @@ def onnxruntime_session(onnx_path: Path) -> Callable[[list[np.ndarray]], list[np
     return lambda inputs: session.run(None, dict(zip(names, inputs, strict=True)))
 
 
-def main(argv: Sequence[str]) -> int:
+def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model", nargs="?", default="resnet50", choices=sorted(ZOO))
     parser.add_argument("--full", action="store_true", help="full size instead of the small one")
-    parser.add_argument("--target", default="host", help="host, onednn, avx512, avx2 or ref")
+    parser.add_argument(
+        "--target", default="host", help=f"host (the best here) or one of {', '.join(TARGETS)}"
+    )
     parser.add_argument("--padding", default="true", choices=["true", "false"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("-d", "--dir", type=Path, default=MODELS_DIR)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def _print_census(compiled: ModuleOp, target: str, emitted: Sequence[Remark]) -> None:
+    """The kernels chosen, the implementations behind them, and what fell back or was not
+    fused, with the reasons."""
+    census = kernel_census(compiled)
+    print(
+        "kernels: " + ", ".join(f"{name} x{count}" for name, count in census.kernels.most_common())
+    )
+    if census.implementations:
+        print(
+            f"{census.implementations_title}: "
+            + ", ".join(f"{name} x{count}" for name, count in census.implementations.most_common())
+        )
+    for (name, reason), count in census.reasons.items():
+        print(f"fallback x{count}: {name}: {reason}")
+    for pass_name, what in (("select-dispatch", "fallback"), ("fuse-post-ops", "not fused")):
+        said = Counter(f"{r.op.name}: {r.message}" for r in emitted if r.pass_name == pass_name)
+        for message, count in said.most_common():
+            print(f"{what} x{count}: {message}")
+
+
+def _print_plan(compiled: ModuleOp) -> None:
+    """The activation reorders and the memory plan's figures."""
+    function = find_entry(compiled)
+
+    def figure(name: str) -> int:
+        attribute = function.attributes.get(name)
+        return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
+
+    print(f"activation reorders: {activation_reorders(compiled)}")
+    arena, bound = figure("nnlayout.arena_bytes"), figure("nnlayout.lower_bound_bytes")
+    print(
+        f"arena {arena / 2**20:.2f} MiB, lower bound {bound / 2**20:.2f} MiB, "
+        f"unplanned {figure('nnlayout.unplanned_bytes') / 2**20:.2f} MiB, "
+        f"padding {figure('nnlayout.padding_bytes') / 1024:.1f} KiB; "
+        f"copies avoided: halo {figure('nnlayout.halo_copy_bytes_avoided') / 1024:.1f} KiB, "
+        f"concat {figure('nnlayout.concat_copy_bytes_avoided') / 1024:.1f} KiB"
+    )
+
+
+def _compare(
+    onnx_path: Path,
+    inputs: list[np.ndarray],
+    results: tuple[list[np.ndarray], list[np.ndarray]],
+    runs: tuple[Interpreter, Callable[[list[np.ndarray]], list[np.ndarray]]],
+    repeats: int,
+) -> bool:
+    """Prints how far the generated module's results (`actual`) are from the unoptimised
+    program's (`expected`) and onnxruntime's, and the latencies of the three; whether the
+    results match."""
+    expected, actual = results
+    reference, generated = runs
+    difference = relative_difference(expected, actual)
+    print(f"generated module vs unoptimised: relative difference {difference:.2e}")
+    ort = onnxruntime_session(onnx_path)
+    ort_difference = None if ort is None else relative_difference(ort(inputs), actual)
+    if ort_difference is not None:
+        print(f"generated module vs onnxruntime: relative difference {ort_difference:.2e}")
+    latencies = [
+        ("unoptimised (interpreter)", reference.run),
+        ("generated module", generated),
+        *([("onnxruntime", ort)] if ort is not None else []),
+    ]
+    print(
+        f"latency (median of {repeats}): "
+        + ", ".join(
+            f"{name} {median_seconds(run, inputs, repeats) * 1e3:.1f} ms" for name, run in latencies
+        )
+    )
+    return difference <= TOLERANCE and (ort_difference is None or ort_difference <= TOLERANCE)
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _arguments(argv)
     onnx_path = write_model(args.model, not args.full, args.dir)
     mlir_path = onnx_path.with_suffix(".mlir")
     source = str(mlir_path)
@@ -100,62 +177,15 @@ def main(argv: Sequence[str]) -> int:
     generated = import_generated(translation.code)
     load_seconds = time.perf_counter() - start
     actual = generated.run(*inputs)
-
-    census = kernel_census(compiled, get_target(args.target))
-    function = find_entry(compiled)
-
-    def figure(name: str) -> int:
-        attribute = function.attributes.get(name)
-        return attribute.value.data if isinstance(attribute, IntegerAttr) else 0
-
     print(
         f"compiled with {spec} in {compile_seconds:.2f} s; translated to "
         f"{translation.code.name} and loaded (weights packed, primitives created) in "
         f"{load_seconds:.2f} s"
     )
-    print(
-        "kernels: " + ", ".join(f"{name} x{count}" for name, count in census.kernels.most_common())
-    )
-    if census.implementations:
-        print(
-            "oneDNN implementations: "
-            + ", ".join(f"{name} x{count}" for name, count in census.implementations.most_common())
-        )
-    for (name, reason), count in census.reasons.items():
-        print(f"fallback x{count}: {name}: {reason}")
-    for pass_name, what in (("select-dispatch", "fallback"), ("fuse-post-ops", "not fused")):
-        said = Counter(f"{r.op.name}: {r.message}" for r in emitted if r.pass_name == pass_name)
-        for message, count in said.most_common():
-            print(f"{what} x{count}: {message}")
-    print(f"activation reorders: {activation_reorders(compiled)}")
-    arena, bound = figure("nnlayout.arena_bytes"), figure("nnlayout.lower_bound_bytes")
-    print(
-        f"arena {arena / 2**20:.2f} MiB, lower bound {bound / 2**20:.2f} MiB, "
-        f"unplanned {figure('nnlayout.unplanned_bytes') / 2**20:.2f} MiB, "
-        f"padding {figure('nnlayout.padding_bytes') / 1024:.1f} KiB; "
-        f"copies avoided: halo {figure('nnlayout.halo_copy_bytes_avoided') / 1024:.1f} KiB, "
-        f"concat {figure('nnlayout.concat_copy_bytes_avoided') / 1024:.1f} KiB"
-    )
-
-    difference = relative_difference(expected, actual)
-    print(f"generated module vs unoptimised: relative difference {difference:.2e}")
-    ort = onnxruntime_session(onnx_path)
-    ort_difference = None if ort is None else relative_difference(ort(inputs), actual)
-    if ort_difference is not None:
-        print(f"generated module vs onnxruntime: relative difference {ort_difference:.2e}")
-    latencies = [
-        ("unoptimised (interpreter)", reference.run),
-        ("generated module", lambda x: generated.run(*x)),
-        *([("onnxruntime", ort)] if ort is not None else []),
-    ]
-    print(
-        f"latency (median of {args.repeats}): "
-        + ", ".join(
-            f"{name} {median_seconds(run, inputs, args.repeats) * 1e3:.1f} ms"
-            for name, run in latencies
-        )
-    )
-    ok = difference <= TOLERANCE and (ort_difference is None or ort_difference <= TOLERANCE)
+    _print_census(compiled, args.target, emitted)
+    _print_plan(compiled)
+    runs = (reference, lambda x: generated.run(*x))
+    ok = _compare(onnx_path, inputs, (expected, actual), runs, args.repeats)
     print("OK" if ok else f"MISMATCH above {TOLERANCE:g}")
     return 0 if ok else 1
 

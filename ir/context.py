@@ -27,7 +27,7 @@ def _memref() -> Dialect:
 
 def make_context() -> Context:
     """A context with every dialect nnlayout reads or writes; arith and memref are imported
-    on first use (importing arith alone costs about 0.15 s of start-up)."""
+    on first use (importing them slows every tool's start-up)."""
     ctx = Context()
     for dialect in (Builtin, func.Func, NN, Layout):
         ctx.load_dialect(dialect)

@@ -1,6 +1,77 @@
-"""A parser that records source locations and the patches to xDSL's parser that nnlayout
-needs (each listed on `LocatedParser` and tested in tests/ir), and splitting input files at
-`// -----` as mlir-opt's --split-input-file does.
+"""The located parser: xDSL's parser, recording each op's file:line:col and patched where
+nnlayout needs other behaviour; and splitting input files at `// -----` as mlir-opt's
+--split-input-file does.
+
+Every patch of xDSL in ir/ is listed here: what xDSL does, what we do instead, and why. Each is
+tested in tests/test_ir.py, which also checks that every override is listed.
+
+Lexing (`_Lexer`, of xDSL's MLIRLexer):
+
+- `_Lexer._unescaped_characters_regex`: xDSL's string-literal pattern nests `+` in `*`, which
+  backtracks exponentially on an unterminated string; ours is possessive, so that a stray `"`
+  is an error at once.
+- `_Lexer._lex_prefixed_ident`: for a `%`, `^`, `#` or `!` with no name after it, xDSL says
+  "Expected suffix identifier after {first_char}", its placeholder unfilled; we name the
+  character, with an example of a name.
+- `_Lexer._lex_string_literal`: xDSL reads a literal whose escapes spell non-ASCII UTF-8 as
+  bytes, though its printer writes every non-ASCII string that way; we read it as the string,
+  so that printed IR (a weights file named modèle.npz) reads back.
+
+Parsing (`LocatedParser`, of xDSL's Parser):
+
+- `LocatedParser.parse_operation`: xDSL leaves ops at UnknownLoc; we give each its file:line:col
+  (an explicit loc(...) wins), from a table of line starts, so that verifier and pass errors
+  point at the source. An attribute failing its verification while parsed (`arith.constant
+  300 : i8`: a bare VerifyException in xDSL) and an integer array literal xDSL cannot pack (a
+  struct.error) become errors located at the op.
+- `LocatedParser._get_op_by_name`: xDSL reports an unregistered op at the token after its name;
+  we report it at the name.
+- `LocatedParser.parse_module`: xDSL refuses an input without operations ("Could not parse
+  entire input!"); we read it as an empty module, as mlir-opt does. xDSL reports values used
+  but never defined at the end of the input; we report them at the first op using one.
+- `LocatedParser._parse_block`: xDSL says only " in block definition" where a region is not
+  closed; we say that a `}` is expected.
+- `LocatedParser.parse_optional_type`: xDSL parses f80 and f128 types but cannot hold their
+  values (a constant of them is a NotImplementedError); we refuse them at the type. Each
+  distinct `tensor<...>` spelling is parsed once and its type shared (types are immutable), for
+  speed on large models.
+- `LocatedParser.parse_comma_separated_list`: xDSL reads a bracketed integer list token by
+  token; we read a plain decimal one with one regular expression (speed) and leave any other
+  to xDSL.
+- `LocatedParser._parse_dense_literal_type`: xDSL expands a splat `dense<1.0> : T` into a list
+  of T's element count; we refuse a T needing more than this machine's memory, at T. xDSL's two
+  other checks there are kept with its messages, their constraint built once instead of per
+  literal (speed).
+- `LocatedParser._parse_tensor_literal_element`, `_HexElement.to_type`: xDSL converts a
+  hexadecimal element of a float dense literal as an integer (`dense<[0x7F800000]> :
+  tensor<1xf32>` is 2139095040.0); we read its bits, as MLIR does and as xDSL prints NaN and
+  ±Inf.
+- `LocatedParser.parse_optional_float`: xDSL takes no hexadecimal float; we read 8 or 16
+  hexadecimal digits as the bits of an f32 or an f64 (`nn.clip %x max 0x7F800000`, how an
+  infinite bound prints).
+- `LocatedParser.parse_optional_builtin_int_or_float_attr`: xDSL reads `-0x7F800000 : f32` as
+  -2139095040.0; we refuse a negative hexadecimal float, as MLIR does.
+- `LocatedParser.parse_dense_int_or_fp_elements_attr`: xDSL raises a bare ValueError for an
+  integer its element type cannot hold; we make it an error located at the literal.
+
+Reading xDSL's errors (`parse_module`, which turns them into UserErrors):
+
+- `_UNEXPECTED_CHARACTER`: xDSL's "Unexpected character: X" shows an invisible X (a byte-order
+  mark, a control character) as itself; we name it by its code point.
+- `_UNEXPECTED_TOKEN`: on some malformed input (`dense<[1.0, (2.0, 3.0, 4.0)]>`) xDSL fails an
+  assertion naming the token; we read that text into "expected ')', got ','" at the token.
+- RecursionError: xDSL's parser recurses once per nesting level; input nested deeper than
+  Python's recursion limit is an error saying so, not a traceback.
+
+Elsewhere in ir/:
+
+- `_TypeCachingPrinter.print_attribute` (ir/printer.py): xDSL prints each tensor type afresh;
+  we print each distinct one once and reuse its text (speed).
+- `verify_module` (ir/verify.py): xDSL reports a failing op with the whole module printed and
+  no location; we report the innermost failing op at its location. xDSL blames a symbol
+  defined twice on the symbol table (often the implicit module, which has no location); we
+  read its message (`_REDEFINITION`) and report the second definition, naming the first. The
+  module also makes the checks xDSL leaves out.
 """
 
 from __future__ import annotations
@@ -59,9 +130,8 @@ _DENSE_LITERAL_TYPE = base(RankedStructure[IntegerType | IndexType | AnyFloat | 
 
 
 class _Lexer(MLIRLexer):
-    """xDSL's lexer with a string-literal pattern that cannot backtrack: xDSL's nests `+` in
-    `*`, which takes exponential time on an unterminated string (a stray `"` before a long
-    line hung nnlayout-opt for minutes)."""
+    """xDSL's lexer with a string-literal pattern that cannot backtrack (xDSL's nests `+` in
+    `*`, exponential in time on an unterminated string)."""
 
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 
@@ -90,8 +160,7 @@ class _Lexer(MLIRLexer):
     def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
         """A literal whose escapes spell UTF-8 is a string. xDSL (like MLIR) prints each
         non-ASCII character of a string as escaped UTF-8 bytes, then reads such a literal
-        back as bytes, not as the string it printed: a weights file named modèle.npz made IR
-        that no tool could read back."""
+        back as bytes, not as the string it printed."""
         token = super()._lex_string_literal(start_pos)
         if token.kind is MLIRTokenKind.BYTES_LIT:
             try:
@@ -131,7 +200,7 @@ class LocatedParser(Parser):
     def parse_optional_type(self) -> TypeAttribute | None:
         token = self._current_token
         if token.kind == MLIRTokenKind.BARE_IDENT and token.text in ("f80", "f128"):
-            # xDSL cannot pack their values: a constant of them was an internal error.
+            # xDSL cannot pack their values: a constant of them is an internal error.
             self.raise_error(
                 f"{token.text} is not supported (xDSL holds no {token.text} values)",
                 token.span.start,
@@ -198,8 +267,8 @@ class LocatedParser(Parser):
 
         start = self.pos
         dense_type = self.expect(self.parse_optional_type, "Dense attribute must be typed!")
-        # xDSL's own check rebuilds this constraint from the type hint on every literal
-        # (a fifth of parsing a ResNet-50); it is built once here.
+        # xDSL's own check rebuilds this constraint from the type hint on every literal; it is
+        # built once here.
         if not _DENSE_LITERAL_TYPE.verifies(dense_type):
             self.raise_error(
                 "Expected memref, vector or tensor type of integer, index, float, or complex type"

@@ -15,7 +15,7 @@ from xdsl.printer import Printer
 
 class _TypeCachingPrinter(Printer):
     """xDSL's printer, writing the text of each distinct tensor type once and then reusing
-    it (types are about 40% of the printing time of a large model)."""
+    it (printing types is much of the printing time of a large model)."""
 
     _tensor_texts: dict[Attribute, str] | None = None
 

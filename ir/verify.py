@@ -40,8 +40,8 @@ def verify_module(module: ModuleOp, text: str | None = None) -> None:
 
 def _check_signatures(module: ModuleOp, text: str | None) -> None:
     """The tensor encodings of each function's arguments and results are ours and fit their
-    tensors' ranks. xDSL checks none there, so `tensor<2x3xf32, #layout.layout<"NCHW">>`
-    verified, and a pass or the runner reading it failed later with no location."""
+    tensors' ranks. xDSL checks none there: with `tensor<2x3xf32, #layout.layout<"NCHW">>`
+    a pass or the runner reading it would fail later, with no location."""
     for op in module.walk():
         if not isinstance(op, func.FuncOp):
             continue

@@ -12,10 +12,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.dispatch import recorded_target
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import LIBRARY_FAMILIES, Target
+from nnlayout.kernels.targets import get_target
 from nnlayout.runtime.binding import chosen_kernel, without_padding
 
 
@@ -30,6 +32,8 @@ class Census:
     # (a kernel that exists and refused the op is explained by select-dispatch's remark).
     reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
     implementations: Counter[str] = field(default_factory=Counter)  # the library's: jit:avx2
+    # The heading of `implementations`, naming the libraries of the target.
+    implementations_title: str = "library implementations"
 
 
 def _as_bound(op: ComputeOp) -> Operation:
@@ -51,10 +55,19 @@ def library_implementation(op: ComputeOp) -> str | None:
     return registry().lookup(chosen.kernel_name.data).implementation(_as_bound(op))
 
 
-def kernel_census(planned: ModuleOp, target: Target) -> Census:
-    """The census of `planned`, compiled for `target` (reorders are not counted)."""
-    census = Census()
+def kernel_census(planned: ModuleOp, target: Target | None = None) -> Census:
+    """The census of `planned` (reorders are not counted), compiled for `target`: by default
+    the target `select-dispatch` recorded on the module."""
+    if target is None:
+        recorded = recorded_target(planned)
+        if recorded is None:
+            raise ValueError("the module records no target: select-dispatch has not run on it")
+        target = get_target(recorded)
     libraries = [family for family in target.families if family in LIBRARY_FAMILIES]
+    census = Census()
+    if libraries:
+        names = " and ".join(LIBRARY_FAMILIES[family] for family in libraries)
+        census.implementations_title = f"{names} implementations"
     for op in planned.walk():
         if not isinstance(op, ComputeOp) or isinstance(op.inner, ReorderOp):
             continue

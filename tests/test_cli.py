@@ -111,7 +111,7 @@ def test_spaces_around_an_option_equals_get_a_hint_and_the_users_text() -> None:
 
 @pytest.mark.parametrize("names", ["", ",", "cse,,dce", "cse,"])
 def test_print_ir_needs_pass_names(names: str) -> None:
-    """An empty name printed nothing, silently."""
+    """An empty name is an error (else nothing would be printed, silently)."""
     result = opt(str(EXAMPLE), "-p", "cse", f"--print-ir-after={names}")
     assert result.returncode == 1
     assert result.stderr == (
@@ -261,9 +261,9 @@ class Defaults(ModulePass):
 
 
 def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path: Path) -> None:
-    """Strings that are not one plain word are quoted and None is the bare option name: the
-    line was `defaults{label=a b word=true ... limit=None}`, which no pipeline could read. So
-    are tuples (`sizes=(1, 2)`), and a field outside __init__ is not an option."""
+    """Strings that are not one plain word are quoted and None is the bare option name, so
+    that each line is a pipeline (`defaults{label=a b word=true ... limit=None}` would be
+    none). So are tuples (`sizes=(1, 2)`), and a field outside __init__ is not an option."""
     path = tmp_path / "plugin.py"
     path.write_text(DEFAULTS_PLUGIN)
     listed = opt("--load", str(path), "--list-passes")
@@ -355,9 +355,9 @@ def test_a_plugin_that_cannot_load_is_one_error(
 
 
 def test_a_plugin_with_postponed_annotations_loads(tmp_path: Path) -> None:
-    """`from __future__ import annotations` (as this package writes its own passes) made a
-    plugin's @dataclass fail: the module was not in sys.modules, where dataclasses resolve
-    string annotations ("'NoneType' object has no attribute '__dict__'")."""
+    """`from __future__ import annotations` (as this package writes its own passes): the
+    plugin's module is in sys.modules, where dataclasses resolve string annotations (else
+    its @dataclass fails: "'NoneType' object has no attribute '__dict__'")."""
     path = tmp_path / "plugin.py"
     path.write_text(
         "from __future__ import annotations\n\nimport sys\n"
@@ -477,8 +477,8 @@ def test_a_float_pass_option_takes_any_number(tmp_path: Path, option: str, stder
 
 @pytest.mark.parametrize("args", [["--list-passes"], [str(EXAMPLE), "-p", "default-pipeline"]])
 def test_a_reader_that_goes_away_is_no_internal_error(args: list[str]) -> None:
-    """`nnlayout-opt --list-passes | head -3`: the closed pipe was reported as "internal
-    error: BrokenPipeError ... this is a bug in nnlayout"."""
+    """`nnlayout-opt --list-passes | head -3`: the closed pipe stops the tool quietly, not as
+    "internal error: BrokenPipeError ... this is a bug in nnlayout"."""
     process = subprocess.Popen(
         [sys.executable, "-m", "nnlayout.tools.opt", *args],
         stdout=subprocess.PIPE,
@@ -542,7 +542,7 @@ def test_a_tool_prints_a_warning_as_one_line(capsys: pytest.CaptureFixture[str])
 
 def test_verify_diagnostics_names_the_file_of_an_explicit_location() -> None:
     """An error located by loc("other.mlir":7:3) is in another file: no annotation here
-    matches it, and it is reported there (it was reported as line 7 of the input)."""
+    matches it, and it is reported there (not as line 7 of the input)."""
     text = (
         "func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> "
         "tensor<1x4x6x6xf32> {\n"
@@ -692,7 +692,7 @@ def test_disable_padding_variable_is_a_yes_or_a_no(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """In any case, spaced or not; anything else is an error naming the variable (True, on,
-    " 1" were ignored: padding stayed on)."""
+    " 1" are yeses: none is ignored, leaving padding on)."""
     from nnlayout.tools import opt as opt_tool
     from nnlayout.tools.driver import run_tool
 
@@ -712,6 +712,80 @@ def test_disable_padding_variable_is_a_yes_or_a_no(
     else:
         assert status == 0, err
         assert f'#nn.kernel<"{kernel}"' in out
+
+
+def test_disable_padding_variable_sets_what_the_pipeline_leaves_unset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tools' pipeline parsing turns padding off in each pass with a padding option that
+    the spec does not set (a composite such as default-pipeline included); a pass the spec
+    gives `padding=true` keeps it, and passes without the option are left as they are."""
+    from nnlayout.tools.driver import parse_pipeline
+    from nnlayout.transforms import get_all_passes
+
+    spec = "select-dispatch{target=avx2},fuse-post-ops{padding=true},default-pipeline,canonicalize"
+    passes = get_all_passes()
+    monkeypatch.setenv("NNLAYOUT_DISABLE_PADDING", "1")
+    disabled = parse_pipeline(spec, passes).passes
+    assert [getattr(p, "padding", None) for p in disabled] == [False, True, False, None]
+    assert disabled[0] == passes["select-dispatch"]()(target="avx2", padding=False)
+    assert disabled[3] == passes["canonicalize"]()()
+    steps = disabled[2].passes()  # type: ignore[attr-defined]
+    assert [s.padding for s in steps if hasattr(s, "padding")] == [False, False]
+    monkeypatch.setenv("NNLAYOUT_DISABLE_PADDING", "0")
+    assert [getattr(p, "padding", None) for p in parse_pipeline(spec, passes).passes] == [
+        True,
+        True,
+        True,
+        None,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "label"),
+    [
+        ("default-pipeline{target=avx2}", "default-pipeline (select-dispatch)"),
+        ("canonicalize,fuse-post-ops", "fuse-post-ops"),
+    ],
+)
+def test_bad_disable_padding_value_is_named_by_the_pass_it_would_set(
+    spec: str, label: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Named by the step that would take padding=false; a pipeline with no padding option
+    left unset does not read the variable."""
+    from nnlayout.diagnostics import UserError
+    from nnlayout.tools.driver import parse_pipeline
+    from nnlayout.transforms import get_all_passes
+
+    monkeypatch.setenv("NNLAYOUT_DISABLE_PADDING", "maybe")
+    with pytest.raises(UserError) as raised:
+        parse_pipeline(spec, get_all_passes())
+    assert raised.value.message == (
+        f"{label}: NNLAYOUT_DISABLE_PADDING='maybe': expected 1, true, yes or on (padding off) "
+        "or 0, false, no, off or empty (padding on)"
+    )
+    assert parse_pipeline("canonicalize,select-dispatch{padding=true}", get_all_passes())
+
+
+def test_disable_padding_variable_reaches_run_and_translate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nnlayout-run and nnlayout-translate parse their pipelines as nnlayout-opt does."""
+    from nnlayout.tools import run as run_tool_module
+    from nnlayout.tools import translate as translate_tool
+    from nnlayout.tools.driver import run_tool
+
+    (tmp_path / "stem.mlir").write_text(STEM)
+    monkeypatch.setenv("NNLAYOUT_DISABLE_PADDING", "1")
+    args = [str(tmp_path / "stem.mlir"), "-p", "default-pipeline{target=avx512}"]
+    args.append("--print-ir-after=select-dispatch")
+    for main, more in (
+        (run_tool_module.main, ["--random-inputs", "0", "--output-dir", str(tmp_path / "out")]),
+        (translate_tool.main, ["-o", str(tmp_path / "stem.py")]),
+    ):
+        assert run_tool(main, args + more) == 0
+        dumped = capsys.readouterr().err
+        assert '#nn.kernel<"conv2d_ref"' in dumped and "conv2d_nchwc" not in dumped
 
 
 _BREAKING_PLUGIN = """

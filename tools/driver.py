@@ -1,5 +1,13 @@
-"""What every nnlayout command-line tool shares: the context, a parser that records source
-locations, verification that names the failing op, and error reporting without tracebacks.
+"""What every nnlayout command-line tool shares (the IR itself is read, verified and printed
+by `nnlayout.ir`):
+
+- pipeline parsing: `parse_pipeline` reads `pass-a, pass-b{opt=v}` as MLIR spells it, in our
+  words where xDSL refuses it, and applies NNLAYOUT_DISABLE_PADDING (a yes sets
+  `padding=false` in every pass that has the option and whose element leaves it unset);
+  `run_pipeline` runs it, verifying after each pass, its errors naming the pass and the op;
+- plugins: `--load FILE.py` runs a file that registers passes, its errors named as its own;
+- the options the tools share (`--load`, IR dumps and pass timing) and argparse types;
+- running a tool without tracebacks: `run_tool`.
 
 Errors a user can cause are `UserError`s (or xDSL's parse/verify/pass exceptions, which are
 converted): they print as `file:line:col: error: message` with the source line and a caret,
@@ -18,6 +26,7 @@ import sys
 import traceback as traceback_module
 import warnings
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import is_dataclass, replace
 from pathlib import Path
 from typing import IO, get_type_hints
 
@@ -54,6 +63,10 @@ _OPTION_VALUE: dict[object, tuple[str, Callable[[str], bool]]] = {
 # nor does it read a point without a digit before it (`.5`).
 _WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
 _BARE_POINT = re.compile(r"^([-+]?)\.")
+# Set to a yes, it turns channel padding off in every pass the pipeline leaves it on in.
+DISABLE_PADDING = "NNLAYOUT_DISABLE_PADDING"
+_YES = ("1", "true", "yes", "on")
+_NO = ("", "0", "false", "no", "off")
 
 
 def _pipeline_elements(spec: str) -> list[str]:
@@ -117,7 +130,7 @@ def _explain_refusal(element: str, available: dict[str, Callable[[], type[Module
 
 def _in_xdsl_spelling(element: str, available: dict[str, Callable[[], type[ModulePass]]]) -> str:
     """`element` with what MLIR accepts and xDSL refuses spelled as xDSL reads it: a point
-    in each number given to a float option (`factor=2` -> `factor=2.0`; xDSL said
+    in each number given to a float option (`factor=2` -> `factor=2.0`; xDSL says
     "Incompatible types"), and `=true` after a bool option given bare (`{report}`, a flag
     set, as MLIR reads it)."""
     name, brace, options = element.partition("{")
@@ -210,7 +223,7 @@ def _pass_names(option: str, values: list[str]) -> list[str]:
     from nnlayout.transforms import get_all_passes  # here: the passes import this module
 
     names = [name.strip() for value in values for name in value.split(",")]
-    if "" in names:  # `--print-ir-after=` or `a,,b`: it printed nothing, silently
+    if "" in names:  # `--print-ir-after=` or `a,,b` would print nothing, silently
         raise UserError(f"{option} takes pass names separated by commas; one is empty")
     available = get_all_passes()
     for name in names:
@@ -242,7 +255,7 @@ _PLUGIN_FILES: set[str] = set()
 def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
     """Runs each file of `--load` as a module of its own (so that it registers its passes);
     a file that is missing, raises or exits is a UserError naming it (unless `traceback`).
-    A file named twice runs once (its passes were "already registered")."""
+    A file named twice runs once (else its passes would be "already registered")."""
     seen: set[str] = set()
     for path in paths:
         if not os.path.exists(path):
@@ -273,7 +286,8 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
 
 def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]]]) -> PassPipeline:
     """Parses `pass-a, pass-b{opt=v}`; unknown passes, bad options and an option given twice
-    (xDSL would keep the last) become UserErrors."""
+    (xDSL would keep the last) become UserErrors. NNLAYOUT_DISABLE_PADDING=1 sets
+    `padding=false` where the spec leaves a pass's padding option unset."""
     given = spec
     elements = [_in_xdsl_spelling(element, available) for element in _pipeline_elements(spec)]
     spec = ",".join(elements)
@@ -302,7 +316,43 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
             raise UserError(
                 f"option '{repeated}' of pass '{element.partition('{')[0].strip()}' is given twice"
             )
-    return pipeline
+    return _padding_from_environment(pipeline, elements)
+
+
+def _takes_padding(one_pass: ModulePass) -> bool:
+    return is_dataclass(one_pass) and isinstance(getattr(one_pass, "padding", None), bool)
+
+
+def _padding_from_environment(pipeline: PassPipeline, elements: Sequence[str]) -> PassPipeline:
+    """With DISABLE_PADDING set to a yes (1, true, yes or on, in any case, spaced or not),
+    each pass with a `padding` option its element does not set gets `padding=false`. Any
+    value but a yes or a no is refused, in the words of the first pass it would set (a typo
+    ignored would leave padding on)."""
+    unset = [
+        index
+        for index, (one_pass, element) in enumerate(zip(pipeline.passes, elements, strict=True))
+        if _takes_padding(one_pass)
+        and "padding" not in {key.replace("-", "_") for key, _ in _pipeline_options(element)}
+    ]
+    if not unset:
+        return pipeline
+    value = os.environ.get(DISABLE_PADDING, "")
+    word = value.strip().lower()
+    if word not in _YES + _NO:
+        first = pipeline.passes[unset[0]]
+        steps = getattr(first, "passes", lambda: (first,))()
+        label = step_label(next((step for step in steps if _takes_padding(step)), first), first)
+        raise UserError(
+            f"{label}: {DISABLE_PADDING}={value!r}: expected 1, true, yes or on (padding off) "
+            "or 0, false, no, off or empty (padding on)"
+        )
+    if word in _NO:
+        return pipeline
+    passes = [
+        replace(one_pass, padding=False) if index in unset else one_pass
+        for index, one_pass in enumerate(pipeline.passes)
+    ]
+    return PassPipeline(tuple(passes), pipeline.callback)
 
 
 def run_pipeline(

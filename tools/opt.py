@@ -228,8 +228,8 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _spelled(value: object) -> str:
     """`=value` as a pipeline reads it back: a string that is not one plain word is quoted
-    (a plugin's `label = "a b"` was listed as `label=a b`), None and the empty tuple are the
-    bare option name, a tuple is its values with commas (`sizes=(1, 2)` did not parse)."""
+    (`label="a b"`), None and the empty tuple are the bare option name, a tuple is its values
+    with commas (`sizes=1,2`)."""
     if value is None or value == ():
         return ""
     if isinstance(value, tuple):
@@ -239,6 +239,49 @@ def _spelled(value: object) -> str:
     if isinstance(value, str) and (value in ("true", "false") or not _WORD.fullmatch(value)):
         return '="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f"={value}"
+
+
+def _compile_chunks(
+    args: argparse.Namespace,
+    chunks: Sequence[str],
+    name: str,
+    pipeline: PassPipeline | None,
+    weights: list[Path],
+    watch: Instrumentation,
+) -> tuple[list[str], list[UserError]]:
+    """The output of each chunk that compiled, and the error of each that did not (as
+    mlir-opt, every chunk's error is reported). With --verify-diagnostics, the errors and
+    remarks are checked against the annotations instead: a mismatch raises."""
+    outputs: list[str] = []
+    problems: list[str] = []
+    failed: list[UserError] = []
+    for chunk in chunks:
+        error: UserError | None = None
+        with remarks.collecting() if args.verify_diagnostics else nullcontext() as emitted:
+            try:
+                outputs.append(
+                    _process(
+                        chunk,
+                        name,
+                        pipeline,
+                        not args.disable_verify,
+                        args.print_op_generic,
+                        args.output,
+                        weights,
+                        watch,
+                    ).getvalue()
+                )
+            except UserError as caught:
+                error = caught
+        if emitted is None:  # not checking annotations: every chunk's error is reported
+            if error is not None:
+                failed.append(error)
+            continue
+        problems += _check_diagnostics(chunk, error, name)
+        problems += _check_remarks(chunk, emitted, name)
+    if problems:
+        raise UserError("diagnostics did not match:\n" + "\n".join(problems))
+    return outputs, failed
 
 
 def main(argv: Sequence[str]) -> int:
@@ -255,37 +298,9 @@ def main(argv: Sequence[str]) -> int:
     instrumentation = instrumentation_from(args, args.print_op_generic)
     text, name = read_text(args.input)
     chunks = split_input(text) if args.split_input_file else [text]
-    outputs: list[str] = []
     weights: list[Path] = []
-    problems: list[str] = []
-    failed: list[UserError] = []  # as mlir-opt, every chunk's error is reported
     try:  # the timing also when a chunk's diagnostics do not match
-        for chunk in chunks:
-            error: UserError | None = None
-            with remarks.collecting() if args.verify_diagnostics else nullcontext() as emitted:
-                try:
-                    outputs.append(
-                        _process(
-                            chunk,
-                            name,
-                            pipeline,
-                            not args.disable_verify,
-                            args.print_op_generic,
-                            args.output,
-                            weights,
-                            instrumentation,
-                        ).getvalue()
-                    )
-                except UserError as caught:
-                    error = caught
-            if emitted is None:  # not checking annotations: every chunk's error is reported
-                if error is not None:
-                    failed.append(error)
-                continue
-            problems += _check_diagnostics(chunk, error, name)
-            problems += _check_remarks(chunk, emitted, name)
-        if problems:
-            raise UserError("diagnostics did not match:\n" + "\n".join(problems))
+        outputs, failed = _compile_chunks(args, chunks, name, pipeline, weights, instrumentation)
         result = "// -----\n".join(outputs)  # the chunks that succeeded, as mlir-opt prints
         if args.output != "-":
             # The input itself may be rewritten in place (read whole, as mlir-opt allows);

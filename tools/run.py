@@ -22,8 +22,11 @@ import zlib
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 
 from nnlayout.diagnostics import DiagnosticError, UserError, error_at, os_error_reason
 from nnlayout.ir.module import read_module
@@ -46,8 +49,11 @@ from nnlayout.tools.driver import (
     run_pipeline,
     run_tool,
 )
-from nnlayout.tools.instrumentation import PassTiming
+from nnlayout.tools.instrumentation import Instrumentation, PassTiming
 from nnlayout.transforms import get_all_passes
+
+if TYPE_CHECKING:
+    from nnlayout.reports.profile import Profile
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -165,7 +171,7 @@ def summary(index: int, array: np.ndarray) -> str:
 
 def write_results(output_dir: Path, results: Sequence[np.ndarray]) -> None:
     """result{i}.npy in `output_dir`, made if missing; an error names the path that failed
-    (np.save's named the folder for a result{i}.npy that is a directory)."""
+    (np.save's names the folder where a result{i}.npy is a directory)."""
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -195,6 +201,52 @@ def _phases(timing: PassTiming) -> str:
     return f"time: parse {parse:.3f} s, passes {passes:.3f} s, run {run:.3f} s"
 
 
+def _inputs(args: argparse.Namespace, function: FuncOp) -> list[np.ndarray]:
+    """The entry function's inputs: random from --random-inputs' seed, or read from the files
+    of --input (one per argument, each checked against it)."""
+    specs = argument_specs(function)
+    check_inputs_fit(specs)
+    if args.random_inputs is not None:
+        return random_inputs(specs, args.random_inputs)
+    if args.inputs is None and specs:
+        raise UserError(
+            f"@{function.sym_name.data} takes {len(specs)} input(s): pass them "
+            "with --input FILE.npy ... or use --random-inputs SEED"
+        )
+    paths = args.inputs or []
+    check_input_count(function, len(paths))
+    return [load_input(path, spec) for path, spec in zip(paths, specs, strict=True)]
+
+
+def _execute(
+    args: argparse.Namespace,
+    module: ModuleOp,
+    entry: str,
+    inputs: list[np.ndarray],
+    instrumentation: Instrumentation,
+) -> tuple[Sequence[np.ndarray], Profile | None]:
+    """Runs `entry` with the backend --backend names; the results, and with --profile the
+    generated module's profile."""
+    if args.backend != "generated":
+        with instrumentation.measure("run (interpreter)"):
+            return Interpreter(module, source_path=args.input).run(inputs, entry), None
+    from nnlayout.lowering.to_numpy import generated_module
+
+    with ExitStack() as scope:
+        with instrumentation.measure("translate and load"):
+            generated = scope.enter_context(
+                generated_module(module, source_path=args.input, entry=entry)
+            )
+        with instrumentation.measure("run (generated)"):
+            results = generated.run(*inputs)
+        if not args.profile:
+            return results, None
+        from nnlayout.reports.profile import profile
+
+        with instrumentation.measure("profile"):
+            return results, profile(generated, inputs, args.profile, warm_up=False)
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
@@ -216,43 +268,9 @@ def main(argv: Sequence[str]) -> int:
         run_pipeline(pipeline, ctx, module, text, instrumentation=instrumentation)
 
     function = find_entry(module, args.entry)
-    specs = argument_specs(function)
-    check_inputs_fit(specs)
-    if args.random_inputs is not None:
-        inputs = random_inputs(specs, args.random_inputs)
-    elif args.inputs is None and specs:
-        raise UserError(
-            f"@{function.sym_name.data} takes {len(specs)} input(s): pass them "
-            "with --input FILE.npy ... or use --random-inputs SEED"
-        )
-    else:
-        paths = args.inputs or []
-        check_input_count(function, len(paths))
-        inputs = [load_input(path, spec) for path, spec in zip(paths, specs, strict=True)]
-    report = None
+    inputs = _inputs(args, function)
     try:
-        if args.backend == "generated":
-            from nnlayout.lowering.to_numpy import generated_module
-
-            with ExitStack() as scope:
-                with instrumentation.measure("translate and load"):
-                    generated = scope.enter_context(
-                        generated_module(
-                            module, source_path=args.input, entry=function.sym_name.data
-                        )
-                    )
-                with instrumentation.measure("run (generated)"):
-                    results = generated.run(*inputs)
-                if args.profile:
-                    from nnlayout.reports.profile import profile
-
-                    with instrumentation.measure("profile"):
-                        report = profile(generated, inputs, args.profile, warm_up=False)
-        else:
-            with instrumentation.measure("run (interpreter)"):
-                results = Interpreter(module, source_path=args.input).run(
-                    inputs, function.sym_name.data
-                )
+        results, report = _execute(args, module, function.sym_name.data, inputs, instrumentation)
     except DiagnosticError as error:
         raise error_at(error.op, error.message, text) from None
 

@@ -72,7 +72,7 @@ def main(argv: Sequence[str]) -> int:
             f"NAME.weights.npz go beside it), not '{args.output}'"
         )
     folder = Path(args.output).parent
-    if not folder.is_dir():  # said before as "cannot write NAME.planned.mlir", the first file
+    if not folder.is_dir():  # else: "cannot write NAME.planned.mlir", the first file
         problem = "is not a directory" if folder.exists() else "does not exist"
         raise UserError(f"the directory of -o '{args.output}', '{folder}', {problem}")
     pipeline = parse_pipeline(args.passes, get_all_passes()) if args.passes else None

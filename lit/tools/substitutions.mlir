@@ -1,5 +1,5 @@
 // lit.cfg.py substitutes the tools (and `not`) only where they stand as words of a RUN line:
-// the check prefix below ends in "not ", which used to become a python command.
+// the check prefix below ends in "not ", which must not become a python command.
 // RUN: nnlayout-opt %s | filecheck --check-prefix=knot %s
 // RUN: not nnlayout-opt %s -p no-such-pass 2>&1 | filecheck --check-prefix=CANNOT %s
 
