@@ -3,7 +3,7 @@ nnlayout needs other behaviour; and splitting input files at `// -----` as mlir-
 --split-input-file does.
 
 Every patch of xDSL in ir/ is listed here: what xDSL does, what we do instead, and why. Each is
-tested in tests/test_ir.py, which also checks that every override is listed.
+tested in tests/ir/test_ir.py, which also checks that every override is listed.
 
 Lexing (`_Lexer`, of xDSL's MLIRLexer):
 

@@ -9,7 +9,8 @@ case is either expected to import and match the stored outputs, or expected to b
 with a clean `UserError` for a reason decided here, independently of the importer, from the
 model itself (`expected_refusals`): non-float32 tensors, 3-D windows, MaxPool's Indices output,
 Dropout's mask output, training-mode BatchNormalization, empty tensors. The pytest suite
-(`tests/test_onnx_conformance.py`) asserts exactly that for every case; this script tallies it.
+(`tests/frontends/test_onnx_conformance.py`) asserts exactly that for every case; this script
+tallies it.
 
 Inputs that nn needs at compile time (Reshape's shape, Clip's bounds) are graph inputs in these
 cases; `freeze_constant_inputs` turns them into initializers with the case's values first.

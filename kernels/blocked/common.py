@@ -161,7 +161,7 @@ def any_types_reason(
 # copying it. The destination may be a strided view (halo interior, concat slot) and, for
 # in-place kernels, the memory of operand 0: each computation reads its inputs only before or
 # in its first numpy call (numpy makes one call safe for any overlap), and afterwards reads
-# only `out` (and temporaries). tests/test_prepared_kernels.py checks this.
+# only `out` (and temporaries). tests/kernels/test_prepared_kernels.py checks this.
 @functools.lru_cache(maxsize=256)
 def _mask(layout: str, shape: tuple[int, ...]) -> np.ndarray:
     mask = LayoutSpec.parse(layout).padding_mask(shape)

@@ -2,7 +2,7 @@
 
 The library comes from the PyPI wheel `onednn-cpu-gomp==2023.2.0` (CPU, OpenMP), which is not
 a Python package: `libdnnl.so.3` is found through the distribution's file list. Enum values
-are copied from the headers of `onednn-devel-cpu-gomp` (tests/test_onednn_binding.py checks
+are copied from the headers of `onednn-devel-cpu-gomp` (tests/kernels/test_onednn_binding.py checks
 each one against dnnl_types.h / dnnl_common_types.h), since a wrong constant would not fail,
 it would compute something else.
 

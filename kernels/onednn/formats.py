@@ -2,8 +2,8 @@
 
 Each `Format` pairs a `dnnl_format_tag_t` with the TVM-style layout string whose
 `LayoutSpec.pack` produces exactly oneDNN's bytes for it, padding included (checked by
-tests/test_onednn_formats.py through oneDNN reorders). The map holds the formats convolution,
-pooling and the element-wise primitives choose on avx2 and avx512 for f32: plain and
+tests/kernels/test_onednn_binding.py through oneDNN reorders). The map holds the formats
+convolution, pooling and the element-wise primitives choose on avx2 and avx512 for f32: plain and
 channels-last data, `nChw8c`/`nChw16c`, and the weight blockings of the jit and brgemm
 convolutions.
 

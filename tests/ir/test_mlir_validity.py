@@ -18,7 +18,7 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.ir.printer import print_module
 from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IREE_OPT = shutil.which("iree-opt", path=str(Path(sys.executable).parent)) or shutil.which(
     "iree-opt"
 )

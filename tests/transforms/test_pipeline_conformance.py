@@ -1,4 +1,4 @@
-"""The ONNX node cases that import and match (tests/test_onnx_conformance.py) keep matching
+"""The ONNX node cases that import and match (tests/frontends/test_onnx_conformance.py) keep matching
 their stored outputs after the whole default pipeline — dispatch, layouts, propagation,
 weight packing, bufferization (halos, in-place concats) — for the blocked targets with
 channel padding on and off, and for the reference target."""

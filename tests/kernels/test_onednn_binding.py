@@ -390,7 +390,7 @@ def test_lit_checks_the_instruction_set_its_tests_run(name: str) -> None:
     lit = shutil.which("lit", path=str(Path(sys.executable).parent)) or shutil.which("lit")
     if lit is None:
         pytest.skip("lit is not installed")
-    root = Path(__file__).resolve().parent.parent / "lit"
+    root = Path(__file__).resolve().parents[2] / "lit"
     env = {k: v for k, v in os.environ.items() if k not in ISA_CAPS}
     env[name] = "AVX2"
     done = subprocess.run(

@@ -10,7 +10,7 @@ import pytest
 
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "small_cnn.mlir"
 
 

@@ -30,7 +30,7 @@ from nnlayout.tests.helpers import (
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def bufferized(module: ModuleOp, target: str = "ref", padding: bool = True) -> ModuleOp:

@@ -13,7 +13,7 @@ from nnlayout.reports.profile import profile
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "small_cnn.mlir"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "small_cnn.mlir"
 
 
 def test_profile_times_each_op_once_per_run_and_restores_the_module() -> None:

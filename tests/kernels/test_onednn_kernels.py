@@ -1,7 +1,7 @@
 """The oneDNN kernels against the reference kernels, end to end: each program is run by the
 reference interpreter and again after `select-dispatch{target=onednn}, insert-layouts,
 propagate-layouts, fold-constants`, which runs the chosen oneDNN kernels on packed values
-(tests/test_layout_semantics.py's helpers). Each test also checks that oneDNN kernels were
+(the helpers of tests/helpers.py). Each test also checks that oneDNN kernels were
 chosen, so that a silent fallback to numpy cannot pass for oneDNN. Dispatch must never keep a
 `ref` implementation for ResNet's convolutions."""
 

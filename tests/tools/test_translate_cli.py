@@ -27,7 +27,7 @@ from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EVIL = "'''\"\"\"\n__import__('os').system('touch PWNED')#"
 EVIL_MLIR = "'''\\\"\\\"\\\"\\n__import__('os').system('touch PWNED')#"  # the same, escaped
 WEIGHTS_FILE = "w\"'\n.npz"
