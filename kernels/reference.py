@@ -25,7 +25,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
-from nnlayout.kernels.registry import BoundKernel
+from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
 
@@ -327,7 +327,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
 # the destination by the same numpy operations as the kernel above (the very bits), instead of
 # re-reading the op through xDSL and allocating the result on every call, which costs more
 # than the math of a small softmax or a flatten.
-def _reshape_into(op: nn.FlattenOp | nn.ReshapeOp) -> BoundKernel:
+def _reshape_into(op: nn.FlattenOp | nn.ReshapeOp, session: BindingSession | None) -> BoundKernel:
     shape = shape_of(op.output)
 
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -336,7 +336,7 @@ def _reshape_into(op: nn.FlattenOp | nn.ReshapeOp) -> BoundKernel:
     return bound
 
 
-def _softmax_into(op: nn.SoftmaxOp) -> BoundKernel:
+def _softmax_into(op: nn.SoftmaxOp, session: BindingSession | None) -> BoundKernel:
     axis = op.normalized_axis
 
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -348,7 +348,9 @@ def _softmax_into(op: nn.SoftmaxOp) -> BoundKernel:
     return bound
 
 
-PREPARED_REFERENCE_KERNELS: dict[type[Operation], Callable[[Any], BoundKernel]] = {
+PREPARED_REFERENCE_KERNELS: dict[
+    type[Operation], Callable[[Any, BindingSession | None], BoundKernel]
+] = {
     nn.FlattenOp: _reshape_into,
     nn.ReshapeOp: _reshape_into,
     nn.SoftmaxOp: _softmax_into,

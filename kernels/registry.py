@@ -20,7 +20,6 @@ scipy.sparse array for CSR), and return the result in the layout the kernel decl
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self, runtime_checkable
 
@@ -30,18 +29,36 @@ from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 
 Implementation = Callable[[Operation, Sequence[Any]], Any]
-# What the kernels prepared in one binding session (one generated Program, one Interpreter)
-# tell the kernels prepared after them, by the nn.compute they were prepared for (oneDNN's:
-# a bound on the norm of the result it writes). The runtime's `bind_compute` sets it around
-# `Kernel.prepare`; None outside a session, where prepared kernels share nothing.
-PREPARED_IN_SESSION: ContextVar[dict[Operation, Any] | None] = ContextVar(
-    "prepared_in_session", default=None
-)
 # A kernel prepared for one op: `bound(inputs, out)` writes the op's result into `out`, a numpy
 # array of the result's physical shape (possibly a strided view of a planned buffer).
 BoundKernel = Callable[[Sequence[Any], Any], None]
 # A call without arguments: a bound kernel bound to its buffers as well (`BindsBuffers`).
 FixedCall = Callable[[], None]
+
+
+class BindingSession:
+    """What the kernels prepared in one binding session (one generated Program, one
+    Interpreter) tell the kernels prepared after them, by the nn.compute they were prepared
+    for (oneDNN's: a bound on the norm of the result it writes). The runtime's `bind_compute`
+    passes it to `Kernel.prepare`; a kernel prepared outside a session is given None, and
+    prepared kernels then share nothing."""
+
+    __slots__ = ("_told",)
+
+    def __init__(self) -> None:
+        self._told: dict[Operation, object] = {}
+
+    def tell(self, compute: Operation, fact: object) -> None:
+        """Records what the kernel being prepared for `compute` says about its result."""
+        self._told[compute] = fact
+
+    def told(self, compute: Operation) -> object | None:
+        """What the kernel last prepared for `compute` in this session said, if anything."""
+        return self._told.get(compute)
+
+    def forget(self, compute: Operation) -> None:
+        """Drops what the kernel prepared for `compute` said (it is being bound again)."""
+        self._told.pop(compute, None)
 
 
 @runtime_checkable
@@ -156,9 +173,10 @@ class Kernel:
     # post-ops (`fuse-post-ops` then asks that family's kernels for `nn.fused_conv2d`).
     post_ops: bool = False
     # Work done once per op before it runs many times (generated code and the interpreter
-    # bind each op at load): returns the kernel bound to `op`. None: no preparation, `impl`
-    # runs on each call and its result is copied into the destination.
-    prepare: Callable[[Operation], BoundKernel] | None = None
+    # bind each op at load): returns the kernel bound to `op`, given the binding session it
+    # is prepared in (None: none). None: no preparation, `impl` runs on each call and its
+    # result is copied into the destination.
+    prepare: Callable[[Operation, BindingSession | None], BoundKernel] | None = None
     # For a kernel that calls a library's code: the name of the library's implementation that
     # runs `op` (as bound), which reports print. None: nnlayout's own numpy code.
     implementation_of: Callable[[Operation], str] | None = None

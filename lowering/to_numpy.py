@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
@@ -62,6 +62,7 @@ from nnlayout.dialects.weights import WEIGHTS_ATTR, WeightsError, load_weights, 
 from nnlayout.files import refuse_overwriting_inputs, write_text
 from nnlayout.ir.module import read_module
 from nnlayout.ir.printer import print_module
+from nnlayout.kernels.registry import BindingSession
 from nnlayout.kernels.values import element_dtype
 from nnlayout.runtime.binding import bind_compute, chosen_kernel, evaluate_constants, on_buffers
 from nnlayout.runtime.interpreter import check_arguments, find_entry
@@ -135,7 +136,7 @@ class Program:
         except WeightsError as error:
             raise UserError(str(error)) from None
         self.constants: list[RuntimeValue] = evaluate_constants(read, lambda: weights)
-        session: dict[Operation, Any] = {}
+        session = BindingSession()
         self.kernels: list[BoundCompute] = [
             bind_compute(op, session=session) for op in ops if isinstance(op, ComputeOp)
         ]

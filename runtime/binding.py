@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.ir import Block, Operation, SSAValue
@@ -23,8 +23,8 @@ from nnlayout.dialects.weights import WeightsError, constant_value
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import (
-    PREPARED_IN_SESSION,
     BindingRefused,
+    BindingSession,
     BindsBuffers,
     FixedCall,
     Implementation,
@@ -106,16 +106,16 @@ def bind_compute(
     op: ComputeOp,
     fallback: Mapping[type[Operation], Implementation] = (REFERENCE_KERNELS),
     use_chosen: bool = True,
-    session: dict[Operation, Any] | None = None,
+    session: BindingSession | None = None,
 ) -> BoundCompute:
     """`op` bound to its kernel once, to be called on every run with its `ins` and `outs`
     values. The work a kernel can do per op ahead of time (its `prepare`: a oneDNN primitive,
     a scratchpad, a reference kernel's attributes) is done here; other kernels run through
     `apply_kernel` on each call. `session` holds what the kernels bound so far for the same
-    run order said about their results (`PREPARED_IN_SESSION`); binding `op` again forgets
-    what its previous kernel said."""
+    run order said about their results, and is passed to the kernel's `prepare`; binding `op`
+    again forgets what its previous kernel said."""
     if session is not None:
-        session.pop(op, None)
+        session.forget(op)
     inner = without_padding(op) if op.halo is not None else op.inner
     if len(inner.results) != 1:
         raise DiagnosticError(
@@ -128,13 +128,10 @@ def bind_compute(
         raise DiagnosticError(inner, f"no kernel can run '{inner.name}'")
     kernel, implementation, on_physical = found
     if kernel is not None and kernel.prepare is not None:
-        token = PREPARED_IN_SESSION.set(session)
         try:
-            prepared = kernel.prepare(inner)
+            prepared = kernel.prepare(inner, session)
         except BindingRefused as error:
             raise _refused(inner, error) from None
-        finally:
-            PREPARED_IN_SESSION.reset(token)
         if isinstance(prepared, BindsBuffers):
             return _BindsBuffers(prepared)
         return lambda ins, outs: prepared(ins, outs[0])

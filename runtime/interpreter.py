@@ -27,7 +27,7 @@ import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
@@ -41,6 +41,7 @@ from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp
 from nnlayout.dialects.weights import load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
+from nnlayout.kernels.registry import BindingSession
 from nnlayout.kernels.values import DTYPES, apply_kernel, element_dtype, to_logical, to_physical
 from nnlayout.limits import too_large
 from nnlayout.runtime.binding import bind_compute, evaluate_constants, kernel_for
@@ -202,7 +203,7 @@ class Interpreter:
         self._constants: dict[Operation, RuntimeValue] = {}
         self._plans: dict[func.FuncOp, _Plan] = {}
         self._bound: dict[ComputeOp, BoundCompute] = {}
-        self._session: dict[Operation, Any] = {}  # see bind_compute
+        self._session = BindingSession()  # see bind_compute
         # The functions being run and their live values, innermost last.
         self._frames: list[tuple[func.FuncOp, dict[SSAValue, RuntimeValue]]] = []
         # One run at a time: kernels stay bound to buffers between runs (see `run`).

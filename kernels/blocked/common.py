@@ -17,6 +17,7 @@ from nnlayout.dialects.layout import Block, LayoutSpec, layout_of, storage_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.blocked.options import BlockedOptions
 from nnlayout.kernels.registry import (
+    BindingSession,
     BoundKernel,
     Target,
     carried_layout_refusal,
@@ -180,11 +181,11 @@ def prepared(
     compute: Callable[[Operation, Sequence[np.ndarray], np.ndarray], None],
     impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
     rezero: bool = True,
-) -> Callable[[Operation], BoundKernel]:
+) -> Callable[[Operation, BindingSession | None], BoundKernel]:
     """`prepare` for a kernel whose `compute(op, inputs, out)` writes its result into `out`,
     followed by `rezero_padding`'s re-zeroing; inputs of another dtype than `out` take `impl`."""
 
-    def prepare(op: Operation) -> BoundKernel:
+    def prepare(op: Operation, session: BindingSession | None) -> BoundKernel:
         mask = result_padding_mask(op) if rezero else None
 
         def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:

@@ -23,7 +23,7 @@ from nnlayout.kernels.blocked.common import (
     sparse_operand,
 )
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.registry import BoundKernel, Kernel, Target
+from nnlayout.kernels.registry import BindingSession, BoundKernel, Kernel, Target
 
 
 def _any_dense_layout(op: Operation, spec: LayoutSpec) -> str | None:
@@ -242,7 +242,7 @@ _INTO: dict[type[Operation], Callable[[Operation], Into]] = {
 }
 
 
-def prepare_elementwise(op: Operation) -> BoundKernel:
+def prepare_elementwise(op: Operation, session: BindingSession | None) -> BoundKernel:
     """An element-wise `*_any` kernel computing into `out`, then re-zeroing padding lanes
     unless the math is zero-preserving. Operands of another shape or dtype than `out` take
     the unprepared kernel."""

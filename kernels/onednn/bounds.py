@@ -26,7 +26,7 @@ from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.eltwise import clip_range
-from nnlayout.kernels.registry import PREPARED_IN_SESSION
+from nnlayout.kernels.registry import BindingSession
 
 # Below this bound on every partial sum, a convolution in float32 cannot overflow (room is
 # left for rounding in its sums and in the norms that bound them).
@@ -152,22 +152,25 @@ def extent(x: np.ndarray) -> Extent:
     return x.ctypes.data, x.nbytes
 
 
-def linked_bounds(op: Operation) -> tuple[dict[int, list[NormBound]], NormBound]:
+def linked_bounds(
+    op: Operation, session: BindingSession | None
+) -> tuple[dict[int, list[NormBound]], NormBound]:
     """The bounds of the values `op` reads as source and addend, where the kernels that
     wrote them (one, or each part of a concat built in place) are oneDNN kernels prepared
-    earlier in the same binding session (`PREPARED_IN_SESSION`) whose results nothing
-    overwrote since, and the bound `op`'s kernel is to keep on its own result."""
+    earlier in the same binding `session` whose results nothing overwrote since, and the
+    bound `op`'s kernel is to keep on its own result (kept in `session`). Outside a session
+    (None), no bounds are linked."""
     written, linked = NormBound(), {}
-    found, session = operands_outside(op), PREPARED_IN_SESSION.get()
+    found = operands_outside(op)
     if found is None or session is None:
         return linked, written
     compute, outside = found
-    session[compute] = written
+    session.tell(compute, written)
     reads = {b.DNNL_ARG_SRC: op.operands[0]}
     if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
         reads[b.DNNL_ARG_DST] = op.addend
     for arg, value in reads.items():
-        bounds = [session.get(writer) for writer in last_writers(compute, outside[value]) or ()]
+        bounds = [session.told(writer) for writer in last_writers(compute, outside[value]) or ()]
         if bounds and all(isinstance(bound, NormBound) for bound in bounds):
             linked[arg] = bounds
             for bound in bounds if len(bounds) > 1 else ():

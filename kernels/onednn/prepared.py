@@ -33,7 +33,7 @@ from nnlayout.kernels.onednn.deconvolution import deconv_compiled
 from nnlayout.kernels.onednn.executor import executor
 from nnlayout.kernels.onednn.matmul import gemm_compiled
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.registry import BindingRefused, FixedCall
+from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall
 
 
 def compiled_for(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, ...]]:
@@ -143,9 +143,9 @@ class Prepared:
     C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied;
     `on` binds it to buffers it will always be given."""
 
-    def __init__(self, op: Operation):
+    def __init__(self, op: Operation, session: BindingSession | None):
         compiled, finite, args = _checked_private(op)
-        linked, self.written = linked_bounds(op)
+        linked, self.written = linked_bounds(op, session)
         self.op = op
         self.executor = executor(
             op, compiled, args, finite, linked, self.written, _constant_args(op, args)

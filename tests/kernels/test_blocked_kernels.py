@@ -478,7 +478,7 @@ def test_elementwise_any_on_strided_views(case: str, in_place: bool) -> None:
     out = views[0] if in_place else np.zeros((2, 8, 5, 4), np.float32)[..., 1:2]
     with np.errstate(all="ignore"):
         expected = REFERENCE_KERNELS[type(op)](op, logical)
-        blocked.prepare_elementwise(op)(views, out)
+        blocked.prepare_elementwise(op, None)(views, out)
     np.testing.assert_array_equal(out, expected)
 
 

@@ -1285,7 +1285,7 @@ def test_a_prepared_kernel_follows_its_buffers_from_call_to_call() -> None:
     """A prepared kernel given other buffers from call to call, the addend in place one call
     and not the next, and new contents in the same buffers, computes each call's result."""
     op, weights, bias = fused_residual_conv()
-    bound = Prepared(op)
+    bound = Prepared(op, None)
     rng = np.random.default_rng(5)
     x, r, other = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(3))
     out = np.empty_like(x)
@@ -1306,7 +1306,7 @@ def test_a_kernel_bound_to_its_buffers_runs_on_them_between_other_calls() -> Non
     kernel on other arrays in between (in place or not) do not leave it pointing elsewhere,
     and new contents of its arrays are read on every call."""
     op, weights, bias = fused_residual_conv("nn.relu")
-    prepared = Prepared(op)
+    prepared = Prepared(op, None)
     rng = np.random.default_rng(6)
     x, r, x2, r2 = (rng.standard_normal((1, 8, 6, 6)).astype(np.float32) for _ in range(4))
     out, in_place = np.empty_like(x), r2  # the second binding accumulates into its addend

@@ -75,7 +75,7 @@ def check_prepared(name: str, op: Operation, inputs: Sequence[np.ndarray]) -> No
     assert kernel.prepare is not None
     with np.errstate(all="ignore"):
         want = kernel.impl(op, [x.copy() for x in inputs])
-        bound = kernel.prepare(op)
+        bound = kernel.prepare(op, None)
         for where, ins, out, big in placements(inputs, want.shape, kernel.in_place == 0):
             bound(ins, out)
             try:
@@ -137,7 +137,7 @@ def test_sum_with_a_later_operand_in_the_destination() -> None:
     want = KERNELS["sum_any"].impl(op, [px, py, px])
     memory = px.copy()
     with np.errstate(all="ignore"):
-        KERNELS["sum_any"].prepare(op)([memory[...], py, memory[...]], memory[...])
+        KERNELS["sum_any"].prepare(op, None)([memory[...], py, memory[...]], memory[...])
     same_bits(memory, want)
 
 
@@ -147,7 +147,7 @@ def test_other_dtype_takes_the_unprepared_kernel() -> None:
     op, packed = build("sigmoid_any", AVX2, UNARY_CASES["sigmoid"], [x], any_layout="NCHW8c")
     out = np.full(packed[0].shape, np.nan)
     with np.errstate(all="ignore"):
-        KERNELS["sigmoid_any"].prepare(op)(packed, out)
+        KERNELS["sigmoid_any"].prepare(op, None)(packed, out)
         want = KERNELS["sigmoid_any"].impl(op, packed)
     same_bits(out, want.astype(np.float64))
 
@@ -262,6 +262,6 @@ def test_concat_with_inputs_in_their_slots() -> None:
     want = KERNELS["concat_nchwc"].impl(op, packed)
     memory = want.copy()
     slots = [memory[:, :1], memory[:, 1:]]
-    KERNELS["concat_nchwc"].prepare(op)(slots, memory[...])
+    KERNELS["concat_nchwc"].prepare(op, None)(slots, memory[...])
     same_bits(memory, want)
     assert shape_of(op.output) == (1, 24, 3, 4)

@@ -23,6 +23,7 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp
 from nnlayout.kernels import reference
 from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import BindingSession
 from nnlayout.kernels.targets import get_target
 from nnlayout.kernels.values import to_logical, to_physical
 from nnlayout.runtime.binding import bind_compute
@@ -180,9 +181,11 @@ def test_reference_kernels_are_prepared_on_plain_values_only(
     """A reference kernel running on unpacked blocked values keeps the unbound path."""
     prepared: list[Operation] = []
 
-    def spy(op: nn.SoftmaxOp) -> Callable[[Sequence[np.ndarray], np.ndarray], None]:
+    def spy(
+        op: nn.SoftmaxOp, session: BindingSession | None
+    ) -> Callable[[Sequence[np.ndarray], np.ndarray], None]:
         prepared.append(op)
-        return reference._softmax_into(op)
+        return reference._softmax_into(op, session)
 
     kernels = registry().kernels
     monkeypatch.setitem(kernels, "softmax_ref", replace(kernels["softmax_ref"], prepare=spy))
