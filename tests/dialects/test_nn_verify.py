@@ -24,6 +24,7 @@ from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutAttr, ReorderOp, StorageAttr
+from nnlayout.tests.helpers import run_in_process
 from nnlayout.tools.driver import run_tool
 from nnlayout.tools.opt import main
 
@@ -321,15 +322,6 @@ CONV = (
 )
 
 
-def opt_in_process(
-    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, str, str]:
-    monkeypatch.delenv("NNLAYOUT_TRACEBACK", raising=False)
-    status = run_tool(main, args)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
 # (input, the text the error points at (its first occurrence), the message)
 CLI_ERRORS = {
     "random-text": ("random words {{ ]]", "random", "Operation random is not registered"),
@@ -412,7 +404,7 @@ def test_cli_bad_input(
     column = text.splitlines()[line - 1].index(culprit) + 1
     monkeypatch.chdir(tmp_path)
     Path("bad.mlir").write_text(text)
-    status, out, err = opt_in_process(["bad.mlir"], capsys, monkeypatch)
+    status, out, err = run_in_process("nnlayout-opt", ["bad.mlir"], capsys, monkeypatch)
     assert status == 1
     assert out == ""
     # One diagnostic: file:line:col and the message, the source line, a caret at the column.
@@ -428,7 +420,7 @@ def test_cli_unclosed_region(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     Path("open.mlir").write_text("func.func @f() {\n  func.return\n")
-    status, out, err = opt_in_process(["open.mlir"], capsys, monkeypatch)
+    status, out, err = run_in_process("nnlayout-opt", ["open.mlir"], capsys, monkeypatch)
     assert (status, out) == (1, "")
     assert err == (
         "open.mlir:3:1: error: expected '}' to close the region (or a block label such as ^bb1:)\n"
@@ -496,7 +488,7 @@ def test_cli_bad_invocation(
     )
     if args[0] == "-p":
         args = [*args, "ok.mlir"]
-    status, out, err = opt_in_process(args, capsys, monkeypatch)
+    status, out, err = run_in_process("nnlayout-opt", args, capsys, monkeypatch)
     assert status == 1
     assert out == ""
     assert err.startswith(message)
