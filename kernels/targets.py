@@ -24,6 +24,22 @@ _ONEDNN = ("sparse", "onednn", "blocked", "ref")
 # jit_1x1 over oneDNN's first choice, brgconv_1x1, for 1x1 convolutions on AVX2 machines.
 _PREFERRED = ("jit_1x1:avx2",)
 
+
+def _onednn_asking(data_format: str, block: int) -> Target:
+    """`onednn` asking oneDNN for `data_format` activations first, with blocked kernels of
+    `block` channels where it has no fast convolution for them."""
+    return Target(
+        f"onednn-{data_format.lower()}",
+        f"as onednn, with {data_format} activations where oneDNN has a fast convolution for "
+        f"them, else blocked kernels with {block}-channel blocks",
+        _ONEDNN,
+        (
+            BlockedOptions(block=block, min_blocked_macs=_MIN_BLOCKED_MACS),
+            OneDNNOptions(data_format=data_format, preferred_implementations=_PREFERRED),
+        ),
+    )
+
+
 # The onednn-* targets' blocked kernels take the blocks of the convolutions around them
 # (NCHW16c: AVX-512 machines' blocks), or each op falling back to them would cost two reorders.
 BUILTIN_TARGETS: tuple[Target, ...] = (
@@ -50,36 +66,8 @@ BUILTIN_TARGETS: tuple[Target, ...] = (
             OneDNNOptions(preferred_implementations=_PREFERRED),
         ),
     ),
-    Target(
-        "onednn-nhwc",
-        "as onednn, with NHWC activations where oneDNN has a fast convolution for them, else "
-        "blocked kernels with 8-channel blocks",
-        _ONEDNN,
-        (
-            BlockedOptions(block=8, min_blocked_macs=_MIN_BLOCKED_MACS),
-            OneDNNOptions(data_format="NHWC", preferred_implementations=_PREFERRED),
-        ),
-    ),
-    Target(
-        "onednn-nchw8c",
-        "as onednn, with NCHW8c activations where oneDNN has a fast convolution for them, else "
-        "blocked kernels with 8-channel blocks",
-        _ONEDNN,
-        (
-            BlockedOptions(block=8, min_blocked_macs=_MIN_BLOCKED_MACS),
-            OneDNNOptions(data_format="NCHW8c", preferred_implementations=_PREFERRED),
-        ),
-    ),
-    Target(
-        "onednn-nchw16c",
-        "as onednn, with NCHW16c activations where oneDNN has a fast convolution for them, "
-        "else blocked kernels with 16-channel blocks",
-        _ONEDNN,
-        (
-            BlockedOptions(block=16, min_blocked_macs=_MIN_BLOCKED_MACS),
-            OneDNNOptions(data_format="NCHW16c", preferred_implementations=_PREFERRED),
-        ),
-    ),
+    *(_onednn_asking(layout, block) for layout, block in (("NHWC", 8), ("NCHW8c", 8))),
+    _onednn_asking("NCHW16c", 16),
 )
 
 TARGETS: dict[str, Target] = {}
