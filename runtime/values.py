@@ -81,8 +81,8 @@ Digit = tuple[int, int]  # (logical axis, unit)
 Box = tuple[tuple[int, int], ...]  # [start, stop) of each digit of one axis, outermost first
 # A destination's innermost digit along which the source is strided is copied one index at a
 # time when it is this short and each copy moves at least _LOOP_ELEMENTS elements: numpy
-# iterates in the destination's order, at about 2.5 ns per element for runs of 3 (plain ->
-# NHWC images), 5x slower than 3 copies along the source's runs.
+# iterates in the destination's order, element by element for short runs (plain -> NHWC
+# images), much slower than a few copies along the source's runs.
 _LOOP_EXTENT, _LOOP_ELEMENTS = 8, 4096
 
 

@@ -95,8 +95,8 @@ def _by_size(intervals: Sequence[Interval]) -> list[int]:
 
 def _by_size_last_use(intervals: Sequence[Interval]) -> list[int]:
     """By size, and among buffers of one size the one used last first. Another tie-break
-    of the same greedy order: DenseNet-121 on onednn, whose many bottleneck outputs have
-    one size, gets its lower bound with it and needs 1.11x with ties by first use."""
+    of the same greedy order, for graphs with many buffers of one size (DenseNet's
+    bottleneck outputs)."""
     return sorted(range(len(intervals)), key=lambda i: (-intervals[i].size, -intervals[i].end))
 
 
@@ -185,9 +185,8 @@ def _searched(
     """`offsets` and `arena`, the plan of `order`, improved by moving one interval at a time
     to another place in it (at random, from a fixed seed), each move kept when the arena
     does not grow, until no plan can be smaller (the peak of the aligned sizes) or the moves
-    allowed were tried. The heuristics leave ResNet-50 on avx512 4% above its lower bound and UNet
-    0.8%, which about a hundred moves close; ResNeXt-50 on avx2 without padding 1.5%, which
-    takes about 600."""
+    allowed were tried; a few hundred moves close the gaps the greedy orders leave on the
+    zoo (docs/history-notes.md)."""
     aligned = [Interval(i.start, i.end, _align(i.size, alignment)) for i in intervals]
     bound = peak(aligned)[0]
     moves = random.Random(0)

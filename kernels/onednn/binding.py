@@ -17,16 +17,13 @@ runtime reads OMP_NUM_THREADS when the library loads, so set it before the first
 reads how long idle threads spin before sleeping. Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is
 set, libdnnl is loaded with GOMP_SPINCOUNT=1000 in the environment (then removed): after each
 primitive, idle threads spin about 10 us, long enough to catch the next primitive of the same
-run, then sleep. Each of the other choices lost badly somewhere (2 threads, medians, ms):
+run, then sleep. Each of the other choices lost badly somewhere (docs/history-notes.md has
+the figures):
 
-- passive (sleep at once, nnlayout's default before): every primitive wakes its threads, which
-  cost a virtual machine with AVX-512 about 35 us each: MobileNetV2 6.8 (3.3 spinning, 4.4 at
-  1 thread), DenseNet-121 27.3 (16.8). On an AVX2 machine with slower kernels it was 5%.
-- longer spins (libgomp's default of about 3 ms, or 10000 = 0.1 ms, nnlayout's before that):
-  no faster idle, but where another process takes a core a spinning thread is descheduled
-  and every primitive waits for it. With one busy process beside it: MobileNetV2 13.0 at
-  3000, 33.0 at 10000; 7.5 at 1000 and 5.2 passive. ResNet-50 on the AVX2 machine: 399 at
-  10000, 223 passive.
+- passive (sleep at once): every primitive wakes its threads, which costs tens of
+  microseconds each.
+- longer spins (libgomp's default, or 10000): no faster idle, but where another process
+  takes a core a spinning thread is descheduled and every primitive waits for it.
 
 Small primitives are made and run on one thread (`serially`, thresholds in primitives.py):
 for them a parallel region costs more than the work it splits, whether its threads spin or
@@ -541,8 +538,8 @@ class Primitive:
         execute = functools.partial(self._execute, len(args), args)
         if not self.pd.serial:
             return execute
-        # `serially` inlined, its two functions looked up once: through it a call took
-        # 0.9 us instead of 0.4, on the path every small primitive runs.
+        # `serially` inlined, its two functions looked up once: this is the path every small
+        # primitive runs, and the call through `serially` doubled its cost.
         count, set_count = lib().omp_get_max_threads, lib().omp_set_num_threads
 
         def run() -> None:

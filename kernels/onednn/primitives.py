@@ -28,17 +28,12 @@ import numpy as np
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
 
-# Below both, a primitive runs on one thread: about 3 us of work or less (measured with
-# benchmarks/onednn_threads.py on the 2-core AVX-512 machine). A parallel region costs about
-# 2.5 us while OpenMP's other threads still spin, and 35 us once they sleep, which they do
-# after 10 us idle (a busy process beside ours makes that common: the small ResNet-50 of the
-# README's main command took 1.1 ms a run at 2 threads, 0.18 with these). A relu of 16,384
-# values took 1.6 us on one thread, 2.2 on two back to back, 32.7 on two after a pause (oneDNN
-# splits element-wise work over all threads however small; its convolutions already keep
-# the smallest on one). Higher thresholds, nearer where two threads start to win back to
-# back, let them fall asleep during runs of serial primitives: with 2^20 multiply-adds and
-# 2^18 elements, MobileNetV2 at 2 threads went from 0.95x onnxruntime to 1.05, DenseNet-121
-# from 1.00 to 1.09. Elements count the sources and the destination.
+# Below both, a primitive runs on one thread (a few microseconds of work or less, measured by
+# benchmarks/onednn_threads.py): a parallel region costs more than that, far more once
+# OpenMP's other threads sleep, and oneDNN splits element-wise work over all threads however
+# small. Higher thresholds, nearer where two threads start to win back to back, let them fall
+# asleep during runs of serial primitives. Elements count the sources and the destination.
+# docs/history-notes.md has the figures.
 SERIAL_MACS = 1 << 18
 SERIAL_ELEMENTS = 1 << 15
 
