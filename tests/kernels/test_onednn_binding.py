@@ -21,9 +21,7 @@ from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc, PostOp
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, names
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 
-pytestmark = pytest.mark.skipif(
-    not b.available(), reason="oneDNN (the onednn-cpu-gomp wheel) does not load on this machine"
-)
+pytestmark = pytest.mark.onednn
 
 
 # ------------------------------------------------------------------ header cross-check

@@ -31,7 +31,6 @@ from nnlayout.dialects.layout import LayoutAttr, LayoutSpec, encoding_name
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import calls
-from nnlayout.kernels.onednn.binding import available, runs_avx512_core
 from nnlayout.kernels.onednn.common import ANY, format_of
 from nnlayout.kernels.onednn.convolution import conv_choice, conv_chosen, conv_geometry, conv_pd
 from nnlayout.kernels.onednn.eltwise import binary_reason
@@ -55,9 +54,7 @@ from nnlayout.tests.helpers import (
     random_inputs,
 )
 
-pytestmark = pytest.mark.skipif(
-    not available(), reason="oneDNN (the onednn-cpu-gomp wheel) does not load on this machine"
-)
+pytestmark = pytest.mark.onednn
 
 
 def dense(shape: tuple[int, ...], seed: int) -> str:
@@ -208,10 +205,7 @@ def test_stem_keeps_one_layout_not_padded_blocks() -> None:
         pytest.param(
             "onednn-nchw16c",
             "NCHW16c",
-            marks=pytest.mark.skipif(
-                not (available() and runs_avx512_core()),
-                reason="nChw16c convolutions are oneDNN's ref:any below AVX-512",
-            ),
+            marks=pytest.mark.onednn_avx512,
         ),
     ],
 )
@@ -887,10 +881,7 @@ func.func @f(%x: tensor<1x64x16x16xf32>) -> tensor<1x64x8x8xf32> {
 }"""
 
 
-@pytest.mark.skipif(
-    not available() or not runs_avx512_core(),
-    reason="needs oneDNN's avx512_core code to compile nChw16c pooling",
-)
+@pytest.mark.onednn_avx512
 @pytest.mark.parametrize("backend", ["interpreter", "generated"])
 def test_pooling_compiled_for_avx512_runs_where_onednn_has_no_fast_code_for_it(
     tmp_path: Path, backend: str

@@ -17,7 +17,6 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.ir.context import make_context
 from nnlayout.ir.module import read_module
-from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
@@ -216,7 +215,7 @@ func.func @f(%x: tensor<{n}x16x12x12xf32>) -> tensor<{n}x8x12x12xf32> {{
 }}"""
 
 
-@pytest.mark.skipif(not onednn_available(), reason="oneDNN is not installed")
+@pytest.mark.onednn
 @pytest.mark.parametrize("batch, in_place", [(1, True), (2, False)])
 def test_dense_kernels_write_into_concat_slots_that_are_one_run_of_memory(
     batch: int, in_place: bool

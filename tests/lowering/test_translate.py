@@ -155,7 +155,7 @@ def test_padding_traps(program: str, target: str, tmp_path: Path) -> None:
         assert ", -np.inf)" in code
 
 
-@pytest.mark.skipif(not onednn_available(), reason="oneDNN is not installed")
+@pytest.mark.onednn
 def test_onednn_primitives_are_made_at_load(tmp_path: Path) -> None:
     from nnlayout.kernels.onednn import primitives
 
@@ -230,7 +230,7 @@ func.func @f(%x: tensor<1x4x6x6xf32>) -> tensor<1x8x6x6xf32> {{
 }
 
 
-@pytest.mark.skipif(not onednn_available(), reason="oneDNN (onednn-cpu-gomp) is not installed")
+@pytest.mark.onednn
 @pytest.mark.parametrize("reader", sorted(TRUSTED_WRITERS))
 def test_a_kernel_called_on_other_arrays_trusts_no_bound_kept_for_the_arena(
     reader: str, tmp_path: Path

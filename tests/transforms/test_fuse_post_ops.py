@@ -22,7 +22,6 @@ from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn import bounds as onednn_bounds
 from nnlayout.kernels.onednn import calls as onednn_calls
-from nnlayout.kernels.onednn.binding import available
 from nnlayout.kernels.onednn.prepared import compiled_for
 from nnlayout.kernels.providers import registry
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
@@ -37,11 +36,7 @@ from nnlayout.tests.helpers import (
 )
 from nnlayout.transforms import remarks
 
-pytestmark = pytest.mark.skipif(
-    not available(),
-    reason="oneDNN (the onednn-cpu-gomp wheel) "
-    "is not installed; its kernels are the only fused ones",
-)
+pytestmark = pytest.mark.onednn  # its kernels are the only fused ones
 
 FUSE = (
     "select-dispatch{{target={target} padding={padding}}},"

@@ -23,7 +23,6 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR, KernelAttr, kernel_of
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.ir.context import make_context
-from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime import plan_check
 from nnlayout.runtime.interpreter import Interpreter
@@ -288,9 +287,7 @@ func.func @f(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
         "avx2",
         pytest.param(
             "onednn",
-            marks=pytest.mark.skipif(
-                not onednn_available(), reason="oneDNN does not load on this machine"
-            ),
+            marks=pytest.mark.onednn,
         ),
     ],
 )
