@@ -1,6 +1,7 @@
 """The package stands in layers: each module imports only its own layer and those below it,
 no two modules import each other (directly or around a loop), only `kernels/` names a
-backend, and product files and functions stay within their size limits.
+backend, product files and functions stay within their size limits, and the wheel holds
+every product package.
 
 Imports are read from the source (module level and function level alike, `TYPE_CHECKING`
 blocks included), so a lazy import cannot hide a breach. The layers, bottom first, are drawn
@@ -194,3 +195,15 @@ def test_sizes(path: Path) -> None:
         and node.end_lineno - node.lineno + 1 > FUNCTION_LIMIT
     ]
     assert long == []
+
+
+def test_the_wheel_lists_every_product_package() -> None:
+    """pyproject.toml names the wheel's packages one by one: each product folder is one of
+    them, and nothing else is (tests, lit tests, benchmarks and scripts stay out)."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    packages = {module_name(path) for path in product_files() if path.name == "__init__.py"}
+    assert listed == packages
