@@ -38,12 +38,20 @@ DIALECT_FILE_LIMIT = 1500  # op-definition files run long, as in xDSL
 FUNCTION_LIMIT = 60
 
 
+def in_package(path: Path) -> bool:
+    """Whether `path` is a module of the package: every folder from the root down to it is a
+    package (so a generated module written under examples/models/ is not)."""
+    relative = path.relative_to(ROOT)
+    return all((ROOT / folder / "__init__.py").exists() for folder in relative.parents)
+
+
 def product_files() -> list[Path]:
     return sorted(
         path
         for path in ROOT.rglob("*.py")
         if path.relative_to(ROOT).parts[0] not in NOT_PRODUCT
         and not any(part.startswith(".") for part in path.relative_to(ROOT).parts)
+        and in_package(path)
     )
 
 
