@@ -64,7 +64,7 @@ def element_dtype(element_type: Attribute) -> np.dtype:
     return np.dtype(np.uint8) if element_type == i8 else DTYPES[type(element_type)]
 
 
-def _refused(op: Operation, error: BindingRefused) -> DiagnosticError:
+def located_refusal(op: Operation, error: BindingRefused) -> DiagnosticError:
     """A kernel's refusal to compute `op` as typed, located at `op`."""
     chosen = kernel_of(op)
     name = "" if chosen is None else f'#nn.kernel<"{chosen.kernel_name.data}">: '
@@ -85,7 +85,7 @@ def apply_kernel(
         try:
             result = implementation(op, operands)
         except BindingRefused as error:
-            raise _refused(op, error) from None
+            raise located_refusal(op, error) from None
         spec = layout_of(result_type)
         shape = (
             result_type.get_shape()

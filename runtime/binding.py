@@ -31,7 +31,7 @@ from nnlayout.kernels.registry import (
     Kernel,
     resolve_layouts,
 )
-from nnlayout.kernels.values import _refused, apply_kernel, to_logical, to_physical
+from nnlayout.kernels.values import apply_kernel, located_refusal, to_logical, to_physical
 from nnlayout.runtime.values import BoundCompute, bind_reorder
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def bind_compute(
         try:
             prepared = kernel.prepare(inner, session)
         except BindingRefused as error:
-            raise _refused(inner, error) from None
+            raise located_refusal(inner, error) from None
         if isinstance(prepared, BindsBuffers):
             return _BindsBuffers(prepared)
         return lambda ins, outs: prepared(ins, outs[0])
