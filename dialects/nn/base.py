@@ -1,0 +1,193 @@
+"""Helpers every `nn` op uses and the base class `NNOp`: static float tensors, a result type
+equal to the op's shape rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.kernel_attr import verify_kernel_fits
+from nnlayout.dialects.layout import verify_encoding
+
+Shape = tuple[int, ...]
+Value = SSAValue | Operation
+
+
+# --------------------------------------------------------------------------- helpers
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, tuple(values))
+
+
+def ints(attr: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(int(v) for v in attr.get_values())
+
+
+def tensor_type(value: Value) -> TensorType[Attribute]:
+    """The tensor type of `value`; a VerifyException for any other type (the builders' shape
+    rules read it: a pattern handing them a memref got a bare AssertionError)."""
+    value_type = SSAValue.get(value).type
+    if not isinstance(value_type, TensorType):
+        raise VerifyException(f"nn ops take tensors; got a value of type {value_type}")
+    return value_type
+
+
+def shape_of(value: Value) -> Shape:
+    return tuple(tensor_type(value).get_shape())
+
+
+def with_shape(like: Value, shape: Sequence[int]) -> TensorType[Attribute]:
+    """A plain tensor type of `shape` with the element type of `like`."""
+    return TensorType(tensor_type(like).element_type, shape)
+
+
+def normalize_axis(op_name: str, axis: int, rank: int, inclusive_end: bool = False) -> int:
+    """ONNX-style axis in [-rank, rank) (or [-rank, rank] for flatten) -> non-negative."""
+    upper = rank + 1 if inclusive_end else rank
+    if not -rank <= axis < upper:
+        raise VerifyException(
+            f"{op_name}: axis {axis} is out of range for rank {rank} "
+            f"(expected {-rank} <= axis < {upper})"
+        )
+    return axis + rank if axis < 0 else axis
+
+
+def broadcast_shapes(op_name: str, *shapes: Shape) -> Shape:
+    """numpy/ONNX multidirectional broadcasting, with a message naming the clash."""
+    if not shapes:
+        raise VerifyException(f"{op_name}: needs at least one input")
+    rank = max(len(s) for s in shapes)
+    result = []
+    for i in range(rank):
+        sizes = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            listed = ", ".join(str(list(s)) for s in shapes)
+            raise VerifyException(
+                f"{op_name}: shapes {listed} do not broadcast (dimension {i} of the "
+                f"broadcast result has sizes {sorted(sizes)})"
+            )
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def _require_len(op_name: str, name: str, values: Sequence[int], length: int) -> None:
+    if len(values) != length:
+        raise VerifyException(f"{op_name}: {name} needs {length} values, got {list(values)}")
+
+
+def _require_positive(op_name: str, name: str, values: Sequence[int]) -> None:
+    if any(v <= 0 for v in values):
+        raise VerifyException(f"{op_name}: {name} must be positive, got {list(values)}")
+
+
+def _require_non_negative(op_name: str, name: str, values: Sequence[int]) -> None:
+    if any(v < 0 for v in values):
+        raise VerifyException(f"{op_name}: {name} must be non-negative, got {list(values)}")
+
+
+def _require_rank(op_name: str, name: str, shape: Shape, rank: int) -> None:
+    if len(shape) != rank:
+        raise VerifyException(
+            f"{op_name}: {name} must have rank {rank}, got {len(shape)} ({list(shape)})"
+        )
+
+
+def _window_output(
+    op_name: str,
+    size: int,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool,
+    axis_name: str,
+) -> int:
+    pad_total = pad_begin + pad_end
+    effective = dilation * (kernel - 1) + 1
+    span = size + pad_total - effective
+    # With ceil_mode a window may run past the end, so even a too-large first window counts.
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_begin:
+        # ONNX/PyTorch: the last window must start inside the input or its leading pad.
+        out -= 1
+    if out < 1:
+        raise VerifyException(
+            f"{op_name}: window of extent {effective} (kernel {kernel}, dilation {dilation}) "
+            f"does not fit the padded {axis_name} size {size + pad_total}"
+        )
+    return out
+
+
+# ------------------------------------------------------------------------ base class
+_CHECKED_TYPES: set[Attribute] = set()  # types that passed _check_type (a big model has few)
+
+
+def _check_type(value_type: Attribute, what: str) -> None:
+    """A static, non-empty float tensor with one of our encodings; `what` names the value."""
+    if value_type in _CHECKED_TYPES:
+        return
+    if not isinstance(value_type, TensorType):
+        raise VerifyException(f"{what} is not a tensor")
+    shape = value_type.get_shape()
+    if any(d < 0 for d in shape):
+        raise VerifyException(
+            f"{what} has a dynamic dimension ({value_type}); nn ops need static shapes"
+        )
+    if any(d == 0 for d in shape):
+        raise VerifyException(
+            f"{what} has a zero-size dimension ({value_type}); empty tensors are not supported"
+        )
+    verify_encoding(value_type, what)
+    if not isinstance(value_type.element_type, Float16Type | Float32Type | Float64Type):
+        # What the kernels and the runtime hold (bf16 compiled, then no tool could run it).
+        raise VerifyException(
+            f"{what} has element type {value_type.element_type}; nn ops compute on f16, f32 or f64"
+        )
+    if len(_CHECKED_TYPES) > 4096:
+        _CHECKED_TYPES.clear()
+    _CHECKED_TYPES.add(value_type)
+
+
+class NNOp(IRDLOperation):
+    """Common verification: static positive shapes, known encodings, one float element type,
+    and a result type equal to the op's shape rule."""
+
+    def result_shape(self) -> Shape:
+        """The logical result shape the op's shape rule gives for its operands."""
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        verify_kernel_fits(self)
+        element_type: Attribute | None = None
+        for kind, values in (("operand", self.operands), ("result", self.results)):
+            for index, value in enumerate(values):
+                _check_type(value.type, f"{self.name}: {kind} {index}")
+                value_element = tensor_type(value).element_type
+                if element_type is None:
+                    element_type = value_element
+                elif value_element != element_type:
+                    raise VerifyException(
+                        f"{self.name}: {kind} {index} has element type "
+                        f"{value_element}, expected {element_type} like operand 0"
+                    )
+        expected = self.result_shape()
+        actual = shape_of(self.results[0])
+        if tuple(actual) != tuple(expected):
+            raise VerifyException(
+                f"{self.name}: result shape {list(actual)} does not match the inferred shape "
+                f"{list(expected)}"
+            )

@@ -1,0 +1,157 @@
+"""`nn.fused_conv2d`: a convolution with its epilogue, made by `fuse-post-ops`."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.nn.base import NNOp, Shape, Value, ints, shape_of
+from nnlayout.dialects.nn.elementwise import ACTIVATIONS, UnaryOp, verify_clip_bounds
+from nnlayout.dialects.nn.linear import Conv2dOp
+from nnlayout.dialects.nn.shape_rules import conv2d_shape
+
+
+@irdl_op_definition
+class FusedConv2dOp(NNOp):
+    """A convolution with its epilogue: `activation(conv2d(input, weight) + bias + addend)`,
+    made by `fuse-post-ops` for kernels that apply post-ops while the result is still in
+    registers (oneDNN's post-ops: `sum` for the addend, `eltwise` for the activation).
+
+        %y = nn.fused_conv2d %x, %w, %b add %r strides [1, 1] pads [0, 0, 0, 0]
+               dilations [1, 1] groups 1 activation "relu" : (...) -> tensor<...>
+
+    Attributes as `nn.conv2d`'s; `addend` has the result's type (a residual connection);
+    `activation` names an element-wise op (`relu`, `leaky_relu` with `alpha`, `clip` with
+    `min`/`max`, `sigmoid`, `tanh`) with that op's semantics, NaN included.
+    """
+
+    name = "nn.fused_conv2d"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    addend = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+    activation = opt_prop_def(StringAttr)
+    alpha = opt_prop_def(FloatAttr[Float32Type])
+    min = opt_prop_def(FloatAttr[Float32Type])
+    max = opt_prop_def(FloatAttr[Float32Type])
+    # Like arith's fastmath `nnan`: the program promises no NaN reaches the activation, so a
+    # kernel may use an activation that would map NaN elsewhere (oneDNN's relu and clip).
+    nnan = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `,` $bias (`add` $addend^)? `strides` $strides `pads` $pads "
+        "`dilations` $dilations `groups` $groups (`activation` $activation^)? "
+        "(`alpha` $alpha^)? (`min` $min^)? (`max` $max^)? (`nnan` $nnan^)? attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        conv: Conv2dOp | FusedConv2dOp,
+        bias: Value,
+        addend: Value | None = None,
+        activation: UnaryOp | None = None,
+        nnan: bool = False,
+    ):
+        """`conv` with `bias` (replacing its own), then `addend` and `activation` (whose
+        attributes are taken over) applied to its result."""
+        properties = {
+            name: conv.properties[name] for name in ("strides", "pads", "dilations", "groups")
+        }
+        if activation is not None:
+            properties["activation"] = StringAttr(activation.name.removeprefix("nn."))
+            properties.update(activation.properties)
+        if nnan:
+            properties["nnan"] = UnitAttr()
+        super().__init__(
+            operands=[conv.input, conv.weight, bias, [] if addend is None else [addend]],
+            result_types=[conv.output.type],
+            properties=properties,
+        )
+
+    def result_shape(self) -> Shape:
+        return conv2d_shape(
+            shape_of(self.input),
+            shape_of(self.weight),
+            shape_of(self.bias),
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+            self.groups.value.data,
+        )
+
+    def activation_op(self) -> UnaryOp | None:
+        """The activation as a standalone op (None without one), for kernels that implement
+        it as that op does; it reads a block argument of its own, so that `self`'s result
+        gains no use."""
+        if self.activation is None:
+            return None
+        properties = {
+            name: self.properties[name]
+            for name in ("alpha", "min", "max")
+            if name in self.properties
+        }
+        block = Block(arg_types=[self.output.type])
+        return ACTIVATIONS[self.activation.data].create(
+            operands=[block.args[0]], result_types=[self.output.type], properties=properties
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.addend is not None and shape_of(self.addend) != shape_of(self.output):
+            raise VerifyException(
+                f"{self.name}: addend shape {list(shape_of(self.addend))} is not the result "
+                f"shape {list(shape_of(self.output))}"
+            )
+        wanted: tuple[str, ...] = ()
+        if self.activation is not None:
+            if self.activation.data not in ACTIVATIONS:
+                raise VerifyException(
+                    f'{self.name}: unknown activation "{self.activation.data}"; expected one '
+                    f"of {', '.join(ACTIVATIONS)}"
+                )
+            wanted = {"leaky_relu": ("alpha",), "clip": ("min", "max")}.get(
+                self.activation.data, ()
+            )
+        for name in ("alpha", "min", "max"):
+            if name in self.properties and name not in wanted:
+                if self.activation is None:
+                    raise VerifyException(
+                        f"{self.name}: '{name}' is given but there is no activation"
+                    )
+                raise VerifyException(
+                    f"{self.name}: '{name}' does not apply to activation \"{self.activation.data}\""
+                )
+        if (
+            self.activation is not None
+            and self.activation.data == "leaky_relu"
+            and (self.alpha is None)
+        ):
+            raise VerifyException(f"{self.name}: activation \"leaky_relu\" needs 'alpha'")
+        verify_clip_bounds(self.name, self.min, self.max)

@@ -1,0 +1,110 @@
+"""Normalisations: `nn.batch_norm` (inference form) and `nn.softmax`."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.nn.base import NNOp, Shape, Value, normalize_axis, shape_of, with_shape
+
+
+@irdl_op_definition
+class BatchNormOp(NNOp):
+    """Inference batch normalization over axis 1:
+    (x - mean) / sqrt(var + epsilon) * scale + bias."""
+
+    name = "nn.batch_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    output = result_def(TensorType)
+    epsilon = prop_def(FloatAttr[Float32Type])
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $bias `,` $mean `,` $var `epsilon` $epsilon attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: Value,
+        scale: Value,
+        bias: Value,
+        mean: Value,
+        var: Value,
+        epsilon: float = 1e-5,
+    ):
+        super().__init__(
+            operands=[input, scale, bias, mean, var],
+            result_types=[with_shape(input, shape_of(input))],
+            properties={"epsilon": FloatAttr(epsilon, f32)},
+        )
+        self.verify_()  # like the other builders, reject what the verifier would
+
+    def result_shape(self) -> Shape:
+        x = shape_of(self.input)
+        if len(x) < 2:
+            raise VerifyException(f"nn.batch_norm: input must have rank >= 2, got {list(x)}")
+        for name in ("scale", "bias", "mean", "var"):
+            if shape_of(getattr(self, name)) != (x[1],):
+                raise VerifyException(
+                    f"nn.batch_norm: {name} must have shape [{x[1]}] (the input's channels), "
+                    f"got {list(shape_of(getattr(self, name)))}"
+                )
+        if self.epsilon.value.data < 0:
+            raise VerifyException(
+                f"nn.batch_norm: epsilon must be non-negative, got {self.epsilon.value.data}"
+            )
+        return x
+
+
+@irdl_op_definition
+class SoftmaxOp(NNOp):
+    """Softmax along one axis (ONNX opset >= 13 semantics)."""
+
+    name = "nn.softmax"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    output = result_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = "$input `axis` $axis attr-dict `:` type($input)"
+
+    def __init__(self, input: Value, axis: int = -1):
+        super().__init__(
+            operands=[input],
+            result_types=[SSAValue.get(input).type],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+        self.verify_()  # like the other builders, reject what the verifier would
+
+    @property
+    def normalized_axis(self) -> int:
+        return normalize_axis(self.name, self.axis.value.data, len(shape_of(self.input)))
+
+    def result_shape(self) -> Shape:
+        self.normalized_axis  # noqa: B018  (range check)
+        return shape_of(self.input)

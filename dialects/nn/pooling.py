@@ -1,0 +1,148 @@
+"""Pooling over the spatial axes: `nn.max_pool2d`, `nn.avg_pool2d`, `nn.global_avg_pool`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.nn.base import NNOp, Shape, Value, i64_array, ints, shape_of, with_shape
+from nnlayout.dialects.nn.shape_rules import pool2d_shape
+
+
+class Pool2dOp(NNOp):
+    """Shared structure of max and average pooling over NCHW."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    kernel = prop_def(DenseArrayBase.constr(i64))
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    ceil_mode = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        input: Value,
+        *,
+        kernel: Sequence[int],
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+        ceil_mode: bool = False,
+        extra: dict[str, Attribute] | None = None,
+    ):
+        shape = pool2d_shape(
+            self.name, shape_of(input), kernel, strides, pads, dilations, ceil_mode
+        )
+        properties: dict[str, Attribute] = {
+            "kernel": i64_array(kernel),
+            "strides": i64_array(strides),
+            "pads": i64_array(pads),
+            "dilations": i64_array(dilations),
+            **(extra or {}),
+        }
+        if ceil_mode:
+            properties["ceil_mode"] = UnitAttr()
+        super().__init__(
+            operands=[input], result_types=[with_shape(input, shape)], properties=properties
+        )
+
+    def result_shape(self) -> Shape:
+        return pool2d_shape(
+            self.name,
+            shape_of(self.input),
+            ints(self.kernel),
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+            self.ceil_mode is not None,
+        )
+
+
+@irdl_op_definition
+class MaxPool2dOp(Pool2dOp):
+    """Max pooling; padded positions never win (they count as -inf)."""
+
+    name = "nn.max_pool2d"
+    assembly_format = (
+        "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+        "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($output)"
+    )
+
+
+@irdl_op_definition
+class AvgPool2dOp(Pool2dOp):
+    """Average pooling; padded positions count in the divisor only with count_include_pad."""
+
+    name = "nn.avg_pool2d"
+    count_include_pad = opt_prop_def(UnitAttr)
+    assembly_format = (
+        "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+        "(`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)? attr-dict "
+        "`:` type($input) `->` type($output)"
+    )
+
+    def __init__(
+        self,
+        input: Value,
+        *,
+        kernel: Sequence[int],
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+        ceil_mode: bool = False,
+        count_include_pad: bool = False,
+    ):
+        super().__init__(
+            input,
+            kernel=kernel,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            ceil_mode=ceil_mode,
+            extra={"count_include_pad": UnitAttr()} if count_include_pad else None,
+        )
+
+
+@irdl_op_definition
+class GlobalAvgPoolOp(NNOp):
+    """Mean over all spatial axes: [N, C, ...] -> [N, C, 1, ...]."""
+
+    name = "nn.global_avg_pool"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value):
+        shape = self._shape(shape_of(input))
+        super().__init__(operands=[input], result_types=[with_shape(input, shape)])
+
+    @staticmethod
+    def _shape(x: Shape) -> Shape:
+        if len(x) < 3:
+            raise VerifyException(
+                f"nn.global_avg_pool: input must have rank >= 3 (N, C, spatial...), got {list(x)}"
+            )
+        return x[:2] + (1,) * (len(x) - 2)
+
+    def result_shape(self) -> Shape:
+        return self._shape(shape_of(self.input))
