@@ -340,3 +340,67 @@ def onnx_file(model: onnx.ModelProto) -> Callable[[Path], list[str]]:
         return [str(folder / "m.onnx"), "-o", str(folder / "m.mlir")]
 
     return args
+
+
+# ------------------------------------------------ exporter patterns against onnxruntime
+ALL_TARGETS = [*PIPELINE_TARGETS, "host"]
+
+
+def onnxruntime_outputs(model: onnx.ModelProto, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """`model`'s outputs by onnxruntime on `inputs` (in graph-input order, initializers aside)."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    names = [i.name for i in session.get_inputs()]
+    return session.run(None, dict(zip(names, inputs, strict=True)))
+
+
+def assert_close(want: np.ndarray, got: np.ndarray, tolerance: float = 1e-4) -> None:
+    """Same shape; |got - want| within `tolerance` of want's largest magnitude (1 at least)."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * scale)
+
+
+def check_against_onnxruntime(
+    model: onnx.ModelProto,
+    folder: Path,
+    *,
+    targets: Sequence[str] = ALL_TARGETS,
+    seed: int = 0,
+    tolerance: float = 1e-4,
+) -> ModuleOp:
+    """Imports `model` as `nnlayout-import` does (weights file and all), and checks that the
+    interpreter on the imported module, and on each target with padding on and off both the
+    interpreter and the generated module of the default pipeline, give onnxruntime's outputs
+    on the same seeded inputs. Returns the imported module."""
+    from nnlayout.frontends.onnx import import_to_files
+    from nnlayout.lowering.to_numpy import run_generated
+
+    onnx_path = folder / "model.onnx"
+    onnx_path.write_bytes(model.SerializeToString())
+    module = import_to_files(onnx_path)
+    source = str(onnx_path.with_suffix(".mlir"))
+    inputs = random_inputs(module, seed)
+    expected = onnxruntime_outputs(model, inputs)
+    for got in (Interpreter(module, source_path=source).run(inputs),):
+        for want, actual in zip(expected, got, strict=True):
+            assert_close(want, actual, tolerance)
+    for target in targets:
+        for padding in (True, False):
+            compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
+            for backend, got in (
+                ("interpreter", Interpreter(compiled, source_path=source).run(inputs)),
+                ("generated", run_generated(compiled, inputs, source_path=source)),
+            ):
+                assert len(got) == len(expected), (target, padding, backend)
+                for want, actual in zip(expected, got, strict=True):
+                    try:
+                        assert_close(want, actual, tolerance)
+                    except AssertionError as error:
+                        raise AssertionError(
+                            f"target={target} padding={padding} {backend}: {error}"
+                        ) from None
+    return module
