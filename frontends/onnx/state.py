@@ -88,6 +88,13 @@ class ImportState:
                 op.attributes["onnx.name"] = StringAttr(name)
         return self._define(name, op)
 
+    def is_constant(self, name: str) -> bool:
+        """Whether `name` is known at compile time (an initializer, a Constant, a fold)."""
+        return self.aliases.get(name, name) in self.constants
+
+    def is_defined(self, name: str) -> bool:
+        return self.is_constant(name) or name in self.values
+
     def operand(self, node: onnx.NodeProto, index: int) -> SSAValue:
         return self.tensor(node.input[index])
 
