@@ -15,10 +15,12 @@ operators; what is never folded, and why:
 * operators of other domains, and those onnx's reference evaluator lacks;
 * Constant, Identity and Dropout, which their converters handle (Identity keeps a shared
   weight one constant; Dropout is random in training mode);
-* a node whose result onnx's shape inference (given the constant inputs) cannot size before
-  it is computed, or whose result would exceed `limits.FOLDED_CONSTANT_BYTES`: a hostile
-  ConstantOfShape or Range is refused, naming the node, before anything is allocated. Such a
-  node is translated instead where it has a converter.
+* a node whose result would exceed `limits.FOLDED_CONSTANT_BYTES`, as onnx's shape inference
+  sizes it from the constant inputs: a hostile ConstantOfShape or Range is refused, naming the
+  node, before anything is allocated; and one of the operators whose result's size their
+  input values set (`SIZED_BY_VALUES`) where that inference cannot size it. Such a node is
+  translated instead where it has a converter. Every folded result is checked again once
+  computed.
 
 `unfoldable_reason` tells, from which values are known, why a node cannot fold; the operator
 check (`operators.check_operators`) uses it to refuse a node without a converter only when it
@@ -75,6 +77,18 @@ SEQUENCES = frozenset(
 CONVERTED = frozenset({"Constant", "Dropout", "Identity"})
 #: Operators that read only the shape of their (first) input, static in nn.
 SHAPE_READERS = frozenset({"Shape", "Size"})
+#: Operators whose result's size is set by the values of their inputs: they fold only where
+#: onnx's shape inference sizes their result first. Any other operator whose result it cannot
+#: size (an old opset's Cast, whose `to` is a string) has a result no larger than its inputs
+#: allow, and is checked once computed.
+SIZED_BY_VALUES = frozenset(
+    {
+        *("BlackmanWindow", "CenterCropPad", "Col2Im", "ConstantOfShape", "DFT", "Expand"),
+        *("EyeLike", "HammingWindow", "HannWindow", "ImageDecoder", "MaxUnpool"),
+        *("MelWeightMatrix", "OneHot", "Pad", "Range", "Reshape", "Resize", "STFT"),
+        *("TfIdfVectorizer", "Tile", "Upsample"),
+    }
+)
 #: Constant inputs up to this many elements are given to onnx's shape inference as data.
 _INFERENCE_DATA_LIMIT = 4096
 
@@ -134,14 +148,14 @@ def fold(state: ImportState, node: onnx.NodeProto, has_converter: bool) -> bool:
         and not (node.op_type in SHAPE_READERS and name == node.input[0])
     }
     sizes = _inferred_sizes(state, node, types, data)
-    if sizes is None:
+    if sizes is None and node.op_type in SIZED_BY_VALUES:
         if has_converter:
             return False
         raise state.fail(
             "cannot fold it at import: onnx's shape inference does not tell the size of "
             "its result before it is computed"
         )
-    for name, nbytes in sizes.items():
+    for name, nbytes in (sizes or {}).items():
         _check_size(state, name, nbytes)
     for name, array in zip(node.output, _evaluate(state, node, feeds, types), strict=True):
         if name:

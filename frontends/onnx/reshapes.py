@@ -56,11 +56,14 @@ def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 
 def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    to = int(attrs.get("to", 0))
-    if to != TensorProto.FLOAT:
+    to = attrs.get("to", 0)
+    # A type name before opset 6 (which the checker does not check), a number from then on.
+    name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
+    if isinstance(to, int) and to in TensorProto.DataType.values():
+        name = TensorProto.DataType.Name(to)
+    if name != "FLOAT":
         raise state.fail(
-            f"Cast of '{node.input[0]}', computed at run time, to "
-            f"{TensorProto.DataType.Name(to) if to in TensorProto.DataType.values() else to}; "
+            f"Cast of '{node.input[0]}', computed at run time, to {name}; "
             "nnlayout computes float32 tensors only"
         )
     state.output(node, state.operand(node, 0))
