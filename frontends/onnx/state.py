@@ -109,12 +109,13 @@ class ImportState:
 
     def constant_array(self, name: str, what: str) -> np.ndarray:
         """The value of an input that nn needs at compile time (a shape, a bound)."""
-        if name not in self.constants:
+        if not self.is_constant(name):
             raise self.fail(
-                f"{what} '{name}' must be a constant (an initializer or a "
-                "Constant node); nnlayout needs it at compile time"
+                f"{what} '{name}' must be a constant (an initializer, a Constant node, or "
+                "computed from those and from shapes); nnlayout needs it at compile time, "
+                "and it is computed at run time"
             )
-        return self._array(self.constants[name])
+        return self._array(self.constants[self.aliases.get(name, name)])
 
     def constant_scalar(self, name: str, what: str) -> float:
         """A constant input that ONNX defines as a scalar (one element, of any rank)."""

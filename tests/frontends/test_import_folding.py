@@ -219,7 +219,31 @@ def batched_matmul_reshape() -> onnx.ModelProto:
     return model_of(nodes, {"x": [1, 5, 3, 4]}, ["y"], inits)
 
 
+def shifted_window_mask() -> onnx.ModelProto:
+    """swin_t's attention mask as the exporters write it: Range -> Mod -> Equal -> Not ->
+    Where of two float constants, added to the attention scores."""
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["scores"]),
+        helper.make_node("Range", ["zero", "six", "one"], ["positions"]),
+        helper.make_node("Mod", ["positions", "three"], ["window"]),
+        helper.make_node("Equal", ["window", "zero"], ["first"]),
+        helper.make_node("Not", ["first"], ["masked"]),
+        helper.make_node("Where", ["masked", "minus_hundred", "nothing"], ["mask"]),
+        helper.make_node("Add", ["scores", "mask"], ["y"]),
+    ]
+    inits = {
+        "w": weight(5, 6),
+        **{
+            k: np.array(v, np.int64) for k, v in [("zero", 0), ("six", 6), ("one", 1), ("three", 3)]
+        },
+        "minus_hundred": np.array(-100.0, np.float32),
+        "nothing": np.array(0.0, np.float32),
+    }
+    return model_of(nodes, {"x": [2, 3, 5]}, ["y"], inits)
+
+
 PATTERNS = {
+    "shifted_window_mask": shifted_window_mask,
     "channel_shuffle_classic": channel_shuffle_classic,
     "flatten_dynamo": flatten_dynamo,
     "flatten_dynamo_slice": flatten_dynamo_slice,
