@@ -5,6 +5,7 @@ the caller's `input_shapes` fix what the model leaves symbolic (a batch axis).""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from numbers import Integral
 
 import onnx
 from onnx import TensorProto
@@ -61,10 +62,12 @@ def check_input_shapes(
                 f"an input shape is given for '{name}', which is not an input of the model "
                 f"(its inputs: {', '.join(repr(n) for n in names) or 'none'})"
             )
-        if not dims or any(int(d) <= 0 for d in dims):
+        if isinstance(dims, str | bytes) or not all(
+            isinstance(d, Integral) and not isinstance(d, bool) and d > 0 for d in dims
+        ):
             raise UserError(
-                f"the input shape given for '{name}' is {list(dims)}; every size must be a "
-                "positive integer"
+                f"the input shape given for '{name}' is {dims!r}; it must be a list of "
+                "positive integers"
             )
 
 

@@ -392,7 +392,10 @@ def test_symbolic_input_refusal_names_the_option() -> None:
         ({"y": [1]}, "an input shape is given for 'y', which is not an input of the model"),
         ({"x": [2, 5, 4, 4]}, "has size 5 on axis 1, but the model's input has size 3 there"),
         ({"x": [2, 3, 4]}, "has rank 3, but the model's input has rank 4"),
-        ({"x": [0, 3, 4, 4]}, "every size must be a positive integer"),
+        ({"x": [0, 3, 4, 4]}, "is [0, 3, 4, 4]; it must be a list of positive integers"),
+        ({"x": "2x3x4x4"}, "it must be a list of positive integers"),
+        ({"x": [2.0, 3, 4, 4]}, "it must be a list of positive integers"),
+        ({"x": [2**62, 3, 4, 2**62]}, "graph input 'x'"),
     ],
 )
 def test_bad_input_shapes_are_refused(shapes: dict, expected: str) -> None:
@@ -430,3 +433,25 @@ def test_cli_refuses_a_too_large_fold(
     assert_one_clean_error(
         status, out, err, "error: node 'fill' (ConstantOfShape): folding it at import would make"
     )
+
+
+@pytest.mark.parametrize("value", ["x=1x3xNx4", "x=", "=1x3", "x=1x0x4x4", "x:1x3x4x4"])
+def test_cli_input_shape_syntax(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SystemExit) as exit_status:
+        run_in_process("nnlayout-import", ["m.onnx", "--input-shape", value], capsys, monkeypatch)
+    assert exit_status.value.code == 2  # argparse's status for a malformed option
+    assert (
+        "error: argument --input-shape: expected NAME=DIMS with positive sizes separated by "
+        f"'x' (e.g. images=1x3x224x224), got '{value}'"
+    ) in capsys.readouterr().err
+
+
+def test_cli_help_documents_input_shape(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SystemExit):
+        run_in_process("nnlayout-import", ["--help"], capsys, monkeypatch)
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--input-shape NAME=DIMS give graph input NAME the sizes DIMS" in help_text
