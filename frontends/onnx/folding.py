@@ -29,6 +29,7 @@ cannot fold, saying why.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Container
@@ -85,7 +86,7 @@ SIZED_BY_VALUES = frozenset(
     {
         *("BlackmanWindow", "CenterCropPad", "Col2Im", "ConstantOfShape", "DFT", "Expand"),
         *("EyeLike", "HammingWindow", "HannWindow", "ImageDecoder", "MaxUnpool"),
-        *("MelWeightMatrix", "OneHot", "Pad", "Range", "Reshape", "Resize", "STFT"),
+        *("MelWeightMatrix", "OneHot", "Pad", "Range", "Resize", "STFT"),
         *("TfIdfVectorizer", "Tile", "Upsample"),
     }
 )
@@ -93,6 +94,7 @@ SIZED_BY_VALUES = frozenset(
 _INFERENCE_DATA_LIMIT = 4096
 
 
+@functools.cache
 def reference_has(op_type: str, opset: int) -> bool:
     """Whether onnx's reference evaluator implements `op_type` at `opset`."""
     try:
@@ -139,13 +141,12 @@ def fold(state: ImportState, node: onnx.NodeProto, has_converter: bool) -> bool:
     if unfoldable_reason(node, _Names(state.is_constant), _Names(state.is_defined), state.opset):
         return False
     feeds = {name: _value(state, name) for name in dict.fromkeys(node.input) if name}
-    types = {name: _type_of(array) for name, array in feeds.items()}
+    types = {name: _type_of(state, name, array) for name, array in feeds.items()}
     # What data-dependent inference reads (a shape, a count) is small; weights are not read.
     data = {
-        name: numpy_helper.from_array(array, name)
+        name: state.constants[state.aliases.get(name, name)]
         for name, array in feeds.items()
-        if array.size <= _INFERENCE_DATA_LIMIT
-        and not (node.op_type in SHAPE_READERS and name == node.input[0])
+        if array.size <= _INFERENCE_DATA_LIMIT and state.is_constant(name)
     }
     sizes = _inferred_sizes(state, node, types, data)
     if sizes is None and node.op_type in SIZED_BY_VALUES:
@@ -160,7 +161,13 @@ def fold(state: ImportState, node: onnx.NodeProto, has_converter: bool) -> bool:
     for name, array in zip(node.output, _evaluate(state, node, feeds, types), strict=True):
         if name:
             _check_size(state, name, array.nbytes)
-            state.constants[name] = numpy_helper.from_array(array, name)
+            try:
+                state.constants[name] = numpy_helper.from_array(array, name)
+            except (TypeError, ValueError, KeyError) as error:
+                raise state.fail(
+                    f"cannot fold it at import: its output '{name}' is of a type the importer "
+                    f"cannot hold ({array.dtype}): {one_line(str(error))}"
+                ) from None
     return True
 
 
@@ -181,9 +188,13 @@ def _value(state: ImportState, name: str) -> np.ndarray:
     return np.broadcast_to(np.float32(0), nn.shape_of(state.tensor(name)))
 
 
-def _type_of(array: np.ndarray) -> onnx.TypeProto:
-    element = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
-    return onnx.helper.make_tensor_type_proto(element, list(array.shape))
+def _type_of(state: ImportState, name: str, array: np.ndarray) -> onnx.TypeProto:
+    """The ONNX type of an input: a constant's own (numpy has no dtype for some, such as
+    4-bit integers), else float32, nn's one element type, of the value's shape."""
+    if state.is_constant(name):
+        proto = state.constants[state.aliases.get(name, name)]
+        return onnx.helper.make_tensor_type_proto(proto.data_type, list(proto.dims))
+    return onnx.helper.make_tensor_type_proto(TensorProto.FLOAT, list(array.shape))
 
 
 def _inferred_sizes(
@@ -203,7 +214,13 @@ def _inferred_sizes(
             data,
             opset_imports=[onnx.helper.make_opsetid("", state.opset)],
         )
-    except (onnx.shape_inference.InferenceError, onnx.defs.SchemaError, RuntimeError) as error:
+    except (
+        onnx.shape_inference.InferenceError,
+        onnx.defs.SchemaError,
+        RuntimeError,
+        TypeError,
+        ValueError,
+    ) as error:
         raise state.fail(f"invalid node: {one_line(str(error))}") from None
     sizes = {}
     for name in filter(None, node.output):
