@@ -242,7 +242,43 @@ def shifted_window_mask() -> onnx.ModelProto:
     return model_of(nodes, {"x": [2, 3, 5]}, ["y"], inits)
 
 
+def pooled_head(dynamo: bool) -> onnx.ModelProto:
+    """A classifier head: the classic exporter's x.view(x.size(0), -1) after global pooling
+    (Shape -> Gather -> Unsqueeze -> Concat -> Reshape, opset 17), or dynamo's Squeeze of the
+    pooled axes (axes an input, opset 18), then the linear layer."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3]),
+        helper.make_node("GlobalAveragePool", ["c"], ["p"]),
+    ]
+    if dynamo:
+        nodes += [
+            helper.make_node("Squeeze", ["p", "axes"], ["flat"]),
+            helper.make_node("MatMul", ["flat", "fc"], ["m"]),
+            helper.make_node("Add", ["m", "b"], ["y"]),
+        ]
+        inits = {"axes": ints(2, 3), "fc": weight(20, 6), "b": weight(6)}
+    else:
+        nodes += [
+            helper.make_node("Shape", ["p"], ["s"]),
+            helper.make_node("Gather", ["s", "zero_scalar"], ["n"], axis=0),
+            helper.make_node("Unsqueeze", ["n", "zero"], ["n1"]),
+            helper.make_node("Concat", ["n1", "minus_one"], ["shape"], axis=0),
+            helper.make_node("Reshape", ["p", "shape"], ["flat"]),
+            helper.make_node("Gemm", ["flat", "fc"], ["y"], transB=1),
+        ]
+        inits = {
+            "zero_scalar": np.array(0, np.int64),
+            "zero": ints(0),
+            "minus_one": ints(-1),
+            "fc": weight(6, 20),
+        }
+    inits["w"] = weight(20, 3, 3, 3)
+    return model_of(nodes, {"x": [2, 3, 6, 6]}, ["y"], inits, opset=18 if dynamo else 17)
+
+
 PATTERNS = {
+    "pooled_head_classic": lambda: pooled_head(dynamo=False),
+    "pooled_head_dynamo": lambda: pooled_head(dynamo=True),
     "shifted_window_mask": shifted_window_mask,
     "channel_shuffle_classic": channel_shuffle_classic,
     "flatten_dynamo": flatten_dynamo,
@@ -310,6 +346,22 @@ def test_too_large_folded_constant_is_refused(nodes: list[onnx.NodeProto], what:
     message = refusal(model_of(nodes, {"x": [2]}, ["y"], inits))
     assert message.startswith(f"node #0 ({what}) producing 'c': folding it at import")
     assert "a folded constant may take" in message
+
+
+def test_fold_that_shape_inference_cannot_size_is_refused() -> None:
+    """onnx's shape inference does not size a float16 Range (a type of recent opsets): it is
+    not evaluated."""
+    halves = {k: np.array(v, np.float16) for k, v in [("a", 0), ("b", 1e4), ("d", 1)]}
+    nodes = [
+        helper.make_node("Range", ["a", "b", "d"], ["r"], name="positions"),
+        helper.make_node("Cast", ["r"], ["rf"], to=F),
+        helper.make_node("Add", ["x", "rf"], ["y"]),
+    ]
+    model = model_of(nodes, {"x": [1]}, ["y"], halves, opset=onnx.defs.onnx_opset_version())
+    assert refusal(model) == (
+        "node 'positions' (Range): cannot fold it at import: onnx's shape inference does not "
+        "tell the size of its result before it is computed"
+    )
 
 
 def test_operator_without_converter_on_activations_is_refused() -> None:
