@@ -3,12 +3,18 @@
 A tensor type such as `tensor<1000000x1000000xf32>` verifies (its size fits in 64 bits), but
 running it needs 4 TB. numpy would raise MemoryError at best, and at worst the operating system
 would overcommit and kill the process half-way. The interpreter and `nnlayout-run` ask here
-first and report the size with the value that needs it.
+first and report the size with the value that needs it; the ONNX importer bounds what it
+computes at import (`FOLDED_CONSTANT_BYTES`).
 """
 
 from __future__ import annotations
 
 import os
+
+#: The most bytes a constant the ONNX importer computes (a folded node's result) may take:
+#: protobuf's bound on a model file, so that folding makes nothing larger than a model could
+#: have stored (a hostile ConstantOfShape or Range is refused before it is allocated).
+FOLDED_CONSTANT_BYTES = 2**31
 
 
 def memory_limit() -> int:

@@ -12,8 +12,21 @@ Dropout's mask output, training-mode BatchNormalization, empty tensors. The pyte
 (`tests/frontends/test_onnx_conformance.py`) asserts exactly that for every case; this script
 tallies it.
 
-Inputs that nn needs at compile time (Reshape's shape, Clip's bounds) are graph inputs in these
-cases; `freeze_constant_inputs` turns them into initializers with the case's values first.
+Inputs that nn needs at compile time (Reshape's shape, Clip's bounds, Squeeze's axes) are graph
+inputs in these cases; `freeze_constant_inputs` turns them into initializers with the case's
+values first.
+
+Operators the importer does not translate but folds at import (evaluates with onnx's reference
+implementation when their inputs are known) are checked the way a model uses them: the cases of
+the shape operators (`FOLDED`: Shape, Gather, ConstantOfShape, Range, ... and the arithmetic on
+shapes), made of those and supported operators, run once more with every input frozen to an
+initializer, so that the whole graph folds and the importer's constants are compared with the
+stored outputs (integer and boolean outputs through a Cast to float32 appended to the graph,
+exact for these small values, since nn's graph outputs are float32). They are reported as
+"Op (folded)". Operators outside `FOLDED` that fold (any the reference implements) are
+not listed: their cases would only compare onnx's reference with its own stored outputs. Not
+is not listed either: its only cases are opset 1's, whose boolean outputs no Cast of that
+opset that the reference evaluator runs can make float32 (the importer's tests fold it).
 """
 
 from __future__ import annotations
@@ -42,13 +55,32 @@ from nnlayout.transforms import get_all_passes
 
 #: Operators the tally reports (Constant only feeds the others).
 OPS = sorted(SUPPORTED_OPS - {"Constant"})
+#: The shape operators whose cases also run folded (see the module docstring).
+FOLDED = frozenset(
+    {
+        *("Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Split"),
+        *("Expand", "ConstantOfShape", "Range", "Cast", "Equal", "Where", "Mod"),
+        *("ScatterND", "Reshape", "Add", "Sub", "Mul", "Div", "Less", "Greater"),
+        *("ReduceProd", "Tile", "Transpose", "Identity"),
+    }
+)
+#: What the tally reports of the folded runs.
+FOLDED_OPS = sorted(FOLDED)
 #: |ours - expected| <= RELATIVE_TOLERANCE * max|expected| (or ABSOLUTE_FLOOR near zero).
 RELATIVE_TOLERANCE = 1e-4
 ABSOLUTE_FLOOR = 1e-6
 #: Cases whose stored outputs are rounded (to 4 decimals): their own relative tolerance.
 _ROUNDED_REFERENCE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 5e-4}
 #: Inputs nn takes as compile-time values: operator -> input positions.
-_COMPILE_TIME_INPUTS = {"Reshape": (1,), "Clip": (1, 2)}
+_COMPILE_TIME_INPUTS = {"Reshape": (1,), "Clip": (1, 2), "Squeeze": (1,), "Unsqueeze": (1,)}
+#: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
+_OUTPUT_CAST = "conformance_output_cast"
+#: Element types a Cast to float32 gives exactly (for the small values of these cases).
+_CAST_TO_FLOAT = {
+    TensorProto.BOOL,
+    *(TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64),
+    *(TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64),
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,10 +91,15 @@ class Case:
     model: onnx.ModelProto
     inputs: tuple[np.ndarray, ...]
     outputs: tuple[np.ndarray, ...]
+    folded: bool = False
 
     @property
     def ops(self) -> frozenset[str]:
-        return frozenset(node.op_type for node in self.model.graph.node) & set(OPS)
+        """What the tally counts the case under: its operators, "Op (folded)" if folded."""
+        ops = frozenset(n.op_type for n in self.model.graph.node if n.name != _OUTPUT_CAST)
+        if self.folded:
+            return frozenset(f"{op} (folded)" for op in ops & FOLDED)
+        return ops & set(OPS)
 
 
 def _array(value: object) -> np.ndarray:
@@ -70,20 +107,22 @@ def _array(value: object) -> np.ndarray:
 
 
 def freeze_constant_inputs(
-    model: onnx.ModelProto, inputs: Sequence[np.ndarray]
+    model: onnx.ModelProto, inputs: Sequence[np.ndarray], everything: bool = False
 ) -> tuple[onnx.ModelProto, tuple[np.ndarray, ...]]:
-    """Moves graph inputs used as compile-time operands into initializers."""
+    """Moves graph inputs used as compile-time operands (or `everything`) into initializers."""
     frozen = {
         node.input[i]
         for node in model.graph.node
         for i in _COMPILE_TIME_INPUTS.get(node.op_type, ())
         if len(node.input) > i and node.input[i]
-    }
+    } | ({info.name for info in model.graph.input} if everything else set())
     model = onnx.ModelProto.FromString(model.SerializeToString())
     kept_info, kept_values = [], []
     for info, value in zip(list(model.graph.input), inputs, strict=True):
         if info.name in frozen:
             model.graph.initializer.append(numpy_helper.from_array(value, info.name))
+            if model.ir_version < 4:  # an initializer is a graph input too, then
+                kept_info.append(info)
         else:
             kept_info.append(info)
             kept_values.append(value)
@@ -92,9 +131,36 @@ def freeze_constant_inputs(
     return model, tuple(kept_values)
 
 
+def cast_outputs_to_float(
+    model: onnx.ModelProto, outputs: Sequence[np.ndarray]
+) -> tuple[onnx.ModelProto, tuple[np.ndarray, ...]]:
+    """`model` with a Cast to float32 after each integer or boolean graph output, and the
+    expected `outputs` cast alike."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    # Before opset 6, Cast's `to` is a string, which onnx's reference evaluator does not take:
+    # the outputs stay as they are (and are refused, unless float32).
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    cast = []
+    for info in model.graph.output:
+        if info.type.tensor_type.elem_type in _CAST_TO_FLOAT and opset >= 6:
+            model.graph.node.append(
+                onnx.helper.make_node(
+                    "Cast", [info.name], [f"{info.name}_f32"], _OUTPUT_CAST, to=TensorProto.FLOAT
+                )
+            )
+            info.name = f"{info.name}_f32"
+            info.type.tensor_type.elem_type = TensorProto.FLOAT
+            cast.append(True)
+        else:
+            cast.append(False)
+    expected = tuple(o.astype(np.float32) if c else o for o, c in zip(outputs, cast, strict=True))
+    return model, expected
+
+
 @functools.cache
 def collect_cases() -> tuple[Case, ...]:
-    """Every in-scope node test case (one per data set), in onnx's order."""
+    """Every in-scope node test case (one per data set), in onnx's order, each case of the
+    shape operators once more folded."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from onnx.backend.test.case.node import collect_testcases
@@ -102,14 +168,20 @@ def collect_cases() -> tuple[Case, ...]:
         test_cases = collect_testcases()
     cases = []
     for test_case in test_cases:
-        if not {n.op_type for n in test_case.model.graph.node} <= SUPPORTED_OPS:
+        ops = {n.op_type for n in test_case.model.graph.node}
+        if not ops <= SUPPORTED_OPS | FOLDED:
             continue
         for index, (inputs, outputs) in enumerate(test_case.data_sets):
-            model, kept = freeze_constant_inputs(test_case.model, [_array(i) for i in inputs])
+            inputs, outputs = [_array(i) for i in inputs], [_array(o) for o in outputs]
             suffix = f"[{index}]" if len(test_case.data_sets) > 1 else ""
-            cases.append(
-                Case(test_case.name + suffix, model, kept, tuple(_array(o) for o in outputs))
-            )
+            if ops <= SUPPORTED_OPS:
+                model, kept = freeze_constant_inputs(test_case.model, inputs)
+                cases.append(Case(test_case.name + suffix, model, kept, tuple(outputs)))
+            if ops & FOLDED:
+                model, _ = freeze_constant_inputs(test_case.model, inputs, everything=True)
+                model, expected = cast_outputs_to_float(model, outputs)
+                name = f"{test_case.name}{suffix}[folded]"
+                cases.append(Case(name, model, (), expected, folded=True))
     return tuple(cases)
 
 
@@ -120,6 +192,14 @@ def _rank(model: onnx.ModelProto, name: str) -> int | None:
     return None
 
 
+def _elem_type(graph: onnx.GraphProto, name: str) -> int:
+    """The element type of an initializer or graph input."""
+    for init in graph.initializer:
+        if init.name == name:
+            return init.data_type
+    return next((i.type.tensor_type.elem_type for i in graph.input if i.name == name), 0)
+
+
 def expected_refusals(case: Case) -> list[str]:
     """Message fragments the importer may refuse `case` with (each reason that applies);
     empty if the case must import."""
@@ -128,13 +208,24 @@ def expected_refusals(case: Case) -> list[str]:
     tensors = [*graph.input, *graph.output]
     if any(not info.type.HasField("tensor_type") for info in tensors):
         reasons.append("not a tensor")
-    if any(info.type.tensor_type.elem_type != TensorProto.FLOAT for info in tensors) or any(
-        init.data_type not in (TensorProto.FLOAT, TensorProto.INT64) for init in graph.initializer
+    if any(info.type.tensor_type.elem_type != TensorProto.FLOAT for info in tensors) or (
+        not case.folded  # (folding takes any type)
+        and any(
+            init.data_type not in (TensorProto.FLOAT, TensorProto.INT64)
+            for init in graph.initializer
+        )
     ):
         reasons.append("float32 tensors only")
     if any(0 in array.shape for array in (*case.inputs, *case.outputs)):
         reasons.append("zero-size")
+        reasons.append("empty tensors are not supported")
     for node in graph.node:
+        if (
+            case.folded
+            and node.op_type == "Range"
+            and _elem_type(graph, node.input[0]) in (TensorProto.FLOAT16, TensorProto.BFLOAT16)
+        ):  # onnx's shape inference does not size a Range of these types
+            reasons.append("does not tell the size of its result")
         if node.op_type == "MaxPool" and len(node.output) > 1 and node.output[1]:
             reasons.append("Indices output")
         if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
@@ -231,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = {case: check_case(case) for case in collect_cases()}
     counts = tally(results)
     print(f"{'operator':<20} {'passed':>7} {'refused':>8} {'failed':>7} {'total':>6}")
-    for op in OPS:
+    for op in [*OPS, *(f"{op} (folded)" for op in FOLDED_OPS)]:
         c = counts.get(op, Counter())
         print(f"{op:<20} {c['pass']:>7} {c['refused']:>8} {c['fail']:>7} {sum(c.values()):>6}")
     statuses = Counter(status for status, _ in results.values())

@@ -4,7 +4,12 @@
 
 Initializers with more than `--inline-limit` elements go to OUT.npz (the module attribute
 `nn.weights = "OUT.npz"` names it, relative to the .mlir); smaller ones are inlined. Writing to
-stdout needs every constant inline (`--inline-weights`, or a large enough limit). Errors
+stdout needs every constant inline (`--inline-weights`, or a large enough limit).
+
+    nnlayout-import model.onnx -o model.mlir --input-shape images=1x3x224x224
+
+fixes the sizes of a graph input that the model leaves symbolic or unknown (a dynamic batch
+axis), as onnxruntime's and IREE's tools do; repeat it for each such input. Errors
 (unsupported operator, non-float32 tensor, symbolic dimension, corrupt file, ...) are one line
 naming the node, and exit status 1.
 """
@@ -51,6 +56,16 @@ def _build_parser() -> argparse.ArgumentParser:
         "--inline-weights", action="store_true", help="inline every constant (no weights file)"
     )
     parser.add_argument(
+        "--input-shape",
+        metavar="NAME=DIMS",
+        type=input_shape,
+        action="append",
+        default=[],
+        help="give graph input NAME the sizes DIMS (e.g. images=1x3x224x224), fixing what "
+        "the model leaves symbolic or unknown (a dynamic batch axis); sizes the model states "
+        "must agree. Repeat for each input",
+    )
+    parser.add_argument(
         "--traceback",
         action="store_true",
         help="show Python tracebacks (for debugging nnlayout itself)",
@@ -58,10 +73,28 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def input_shape(text: str) -> tuple[str, list[int]]:
+    """An argparse type: NAME=DxDx... (an ONNX name may hold '='; the sizes cannot)."""
+    name, _, dims = text.rpartition("=")
+    sizes = dims.split("x")
+    if not name or not all(size.isdigit() and int(size) > 0 for size in sizes):
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=DIMS with positive sizes separated by 'x' (e.g. "
+            f"images=1x3x224x224), got '{text}'"
+        )
+    return name, [int(size) for size in sizes]
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     limit = sys.maxsize if args.inline_weights else args.inline_limit
-    imported = import_model(load_model(args.input), inline_limit=limit)
+    shapes = dict(args.input_shape)
+    if len(shapes) < len(args.input_shape):
+        twice = next(
+            n for n, _ in args.input_shape if [m for m, _ in args.input_shape].count(n) > 1
+        )
+        raise UserError(f"--input-shape gives the shape of '{twice}' more than once")
+    imported = import_model(load_model(args.input), inline_limit=limit, input_shapes=shapes)
     if args.output == "-":
         if imported.weights:
             raise UserError(

@@ -11,23 +11,34 @@ that ceil_mode would start in the end padding, which ONNX drops; a ConvTranspose
 auto_pad SAME and output_padding, whose output is input * stride; and what is computed from
 those outputs). ONNX value names become SSA name hints (sanitised to what MLIR accepts).
 
-Initializers (and Constant nodes) become `nn.constant`s where a tensor is used; those with more
-than `inline_limit` elements are returned in `ImportedModel.weights` and referenced as
-`nn.constant external "key"`, where `key` is a file-name-safe version of the ONNX name (the
-original name is kept in an `onnx.name` attribute when it differs). Integer initializers that
-act as attributes (Reshape's shape) are read at import time and never become tensors, also
-when an Identity passes them on.
+What is known at compile time folds (`folding`): a node whose inputs are all constants, and a
+Shape or Size of any value (shapes are static in nn), is evaluated at import by onnx's reference
+implementation of its operator, at the model's opset; its results are constants, as if the
+model had stored them. So the exporters' shape arithmetic (Shape, Gather, Concat, ... into a
+Reshape) leaves only tensor computation, and an operator without a converter is refused only
+where it acts on run-time values, saying so. Squeeze/Unsqueeze of such values become
+`nn.reshape`, a Cast to float32 of one is the value. `import_model(..., input_shapes=...)`
+(`nnlayout-import --input-shape NAME=DIMS`) fixes graph inputs' symbolic sizes.
+
+Initializers, Constant nodes and folded results become `nn.constant`s where a tensor is used;
+those with more than `inline_limit` elements are returned in `ImportedModel.weights` and
+referenced as `nn.constant external "key"`, where `key` is a file-name-safe version of the ONNX
+name (the original name is kept in an `onnx.name` attribute when it differs). Integer
+constants that act as attributes (Reshape's shape) are read at import time and never become
+tensors, also when an Identity passes them on.
 
 What nn cannot express is refused with a `UserError` naming the node and the reason: other
-operators, non-float32 tensors, symbolic dimensions, MaxPool's Indices and Dropout's mask
-outputs where something reads them (unread, they are left out), training-mode
+operators on run-time values, non-float32 tensors, symbolic dimensions left open, folds
+that would make a constant beyond `limits.FOLDED_CONSTANT_BYTES`, MaxPool's Indices and
+Dropout's mask outputs where something reads them (unread, they are left out), training-mode
 BatchNormalization (statistics outputs listed, read or not) and Dropout, 3-D
 convolution/pooling, and attributes ONNX leaves open (a NaN Clip bound, ...).
 
 The package: `loading` reads the file, `inference` and `checks` hold what is checked before
-a node is translated, `importer` walks the graph, keeping its `state`, and `operators` is the
-table of converters, grouped by kind in `convolution`, `pooling` (both on `windows`),
-`elementwise`, `linear`, `normalisation`, `shapes` and `constants`.
+a node is translated, `importer` walks the graph, keeping its `state`, folding what it can
+(`folding`), and `operators` is the table of converters, grouped by kind in `convolution`,
+`pooling` (both on `windows`), `elementwise`, `linear`, `normalisation`, `shapes`, `reshapes`
+and `constants`.
 """
 
 from nnlayout.frontends.onnx.common import sanitize_name

@@ -1,7 +1,11 @@
 """What the importer requires of a graph before it translates a node: values defined before
-they are read, and graph inputs and outputs that are float32 tensors of static shape."""
+they are read, and graph inputs and outputs that are float32 tensors of static shape, where
+the caller's `input_shapes` fix what the model leaves symbolic (a batch axis)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from numbers import Integral
 
 import onnx
 from onnx import TensorProto
@@ -46,26 +50,69 @@ def require_float_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.T
     return tensor
 
 
-def input_type(vi: onnx.ValueInfoProto) -> TensorType:
-    """The nn type of a graph input; refuses non-f32 and symbolic dimensions."""
+def check_input_shapes(
+    input_shapes: Mapping[str, Sequence[int]], inputs: Sequence[onnx.ValueInfoProto]
+) -> None:
+    """Each shape the caller gives names a graph input (not an initializer) and has positive
+    sizes; how it fits the model's own dimensions is `input_type`'s check."""
+    names = [vi.name for vi in inputs]
+    for name, dims in input_shapes.items():
+        if name not in names:
+            raise UserError(
+                f"an input shape is given for '{name}', which is not an input of the model "
+                f"(its inputs: {', '.join(repr(n) for n in names) or 'none'})"
+            )
+        if isinstance(dims, str | bytes) or not all(
+            isinstance(d, Integral) and not isinstance(d, bool) and d > 0 for d in dims
+        ):
+            raise UserError(
+                f"the input shape given for '{name}' is {dims!r}; it must be a list of "
+                "positive integers"
+            )
+
+
+def _example(dims: Sequence[onnx.TensorShapeProto.Dimension]) -> str:
+    """An --input-shape value for `dims`, 1 where they are symbolic."""
+    return "x".join(str(d.dim_value) if d.HasField("dim_value") else "1" for d in dims)
+
+
+def input_type(vi: onnx.ValueInfoProto, fixed: Sequence[int] | None = None) -> TensorType:
+    """The nn type of a graph input, with the sizes `fixed` gives (if any) where the model's
+    are symbolic or unknown; refuses non-f32, symbolic dimensions left open and sizes that
+    `fixed` contradicts."""
     tensor = require_float_tensor(vi, "graph input")
-    if not tensor.HasField("shape"):
-        raise UserError(f"graph input '{vi.name}' has no shape; nnlayout needs static shapes")
-    dims = []
-    for index, dim in enumerate(tensor.shape.dim):
-        if dim.HasField("dim_value") and dim.dim_value > 0:
-            dims.append(dim.dim_value)
-        elif dim.HasField("dim_value"):
+    if not tensor.HasField("shape") and fixed is None:
+        raise UserError(
+            f"graph input '{vi.name}' has no shape; nnlayout needs static shapes: give it "
+            f"one with --input-shape {vi.name}=AxBx... (input_shapes= in import_model)"
+        )
+    declared = list(tensor.shape.dim)
+    if fixed is not None and tensor.HasField("shape") and len(fixed) != len(declared):
+        raise UserError(
+            f"the input shape given for '{vi.name}' has rank {len(fixed)}, but the model's "
+            f"input has rank {len(declared)}"
+        )
+    dims = [int(d) for d in fixed] if fixed is not None else []
+    for index, dim in enumerate(declared):
+        if dim.HasField("dim_value") and dim.dim_value == 0 and fixed is None:
             raise UserError(
                 f"graph input '{vi.name}' has a zero-size dimension {index}; "
                 "empty tensors are not supported"
             )
-        else:
+        if dim.HasField("dim_value") and fixed is not None and dim.dim_value != dims[index]:
+            raise UserError(
+                f"the input shape given for '{vi.name}' has size {dims[index]} on axis "
+                f"{index}, but the model's input has size {dim.dim_value} there"
+            )
+        if dim.HasField("dim_value") and fixed is None:
+            dims.append(dim.dim_value)
+        elif fixed is None:
             symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
             raise UserError(
                 f"graph input '{vi.name}' has a symbolic dimension{symbol} "
-                f"(axis {index}); nnlayout needs static shapes: export the "
-                "model with fixed sizes"
+                f"(axis {index}); nnlayout needs static shapes: give its sizes with "
+                f"--input-shape (e.g. {vi.name}={_example(declared)}; input_shapes= in "
+                "import_model), or export the model with fixed sizes"
             )
     result = TensorType(f32, dims)
     try:

@@ -5,6 +5,7 @@ writing the result as a .mlir file (with a .npz of its large constants)."""
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,11 +18,17 @@ from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError, os_error_reason
 from nnlayout.dialects.weights import attach_weights_file
-from nnlayout.frontends.onnx.checks import check_order, input_type, require_float_tensor
+from nnlayout.frontends.onnx.checks import (
+    check_input_shapes,
+    check_order,
+    input_type,
+    require_float_tensor,
+)
 from nnlayout.frontends.onnx.common import attributes, describe, printable, sanitize_name
+from nnlayout.frontends.onnx.folding import fold
 from nnlayout.frontends.onnx.inference import infer_shapes
 from nnlayout.frontends.onnx.loading import load_model
-from nnlayout.frontends.onnx.operators import CONVERTERS, check_operators
+from nnlayout.frontends.onnx.operators import check_operators, converter_of
 from nnlayout.frontends.onnx.state import ImportState
 from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
@@ -40,11 +47,15 @@ class ImportedModel:
 
 
 def import_model(
-    model: onnx.ModelProto, *, inline_limit: int = DEFAULT_INLINE_LIMIT
+    model: onnx.ModelProto,
+    *,
+    inline_limit: int = DEFAULT_INLINE_LIMIT,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> ImportedModel:
-    """Translates `model` into a module with one `func.func @main`; see the package docstring."""
+    """Translates `model` into a module with one `func.func @main`; see the package docstring.
+    `input_shapes` (input name -> sizes) fixes graph inputs' symbolic or unknown sizes."""
     try:
-        imported = _import_graph(ImportState(model, inline_limit))
+        imported = _import_graph(ImportState(model, inline_limit), dict(input_shapes or {}))
     except UserError as error:
         raise UserError(printable(error.message)) from None
     try:
@@ -54,20 +65,27 @@ def import_model(
     return imported
 
 
-def _import_graph(state: ImportState) -> ImportedModel:
+def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) -> ImportedModel:
     graph, block = state.graph, state.block
-    check_operators(graph)
+    check_operators(graph, state.opset)
     check_order(graph, set(state.constants))
     arguments = [vi for vi in graph.input if vi.name not in state.constants]
-    input_types = [input_type(vi) for vi in arguments]
-    state.inferred = infer_shapes(state.model)
+    check_input_shapes(input_shapes, arguments)
+    input_types = [input_type(vi, input_shapes.get(vi.name)) for vi in arguments]
+    state.inferred = infer_shapes(
+        state.model, {vi.name: t.get_shape() for vi, t in zip(arguments, input_types, strict=True)}
+    )
     for vi, arg_type in zip(arguments, input_types, strict=True):
         arg = block.insert_arg(arg_type, len(block.args))
         arg.name_hint = sanitize_name(vi.name)
         state.values[vi.name] = arg
     for index, node in enumerate(graph.node):
         state.node = describe(node, index)
-        CONVERTERS[node.op_type](state, node, attributes(node))
+        converter = converter_of(node)
+        if not fold(state, node, converter is not None):
+            if converter is None:  # check_operators found it could fold
+                raise AssertionError(f"{state.node} neither folds nor has a converter")
+            converter(state, node, attributes(node))
     state.node = "graph"
     results = []
     for vi in graph.output:

@@ -5,7 +5,7 @@ against it there)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import onnx
 from onnx import TensorProto
@@ -14,11 +14,16 @@ from nnlayout.diagnostics import UserError
 from nnlayout.frontends.onnx.common import attributes, auto_pad_name, one_line
 
 
-def infer_shapes(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
-    """The type onnx infers for each value of `model`'s graph, after checking the model."""
+def infer_shapes(
+    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]
+) -> dict[str, onnx.TypeProto]:
+    """The type onnx infers for each value of `model`'s graph, after checking the model, with
+    the graph inputs of the shapes given (the importer's, symbolic sizes fixed). Data
+    propagation carries the values of shape computations (Shape -> Gather -> Concat) into
+    the shapes they make (a Reshape's), so those are checked against nn's too."""
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            _skeleton(model), check_type=True, strict_mode=True
+            _skeleton(model, input_shapes), check_type=True, strict_mode=True, data_prop=True
         )
         _complete_output_shapes(inferred.graph)
         onnx.checker.check_model(inferred)
@@ -32,13 +37,19 @@ def infer_shapes(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     return {vi.name: vi.type for vi in (*graph.input, *graph.value_info, *graph.output)}
 
 
-def _skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its large float initializers turned into typed graph inputs: the
-    checker and shape inference see the same graph without serialising the weights. Their
-    data is checked when read."""
+def _skeleton(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> onnx.ModelProto:
+    """The model with its large float initializers turned into typed graph inputs (the
+    checker and shape inference see the same graph without serialising the weights; their
+    data is checked when read), and its inputs of the shapes given."""
     skeleton = onnx.ModelProto()
     skeleton.CopyFrom(model)
     del skeleton.graph.initializer[:]
+    for vi in skeleton.graph.input:
+        if vi.name in input_shapes and vi.type.HasField("tensor_type"):
+            shape = vi.type.tensor_type.shape
+            shape.ClearField("dim")
+            for size in input_shapes[vi.name]:
+                shape.dim.add().dim_value = size
     inputs = {vi.name for vi in skeleton.graph.input}
     for tensor in model.graph.initializer:
         if tensor.data_type == TensorProto.FLOAT and math.prod(tensor.dims) > 16:

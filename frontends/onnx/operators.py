@@ -1,5 +1,6 @@
 """The operator table: which converter translates each ONNX operator (default domain) the
-importer supports, and the check that a graph uses no other."""
+importer supports, and the check that a graph uses no other except where it folds (see
+`folding`: a node whose inputs are known at compile time needs no converter)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from nnlayout.frontends.onnx.elementwise import (
     sum_inputs,
     unary,
 )
+from nnlayout.frontends.onnx.folding import unfoldable_reason
 from nnlayout.frontends.onnx.linear import gemm, matmul
 from nnlayout.frontends.onnx.normalisation import batch_normalization, softmax
 from nnlayout.frontends.onnx.pooling import (
@@ -29,6 +31,7 @@ from nnlayout.frontends.onnx.pooling import (
     global_max_pool,
     max_pool,
 )
+from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
 from nnlayout.frontends.onnx.state import ImportState
 
@@ -58,19 +61,39 @@ CONVERTERS: dict[str, Converter] = {
     "Constant": constant,
     "Dropout": dropout,
     "GlobalMaxPool": global_max_pool,
+    "Squeeze": squeeze,
+    "Unsqueeze": unsqueeze,
+    "Cast": cast,
 }
 
 #: ONNX operators (default domain) the importer translates.
 SUPPORTED_OPS = frozenset(CONVERTERS)
 
 
-def check_operators(graph: onnx.GraphProto) -> None:
-    """Refuses the first node whose operator is not in the table, naming those that are."""
+def converter_of(node: onnx.NodeProto) -> Converter | None:
+    return CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+
+
+def check_operators(graph: onnx.GraphProto, opset: int) -> None:
+    """Refuses the first node whose operator is not in the table and that cannot fold (its
+    inputs known at compile time), naming those in the table and why it does not fold."""
+    known = {t.name for t in graph.initializer}
+    defined = known | {vi.name for vi in graph.input}
     for index, node in enumerate(graph.node):
-        if node.domain not in ("", "ai.onnx") or node.op_type not in SUPPORTED_OPS:
-            domain = f" of domain '{node.domain}'" if node.domain not in ("", "ai.onnx") else ""
-            raise UserError(
-                f"{describe(node, index)}: unsupported operator "
-                f"'{node.op_type}'{domain}; nnlayout imports "
-                f"{', '.join(sorted(SUPPORTED_OPS))}"
-            )
+        reason = unfoldable_reason(node, known, defined, opset)
+        if (
+            reason is None
+            or node.op_type == "Constant"
+            or (node.op_type == "Identity" and node.input[0] in known)
+        ):
+            known.update(node.output)
+        defined.update(node.output)
+        if reason is None or converter_of(node) is not None:
+            continue
+        domain = f" of domain '{node.domain}'" if node.domain not in ("", "ai.onnx") else ""
+        why = f" (not folded at import: {reason})" if not domain else ""
+        raise UserError(
+            f"{describe(node, index)}: unsupported operator '{node.op_type}'{domain}{why}; "
+            f"nnlayout imports {', '.join(sorted(SUPPORTED_OPS))}, and folds other operators "
+            "whose inputs are known at compile time"
+        )

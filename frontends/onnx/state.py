@@ -88,6 +88,13 @@ class ImportState:
                 op.attributes["onnx.name"] = StringAttr(name)
         return self._define(name, op)
 
+    def is_constant(self, name: str) -> bool:
+        """Whether `name` is known at compile time (an initializer, a Constant, a fold)."""
+        return self.aliases.get(name, name) in self.constants
+
+    def is_defined(self, name: str) -> bool:
+        return self.is_constant(name) or name in self.values
+
     def operand(self, node: onnx.NodeProto, index: int) -> SSAValue:
         return self.tensor(node.input[index])
 
@@ -102,12 +109,13 @@ class ImportState:
 
     def constant_array(self, name: str, what: str) -> np.ndarray:
         """The value of an input that nn needs at compile time (a shape, a bound)."""
-        if name not in self.constants:
+        if not self.is_constant(name):
             raise self.fail(
-                f"{what} '{name}' must be a constant (an initializer or a "
-                "Constant node); nnlayout needs it at compile time"
+                f"{what} '{name}' must be a constant (an initializer, a Constant node, or "
+                "computed from those and from shapes); nnlayout needs it at compile time, "
+                "and it is computed at run time"
             )
-        return self._array(self.constants[name])
+        return self._array(self.constants[self.aliases.get(name, name)])
 
     def constant_scalar(self, name: str, what: str) -> float:
         """A constant input that ONNX defines as a scalar (one element, of any rank)."""

@@ -1,0 +1,69 @@
+"""Converters of the ONNX operators that, on a tensor computed at run time, only rename it or
+change its shape: Squeeze and Unsqueeze (axes an attribute before opset 13, a compile-time
+input from then on) become `nn.reshape`, and Cast to float32 of a float32 value is the value.
+On constants these operators fold instead (see `folding`)."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.state import ImportState
+
+
+def _axes(state: ImportState, node: onnx.NodeProto, attrs: dict) -> list[int] | None:
+    """The node's axes (attribute before opset 13, input from 13), or None if absent."""
+    if state.opset >= 13:
+        if len(node.input) > 1 and node.input[1]:
+            return [int(a) for a in state.constant_array(node.input[1], "axes").ravel()]
+        return None
+    return [int(a) for a in attrs["axes"]] if "axes" in attrs else None
+
+
+def _normalized(state: ImportState, axes: list[int], rank: int) -> list[int]:
+    if any(not -rank <= a < rank for a in axes):
+        raise state.fail(f"axes {axes} out of range for rank {rank}")
+    normalized = [a % rank for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise state.fail(f"axes {axes} repeat an axis")
+    return normalized
+
+
+def squeeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    x = state.operand(node, 0)
+    shape = list(nn.shape_of(x))
+    axes = _axes(state, node, attrs)
+    if axes is None:
+        dropped = [i for i, size in enumerate(shape) if size == 1]
+    else:
+        dropped = _normalized(state, axes, len(shape))
+        if wrong := [a for a in dropped if shape[a] != 1]:
+            raise state.fail(f"cannot squeeze axis {wrong[0]} of shape {shape}: its size is not 1")
+    result = [size for i, size in enumerate(shape) if i not in dropped]
+    state.output(node, state.build(lambda: nn.ReshapeOp(x, result)))
+
+
+def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    x = state.operand(node, 0)
+    axes = _axes(state, node, attrs)
+    if axes is None:
+        raise state.fail("Unsqueeze needs axes")
+    rest = iter(nn.shape_of(x))
+    inserted = _normalized(state, axes, len(nn.shape_of(x)) + len(axes))
+    result = [1 if i in inserted else next(rest) for i in range(len(nn.shape_of(x)) + len(axes))]
+    state.output(node, state.build(lambda: nn.ReshapeOp(x, result)))
+
+
+def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    to = attrs.get("to", 0)
+    # A type name before opset 6 (which the checker does not check), a number from then on.
+    name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
+    if isinstance(to, int) and to in TensorProto.DataType.values():
+        name = TensorProto.DataType.Name(to)
+    if name != "FLOAT":
+        raise state.fail(
+            f"Cast of '{node.input[0]}', computed at run time, to {name}; "
+            "nnlayout computes float32 tensors only"
+        )
+    state.output(node, state.operand(node, 0))
