@@ -29,6 +29,7 @@ from nnlayout.frontends.onnx.pooling import (
     global_max_pool,
     max_pool,
 )
+from nnlayout.frontends.onnx.reduction import REDUCTIONS, layer_normalization, lrn, reduce
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
 from nnlayout.frontends.onnx.state import ImportState
 
@@ -58,6 +59,9 @@ CONVERTERS: dict[str, Converter] = {
     "Constant": constant,
     "Dropout": dropout,
     "GlobalMaxPool": global_max_pool,
+    **dict.fromkeys(REDUCTIONS, reduce),
+    "LayerNormalization": layer_normalization,
+    "LRN": lrn,
 }
 
 #: ONNX operators (default domain) the importer translates.

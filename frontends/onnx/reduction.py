@@ -1,0 +1,99 @@
+"""Converters of the ONNX reductions (ReduceSum, ReduceMean, ReduceMax, ... as `nn.reduce`)
+and of the normalisations that reduce: LayerNormalization (`nn.layer_norm`) and LRN
+(`nn.lrn`).
+
+A reduction's axes are an attribute before opset 18 (ReduceSum: 13) and a constant input
+from then on; none, or an empty list, means every axis, or no reduction at all with
+`noop_with_empty_axes`. `nn.reduce` keeps the reduced axes; keepdims=0 adds an `nn.reshape`.
+
+The global average pooling that torch's exporters write as a ReduceMean over every spatial
+axis of an [N, C, ...] tensor becomes `nn.global_avg_pool` here, at import, rather than by a
+pattern in a pass: the op is then the one every exporter's GlobalAveragePool gives, with its
+kernels (blocked, oneDNN pooling) and layouts, before any pass runs, and a hand-written
+`nn.reduce` still means what it says.
+"""
+
+from __future__ import annotations
+
+import onnx
+from xdsl.ir import SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.state import ImportState
+
+#: ONNX operator -> `nn.reduce` kind.
+REDUCTIONS: dict[str, str] = {onnx_name: kind for kind, onnx_name in nn.REDUCE_KINDS.items()}
+
+
+def _axes_given(state: ImportState, node: onnx.NodeProto, attrs: dict) -> list[int] | None:
+    """The axes the node names (None: none given), from its input or its attribute."""
+    if len(node.input) > 1 and node.input[1]:
+        return [int(a) for a in state.constant_array(node.input[1], "axes").ravel()]
+    if "axes" in attrs:
+        return [int(a) for a in attrs["axes"]]
+    return None
+
+
+def _axes(state: ImportState, given: list[int], rank: int) -> list[int]:
+    """`given` made non-negative and sorted, refusing an axis out of range or named twice."""
+    if any(not -rank <= a < rank for a in given):
+        raise state.fail(f"axes {given} out of range for an input of rank {rank}")
+    axes = sorted(a + rank if a < 0 else a for a in given)
+    if len(set(axes)) != len(axes):
+        raise state.fail(f"axes {given} name an axis twice")
+    return axes
+
+
+def reduce(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    given = _axes_given(state, node, attrs)
+    if not given and attrs.get("noop_with_empty_axes", 0):
+        state.output(node, x)
+        return
+    axes = list(range(len(shape))) if not given else _axes(state, given, len(shape))
+    kind = REDUCTIONS[node.op_type]
+    if not shape:  # a scalar: reduced as a 1-element vector
+        vector = state.emit(state.build(lambda: nn.ReshapeOp(x, [1])))
+        reduced = state.emit(state.build(lambda: nn.ReduceOp(vector, kind, [0])))
+        state.output(node, state.build(lambda: nn.ReshapeOp(reduced, [])))
+        return
+    if kind == "mean" and len(shape) >= 3 and axes == list(range(2, len(shape))):
+        result: SSAValue = state.emit(state.build(lambda: nn.GlobalAvgPoolOp(x)))
+    else:
+        result = state.emit(state.build(lambda: nn.ReduceOp(x, kind, axes)))
+    if attrs.get("keepdims", 1):
+        state.output(node, result)
+        return
+    kept = [d for i, d in enumerate(shape) if i not in axes]
+    state.output(node, state.build(lambda: nn.ReshapeOp(result, kept)))
+
+
+def layer_normalization(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    if state.read_outputs(node):
+        raise state.fail(
+            "LayerNormalization's Mean and InvStdDev outputs are not supported (only the "
+            "normalised output may be read)"
+        )
+    x, scale = state.operand(node, 0), state.operand(node, 1)
+    bias = state.optional_operand(node, 2)
+    axis, epsilon = int(attrs.get("axis", -1)), float(attrs.get("epsilon", 1e-5))
+    state.output(node, state.build(lambda: nn.LayerNormOp(x, scale, bias, axis, epsilon)))
+
+
+def lrn(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    if "size" not in attrs:
+        raise state.fail("LRN needs its 'size' attribute")
+    x = state.operand(node, 0)
+    state.output(
+        node,
+        state.build(
+            lambda: nn.LrnOp(
+                x,
+                int(attrs["size"]),
+                float(attrs.get("alpha", 1e-4)),
+                float(attrs.get("beta", 0.75)),
+                float(attrs.get("bias", 1.0)),
+            )
+        ),
+    )
