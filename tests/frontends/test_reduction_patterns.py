@@ -169,3 +169,65 @@ def test_reduce_sum_over_every_axis_and_noop(tmp_path: Path) -> None:
         helper.make_node("Add", ["same", "all"], ["y"]),
     ]
     check_against_onnxruntime(_model(nodes, [2, 3, 4], {}, 13), tmp_path)
+
+
+def test_layer_norm_on_tokens(tmp_path: Path) -> None:
+    """ViT/Swin: LayerNormalization over the last axis of [1, T, C] (opset 17), then a
+    MatMul; C = 20."""
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["n"], epsilon=1e-6),
+        helper.make_node("MatMul", ["n", "proj"], ["y"]),
+    ]
+    weights = {"scale": _weights(20) + 1, "bias": _weights(20), "proj": _weights(20, 12)}
+    module = check_against_onnxruntime(_model(nodes, [1, 7, 20], weights, 17), tmp_path)
+    assert "nn.layer_norm" in _ops(module)
+
+
+def test_layer_norm_2d_as_convnext_writes_it(tmp_path: Path) -> None:
+    """ConvNeXt's LayerNorm2d: Transpose NCHW -> NHWC, LayerNormalization over the last axis
+    (no bias: dynamo drops a zero one at opset 18), Transpose back, after a convolution with
+    20 channels."""
+    conv, weights = _conv(20)
+    nodes = [
+        *conv,
+        helper.make_node("Transpose", ["c"], ["nhwc"], perm=[0, 2, 3, 1]),
+        helper.make_node("LayerNormalization", ["nhwc", "scale"], ["n"], axis=-1),
+        helper.make_node("Transpose", ["n"], ["y"], perm=[0, 3, 1, 2]),
+    ]
+    weights["scale"] = _weights(20) + 1
+    check_against_onnxruntime(_model(nodes, [1, 3, 5, 5], weights, 18), tmp_path)
+
+
+def test_layer_norm_over_several_axes(tmp_path: Path) -> None:
+    """axis 1 of [2, 4, 5]: the mean and variance of each sample's 20 elements, scale [4, 5]
+    and a bias that broadcasts ([5])."""
+    nodes = [helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y"], axis=1)]
+    weights = {"scale": _weights(4, 5) + 1, "bias": _weights(5)}
+    check_against_onnxruntime(_model(nodes, [2, 4, 5], weights, 17), tmp_path)
+
+
+@pytest.mark.parametrize("size", [5, 3])
+def test_lrn_after_conv(size: int, tmp_path: Path) -> None:
+    """The ONNX model zoo's opset-9 AlexNet/GoogLeNet: LRN across 20 channels after a conv
+    and relu (onnxruntime refuses even sizes)."""
+    conv, weights = _conv(20)
+    nodes = [
+        *conv,
+        helper.make_node("LRN", ["c"], ["y"], size=size, alpha=1e-2, beta=0.75, bias=1.5),
+    ]
+    check_against_onnxruntime(_model(nodes, [1, 3, 5, 5], weights, 9), tmp_path)
+
+
+def test_layer_norm_statistics_outputs_are_refused(tmp_path: Path) -> None:
+    """Only LayerNormalization's first output may be read."""
+    from nnlayout.diagnostics import UserError
+    from nnlayout.frontends.onnx import import_to_files
+
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "scale"], ["n", "mean"]),
+        helper.make_node("Add", ["n", "mean"], ["y"]),
+    ]
+    path = tmp_path / "model.onnx"
+    path.write_bytes(_model(nodes, [2, 6], {"scale": _weights(6)}, 17).SerializeToString())
+    with pytest.raises(UserError, match="LayerNormalization's Mean and InvStdDev outputs"):
+        import_to_files(path)
