@@ -15,15 +15,6 @@ from nnlayout.dialects import nn
 Axes = tuple[int, ...]
 
 
-def _log_sum_exp(x: np.ndarray, axes: Axes) -> np.ndarray:
-    """log(sum(exp(x))) with the largest element taken out first, so that nothing overflows
-    where the result is finite (onnxruntime does the same)."""
-    top = x.max(axis=axes, keepdims=True)
-    shift = np.where(np.isfinite(top), top, 0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.exp(x - shift).sum(axis=axes, keepdims=True)) + shift
-
-
 _REDUCTIONS: dict[str, Callable[[np.ndarray, Axes], np.ndarray]] = {
     "sum": lambda x, axes: x.sum(axis=axes, keepdims=True),
     "mean": lambda x, axes: x.mean(axis=axes, keepdims=True),
@@ -34,7 +25,6 @@ _REDUCTIONS: dict[str, Callable[[np.ndarray, Axes], np.ndarray]] = {
     "l2": lambda x, axes: np.sqrt((x * x).sum(axis=axes, keepdims=True)),
     "sum_square": lambda x, axes: (x * x).sum(axis=axes, keepdims=True),
     "log_sum": lambda x, axes: np.log(x.sum(axis=axes, keepdims=True)),
-    "log_sum_exp": _log_sum_exp,
 }
 
 

@@ -62,7 +62,6 @@ REDUCE_KINDS: dict[str, str] = {
     "l2": "ReduceL2",
     "sum_square": "ReduceSumSquare",
     "log_sum": "ReduceLogSum",
-    "log_sum_exp": "ReduceLogSumExp",
 }
 
 
@@ -83,8 +82,8 @@ def reduce_shape(x: Shape, axes: Sequence[int], op_name: str = "nn.reduce") -> S
 @irdl_op_definition
 class ReduceOp(NNOp):
     """A reduction over `axes` (kept as size 1), of one `kind`: sum, mean, max, min, prod,
-    l1 (sum of |x|), l2 (sqrt of the sum of squares), sum_square, log_sum (log of the sum),
-    log_sum_exp; ONNX's ReduceX semantics, NaN propagating."""
+    l1 (sum of |x|), l2 (sqrt of the sum of squares), sum_square, log_sum (log of the sum);
+    ONNX's ReduceX semantics, NaN propagating."""
 
     name = "nn.reduce"
     input = operand_def(TensorType)

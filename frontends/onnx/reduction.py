@@ -6,6 +6,9 @@ A reduction's axes are an attribute before opset 18 (ReduceSum: 13) and a consta
 from then on; none, or an empty list, means every axis, or no reduction at all with
 `noop_with_empty_axes`. `nn.reduce` keeps the reduced axes; keepdims=0 adds an `nn.reshape`.
 
+LayerNormalization's Mean and InvStdDev outputs, where read, are computed by reductions and
+element-wise ops beside the `nn.layer_norm` that gives its first.
+
 The global average pooling that torch's exporters write as a ReduceMean over every spatial
 axis of an [N, C, ...] tensor becomes `nn.global_avg_pool` here, at import, rather than by a
 pattern in a pass: the op is then the one every exporter's GlobalAveragePool gives, with its
@@ -15,6 +18,7 @@ kernels (blocked, oneDNN pooling) and layouts, before any pass runs, and a hand-
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
@@ -70,15 +74,30 @@ def reduce(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 
 def layer_normalization(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    if state.read_outputs(node):
-        raise state.fail(
-            "LayerNormalization's Mean and InvStdDev outputs are not supported (only the "
-            "normalised output may be read)"
-        )
     x, scale = state.operand(node, 0), state.operand(node, 1)
     bias = state.optional_operand(node, 2)
     axis, epsilon = int(attrs.get("axis", -1)), float(attrs.get("epsilon", 1e-5))
     state.output(node, state.build(lambda: nn.LayerNormOp(x, scale, bias, axis, epsilon)))
+    if state.read_outputs(node):
+        _statistics(state, node, x, axis, epsilon)
+
+
+def _statistics(
+    state: ImportState, node: onnx.NodeProto, x: SSAValue, axis: int, epsilon: float
+) -> None:
+    """LayerNormalization's Mean and InvStdDev outputs, where read: the mean over the
+    normalised axes (kept) and 1 / sqrt(population variance + epsilon), as nn ops."""
+    rank = len(nn.shape_of(x))
+    axes = list(range(nn.normalize_axis("LayerNormalization", axis, rank), rank))
+    mean = state.emit(nn.ReduceOp(x, "mean", axes))
+    centred = state.emit(nn.SubOp(x, mean))
+    variance = state.emit(nn.ReduceOp(state.emit(nn.MulOp(centred, centred)), "mean", axes))
+    shifted = state.emit(nn.AddOp(variance, state.emit(nn.ConstantOp.from_array(epsilon))))
+    one = state.emit(nn.ConstantOp.from_array(np.float32(1)))
+    inverse = nn.DivOp(one, state.emit(nn.SqrtOp(shifted)))
+    for index, value in ((1, mean), (2, state.emit(inverse))):
+        if len(node.output) > index and node.output[index]:
+            state.output(node, value, index)
 
 
 def lrn(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

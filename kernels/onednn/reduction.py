@@ -5,8 +5,8 @@ and LRN primitives: the `Rules` of the kernels of `nn.reduce`, `nn.layer_norm` a
   a mean over H and W of NCHW16c data is one over whole physical axes, but over C it would
   read the block's padding lanes (zeros: a mean over 20 channels divided by 32 physical
   lanes, a max over negative values that a padding zero wins), so such a layout is refused
-  and propagate-layouts leaves the reduction plain with a remark. Its log_sum and
-  log_sum_exp kinds have no oneDNN algorithm.
+  and propagate-layouts leaves the reduction plain with a remark. Its log_sum kind has no
+  oneDNN algorithm.
 - `nn.layer_norm` runs plain: oneDNN normalises over the last axis, so the op's input is
   described as the 2-D [rows, normalised elements] it is in row-major order (any `axis`), and
   its scale and bias as the vectors of the normalised elements they are, where they have
