@@ -11,9 +11,9 @@ and LRN primitives: the `Rules` of the kernels of `nn.reduce`, `nn.layer_norm` a
   described as the 2-D [rows, normalised elements] it is in row-major order (any `axis`), and
   its scale and bias as the vectors of the normalised elements they are, where they have
   that many elements (not broadcast).
-- `nn.lrn` runs in NHWC, the one format oneDNN has fast code for at every channel count
-  and window size (its nChw8c/16c code wants whole blocks and a window of 5; in NCHW it
-  offers its reference code).
+- `nn.lrn` runs in NHWC where oneDNN has fast code for it there (avx512: every channel count
+  and window), else plain NCHW where it has (avx2: a window of 5 over whole blocks of 8
+  channels); its blocked code wants whole blocks too, so it never reads padding lanes.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ ALGORITHMS: dict[str, tuple[int, float]] = {
     "l2": (b.dnnl_reduction_norm_lp_sum, 2.0),
     "sum_square": (b.dnnl_reduction_norm_lp_power_p_sum, 2.0),
 }
-LRN_LAYOUT = "NHWC"
+# The layouts LRN may run in, in order of preference.
+LRN_LAYOUTS = ("NHWC", PLAIN_LAYOUT)
 # dnnl_format_tag_t of the plain (row-major) format of each rank: a, ab, abc, ...
 _PLAIN_TAGS = {rank: rank + 1 for rank in range(1, 7)}
 
@@ -125,8 +126,8 @@ def _layout_reason(op: Operation, layout: str) -> str | None:
         blocked = [i for i in op.reduced_axes if spec.blocks_of(spec.logical_axes[i])]
         if blocked:
             return (
-                f"it reduces axis {blocked[0]}, which {layout} splits into blocks with "
-                "padding lanes the reduction would read"
+                f"it reduces axis {blocked[0]}, which {layout} splits into blocks, whose "
+                "padding lanes it would read"
             )
     tag = _tag(op, layout)
     if tag is None:
@@ -144,11 +145,19 @@ def reduction_accepts(op: Operation, target: Target, padding: bool) -> str | Non
 
 
 def _running_layout(op: Operation) -> str:
-    """The layout `op`'s data has when it runs: layer norm's plain, LRN's NHWC, else its
+    """The layout `op`'s data has when it runs: layer norm's plain, LRN's its own, else its
     operand's (`"*"`)."""
     if isinstance(op, nn.LayerNormOp):
         return PLAIN_LAYOUT
-    return LRN_LAYOUT if isinstance(op, nn.LrnOp) else encoding_name(op.operands[0].type)
+    return _lrn_layout(op) if isinstance(op, nn.LrnOp) else encoding_name(op.operands[0].type)
+
+
+def _lrn_layout(op: Operation) -> str:
+    """The first of LRN_LAYOUTS oneDNN has fast code for (the last when none: refused)."""
+    for layout in LRN_LAYOUTS:
+        if is_fast(_choice(op, _tag(op, layout) or 0)[0]):
+            return layout
+    return LRN_LAYOUTS[-1]
 
 
 def reduction_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
@@ -156,11 +165,11 @@ def reduction_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
 
 
 def reduction_layouts(op: Operation, target: Target) -> Layouts:
-    """Layer norm plain, LRN in NHWC; a reduction in its operand's layout."""
+    """Layer norm plain, LRN in NHWC or plain; a reduction in its operand's layout."""
     if isinstance(op, nn.LayerNormOp):
         return (PLAIN_LAYOUT,) * len(op.operands), (PLAIN_LAYOUT,)
     if isinstance(op, nn.LrnOp):
-        return (LRN_LAYOUT,), (LRN_LAYOUT,)
+        return (_lrn_layout(op),), (_lrn_layout(op),)
     return (ANY_LAYOUT,), (ANY_LAYOUT,)
 
 
@@ -171,7 +180,7 @@ def reduction_types_reason(op: Operation) -> str | None:
         plain = [(PLAIN_LAYOUT,)] * len(op.operands)
         return _shape_reason(op) or layouts_refusal(op, plain, [(PLAIN_LAYOUT,)])
     if isinstance(op, nn.LrnOp):
-        return _shape_reason(op) or layouts_refusal(op, [(LRN_LAYOUT,)], [(LRN_LAYOUT,)])
+        return _shape_reason(op) or layouts_refusal(op, [LRN_LAYOUTS], [LRN_LAYOUTS])
     return _shape_reason(op) or one_layout_refusal(op, (0,))
 
 
@@ -180,7 +189,7 @@ def reduction_workspace(op: Operation, target: Target) -> int:
     if isinstance(op, nn.LayerNormOp):
         tags = [_PLAIN_TAGS[2]]
     elif isinstance(op, nn.LrnOp):
-        tags = [_tag(op, LRN_LAYOUT) or 0]
+        tags = [_tag(op, layout) or 0 for layout in LRN_LAYOUTS]
     else:
         tags = [t for t in (_tag(op, PLAIN_LAYOUT),) if t is not None]
         if len(shape_of(op.operands[0])) == 4:
