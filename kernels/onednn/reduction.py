@@ -6,7 +6,9 @@ and LRN primitives: the `Rules` of the kernels of `nn.reduce`, `nn.layer_norm` a
   read the block's padding lanes (zeros: a mean over 20 channels divided by 32 physical
   lanes, a max over negative values that a padding zero wins), so such a layout is refused
   and propagate-layouts leaves the reduction plain with a remark. Its log_sum kind has no
-  oneDNN algorithm.
+  oneDNN algorithm. oneDNN 3.2 has fast code only for reductions over the trailing axes of
+  plain data, and none for its Lp norms (l1, l2, sum_square): dispatch asks it, and keeps
+  the others in numpy, saying which code oneDNN offered.
 - `nn.layer_norm` runs plain: oneDNN normalises over the last axis, so the op's input is
   described as the 2-D [rows, normalised elements] it is in row-major order (any `axis`), and
   its scale and bias as the vectors of the normalised elements they are, where they have
