@@ -9,18 +9,20 @@ from then on; none, or an empty list, means every axis, or no reduction at all w
 LayerNormalization's Mean and InvStdDev outputs, where read, are computed by reductions and
 element-wise ops beside the `nn.layer_norm` that gives its first.
 
-The global average pooling that torch's exporters write as a ReduceMean over every spatial
-axis of an [N, C, ...] tensor becomes `nn.global_avg_pool` here, at import, rather than by a
-pattern in a pass: the op is then the one every exporter's GlobalAveragePool gives, with its
-kernels (blocked, oneDNN pooling) and layouts, before any pass runs, and a hand-written
-`nn.reduce` still means what it says.
+The global average pooling that torch's exporters write as a ReduceMean over H and W of an
+NCHW tensor becomes `nn.global_avg_pool` here, at import, and a ReduceMax over them (a
+global max pooling, `amax`) an `nn.max_pool2d` whose window is the image, as GlobalMaxPool
+is, rather than by a pattern in a pass: the ops are then the ones every exporter's global
+pooling gives, with their kernels (blocked, oneDNN pooling) and layouts, before any pass
+runs, and a hand-written `nn.reduce` still means what it says. (Over the last axis of a
+[B, T, C] tensor a mean stays `nn.reduce`, which oneDNN's reduction runs.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
@@ -48,6 +50,16 @@ def _axes(state: ImportState, given: list[int], rank: int) -> list[int]:
     return axes
 
 
+def _reduction(x: SSAValue, kind: str, axes: list[int]) -> Operation:
+    """`nn.reduce`, or the pooling op it is: a mean or max over H and W of an NCHW tensor."""
+    shape = nn.shape_of(x)
+    if len(shape) == 4 and axes == [2, 3] and kind == "mean":
+        return nn.GlobalAvgPoolOp(x)
+    if len(shape) == 4 and axes == [2, 3] and kind == "max":
+        return nn.MaxPool2dOp(x, kernel=shape[2:])
+    return nn.ReduceOp(x, kind, axes)
+
+
 def reduce(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
@@ -62,13 +74,11 @@ def reduce(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         reduced = state.emit(state.build(lambda: nn.ReduceOp(vector, kind, [0])))
         state.output(node, state.build(lambda: nn.ReshapeOp(reduced, [])))
         return
-    if kind == "mean" and len(shape) >= 3 and axes == list(range(2, len(shape))):
-        result: SSAValue = state.emit(state.build(lambda: nn.GlobalAvgPoolOp(x)))
-    else:
-        result = state.emit(state.build(lambda: nn.ReduceOp(x, kind, axes)))
+    reduction = state.build(lambda: _reduction(x, kind, axes))
     if attrs.get("keepdims", 1):
-        state.output(node, result)
+        state.output(node, reduction)
         return
+    result = state.emit(reduction)
     kept = [d for i, d in enumerate(shape) if i not in axes]
     state.output(node, state.build(lambda: nn.ReshapeOp(result, kept)))
 
@@ -89,15 +99,16 @@ def _statistics(
     normalised axes (kept) and 1 / sqrt(population variance + epsilon), as nn ops."""
     rank = len(nn.shape_of(x))
     axes = list(range(nn.normalize_axis("LayerNormalization", axis, rank), rank))
-    mean = state.emit(nn.ReduceOp(x, "mean", axes))
-    centred = state.emit(nn.SubOp(x, mean))
+    wanted = [len(node.output) > i and node.output[i] in state.read for i in (1, 2)]
+    mean = nn.ReduceOp(x, "mean", axes)
+    state.output(node, mean, 1) if wanted[0] else state.emit(mean)
+    if not wanted[1]:
+        return
+    centred = state.emit(nn.SubOp(x, mean.output))
     variance = state.emit(nn.ReduceOp(state.emit(nn.MulOp(centred, centred)), "mean", axes))
     shifted = state.emit(nn.AddOp(variance, state.emit(nn.ConstantOp.from_array(epsilon))))
     one = state.emit(nn.ConstantOp.from_array(np.float32(1)))
-    inverse = nn.DivOp(one, state.emit(nn.SqrtOp(shifted)))
-    for index, value in ((1, mean), (2, state.emit(inverse))):
-        if len(node.output) > index and node.output[index]:
-            state.output(node, value, index)
+    state.output(node, nn.DivOp(one, state.emit(nn.SqrtOp(shifted))), 2)
 
 
 def lrn(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

@@ -127,6 +127,31 @@ def test_reduce_mean_over_an_odd_channel_count(opset: int, tmp_path: Path) -> No
     assert op.kind.data == "mean" and op.reduced_axes == (1,)
 
 
+def test_global_max_pool_as_reduce_max(tmp_path: Path) -> None:
+    """dynamo's amax over H and W (keepdims 0): a max pool over the whole image."""
+    conv, weights = _conv(20)
+    head, fc = _classifier(20, "pooled")
+    nodes = [*conv, helper.make_node("ReduceMax", ["c", "axes"], ["pooled"], keepdims=0), *head]
+    axes = {"axes": np.array([-2, -1], np.int64)}
+    module = check_against_onnxruntime(
+        _model(nodes, [1, 3, 6, 6], {**weights, **axes, **fc}, 18), tmp_path
+    )
+    assert "nn.max_pool2d" in _ops(module) and "nn.reduce" not in _ops(module)
+
+
+def test_reduce_mean_over_the_last_axis_of_tokens_stays_a_reduction(tmp_path: Path) -> None:
+    """A mean over C of [B, T, C] (an exporter's decomposed LayerNorm or RMSNorm) is no
+    global pool: oneDNN's reduction runs it."""
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["square"]),
+        helper.make_node("ReduceMean", ["square", "axes"], ["ms"], keepdims=1),
+        helper.make_node("Add", ["x", "ms"], ["y"]),
+    ]
+    axes = {"axes": np.array([-1], np.int64)}
+    module = check_against_onnxruntime(_model(nodes, [2, 5, 20], axes, 18), tmp_path)
+    assert "nn.reduce" in _ops(module)
+
+
 def test_reduce_max_over_channels_of_negative_values(tmp_path: Path) -> None:
     """ReduceMax over 20 channels, every real value negative (-sigmoid): a padding zero
     would win."""
