@@ -15,7 +15,7 @@ from nnlayout.dialects import nn
 Axes = tuple[int, ...]
 
 
-_REDUCTIONS: dict[str, Callable[[np.ndarray, Axes], np.ndarray]] = {
+REDUCTIONS: dict[str, Callable[[np.ndarray, Axes], np.ndarray]] = {
     "sum": lambda x, axes: x.sum(axis=axes, keepdims=True),
     "mean": lambda x, axes: x.mean(axis=axes, keepdims=True),
     "max": lambda x, axes: x.max(axis=axes, keepdims=True),
@@ -32,7 +32,7 @@ def reduce(op: nn.ReduceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """The op's kind over its axes, kept as size 1, computed in float64."""
     x = inputs[0]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        result = _REDUCTIONS[op.kind.data](x.astype(np.float64), op.reduced_axes)
+        result = REDUCTIONS[op.kind.data](x.astype(np.float64), op.reduced_axes)
     return result.astype(x.dtype)
 
 

@@ -12,14 +12,18 @@ from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
+    AVX2,
     DEFAULT_PIPELINE,
+    KERNELS,
     assert_close,
     assert_same,
+    build_in_layouts,
     compile_module,
     onnxruntime_outputs,
     parse,
@@ -117,6 +121,27 @@ def test_reference_lrn_window_of_an_even_size_and_nan_stays_in_its_window() -> N
     # channel c sums channels c-1 .. c+2 that exist: 3 at c = 0 (0..2), 4 inside
     np.testing.assert_allclose(got[:4], [1 / 3, 1 / 4, 1 / 4, 1 / 4])
     assert np.isnan(got[4:]).all() and np.isfinite(got[:4]).all()
+
+
+@pytest.mark.parametrize("layout", ["NCHW8c", "NCHW16c", "NHWC", "NCHW4c2c"])
+@pytest.mark.parametrize("axes", [(1,), (2, 3), (0, 1, 3)])
+@pytest.mark.parametrize("kind", sorted(nn.REDUCE_KINDS))
+def test_blocked_reduction_in_any_layout(layout: str, axes: tuple[int, ...], kind: str) -> None:
+    """reduce_any on packed data of 20 channels (4 or 12 padding lanes) equals the
+    reference on the logical data, its padding lanes zero; values in (-2, -1) (in (1, 2) for
+    log_sum), so that a padding zero would win a max, zero a product and shrink a mean."""
+    x = -1 - RNG.random((2, 20, 3, 4)).astype(np.float32)
+    x = -x if kind == "log_sum" else x
+    op, [packed], result_layout = build_in_layouts(
+        "reduce_any", AVX2, nn.ReduceOp, [x], any_layout=layout, kind=kind, axes=axes
+    )
+    got = KERNELS["reduce_any"].impl(op, [packed])
+    spec = LayoutSpec.parse(result_layout)
+    shape = nn.shape_of(op.output)
+    assert got.shape == spec.physical_shape(shape) and got.dtype == np.float32
+    assert not got[spec.padding_mask(shape)].any()
+    want = reduce(op, [x])
+    np.testing.assert_allclose(spec.unpack(got, shape), want, rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------- oneDNN
