@@ -2,9 +2,9 @@
 // RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn-nchw8c},insert-layouts,propagate-layouts' | filecheck %s
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'select-dispatch{target=onednn-nchw8c},insert-layouts,propagate-layouts{remarks=true}'
 
-// A reduction over the channels of 20-channel NCHW8c data would read 4 padding lanes (a
-// mean divided by 24, a max that a padding zero wins): the layout is not propagated into it,
-// and it reads plain data.
+// oneDNN's reduction (chosen for a reduction over the trailing axes of plain data) over the
+// channels of 20-channel NCHW8c data would read 4 padding lanes (a mean divided by 24, a max
+// that a padding zero wins): the layout is not propagated into it, and it reads plain data.
 func.func @channels(%x: tensor<1x3x5x5xf32>) -> tensor<1x1x1x1xf32> {
   %w = nn.constant dense<0.1> : tensor<20x3x3x3xf32>
   %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x5x5xf32>, tensor<20x3x3x3xf32>) -> tensor<1x20x5x5xf32>
@@ -16,6 +16,21 @@ func.func @channels(%x: tensor<1x3x5x5xf32>) -> tensor<1x1x1x1xf32> {
 // CHECK:      %[[C:.*]] = nn.conv2d {{.*}} -> tensor<1x20x5x5xf32, #layout.layout<"NCHW8c">>
 // CHECK-NEXT: %[[PLAIN:.*]] = layout.reorder %[[C]] : tensor<1x20x5x5xf32, #layout.layout<"NCHW8c">> -> tensor<1x20x5x5xf32>
 // CHECK-NEXT: nn.reduce %[[PLAIN]] kind "max" axes [1, 2, 3] {{.*}} : tensor<1x20x5x5xf32> -> tensor<1x1x1x1xf32>
+
+// -----
+
+// Over the channels alone oneDNN has no fast code: the blocked family's reduction runs it in
+// NCHW8c, its padding lanes set aside, and its one-channel result stays blocked.
+func.func @channel_mean(%x: tensor<1x3x5x5xf32>) -> tensor<1x1x5x5xf32> {
+  %w = nn.constant dense<0.1> : tensor<20x3x3x3xf32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x5x5xf32>, tensor<20x3x3x3xf32>) -> tensor<1x20x5x5xf32>
+  %m = nn.reduce %c kind "mean" axes [1] : tensor<1x20x5x5xf32> -> tensor<1x1x5x5xf32>
+  func.return %m : tensor<1x1x5x5xf32>
+}
+// CHECK-LABEL: func.func @channel_mean
+// CHECK:      %[[C:.*]] = nn.conv2d {{.*}} -> tensor<1x20x5x5xf32, #layout.layout<"NCHW8c">>
+// CHECK-NEXT: %[[M:.*]] = nn.reduce %[[C]] kind "mean" axes [1] {kernel = #nn.kernel<"reduce_any"{{.*}} : tensor<1x20x5x5xf32, #layout.layout<"NCHW8c">> -> tensor<1x1x5x5xf32, #layout.layout<"NCHW8c">>
+// CHECK-NEXT: layout.reorder %[[M]] : tensor<1x1x5x5xf32, #layout.layout<"NCHW8c">> -> tensor<1x1x5x5xf32>
 
 // -----
 
