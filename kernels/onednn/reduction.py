@@ -163,7 +163,9 @@ def _lrn_layout(op: Operation) -> str:
 
 
 def reduction_accepts_layout(op: Operation, spec: LayoutSpec) -> str | None:
-    return _layout_reason(op, spec.text)
+    """A reduction's answer for `spec` (its `"*"` operand's); layer norm and LRN read their
+    operands in the layouts they declare, reordered to those, whatever they carried."""
+    return _layout_reason(op, spec.text) if isinstance(op, nn.ReduceOp) else None
 
 
 def reduction_layouts(op: Operation, target: Target) -> Layouts:
