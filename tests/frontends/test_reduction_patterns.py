@@ -252,3 +252,34 @@ def test_layer_norm_statistics_outputs(tmp_path: Path) -> None:
     ]
     weights = {"scale": _weights(6, 3) + 1}
     check_against_onnxruntime(_model(nodes, [2, 6, 3], weights, 17), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("axes", "message"),
+    [
+        ([1, 3], r"invalid ONNX model: .*node name: sum.*axis must be in \[-rank, rank-1\]"),
+        ([1, -2], r"node 'sum' \(ReduceSum\): axes \[1, -2\] name an axis twice"),
+    ],
+)
+def test_bad_reduction_axes_are_refused_naming_the_node(
+    axes: list[int], message: str, tmp_path: Path
+) -> None:
+    """One line naming the node: ours for an axis named twice, onnx's shape inference's for
+    one out of range."""
+    from nnlayout.diagnostics import UserError
+    from nnlayout.frontends.onnx import import_to_files
+
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum")
+    graph = helper.make_graph(
+        [node],
+        "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(axes, np.int64), "axes")],
+    )
+    path = tmp_path / "model.onnx"
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(UserError, match=message) as error:
+        import_to_files(path)
+    assert "\n" not in error.value.message
