@@ -99,9 +99,13 @@ def _statistics(
     normalised axes (kept) and 1 / sqrt(population variance + epsilon), as nn ops."""
     rank = len(nn.shape_of(x))
     axes = list(range(nn.normalize_axis("LayerNormalization", axis, rank), rank))
-    wanted = [len(node.output) > i and node.output[i] in state.read for i in (1, 2)]
+    names = state.read_outputs(node)
+    wanted = [len(node.output) > i and node.output[i] in names for i in (1, 2)]
     mean = nn.ReduceOp(x, "mean", axes)
-    state.output(node, mean, 1) if wanted[0] else state.emit(mean)
+    if wanted[0]:
+        state.output(node, mean, 1)
+    else:
+        state.emit(mean)
     if not wanted[1]:
         return
     centred = state.emit(nn.SubOp(x, mean.output))
