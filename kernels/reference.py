@@ -25,6 +25,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -317,6 +318,9 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.FlattenOp: reshape,
     nn.ReshapeOp: reshape,
     nn.TransposeOp: transpose,
+    nn.ReduceOp: reduce,
+    nn.LayerNormOp: layer_norm,
+    nn.LrnOp: lrn,
 }
 """Every nn op except nn.constant, by op class."""
 

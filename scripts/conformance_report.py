@@ -46,6 +46,7 @@ from onnx import TensorProto, numpy_helper
 
 from nnlayout.diagnostics import UserError
 from nnlayout.frontends.onnx import SUPPORTED_OPS, import_model
+from nnlayout.frontends.onnx.reduction import REDUCTIONS
 from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
 from nnlayout.ir.printer import print_module
@@ -72,7 +73,13 @@ ABSOLUTE_FLOOR = 1e-6
 #: Cases whose stored outputs are rounded (to 4 decimals): their own relative tolerance.
 _ROUNDED_REFERENCE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 5e-4}
 #: Inputs nn takes as compile-time values: operator -> input positions.
-_COMPILE_TIME_INPUTS = {"Reshape": (1,), "Clip": (1, 2), "Squeeze": (1,), "Unsqueeze": (1,)}
+_COMPILE_TIME_INPUTS = {
+    "Reshape": (1,),
+    "Clip": (1, 2),
+    "Squeeze": (1,),
+    "Unsqueeze": (1,),
+    **dict.fromkeys(REDUCTIONS, (1,)),
+}
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"
 #: Element types a Cast to float32 gives exactly (for the small values of these cases).

@@ -53,6 +53,7 @@ from nnlayout.dialects.nn.fused import FusedConv2dOp
 from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
+from nnlayout.dialects.nn.reduction import REDUCE_KINDS, LayerNormOp, LrnOp, ReduceOp, reduce_shape
 from nnlayout.dialects.nn.shape_rules import (
     concat_shape,
     conv2d_shape,
@@ -96,6 +97,9 @@ NN = Dialect(
         FlattenOp,
         ReshapeOp,
         TransposeOp,
+        ReduceOp,
+        LayerNormOp,
+        LrnOp,
         ConstantOp,
         ComputeOp,
         YieldOp,
@@ -123,7 +127,9 @@ __all__ = [
     "GemmOp",
     "GlobalAvgPoolOp",
     "KernelAttr",
+    "LayerNormOp",
     "LeakyReluOp",
+    "LrnOp",
     "MatmulOp",
     "MaxPool2dOp",
     "MulOp",
@@ -131,6 +137,8 @@ __all__ = [
     "NNOp",
     "NegOp",
     "Pool2dOp",
+    "REDUCE_KINDS",
+    "ReduceOp",
     "ReluOp",
     "ReshapeOp",
     "Shape",
@@ -162,6 +170,7 @@ __all__ = [
     "matmul_shape",
     "normalize_axis",
     "pool2d_shape",
+    "reduce_shape",
     "shape_of",
     "tensor_type",
     "transpose_shape",

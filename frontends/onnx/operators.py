@@ -32,6 +32,7 @@ from nnlayout.frontends.onnx.pooling import (
     max_pool,
 )
 from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
+from nnlayout.frontends.onnx.reduction import REDUCTIONS, layer_normalization, lrn, reduce
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
 from nnlayout.frontends.onnx.state import ImportState
 
@@ -64,6 +65,9 @@ CONVERTERS: dict[str, Converter] = {
     "Squeeze": squeeze,
     "Unsqueeze": unsqueeze,
     "Cast": cast,
+    **dict.fromkeys(REDUCTIONS, reduce),
+    "LayerNormalization": layer_normalization,
+    "LRN": lrn,
 }
 
 #: ONNX operators (default domain) the importer translates.

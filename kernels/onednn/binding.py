@@ -98,6 +98,14 @@ dnnl_binary_add = 0x1FFF0
 dnnl_binary_mul = 0x1FFF1
 dnnl_binary_div = 0x1FFF4
 dnnl_binary_sub = 0x1FFF5
+dnnl_lrn_across_channels = 0xAFF
+dnnl_reduction_max = 0x2FFF2
+dnnl_reduction_min = 0x2FFF3
+dnnl_reduction_sum = 0x2FFF4
+dnnl_reduction_mul = 0x2FFF5
+dnnl_reduction_mean = 0x2FFF6
+dnnl_reduction_norm_lp_sum = 0x2FFF8
+dnnl_reduction_norm_lp_power_p_sum = 0x2FFFA
 # dnnl_normalization_flags_t
 dnnl_use_global_stats = 0x1
 dnnl_use_scale = 0x2
@@ -185,6 +193,18 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_batch_normalization_forward_primitive_desc_create": (
         _STATUS,
         (_PP, _P, c_int, _P, _P, c_float, c_uint, _P),
+    ),
+    "dnnl_reduction_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, _P, _P, c_float, c_float, _P),
+    ),
+    "dnnl_layer_normalization_forward_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, _P, _P, _P, c_float, c_uint, _P),
+    ),
+    "dnnl_lrn_forward_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, c_int64, c_float, c_float, c_float, _P),
     ),
     "dnnl_concat_primitive_desc_create": (_STATUS, (_PP, _P, _P, c_int, c_int, _PP, _P)),
     "dnnl_reorder_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P)),

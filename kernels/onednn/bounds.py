@@ -99,7 +99,37 @@ def bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
     if isinstance(op, nn.GlobalAvgPoolOp):  # the same, with the whole plane as the window
         plane = math.sqrt(math.prod(shape_of(op.operands[0])[2:]))
         return lambda norm: plane * norm
+    if isinstance(op, nn.ReduceOp):
+        return _reduction_bound(op)
     return lambda norm: math.inf
+
+
+def _reduction_bound(op: nn.ReduceOp) -> Callable[[float], float]:
+    """The bound on a reduction's result, and on every partial result, from its finite
+    source's norm: each output reduces `count` elements of its own, so by Cauchy-Schwarz a
+    (partial) sum is at most sqrt(count) times their norm, a max, min or l2 at most their
+    norm, a sum of squares its square; a product at most the largest magnitude, at most the
+    norm, to the power `count` (1 where that is below 1), for each of the outputs."""
+    x = shape_of(op.operands[0])
+    count = math.prod(x[a] for a in op.reduced_axes)
+    outputs = math.prod(shape_of(op.results[0]))
+    kind = op.kind.data
+    if kind in ("max", "min", "l2"):
+        return lambda norm: norm
+    if kind in ("sum", "mean", "l1"):
+        return lambda norm: math.sqrt(count) * norm
+    if kind == "sum_square":
+        return lambda norm: norm * norm if norm < FINITE_LIMIT else math.inf
+
+    def product(norm: float) -> float:
+        if not norm < FINITE_LIMIT:
+            return math.inf
+        try:
+            return math.sqrt(outputs) * max(1.0, norm) ** count
+        except OverflowError:
+            return math.inf
+
+    return product
 
 
 def batch_norm_bound(op: nn.BatchNormOp) -> Callable[[float, float, float, float, float], float]:

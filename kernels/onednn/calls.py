@@ -5,8 +5,9 @@ returns the call, without arguments, of the op on one set of arrays (`Arrays`):
   `convolution.Epilogue`) each call whose operands `bounds.conv_bounds` bounds runs that
   instead, and the exact epilogue otherwise.
 - `GuardedCall`: an op oneDNN computes as the reference does on finite input only
-  (`eltwise.finite_only`), or a global average pooling, whose float32 sums may overflow
-  where the reference's float64 ones do not: numpy runs a call the bound does not admit.
+  (`eltwise.finite_only`), or a global average pooling or a reduction, whose float32 sums
+  may overflow where the reference's float64 ones do not (and whose max drops NaN): numpy
+  runs a call the bound does not admit.
 - `PlainCall`: every other op; batch norm with a zero variance runs in numpy.
 
 What they share, decided once per op, is an `OpRun`: the op's primitives, the bounds it reads
@@ -274,15 +275,15 @@ class ConvolutionCall:
 
 class GuardedCall:
     """An op oneDNN computes as the reference does on finite input only (relu, clip,
-    leaky_relu with alpha 0, max pooling), or a global average pooling (oneDNN sums in
-    float32, the reference in float64: a plane whose float32 sum overflows gave inf for a
-    finite mean). A call whose source's bound (its writers', else its measured norm) the
-    guard does not admit runs in numpy."""
+    leaky_relu with alpha 0, max pooling), or a global average pooling or a reduction
+    (oneDNN sums in float32, the reference in float64: a plane whose float32 sum overflows
+    gave inf for a finite mean; its max and min drop NaN). A call whose source's bound
+    (its writers', else its measured norm) the guard does not admit runs in numpy."""
 
     def __init__(self, run: OpRun):
         op, after = run.op, run.bound_after
         self.run = run
-        self.averages = isinstance(op, nn.GlobalAvgPoolOp)
+        self.averages = isinstance(op, nn.GlobalAvgPoolOp | nn.ReduceOp)
         self.fits: Callable[[float], bool] = (
             (lambda bound: after(bound) < FINITE_LIMIT) if self.averages else math.isfinite
         )

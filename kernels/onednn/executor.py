@@ -139,6 +139,6 @@ def executor(
     run = OpRun(op, compiled, args, finite, {} if linked is None else linked, written, constants)
     if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
         return PrimitiveExecutor(run, ConvolutionCall(run))
-    if finite_only(op) or isinstance(op, nn.GlobalAvgPoolOp):
+    if finite_only(op) or isinstance(op, nn.GlobalAvgPoolOp | nn.ReduceOp):
         return PrimitiveExecutor(run, GuardedCall(run))
     return PrimitiveExecutor(run, PlainCall(run))

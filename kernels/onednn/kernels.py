@@ -1,12 +1,12 @@
 """The `onednn` kernel family's descriptors, as a table: convolution (also fused with its add
 and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm (oneDNN's
-matmul), and pooling, element-wise, binary, batch norm and concat ops in their operand's
-layout, as oneDNN primitives called through ctypes on numpy arrays (float32 ops only).
+matmul), pooling, element-wise, binary, batch norm and concat ops in their operand's layout,
+reductions, layer normalization and LRN, as oneDNN primitives called through ctypes on numpy
+arrays (float32 ops only).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
-package: convolution.py, deconvolution.py, matmul.py, any_layout.py); every kernel runs
-through `prepared.run` and is prepared by `prepared.Prepared`.
-"""
+package: convolution.py, deconvolution.py, matmul.py, any_layout.py, reduction.py); every
+kernel runs through `prepared.run` and is prepared by `prepared.Prepared`."""
 
 from __future__ import annotations
 
@@ -50,6 +50,13 @@ from nnlayout.kernels.onednn.matmul import (
     gemm_workspace,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
+from nnlayout.kernels.onednn.reduction import (
+    reduction_accepts,
+    reduction_accepts_layout,
+    reduction_layouts,
+    reduction_types_reason,
+    reduction_workspace,
+)
 from nnlayout.kernels.registry import Kernel, Target
 
 FAMILY = "onednn"
@@ -77,6 +84,13 @@ TRANSPOSED_CONVOLUTION = Rules(
 MATMUL = Rules(gemm_accepts, gemm_layouts, gemm_workspace, gemm_types_reason)
 IN_OPERAND_LAYOUT = Rules(
     any_accepts, any_layouts, any_workspace, any_types_reason, any_accepts_layout
+)
+REDUCTION = Rules(
+    reduction_accepts,
+    reduction_layouts,
+    reduction_workspace,
+    reduction_types_reason,
+    reduction_accepts_layout,
 )
 
 
@@ -127,6 +141,10 @@ TABLE: tuple[Row, ...] = (
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0, in_place_of=full_operand)
         for op_type in BINARY
+    ),
+    *(
+        Row(_name(op_type), op_type, REDUCTION)
+        for op_type in (nn.ReduceOp, nn.LayerNormOp, nn.LrnOp)
     ),
 )
 

@@ -220,6 +220,60 @@ def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> Primitive
     )
 
 
+def reduction_pd(
+    algorithm: int, src: MemoryDesc, dst: MemoryDesc, p: float = 0.0, eps: float = 0.0
+) -> PrimitiveDesc:
+    """A reduction of `src` over the axes where `dst` has size 1 (and `src` not); `p` and
+    `eps` are the Lp norms' power and the floor or addend of their sum."""
+    return _created(
+        b.lib().dnnl_reduction_primitive_desc_create,
+        b.engine(),
+        algorithm,
+        src.handle,
+        dst.handle,
+        p,
+        eps,
+        elements=_elements(src, dst),
+    )
+
+
+def layer_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float, shift: bool) -> PrimitiveDesc:
+    """Inference layer normalization over the last axis, its statistics computed, with a
+    scale (and a shift where `shift`)."""
+    flags = b.dnnl_use_scale | (b.dnnl_use_shift if shift else 0)
+    return _created(
+        b.lib().dnnl_layer_normalization_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        src.handle,
+        dst.handle,
+        None,
+        epsilon,
+        flags,
+        elements=_elements(src, dst),
+    )
+
+
+def lrn_pd(
+    src: MemoryDesc, dst: MemoryDesc, size: int, alpha: float, beta: float, k: float
+) -> PrimitiveDesc:
+    """Local response normalization across channels (oneDNN divides alpha by size, as
+    ONNX does)."""
+    return _created(
+        b.lib().dnnl_lrn_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        b.dnnl_lrn_across_channels,
+        src.handle,
+        dst.handle,
+        size,
+        alpha,
+        beta,
+        k,
+        elements=_elements(src, dst),
+    )
+
+
 def concat_pd(dst: MemoryDesc, axis: int, srcs: Sequence[MemoryDesc]) -> PrimitiveDesc:
     handles = (c_void_p * len(srcs))(*(s.handle for s in srcs))
     return _created(

@@ -1,0 +1,133 @@
+"""Converters of the ONNX reductions (ReduceSum, ReduceMean, ReduceMax, ... as `nn.reduce`)
+and of the normalisations that reduce: LayerNormalization (`nn.layer_norm`) and LRN
+(`nn.lrn`).
+
+A reduction's axes are an attribute before opset 18 (ReduceSum: 13) and a constant input
+from then on; none, or an empty list, means every axis, or no reduction at all with
+`noop_with_empty_axes`. `nn.reduce` keeps the reduced axes; keepdims=0 adds an `nn.reshape`.
+
+LayerNormalization's Mean and InvStdDev outputs, where read, are computed by reductions and
+element-wise ops beside the `nn.layer_norm` that gives its first.
+
+The global average pooling that torch's exporters write as a ReduceMean over H and W of an
+NCHW tensor becomes `nn.global_avg_pool` here, at import, and a ReduceMax over them (a
+global max pooling, `amax`) an `nn.max_pool2d` whose window is the image, as GlobalMaxPool
+is, rather than by a pattern in a pass: the ops are then the ones every exporter's global
+pooling gives, with their kernels (blocked, oneDNN pooling) and layouts, before any pass
+runs, and a hand-written `nn.reduce` still means what it says. (Over the last axis of a
+[B, T, C] tensor a mean stays `nn.reduce`, which oneDNN's reduction runs.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from xdsl.ir import Operation, SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.state import ImportState
+
+#: ONNX operator -> `nn.reduce` kind.
+REDUCTIONS: dict[str, str] = {onnx_name: kind for kind, onnx_name in nn.REDUCE_KINDS.items()}
+
+
+def _axes_given(state: ImportState, node: onnx.NodeProto, attrs: dict) -> list[int] | None:
+    """The axes the node names (None: none given), from its input or its attribute."""
+    if len(node.input) > 1 and node.input[1]:
+        return [int(a) for a in state.constant_array(node.input[1], "axes").ravel()]
+    if "axes" in attrs:
+        return [int(a) for a in attrs["axes"]]
+    return None
+
+
+def _axes(state: ImportState, given: list[int], rank: int) -> list[int]:
+    """`given` made non-negative and sorted, refusing an axis out of range or named twice."""
+    if any(not -rank <= a < rank for a in given):
+        raise state.fail(f"axes {given} out of range for an input of rank {rank}")
+    axes = sorted(a + rank if a < 0 else a for a in given)
+    if len(set(axes)) != len(axes):
+        raise state.fail(f"axes {given} name an axis twice")
+    return axes
+
+
+def _reduction(x: SSAValue, kind: str, axes: list[int]) -> Operation:
+    """`nn.reduce`, or the pooling op it is: a mean or max over H and W of an NCHW tensor."""
+    shape = nn.shape_of(x)
+    if len(shape) == 4 and axes == [2, 3] and kind == "mean":
+        return nn.GlobalAvgPoolOp(x)
+    if len(shape) == 4 and axes == [2, 3] and kind == "max":
+        return nn.MaxPool2dOp(x, kernel=shape[2:])
+    return nn.ReduceOp(x, kind, axes)
+
+
+def reduce(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    given = _axes_given(state, node, attrs)
+    if not given and attrs.get("noop_with_empty_axes", 0):
+        state.output(node, x)
+        return
+    axes = list(range(len(shape))) if not given else _axes(state, given, len(shape))
+    kind = REDUCTIONS[node.op_type]
+    if not shape:  # a scalar: reduced as a 1-element vector
+        vector = state.emit(state.build(lambda: nn.ReshapeOp(x, [1])))
+        reduced = state.emit(state.build(lambda: nn.ReduceOp(vector, kind, [0])))
+        state.output(node, state.build(lambda: nn.ReshapeOp(reduced, [])))
+        return
+    reduction = state.build(lambda: _reduction(x, kind, axes))
+    if attrs.get("keepdims", 1):
+        state.output(node, reduction)
+        return
+    result = state.emit(reduction)
+    kept = [d for i, d in enumerate(shape) if i not in axes]
+    state.output(node, state.build(lambda: nn.ReshapeOp(result, kept)))
+
+
+def layer_normalization(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    x, scale = state.operand(node, 0), state.operand(node, 1)
+    bias = state.optional_operand(node, 2)
+    axis, epsilon = int(attrs.get("axis", -1)), float(attrs.get("epsilon", 1e-5))
+    state.output(node, state.build(lambda: nn.LayerNormOp(x, scale, bias, axis, epsilon)))
+    if state.read_outputs(node):
+        _statistics(state, node, x, axis, epsilon)
+
+
+def _statistics(
+    state: ImportState, node: onnx.NodeProto, x: SSAValue, axis: int, epsilon: float
+) -> None:
+    """LayerNormalization's Mean and InvStdDev outputs, where read: the mean over the
+    normalised axes (kept) and 1 / sqrt(population variance + epsilon), as nn ops."""
+    rank = len(nn.shape_of(x))
+    axes = list(range(nn.normalize_axis("LayerNormalization", axis, rank), rank))
+    names = state.read_outputs(node)
+    wanted = [len(node.output) > i and node.output[i] in names for i in (1, 2)]
+    mean = nn.ReduceOp(x, "mean", axes)
+    if wanted[0]:
+        state.output(node, mean, 1)
+    else:
+        state.emit(mean)
+    if not wanted[1]:
+        return
+    centred = state.emit(nn.SubOp(x, mean.output))
+    variance = state.emit(nn.ReduceOp(state.emit(nn.MulOp(centred, centred)), "mean", axes))
+    shifted = state.emit(nn.AddOp(variance, state.emit(nn.ConstantOp.from_array(epsilon))))
+    one = state.emit(nn.ConstantOp.from_array(np.float32(1)))
+    state.output(node, nn.DivOp(one, state.emit(nn.SqrtOp(shifted))), 2)
+
+
+def lrn(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    if "size" not in attrs:
+        raise state.fail("LRN needs its 'size' attribute")
+    x = state.operand(node, 0)
+    state.output(
+        node,
+        state.build(
+            lambda: nn.LrnOp(
+                x,
+                int(attrs["size"]),
+                float(attrs.get("alpha", 1e-4)),
+                float(attrs.get("beta", 0.75)),
+                float(attrs.get("bias", 1.0)),
+            )
+        ),
+    )
