@@ -31,8 +31,8 @@ from nnlayout.frontends.onnx.pooling import (
     global_max_pool,
     max_pool,
 )
-from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
 from nnlayout.frontends.onnx.reduction import REDUCTIONS, layer_normalization, lrn, reduce
+from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
 from nnlayout.frontends.onnx.state import ImportState
 
