@@ -25,6 +25,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.kernels.reference_movement import channel_shuffle, pad, resize, slice_
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -317,6 +318,10 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.FlattenOp: reshape,
     nn.ReshapeOp: reshape,
     nn.TransposeOp: transpose,
+    nn.SliceOp: slice_,
+    nn.PadOp: pad,
+    nn.ResizeOp: resize,
+    nn.ChannelShuffleOp: channel_shuffle,
 }
 """Every nn op except nn.constant, by op class."""
 

@@ -48,7 +48,16 @@ ABSOLUTE_FLOOR = 1e-6
 #: Cases whose stored outputs are rounded (to 4 decimals): their own relative tolerance.
 _ROUNDED_REFERENCE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 5e-4}
 #: Inputs nn takes as compile-time values: operator -> input positions.
-_COMPILE_TIME_INPUTS = {"Reshape": (1,), "Clip": (1, 2)}
+_COMPILE_TIME_INPUTS = {
+    "Reshape": (1,),
+    "Clip": (1, 2),
+    "Slice": (1, 2, 3, 4),
+    "Split": (1,),
+    "Gather": (1,),
+    "Pad": (1, 2, 3),
+    "Resize": (1, 2, 3),
+    "Upsample": (1,),
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,10 +152,28 @@ def expected_refusals(case: Case) -> list[str]:
             len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)
         ):
             reasons.append("training-mode")
+        reasons.extend(_movement_refusals(node))
         if node.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and (
             _rank(case.model, node.input[0]) == 5
         ):
             reasons.append("3-D")
+    return reasons
+
+
+def _movement_refusals(node: onnx.NodeProto) -> list[str]:
+    """What nn.pad and nn.resize lack: Pad's wrap mode; Resize's cubic mode, antialiasing
+    and tf_crop_and_resize coordinates."""
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    reasons = []
+    if node.op_type == "Pad" and attrs.get("mode") == b"wrap":
+        reasons.append("mode 'wrap'")
+    if node.op_type == "Resize":
+        if attrs.get("mode") == b"cubic":
+            reasons.append("mode 'cubic'")
+        if attrs.get("antialias", 0):
+            reasons.append("antialias=1")
+        if attrs.get("coordinate_transformation_mode") == b"tf_crop_and_resize":
+            reasons.append("'tf_crop_and_resize'")
     return reasons
 
 

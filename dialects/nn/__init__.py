@@ -51,6 +51,7 @@ from nnlayout.dialects.nn.elementwise import (
 )
 from nnlayout.dialects.nn.fused import FusedConv2dOp
 from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
+from nnlayout.dialects.nn.movement import ChannelShuffleOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
 from nnlayout.dialects.nn.shape_rules import (
@@ -96,6 +97,10 @@ NN = Dialect(
         FlattenOp,
         ReshapeOp,
         TransposeOp,
+        SliceOp,
+        PadOp,
+        ResizeOp,
+        ChannelShuffleOp,
         ConstantOp,
         ComputeOp,
         YieldOp,
@@ -110,6 +115,7 @@ __all__ = [
     "AvgPool2dOp",
     "BatchNormOp",
     "BinaryOp",
+    "ChannelShuffleOp",
     "ClipOp",
     "ComputeOp",
     "ConcatOp",
@@ -130,11 +136,14 @@ __all__ = [
     "NN",
     "NNOp",
     "NegOp",
+    "PadOp",
     "Pool2dOp",
     "ReluOp",
     "ReshapeOp",
+    "ResizeOp",
     "Shape",
     "SigmoidOp",
+    "SliceOp",
     "SoftmaxOp",
     "SqrtOp",
     "SubOp",

@@ -22,6 +22,7 @@ from nnlayout.frontends.onnx.elementwise import (
     unary,
 )
 from nnlayout.frontends.onnx.linear import gemm, matmul
+from nnlayout.frontends.onnx.movement import gather, pad, resize, slice_node, split, upsample
 from nnlayout.frontends.onnx.normalisation import batch_normalization, softmax
 from nnlayout.frontends.onnx.pooling import (
     average_pool,
@@ -58,6 +59,12 @@ CONVERTERS: dict[str, Converter] = {
     "Constant": constant,
     "Dropout": dropout,
     "GlobalMaxPool": global_max_pool,
+    "Slice": slice_node,
+    "Split": split,
+    "Gather": gather,
+    "Pad": pad,
+    "Resize": resize,
+    "Upsample": upsample,
 }
 
 #: ONNX operators (default domain) the importer translates.

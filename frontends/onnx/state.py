@@ -147,9 +147,10 @@ class ImportState:
         except VerifyException as error:
             raise self.fail(one_line(str(error).split("\n\n")[0])) from None
 
-    def output(self, node: onnx.NodeProto, op: Operation | SSAValue) -> None:
-        """Binds the node's single output to `op`'s result, checking ONNX's inferred shape."""
-        name = node.output[0]
+    def output(self, node: onnx.NodeProto, op: Operation | SSAValue, index: int = 0) -> None:
+        """Binds the node's output `index` (its single one by default) to `op`'s result,
+        checking ONNX's inferred shape."""
+        name = node.output[index]
         if isinstance(op, SSAValue):
             value = self.values[name] = op
         else:
