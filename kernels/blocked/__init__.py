@@ -1,9 +1,10 @@
 """Blocked numpy kernels (family `blocked`): convolutions, batch norm and concat on
 channel-blocked layouts (`NCHW{b}c` activations, `IHW{b}iO{b}o` weights, `C{b}c` vectors), and
-element-wise and pooling kernels that run on whatever layout their operand already has (`"*"`).
-One module a family of ops (`convolution`, `normalization`, `concat`, `pooling`,
-`elementwise`), each ending with its descriptors as data (`KERNELS`); what they share is in
-`common`, the target's options they read (`BlockedOptions`) in `options`.
+element-wise, pooling and data-movement kernels that run on whatever layout their operand
+already has (`"*"`). One module a family of ops (`convolution`, `normalization`, `concat`,
+`pooling`, `elementwise`, `movement`), each ending with its descriptors as data (`KERNELS`);
+what they share is in `common`, the target's options they read (`BlockedOptions`) in
+`options`.
 
 The block `b` is the target's (8 on avx2, 16 on avx512) when a kernel declares its layouts, but
 an implementation never assumes it: it reads the block from the `#layout.layout` encodings that
@@ -30,7 +31,14 @@ it plain and writes blocks: padding 3 channels to 16 would multiply its work by 
 
 from __future__ import annotations
 
-from nnlayout.kernels.blocked import concat, convolution, elementwise, normalization, pooling
+from nnlayout.kernels.blocked import (
+    concat,
+    convolution,
+    elementwise,
+    movement,
+    normalization,
+    pooling,
+)
 from nnlayout.kernels.blocked.concat import concat_nchwc
 from nnlayout.kernels.blocked.convolution import conv2d_nchwc, dwconv2d_nchwc
 from nnlayout.kernels.blocked.elementwise import (
@@ -74,4 +82,5 @@ def kernels() -> list[Kernel]:
         *concat.KERNELS,
         *pooling.KERNELS,
         *elementwise.KERNELS,
+        *movement.KERNELS,
     ]

@@ -26,6 +26,7 @@ from nnlayout.kernels.onednn.common import (
 )
 from nnlayout.kernels.onednn.eltwise import BINARY, binary_order, binary_reason, eltwise_params
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout
+from nnlayout.kernels.onednn.movement import MOVEMENT_OPS, movement_pd, movement_reason
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import Target, one_layout_refusal
@@ -35,6 +36,8 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     """The primitive descriptor of a `"*"` op whose operands all have format `tag`."""
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         return pool_pd(op, tag)
+    if isinstance(op, MOVEMENT_OPS):
+        return movement_pd(op, tag)
     md = [MemoryDesc.with_tag(shape_of(op.operands[i]), tag) for i in _data_operands(op)]
     out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
     if type(op) in BINARY:
@@ -121,6 +124,8 @@ def _any_shape_reason(op: Operation) -> str | None:
         return "not rank 4; the oneDNN kernel needs N, C, H, W"
     if type(op) in BINARY:
         return binary_reason(op)
+    if isinstance(op, MOVEMENT_OPS):
+        return movement_reason(op)
     return None
 
 

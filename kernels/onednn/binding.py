@@ -98,6 +98,8 @@ dnnl_binary_add = 0x1FFF0
 dnnl_binary_mul = 0x1FFF1
 dnnl_binary_div = 0x1FFF4
 dnnl_binary_sub = 0x1FFF5
+dnnl_resampling_nearest = 0x2FFF0
+dnnl_resampling_linear = 0x2FFF1
 # dnnl_normalization_flags_t
 dnnl_use_global_stats = 0x1
 dnnl_use_scale = 0x2
@@ -187,6 +189,14 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
         (_PP, _P, c_int, _P, _P, c_float, c_uint, _P),
     ),
     "dnnl_concat_primitive_desc_create": (_STATUS, (_PP, _P, _P, c_int, c_int, _PP, _P)),
+    "dnnl_resampling_forward_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, _P, _P),
+    ),
+    "dnnl_shuffle_forward_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, _P, _P, c_int, c_int64, _P),
+    ),
     "dnnl_reorder_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P)),
     "dnnl_primitive_desc_query": (_STATUS, (_P, c_int, c_int, _P)),
     "dnnl_primitive_desc_query_md": (_P, (_P, c_int, c_int)),

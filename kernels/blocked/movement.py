@@ -1,0 +1,172 @@
+"""Data movement in whatever layout operand 0 has (`"*"`): `slice_any`, `pad_any`,
+`resize_any` and `channel_shuffle_any` on rank-4 N, C, H, W data whose N, H and W are whole
+axes and whose C is whole or in one block (NCHW, NHWC, NCHW{b}c), so that a blocked network
+keeps its blocks through them.
+
+N, H and W move as whole physical axes. Channels move as blocks where they can (a slice
+starting at a block boundary with step 1 takes whole blocks), else lane by lane
+(`gather_channels`: one numpy gather over the block and lane axes, as much work as a
+reorder): an unaligned channel slice (ShuffleNet's halves of 116 channels) and a channel
+shuffle read each lane from where the logical channel lives. Padding lanes of every result
+are re-zeroed (a block-aligned slice ending inside a block, a gathered lane, a constant pad
+with a non-zero value all put real values there otherwise). Pad pads H and W only here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.kernels.blocked.common import (
+    any_layouts,
+    any_types_reason,
+    layout_spec,
+    rezero_padding,
+    sparse_operand,
+)
+from nnlayout.kernels.reference_movement import axis_slice, resize_along, resize_taps
+from nnlayout.kernels.registry import Kernel, Target
+
+
+def _nchw_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    """N, H and W whole; C whole or in one block."""
+    if set(spec.axes) != set("NCHW"):
+        return f"layout '{spec.text}' is not a layout of N, C, H and W"
+    blocked = [axis for axis in "NHW" if spec.blocks_of(axis)]
+    if blocked:
+        return f"layout '{spec.text}' blocks axis {blocked[0]}; the kernel needs whole N, H and W"
+    if len(spec.blocks_of("C")) > 1:
+        return f"layout '{spec.text}' blocks C more than once"
+    return None
+
+
+def _pad_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    return _nchw_layout(op, spec) or _channel_pad_reason(op)
+
+
+def _rank_reason(op: Operation) -> str | None:
+    if (reason := sparse_operand(op)) is not None:
+        return reason
+    rank = len(shape_of(op.operands[0]))
+    return None if rank == 4 else f"rank-{rank} input; the kernel needs N, C, H, W"
+
+
+def _channel_pad_reason(op: Operation) -> str | None:
+    pads = ints(op.pads) if isinstance(op, nn.PadOp) else ()
+    if any(pads[axis] or pads[axis + 4] for axis in (0, 1) if len(pads) == 8):
+        return f"pads {list(pads)} pad the N or C axis; the kernel pads H and W only"
+    return None
+
+
+def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    return _rank_reason(op) or _channel_pad_reason(op)
+
+
+def _axes(op: Operation) -> tuple[LayoutSpec | None, dict[str, int], int | None]:
+    """The layout of operand 0, the physical position of each whole axis, and that of C's
+    lanes (None when C is whole)."""
+    spec = layout_spec(op.operands[0])
+    if spec is None:
+        return None, {axis: i for i, axis in enumerate("NCHW")}, None
+    whole = {d: i for i, d in enumerate(spec.dims) if isinstance(d, str)}
+    lanes = next((i for i, d in enumerate(spec.dims) if not isinstance(d, str)), None)
+    return spec, whole, lanes
+
+
+def gather_channels(op: Operation, x: np.ndarray, channels: np.ndarray) -> np.ndarray:
+    """Physical `x` (operand 0 of `op`) with result channel k read from input channel
+    `channels[k]`, in the same layout; padding lanes re-zeroed."""
+    spec, axes, lanes = _axes(op)
+    if lanes is None:
+        return np.take(x, channels, axis=axes["C"])
+    assert spec is not None
+    block = spec.block_product("C")
+    wanted = np.zeros(-(-len(channels) // block) * block, np.int64)
+    wanted[: len(channels)] = channels
+    grid = wanted.reshape(-1, block)
+    moved = np.moveaxis(x, (axes["C"], lanes), (0, 1))[grid // block, grid % block]
+    result = np.ascontiguousarray(np.moveaxis(moved, (0, 1), (axes["C"], lanes)))
+    return rezero_padding(op, result)
+
+
+def slice_any(op: nn.SliceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """N, H and W sliced as physical axes; channels as whole blocks from a block boundary
+    with step 1, else gathered."""
+    x = inputs[0]
+    spec, axes, lanes = _axes(op)
+    starts, sizes, steps = ints(op.starts), ints(op.sizes), ints(op.steps)
+    index: list[slice] = [slice(None)] * x.ndim
+    for name in "NHW":
+        axis = "NCHW".index(name)
+        index[axes[name]] = axis_slice(starts[axis], sizes[axis], steps[axis])
+    start, size, step = starts[1], sizes[1], steps[1]
+    block = 1 if spec is None or lanes is None else spec.block_product("C")
+    if step == 1 and start % block == 0:
+        index[axes["C"]] = slice(start // block, -(-(start + size) // block))
+        return rezero_padding(op, np.ascontiguousarray(x[tuple(index)]))
+    spatial = x[tuple(index)]
+    channels = np.arange(start, start + size * step, step)
+    return gather_channels(op, spatial, channels)
+
+
+def channel_shuffle_any(op: nn.ChannelShuffleOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Result channel j * groups + i is input channel i * (C / groups) + j."""
+    channels = shape_of(op.input)[1]
+    groups = op.groups.value.data
+    order = np.arange(channels).reshape(groups, channels // groups).T.ravel()
+    return gather_channels(op, inputs[0], order)
+
+
+def pad_any(op: nn.PadOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """numpy's pad of the physical H and W axes; a constant's padding lanes re-zeroed."""
+    x = inputs[0]
+    _, axes, _ = _axes(op)
+    pads = ints(op.pads)
+    widths = [(0, 0)] * x.ndim
+    for name in "HW":
+        logical = "NCHW".index(name)
+        widths[axes[name]] = (pads[logical], pads[logical + 4])
+    if op.mode.data == "constant":
+        value = x.dtype.type(op.value.value.data)
+        return rezero_padding(op, np.pad(x, widths, constant_values=value))
+    return np.pad(x, widths, mode=op.mode.data)
+
+
+def resize_any(op: nn.ResizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The reference's taps along the physical H, then W axis (padding lanes interpolate
+    zeros: they stay zero)."""
+    x = inputs[0]
+    _, axes, _ = _axes(op)
+    result = resize_along(x, resize_taps(op, 0), axes["H"])
+    return resize_along(result, resize_taps(op, 1), axes["W"]).astype(x.dtype)
+
+
+def _kernel(
+    op_type: type[Operation],
+    impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
+    check: Callable[[Operation, LayoutSpec], str | None] = _nchw_layout,
+) -> Kernel:
+    return Kernel(
+        impl.__name__,
+        op_type,
+        "blocked",
+        impl,
+        accepts=_accepts,
+        layouts=any_layouts,
+        accepts_layout=check,
+        accepts_types=functools.partial(any_types_reason, shapes=_rank_reason, check=check),
+    )
+
+
+KERNELS: tuple[Kernel, ...] = (
+    _kernel(nn.SliceOp, slice_any),
+    _kernel(nn.PadOp, pad_any, _pad_layout),
+    _kernel(nn.ResizeOp, resize_any),
+    _kernel(nn.ChannelShuffleOp, channel_shuffle_any),
+)
