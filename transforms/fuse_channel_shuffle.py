@@ -77,11 +77,11 @@ class FuseChannelShuffle(RewritePattern):
         shuffle = nn.ChannelShuffleOp(split.input, groups)
         shuffle.output.name_hint = op.output.name_hint
         shuffle.location = op.location
-        rewriter.replace_op(op, shuffle)
+        rewriter.replace(op, shuffle)
         dead: list[Operation] = [transpose, split]
         for intermediate in dead:
             if not intermediate.results[0].uses:
-                rewriter.erase_op(intermediate)
+                rewriter.erase(intermediate)
 
 
 @dataclass(frozen=True)

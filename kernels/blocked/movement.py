@@ -109,7 +109,8 @@ def slice_any(op: nn.SliceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     block = 1 if spec is None or lanes is None else spec.block_product("C")
     if step == 1 and start % block == 0:
         index[axes["C"]] = slice(start // block, -(-(start + size) // block))
-        return rezero_padding(op, np.ascontiguousarray(x[tuple(index)]))
+        # A copy (never a view of the input, whose lanes past the slice it re-zeroes).
+        return rezero_padding(op, np.array(x[tuple(index)], order="C"))
     spatial = x[tuple(index)]
     channels = np.arange(start, start + size * step, step)
     return gather_channels(op, spatial, channels)
