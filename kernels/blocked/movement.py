@@ -1,13 +1,14 @@
 """Data movement in whatever layout operand 0 has (`"*"`): `slice_any`, `pad_any`,
-`resize_any` and `channel_shuffle_any` on rank-4 N, C, H, W data whose N, H and W are whole
-axes and whose C is whole or in one block (NCHW, NHWC, NCHW{b}c), so that a blocked network
-keeps its blocks through them.
+`resize_any`, `channel_shuffle_any` and `concat_any` on rank-4 N, C, H, W data whose N, H and
+W are whole axes and whose C is whole or in one block (NCHW, NHWC, NCHW{b}c), so that a
+blocked network keeps its blocks through them.
 
 N, H and W move as whole physical axes. Channels move as blocks where they can (a slice
 starting at a block boundary with step 1 takes whole blocks), else lane by lane
 (`gather_channels`: one numpy gather over the block and lane axes, as much work as a
 reorder): an unaligned channel slice (ShuffleNet's halves of 116 channels) and a channel
-shuffle read each lane from where the logical channel lives. Padding lanes of every result
+shuffle read each lane from where the logical channel lives, a concat of such halves writes
+each to where it goes. Padding lanes of every result
 are re-zeroed (a block-aligned slice ending inside a block, a gathered lane, a constant pad
 with a non-zero value all put real values there otherwise). Pad pads H and W only here.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 from xdsl.ir import Operation
@@ -148,6 +150,36 @@ def resize_any(op: nn.ResizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return resize_along(result, resize_taps(op, 1), axes["W"]).astype(x.dtype)
 
 
+def concat_any(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Along N, H or W, or C whole: numpy's concatenate of the physical arrays. Along
+    blocked C (channel counts off the block, which `concat_nchwc` leaves: ShuffleNet's
+    halves): each input's real lanes placed at their result channels in one assignment;
+    padding lanes stay zero."""
+    spec, axes, lanes = _axes(op)
+    axis = "NCHW"[op.normalized_axis]
+    if axis != "C" or lanes is None:
+        return np.concatenate(inputs, axis=axes[axis])
+    assert spec is not None
+    block = spec.block_product("C")
+    out = np.zeros(spec.physical_shape(shape_of(op.output)), inputs[0].dtype)
+    target = np.moveaxis(out, (axes["C"], lanes), (0, 1))  # a view: writes reach `out`
+    offset = 0
+    for value, x in zip(op.inputs, inputs, strict=True):
+        channels = np.arange(shape_of(value)[1])
+        placed = offset + channels
+        source = np.moveaxis(x, (axes["C"], lanes), (0, 1))
+        target[placed // block, placed % block] = source[channels // block, channels % block]
+        offset += len(channels)
+    return out
+
+
+def _concat_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    if (reason := _rank_reason(op)) is not None:
+        return reason
+    rank = len(shape_of(op.results[0]))
+    return None if rank == 4 else f"rank-{rank} result; the kernel needs N, C, H, W"
+
+
 def _kernel(
     op_type: type[Operation],
     impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
@@ -158,7 +190,7 @@ def _kernel(
         op_type,
         "blocked",
         impl,
-        accepts=_accepts,
+        accepts=_concat_accepts if op_type is nn.ConcatOp else _accepts,
         layouts=any_layouts,
         accepts_layout=check,
         accepts_types=functools.partial(any_types_reason, shapes=_rank_reason, check=check),
@@ -170,4 +202,6 @@ KERNELS: tuple[Kernel, ...] = (
     _kernel(nn.PadOp, pad_any, _pad_layout),
     _kernel(nn.ResizeOp, resize_any),
     _kernel(nn.ChannelShuffleOp, channel_shuffle_any),
+    # After concat_nchwc (priority 0), where that one refuses channel counts off the block.
+    replace(_kernel(nn.ConcatOp, concat_any), priority=-1),
 )

@@ -29,6 +29,7 @@ from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout
 from nnlayout.kernels.onednn.movement import MOVEMENT_OPS, movement_pd, movement_reason
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.registry import Target, one_layout_refusal
 
 
@@ -110,7 +111,21 @@ def any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     layout hand-written IR already gives it (NCHW4c2c has no oneDNN format: running the
     kernel was an internal error)."""
     layout = encoding_name(op.operands[0].type)
-    return _any_shape_reason(op) or _any_reason(op, by_layout("data", layout), layout or "NCHW")
+    return (
+        _any_shape_reason(op)
+        or _any_reason(op, by_layout("data", layout), layout or "NCHW")
+        or _blocked_concat_reason(op, target)
+    )
+
+
+def _blocked_concat_reason(op: Operation, target: Target) -> str | None:
+    """A concat on a target asking oneDNN for blocked activations meets them: where oneDNN
+    has no fast concat of these inputs in that format (channel counts off the block,
+    ShuffleNet's halves), the blocked family's concat_any joins them in it instead."""
+    layout = OneDNNOptions.of(target).data_format
+    if not isinstance(op, nn.ConcatOp) or layout not in ("NCHW8c", "NCHW16c"):
+        return None
+    return _any_reason(op, by_layout("data", layout), layout)
 
 
 def _any_shape_reason(op: Operation) -> str | None:

@@ -215,3 +215,18 @@ def test_split_outputs_are_slices() -> None:
         [1, 3, 2, 2],
         [1, 1, 2, 2],
     ]
+
+
+@pytest.mark.parametrize("target", ["avx2", "avx512", "onednn", "onednn-nchw8c", "onednn-nchw16c"])
+def test_shufflenet_unit_stays_in_one_layout(target: str) -> None:
+    """With 116 channels (halves of 58, off every block), the split, the concat and the
+    fused channel shuffle run in the convolutions' layout: the only activation reorders are
+    the input's and the output's."""
+    from nnlayout.frontends.onnx import import_model
+    from nnlayout.tests.helpers import LAYOUT_PIPELINE, activation_reorders, compile_module
+
+    module = import_model(shufflenet_unit(18, channels=116, size=7)).module
+    compiled = compile_module(module, target, True, "fuse-channel-shuffle," + LAYOUT_PIPELINE)
+    names = [op.name for op in compiled.walk()]
+    assert "nn.channel_shuffle" in names and "nn.transpose" not in names
+    assert activation_reorders(compiled) == 2
