@@ -125,6 +125,11 @@ def shuffle_accepts(op: Operation, target: Target, padding: bool) -> str | None:
             "the target asks oneDNN for no channel-blocked activation format, and oneDNN's "
             "shuffle is fast on nChw8c and nChw16c only"
         )
+    if layout == "NCHW16c" and not b.runs_avx512_core():
+        return (
+            "oneDNN's convolutions run nChw16c fast with its avx512_core code only, which "
+            "it does not run here: the data around the shuffle would not be nChw16c"
+        )
     block = LayoutSpec.parse(layout).block_product("C")
     channels = shape_of(op.operands[0])[1]
     if channels % block and not padding:
