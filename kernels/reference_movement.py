@@ -57,8 +57,6 @@ def _source_coordinates(mode: str, size: int, out: int, scale: float) -> np.ndar
         return y / scale
     if mode == "pytorch_half_pixel":
         return np.full(out, -0.5) if length == 1 else (y + 0.5) / scale - 0.5
-    if mode == "tf_half_pixel_for_nn":
-        return (y + 0.5) / scale
     if mode == "half_pixel_symmetric":
         offset = size / 2 * (1 - out / length)
         return offset + (y + 0.5) / scale - 0.5

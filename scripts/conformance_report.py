@@ -162,7 +162,7 @@ def expected_refusals(case: Case) -> list[str]:
 
 def _movement_refusals(node: onnx.NodeProto) -> list[str]:
     """What nn.pad and nn.resize lack: Pad's wrap mode; Resize's cubic mode, antialiasing
-    and tf_crop_and_resize coordinates."""
+    and the tf_crop_and_resize and tf_half_pixel_for_nn coordinates."""
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     reasons = []
     if node.op_type == "Pad" and attrs.get("mode") == b"wrap":
@@ -172,8 +172,9 @@ def _movement_refusals(node: onnx.NodeProto) -> list[str]:
             reasons.append("mode 'cubic'")
         if attrs.get("antialias", 0):
             reasons.append("antialias=1")
-        if attrs.get("coordinate_transformation_mode") == b"tf_crop_and_resize":
-            reasons.append("'tf_crop_and_resize'")
+        coordinates = attrs.get("coordinate_transformation_mode")
+        if coordinates in (b"tf_crop_and_resize", b"tf_half_pixel_for_nn"):
+            reasons.append(f"'{coordinates.decode()}'")
     return reasons
 
 

@@ -58,7 +58,6 @@ COORDINATE_MODES = (
     "pytorch_half_pixel",
     "align_corners",
     "asymmetric",
-    "tf_half_pixel_for_nn",
     "half_pixel_symmetric",
 )
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")

@@ -203,10 +203,11 @@ def _resize_modes(state: ImportState, attrs: dict) -> tuple[str, str, str]:
     coordinates = _text(
         attrs, "coordinate_transformation_mode", "asymmetric" if legacy else "half_pixel"
     )
-    if coordinates == "tf_crop_and_resize":
+    if coordinates in ("tf_crop_and_resize", "tf_half_pixel_for_nn"):
         raise state.fail(
-            "Resize coordinate_transformation_mode 'tf_crop_and_resize' (with its roi) "
-            "is not supported"
+            f"Resize coordinate_transformation_mode '{coordinates}' is not supported "
+            "(half_pixel, pytorch_half_pixel, align_corners, asymmetric and "
+            "half_pixel_symmetric are)"
         )
     rounding = _text(attrs, "nearest_mode", "floor" if legacy else "round_prefer_floor")
     return mode, coordinates, rounding

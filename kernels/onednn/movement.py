@@ -7,8 +7,8 @@ floor((y + 0.5) / F), linear interpolates at (y + 0.5) / F - 0.5 between its flo
 clamped to the axis. An ONNX resize takes this kernel only where that gives ONNX's taps: the
 indices it reads and, for linear, its weights within 1e-5 (`_taps_differ` compares them along
 each axis): half_pixel linear with sizes or exact scales; nearest with half_pixel and
-round_prefer_ceil, tf_half_pixel_for_nn and floor, or any mode whose rounding never meets a
-tie, as asymmetric floor upsampling by whole factors. Other modes (align_corners, asymmetric
+round_prefer_ceil, or any mode whose rounding never meets a tie, as asymmetric floor
+upsampling by whole factors. Other modes (align_corners, asymmetric
 linear) stay with the reference kernel, with the reason.
 
 oneDNN's shuffle with group size G views the channel axis as a [G, C / G] matrix, transposed;
