@@ -230,3 +230,27 @@ def test_shufflenet_unit_stays_in_one_layout(target: str) -> None:
     names = [op.name for op in compiled.walk()]
     assert "nn.channel_shuffle" in names and "nn.transpose" not in names
     assert activation_reorders(compiled) == 2
+
+
+def test_zero_pad_folds_into_the_conv(tmp_path: Path) -> None:
+    """fold-pad (default-pipeline): a zero Pad of H and W before a Conv becomes its pads; a
+    reflect one stays."""
+    from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module
+
+    inits: dict[str, np.ndarray] = {"pads": np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)}
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"], mode="constant")]
+    nodes += _conv("y", "p", 5, 6, inits, kernel=3)
+    module = check_against_onnxruntime(_model(nodes, [1, 5, 6, 7], inits, 17), tmp_path)
+    compiled = compile_module(module, "avx2", True, DEFAULT_PIPELINE)
+    assert "nn.pad" not in {op.name for op in compiled.walk()}
+    reflect = check_against_onnxruntime(
+        _model(
+            [helper.make_node("Pad", ["x", "pads"], ["p"], mode="reflect"), *nodes[1:]],
+            [1, 5, 6, 7],
+            inits,
+            17,
+        ),
+        tmp_path,
+    )
+    compiled = compile_module(reflect, "avx2", True, DEFAULT_PIPELINE)
+    assert "nn.pad" in {op.name for op in compiled.walk()}
