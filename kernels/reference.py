@@ -25,7 +25,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
-from nnlayout.kernels.reference_movement import channel_shuffle, pad, resize, slice_
+from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -322,6 +322,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.PadOp: pad,
     nn.ResizeOp: resize,
     nn.ChannelShuffleOp: channel_shuffle,
+    nn.ExpandOp: expand,
 }
 """Every nn op except nn.constant, by op class."""
 

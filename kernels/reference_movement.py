@@ -1,7 +1,7 @@
 """Reference kernels of the data-movement ops (`nn.slice`, `nn.pad`, `nn.resize`,
-`nn.channel_shuffle`), part of the oracle (`reference.REFERENCE_KERNELS` lists them), and the
-index arithmetic the other kernels of these ops share: `slice_index` (a slice as numpy
-indexing) and `resize_taps` (ONNX Resize's formulas, one spatial axis at a time).
+`nn.channel_shuffle`, `nn.expand`), part of the oracle (`reference.REFERENCE_KERNELS` lists
+them), and the index arithmetic the other kernels of these ops share: `slice_index` (a slice
+as numpy indexing) and `resize_taps` (ONNX Resize's formulas, one spatial axis at a time).
 """
 
 from __future__ import annotations
@@ -125,3 +125,8 @@ def channel_shuffle(op: nn.ChannelShuffleOp, inputs: Sequence[np.ndarray]) -> np
     n, c, *rest = x.shape
     grouped = x.reshape(n, groups, c // groups, *rest).swapaxes(1, 2)
     return np.asarray(grouped.reshape(x.shape), order="C")
+
+
+def expand(op: nn.ExpandOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """numpy's broadcast to the result's shape, copied."""
+    return np.array(np.broadcast_to(inputs[0], shape_of(op.output)), order="C")

@@ -57,6 +57,7 @@ _COMPILE_TIME_INPUTS = {
     "Pad": (1, 2, 3),
     "Resize": (1, 2, 3),
     "Upsample": (1,),
+    "Expand": (1,),
 }
 
 

@@ -51,7 +51,7 @@ from nnlayout.dialects.nn.elementwise import (
 )
 from nnlayout.dialects.nn.fused import FusedConv2dOp
 from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
-from nnlayout.dialects.nn.movement import ChannelShuffleOp, PadOp, ResizeOp, SliceOp
+from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
 from nnlayout.dialects.nn.shape_rules import (
@@ -101,6 +101,7 @@ NN = Dialect(
         PadOp,
         ResizeOp,
         ChannelShuffleOp,
+        ExpandOp,
         ConstantOp,
         ComputeOp,
         YieldOp,
@@ -124,6 +125,7 @@ __all__ = [
     "ConvTranspose2dOp",
     "DivOp",
     "ExpOp",
+    "ExpandOp",
     "FlattenOp",
     "FusedConv2dOp",
     "GemmOp",

@@ -1,5 +1,5 @@
-"""Data-movement ops on activations: `nn.slice`, `nn.pad`, `nn.resize` and
-`nn.channel_shuffle`.
+"""Data-movement ops on activations: `nn.slice`, `nn.pad`, `nn.resize`,
+`nn.channel_shuffle` and `nn.expand`.
 
 Their attributes are static and normalised: a slice names a start, a size and a step for every
 axis (ONNX's Slice, Split and Gather on a constant index all become one), a pad its begin and
@@ -45,6 +45,7 @@ from nnlayout.dialects.nn.base import (
     _require_non_negative,
     _require_positive,
     _require_rank,
+    broadcast_shapes,
     i64_array,
     ints,
     shape_of,
@@ -303,3 +304,28 @@ class ChannelShuffleOp(NNOp):
 
     def result_shape(self) -> Shape:
         return channel_shuffle_shape(shape_of(self.input), self.groups.value.data)
+
+
+@irdl_op_definition
+class ExpandOp(NNOp):
+    """ONNX Expand: the input broadcast (numpy's rules) to the result's shape, which must be
+    the broadcast of the input's shape and itself."""
+
+    name = "nn.expand"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value, shape: Sequence[int]):
+        super().__init__(operands=[input], result_types=[with_shape(input, shape)])
+        self.verify_()
+
+    def result_shape(self) -> Shape:
+        x, out = shape_of(self.input), shape_of(self.output)
+        if broadcast_shapes(self.name, x, out) != out:
+            raise VerifyException(
+                f"nn.expand: {list(x)} broadcast to {list(out)} gives "
+                f"{list(broadcast_shapes(self.name, x, out))}, not the result shape"
+            )
+        return out

@@ -1,7 +1,8 @@
 """Converters of the ONNX operators that move activations: Slice, Split and Gather (on run-time
 data: constant starts, split sizes and indices) become `nn.slice` ops, Pad `nn.pad`, Resize and
-Upsample `nn.resize`. Their compile-time inputs (starts, pads, scales, ...) must be constants;
-the exporters' shape arithmetic that computes them is folded before these run."""
+Upsample `nn.resize`, Expand `nn.expand`. Their compile-time inputs (starts, pads, scales,
+...) must be constants; the exporters' shape arithmetic that computes them is folded before
+these run."""
 
 from __future__ import annotations
 
@@ -302,3 +303,23 @@ def upsample(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         raise state.fail(f"Upsample scales {list(scales)} must be >= 1, one per axis")
     sizes = [math.floor(d * s) for d, s in zip(shape, scales, strict=True)]
     _build_resize(state, node, [float(s) for s in scales], sizes, (mode, "asymmetric", "floor"))
+
+
+# ------------------------------------------------------------------------ Expand
+def expand(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Expand to a constant shape (numpy's broadcast of the input's shape and it); the
+    identity where that is the input's shape."""
+    x = state.operand(node, 0)
+    requested = _ints(state, node, 1, "shape")
+    if requested is None:
+        raise state.fail("Expand needs its shape")
+    try:
+        shape = nn.broadcast_shapes("Expand", nn.shape_of(x), tuple(requested))
+    except VerifyException as error:
+        raise state.fail(str(error).removeprefix("Expand: ")) from None
+    if 0 in shape:
+        raise state.fail(f"Expand to {list(shape)} gives a zero-size result")
+    if shape == nn.shape_of(x):
+        state.output(node, x)
+        return
+    state.output(node, state.build(lambda: nn.ExpandOp(x, shape)))

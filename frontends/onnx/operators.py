@@ -22,7 +22,15 @@ from nnlayout.frontends.onnx.elementwise import (
     unary,
 )
 from nnlayout.frontends.onnx.linear import gemm, matmul
-from nnlayout.frontends.onnx.movement import gather, pad, resize, slice_node, split, upsample
+from nnlayout.frontends.onnx.movement import (
+    expand,
+    gather,
+    pad,
+    resize,
+    slice_node,
+    split,
+    upsample,
+)
 from nnlayout.frontends.onnx.normalisation import batch_normalization, softmax
 from nnlayout.frontends.onnx.pooling import (
     average_pool,
@@ -65,6 +73,7 @@ CONVERTERS: dict[str, Converter] = {
     "Pad": pad,
     "Resize": resize,
     "Upsample": upsample,
+    "Expand": expand,
 }
 
 #: ONNX operators (default domain) the importer translates.

@@ -1,4 +1,4 @@
-// Verifier messages of nn.slice, nn.pad, nn.resize and nn.channel_shuffle.
+// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle and nn.expand.
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 
 func.func @slice_out_of_range(%x: tensor<1x8x4x4xf32>) {
@@ -84,5 +84,21 @@ func.func @resize_scale(%x: tensor<1x8x4x4xf32>) {
 func.func @shuffle_groups(%x: tensor<1x10x4x4xf32>) {
   // expected-error @+1 {{nn.channel_shuffle: groups 4 must be positive and divide the 10 channels}}
   %0 = nn.channel_shuffle %x groups 4 : tensor<1x10x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @expand_shrinks(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.expand: shapes [1, 8, 4, 4], [1, 4, 4, 4] do not broadcast}}
+  %0 = nn.expand %x : tensor<1x8x4x4xf32> -> tensor<1x4x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @expand_wrong_result(%x: tensor<3x1xf32>) {
+  // expected-error @+1 {{nn.expand: [3, 1] broadcast to [1, 4] gives [3, 4], not the result shape}}
+  %0 = nn.expand %x : tensor<3x1xf32> -> tensor<1x4xf32>
   func.return
 }

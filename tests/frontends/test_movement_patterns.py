@@ -254,3 +254,17 @@ def test_zero_pad_folds_into_the_conv(tmp_path: Path) -> None:
     )
     compiled = compile_module(reflect, "avx2", True, DEFAULT_PIPELINE)
     assert "nn.pad" in {op.name for op in compiled.walk()}
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_expand_of_activations(opset: int, tmp_path: Path) -> None:
+    """Expand of a run-time value (a per-sample vector broadcast over tokens), and one to
+    its own shape (the identity)."""
+    inits = {"shape": np.array([2, 6, 1, 5], np.int64), "same": np.array([1, 5], np.int64)}
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Expand", ["r", "shape"], ["e"]),
+        helper.make_node("Expand", ["e", "same"], ["y"]),
+    ]
+    module = check_against_onnxruntime(_model(nodes, [2, 1, 3, 5], inits, opset), tmp_path)
+    assert [op.name for op in module.walk()].count("nn.expand") == 1
