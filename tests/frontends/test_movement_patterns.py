@@ -268,3 +268,47 @@ def test_expand_of_activations(opset: int, tmp_path: Path) -> None:
     ]
     module = check_against_onnxruntime(_model(nodes, [2, 1, 3, 5], inits, opset), tmp_path)
     assert [op.name for op in module.walk()].count("nn.expand") == 1
+
+
+def _resize_node(**attrs: object) -> onnx.NodeProto:
+    return helper.make_node("Resize", ["x", "", "scales"], ["y"], **attrs)
+
+
+@pytest.mark.parametrize(
+    ("node", "inits", "message"),
+    [
+        (_resize_node(mode="cubic"), {}, "Resize mode 'cubic' is not supported"),
+        (_resize_node(antialias=1, mode="linear"), {}, "Resize with antialias=1"),
+        (
+            _resize_node(coordinate_transformation_mode="tf_crop_and_resize"),
+            {},
+            "coordinate_transformation_mode 'tf_crop_and_resize' is not supported",
+        ),
+        (
+            helper.make_node("Resize", ["x", "", "chan"], ["y"]),
+            {"chan": np.array([1, 2, 1, 1], np.float32)},
+            "resizes the N or C axis",
+        ),
+        (
+            helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap"),
+            {"pads": np.zeros(8, np.int64)},
+            "Pad mode 'wrap' is not supported",
+        ),
+        (
+            helper.make_node("Slice", ["x", "b", "e"], ["y"]),
+            {"b": np.array([3], np.int64), "e": np.array([1], np.int64)},
+            "zero-size result",
+        ),
+    ],
+)
+def test_refusals_name_the_node(node: onnx.NodeProto, inits: dict, message: str) -> None:
+    """What the movement converters cannot do is refused in one line naming the node."""
+    from nnlayout.diagnostics import UserError
+    from nnlayout.frontends.onnx import import_model
+
+    inits = {"scales": np.array([1, 1, 2, 2], np.float32), **inits}
+    node.name = "the_node"
+    with pytest.raises(UserError) as error:
+        import_model(_model([node], [1, 2, 3, 4], inits, 19))
+    assert message in error.value.message and "node 'the_node'" in error.value.message
+    assert "\n" not in error.value.message
