@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from nnlayout.dialects import nn
-from nnlayout.tests.helpers import check_against_onnxruntime
+from nnlayout.tests.helpers import ALL_TARGETS, check_against_onnxruntime
 
 RNG = np.random.default_rng(26)
 
@@ -137,7 +137,7 @@ def segmentation_head(opset: int, mode: str = "half_pixel") -> onnx.ModelProto:
     align_corners=False) -> Resize linear with sizes (roi and scales left out)."""
     inits: dict[str, np.ndarray] = {"sizes": np.array([1, 6, 16, 20], np.int64)}
     nodes = _conv("c", "x", 5, 6, inits)
-    if opset >= 18:
+    if opset >= 18:  # dynamo (onnxscript) spells out every attribute
         nodes.append(
             helper.make_node(
                 "Resize",
@@ -145,6 +145,12 @@ def segmentation_head(opset: int, mode: str = "half_pixel") -> onnx.ModelProto:
                 ["y"],
                 mode="linear",
                 coordinate_transformation_mode=mode,
+                antialias=0,
+                cubic_coeff_a=-0.75,
+                exclude_outside=0,
+                extrapolation_value=0.0,
+                keep_aspect_ratio_policy="stretch",
+                nearest_mode="floor",
             )
         )
     else:
@@ -312,3 +318,50 @@ def test_refusals_name_the_node(node: onnx.NodeProto, inits: dict, message: str)
         import_model(_model([node], [1, 2, 3, 4], inits, 19))
     assert message in error.value.message and "node 'the_node'" in error.value.message
     assert "\n" not in error.value.message
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_nearest_interpolate_by_two(opset: int, tmp_path: Path) -> None:
+    """F.interpolate(scale_factor=2, mode='nearest'): Resize with scales, asymmetric
+    coordinates, nearest floor, which oneDNN's resampling computes exactly."""
+    from nnlayout.dialects.kernel_attr import kernel_of
+    from nnlayout.tests.helpers import LAYOUT_PIPELINE, compile_module
+
+    inits = {"scales": np.array([1, 1, 2, 2], np.float32)}
+    if opset < 18:
+        inits["roi"] = np.array([], np.float32)
+    nodes = _conv("c", "x", 5, 12, inits)
+    nodes.append(
+        helper.make_node(
+            "Resize",
+            ["c", "roi" if opset < 18 else "", "scales"],
+            ["u"],
+            mode="nearest",
+            coordinate_transformation_mode="asymmetric",
+            nearest_mode="floor",
+        )
+    )
+    nodes += _conv("y", "u", 12, 4, inits, kernel=3)
+    module = check_against_onnxruntime(_model(nodes, [1, 5, 5, 6], inits, opset), tmp_path)
+    if "onednn" in ALL_TARGETS:
+        compiled = compile_module(module, "onednn", True, LAYOUT_PIPELINE)
+        (resize,) = [op for op in compiled.walk() if isinstance(op, nn.ResizeOp)]
+        assert kernel_of(resize).kernel_name.data == "resize_onednn"
+
+
+def test_gather_of_scattered_indices(tmp_path: Path) -> None:
+    """Gather at indices that do not step evenly (and a negative one): slices joined by a
+    concat, reshaped to the indices' shape."""
+    inits = {"idx": np.array([[3, 0], [-1, 2]], np.int64)}
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Gather", ["r", "idx"], ["y"], axis=2),
+    ]
+    check_against_onnxruntime(_model(nodes, [1, 3, 5, 4], inits, 13), tmp_path)
+
+
+def test_upsample_linear(tmp_path: Path) -> None:
+    """Upsample (opset 9) linear: asymmetric coordinates, as onnxruntime reads it."""
+    inits = {"scales": np.array([1, 1, 2, 3], np.float32)}
+    nodes = [helper.make_node("Upsample", ["x", "scales"], ["y"], mode="linear")]
+    check_against_onnxruntime(_model(nodes, [1, 3, 4, 5], inits, 9), tmp_path)
