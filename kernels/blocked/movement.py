@@ -29,6 +29,7 @@ from nnlayout.kernels.blocked.common import (
     any_layouts,
     any_types_reason,
     layout_spec,
+    prepared,
     rezero_padding,
     sparse_operand,
 )
@@ -81,25 +82,37 @@ def _axes(op: Operation) -> tuple[LayoutSpec | None, dict[str, int], int | None]
     return spec, whole, lanes
 
 
-def gather_channels(op: Operation, x: np.ndarray, channels: np.ndarray) -> np.ndarray:
-    """Physical `x` (operand 0 of `op`) with result channel k read from input channel
-    `channels[k]`, in the same layout; padding lanes re-zeroed."""
+def _allocate(
+    op: Operation,
+    inputs: Sequence[np.ndarray],
+    into: Callable[[Operation, Sequence[np.ndarray], np.ndarray], None],
+) -> np.ndarray:
+    """`into`'s result in a new array of the result's physical shape, padding re-zeroed."""
+    spec = layout_spec(op.results[0])
+    shape = shape_of(op.results[0])
+    out = np.empty(shape if spec is None else spec.physical_shape(shape), inputs[0].dtype)
+    into(op, inputs, out)
+    return rezero_padding(op, out)
+
+
+def gather_channels(op: Operation, x: np.ndarray, channels: np.ndarray, out: np.ndarray) -> None:
+    """Writes physical `x` (laid out as operand 0 of `op`) with result channel k read from
+    input channel `channels[k]` into `out`, in the same layout; padding lanes read channel 0
+    (the caller re-zeroes them)."""
     spec, axes, lanes = _axes(op)
     if lanes is None:
-        return np.take(x, channels, axis=axes["C"])
+        np.copyto(out, np.take(x, channels, axis=axes["C"]))
+        return
     assert spec is not None
     block = spec.block_product("C")
     wanted = np.zeros(-(-len(channels) // block) * block, np.int64)
     wanted[: len(channels)] = channels
     grid = wanted.reshape(-1, block)
     moved = np.moveaxis(x, (axes["C"], lanes), (0, 1))[grid // block, grid % block]
-    result = np.ascontiguousarray(np.moveaxis(moved, (0, 1), (axes["C"], lanes)))
-    return rezero_padding(op, result)
+    np.copyto(out, np.moveaxis(moved, (0, 1), (axes["C"], lanes)))
 
 
-def slice_any(op: nn.SliceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """N, H and W sliced as physical axes; channels as whole blocks from a block boundary
-    with step 1, else gathered."""
+def _slice_into(op: nn.SliceOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     x = inputs[0]
     spec, axes, lanes = _axes(op)
     starts, sizes, steps = ints(op.starts), ints(op.sizes), ints(op.steps)
@@ -111,19 +124,28 @@ def slice_any(op: nn.SliceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     block = 1 if spec is None or lanes is None else spec.block_product("C")
     if step == 1 and start % block == 0:
         index[axes["C"]] = slice(start // block, -(-(start + size) // block))
-        # A copy (never a view of the input, whose lanes past the slice it re-zeroes).
-        return rezero_padding(op, np.array(x[tuple(index)], order="C"))
-    spatial = x[tuple(index)]
+        np.copyto(out, x[tuple(index)])
+        return
     channels = np.arange(start, start + size * step, step)
-    return gather_channels(op, spatial, channels)
+    gather_channels(op, x[tuple(index)], channels, out)
+
+
+def slice_any(op: nn.SliceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """N, H and W sliced as physical axes; channels as whole blocks from a block boundary
+    with step 1 (the lanes past the slice in its last block re-zeroed), else gathered."""
+    return _allocate(op, inputs, _slice_into)
+
+
+def _shuffle_into(op: nn.ChannelShuffleOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    channels = shape_of(op.input)[1]
+    groups = op.groups.value.data
+    order = np.arange(channels).reshape(groups, channels // groups).T.ravel()
+    gather_channels(op, inputs[0], order, out)
 
 
 def channel_shuffle_any(op: nn.ChannelShuffleOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """Result channel j * groups + i is input channel i * (C / groups) + j."""
-    channels = shape_of(op.input)[1]
-    groups = op.groups.value.data
-    order = np.arange(channels).reshape(groups, channels // groups).T.ravel()
-    return gather_channels(op, inputs[0], order)
+    return _allocate(op, inputs, _shuffle_into)
 
 
 def pad_any(op: nn.PadOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -150,18 +172,14 @@ def resize_any(op: nn.ResizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return resize_along(result, resize_taps(op, 1), axes["W"]).astype(x.dtype)
 
 
-def concat_any(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """Along N, H or W, or C whole: numpy's concatenate of the physical arrays. Along
-    blocked C (channel counts off the block, which `concat_nchwc` leaves: ShuffleNet's
-    halves): each input's real lanes placed at their result channels in one assignment;
-    padding lanes stay zero."""
+def _concat_into(op: nn.ConcatOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     spec, axes, lanes = _axes(op)
     axis = "NCHW"[op.normalized_axis]
     if axis != "C" or lanes is None:
-        return np.concatenate(inputs, axis=axes[axis])
+        np.concatenate(inputs, axis=axes[axis], out=out)
+        return
     assert spec is not None
     block = spec.block_product("C")
-    out = np.zeros(spec.physical_shape(shape_of(op.output)), inputs[0].dtype)
     target = np.moveaxis(out, (axes["C"], lanes), (0, 1))  # a view: writes reach `out`
     offset = 0
     for value, x in zip(op.inputs, inputs, strict=True):
@@ -170,7 +188,14 @@ def concat_any(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
         source = np.moveaxis(x, (axes["C"], lanes), (0, 1))
         target[placed // block, placed % block] = source[channels // block, channels % block]
         offset += len(channels)
-    return out
+
+
+def concat_any(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Along N, H or W, or C whole: numpy's concatenate of the physical arrays. Along
+    blocked C (channel counts off the block, which `concat_nchwc` leaves: ShuffleNet's
+    halves): each input's real lanes placed at their result channels, one assignment an
+    input; padding lanes re-zeroed."""
+    return _allocate(op, inputs, _concat_into)
 
 
 def _concat_accepts(op: Operation, target: Target, padding: bool) -> str | None:
@@ -184,7 +209,10 @@ def _kernel(
     op_type: type[Operation],
     impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
     check: Callable[[Operation, LayoutSpec], str | None] = _nchw_layout,
+    into: Callable[[Operation, Sequence[np.ndarray], np.ndarray], None] | None = None,
 ) -> Kernel:
+    """The descriptor of a kernel named after `impl`, prepared with `into` if any (writing
+    straight into the destination, then re-zeroing its padding lanes)."""
     return Kernel(
         impl.__name__,
         op_type,
@@ -194,14 +222,15 @@ def _kernel(
         layouts=any_layouts,
         accepts_layout=check,
         accepts_types=functools.partial(any_types_reason, shapes=_rank_reason, check=check),
+        prepare=None if into is None else prepared(into, impl),
     )
 
 
 KERNELS: tuple[Kernel, ...] = (
-    _kernel(nn.SliceOp, slice_any),
+    _kernel(nn.SliceOp, slice_any, into=_slice_into),
     _kernel(nn.PadOp, pad_any, _pad_layout),
     _kernel(nn.ResizeOp, resize_any),
-    _kernel(nn.ChannelShuffleOp, channel_shuffle_any),
+    _kernel(nn.ChannelShuffleOp, channel_shuffle_any, into=_shuffle_into),
     # After concat_nchwc (priority 0), where that one refuses channel counts off the block.
-    replace(_kernel(nn.ConcatOp, concat_any), priority=-1),
+    replace(_kernel(nn.ConcatOp, concat_any, into=_concat_into), priority=-1),
 )

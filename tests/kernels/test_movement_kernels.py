@@ -133,6 +133,21 @@ def test_blocked_movement_kernel(case: str, layout: str) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", ["slice_any", "slice_aligned", "channel_shuffle_any"])
+def test_prepared_movement_kernel_writes_a_strided_destination(case: str, layout: str) -> None:
+    """Prepared, the kernel writes the unprepared one's bits into a strided view (a planned
+    buffer's), padding lanes included, over a destination full of NaN."""
+    x = RNG.standard_normal((2, 20, 4, 5)).astype(np.float32)
+    name = _kernel_name(case)
+    op, packed, _ = build_in_layouts(name, AVX2, OPS[case], [x], any_layout=layout)
+    want = KERNELS[name].impl(op, packed)
+    room = np.full((*want.shape[:-1], want.shape[-1] * 2), np.nan, np.float32)
+    out = room[..., ::2]
+    KERNELS[name].prepare(op, None)(packed, out)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_blocked_concat_off_the_block(layout: str) -> None:
     """ShuffleNet's halves: 10 + 7 + 3 channels, each off the block."""
     arrays = [RNG.standard_normal((1, c, 3, 4)).astype(np.float32) for c in (10, 7, 3)]
@@ -143,6 +158,9 @@ def test_blocked_concat_off_the_block(layout: str) -> None:
     spec = LayoutSpec.parse(result_layout)
     np.testing.assert_array_equal(spec.unpack(got, (1, 20, 3, 4)), np.concatenate(arrays, 1))
     assert not got[spec.padding_mask((1, 20, 3, 4))].any()
+    out = np.full(got.shape, np.nan, np.float32)
+    KERNELS["concat_any"].prepare(op, None)(packed, out)
+    np.testing.assert_array_equal(out, got)
 
 
 def test_pad_of_channels_is_refused_by_pad_any() -> None:

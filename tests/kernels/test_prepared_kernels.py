@@ -154,7 +154,8 @@ def test_other_dtype_takes_the_unprepared_kernel() -> None:
 
 
 def test_all_elementwise_and_pooling_kernels_are_prepared() -> None:
-    copies = {k.name for k in movement.KERNELS}  # data movement: nothing to compute in place
+    # pad_any and resize_any compute through numpy's pad and takes, which allocate anyway
+    copies = {k.name for k in movement.KERNELS if k.name in ("pad_any", "resize_any")}
     names = [k.name for k in KERNELS.values() if k.name.endswith("_any") and k.name not in copies]
     assert {n for n in names if KERNELS[n].prepare is None} == {"global_avg_pool_any"}
     assert all(
