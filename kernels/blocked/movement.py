@@ -4,11 +4,11 @@ W are whole axes and whose C is whole or in one block (NCHW, NHWC, NCHW{b}c), so
 blocked network keeps its blocks through them.
 
 N, H and W move as whole physical axes. Channels move as blocks where they can (a slice
-starting at a block boundary with step 1 takes whole blocks), else lane by lane
+starting at a block boundary with step 1 takes whole blocks), as shifted lane ranges where
+a contiguous run of channels moves off the block boundary (`move_channels`: two strided
+copies; ShuffleNet's halves of 116 channels, sliced and concatenated), else lane by lane
 (`gather_channels`: one numpy gather over the block and lane axes, as much work as a
-reorder): an unaligned channel slice (ShuffleNet's halves of 116 channels) and a channel
-shuffle read each lane from where the logical channel lives, a concat of such halves writes
-each to where it goes. Padding lanes of every result
+reorder: a channel shuffle, a slice with a step). Padding lanes of every result
 are re-zeroed (a block-aligned slice ending inside a block, a gathered lane, a constant pad
 with a non-zero value all put real values there otherwise). Pad pads H and W only here.
 """
@@ -112,6 +112,32 @@ def gather_channels(op: Operation, x: np.ndarray, channels: np.ndarray, out: np.
     np.copyto(out, np.moveaxis(moved, (0, 1), (axes["C"], lanes)))
 
 
+def move_channels(
+    source: np.ndarray, first: int, count: int, target: np.ndarray, offset: int, block: int
+) -> None:
+    """Copies channels [first, first + count) of `source` to channels [offset, offset +
+    count) of `target`, both blocked arrays viewed as [C / block, block, ...] (block and
+    lane axes first), with `first` or `offset` 0. Two strided copies of whole lane ranges
+    (the channel shift splits each source block between two target blocks), no gather.
+    Lanes past the last channel land past `offset + count`: on the target's padding (its
+    caller re-zeroes it) or on channels a later copy writes."""
+    assert first == 0 or offset == 0
+    shift = offset - first
+    whole, lane = divmod(shift, block)
+    blocks = np.arange(first // block, (first + count - 1) // block + 1)
+    for lanes, source_lanes, step in (
+        (slice(lane, block), slice(0, block - lane), 0),
+        (slice(0, lane), slice(block - lane, block), 1),
+    ):
+        if lanes.start == lanes.stop:
+            continue
+        to = blocks + whole + step
+        keep = (to >= 0) & (to < target.shape[0])
+        if keep.any():
+            low, high = blocks[keep][0], blocks[keep][-1] + 1
+            target[to[keep][0] : to[keep][-1] + 1, lanes] = source[low:high, source_lanes]
+
+
 def _slice_into(op: nn.SliceOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     x = inputs[0]
     spec, axes, lanes = _axes(op)
@@ -125,6 +151,12 @@ def _slice_into(op: nn.SliceOp, inputs: Sequence[np.ndarray], out: np.ndarray) -
     if step == 1 and start % block == 0:
         index[axes["C"]] = slice(start // block, -(-(start + size) // block))
         np.copyto(out, x[tuple(index)])
+        return
+    if step == 1 and lanes is not None:  # a shift of the lanes: two strided copies
+        spatial = x[tuple(index)]
+        moved = np.moveaxis(spatial, (axes["C"], lanes), (0, 1))
+        target = np.moveaxis(out, (axes["C"], lanes), (0, 1))
+        move_channels(moved, start, size, target, 0, block)
         return
     channels = np.arange(start, start + size * step, step)
     gather_channels(op, x[tuple(index)], channels, out)
@@ -182,19 +214,18 @@ def _concat_into(op: nn.ConcatOp, inputs: Sequence[np.ndarray], out: np.ndarray)
     block = spec.block_product("C")
     target = np.moveaxis(out, (axes["C"], lanes), (0, 1))  # a view: writes reach `out`
     offset = 0
-    for value, x in zip(op.inputs, inputs, strict=True):
-        channels = np.arange(shape_of(value)[1])
-        placed = offset + channels
+    for value, x in zip(op.inputs, inputs, strict=True):  # in order: later inputs overwrite
+        channels = shape_of(value)[1]
         source = np.moveaxis(x, (axes["C"], lanes), (0, 1))
-        target[placed // block, placed % block] = source[channels // block, channels % block]
-        offset += len(channels)
+        move_channels(source, 0, channels, target, offset, block)
+        offset += channels
 
 
 def concat_any(op: nn.ConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """Along N, H or W, or C whole: numpy's concatenate of the physical arrays. Along
     blocked C (channel counts off the block, which `concat_nchwc` leaves: ShuffleNet's
-    halves): each input's real lanes placed at their result channels, one assignment an
-    input; padding lanes re-zeroed."""
+    halves): each input's lanes shifted to their result channels (`move_channels`);
+    padding lanes re-zeroed."""
     return _allocate(op, inputs, _concat_into)
 
 

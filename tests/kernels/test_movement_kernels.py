@@ -105,6 +105,8 @@ LAYOUTS = ["NCHW8c", "NCHW16c", "NHWC"]
 OPS = {
     "slice_any": lambda x: nn.SliceOp(x, [1, 3, 1, 4], [1, 9, 3, 2], [1, 2, 1, -2]),
     "slice_aligned": lambda x: nn.SliceOp(x, [0, 8, 0, 0], [2, 5, 4, 5]),
+    "slice_shifted": lambda x: nn.SliceOp(x, [0, 3, 1, 0], [2, 13, 2, 5]),
+    "slice_tail": lambda x: nn.SliceOp(x, [0, 11, 0, 0], [2, 9, 4, 5]),
     "pad_constant": lambda x: nn.PadOp(x, [0, 0, 1, 2, 0, 0, 2, 0], "constant", 1.5),
     "pad_reflect": lambda x: nn.PadOp(x, [0, 0, 2, 1, 0, 0, 1, 3], "reflect"),
     "pad_edge": lambda x: nn.PadOp(x, [0, 0, 2, 1, 0, 0, 1, 3], "edge"),
@@ -133,7 +135,9 @@ def test_blocked_movement_kernel(case: str, layout: str) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("case", ["slice_any", "slice_aligned", "channel_shuffle_any"])
+@pytest.mark.parametrize(
+    "case", ["slice_any", "slice_aligned", "slice_shifted", "channel_shuffle_any"]
+)
 def test_prepared_movement_kernel_writes_a_strided_destination(case: str, layout: str) -> None:
     """Prepared, the kernel writes the unprepared one's bits into a strided view (a planned
     buffer's), padding lanes included, over a destination full of NaN."""
@@ -149,8 +153,14 @@ def test_prepared_movement_kernel_writes_a_strided_destination(case: str, layout
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_blocked_concat_off_the_block(layout: str) -> None:
-    """ShuffleNet's halves: 10 + 7 + 3 channels, each off the block."""
-    arrays = [RNG.standard_normal((1, c, 3, 4)).astype(np.float32) for c in (10, 7, 3)]
+    """ShuffleNet's halves: 10 + 7 + 3 channels, each off the block; 2 + 18 (the second
+    spans blocks of 8 and of 16)."""
+    for counts in ((10, 7, 3), (2, 18)):
+        _check_concat(layout, counts)
+
+
+def _check_concat(layout: str, counts: tuple[int, ...]) -> None:
+    arrays = [RNG.standard_normal((1, c, 3, 4)).astype(np.float32) for c in counts]
     op, packed, result_layout = build_in_layouts(
         "concat_any", AVX2, lambda *xs: nn.ConcatOp(xs, 1), arrays, any_layout=layout
     )
