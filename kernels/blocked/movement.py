@@ -169,10 +169,26 @@ def slice_any(op: nn.SliceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _shuffle_into(op: nn.ChannelShuffleOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    x = inputs[0]
     channels = shape_of(op.input)[1]
     groups = op.groups.value.data
+    _, axes, lanes = _axes(op)
+    if lanes is None and axes["C"] == x.ndim - 1:  # channels last: one strided copy a group
+        part = channels // groups
+        for group in range(groups):
+            out[..., group::groups] = x[..., group * part : (group + 1) * part]
+        return
+    if lanes is None:  # C whole, outer: the [groups, C / groups] transpose of whole planes
+        c = axes["C"]
+        before, after = x.shape[:c], x.shape[c + 1 :]
+        source = x.reshape(*before, groups, channels // groups, *after).swapaxes(c, c + 1)
+        if out.flags.c_contiguous:
+            np.copyto(out.reshape(source.shape), source)
+        else:
+            np.copyto(out, source.reshape(x.shape))
+        return
     order = np.arange(channels).reshape(groups, channels // groups).T.ravel()
-    gather_channels(op, inputs[0], order, out)
+    gather_channels(op, x, order, out)
 
 
 def channel_shuffle_any(op: nn.ChannelShuffleOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

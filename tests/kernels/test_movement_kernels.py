@@ -1,7 +1,7 @@
 """The data-movement kernels: the reference resize against onnx's reference evaluator and
 onnxruntime over ONNX's modes; the blocked family's slice, pad, resize, channel shuffle and
-concat on packed 20-channel data (off both blocks) against the reference, padding lanes
-exactly zero; oneDNN's choice of the resizes its resampling computes exactly."""
+concat on packed 20-channel data (off both blocks; and in NHWC and NCHW) against the
+reference, padding lanes exactly zero, prepared into strided destinations; oneDNN's choice of the resizes its resampling computes exactly."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_reference_resize_is_onnx(mode: str, coordinates: str, nearest: str, tar
 
 
 # ------------------------------------------------------------ blocked kernels
-LAYOUTS = ["NCHW8c", "NCHW16c", "NHWC"]
+LAYOUTS = ["NCHW8c", "NCHW16c", "NHWC", "NCHW"]
 OPS = {
     "slice_any": lambda x: nn.SliceOp(x, [1, 3, 1, 4], [1, 9, 3, 2], [1, 2, 1, -2]),
     "slice_aligned": lambda x: nn.SliceOp(x, [0, 8, 0, 0], [2, 5, 4, 5]),
