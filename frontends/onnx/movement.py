@@ -79,6 +79,9 @@ def slice_node(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         # Python's slice clamps as ONNX does (negative indices count from the end).
         window = range(*slice(begin, end, step).indices(shape[axis]))
         starts[axis], sizes[axis], strides[axis] = window.start, len(window), step
+    if sizes == list(shape) and all(s == 1 for s in strides):  # the whole tensor
+        state.output(node, x)
+        return
     state.output(node, _sliced(state, x, starts, sizes, strides))
 
 

@@ -365,3 +365,20 @@ def test_upsample_linear(tmp_path: Path) -> None:
     inits = {"scales": np.array([1, 1, 2, 3], np.float32)}
     nodes = [helper.make_node("Upsample", ["x", "scales"], ["y"], mode="linear")]
     check_against_onnxruntime(_model(nodes, [1, 3, 4, 5], inits, 9), tmp_path)
+
+
+def test_slice_of_everything_is_the_input() -> None:
+    """Dynamo's Slice(x, 0, INT64_MAX) on an axis: no op at all."""
+    from nnlayout.frontends.onnx import import_model
+
+    inits = {
+        "b": np.array([0], np.int64),
+        "e": np.array([2**63 - 1], np.int64),
+        "a": np.array([1], np.int64),
+    }
+    nodes = [
+        helper.make_node("Slice", ["x", "b", "e", "a"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    module = import_model(_model(nodes, [1, 3, 4], inits, 18)).module
+    assert "nn.slice" not in {op.name for op in module.walk()}
