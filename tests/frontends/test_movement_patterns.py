@@ -382,3 +382,35 @@ def test_slice_of_everything_is_the_input() -> None:
     ]
     module = import_model(_model(nodes, [1, 3, 4], inits, 18)).module
     assert "nn.slice" not in {op.name for op in module.walk()}
+
+
+def test_shufflenet_downsampling_unit(tmp_path: Path) -> None:
+    """ShuffleNet v2's stride-2 unit: no split, both branches read the input (depthwise 3x3
+    stride 2 then 1x1; 1x1, depthwise stride 2, 1x1), Concat of 2 x 29 channels, shuffle."""
+    inits: dict[str, np.ndarray] = {}
+    nodes = _conv("stem", "x", 12, 29, inits)
+    for name, cin in (("a1", 29), ("b2", 29)):
+        inits[f"{name}.w"] = _weights(cin, 1, 3, 3)
+        inits[f"{name}.b"] = _weights(cin)
+    nodes += [
+        helper.make_node(
+            "Conv", ["stem", "a1.w", "a1.b"], ["a1"], pads=[1] * 4, strides=[2, 2], group=29
+        )
+    ]
+    nodes += _conv("a2", "a1", 29, 29, inits)
+    nodes += _conv("b1", "stem", 29, 29, inits)
+    nodes += [
+        helper.make_node(
+            "Conv", ["b1", "b2.w", "b2.b"], ["b2"], pads=[1] * 4, strides=[2, 2], group=29
+        )
+    ]
+    nodes += _conv("b3", "b2", 29, 29, inits)
+    inits["grouped"] = np.array([1, 2, 29, 4, 4], np.int64)
+    inits["merged"] = np.array([1, 58, 4, 4], np.int64)
+    nodes += [
+        helper.make_node("Concat", ["a2", "b3"], ["cat"], axis=1),
+        helper.make_node("Reshape", ["cat", "grouped"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+        helper.make_node("Reshape", ["t", "merged"], ["y"]),
+    ]
+    check_against_onnxruntime(_model(nodes, [1, 12, 8, 8], inits, 17), tmp_path)
