@@ -26,6 +26,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
+from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -321,6 +322,11 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.ReduceOp: reduce,
     nn.LayerNormOp: layer_norm,
     nn.LrnOp: lrn,
+    nn.SliceOp: slice_,
+    nn.PadOp: pad,
+    nn.ResizeOp: resize,
+    nn.ChannelShuffleOp: channel_shuffle,
+    nn.ExpandOp: expand,
 }
 """Every nn op except nn.constant, by op class."""
 

@@ -79,6 +79,13 @@ _COMPILE_TIME_INPUTS = {
     "Squeeze": (1,),
     "Unsqueeze": (1,),
     **dict.fromkeys(REDUCTIONS, (1,)),
+    "Slice": (1, 2, 3, 4),
+    "Split": (1,),
+    "Gather": (1,),
+    "Pad": (1, 2, 3),
+    "Resize": (1, 2, 3),
+    "Upsample": (1,),
+    "Expand": (1,),
 }
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"
@@ -241,10 +248,29 @@ def expected_refusals(case: Case) -> list[str]:
             len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)
         ):
             reasons.append("training-mode")
+        reasons.extend(_movement_refusals(node))
         if node.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and (
             _rank(case.model, node.input[0]) == 5
         ):
             reasons.append("3-D")
+    return reasons
+
+
+def _movement_refusals(node: onnx.NodeProto) -> list[str]:
+    """What nn.pad and nn.resize lack: Pad's wrap mode; Resize's cubic mode, antialiasing
+    and the tf_crop_and_resize and tf_half_pixel_for_nn coordinates."""
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    reasons = []
+    if node.op_type == "Pad" and attrs.get("mode") == b"wrap":
+        reasons.append("mode 'wrap'")
+    if node.op_type == "Resize":
+        if attrs.get("mode") == b"cubic":
+            reasons.append("mode 'cubic'")
+        if attrs.get("antialias", 0):
+            reasons.append("antialias=1")
+        coordinates = attrs.get("coordinate_transformation_mode")
+        if coordinates in (b"tf_crop_and_resize", b"tf_half_pixel_for_nn"):
+            reasons.append(f"'{coordinates.decode()}'")
     return reasons
 
 

@@ -2,8 +2,10 @@
 whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
 
 fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
-select-dispatch (every op gets its kernel) -> fuse-post-ops (a convolution absorbs the add and
-activation after it where its kernel can) -> insert-layouts (reorders around kernels that
+fold-pad (a zero pad before a convolution becomes part of its pads) -> fuse-channel-shuffle
+(ShuffleNet's Reshape-Transpose-Reshape becomes one op) -> select-dispatch (every op gets its
+kernel) -> fuse-post-ops (a convolution absorbs the add and activation after it where its
+kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
 fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
 halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
@@ -24,6 +26,8 @@ from xdsl.passes import ModulePass
 from nnlayout.lowering.bufferize import BufferizePass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
+from nnlayout.transforms.fold_pad import FoldPadPass
+from nnlayout.transforms.fuse_channel_shuffle import FuseChannelShufflePass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
@@ -45,6 +49,8 @@ class DefaultPipelinePass(ModulePass):
     def passes(self) -> tuple[ModulePass, ...]:
         return (
             FoldBatchNormPass(self.remarks),
+            FoldPadPass(),
+            FuseChannelShufflePass(),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),

@@ -51,6 +51,7 @@ from nnlayout.dialects.nn.elementwise import (
 )
 from nnlayout.dialects.nn.fused import FusedConv2dOp
 from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
+from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
 from nnlayout.dialects.nn.reduction import REDUCE_KINDS, LayerNormOp, LrnOp, ReduceOp, reduce_shape
@@ -100,6 +101,11 @@ NN = Dialect(
         ReduceOp,
         LayerNormOp,
         LrnOp,
+        SliceOp,
+        PadOp,
+        ResizeOp,
+        ChannelShuffleOp,
+        ExpandOp,
         ConstantOp,
         ComputeOp,
         YieldOp,
@@ -114,6 +120,7 @@ __all__ = [
     "AvgPool2dOp",
     "BatchNormOp",
     "BinaryOp",
+    "ChannelShuffleOp",
     "ClipOp",
     "ComputeOp",
     "ConcatOp",
@@ -122,6 +129,7 @@ __all__ = [
     "ConvTranspose2dOp",
     "DivOp",
     "ExpOp",
+    "ExpandOp",
     "FlattenOp",
     "FusedConv2dOp",
     "GemmOp",
@@ -136,13 +144,16 @@ __all__ = [
     "NN",
     "NNOp",
     "NegOp",
+    "PadOp",
     "Pool2dOp",
     "REDUCE_KINDS",
     "ReduceOp",
     "ReluOp",
     "ReshapeOp",
+    "ResizeOp",
     "Shape",
     "SigmoidOp",
+    "SliceOp",
     "SoftmaxOp",
     "SqrtOp",
     "SubOp",

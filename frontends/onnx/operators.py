@@ -24,6 +24,15 @@ from nnlayout.frontends.onnx.elementwise import (
 )
 from nnlayout.frontends.onnx.folding import unfoldable_reason
 from nnlayout.frontends.onnx.linear import gemm, matmul
+from nnlayout.frontends.onnx.movement import (
+    expand,
+    gather,
+    pad,
+    resize,
+    slice_node,
+    split,
+    upsample,
+)
 from nnlayout.frontends.onnx.normalisation import batch_normalization, softmax
 from nnlayout.frontends.onnx.pooling import (
     average_pool,
@@ -68,6 +77,13 @@ CONVERTERS: dict[str, Converter] = {
     **dict.fromkeys(REDUCTIONS, reduce),
     "LayerNormalization": layer_normalization,
     "LRN": lrn,
+    "Slice": slice_node,
+    "Split": split,
+    "Gather": gather,
+    "Pad": pad,
+    "Resize": resize,
+    "Upsample": upsample,
+    "Expand": expand,
 }
 
 #: ONNX operators (default domain) the importer translates.

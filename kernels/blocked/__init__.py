@@ -1,9 +1,11 @@
 """Blocked numpy kernels (family `blocked`): convolutions, batch norm and concat on
 channel-blocked layouts (`NCHW{b}c` activations, `IHW{b}iO{b}o` weights, `C{b}c` vectors), and
 element-wise and pooling kernels that run on whatever layout their operand already has (`"*"`).
-One module a family of ops (`convolution`, `normalization`, `concat`, `pooling`,
-`reduction`, `elementwise`), each ending with its descriptors as data (`KERNELS`); what they
-share is in `common`, the target's options they read (`BlockedOptions`) in `options`.
+element-wise, pooling, reduction and data-movement kernels that run on whatever layout their
+operand already has (`"*"`). One module a family of ops (`convolution`, `normalization`,
+`concat`, `pooling`, `reduction`, `elementwise`, `movement`), each ending with its descriptors
+as data (`KERNELS`); what they share is in `common`, the target's options they read
+(`BlockedOptions`) in `options`.
 
 The block `b` is the target's (8 on avx2, 16 on avx512) when a kernel declares its layouts, but
 an implementation never assumes it: it reads the block from the `#layout.layout` encodings that
@@ -34,6 +36,7 @@ from nnlayout.kernels.blocked import (
     concat,
     convolution,
     elementwise,
+    movement,
     normalization,
     pooling,
     reduction,
@@ -82,4 +85,5 @@ def kernels() -> list[Kernel]:
         *pooling.KERNELS,
         *reduction.KERNELS,
         *elementwise.KERNELS,
+        *movement.KERNELS,
     ]

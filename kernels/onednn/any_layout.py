@@ -26,8 +26,10 @@ from nnlayout.kernels.onednn.common import (
 )
 from nnlayout.kernels.onednn.eltwise import BINARY, binary_order, binary_reason, eltwise_params
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout
+from nnlayout.kernels.onednn.movement import MOVEMENT_OPS, movement_pd, movement_reason
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.registry import Target, one_layout_refusal
 
 
@@ -35,6 +37,8 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     """The primitive descriptor of a `"*"` op whose operands all have format `tag`."""
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         return pool_pd(op, tag)
+    if isinstance(op, MOVEMENT_OPS):
+        return movement_pd(op, tag)
     md = [MemoryDesc.with_tag(shape_of(op.operands[i]), tag) for i in _data_operands(op)]
     out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
     if type(op) in BINARY:
@@ -107,7 +111,21 @@ def any_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     layout hand-written IR already gives it (NCHW4c2c has no oneDNN format: running the
     kernel was an internal error)."""
     layout = encoding_name(op.operands[0].type)
-    return _any_shape_reason(op) or _any_reason(op, by_layout("data", layout), layout or "NCHW")
+    return (
+        _any_shape_reason(op)
+        or _any_reason(op, by_layout("data", layout), layout or "NCHW")
+        or _blocked_concat_reason(op, target)
+    )
+
+
+def _blocked_concat_reason(op: Operation, target: Target) -> str | None:
+    """A concat on a target asking oneDNN for blocked activations meets them: where oneDNN
+    has no fast concat of these inputs in that format (channel counts off the block,
+    ShuffleNet's halves), the blocked family's concat_any joins them in it instead."""
+    layout = OneDNNOptions.of(target).data_format
+    if not isinstance(op, nn.ConcatOp) or layout not in ("NCHW8c", "NCHW16c"):
+        return None
+    return _any_reason(op, by_layout("data", layout), layout)
 
 
 def _any_shape_reason(op: Operation) -> str | None:
@@ -121,6 +139,8 @@ def _any_shape_reason(op: Operation) -> str | None:
         return "not rank 4; the oneDNN kernel needs N, C, H, W"
     if type(op) in BINARY:
         return binary_reason(op)
+    if isinstance(op, MOVEMENT_OPS):
+        return movement_reason(op)
     return None
 
 

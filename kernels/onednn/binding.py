@@ -106,6 +106,8 @@ dnnl_reduction_mul = 0x2FFF5
 dnnl_reduction_mean = 0x2FFF6
 dnnl_reduction_norm_lp_sum = 0x2FFF8
 dnnl_reduction_norm_lp_power_p_sum = 0x2FFFA
+dnnl_resampling_nearest = 0x2FFF0
+dnnl_resampling_linear = 0x2FFF1
 # dnnl_normalization_flags_t
 dnnl_use_global_stats = 0x1
 dnnl_use_scale = 0x2
@@ -207,6 +209,14 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
         (_PP, _P, c_int, c_int, _P, _P, c_int64, c_float, c_float, c_float, _P),
     ),
     "dnnl_concat_primitive_desc_create": (_STATUS, (_PP, _P, _P, c_int, c_int, _PP, _P)),
+    "dnnl_resampling_forward_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, _P, _P),
+    ),
+    "dnnl_shuffle_forward_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, _P, _P, c_int, c_int64, _P),
+    ),
     "dnnl_reorder_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P)),
     "dnnl_primitive_desc_query": (_STATUS, (_P, c_int, c_int, _P)),
     "dnnl_primitive_desc_query_md": (_P, (_P, c_int, c_int)),

@@ -49,6 +49,12 @@ from nnlayout.kernels.onednn.matmul import (
     gemm_types_reason,
     gemm_workspace,
 )
+from nnlayout.kernels.onednn.movement import (
+    shuffle_accepts,
+    shuffle_layouts,
+    shuffle_types_reason,
+    shuffle_workspace,
+)
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
@@ -92,6 +98,7 @@ REDUCTION = Rules(
     reduction_types_reason,
     reduction_accepts_layout,
 )
+SHUFFLE = Rules(shuffle_accepts, shuffle_layouts, shuffle_workspace, shuffle_types_reason)
 
 
 def _every(op: Operation) -> bool:
@@ -133,6 +140,8 @@ TABLE: tuple[Row, ...] = (
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT)
         for op_type in (nn.MaxPool2dOp, nn.AvgPool2dOp, nn.GlobalAvgPoolOp, nn.ConcatOp)
     ),
+    Row("resize_onednn", nn.ResizeOp, IN_OPERAND_LAYOUT),
+    Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0)
         for op_type in (nn.BatchNormOp, *ELTWISE, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp)

@@ -287,6 +287,34 @@ def concat_pd(dst: MemoryDesc, axis: int, srcs: Sequence[MemoryDesc]) -> Primiti
     )
 
 
+def resampling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+    """Forward-inference resampling to `dst`'s spatial sizes (the factors oneDNN derives
+    from them: none given)."""
+    return _created(
+        b.lib().dnnl_resampling_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        algorithm,
+        None,
+        src.handle,
+        dst.handle,
+        elements=_elements(src, dst),
+    )
+
+
+def shuffle_pd(src: MemoryDesc, dst: MemoryDesc, axis: int, group_size: int) -> PrimitiveDesc:
+    return _created(
+        b.lib().dnnl_shuffle_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        src.handle,
+        dst.handle,
+        axis,
+        group_size,
+        elements=_elements(src, dst),
+    )
+
+
 def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
     return _created(
         b.lib().dnnl_reorder_primitive_desc_create,

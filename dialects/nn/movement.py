@@ -1,0 +1,331 @@
+"""Data-movement ops on activations: `nn.slice`, `nn.pad`, `nn.resize`,
+`nn.channel_shuffle` and `nn.expand`.
+
+Their attributes are static and normalised: a slice names a start, a size and a step for every
+axis (ONNX's Slice, Split and Gather on a constant index all become one), a pad its begin and
+end amounts for every axis, a resize its result shape (the type), its scale per spatial axis
+and ONNX's interpolation modes, a channel shuffle its group count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    f32,
+    f64,
+    i64,
+)
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.nn.base import (
+    NNOp,
+    Shape,
+    Value,
+    _require_len,
+    _require_non_negative,
+    _require_positive,
+    _require_rank,
+    broadcast_shapes,
+    i64_array,
+    ints,
+    shape_of,
+    with_shape,
+)
+
+PAD_MODES = ("constant", "reflect", "edge")
+RESIZE_MODES = ("nearest", "linear")
+COORDINATE_MODES = (
+    "half_pixel",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "half_pixel_symmetric",
+)
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+# ------------------------------------------------------------------------ shape rules
+def slice_shape(
+    x: Shape, starts: Sequence[int], sizes: Sequence[int], steps: Sequence[int]
+) -> Shape:
+    """Element i of result axis d is x's element starts[d] + i * steps[d]; every index read
+    lies inside the axis."""
+    op_name = "nn.slice"
+    for name, values in (("starts", starts), ("sizes", sizes), ("steps", steps)):
+        _require_len(op_name, name, values, len(x))
+    _require_positive(op_name, "sizes", sizes)
+    if any(step == 0 for step in steps):
+        raise VerifyException(f"{op_name}: steps must be non-zero, got {list(steps)}")
+    for axis, (dim, start, size, step) in enumerate(zip(x, starts, sizes, steps, strict=True)):
+        last = start + (size - 1) * step
+        if not (0 <= start < dim and 0 <= last < dim):
+            raise VerifyException(
+                f"{op_name}: axis {axis} of size {dim} is read from index {start} to {last} "
+                f"(start {start}, size {size}, step {step}); both must lie in [0, {dim})"
+            )
+    return tuple(sizes)
+
+
+def pad_shape(x: Shape, pads: Sequence[int], mode: str) -> Shape:
+    """pads = [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}], non-negative; reflect
+    needs fewer pads than the axis has elements, edge a non-empty axis."""
+    op_name = "nn.pad"
+    rank = len(x)
+    _require_len(op_name, "pads", pads, 2 * rank)
+    _require_non_negative(op_name, "pads", pads)
+    if mode not in PAD_MODES:
+        raise VerifyException(f"{op_name}: mode must be one of {', '.join(PAD_MODES)}, got {mode}")
+    if mode == "reflect":
+        for axis in range(rank):
+            if max(pads[axis], pads[axis + rank]) >= x[axis]:
+                raise VerifyException(
+                    f"{op_name}: reflect pads {list(pads)} must be smaller than the size "
+                    f"{x[axis]} of axis {axis}"
+                )
+    return tuple(dim + pads[axis] + pads[axis + rank] for axis, dim in enumerate(x))
+
+
+def resize_check(x: Shape, out: Shape, scales: Sequence[float]) -> Shape:
+    """A 4-D resize keeps N and C and has one positive scale per spatial axis."""
+    op_name = "nn.resize"
+    _require_rank(op_name, "input", x, 4)
+    _require_rank(op_name, "result", out, 4)
+    _require_len(op_name, "scales", [0] * len(scales), 2)
+    if any(not s > 0 for s in scales):
+        raise VerifyException(f"{op_name}: scales must be positive, got {list(scales)}")
+    if out[:2] != x[:2]:
+        raise VerifyException(
+            f"{op_name}: result {list(out)} must keep the input's N and C {list(x[:2])}; "
+            "only the spatial axes are resized"
+        )
+    return out
+
+
+def channel_shuffle_shape(x: Shape, groups: int) -> Shape:
+    op_name = "nn.channel_shuffle"
+    if len(x) < 2:
+        raise VerifyException(f"{op_name}: input must have rank >= 2, got {list(x)}")
+    if groups <= 0 or x[1] % groups:
+        raise VerifyException(
+            f"{op_name}: groups {groups} must be positive and divide the {x[1]} channels"
+        )
+    return x
+
+
+# ------------------------------------------------------------------------ ops
+@irdl_op_definition
+class SliceOp(NNOp):
+    """A strided window of the input: result[i_0, ...] = input[starts[0] + i_0 * steps[0],
+    ...], with sizes[d] elements along axis d (ONNX Slice, Split's parts, Gather of one
+    index); steps may be negative."""
+
+    name = "nn.slice"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    starts = prop_def(DenseArrayBase.constr(i64))
+    sizes = prop_def(DenseArrayBase.constr(i64))
+    steps = prop_def(DenseArrayBase.constr(i64))
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `starts` $starts `sizes` $sizes `steps` $steps attr-dict "
+        "`:` type($input) `->` type($output)"
+    )
+
+    def __init__(
+        self,
+        input: Value,
+        starts: Sequence[int],
+        sizes: Sequence[int],
+        steps: Sequence[int] | None = None,
+    ):
+        steps = [1] * len(starts) if steps is None else steps
+        shape = slice_shape(shape_of(input), starts, sizes, steps)
+        super().__init__(
+            operands=[input],
+            result_types=[with_shape(input, shape)],
+            properties={
+                "starts": i64_array(starts),
+                "sizes": i64_array(sizes),
+                "steps": i64_array(steps),
+            },
+        )
+
+    def result_shape(self) -> Shape:
+        return slice_shape(
+            shape_of(self.input), ints(self.starts), ints(self.sizes), ints(self.steps)
+        )
+
+    def sliced_axes(self) -> tuple[int, ...]:
+        """The axes the slice does not take whole (in order)."""
+        x = shape_of(self.input)
+        return tuple(
+            axis
+            for axis, (dim, start, size, step) in enumerate(
+                zip(x, ints(self.starts), ints(self.sizes), ints(self.steps), strict=True)
+            )
+            if not (start == 0 and size == dim and step == 1)
+        )
+
+
+@irdl_op_definition
+class PadOp(NNOp):
+    """ONNX Pad: `pads` elements before and after each axis, filled with `value` (constant),
+    the mirror image without the edge (reflect) or copies of the edge (edge)."""
+
+    name = "nn.pad"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    pads = prop_def(DenseArrayBase.constr(i64))
+    mode = prop_def(StringAttr)
+    value = prop_def(FloatAttr[Float32Type])
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `pads` $pads `mode` $mode `value` $value attr-dict "
+        "`:` type($input) `->` type($output)"
+    )
+
+    def __init__(
+        self, input: Value, pads: Sequence[int], mode: str = "constant", value: float = 0.0
+    ):
+        shape = pad_shape(shape_of(input), pads, mode)
+        super().__init__(
+            operands=[input],
+            result_types=[with_shape(input, shape)],
+            properties={
+                "pads": i64_array(pads),
+                "mode": StringAttr(mode),
+                "value": FloatAttr(value, f32),
+            },
+        )
+
+    def result_shape(self) -> Shape:
+        return pad_shape(shape_of(self.input), ints(self.pads), self.mode.data)
+
+
+@irdl_op_definition
+class ResizeOp(NNOp):
+    """ONNX Resize of the spatial axes of NCHW data to the result's H and W: `mode` nearest
+    or linear, `coordinates` (ONNX's coordinate_transformation_mode) mapping each output
+    index to an input coordinate with `scales` (the scale per spatial axis ONNX's formulas
+    use), `nearest` (ONNX's nearest_mode) rounding it in nearest mode."""
+
+    name = "nn.resize"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    mode = prop_def(StringAttr)
+    coordinates = prop_def(StringAttr)
+    nearest = prop_def(StringAttr)
+    scales = prop_def(DenseArrayBase.constr(f64))
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `mode` $mode `coordinates` $coordinates `nearest` $nearest `scales` $scales "
+        "attr-dict `:` type($input) `->` type($output)"
+    )
+
+    def __init__(
+        self,
+        input: Value,
+        out_hw: Sequence[int],
+        scales: Sequence[float],
+        mode: str = "nearest",
+        coordinates: str = "half_pixel",
+        nearest: str = "round_prefer_floor",
+    ):
+        n, c = shape_of(input)[:2]
+        super().__init__(
+            operands=[input],
+            result_types=[with_shape(input, (n, c, *out_hw))],
+            properties={
+                "mode": StringAttr(mode),
+                "coordinates": StringAttr(coordinates),
+                "nearest": StringAttr(nearest),
+                "scales": DenseArrayBase.from_list(f64, tuple(float(s) for s in scales)),
+            },
+        )
+        self.verify_()  # like the other builders, reject what the verifier would
+
+    @property
+    def scale_values(self) -> tuple[float, ...]:
+        return tuple(float(s) for s in self.scales.get_values())
+
+    def result_shape(self) -> Shape:
+        for name, value, allowed in (
+            ("mode", self.mode.data, RESIZE_MODES),
+            ("coordinates", self.coordinates.data, COORDINATE_MODES),
+            ("nearest", self.nearest.data, NEAREST_MODES),
+        ):
+            if value not in allowed:
+                raise VerifyException(
+                    f"nn.resize: {name} must be one of {', '.join(allowed)}, got {value}"
+                )
+        return resize_check(shape_of(self.input), shape_of(self.output), self.scale_values)
+
+
+@irdl_op_definition
+class ChannelShuffleOp(NNOp):
+    """ShuffleNet's channel shuffle: the C channels seen as a [groups, C / groups] matrix,
+    transposed; result channel j * groups + i is input channel i * (C / groups) + j."""
+
+    name = "nn.channel_shuffle"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    output = result_def(T)
+    groups = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = "$input `groups` $groups attr-dict `:` type($input)"
+
+    def __init__(self, input: Value, groups: int):
+        super().__init__(
+            operands=[input],
+            result_types=[SSAValue.get(input).type],
+            properties={"groups": IntegerAttr(groups, i64)},
+        )
+        self.verify_()
+
+    def result_shape(self) -> Shape:
+        return channel_shuffle_shape(shape_of(self.input), self.groups.value.data)
+
+
+@irdl_op_definition
+class ExpandOp(NNOp):
+    """ONNX Expand: the input broadcast (numpy's rules) to the result's shape, which must be
+    the broadcast of the input's shape and itself."""
+
+    name = "nn.expand"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value, shape: Sequence[int]):
+        super().__init__(operands=[input], result_types=[with_shape(input, shape)])
+        self.verify_()
+
+    def result_shape(self) -> Shape:
+        x, out = shape_of(self.input), shape_of(self.output)
+        if broadcast_shapes(self.name, x, out) != out:
+            raise VerifyException(
+                f"nn.expand: {list(x)} broadcast to {list(out)} gives "
+                f"{list(broadcast_shapes(self.name, x, out))}, not the result shape"
+            )
+        return out

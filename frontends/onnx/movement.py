@@ -1,0 +1,328 @@
+"""Converters of the ONNX operators that move activations: Slice, Split and Gather (on run-time
+data: constant starts, split sizes and indices) become `nn.slice` ops, Pad `nn.pad`, Resize and
+Upsample `nn.resize`, Expand `nn.expand`. Their compile-time inputs (starts, pads, scales,
+...) must be constants; the exporters' shape arithmetic that computes them is folded before
+these run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.state import ImportState
+
+
+def _axis(state: ImportState, axis: int, rank: int) -> int:
+    try:
+        return nn.normalize_axis("axis", int(axis), rank)
+    except VerifyException as error:
+        raise state.fail(str(error).removeprefix("axis: ")) from None
+
+
+def _ints(state: ImportState, node: onnx.NodeProto, index: int, what: str) -> list[int] | None:
+    """Constant input `index` as integers; None where the node leaves it out."""
+    if len(node.input) <= index or not node.input[index]:
+        return None
+    return [int(v) for v in state.constant_array(node.input[index], what).ravel()]
+
+
+def _text(attrs: dict, name: str, default: str) -> str:
+    value = attrs.get(name, default)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _sliced(
+    state: ImportState,
+    x: SSAValue,
+    starts: Sequence[int],
+    sizes: Sequence[int],
+    steps: Sequence[int],
+) -> nn.SliceOp:
+    if any(size <= 0 for size in sizes):
+        raise state.fail(
+            f"the slice of {list(nn.shape_of(x))} has a zero-size result (sizes {list(sizes)}); "
+            "empty tensors are not supported"
+        )
+    return state.build(lambda: nn.SliceOp(x, starts, sizes, steps))  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------------ Slice
+def slice_node(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    if state.opset >= 10:
+        begins = _ints(state, node, 1, "starts")
+        ends = _ints(state, node, 2, "ends")
+        axes = _ints(state, node, 3, "axes")
+        steps = _ints(state, node, 4, "steps")
+    else:
+        begins, ends = list(attrs.get("starts", [])), list(attrs.get("ends", []))
+        axes, steps = attrs.get("axes"), None
+    if begins is None or ends is None or len(begins) != len(ends):
+        raise state.fail("Slice needs as many starts as ends")
+    axes = list(range(len(begins))) if axes is None else [_axis(state, a, len(shape)) for a in axes]
+    steps = [1] * len(begins) if steps is None else steps
+    if len({len(begins), len(axes), len(steps)}) != 1 or len(set(axes)) != len(axes):
+        raise state.fail(
+            f"Slice axes {axes} and steps {steps} do not match its {len(begins)} starts"
+        )
+    starts, sizes, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, begin, end, step in zip(axes, begins, ends, steps, strict=True):
+        if step == 0:
+            raise state.fail("Slice steps must be non-zero")
+        # Python's slice clamps as ONNX does (negative indices count from the end).
+        window = range(*slice(begin, end, step).indices(shape[axis]))
+        starts[axis], sizes[axis], strides[axis] = window.start, len(window), step
+    if sizes == list(shape) and all(s == 1 for s in strides):  # the whole tensor
+        state.output(node, x)
+        return
+    state.output(node, _sliced(state, x, starts, sizes, strides))
+
+
+# ------------------------------------------------------------------------ Split
+def _split_sizes(state: ImportState, node: onnx.NodeProto, attrs: dict, dim: int) -> list[int]:
+    parts = len(node.output)
+    given = _ints(state, node, 1, "split")
+    if given is None and "split" in attrs:
+        given = [int(v) for v in attrs["split"]]
+    if given is not None:
+        if len(given) != parts or sum(given) != dim or any(v < 0 for v in given):
+            raise state.fail(
+                f"Split sizes {given} do not divide the axis of {dim} into {parts} outputs"
+            )
+        return given
+    if "num_outputs" in attrs:  # opset 18: the last part may be smaller
+        chunk = -(-dim // int(attrs["num_outputs"]))
+        return [min(chunk, dim - i * chunk) for i in range(parts)]
+    if dim % parts:
+        raise state.fail(f"Split of an axis of {dim} into {parts} equal parts")
+    return [dim // parts] * parts
+
+
+def split(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    axis = _axis(state, attrs.get("axis", 0), len(shape))
+    offset = 0
+    for index, size in enumerate(_split_sizes(state, node, attrs, shape[axis])):
+        name = node.output[index]
+        if name and name in state.read:
+            starts, sizes = [0] * len(shape), list(shape)
+            starts[axis], sizes[axis] = offset, size
+            state.output(node, _sliced(state, x, starts, sizes, [1] * len(shape)), index)
+        offset += size
+
+
+# ------------------------------------------------------------------------ Gather
+def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Gather of run-time data at constant indices: one slice where the indices step evenly
+    (the class token: one index), else one slice per index joined by a concat; a reshape
+    gives the result the indices' shape."""
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    axis = _axis(state, attrs.get("axis", 0), len(shape))
+    indices = state.constant_array(node.input[1], "indices")
+    dim = shape[axis]
+    flat = [int(i) + dim if i < 0 else int(i) for i in indices.ravel()]
+    if not flat:
+        raise state.fail("Gather with no indices gives a zero-size result")
+    if any(not 0 <= i < dim for i in flat):
+        raise state.fail(f"Gather indices {indices.ravel().tolist()} out of range for size {dim}")
+
+    def part(first: int, count: int, step: int) -> SSAValue:
+        starts, sizes, steps = [0] * len(shape), list(shape), [1] * len(shape)
+        starts[axis], sizes[axis], steps[axis] = first, count, step
+        return state.emit(_sliced(state, x, starts, sizes, steps))
+
+    differences = {b - a for a, b in zip(flat, flat[1:], strict=False)}
+    if len(flat) == 1 or (len(differences) == 1 and 0 not in differences):
+        gathered = part(flat[0], len(flat), differences.pop() if differences else 1)
+    else:
+        pieces = [part(i, 1, 1) for i in flat]
+        gathered = state.emit(state.build(lambda: nn.ConcatOp(pieces, axis)))
+    result = (*shape[:axis], *indices.shape, *shape[axis + 1 :])
+    if tuple(nn.shape_of(gathered)) == result:
+        state.output(node, gathered)
+    else:
+        state.output(node, state.build(lambda: nn.ReshapeOp(gathered, result)))
+
+
+# ------------------------------------------------------------------------ Pad
+def _pad_amounts(state: ImportState, node: onnx.NodeProto, attrs: dict, rank: int) -> list[int]:
+    """[begin_0.., end_0..] over every axis (opset 18's axes input spread out)."""
+    if state.opset >= 11:
+        pads = _ints(state, node, 1, "pads")
+        axes = _ints(state, node, 3, "axes")
+    else:
+        pads, axes = attrs.get("pads", attrs.get("paddings")), None
+    if pads is None:
+        raise state.fail("Pad needs its pads")
+    axes = list(range(rank)) if axes is None else [_axis(state, a, rank) for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise state.fail(f"Pad has {len(pads)} pads for {len(axes)} axes")
+    full = [0] * (2 * rank)
+    for i, axis in enumerate(axes):
+        full[axis], full[axis + rank] = int(pads[i]), int(pads[i + len(axes)])
+    return full
+
+
+def pad(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Negative pads crop (a slice) before the positive ones pad."""
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    rank = len(shape)
+    mode = _text(attrs, "mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise state.fail(f"Pad mode '{mode}' is not supported (constant, reflect and edge are)")
+    pads = _pad_amounts(state, node, attrs, rank)
+    value = float(attrs.get("value", 0.0))
+    if state.opset >= 11 and len(node.input) > 2 and node.input[2]:
+        value = state.constant_scalar(node.input[2], "constant_value")
+    crops = [max(0, -p) for p in pads]
+    if any(crops):
+        sizes = [d - crops[a] - crops[a + rank] for a, d in enumerate(shape)]
+        x = state.emit(_sliced(state, x, crops[:rank], sizes, [1] * rank))
+    positive = [max(0, p) for p in pads]
+    if not any(positive):
+        state.output(node, x)
+        return
+    state.output(node, state.build(lambda: nn.PadOp(x, positive, mode, value)))
+
+
+# ------------------------------------------------------------------------ Resize
+def _resize_modes(state: ImportState, attrs: dict) -> tuple[str, str, str]:
+    """(mode, coordinate transformation, nearest rounding), refusing what nn.resize lacks."""
+    mode = _text(attrs, "mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise state.fail(f"Resize mode '{mode}' is not supported (nearest and linear are)")
+    if int(attrs.get("antialias", 0)):
+        raise state.fail("Resize with antialias=1 is not supported")
+    legacy = state.opset < 11  # Resize-10: Upsample's asymmetric coordinates
+    coordinates = _text(
+        attrs, "coordinate_transformation_mode", "asymmetric" if legacy else "half_pixel"
+    )
+    if coordinates in ("tf_crop_and_resize", "tf_half_pixel_for_nn"):
+        raise state.fail(
+            f"Resize coordinate_transformation_mode '{coordinates}' is not supported "
+            "(half_pixel, pytorch_half_pixel, align_corners, asymmetric and "
+            "half_pixel_symmetric are)"
+        )
+    rounding = _text(attrs, "nearest_mode", "floor" if legacy else "round_prefer_floor")
+    return mode, coordinates, rounding
+
+
+def _resize_target(
+    state: ImportState, node: onnx.NodeProto, attrs: dict, shape: Sequence[int]
+) -> tuple[list[float], list[int]]:
+    """Scales and sizes of every axis, from the scales or the sizes input (over `axes`)."""
+    rank = len(shape)
+    scale_index = 1 if state.opset < 11 else 2
+    scales = _floats(state, node, scale_index, "scales")
+    sizes = _ints(state, node, 3, "sizes") if state.opset >= 11 else None
+    axes = [_axis(state, a, rank) for a in attrs.get("axes", range(rank))]
+    if (scales is None) == (sizes is None):
+        raise state.fail("Resize needs exactly one of scales and sizes")
+    full_scales, full_sizes = [1.0] * rank, list(shape)
+    if scales is not None:
+        for axis, scale in zip(axes, scales, strict=True):
+            full_scales[axis] = scale
+            full_sizes[axis] = math.floor(shape[axis] * scale)
+        return full_scales, full_sizes
+    assert sizes is not None
+    ratios = [size / shape[axis] for axis, size in zip(axes, sizes, strict=True)]
+    policy = _text(attrs, "keep_aspect_ratio_policy", "stretch")
+    if policy != "stretch":  # one scale for every axis given, as onnx's reference computes
+        ratio = min(ratios) if policy == "not_larger" else max(ratios)
+        ratios = [ratio] * len(axes)
+        sizes = [int(ratio * shape[axis] + 0.5) for axis in axes]
+    for axis, size, ratio in zip(axes, sizes, ratios, strict=True):
+        full_scales[axis], full_sizes[axis] = ratio, size
+    return full_scales, full_sizes
+
+
+def _floats(state: ImportState, node: onnx.NodeProto, index: int, what: str) -> list[float] | None:
+    """A constant float input; None where it is left out or empty (Resize-11's scales when
+    sizes are given)."""
+    if len(node.input) <= index or not node.input[index]:
+        return None
+    values = state.constant_array(node.input[index], what).astype(np.float64).ravel()
+    return [float(v) for v in values] if values.size else None
+
+
+def _build_resize(
+    state: ImportState,
+    node: onnx.NodeProto,
+    scales: Sequence[float],
+    sizes: Sequence[int],
+    modes: tuple[str, str, str],
+) -> None:
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    if len(shape) != 4:
+        raise state.fail(
+            f"{node.op_type} of a rank-{len(shape)} tensor; nnlayout resizes NCHW data"
+        )
+    if list(sizes[:2]) != list(shape[:2]) or any(s != 1 for s in scales[:2]):
+        raise state.fail(
+            f"{node.op_type} to {list(sizes)} resizes the N or C axis of {list(shape)}; "
+            "nnlayout resizes the spatial axes only"
+        )
+    if 0 in sizes:
+        raise state.fail(f"{node.op_type} gives a zero-size result {list(sizes)}")
+    mode, coordinates, rounding = modes
+    state.output(
+        node,
+        state.build(lambda: nn.ResizeOp(x, sizes[2:], scales[2:], mode, coordinates, rounding)),
+    )
+
+
+def resize(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    modes = _resize_modes(state, attrs)
+    shape = nn.shape_of(state.operand(node, 0))
+    scales, sizes = _resize_target(state, node, attrs, shape)
+    if state.opset < 11 and modes[0] == "nearest" and any(s < 1 for s in scales):
+        raise state.fail("Resize-10 nearest downsampling (scales below 1) is not supported")
+    _build_resize(state, node, scales, sizes, modes)
+
+
+def upsample(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Upsample (opset 7 to 9): asymmetric coordinates, nearest rounding down."""
+    if state.opset < 7:
+        raise state.fail("Upsample before opset 7 (height_scale/width_scale) is not supported")
+    mode = _text(attrs, "mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise state.fail(f"Upsample mode '{mode}' is not supported (nearest and linear are)")
+    scales = _floats(state, node, 1, "scales") if state.opset >= 9 else attrs.get("scales")
+    if scales is None:
+        raise state.fail("Upsample needs its scales")
+    shape = nn.shape_of(state.operand(node, 0))
+    if len(scales) != len(shape) or any(s < 1 for s in scales):
+        raise state.fail(f"Upsample scales {list(scales)} must be >= 1, one per axis")
+    sizes = [math.floor(d * s) for d, s in zip(shape, scales, strict=True)]
+    _build_resize(state, node, [float(s) for s in scales], sizes, (mode, "asymmetric", "floor"))
+
+
+# ------------------------------------------------------------------------ Expand
+def expand(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Expand to a constant shape (numpy's broadcast of the input's shape and it); the
+    identity where that is the input's shape."""
+    x = state.operand(node, 0)
+    requested = _ints(state, node, 1, "shape")
+    if requested is None:
+        raise state.fail("Expand needs its shape")
+    try:
+        shape = nn.broadcast_shapes("Expand", nn.shape_of(x), tuple(requested))
+    except VerifyException as error:
+        raise state.fail(str(error).removeprefix("Expand: ")) from None
+    if 0 in shape:
+        raise state.fail(f"Expand to {list(shape)} gives a zero-size result")
+    if shape == nn.shape_of(x):
+        state.output(node, x)
+        return
+    state.output(node, state.build(lambda: nn.ExpandOp(x, shape)))

@@ -1,0 +1,104 @@
+// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle and nn.expand.
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
+
+func.func @slice_out_of_range(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.slice: axis 1 of size 8 is read from index 6 to 9 (start 6, size 4, step 1); both must lie in [0, 8)}}
+  %0 = nn.slice %x starts [0, 6, 0, 0] sizes [1, 4, 4, 4] steps [1, 1, 1, 1] : tensor<1x8x4x4xf32> -> tensor<1x4x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @slice_negative_step_past_start(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.slice: axis 2 of size 4 is read from index 1 to -1}}
+  %0 = nn.slice %x starts [0, 0, 1, 0] sizes [1, 8, 3, 4] steps [1, 1, -1, 1] : tensor<1x8x4x4xf32> -> tensor<1x8x3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @slice_zero_step(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.slice: steps must be non-zero, got [1, 0, 1, 1]}}
+  %0 = nn.slice %x starts [0, 0, 0, 0] sizes [1, 8, 4, 4] steps [1, 0, 1, 1] : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @slice_wrong_result(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.slice: result shape [1, 8, 4, 4] does not match the inferred shape [1, 4, 4, 4]}}
+  %0 = nn.slice %x starts [0, 0, 0, 0] sizes [1, 4, 4, 4] steps [1, 1, 1, 1] : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @pad_mode(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.pad: mode must be one of constant, reflect, edge, got wrap}}
+  %0 = nn.pad %x pads [0, 0, 1, 1, 0, 0, 1, 1] mode "wrap" value 0.0 : tensor<1x8x4x4xf32> -> tensor<1x8x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @pad_reflect_too_wide(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.pad: reflect pads [0, 0, 4, 0, 0, 0, 0, 0] must be smaller than the size 4 of axis 2}}
+  %0 = nn.pad %x pads [0, 0, 4, 0, 0, 0, 0, 0] mode "reflect" value 0.0 : tensor<1x8x4x4xf32> -> tensor<1x8x8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @pad_negative(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.pad: pads must be non-negative, got [0, 0, -1, 0, 0, 0, 0, 0]}}
+  %0 = nn.pad %x pads [0, 0, -1, 0, 0, 0, 0, 0] mode "edge" value 0.0 : tensor<1x8x4x4xf32> -> tensor<1x8x3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @resize_channels(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.resize: result [1, 16, 8, 8] must keep the input's N and C [1, 8]; only the spatial axes are resized}}
+  %0 = nn.resize %x mode "nearest" coordinates "asymmetric" nearest "floor" scales [2.0, 2.0] : tensor<1x8x4x4xf32> -> tensor<1x16x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @resize_mode(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.resize: mode must be one of nearest, linear, got cubic}}
+  %0 = nn.resize %x mode "cubic" coordinates "asymmetric" nearest "floor" scales [2.0, 2.0] : tensor<1x8x4x4xf32> -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @resize_scale(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.resize: scales must be positive, got [2.0, 0.0]}}
+  %0 = nn.resize %x mode "nearest" coordinates "asymmetric" nearest "floor" scales [2.0, 0.0] : tensor<1x8x4x4xf32> -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @shuffle_groups(%x: tensor<1x10x4x4xf32>) {
+  // expected-error @+1 {{nn.channel_shuffle: groups 4 must be positive and divide the 10 channels}}
+  %0 = nn.channel_shuffle %x groups 4 : tensor<1x10x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @expand_shrinks(%x: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{nn.expand: shapes [1, 8, 4, 4], [1, 4, 4, 4] do not broadcast}}
+  %0 = nn.expand %x : tensor<1x8x4x4xf32> -> tensor<1x4x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @expand_wrong_result(%x: tensor<3x1xf32>) {
+  // expected-error @+1 {{nn.expand: [3, 1] broadcast to [1, 4] gives [3, 4], not the result shape}}
+  %0 = nn.expand %x : tensor<3x1xf32> -> tensor<1x4xf32>
+  func.return
+}

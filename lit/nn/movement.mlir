@@ -1,0 +1,28 @@
+// Round trip of nn.slice, nn.pad, nn.resize, nn.channel_shuffle and nn.expand, in the pretty and the
+// generic form.
+// RUN: nnlayout-opt %s | nnlayout-opt | filecheck %s
+// RUN: nnlayout-opt %s --print-op-generic > %t
+// RUN: filecheck %s --check-prefix=GENERIC < %t
+// RUN: nnlayout-opt %t | filecheck %s
+
+func.func @movement(%x: tensor<1x20x5x6xf32>) -> (tensor<1x4x2x3xf32>, tensor<1x20x7x8xf32>, tensor<1x20x10x12xf32>, tensor<1x20x5x6xf32>) {
+  %0 = nn.slice %x starts [0, 3, 4, 5] sizes [1, 4, 2, 3] steps [1, 2, -1, -2] : tensor<1x20x5x6xf32> -> tensor<1x4x2x3xf32>
+  %1 = nn.pad %x pads [0, 0, 1, 2, 0, 0, 1, 0] mode "reflect" value 0.0 : tensor<1x20x5x6xf32> -> tensor<1x20x7x8xf32>
+  %2 = nn.resize %x mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.0, 2.0] : tensor<1x20x5x6xf32> -> tensor<1x20x10x12xf32>
+  %3 = nn.channel_shuffle %x groups 4 : tensor<1x20x5x6xf32>
+  %4 = nn.pad %x pads [0, 0, 0, 1, 0, 0, 0, 0] mode "constant" value 1.5 : tensor<1x20x5x6xf32> -> tensor<1x20x5x7xf32>
+  %5 = nn.expand %x : tensor<1x20x5x6xf32> -> tensor<3x20x5x6xf32>
+  func.return %0, %1, %2, %3 : tensor<1x4x2x3xf32>, tensor<1x20x7x8xf32>, tensor<1x20x10x12xf32>, tensor<1x20x5x6xf32>
+}
+// CHECK-LABEL: func.func @movement
+// CHECK:      %0 = nn.slice %x starts [0, 3, 4, 5] sizes [1, 4, 2, 3] steps [1, 2, -1, -2] : tensor<1x20x5x6xf32> -> tensor<1x4x2x3xf32>
+// CHECK-NEXT: %1 = nn.pad %x pads [0, 0, 1, 2, 0, 0, 1, 0] mode "reflect" value 0.000000e+00 : tensor<1x20x5x6xf32> -> tensor<1x20x7x8xf32>
+// CHECK-NEXT: %2 = nn.resize %x mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.000000e+00, 2.000000e+00] : tensor<1x20x5x6xf32> -> tensor<1x20x10x12xf32>
+// CHECK-NEXT: %3 = nn.channel_shuffle %x groups 4 : tensor<1x20x5x6xf32>
+// CHECK-NEXT: %4 = nn.pad %x pads [0, 0, 0, 1, 0, 0, 0, 0] mode "constant" value 1.500000e+00 : tensor<1x20x5x6xf32> -> tensor<1x20x5x7xf32>
+// CHECK-NEXT: %5 = nn.expand %x : tensor<1x20x5x6xf32> -> tensor<3x20x5x6xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "movement"
+// GENERIC:      %0 = "nn.slice"(%x) <{starts = array<i64: 0, 3, 4, 5>, sizes = array<i64: 1, 4, 2, 3>, steps = array<i64: 1, 2, -1, -2>}>
+// GENERIC:      %1 = "nn.pad"(%x) <{pads = array<i64: 0, 0, 1, 2, 0, 0, 1, 0>, mode = "reflect", value = 0.000000e+00 : f32}>
+// GENERIC:      %2 = "nn.resize"(%x) <{mode = "linear", coordinates = "half_pixel", nearest = "round_prefer_floor", scales = array<f64: 2.000000e+00, 2.000000e+00>}>
+// GENERIC:      %3 = "nn.channel_shuffle"(%x) <{groups = 4 : i64}>
