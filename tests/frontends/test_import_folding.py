@@ -367,11 +367,11 @@ def test_fold_that_shape_inference_cannot_size_is_refused() -> None:
 def test_operator_without_converter_on_activations_is_refused() -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"]),
-        helper.make_node("Gather", ["a", "idx"], ["y"], axis=1, name="pick"),
+        helper.make_node("Tile", ["a", "repeats"], ["y"], name="pick"),
     ]
-    message = refusal(model_of(nodes, {"x": [2, 5]}, ["y"], {"idx": ints(0, 3)}))
+    message = refusal(model_of(nodes, {"x": [2, 5]}, ["y"], {"repeats": ints(1, 3)}))
     assert message.startswith(
-        "node 'pick' (Gather): unsupported operator 'Gather' (not folded at import: "
+        "node 'pick' (Tile): unsupported operator 'Tile' (not folded at import: "
         "its input 'a' is computed at run time); nnlayout imports "
     )
 
