@@ -89,14 +89,16 @@ def missing_packages() -> list[str]:
     return [name for name in NEEDS if importlib.util.find_spec(name) is None]
 
 
-def require_torch(parser: argparse.ArgumentParser) -> None:
-    """Exits (code 2, one line) if the `models` extra is not installed."""
-    missing = missing_packages()
+def require(parser: argparse.ArgumentParser, missing: Sequence[str], why: str, extra: str) -> None:
+    """Exits with code 2 and one line on stderr if packages `missing` are needed for `why`."""
     if missing:
-        parser.error(
-            f"exporting torchvision models needs {', '.join(missing)}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not installed: pip install -e '.[models]'"
+        verb = "is" if len(missing) == 1 else "are"
+        print(
+            f"{parser.prog}: error: {why} needs {', '.join(missing)}, which {verb} not "
+            f"installed: pip install -e '.[{extra}]'",
+            file=sys.stderr,
         )
+        raise SystemExit(2)
 
 
 # ------------------------------------------------------------------ in the export subprocess
@@ -248,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="export again what is cached")
     parser.add_argument("--one", nargs=3, metavar=("MODEL", "EXPORTER", "PATH"), help="internal")
     args = parser.parse_args(argv)
-    require_torch(parser)
+    require(parser, missing_packages(), "exporting torchvision models", "models")
     if args.one:
         export_one(args.one[0], args.one[1], Path(args.one[2]))
         return 0
