@@ -243,7 +243,7 @@ def chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[tu
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_common_arguments(parser)
     parser.add_argument("--timeout", type=float, default=TIMEOUT_SECONDS, help="seconds each")

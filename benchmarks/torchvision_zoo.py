@@ -71,7 +71,7 @@ from nnlayout.transforms import get_all_passes
 
 TOLERANCE = 1e-4
 PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
-REFUSAL_WIDTH = 70
+REFUSAL_WIDTH = 90
 THREADS = 1
 KNOWN_TARGETS = [*TARGETS, "host"]
 
@@ -225,7 +225,7 @@ def report(rows: Sequence[Row], args: argparse.Namespace) -> str:
 
 def arguments(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_common_arguments(parser)
     parser.add_argument(
