@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from nnlayout.benchmarks.torchvision_export import (
     add_common_arguments,
@@ -43,6 +44,8 @@ SHOWN_VALUES = 8
 #: Forms listed per operator type, the most frequent first.
 SHOWN_FORMS = 25
 SHAPE_OPS = {"Shape", "Size"}
+#: Nodes on shapes or constants are evaluated when no input has more elements than this.
+FOLDED_LIMIT = 4096
 
 
 @dataclass
@@ -95,7 +98,9 @@ class Walk:
         self.kind = dict.fromkeys(self.constants, "const")
         for vi in graph.input:
             self.kind.setdefault(vi.name, "act")
+        self.opsets = list(model.opset_import)
         self.types: dict[str, tuple[str, int | None]] = {}
+        self.dims: dict[str, tuple[int, ...]] = {}
         try:
             inferred = onnx.shape_inference.infer_shapes(model).graph
         except Exception:  # noqa: BLE001 - the inventory does without ranks then
@@ -104,6 +109,9 @@ class Walk:
             tensor = vi.type.tensor_type
             rank = len(tensor.shape.dim) if tensor.HasField("shape") else None
             self.types[vi.name] = (type_name(tensor.elem_type), rank)
+            dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
+            if rank is not None and min(dims, default=0) >= 0:
+                self.dims[vi.name] = tuple(dims)
         for name, array in self.constants.items():
             self.types[name] = (array.dtype.name, array.ndim)
 
@@ -127,9 +135,36 @@ class Walk:
             out = "folded"
         for name in node.output:
             self.kind[name] = out
+        if out in ("shape", "folded") and node.op_type != "Constant":
+            self.fold(node)
         attributes = ", ".join(sorted(attribute_text(a) for a in node.attribute))
         inputs = ", ".join(self.describe(n, k) for n, k in zip(node.input, kinds, strict=True))
-        return f"({inputs}){' {' + attributes + '}' if attributes else ''}", "act" in kinds
+        acts = "act" in kinds and node.op_type not in SHAPE_OPS
+        return f"({inputs}){' {' + attributes + '}' if attributes else ''}", acts
+
+    def fold(self, node: onnx.NodeProto) -> None:
+        """Records the values of a node on shapes or constants, where they can be computed
+        (small ones only: shape arithmetic), to show what a computed input holds."""
+        if node.op_type in SHAPE_OPS:
+            dims = self.dims.get(node.input[0])
+            if dims is not None:
+                start, end = (0, None)
+                for a in node.attribute:
+                    start, end = (a.i, end) if a.name == "start" else (start, a.i or end)
+                shape = np.array(dims[start:end], np.int64)
+                self.constants[node.output[0]] = (
+                    shape if node.op_type == "Shape" else np.array(np.prod(dims), np.int64)
+                )
+            return
+        arrays = [self.constants.get(name) for name in node.input if name]
+        if any(a is None or a.size > FOLDED_LIMIT for a in arrays):
+            return
+        evaluator = ReferenceEvaluator(one_node_model(node, self.opsets, arrays))
+        try:
+            results = evaluator.run(None, {f"i{k}": a for k, a in enumerate(arrays)})
+        except Exception:  # noqa: BLE001 - the values are not shown then
+            return
+        self.constants.update(zip(node.output, (np.asarray(r) for r in results), strict=False))
 
     def describe(self, name: str, kind: str) -> str:
         if not name:
@@ -140,6 +175,24 @@ class Walk:
         if array is not None and array.size <= SHOWN_VALUES:
             text += f" {value_text(array)}"
         return text
+
+
+def one_node_model(
+    node: onnx.NodeProto, opsets: Sequence[onnx.OperatorSetIdProto], arrays: Sequence[np.ndarray]
+) -> onnx.ModelProto:
+    """`node` alone in a model whose inputs take `arrays` (named i0, i1, ...)."""
+    names = iter(f"i{k}" for k in range(len(arrays)))
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    copy.ClearField("input")
+    copy.input.extend(next(names) if name else "" for name in node.input)
+    inputs = [
+        helper.make_tensor_value_info(f"i{k}", helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+        for k, a in enumerate(arrays)
+    ]
+    outputs = [helper.make_value_info(name, onnx.TypeProto()) for name in node.output]
+    graph = helper.make_graph([copy], "one", inputs, outputs)
+    return helper.make_model(graph, opset_imports=opsets)
 
 
 def inventory(cache: Path, model: str, exporter: str) -> Export:
