@@ -6,8 +6,10 @@
 Each model is built with `weights=None` (seeded with torch.manual_seed(0)), in eval mode, for
 one 3x224x224 image (inception_v3: 3x299x299), and exported with the classic exporter
 (`torch.onnx.export(..., dynamo=False, opset_version=17)`) and with torch's default one
-(`dynamo=True`, its default opset). Segmentation models are exported through a wrapper that
-returns their `"out"` tensor rather than their dictionary.
+(`dynamo=True`, its default opset). Segmentation models are built with
+`weights_backbone=None` too and exported through a wrapper that returns their `"out"` tensor
+rather than their dictionary. Attention's fused fast path is disabled
+(`torch.backends.mha.set_fastpath_enabled(False)`), as the classic exporter needs for vit_b_16.
 
 Freshly initialised torchvision models collapse their outputs in eval mode: a batch norm's
 running statistics are mean 0 and variance 1, which is far from the real statistics of its
@@ -108,7 +110,9 @@ def build(model: str) -> object:
     import torchvision
 
     torch.manual_seed(0)
-    net = torchvision.models.get_model(model, weights=None)
+    # A segmentation model's backbone has weights of its own, downloaded unless told not to.
+    extra = {"weights_backbone": None} if model in SEGMENTATION else {}
+    net = torchvision.models.get_model(model, weights=None, **extra)
     batch_norms = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     momenta = [m.momentum for m in batch_norms]
     for m in batch_norms:
@@ -146,6 +150,9 @@ def export_one(model: str, exporter: str, path: Path) -> None:
     """Exports `model` with `exporter` to `path` (in this process)."""
     import torch
 
+    # Else, in eval mode, the classic exporter meets attention's fused fast path
+    # (aten::_native_multi_head_attention, which it cannot export); the same arithmetic.
+    torch.backends.mha.set_fastpath_enabled(False)
     net = build(model)
     size = image_size(model)
     x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
