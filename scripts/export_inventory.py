@@ -92,9 +92,10 @@ def attribute_text(attribute: onnx.AttributeProto) -> str:
 class Walk:
     """The kinds, types and small constant values of a graph's values."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, known: dict[str, np.ndarray] | None = None) -> None:
         graph = model.graph
         self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        self.known = known or {}  # values computed by running the model
         self.kind = dict.fromkeys(self.constants, "const")
         for vi in graph.input:
             self.kind.setdefault(vi.name, "act")
@@ -102,7 +103,7 @@ class Walk:
         self.types: dict[str, tuple[str, int | None]] = {}
         self.dims: dict[str, tuple[int, ...]] = {}
         try:
-            inferred = onnx.shape_inference.infer_shapes(model).graph
+            inferred = onnx.shape_inference.infer_shapes(model, data_prop=True).graph
         except Exception:  # noqa: BLE001 - the inventory does without ranks then
             inferred = graph
         for vi in [*inferred.value_info, *inferred.input, *inferred.output]:
@@ -137,6 +138,9 @@ class Walk:
             self.kind[name] = out
         if out in ("shape", "folded") and node.op_type != "Constant":
             self.fold(node)
+            for name in node.output:
+                if name not in self.constants and name in self.known:
+                    self.constants[name] = self.known[name]
         attributes = ", ".join(sorted(attribute_text(a) for a in node.attribute))
         inputs = ", ".join(self.describe(n, k) for n, k in zip(node.input, kinds, strict=True))
         acts = "act" in kinds and node.op_type not in SHAPE_OPS
@@ -208,12 +212,49 @@ def inventory(cache: Path, model: str, exporter: str) -> Export:
     loaded = load_model(path)
     export.opset = next(o.version for o in loaded.opset_import if o.domain in ("", "ai.onnx"))
     export.status = import_status(loaded)
-    walk = Walk(loaded)
+    first = Walk(loaded)
+    for node in loaded.graph.node:
+        first.visit(node)
+    walk = Walk(loaded, runtime_values(loaded, first))
     for node in loaded.graph.node:
         export.ops[node.op_type] += 1
         form, on_activations = walk.visit(node)
         export.forms.append((node.op_type, form, on_activations))
     return export
+
+
+def runtime_values(model: onnx.ModelProto, walk: Walk) -> dict[str, np.ndarray]:
+    """The values on shapes and constants that `walk` could not compute statically, from one
+    onnxruntime run of `model` (graph outputs added) on a seeded input; {} if it fails."""
+    names = [
+        name
+        for node in model.graph.node
+        for name in node.output
+        if name and walk.kind.get(name) in ("shape", "folded") and name not in walk.constants
+    ]
+    if not names:
+        return {}
+    extended = onnx.ModelProto()
+    extended.CopyFrom(model)
+    outputs = {o.name for o in model.graph.output}
+    for name in names:
+        if name not in outputs:
+            element = helper.np_dtype_to_tensor_dtype(np.dtype(walk.types.get(name, ("?",))[0]))
+            extended.graph.output.append(helper.make_tensor_value_info(name, element, None))
+    try:
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(
+            extended.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        feeds = {
+            i.name: np.random.default_rng(0).standard_normal(i.shape).astype(np.float32)
+            for i in session.get_inputs()
+        }
+        results = session.run(names, feeds)
+    except Exception:  # noqa: BLE001 - the values are not shown then
+        return {}
+    return {n: r for n, r in zip(names, results, strict=True) if r.size <= FOLDED_LIMIT}
 
 
 def import_status(model: onnx.ModelProto) -> str:
