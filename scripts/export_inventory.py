@@ -57,7 +57,8 @@ class Export:
     opset: int | None = None
     status: str = ""  # "imports", or the first refusal, or why there is no file
     ops: Counter[str] = field(default_factory=Counter[str])
-    forms: list[tuple[str, str, bool]] = field(default_factory=list)  # op, form, on activations
+    # op, form, on activations, inputs without their values, attributes
+    forms: list[tuple[str, str, bool, str, list[str]]] = field(default_factory=list)
 
 
 def type_name(element_type: int) -> str:
@@ -116,8 +117,9 @@ class Walk:
         for name, array in self.constants.items():
             self.types[name] = (array.dtype.name, array.ndim)
 
-    def visit(self, node: onnx.NodeProto) -> tuple[str, bool]:
-        """The node's form, and whether it acts on activations; records its outputs' kinds."""
+    def visit(self, node: onnx.NodeProto) -> tuple[str, bool, str, list[str]]:
+        """The node's form, whether it acts on activations, its inputs without their values
+        and its attributes; records its outputs' kinds."""
         kinds = [self.kind.get(name, "none") if name else "none" for name in node.input]
         if node.op_type == "Constant":
             out = "const"
@@ -141,10 +143,14 @@ class Walk:
             for name in node.output:
                 if name not in self.constants and name in self.known:
                     self.constants[name] = self.known[name]
-        attributes = ", ".join(sorted(attribute_text(a) for a in node.attribute))
-        inputs = ", ".join(self.describe(n, k) for n, k in zip(node.input, kinds, strict=True))
+        texts = sorted(attribute_text(a) for a in node.attribute)
+        attributes = ", ".join(texts)
+        pairs = list(zip(node.input, kinds, strict=True))
+        inputs = ", ".join(self.describe(n, k) for n, k in pairs)
+        signature = ", ".join(self.describe(n, k, values=False) for n, k in pairs)
         acts = "act" in kinds and node.op_type not in SHAPE_OPS
-        return f"({inputs}){' {' + attributes + '}' if attributes else ''}", acts
+        form = f"({inputs}){' {' + attributes + '}' if attributes else ''}"
+        return form, acts, f"({signature})", texts
 
     def fold(self, node: onnx.NodeProto) -> None:
         """Records the values of a node on shapes or constants, where they can be computed
@@ -170,13 +176,13 @@ class Walk:
             return
         self.constants.update(zip(node.output, (np.asarray(r) for r in results), strict=False))
 
-    def describe(self, name: str, kind: str) -> str:
+    def describe(self, name: str, kind: str, values: bool = True) -> str:
         if not name:
             return "-"
         element, rank = self.types.get(name, ("?", None))
         text = f"{kind} {element} r{'?' if rank is None else rank}"
         array = self.constants.get(name)
-        if array is not None and array.size <= SHOWN_VALUES:
+        if values and array is not None and array.size <= SHOWN_VALUES:
             text += f" {value_text(array)}"
         return text
 
@@ -218,8 +224,7 @@ def inventory(cache: Path, model: str, exporter: str) -> Export:
     walk = Walk(loaded, runtime_values(loaded, first))
     for node in loaded.graph.node:
         export.ops[node.op_type] += 1
-        form, on_activations = walk.visit(node)
-        export.forms.append((node.op_type, form, on_activations))
+        export.forms.append((node.op_type, *walk.visit(node)))
     return export
 
 
@@ -307,12 +312,16 @@ def per_operator(exports: Sequence[Export]) -> list[str]:
     from nnlayout.frontends.onnx import SUPPORTED_OPS
 
     forms: dict[str, Counter[str]] = defaultdict(Counter)
+    signatures: dict[str, Counter[str]] = defaultdict(Counter)
+    attributes: dict[str, Counter[str]] = defaultdict(Counter)
     where: dict[tuple[str, str], set[str]] = defaultdict(set)
     on_activations: Counter[str] = Counter()
     nodes: Counter[str] = Counter()
     for e in exports:
-        for op, form, active in e.forms:
+        for op, form, active, signature, texts in e.forms:
             forms[op][form] += 1
+            signatures[op][signature] += 1
+            attributes[op].update(texts)
             where[op, form].add(f"{e.model}/{e.exporter}")
             nodes[op] += 1
             on_activations[op] += active
@@ -331,6 +340,10 @@ def per_operator(exports: Sequence[Export]) -> list[str]:
             f"{nodes[op]} nodes in {len(exports_with)} exports; {on_activations[op]} act on "
             f"activations, {nodes[op] - on_activations[op]} on shapes/constants only.",
             "",
+            f"Inputs (kind, type, rank): {tally(signatures[op])}.",
+            "",
+            f"Attribute values: {tally(attributes[op]) or 'none'}.",
+            "",
             "| nodes | form: (inputs) {attributes} | exports |",
             "|---:|---|---|",
         ]
@@ -343,6 +356,13 @@ def per_operator(exports: Sequence[Export]) -> list[str]:
             rest = sum(c for _, c in ranked[SHOWN_FORMS:])
             lines.append(f"| {rest} | ({len(ranked) - SHOWN_FORMS} more forms) | |")
     return lines
+
+
+def tally(counts: Counter[str]) -> str:
+    """`a` x3, `b` x1: the most frequent first (at most SHOWN_FORMS)."""
+    ranked = sorted(counts.items(), key=lambda i: (-i[1], i[0]))
+    shown = ", ".join(f"`{text}` x{n}" for text, n in ranked[:SHOWN_FORMS])
+    return shown + (f", ... ({len(ranked)} in all)" if len(ranked) > SHOWN_FORMS else "")
 
 
 def report(exports: Sequence[Export], complete: bool) -> str:
