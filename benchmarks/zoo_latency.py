@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -185,35 +185,49 @@ def measure(
     ours = generated.run(x)  # also the warm-up of both
     expected = session.run(None, {feed: x})  # type: ignore[attr-defined]
     result.difference = relative_difference(expected, ours)
-    ours_times, ort_times = [], []
+    result.ours_ms, result.ort_ms = time_interleaved(
+        lambda: generated.run(x),
+        lambda: session.run(None, {feed: x}),  # type: ignore[attr-defined]
+        repeats,
+    )
+    return result
+
+
+def time_interleaved(
+    ours: Callable[[], object], theirs: Callable[[], object], repeats: int
+) -> tuple[float, float]:
+    """The median milliseconds of `repeats` runs of each, interleaved (one of ours, one of
+    theirs) so that both see the same machine load."""
+    ours_times, their_times = [], []
     for _ in range(repeats):
         start = time.perf_counter()
-        generated.run(x)
+        ours()
         ours_times.append(time.perf_counter() - start)
         start = time.perf_counter()
-        session.run(None, {feed: x})  # type: ignore[attr-defined]
-        ort_times.append(time.perf_counter() - start)
-    result.ours_ms = float(np.median(ours_times)) * 1e3
-    result.ort_ms = float(np.median(ort_times)) * 1e3
-    return result
+        theirs()
+        their_times.append(time.perf_counter() - start)
+    return float(np.median(ours_times)) * 1e3, float(np.median(their_times)) * 1e3
+
+
+def onnxruntime_session(onnx_path: Path, threads: int) -> object:
+    """An onnxruntime CPU session on `threads` intra-op threads that never spin."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Interleaved on a few cores, a pool that spins after its run starves the other's.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
 
 
 def worker(args: argparse.Namespace) -> list[Result]:
     """Every model and variant at one thread count (OMP_NUM_THREADS, set by the parent)."""
-    import onnxruntime
-
     results = []
     for name in args.names:
         module, source = load(name, args.small, args.dir)
         onnx_path = Path(source).with_suffix(".onnx")
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = args.threads_now
-        options.inter_op_num_threads = 1
-        # Interleaved on a few cores, a pool that spins after its run starves the other's.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = onnxruntime.InferenceSession(
-            str(onnx_path), options, providers=["CPUExecutionProvider"]
-        )
+        session = onnxruntime_session(onnx_path, args.threads_now)
         shape = session.get_inputs()[0].shape
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         for variant in variants_of(name, args):
@@ -250,8 +264,9 @@ def model_label(name: str, small: bool) -> str:
     return name + ("_small" if small else "")
 
 
-def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
-    """This script in a subprocess with `threads` OpenMP/OpenBLAS threads."""
+def thread_environment(threads: int) -> dict[str, str]:
+    """This process's environment with `threads` OpenMP/OpenBLAS/MKL threads, for a child
+    process (oneDNN fixes its OpenMP thread count when it loads)."""
     environment = dict(
         os.environ,
         OMP_NUM_THREADS=str(threads),
@@ -259,6 +274,12 @@ def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
         MKL_NUM_THREADS=str(threads),
     )
     environment.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # OpenBLAS's shortest spin
+    return environment
+
+
+def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
+    """This script in a subprocess with `threads` OpenMP/OpenBLAS threads."""
+    environment = thread_environment(threads)
     with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-") as scratch:
         output = Path(scratch) / "results.json"
         command = [
