@@ -48,7 +48,7 @@ ABSOLUTE_FLOOR = 1e-6
 #: Cases whose stored outputs are rounded (to 4 decimals): their own relative tolerance.
 _ROUNDED_REFERENCE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 5e-4}
 #: Inputs nn takes as compile-time values: operator -> input positions.
-_COMPILE_TIME_INPUTS = {"Reshape": (1,), "Clip": (1, 2)}
+_COMPILE_TIME_INPUTS = {"Reshape": (1,), "Clip": (1, 2), "Pow": (1,)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,6 +120,12 @@ def _rank(model: onnx.ModelProto, name: str) -> int | None:
     return None
 
 
+def _constant_size(case: Case, name: str) -> int | None:
+    """The element count of initializer `name` (None if it is not one)."""
+    found = [init for init in case.model.graph.initializer if init.name == name]
+    return int(np.prod(found[0].dims)) if found else None
+
+
 def expected_refusals(case: Case) -> list[str]:
     """Message fragments the importer may refuse `case` with (each reason that applies);
     empty if the case must import."""
@@ -143,6 +149,8 @@ def expected_refusals(case: Case) -> list[str]:
             len(node.output) > 1 or any(a.name == "training_mode" and a.i for a in node.attribute)
         ):
             reasons.append("training-mode")
+        if node.op_type == "Pow" and _constant_size(case, node.input[1]) != 1:
+            reasons.append("must be a constant scalar")
         if node.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and (
             _rank(case.model, node.input[0]) == 5
         ):

@@ -16,6 +16,20 @@ from xdsl.ir import Dialect
 
 from nnlayout.dialects.compute import ComputeOp, YieldOp
 from nnlayout.dialects.kernel_attr import KernelAttr
+from nnlayout.dialects.nn.activations import (
+    EluOp,
+    ErfOp,
+    GeluOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    LogOp,
+    MishOp,
+    PowOp,
+    ReciprocalOp,
+    SeluOp,
+    SoftplusOp,
+    SwishOp,
+)
 from nnlayout.dialects.nn.base import (
     NNOp,
     Shape,
@@ -30,7 +44,6 @@ from nnlayout.dialects.nn.base import (
 )
 from nnlayout.dialects.nn.constant import ConstantOp
 from nnlayout.dialects.nn.elementwise import (
-    ACTIVATIONS,
     AbsOp,
     AddOp,
     BinaryOp,
@@ -49,7 +62,7 @@ from nnlayout.dialects.nn.elementwise import (
     UnaryOp,
     verify_clip_bounds,
 )
-from nnlayout.dialects.nn.fused import FusedConv2dOp
+from nnlayout.dialects.nn.fused import ACTIVATIONS, FusedConv2dOp
 from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
@@ -82,6 +95,18 @@ NN = Dialect(
         AbsOp,
         SqrtOp,
         ClipOp,
+        HardSwishOp,
+        HardSigmoidOp,
+        GeluOp,
+        ErfOp,
+        EluOp,
+        SeluOp,
+        SoftplusOp,
+        MishOp,
+        SwishOp,
+        PowOp,
+        ReciprocalOp,
+        LogOp,
         AddOp,
         SubOp,
         MulOp,
@@ -117,28 +142,40 @@ __all__ = [
     "Conv2dOp",
     "ConvTranspose2dOp",
     "DivOp",
+    "EluOp",
+    "ErfOp",
     "ExpOp",
     "FlattenOp",
     "FusedConv2dOp",
+    "GeluOp",
     "GemmOp",
     "GlobalAvgPoolOp",
+    "HardSigmoidOp",
+    "HardSwishOp",
     "KernelAttr",
     "LeakyReluOp",
+    "LogOp",
     "MatmulOp",
     "MaxPool2dOp",
+    "MishOp",
     "MulOp",
     "NN",
     "NNOp",
     "NegOp",
     "Pool2dOp",
+    "PowOp",
+    "ReciprocalOp",
     "ReluOp",
     "ReshapeOp",
+    "SeluOp",
     "Shape",
     "SigmoidOp",
     "SoftmaxOp",
+    "SoftplusOp",
     "SqrtOp",
     "SubOp",
     "SumOp",
+    "SwishOp",
     "TanhOp",
     "TransposeOp",
     "UnaryOp",
