@@ -66,6 +66,7 @@ _PASSES: dict[str, str] = {
     "cse": "xdsl.transforms.common_subexpression_elimination:CommonSubexpressionElimination",
     "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
     "fold-batch-norm": "nnlayout.transforms.fold_batch_norm:FoldBatchNormPass",
+    "fuse-activations": "nnlayout.transforms.fuse_activations:FuseActivationsPass",
     "select-dispatch": "nnlayout.transforms.select_dispatch:SelectDispatchPass",
     "fuse-post-ops": "nnlayout.transforms.fuse_post_ops:FusePostOpsPass",
     "insert-layouts": "nnlayout.transforms.insert_layouts:InsertLayoutsPass",

@@ -2,6 +2,7 @@
 whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
 
 fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
+fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gelu) ->
 select-dispatch (every op gets its kernel) -> fuse-post-ops (a convolution absorbs the add and
 activation after it where its kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
@@ -24,6 +25,7 @@ from xdsl.passes import ModulePass
 from nnlayout.lowering.bufferize import BufferizePass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
+from nnlayout.transforms.fuse_activations import FuseActivationsPass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
@@ -45,6 +47,7 @@ class DefaultPipelinePass(ModulePass):
     def passes(self) -> tuple[ModulePass, ...]:
         return (
             FoldBatchNormPass(self.remarks),
+            FuseActivationsPass(),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),

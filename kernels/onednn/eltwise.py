@@ -4,10 +4,10 @@ the reference does on finite inputs only, and which operand order its binary tak
 
 oneDNN's exp turns NaN into inf, so exp has no oneDNN kernel here. Its relu and clip
 (max/min instructions; leaky_relu with alpha 0 is its relu) turn NaN into a bound, as does
-its hardsigmoid (NaN gives 1); its gelu_erf turns +inf into NaN (AVX-512), and its pow with
-a non-integer exponent gives NaN for -inf (IEEE pow: inf): these run in oneDNN on calls whose
-input is finite and in numpy otherwise (`bounds.py`, `calls.py`). The others match the
-reference on NaN and infinities (hardswish, gelu, swish and mish of -inf are NaN in both).
+its hardsigmoid (NaN gives 1), and its gelu_erf turns +inf into NaN (AVX-512): these run in
+oneDNN on calls whose input is finite and in numpy otherwise (`bounds.py`, `calls.py`). The
+others match the reference on NaN and infinities (hardswish, gelu, swish and
+mish of -inf are NaN in both; pow with exponent 0.5 is sqrt in both, NaN for -inf).
 oneDNN has no erf or selu eltwise.
 
 oneDNN's parameters: hardswish and hardsigmoid compute x * max(0, min(1, alpha x + beta))
@@ -56,11 +56,8 @@ def finite_only(op: Operation) -> bool:
     """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
     clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
     NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
-    of -inf gave -3.4e38); its hardsigmoid maps NaN to 1, its gelu_erf +inf to NaN, its
-    pow with a non-integer exponent -inf to NaN. Such an op runs in numpy on a call whose
-    input is not finite."""
-    if isinstance(op, nn.PowOp):
-        return not op.exponent.value.data.is_integer()
+    of -inf gave -3.4e38); its hardsigmoid maps NaN to 1, its gelu_erf +inf to NaN. Such an
+    op runs in numpy on a call whose input is not finite."""
     if isinstance(op, nn.GeluOp):
         return not op.uses_tanh
     return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.HardSigmoidOp) or (
