@@ -94,8 +94,13 @@ def swish(op: nn.SwishOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def power(op: nn.PowOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """IEEE pow, as onnxruntime's std::pow: numpy computes x ** 0.5 as sqrt(x), which gives
+    NaN for -inf and -0 for -0 where pow gives inf and +0."""
     x = inputs[0]
-    return np.power(x, _f(op.exponent.value.data, x))
+    exponent = op.exponent.value.data
+    if exponent != 0.5:
+        return np.power(x, _f(exponent, x))
+    return np.where(x == -np.inf, _f(np.inf, x), np.sqrt(x) + _f(0, x))
 
 
 def reciprocal(op: nn.ReciprocalOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
