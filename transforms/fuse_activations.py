@@ -188,14 +188,14 @@ def _replace(
     rewriter: PatternRewriter, root: Operation, new: Operation, replaced: list[Operation]
 ) -> None:
     """`root` replaced by `new`; then the replaced ops, and constants they alone read."""
-    rewriter.replace_op(root, new)
+    rewriter.replace(root, new)
     constants: list[Operation] = []
     for op in replaced:
         constants += [v.owner for v in op.operands if isinstance(v.owner, nn.ConstantOp)]
-        rewriter.erase_op(op)
+        rewriter.erase(op)
     for constant in dict.fromkeys(constants):
         if not constant.results[0].uses:
-            rewriter.erase_op(constant)
+            rewriter.erase(constant)
 
 
 class FuseSwishAndHardSwish(RewritePattern):
