@@ -25,6 +25,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
 from nnlayout.kernels.registry import BindingSession, BoundKernel
@@ -164,13 +165,6 @@ def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Kernel:
     return kernel
 
 
-def sigmoid(op: nn.SigmoidOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """1 / (1 + exp(-x)), written with exp(-|x|) so that nothing overflows."""
-    x = inputs[0]
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-
 def leaky_relu(op: nn.LeakyReluOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """x where x >= 0, else alpha * x (NaN stays NaN)."""
     x = inputs[0]
@@ -305,6 +299,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.AbsOp: _unary(np.abs),
     nn.SqrtOp: _unary(np.sqrt),
     nn.ClipOp: clip,
+    **ACTIVATION_KERNELS,
     nn.AddOp: _binary(np.add),
     nn.SubOp: _binary(np.subtract),
     nn.MulOp: _binary(np.multiply),

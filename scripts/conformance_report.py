@@ -86,6 +86,7 @@ _COMPILE_TIME_INPUTS = {
     "Resize": (1, 2, 3),
     "Upsample": (1,),
     "Expand": (1,),
+    "Pow": (1,),
 }
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"
@@ -214,6 +215,12 @@ def _elem_type(graph: onnx.GraphProto, name: str) -> int:
     return next((i.type.tensor_type.elem_type for i in graph.input if i.name == name), 0)
 
 
+def _constant_size(case: Case, name: str) -> int | None:
+    """The element count of initializer `name` (None if it is not one)."""
+    found = [init for init in case.model.graph.initializer if init.name == name]
+    return int(np.prod(found[0].dims)) if found else None
+
+
 def expected_refusals(case: Case) -> list[str]:
     """Message fragments the importer may refuse `case` with (each reason that applies);
     empty if the case must import."""
@@ -249,6 +256,8 @@ def expected_refusals(case: Case) -> list[str]:
         ):
             reasons.append("training-mode")
         reasons.extend(_movement_refusals(node))
+        if node.op_type == "Pow" and _constant_size(case, node.input[1]) != 1:
+            reasons.append("must be a constant scalar")
         if node.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and (
             _rank(case.model, node.input[0]) == 5
         ):

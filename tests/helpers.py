@@ -223,6 +223,18 @@ UNARY_CASES = {
     "clip_min_positive": unary(nn.ClipOp, min=0.5),
     "clip_max_negative": unary(nn.ClipOp, max=-0.25),
     "clip_unbounded": unary(nn.ClipOp),
+    "hardswish": unary(nn.HardSwishOp),
+    "hardsigmoid": unary(nn.HardSigmoidOp, alpha=0.2, beta=0.5),  # 0.5 at 0
+    "gelu": unary(nn.GeluOp),
+    "erf": unary(nn.ErfOp),
+    "elu": unary(nn.EluOp, alpha=0.5),
+    "selu": unary(nn.SeluOp),
+    "softplus": unary(nn.SoftplusOp),  # log 2 at 0
+    "mish": unary(nn.MishOp),
+    "swish": unary(nn.SwishOp),
+    "pow": unary(nn.PowOp, exponent=0.0),  # 1 at 0
+    "reciprocal": unary(nn.ReciprocalOp),  # inf at 0
+    "log": unary(nn.LogOp),  # -inf at 0
 }
 NARY_CASES: dict[str, Callable[..., Operation]] = {
     "add": nn.AddOp,

@@ -68,6 +68,7 @@ _PASSES: dict[str, str] = {
     "fold-batch-norm": "nnlayout.transforms.fold_batch_norm:FoldBatchNormPass",
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
     "fuse-channel-shuffle": "nnlayout.transforms.fuse_channel_shuffle:FuseChannelShufflePass",
+    "fuse-activations": "nnlayout.transforms.fuse_activations:FuseActivationsPass",
     "select-dispatch": "nnlayout.transforms.select_dispatch:SelectDispatchPass",
     "fuse-post-ops": "nnlayout.transforms.fuse_post_ops:FusePostOpsPass",
     "insert-layouts": "nnlayout.transforms.insert_layouts:InsertLayoutsPass",

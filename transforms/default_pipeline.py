@@ -3,7 +3,8 @@ whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blo
 
 fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
 fold-pad (a zero pad before a convolution becomes part of its pads) -> fuse-channel-shuffle
-(ShuffleNet's Reshape-Transpose-Reshape becomes one op) -> select-dispatch (every op gets its
+(ShuffleNet's Reshape-Transpose-Reshape becomes one op) -> fuse-activations (the exporters'
+SiLU and GELU graphs become nn.swish and nn.gelu) -> select-dispatch (every op gets its
 kernel) -> fuse-post-ops (a convolution absorbs the add and activation after it where its
 kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
@@ -27,6 +28,7 @@ from nnlayout.lowering.bufferize import BufferizePass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.fold_pad import FoldPadPass
+from nnlayout.transforms.fuse_activations import FuseActivationsPass
 from nnlayout.transforms.fuse_channel_shuffle import FuseChannelShufflePass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
@@ -51,6 +53,7 @@ class DefaultPipelinePass(ModulePass):
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),
             FuseChannelShufflePass(),
+            FuseActivationsPass(),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),

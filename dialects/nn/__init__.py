@@ -16,6 +16,20 @@ from xdsl.ir import Dialect
 
 from nnlayout.dialects.compute import ComputeOp, YieldOp
 from nnlayout.dialects.kernel_attr import KernelAttr
+from nnlayout.dialects.nn.activations import (
+    EluOp,
+    ErfOp,
+    GeluOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    LogOp,
+    MishOp,
+    PowOp,
+    ReciprocalOp,
+    SeluOp,
+    SoftplusOp,
+    SwishOp,
+)
 from nnlayout.dialects.nn.base import (
     NNOp,
     Shape,
@@ -30,7 +44,6 @@ from nnlayout.dialects.nn.base import (
 )
 from nnlayout.dialects.nn.constant import ConstantOp
 from nnlayout.dialects.nn.elementwise import (
-    ACTIVATIONS,
     AbsOp,
     AddOp,
     BinaryOp,
@@ -49,7 +62,7 @@ from nnlayout.dialects.nn.elementwise import (
     UnaryOp,
     verify_clip_bounds,
 )
-from nnlayout.dialects.nn.fused import FusedConv2dOp
+from nnlayout.dialects.nn.fused import ACTIVATIONS, FusedConv2dOp
 from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
 from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
@@ -84,6 +97,18 @@ NN = Dialect(
         AbsOp,
         SqrtOp,
         ClipOp,
+        HardSwishOp,
+        HardSigmoidOp,
+        GeluOp,
+        ErfOp,
+        EluOp,
+        SeluOp,
+        SoftplusOp,
+        MishOp,
+        SwishOp,
+        PowOp,
+        ReciprocalOp,
+        LogOp,
         AddOp,
         SubOp,
         MulOp,
@@ -128,18 +153,25 @@ __all__ = [
     "Conv2dOp",
     "ConvTranspose2dOp",
     "DivOp",
+    "EluOp",
+    "ErfOp",
     "ExpOp",
     "ExpandOp",
     "FlattenOp",
     "FusedConv2dOp",
+    "GeluOp",
     "GemmOp",
     "GlobalAvgPoolOp",
+    "HardSigmoidOp",
+    "HardSwishOp",
     "KernelAttr",
     "LayerNormOp",
     "LeakyReluOp",
     "LrnOp",
+    "LogOp",
     "MatmulOp",
     "MaxPool2dOp",
+    "MishOp",
     "MulOp",
     "NN",
     "NNOp",
@@ -151,13 +183,20 @@ __all__ = [
     "ReluOp",
     "ReshapeOp",
     "ResizeOp",
+    "PowOp",
+    "ReciprocalOp",
+    "ReluOp",
+    "ReshapeOp",
+    "SeluOp",
     "Shape",
     "SigmoidOp",
     "SliceOp",
     "SoftmaxOp",
+    "SoftplusOp",
     "SqrtOp",
     "SubOp",
     "SumOp",
+    "SwishOp",
     "TanhOp",
     "TransposeOp",
     "UnaryOp",

@@ -1,5 +1,6 @@
 """Element-wise ops: the unary activations and arithmetic, the broadcasting binary ops, and
-`nn.sum`; `ACTIVATIONS` names those a fused convolution may end with."""
+`nn.sum` (`activations.py` has the newer activations; `fused.py` names those a fused
+convolution may end with)."""
 
 from __future__ import annotations
 
@@ -208,13 +209,3 @@ class SumOp(NNOp):
 
     def result_shape(self) -> Shape:
         return broadcast_shapes(self.name, *(shape_of(v) for v in self.inputs))
-
-
-# The activations an `nn.fused_conv2d` may end with, by the name it prints.
-ACTIVATIONS: dict[str, type[UnaryOp]] = {
-    "relu": ReluOp,
-    "leaky_relu": LeakyReluOp,
-    "clip": ClipOp,
-    "sigmoid": SigmoidOp,
-    "tanh": TanhOp,
-}

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block
 from xdsl.irdl import (
+    OptionalDef,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -26,10 +27,45 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from nnlayout.dialects.nn.activations import (
+    EluOp,
+    GeluOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    MishOp,
+    SoftplusOp,
+    SwishOp,
+)
 from nnlayout.dialects.nn.base import NNOp, Shape, Value, ints, shape_of
-from nnlayout.dialects.nn.elementwise import ACTIVATIONS, UnaryOp, verify_clip_bounds
+from nnlayout.dialects.nn.elementwise import (
+    ClipOp,
+    LeakyReluOp,
+    ReluOp,
+    SigmoidOp,
+    TanhOp,
+    UnaryOp,
+    verify_clip_bounds,
+)
 from nnlayout.dialects.nn.linear import Conv2dOp
 from nnlayout.dialects.nn.shape_rules import conv2d_shape
+
+# The activations an `nn.fused_conv2d` may end with, by the name it prints.
+ACTIVATIONS: dict[str, type[UnaryOp]] = {
+    "relu": ReluOp,
+    "leaky_relu": LeakyReluOp,
+    "clip": ClipOp,
+    "sigmoid": SigmoidOp,
+    "tanh": TanhOp,
+    "hardswish": HardSwishOp,
+    "hardsigmoid": HardSigmoidOp,
+    "gelu": GeluOp,
+    "swish": SwishOp,
+    "elu": EluOp,
+    "softplus": SoftplusOp,
+    "mish": MishOp,
+}
+# The attributes of a fused activation, which the fused op carries under the same names.
+ACTIVATION_ATTRIBUTES = ("alpha", "beta", "min", "max", "approximate")
 
 
 @irdl_op_definition
@@ -42,8 +78,10 @@ class FusedConv2dOp(NNOp):
                dilations [1, 1] groups 1 activation "relu" : (...) -> tensor<...>
 
     Attributes as `nn.conv2d`'s; `addend` has the result's type (a residual connection);
-    `activation` names an element-wise op (`relu`, `leaky_relu` with `alpha`, `clip` with
-    `min`/`max`, `sigmoid`, `tanh`) with that op's semantics, NaN included.
+    `activation` names an element-wise op of `ACTIVATIONS` (`relu`, `leaky_relu` with
+    `alpha`, `clip` with `min`/`max`, `sigmoid`, `tanh`, `hardswish`, `hardsigmoid` with
+    `alpha`/`beta`, `gelu` with `approximate`, `swish`, `elu` with `alpha`, `softplus`,
+    `mish`) with that op's semantics, NaN included.
     """
 
     name = "nn.fused_conv2d"
@@ -58,6 +96,8 @@ class FusedConv2dOp(NNOp):
     groups = prop_def(IntegerAttr[I64])
     activation = opt_prop_def(StringAttr)
     alpha = opt_prop_def(FloatAttr[Float32Type])
+    beta = opt_prop_def(FloatAttr[Float32Type])
+    approximate = opt_prop_def(StringAttr)
     min = opt_prop_def(FloatAttr[Float32Type])
     max = opt_prop_def(FloatAttr[Float32Type])
     # Like arith's fastmath `nnan`: the program promises no NaN reaches the activation, so a
@@ -67,7 +107,8 @@ class FusedConv2dOp(NNOp):
     assembly_format = (
         "$input `,` $weight `,` $bias (`add` $addend^)? `strides` $strides `pads` $pads "
         "`dilations` $dilations `groups` $groups (`activation` $activation^)? "
-        "(`alpha` $alpha^)? (`min` $min^)? (`max` $max^)? (`nnan` $nnan^)? attr-dict "
+        "(`alpha` $alpha^)? (`beta` $beta^)? (`approximate` $approximate^)? (`min` $min^)? "
+        "(`max` $max^)? (`nnan` $nnan^)? attr-dict "
         "`:` functional-type(operands, results)"
     )
 
@@ -113,9 +154,7 @@ class FusedConv2dOp(NNOp):
         if self.activation is None:
             return None
         properties = {
-            name: self.properties[name]
-            for name in ("alpha", "min", "max")
-            if name in self.properties
+            name: self.properties[name] for name in ACTIVATION_ATTRIBUTES if name in self.properties
         }
         block = Block(arg_types=[self.output.type])
         return ACTIVATIONS[self.activation.data].create(
@@ -129,18 +168,22 @@ class FusedConv2dOp(NNOp):
                 f"{self.name}: addend shape {list(shape_of(self.addend))} is not the result "
                 f"shape {list(shape_of(self.output))}"
             )
-        wanted: tuple[str, ...] = ()
+        self._verify_activation()
+        verify_clip_bounds(self.name, self.min, self.max)
+
+    def _verify_activation(self) -> None:
+        """The activation is one of `ACTIVATIONS`, with the attributes its op has (required
+        ones given) and none other, valid for that op."""
+        definitions = {}
         if self.activation is not None:
             if self.activation.data not in ACTIVATIONS:
                 raise VerifyException(
                     f'{self.name}: unknown activation "{self.activation.data}"; expected one '
                     f"of {', '.join(ACTIVATIONS)}"
                 )
-            wanted = {"leaky_relu": ("alpha",), "clip": ("min", "max")}.get(
-                self.activation.data, ()
-            )
-        for name in ("alpha", "min", "max"):
-            if name in self.properties and name not in wanted:
+            definitions = ACTIVATIONS[self.activation.data].get_irdl_definition().properties
+        for name in ACTIVATION_ATTRIBUTES:
+            if name in self.properties and name not in definitions:
                 if self.activation is None:
                     raise VerifyException(
                         f"{self.name}: '{name}' is given but there is no activation"
@@ -148,10 +191,14 @@ class FusedConv2dOp(NNOp):
                 raise VerifyException(
                     f"{self.name}: '{name}' does not apply to activation \"{self.activation.data}\""
                 )
-        if (
-            self.activation is not None
-            and self.activation.data == "leaky_relu"
-            and (self.alpha is None)
-        ):
-            raise VerifyException(f"{self.name}: activation \"leaky_relu\" needs 'alpha'")
-        verify_clip_bounds(self.name, self.min, self.max)
+        for name, definition in definitions.items():
+            if name not in self.properties and not isinstance(definition, OptionalDef):
+                raise VerifyException(
+                    f"{self.name}: activation \"{self.activation.data}\" needs '{name}'"
+                )
+        activation = self.activation_op()
+        if activation is not None and not isinstance(activation, ClipOp):  # bounds: verify_
+            try:
+                activation.verify_()
+            except VerifyException as error:
+                raise VerifyException(f"{self.name}: activation {error}") from None

@@ -21,6 +21,12 @@ UNARY: dict[str, type[nn.UnaryOp]] = {
     "Neg": nn.NegOp,
     "Abs": nn.AbsOp,
     "Sqrt": nn.SqrtOp,
+    "HardSwish": nn.HardSwishOp,
+    "Erf": nn.ErfOp,
+    "Softplus": nn.SoftplusOp,
+    "Mish": nn.MishOp,
+    "Reciprocal": nn.ReciprocalOp,
+    "Log": nn.LogOp,
 }
 BINARY: dict[str, type[nn.BinaryOp]] = {
     "Add": nn.AddOp,

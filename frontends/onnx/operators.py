@@ -9,6 +9,7 @@ from collections.abc import Callable
 import onnx
 
 from nnlayout.diagnostics import UserError
+from nnlayout.frontends.onnx.activations import elu, gelu, hard_sigmoid, power, selu
 from nnlayout.frontends.onnx.common import describe
 from nnlayout.frontends.onnx.constants import constant, identity
 from nnlayout.frontends.onnx.convolution import conv, conv_transpose
@@ -84,6 +85,11 @@ CONVERTERS: dict[str, Converter] = {
     "Resize": resize,
     "Upsample": upsample,
     "Expand": expand,
+    "HardSigmoid": hard_sigmoid,
+    "Elu": elu,
+    "Selu": selu,
+    "Gelu": gelu,
+    "Pow": power,
 }
 
 #: ONNX operators (default domain) the importer translates.

@@ -15,6 +15,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
+from nnlayout.kernels.activations import ACTIVATION_KERNELS, maps_zero_to_zero
 from nnlayout.kernels.blocked.common import (
     any_layouts,
     any_types_reason,
@@ -89,6 +90,8 @@ def _zero_preserving(op: Operation) -> bool:
         low = -np.inf if op.min is None else op.min.value.data
         high = np.inf if op.max is None else op.max.value.data
         return low <= 0 <= high
+    if type(op) in ACTIVATION_KERNELS:
+        return maps_zero_to_zero(op)
     return _ZERO_PRESERVING[type(op)]
 
 
@@ -128,6 +131,7 @@ _UNARY = (
     nn.AbsOp,
     nn.SqrtOp,
     nn.ClipOp,
+    *ACTIVATION_KERNELS,
 )
 
 
@@ -211,6 +215,17 @@ def _sigmoid_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     np.divide(1, denominator, out=out, where=positive)
 
 
+def _reference_into(op: Operation) -> Into:
+    """The reference kernel's result copied into `out` (the activations: their numpy
+    formulas allocate temporaries anyway)."""
+    kernel = REFERENCE_KERNELS[type(op)]
+
+    def into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        np.copyto(out, kernel(op, inputs))
+
+    return into
+
+
 def _sum_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     """((x0 + x1) + x2) + ...; an operand after x1 that `out` overlaps would be overwritten
     before it is read, so then the sum is computed aside."""
@@ -234,6 +249,7 @@ _INTO: dict[type[Operation], Callable[[Operation], Into]] = {
     nn.NegOp: lambda op: _negative_into,
     nn.AbsOp: _ufunc(np.abs),
     nn.SqrtOp: _ufunc(np.sqrt),
+    **dict.fromkeys(ACTIVATION_KERNELS, _reference_into),
     nn.AddOp: _ufunc(np.add),
     nn.SubOp: _ufunc(np.subtract),
     nn.MulOp: _ufunc(np.multiply),

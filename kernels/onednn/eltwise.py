@@ -3,8 +3,16 @@ alpha, beta) with the reference kernels' semantics for each op, which ops oneDNN
 the reference does on finite inputs only, and which operand order its binary takes.
 
 oneDNN's exp turns NaN into inf, so exp has no oneDNN kernel here. Its relu and clip
-(max/min instructions; leaky_relu with alpha 0 is its relu) turn NaN into a bound: these run
-in oneDNN on calls whose input is finite and in numpy otherwise (`bounds.py`, `calls.py`).
+(max/min instructions; leaky_relu with alpha 0 is its relu) turn NaN into a bound, as does
+its hardsigmoid (NaN gives 1), and its gelu_erf turns +inf into NaN (AVX-512): these run in
+oneDNN on calls whose input is finite and in numpy otherwise (`bounds.py`, `calls.py`). The
+others match the reference on NaN and infinities (hardswish, gelu, swish and
+mish of -inf are NaN in both; pow with exponent 0.5 is sqrt in both, NaN for -inf).
+oneDNN has no erf or selu eltwise.
+
+oneDNN's parameters: hardswish and hardsigmoid compute x * max(0, min(1, alpha x + beta))
+and max(0, min(1, alpha x + beta)); swish x sigmoid(alpha x); soft_relu
+log(1 + exp(alpha x)) / alpha; elu alpha (exp(x) - 1) below 0; pow alpha x ** beta.
 """
 
 from __future__ import annotations
@@ -26,6 +34,14 @@ def eltwise_params(op: Operation) -> tuple[int, float, float]:
         return b.dnnl_eltwise_relu, 0.0, 0.0
     if isinstance(op, nn.ClipOp):
         return (b.dnnl_eltwise_clip_v2, *clip_range(op))
+    if isinstance(op, nn.HardSigmoidOp):
+        return b.dnnl_eltwise_hardsigmoid, op.alpha.value.data, op.beta.value.data
+    if isinstance(op, nn.EluOp):
+        return b.dnnl_eltwise_elu, op.alpha.value.data, 0.0
+    if isinstance(op, nn.PowOp):
+        return b.dnnl_eltwise_pow, 1.0, op.exponent.value.data
+    if isinstance(op, nn.GeluOp):
+        return (b.dnnl_eltwise_gelu_tanh if op.uses_tanh else b.dnnl_eltwise_gelu_erf), 0.0, 0.0
     return ELTWISE[type(op)]
 
 
@@ -40,8 +56,14 @@ def finite_only(op: Operation) -> bool:
     """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
     clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
     NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
-    of -inf gave -3.4e38). Such an op runs in numpy on a call whose input is not finite."""
-    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp) or (
+    of -inf gave -3.4e38); its hardsigmoid maps NaN to 1, its gelu_erf +inf to NaN, its pow
+    with exponent 0.5 -inf to NaN. Such an op runs in numpy on a call whose input is not
+    finite."""
+    if isinstance(op, nn.PowOp):
+        return op.exponent.value.data == 0.5
+    if isinstance(op, nn.GeluOp):
+        return not op.uses_tanh
+    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.HardSigmoidOp) or (
         isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0
     )
 
@@ -52,7 +74,22 @@ ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
     nn.AbsOp: (b.dnnl_eltwise_abs, 0.0, 0.0),
     nn.SqrtOp: (b.dnnl_eltwise_sqrt, 0.0, 0.0),
     nn.NegOp: (b.dnnl_eltwise_linear, -1.0, -0.0),  # + 0.0 would turn -(+0.0) into +0.0
+    nn.HardSwishOp: (b.dnnl_eltwise_hardswish, 1 / 6, 0.5),
+    nn.SwishOp: (b.dnnl_eltwise_swish, 1.0, 0.0),
+    nn.SoftplusOp: (b.dnnl_eltwise_soft_relu, 1.0, 0.0),
+    nn.MishOp: (b.dnnl_eltwise_mish, 0.0, 0.0),
+    nn.ReciprocalOp: (b.dnnl_eltwise_pow, 1.0, -1.0),
+    nn.LogOp: (b.dnnl_eltwise_log, 0.0, 0.0),
 }
+# The unary ops oneDNN's eltwise computes: `ELTWISE`'s, and those with parameters, whose
+# (algorithm, alpha, beta) `eltwise_params` computes (relu, clip and leaky_relu aside).
+ELTWISE_OPS: tuple[type[Operation], ...] = (
+    *ELTWISE,
+    nn.HardSigmoidOp,
+    nn.EluOp,
+    nn.PowOp,
+    nn.GeluOp,
+)
 BINARY: dict[type[Operation], int] = {
     nn.AddOp: b.dnnl_binary_add,
     nn.SubOp: b.dnnl_binary_sub,

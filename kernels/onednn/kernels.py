@@ -42,7 +42,7 @@ from nnlayout.kernels.onednn.deconvolution import (
     deconv_types_reason,
     deconv_workspace,
 )
-from nnlayout.kernels.onednn.eltwise import BINARY, ELTWISE
+from nnlayout.kernels.onednn.eltwise import BINARY, ELTWISE_OPS
 from nnlayout.kernels.onednn.matmul import (
     gemm_accepts,
     gemm_layouts,
@@ -144,7 +144,7 @@ TABLE: tuple[Row, ...] = (
     Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0)
-        for op_type in (nn.BatchNormOp, *ELTWISE, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp)
+        for op_type in (nn.BatchNormOp, *ELTWISE_OPS, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp)
     ),
     # A broadcasting binary op may write over the operand of the result's shape only.
     *(

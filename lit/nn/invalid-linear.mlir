@@ -266,8 +266,8 @@ func.func @fused_addend_shape(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, 
 // -----
 
 func.func @fused_unknown_activation(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>) {
-  // expected-error @+1 {{nn.fused_conv2d: unknown activation "gelu"; expected one of relu, leaky_relu, clip, sigmoid, tanh}}
-  %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "gelu" : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+  // expected-error @+1 {{nn.fused_conv2d: unknown activation "erf"; expected one of relu, leaky_relu, clip, sigmoid, tanh, hardswish, hardsigmoid, gelu, swish, elu, softplus, mish}}
+  %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "erf" : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
   func.return
 }
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     MemRefType,
     TensorType,
     f16,
@@ -548,3 +549,27 @@ def test_fill_border_builder_names_a_buffer_that_is_not_a_memref() -> None:
         FillBorderOp(v(1, 2, 6, 6), (2, 3), (1, 1, 1, 1), 0.0)
     op = FillBorderOp(create_ssa_value(MemRefType(f32, (1, 2, 6, 6))), (2, 3), (1, 1, 1, 1), 0.0)
     op.verify()
+
+
+def test_activations_check_their_attributes() -> None:
+    """Gelu's builder rejects an approximation ONNX does not define; the verifiers reject
+    non-finite parameters; a fused convolution's activation is verified as that op."""
+    with pytest.raises(VerifyException, match='nn.gelu: approximate "erf" is not one of'):
+        nn.GeluOp(v(2, 3), "erf")
+    assert nn.GeluOp(v(2, 3), "tanh").uses_tanh and not nn.GeluOp(v(2, 3)).uses_tanh
+    for op in (
+        nn.HardSigmoidOp(v(2, 3), alpha=float("nan")),
+        nn.EluOp(v(2, 3), alpha=float("inf")),
+        nn.SeluOp(v(2, 3), gamma=float("-inf")),
+    ):
+        assert "must be finite" in verify_message(op)
+    for op in (nn.HardSwishOp(v(2, 3)), nn.PowOp(v(2, 3), 2.0), nn.SwishOp(v(2, 3))):
+        op.verify()
+    conv = nn.Conv2dOp(v(*X), v(4, 3, 3, 3))
+    hard = nn.HardSigmoidOp(conv.output, alpha=0.25, beta=0.5)
+    fused = nn.FusedConv2dOp(conv, v(4), activation=hard)
+    fused.verify()
+    activation = fused.activation_op()
+    assert isinstance(activation, nn.HardSigmoidOp) and activation.alpha.value.data == 0.25
+    fused.properties["alpha"] = FloatAttr(float("nan"), f32)
+    assert "activation nn.hardsigmoid: alpha must be finite" in verify_message(fused)

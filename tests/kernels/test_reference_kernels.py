@@ -24,6 +24,7 @@ def onnx_run(
     op_type: str,
     inputs: Sequence[np.ndarray | None],
     constants: Sequence[np.ndarray] = (),
+    opset: int = OPSET,
     **attributes: Any,
 ) -> np.ndarray:
     """Runs one ONNX node on `inputs` (None = an omitted optional input); `constants` are
@@ -42,7 +43,7 @@ def onnx_run(
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
         initializer=initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 9
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # onnx's own shape inference warns on ceil_mode pools
@@ -246,6 +247,50 @@ def test_sqrt() -> None:
 def test_leaky_relu() -> None:
     x = random(2, 5)
     close(run_kernel(nn.LeakyReluOp, x, alpha=0.2), onnx_run("LeakyRelu", [x], alpha=0.2))
+
+
+# The activations of dialects/nn/activations.py, with non-default attributes where they have
+# some (Gelu is an opset-20 operator), on values that saturate, and on NaN, infinities and
+# signed zeros, which onnxruntime maps as the reference does (-inf * 0 = NaN in HardSwish,
+# Gelu, Mish).
+ACTIVATION_CASES = [
+    (nn.HardSwishOp, "HardSwish", {}),
+    (nn.HardSigmoidOp, "HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+    (nn.GeluOp, "Gelu", {}),
+    (nn.GeluOp, "Gelu", {"approximate": "tanh"}),
+    (nn.ErfOp, "Erf", {}),
+    (nn.EluOp, "Elu", {"alpha": 0.7}),
+    (nn.SeluOp, "Selu", {"alpha": 1.5, "gamma": 1.1}),
+    (nn.SoftplusOp, "Softplus", {}),
+    (nn.MishOp, "Mish", {}),
+    (nn.ReciprocalOp, "Reciprocal", {}),
+    (nn.LogOp, "Log", {}),
+]
+SPECIAL_VALUES = np.array(
+    [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 100.0, -100.0, 1e-8, -1e-8], np.float32
+)
+
+
+@pytest.mark.parametrize(("build", "onnx_op", "attributes"), ACTIVATION_CASES)
+def test_activations(build: Callable[..., Operation], onnx_op: str, attributes: dict) -> None:
+    x = random(2, 3, 8) * 4
+    x[0, 0, :2] = (-100.0, 100.0)
+    for data in (x, SPECIAL_VALUES):
+        expected = onnx_run(onnx_op, [data], opset=20, **attributes)
+        actual = run_kernel(build, data, **attributes)
+        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+        close(actual, expected)
+
+
+@pytest.mark.parametrize("exponent", [2.0, 0.5, 3.0, -1.0, 0.0, -0.5, 1.5])
+def test_pow_with_a_constant_exponent(exponent: float) -> None:
+    """IEEE pow, as onnxruntime computes it: pow(-inf, 0.5) is inf (numpy's sqrt gave
+    NaN), pow(NaN, 0) is 1, a negative base with a non-integer exponent NaN."""
+    for data in (random(3, 7) * 3, SPECIAL_VALUES):
+        expected = onnx_run("Pow", [data], [np.array(exponent, np.float32)])
+        actual = run_kernel(nn.PowOp, data, exponent=exponent)
+        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+        close(actual, expected)
 
 
 @pytest.mark.parametrize(("low", "high"), [(None, None), (-0.5, None), (None, 0.3), (-0.2, 0.7)])

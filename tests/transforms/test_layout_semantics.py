@@ -54,6 +54,18 @@ def check_everywhere(module: ModuleOp, inputs: list[np.ndarray], blocks: bool = 
         ("nn.relu", ""),
         ("nn.tanh", ""),
         ("nn.leaky_relu", "alpha 0.1 "),
+        ("nn.hardsigmoid", "alpha 0.2 beta 0.5 "),  # 0.5 at 0
+        ("nn.softplus", ""),  # log 2 at 0
+        ("nn.pow", "exponent 0.0 "),  # 1 at 0
+        ("nn.hardswish", ""),
+        ("nn.gelu", ""),
+        ("nn.gelu", 'approximate "tanh" '),
+        ("nn.erf", ""),
+        ("nn.elu", "alpha 0.5 "),
+        ("nn.selu", "alpha 1.6 gamma 1.05 "),
+        ("nn.mish", ""),
+        ("nn.swish", ""),
+        ("nn.pow", "exponent 2.0 "),
     ],
 )
 def test_nonzero_at_zero_does_not_leak_through_padding(unary: str, attributes: str) -> None:
@@ -63,6 +75,26 @@ def test_nonzero_at_zero_does_not_leak_through_padding(unary: str, attributes: s
         )
     )
     check_semantics(module, random_inputs(module))
+
+
+@pytest.mark.parametrize("unary", ["nn.log", "nn.reciprocal", "nn.pow %e exponent -1.0"])
+def test_infinite_at_zero_does_not_leak_through_padding(unary: str) -> None:
+    """log(0) = -inf, 1 / 0 = inf: padding lanes that kept them would make the next
+    convolution's sums NaN (inf * 0). exp first keeps the values away from 0 (exp(0) = 1 in
+    the padding lanes is re-zeroed too)."""
+    op, _, attributes = unary.partition(" %e ")
+    module = parse(f"""
+func.func @f(%x: tensor<2x3x9x9xf32>) -> tensor<2x7x9x9xf32> {{
+  %w1 = nn.constant dense<{dense((5, 3, 3, 3), 1)}> : tensor<5x3x3x3xf32>
+  %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x3x9x9xf32>, tensor<5x3x3x3xf32>) -> tensor<2x5x9x9xf32>
+  %e = nn.exp %c1 : tensor<2x5x9x9xf32>
+  %f = {op} %e {attributes} : tensor<2x5x9x9xf32>
+  %w2 = nn.constant dense<{dense((7, 5, 3, 3), 2)}> : tensor<7x5x3x3xf32>
+  %c2 = nn.conv2d %f, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x5x9x9xf32>, tensor<7x5x3x3xf32>) -> tensor<2x7x9x9xf32>
+  func.return %c2 : tensor<2x7x9x9xf32>
+}}""")
+    inputs = [x * np.float32(0.3) for x in random_inputs(module)]  # exp stays well-conditioned
+    check_semantics(module, inputs)
 
 
 def test_softmax_over_padded_channels() -> None:

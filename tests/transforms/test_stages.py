@@ -21,6 +21,7 @@ func.func @f(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
 TENSOR_LEVEL = [
     "select-dispatch",
     "fuse-post-ops",
+    "fuse-activations",
     "fold-batch-norm",
     "insert-layouts",
     "propagate-layouts",
