@@ -1,7 +1,8 @@
 """The `onednn` kernel family's descriptors, as a table: convolution (also fused with its add
-and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm (oneDNN's
-matmul), and pooling, element-wise, binary, batch norm and concat ops in their operand's
-layout, as oneDNN primitives called through ctypes on numpy arrays (float32 ops only).
+and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and matmul
+(oneDNN's inner product and matmul), and pooling, element-wise, binary, batch norm and concat
+ops in their operand's layout, as oneDNN primitives called through ctypes on numpy arrays
+(float32 ops only).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
 package: convolution.py, deconvolution.py, matmul.py, any_layout.py); every kernel runs
@@ -44,6 +45,7 @@ from nnlayout.kernels.onednn.deconvolution import (
 )
 from nnlayout.kernels.onednn.eltwise import BINARY, ELTWISE
 from nnlayout.kernels.onednn.matmul import (
+    FC_LAYOUTS,
     gemm_accepts,
     gemm_layouts,
     gemm_types_reason,
@@ -112,6 +114,7 @@ TABLE: tuple[Row, ...] = (
     Row("conv2d_onednn", nn.Conv2dOp, CONVOLUTION),
     Row("conv_transpose2d_onednn", nn.ConvTranspose2dOp, TRANSPOSED_CONVOLUTION),
     Row("gemm_onednn", nn.GemmOp, MATMUL),
+    Row("matmul_onednn", nn.MatmulOp, MATMUL),
     Row("fused_conv2d_onednn", nn.FusedConv2dOp, CONVOLUTION, _without_addend),
     # With an addend, oneDNN accumulates into it: in place when the planner can.
     Row("fused_conv2d_sum_onednn", nn.FusedConv2dOp, CONVOLUTION_WITH_ADDEND, _with_addend, 3),
@@ -165,4 +168,5 @@ def forget_choices() -> None:
     conv_choice.cache_clear()
     deconv_choice.cache_clear()
     CHOICES.clear()
+    FC_LAYOUTS.clear()
     p.clear_cache()

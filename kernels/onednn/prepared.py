@@ -45,7 +45,7 @@ def compiled_for(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, .
         deconv_compiled
         if isinstance(op, nn.ConvTranspose2dOp)
         else gemm_compiled
-        if isinstance(op, nn.GemmOp)
+        if isinstance(op, nn.GemmOp | nn.MatmulOp)
         else any_compiled
     )
     compiled, args = build(op)
