@@ -206,7 +206,7 @@ def test_einsum_transpose(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("equation", "shapes", "why"),
     [
-        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], "three operands"),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], "3 operands"),
         ("ii->i", [(3, 3)], "repeated index"),
         ("ij,ij->ij", [(2, 3), (2, 3)], "no contracted index"),
         ("ijk,jkl->il", [(2, 3, 4), (3, 4, 5)], "2 contracted indices"),
