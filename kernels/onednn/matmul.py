@@ -96,7 +96,7 @@ def _fc_dims(op: Product) -> tuple[int, int, int]:
     return math.prod(lhs[:-1]), lhs[-1], n
 
 
-def _fc_pd(op: Product) -> b.PrimitiveDesc:
+def fc_pd(op: Product) -> b.PrimitiveDesc:
     """The inner product of `op` with weights `any`: SMALL_BATCH_PREFERRED's
     implementation at a few rows where oneDNN offers it, else oneDNN's first."""
     m, k, n = _fc_dims(op)
@@ -130,7 +130,7 @@ def fc_weights_layout(op: Product) -> str:
 
 def _fc_layout(op: Product) -> str:
     try:
-        md = _fc_pd(op).md(b.dnnl_query_weights_md)
+        md = fc_pd(op).md(b.dnnl_query_weights_md)
     except DnnlError:
         return PLAIN_LAYOUT
     if not md.is_blocked:
@@ -150,7 +150,7 @@ def fc_given_weights(op: Product) -> MemoryDesc:
     _, k, n = _fc_dims(op)
     layout = encoding_name(op.operands[1].type)
     if layout and layout == fc_weights_layout(op):
-        return _fc_pd(op).md(b.dnnl_query_weights_md)
+        return fc_pd(op).md(b.dnnl_query_weights_md)
     return MemoryDesc.with_strides((n, k), (k, 1) if _weights_stored_nk(op) else (1, n))
 
 
@@ -214,7 +214,7 @@ def _matmul_pd(op: nn.MatmulOp) -> b.PrimitiveDesc:
 def _product_pd(op: Product, layout: str) -> b.PrimitiveDesc:
     """The primitive of `op` with its weights operand in `layout`."""
     if is_fully_connected(op):
-        return _fc_pd(op)
+        return fc_pd(op)
     if isinstance(op, nn.GemmOp):
         return _gemm_pd(op, layout)
     return _matmul_pd(op)
