@@ -94,6 +94,7 @@ dnnl_eltwise_clip_v2 = 0x2F
 dnnl_pooling_max = 0x1FF
 dnnl_pooling_avg_include_padding = 0x2FF
 dnnl_pooling_avg_exclude_padding = 0x3FF
+dnnl_softmax_accurate = 0x30000
 dnnl_binary_add = 0x1FFF0
 dnnl_binary_mul = 0x1FFF1
 dnnl_binary_div = 0x1FFF4
@@ -187,10 +188,11 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     ),
     "dnnl_binary_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
     "dnnl_matmul_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P, _P)),
-    "dnnl_inner_product_forward_primitive_desc_create": (
+    "dnnl_softmax_forward_primitive_desc_create": (
         _STATUS,
-        (_PP, _P, c_int, _P, _P, _P, _P, _P),
+        (_PP, _P, c_int, c_int, _P, _P, c_int, _P),
     ),
+    "dnnl_inner_product_forward_primitive_desc_create": (_STATUS, (_PP, _P, c_int, *[_P] * 5)),
     "dnnl_batch_normalization_forward_primitive_desc_create": (
         _STATUS,
         (_PP, _P, c_int, _P, _P, c_float, c_uint, _P),

@@ -40,8 +40,9 @@ def finite_only(op: Operation) -> bool:
     """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
     clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
     NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
-    of -inf gave -3.4e38). Such an op runs in numpy on a call whose input is not finite."""
-    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp) or (
+    of -inf gave -3.4e38); its softmax's exp turns NaN into inf. Such an op runs in numpy on
+    a call whose input is not finite."""
+    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.SoftmaxOp) or (
         isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0
     )
 

@@ -1,11 +1,11 @@
 """The `onednn` kernel family's descriptors, as a table: convolution (also fused with its add
 and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and matmul
-(oneDNN's inner product and matmul), and pooling, element-wise, binary, batch norm and concat
-ops in their operand's layout, as oneDNN primitives called through ctypes on numpy arrays
-(float32 ops only).
+(oneDNN's inner product and matmul), softmax, and pooling, element-wise, binary, batch norm
+and concat ops in their operand's layout, as oneDNN primitives called through ctypes on numpy
+arrays (float32 ops only).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
-package: convolution.py, deconvolution.py, matmul.py, any_layout.py); every kernel runs
+package: convolution.py, deconvolution.py, matmul.py, softmax.py, any_layout.py); every kernel runs
 through `prepared.run` and is prepared by `prepared.Prepared`.
 """
 
@@ -52,6 +52,12 @@ from nnlayout.kernels.onednn.matmul import (
     gemm_workspace,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
+from nnlayout.kernels.onednn.softmax import (
+    softmax_accepts,
+    softmax_layouts,
+    softmax_types_reason,
+    softmax_workspace,
+)
 from nnlayout.kernels.registry import Kernel, Target
 
 FAMILY = "onednn"
@@ -77,6 +83,7 @@ TRANSPOSED_CONVOLUTION = Rules(
     deconv_accepts, deconv_layouts, deconv_workspace, deconv_types_reason
 )
 MATMUL = Rules(gemm_accepts, gemm_layouts, gemm_workspace, gemm_types_reason)
+SOFTMAX = Rules(softmax_accepts, softmax_layouts, softmax_workspace, softmax_types_reason)
 IN_OPERAND_LAYOUT = Rules(
     any_accepts, any_layouts, any_workspace, any_types_reason, any_accepts_layout
 )
@@ -115,6 +122,7 @@ TABLE: tuple[Row, ...] = (
     Row("conv_transpose2d_onednn", nn.ConvTranspose2dOp, TRANSPOSED_CONVOLUTION),
     Row("gemm_onednn", nn.GemmOp, MATMUL),
     Row("matmul_onednn", nn.MatmulOp, MATMUL),
+    Row("softmax_onednn", nn.SoftmaxOp, SOFTMAX),
     Row("fused_conv2d_onednn", nn.FusedConv2dOp, CONVOLUTION, _without_addend),
     # With an addend, oneDNN accumulates into it: in place when the planner can.
     Row("fused_conv2d_sum_onednn", nn.FusedConv2dOp, CONVOLUTION_WITH_ADDEND, _with_addend, 3),

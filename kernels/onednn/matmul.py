@@ -36,7 +36,15 @@ from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
-from nnlayout.kernels.onednn.common import NOT_F32, Layouts, is_f32, is_fast, op_key, remembered
+from nnlayout.kernels.onednn.common import (
+    NOT_F32,
+    Layouts,
+    contiguous_md,
+    is_f32,
+    is_fast,
+    op_key,
+    remembered,
+)
 from nnlayout.kernels.onednn.formats import layout_of_blocking
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import Target, layouts_refusal
@@ -188,11 +196,6 @@ def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
     )
 
 
-def _contiguous(shape: tuple[int, ...]) -> MemoryDesc:
-    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
-    return MemoryDesc.with_strides(shape, strides)
-
-
 def matmul_dims(op: nn.MatmulOp) -> tuple[tuple[int, ...], ...]:
     """oneDNN's dims of lhs, rhs and result, of one rank: a rank-1 lhs is a row, a rank-1
     rhs a column (numpy's promotion), batch dims padded with leading 1s, which oneDNN
@@ -208,7 +211,7 @@ def matmul_dims(op: nn.MatmulOp) -> tuple[tuple[int, ...], ...]:
 
 def _matmul_pd(op: nn.MatmulOp) -> b.PrimitiveDesc:
     lhs, rhs, out = matmul_dims(op)
-    return p.matmul_pd(_contiguous(lhs), _contiguous(rhs), None, _contiguous(out))
+    return p.matmul_pd(contiguous_md(lhs), contiguous_md(rhs), None, contiguous_md(out))
 
 
 def _product_pd(op: Product, layout: str) -> b.PrimitiveDesc:

@@ -223,6 +223,20 @@ def inner_product_pd(
     )
 
 
+def softmax_pd(src: MemoryDesc, dst: MemoryDesc, axis: int) -> PrimitiveDesc:
+    """exp(x - max) / sum along `axis` (oneDNN's accurate softmax)."""
+    return _created(
+        b.lib().dnnl_softmax_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        b.dnnl_softmax_accurate,
+        src.handle,
+        dst.handle,
+        axis,
+        elements=_elements(src, dst),
+    )
+
+
 def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> PrimitiveDesc:
     """Inference batch normalization with given mean and variance, scale and shift."""
     flags = b.dnnl_use_global_stats | b.dnnl_use_scale | b.dnnl_use_shift
