@@ -182,6 +182,9 @@ def test_self_attention_block_with_einsum(tmp_path: Path) -> None:
         ("ij,jk", (5, 4), (4, 6)),
         ("bid,bjd->bij", (2, 5, 4), (2, 3, 4)),
         ("bhij,bhjd->bhdi", (2, 3, 5, 4), (2, 3, 4, 6)),  # a transposed result
+        # maxvit_t's, both exporters: upper case, spaces, rank 5
+        ("B G H I D, B G H J D -> B G H I J", (1, 2, 3, 5, 4), (1, 2, 3, 6, 4)),
+        ("B G H I J, B G H J D -> B G H I D", (1, 2, 3, 5, 6), (1, 2, 3, 6, 4)),
     ],
 )
 def test_einsum_contractions(
