@@ -13,6 +13,7 @@ from nnlayout.frontends.onnx.activations import elu, gelu, hard_sigmoid, power, 
 from nnlayout.frontends.onnx.common import describe
 from nnlayout.frontends.onnx.constants import constant, identity
 from nnlayout.frontends.onnx.convolution import conv, conv_transpose
+from nnlayout.frontends.onnx.einsum import einsum
 from nnlayout.frontends.onnx.elementwise import (
     BINARY,
     UNARY,
@@ -54,6 +55,7 @@ CONVERTERS: dict[str, Converter] = {
     "ConvTranspose": conv_transpose,
     "Gemm": gemm,
     "MatMul": matmul,
+    "Einsum": einsum,
     **dict.fromkeys(UNARY, unary),
     "LeakyRelu": leaky_relu,
     "Clip": clip,

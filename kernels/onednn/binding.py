@@ -103,6 +103,7 @@ dnnl_eltwise_hardswish = 0x34
 dnnl_pooling_max = 0x1FF
 dnnl_pooling_avg_include_padding = 0x2FF
 dnnl_pooling_avg_exclude_padding = 0x3FF
+dnnl_softmax_accurate = 0x30000
 dnnl_binary_add = 0x1FFF0
 dnnl_binary_mul = 0x1FFF1
 dnnl_binary_div = 0x1FFF4
@@ -135,6 +136,11 @@ dnnl_query_exec_arg_md = 255
 dnnl_query_ndims_s32 = 256
 dnnl_query_dims = 257
 dnnl_query_format_kind = 262
+dnnl_query_padded_dims = 260
+dnnl_query_inner_nblks_s32 = 263
+dnnl_query_inner_blks = 264
+dnnl_query_inner_idxs = 265
+dnnl_query_strides = 14
 # DNNL_ARG_*
 DNNL_ARG_SRC = 1
 DNNL_ARG_SRC_1 = 2
@@ -201,6 +207,11 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     ),
     "dnnl_binary_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
     "dnnl_matmul_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P, _P)),
+    "dnnl_softmax_forward_primitive_desc_create": (
+        _STATUS,
+        (_PP, _P, c_int, c_int, _P, _P, c_int, _P),
+    ),
+    "dnnl_inner_product_forward_primitive_desc_create": (_STATUS, (_PP, _P, c_int, *[_P] * 5)),
     "dnnl_batch_normalization_forward_primitive_desc_create": (
         _STATUS,
         (_PP, _P, c_int, _P, _P, c_float, c_uint, _P),
@@ -424,9 +435,30 @@ class MemoryDesc:
     def shape(self) -> tuple[int, ...]:
         ndims = c_int()
         lib().dnnl_memory_desc_query(self.handle, dnnl_query_ndims_s32, ctypes.byref(ndims))
+        return self._query_dims(dnnl_query_dims, ndims.value)
+
+    def _query_dims(self, what: int, count: int) -> tuple[int, ...]:
         values = POINTER(c_int64)()
-        lib().dnnl_memory_desc_query(self.handle, dnnl_query_dims, ctypes.byref(values))
-        return tuple(values[i] for i in range(ndims.value))
+        lib().dnnl_memory_desc_query(self.handle, what, ctypes.byref(values))
+        return tuple(values[i] for i in range(count))
+
+    @property
+    def blocking(self) -> Blocking:
+        """How a blocked descriptor lays out its dims (`Blocking`)."""
+        ndims, blocks = c_int(), c_int()
+        lib().dnnl_memory_desc_query(self.handle, dnnl_query_ndims_s32, ctypes.byref(ndims))
+        lib().dnnl_memory_desc_query(self.handle, dnnl_query_inner_nblks_s32, ctypes.byref(blocks))
+        return Blocking(
+            self._query_dims(dnnl_query_padded_dims, ndims.value),
+            self._query_dims(dnnl_query_strides, ndims.value),
+            tuple(
+                zip(
+                    self._query_dims(dnnl_query_inner_blks, blocks.value),
+                    self._query_dims(dnnl_query_inner_idxs, blocks.value),
+                    strict=True,
+                )
+            ),
+        )
 
     @property
     def is_blocked(self) -> bool:
@@ -441,6 +473,16 @@ class MemoryDesc:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Blocking:
+    """A blocked descriptor's layout: padded dims, the strides of its outer dims, and its
+    inner blocks, outermost first, as (size, index of the dim they split)."""
+
+    padded: tuple[int, ...]
+    strides: tuple[int, ...]
+    inner: tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True)

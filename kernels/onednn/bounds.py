@@ -89,7 +89,7 @@ def bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
         if low <= 0 <= high:
             return lambda norm: min(norm, largest)
         return lambda norm: largest
-    if isinstance(op, nn.SigmoidOp | nn.TanhOp):
+    if isinstance(op, nn.SigmoidOp | nn.TanhOp | nn.SoftmaxOp):
         return lambda norm: math.sqrt(size)
     if isinstance(op, nn.Pool2dOp):
         # A window's max, and its sum (so every partial sum of its average), is at most

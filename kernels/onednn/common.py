@@ -6,6 +6,7 @@ once per op kind, shape and format.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import cache
 
@@ -61,6 +62,11 @@ def op_key(op: Operation) -> tuple[object, ...]:
     """What determines an op's primitive besides its format: kind, shapes, attributes."""
     properties = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
     return (op.name, tuple(shape_of(v) for v in (*op.operands, *op.results)), properties)
+
+
+def contiguous_md(shape: tuple[int, ...]) -> MemoryDesc:
+    """A descriptor of plain row-major data of `shape`, of any rank."""
+    return MemoryDesc.with_strides(shape, [math.prod(shape[i + 1 :]) for i in range(len(shape))])
 
 
 def is_fast(implementation: str) -> bool:

@@ -57,15 +57,15 @@ def finite_only(op: Operation) -> bool:
     clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
     NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
     of -inf gave -3.4e38); its hardsigmoid maps NaN to 1, its gelu_erf +inf to NaN, its pow
-    with exponent 0.5 -inf to NaN. Such an op runs in numpy on a call whose input is not
+    with exponent 0.5 -inf to NaN; its softmax's exp turns NaN into inf. Such an op runs in numpy on a call whose input is not
     finite."""
     if isinstance(op, nn.PowOp):
         return op.exponent.value.data == 0.5
     if isinstance(op, nn.GeluOp):
         return not op.uses_tanh
-    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.HardSigmoidOp) or (
-        isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0
-    )
+    return isinstance(
+        op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.HardSigmoidOp | nn.SoftmaxOp
+    ) or (isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0)
 
 
 ELTWISE: dict[type[Operation], tuple[int, float, float]] = {

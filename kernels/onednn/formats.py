@@ -15,17 +15,20 @@ divides o, as oneDNN pads each group's o on its own), `depthwise` (the same with
 o = i = 1, where a block of g is a block of our O), `vector` (C), `matrix` (N, C) and
 `matrix_weights` (O, I).
 
-`identify` finds the format of a descriptor oneDNN chose by comparing it with descriptors
-made from each candidate tag of the role (`dnnl_memory_desc_equal`).
+`layout_of_blocking` names any blocked descriptor in our notation (a fully connected layer's
+weights, whose formats oneDNN picks by shape). `identify` finds the format of a descriptor
+oneDNN chose by comparing it with descriptors made from each candidate tag of the role
+(`dnnl_memory_desc_equal`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec
-from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.binding import Blocking, MemoryDesc
 
 
 @dataclass(frozen=True)
@@ -123,3 +126,13 @@ def identify(md: MemoryDesc, role: str) -> Format | None:
     """The first mapped format of `role` that `md` has, if any."""
     found = identify_all(md, role)
     return found[0] if found else None
+
+
+def layout_of_blocking(blocking: Blocking, letters: Sequence[str]) -> str:
+    """Our layout string of a blocked descriptor whose dim `i` is our axis `letters[i]`:
+    its outer dims by decreasing stride, then its inner blocks ("OI8i24o" for oneDNN's
+    weights [N, K] as N/24, K/8, 8k, 24n). The caller checks the byte sizes agree (a
+    descriptor may pad beyond its blocks)."""
+    order = sorted(range(len(letters)), key=lambda i: (-blocking.strides[i], i))
+    blocks = "".join(f"{size}{letters[index].lower()}" for size, index in blocking.inner)
+    return "".join(letters[i] for i in order) + blocks

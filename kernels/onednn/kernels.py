@@ -1,12 +1,13 @@
 """The `onednn` kernel family's descriptors, as a table: convolution (also fused with its add
-and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm (oneDNN's
-matmul), pooling, element-wise, binary, batch norm and concat ops in their operand's layout,
-reductions, layer normalization and LRN, as oneDNN primitives called through ctypes on numpy
-arrays (float32 ops only).
+and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and matmul
+(oneDNN's inner product and matmul), softmax, pooling, element-wise, binary, batch norm and
+concat ops in their operand's layout, reductions, layer normalization and LRN, as oneDNN
+primitives called through ctypes on numpy arrays (float32 ops only).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
-package: convolution.py, deconvolution.py, matmul.py, any_layout.py, reduction.py); every
-kernel runs through `prepared.run` and is prepared by `prepared.Prepared`."""
+package: convolution.py, deconvolution.py, matmul.py, softmax.py, any_layout.py,
+reduction.py); every kernel runs through `prepared.run` and is prepared by
+`prepared.Prepared`."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ from nnlayout.kernels.onednn.deconvolution import (
 )
 from nnlayout.kernels.onednn.eltwise import BINARY, ELTWISE_OPS
 from nnlayout.kernels.onednn.matmul import (
+    FC_LAYOUTS,
     gemm_accepts,
     gemm_layouts,
     gemm_types_reason,
@@ -62,6 +64,11 @@ from nnlayout.kernels.onednn.reduction import (
     reduction_layouts,
     reduction_types_reason,
     reduction_workspace,
+from nnlayout.kernels.onednn.softmax import (
+    softmax_accepts,
+    softmax_layouts,
+    softmax_types_reason,
+    softmax_workspace,
 )
 from nnlayout.kernels.registry import Kernel, Target
 
@@ -88,6 +95,7 @@ TRANSPOSED_CONVOLUTION = Rules(
     deconv_accepts, deconv_layouts, deconv_workspace, deconv_types_reason
 )
 MATMUL = Rules(gemm_accepts, gemm_layouts, gemm_workspace, gemm_types_reason)
+SOFTMAX = Rules(softmax_accepts, softmax_layouts, softmax_workspace, softmax_types_reason)
 IN_OPERAND_LAYOUT = Rules(
     any_accepts, any_layouts, any_workspace, any_types_reason, any_accepts_layout
 )
@@ -133,6 +141,8 @@ TABLE: tuple[Row, ...] = (
     Row("conv2d_onednn", nn.Conv2dOp, CONVOLUTION),
     Row("conv_transpose2d_onednn", nn.ConvTranspose2dOp, TRANSPOSED_CONVOLUTION),
     Row("gemm_onednn", nn.GemmOp, MATMUL),
+    Row("matmul_onednn", nn.MatmulOp, MATMUL),
+    Row("softmax_onednn", nn.SoftmaxOp, SOFTMAX),
     Row("fused_conv2d_onednn", nn.FusedConv2dOp, CONVOLUTION, _without_addend),
     # With an addend, oneDNN accumulates into it: in place when the planner can.
     Row("fused_conv2d_sum_onednn", nn.FusedConv2dOp, CONVOLUTION_WITH_ADDEND, _with_addend, 3),
@@ -192,4 +202,5 @@ def forget_choices() -> None:
     conv_choice.cache_clear()
     deconv_choice.cache_clear()
     CHOICES.clear()
+    FC_LAYOUTS.clear()
     p.clear_cache()

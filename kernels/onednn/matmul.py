@@ -1,28 +1,168 @@
-"""Gemm (`nn.gemm`: op(a) @ op(b) + c) as oneDNN's matmul primitive, with c as its bias row.
+"""Matrix products (`nn.gemm`: op(a) @ op(b) + c, and `nn.matmul`: numpy's batched,
+broadcasting matmul) as oneDNN's inner product and matmul primitives.
 
-A constant b read transposed is stored transposed at compile time (`_gemm_b_layout`), so that
-the matmul reads rows instead of going through swapped strides.
+A product whose right operand is a 2-D constant is a fully connected layer (a dense layer's
+Gemm, a transformer's Linear on [B, T, C]: rows are every axis of the left operand but its
+last): it runs as oneDNN's inner product, whose weights are left to oneDNN (`format_tag::any`)
+and stored at compile time in the blocked format it chose (`fc_weights_layout`, named in our
+notation by `formats.layout_of_blocking`); weights that arrive plain are reordered once at
+load. Chosen by measurement at batch 1, against oneDNN's matmul on the same weights plain,
+transposed or in its own format: the matmul on plain K x N weights repacks them into its
+scratchpad on every call (three times slower than onnxruntime on alexnet's 9216 x 4096),
+on weights in the format it chooses it comes close to onnxruntime; the inner product on its
+blocked weights is the fastest, and among its implementations `brgemm:avx2` (blocks of 8 x 24)
+beats the first one oneDNN offers (`brgemm:avx512_core`, 16 x 64) on an AVX-512 machine at a
+few rows, where the product only streams the weights (`SMALL_BATCH_PREFERRED`; figures in
+docs/benchmarks.md, "fully connected at batch 1").
+
+Other products run as oneDNN's matmul on the operands' arrays as they are: a gemm's
+transposed operand through swapped strides (a constant b read transposed and not a fully
+connected layer, i.e. with trans_a, stored transposed: `_gemm_b_layout`), an nn.matmul's
+batch dims broadcast by oneDNN itself (dims of 1), a rank-1 operand promoted as numpy does.
 """
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
+import math
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.compute import operands_outside
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
-from nnlayout.dialects.layout import encoding_name
+from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
-from nnlayout.kernels.onednn.binding import MemoryDesc
-from nnlayout.kernels.onednn.common import NOT_F32, Layouts, is_f32, is_fast, op_key, remembered
+from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
+from nnlayout.kernels.onednn.common import (
+    NOT_F32,
+    Layouts,
+    contiguous_md,
+    is_f32,
+    is_fast,
+    op_key,
+    remembered,
+)
+from nnlayout.kernels.onednn.formats import layout_of_blocking
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import Target, layouts_refusal
 
+Product = nn.GemmOp | nn.MatmulOp
+
 # How a gemm's constant b read transposed is stored (`_gemm_b_layout`): (N, K) as K x N.
 _TRANSPOSED_MATRIX = "IO"
+# Inner product implementations taken over oneDNN's first choice for at most
+# SMALL_BATCH_ROWS rows, where oneDNN offers them (module doc).
+SMALL_BATCH_PREFERRED = ("brgemm:avx2",)
+SMALL_BATCH_ROWS = 8
+# The weights layout of each fully connected product (op_key), "" where our notation
+# cannot name oneDNN's format: cleared with oneDNN's other choices.
+FC_LAYOUTS: dict[tuple[object, ...], str] = {}
 
 
+# ------------------------------------------------------------------ fully connected
+def _fc_shaped(op: Operation) -> bool:
+    """A gemm without trans_a, or a matmul with a 2-D right operand."""
+    if isinstance(op, nn.GemmOp):
+        return op.trans_a is None
+    return isinstance(op, nn.MatmulOp) and len(shape_of(op.rhs)) == 2
+
+
+def _constant(op: Operation, value: SSAValue) -> bool:
+    """Whether `value` is a compile-time constant (possibly on its way to a layout) or, in
+    an nn.compute, a load-time one."""
+    found = operands_outside(op)
+    if found is not None:
+        return isinstance(found[1][value].type, TensorType)
+    owner = value.owner
+    if isinstance(owner, ReorderOp):
+        owner = owner.input.owner
+    return isinstance(owner, nn.ConstantOp)
+
+
+def is_fully_connected(op: Operation) -> bool:
+    """A gemm (no trans_a) or matmul whose right operand is a 2-D constant, or is stored
+    as the inner product asks (`fc_weights_layout`)."""
+    if not _fc_shaped(op):
+        return False
+    weights = op.operands[1]
+    layout = encoding_name(weights.type)
+    return _constant(op, weights) if not layout else layout == fc_weights_layout(op)
+
+
+def _weights_stored_nk(op: Product) -> bool:
+    """Whether the weights operand holds oneDNN's (N, K) as its logical order."""
+    return isinstance(op, nn.GemmOp) and op.trans_b is not None
+
+
+def _fc_dims(op: Product) -> tuple[int, int, int]:
+    """(M, K, N): rows, contraction, columns."""
+    lhs = shape_of(op.operands[0])
+    n = shape_of(op.results[0])[-1] if len(shape_of(op.operands[1])) == 2 else 1
+    return math.prod(lhs[:-1]), lhs[-1], n
+
+
+def fc_pd(op: Product) -> b.PrimitiveDesc:
+    """The inner product of `op` with weights `any`: SMALL_BATCH_PREFERRED's
+    implementation at a few rows where oneDNN offers it, else oneDNN's first."""
+    m, k, n = _fc_dims(op)
+    bias = op.c if isinstance(op, nn.GemmOp) else None
+
+    def create() -> b.PrimitiveDesc:
+        return p.inner_product_pd(
+            MemoryDesc.with_strides((m, k), (k, 1)),
+            MemoryDesc.with_tag((n, k), b.dnnl_format_tag_any),
+            None if bias is None else MemoryDesc.with_strides((n,), (1,)),
+            MemoryDesc.with_strides((m, n), (n, 1)),
+        )
+
+    pd = create()
+    if m > SMALL_BATCH_ROWS:
+        return pd
+    while not pd.implementation.startswith(SMALL_BATCH_PREFERRED):
+        if not pd.next_implementation():
+            return create()
+    return pd
+
+
+def fc_weights_layout(op: Product) -> str:
+    """Our layout of the weights operand in the format the inner product chose; "" where
+    our notation cannot name it (the weights then stay plain and are reordered at load)."""
+    key = op_key(op)
+    if key not in FC_LAYOUTS:
+        FC_LAYOUTS[key] = _fc_layout(op)
+    return FC_LAYOUTS[key]
+
+
+def _fc_layout(op: Product) -> str:
+    try:
+        md = fc_pd(op).md(b.dnnl_query_weights_md)
+    except DnnlError:
+        return PLAIN_LAYOUT
+    if not md.is_blocked:
+        return PLAIN_LAYOUT
+    # oneDNN's weights are (N, K); our operand is [N, K] (O, I) or [K, N] (O = K, I = N).
+    letters = ("O", "I") if _weights_stored_nk(op) else ("I", "O")
+    layout = layout_of_blocking(md.blocking, letters)
+    shape = shape_of(op.operands[1])
+    if LayoutSpec.parse(layout).byte_size(shape, 4) != md.size:
+        return PLAIN_LAYOUT
+    return PLAIN_LAYOUT if LayoutSpec.parse(layout).is_identity else layout
+
+
+def fc_given_weights(op: Product) -> MemoryDesc:
+    """The weights as the operand holds them, in oneDNN's (N, K) terms: plain, or in the
+    inner product's own format (`fc_weights_layout`)."""
+    _, k, n = _fc_dims(op)
+    layout = encoding_name(op.operands[1].type)
+    if layout and layout == fc_weights_layout(op):
+        return fc_pd(op).md(b.dnnl_query_weights_md)
+    return MemoryDesc.with_strides((n, k), (k, 1) if _weights_stored_nk(op) else (1, n))
+
+
+# ------------------------------------------------------------------ other products
 def _gemm_b_layout(op: nn.GemmOp) -> str:
     """Plain, but a constant b that is read transposed (trans_b: how ONNX's Gemm holds a
     dense layer's weights) is stored transposed at compile time, so that oneDNN's matmul
@@ -31,24 +171,6 @@ def _gemm_b_layout(op: nn.GemmOp) -> str:
     strides do)."""
     constant = isinstance(op.b.owner, nn.ConstantOp)
     return _TRANSPOSED_MATRIX if op.trans_b is not None and constant else PLAIN_LAYOUT
-
-
-def gemm_layouts(op: nn.GemmOp, target: Target) -> Layouts:
-    operands = (PLAIN_LAYOUT, _gemm_b_layout(op)) + ((PLAIN_LAYOUT,) if op.c is not None else ())
-    return operands, (PLAIN_LAYOUT,)
-
-
-def gemm_types_reason(op: nn.GemmOp) -> str | None:
-    """`_gemm_shape_reason`; the matmul reads a, c and the result plain, and b plain or,
-    read transposed, stored transposed (`_gemm_b_layout`)."""
-    if (reason := _gemm_shape_reason(op)) is not None:
-        return reason
-    b_layouts = (PLAIN_LAYOUT,) if op.trans_b is None else (PLAIN_LAYOUT, _TRANSPOSED_MATRIX)
-    return layouts_refusal(
-        op,
-        [(PLAIN_LAYOUT,), b_layouts, *[(PLAIN_LAYOUT,)] * (len(op.operands) - 2)],
-        [(PLAIN_LAYOUT,)],
-    )
 
 
 def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
@@ -74,36 +196,99 @@ def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
     )
 
 
-# Implementation names and scratchpad bytes of the non-convolution primitives, by what
+def matmul_dims(op: nn.MatmulOp) -> tuple[tuple[int, ...], ...]:
+    """oneDNN's dims of lhs, rhs and result, of one rank: a rank-1 lhs is a row, a rank-1
+    rhs a column (numpy's promotion), batch dims padded with leading 1s, which oneDNN
+    broadcasts."""
+    lhs, rhs = shape_of(op.lhs), shape_of(op.rhs)
+    lhs = (1, *lhs) if len(lhs) == 1 else lhs
+    rhs = (*rhs, 1) if len(rhs) == 1 else rhs
+    rank = max(len(lhs), len(rhs))
+    lhs, rhs = (1,) * (rank - len(lhs)) + lhs, (1,) * (rank - len(rhs)) + rhs
+    batch = tuple(max(x, y) for x, y in zip(lhs[:-2], rhs[:-2], strict=True))
+    return lhs, rhs, (*batch, lhs[-2], rhs[-1])
 
 
-def _gemm_choice(op: nn.GemmOp, layout: str | None = None) -> tuple[str, int]:
-    """oneDNN's implementation of the gemm and its scratchpad bytes, b stored in `layout`
-    (default: as the kernel asks, `_gemm_b_layout`)."""
-    layout = _gemm_b_layout(op) if layout is None else layout
-    return remembered((op_key(op), "matmul", layout), lambda: _gemm_pd(op, layout))
+def _matmul_pd(op: nn.MatmulOp) -> b.PrimitiveDesc:
+    lhs, rhs, out = matmul_dims(op)
+    return p.matmul_pd(contiguous_md(lhs), contiguous_md(rhs), None, contiguous_md(out))
 
 
-def gemm_workspace(op: nn.GemmOp, target: Target) -> int:
-    """The scratchpad bytes of the matmul as it runs: on b stored as the kernel asks, or
-    plain where no pass stored it so (`select-dispatch` alone; `gemm_compiled` reads the
-    operand's encoding), whose swapped strides take a larger scratchpad (b repacked)."""
-    return max(_gemm_choice(op, layout)[1] for layout in {_gemm_b_layout(op), PLAIN_LAYOUT})
+def _product_pd(op: Product, layout: str) -> b.PrimitiveDesc:
+    """The primitive of `op` with its weights operand in `layout`."""
+    if is_fully_connected(op):
+        return fc_pd(op)
+    if isinstance(op, nn.GemmOp):
+        return _gemm_pd(op, layout)
+    return _matmul_pd(op)
 
 
-def gemm_accepts(op: nn.GemmOp, target: Target, padding: bool) -> str | None:
-    """`_gemm_shape_reason`, then a fast implementation."""
-    if (reason := _gemm_shape_reason(op)) is not None:
+# ------------------------------------------------------------------ the kernel's rules
+def _weights_layout(op: Product) -> str:
+    """How the kernel asks the weights operand (operand 1) to be stored."""
+    if is_fully_connected(op):
+        return fc_weights_layout(op)
+    return _gemm_b_layout(op) if isinstance(op, nn.GemmOp) else PLAIN_LAYOUT
+
+
+def _weights_layouts(op: Product) -> tuple[str, ...]:
+    """The layouts the kernel reads the weights operand in (whichever a pass stored it in:
+    dispatch's choice between them depends on whether it is constant)."""
+    found = [PLAIN_LAYOUT]
+    if _fc_shaped(op):
+        found.append(fc_weights_layout(op))
+    if isinstance(op, nn.GemmOp) and op.trans_b is not None:
+        found.append(_TRANSPOSED_MATRIX)
+    return tuple(dict.fromkeys(found))
+
+
+def gemm_layouts(op: Product, target: Target) -> Layouts:
+    operands = (PLAIN_LAYOUT, _weights_layout(op)) + (PLAIN_LAYOUT,) * (len(op.operands) - 2)
+    return operands, (PLAIN_LAYOUT,)
+
+
+def gemm_types_reason(op: Product) -> str | None:
+    """`_shape_reason`; the primitive reads every operand and writes the result plain, but
+    the weights, plain or as the kernel stores them (`_weights_layouts`)."""
+    if (reason := _shape_reason(op)) is not None:
         return reason
-    implementation, _ = _gemm_choice(op)
+    return layouts_refusal(
+        op,
+        [(PLAIN_LAYOUT,), _weights_layouts(op), *[(PLAIN_LAYOUT,)] * (len(op.operands) - 2)],
+        [(PLAIN_LAYOUT,)],
+    )
+
+
+def _choice(op: Product, layout: str | None = None) -> tuple[str, int]:
+    """oneDNN's implementation of the product and its scratchpad bytes, the weights stored
+    in `layout` (default: as the kernel asks)."""
+    layout = _weights_layout(op) if layout is None else layout
+    key = (op_key(op), "product", layout)
+    return remembered(key, lambda: _product_pd(op, layout))
+
+
+def gemm_workspace(op: Product, target: Target) -> int:
+    """The scratchpad bytes of the primitive as it runs: on the weights stored as the kernel
+    asks, or plain where no pass stored them so (`select-dispatch` alone), which may take
+    a larger scratchpad (a gemm's b read through swapped strides is repacked)."""
+    return max(_choice(op, layout)[1] for layout in {_weights_layout(op), PLAIN_LAYOUT})
+
+
+def gemm_accepts(op: Product, target: Target, padding: bool) -> str | None:
+    """`_shape_reason`, then a fast implementation."""
+    if (reason := _shape_reason(op)) is not None:
+        return reason
+    implementation, _ = _choice(op)
     return None if is_fast(implementation) else f"oneDNN chose {implementation}"
 
 
-def _gemm_shape_reason(op: nn.GemmOp) -> str | None:
-    """op(a) @ op(b) + c with c a row (or absent): oneDNN's matmul adds a bias row and no
-    scales are set on it."""
+def _shape_reason(op: Product) -> str | None:
+    """f32 only; a gemm computes op(a) @ op(b) + c with c a row (or absent): oneDNN adds a
+    bias row and no scales are set on it."""
     if not is_f32(op):
         return NOT_F32
+    if isinstance(op, nn.MatmulOp):
+        return None
     if op.alpha.value.data != 1:
         return f"alpha {op.alpha.value.data} (oneDNN's matmul here computes alpha = 1 only)"
     if op.c is not None:
@@ -118,10 +303,12 @@ def _gemm_shape_reason(op: nn.GemmOp) -> str | None:
     return None
 
 
-def gemm_compiled(op: nn.GemmOp) -> tuple[Compiled, tuple[int, ...]]:
-    args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + ((b.DNNL_ARG_BIAS,) if op.c is not None else ())
-    layout = encoding_name(op.b.type)  # run inside nn.compute: b is stored by now
-    compiled = p.get_compiled(
-        ("gemm", op_key(op), layout), lambda: _gemm_pd(op, layout), (*args, b.DNNL_ARG_DST)
-    )
+def gemm_compiled(op: Product) -> tuple[Compiled, tuple[int, ...]]:
+    """The primitive on the weights as stored (run inside nn.compute: they are stored by
+    now); a fully connected layer's weights given plain are reordered at load
+    (`reorder.weights_repacker`)."""
+    args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS) + (b.DNNL_ARG_BIAS,) * (len(op.operands) - 2)
+    layout = encoding_name(op.operands[1].type)
+    key = ("product", op_key(op), "fc" if is_fully_connected(op) else layout)
+    compiled = p.get_compiled(key, lambda: _product_pd(op, layout), (*args, b.DNNL_ARG_DST))
     return compiled, args

@@ -34,6 +34,7 @@ from nnlayout.kernels.onednn.executor import executor
 from nnlayout.kernels.onednn.matmul import gemm_compiled
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.reduction import reduction_compiled
+from nnlayout.kernels.onednn.softmax import softmax_compiled
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall
 
 
@@ -46,9 +47,11 @@ def compiled_for(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, .
         deconv_compiled
         if isinstance(op, nn.ConvTranspose2dOp)
         else gemm_compiled
-        if isinstance(op, nn.GemmOp)
+        if isinstance(op, nn.GemmOp | nn.MatmulOp)
         else reduction_compiled
         if isinstance(op, nn.ReduceOp | nn.LayerNormOp | nn.LrnOp)
+        else softmax_compiled
+        if isinstance(op, nn.SoftmaxOp)
         else any_compiled
     )
     compiled, args = build(op)

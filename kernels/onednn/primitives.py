@@ -205,6 +205,38 @@ def matmul_pd(
     )
 
 
+def inner_product_pd(
+    src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None, dst: MemoryDesc
+) -> PrimitiveDesc:
+    """dst = src @ weights^T (+ bias) for src (M, K), weights (N, K), bias (N,): a fully
+    connected layer."""
+    return _created(
+        b.lib().dnnl_inner_product_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        src.handle,
+        weights.handle,
+        None if bias is None else bias.handle,
+        dst.handle,
+        elements=_elements(src, dst),
+        macs=math.prod(dst.shape) * src.shape[-1],
+    )
+
+
+def softmax_pd(src: MemoryDesc, dst: MemoryDesc, axis: int) -> PrimitiveDesc:
+    """exp(x - max) / sum along `axis` (oneDNN's accurate softmax)."""
+    return _created(
+        b.lib().dnnl_softmax_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        b.dnnl_softmax_accurate,
+        src.handle,
+        dst.handle,
+        axis,
+        elements=_elements(src, dst),
+    )
+
+
 def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> PrimitiveDesc:
     """Inference batch normalization with given mean and variance, scale and shift."""
     flags = b.dnnl_use_global_stats | b.dnnl_use_scale | b.dnnl_use_shift

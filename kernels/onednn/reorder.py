@@ -1,6 +1,6 @@
-"""Weights reordered by oneDNN's reorder primitive into the format a convolution or a
-transposed convolution primitive runs on, where that is not the format the op's operand
-holds them in.
+"""Weights reordered by oneDNN's reorder primitive into the format a convolution, a
+transposed convolution or an inner product (a fully connected layer) primitive runs on,
+where that is not the format the op's operand holds them in.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import format_of, weights_md
 from nnlayout.kernels.onednn.convolution import conv_geometry
 from nnlayout.kernels.onednn.deconvolution import deconv_geometry
+from nnlayout.kernels.onednn.matmul import fc_given_weights, is_fully_connected
 from nnlayout.kernels.onednn.primitives import Compiled
 
 
@@ -34,6 +35,8 @@ def weights_repacker(
         g = conv_geometry(op)
         weights = format_of(op.weight, g.weights_role, g.weights)
         given = MemoryDesc.with_tag(g.weights, weights.value)
+    elif is_fully_connected(op):
+        given = fc_given_weights(op)
     else:
         return None
     wanted = weights_md(compiled)

@@ -14,19 +14,72 @@ func.func @dense(%x: tensor<2x64xf32>, %w: tensor<10x64xf32>, %b: tensor<10xf32>
 
 // -----
 
-// A constant b read transposed (a dense layer's weights, as ONNX's Gemm holds them) is stored
-// K x N: insert-layouts reorders it to IO and fold-constants does that at compile time, so the
-// matmul reads rows, not swapped strides (2.4x faster for ResNet-50's classifier).
+// A constant b read transposed (a dense layer's weights, as ONNX's Gemm holds them) is a fully
+// connected layer: oneDNN's inner product, its weights in the format it chose (brgemm:avx2's
+// 8i8o blocks, preferred at a few rows), stored so by insert-layouts and fold-constants.
 func.func @dense_constant(%x: tensor<2x64xf32>) -> tensor<2x10xf32> {
   %w = nn.constant dense<0.5> : tensor<10x64xf32>
   %y = nn.gemm %x, %w trans_b alpha 1.0 beta 1.0 : (tensor<2x64xf32>, tensor<10x64xf32>) -> tensor<2x10xf32>
   func.return %y : tensor<2x10xf32>
 }
 // CHECK-LABEL: func.func @dense_constant
-// CHECK: nn.gemm %x, %w trans_b {{.*}} {kernel = #nn.kernel<"gemm_onednn", operands = ["", "IO"], results = [""]{{.*}}>}
+// CHECK: nn.gemm %x, %w trans_b {{.*}} {kernel = #nn.kernel<"gemm_onednn", operands = ["", "OI8i8o"], results = [""]{{.*}}>}
 // STORED-LABEL: func.func @dense_constant
+// STORED-NEXT:    %w = nn.constant dense<5.000000e-01> : tensor<10x64xf32> -> tensor<10x64xf32, #layout.layout<"OI8i8o">>
+// STORED-NEXT:    %y = nn.gemm %x, %w trans_b {{.*}}operands = ["", "OI8i8o"]{{.*}} : (tensor<2x64xf32>, tensor<10x64xf32, #layout.layout<"OI8i8o">>) -> tensor<2x10xf32>
+
+// -----
+
+// At more rows the inner product runs oneDNN's first choice: its avx512_core code blocks the
+// weights 16i16o.
+func.func @dense_rows(%x: tensor<32x64xf32>) -> tensor<32x10xf32> {
+  %w = nn.constant dense<0.5> : tensor<10x64xf32>
+  %y = nn.gemm %x, %w trans_b alpha 1.0 beta 1.0 : (tensor<32x64xf32>, tensor<10x64xf32>) -> tensor<32x10xf32>
+  func.return %y : tensor<32x10xf32>
+}
+// CHECK-LABEL: func.func @dense_rows
+// ISA-AVX512: nn.gemm {{.*}}operands = ["", "OI16i16o"]
+// ISA-AVX2: nn.gemm {{.*}}operands = ["", "OI8i8o"]
+
+// -----
+
+// A b read transposed with trans_a is no fully connected layer: oneDNN's matmul, the constant
+// stored K x N (IO) so that it reads rows, not swapped strides.
+func.func @transposed_a(%x: tensor<64x2xf32>) -> tensor<2x10xf32> {
+  %w = nn.constant dense<0.5> : tensor<10x64xf32>
+  %y = nn.gemm %x, %w trans_a trans_b alpha 1.0 beta 1.0 : (tensor<64x2xf32>, tensor<10x64xf32>) -> tensor<2x10xf32>
+  func.return %y : tensor<2x10xf32>
+}
+// CHECK-LABEL: func.func @transposed_a
+// CHECK: nn.gemm {{.*}}operands = ["", "IO"]
+// STORED-LABEL: func.func @transposed_a
 // STORED-NEXT:    %w = nn.constant dense<5.000000e-01> : tensor<10x64xf32> -> tensor<10x64xf32, #layout.layout<"IO">>
-// STORED-NEXT:    %y = nn.gemm %x, %w trans_b {{.*}}operands = ["", "IO"]{{.*}} : (tensor<2x64xf32>, tensor<10x64xf32, #layout.layout<"IO">>) -> tensor<2x10xf32>
+
+// -----
+
+// A transformer's Linear on [B, T, C] (a matmul with 2-D constant weights [K, N], our O and I)
+// is an inner product over B * T rows; its weights, oneDNN's (N, K), are named on [K, N].
+func.func @linear3d(%x: tensor<2x5x12xf32>) -> tensor<2x5x20xf32> {
+  %w = nn.constant dense<0.5> : tensor<12x20xf32>
+  %y = nn.matmul %x, %w : (tensor<2x5x12xf32>, tensor<12x20xf32>) -> tensor<2x5x20xf32>
+  func.return %y : tensor<2x5x20xf32>
+}
+// CHECK-LABEL: func.func @linear3d
+// ISA-AVX512: nn.matmul %x, %w {kernel = #nn.kernel<"matmul_onednn", operands = ["", "IO16o16i"], results = [""]{{.*}}>}
+// ISA-AVX2: nn.matmul %x, %w {kernel = #nn.kernel<"matmul_onednn", operands = ["", "IO8o16i"], results = [""]{{.*}}>}
+// STORED-LABEL: func.func @linear3d
+// STORED-NEXT:    %w = nn.constant dense<5.000000e-01> : tensor<12x20xf32> -> tensor<12x20xf32, #layout.layout<"IO{{(16|8)}}o16i">>
+
+// -----
+
+// Attention's products of activations ([B, H, T, D] x [B, H, D, T]), batch dims broadcast:
+// oneDNN's matmul on the plain arrays.
+func.func @scores(%q: tensor<1x3x5x4xf32>, %k: tensor<3x4x5xf32>) -> tensor<1x3x5x5xf32> {
+  %y = nn.matmul %q, %k : (tensor<1x3x5x4xf32>, tensor<3x4x5xf32>) -> tensor<1x3x5x5xf32>
+  func.return %y : tensor<1x3x5x5xf32>
+}
+// CHECK-LABEL: func.func @scores
+// CHECK: nn.matmul %q, %k {kernel = #nn.kernel<"matmul_onednn", operands = ["", ""], results = [""]{{.*}}>}
 
 // -----
 

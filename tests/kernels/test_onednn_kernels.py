@@ -36,7 +36,7 @@ from nnlayout.kernels.onednn.convolution import conv_choice, conv_chosen, conv_g
 from nnlayout.kernels.onednn.eltwise import binary_reason
 from nnlayout.kernels.onednn.executor import SlowImplementationWarning
 from nnlayout.kernels.onednn.kernels import forget_choices
-from nnlayout.kernels.onednn.matmul import gemm_accepts
+from nnlayout.kernels.onednn.matmul import fc_weights_layout, gemm_accepts
 from nnlayout.kernels.onednn.prepared import Prepared, compiled_for
 from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.reference import REFERENCE_KERNELS
@@ -571,13 +571,14 @@ func.func @f(%x: T, %z: T) -> {result} {{
 @pytest.mark.parametrize(
     ("arguments", "op", "wrong"),
     [
-        # "CN" is not the transposed matrix ("IO"): b was read plain through swapped strides
+        # "CN" is neither the transposed matrix ("IO") nor the inner product's format: b was
+        # read plain through swapped strides
         (
             "%a: tensor<32x48xf32>, %b: tensor<5x48xf32>, %c: tensor<5xf32>",
             'nn.gemm %a, %b, %c trans_b alpha 1.0 beta 1.0 {kernel = #nn.kernel<"gemm_onednn", '
             'operands = ["", "CN", ""], results = [""]>} : (tensor<32x48xf32>, tensor<5x48xf32>, '
             "tensor<5xf32>) -> tensor<32x5xf32>",
-            "operand 1 is CN; the kernel takes it plain or IO",
+            "operand 1 is CN; the kernel takes it plain or ",
         ),
         # the primitive packs plain weights and writes the input's format
         (
@@ -1168,9 +1169,10 @@ def test_a_constant_b_read_transposed_is_stored_transposed(
     constant: bool, trans_a: bool, c_shape: tuple[int, ...] | None
 ) -> None:
     """A dense layer's weights (a constant b with trans_b, as ONNX's Gemm holds them) are
-    stored K x N at compile time, the constant reordered to layout IO and folded, so that
-    oneDNN's matmul reads rows rather than swapped strides; a b given at run time keeps
-    its strides. Same results, interpreter and generated module (NaN too)."""
+    stored at compile time, the constant reordered and folded: in the inner product's own
+    format (a fully connected layer), or, read by a matmul (trans_a), K x N (layout IO) so
+    that it reads rows rather than swapped strides; a b given at run time keeps its
+    strides. Same results, interpreter and generated module (NaN too)."""
     text = gemm_program(trans_a, True, c_shape)
     if constant:
         text = re.sub(
@@ -1184,11 +1186,13 @@ def test_a_constant_b_read_transposed_is_stored_transposed(
     inputs[0][1, 2] = np.nan
     compiled = check(module, inputs, onednn_ops=1)
     (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
-    assert kernel_of(gemm).operands[1] == ("IO" if constant else "")
+    layout = "IO" if trans_a else fc_weights_layout(gemm)
+    assert layout not in ("", "OI")
+    assert kernel_of(gemm).operands[1] == (layout if constant else "")
     stored = [
         op
         for op in compiled.walk()
-        if isinstance(op, nn.ConstantOp) and encoding_name(op.results[0].type) == "IO"
+        if isinstance(op, nn.ConstantOp) and encoding_name(op.results[0].type) == layout
     ]
     assert len(stored) == constant
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
@@ -1197,10 +1201,11 @@ def test_a_constant_b_read_transposed_is_stored_transposed(
 
 @pytest.mark.parametrize("trans_a", [False, True])
 def test_a_gemm_declares_the_scratchpad_of_either_storage_of_b(trans_a: bool) -> None:
-    """The kernel asks for b stored transposed (IO), but a pipeline without insert-layouts
-    (`select-dispatch` alone, run by the interpreter) leaves it plain and the matmul reads it
-    through swapped strides, whose scratchpad is larger (it repacks b): the declared
-    workspace holds the scratchpad used either way."""
+    """The kernel asks for b stored transposed (IO) or in the inner product's format, but a
+    pipeline without insert-layouts (`select-dispatch` alone, run by the interpreter) leaves
+    it plain: the matmul reads it through swapped strides, whose scratchpad is larger (it
+    repacks b), the inner product reorders it at load; the declared workspace holds the
+    scratchpad used either way."""
     text = (
         gemm_program(trans_a, True, (24,))
         .replace("%b: tensor<24x40xf32>, ", "")
@@ -1214,7 +1219,7 @@ def test_a_gemm_declares_the_scratchpad_of_either_storage_of_b(trans_a: bool) ->
     for pipeline in ("select-dispatch{{target={target} padding={padding}}}", LAYOUT_PIPELINE):
         compiled = compile_module(module, "onednn", True, pipeline)
         (gemm,) = [op for op in compiled.walk() if op.name == "nn.gemm"]
-        assert kernel_of(gemm).operands[1] == "IO"
+        assert kernel_of(gemm).operands[1] == ("IO" if trans_a else fc_weights_layout(gemm))
         used = compiled_for(gemm)[0].scratchpad_bytes
         assert kernel_of(gemm).workspace.data >= used, (pipeline, used)
         assert_same(Interpreter(module).run(inputs), Interpreter(compiled).run(inputs))
