@@ -50,7 +50,7 @@ PIPELINE_TARGETS = [
     *(["onednn", "onednn-nchw8c", "onednn-nchw16c"] if onednn_available() else []),
 ]
 LAYOUT_PIPELINE = (
-    "select-dispatch{{target={target} padding={padding}}},insert-layouts,"
+    "extend-ranks,select-dispatch{{target={target} padding={padding}}},insert-layouts,"
     "propagate-layouts,fold-constants"
 )
 DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"

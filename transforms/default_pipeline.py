@@ -1,6 +1,7 @@
 """`default-pipeline{target=host padding=true nnan=false remarks=false verify=false}`: the
 whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
 
+extend-ranks (operands of broadcasting element-wise ops get the result's rank) ->
 fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
 select-dispatch (every op gets its kernel) -> fuse-post-ops (a convolution absorbs the add and
 activation after it where its kernel can) -> insert-layouts (reorders around kernels that
@@ -22,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnlayout.lowering.bufferize import BufferizePass
+from nnlayout.transforms.extend_ranks import ExtendRanksPass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
@@ -44,6 +46,7 @@ class DefaultPipelinePass(ModulePass):
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
+            ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),

@@ -96,6 +96,8 @@ dnnl_pooling_avg_include_padding = 0x2FF
 dnnl_pooling_avg_exclude_padding = 0x3FF
 dnnl_binary_add = 0x1FFF0
 dnnl_binary_mul = 0x1FFF1
+dnnl_binary_max = 0x1FFF2
+dnnl_binary_min = 0x1FFF3
 dnnl_binary_div = 0x1FFF4
 dnnl_binary_sub = 0x1FFF5
 # dnnl_normalization_flags_t

@@ -274,10 +274,10 @@ class ConvolutionCall:
 
 class GuardedCall:
     """An op oneDNN computes as the reference does on finite input only (relu, clip,
-    leaky_relu with alpha 0, max pooling), or a global average pooling (oneDNN sums in
-    float32, the reference in float64: a plane whose float32 sum overflows gave inf for a
-    finite mean). A call whose source's bound (its writers', else its measured norm) the
-    guard does not admit runs in numpy."""
+    leaky_relu with alpha 0, max pooling, binary max and min: both sources), or a global
+    average pooling (oneDNN sums in float32, the reference in float64: a plane whose float32
+    sum overflows gave inf for a finite mean). A call whose source's bound (its writers',
+    else its measured norm) the guard does not admit runs in numpy."""
 
     def __init__(self, run: OpRun):
         op, after = run.op, run.bound_after
@@ -296,13 +296,14 @@ class GuardedCall:
         op, owner, finish, after = run.op, run.owner, run.finish, run.bound_after
         sources, out, out_at, source, token = at.sources, at.out, at.out_at, at.source, at.token
         read_source = partial(run.read_source, source, at.source_at)
+        second = self._second_finite(at)
         execute = run.compiled.runner()
 
         def call() -> None:
             if owner[0] is not token:
                 at.point()
             bound = bounds.measured(read_source(), source, fits)  # type: ignore[arg-type]
-            if fits(bound):
+            if fits(bound) and second():
                 execute()
                 finish(out, out_at, after(bound))
             else:
@@ -314,6 +315,15 @@ class GuardedCall:
                 finish(out, out_at, math.inf)
 
         return call
+
+    def _second_finite(self, at: Arrays) -> Callable[[], bool]:
+        """Whether a binary op's second source is finite on this call (measured, once if
+        it is a load-time constant); always for ops of one source."""
+        second = at.arrays.get(b.DNNL_ARG_SRC_1)
+        if second is None:
+            return lambda: True
+        run = self.run
+        return lambda: math.isfinite(run.once(b.DNNL_ARG_SRC_1, "norm", second, bounds.norm))
 
 
 class PlainCall:

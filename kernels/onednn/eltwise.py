@@ -40,8 +40,10 @@ def finite_only(op: Operation) -> bool:
     """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
     clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
     NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
-    of -inf gave -3.4e38). Such an op runs in numpy on a call whose input is not finite."""
-    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp) or (
+    of -inf gave -3.4e38); its binary max and min are max/min instructions, which return one
+    operand where the other is NaN. Such an op runs in numpy on a call whose input (each of
+    a binary op's two) is not finite."""
+    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.MaxOp | nn.MinOp) or (
         isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0
     )
 
@@ -58,7 +60,11 @@ BINARY: dict[type[Operation], int] = {
     nn.SubOp: b.dnnl_binary_sub,
     nn.MulOp: b.dnnl_binary_mul,
     nn.DivOp: b.dnnl_binary_div,
+    nn.MaxOp: b.dnnl_binary_max,
+    nn.MinOp: b.dnnl_binary_min,
 }
+# The binary ops whose operands oneDNN may take in either order.
+COMMUTATIVE = (nn.AddOp, nn.MulOp, nn.MaxOp, nn.MinOp)
 
 
 def binary_reason(op: Operation) -> str | None:
@@ -70,7 +76,7 @@ def binary_reason(op: Operation) -> str | None:
     full = full_operand(op)
     if full is None:
         return "no operand has the result's shape (oneDNN broadcasts its second source only)"
-    if full != 0 and not isinstance(op, nn.AddOp | nn.MulOp):
+    if full != 0 and not isinstance(op, COMMUTATIVE):
         return (
             f"operand 0 broadcasts, and oneDNN broadcasts only its second source, which "
             f"{op.name} does not let us swap"
