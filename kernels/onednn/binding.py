@@ -183,6 +183,7 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
         (_PP, _P, c_int, c_int, _P, _P, c_float, c_float, _P),
     ),
     "dnnl_binary_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
+    "dnnl_prelu_forward_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
     "dnnl_matmul_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P, _P)),
     "dnnl_batch_normalization_forward_primitive_desc_create": (
         _STATUS,

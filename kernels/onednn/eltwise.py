@@ -37,15 +37,28 @@ def clip_range(op: nn.ClipOp) -> tuple[float, float]:
 
 
 def finite_only(op: Operation) -> bool:
-    """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
-    clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
-    NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
-    of -inf gave -3.4e38); its binary max and min are max/min instructions, which return one
-    operand where the other is NaN. Such an op runs in numpy on a call whose input (each of
-    a binary op's two) is not finite."""
-    return isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.MaxOp | nn.MinOp) or (
+    """Whether oneDNN computes `op` as the reference does on finite inputs only (those
+    `finite_arguments` names). Such an op runs in numpy on a call where one is not."""
+    return bool(finite_arguments(op))
+
+
+def finite_arguments(op: Operation) -> tuple[int, ...]:
+    """The execution arguments of `op` that must be finite for oneDNN to compute it as the
+    reference does: the source of its relu and clip (also leaky_relu with alpha 0, as relu),
+    max/min in an operand order that turns NaN into a bound, and of its max pooling, which
+    drops NaN and starts from the lowest float (a window of -inf gave -3.4e38); both sources
+    of its binary max and min, max/min instructions that return one operand where the other
+    is NaN; the slope of its prelu, src > 0 ? src : src * slope, which multiplies a zero
+    source by the slope (0 * inf, 0 * NaN: NaN where the reference keeps the zero)."""
+    if isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp) or (
         isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0
-    )
+    ):
+        return (b.DNNL_ARG_SRC,)
+    if isinstance(op, nn.MaxOp | nn.MinOp):
+        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
+    if isinstance(op, nn.PReluOp):
+        return (b.DNNL_ARG_WEIGHTS,)
+    return ()
 
 
 ELTWISE: dict[type[Operation], tuple[int, float, float]] = {

@@ -126,7 +126,7 @@ TABLE: tuple[Row, ...] = (
     # A broadcasting binary op may write over the operand of the result's shape only.
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0, in_place_of=full_operand)
-        for op_type in BINARY
+        for op_type in (*BINARY, nn.PReluOp)
     ),
 )
 
