@@ -502,7 +502,8 @@ def test_any_layout_kernels_work_in_place_on_any_dense_layout() -> None:
         (
             [(8, 1, 1), (1, 8, 4, 4)],
             "broadcasting operand 0 [8, 1, 1] to [1, 8, 4, 4] (the kernel "
-            "broadcasts axes of size 1 of an operand of the same rank)",
+            "broadcasts axes of size 1 of an operand of the same rank; extend-ranks gives a "
+            "shorter operand the result's rank)",
         ),
     ],
 )
