@@ -229,6 +229,9 @@ NARY_CASES: dict[str, Callable[..., Operation]] = {
     "sub": nn.SubOp,
     "mul": nn.MulOp,
     "div": nn.DivOp,
+    "max": nn.MaxOp,
+    "min": nn.MinOp,
+    "prelu": nn.PReluOp,
     "sum": lambda *xs: nn.SumOp(xs),
 }
 
