@@ -1,6 +1,6 @@
 """Builds a small model zoo as ONNX files, with seeded random weights (nothing is downloaded).
 
-    python -m nnlayout.examples.make_models                 # all six, full size
+    python -m nnlayout.examples.make_models                 # all of them, full size
     python -m nnlayout.examples.make_models --small resnet50 unet
 
 ResNet-50 (v1.5 bottlenecks), ResNeXt-50 32x4d (the same with twice as wide a grouped 3x3
@@ -8,7 +8,9 @@ convolution: 4 to 32 channels in each of 32 groups), SE-ResNet-50 (ResNet-50 wit
 squeeze-and-excitation: a per-channel scale broadcast over each block's output), MobileNetV2
 (inverted residuals, depthwise convolutions with groups, ReLU6 as Clip), a UNet
 (ConvTranspose upsampling, Concat skips) and DenseNet-121 (dense-block concats,
-average-pooling transitions): opset 17, batch 1, float32. Classifiers end in Gemm and output
+average-pooling transitions), also as `densenet121_zoo`, with each BatchNormalization written
+as a Mul and an Add of [C, 1, 1] constants, as the ONNX model zoo's older export does: opset
+17, batch 1, float32. Classifiers end in Gemm and output
 both the logits and their Softmax.
 
 Weights keep activations in a sane range, so a 1e-4 relative comparison means something:
@@ -39,8 +41,10 @@ MODELS_DIR = Path(__file__).resolve().parent / "models"
 class GraphBuilder:
     """Accumulates nodes and initializers; every method returns the name of its output."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, affine_batch_norm: bool = False):
         self.rng = np.random.default_rng(seed)
+        # Batch norms as Mul and Add of per-channel [C, 1, 1] constants (older exports).
+        self.affine_batch_norm = affine_batch_norm
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[TensorProto] = []
         self.channels: dict[str, int] = {}
@@ -109,6 +113,13 @@ class GraphBuilder:
             self.rng.normal(0, 0.1, c),  # running mean
             self.rng.uniform(0.8, 1.2, c),  # running variance
         ]
+        if self.affine_batch_norm:
+            gamma, beta, mean, variance = params
+            factor = gamma / np.sqrt(variance + 1e-5)
+            scale = self._weight(f"{scope}.scale", factor.reshape(c, 1, 1))
+            shift = self._weight(f"{scope}.shift", (beta - mean * factor).reshape(c, 1, 1))
+            scaled = self._node("Mul", scope, [x, scale], c)
+            return self._node("Add", scope, [scaled, shift], c)
         names = [
             self._weight(f"{scope}.{part}", array)
             for part, array in zip(
@@ -342,10 +353,13 @@ def densenet121(
     size: int = 224,
     classes: int = 1000,
     seed: int = 3,
+    affine_batch_norm: bool = False,
+    name: str = "densenet121",
 ) -> onnx.ModelProto:
     """DenseNet-121: BN-ReLU-Conv dense layers whose outputs are concatenated, transitions
-    halving channels (1x1 conv) and resolution (2x2 average pooling)."""
-    g = GraphBuilder(seed)
+    halving channels (1x1 conv) and resolution (2x2 average pooling); with
+    `affine_batch_norm`, each batch norm as Mul and Add of [C, 1, 1] constants."""
+    g = GraphBuilder(seed, affine_batch_norm)
     g.channels["input"] = 3
     x = _conv_bn(g, "input", "/features/conv0", init, 7, 2)
     x = g.max_pool(x, "/features/pool0", 3, 2, 1)
@@ -363,7 +377,7 @@ def densenet121(
             y = g.conv(y, f"{scope}/conv", g.channels[x] // 2, 1)
             x = g.avg_pool(y, f"{scope}/pool", 2, 2)
     x = g.relu(g.batch_norm(x, "/features/norm5"), "/features/relu5")
-    return g.model("densenet121", "input", (1, 3, size, size), g.classifier(x, classes))
+    return g.model(name, "input", (1, 3, size, size), g.classifier(x, classes))
 
 
 #: name -> (full-size builder, small builder for tests)
@@ -391,6 +405,18 @@ ZOO: dict[str, tuple[Callable[[], onnx.ModelProto], Callable[[], onnx.ModelProto
     "densenet121": (
         densenet121,
         lambda: densenet121(growth=8, blocks=(2, 3), init=16, size=64, classes=10),
+    ),
+    "densenet121_zoo": (
+        lambda: densenet121(affine_batch_norm=True, name="densenet121_zoo"),
+        lambda: densenet121(
+            growth=8,
+            blocks=(2, 3),
+            init=20,
+            size=64,
+            classes=10,
+            affine_batch_norm=True,
+            name="densenet121_zoo",
+        ),
     ),
 }
 

@@ -181,6 +181,13 @@ def clip(op: nn.ClipOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return x
 
 
+def prelu(op: nn.PReluOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """x where x >= 0, else slope * x, the slope broadcast to x (NaN in x stays NaN, as in
+    onnxruntime and ONNX's reference evaluator; a NaN slope reaches only negative x)."""
+    x, slope = inputs
+    return np.where(x < 0, x * slope, x).astype(x.dtype, copy=False)
+
+
 def sum_(op: nn.SumOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """ONNX Sum: the broadcast sum of all inputs."""
     return functools.reduce(np.add, inputs[1:], inputs[0])
@@ -304,6 +311,9 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.SubOp: _binary(np.subtract),
     nn.MulOp: _binary(np.multiply),
     nn.DivOp: _binary(np.divide),
+    nn.MaxOp: _binary(np.maximum),
+    nn.MinOp: _binary(np.minimum),
+    nn.PReluOp: prelu,
     nn.SumOp: sum_,
     nn.BatchNormOp: batch_norm,
     nn.MaxPool2dOp: max_pool2d,

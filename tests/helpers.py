@@ -50,7 +50,7 @@ PIPELINE_TARGETS = [
     *(["onednn", "onednn-nchw8c", "onednn-nchw16c"] if onednn_available() else []),
 ]
 LAYOUT_PIPELINE = (
-    "select-dispatch{{target={target} padding={padding}}},insert-layouts,"
+    "extend-ranks,select-dispatch{{target={target} padding={padding}}},insert-layouts,"
     "propagate-layouts,fold-constants"
 )
 DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
@@ -241,6 +241,9 @@ NARY_CASES: dict[str, Callable[..., Operation]] = {
     "sub": nn.SubOp,
     "mul": nn.MulOp,
     "div": nn.DivOp,
+    "max": nn.MaxOp,
+    "min": nn.MinOp,
+    "prelu": nn.PReluOp,
     "sum": lambda *xs: nn.SumOp(xs),
 }
 

@@ -65,6 +65,7 @@ _PASSES: dict[str, str] = {
     "canonicalize": "xdsl.transforms.canonicalize:CanonicalizePass",
     "cse": "xdsl.transforms.common_subexpression_elimination:CommonSubexpressionElimination",
     "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
+    "extend-ranks": "nnlayout.transforms.extend_ranks:ExtendRanksPass",
     "fold-batch-norm": "nnlayout.transforms.fold_batch_norm:FoldBatchNormPass",
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
     "fuse-channel-shuffle": "nnlayout.transforms.fuse_channel_shuffle:FuseChannelShufflePass",

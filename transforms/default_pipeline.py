@@ -1,6 +1,7 @@
 """`default-pipeline{target=host padding=true nnan=false remarks=false verify=false}`: the
 whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
 
+extend-ranks (operands of broadcasting element-wise ops get the result's rank) ->
 fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
 fold-pad (a zero pad before a convolution becomes part of its pads) -> fuse-channel-shuffle
 (ShuffleNet's Reshape-Transpose-Reshape becomes one op) -> fuse-activations (the exporters'
@@ -25,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnlayout.lowering.bufferize import BufferizePass
+from nnlayout.transforms.extend_ranks import ExtendRanksPass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.fold_pad import FoldPadPass
@@ -50,6 +52,7 @@ class DefaultPipelinePass(ModulePass):
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
+            ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),
             FuseChannelShufflePass(),

@@ -194,6 +194,45 @@ class DivOp(BinaryOp):
 
 
 @irdl_op_definition
+class MaxOp(BinaryOp):
+    """The larger of lhs and rhs, broadcast; NaN if either is NaN (ONNX Max of two inputs:
+    onnxruntime and ONNX's reference evaluator both propagate NaN, as numpy's maximum)."""
+
+    name = "nn.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """The smaller of lhs and rhs, broadcast; NaN if either is NaN (ONNX Min of two inputs,
+    as `MaxOp`)."""
+
+    name = "nn.min"
+
+
+@irdl_op_definition
+class PReluOp(BinaryOp):
+    """lhs where lhs >= 0 (or NaN), else slope * lhs, with the slope (rhs) broadcast to lhs's
+    shape, never the other way (ONNX PRelu's unidirectional broadcasting): a slope of shape
+    [C, 1, 1], [C], [1] or [1, C, 1, 1] against an [N, C, H, W] input."""
+
+    name = "nn.prelu"
+
+    def __init__(self, lhs: Value, rhs: Value):
+        super().__init__(lhs, rhs)
+        self.verify_()  # like the other builders, reject what the verifier would
+
+    def result_shape(self) -> Shape:
+        shape = super().result_shape()
+        if shape != shape_of(self.lhs):
+            raise VerifyException(
+                f"{self.name}: slope of shape {list(shape_of(self.rhs))} does not broadcast "
+                f"to the input's shape {list(shape_of(self.lhs))} (PRelu broadcasts the slope "
+                "only)"
+            )
+        return shape
+
+
+@irdl_op_definition
 class SumOp(NNOp):
     """Element-wise sum of one or more tensors, with broadcasting (ONNX Sum)."""
 

@@ -1,14 +1,15 @@
 """Converters of the element-wise ONNX operators: the unary activations and math, the binary
-arithmetic (with the broadcast rules before opset 7), LeakyRelu, Clip, Sum, and Dropout,
-which is the identity at inference."""
+arithmetic (with the broadcast rules before opset 7), Max and Min, PRelu, LeakyRelu, Clip, Sum,
+and Dropout, which is the identity at inference."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import onnx
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
@@ -75,6 +76,66 @@ def _legacy_broadcast(
         )
     aligned = [*b, *[1] * (len(a) - axis - len(b))]
     return rhs if aligned == b else state.emit(state.build(lambda: nn.ReshapeOp(rhs, aligned)))
+
+
+EXTREMA: dict[str, type[nn.BinaryOp]] = {"Max": nn.MaxOp, "Min": nn.MinOp}
+
+
+def extremum(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Max and Min, variadic: one input is the identity; more are chained pairwise as
+    `nn.max` / `nn.min` (exact: each is associative and propagates NaN). Before opset 8 the
+    inputs do not broadcast. Two inputs of which one is a constant of a single value that
+    does not widen the other are `nn.clip` (ReLU6 written as Min(Max(x, 0), 6) runs as a
+    clip, which a convolution fuses)."""
+    inputs = [state.tensor(name) for name in node.input]
+    shapes = {nn.shape_of(value) for value in inputs}
+    if state.opset < 8 and len(shapes) > 1:
+        raise state.fail(
+            f"{node.op_type} before opset 8 does not broadcast; got shapes "
+            f"{', '.join(str(list(shape)) for shape in sorted(shapes))}"
+        )
+    if (clipped := _as_clip(state, node, inputs)) is not None:
+        state.output(node, clipped)
+        return
+    make = EXTREMA[node.op_type]
+    result = inputs[0]
+    for value in inputs[1:-1]:
+        result = state.emit(state.build(functools.partial(make, result, value)))
+    if len(inputs) == 1:
+        state.output(node, result)
+    else:
+        state.output(node, state.build(functools.partial(make, result, inputs[-1])))
+
+
+def _as_clip(state: ImportState, node: onnx.NodeProto, inputs: list[SSAValue]) -> Operation | None:
+    """Max(x, c) as clip(x, min=c), Min(x, c) as clip(x, max=c), for a constant c of one
+    (non-NaN) value broadcasting to x's shape: np.maximum(x, c) either way, NaN and signed
+    zeros included (a tie returns c in both; so c must come second)."""
+    if len(inputs) != 2 or not isinstance(inputs[1].owner, nn.ConstantOp):
+        return None
+    name = state.aliases.get(node.input[1], node.input[1])
+    if name not in state.constants:
+        return None  # a graph input, which an initializer only defaults
+    x, values = inputs[0], np.unique(state.constant_array(name, "bound"))
+    shape = nn.broadcast_shapes(node.op_type, nn.shape_of(x), nn.shape_of(inputs[1]))
+    if values.size != 1 or np.isnan(values[0]) or shape != nn.shape_of(x):
+        return None
+    bound = float(values[0])
+    low, high = (bound, None) if node.op_type == "Max" else (None, bound)
+    return state.build(functools.partial(nn.ClipOp, x, low, high))
+
+
+def prelu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """PRelu: the slope broadcasts to the input, never the input to the slope. Before opset
+    7 a slope of one element is shared by every channel, as it broadcasts now; a longer one
+    had no broadcast rule and is refused."""
+    x, slope = state.operand(node, 0), state.operand(node, 1)
+    if state.opset < 7 and math.prod(nn.shape_of(slope)) != 1:
+        raise state.fail(
+            f"PRelu before opset 7 with a slope of shape {list(nn.shape_of(slope))} is not "
+            "supported (only a slope of one element, shared by every channel)"
+        )
+    state.output(node, state.build(lambda: nn.PReluOp(x, slope)))
 
 
 def leaky_relu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

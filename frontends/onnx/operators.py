@@ -16,11 +16,14 @@ from nnlayout.frontends.onnx.convolution import conv, conv_transpose
 from nnlayout.frontends.onnx.einsum import einsum
 from nnlayout.frontends.onnx.elementwise import (
     BINARY,
+    EXTREMA,
     UNARY,
     binary,
     clip,
     dropout,
+    extremum,
     leaky_relu,
+    prelu,
     sum_inputs,
     unary,
 )
@@ -61,6 +64,8 @@ CONVERTERS: dict[str, Converter] = {
     "Clip": clip,
     **dict.fromkeys(BINARY, binary),
     "Sum": sum_inputs,
+    **dict.fromkeys(EXTREMA, extremum),
+    "PRelu": prelu,
     "MaxPool": max_pool,
     "AveragePool": average_pool,
     "GlobalAveragePool": global_average_pool,

@@ -46,7 +46,8 @@ def broadcast_reason(op: Operation) -> str | None:
     """Every operand has the result's shape, or its rank with 1 on the axes it broadcasts
     along (a squeeze-and-excitation scale [N, C, 1, 1] times [N, C, H, W]): the physical
     arrays of one layout then broadcast alike, as long as no broadcast axis is blocked
-    (`broadcast_layout`). Other broadcasts (a lower rank) run the reference kernel."""
+    (`broadcast_layout`). An operand of lower rank (a per-channel [C, 1, 1]) is refused:
+    `extend-ranks` gives it the result's rank first, so that it can take a layout."""
     if (reason := sparse_operand(op)) is not None:
         return reason
     result = shape_of(op.results[0])
@@ -57,7 +58,8 @@ def broadcast_reason(op: Operation) -> str | None:
         ):
             return (
                 f"broadcasting operand {index} {list(shape)} to {list(result)} "
-                f"(the kernel broadcasts axes of size 1 of an operand of the same rank)"
+                f"(the kernel broadcasts axes of size 1 of an operand of the same rank; "
+                f"extend-ranks gives a shorter operand the result's rank)"
             )
     return None
 
@@ -117,6 +119,9 @@ _ZERO_PRESERVING: dict[type[Operation], bool] = {
     nn.SubOp: True,
     nn.MulOp: True,
     nn.DivOp: False,
+    nn.MaxOp: True,
+    nn.MinOp: True,
+    nn.PReluOp: True,
     nn.SumOp: True,
 }
 
@@ -135,7 +140,7 @@ _UNARY = (
 )
 
 
-_NARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp, nn.SumOp)
+_NARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp, nn.MaxOp, nn.MinOp, nn.PReluOp, nn.SumOp)
 
 
 Into = Callable[[Sequence[np.ndarray], np.ndarray], None]
@@ -226,6 +231,14 @@ def _reference_into(op: Operation) -> Into:
     return into
 
 
+def _prelu_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    """x, then slope * x where x < 0 (taken before `out`, maybe x's memory, is written)."""
+    x, slope = inputs
+    negative = np.less(x, 0)
+    np.copyto(out, x)
+    np.multiply(out, slope, out=out, where=negative)
+
+
 def _sum_into(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     """((x0 + x1) + x2) + ...; an operand after x1 that `out` overlaps would be overwritten
     before it is read, so then the sum is computed aside."""
@@ -254,19 +267,23 @@ _INTO: dict[type[Operation], Callable[[Operation], Into]] = {
     nn.SubOp: _ufunc(np.subtract),
     nn.MulOp: _ufunc(np.multiply),
     nn.DivOp: _ufunc(np.divide),
+    nn.MaxOp: _ufunc(np.maximum),
+    nn.MinOp: _ufunc(np.minimum),
+    nn.PReluOp: lambda op: _prelu_into,
     nn.SumOp: lambda op: _sum_into,
 }
 
 
 def prepare_elementwise(op: Operation, session: BindingSession | None) -> BoundKernel:
     """An element-wise `*_any` kernel computing into `out`, then re-zeroing padding lanes
-    unless the math is zero-preserving. Operands of another shape or dtype than `out` take
-    the unprepared kernel."""
+    unless the math is zero-preserving. An operand that broadcasts along axes of size 1
+    (a per-channel constant [1, C, 1, 1], in any layout) is read by the ufuncs as it is;
+    operands of another rank or dtype than `out` take the unprepared kernel."""
     into = _INTO[type(op)](op)
     mask = None if _zero_preserving(op) else result_padding_mask(op)
 
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        if any(x.shape != out.shape or x.dtype != out.dtype for x in inputs):
+        if not all(_broadcasts_into(x, out) for x in inputs):
             out[...] = elementwise_any(op, inputs)
             return
         into(inputs, out)
@@ -274,6 +291,15 @@ def prepare_elementwise(op: Operation, session: BindingSession | None) -> BoundK
             np.copyto(out, 0, where=mask)
 
     return bound
+
+
+def _broadcasts_into(x: np.ndarray, out: np.ndarray) -> bool:
+    """Whether `x` has `out`'s dtype and rank, each axis of `out`'s size or 1."""
+    return (
+        x.dtype == out.dtype
+        and x.ndim == out.ndim
+        and all(size in (1, full) for size, full in zip(x.shape, out.shape, strict=True))
+    )
 
 
 def _elementwise_kernel(op_type: type[Operation]) -> Kernel:

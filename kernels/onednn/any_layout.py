@@ -1,5 +1,5 @@
-"""Ops in their operand's layout (`"*"`): pooling, element-wise, binary, batch norm and concat
-as oneDNN primitives on whatever format operand 0 has, as long as oneDNN has a fast
+"""Ops in their operand's layout (`"*"`): pooling, element-wise, binary, prelu, batch norm and
+concat as oneDNN primitives on whatever format operand 0 has, as long as oneDNN has a fast
 implementation for it (dispatch leaves the op plain until propagate-layouts offers another
 layout; hand-written IR may already give it one).
 """
@@ -12,6 +12,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, encoding_name
 from nnlayout.dialects.nn import shape_of
+from nnlayout.kernels.blocked import broadcast_reason
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
@@ -44,6 +45,8 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     if type(op) in BINARY:
         first, second = binary_order(op)
         return p.binary_pd(BINARY[type(op)], md[first], md[second], out)
+    if isinstance(op, nn.PReluOp):
+        return p.prelu_pd(md[0], md[1], out)
     if isinstance(op, nn.BatchNormOp):
         return p.batch_norm_pd(md[0], out, op.epsilon.value.data)
     if isinstance(op, nn.ConcatOp):
@@ -75,6 +78,8 @@ def _any_args(op: Operation) -> tuple[int, ...]:
         )
     if isinstance(op, nn.ConcatOp):
         return tuple(b.DNNL_ARG_MULTIPLE_SRC + i for i in range(len(op.operands)))
+    if isinstance(op, nn.PReluOp):
+        return (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS)
     if type(op) in BINARY:
         first, _ = binary_order(op)
         return (
@@ -141,6 +146,8 @@ def _any_shape_reason(op: Operation) -> str | None:
         return binary_reason(op)
     if isinstance(op, MOVEMENT_OPS):
         return movement_reason(op)
+    if isinstance(op, nn.PReluOp):
+        return broadcast_reason(op)
     return None
 
 

@@ -106,6 +106,8 @@ dnnl_pooling_avg_exclude_padding = 0x3FF
 dnnl_softmax_accurate = 0x30000
 dnnl_binary_add = 0x1FFF0
 dnnl_binary_mul = 0x1FFF1
+dnnl_binary_max = 0x1FFF2
+dnnl_binary_min = 0x1FFF3
 dnnl_binary_div = 0x1FFF4
 dnnl_binary_sub = 0x1FFF5
 dnnl_lrn_across_channels = 0xAFF
@@ -206,6 +208,7 @@ _PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
         (_PP, _P, c_int, c_int, _P, _P, c_float, c_float, _P),
     ),
     "dnnl_binary_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
+    "dnnl_prelu_forward_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
     "dnnl_matmul_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P, _P)),
     "dnnl_softmax_forward_primitive_desc_create": (
         _STATUS,

@@ -35,6 +35,7 @@ from nnlayout.kernels.onednn import bounds
 from nnlayout.kernels.onednn.bounds import FINITE_LIMIT, Extent, NormBound, extent
 from nnlayout.kernels.onednn.common import padded_layout
 from nnlayout.kernels.onednn.convolution import fused_epilogue
+from nnlayout.kernels.onednn.eltwise import finite_arguments
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.reorder import weights_repacker
 from nnlayout.kernels.reference import REFERENCE_KERNELS
@@ -275,15 +276,20 @@ class ConvolutionCall:
 
 class GuardedCall:
     """An op oneDNN computes as the reference does on finite input only (relu, clip,
-    leaky_relu with alpha 0, max pooling), or a global average pooling or a reduction
-    (oneDNN sums in float32, the reference in float64: a plane whose float32 sum overflows
-    gave inf for a finite mean; its max and min drop NaN). A call whose source's bound
-    (its writers', else its measured norm) the guard does not admit runs in numpy."""
+    leaky_relu with alpha 0, max pooling, binary max and min, prelu's slope: the arguments
+    `eltwise.finite_arguments` names), or a global average pooling or a reduction (oneDNN
+    sums in float32, the reference in float64: a plane whose float32 sum overflows gave inf
+    for a finite mean; its max and min drop NaN). A call whose source's bound (its writers',
+    else its measured norm) the guard does not admit, or whose other guarded argument is not
+    finite, runs in numpy."""
 
     def __init__(self, run: OpRun):
         op, after = run.op, run.bound_after
         self.run = run
         self.averages = isinstance(op, nn.GlobalAvgPoolOp | nn.ReduceOp)
+        guarded = finite_arguments(op)
+        self.checks_source = self.averages or b.DNNL_ARG_SRC in guarded
+        self.others = [arg for arg in guarded if arg != b.DNNL_ARG_SRC]
         self.fits: Callable[[float], bool] = (
             (lambda bound: after(bound) < FINITE_LIMIT) if self.averages else math.isfinite
         )
@@ -297,13 +303,18 @@ class GuardedCall:
         op, owner, finish, after = run.op, run.owner, run.finish, run.bound_after
         sources, out, out_at, source, token = at.sources, at.out, at.out_at, at.source, at.token
         read_source = partial(run.read_source, source, at.source_at)
+        checks_source, others = self.checks_source, self._others_finite(at)
         execute = run.compiled.runner()
 
         def call() -> None:
             if owner[0] is not token:
                 at.point()
-            bound = bounds.measured(read_source(), source, fits)  # type: ignore[arg-type]
-            if fits(bound):
+            bound = (
+                bounds.measured(read_source(), source, fits)  # type: ignore[arg-type]
+                if checks_source
+                else math.inf
+            )
+            if (fits(bound) or not checks_source) and others():
                 execute()
                 finish(out, out_at, after(bound))
             else:
@@ -315,6 +326,14 @@ class GuardedCall:
                 finish(out, out_at, math.inf)
 
         return call
+
+    def _others_finite(self, at: Arrays) -> Callable[[], bool]:
+        """Whether the guarded arguments other than the source are finite on this call
+        (measured, once for a load-time constant)."""
+        run, others = self.run, [(arg, at.arrays[arg]) for arg in self.others]
+        return lambda: all(
+            math.isfinite(run.once(arg, "norm", x, bounds.norm)) for arg, x in others
+        )
 
 
 class PlainCall:

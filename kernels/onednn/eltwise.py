@@ -53,19 +53,33 @@ def clip_range(op: nn.ClipOp) -> tuple[float, float]:
 
 
 def finite_only(op: Operation) -> bool:
-    """Whether oneDNN computes `op` as the reference does on finite inputs only: its relu and
-    clip (also leaky_relu with alpha 0, as relu) are max/min in an operand order that turns
-    NaN into a bound; its max pooling drops NaN and starts from the lowest float (a window
-    of -inf gave -3.4e38); its hardsigmoid maps NaN to 1, its gelu_erf +inf to NaN, its pow
-    with exponent 0.5 -inf to NaN; its softmax's exp turns NaN into inf. Such an op runs in numpy on a call whose input is not
-    finite."""
-    if isinstance(op, nn.PowOp):
-        return op.exponent.value.data == 0.5
-    if isinstance(op, nn.GeluOp):
-        return not op.uses_tanh
-    return isinstance(
-        op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.HardSigmoidOp | nn.SoftmaxOp
-    ) or (isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0)
+    """Whether oneDNN computes `op` as the reference does on finite inputs only (those
+    `finite_arguments` names). Such an op runs in numpy on a call where one is not."""
+    return bool(finite_arguments(op))
+
+
+def finite_arguments(op: Operation) -> tuple[int, ...]:
+    """The execution arguments of `op` that must be finite for oneDNN to compute it as the
+    reference does: the source of its relu and clip (also leaky_relu with alpha 0, as relu),
+    max/min in an operand order that turns NaN into a bound, and of its max pooling, which
+    drops NaN and starts from the lowest float (a window of -inf gave -3.4e38); both sources
+    of its binary max and min, max/min instructions that return one operand where the other
+    is NaN; the slope of its prelu, src > 0 ? src : src * slope, which multiplies a zero
+    source by the slope (0 * inf, 0 * NaN: NaN where the reference keeps the zero); the
+    source of its hardsigmoid (NaN to 1), gelu_erf (+inf to NaN), pow with exponent 0.5 (-inf
+    to NaN) and softmax (its exp turns NaN into inf)."""
+    if (
+        isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.HardSigmoidOp | nn.SoftmaxOp)
+        or (isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0)
+        or (isinstance(op, nn.PowOp) and op.exponent.value.data == 0.5)
+        or (isinstance(op, nn.GeluOp) and not op.uses_tanh)
+    ):
+        return (b.DNNL_ARG_SRC,)
+    if isinstance(op, nn.MaxOp | nn.MinOp):
+        return (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
+    if isinstance(op, nn.PReluOp):
+        return (b.DNNL_ARG_WEIGHTS,)
+    return ()
 
 
 ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
@@ -95,7 +109,11 @@ BINARY: dict[type[Operation], int] = {
     nn.SubOp: b.dnnl_binary_sub,
     nn.MulOp: b.dnnl_binary_mul,
     nn.DivOp: b.dnnl_binary_div,
+    nn.MaxOp: b.dnnl_binary_max,
+    nn.MinOp: b.dnnl_binary_min,
 }
+# The binary ops whose operands oneDNN may take in either order.
+COMMUTATIVE = (nn.AddOp, nn.MulOp, nn.MaxOp, nn.MinOp)
 
 
 def binary_reason(op: Operation) -> str | None:
@@ -107,7 +125,7 @@ def binary_reason(op: Operation) -> str | None:
     full = full_operand(op)
     if full is None:
         return "no operand has the result's shape (oneDNN broadcasts its second source only)"
-    if full != 0 and not isinstance(op, nn.AddOp | nn.MulOp):
+    if full != 0 and not isinstance(op, COMMUTATIVE):
         return (
             f"operand 0 broadcasts, and oneDNN broadcasts only its second source, which "
             f"{op.name} does not let us swap"

@@ -64,6 +64,7 @@ from nnlayout.kernels.onednn.reduction import (
     reduction_layouts,
     reduction_types_reason,
     reduction_workspace,
+)
 from nnlayout.kernels.onednn.softmax import (
     softmax_accepts,
     softmax_layouts,
@@ -159,7 +160,7 @@ TABLE: tuple[Row, ...] = (
     # A broadcasting binary op may write over the operand of the result's shape only.
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0, in_place_of=full_operand)
-        for op_type in BINARY
+        for op_type in (*BINARY, nn.PReluOp)
     ),
     *(
         Row(_name(op_type), op_type, REDUCTION)

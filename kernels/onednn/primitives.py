@@ -176,6 +176,18 @@ def eltwise_pd(
     )
 
 
+def prelu_pd(src: MemoryDesc, weights: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+    return _created(
+        b.lib().dnnl_prelu_forward_primitive_desc_create,
+        b.engine(),
+        b.dnnl_forward_inference,
+        src.handle,
+        weights.handle,
+        dst.handle,
+        elements=_elements(src, weights, dst),
+    )
+
+
 def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
     return _created(
         b.lib().dnnl_binary_primitive_desc_create,

@@ -42,7 +42,7 @@ func.func @scaled(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // AMBIGUOUS: error: the module has 2 public functions (@consts, @scaled); name the one to run (--entry NAME)
 // PROFILE:      profile of @scaled: 2 run(s), median {{[0-9.]+}} ms per run, of which the ops {{[0-9.]+}} ms
 // PROFILE-NEXT:     #        ms      %  op
-// PROFILE-NEXT:     0 {{ *[0-9.]+ +[0-9.]+}}  nn.mul (mul_ref) 2x3
+// PROFILE-NEXT:     0 {{ *[0-9.]+ +[0-9.]+}}  nn.mul (mul_any) 2x3
 // PROFILE-NEXT:     1 {{ *[0-9.]+ +[0-9.]+}}  nn.abs (abs_any) 2x3
 // PROFILE-EMPTY:
 // PROFILE-NEXT:        ms      %   ops  kernel [oneDNN implementation]

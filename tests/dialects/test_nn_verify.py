@@ -217,6 +217,15 @@ BUILDER_ERRORS: dict[str, tuple[Callable[[], object], str]] = {
         lambda: nn.TransposeOp(v(2, 3, 4), (0, 2)),
         "nn.transpose: perm [0, 2] is not a permutation of 0..2",
     ),
+    "prelu-widens-input": (
+        lambda: nn.PReluOp(v(1, 4, 1, 1), v(4, 3, 3)),
+        "nn.prelu: slope of shape [4, 3, 3] does not broadcast to the input's shape "
+        "[1, 4, 1, 1] (PRelu broadcasts the slope only)",
+    ),
+    "max-no-broadcast": (
+        lambda: nn.MaxOp(v(2, 3), v(4, 3)),
+        "nn.max: shapes [2, 3], [4, 3] do not broadcast",
+    ),
     # A pattern written for bufferized IR, given a memref: a bare AssertionError before.
     "add-memref": (
         lambda: nn.AddOp(create_ssa_value(MemRefType(f32, (2, 3))), v(2, 3)),

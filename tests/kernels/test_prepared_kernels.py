@@ -130,6 +130,17 @@ def test_nary(case: str, operands: int, layout: str) -> None:
     check_prepared(f"{case}_any", op, packed)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", ["add", "sub", "mul", "div", "max", "min", "prelu"])
+def test_nary_with_a_per_channel_operand(case: str, layout: str) -> None:
+    """A [1, C, 1, 1] operand (what extend-ranks makes of [C, 1, 1]) is read by the ufuncs
+    broadcast, in any layout; the quotient's padding is re-zeroed."""
+    rng = np.random.default_rng(3)
+    arrays = [special(rng, 2, 5, 3, 4), special(rng, 1, 5, 1, 1)]
+    op, packed = build(f"{case}_any", AVX2, NARY_CASES[case], arrays, any_layout=layout)
+    check_prepared(f"{case}_any", op, packed)
+
+
 def test_sum_with_a_later_operand_in_the_destination() -> None:
     """sum(x, y, x) in place over x: x must not be overwritten before its second read."""
     rng = np.random.default_rng(1)

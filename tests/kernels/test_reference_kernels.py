@@ -307,6 +307,8 @@ def test_clip(low: float | None, high: float | None) -> None:
         (nn.SubOp, "Sub"),
         (nn.MulOp, "Mul"),
         (nn.DivOp, "Div"),
+        (nn.MaxOp, "Max"),
+        (nn.MinOp, "Min"),
     ],
 )
 @pytest.mark.parametrize(
@@ -317,6 +319,25 @@ def test_binary_broadcast(
 ) -> None:
     lhs, rhs = random(*a), random(*b, seed=1) + 3.0  # away from 0 for div
     close(run_kernel(build, lhs, rhs), onnx_run(onnx_op, [lhs, rhs]))
+
+
+@pytest.mark.parametrize("op_type", ["Max", "Min", "PRelu"])
+def test_max_min_prelu_special_values_as_onnxruntime(op_type: str) -> None:
+    """NaN in either operand propagates (Max, Min, PRelu's input); PRelu keeps a zero (also
+    -0.0) whatever its slope, x < 0 being false, and a NaN slope reaches negative x only."""
+    special = [np.nan, -np.inf, np.inf, 0.0, -0.0, 1.5, -2.0]
+    a, b = np.meshgrid(np.array(special, np.float32), np.array(special, np.float32))
+    build = {"Max": nn.MaxOp, "Min": nn.MinOp, "PRelu": nn.PReluOp}[op_type]
+    got, want = run_kernel(build, a, b), onnx_run(op_type, [a, b])
+    np.testing.assert_array_equal(got, want)
+    zeros = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+@pytest.mark.parametrize("slope", [(3, 1, 1), (1,), (1, 3, 1, 1), (4,)])
+def test_prelu_slope_broadcasts_to_the_input(slope: tuple[int, ...]) -> None:
+    x, s = random(2, 3, 5, 4), random(*slope, seed=1)
+    close(run_kernel(nn.PReluOp, x, s), onnx_run("PRelu", [x, s]))
 
 
 @pytest.mark.parametrize("shapes", [[(2, 3)], [(2, 3), (3,)], [(4, 1, 3), (2, 1), (1, 2, 3)]])

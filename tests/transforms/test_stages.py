@@ -19,6 +19,7 @@ func.func @f(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
 }
 """
 TENSOR_LEVEL = [
+    "extend-ranks",
     "select-dispatch",
     "fuse-post-ops",
     "fuse-activations",
