@@ -49,10 +49,12 @@ import platform
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from ctypes import POINTER, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t, c_uint, c_void_p
+from ctypes import POINTER, c_char_p, c_int, c_int64, c_void_p
 from dataclasses import dataclass
 from functools import cache
 from typing import TypeVar
+
+from nnlayout.kernels.onednn.prototypes import PROTOTYPES, STATUS, Dims, ExecArg
 
 # ---------------------------------------------------------------- enum values (v3.2)
 # dnnl_status_t
@@ -155,104 +157,8 @@ DNNL_ARG_SCALE = 51
 DNNL_ARG_SHIFT = 52
 DNNL_ARG_SCRATCHPAD = 80
 DNNL_ARG_MULTIPLE_SRC = 1024
-DNNL_MAX_NDIMS = 12
-
-# ------------------------------------------------------------------ prototypes
-Dims = c_int64 * DNNL_MAX_NDIMS
-
-
-class ExecArg(ctypes.Structure):
-    """dnnl_exec_arg_t: an argument index and the memory bound to it."""
-
-    _fields_ = [("arg", c_int), ("memory", c_void_p)]
-
 
 _R = TypeVar("_R")
-_STATUS = object()  # marks functions returning dnnl_status_t, checked on every call
-_P = c_void_p
-_PP = POINTER(c_void_p)
-_PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
-    "dnnl_engine_create": (_STATUS, (_PP, c_int, c_size_t)),
-    "dnnl_stream_create": (_STATUS, (_PP, _P, c_uint)),
-    "dnnl_memory_desc_create_with_tag": (_STATUS, (_PP, c_int, Dims, c_int, c_int)),
-    "dnnl_memory_desc_create_with_strides": (_STATUS, (_PP, c_int, Dims, c_int, Dims)),
-    "dnnl_memory_desc_destroy": (_STATUS, (_P,)),
-    "dnnl_memory_desc_query": (_STATUS, (_P, c_int, _P)),
-    "dnnl_memory_desc_equal": (c_int, (_P, _P)),
-    "dnnl_memory_desc_get_size": (c_size_t, (_P,)),
-    "dnnl_memory_create": (_STATUS, (_PP, _P, _P, _P)),
-    "dnnl_memory_set_data_handle": (_STATUS, (_P, _P)),
-    "dnnl_memory_destroy": (_STATUS, (_P,)),
-    "dnnl_primitive_attr_create": (_STATUS, (_PP,)),
-    "dnnl_primitive_attr_destroy": (_STATUS, (_P,)),
-    "dnnl_primitive_attr_set_scratchpad_mode": (_STATUS, (_P, c_int)),
-    "dnnl_primitive_attr_set_post_ops": (_STATUS, (_P, _P)),
-    "dnnl_post_ops_create": (_STATUS, (_PP,)),
-    "dnnl_post_ops_destroy": (_STATUS, (_P,)),
-    "dnnl_post_ops_append_eltwise": (_STATUS, (_P, c_int, c_float, c_float)),
-    "dnnl_post_ops_append_sum": (_STATUS, (_P, c_float, c_int32, c_int)),
-    "dnnl_convolution_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P),
-    ),
-    "dnnl_deconvolution_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P),
-    ),
-    "dnnl_pooling_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, c_int, _P, _P, Dims, Dims, Dims, Dims, Dims, _P),
-    ),
-    "dnnl_eltwise_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, c_int, _P, _P, c_float, c_float, _P),
-    ),
-    "dnnl_binary_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
-    "dnnl_prelu_forward_primitive_desc_create": (_STATUS, (_PP, _P, c_int, _P, _P, _P, _P)),
-    "dnnl_matmul_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P, _P)),
-    "dnnl_softmax_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, c_int, _P, _P, c_int, _P),
-    ),
-    "dnnl_inner_product_forward_primitive_desc_create": (_STATUS, (_PP, _P, c_int, *[_P] * 5)),
-    "dnnl_batch_normalization_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, _P, _P, c_float, c_uint, _P),
-    ),
-    "dnnl_reduction_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, _P, _P, c_float, c_float, _P),
-    ),
-    "dnnl_layer_normalization_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, _P, _P, _P, c_float, c_uint, _P),
-    ),
-    "dnnl_lrn_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, c_int, _P, _P, c_int64, c_float, c_float, c_float, _P),
-    ),
-    "dnnl_concat_primitive_desc_create": (_STATUS, (_PP, _P, _P, c_int, c_int, _PP, _P)),
-    "dnnl_resampling_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, c_int, _P, _P, _P, _P),
-    ),
-    "dnnl_shuffle_forward_primitive_desc_create": (
-        _STATUS,
-        (_PP, _P, c_int, _P, _P, c_int, c_int64, _P),
-    ),
-    "dnnl_reorder_primitive_desc_create": (_STATUS, (_PP, _P, _P, _P, _P, _P)),
-    "dnnl_primitive_desc_query": (_STATUS, (_P, c_int, c_int, _P)),
-    "dnnl_primitive_desc_query_md": (_P, (_P, c_int, c_int)),
-    "dnnl_primitive_desc_destroy": (_STATUS, (_P,)),
-    "dnnl_primitive_desc_next_impl": (c_int, (_P,)),  # last_impl_reached is not a failure
-    "dnnl_get_effective_cpu_isa": (c_int, ()),
-    "dnnl_primitive_create": (_STATUS, (_PP, _P)),
-    "dnnl_primitive_execute": (_STATUS, (_P, _P, c_int, POINTER(ExecArg))),
-    "dnnl_primitive_destroy": (_STATUS, (_P,)),
-    # libgomp's, found through libdnnl (dlsym searches the libraries it loaded)
-    "omp_get_max_threads": (c_int, ()),
-    "omp_set_num_threads": (None, (c_int,)),
-}
 
 
 class DnnlError(RuntimeError):
@@ -317,10 +223,10 @@ def _load() -> ctypes.CDLL | DnnlError:
         return error
     except OSError as error:
         return DnnlError(f"cannot load libdnnl.so.3: {error}")
-    for name, (restype, argtypes) in _PROTOTYPES.items():
+    for name, (restype, argtypes) in PROTOTYPES.items():
         function = getattr(lib, name)
         function.argtypes = argtypes
-        if restype is _STATUS:
+        if restype is STATUS:
             function.restype = c_int
             function.errcheck = _check
         else:
