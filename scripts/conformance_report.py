@@ -216,8 +216,15 @@ def _elem_type(graph: onnx.GraphProto, name: str) -> int:
 
 
 def _constant_size(case: Case, name: str) -> int | None:
-    """The element count of initializer `name` (None if it is not one)."""
-    found = [init for init in case.model.graph.initializer if init.name == name]
+    """The element count of initializer or Constant node `name` (None if it is neither)."""
+    graph = case.model.graph
+    found = [init for init in graph.initializer if init.name == name] + [
+        attr.t
+        for node in graph.node
+        if node.op_type == "Constant" and name in node.output
+        for attr in node.attribute
+        if attr.name == "value"
+    ]
     return int(np.prod(found[0].dims)) if found else None
 
 

@@ -1,11 +1,12 @@
 """`default-pipeline{target=host padding=true nnan=false remarks=false verify=false}`: the
 whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
 
-extend-ranks (operands of broadcasting element-wise ops get the result's rank) ->
-fold-batch-norm (a batch norm after a convolution becomes part of its weight and bias) ->
-fold-pad (a zero pad before a convolution becomes part of its pads) -> fuse-channel-shuffle
-(ShuffleNet's Reshape-Transpose-Reshape becomes one op) -> fuse-activations (the exporters'
-SiLU and GELU graphs become nn.swish and nn.gelu) -> select-dispatch (every op gets its
+fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gelu, matched
+while their constants are still the exporters' scalars) -> extend-ranks (operands of
+broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
+convolution becomes part of its weight and bias) -> fold-pad (a zero pad before a convolution
+becomes part of its pads) -> fuse-channel-shuffle (ShuffleNet's Reshape-Transpose-Reshape
+becomes one op) -> select-dispatch (every op gets its
 kernel) -> fuse-post-ops (a convolution absorbs the add and activation after it where its
 kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
@@ -52,11 +53,11 @@ class DefaultPipelinePass(ModulePass):
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
+            FuseActivationsPass(),
             ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),
             FuseChannelShufflePass(),
-            FuseActivationsPass(),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),

@@ -10,7 +10,7 @@ func.func @f(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
   %y = nn.relu %x : tensor<1x16x8x8xf32>
   func.return %y : tensor<1x16x8x8xf32>
 }
-// CHECK: error: default-pipeline (extend-ranks): this pass rewrites tensor-level IR, and the module is already bufferized (nn.compute on buffers): run it before bufferize
+// CHECK: error: default-pipeline (fuse-activations): this pass rewrites tensor-level IR, and the module is already bufferized (nn.compute on buffers): run it before bufferize
 // CHECK-NOT: Traceback
 // PROPAGATE: error: propagate-layouts: this pass rewrites tensor-level IR, and the module is already bufferized
 // DISPATCH: buffers.mlir:4:5: error: select-dispatch: this pass rewrites tensor-level IR

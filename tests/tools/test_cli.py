@@ -863,7 +863,7 @@ def test_print_ir_after_a_step_of_the_default_pipeline_or_all_of_it() -> None:
         "/dev/null",
     )
     titles = [title for title, _ in _dumps(whole.stderr)]
-    assert titles[0] == "After default-pipeline (extend-ranks)"
+    assert titles[0] == "After default-pipeline (fuse-activations)"
     assert titles[-1] == "After default-pipeline (plan-memory)"
     assert len(titles) == len(DefaultPipelinePass().passes())
 
