@@ -11,7 +11,10 @@ layout. This pass removes the round trips between two blocked kernels:
   layout the op's `#nn.kernel` says; whether the kernel accepts this one is a question about
   a layout the op does not have yet, which no attribute can answer: it is asked of
   `kernel_facts(op).layout_refusal` (kernels/facts.py, the one place passes look a chosen
-  kernel up).
+  kernel up). Where select-dispatch recorded `nnlayout.padding = false` on the module, a
+  layout that would pad any of those operands or results (channels off the block: a
+  DenseNet's concatenation of 20 and 8 channels in NCHW8c) is refused as well, with a
+  remark: the kernels were chosen not to pad, and neither does propagation.
 - `FoldReorderChain`: `reorder(reorder(x))` becomes `x` when it converts back to x's type,
   else a single reorder; a reorder to its own type disappears.
 - `MergeSiblingReorders`: two reorders of one value into the same type become one (a value
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -44,9 +48,10 @@ from xdsl.rewriter import InsertPoint
 
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.dispatch import recorded_padding
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
-from nnlayout.dialects.nn import NNOp
+from nnlayout.dialects.nn import NNOp, shape_of
 from nnlayout.kernels.facts import kernel_facts
 from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
 from nnlayout.transforms.stages import require_tensor_level
@@ -103,9 +108,27 @@ def _blocked_source(reorder: ReorderOp) -> str | None:
     return source
 
 
+def padding_reason(
+    operands: list[SSAValue], results: list[SSAValue], spec: LayoutSpec
+) -> str | None:
+    """Why `spec` would pad one of these values (None when it pads none): what propagation
+    may not do where padding is off."""
+    for what, values in (("operand", operands), ("result", results)):
+        for index, value in enumerate(values):
+            shape = shape_of(value)
+            if spec.padding_elements(shape):
+                return (
+                    f"padding is off, and {what} {index} {list(shape)} in '{spec.text}' "
+                    "would be padded to whole blocks"
+                )
+    return None
+
+
 @dataclass
 class SinkReorderThroughAnyLayoutOp(RewritePattern):
     print_remarks: bool
+    # Whether a propagated layout may pad channels (select-dispatch's `nnlayout.padding`).
+    padding: bool = True
     # (op, layout) pairs already reported, so that revisits do not repeat a remark.
     reported: set[tuple[int, str]] = field(default_factory=set[tuple[int, str]])
 
@@ -138,14 +161,19 @@ class SinkReorderThroughAnyLayoutOp(RewritePattern):
         layout = candidates[0]
         kernel = kernel_facts(op)
         assert kernel is not None  # it has kernel_attr
-        reason = kernel.layout_refusal(op, LayoutSpec.parse(layout))
+        spec = LayoutSpec.parse(layout)
+        reason = kernel.layout_refusal(op, spec)
+        if reason is not None:
+            reason = f"{kernel.name}: {reason}"
+        elif not self.padding:
+            reason = padding_reason(operands, results, spec)
         if reason is not None:
             if (id(op), layout) not in self.reported:
                 self.reported.add((id(op), layout))
                 remarks.emit(
                     op,
                     PropagateLayoutsPass.name,
-                    f"layout {layout} not propagated: {kernel.name}: {reason}",
+                    f"layout {layout} not propagated: {reason}",
                     self.print_remarks,
                 )
             return
@@ -190,13 +218,14 @@ class PropagateLayoutsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
+        padding = recorded_padding(op) is not False  # no record: padding on, as dispatch's default
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
                     FoldReorderChain(),
                     MergeSiblingReorders(),
                     EraseDeadReorder(),
-                    SinkReorderThroughAnyLayoutOp(self.remarks),
+                    SinkReorderThroughAnyLayoutOp(self.remarks, padding),
                 ],
                 dce_enabled=False,
             ),

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import ReorderOp, encoding_name, layout_of
@@ -140,6 +141,44 @@ func.func @f(%x: tensor<8x16xf32, #layout.storage<"csr">>) -> tensor<8x16xf32> {
     compiled = compile_module(module, "avx2", True)
     exp = next(op for op in compiled.walk() if isinstance(op, nn.ExpOp))
     assert encoding_name(exp.operands[0].type) == ""
+
+
+DENSE_LAYER = """
+func.func @f(%x: tensor<1x20x6x6xf32>, %y: tensor<1x16x6x6xf32>) -> tensor<1x28x6x6xf32> {
+  %w = nn.constant dense<0.1> : tensor<8x16x3x3xf32>
+  %c = nn.conv2d %y, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x6x6xf32>, tensor<8x16x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %r = nn.relu %c : tensor<1x8x6x6xf32>
+  %j = nn.concat %x, %r axis 1 : (tensor<1x20x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x28x6x6xf32>
+  %s = nn.constant dense<1.5> : tensor<28x1x1xf32>
+  %m = nn.mul %j, %s : (tensor<1x28x6x6xf32>, tensor<28x1x1xf32>) -> tensor<1x28x6x6xf32>
+  func.return %m : tensor<1x28x6x6xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("padding", [True, False])
+def test_a_layout_that_pads_is_not_propagated_where_padding_is_off(padding: bool) -> None:
+    """A DenseNet layer on avx2: the convolution's 16 and 8 channels run in NCHW8c, its relu
+    follows; the concatenation with the 20-channel input (and the per-channel scale after it) would
+    pad 20 and 28 channels to whole blocks. With padding off it stays plain, and the planned
+    program holds no channel padding (a DenseNet with batch norms as Mul/Add padded 56 KiB)."""
+    module = parse(DENSE_LAYER)
+    compiled = compile_module(module, "avx2", padding)
+    layouts = {
+        op.results[0].name_hint: encoding_name(op.results[0].type)
+        for op in compiled.walk()
+        if isinstance(op, nn.ReluOp | nn.ConcatOp | nn.MulOp)
+    }
+    blocked = "NCHW8c" if padding else ""
+    assert layouts == {"r": "NCHW8c", "j": blocked, "m": blocked}
+    planned = compile_module(module, "avx2", padding, DEFAULT_PIPELINE)
+    function = next(op for op in planned.walk() if isinstance(op, func.FuncOp))
+    figures = {k: v.value.data for k, v in function.attributes.items() if k.startswith("nnlayout.")}
+    assert (figures["nnlayout.padding_bytes"] > figures["nnlayout.halo_bytes"]) == padding
+    inputs = random_inputs(module)
+    np.testing.assert_allclose(
+        Interpreter(planned).run(inputs)[0], Interpreter(module).run(inputs)[0], rtol=1e-5
+    )
 
 
 @pytest.mark.parametrize("preferred", [["jit_1x1:avx2"], "jit_1x1:avx2", (1,)])
