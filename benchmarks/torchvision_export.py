@@ -19,6 +19,13 @@ export, every batch norm's running statistics are therefore set from a few seede
 batches (forward passes in train mode under `torch.no_grad()`, with cumulative averaging),
 and the model is put back in eval mode.
 
+For the same reason, a Linear or Conv weight that is entirely zero is given seeded random
+values of the scale torch gives a fresh layer (`kaiming_uniform_` with a = sqrt(5), bound
+1/sqrt(fan_in)): torchvision zero-initialises ViT's classification head (`heads.head`), so
+that vit_b_16's output would be all zeros whatever its input. Among the 26 models, that head
+is the only such weight (ViT's class token is zero too, but it is not a layer's weight and the
+output still depends on the input through attention).
+
 Each export runs in a subprocess with a time limit (5 minutes by default): an export that
 fails or times out is recorded in `<model>-<exporter>.error` beside where its .onnx would be
 (first line: the reason), and the next one starts. A cached file is reused unless `--force`.
@@ -126,9 +133,24 @@ def build(model: str) -> object:
     for m, momentum in zip(batch_norms, momenta, strict=True):
         m.momentum = momentum
     net.eval()
+    _randomise_zero_weights(net)
     if model in SEGMENTATION:
         net = _out_only(net)
     return net
+
+
+def _randomise_zero_weights(net: object) -> None:
+    """Gives each Linear/Conv weight that is all zeros seeded values of torch's default scale."""
+    import math
+
+    import torch
+
+    generator = torch.Generator().manual_seed(3)
+    layers = (torch.nn.Linear, torch.nn.modules.conv._ConvNd)
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, layers) and not m.weight.any():
+                torch.nn.init.kaiming_uniform_(m.weight, a=math.sqrt(5), generator=generator)
 
 
 def _out_only(inner: object) -> object:

@@ -64,8 +64,9 @@ def test_unknown_target_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown target: gpu" in capsys.readouterr().err
 
 
-def small_cnn() -> bytes:
-    """Conv (5 channels, not a multiple of the block) -> Relu -> GlobalAveragePool -> Flatten."""
+def small_cnn(scale: float = 1.0) -> bytes:
+    """Conv (5 channels, not a multiple of the block) -> Relu -> GlobalAveragePool -> Flatten;
+    its weights times `scale` (0: the output is the bias's, whatever the input)."""
     rng = np.random.default_rng(0)
     nodes = [
         helper.make_node("Conv", ["input", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1] * 4),
@@ -74,7 +75,7 @@ def small_cnn() -> bytes:
         helper.make_node("Flatten", ["g"], ["output"]),
     ]
     weights = {
-        "w": rng.standard_normal((5, 3, 3, 3)).astype(np.float32),
+        "w": (scale * rng.standard_normal((5, 3, 3, 3))).astype(np.float32),
         "b": rng.standard_normal(5).astype(np.float32),
     }
     return onnx_model(nodes, {"input": [1, 3, 8, 8]}, ["output"], weights).SerializeToString()
@@ -119,3 +120,21 @@ def test_the_table_from_cached_exports(
     )
     assert "no: export failed: RuntimeError: no" in rows["alexnet", "classic"]
     assert "no: timeout" in rows["alexnet", "dynamo"]
+
+
+def test_an_output_that_ignores_its_input_is_vacuous(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A model whose output is the same for two inputs (zero weights, as ViT's fresh head) shows
+    "vacuous" instead of a difference, which would be 0 and prove nothing."""
+    without(monkeypatch, "torch", "torchvision", "onnxscript")
+    (tmp_path / "vit_b_16-classic.onnx").write_bytes(small_cnn(scale=0.0))
+    (tmp_path / "resnet18-classic.onnx").write_bytes(small_cnn())
+    argv = ["--models", "vit_b_16,resnet18", "--exporters", "classic", "--cache-dir"]
+    argv += [str(tmp_path), "--targets", "ref", "--repeats", "1", "--child"]
+    assert torchvision_zoo.main(argv) == 0
+    captured = capsys.readouterr()
+    rows = {line.split()[0]: line.split() for line in captured.out.splitlines()[3:] if line}
+    assert rows["vit_b_16"][4] == "vacuous", captured.out
+    assert rows["resnet18"][4] != "vacuous" and float(rows["resnet18"][4]) <= 1e-4, captured.out
+    assert "vacuous: the output does not depend on the input" in captured.err
