@@ -177,3 +177,17 @@ func.func @excitation(%x: tensor<1x64x14x14xf32>, %s: tensor<1x64x1x1xf32>) -> t
 // CHECK-LABEL: func.func @excitation
 // CHECK: %m = nn.mul %s, %x {kernel = #nn.kernel<"mul_onednn", operands = ["*", "*"], results = ["*"], in_place = 1>}
 // CHECK: %d = nn.sub %s, %m {kernel = #nn.kernel<"sub_any", operands = ["*", "*"], results = ["*"], in_place = 1>}
+
+// -----
+
+// A transpose of plain data is oneDNN's reorder between strided descriptors; beyond rank 6,
+// in numpy.
+func.func @transposes(%t: tensor<1x5x12xf32>, %r: tensor<1x1x1x1x1x2x3xf32>) -> (tensor<1x12x5xf32>, tensor<1x1x1x1x1x3x2xf32>) {
+  %a = nn.transpose %t perm [0, 2, 1] : tensor<1x5x12xf32> -> tensor<1x12x5xf32>
+  // expected-remark @+1 {{nn.transpose: rank 7; the oneDNN kernel takes ranks 1 to 6, not supported by transpose_onednn; using transpose_ref}}
+  %b = nn.transpose %r perm [0, 1, 2, 3, 4, 6, 5] : tensor<1x1x1x1x1x2x3xf32> -> tensor<1x1x1x1x1x3x2xf32>
+  func.return %a, %b : tensor<1x12x5xf32>, tensor<1x1x1x1x1x3x2xf32>
+}
+// CHECK-LABEL: func.func @transposes
+// CHECK: nn.transpose {{.*}}"transpose_onednn"
+// CHECK: nn.transpose {{.*}}"transpose_ref"
