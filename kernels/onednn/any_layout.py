@@ -2,6 +2,10 @@
 concat as oneDNN primitives on whatever format operand 0 has, as long as oneDNN has a fast
 implementation for it (dispatch leaves the op plain until propagate-layouts offers another
 layout; hand-written IR may already give it one).
+
+Our formats name 4-D data only; element-wise and binary ops also run on plain data of another
+rank (a transformer's [N, T, D] tokens, its [1, 1, D] bias after extend-ranks), described to
+oneDNN by row-major strides.
 """
 
 from __future__ import annotations
@@ -19,19 +23,43 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import (
     NOT_F32,
     Layouts,
+    contiguous_md,
     format_of,
     is_f32,
     is_fast,
     op_key,
     remembered,
 )
-from nnlayout.kernels.onednn.eltwise import BINARY, binary_order, binary_reason, eltwise_params
+from nnlayout.kernels.onednn.eltwise import (
+    BINARY,
+    ELTWISE_OPS,
+    binary_order,
+    binary_reason,
+    eltwise_params,
+)
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout
 from nnlayout.kernels.onednn.movement import MOVEMENT_OPS, movement_pd, movement_reason
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.registry import Target, one_layout_refusal
+
+# The ops that run on plain data of any rank oneDNN takes (1 to `MAX_RANK`), not only 4-D.
+ANY_RANK: tuple[type[Operation], ...] = (
+    *BINARY,
+    *ELTWISE_OPS,
+    nn.ReluOp,
+    nn.ClipOp,
+    nn.LeakyReluOp,
+)
+MAX_RANK = 6
+PLAIN_DATA = FORMATS[0]  # nchw: for data of another rank, row-major
+
+
+def _data_md(shape: tuple[int, ...], tag: int) -> MemoryDesc:
+    """The descriptor of operand data of `shape` in format `tag`: row-major where the data is
+    not 4-D (`_any_choice` lets only the plain format through there)."""
+    return MemoryDesc.with_tag(shape, tag) if len(shape) == 4 else contiguous_md(shape)
 
 
 def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
@@ -40,8 +68,8 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
         return pool_pd(op, tag)
     if isinstance(op, MOVEMENT_OPS):
         return movement_pd(op, tag)
-    md = [MemoryDesc.with_tag(shape_of(op.operands[i]), tag) for i in _data_operands(op)]
-    out = MemoryDesc.with_tag(shape_of(op.results[0]), tag)
+    md = [_data_md(shape_of(op.operands[i]), tag) for i in _data_operands(op)]
+    out = _data_md(shape_of(op.results[0]), tag)
     if type(op) in BINARY:
         first, second = binary_order(op)
         return p.binary_pd(BINARY[type(op)], md[first], md[second], out)
@@ -90,6 +118,9 @@ def _any_args(op: Operation) -> tuple[int, ...]:
 
 def _any_choice(op: Operation, tag: int) -> tuple[str, int]:
     """oneDNN's implementation of `op` on data of format `tag` and its scratchpad bytes."""
+    rank = len(shape_of(op.results[0]))
+    if rank != 4 and tag != PLAIN_DATA.value:
+        return (f"none (rank-{rank} data is plain only)", 0)
     return remembered((op_key(op), tag), lambda: _any_pd(op, tag))
 
 
@@ -140,7 +171,11 @@ def _any_shape_reason(op: Operation) -> str | None:
         return NOT_F32
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         return pool_reason(op)
-    if len(shape_of(op.results[0])) != 4:  # our formats name 4-D data only
+    rank = len(shape_of(op.results[0]))
+    if isinstance(op, ANY_RANK):
+        if not 1 <= rank <= MAX_RANK:
+            return f"rank {rank}; the oneDNN kernel takes ranks 1 to {MAX_RANK}"
+    elif rank != 4:  # our formats name 4-D data only
         return "not rank 4; the oneDNN kernel needs N, C, H, W"
     if type(op) in BINARY:
         return binary_reason(op)

@@ -64,9 +64,13 @@ def op_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(shape_of(v) for v in (*op.operands, *op.results)), properties)
 
 
+def row_major_strides(shape: tuple[int, ...]) -> list[int]:
+    return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+
+
 def contiguous_md(shape: tuple[int, ...]) -> MemoryDesc:
     """A descriptor of plain row-major data of `shape`, of any rank."""
-    return MemoryDesc.with_strides(shape, [math.prod(shape[i + 1 :]) for i in range(len(shape))])
+    return MemoryDesc.with_strides(shape, row_major_strides(shape))
 
 
 def is_fast(implementation: str) -> bool:

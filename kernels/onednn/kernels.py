@@ -1,12 +1,12 @@
 """The `onednn` kernel family's descriptors, as a table: convolution (also fused with its add
 and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and matmul
 (oneDNN's inner product and matmul), softmax, pooling, element-wise, binary, batch norm and
-concat ops in their operand's layout, reductions, layer normalization and LRN, as oneDNN
-primitives called through ctypes on numpy arrays (float32 ops only).
+concat ops in their operand's layout, reductions, layer normalization and LRN, and transposes
+(reorders), as oneDNN primitives called through ctypes on numpy arrays (float32 ops only).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
 package: convolution.py, deconvolution.py, matmul.py, softmax.py, any_layout.py,
-reduction.py); every kernel runs through `prepared.run` and is prepared by
+reduction.py, transpose.py); every kernel runs through `prepared.run` and is prepared by
 `prepared.Prepared`."""
 
 from __future__ import annotations
@@ -71,6 +71,12 @@ from nnlayout.kernels.onednn.softmax import (
     softmax_types_reason,
     softmax_workspace,
 )
+from nnlayout.kernels.onednn.transpose import (
+    transpose_accepts,
+    transpose_layouts,
+    transpose_types_reason,
+    transpose_workspace,
+)
 from nnlayout.kernels.registry import Kernel, Target
 
 FAMILY = "onednn"
@@ -108,6 +114,7 @@ REDUCTION = Rules(
     reduction_accepts_layout,
 )
 SHUFFLE = Rules(shuffle_accepts, shuffle_layouts, shuffle_workspace, shuffle_types_reason)
+TRANSPOSE = Rules(transpose_accepts, transpose_layouts, transpose_workspace, transpose_types_reason)
 
 
 def _every(op: Operation) -> bool:
@@ -153,6 +160,7 @@ TABLE: tuple[Row, ...] = (
     ),
     Row("resize_onednn", nn.ResizeOp, IN_OPERAND_LAYOUT),
     Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
+    Row("transpose_onednn", nn.TransposeOp, TRANSPOSE),
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0)
         for op_type in (nn.BatchNormOp, *ELTWISE_OPS, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp)

@@ -89,13 +89,28 @@ func.func @scaled(%x: tensor<2x64xf32>, %w: tensor<10x64xf32>, %c: tensor<2x10xf
   %y = nn.gemm %x, %w, %c trans_b alpha 2.0 beta 1.0 : (tensor<2x64xf32>, tensor<10x64xf32>, tensor<2x10xf32>) -> tensor<2x10xf32>
   // expected-remark @+1 {{nn.gemm: c of shape [2, 10] (oneDNN's bias is one row of 10, broadcast over the rows), not supported by gemm_onednn; using gemm_ref}}
   %z = nn.gemm %x, %w, %c trans_b alpha 1.0 beta 1.0 : (tensor<2x64xf32>, tensor<10x64xf32>, tensor<2x10xf32>) -> tensor<2x10xf32>
-  // expected-remark @+1 {{nn.add: not rank 4; the oneDNN kernel needs N, C, H, W, not supported by add_onednn; using add_any}}
   %s = nn.add %y, %z : (tensor<2x10xf32>, tensor<2x10xf32>) -> tensor<2x10xf32>
   func.return %s : tensor<2x10xf32>
 }
 // CHECK-LABEL: func.func @scaled
 // CHECK: nn.gemm {{.*}}alpha 2.0{{.*}}gemm_ref
 // CHECK: nn.gemm {{.*}}gemm_ref
+// CHECK: nn.add {{.*}}"add_onednn"
+
+// -----
+
+// Element-wise ops run on plain data of rank 1 to 6 (a transformer's tokens); beyond, in numpy.
+func.func @ranks(%t: tensor<1x5x12xf32>, %b: tensor<1x1x12xf32>, %r: tensor<1x1x1x1x1x1x2xf32>) -> (tensor<1x5x12xf32>, tensor<1x1x1x1x1x1x2xf32>) {
+  %a = nn.add %t, %b : (tensor<1x5x12xf32>, tensor<1x1x12xf32>) -> tensor<1x5x12xf32>
+  %g = nn.gelu %a : tensor<1x5x12xf32>
+  // expected-remark @+1 {{nn.gelu: rank 7; the oneDNN kernel takes ranks 1 to 6, not supported by gelu_onednn; using gelu_any}}
+  %h = nn.gelu %r : tensor<1x1x1x1x1x1x2xf32>
+  func.return %g, %h : tensor<1x5x12xf32>, tensor<1x1x1x1x1x1x2xf32>
+}
+// CHECK-LABEL: func.func @ranks
+// CHECK: nn.add {{.*}}"add_onednn"
+// CHECK: nn.gelu {{.*}}"gelu_onednn"
+// CHECK: nn.gelu {{.*}}"gelu_any"
 
 // -----
 
@@ -162,3 +177,17 @@ func.func @excitation(%x: tensor<1x64x14x14xf32>, %s: tensor<1x64x1x1xf32>) -> t
 // CHECK-LABEL: func.func @excitation
 // CHECK: %m = nn.mul %s, %x {kernel = #nn.kernel<"mul_onednn", operands = ["*", "*"], results = ["*"], in_place = 1>}
 // CHECK: %d = nn.sub %s, %m {kernel = #nn.kernel<"sub_any", operands = ["*", "*"], results = ["*"], in_place = 1>}
+
+// -----
+
+// A transpose of plain data is oneDNN's reorder between strided descriptors; beyond rank 6,
+// in numpy.
+func.func @transposes(%t: tensor<1x5x12xf32>, %r: tensor<1x1x1x1x1x2x3xf32>) -> (tensor<1x12x5xf32>, tensor<1x1x1x1x1x3x2xf32>) {
+  %a = nn.transpose %t perm [0, 2, 1] : tensor<1x5x12xf32> -> tensor<1x12x5xf32>
+  // expected-remark @+1 {{nn.transpose: rank 7; the oneDNN kernel takes ranks 1 to 6, not supported by transpose_onednn; using transpose_ref}}
+  %b = nn.transpose %r perm [0, 1, 2, 3, 4, 6, 5] : tensor<1x1x1x1x1x2x3xf32> -> tensor<1x1x1x1x1x3x2xf32>
+  func.return %a, %b : tensor<1x12x5xf32>, tensor<1x1x1x1x1x3x2xf32>
+}
+// CHECK-LABEL: func.func @transposes
+// CHECK: nn.transpose {{.*}}"transpose_onednn"
+// CHECK: nn.transpose {{.*}}"transpose_ref"

@@ -88,6 +88,40 @@ def test_linear_on_3d_activation(tmp_path: Path) -> None:
     check_against_onnxruntime(model(nodes, {"x": (2, 5, 12)}, ["y"], init), tmp_path)
 
 
+def test_vit_mlp_block_runs_its_adds_and_gelu_in_onednn(tmp_path: Path) -> None:
+    """torchvision's ViT encoder MLP, dynamo export (opset 20): LayerNormalization, MatMul +
+    Add of a [D] bias, Gelu, MatMul + Add, the residual Add, on [1, T, D] tokens (D = 20,
+    no multiple of the blocks). On host the rank-3 adds and the GELU are oneDNN's binary and
+    eltwise on plain data: the census lists no fallback."""
+    from nnlayout.kernels.targets import get_target
+    from nnlayout.reports.census import kernel_census
+    from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module
+
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "ln_w", "ln_b"], ["n"], axis=-1),
+        helper.make_node("MatMul", ["n", "w1"], ["h1"]),
+        helper.make_node("Add", ["h1", "b1"], ["a1"]),
+        helper.make_node("Gelu", ["a1"], ["g"], approximate="none"),
+        helper.make_node("MatMul", ["g", "w2"], ["h2"]),
+        helper.make_node("Add", ["h2", "b2"], ["a2"]),
+        helper.make_node("Add", ["x", "a2"], ["y"]),
+    ]
+    init = {
+        "ln_w": weights(20),
+        "ln_b": weights(20),
+        "w1": weights(20, 28),
+        "b1": weights(28),
+        "w2": weights(28, 20),
+        "b2": weights(20),
+    }
+    module = check_against_onnxruntime(model(nodes, {"x": (1, 7, 20)}, ["y"], init, 20), tmp_path)
+    census = kernel_census(
+        compile_module(module, "host", True, DEFAULT_PIPELINE), get_target("host")
+    )
+    assert census.fallbacks == {}, census.reasons
+    assert census.kernels["add_onednn"] == 3 and census.kernels["gelu_onednn"] == 1, census.kernels
+
+
 @pytest.mark.parametrize(
     ("lhs", "rhs"),
     [

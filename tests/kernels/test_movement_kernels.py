@@ -1,7 +1,8 @@
 """The data-movement kernels: the reference resize against onnx's reference evaluator and
 onnxruntime over ONNX's modes; the blocked family's slice, pad, resize, channel shuffle and
 concat on packed 20-channel data (off both blocks; and in NHWC and NCHW) against the
-reference, padding lanes exactly zero, prepared into strided destinations; oneDNN's choice of the resizes its resampling computes exactly."""
+reference, padding lanes exactly zero, prepared into strided destinations; oneDNN's choice of the
+resizes its resampling computes exactly; transpose as oneDNN's reorder."""
 
 from __future__ import annotations
 
@@ -217,3 +218,44 @@ def test_onednn_resampling_takes_exact_modes(
         data = RNG.standard_normal(x.shape).astype(np.float32)
         got = kernel.impl(op, [data])
         np.testing.assert_allclose(got, REFERENCE_KERNELS[nn.ResizeOp](op, [data]), atol=1e-5)
+
+
+# ------------------------------------------------------------ transpose as oneDNN's reorder
+@pytest.mark.skipif(not onednn_available(), reason="oneDNN is not available")
+@pytest.mark.parametrize(
+    ("shape", "perm"),
+    [
+        ((3, 5), (1, 0)),
+        ((2, 3, 5), (0, 2, 1)),  # a ViT's [N, T, D] <-> [N, D, T]
+        ((2, 5, 3, 4), (0, 2, 3, 1)),  # ConvNeXt's NCHW -> NHWC
+        ((2, 3, 4, 5), (0, 3, 1, 2)),  # and back
+        ((2, 3, 2, 5, 3), (4, 2, 0, 1, 3)),
+        ((1, 7), (0, 1)),
+    ],
+)
+def test_transpose_runs_as_a_onednn_reorder(shape: tuple[int, ...], perm: tuple[int, ...]) -> None:
+    """Exactly np.transpose, NaN, infinities and signed zeros included, through the
+    interpreter and the generated module on each oneDNN target."""
+    from nnlayout.dialects.kernel_attr import kernel_of
+    from nnlayout.lowering.to_numpy import run_generated
+    from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module, parse, same_bits
+
+    out = tuple(shape[axis] for axis in perm)
+    t = "x".join(map(str, shape))
+    r = "x".join(map(str, out))
+    module = parse(f"""
+func.func @f(%x: tensor<{t}xf32>) -> tensor<{r}xf32> {{
+  %y = nn.transpose %x perm {list(perm)} : tensor<{t}xf32> -> tensor<{r}xf32>
+  func.return %y : tensor<{r}xf32>
+}}""")
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    want = np.transpose(x, perm)
+    for target in ("onednn", "onednn-nchw16c", "host"):
+        planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+        chosen = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+        assert chosen == ["transpose_onednn"], (target, chosen)
+        (interpreted,) = Interpreter(planned).run([x])
+        (generated,) = run_generated(planned, [x])
+        same_bits(interpreted, want)
+        same_bits(generated, want)

@@ -129,6 +129,30 @@ func.func @f(%x: tensor<2x5x3x3xf32>) -> tensor<2x5x3x3xf32> {{
         assert_same(expected, run_generated(planned, inputs))
 
 
+@pytest.mark.parametrize(
+    ("name", "attributes"), [*ACTIVATIONS, ("nn.relu", ""), ("nn.clip", "min 0.0 max 6.0 ")]
+)
+@pytest.mark.parametrize("shape", ["2x7x5", "22"])
+def test_activation_on_tokens_runs_in_onednn_as_the_reference(
+    name: str, attributes: str, shape: str
+) -> None:
+    """On data that is not 4-D (a transformer's [N, T, D] tokens, a vector), plain: the same
+    eltwise kernel, on NaN, infinities and saturating values (the finite-input guard too)."""
+    module = parse(f"""
+func.func @f(%x: tensor<{shape}xf32>) -> tensor<{shape}xf32> {{
+  %y = {name} %x {attributes}: tensor<{shape}xf32>
+  func.return %y : tensor<{shape}xf32>
+}}""")
+    dims = tuple(int(d) for d in shape.split("x"))
+    inputs = [np.resize(SPECIAL, dims).astype(np.float32)]
+    expected = Interpreter(module).run(inputs)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    chosen = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+    assert chosen == [name.removeprefix("nn.") + "_onednn"], chosen
+    assert_same(expected, Interpreter(planned).run(inputs))
+    assert_same(expected, run_generated(planned, inputs))
+
+
 @pytest.mark.parametrize(("name", "attributes"), FUSED)
 def test_activation_fused_into_a_convolution_matches_the_reference(
     name: str, attributes: str

@@ -2,7 +2,7 @@
 would differ: its max/min return one operand where the other is NaN, its prelu multiplies a
 zero source by the slope (0 * inf, 0 * NaN). Each runs in oneDNN on finite inputs and in
 numpy on a call where a guarded argument is not (`eltwise.finite_arguments`); 5 channels, so
-that the blocked targets pad."""
+that the blocked targets pad; binary ops on rank-3 tokens, which run on plain data."""
 
 from __future__ import annotations
 
@@ -68,3 +68,23 @@ func.func @f(%x: tensor<1x5x4x4xf32>, %s: tensor<5x1x1xf32>) -> tensor<1x5x4x4xf
     if special is not None:
         slope[2] = special
     _run_everywhere(text, "nn.prelu", [x, slope])
+
+
+@pytest.mark.parametrize("op_name", ["nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min"])
+@pytest.mark.parametrize("other", ["2x5x7", "1x1x7", "2x5x1", "1x5x7"])
+def test_binary_ops_on_tokens_run_in_onednn(op_name: str, other: str) -> None:
+    """A transformer's [N, T, D] tokens: plus a residual, a [1, 1, D] bias (a [D] one after
+    extend-ranks), a per-token [N, T, 1] scale, a [1, T, D] position embedding; NaN and
+    infinities in both operands."""
+    text = f"""
+func.func @f(%x: tensor<2x5x7xf32>, %y: tensor<{other}xf32>) -> tensor<2x5x7xf32> {{
+  %m = {op_name} %x, %y : (tensor<2x5x7xf32>, tensor<{other}xf32>) -> tensor<2x5x7xf32>
+  func.return %m : tensor<2x5x7xf32>
+}}"""
+    rng = np.random.default_rng(3)
+    dims = tuple(int(d) for d in other.split("x"))
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((2, 5, 7), dims)]
+    inputs[0][1, 2, 3] = np.nan
+    inputs[0][0, 4, 6] = -np.inf
+    inputs[1].reshape(-1)[-1] = np.inf
+    _run_everywhere(text, op_name, inputs)
