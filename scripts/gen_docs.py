@@ -140,31 +140,56 @@ def _kind(definition: object) -> str:
 def lit_examples() -> dict[str, tuple[str, str]]:
     """op name -> (the first line of a lit test written with it in custom form, its file)."""
     files = [
-        *(p for p in sorted((ROOT / "lit" / "nn").glob("*.mlir")) if "invalid" not in p.name),
+        *sorted((ROOT / "lit" / "nn").glob("*.mlir")),
         ROOT / "lit" / "layout" / "roundtrip.mlir",
         *sorted((ROOT / "lit" / "transforms").glob("*.mlir")),
         *sorted((ROOT / "lit" / "tools").glob("*.mlir")),
     ]
+    files = [path for path in files if "invalid" not in path.name]  # no bad IR as an example
     found: dict[str, tuple[str, str]] = {}
     use = re.compile(
         r"^\s*(?:%[\w.$-]+(?::\d+)?(?:\s*,\s*%[\w.$-]+)*\s*=\s*)?([a-z_]+\.[a-z_0-9]+)\s"
     )
     for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for index, line in enumerate(lines):
             stripped = line.strip()
             if stripped.startswith("//") or "expected-" in line:
                 continue
             match = use.match(line)
             if match and match.group(1) not in found:
-                found[match.group(1)] = (stripped, str(path.relative_to(ROOT)))
+                found[match.group(1)] = (
+                    _with_region(stripped, lines, index),
+                    str(path.relative_to(ROOT)),
+                )
     return found
+
+
+def _with_region(first: str, lines: list[str], index: int) -> str:
+    """`first`, and the lines of the region it opens (up to its closing brace), if any."""
+    if not first.endswith("{"):
+        return first
+    taken, depth = [lines[index]], 1
+    for line in lines[index + 1 :]:
+        taken.append(line)
+        depth += line.count("{") - line.count("}")
+        if depth <= 0:
+            break
+    return textwrap.dedent("\n".join(taken))
 
 
 def op_section(op: type, examples: dict[str, tuple[str, str]]) -> list[str]:
     """One op: heading, first docstring paragraph, operands, results, properties, syntax and
     an example."""
     definition = op.get_irdl_definition()
-    lines = [f"### `{op.name}`", "", first_paragraph(op.__doc__) or "(no description)", ""]
+    description = first_paragraph(op.__doc__) or "(no description)"
+    if not definition.assembly_format:  # custom syntax: the docstring shows it
+        description = _indent_code(inspect.cleandoc(own_doc(op) or ""))
+        if "module doc" in description:
+            description += "\n\n" + _indent_code(
+                inspect.cleandoc(sys.modules[op.__module__].__doc__ or "")
+            )
+    lines = [f"### `{op.name}`", "", description, ""]
     operands = [(n, _kind(d) + constraint_text(d.constr)) for n, d in definition.operands]
     results = [(n, _kind(d) + constraint_text(d.constr)) for n, d in definition.results]
     properties = [
@@ -203,22 +228,39 @@ def attribute_section(attribute: type) -> list[str]:
 
 
 def module_attributes_section() -> list[str]:
-    """The discardable attributes passes record on modules and functions."""
+    """The discardable attributes passes record on modules and functions: every
+    `"nnlayout.name"` string of the package's code (and `nn.weights`), with the files that
+    name it."""
     from nnlayout.dialects import dispatch, plan, weights
 
-    rows = []
-    for module in (dispatch, plan, weights):
-        where = module.__name__.removeprefix("nnlayout.").replace(".", "/") + ".py"
-        for name, value in vars(module).items():
-            if name.isupper() and isinstance(value, str) and value.startswith(("nnlayout.", "nn.")):
-                rows.append((f"`{value}`", f"`{where}`", first_paragraph(module.__doc__)))
+    named: dict[str, set[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        where = path.relative_to(ROOT)
+        if where.parts[0] in ("tests", "lit", "benchmarks", "scripts", "docs", "build") or any(
+            part.startswith(".") for part in where.parts
+        ):
+            continue
+        for name in re.findall(r'"((?:nnlayout\.[a-z_]+)|nn\.weights)"', path.read_text()):
+            if not (ROOT / name.split(".")[1]).exists() and not name.endswith("_"):
+                named.setdefault(name, set()).add(str(where))
+    rows = [
+        (f"`{n}`", ", ".join(f"`{f}`" for f in sorted(files))) for n, files in sorted(named.items())
+    ]
+    notes = [
+        f"- `{m.__name__.removeprefix('nnlayout.').replace('.', '/')}.py`: "
+        + first_paragraph(m.__doc__).rstrip(",:.")
+        + "."
+        for m in (dispatch, plan, weights)
+    ]
     return [
         "## Attributes on modules and functions",
         "",
         "Discardable attributes that passes record and later passes, the runtime and the "
-        "reports read.",
+        "reports read, with the files that name them:",
         "",
-        *table(("attribute", "defined in", "meaning"), rows),
+        *table(("attribute", "named in"), rows),
+        "",
+        *notes,
         "",
     ]
 
@@ -304,8 +346,12 @@ def _indent_code(text: str) -> str:
     """A docstring as markdown: indented blocks (IR before/after) fenced as code."""
     out: list[str] = []
     block: list[str] = []
-    for line in [*text.splitlines(), ""]:
-        if line.startswith("    ") or (block and not line.strip()):
+    lines = [*text.splitlines(), ""]
+    for index, line in enumerate(lines):
+        following = next((n for n in lines[index + 1 :] if n.strip()), "")
+        # "  becomes" between two indented IR blocks belongs to them
+        joins = line.startswith("  ") and bool(block) and following.startswith("    ")
+        if line.startswith("    ") or joins or (block and not line.strip()):
             block.append(line)
             continue
         if block:
