@@ -363,10 +363,16 @@ def _indent_code(text: str) -> str:
     return "\n".join(out).strip("\n")
 
 
-def passes_page() -> str:
-    from nnlayout.transforms import get_all_passes
+def builtin_passes() -> dict[str, Callable[[], type]]:
+    """The passes of nnlayout's own registry, not those a plugin registered in this process
+    (`register_pass`: importing examples/fold_relu_of_relu.py adds one)."""
+    from nnlayout import transforms
 
-    passes = sorted(get_all_passes().items())
+    return {n: load for n, load in transforms.get_all_passes().items() if n in transforms._PASSES}
+
+
+def passes_page() -> str:
+    passes = sorted(builtin_passes().items())
     lines = [
         "# Passes",
         "",
@@ -415,14 +421,17 @@ def _in_place_text(kernel: object) -> str:
 
 def kernels_page() -> str:
     from nnlayout.kernels.onednn.binding import available
-    from nnlayout.kernels.providers import registry
+    from nnlayout.kernels.providers import register_builtin_kernels
+    from nnlayout.kernels.registry import Registry
     from nnlayout.kernels.targets import BUILTIN_TARGETS
 
     targets_of: dict[str, list[str]] = {}
     for target in BUILTIN_TARGETS:
         for family in target.families:
             targets_of.setdefault(family, []).append(target.name)
-    kernels = sorted(registry().kernels.values(), key=lambda k: (k.op.name, k.family, k.name))
+    own = Registry()  # nnlayout's kernels, not those a plugin or a test added to registry()
+    register_builtin_kernels(own)
+    kernels = sorted(own.kernels.values(), key=lambda k: (k.op.name, k.family, k.name))
     rows = [
         (
             f"`{k.op.name}`",
