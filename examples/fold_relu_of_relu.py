@@ -1,11 +1,21 @@
-"""An out-of-tree pass: relu(relu(x)) is relu(x), as an xDSL rewrite pattern on the nn dialect.
+"""`fold-relu-of-relu`: relu(relu(x)) is relu(x); an out-of-tree pass, written as an xDSL
+rewrite pattern on the nn dialect (docs/tutorial.md builds it step by step).
+
+Why: relu is idempotent, max(max(x, 0), 0) = max(x, 0), NaN included (both keep NaN), so the
+outer relu is a copy of the inner one's result: one kernel call and one buffer fewer.
+
+    %a = nn.relu %x : tensor<4xf32>
+    %b = nn.relu %a : tensor<4xf32>
+  becomes
+    %a = nn.relu %x : tensor<4xf32>
+
+with every use of %b reading %a. Run it on tensor-level IR, before select-dispatch:
 
     nnlayout-opt model.mlir --load examples/fold_relu_of_relu.py \\
         -p 'fold-relu-of-relu,default-pipeline'
 
 `register_pass` makes the pass known to `-p` of nnlayout-opt, nnlayout-run and
-nnlayout-translate (each takes `--load`). Run it before select-dispatch: an op a pattern makes
-after dispatch has no kernel, and the interpreter and generated code run its reference kernel.
+nnlayout-translate (each takes `--load`).
 """
 
 from dataclasses import dataclass
@@ -22,13 +32,16 @@ from xdsl.pattern_rewriter import (
 
 from nnlayout.dialects import nn
 from nnlayout.transforms import register_pass
+from nnlayout.transforms.stages import require_tensor_level
 
 
 class ReluOfRelu(RewritePattern):
+    """relu(relu(x)) -> relu(x): the outer relu's uses read the inner one."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nn.ReluOp, rewriter: PatternRewriter) -> None:
         if isinstance(op.input.owner, nn.ReluOp):
-            rewriter.replace_op(op, [], [op.input])
+            rewriter.replace(op, [], [op.input])
 
 
 @register_pass
@@ -37,4 +50,5 @@ class FoldReluOfRelu(ModulePass):
     name = "fold-relu-of-relu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)  # after bufferize, relus sit inside nn.compute: refuse
         PatternRewriteWalker(ReluOfRelu()).rewrite_module(op)

@@ -57,6 +57,7 @@ def _concat_types_reason(op: nn.ConcatOp) -> str | None:
 
 
 def _concat_layouts(op: nn.ConcatOp, target: Target) -> Layouts:
+    """NCHW{b}c inputs and result."""
     activations = BlockedOptions.of(target).activation_layout
     return (activations,) * len(op.inputs), (activations,)
 

@@ -95,10 +95,11 @@ def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
 
 
 def _conv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
-    """Weights as the GEMM's right-hand matrix, packed once: reduction axes (I, H, W and the
-    input lanes, in the order the input's windows are gathered) before the output channels,
-    so that no call transposes them (OIHW{b}i{b}o weights would cost a copy of them all per
-    inference)."""
+    """NCHW{b}c input and result, IHW{b}iO{b}o weights, C{b}c bias (an image of a few
+    channels plain, with IHWO{b}o weights). Weights as the GEMM's right-hand matrix, packed
+    once: reduction axes (I, H, W and the input lanes, in the order the input's windows are
+    gathered) before the output channels, so that no call transposes them (OIHW{b}i{b}o
+    weights would cost a copy of them all per inference)."""
     options = BlockedOptions.of(target)
     if _plain_input(op, target):
         operands = (PLAIN_LAYOUT, options.plain_input_weight_layout)
@@ -214,6 +215,7 @@ def _dwconv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | Non
 
 
 def _dwconv_layouts(op: nn.Conv2dOp, target: Target) -> Layouts:
+    """NCHW{b}c input and result, OIHW{b}o weights, C{b}c bias."""
     options = BlockedOptions.of(target)
     operands = (options.activation_layout, options.depthwise_weight_layout)
     if op.bias is not None:

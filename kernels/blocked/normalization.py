@@ -49,6 +49,7 @@ def _batch_norm_types_reason(op: nn.BatchNormOp) -> str | None:
 
 
 def _batch_norm_layouts(op: nn.BatchNormOp, target: Target) -> Layouts:
+    """NCHW{b}c input and result, C{b}c parameter vectors."""
     options = BlockedOptions.of(target)
     return (
         (options.activation_layout,) + (options.channel_vector_layout,) * 4,

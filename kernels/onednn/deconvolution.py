@@ -112,6 +112,7 @@ def deconv_chosen(op: nn.ConvTranspose2dOp, target: Target) -> tuple[Format, str
 
 
 def deconv_layouts(op: nn.ConvTranspose2dOp, target: Target) -> Layouts:
+    """oneDNN's format for the input and result; weights and bias plain."""
     data = deconv_chosen(op, target)[0].kernel_layout
     return (data, PLAIN_LAYOUT) + ((PLAIN_LAYOUT,) if op.bias is not None else ()), (data,)
 

@@ -243,6 +243,8 @@ def _weights_layouts(op: Product) -> tuple[str, ...]:
 
 
 def gemm_layouts(op: Product, target: Target) -> Layouts:
+    """Plain, but for the weights (operand 1): a dense layer's in oneDNN's format, a
+    transposed Gemm's stored K x N."""
     operands = (PLAIN_LAYOUT, _weights_layout(op)) + (PLAIN_LAYOUT,) * (len(op.operands) - 2)
     return operands, (PLAIN_LAYOUT,)
 

@@ -141,6 +141,7 @@ def shuffle_accepts(op: Operation, target: Target, padding: bool) -> str | None:
 
 
 def shuffle_layouts(op: Operation, target: Target) -> Layouts:
+    """The target's blocked activation format (NCHW8c or NCHW16c), else plain."""
     layout = _shuffle_layout(target) or PLAIN_LAYOUT
     return (layout,), (layout,)
 

@@ -47,6 +47,7 @@ def softmax_accepts(op: Operation, target: Target, padding: bool) -> str | None:
 
 
 def softmax_layouts(op: Operation, target: Target) -> Layouts:
+    """Plain input and result."""
     return (PLAIN_LAYOUT,), (PLAIN_LAYOUT,)
 
 

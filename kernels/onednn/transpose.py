@@ -58,6 +58,7 @@ def transpose_accepts(op: Operation, target: Target, padding: bool) -> str | Non
 
 
 def transpose_layouts(op: Operation, target: Target) -> Layouts:
+    """Plain input and result."""
     return (PLAIN_LAYOUT,), (PLAIN_LAYOUT,)
 
 
