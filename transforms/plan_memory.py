@@ -515,8 +515,11 @@ def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer
         arena.memref.name_hint = "arena"
         assert block.first_op is not None
         Rewriter.insert_op(arena, InsertPoint.before(block.first_op))
+        offsets: dict[int, IntegerAttr] = {}  # one attribute per distinct offset
         for buffer, entry in zip(planned, plan.buffers, strict=True):
-            offset = arith.ConstantOp(IntegerAttr(entry.offset, IndexType()))
+            if (attribute := offsets.get(entry.offset)) is None:
+                attribute = offsets[entry.offset] = IntegerAttr(entry.offset, IndexType())
+            offset = arith.ConstantOp(attribute)
             view = memref.ViewOp(arena.memref, offset, [], buffer.alloc.memref.type)
             offset.location = view.location = buffer.alloc.location
             view.result.name_hint = buffer.alloc.memref.name_hint
