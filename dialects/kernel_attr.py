@@ -15,6 +15,7 @@ operand whose buffer the result may overwrite; `workspace` is scratch bytes per 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute
@@ -161,6 +162,20 @@ class KernelAttr(ParametrizedAttribute):
                 printer.print_string(f", in_place = {self.in_place.data}")
             if self.workspace.data:
                 printer.print_string(f", workspace = {self.workspace.data}")
+
+
+@lru_cache(maxsize=1024)
+def kernel_attr(
+    kernel_name: str,
+    operand_layouts: tuple[str, ...],
+    result_layouts: tuple[str, ...],
+    in_place: int | None,
+    workspace: int,
+) -> KernelAttr:
+    """`KernelAttr(...)`, built once per distinct choice: attributes are immutable, a model
+    makes few distinct choices, and building one (xDSL verifies its parameters) costs as
+    much as making the choice."""
+    return KernelAttr(kernel_name, operand_layouts, result_layouts, in_place, workspace)
 
 
 def verify_kernel_fits(op: Operation) -> None:

@@ -552,6 +552,15 @@ def buffer_type(
     """The contiguous memref that stores `tensor_type`: its physical shape (padding
     included), grown by `halo` = [top, left, bottom, right] rows/columns of border around the
     H and W axes. This is the one place where bufferization gets buffer shapes from."""
+    return _buffer_type(tensor_type, None if halo is None else tuple(halo))
+
+
+@lru_cache(maxsize=4096)
+def _buffer_type(
+    tensor_type: TensorType[Attribute], halo: tuple[int, ...] | None
+) -> MemRefType[Attribute]:
+    """`buffer_type`, once per type: a model has few distinct types, and building a memref
+    type (xDSL verifies its parameters) costs as much as verifying the op that asks for it."""
     if storage_of(tensor_type) == "csr":
         raise VerifyException(f"{tensor_type}: CSR tensors have no dense buffer")
     spec = layout_of(tensor_type)

@@ -5,22 +5,25 @@ from __future__ import annotations
 from io import StringIO
 from typing import IO
 
-from xdsl.dialects.builtin import (
-    ModuleOp,
-    TensorType,
-)
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
+from nnlayout.dialects.kernel_attr import KernelAttr
+
+# Attributes printed once and then reused: the types and kernel choices every op repeats.
+_REPEATED = (TensorType, MemRefType, KernelAttr)
+
 
 class _TypeCachingPrinter(Printer):
-    """xDSL's printer, writing the text of each distinct tensor type once and then reusing
-    it (printing types is much of the printing time of a large model)."""
+    """xDSL's printer, writing the text of each distinct tensor or memref type and
+    `#nn.kernel` once and then reusing it (printing them is much of the printing time of a
+    large model)."""
 
     _tensor_texts: dict[Attribute, str] | None = None
 
     def print_attribute(self, attribute: Attribute) -> None:
-        if not isinstance(attribute, TensorType):
+        if not isinstance(attribute, _REPEATED):
             super().print_attribute(attribute)
             return
         if self._tensor_texts is None:

@@ -25,7 +25,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from xdsl.ir import Operation, SSAValue
 
-from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr, kernel_attr
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 
 Implementation = Callable[[Operation, Sequence[Any]], Any]
@@ -218,7 +218,7 @@ class Kernel:
     def attribute(self, op: Operation, target: Target) -> KernelAttr:
         """The `#nn.kernel<...>` that records this choice on `op`."""
         operands, results = self.operand_and_result_layouts(op, target)
-        return KernelAttr(
+        return kernel_attr(
             self.name, operands, results, self.in_place_for(op), self.workspace(op, target)
         )
 

@@ -79,6 +79,8 @@ from nnlayout.kernels.facts import kernel_facts
 
 Halo = tuple[int, int, int, int]
 
+_ALIGNMENT = IntegerAttr(BUFFER_ALIGNMENT, 64)  # memref.alloc's, as AllocOp.get spells it
+
 
 def _writes_strided(op: Operation) -> bool:
     """Whether `op`'s kernel may write into a halo's interior or a concat's slice."""
@@ -319,9 +321,8 @@ class _FunctionBufferizer:
             self.concat_bytes_avoided += _tensor_bytes(value)
         else:
             halo, pad_value = self.plan.halo.get(value, (None, 0.0))
-            shape = buffer_type(value_type, halo).get_shape()
             allocation = self._insert(
-                memref.AllocOp.get(value_type.element_type, BUFFER_ALIGNMENT, shape), before
+                memref.AllocOp([], [], buffer_type(value_type, halo), _ALIGNMENT), before
             ).results[0]
             allocation.name_hint = value.name_hint
             self.allocations[value] = allocation

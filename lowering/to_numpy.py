@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
@@ -474,11 +474,9 @@ def translate(
     except WeightsError as error:
         raise UserError(str(error)) from None
     refuse_overwriting_inputs([output, ir_path], [source_path, source_weights])
-    planned = module.clone()
     weights = None
     if source_weights is not None:
         weights = output.with_name(output.stem + ".weights.npz")
-        planned.attributes[WEIGHTS_ATTR] = StringAttr(weights.name)
         if weights.resolve() != source_weights.resolve():
             try:
                 shutil.copyfile(source_weights, weights)
@@ -489,11 +487,26 @@ def translate(
                 ) from None
     try:
         with open(ir_path, "w", encoding="utf-8") as handle:
-            print_module(planned, handle)
+            _print_naming_weights(module, None if weights is None else weights.name, handle)
     except OSError as error:
         raise UserError(f"cannot write '{ir_path}': {os_error_reason(error)}") from None
     write_text(output, code)
     return Translation(output, ir_path, weights)
+
+
+def _print_naming_weights(module: ModuleOp, weights: str | None, stream: IO[str]) -> None:
+    """Prints `module` as if its weights file were `weights` (None: as it is), leaving it
+    unchanged (without copying it: a copy of a large module costs as much as printing it)."""
+    old = module.attributes.get(WEIGHTS_ATTR)
+    if weights is not None:
+        module.attributes[WEIGHTS_ATTR] = StringAttr(weights)
+    try:
+        print_module(module, stream)
+    finally:
+        if old is None:
+            module.attributes.pop(WEIGHTS_ATTR, None)
+        else:
+            module.attributes[WEIGHTS_ATTR] = old
 
 
 def import_generated(path: Path) -> ModuleType:

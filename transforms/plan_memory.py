@@ -42,9 +42,10 @@ from __future__ import annotations
 import math
 import random
 import sys
-from bisect import insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -118,21 +119,45 @@ def _by_duration(intervals: Sequence[Interval]) -> list[int]:
 
 
 def _by_breadth(intervals: Sequence[Interval]) -> list[int]:
-    """Steps in decreasing order of the bytes live there; at each, its buffers by size."""
-    order = _by_size(intervals)
+    """Steps in decreasing order of the bytes live there; at each, its buffers by size: each
+    buffer comes with the first of those steps it is live at (computed for all buffers at
+    once with a range-minimum table, not by listing every step's buffers, which is
+    quadratic)."""
+    rank = {i: n for n, i in enumerate(_by_size(intervals))}
     steps = sorted({i.start for i in intervals})
-    profiles = [
-        [i for i in order if intervals[i].start <= step <= intervals[i].end] for step in steps
-    ]
-    profiles.sort(key=lambda p: -sum(intervals[i].size for i in p))
-    seen: set[int] = set()
-    result = []
-    for profile in profiles:
-        for i in profile:
-            if i not in seen:
-                seen.add(i)
-                result.append(i)
-    return result
+    ranges = [(bisect_left(steps, i.start), bisect_right(steps, i.end) - 1) for i in intervals]
+    live = [0] * (len(steps) + 1)
+    for (low, high), interval in zip(ranges, intervals, strict=True):
+        live[low] += interval.size
+        live[high + 1] -= interval.size
+    live = list(accumulate(live))
+    by_bytes = sorted(range(len(steps)), key=lambda s: -live[s])
+    first = _RangeMinimum([0] * len(steps))
+    for order, step in enumerate(by_bytes):
+        first.values[step] = order
+    first.build()
+    return sorted(range(len(intervals)), key=lambda i: (first.minimum(*ranges[i]), rank[i]))
+
+
+class _RangeMinimum:
+    """The minimum of `values[low..high]` in constant time, from a sparse table."""
+
+    def __init__(self, values: list[int]) -> None:
+        self.values = values
+        self.table: list[list[int]] = []
+
+    def build(self) -> None:
+        self.table = [self.values]
+        width = 1
+        while 2 * width <= len(self.values):
+            row = self.table[-1]
+            self.table.append([min(a, b) for a, b in zip(row, row[width:], strict=False)])
+            width *= 2
+
+    def minimum(self, low: int, high: int) -> int:
+        level = (high - low + 1).bit_length() - 1
+        row = self.table[level]
+        return min(row[low], row[high - (1 << level) + 1])
 
 
 HEURISTICS: dict[str, Callable[[Sequence[Interval]], list[int]]] = {
@@ -150,25 +175,70 @@ def _best_fit(
     """Places the intervals in `order`, each in the smallest gap (between buffers already
     placed and live at the same time) that holds it, else above them all."""
     offsets = [0] * len(intervals)
-    placed: list[tuple[int, int, int]] = []  # (offset, aligned end, index), by offset
+    placed = _TimeIndex()
     arena = 0
     for i in order:
         interval = intervals[i]
         size = _align(interval.size, alignment)
         top = 0
         best_offset, best_gap = -1, math.inf
-        for offset, end, j in placed:
-            if not interval.overlaps(intervals[j]):
-                continue
+        for offset, end in sorted(placed.overlapping(interval)):
             gap = offset - top
             if size <= gap < best_gap:
                 best_offset, best_gap = top, gap
             top = max(top, end)
         offset = best_offset if best_offset >= 0 else top
         offsets[i] = offset
-        insort(placed, (offset, offset + size, i))
+        placed.add(interval, (offset, offset + size))
         arena = max(arena, offset + size)
     return offsets, arena
+
+
+class _TimeIndex:
+    """Placed intervals, found by the steps they are live at without looking at the others:
+    those live at a step are kept in a segment tree over steps (each at the few nodes that
+    cover it), those that start at a step in a list of that step. Finding the ones live
+    during an interval then costs its duration and the number found, so a best fit is
+    linear in the buffers for a bounded number live at once (a scan of all placed buffers
+    for each made plan-memory quadratic on programs of thousands of ops)."""
+
+    def __init__(self) -> None:
+        self.size = 1
+        self.nodes: dict[int, list[tuple[Interval, tuple[int, int]]]] = {}
+        self.starts: dict[int, list[tuple[int, int]]] = {}
+
+    def add(self, interval: Interval, place: tuple[int, int]) -> None:
+        while self.size <= interval.end:
+            self._grow()
+        self.starts.setdefault(interval.start, []).append(place)
+        low, high = interval.start + self.size, interval.end + self.size + 1
+        while low < high:
+            if low & 1:
+                self.nodes.setdefault(low, []).append((interval, place))
+                low += 1
+            if high & 1:
+                high -= 1
+                self.nodes.setdefault(high, []).append((interval, place))
+            low, high = low >> 1, high >> 1
+
+    def _grow(self) -> None:
+        """Doubles the steps covered: each node moves one level down the new tree."""
+        nodes: dict[int, list[tuple[Interval, tuple[int, int]]]] = {}
+        for node, entries in self.nodes.items():
+            nodes[node + (1 << (node.bit_length() - 1))] = entries
+        self.nodes, self.size = nodes, 2 * self.size
+
+    def overlapping(self, interval: Interval) -> list[tuple[int, int]]:
+        """The places of the intervals live at some step of `interval`."""
+        found = []
+        if interval.start < self.size:
+            node = interval.start + self.size
+            while node:
+                found += [p for i, p in self.nodes.get(node, ()) if i.start < interval.start]
+                node >>= 1
+        for step in range(interval.start, interval.end + 1):
+            found += self.starts.get(step, ())
+        return found
 
 
 # Moves tried by the search that follows the heuristics (`_searched`): at most SEARCH_MOVES,
@@ -239,14 +309,6 @@ class Buffer:
     @property
     def name(self) -> str:
         return self.alloc.memref.name_hint or "buffer"
-
-    def root(self) -> Buffer:
-        """The first buffer of its in-place chain (a loop: chains of thousands of element-wise
-        ops in place would exceed Python's recursion limit)."""
-        buffer = self
-        while buffer.overwrites is not None:
-            buffer = buffer.overwrites
-        return buffer
 
 
 # Ops that take no time: they allocate, name memory or make constants, touching no buffer;
@@ -366,9 +428,10 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
     planned = [b for b in buffers.values() if not b.escapes]
     groups = [b for b in planned if b.overwrites is None]
     group_index = {b: n for n, b in enumerate(groups)}
+    roots = _roots(planned)
     members: list[list[Buffer]] = [[] for _ in groups]
     for b in planned:
-        members[group_index[b.root()]].append(b)
+        members[group_index[roots[b]]].append(b)
     intervals = [
         Interval(min(m.start for m in ms), max(m.end for m in ms), g.size)
         for g, ms in zip(groups, members, strict=True)
@@ -381,8 +444,8 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
         PlannedBuffer(
             b.name,
             Interval(b.start, b.end, b.size),
-            placement.offsets[group_index[b.root()]],
-            b.root().name,
+            placement.offsets[group_index[roots[b]]],
+            roots[b].name,
             None if b.overwrites is None else b.overwrites.name,
             sum(p),
         )
@@ -400,6 +463,22 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
         max(steps.values(), default=0) + 1,
     )
     return plan, planned
+
+
+def _roots(planned: list[Buffer]) -> dict[Buffer, Buffer]:
+    """The first buffer of each buffer's in-place chain. Each chain is walked once (walking it
+    again for each of its buffers is quadratic in a chain of thousands of ops in place)."""
+    roots: dict[Buffer, Buffer] = {}
+    for b in planned:
+        chain: list[Buffer] = []
+        last = b
+        while last.overwrites is not None and last not in roots:
+            chain.append(last)
+            last = last.overwrites
+        root = roots.get(last, last)
+        roots.update(dict.fromkeys(chain, root))
+        roots[b] = root
+    return roots
 
 
 def _require_bufferized(function: func.FuncOp) -> None:
@@ -436,8 +515,11 @@ def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer
         arena.memref.name_hint = "arena"
         assert block.first_op is not None
         Rewriter.insert_op(arena, InsertPoint.before(block.first_op))
+        offsets: dict[int, IntegerAttr] = {}  # one attribute per distinct offset
         for buffer, entry in zip(planned, plan.buffers, strict=True):
-            offset = arith.ConstantOp(IntegerAttr(entry.offset, IndexType()))
+            if (attribute := offsets.get(entry.offset)) is None:
+                attribute = offsets[entry.offset] = IntegerAttr(entry.offset, IndexType())
+            offset = arith.ConstantOp(attribute)
             view = memref.ViewOp(arena.memref, offset, [], buffer.alloc.memref.type)
             offset.location = view.location = buffer.alloc.location
             view.result.name_hint = buffer.alloc.memref.name_hint

@@ -38,7 +38,7 @@ def ints(attr: DenseArrayBase) -> tuple[int, ...]:
 def tensor_type(value: Value) -> TensorType[Attribute]:
     """The tensor type of `value`; a VerifyException for any other type (the builders' shape
     rules read it: a pattern handing them a memref got a bare AssertionError)."""
-    value_type = SSAValue.get(value).type
+    value_type = (value if isinstance(value, SSAValue) else SSAValue.get(value)).type
     if not isinstance(value_type, TensorType):
         raise VerifyException(f"nn ops take tensors; got a value of type {value_type}")
     return value_type

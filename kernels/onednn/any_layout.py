@@ -116,12 +116,13 @@ def _any_args(op: Operation) -> tuple[int, ...]:
     return (b.DNNL_ARG_SRC,)
 
 
-def _any_choice(op: Operation, tag: int) -> tuple[str, int]:
-    """oneDNN's implementation of `op` on data of format `tag` and its scratchpad bytes."""
+def _any_choice(op: Operation, tag: int, key: tuple[object, ...] | None = None) -> tuple[str, int]:
+    """oneDNN's implementation of `op` on data of format `tag` and its scratchpad bytes
+    (`key`: `op_key(op)`, when the caller asks for several formats)."""
     rank = len(shape_of(op.results[0]))
     if rank != 4 and tag != PLAIN_DATA.value:
         return (f"none (rank-{rank} data is plain only)", 0)
-    return remembered((op_key(op), tag), lambda: _any_pd(op, tag))
+    return remembered((op_key(op) if key is None else key, tag), lambda: _any_pd(op, tag))
 
 
 def _any_reason(op: Operation, fmt: Format | None, layout: str) -> str | None:
@@ -137,7 +138,8 @@ def _any_reason(op: Operation, fmt: Format | None, layout: str) -> str | None:
 def any_workspace(op: Operation, target: Target) -> int:
     """The largest scratchpad among the data formats the op may arrive in (its layout is
     only known after propagate-layouts), so that a planner's buffer always suffices."""
-    choices = [_any_choice(op, f.value) for f in FORMATS if f.role == "data"]
+    key = op_key(op)
+    choices = [_any_choice(op, f.value, key) for f in FORMATS if f.role == "data"]
     return max((scratchpad for name, scratchpad in choices if is_fast(name)), default=0)
 
 

@@ -6,6 +6,7 @@ report."""
 
 from __future__ import annotations
 
+import random
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -535,11 +536,66 @@ def test_plan_memory_options_write_report_and_svg(
 
 def test_an_in_place_chain_longer_than_the_recursion_limit_has_a_root() -> None:
     """3000 element-wise ops in place make one chain of buffers; its root is found by a loop
-    (found by a bad-input hunt: RecursionError in plan-memory)."""
-    from nnlayout.transforms.plan_memory import Buffer
+    (found by a bad-input hunt: RecursionError in plan-memory), each chain walked once."""
+    from nnlayout.transforms.plan_memory import Buffer, _roots
 
     alloc = memref.AllocOp.get(IndexType(), shape=[4])
     chain = [Buffer(alloc, 16, 0, 1, [])]
     for step in range(3000):
         chain.append(Buffer(alloc, 16, step, step + 1, [], overwrites=chain[-1]))
-    assert chain[-1].root() is chain[0] and chain[0].root() is chain[0]
+    roots = _roots(list(reversed(chain)))
+    assert all(roots[b] is chain[0] for b in chain)
+
+
+def _best_fit_by_scanning(intervals, order, alignment):
+    """The best fit as first written: every placed buffer looked at for each placement."""
+    offsets, placed, arena = [0] * len(intervals), [], 0
+    for i in order:
+        size = -(-intervals[i].size // alignment) * alignment
+        top, best_offset, best_gap = 0, -1, float("inf")
+        for offset, end, j in sorted(placed):
+            if intervals[i].overlaps(intervals[j]):
+                if size <= offset - top < best_gap:
+                    best_offset, best_gap = top, offset - top
+                top = max(top, end)
+        offsets[i] = best_offset if best_offset >= 0 else top
+        placed.append((offsets[i], offsets[i] + size, i))
+        arena = max(arena, offsets[i] + size)
+    return offsets, arena
+
+
+def _by_breadth_by_listing(intervals):
+    """Greedy by breadth as first written: each step's live buffers listed."""
+    from nnlayout.transforms.plan_memory import _by_size
+
+    order = _by_size(intervals)
+    steps = sorted({i.start for i in intervals})
+    profiles = [[i for i in order if intervals[i].start <= s <= intervals[i].end] for s in steps]
+    profiles.sort(key=lambda p: -sum(intervals[i].size for i in p))
+    result = []
+    for profile in profiles:
+        result += [i for i in profile if i not in result]
+    return result
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_indexed_best_fit_and_breadth_order_equal_the_scanning_ones(seed: int) -> None:
+    """The time index and the range-minimum table change the cost of planning, never a plan:
+    on random intervals (long and short, many of one size) both give what a scan of every
+    placed buffer and a listing of every step's buffers give."""
+    from nnlayout.transforms.memory_plan import Interval
+    from nnlayout.transforms.plan_memory import HEURISTICS, _best_fit, _by_breadth
+
+    rng = random.Random(seed)
+    intervals = []
+    for _ in range(rng.randrange(1, 60)):
+        start = rng.randrange(40)
+        length = rng.randrange(3 if rng.random() < 0.7 else 40)
+        intervals.append(Interval(start, start + length, rng.choice([16, 64, 100, 4096])))
+    assert _by_breadth(intervals) == _by_breadth_by_listing(intervals)
+    for ordering in HEURISTICS.values():
+        order = ordering(intervals)
+        for alignment in (1, 64):
+            assert _best_fit(intervals, order, alignment) == _best_fit_by_scanning(
+                intervals, order, alignment
+            )
