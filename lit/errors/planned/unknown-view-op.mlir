@@ -1,10 +1,14 @@
 // a view op the plan checker does not know (memref.collapse_shape): what it addresses cannot be checked, so it is refused
-// RUN: rm -rf %t
+// RUN: rm -rf %t %t.py %t.planned.mlir %t.mlir
 // RUN: not nnlayout-run %s --random-inputs 0 --output-dir %t 2>&1 | filecheck %s -DFILE %s
 // RUN: not nnlayout-run %s --random-inputs 0 --backend generated --output-dir %t 2>&1 | filecheck %s -DFILE %s
 // RUN: not nnlayout-translate %s -o %t.py 2>&1 | filecheck %s -DFILE %s
+// RUN: not nnlayout-opt %s -p verify-memory-plan -o %t.mlir 2>&1 | filecheck %s -DFILE %s
 // RUN: not test -e %t
-// CHECK: [[FILE]]:45:5: error: wrong memory plan: 'memref.collapse_shape' makes a buffer from a buffer, and the plan checker does not know what it addresses; planned IR views buffers with memref.view, memref.subview, memref.reinterpret_cast and memref.cast
+// RUN: not test -e %t.py
+// RUN: not test -e %t.planned.mlir
+// RUN: not test -e %t.mlir
+// CHECK: [[FILE]]:49:5: error: {{(wrong memory plan: |verify-memory-plan: )?}}'memref.collapse_shape' makes a buffer from a buffer, and the plan checker does not know what it addresses; planned IR views buffers with memref.view, memref.subview, memref.reinterpret_cast and memref.cast
 // CHECK-NOT: Traceback
 builtin.module attributes {nnlayout.target = "ref", nnlayout.padding = true} {
   func.func @net(%x: memref<1x3x8x8xf32>) -> memref<1x8x8x8xf32> attributes {nnlayout.halo_copy_bytes_avoided = 6400 : i64, nnlayout.concat_copy_bytes_avoided = 4096 : i64, nnlayout.arena_bytes = 7296 : i64, nnlayout.lower_bound_bytes = 7296 : i64, nnlayout.unplanned_bytes = 7296 : i64, nnlayout.padding_bytes = 1152 : i64, nnlayout.halo_bytes = 1152 : i64} {
