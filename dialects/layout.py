@@ -492,6 +492,12 @@ class FillBorderOp(IRDLOperation):
                 f"layout.fill_border: axes {list(axes)} must name the H and W dimensions "
                 f"of the rank-{len(shape)} buffer"
             )
+        if axes[0] == axes[1]:
+            # The other axis's border was left unfilled: NaN read as padding.
+            raise VerifyException(
+                f"layout.fill_border: axes {list(axes)} name dimension {axes[0]} twice; "
+                "they must be the two distinct dimensions H and W"
+            )
         for axis, (before, after) in zip(
             axes, ((halo[0], halo[2]), (halo[1], halo[3])), strict=True
         ):

@@ -135,11 +135,12 @@ class Program:
             )
         except WeightsError as error:
             raise UserError(str(error)) from None
-        self.constants: list[RuntimeValue] = evaluate_constants(read, lambda: weights)
+        self.source_path = source_path
+        self.constants = _FromIR(self, "constant", evaluate_constants(read, lambda: weights))
         session = BindingSession()
-        self.kernels: list[BoundCompute] = [
-            bind_compute(op, session=session) for op in ops if isinstance(op, ComputeOp)
-        ]
+        self.computes = [op for op in ops if isinstance(op, ComputeOp)]
+        kernels: list[BoundCompute] = [bind_compute(op, session=session) for op in self.computes]
+        self.kernels = _FromIR(self, "nn.compute", kernels)
         self.bound: dict[int, FixedCall] = {}  # index -> its `on` call (for the profiler)
         self.running = threading.Lock()  # held by the generated module's run()
 
@@ -156,14 +157,55 @@ class Program:
 
     def on(self, index: int, ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> FixedCall:
         """Kernel `index` bound to the arrays `ins` and `outs`, which every run passes again
-        (`on_buffers`)."""
-        self.bound[index] = call = on_buffers(self.kernels[index], ins, outs)
+        (`on_buffers`). Arrays that are not the buffers of the IR's nn.compute `index` mean
+        the generated module was written for other planned IR: refused."""
+        kernel = self.kernels[index]
+        op = self.computes[index]
+        if len(ins) != len(op.ins) or len(outs) != len(op.outs):
+            raise UserError(self.not_its_ir(f"nn.compute {index} takes other operands"))
+        for array, value in zip((*ins, *outs), op.operands, strict=True):
+            value_type = value.type
+            if isinstance(value_type, MemRefType) and (
+                not isinstance(array, np.ndarray)
+                or array.shape != tuple(value_type.get_shape())
+                or array.dtype != element_dtype(value_type.element_type)
+            ):
+                raise UserError(
+                    self.not_its_ir(f"nn.compute {index} has an operand of type {value_type}")
+                )
+        self.bound[index] = call = on_buffers(kernel, ins, outs)
         return call
+
+    def not_its_ir(self, detail: str) -> str:
+        """Why a generated module cannot run its planned IR: it was written for another."""
+        return (
+            f"'{self.source_path}' is not the planned IR this generated module was written "
+            f"for ({detail}): it is another target's, build's or version's; translate again"
+        )
 
     def arguments(self, inputs: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
         """`inputs`, once checked against the entry's arguments (count, shapes, dtypes)."""
         check_arguments(self.function, inputs)
         return inputs
+
+
+class _FromIR(list):  # type: ignore[type-arg]
+    """What a `Program` made from its planned IR, indexed by the generated module: an index
+    past its end means the module was generated from other planned IR (a one-line error,
+    not an IndexError)."""
+
+    def __init__(self, program: Program, what: str, items: Sequence[object]):
+        super().__init__(items)
+        self.program, self.what = program, what
+
+    def __getitem__(self, index: int) -> object:  # type: ignore[override]
+        if isinstance(index, int) and not 0 <= index < len(self):
+            raise UserError(
+                self.program.not_its_ir(
+                    f"the module asks for {self.what} {index}, the IR has {len(self)}"
+                )
+            )
+        return super().__getitem__(index)
 
 
 # --------------------------------------------------------------------------- emitting

@@ -41,6 +41,7 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp
 from nnlayout.dialects.plan import ARENA_BYTES
+from nnlayout.runtime.view_check import check_views
 
 _VIEW_LIKE = (
     memref.SubviewOp,
@@ -224,7 +225,10 @@ def _check_arena_bytes(function: func.FuncOp, arenas: set[Operation]) -> None:
 
 
 def verify_function(function: func.FuncOp) -> int:
-    """Raises a DiagnosticError at the first bad view of `function`; returns views checked."""
+    """Raises a DiagnosticError at the first bad view of `function`; returns views checked.
+    What every buffer addresses and who writes the arguments is checked first
+    (`runtime/view_check.py`)."""
+    check_views(function)
     block = function.body.block
     ops = list(block.ops)
     position = {op: index for index, op in enumerate(ops)}
