@@ -17,7 +17,9 @@ from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_model
 from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
     check_against_onnxruntime,
+    compile_module,
     output_step,
     quantize_with_onnxruntime,
     small_cnn,
@@ -27,8 +29,12 @@ from nnlayout.tests.helpers import (
 @pytest.mark.parametrize("qoperator", [False, True], ids=["qdq", "qoperator"])
 def test_quantized_cnn_imports_and_runs_like_onnxruntime(tmp_path: Path, qoperator: bool) -> None:
     model = quantize_with_onnxruntime(small_cnn(), tmp_path, qoperator)
-    module = check_against_onnxruntime(model, tmp_path, targets=[], seed=3, step=output_step(model))
+    module = check_against_onnxruntime(model, tmp_path, seed=3, step=output_step(model))
     names = {op.name for op in module.walk()}
+    # Both forms compile to the q-ops (fold-qdq makes them of the QDQ form), run by kernels.
+    compiled = {op.name for op in compile_module(module, "host", True, DEFAULT_PIPELINE).walk()}
+    assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= compiled
+    assert not compiled & {"nn.conv2d", "nn.add", "nn.gemm", "nn.global_avg_pool"}
     if qoperator:
         assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= names
         assert "nn.conv2d" not in names
