@@ -467,10 +467,15 @@ def small_cnn() -> onnx.ModelProto:
 
 
 def quantize_with_onnxruntime(
-    model: onnx.ModelProto, folder: Path, qoperator: bool
+    model: onnx.ModelProto,
+    folder: Path,
+    qoperator: bool,
+    signed_activations: bool = False,
+    per_channel: bool = True,
 ) -> onnx.ModelProto:
-    """`model` quantized by onnxruntime's `quantize_static`: per-channel s8 weights, u8
-    activations, calibrated on 8 seeded random inputs; QDQ form, or QOperator."""
+    """`model` quantized by onnxruntime's `quantize_static`: s8 weights (per channel by
+    default), u8 activations (s8 with `signed_activations`), calibrated on 8 seeded random
+    inputs; QDQ form, or QOperator."""
     import logging
 
     from onnxruntime.quantization import (
@@ -505,8 +510,8 @@ def quantize_with_onnxruntime(
         str(target),
         Reader(),
         quant_format=QuantFormat.QOperator if qoperator else QuantFormat.QDQ,
-        per_channel=True,
-        activation_type=QuantType.QUInt8,
+        per_channel=per_channel,
+        activation_type=QuantType.QInt8 if signed_activations else QuantType.QUInt8,
         weight_type=QuantType.QInt8,
     )
     return onnx.load(target)

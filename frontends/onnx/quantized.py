@@ -92,7 +92,8 @@ def read_qparams(
         return QParams.make(scale.reshape(()), zero_point.reshape(()), element_type)
     if axis is None:
         raise state.fail(
-            f"{label} has {count} scales or zero points; nnlayout imports one (per tensor) here"
+            f"{label} has {count} scales or zero points; per-axis quantization needs an axis "
+            "within the input's rank, and nnlayout imports one (per tensor) here otherwise"
         )
     scales = np.broadcast_to(scale.reshape(-1), (count,))
     return QParams.make(
@@ -108,12 +109,13 @@ def _check_block_size(state: ImportState, attrs: dict) -> None:
         )
 
 
-def _axis(state: ImportState, attrs: dict, value: SSAValue) -> int:
+def _axis(state: ImportState, attrs: dict, value: SSAValue) -> int | None:
+    """The node's axis made non-negative; None where it is out of range, which only matters
+    for per-axis parameters (`read_qparams` refuses them then): per tensor, ONNX ignores the
+    axis (a 1-D bias's DequantizeLinear keeps the default axis 1)."""
     rank = len(nn.shape_of(value))
     axis = int(attrs.get("axis", 1))
-    if not -rank <= axis < rank:
-        raise state.fail(f"axis {axis} is out of range for rank {rank}")
-    return axis % rank
+    return axis % rank if -rank <= axis < rank else None
 
 
 def quantize_linear(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

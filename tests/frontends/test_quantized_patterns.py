@@ -167,6 +167,19 @@ def test_unsupported_schemes_are_refused_in_one_line(make, expected) -> None:  #
     assert "\n" not in error.value.message
 
 
+def test_signed_activations_per_tensor_weights(tmp_path: Path) -> None:
+    """s8 activations (asymmetric, so zero points other than 0 in i8) and per-tensor weights,
+    QDQ form: through default-pipeline on every target within one step of onnxruntime."""
+    model = quantize_with_onnxruntime(
+        small_cnn(), tmp_path, qoperator=False, signed_activations=True, per_channel=False
+    )
+    module = check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    convs = [op for op in compiled.walk() if isinstance(op, nn.QConv2dOp)]
+    assert convs and all(not op.qparams("w").per_axis for op in convs)
+    assert all(nn.tensor_type(op.x).element_type == i8 for op in convs)
+
+
 def test_quantized_arena_holds_one_byte_buffers(tmp_path: Path) -> None:
     """plan-memory with 1-byte buffers: the QDQ model's arena is at its lower bound, with every
     planned activation a ui8 view, and under 0.3x the float model's (4-byte) arena."""
