@@ -1,0 +1,157 @@
+"""oneDNN's int8 convolutions (kernels/onednn/quantized.py) against an integer numpy
+reference of ONNX's QLinearConv: exact accumulation in int64, then the requantization in
+float64 with round half to even and saturation. oneDNN requantizes in f32, so an element
+whose exact value lies within f32's rounding error of a half step may round the other way:
+those, and only those, may differ, by one step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.onednn.quantized import (
+    QConv,
+    QConvParams,
+    QuantParams,
+    qconv_refusal,
+)
+
+pytestmark = pytest.mark.onednn
+
+
+def integer_conv(
+    x: np.ndarray, w: np.ndarray, x_zp: int, stride: int, pad: int, groups: int
+) -> np.ndarray:
+    """sum((x - x_zp) * w) over each window, exactly (int64), padding x - x_zp with 0."""
+    n, _, h, width = x.shape
+    o, cg, kh, kw = w.shape
+    shifted = np.pad(x.astype(np.int64) - x_zp, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (width + 2 * pad - kw) // stride + 1
+    view = sliding_window_view(shifted, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+    cols = view[:, :, :oh, :ow].transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, -1, oh * ow)
+    weights = w.astype(np.int64).reshape(groups, o // groups, cg * kh * kw)
+    return np.matmul(weights, cols).reshape(n, o, oh, ow)
+
+
+def requantized(acc: np.ndarray, params: QuantParams, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    """ONNX's y from the accumulator (bias included), and the exact value before rounding."""
+    scale = np.float64(params.x_scale) * np.asarray(params.w_scale, np.float64)
+    exact = acc * (scale / np.float64(params.y_scale)).reshape(1, -1, 1, 1)
+    info = np.iinfo(dtype)
+    y = np.clip(np.rint(exact) + params.y_zero_point, info.min, info.max).astype(dtype)
+    return y, exact
+
+
+# (channels in, size, channels out, kernel, stride, groups, source type, x_zp): ResNet-50's
+# 3x3, 1x1 and strided convolutions, its stem, MobileNetV2's depthwise and pointwise ones.
+CASES = {
+    "resnet_3x3_u8_zp": (64, 56, 64, 3, 1, 1, np.uint8, 128),
+    "resnet_1x1_u8": (256, 28, 64, 1, 1, 1, np.uint8, 0),
+    "resnet_stem_u8_zp": (3, 64, 64, 7, 2, 1, np.uint8, 114),
+    "resnet_3x3_s2_s8_zp": (128, 28, 128, 3, 2, 1, np.int8, -5),
+    "resnet_1x1_expand_s8": (64, 28, 256, 1, 1, 1, np.int8, 0),
+    "mobilenet_depthwise_u8_zp": (32, 28, 32, 3, 1, 32, np.uint8, 3),
+    "mobilenet_depthwise_s2_s8": (96, 28, 96, 3, 2, 96, np.int8, 0),
+    "grouped_u8_zp": (64, 14, 64, 3, 1, 4, np.uint8, 17),
+}
+
+
+def _case(
+    name: str, seed: int = 0
+) -> tuple[QConvParams, np.ndarray, np.ndarray, np.ndarray, QuantParams, int, int, int]:
+    c, size, o, k, stride, groups, x_type, x_zp = CASES[name]
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(x_type)
+    x = rng.integers(info.min, info.max + 1, (1, c, size, size)).astype(x_type)
+    w = rng.integers(-127, 128, (o, c // groups, k, k)).astype(np.int8)
+    bias = rng.integers(-20000, 20000, o).astype(np.int32)
+    w_scale = tuple(float(s) for s in rng.uniform(0.002, 0.02, o).astype(np.float32))
+    pad = k // 2
+    acc = integer_conv(x, w, x_zp, stride, pad, groups) + bias.reshape(1, o, 1, 1)
+    real = acc * 0.02 * np.asarray(w_scale).reshape(1, o, 1, 1)
+    # y's scale and zero point as a calibration would choose them: the range onto u8.
+    y_scale = float(np.float32((real.max() - real.min()) / 255))
+    y_zp = int(np.clip(round(-real.min() / y_scale), 0, 255))
+    params = QuantParams(0.02, w_scale, y_scale, x_zp, y_zp)
+    weights = w if groups == 1 else w.reshape(groups, o // groups, c // groups, k, k)
+    role = "weights" if groups == 1 else "depthwise" if o == groups == c else "grouped"
+    out = acc.shape[2]
+    g = ConvGeometry(
+        (1, c, size, size),
+        weights.shape,
+        True,
+        (1, o, out, out),
+        (stride, stride),
+        (1, 1),
+        (pad, pad),
+        (pad, pad),
+        role,
+    )
+    src_type = b.dnnl_u8 if x_type == np.uint8 else b.dnnl_s8
+    q = QConvParams(g, src_type, b.dnnl_u8, True, x_zp != 0, True)
+    return q, x, weights, bias, params, stride, pad, groups
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_int8_convolution_matches_the_integer_reference(name: str) -> None:
+    q, x, weights, bias, params, stride, pad, groups = _case(name)
+    kernel = QConv(q, weights, bias, params)
+    got = kernel.run_plain(x)
+    w = weights.reshape(-1, *weights.shape[-3:])
+    acc = integer_conv(x, w, params.x_zero_point, stride, pad, groups)
+    want, exact = requantized(acc + bias.reshape(1, -1, 1, 1), params, np.uint8)
+    assert 0.05 < np.mean(want) / 255 < 0.95 and np.mean((want == 0) | (want == 255)) < 0.05
+    differ = got != want
+    assert np.abs(got.astype(int) - want.astype(int)).max(initial=0) <= 1
+    # Only elements at a half step, to f32's precision, round the other way.
+    distance = np.abs(np.abs(exact - np.floor(exact)) - 0.5)[differ]
+    assert np.all(distance < 1e-4 * np.maximum(1, np.abs(exact[differ]))), distance
+    assert differ.mean() < 1e-3
+
+
+@pytest.mark.skipif(
+    not (b.available() and b.runs_isa(b.dnnl_cpu_isa_avx512_core_vnni)),
+    reason="needs oneDNN's avx512_core_vnni code",
+)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_int8_convolutions_run_vnni_or_amx_code(name: str) -> None:
+    q, _, weights, bias, params, *_ = _case(name)
+    implementation = QConv(q, weights, bias, params).implementation
+    assert not implementation.startswith("ref")
+    assert implementation.endswith(("avx512_core_vnni", "avx512_core_amx")), implementation
+
+
+def test_a_halo_holds_the_zero_point() -> None:
+    """The trap: an asymmetric u8 tensor's padding is its zero point, not 0. A source equal
+    to x_zp everywhere is real 0, so every output, border pixels included, is the bias
+    alone."""
+    q, x, weights, bias, params, *_ = _case("resnet_3x3_u8_zp")
+    kernel = QConv(q, weights, bias, params)
+    got = kernel.run_plain(np.full_like(x, params.x_zero_point))
+    want, _ = requantized(
+        np.broadcast_to(bias.reshape(1, -1, 1, 1).astype(np.int64), got.shape), params, np.uint8
+    )
+    np.testing.assert_array_equal(got, want)
+
+
+def test_packed_weights_count_the_compensation() -> None:
+    """A u8 source with a zero point needs its compensation (per output channel s32 sums)
+    after the packed weights: the packed bytes count them."""
+    q, _, weights, bias, params, *_ = _case("resnet_3x3_u8_zp")
+    kernel = QConv(q, weights, bias, params)
+    assert kernel.packed_bytes >= weights.nbytes + 4 * weights.shape[0]
+    assert kernel.packed_bytes == kernel.pd.md(b.dnnl_query_weights_md).size
+
+
+def test_what_onednn_refuses_is_named() -> None:
+    zero = np.zeros(4, np.int8)
+    assert qconv_refusal(np.uint8, np.int8, zero, 1, 1) is None
+    assert qconv_refusal(np.int8, np.int8, zero, 1, 1) is None
+    assert "weights have a zero point" in qconv_refusal(np.uint8, np.int8, zero + 1, 1, 1)
+    assert "per-channel zero point" in qconv_refusal(np.uint8, np.int8, zero, 4, 1)
+    assert "per-channel zero point" in qconv_refusal(np.uint8, np.int8, zero, 1, 4)
+    assert "take u8 or s8" in qconv_refusal(np.uint16, np.int8, zero, 1, 1)
+    assert "take s8" in qconv_refusal(np.uint8, np.uint8, zero, 1, 1)
