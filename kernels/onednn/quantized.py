@@ -40,6 +40,7 @@ from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
 from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import reorder_array
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
 
@@ -123,19 +124,6 @@ def pd_refusal(q: QConvParams) -> str | None:
     if pd.implementation.startswith("ref"):
         return f"oneDNN offers only {pd.implementation} for it"
     return None
-
-
-def reorder_array(array: np.ndarray, given: MemoryDesc, wanted: MemoryDesc) -> np.ndarray:
-    """`array` (bytes as `given` describes them) in `wanted`'s format and data type: a new
-    array of `wanted`'s bytes (f32 -> bf16 rounds to nearest even, f32 -> int8 saturates)."""
-    reorder = Compiled(p.reorder_pd(given, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
-    dtype = NUMPY_TYPES[wanted.data_type]
-    out = np.empty(wanted.size // dtype.itemsize, dtype=dtype)
-    reorder(
-        {b.DNNL_ARG_SRC: np.ascontiguousarray(array).reshape(-1), b.DNNL_ARG_DST: out},
-        np.empty(reorder.scratchpad_bytes, np.uint8),
-    )
-    return out
 
 
 @dataclass(frozen=True)

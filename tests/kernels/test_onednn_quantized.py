@@ -26,13 +26,18 @@ def integer_conv(
     x: np.ndarray, w: np.ndarray, x_zp: int, stride: int, pad: int, groups: int
 ) -> np.ndarray:
     """sum((x - x_zp) * w) over each window, exactly (int64), padding x - x_zp with 0."""
+    return window_conv(x.astype(np.int64) - x_zp, w.astype(np.int64), stride, pad, groups)
+
+
+def window_conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int, groups: int) -> np.ndarray:
+    """The convolution of NCHW `x` with OIHW `w` in their dtype, padding x with 0."""
     n, _, h, width = x.shape
     o, cg, kh, kw = w.shape
-    shifted = np.pad(x.astype(np.int64) - x_zp, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    shifted = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     oh, ow = (h + 2 * pad - kh) // stride + 1, (width + 2 * pad - kw) // stride + 1
     view = sliding_window_view(shifted, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
     cols = view[:, :, :oh, :ow].transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, -1, oh * ow)
-    weights = w.astype(np.int64).reshape(groups, o // groups, cg * kh * kw)
+    weights = w.reshape(groups, o // groups, cg * kh * kw)
     return np.matmul(weights, cols).reshape(n, o, oh, ow)
 
 
