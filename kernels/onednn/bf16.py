@@ -55,13 +55,19 @@ def from_bf16(bits: np.ndarray) -> np.ndarray:
 
 
 def bf16_conv_pd(
-    g: ConvGeometry, src: int = ANY, weights: int = ANY, dst: int = ANY, dst_type: int = b.dnnl_bf16
+    g: ConvGeometry,
+    src: int = ANY,
+    weights: int = ANY,
+    dst: int = ANY,
+    dst_type: int = b.dnnl_bf16,
+    data_type: int = b.dnnl_bf16,
 ) -> b.PrimitiveDesc:
-    """The bf16 convolution's primitive descriptor (an f32 bias; `dst_type` bf16 or f32)."""
+    """The bf16 convolution's primitive descriptor (an f32 bias; `dst_type` bf16 or f32);
+    with `data_type` f32 (and `dst_type`), the f32 one, for comparisons."""
     bias = MemoryDesc.with_tag((g.dst[1],), X) if g.bias else None
     return p.convolution_pd(
-        MemoryDesc.with_tag(g.src, src, b.dnnl_bf16),
-        MemoryDesc.with_tag(g.weights, weights, b.dnnl_bf16),
+        MemoryDesc.with_tag(g.src, src, data_type),
+        MemoryDesc.with_tag(g.weights, weights, data_type),
         bias,
         MemoryDesc.with_tag(g.dst, dst, dst_type),
         g.strides,
@@ -76,7 +82,8 @@ class Bf16Conv:
     """A bf16 convolution bound once: f32 weights (plain OIHW, or g, o, i, h, w) converted
     and packed once into the bf16 format oneDNN chose, the bias kept f32. `formats` are the
     tags to ask for (ANY: oneDNN's choice, `src_md`/`dst_md`); `__call__(x, out)` runs on
-    arrays of those bytes (bf16 as uint16)."""
+    arrays of those bytes (bf16 as uint16). With `data_type` f32 (and `dst_type` f32) it
+    is the f32 convolution on the formats oneDNN chooses for f32 (benchmarks compare)."""
 
     def __init__(
         self,
@@ -85,9 +92,10 @@ class Bf16Conv:
         bias: np.ndarray | None,
         formats: tuple[int, int, int] = (ANY, ANY, ANY),
         dst_type: int = b.dnnl_bf16,
+        data_type: int = b.dnnl_bf16,
     ):
-        self.g, self.dst_type = g, dst_type
-        self.pd = bf16_conv_pd(g, *formats, dst_type=dst_type)
+        self.g, self.dst_type, self.data_type = g, dst_type, data_type
+        self.pd = bf16_conv_pd(g, *formats, dst_type=dst_type, data_type=data_type)
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         args += (b.DNNL_ARG_BIAS,) if bias is not None else ()
         self.compiled = Compiled(self.pd, args)
