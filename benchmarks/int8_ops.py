@@ -4,7 +4,8 @@ milliseconds of a call of each, the speed-ups of bf16 and int8 over f32, and the
 ResNet-50's 53 convolutions (each shape times how often the network has it).
 
     python -m nnlayout.benchmarks.int8_ops [--repeats N] [--calls N] [--threads N]
-                                           [--s8] [--implementations] [--only TEXT]
+                                           [--statistic median|min] [--s8]
+                                           [--implementations] [--only TEXT]
 
 Each kernel runs as the compiler would feed it: activations already in the format its
 primitive chose (format_tag::any), weights packed once, its scratchpad allocated once.
@@ -12,9 +13,10 @@ f32: f32 source, weights, bias and result. bf16 (kernels/onednn/bf16.py): bf16 s
 weights and result, f32 bias. int8 (kernels/onednn/quantized.py): u8 source with a zero
 point (s8 with --s8), s8 weights with per-output-channel scales, u8 result with a zero
 point, prescaled f32 bias, i.e. QLinearConv as ORT's quantize_static makes it. The three
-run in turn within each repeat (the same machine load for all), and each timing is the mean
-of --calls back-to-back calls. Where the machine has no AVX512_BF16 the bf16 column says
-why it is missing. Run it as a fresh process; on a shared machine say it was busy.
+run in turn within each round (the same machine load for all), --calls calls each, every
+call timed alone; the figure is the median (--statistic min: the least) of those times.
+Where the machine has no AVX512_BF16 the bf16 column says why it is missing. Run it as a
+fresh process; on a shared machine say it was busy.
 """
 
 from __future__ import annotations
@@ -130,28 +132,37 @@ def _bound(conv: Bf16Conv | QConv, x: np.ndarray, out: np.ndarray) -> Callable[[
     return call
 
 
-def measure(calls: dict[str, Callable[[], None]], repeats: int, per: int) -> dict[str, float]:
-    """Median ms of a call of each, the kernels taking turns within each repeat."""
+def measure(
+    calls: dict[str, Callable[[], None]], repeats: int, per: int, statistic: str
+) -> dict[str, float]:
+    """The median (or least) ms of single calls of each: `repeats` rounds in which the
+    kernels take turns, each running `per` calls timed one by one. On a busy machine a call
+    is now and then preempted for a whole time slice; single calls keep such outliers out
+    of the others, and the median out of the figure."""
     for call in calls.values():
         call()
     times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeats):
         for name, call in calls.items():
-            start = time.perf_counter()
             for _ in range(per):
+                start = time.perf_counter()
                 call()
-            times[name].append((time.perf_counter() - start) / per * 1e3)
-    return {name: statistics.median(values) for name, values in times.items()}
+                times[name].append((time.perf_counter() - start) * 1e3)
+    pick = statistics.median if statistic == "median" else min
+    return {name: pick(values) for name, values in times.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__,
-        epilog="Columns: ms per call (median); bf16x and int8x = f32 ms / their ms.",
+        epilog="Columns: ms per call; bf16x and int8x = f32 ms / their ms.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--repeats", type=int, default=7, help="timings per kernel (median)")
-    parser.add_argument("--calls", type=int, default=5, help="calls averaged per timing")
+    parser.add_argument("--repeats", type=int, default=7, help="rounds of the kernels in turn")
+    parser.add_argument("--calls", type=int, default=5, help="calls timed per kernel per round")
+    parser.add_argument(
+        "--statistic", choices=("median", "min"), default="median", help="of the call times"
+    )
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads (default 1)")
     parser.add_argument("--s8", action="store_true", help="int8 with s8 activations, no zero point")
     parser.add_argument(
@@ -169,7 +180,7 @@ def main() -> None:
         found = kernels(shape, args.s8)
         calls = {k: v[0] for k, v in found.items() if not isinstance(v, str)}
         notes.update({k: v for k, v in found.items() if isinstance(v, str)})
-        ms = measure(calls, args.repeats, args.calls)
+        ms = measure(calls, args.repeats, args.calls, args.statistic)
         for name in totals:
             totals[name] += ms.get(name, float("nan")) * shape.count
         convolutions += shape.count
