@@ -81,6 +81,29 @@ class QConvParams:
         return Quantization(scales, zero_points)
 
 
+def clamp_post_ops(
+    y_scale: float, y_zero_point: int, low: int | None, high: int | None, dst_type: int
+) -> tuple[b.PostOp, ...]:
+    """The clip post-op that makes the quantized result lie in [low, high] (None: the
+    type's bound): oneDNN applies post-ops to the real value before it divides by y_scale,
+    so the bounds are (low - y_zp) * y_scale and (high - y_zp) * y_scale, which divided back
+    round to low - y_zp and high - y_zp exactly. A ReLU (low = y_zp, no high) is relu."""
+    if low is None and high is None:
+        return ()
+    info = np.iinfo(NUMPY_TYPES[dst_type])
+    if low == y_zero_point and high is None:
+        return (b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0),)
+    low = info.min if low is None else low
+    high = info.max if high is None else high
+    return (
+        b.PostOp.eltwise(
+            b.dnnl_eltwise_clip_v2,
+            float((low - y_zero_point) * np.float32(y_scale)),
+            float((high - y_zero_point) * np.float32(y_scale)),
+        ),
+    )
+
+
 def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY) -> b.PrimitiveDesc:
     """The int8 convolution's primitive descriptor with the given format tags (ANY: oneDNN's
     choice, which is nhwc data and a VNNI/AMX weight blocking on avx512_core_vnni)."""
@@ -163,15 +186,25 @@ class QConv:
         if bias is not None:
             args += (b.DNNL_ARG_BIAS,)
         self.compiled = Compiled(self.pd, args, runtime=runtime)
+        self.params = params
+        self.arrays = dict(values)
+        self.pack(weights, bias)
+        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
+
+    def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
+        """Packs s8 `weights` (plain: o, i, h, w or g, o, i, h, w) into the primitive's
+        format, compensation included (`packed_bytes`), and prescales the i32 `bias` to f32
+        (bias * x_scale * w_scale[oc], as oneDNN adds it after scaling)."""
+        g = self.q.geometry
         tag = GOIHW if len(g.weights) == 5 else NCHW
         given = MemoryDesc.with_tag(g.weights, tag, b.dnnl_s8)
         packed = reorder_array(weights, given, self.pd.md(b.dnnl_query_weights_md))
         self.packed_bytes = packed.nbytes
-        self.arrays = {b.DNNL_ARG_WEIGHTS: packed, **values}
+        self.arrays[b.DNNL_ARG_WEIGHTS] = packed
         if bias is not None:
+            params = self.params
             scale = np.float32(params.x_scale) * np.asarray(params.w_scale, np.float32)
             self.arrays[b.DNNL_ARG_BIAS] = (bias.astype(np.float32) * scale).astype(np.float32)
-        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
 
     def _runtime(self, params: QuantParams) -> tuple[dict[int, MemoryDesc], dict[int, np.ndarray]]:
         """The descriptors and arrays of the scales and zero points `q` takes at execution."""

@@ -6,6 +6,8 @@ those, and only those, may differ, by one step."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
@@ -16,6 +18,7 @@ from nnlayout.kernels.onednn.quantized import (
     QConv,
     QConvParams,
     QuantParams,
+    clamp_post_ops,
     qconv_refusal,
 )
 
@@ -160,3 +163,19 @@ def test_what_onednn_refuses_is_named() -> None:
     assert "per-channel zero point" in qconv_refusal(np.uint8, np.int8, zero, 1, 4)
     assert "take u8 or s8" in qconv_refusal(np.uint16, np.int8, zero, 1, 1)
     assert "take s8" in qconv_refusal(np.uint8, np.uint8, zero, 1, 1)
+
+
+@pytest.mark.parametrize("clamp", [(0, None), (-10, 50), (None, 20)])
+def test_a_clamp_is_a_post_op(clamp: tuple[int | None, int | None]) -> None:
+    """nn.qconv2d's clamp_min/clamp_max (a fused Relu: clamp_min = y_zp; a Clip) as a clip
+    post-op on the real value: the result is the unclamped one clamped, exactly."""
+    q, x, weights, bias, params, stride, pad, groups = _case("resnet_3x3_u8_zp")
+    low, high = (None if c is None else params.y_zero_point + c for c in clamp)
+    post_ops = clamp_post_ops(params.y_scale, params.y_zero_point, low, high, q.dst_type)
+    clamped = replace(q, geometry=replace(q.geometry, post_ops=post_ops))
+    got = QConv(clamped, weights, bias, params).run_plain(x)
+    acc = integer_conv(x, weights, params.x_zero_point, stride, pad, groups)
+    want, _ = requantized(acc + bias.reshape(1, -1, 1, 1), params, np.uint8)
+    want = np.clip(want, 0 if low is None else low, 255 if high is None else high)
+    assert np.abs(got.astype(int) - want).max() <= 1 and np.mean(got != want) < 1e-3
+    assert got.min() == (want.min()) and got.max() == want.max()
