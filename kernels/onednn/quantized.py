@@ -163,7 +163,8 @@ class QuantParams:
 
 class QConv:
     """An int8 convolution bound once: weights packed into oneDNN's format (compensation
-    included), the bias prescaled to f32, scales and zero points in memories of their own.
+    included), the bias prescaled to f32, scales and zero points in memories of their own
+    (weights given as None: packed by a later `pack`).
     `formats` are the source, weights and destination tags to ask for (ANY: oneDNN's
     choice; `src_md`/`dst_md` say what it chose). `__call__(x, out)` runs on arrays of the
     source's and destination's bytes in those formats."""
@@ -171,7 +172,7 @@ class QConv:
     def __init__(
         self,
         q: QConvParams,
-        weights: np.ndarray,
+        weights: np.ndarray | None,
         bias: np.ndarray | None,
         params: QuantParams,
         formats: tuple[int, int, int] = (ANY, ANY, ANY),
@@ -188,7 +189,9 @@ class QConv:
         self.compiled = Compiled(self.pd, args, runtime=runtime)
         self.params = params
         self.arrays = dict(values)
-        self.pack(weights, bias)
+        self.packed_bytes = self.pd.md(b.dnnl_query_weights_md).size
+        if weights is not None:
+            self.pack(weights, bias)
         self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
 
     def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:

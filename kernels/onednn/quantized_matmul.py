@@ -103,14 +103,15 @@ def qmatmul_pd(q: QMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
 
 
 class QMatmul:
-    """An int8 product bound once: b packed (its zero point given at execution), the bias
-    prescaled to f32, scales and zero points in memories of their own. `__call__(a, out)`
+    """An int8 product bound once: b packed (its zero point given at execution; None: by a
+    later `pack`), the bias prescaled to f32, scales and zero points in memories of their
+    own. `__call__(a, out)`
     runs on plain row-major arrays."""
 
     def __init__(
         self,
         q: QMatmulParams,
-        weights: np.ndarray,
+        weights: np.ndarray | None,
         bias: np.ndarray | None,
         params: QuantParams,
         w_zero_point: int = 0,
@@ -125,14 +126,25 @@ class QMatmul:
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         args += (b.DNNL_ARG_BIAS,) if bias is not None else ()
         self.compiled = Compiled(self.pd, args, runtime=runtime)
+        self.params = params
+        self.arrays = dict(values)
+        self.packed_bytes = self.pd.md(b.dnnl_query_weights_md).size
+        if weights is not None:
+            self.pack(weights, bias)
+        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
+
+    def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
+        """Packs s8 `weights` (K, N) into the primitive's format and prescales the i32
+        `bias` to f32 (bias * a_scale * b_scale[n])."""
+        q = self.q
         given = MemoryDesc.with_strides(q.weights, row_major_strides(q.weights), b.dnnl_s8)
-        packed = reorder_array(weights, given, self.pd.md(b.dnnl_query_weights_md))
-        self.packed_bytes = packed.nbytes
-        self.arrays = {b.DNNL_ARG_WEIGHTS: packed, **values}
+        self.arrays[b.DNNL_ARG_WEIGHTS] = reorder_array(
+            weights, given, self.pd.md(b.dnnl_query_weights_md)
+        )
         if bias is not None:
+            params = self.params
             scale = np.float32(params.x_scale) * np.asarray(params.w_scale, np.float32)
             self.arrays[b.DNNL_ARG_BIAS] = (bias.astype(np.float32) * scale).astype(np.float32)
-        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
 
     def _values(self, params: QuantParams, w_zero_point: int) -> dict[int, np.ndarray]:
         scales: dict[int, Sequence[float]] = {
