@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnlayout.kernels.onednn import binding as b
-from nnlayout.kernels.onednn.attributes import Quantization, apply
+from nnlayout.kernels.onednn.attributes import Quantization, apply, float_math
 from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
 
 # Below both, a primitive runs on one thread (a few microseconds of work or less, measured by
@@ -112,7 +112,7 @@ def convolution_pd(
         elements=_elements(src, dst),
         macs=math.prod(dst.shape) * math.prod(weights.shape[-3:]),
         post_ops=post_ops,
-        quantization=quantization,
+        quantization=quantization or float_math(),
     )
 
 
@@ -143,6 +143,7 @@ def deconvolution_pd(
         b.dims(padding_r),
         elements=_elements(src, dst),
         macs=math.prod(src.shape) * math.prod(weights.shape[-4:]) // weights.shape[-3],
+        quantization=float_math(),
     )
 
 
@@ -233,7 +234,7 @@ def matmul_pd(
         elements=_elements(src, dst),
         macs=math.prod(dst.shape) * src.shape[-1],
         post_ops=post_ops,
-        quantization=quantization,
+        quantization=quantization or float_math(),
     )
 
 
@@ -252,6 +253,7 @@ def inner_product_pd(
         dst.handle,
         elements=_elements(src, dst),
         macs=math.prod(dst.shape) * src.shape[-1],
+        quantization=float_math(),
     )
 
 
