@@ -8,6 +8,21 @@ also has a builder that derives its result type from its operands.
 Shapes are logical (NCHW activations, OIHW weights, as in ONNX). A tensor may carry a
 `#layout.layout<...>` or `#layout.storage<...>` encoding; it changes how the value is stored,
 never its logical shape, so the shape rules ignore it.
+
+Element types. Float ops compute on f16, f32 or f64 and refuse integer data. Quantized
+tensors are tensors of builtin integer types: `ui8` or `i8` (read as signed, ONNX's int8) for
+activations and weights, `i32` for biases. Scale and zero point are not part of the type:
+they are properties of the ops that give quantized values their meaning (`nn.quantize`,
+`nn.dequantize` and the q-ops of `quantized.py`: `x_scale`, `x_zero_point`, ...), as in ONNX's
+QOperator form. Why: both ONNX forms map directly (QDQ to quantize/dequantize around float
+ops, QOperator to q-ops), float ops and every pass that only moves data stay untouched (no
+quantized element type to thread through shape rules, layouts and buffers), and a kernel
+finds every quantization parameter on the one op it runs, which is how oneDNN takes them
+(attributes of its primitive). Ops that only move or select elements (`nn.max_pool2d`,
+reshape/flatten, transpose, slice, pad, concat, nearest resize, channel shuffle, expand,
+`nn.constant`) take ui8/i8 data directly and are exact on it: their result has the input's
+parameters. Mixed element types no op defines (nn.add of ui8 and f32, a qconv2d of an f32
+input) are refused by the verifiers.
 """
 
 from __future__ import annotations
@@ -31,15 +46,20 @@ from nnlayout.dialects.nn.activations import (
     SwishOp,
 )
 from nnlayout.dialects.nn.base import (
+    INTEGER_TYPES,
+    QUANTIZED_TYPES,
     NNOp,
     Shape,
     Value,
     broadcast_shapes,
     i64_array,
+    integer_range,
     ints,
+    is_float_type,
     normalize_axis,
     shape_of,
     tensor_type,
+    ui8,
     with_shape,
 )
 from nnlayout.dialects.nn.constant import ConstantOp
@@ -70,6 +90,19 @@ from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, Mat
 from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
+from nnlayout.dialects.nn.quantized import (
+    DequantizeOp,
+    QAddOp,
+    QBinaryOp,
+    QConcatOp,
+    QConv2dOp,
+    QGlobalAvgPoolOp,
+    QMatmulOp,
+    QMulOp,
+    QParams,
+    QuantizedOp,
+    QuantizeOp,
+)
 from nnlayout.dialects.nn.reduction import REDUCE_KINDS, LayerNormOp, LrnOp, ReduceOp, reduce_shape
 from nnlayout.dialects.nn.shape_rules import (
     concat_shape,
@@ -138,6 +171,14 @@ NN = Dialect(
         ChannelShuffleOp,
         ExpandOp,
         ConstantOp,
+        QuantizeOp,
+        DequantizeOp,
+        QConv2dOp,
+        QMatmulOp,
+        QAddOp,
+        QMulOp,
+        QGlobalAvgPoolOp,
+        QConcatOp,
         ComputeOp,
         YieldOp,
     ],
@@ -158,6 +199,7 @@ __all__ = [
     "ConstantOp",
     "Conv2dOp",
     "ConvTranspose2dOp",
+    "DequantizeOp",
     "DivOp",
     "EluOp",
     "ErfOp",
@@ -182,9 +224,11 @@ __all__ = [
     "MinOp",
     "MulOp",
     "NN",
+    "INTEGER_TYPES",
     "NNOp",
     "NegOp",
     "PadOp",
+    "QUANTIZED_TYPES",
     "PReluOp",
     "Pool2dOp",
     "REDUCE_KINDS",
@@ -193,6 +237,16 @@ __all__ = [
     "ReshapeOp",
     "ResizeOp",
     "PowOp",
+    "QAddOp",
+    "QBinaryOp",
+    "QConcatOp",
+    "QConv2dOp",
+    "QGlobalAvgPoolOp",
+    "QMatmulOp",
+    "QMulOp",
+    "QParams",
+    "QuantizeOp",
+    "QuantizedOp",
     "ReciprocalOp",
     "ReluOp",
     "ReshapeOp",
@@ -225,7 +279,9 @@ __all__ = [
     "flatten_shape",
     "gemm_shape",
     "i64_array",
+    "integer_range",
     "ints",
+    "is_float_type",
     "matmul_shape",
     "normalize_axis",
     "pool2d_shape",
@@ -234,5 +290,6 @@ __all__ = [
     "tensor_type",
     "transpose_shape",
     "verify_clip_bounds",
+    "ui8",
     "with_shape",
 ]

@@ -1,16 +1,27 @@
-"""Helpers every `nn` op uses and the base class `NNOp`: static float tensors, a result type
-equal to the op's shape rule."""
+"""Helpers every `nn` op uses and the base class `NNOp`: static tensors of one element type, a
+result type equal to the op's shape rule.
+
+Element types: floats (f16, f32, f64) for every op; the integer types of quantized data
+(`ui8`, `i8` read as signed, `i32` for biases) only for the ops that define them: the
+type-agnostic ones (movement, max pooling, constants: `ELEMENTS = "any"`) and the quantized
+ops of `quantized.py`. See the `nn` dialect's docstring for why scales and zero points are not
+part of the type."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float16Type,
     Float32Type,
     Float64Type,
+    IntegerType,
+    Signedness,
     TensorType,
+    i8,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -24,6 +35,26 @@ from nnlayout.dialects.layout import verify_encoding
 
 Shape = tuple[int, ...]
 Value = SSAValue | Operation
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+#: Integer element types nn values may have: quantized activations and weights (ui8, i8 read
+#: as signed, as ONNX's int8) and biases (i32).
+INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
+#: The element types of quantized activations and weights.
+QUANTIZED_TYPES: tuple[IntegerType, ...] = (ui8, i8)
+
+
+def is_float_type(element_type: Attribute) -> bool:
+    return isinstance(element_type, Float16Type | Float32Type | Float64Type)
+
+
+def integer_range(element_type: Attribute) -> tuple[int, int]:
+    """The smallest and largest value of an integer element type (signless read as signed)."""
+    assert isinstance(element_type, IntegerType)
+    width = element_type.width.data
+    if element_type.signedness.data == Signedness.UNSIGNED:
+        return 0, (1 << width) - 1
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
 
 
 # --------------------------------------------------------------------------- helpers
@@ -137,7 +168,9 @@ _CHECKED_TYPES: set[Attribute] = set()  # types that passed _check_type (a big m
 
 
 def _check_type(value_type: Attribute, what: str) -> None:
-    """A static, non-empty float tensor with one of our encodings; `what` names the value."""
+    """A static, non-empty tensor of a float or quantized integer element type (f16, f32, f64,
+    ui8, i8, i32) with one of our encodings; `what` names the value. Which of these an op
+    takes is its own verifier's business (`NNOp.ELEMENTS`, the quantized ops)."""
     if value_type in _CHECKED_TYPES:
         return
     if not isinstance(value_type, TensorType):
@@ -152,10 +185,15 @@ def _check_type(value_type: Attribute, what: str) -> None:
             f"{what} has a zero-size dimension ({value_type}); empty tensors are not supported"
         )
     verify_encoding(value_type, what)
-    if not isinstance(value_type.element_type, Float16Type | Float32Type | Float64Type):
+    element_type = value_type.element_type
+    if not is_float_type(element_type) and element_type not in INTEGER_TYPES:
         # What the kernels and the runtime hold (bf16 compiled, then no tool could run it).
+        hint = ""
+        if element_type == IntegerType(8, Signedness.SIGNED):
+            hint = " (write signed 8-bit data as i8, read as signed like ONNX's int8)"
         raise VerifyException(
-            f"{what} has element type {value_type.element_type}; nn ops compute on f16, f32 or f64"
+            f"{what} has element type {element_type}; nn ops compute on f16, f32 or f64 and "
+            f"hold quantized data as ui8 or i8 (i32 for biases){hint}"
         )
     if len(_CHECKED_TYPES) > 4096:
         _CHECKED_TYPES.clear()
@@ -163,19 +201,25 @@ def _check_type(value_type: Attribute, what: str) -> None:
 
 
 class NNOp(IRDLOperation):
-    """Common verification: static positive shapes, known encodings, one float element type,
-    and a result type equal to the op's shape rule."""
+    """Common verification: static positive shapes, known encodings, one element type for all
+    operands and results, and a result type equal to the op's shape rule.
+
+    `ELEMENTS` says which element types the op defines: "float" (the default: arithmetic on
+    ui8 data would ignore its scale and zero point, so it is refused) or "any" (ops that move
+    or select elements without computing on them, exact on quantized data). The quantized ops
+    override `verify_element_types`."""
+
+    ELEMENTS: ClassVar[str] = "float"
 
     def result_shape(self) -> Shape:
         """The logical result shape the op's shape rule gives for its operands."""
         raise NotImplementedError
 
-    def verify_(self) -> None:
-        verify_kernel_fits(self)
+    def verify_element_types(self) -> None:
+        """One element type for every operand and result, a float unless `ELEMENTS` is "any"."""
         element_type: Attribute | None = None
         for kind, values in (("operand", self.operands), ("result", self.results)):
             for index, value in enumerate(values):
-                _check_type(value.type, f"{self.name}: {kind} {index}")
                 value_element = tensor_type(value).element_type
                 if element_type is None:
                     element_type = value_element
@@ -184,6 +228,21 @@ class NNOp(IRDLOperation):
                         f"{self.name}: {kind} {index} has element type "
                         f"{value_element}, expected {element_type} like operand 0"
                     )
+        float_only = self.ELEMENTS == "float" and element_type is not None
+        if float_only and not is_float_type(element_type):
+            raise VerifyException(
+                f"{self.name}: computes on floats (f16, f32, f64), got {element_type} "
+                "data; quantized data needs nn.dequantize first or a quantized op "
+                "(nn.qconv2d, nn.qmatmul, nn.qadd, nn.qmul, nn.qglobal_avg_pool, "
+                "nn.qconcat)"
+            )
+
+    def verify_(self) -> None:
+        verify_kernel_fits(self)
+        for kind, values in (("operand", self.operands), ("result", self.results)):
+            for index, value in enumerate(values):
+                _check_type(value.type, f"{self.name}: {kind} {index}")
+        self.verify_element_types()
         expected = self.result_shape()
         actual = shape_of(self.results[0])
         if tuple(actual) != tuple(expected):

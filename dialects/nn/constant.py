@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
     AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     f32,
+    i8,
+    i32,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
@@ -25,7 +29,10 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from nnlayout.dialects.nn.base import NNOp, Shape, shape_of, tensor_type
+from nnlayout.dialects.nn.base import NNOp, Shape, shape_of, tensor_type, ui8
+
+_INTEGER_DTYPES: dict[Attribute, str] = {ui8: "u1", i8: "i1", i32: "<i4"}
+_INTEGER_ELEMENT_TYPES: dict[str, Attribute] = {"uint8": ui8, "int8": i8, "int32": i32}
 
 
 @irdl_op_definition
@@ -42,6 +49,8 @@ class ConstantOp(NNOp):
         An external constant names an array in the weights file that the enclosing module's
         `nn.weights` attribute points to (see `nnlayout.dialects.weights`).
     """
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
 
     name = "nn.constant"
     value = opt_prop_def(DenseIntOrFPElementsAttr)
@@ -65,9 +74,12 @@ class ConstantOp(NNOp):
 
     @staticmethod
     def from_array(array: np.ndarray) -> ConstantOp:
-        """An inline f32 constant holding `array`."""
-        data = np.array(array, dtype="<f4", order="C")  # a 0-d array stays 0-d
-        result_type = TensorType(f32, data.shape)
+        """An inline constant holding `array`: ui8, i8 or i32 for an array of uint8, int8 or
+        int32 (quantized data, biases), f32 for any other."""
+        element_type: Attribute = _INTEGER_ELEMENT_TYPES.get(np.asarray(array).dtype.name, f32)
+        dtype = "<f4" if element_type == f32 else np.asarray(array).dtype.newbyteorder("<")
+        data = np.array(array, dtype=dtype, order="C")  # a 0-d array stays 0-d
+        result_type = TensorType(element_type, data.shape)
         return ConstantOp(
             result_type, value=DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes()))
         )
@@ -77,8 +89,11 @@ class ConstantOp(NNOp):
         assert self.value is not None
         result_type = tensor_type(self.output)
         element_type = result_type.element_type
-        assert isinstance(element_type, AnyFloat)
-        dtype = np.dtype(f"<f{element_type.bitwidth // 8}")
+        if isinstance(element_type, IntegerType):
+            dtype = np.dtype(_INTEGER_DTYPES[element_type])
+        else:
+            assert isinstance(element_type, AnyFloat)
+            dtype = np.dtype(f"<f{element_type.bitwidth // 8}")
         flat = np.frombuffer(self.value.data.data, dtype=dtype)
         shape = result_type.get_shape()
         if flat.size == 1 and math.prod(shape) != 1:

@@ -47,8 +47,11 @@ from nnlayout.dialects.nn.base import (
     _require_rank,
     broadcast_shapes,
     i64_array,
+    integer_range,
     ints,
+    is_float_type,
     shape_of,
+    tensor_type,
     with_shape,
 )
 
@@ -139,6 +142,8 @@ class SliceOp(NNOp):
     ...], with sizes[d] elements along axis d (ONNX Slice, Split's parts, Gather of one
     index); steps may be negative."""
 
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+
     name = "nn.slice"
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -192,6 +197,8 @@ class PadOp(NNOp):
     """ONNX Pad: `pads` elements before and after each axis, filled with `value` (constant),
     the mirror image without the edge (reflect) or copies of the edge (edge)."""
 
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+
     name = "nn.pad"
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -221,6 +228,18 @@ class PadOp(NNOp):
     def result_shape(self) -> Shape:
         return pad_shape(shape_of(self.input), ints(self.pads), self.mode.data)
 
+    def verify_(self) -> None:
+        super().verify_()
+        element_type = tensor_type(self.input).element_type
+        value = self.value.value.data
+        if not is_float_type(element_type) and self.mode.data == "constant":
+            low, high = integer_range(element_type)
+            if not (value == int(value) and low <= value <= high):
+                raise VerifyException(
+                    f"nn.pad: value {value} is not a {element_type} number ({low} to {high}); "
+                    "a quantized tensor's pad value is an integer, its zero point for a 0"
+                )
+
 
 @irdl_op_definition
 class ResizeOp(NNOp):
@@ -228,6 +247,8 @@ class ResizeOp(NNOp):
     or linear, `coordinates` (ONNX's coordinate_transformation_mode) mapping each output
     index to an input coordinate with `scales` (the scale per spatial axis ONNX's formulas
     use), `nearest` (ONNX's nearest_mode) rounding it in nearest mode."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
 
     name = "nn.resize"
     input = operand_def(TensorType)
@@ -278,6 +299,12 @@ class ResizeOp(NNOp):
                 raise VerifyException(
                     f"nn.resize: {name} must be one of {', '.join(allowed)}, got {value}"
                 )
+        element_type = tensor_type(self.input).element_type
+        if not is_float_type(element_type) and self.mode.data != "nearest":
+            raise VerifyException(
+                f"nn.resize: {self.mode.data} mode interpolates, which {element_type} data "
+                "cannot do exactly; resize quantized data in nearest mode or dequantize first"
+            )
         return resize_check(shape_of(self.input), shape_of(self.output), self.scale_values)
 
 
@@ -285,6 +312,8 @@ class ResizeOp(NNOp):
 class ChannelShuffleOp(NNOp):
     """ShuffleNet's channel shuffle: the C channels seen as a [groups, C / groups] matrix,
     transposed; result channel j * groups + i is input channel i * (C / groups) + j."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
 
     name = "nn.channel_shuffle"
     T: ClassVar = VarConstraint("T", base(TensorType))
@@ -310,6 +339,8 @@ class ChannelShuffleOp(NNOp):
 class ExpandOp(NNOp):
     """ONNX Expand: the input broadcast (numpy's rules) to the result's shape, which must be
     the broadcast of the input's shape and itself."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
 
     name = "nn.expand"
     input = operand_def(TensorType)

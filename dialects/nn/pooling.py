@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -80,6 +81,8 @@ class Pool2dOp(NNOp):
 @irdl_op_definition
 class MaxPool2dOp(Pool2dOp):
     """Max pooling; padded positions never win (they count as -inf)."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
 
     name = "nn.max_pool2d"
     assembly_format = (

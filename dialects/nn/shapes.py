@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -40,6 +41,8 @@ from nnlayout.dialects.nn.shape_rules import concat_shape, flatten_shape, transp
 class ConcatOp(NNOp):
     """The inputs joined along `axis`; the other dimensions agree (ONNX Concat)."""
 
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+
     name = "nn.concat"
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
@@ -67,6 +70,8 @@ class ConcatOp(NNOp):
 class FlattenOp(NNOp):
     """[d0..dk-1, dk..dn] -> [prod(d0..dk-1), prod(dk..dn)] for axis k (ONNX Flatten)."""
 
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+
     name = "nn.flatten"
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -89,6 +94,8 @@ class FlattenOp(NNOp):
 @irdl_op_definition
 class ReshapeOp(NNOp):
     """Row-major reshape to the static result type (element count preserved)."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
 
     name = "nn.reshape"
     input = operand_def(TensorType)
@@ -113,6 +120,8 @@ class ReshapeOp(NNOp):
 @irdl_op_definition
 class TransposeOp(NNOp):
     """Permutes axes: result dim i is input dim perm[i]."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
 
     name = "nn.transpose"
     input = operand_def(TensorType)

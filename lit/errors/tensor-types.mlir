@@ -56,12 +56,12 @@ func.func @f(%x: tensor<9223372036854775807x2xf32>) -> tensor<922337203685477580
 // -----
 
 // integer-elements
-func.func @f(%x: tensor<2xi32>) -> tensor<2xi32> {
-  // expected-error @+1 {{nn.neg: operand 0 has element type i32; nn ops compute on f16, f32 or f64}}
-  %0 = nn.neg %x : tensor<2xi32>
-  func.return %0 : tensor<2xi32>
+func.func @f(%x: tensor<2xi16>) -> tensor<2xi16> {
+  // expected-error @+1 {{nn.neg: operand 0 has element type i16; nn ops compute on f16, f32 or f64}}
+  %0 = nn.neg %x : tensor<2xi16>
+  func.return %0 : tensor<2xi16>
 }
-// CHECK: [[FILE]]:61:3: error: nn.neg: operand 0 has element type i32; nn ops compute on f16, f32 or f64
+// CHECK: [[FILE]]:61:3: error: nn.neg: operand 0 has element type i16; nn ops compute on f16, f32 or f64
 
 // -----
 

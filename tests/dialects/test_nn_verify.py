@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     f16,
     f32,
-    i32,
+    i16,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -269,9 +269,9 @@ def test_verifier_checks_types() -> None:
     assert "nn.add: operand 1 has element type f16, expected f32 like operand 0" in verify_message(
         mixed
     )
-    integer = nn.NegOp.create(operands=[v(2, element=i32)], result_types=[TensorType(i32, (2,))])
+    integer = nn.NegOp.create(operands=[v(2, element=i16)], result_types=[TensorType(i16, (2,))])
     assert (
-        "nn.neg: operand 0 has element type i32; nn ops compute on f16, f32 or f64"
+        "nn.neg: operand 0 has element type i16; nn ops compute on f16, f32 or f64"
         in verify_message(integer)
     )
     dynamic = nn.ReluOp.create(operands=[v(-1, 2)], result_types=[TensorType(f32, (-1, 2))])

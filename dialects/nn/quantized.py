@@ -1,0 +1,638 @@
+"""Quantized ops: `nn.quantize`, `nn.dequantize` and the QOperator ops `nn.qconv2d`,
+`nn.qmatmul`, `nn.qadd`, `nn.qmul`, `nn.qglobal_avg_pool`, `nn.qconcat` (ONNX's QuantizeLinear,
+DequantizeLinear, QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd, QLinearMul,
+QLinearGlobalAveragePool, QLinearConcat).
+
+A quantized value is a tensor of `ui8` or `i8` (`i32` for biases); real = (q - zero_point) *
+scale. Scale and zero point are properties of the op that reads or writes the value, named as
+ONNX names its inputs (`x_scale`, `x_zero_point`, `w_...`, `y_...`): an f32 dense attribute
+holding a scalar (`dense<0.02> : tensor<f32>`, per tensor) or a 1-D array (per axis: the
+output channels of a convolution's weight, the columns of a matmul's right operand, `axis` of
+a quantize/dequantize), and a dense attribute of the value's element type holding as many zero
+points. They print in the attribute dictionary:
+
+    %q = nn.quantize %x {y_scale = dense<0.02> : tensor<f32>,
+                         y_zero_point = dense<128> : tensor<ui8>}
+        : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xui8>
+    %y = nn.qconv2d %q, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1
+        {x_scale = ..., x_zero_point = ..., w_scale = dense<[...]> : tensor<16xf32>,
+         w_zero_point = dense<0> : tensor<16xi8>, y_scale = ..., y_zero_point = ...}
+        : (tensor<1x8x4x4xui8>, tensor<16x8x3x3xi8>, tensor<16xi32>) -> tensor<1x16x4x4xui8>
+
+Semantics, exactly ONNX's: quantize is saturate(round_half_to_even(x / scale) + zero_point);
+the q-ops accumulate (q - zero_point) products in i32 (a bias in i32 with scale x_scale *
+w_scale and zero point 0), multiply by x_scale * w_scale / y_scale in f32 and quantize that
+with y's zero point. `clamp_min`/`clamp_max` (qconv2d, qmatmul) bound the quantized output:
+a fused Relu is clamp_min = y_zero_point, a fused Clip(lo, hi) clamps to [quantize(lo),
+quantize(hi)]; both are exact because quantization is monotonic.
+
+`QParams` reads and builds one value's parameters (`op.qparams("x")`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.nn.base import (
+    QUANTIZED_TYPES,
+    NNOp,
+    Shape,
+    Value,
+    broadcast_shapes,
+    i64_array,
+    integer_range,
+    ints,
+    normalize_axis,
+    shape_of,
+    tensor_type,
+    ui8,
+)
+from nnlayout.dialects.nn.shape_rules import concat_shape, conv2d_shape, matmul_shape
+
+_DENSE = DenseIntOrFPElementsAttr
+_NUMPY_DTYPES: dict[Attribute, str] = {ui8: "uint8", IntegerType(8): "int8", i32: "int32"}
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype of a quantized (ui8, i8) or bias (i32) element type."""
+    return np.dtype(_NUMPY_DTYPES[element_type])
+
+
+@dataclass(frozen=True, eq=False)
+class QParams:
+    """The quantization parameters of one value: `scale` (f32, shape () per tensor or (n,) per
+    axis), `zero_point` (int64 values of `element_type`, the shape of `scale`) and, per axis,
+    the `axis` they run along (None per tensor)."""
+
+    scale: np.ndarray
+    zero_point: np.ndarray
+    element_type: Attribute
+    axis: int | None = None
+
+    @staticmethod
+    def make(
+        scale: float | Sequence[float] | np.ndarray,
+        zero_point: int | Sequence[int] | np.ndarray,
+        element_type: Attribute = ui8,
+        axis: int | None = None,
+    ) -> QParams:
+        scales = np.asarray(scale, dtype=np.float32)
+        zero_points = np.broadcast_to(np.asarray(zero_point, dtype=np.int64), scales.shape)
+        return QParams(scales, zero_points.copy(), element_type, axis)
+
+    @property
+    def per_axis(self) -> bool:
+        return self.scale.ndim == 1
+
+    def same_as(self, other: QParams) -> bool:
+        """The same parameters: equal scales, zero points, type and axis."""
+        return (
+            self.element_type == other.element_type
+            and self.axis == other.axis
+            and self.scale.shape == other.scale.shape
+            and bool(np.array_equal(self.scale, other.scale))
+            and bool(np.array_equal(self.zero_point, other.zero_point))
+        )
+
+    def properties(self, prefix: str) -> dict[str, Attribute]:
+        """`{prefix}_scale` and `{prefix}_zero_point` as dense attributes."""
+        shape = self.scale.shape
+        return {
+            f"{prefix}_scale": _DENSE.from_list(
+                TensorType(f32, shape), [float(v) for v in self.scale.reshape(-1)]
+            ),
+            f"{prefix}_zero_point": _DENSE.from_list(
+                TensorType(self.element_type, shape), [int(v) for v in self.zero_point.reshape(-1)]
+            ),
+        }
+
+
+def _read_params(op: NNOp, prefix: str, axis: int | None = None) -> QParams:
+    scale = op.properties[f"{prefix}_scale"]
+    zero_point = op.properties[f"{prefix}_zero_point"]
+    assert isinstance(scale, _DENSE) and isinstance(zero_point, _DENSE)
+    shape = tuple(scale.type.get_shape())
+    return QParams(
+        np.asarray(scale.get_values(), dtype=np.float32).reshape(shape),
+        np.asarray(zero_point.get_values(), dtype=np.int64).reshape(shape),
+        zero_point.type.get_element_type(),
+        axis if shape else None,
+    )
+
+
+def _verify_params(
+    op: NNOp, prefix: str, element_type: Attribute, length: int | None = None
+) -> None:
+    """`{prefix}_scale` is an f32 scalar (or, with `length`, may be a 1-D array of `length`),
+    positive and finite; `{prefix}_zero_point` has its shape and `element_type`."""
+    name = op.name
+    scale = op.properties.get(f"{prefix}_scale")
+    zero_point = op.properties.get(f"{prefix}_zero_point")
+    for what, attr in (("scale", scale), ("zero_point", zero_point)):
+        if not isinstance(attr, _DENSE):
+            raise VerifyException(f"{name}: needs {prefix}_{what} as a dense<...> attribute")
+    assert isinstance(scale, _DENSE) and isinstance(zero_point, _DENSE)
+    shape = tuple(scale.type.get_shape())
+    allowed = "a scalar" if length is None else f"a scalar or {length} values"
+    if scale.type.get_element_type() != f32 or shape not in ((), (length,) if length else ()):
+        raise VerifyException(f"{name}: {prefix}_scale must be {allowed} of f32, got {scale.type}")
+    values = np.asarray(scale.get_values(), dtype=np.float64)
+    if not (np.all(np.isfinite(values)) and np.all(values > 0)):
+        raise VerifyException(
+            f"{name}: {prefix}_scale must be positive and finite, got {values.tolist()}"
+        )
+    zp_type = zero_point.type
+    if zp_type.get_element_type() != element_type or tuple(zp_type.get_shape()) != shape:
+        raise VerifyException(
+            f"{name}: {prefix}_zero_point must have type {TensorType(element_type, shape)} "
+            f"like {prefix}'s element type and {prefix}_scale's shape, got {zp_type}"
+        )
+
+
+def _quantized_type(op: NNOp, what: str, value: Value, allowed: Sequence[Attribute]) -> Attribute:
+    element_type = tensor_type(value).element_type
+    if element_type not in allowed:
+        names = " or ".join(str(t) for t in allowed)
+        raise VerifyException(f"{op.name}: {what} must be {names}, got {element_type}")
+    return element_type
+
+
+def _verify_clamp(op: NNOp, element_type: Attribute) -> None:
+    low, high = integer_range(element_type)
+    bounds = []
+    for what in ("clamp_min", "clamp_max"):
+        attr = op.properties.get(what)
+        if isinstance(attr, IntegerAttr):
+            value = attr.value.data
+            if not low <= value <= high:
+                raise VerifyException(
+                    f"{op.name}: {what} {value} is outside {element_type}'s range {low}..{high}"
+                )
+            bounds.append(value)
+    if len(bounds) == 2 and bounds[0] > bounds[1]:
+        raise VerifyException(f"{op.name}: clamp_min {bounds[0]} > clamp_max {bounds[1]}")
+
+
+def _clamp_properties(clamp: tuple[int | None, int | None]) -> dict[str, Attribute]:
+    return {
+        name: IntegerAttr(value, i64)
+        for name, value in zip(("clamp_min", "clamp_max"), clamp, strict=True)
+        if value is not None
+    }
+
+
+class QuantizedOp(NNOp):
+    """A quantized op: operands and results of the types its `verify_element_types` names
+    (they differ: f32 in and ui8 out, i8 weights and i32 bias), its parameters as properties."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def qparams(self, prefix: str) -> QParams:
+        """The parameters of the value ONNX names `prefix` ("x", "w", "y", "a", "b")."""
+        return _read_params(self, prefix)
+
+
+# ------------------------------------------------------------------ quantize / dequantize
+def _axis_length(op: NNOp, value: Value, axis: IntegerAttr | None, scale_key: str) -> int | None:
+    """The length a per-axis scale must have (the axis's size), None without `axis`."""
+    scale = op.properties.get(scale_key)
+    per_axis = isinstance(scale, _DENSE) and len(scale.type.get_shape()) == 1
+    if axis is None:
+        if per_axis:
+            raise VerifyException(f"{op.name}: a 1-D {scale_key} needs an axis")
+        return None
+    if not per_axis:
+        raise VerifyException(f"{op.name}: axis is given but {scale_key} is a scalar")
+    shape = shape_of(value)
+    return shape[normalize_axis(op.name, axis.value.data, len(shape))]
+
+
+def _axis_properties(axis: int | None) -> dict[str, Attribute]:
+    return {} if axis is None else {"axis": IntegerAttr(axis, i64)}
+
+
+@irdl_op_definition
+class QuantizeOp(QuantizedOp):
+    """f32 -> ui8/i8 (ONNX QuantizeLinear): saturate(round_half_to_even(x / y_scale) +
+    y_zero_point), per tensor or, with `axis`, per slice along `axis`."""
+
+    name = "nn.quantize"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    y_scale = prop_def(_DENSE)
+    y_zero_point = prop_def(_DENSE)
+    axis = opt_prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value, params: QParams):
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(params.element_type, shape_of(input))],
+            properties={**params.properties("y"), **_axis_properties(params.axis)},
+        )
+
+    def result_shape(self) -> Shape:
+        return shape_of(self.input)
+
+    def qparams(self, prefix: str = "y") -> QParams:
+        axis = None if self.axis is None else self.axis.value.data
+        return _read_params(self, prefix, axis)
+
+    def verify_element_types(self) -> None:
+        _quantized_type(self, "the input", self.input, (f32,))
+        element_type = _quantized_type(self, "the result", self.output, QUANTIZED_TYPES)
+        length = _axis_length(self, self.input, self.axis, "y_scale")
+        _verify_params(self, "y", element_type, length)
+
+
+@irdl_op_definition
+class DequantizeOp(QuantizedOp):
+    """ui8/i8/i32 -> f32 (ONNX DequantizeLinear): (x - x_zero_point) * x_scale, per tensor or,
+    with `axis`, per slice along `axis`. An i32 input has zero point 0."""
+
+    name = "nn.dequantize"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    x_scale = prop_def(_DENSE)
+    x_zero_point = prop_def(_DENSE)
+    axis = opt_prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value, params: QParams):
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(f32, shape_of(input))],
+            properties={**params.properties("x"), **_axis_properties(params.axis)},
+        )
+
+    def result_shape(self) -> Shape:
+        return shape_of(self.input)
+
+    def qparams(self, prefix: str = "x") -> QParams:
+        axis = None if self.axis is None else self.axis.value.data
+        return _read_params(self, prefix, axis)
+
+    def verify_element_types(self) -> None:
+        element_type = _quantized_type(self, "the input", self.input, (*QUANTIZED_TYPES, i32))
+        _quantized_type(self, "the result", self.output, (f32,))
+        length = _axis_length(self, self.input, self.axis, "x_scale")
+        _verify_params(self, "x", element_type, length)
+        if element_type == i32 and np.any(self.qparams().zero_point != 0):
+            raise VerifyException("nn.dequantize: an i32 input has zero point 0 (ONNX)")
+
+
+# ------------------------------------------------------------------------ convolution
+@irdl_op_definition
+class QConv2dOp(QuantizedOp):
+    """Quantized 2-D convolution (ONNX QLinearConv): x ui8/i8, w i8/ui8 (OIHW), optional bias
+    i32 [O] (scale x_scale * w_scale, zero point 0); x and y per tensor, w per tensor or per
+    output channel (w_scale of O values). strides/pads/dilations/groups as `nn.conv2d`, whose
+    shape rule it uses. The result has y_zero_point's type, clamped to [clamp_min, clamp_max]
+    when given (a fused Relu or Clip)."""
+
+    name = "nn.qconv2d"
+    x = operand_def(TensorType)
+    w = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+    x_scale = prop_def(_DENSE)
+    x_zero_point = prop_def(_DENSE)
+    w_scale = prop_def(_DENSE)
+    w_zero_point = prop_def(_DENSE)
+    y_scale = prop_def(_DENSE)
+    y_zero_point = prop_def(_DENSE)
+    clamp_min = opt_prop_def(IntegerAttr[I64])
+    clamp_max = opt_prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$x `,` $w (`,` $bias^)? `strides` $strides `pads` $pads `dilations` $dilations "
+        "`groups` $groups attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        x: Value,
+        w: Value,
+        bias: Value | None,
+        params: tuple[QParams, QParams, QParams],
+        *,
+        strides: Sequence[int] = (1, 1),
+        pads: Sequence[int] = (0, 0, 0, 0),
+        dilations: Sequence[int] = (1, 1),
+        groups: int = 1,
+        clamp: tuple[int | None, int | None] = (None, None),
+    ):
+        x_params, w_params, y_params = params
+        shape = conv2d_shape(
+            shape_of(x),
+            shape_of(w),
+            None if bias is None else shape_of(bias),
+            strides,
+            pads,
+            dilations,
+            groups,
+        )
+        super().__init__(
+            operands=[x, w, [] if bias is None else [bias]],
+            result_types=[TensorType(y_params.element_type, shape)],
+            properties={
+                "strides": i64_array(strides),
+                "pads": i64_array(pads),
+                "dilations": i64_array(dilations),
+                "groups": IntegerAttr(groups, i64),
+                **x_params.properties("x"),
+                **w_params.properties("w"),
+                **y_params.properties("y"),
+                **_clamp_properties(clamp),
+            },
+        )
+
+    def qparams(self, prefix: str) -> QParams:
+        return _read_params(self, prefix, 0 if prefix == "w" else None)
+
+    def result_shape(self) -> Shape:
+        return conv2d_shape(
+            shape_of(self.x),
+            shape_of(self.w),
+            None if self.bias is None else shape_of(self.bias),
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+            self.groups.value.data,
+        )
+
+    def verify_element_types(self) -> None:
+        x_type = _quantized_type(self, "x", self.x, QUANTIZED_TYPES)
+        w_type = _quantized_type(self, "w", self.w, QUANTIZED_TYPES)
+        if self.bias is not None:
+            _quantized_type(self, "the bias", self.bias, (i32,))
+        y_type = _quantized_type(self, "the result", self.output, QUANTIZED_TYPES)
+        _verify_params(self, "x", x_type)
+        _verify_params(self, "w", w_type, shape_of(self.w)[0])
+        _verify_params(self, "y", y_type)
+        _verify_clamp(self, y_type)
+
+
+# ---------------------------------------------------------------------------- matmul
+@irdl_op_definition
+class QMatmulOp(QuantizedOp):
+    """Quantized matrix product (ONNX QLinearMatMul, numpy.matmul shapes): a ui8/i8 per tensor,
+    b i8/ui8 per tensor or per column (b_scale of N values, N = b's last dimension), an
+    optional i32 bias [N] added to the i32 accumulator (scale a_scale * b_scale, zero point 0:
+    what a quantized Gemm's C becomes), the result of y_zero_point's type, clamped to
+    [clamp_min, clamp_max] when given."""
+
+    name = "nn.qmatmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    a_scale = prop_def(_DENSE)
+    a_zero_point = prop_def(_DENSE)
+    b_scale = prop_def(_DENSE)
+    b_zero_point = prop_def(_DENSE)
+    y_scale = prop_def(_DENSE)
+    y_zero_point = prop_def(_DENSE)
+    clamp_min = opt_prop_def(IntegerAttr[I64])
+    clamp_max = opt_prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = "$a `,` $b (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        a: Value,
+        b: Value,
+        bias: Value | None,
+        params: tuple[QParams, QParams, QParams],
+        *,
+        clamp: tuple[int | None, int | None] = (None, None),
+    ):
+        a_params, b_params, y_params = params
+        super().__init__(
+            operands=[a, b, [] if bias is None else [bias]],
+            result_types=[
+                TensorType(y_params.element_type, matmul_shape(shape_of(a), shape_of(b)))
+            ],
+            properties={
+                **a_params.properties("a"),
+                **b_params.properties("b"),
+                **y_params.properties("y"),
+                **_clamp_properties(clamp),
+            },
+        )
+
+    def qparams(self, prefix: str) -> QParams:
+        return _read_params(self, prefix, len(shape_of(self.b)) - 1 if prefix == "b" else None)
+
+    def result_shape(self) -> Shape:
+        shape = matmul_shape(shape_of(self.a), shape_of(self.b))
+        if self.bias is not None and shape_of(self.bias) != (shape_of(self.b)[-1],):
+            raise VerifyException(
+                f"nn.qmatmul: bias must have shape [{shape_of(self.b)[-1]}] (b's columns), "
+                f"got {list(shape_of(self.bias))}"
+            )
+        return shape
+
+    def verify_element_types(self) -> None:
+        a_type = _quantized_type(self, "a", self.a, QUANTIZED_TYPES)
+        b_type = _quantized_type(self, "b", self.b, QUANTIZED_TYPES)
+        if self.bias is not None:
+            _quantized_type(self, "the bias", self.bias, (i32,))
+        y_type = _quantized_type(self, "the result", self.output, QUANTIZED_TYPES)
+        columns = shape_of(self.b)[-1] if len(shape_of(self.b)) >= 2 else None
+        _verify_params(self, "a", a_type)
+        _verify_params(self, "b", b_type, columns)
+        _verify_params(self, "y", y_type)
+        _verify_clamp(self, y_type)
+
+
+# -------------------------------------------------------------------- element-wise ops
+class QBinaryOp(QuantizedOp):
+    """A quantized element-wise op with numpy broadcasting: a, b and the result of one type
+    (ui8 or i8), each with its own per-tensor scale and zero point (com.microsoft's QLinear*)."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+    a_scale = prop_def(_DENSE)
+    a_zero_point = prop_def(_DENSE)
+    b_scale = prop_def(_DENSE)
+    b_zero_point = prop_def(_DENSE)
+    y_scale = prop_def(_DENSE)
+    y_zero_point = prop_def(_DENSE)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: Value, rhs: Value, params: tuple[QParams, QParams, QParams]):
+        a_params, b_params, y_params = params
+        shape = broadcast_shapes(self.name, shape_of(lhs), shape_of(rhs))
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[TensorType(y_params.element_type, shape)],
+            properties={
+                **a_params.properties("a"),
+                **b_params.properties("b"),
+                **y_params.properties("y"),
+            },
+        )
+
+    def result_shape(self) -> Shape:
+        return broadcast_shapes(self.name, shape_of(self.lhs), shape_of(self.rhs))
+
+    def verify_element_types(self) -> None:
+        element_type = _quantized_type(self, "lhs", self.lhs, QUANTIZED_TYPES)
+        for what, value in (("rhs", self.rhs), ("the result", self.output)):
+            _quantized_type(self, what, value, (element_type,))
+        for prefix in ("a", "b", "y"):
+            _verify_params(self, prefix, element_type)
+
+
+@irdl_op_definition
+class QAddOp(QBinaryOp):
+    """Quantized a + b (com.microsoft QLinearAdd): quantize(dequantize(a) + dequantize(b))."""
+
+    name = "nn.qadd"
+
+
+@irdl_op_definition
+class QMulOp(QBinaryOp):
+    """Quantized a * b (com.microsoft QLinearMul): quantize(dequantize(a) * dequantize(b))."""
+
+    name = "nn.qmul"
+
+
+# --------------------------------------------------------------------- pooling, concat
+@irdl_op_definition
+class QGlobalAvgPoolOp(QuantizedOp):
+    """Quantized mean over the spatial axes (com.microsoft QLinearGlobalAveragePool, NCHW):
+    [N, C, ...] -> [N, C, 1, ...], x and y of one type, each with its own parameters."""
+
+    name = "nn.qglobal_avg_pool"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    x_scale = prop_def(_DENSE)
+    x_zero_point = prop_def(_DENSE)
+    y_scale = prop_def(_DENSE)
+    y_zero_point = prop_def(_DENSE)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value, params: tuple[QParams, QParams]):
+        x_params, y_params = params
+        shape = self._shape(shape_of(input))
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(y_params.element_type, shape)],
+            properties={**x_params.properties("x"), **y_params.properties("y")},
+        )
+
+    @staticmethod
+    def _shape(x: Shape) -> Shape:
+        if len(x) < 3:
+            raise VerifyException(
+                f"nn.qglobal_avg_pool: input must have rank >= 3 (N, C, spatial...), got {list(x)}"
+            )
+        return x[:2] + (1,) * (len(x) - 2)
+
+    def result_shape(self) -> Shape:
+        return self._shape(shape_of(self.input))
+
+    def verify_element_types(self) -> None:
+        element_type = _quantized_type(self, "the input", self.input, QUANTIZED_TYPES)
+        _quantized_type(self, "the result", self.output, (element_type,))
+        _verify_params(self, "x", element_type)
+        _verify_params(self, "y", element_type)
+
+
+@irdl_op_definition
+class QConcatOp(QuantizedOp):
+    """Quantized concatenation (com.microsoft QLinearConcat): each input requantized from its
+    own parameters (x_scale and x_zero_point hold one value per input) to y's, joined along
+    `axis`; inputs and result of one type."""
+
+    name = "nn.qconcat"
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    x_scale = prop_def(_DENSE)
+    x_zero_point = prop_def(_DENSE)
+    y_scale = prop_def(_DENSE)
+    y_zero_point = prop_def(_DENSE)
+    traits = traits_def(Pure())
+    assembly_format = "$inputs `axis` $axis attr-dict `:` functional-type($inputs, $output)"
+
+    def __init__(self, inputs: Sequence[Value], axis: int, params: tuple[QParams, QParams]):
+        x_params, y_params = params
+        shape = concat_shape([shape_of(v) for v in inputs], axis)
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[TensorType(y_params.element_type, shape)],
+            properties={
+                "axis": IntegerAttr(axis, i64),
+                **x_params.properties("x"),
+                **y_params.properties("y"),
+            },
+        )
+
+    @property
+    def normalized_axis(self) -> int:
+        return normalize_axis(self.name, self.axis.value.data, len(shape_of(self.output)))
+
+    def input_qparams(self) -> list[QParams]:
+        """Input i's own per-tensor parameters."""
+        x = self.qparams("x")
+        return [
+            QParams.make(x.scale[i], x.zero_point[i], x.element_type)
+            for i in range(len(self.inputs))
+        ]
+
+    def result_shape(self) -> Shape:
+        return concat_shape([shape_of(v) for v in self.inputs], self.axis.value.data)
+
+    def verify_element_types(self) -> None:
+        element_type = _quantized_type(self, "input 0", self.inputs[0], QUANTIZED_TYPES)
+        for index, value in enumerate(self.inputs):
+            _quantized_type(self, f"input {index}", value, (element_type,))
+        _quantized_type(self, "the result", self.output, (element_type,))
+        count = len(self.inputs)
+        scale = self.properties.get("x_scale")
+        if isinstance(scale, _DENSE) and tuple(scale.type.get_shape()) != (count,):
+            raise VerifyException(
+                f"nn.qconcat: x_scale must hold one f32 per input ({count}), got {scale.type}"
+            )
+        _verify_params(self, "x", element_type, count)
+        _verify_params(self, "y", element_type)

@@ -1,0 +1,160 @@
+// Verifier messages of the quantized ops and of float ops given quantized data.
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
+
+func.func @add_mixed(%a: tensor<4xui8>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{nn.add: operand 1 has element type f32, expected ui8 like operand 0}}
+  %0 = nn.add %a, %b : (tensor<4xui8>, tensor<4xf32>) -> tensor<4xui8>
+  func.return
+}
+
+// -----
+
+func.func @add_of_quantized(%a: tensor<4xui8>) {
+  // expected-error @+1 {{nn.add: computes on floats (f16, f32, f64), got ui8 data; quantized data needs nn.dequantize first or a quantized op}}
+  %0 = nn.add %a, %a : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  func.return
+}
+
+// -----
+
+func.func @conv_of_quantized(%x: tensor<1x2x3x3xi8>, %w: tensor<2x2x1x1xi8>) {
+  // expected-error @+1 {{nn.conv2d: computes on floats (f16, f32, f64), got i8 data}}
+  %0 = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x3x3xi8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xi8>
+  func.return
+}
+
+// -----
+
+func.func @signed_type(%a: tensor<4xsi8>) {
+  // expected-error @+1 {{nn.relu: operand 0 has element type si8; nn ops compute on f16, f32 or f64 and hold quantized data as ui8 or i8 (i32 for biases) (write signed 8-bit data as i8, read as signed like ONNX's int8)}}
+  %0 = nn.relu %a : tensor<4xsi8>
+  func.return
+}
+
+// -----
+
+func.func @qconv_of_float(%x: tensor<1x2x3x3xf32>, %w: tensor<2x2x1x1xi8>) {
+  // expected-error @+1 {{nn.qconv2d: x must be ui8 or i8, got f32}}
+  %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return
+}
+
+// -----
+
+func.func @qconv_zero_point_type(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) {
+  // expected-error @+1 {{nn.qconv2d: x_zero_point must have type tensor<ui8> like x's element type and x_scale's shape, got tensor<i8>}}
+  %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<i8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return
+}
+
+// -----
+
+func.func @qconv_per_channel_length(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) {
+  // expected-error @+1 {{nn.qconv2d: w_scale must be a scalar or 2 values of f32, got tensor<3xf32>}}
+  %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<[0.5, 1.0, 2.0]> : tensor<3xf32>, w_zero_point = dense<0> : tensor<3xi8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return
+}
+
+// -----
+
+func.func @qconv_per_channel_x(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) {
+  // expected-error @+1 {{nn.qconv2d: x_scale must be a scalar of f32, got tensor<2xf32>}}
+  %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<2xf32>, x_zero_point = dense<10> : tensor<2xui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return
+}
+
+// -----
+
+func.func @qconv_bias_type(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{nn.qconv2d: the bias must be i32, got f32}}
+  %0 = nn.qconv2d %x, %w, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x3x3xui8>
+  func.return
+}
+
+// -----
+
+func.func @qconv_clamp(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) {
+  // expected-error @+1 {{nn.qconv2d: clamp_min 300 is outside ui8's range 0..255}}
+  %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {clamp_min = 300 : i64, w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return
+}
+
+// -----
+
+func.func @quantize_scale(%x: tensor<4xf32>) {
+  // expected-error @+1 {{nn.quantize: y_scale must be positive and finite, got [0.0]}}
+  %0 = nn.quantize %x {y_scale = dense<0.0> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<4xf32> -> tensor<4xui8>
+  func.return
+}
+
+// -----
+
+func.func @quantize_result(%x: tensor<4xf32>) {
+  // expected-error @+1 {{nn.quantize: the result must be ui8 or i8, got i32}}
+  %0 = nn.quantize %x {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<0> : tensor<i32>} : tensor<4xf32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @quantize_no_axis(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{nn.quantize: a 1-D y_scale needs an axis}}
+  %0 = nn.quantize %x {y_scale = dense<[1.0, 2.0]> : tensor<2xf32>, y_zero_point = dense<0> : tensor<2xui8>} : tensor<2x4xf32> -> tensor<2x4xui8>
+  func.return
+}
+
+// -----
+
+func.func @quantize_axis_length(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{nn.quantize: y_scale must be a scalar or 4 values of f32, got tensor<2xf32>}}
+  %0 = nn.quantize %x {axis = 1 : i64, y_scale = dense<[1.0, 2.0]> : tensor<2xf32>, y_zero_point = dense<0> : tensor<2xui8>} : tensor<2x4xf32> -> tensor<2x4xui8>
+  func.return
+}
+
+// -----
+
+func.func @dequantize_i32_zero_point(%x: tensor<4xi32>) {
+  // expected-error @+1 {{nn.dequantize: an i32 input has zero point 0 (ONNX)}}
+  %0 = nn.dequantize %x {x_scale = dense<1.0> : tensor<f32>, x_zero_point = dense<3> : tensor<i32>} : tensor<4xi32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @dequantize_missing(%x: tensor<4xui8>) {
+  // expected-error @+1 {{property 'x_zero_point' expected in operation 'nn.dequantize'}}
+  %0 = nn.dequantize %x {x_scale = dense<1.0> : tensor<f32>} : tensor<4xui8> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @qadd_mixed(%a: tensor<4xui8>, %b: tensor<4xi8>) {
+  // expected-error @+1 {{nn.qadd: rhs must be ui8, got i8}}
+  %0 = nn.qadd %a, %b {a_scale = dense<1.0> : tensor<f32>, a_zero_point = dense<0> : tensor<ui8>, b_scale = dense<1.0> : tensor<f32>, b_zero_point = dense<0> : tensor<i8>, y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : (tensor<4xui8>, tensor<4xi8>) -> tensor<4xui8>
+  func.return
+}
+
+// -----
+
+func.func @qconcat_scales(%a: tensor<1x2xui8>) {
+  // expected-error @+1 {{nn.qconcat: x_scale must hold one f32 per input (2), got tensor<f32>}}
+  %0 = nn.qconcat %a, %a axis 1 {x_scale = dense<1.0> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : (tensor<1x2xui8>, tensor<1x2xui8>) -> tensor<1x4xui8>
+  func.return
+}
+
+// -----
+
+func.func @pad_value(%a: tensor<1x2xui8>) {
+  // expected-error @+1 {{nn.pad: value 0.5 is not a ui8 number (0 to 255); a quantized tensor's pad value is an integer, its zero point for a 0}}
+  %0 = nn.pad %a pads [0, 1, 0, 1] mode "constant" value 0.5 : tensor<1x2xui8> -> tensor<1x4xui8>
+  func.return
+}
+
+// -----
+
+func.func @resize_linear(%a: tensor<1x1x2x2xui8>) {
+  // expected-error @+1 {{nn.resize: linear mode interpolates, which ui8 data cannot do exactly; resize quantized data in nearest mode or dequantize first}}
+  %0 = nn.resize %a mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.0, 2.0] : tensor<1x1x2x2xui8> -> tensor<1x1x4x4xui8>
+  func.return
+}
