@@ -2,7 +2,8 @@
 and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and matmul
 (oneDNN's inner product and matmul), softmax, pooling, element-wise, binary, batch norm and
 concat ops in their operand's layout, reductions, layer normalization and LRN, and transposes
-(reorders), as oneDNN primitives called through ctypes on numpy arrays (float32 ops only).
+(reorders), as oneDNN primitives called through ctypes on numpy arrays (float32 ops), and
+the quantized nn.qconv2d and nn.qmatmul (int8: quantized_kernels.py).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
 package: convolution.py, deconvolution.py, matmul.py, softmax.py, any_layout.py,
@@ -58,6 +59,7 @@ from nnlayout.kernels.onednn.movement import (
     shuffle_workspace,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
+from nnlayout.kernels.onednn.quantized_kernels import qconv_choice, quantized_kernels
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
     reduction_accepts_layout,
@@ -202,13 +204,14 @@ def kernels() -> list[Kernel]:
             implementation_of=implementation,
         )
         for row in TABLE
-    ]
+    ] + quantized_kernels(FAMILY)
 
 
 def forget_choices() -> None:
     """Forgets oneDNN's choices and the primitives created in this process, as a new process
     would start (they depend on its thread count, which may have changed)."""
     conv_choice.cache_clear()
+    qconv_choice.cache_clear()
     deconv_choice.cache_clear()
     CHOICES.clear()
     FC_LAYOUTS.clear()

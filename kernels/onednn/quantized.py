@@ -32,7 +32,7 @@ format the primitive chose, which carries the s8-source compensation (sum of wei
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -177,14 +177,11 @@ class QConv:
         params: QuantParams,
         formats: tuple[int, int, int] = (ANY, ANY, ANY),
     ):
-        g = q.geometry
-        if g.bias != (bias is not None):
-            q = replace(q, geometry=replace(g, bias=bias is not None))
         self.q = q
         self.pd = qconv_pd(q, *formats)
         runtime, values = self._runtime(params)
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
-        if bias is not None:
+        if q.geometry.bias:
             args += (b.DNNL_ARG_BIAS,)
         self.compiled = Compiled(self.pd, args, runtime=runtime)
         self.params = params
@@ -199,6 +196,8 @@ class QConv:
         format, compensation included (`packed_bytes`), and prescales the i32 `bias` to f32
         (bias * x_scale * w_scale[oc], as oneDNN adds it after scaling)."""
         g = self.q.geometry
+        if g.bias != (bias is not None):
+            raise ValueError(f"the convolution {'has' if g.bias else 'has no'} bias")
         tag = GOIHW if len(g.weights) == 5 else NCHW
         given = MemoryDesc.with_tag(g.weights, tag, b.dnnl_s8)
         packed = reorder_array(weights, given, self.pd.md(b.dnnl_query_weights_md))

@@ -124,7 +124,7 @@ class QMatmul:
             for arg, array in values.items()
         }
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
-        args += (b.DNNL_ARG_BIAS,) if bias is not None else ()
+        args += (b.DNNL_ARG_BIAS,) if q.bias else ()
         self.compiled = Compiled(self.pd, args, runtime=runtime)
         self.params = params
         self.arrays = dict(values)
@@ -137,6 +137,8 @@ class QMatmul:
         """Packs s8 `weights` (K, N) into the primitive's format and prescales the i32
         `bias` to f32 (bias * a_scale * b_scale[n])."""
         q = self.q
+        if q.bias != (bias is not None):
+            raise ValueError(f"the product {'has' if q.bias else 'has no'} bias")
         given = MemoryDesc.with_strides(q.weights, row_major_strides(q.weights), b.dnnl_s8)
         self.arrays[b.DNNL_ARG_WEIGHTS] = reorder_array(
             weights, given, self.pd.md(b.dnnl_query_weights_md)
