@@ -59,7 +59,11 @@ from nnlayout.kernels.onednn.movement import (
     shuffle_workspace,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
-from nnlayout.kernels.onednn.quantized_kernels import qconv_choice, quantized_kernels
+from nnlayout.kernels.onednn.quantized_kernels import (
+    qconv_choice,
+    qmatmul_choice,
+    quantized_kernels,
+)
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
     reduction_accepts_layout,
@@ -212,6 +216,7 @@ def forget_choices() -> None:
     would start (they depend on its thread count, which may have changed)."""
     conv_choice.cache_clear()
     qconv_choice.cache_clear()
+    qmatmul_choice.cache_clear()
     deconv_choice.cache_clear()
     CHOICES.clear()
     FC_LAYOUTS.clear()

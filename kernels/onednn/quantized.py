@@ -138,15 +138,29 @@ def qconv_refusal(
     return None
 
 
+def implementation_refusal(implementation: str) -> str | None:
+    """Why oneDNN's int8 `implementation` does not compute QLinearConv exactly (None: it
+    does). Its reference code is slow; its code for CPUs without VNNI (avx2, avx512_core,
+    sse41, its gemm) sums pairs of u8 x s8 products in 16 bits (vpmaddubsw), which saturate
+    for full-range s8 weights: measured 17 steps off on a grouped convolution capped to avx2
+    (oneDNN asks for 7-bit weights there). VNNI (vpdpbusd) and AMX accumulate in 32 bits."""
+    if implementation.startswith("ref"):
+        return f"oneDNN offers only {implementation} for it"
+    if "vnni" not in implementation and "amx" not in implementation:
+        return (
+            f"oneDNN's {implementation} (no VNNI or AMX here) sums u8 x s8 products in 16 "
+            "bits, which saturate"
+        )
+    return None
+
+
 def pd_refusal(q: QConvParams) -> str | None:
-    """Why oneDNN has no fast int8 convolution for `q` (None: it has)."""
+    """Why oneDNN has no fast and exact int8 convolution for `q` (None: it has)."""
     try:
         pd = qconv_pd(q)
     except b.DnnlError as error:
         return f"oneDNN has no int8 convolution for it: {error}"
-    if pd.implementation.startswith("ref"):
-        return f"oneDNN offers only {pd.implementation} for it"
-    return None
+    return implementation_refusal(pd.implementation)
 
 
 @dataclass(frozen=True)

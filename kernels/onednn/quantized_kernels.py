@@ -43,6 +43,7 @@ from nnlayout.kernels.onednn.quantized import (
     QConvParams,
     QuantParams,
     clamp_post_ops,
+    implementation_refusal,
     qconv_pd,
     qconv_refusal,
 )
@@ -144,8 +145,9 @@ def qconv_choice(q: QConvParams) -> QChoice | str:
         pd = qconv_pd(q)
     except b.DnnlError as error:
         return f"oneDNN has no int8 convolution for it: {error}"
-    if pd.implementation.startswith("ref"):
-        return f"oneDNN offers only {pd.implementation} for it"
+    reason = implementation_refusal(pd.implementation)
+    if reason is not None:
+        return reason
     src, dst = (
         identify(pd.md(b.dnnl_query_src_md), "data"),
         identify(pd.md(b.dnnl_query_dst_md), "data"),
@@ -269,7 +271,16 @@ def qmatmul_accepts(op: Operation, target: Target, padding: bool) -> str | None:
         return "a clamp (the kernel has no post-op for it yet)"
     if DATA_TYPES.get(_value_type(op.output)) not in INT8:
         return f"the result is {_value_type(op.output)}; the kernel writes u8 or s8"
-    return None
+    return qmatmul_choice(qmatmul_spec(op)[0])
+
+
+@cache
+def qmatmul_choice(q: QMatmulParams) -> str | None:
+    """Why oneDNN has no fast and exact int8 matmul for `q` (None: it has)."""
+    try:
+        return implementation_refusal(qmatmul_pd(q).implementation)
+    except b.DnnlError as error:
+        return f"oneDNN has no int8 matmul for it: {error}"
 
 
 def prepare_qmatmul(op: Operation, session: BindingSession | None = None) -> _Bound:

@@ -19,6 +19,7 @@ from nnlayout.kernels.onednn.quantized import (
     QConvParams,
     QuantParams,
     clamp_post_ops,
+    implementation_refusal,
     qconv_refusal,
 )
 
@@ -179,3 +180,71 @@ def test_a_clamp_is_a_post_op(clamp: tuple[int | None, int | None]) -> None:
     want = np.clip(want, 0 if low is None else low, 255 if high is None else high)
     assert np.abs(got.astype(int) - want).max() <= 1 and np.mean(got != want) < 1e-3
     assert got.min() == (want.min()) and got.max() == want.max()
+
+
+_CHECK_ALL = """
+import numpy as np
+from nnlayout.kernels.onednn.bf16 import bf16_refusal
+from nnlayout.kernels.onednn.quantized import pd_refusal
+from nnlayout.tests.kernels.test_onednn_quantized import (
+    CASES, QConv, _case, integer_conv, requantized)
+for name in sorted(CASES):
+    q, x, weights, bias, params, stride, pad, groups = _case(name)
+    kernel = QConv(q, weights, bias, params)
+    w = weights.reshape(-1, *weights.shape[-3:])
+    acc = integer_conv(x, w, params.x_zero_point, stride, pad, groups)
+    want, _ = requantized(acc + bias.reshape(1, -1, 1, 1), params, np.uint8)
+    got = kernel.run_plain(x)
+    worst, count = np.abs(got.astype(int) - want).max(), (got != want).sum()
+    print(name, kernel.implementation, worst, count, pd_refusal(q) is None)
+print("bf16:", bf16_refusal())
+"""
+
+
+def _capped(cap: str) -> list[str]:
+    """The lines `_CHECK_ALL` prints where oneDNN is capped to the instruction set `cap`."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK_ALL],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, ONEDNN_MAX_CPU_ISA=cap),
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(CASES) + 1, done.stdout + done.stderr
+    assert lines[-1].startswith("bf16: the CPU has no AVX512_BF16"), lines[-1]
+    return lines[:-1]
+
+
+def test_int8_convolutions_on_vnni_without_amx() -> None:
+    """Where oneDNN runs VNNI code without AMX (s8 sources shifted by 128, with the
+    compensation packed after the weights), every case is within one step, nearly all
+    exact, and accepted; bf16 is refused there with the reason."""
+    for line in _capped("AVX512_CORE_VNNI"):
+        name, implementation, worst, count, accepted = line.split()
+        assert "vnni" in implementation, line
+        assert int(worst) <= 1 and int(count) <= 25, line
+        assert accepted == "True", line
+
+
+def test_int8_convolutions_without_vnni_are_refused() -> None:
+    """The trap: oneDNN's int8 code for CPUs without VNNI (here capped to avx2) sums pairs
+    of u8 x s8 products in 16 bits, which saturate with full-range weights: results many
+    steps off. Dispatch refuses it (`implementation_refusal`), naming why."""
+    lines = _capped("AVX2")
+    wrong = [line for line in lines if int(line.split()[2]) > 1]
+    assert wrong, lines  # the trap is real
+    assert all(line.split()[4] == "False" for line in lines), lines
+
+
+def test_the_refusal_of_code_without_vnni_says_why() -> None:
+    assert implementation_refusal("jit:avx512_core_amx") is None
+    assert implementation_refusal("brgconv:avx512_core_vnni") is None
+    assert implementation_refusal("jit_uni_int8:avx2_vnni") is None
+    assert "saturate" in implementation_refusal("jit_uni_int8:avx2")
+    assert "saturate" in implementation_refusal("x64:gemm_s8u8s32:jit")
+    assert "only ref:any" in implementation_refusal("ref:any")
