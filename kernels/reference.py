@@ -28,6 +28,7 @@ from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
+from nnlayout.kernels.reference_quantized import QUANTIZED_REFERENCE_KERNELS
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -221,10 +222,13 @@ def _pool_geometry(
 
 
 def max_pool2d(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """Padding (and the ceil_mode overhang) is -inf, so it never wins."""
+    """Padding (and the ceil_mode overhang) is -inf, so it never wins (for integer data:
+    its type's minimum)."""
     x = inputs[0]
     kernel, strides, pads, dilations, overhang = _pool_geometry(op, x)
-    padded = _pad_spatial(x, pads, -np.inf, overhang)
+    # The lowest value of x's type for integer (quantized) data, exact for it too.
+    lowest = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf
+    padded = _pad_spatial(x, pads, lowest, overhang)
     windows = _windows(padded, kernel, strides, dilations, shape_of(op.output)[2:])
     return windows.max(axis=(-2, -1))
 
@@ -332,6 +336,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.ResizeOp: resize,
     nn.ChannelShuffleOp: channel_shuffle,
     nn.ExpandOp: expand,
+    **QUANTIZED_REFERENCE_KERNELS,
 }
 """Every nn op except nn.constant, by op class."""
 

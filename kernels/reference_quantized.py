@@ -1,0 +1,192 @@
+"""Reference kernels of the quantized ops: exactly what ONNX specifies.
+
+* `nn.quantize`: saturate(round_half_to_even(x / scale) + zero_point), x / scale in f32 (ONNX's
+  reference evaluator; onnxruntime too).
+* `nn.dequantize`: (x - zero_point) * scale in f32.
+* `nn.qconv2d`, `nn.qmatmul`: the products of (x - x_zero_point) and (w - w_zero_point) summed
+  in i32 with the bias, times x_scale * w_scale / y_scale (that multiplier in f32, the product
+  in f64, as ONNX's reference evaluator), plus y_zero_point, rounded half to even, saturated,
+  then clamped to [clamp_min, clamp_max]. The padding of a convolution's input holds
+  x_zero_point (the quantized 0). The i32 sums are computed with float64 matmuls, exact for
+  integers below 2^53: a sum of K products of at most 255 * 255 (< 2^16) fits i32 for any K
+  up to 2^15, far beyond any layer's K.
+* `nn.qadd`, `nn.qmul`: quantize(dequantize(a) op dequantize(b)) in f32, per com.microsoft's
+  QLinearAdd/QLinearMul (onnxruntime's own kernels round the same f32 value, up to one step).
+* `nn.qglobal_avg_pool`: quantize(mean(x - x_zero_point) * x_scale) (com.microsoft's
+  QLinearGlobalAveragePool), the mean in f64 of exact integer sums.
+* `nn.qconcat`: each input requantized from its parameters to y's (a copy where they are
+  equal), then concatenated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.dialects.nn.quantized import QParams, numpy_dtype
+
+
+def _along(params: QParams, values: np.ndarray, rank: int) -> np.ndarray:
+    """Per-axis `values` (scale or zero point) shaped to broadcast along `params.axis` of an
+    array of `rank`; per-tensor values as they are."""
+    if not params.per_axis:
+        return values
+    assert params.axis is not None
+    shape = [1] * rank
+    shape[params.axis % rank] = -1
+    return values.reshape(shape)
+
+
+def saturate(
+    values: np.ndarray, zero_point: np.ndarray, params: QParams, round_first: bool = True
+) -> np.ndarray:
+    """round_half_to_even(values) + zero_point (QuantizeLinear), or, not `round_first`,
+    round_half_to_even(values + zero_point) (QLinearConv, QLinearMatMul: an odd zero point
+    moves ties the other way), saturated to `params.element_type`; NaN maps to the zero
+    point."""
+    dtype = numpy_dtype(params.element_type)
+    info = np.iinfo(dtype)
+    values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)
+    rounded = np.rint(values) + zero_point if round_first else np.rint(values + zero_point)
+    return np.clip(rounded, info.min, info.max).astype(dtype)
+
+
+def quantize_array(x: np.ndarray, params: QParams) -> np.ndarray:
+    """ONNX QuantizeLinear of f32 `x` with `params`."""
+    scale = _along(params, params.scale, x.ndim)
+    zero_point = _along(params, params.zero_point, x.ndim).astype(np.float32)
+    return saturate(x.astype(np.float32) / scale, zero_point, params)
+
+
+def dequantize_array(x: np.ndarray, params: QParams) -> np.ndarray:
+    """ONNX DequantizeLinear of integer `x` with `params`, in f32."""
+    scale = _along(params, params.scale, x.ndim)
+    zero_point = _along(params, params.zero_point, x.ndim).astype(np.float32)
+    return ((x.astype(np.float32) - zero_point) * scale).astype(np.float32)
+
+
+def quantize(op: nn.QuantizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return quantize_array(inputs[0], op.qparams())
+
+
+def dequantize(op: nn.DequantizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return dequantize_array(inputs[0], op.qparams())
+
+
+def requantize(
+    accumulator: np.ndarray,
+    multiplier: np.ndarray,
+    y: QParams,
+    clamp: tuple[int | None, int | None] = (None, None),
+) -> np.ndarray:
+    """An exact integer accumulator times its f32 `multiplier` (x_scale * w_scale / y_scale,
+    broadcast to it), quantized with y's zero point and clamped to `clamp`."""
+    product = accumulator * multiplier.astype(np.float64)
+    result = saturate(product, y.zero_point.astype(np.float64), y, round_first=False)
+    low, high = clamp
+    if low is not None or high is not None:
+        result = np.clip(result, low, high).astype(result.dtype)
+    return result
+
+
+def _clamp_of(op: nn.QConv2dOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
+    return (
+        None if op.clamp_min is None else op.clamp_min.value.data,
+        None if op.clamp_max is None else op.clamp_max.value.data,
+    )
+
+
+def _centered(x: np.ndarray, params: QParams, rank: int) -> np.ndarray:
+    """x - zero_point as exact float64 integers (the zero point along its axis)."""
+    return x.astype(np.float64) - _along(params, params.zero_point, rank)
+
+
+def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """QLinearConv: an im2col matmul of the centred integers (padding holds x's zero point,
+    so the centred padding is 0), the i32 bias added, then `requantize`."""
+    x, w, *bias = inputs
+    xp, wp, yp = op.qparams("x"), op.qparams("w"), op.qparams("y")
+    n = x.shape[0]
+    o, cg, kh, kw = w.shape
+    groups = op.groups.value.data
+    _, _, oh, ow = shape_of(op.output)
+    top, left, bottom, right = ints(op.pads)
+    centred = np.pad(_centered(x, xp, 4), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    (sh, sw), (dh, dw) = ints(op.strides), ints(op.dilations)
+    view = np.lib.stride_tricks.sliding_window_view(
+        centred, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3)
+    )
+    windows = view[:, :, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, ::dh, ::dw]
+    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
+    weights = _centered(w, wp, 4).reshape(groups, o // groups, cg * kh * kw)
+    accumulator = np.matmul(weights, cols).reshape(n, o, oh, ow)
+    if bias:
+        accumulator += bias[0].astype(np.float64).reshape(1, o, 1, 1)
+    w_scale = wp.scale.reshape(1, -1, 1, 1) if wp.per_axis else wp.scale
+    multiplier = (xp.scale * w_scale / yp.scale).astype(np.float32)
+    return requantize(accumulator, multiplier, yp, _clamp_of(op))
+
+
+def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """QLinearMatMul (numpy.matmul shapes) plus an optional i32 bias per column."""
+    a, b, *bias = inputs
+    ap, bp, yp = op.qparams("a"), op.qparams("b"), op.qparams("y")
+    accumulator = np.matmul(_centered(a, ap, a.ndim), _centered(b, bp, b.ndim))
+    if bias:
+        accumulator = accumulator + bias[0].astype(np.float64)
+    multiplier = (ap.scale * bp.scale / yp.scale).astype(np.float32)
+    return requantize(accumulator, multiplier, yp, _clamp_of(op))
+
+
+def _qbinary(op: nn.QBinaryOp, inputs: Sequence[np.ndarray], multiply: bool) -> np.ndarray:
+    a = dequantize_array(inputs[0], op.qparams("a"))
+    b = dequantize_array(inputs[1], op.qparams("b"))
+    return quantize_array(a * b if multiply else a + b, op.qparams("y"))
+
+
+def qadd(op: nn.QAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return _qbinary(op, inputs, multiply=False)
+
+
+def qmul(op: nn.QMulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return _qbinary(op, inputs, multiply=True)
+
+
+def qglobal_avg_pool(op: nn.QGlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    x = inputs[0]
+    xp, yp = op.qparams("x"), op.qparams("y")
+    axes = tuple(range(2, x.ndim))
+    mean = _centered(x, xp, x.ndim).mean(axis=axes, keepdims=True)
+    multiplier = (xp.scale / yp.scale).astype(np.float32)
+    return requantize(mean, multiplier, yp)
+
+
+def qconcat(op: nn.QConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    y = op.qparams("y")
+    parts = []
+    for x, params in zip(inputs, op.input_qparams(), strict=True):
+        if params.same_as(y):
+            parts.append(x)
+        else:
+            parts.append(quantize_array(dequantize_array(x, params), y))
+    return np.concatenate(parts, axis=op.normalized_axis)
+
+
+QUANTIZED_REFERENCE_KERNELS: dict[
+    type[Operation], Callable[[Any, Sequence[np.ndarray]], np.ndarray]
+] = {
+    nn.QuantizeOp: quantize,
+    nn.DequantizeOp: dequantize,
+    nn.QConv2dOp: qconv2d,
+    nn.QMatmulOp: qmatmul,
+    nn.QAddOp: qadd,
+    nn.QMulOp: qmul,
+    nn.QGlobalAvgPoolOp: qglobal_avg_pool,
+    nn.QConcatOp: qconcat,
+}
+"""The reference kernel of each quantized op, by op class."""
