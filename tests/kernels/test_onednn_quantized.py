@@ -13,8 +13,11 @@ import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
 from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import reorder_array
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.quantized import (
+    NCHW,
     QConv,
     QConvParams,
     QuantParams,
@@ -248,3 +251,31 @@ def test_the_refusal_of_code_without_vnni_says_why() -> None:
     assert "saturate" in implementation_refusal("jit_uni_int8:avx2")
     assert "saturate" in implementation_refusal("x64:gemm_s8u8s32:jit")
     assert "only ref:any" in implementation_refusal("ref:any")
+
+
+def test_a_residual_add_is_a_sum_post_op() -> None:
+    """QLinearAdd(QLinearConv(x), r) fused: the destination holds r (u8, its own scale and
+    zero point) and the sum post-op adds (r - r_zp) * r_scale to the real convolution before
+    y's requantization: one rounding instead of two, so within one step of the unfused
+    reference (and of the exact real sum)."""
+    q, x, weights, bias, params, stride, pad, groups = _case("resnet_1x1_u8")
+    r_scale, r_zp = 0.07, 90
+    post_ops = (b.PostOp.sum(r_scale, r_zp, b.dnnl_data_type_undef),)
+    kernel = QConv(
+        replace(q, geometry=replace(q.geometry, post_ops=post_ops)), weights, bias, params
+    )
+    residual = np.random.default_rng(9).integers(0, 256, q.geometry.dst).astype(np.uint8)
+    out = reorder_array(
+        residual, MemoryDesc.with_tag(q.geometry.dst, NCHW, b.dnnl_u8), kernel.dst_md
+    )
+    src = reorder_array(x, MemoryDesc.with_tag(q.geometry.src, NCHW, b.dnnl_u8), kernel.src_md)
+    kernel(src, out)
+    plain = MemoryDesc.with_tag(q.geometry.dst, NCHW, b.dnnl_u8)
+    got = reorder_array(out, kernel.dst_md, plain).reshape(q.geometry.dst)
+    acc = integer_conv(x, weights, params.x_zero_point, stride, pad, groups)
+    acc = acc + bias.reshape(1, -1, 1, 1)
+    real = acc * (np.float64(params.x_scale) * np.asarray(params.w_scale).reshape(1, -1, 1, 1))
+    real += (residual.astype(np.float64) - r_zp) * r_scale
+    want = np.clip(np.rint(real / params.y_scale) + params.y_zero_point, 0, 255)
+    assert np.mean((want == 0) | (want == 255)) < 0.2
+    assert np.abs(got.astype(int) - want).max() <= 1 and np.mean(got != want) < 1e-3
