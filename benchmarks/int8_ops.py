@@ -1,7 +1,7 @@
 """ResNet-50's convolutions in f32, bf16 and int8 through nnlayout's oneDNN binding, side by
 side, one thread: per distinct convolution shape (batch 1, 224 x 224 input), the median
-milliseconds of a call of each, the speed-ups of bf16 and int8 over f32, and the sum over
-ResNet-50's 53 convolutions (each shape times how often the network has it).
+milliseconds of a call of each, the speed-ups over f32, and the sum over ResNet-50's 53
+convolutions (each shape times how often the network has it).
 
     python -m nnlayout.benchmarks.int8_ops [--repeats N] [--calls N] [--threads N]
                                            [--statistic median|min] [--s8]
@@ -9,27 +9,32 @@ ResNet-50's 53 convolutions (each shape times how often the network has it).
 
 Each kernel runs as the compiler would feed it: activations already in the format its
 primitive chose (format_tag::any), weights packed once, its scratchpad allocated once.
-f32: f32 source, weights, bias and result. bf16 (kernels/onednn/bf16.py): bf16 source,
-weights and result, f32 bias. int8 (kernels/onednn/quantized.py): u8 source with a zero
-point (s8 with --s8), s8 weights with per-output-channel scales, u8 result with a zero
-point, prescaled f32 bias, i.e. QLinearConv as ORT's quantize_static makes it. The three
-run in turn within each round (the same machine load for all), --calls calls each, every
-call timed alone; the figure is the median (--statistic min: the least) of those times.
-Where the machine has no AVX512_BF16 the bf16 column says why it is missing. Run it as a
-fresh process; on a shared machine say it was busy.
+f32: f32 source, weights, bias and result. fpmath: the same f32 convolution with
+NNLAYOUT_ONEDNN_FPMATH=bf16 (oneDNN computes it in bf16, f32 in memory). bf16
+(kernels/onednn/bf16.py): bf16 source, weights and result, f32 bias. int8
+(kernels/onednn/quantized.py): u8 source with a zero point (s8 with --s8), s8 weights
+with per-output-channel scales, u8 result with a zero point, prescaled f32 bias, i.e.
+QLinearConv as ORT's quantize_static makes it. The kernels run in turn within each round
+(the same machine load for all), --calls calls each, every call timed alone; the figure
+is the median (--statistic min: the least) of those times. Where the machine has no
+AVX512_BF16 the fpmath and bf16 columns say why they are missing. Run it as a fresh
+process; on a shared machine say it was busy.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.attributes import FPMATH_VARIABLE
 from nnlayout.kernels.onednn.bf16 import Bf16Conv, bf16_refusal
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.quantized import QConv, QConvParams, QuantParams
@@ -92,6 +97,29 @@ RESNET50 = (
 )
 
 
+# Column, data type in memory, fpmath mode (attributes.float_math) of the float kernels.
+FLOAT_COLUMNS = (
+    ("f32", b.dnnl_f32, "strict"),
+    ("fpmath", b.dnnl_f32, "bf16"),
+    ("bf16", b.dnnl_bf16, "strict"),
+)
+COLUMNS = ("f32", "fpmath", "bf16", "int8")
+
+
+@contextmanager
+def _fpmath(mode: str) -> Iterator[None]:
+    """NNLAYOUT_ONEDNN_FPMATH=`mode` while a primitive is made (restored after)."""
+    before = os.environ.get(FPMATH_VARIABLE)
+    os.environ[FPMATH_VARIABLE] = mode
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[FPMATH_VARIABLE]
+        else:
+            os.environ[FPMATH_VARIABLE] = before
+
+
 def kernels(shape: Shape, s8: bool) -> dict[str, tuple[Callable[[], None], str] | str]:
     """Per column, a call of the kernel on arrays of its own and its implementation's name,
     or why the column is empty."""
@@ -100,12 +128,13 @@ def kernels(shape: Shape, s8: bool) -> dict[str, tuple[Callable[[], None], str] 
     w = (rng.standard_normal(g.weights) * 0.05).astype(np.float32)
     bias = rng.standard_normal(shape.o).astype(np.float32)
     found: dict[str, tuple[Callable[[], None], str] | str] = {}
-    for name, data_type in (("f32", b.dnnl_f32), ("bf16", b.dnnl_bf16)):
-        why = bf16_refusal() if data_type == b.dnnl_bf16 else None
+    for name, data_type, fpmath in FLOAT_COLUMNS:
+        why = bf16_refusal() if name != "f32" else None
         if why is not None:
             found[name] = why
             continue
-        conv = Bf16Conv(g, w, bias, dst_type=data_type, data_type=data_type)
+        with _fpmath(fpmath):
+            conv = Bf16Conv(g, w, bias, dst_type=data_type, data_type=data_type)
         x = np.zeros(
             conv.src_md.size // (4 if data_type == b.dnnl_f32 else 2), conv.new_output().dtype
         )
@@ -155,7 +184,7 @@ def measure(
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__,
-        epilog="Columns: ms per call; bf16x and int8x = f32 ms / their ms.",
+        epilog="Columns: ms per call; fpmathx, bf16x and int8x = f32 ms / their ms.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--repeats", type=int, default=7, help="rounds of the kernels in turn")
@@ -173,7 +202,7 @@ def main() -> None:
     if not b.available():
         parser.exit(1, "oneDNN is not available here\n")
     b.lib().omp_set_num_threads(args.threads)
-    rows, totals, notes, convolutions = [], {"f32": 0.0, "bf16": 0.0, "int8": 0.0}, {}, 0
+    rows, totals, notes, convolutions = [], dict.fromkeys(COLUMNS, 0.0), {}, 0
     for shape in RESNET50:
         if args.only not in shape.name:
             continue
@@ -187,8 +216,8 @@ def main() -> None:
         names = " ".join(f"{k}={v[1]}" for k, v in found.items() if not isinstance(v, str))
         rows.append((shape.name, str(shape.count), ms, names))
     rows.append(("ResNet-50 total" if not args.only else "total", str(convolutions), totals, ""))
-    header = ("convolution", "n", "f32 ms", "bf16 ms", "int8 ms", "bf16x", "int8x")
-    print(f"{header[0]:<22} {header[1]:>2} " + " ".join(f"{h:>8}" for h in header[2:]))
+    header = ("convolution", "n", *(f"{c} ms" for c in COLUMNS), "fpmathx", "bf16x", "int8x")
+    print(f"{header[0]:<22} {header[1]:>2} " + " ".join(f"{h:>9}" for h in header[2:]))
     for name, count, ms, implementations in rows:
         print(_row(name, count, ms) + (f"  {implementations}" if args.implementations else ""))
     for column, why in notes.items():
@@ -196,9 +225,9 @@ def main() -> None:
 
 
 def _row(name: str, count: str, ms: dict[str, float]) -> str:
-    f32, bf16, int8 = (ms.get(k, float("nan")) for k in ("f32", "bf16", "int8"))
-    figures = (f32, bf16, int8, f32 / bf16, f32 / int8)
-    return f"{name:<22} {count:>2} " + " ".join(f"{v:8.3f}" for v in figures)
+    times = [ms.get(k, float("nan")) for k in COLUMNS]
+    figures = (*times, *(times[0] / t for t in times[1:]))
+    return f"{name:<22} {count:>2} " + " ".join(f"{v:9.3f}" for v in figures)
 
 
 if __name__ == "__main__":
