@@ -53,7 +53,7 @@ def requantized(acc: np.ndarray, params: QuantParams, dtype: type) -> tuple[np.n
     scale = np.float64(params.x_scale) * np.asarray(params.w_scale, np.float64)
     exact = acc * (scale / np.float64(params.y_scale)).reshape(1, -1, 1, 1)
     info = np.iinfo(dtype)
-    y = np.clip(np.rint(exact) + params.y_zero_point, info.min, info.max).astype(dtype)
+    y = np.clip(np.rint(exact + params.y_zero_point), info.min, info.max).astype(dtype)
     return y, exact
 
 
