@@ -35,6 +35,7 @@ from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import Layouts, format_of
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.formats import Format, identify
+from nnlayout.kernels.onednn.primitives import NUMPY_TYPES
 from nnlayout.kernels.onednn.quantized import (
     ANY,
     DATA_TYPES,
@@ -196,27 +197,27 @@ def _out_array(op: Operation) -> np.ndarray:
 class _Bound:
     """A quantized op's primitive bound once; its weights (and bias) packed at the first
     call and again only when another array comes (a constant is the same array on every
-    call). `run` writes into a C-contiguous destination of the result's type, else into a
-    new array that is copied."""
-
-    weights_operand = 1
+    call). A call writes into a C-contiguous destination of the result's bytes (viewed as
+    its type: an arena's bytes may come typed otherwise), else into a new array that is
+    copied."""
 
     def __init__(self, kernel: QConv | QMatmul):
         self.kernel = kernel
         self.packed_from: np.ndarray | None = None
+        self.types = (NUMPY_TYPES[kernel.q.src_type], NUMPY_TYPES[kernel.q.dst_type])
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         x, weights, *bias = inputs
         if weights is not self.packed_from:
-            self.kernel.pack(np.ascontiguousarray(weights), bias[0] if bias else None)
+            self.kernel.pack(np.ascontiguousarray(weights).view(np.int8), bias[0] if bias else None)
             self.packed_from = weights
-        source = np.ascontiguousarray(x)
+        source = np.ascontiguousarray(x).reshape(-1).view(self.types[0])
         if out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST):
-            self.kernel(source.reshape(-1), out.reshape(-1))
+            self.kernel(source, out.reshape(-1).view(self.types[1]))
         else:
-            result = np.empty(out.shape, out.dtype)
-            self.kernel(source.reshape(-1), result.reshape(-1))
-            out[...] = result
+            result = np.empty(out.shape, self.types[1])
+            self.kernel(source, result.reshape(-1))
+            out[...] = result.view(out.dtype)
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         return partial(self, inputs, out)
