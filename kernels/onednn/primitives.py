@@ -202,7 +202,14 @@ def prelu_pd(src: MemoryDesc, weights: MemoryDesc, dst: MemoryDesc) -> Primitive
     )
 
 
-def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+def binary_pd(
+    algorithm: int,
+    src0: MemoryDesc,
+    src1: MemoryDesc,
+    dst: MemoryDesc,
+    post_ops: Sequence[PostOp] = (),
+    quantization: Quantization | None = None,
+) -> PrimitiveDesc:
     return _created(
         b.lib().dnnl_binary_primitive_desc_create,
         b.engine(),
@@ -211,6 +218,8 @@ def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc, dst: MemoryDes
         src1.handle,
         dst.handle,
         elements=_elements(src0, src1, dst),
+        post_ops=post_ops,
+        quantization=quantization,
     )
 
 
