@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
 from nnlayout.diagnostics import os_error_reason
-from nnlayout.dialects.nn import ConstantOp, tensor_type
+from nnlayout.dialects.nn import ConstantOp, numpy_dtype, tensor_type
 
 WEIGHTS_ATTR = "nn.weights"
 # What `load_weights` gives a module without a weights file (told apart from an empty one).
@@ -99,9 +99,11 @@ def constant_value(op: ConstantOp, weights: Mapping[str, np.ndarray]) -> np.ndar
             f"nn.constant: external constant {quoted} cannot be read from the weights file: {error}"
         ) from None
     expected = tuple(tensor_type(op.output).get_shape())
-    if array.shape != expected or array.dtype != np.float32:
+    element_type = tensor_type(op.output).element_type
+    dtype = numpy_dtype(element_type)
+    if array.shape != expected or array.dtype != dtype:
         raise WeightsError(
             f"nn.constant: external constant {quoted} has shape {list(array.shape)} and dtype "
-            f"{array.dtype}; the IR expects {list(expected)} float32"
+            f"{array.dtype}; the IR expects {list(expected)} {dtype}"
         )
     return array

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, TensorType, i8
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
 from nnlayout.diagnostics import DiagnosticError
@@ -20,6 +20,7 @@ from nnlayout.dialects.layout import (
     layout_of,
     storage_of,
 )
+from nnlayout.dialects.nn import numpy_dtype
 from nnlayout.kernels.registry import (
     BindingRefused,
     Implementation,
@@ -30,11 +31,11 @@ if TYPE_CHECKING:
 
     RuntimeValue = np.ndarray | csr_array  # a physical array, or the CSR array of a value
 
-DTYPES: dict[type[Attribute], np.dtype] = {
-    Float16Type: np.dtype(np.float16),
-    Float32Type: np.dtype(np.float32),
-    Float64Type: np.dtype(np.float64),
-}
+
+def value_dtype(element_type: Attribute) -> np.dtype | None:
+    """The numpy dtype of run-time values of `element_type` (f16, f32, f64; ui8, i8 signed,
+    i32 for quantized data), None for others."""
+    return numpy_dtype(element_type)
 
 
 # ------------------------------------------------------------- representation
@@ -60,8 +61,11 @@ def to_logical(value: RuntimeValue, value_type: Attribute) -> np.ndarray:
 
 
 def element_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype of a buffer's elements; i8 is the byte type of the arena."""
-    return np.dtype(np.uint8) if element_type == i8 else DTYPES[type(element_type)]
+    """The numpy dtype of a buffer's elements (the arena, memref<Nxi8>, is int8 bytes)."""
+    dtype = value_dtype(element_type)
+    if dtype is None:
+        raise ValueError(f"no run-time values of element type {element_type}")
+    return dtype
 
 
 def located_refusal(op: Operation, error: BindingRefused) -> DiagnosticError:
@@ -98,7 +102,7 @@ def apply_kernel(
             [to_logical(v, operand.type) for v, operand in zip(operands, op.operands, strict=True)],
         )
         shape = result_type.get_shape()
-    expected = (tuple(shape), DTYPES.get(type(result_type.element_type)))
+    expected = (tuple(shape), value_dtype(result_type.element_type))
     if (result.shape, result.dtype) != expected:
         raise DiagnosticError(
             op,

@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     TensorType,
+    i8,
 )
 from xdsl.ir import Operation, SSAValue
 
@@ -340,7 +341,14 @@ class _Emitter:
         memref_type, dtype = self._memref(op, op.memref)
         shape = tuple(memref_type.get_shape())
         nbytes = math.prod(shape) * dtype.itemsize
-        if self.arena_bytes is None and dtype == np.uint8 and len(shape) == 1:
+        # The arena: plan-memory's buffer of bytes that the planned buffers are views of.
+        # (a 1-D i8 buffer of quantized data is not it: nothing views it).
+        is_arena = (
+            memref_type.element_type == i8
+            and len(shape) == 1
+            and any(isinstance(use.operation, memref.ViewOp) for use in op.memref.uses)
+        )
+        if self.arena_bytes is None and is_arena:
             self.arena_bytes = nbytes
             self.names[op.memref] = "ARENA"
             return

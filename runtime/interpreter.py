@@ -42,7 +42,13 @@ from nnlayout.dialects.layout import FillBorderOp, ReorderOp
 from nnlayout.dialects.weights import load_weights
 from nnlayout.kernels.reference import REFERENCE_KERNELS, Kernel
 from nnlayout.kernels.registry import BindingSession
-from nnlayout.kernels.values import DTYPES, apply_kernel, element_dtype, to_logical, to_physical
+from nnlayout.kernels.values import (
+    apply_kernel,
+    element_dtype,
+    to_logical,
+    to_physical,
+    value_dtype,
+)
 from nnlayout.limits import too_large
 from nnlayout.runtime.binding import bind_compute, evaluate_constants, kernel_for
 from nnlayout.runtime.limits import check_buffers_fit
@@ -125,7 +131,7 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
                 f"{label}: has type {arg_type}; only statically shaped tensors "
                 "and memrefs can be passed in"
             )
-        dtype = DTYPES.get(type(arg_type.element_type))
+        dtype = value_dtype(arg_type.element_type)
         if dtype is None:
             raise UserError(f"{label}: element type {arg_type.element_type} is not supported")
         if 0 in arg_type.get_shape():
@@ -373,7 +379,7 @@ def _view(arena: np.ndarray, offset: int, op: memref.ViewOp) -> np.ndarray:
     `check_before_running` checked the plan)."""
     view_type = op.result.type
     assert isinstance(view_type, MemRefType)
-    dtype = DTYPES[type(view_type.element_type)]
+    dtype = element_dtype(view_type.element_type)
     shape = tuple(view_type.get_shape())
     nbytes = math.prod(shape) * dtype.itemsize
     return arena[offset : offset + nbytes].view(dtype).reshape(shape)

@@ -263,6 +263,8 @@ def expected_refusals(case: Case) -> list[str]:
         ):
             reasons.append("training-mode")
         reasons.extend(_movement_refusals(node))
+        if any(a.name == "block_size" and a.i for a in node.attribute):
+            reasons.append("block-wise quantization is not supported")
         if node.op_type == "Pow" and _constant_size(case, node.input[1]) != 1:
             reasons.append("must be a constant scalar")
         if node.op_type in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and (

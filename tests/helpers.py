@@ -372,11 +372,15 @@ def onnxruntime_outputs(model: onnx.ModelProto, inputs: Sequence[np.ndarray]) ->
     return session.run(None, dict(zip(names, inputs, strict=True)))
 
 
-def assert_close(want: np.ndarray, got: np.ndarray, tolerance: float = 1e-4) -> None:
-    """Same shape; |got - want| within `tolerance` of want's largest magnitude (1 at least)."""
+def assert_close(
+    want: np.ndarray, got: np.ndarray, tolerance: float = 1e-4, step: float | None = None
+) -> None:
+    """Same shape; |got - want| within `tolerance` of want's largest magnitude (1 at least),
+    or, given a quantization `step`, within one step (and a rounding's worth)."""
     assert got.shape == want.shape, (got.shape, want.shape)
     scale = max(1.0, float(np.abs(want).max(initial=0.0)))
-    np.testing.assert_allclose(got, want, rtol=0, atol=tolerance * scale)
+    atol = tolerance * scale if step is None else step * 1.001
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)
 
 
 def check_against_onnxruntime(
@@ -386,11 +390,13 @@ def check_against_onnxruntime(
     targets: Sequence[str] = ALL_TARGETS,
     seed: int = 0,
     tolerance: float = 1e-4,
+    step: float | None = None,
 ) -> ModuleOp:
     """Imports `model` as `nnlayout-import` does (weights file and all), and checks that the
     interpreter on the imported module, and on each target with padding on and off both the
     interpreter and the generated module of the default pipeline, give onnxruntime's outputs
-    on the same seeded inputs. Returns the imported module."""
+    on the same seeded inputs (within `tolerance`, or one quantization `step`). Returns the
+    imported module."""
     from nnlayout.frontends.onnx import import_to_files
     from nnlayout.lowering.to_numpy import run_generated
 
@@ -402,7 +408,7 @@ def check_against_onnxruntime(
     expected = onnxruntime_outputs(model, inputs)
     for got in (Interpreter(module, source_path=source).run(inputs),):
         for want, actual in zip(expected, got, strict=True):
-            assert_close(want, actual, tolerance)
+            assert_close(want, actual, tolerance, step)
     for target in targets:
         for padding in (True, False):
             compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
@@ -413,9 +419,104 @@ def check_against_onnxruntime(
                 assert len(got) == len(expected), (target, padding, backend)
                 for want, actual in zip(expected, got, strict=True):
                     try:
-                        assert_close(want, actual, tolerance)
+                        assert_close(want, actual, tolerance, step)
                     except AssertionError as error:
                         raise AssertionError(
                             f"target={target} padding={padding} {backend}: {error}"
                         ) from None
     return module
+
+
+# ------------------------------------------------------------------- quantized models
+def small_cnn() -> onnx.ModelProto:
+    """conv-relu-conv-add-maxpool-global average pool-flatten-gemm on a [1, 3, 8, 8] input,
+    seeded float32 weights."""
+    rng = np.random.default_rng(0)
+
+    def init(name: str, shape: tuple[int, ...], scale: float) -> onnx.TensorProto:
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) * scale).astype(np.float32), name
+        )
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "r1"], ["a"]),
+        helper.make_node("MaxPool", ["a"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["m"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
+    ]
+    weights = [
+        init("w1", (8, 3, 3, 3), 0.2),
+        init("b1", (8,), 0.1),
+        init("w2", (8, 8, 3, 3), 0.1),
+        init("b2", (8,), 0.1),
+        init("wf", (10, 8), 0.3),
+        init("bf", (10,), 0.1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        weights,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def quantize_with_onnxruntime(
+    model: onnx.ModelProto, folder: Path, qoperator: bool
+) -> onnx.ModelProto:
+    """`model` quantized by onnxruntime's `quantize_static`: per-channel s8 weights, u8
+    activations, calibrated on 8 seeded random inputs; QDQ form, or QOperator."""
+    import logging
+
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            rng = np.random.default_rng(1)
+            shapes = {
+                vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
+                for vi in model.graph.input
+            }
+            self.batches = iter(
+                [
+                    {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+                    for _ in range(8)
+                ]
+            )
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.batches, None)
+
+    source, target = folder / "float.onnx", folder / "quantized.onnx"
+    onnx.save(model, source)
+    logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process the model
+    quantize_static(
+        str(source),
+        str(target),
+        Reader(),
+        quant_format=QuantFormat.QOperator if qoperator else QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+    )
+    return onnx.load(target)
+
+
+def output_step(model: onnx.ModelProto) -> float:
+    """The scale of the DequantizeLinear that makes the (first) graph output: one
+    quantization step of it."""
+    output = model.graph.output[0].name
+    node = next(n for n in model.graph.node if output in n.output)
+    assert node.op_type == "DequantizeLinear", node.op_type
+    scale = next(t for t in model.graph.initializer if t.name == node.input[1])
+    return float(numpy_helper.to_array(scale).reshape(()))

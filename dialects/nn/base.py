@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float16Type,
@@ -42,6 +43,22 @@ ui8 = IntegerType(8, Signedness.UNSIGNED)
 INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
 #: The element types of quantized activations and weights.
 QUANTIZED_TYPES: tuple[IntegerType, ...] = (ui8, i8)
+
+
+_NUMPY_DTYPES: dict[Attribute, np.dtype] = {
+    Float16Type(): np.dtype(np.float16),
+    Float32Type(): np.dtype(np.float32),
+    Float64Type(): np.dtype(np.float64),
+    ui8: np.dtype(np.uint8),
+    i8: np.dtype(np.int8),
+    i32: np.dtype(np.int32),
+}
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype | None:
+    """The numpy dtype of run-time values of an nn element type (i8 is signed: int8); None for
+    a type nn values cannot have."""
+    return _NUMPY_DTYPES.get(element_type)
 
 
 def is_float_type(element_type: Attribute) -> bool:

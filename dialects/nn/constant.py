@@ -7,10 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
-    IntegerType,
     StringAttr,
     TensorType,
     f32,
@@ -29,9 +27,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from nnlayout.dialects.nn.base import NNOp, Shape, shape_of, tensor_type, ui8
+from nnlayout.dialects.nn.base import NNOp, Shape, numpy_dtype, shape_of, tensor_type, ui8
 
-_INTEGER_DTYPES: dict[Attribute, str] = {ui8: "u1", i8: "i1", i32: "<i4"}
 _INTEGER_ELEMENT_TYPES: dict[str, Attribute] = {"uint8": ui8, "int8": i8, "int32": i32}
 
 
@@ -89,11 +86,9 @@ class ConstantOp(NNOp):
         assert self.value is not None
         result_type = tensor_type(self.output)
         element_type = result_type.element_type
-        if isinstance(element_type, IntegerType):
-            dtype = np.dtype(_INTEGER_DTYPES[element_type])
-        else:
-            assert isinstance(element_type, AnyFloat)
-            dtype = np.dtype(f"<f{element_type.bitwidth // 8}")
+        dtype = numpy_dtype(element_type)
+        assert dtype is not None
+        dtype = dtype.newbyteorder("<")
         flat = np.frombuffer(self.value.data.data, dtype=dtype)
         shape = result_type.get_shape()
         if flat.size == 1 and math.prod(shape) != 1:

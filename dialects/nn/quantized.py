@@ -40,7 +40,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
-    IntegerType,
     TensorType,
     f32,
     i32,
@@ -75,15 +74,17 @@ from nnlayout.dialects.nn.base import (
     tensor_type,
     ui8,
 )
+from nnlayout.dialects.nn.base import numpy_dtype as base_numpy_dtype
 from nnlayout.dialects.nn.shape_rules import concat_shape, conv2d_shape, matmul_shape
 
 _DENSE = DenseIntOrFPElementsAttr
-_NUMPY_DTYPES: dict[Attribute, str] = {ui8: "uint8", IntegerType(8): "int8", i32: "int32"}
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype of a quantized (ui8, i8) or bias (i32) element type."""
-    return np.dtype(_NUMPY_DTYPES[element_type])
+    dtype = base_numpy_dtype(element_type)
+    assert dtype is not None and dtype.kind in "iu", element_type
+    return dtype
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,8 +13,9 @@ operators; what is never folded, and why:
 * operators on sequences or optionals, and those with subgraphs (If, Loop, Scan): a one-node
   evaluation cannot give their values (a subgraph reads the enclosing scope);
 * operators of other domains, and those onnx's reference evaluator lacks;
-* Constant, Identity and Dropout, which their converters handle (Identity keeps a shared
-  weight one constant; Dropout is random in training mode);
+* Constant, Identity, Dropout and DequantizeLinear, which their converters handle (Identity
+  keeps a shared weight one constant; Dropout is random in training mode; a dequantized
+  weight stays quantized for `fold-qdq`);
 * a node whose result would exceed `limits.FOLDED_CONSTANT_BYTES`, as onnx's shape inference
   sizes it from the constant inputs: a hostile ConstantOfShape or Range is refused, naming the
   node, before anything is allocated; and one of the operators whose result's size their
@@ -75,7 +76,9 @@ SEQUENCES = frozenset(
     }
 )
 #: Operators their converters handle, constant inputs or not (see the module docstring).
-CONVERTED = frozenset({"Constant", "Dropout", "Identity"})
+#: A DequantizeLinear of a constant (a quantized weight or bias) stays an integer constant
+#: and an nn.dequantize, so that `fold-qdq` can hand the integers to a quantized op.
+CONVERTED = frozenset({"Constant", "DequantizeLinear", "Dropout", "Identity"})
 #: Operators that read only the shape of their (first) input, static in nn.
 SHAPE_READERS = frozenset({"Shape", "Size"})
 #: Operators whose result's size is set by the values of their inputs: they fold only where

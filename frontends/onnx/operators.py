@@ -45,6 +45,8 @@ from nnlayout.frontends.onnx.pooling import (
     global_max_pool,
     max_pool,
 )
+from nnlayout.frontends.onnx.quantized import CONVERTERS as QUANTIZED_CONVERTERS
+from nnlayout.frontends.onnx.quantized import MICROSOFT_CONVERTERS
 from nnlayout.frontends.onnx.reduction import REDUCTIONS, layer_normalization, lrn, reduce
 from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
@@ -97,6 +99,7 @@ CONVERTERS: dict[str, Converter] = {
     "Selu": selu,
     "Gelu": gelu,
     "Pow": power,
+    **QUANTIZED_CONVERTERS,
 }
 
 #: ONNX operators (default domain) the importer translates.
@@ -104,6 +107,8 @@ SUPPORTED_OPS = frozenset(CONVERTERS)
 
 
 def converter_of(node: onnx.NodeProto) -> Converter | None:
+    if node.domain == "com.microsoft":  # onnxruntime's quantized operators (QOperator form)
+        return MICROSOFT_CONVERTERS.get(node.op_type)
     return CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
 
 
@@ -127,6 +132,7 @@ def check_operators(graph: onnx.GraphProto, opset: int) -> None:
         why = f" (not folded at import: {reason})" if not domain else ""
         raise UserError(
             f"{describe(node, index)}: unsupported operator '{node.op_type}'{domain}{why}; "
-            f"nnlayout imports {', '.join(sorted(SUPPORTED_OPS))}, and folds other operators "
+            f"nnlayout imports {', '.join(sorted(SUPPORTED_OPS))}, com.microsoft's "
+            f"{', '.join(sorted(MICROSOFT_CONVERTERS))}, and folds other operators "
             "whose inputs are known at compile time"
         )

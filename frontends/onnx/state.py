@@ -10,14 +10,29 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
-from xdsl.dialects.builtin import StringAttr, TensorType, f32
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import StringAttr, TensorType, f32, i8, i32
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.common import one_line, safe_key, sanitize_name
 from nnlayout.frontends.onnx.inference import ceil_mode_overcount, same_output_padding_overcount
+
+#: The ONNX element types nn values may have, and theirs: float32 data, and quantized data
+#: (8-bit activations and weights, int32 biases; see nn's docstring).
+ELEMENT_TYPES: dict[int, Attribute] = {
+    TensorProto.FLOAT: f32,
+    TensorProto.UINT8: nn.ui8,
+    TensorProto.INT8: i8,
+    TensorProto.INT32: i32,
+}
+NUMPY_TYPES = {
+    TensorProto.FLOAT: np.float32,
+    TensorProto.UINT8: np.uint8,
+    TensorProto.INT8: np.int8,
+    TensorProto.INT32: np.int32,
+}
 
 
 class ImportState:
@@ -66,13 +81,13 @@ class ImportState:
             raise self.fail(f"input '{name}' is not defined")
         proto = self.constants[name]
         passed_on = f" (passed on as '{used}' by an Identity)" if used != name else ""
-        if proto.data_type != TensorProto.FLOAT:
+        if proto.data_type not in ELEMENT_TYPES:
             raise self.fail(
                 f"constant '{name}'{passed_on} has element type "
                 f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
-                "tensors only"
+                "tensors, and uint8/int8/int32 ones as quantized data"
             )
-        array = self._array(proto).astype(np.float32)
+        array = self._array(proto).astype(NUMPY_TYPES[proto.data_type])
         if array.size == 0:
             raise self.fail(
                 f"constant '{name}'{passed_on} is empty; empty tensors are not supported"
@@ -83,7 +98,9 @@ class ImportState:
             key = safe_key(name, self.used_keys)
             # order="C" keeps a scalar 0-d (np.ascontiguousarray stored it as [1])
             self.weights[key] = np.asarray(array, order="C")
-            op = nn.ConstantOp(TensorType(f32, array.shape), external=key)
+            op = nn.ConstantOp(
+                TensorType(ELEMENT_TYPES[proto.data_type], array.shape), external=key
+            )
             if key != name:
                 op.attributes["onnx.name"] = StringAttr(name)
         return self._define(name, op)
@@ -166,11 +183,16 @@ class ImportState:
         inferred = self.inferred.get(name)
         if inferred is None or not inferred.HasField("tensor_type"):
             return
-        if inferred.tensor_type.elem_type not in (TensorProto.FLOAT, 0):
+        onnx_type = inferred.tensor_type.elem_type
+        if onnx_type not in (0, *ELEMENT_TYPES):
             raise self.fail(
-                f"output '{name}' has element type "
-                f"{TensorProto.DataType.Name(inferred.tensor_type.elem_type)}; "
-                "nnlayout imports float32 tensors only"
+                f"output '{name}' has element type {TensorProto.DataType.Name(onnx_type)}; "
+                "nnlayout imports float32 tensors, and uint8/int8/int32 ones as quantized data"
+            )
+        if onnx_type and ELEMENT_TYPES[onnx_type] != nn.tensor_type(value).element_type:
+            raise self.fail(
+                f"nn computes element type {nn.tensor_type(value).element_type} for output "
+                f"'{name}' but ONNX infers {TensorProto.DataType.Name(onnx_type)}"
             )
         if any(operand in self.beyond_inference for operand in node.input):
             self.beyond_inference.add(name)

@@ -1,0 +1,161 @@
+"""Quantized ONNX models: a small CNN quantized by onnxruntime's `quantize_static` (QDQ and
+QOperator forms, per-channel s8 weights, u8 activations) imported and run within one
+quantization step of onnxruntime's int8 output; the import of each quantized operator; and
+the schemes the importer refuses, in one line naming the node and what is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import i8
+
+from nnlayout.diagnostics import UserError
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx import import_model
+from nnlayout.tests.helpers import (
+    check_against_onnxruntime,
+    output_step,
+    quantize_with_onnxruntime,
+    small_cnn,
+)
+
+
+@pytest.mark.parametrize("qoperator", [False, True], ids=["qdq", "qoperator"])
+def test_quantized_cnn_imports_and_runs_like_onnxruntime(tmp_path: Path, qoperator: bool) -> None:
+    model = quantize_with_onnxruntime(small_cnn(), tmp_path, qoperator)
+    module = check_against_onnxruntime(model, tmp_path, targets=[], seed=3, step=output_step(model))
+    names = {op.name for op in module.walk()}
+    if qoperator:
+        assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= names
+        assert "nn.conv2d" not in names
+    else:
+        assert {"nn.quantize", "nn.dequantize", "nn.conv2d", "nn.gemm"} <= names
+        # the weights stay i8 constants, dequantized by an op (not folded to f32 at import)
+        weights = [
+            op for op in module.walk() if isinstance(op, nn.ConstantOp) and op.external is not None
+        ]
+        assert weights and all(nn.tensor_type(w.output).element_type == i8 for w in weights)
+
+
+def q_model(
+    nodes: list[onnx.NodeProto],
+    constants: dict[str, np.ndarray],
+    opset: int = 21,
+    out_type: int = TensorProto.FLOAT,
+    out_shape: list[int] | None = None,
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "q",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 2, 2])],
+        [helper.make_tensor_value_info(nodes[-1].output[0], out_type, out_shape)],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )
+    opsets = [helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=10)
+
+
+def qdq(zp: np.ndarray, **attrs: object) -> onnx.ModelProto:
+    return q_model(
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="quant", **attrs),
+            helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dequant", **attrs),
+        ],
+        {"s": np.float32(0.1) if zp.ndim == 0 else np.full(zp.shape, 0.1, np.float32), "z": zp},
+    )
+
+
+def test_per_axis_asymmetric_and_symmetric_qdq_import() -> None:
+    for zp in (np.array([1, 2, 3, 250], np.uint8), np.zeros(4, np.int8), np.int8(-3)):
+        module = import_model(qdq(zp, axis=1)).module
+        quantize = next(op for op in module.walk() if isinstance(op, nn.QuantizeOp))
+        params = quantize.qparams()
+        assert params.zero_point.tolist() == zp.tolist()
+        assert params.axis == (1 if zp.ndim else None)
+
+
+REFUSED = [
+    (
+        lambda: qdq(np.uint8(0), block_size=2),
+        "node 'quant' (QuantizeLinear): block_size 2: block-wise quantization is not supported",
+    ),
+    (
+        lambda: q_model(
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q4")],
+            {"s": np.float32(0.1), "z": np.uint8(0)},
+        ),
+        None,  # sanity: u8 imports
+    ),
+    (
+        lambda: q_model(
+            [
+                helper.make_node(
+                    "QuantizeLinear", ["x", "s"], ["y"], name="q4", output_dtype=TensorProto.UINT4
+                )
+            ],
+            {"s": np.float32(0.1)},
+            out_type=TensorProto.UINT4,
+        ),
+        "node 'q4' (QuantizeLinear): the quantized type is UINT4; nnlayout imports quantization "
+        "to UINT8, INT8 only",
+    ),
+    (
+        lambda: q_model(
+            [
+                helper.make_node(
+                    "QuantizeLinear",
+                    ["x", "s"],
+                    ["y"],
+                    name="f8",
+                    output_dtype=TensorProto.FLOAT8E4M3FN,
+                )
+            ],
+            {"s": np.float32(0.1)},
+            out_type=TensorProto.FLOAT8E4M3FN,
+        ),
+        "node 'f8' (QuantizeLinear): the quantized type is FLOAT8E4M3FN",
+    ),
+    (
+        lambda: q_model(
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="blocks")],
+            {"s": np.full((1, 4), 0.1, np.float32), "z": np.zeros((1, 4), np.uint8)},
+        ),
+        "node 'blocks' (QuantizeLinear): scale 's' has shape [1, 4]: block-wise scales are not "
+        "supported",
+    ),
+    (
+        lambda: q_model(
+            [
+                helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                helper.make_node(
+                    "QLinearGlobalAveragePool",
+                    ["q", "s", "z", "s", "z"],
+                    ["p"],
+                    name="pool",
+                    domain="com.microsoft",
+                    channels_last=1,
+                ),
+                helper.make_node("DequantizeLinear", ["p", "s", "z"], ["y"]),
+            ],
+            {"s": np.float32(0.1), "z": np.uint8(3)},
+            out_shape=[1, 4, 1, 1],
+        ),
+        "node 'pool' (QLinearGlobalAveragePool): channels_last = 1 is not supported",
+    ),
+]
+
+
+@pytest.mark.parametrize(("make", "expected"), REFUSED)
+def test_unsupported_schemes_are_refused_in_one_line(make, expected) -> None:  # type: ignore[no-untyped-def]
+    model = make()
+    if expected is None:
+        import_model(model)
+        return
+    with pytest.raises(UserError) as error:
+        import_model(model)
+    assert error.value.message.startswith(expected), error.value.message
+    assert "\n" not in error.value.message
