@@ -8,6 +8,7 @@ step, padding on and off, layout passes alone and the whole default pipeline."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +18,15 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.kernels.onednn.binding import available
 from nnlayout.reports.census import kernel_census, library_implementation
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module, parse
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    check_against_onnxruntime,
+    compile_module,
+    output_step,
+    parse,
+    quantize_with_onnxruntime,
+    small_cnn,
+)
 
 pytestmark = pytest.mark.onednn
 Y_SCALE = 0.05  # the output's scale: one step
@@ -130,3 +139,18 @@ def test_a_quantized_network_runs_on_onednn_int8_kernels(target: str, padding: b
     ]
     assert len(products) == 5, products
     assert all("amx" in name or "vnni" in name for name in products), products
+
+
+def test_an_onnxruntime_quantized_cnn_runs_on_onednn_like_onnxruntime(tmp_path: Path) -> None:
+    """A small CNN quantized by onnxruntime's quantize_static (QOperator form, per-channel s8
+    weights, u8 activations): on onednn and host, padding on and off, interpreter and
+    generated module, within one output step of onnxruntime's int8 output; its
+    convolutions, residual add, max pooling and fully connected layer run oneDNN's int8
+    kernels."""
+    model = quantize_with_onnxruntime(small_cnn(), tmp_path, qoperator=True)
+    module = check_against_onnxruntime(
+        model, tmp_path, targets=TARGETS, seed=3, step=output_step(model)
+    )
+    census = kernel_census(compile_module(module, "onednn", True, DEFAULT_PIPELINE))
+    for name in ("qconv2d_onednn", "qadd_onednn", "max_pool2d_int8_onednn", "qmatmul_onednn"):
+        assert census.kernels[name] >= 1, census.kernels
