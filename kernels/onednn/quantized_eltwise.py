@@ -26,7 +26,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutSpec, layout_of
 from nnlayout.dialects.nn import shape_of
-from nnlayout.dialects.nn.quantized import numpy_dtype
+from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
@@ -43,13 +43,10 @@ _SOURCES = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
 
 def _int8_type(op: Operation) -> int | None:
     """dnnl_u8 or dnnl_s8 when every operand and the result are of that type, else None."""
-    types = set()
-    for value in (*op.operands, *op.results):
-        element_type = getattr(value.type, "element_type", None)
-        try:
-            types.add(DATA_TYPES.get(numpy_dtype(element_type)))
-        except KeyError:  # a float or other type: not int8
-            return None
+    types = {
+        DATA_TYPES.get(numpy_dtype(getattr(v.type, "element_type", None)))  # type: ignore[arg-type]
+        for v in (*op.operands, *op.results)
+    }
     return types.pop() if len(types) == 1 and types <= set(INT8) else None
 
 
@@ -171,7 +168,7 @@ def _prepare(op: Operation, session: BindingSession | None = None) -> _Bound:
 def _run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
     value = op.results[0]
     spec, shape = layout_of(value.type), shape_of(value)
-    dtype = numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
+    dtype = p.NUMPY_TYPES[_int8_type(op) or b.dnnl_u8]
     out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype)
     _Bound(op)(inputs, out)
     return out
