@@ -33,6 +33,7 @@ def qconv(
     clamp: tuple[int | None, int | None] = (None, None),
     groups: int = 1,
     w_type: object = i8,
+    per_channel: bool = True,
 ) -> nn.QConv2dOp:
     """A 3x3 convolution 16 -> 32 channels on 8x8, u8 in and out, per-channel weights."""
     x = create_ssa_value(_tensor(ui8, (1, 16, 8, 8), layout))
@@ -44,7 +45,9 @@ def qconv(
         bias,
         (
             nn.QParams.make(0.02, x_zero_point, ui8),
-            nn.QParams.make(np.linspace(0.005, 0.02, 32), [w_zero_point] * 32, w_type, 0),
+            nn.QParams.make(np.linspace(0.005, 0.02, 32), [w_zero_point] * 32, w_type, 0)
+            if per_channel
+            else nn.QParams.make(0.01, w_zero_point, w_type),
             nn.QParams.make(0.1, 5, ui8),
         ),
         pads=(1, 1, 1, 1),
@@ -88,8 +91,11 @@ def _reference(x, w, bias, op: nn.QConv2dOp, groups: int = 1) -> np.ndarray:
 
 @pytest.mark.parametrize("layout", ["", "NHWC"])
 @pytest.mark.parametrize("clamp", [(None, None), (5, None), (20, 200)])
-def test_the_kernel_computes_qlinearconv(layout: str, clamp: tuple[int | None, int | None]) -> None:
-    op = qconv(layout, clamp=clamp)
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "per_tensor"])
+def test_the_kernel_computes_qlinearconv(
+    layout: str, clamp: tuple[int | None, int | None], per_channel: bool
+) -> None:
+    op = qconv(layout, clamp=clamp, per_channel=per_channel)
     rng = np.random.default_rng(0)
     x = rng.integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
     w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
