@@ -139,6 +139,7 @@ dnnl_use_shift = 0x4
 dnnl_scratchpad_mode_user = 1
 # dnnl_cpu_isa_t (a bit set: each value includes the ones it extends)
 dnnl_cpu_isa_avx512_core = 0x27
+dnnl_cpu_isa_avx2_vnni = 0xF
 dnnl_cpu_isa_avx512_core_vnni = 0x67
 dnnl_cpu_isa_avx512_core_bf16 = 0xE7
 # dnnl_query_t
@@ -279,6 +280,12 @@ def runs_isa(isa: int) -> bool:
     """Whether oneDNN runs the code of `isa` (a dnnl_cpu_isa_t, e.g.
     dnnl_cpu_isa_avx512_core_bf16) or a superset of it here."""
     return lib().dnnl_get_effective_cpu_isa() & isa == isa
+
+
+def runs_vnni() -> bool:
+    """Whether oneDNN runs int8 code with VNNI (or AMX) here: 32-bit sums of u8 x s8 products,
+    which its int8 kernels need (quantized.implementation_refusal)."""
+    return runs_isa(dnnl_cpu_isa_avx512_core_vnni) or runs_isa(dnnl_cpu_isa_avx2_vnni)
 
 
 def runs_avx512_core() -> bool:

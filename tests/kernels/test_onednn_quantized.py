@@ -26,7 +26,13 @@ from nnlayout.kernels.onednn.quantized import (
     qconv_refusal,
 )
 
-pytestmark = pytest.mark.onednn
+pytestmark = [
+    pytest.mark.onednn,
+    pytest.mark.skipif(
+        not (b.available() and b.runs_vnni()),
+        reason="oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)",
+    ),
+]
 
 
 def integer_conv(
@@ -124,16 +130,12 @@ def test_int8_convolution_matches_the_integer_reference(name: str) -> None:
     assert differ.mean() < 1e-3
 
 
-@pytest.mark.skipif(
-    not (b.available() and b.runs_isa(b.dnnl_cpu_isa_avx512_core_vnni)),
-    reason="needs oneDNN's avx512_core_vnni code",
-)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_int8_convolutions_run_vnni_or_amx_code(name: str) -> None:
     q, _, weights, bias, params, *_ = _case(name)
     implementation = QConv(q, weights, bias, params).implementation
     assert not implementation.startswith("ref")
-    assert implementation.endswith(("avx512_core_vnni", "avx512_core_amx")), implementation
+    assert "vnni" in implementation or "amx" in implementation, implementation
 
 
 def test_a_halo_holds_the_zero_point() -> None:

@@ -14,11 +14,18 @@ from xdsl.utils.test_value import create_ssa_value
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
 from nnlayout.dialects.nn.base import ui8
+from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.targets import get_target
 from nnlayout.tests.kernels.test_onednn_quantized import integer_conv
 
-pytestmark = pytest.mark.onednn
+pytestmark = [
+    pytest.mark.onednn,
+    pytest.mark.skipif(
+        not (b.available() and b.runs_vnni()),
+        reason="oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)",
+    ),
+]
 i8 = IntegerType(8)
 
 

@@ -11,7 +11,13 @@ from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.quantized import QuantParams
 from nnlayout.kernels.onednn.quantized_matmul import QMatmul, QMatmulParams, qmatmul_refusal
 
-pytestmark = pytest.mark.onednn
+pytestmark = [
+    pytest.mark.onednn,
+    pytest.mark.skipif(
+        not (b.available() and b.runs_vnni()),
+        reason="oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)",
+    ),
+]
 
 # a's shape, N, a's type, a_zp, b_zp: ResNet-50's classifier, a transformer's projection,
 # and a product with zero points on both sides.

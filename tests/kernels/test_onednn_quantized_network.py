@@ -15,6 +15,7 @@ import pytest
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp
+from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.binding import available
 from nnlayout.reports.census import kernel_census, library_implementation
 from nnlayout.runtime.interpreter import Interpreter
@@ -28,7 +29,13 @@ from nnlayout.tests.helpers import (
     small_cnn,
 )
 
-pytestmark = pytest.mark.onednn
+pytestmark = [
+    pytest.mark.onednn,
+    pytest.mark.skipif(
+        not (b.available() and b.runs_vnni()),
+        reason="oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)",
+    ),
+]
 Y_SCALE = 0.05  # the output's scale: one step
 
 
