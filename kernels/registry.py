@@ -23,7 +23,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self, runtime_checkable
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import AnyFloat, MemRefType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
@@ -126,6 +127,18 @@ class Target:
 LIBRARY_FAMILIES: dict[str, str] = {"onednn": "oneDNN"}
 
 
+def _element_types(op: Operation) -> list[Attribute]:
+    return [
+        v.type.element_type
+        for v in (*op.operands, *op.results)
+        if isinstance(v.type, TensorType | MemRefType)
+    ]
+
+
+def _is_float(element_type: Attribute) -> bool:
+    return isinstance(element_type, AnyFloat)
+
+
 def _always(op: Operation, target: Target, padding: bool) -> str | None:
     return None
 
@@ -180,6 +193,12 @@ class Kernel:
     # For a kernel that calls a library's code: the name of the library's implementation that
     # runs `op` (as bound), which reports print. None: nnlayout's own numpy code.
     implementation_of: Callable[[Operation], str] | None = None
+    # Whether it computes on integer (quantized: ui8, i8, i32) operands and results. Only the
+    # reference kernels (family `ref`) and kernels that say so are given such ops: the
+    # others were written for floats (a blocked max pool pads with -inf, a oneDNN primitive
+    # is created for f32). A kernel that says so handles the quantization parameters the op
+    # carries (zero points, in its padding too).
+    integer_data: bool = False
 
     def operand_and_result_layouts(
         self, op: Operation, target: Target
@@ -192,10 +211,18 @@ class Kernel:
         """Why the kernel cannot run `op` (None when it can), asked by dispatch: `accepts`,
         then, where the kernel has `accepts_layout`, that on the layout operand 0 already
         carries (hand-written IR: a layout blocking an axis it pools or broadcasts)."""
-        reason = self.accepts(op, target, padding)
+        reason = self.integer_refusal(op) or self.accepts(op, target, padding)
         if reason is not None or self.accepts_layout is None:
             return reason
         return carried_layout_refusal(op, self.accepts_layout)
+
+    def integer_refusal(self, op: Operation) -> str | None:
+        """Why the kernel cannot run `op` on its integer data, if it has some (see
+        `integer_data`)."""
+        if self.integer_data or self.family == "ref":
+            return None
+        element = next((e for e in _element_types(op) if not _is_float(e)), None)
+        return None if element is None else f"{element} data (quantized)"
 
     def binding_refusal(self, op: Operation) -> str | None:
         """Why the kernel cannot compute `op` as typed (None when it can), asked before
@@ -209,6 +236,8 @@ class Kernel:
         attribute's `in_place` against `in_place_for`.)"""
         if not self.applies(op):
             return f"it is not a kernel for this {op.name}"
+        if (reason := self.integer_refusal(op)) is not None:
+            return reason
         if self.layouts is None:  # plain operands and results, the only ones it reads
             return layouts_refusal(
                 op, [(PLAIN_LAYOUT,)] * len(op.operands), [(PLAIN_LAYOUT,)] * len(op.results)

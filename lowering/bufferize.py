@@ -92,6 +92,12 @@ def _pad_value(op: Operation) -> float | None:
     kernel = kernel_facts(op)
     if kernel is not None and not kernel.reads_halo:
         return None
+    if not nn.is_float_type(nn.tensor_type(op.operands[0]).element_type):
+        # Quantized data: a halo would have to hold the zero point (a qconv2d's padding is
+        # the quantized 0) or the type's minimum (max pooling), never 0.0 or -inf;
+        # layout.fill_border writes floats only, so such an operand gets no halo and its
+        # kernel pads it itself.
+        return None
     if isinstance(op, nn.Conv2dOp):
         return 0.0
     if isinstance(op, nn.MaxPool2dOp):

@@ -67,6 +67,7 @@ _PASSES: dict[str, str] = {
     "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
     "extend-ranks": "nnlayout.transforms.extend_ranks:ExtendRanksPass",
     "fold-batch-norm": "nnlayout.transforms.fold_batch_norm:FoldBatchNormPass",
+    "fold-qdq": "nnlayout.transforms.fold_qdq:FoldQdqPass",
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
     "fuse-channel-shuffle": "nnlayout.transforms.fuse_channel_shuffle:FuseChannelShufflePass",
     "fuse-activations": "nnlayout.transforms.fuse_activations:FuseActivationsPass",

@@ -2,7 +2,8 @@
 whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
 
 fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gelu, matched
-while their constants are still the exporters' scalars) -> extend-ranks (operands of
+while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model's
+dequantize -> op -> quantize becomes one quantized op) -> extend-ranks (operands of
 broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
 convolution becomes part of its weight and bias) -> fold-pad (a zero pad before a convolution
 becomes part of its pads) -> fuse-channel-shuffle (ShuffleNet's Reshape-Transpose-Reshape
@@ -31,6 +32,7 @@ from nnlayout.transforms.extend_ranks import ExtendRanksPass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.fold_pad import FoldPadPass
+from nnlayout.transforms.fold_qdq import FoldQdqPass
 from nnlayout.transforms.fuse_activations import FuseActivationsPass
 from nnlayout.transforms.fuse_channel_shuffle import FuseChannelShufflePass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
@@ -54,6 +56,7 @@ class DefaultPipelinePass(ModulePass):
     def passes(self) -> tuple[ModulePass, ...]:
         return (
             FuseActivationsPass(),
+            FoldQdqPass(self.remarks),
             ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import AnyFloat, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -118,6 +118,15 @@ def _blame(module: ModuleOp) -> Operation:
     return next(dispatched, module)
 
 
+def _integer_data(op: Operation) -> str | None:
+    """ "<type> data (quantized)" for an op with integer operands or results, else None."""
+    for value in (*op.operands, *op.results):
+        element = getattr(value.type, "element_type", None)
+        if element is not None and not isinstance(element, AnyFloat):
+            return f"{element} data (quantized)"
+    return None
+
+
 @dataclass
 class SelectKernel(RewritePattern):
     target: Target
@@ -143,6 +152,16 @@ class SelectKernel(RewritePattern):
                 op,
                 SelectDispatchPass.name,
                 f"{reason}, not supported by {rejected_name}; using {chosen.name}",
+                self.print_remarks,
+            )
+        faster = [f for f in self.target.families if f != "ref"]
+        integer = _integer_data(op) if chosen.family == "ref" and faster else None
+        if integer is not None and not selection.rejected:
+            remarks.emit(
+                op,
+                SelectDispatchPass.name,
+                f"{integer}: no {'/'.join(faster)} kernel computes {op.name} on it; using "
+                f"{chosen.name}",
                 self.print_remarks,
             )
         op.attributes[KERNEL_ATTR] = chosen.attribute(op, self.target)

@@ -17,7 +17,9 @@ from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_model
 from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
     check_against_onnxruntime,
+    compile_module,
     output_step,
     quantize_with_onnxruntime,
     small_cnn,
@@ -27,8 +29,12 @@ from nnlayout.tests.helpers import (
 @pytest.mark.parametrize("qoperator", [False, True], ids=["qdq", "qoperator"])
 def test_quantized_cnn_imports_and_runs_like_onnxruntime(tmp_path: Path, qoperator: bool) -> None:
     model = quantize_with_onnxruntime(small_cnn(), tmp_path, qoperator)
-    module = check_against_onnxruntime(model, tmp_path, targets=[], seed=3, step=output_step(model))
+    module = check_against_onnxruntime(model, tmp_path, seed=3, step=output_step(model))
     names = {op.name for op in module.walk()}
+    # Both forms compile to the q-ops (fold-qdq makes them of the QDQ form), run by kernels.
+    compiled = {op.name for op in compile_module(module, "host", True, DEFAULT_PIPELINE).walk()}
+    assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= compiled
+    assert not compiled & {"nn.conv2d", "nn.add", "nn.gemm", "nn.global_avg_pool"}
     if qoperator:
         assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= names
         assert "nn.conv2d" not in names
@@ -159,3 +165,28 @@ def test_unsupported_schemes_are_refused_in_one_line(make, expected) -> None:  #
         import_model(model)
     assert error.value.message.startswith(expected), error.value.message
     assert "\n" not in error.value.message
+
+
+def test_quantized_arena_holds_one_byte_buffers(tmp_path: Path) -> None:
+    """plan-memory with 1-byte buffers: the QDQ model's arena is at its lower bound, with every
+    planned activation a ui8 view, and under 0.3x the float model's (4-byte) arena."""
+    from nnlayout.frontends.onnx import import_to_files
+
+    float_model = small_cnn()
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "model.onnx").write_bytes(float_model.SerializeToString())
+    float_module = import_to_files(tmp_path / "f" / "model.onnx")
+    quantized = quantize_with_onnxruntime(float_model, tmp_path, qoperator=False)
+    (tmp_path / "q.onnx").write_bytes(quantized.SerializeToString())
+    module = import_to_files(tmp_path / "q.onnx")
+    pipeline = "default-pipeline{{target={target} padding={padding} verify=true}}"
+    arenas = []
+    for one in (float_module, module):
+        compiled = compile_module(one, "avx512", False, pipeline)
+        function = next(op for op in compiled.walk() if op.name == "func.func")
+        arena = function.attributes["nnlayout.arena_bytes"].value.data  # type: ignore[attr-defined]
+        assert arena == function.attributes["nnlayout.lower_bound_bytes"].value.data  # type: ignore[attr-defined]
+        arenas.append(arena)
+    views = [op for op in compiled.walk() if op.name == "memref.view"]
+    assert views and all(str(v.results[0].type.element_type) == "ui8" for v in views)
+    assert arenas[1] <= 0.3 * arenas[0], arenas

@@ -1,0 +1,86 @@
+// fold-qdq: dequantize -> float op -> quantize becomes the quantized op; what does not match
+// stays float, with a remark saying why; default-pipeline runs it before select-dispatch.
+// RUN: nnlayout-opt %s --split-input-file -p fold-qdq | filecheck %s
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'fold-qdq{remarks=true}'
+// RUN: nnlayout-opt %s --split-input-file -p 'default-pipeline{target=avx2}' | filecheck %s --check-prefix=PIPE
+
+// conv (per-channel weights, i32 bias) -> relu -> quantize: one qconv2d clamped at y's zero point.
+func.func @conv_relu(%x: tensor<1x3x4x4xui8>) -> tensor<1x2x4x4xui8> {
+  %wq = nn.constant dense<[[[[1, -2, 3], [4, 5, -6], [7, 8, 9]], [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[-1, -2, -3], [-4, -5, -6], [-7, -8, -9]]], [[[2, 2, 2], [2, 2, 2], [2, 2, 2]], [[1, 1, 1], [1, 1, 1], [1, 1, 1]], [[0, 0, 0], [0, 0, 0], [0, 0, 0]]]]> : tensor<2x3x3x3xi8>
+  %bq = nn.constant dense<[100, -200]> : tensor<2xi32>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x3x4x4xui8> -> tensor<1x3x4x4xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125]> : tensor<2xf32>, x_zero_point = dense<0> : tensor<2xi8>} : tensor<2x3x3x3xi8> -> tensor<2x3x3x3xf32>
+  %bf = nn.dequantize %bq {axis = 0 : i64, x_scale = dense<[0.125, 0.0625]> : tensor<2xf32>, x_zero_point = dense<0> : tensor<2xi32>} : tensor<2xi32> -> tensor<2xf32>
+  %c = nn.conv2d %xf, %wf, %bf strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x4x4xf32>, tensor<2x3x3x3xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %r = nn.relu %c : tensor<1x2x4x4xf32>
+  %y = nn.quantize %r {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  func.return %y : tensor<1x2x4x4xui8>
+}
+// CHECK-LABEL: func.func @conv_relu
+// CHECK-NOT:  nn.dequantize
+// CHECK:      %y = nn.qconv2d %x, %wq, %bq strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, y_scale = dense<2.000000e+00> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>, clamp_min = 10 : i64} : (tensor<1x3x4x4xui8>, tensor<2x3x3x3xi8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+// CHECK-NEXT: func.return %y
+// PIPE-LABEL: func.func @conv_relu
+// PIPE:       nn.qconv2d {{.*}}#nn.kernel<"qconv2d_ref"
+
+// -----
+
+// gemm (trans_b, i32 bias), add, global average pool, concat and max pool of equal parameters.
+func.func @others(%a: tensor<2x4xui8>, %x: tensor<1x2x4x4xi8>) -> (tensor<2x3xui8>, tensor<1x4x4x4xi8>, tensor<1x2x1x1xi8>, tensor<1x2x2x2xi8>) {
+  %bq = nn.constant dense<[[1, 2, 3, 4], [5, 6, 7, 8], [-1, -2, -3, -4]]> : tensor<3x4xi8>
+  %cq = nn.constant dense<[7, 8, 9]> : tensor<3xi32>
+  %af = nn.dequantize %a {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>} : tensor<2x4xui8> -> tensor<2x4xf32>
+  %bf = nn.dequantize %bq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<3x4xi8> -> tensor<3x4xf32>
+  %cf = nn.dequantize %cq {x_scale = dense<0.125> : tensor<f32>, x_zero_point = dense<0> : tensor<i32>} : tensor<3xi32> -> tensor<3xf32>
+  %g = nn.gemm %af, %bf, %cf trans_b alpha 1.0 beta 1.0 : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %gq = nn.quantize %g {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<5> : tensor<ui8>} : tensor<2x3xf32> -> tensor<2x3xui8>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<-3> : tensor<i8>} : tensor<1x2x4x4xi8> -> tensor<1x2x4x4xf32>
+  %s = nn.add %xf, %xf : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %sq = nn.quantize %s {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<0> : tensor<i8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xi8>
+  %sf = nn.dequantize %sq {x_scale = dense<1.0> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<1x2x4x4xi8> -> tensor<1x2x4x4xf32>
+  %k = nn.concat %xf, %sf axis 1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %kq = nn.quantize %k {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<0> : tensor<i8>} : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xi8>
+  %p = nn.global_avg_pool %sf : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %pq = nn.quantize %p {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<1> : tensor<i8>} : tensor<1x2x1x1xf32> -> tensor<1x2x1x1xi8>
+  %m = nn.max_pool2d %xf kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
+  %mq = nn.quantize %m {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<-3> : tensor<i8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xi8>
+  func.return %gq, %kq, %pq, %mq : tensor<2x3xui8>, tensor<1x4x4x4xi8>, tensor<1x2x1x1xi8>, tensor<1x2x2x2xi8>
+}
+// CHECK-LABEL: func.func @others
+// CHECK:      %[[T:.*]] = nn.transpose %bq perm [1, 0] : tensor<3x4xi8> -> tensor<4x3xi8>
+// CHECK-NEXT: %gq = nn.qmatmul %a, %[[T]], %cq {{.*}} : (tensor<2x4xui8>, tensor<4x3xi8>, tensor<3xi32>) -> tensor<2x3xui8>
+// CHECK:      %sq = nn.qadd %x, %x {{.*}} : (tensor<1x2x4x4xi8>, tensor<1x2x4x4xi8>) -> tensor<1x2x4x4xi8>
+// CHECK:      %kq = nn.qconcat %x, %sq axis 1 {x_scale = dense<[5.000000e-01, 1.000000e+00]> : tensor<2xf32>, x_zero_point = dense<[-3, 0]> : tensor<2xi8>, {{.*}}} : (tensor<1x2x4x4xi8>, tensor<1x2x4x4xi8>) -> tensor<1x4x4x4xi8>
+// CHECK:      %pq = nn.qglobal_avg_pool %sq {{.*}} : tensor<1x2x4x4xi8> -> tensor<1x2x1x1xi8>
+// CHECK:      %mq = nn.max_pool2d %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x2x4x4xi8> -> tensor<1x2x2x2xi8>
+// CHECK-NOT:  nn.dequantize
+// CHECK-NOT:  nn.quantize
+// PIPE-LABEL: func.func @others
+// PIPE-NOT:   nn.gemm
+// PIPE-NOT:   nn.add
+
+// -----
+
+// What stays float: a float bias; a max pool that requantizes; a per-axis quantize.
+func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xui8>, tensor<1x2x2x2xui8>, tensor<1x2x4x4xui8>) {
+  %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
+  %c = nn.conv2d %xf, %wf, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: the bias is not the result of an nn.dequantize}}
+  %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  %m = nn.max_pool2d %xf kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{not folded into a quantized op: the dequantize and the quantize have different parameters}}
+  %mq = nn.quantize %m {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  %r = nn.relu %xf : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: the quantize is per axis}}
+  %rq = nn.quantize %r {axis = 1 : i64, y_scale = dense<[1.0, 2.0]> : tensor<2xf32>, y_zero_point = dense<[0, 1]> : tensor<2xui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  func.return %cq, %mq, %rq : tensor<1x2x4x4xui8>, tensor<1x2x2x2xui8>, tensor<1x2x4x4xui8>
+}
+// CHECK-LABEL: func.func @unfolded
+// CHECK: nn.conv2d
+// CHECK: nn.quantize
+// CHECK: nn.max_pool2d %xf
+// CHECK: nn.quantize
+// CHECK: nn.relu
+// CHECK: nn.quantize

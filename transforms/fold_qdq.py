@@ -1,0 +1,281 @@
+"""`fold-qdq{remarks=false}`: the QDQ form's dequantize -> float op -> quantize becomes one
+quantized op, so that quantized data stays quantized between kernels.
+
+ONNX's QDQ form (what onnxruntime's `quantize_static` writes by default) keeps every operator
+in float and brackets it with DequantizeLinear/QuantizeLinear; the importer keeps that as
+`nn.dequantize`/`nn.quantize` around float ops, which run correctly but in f32. This pass
+rewrites, for a `nn.quantize` (per tensor) of the result of a float op used by nothing else,
+whose float operands are all `nn.dequantize` results:
+
+* conv2d(dq(x), dq(w), dq(b)?) [-> relu | clip] -> q  =>  `nn.qconv2d` (w per tensor or per
+  output channel; the bias a dequantized i32 of scale x_scale * w_scale and zero point 0; a
+  Relu or Clip between becomes the output clamp);
+* gemm(dq(a), dq(b), dq(c)?) (alpha = beta = 1, no trans_a) and matmul(dq(a), dq(b))
+  [-> relu | clip] -> q  =>  `nn.qmatmul` (trans_b: a transpose of the integer weights,
+  folded at compile time; b per tensor or per column; c the i32 bias);
+* add/mul(dq(a), dq(b)) -> q  =>  `nn.qadd`/`nn.qmul`; global_avg_pool(dq(x)) -> q  =>
+  `nn.qglobal_avg_pool`; concat(dq(x1), ...) -> q  =>  `nn.qconcat`;
+* max_pool2d, flatten, reshape, transpose, slice, channel_shuffle, expand or nearest resize
+  of dq(x) -> q with the dequantize's parameters  =>  the same op on the integers (exact:
+  these ops only move or select values, and quantization is monotonic).
+
+    %x1 = nn.dequantize %xq {x_scale = dense<0.02>, x_zero_point = dense<128> : tensor<ui8>}
+    %w1 = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ...}
+    %b1 = nn.dequantize %bq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ... i32}
+    %c = nn.conv2d %x1, %w1, %b1 ... : (...f32...) -> tensor<1x8x8x8xf32>
+    %cq = nn.quantize %c {y_scale = dense<0.016>, y_zero_point = dense<0> : tensor<ui8>}
+  becomes
+    %cq = nn.qconv2d %xq, %wq, %bq ... {x_scale = ..., w_scale = ..., y_scale = ..., ...}
+        : (tensor<1x3x8x8xui8>, tensor<8x3x3x3xi8>, tensor<8xi32>) -> tensor<1x8x8x8xui8>
+
+What does not match stays float (a remark says why where a quantize follows a float op):
+the parameters differ (a max pool that requantizes), an operand is not dequantized (a float
+bias), a per-axis activation, a float result used elsewhere. Numerically the q-ops compute
+what ONNX's QOperator form specifies (the float op's exact result, quantized once), which
+differs from dequantize -> f32 op -> quantize only by the f32 rounding of the float op: within
+one quantization step. The pass runs before `select-dispatch` (in `default-pipeline` right
+after fuse-activations, before extend-ranks reshapes the add's operands).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, i32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+import nnlayout.transforms.remarks as remarks
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import KERNEL_ATTR
+from nnlayout.dialects.nn import QParams
+from nnlayout.transforms.stages import require_tensor_level
+
+#: Ops that only move or select elements: exact on the integers when dq and q agree.
+MOVEMENT = (
+    nn.MaxPool2dOp,
+    nn.FlattenOp,
+    nn.ReshapeOp,
+    nn.TransposeOp,
+    nn.SliceOp,
+    nn.ChannelShuffleOp,
+    nn.ExpandOp,
+    nn.ResizeOp,
+)
+Clamp = tuple[int | None, int | None]
+
+
+class NoFold(Exception):
+    """Why a dequantize -> op -> quantize chain does not fold (the remark's text)."""
+
+
+def dequantized(
+    value: SSAValue, what: str, per_axis: int | None = None
+) -> tuple[SSAValue, QParams]:
+    """The integers and parameters of a dequantized `value`; per axis only along `per_axis`."""
+    owner = value.owner
+    if not isinstance(owner, nn.DequantizeOp):
+        raise NoFold(f"{what} is not the result of an nn.dequantize")
+    params = owner.qparams()
+    if params.per_axis and params.axis != per_axis:
+        raise NoFold(f"{what} is quantized per axis {params.axis}")
+    return owner.input, params
+
+
+def _bias(value: SSAValue | None, x: QParams, w: QParams) -> SSAValue | None:
+    """The i32 bias behind a dequantized bias of scale x_scale * w_scale, zero point 0."""
+    if value is None:
+        return None
+    bias, params = dequantized(value, "the bias", 0)
+    expected = np.broadcast_to(x.scale * w.scale, (nn.shape_of(bias)[0],))
+    scale = np.broadcast_to(params.scale, expected.shape)
+    if params.element_type != i32 or np.any(params.zero_point != 0):
+        raise NoFold("the bias is not an i32 with zero point 0")
+    if not np.allclose(scale, expected, rtol=1e-6, atol=0):
+        raise NoFold("the bias's scale is not x_scale * w_scale")
+    return bias
+
+
+def _clamp(activation: Operation | None, y: QParams) -> Clamp:
+    """The output range of a Relu or Clip folded into the quantized op: quantization is
+    monotonic, so clamping the float result is clamping its quantization."""
+    if activation is None:
+        return None, None
+    zp = int(y.zero_point)
+    if isinstance(activation, nn.ReluOp):
+        return zp, None
+    assert isinstance(activation, nn.ClipOp)
+    low, high = nn.integer_range(y.element_type)
+
+    def bound(attr: object, default: int) -> int | None:
+        if attr is None:
+            return None
+        value = np.rint(np.float32(attr.value.data) / y.scale) + zp  # type: ignore[attr-defined]
+        return int(np.clip(value, low, high))
+
+    return bound(activation.min, low), bound(activation.max, high)
+
+
+def _conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> Operation:
+    x, x_params = dequantized(op.input, "the input")
+    w, w_params = dequantized(op.weight, "the weight", 0)
+    bias = _bias(op.bias, x_params, w_params)
+    return nn.QConv2dOp(
+        x,
+        w,
+        bias,
+        (x_params, w_params, y),
+        strides=nn.ints(op.strides),
+        pads=nn.ints(op.pads),
+        dilations=nn.ints(op.dilations),
+        groups=op.groups.value.data,
+        clamp=_clamp(activation, y),
+    )
+
+
+def _matmul(
+    op: nn.MatmulOp | nn.GemmOp, y: QParams, activation: Operation | None
+) -> list[Operation]:
+    new_ops: list[Operation] = []
+    bias_value = None
+    a_value, b_value = (op.lhs, op.rhs) if isinstance(op, nn.MatmulOp) else (op.a, op.b)
+    transposed = False
+    if isinstance(op, nn.GemmOp):
+        if op.trans_a is not None or op.alpha.value.data != 1 or op.beta.value.data != 1:
+            raise NoFold("a gemm with trans_a, alpha or beta")
+        transposed, bias_value = op.trans_b is not None, op.c
+    a, a_params = dequantized(a_value, "operand a")
+    b_rank = len(nn.shape_of(b_value))
+    b, b_params = dequantized(b_value, "operand b", 0 if transposed else b_rank - 1)
+    if transposed:
+        new_ops.append(flip := nn.TransposeOp(b, (1, 0)))
+        b = flip.output
+        if b_params.per_axis:
+            b_params = QParams(b_params.scale, b_params.zero_point, b_params.element_type, 1)
+    if bias_value is not None and nn.shape_of(bias_value) != (nn.shape_of(b)[-1],):
+        raise NoFold("the bias is not one value per column")
+    bias = _bias(bias_value, a_params, b_params)
+    new_ops.append(nn.QMatmulOp(a, b, bias, (a_params, b_params, y), clamp=_clamp(activation, y)))
+    return new_ops
+
+
+def _elementwise(op: Operation, y: QParams) -> Operation:
+    if isinstance(op, nn.AddOp | nn.MulOp):
+        a, a_params = dequantized(op.lhs, "lhs")
+        b, b_params = dequantized(op.rhs, "rhs")
+        if not a_params.element_type == b_params.element_type == y.element_type:
+            raise NoFold("its operands and result have different integer types")
+        q_class = nn.QAddOp if isinstance(op, nn.AddOp) else nn.QMulOp
+        return q_class(a, b, (a_params, b_params, y))
+    if isinstance(op, nn.GlobalAvgPoolOp):
+        x, x_params = dequantized(op.input, "the input")
+        if x_params.element_type != y.element_type:
+            raise NoFold("its input and result have different integer types")
+        return nn.QGlobalAvgPoolOp(x, (x_params, y))
+    assert isinstance(op, nn.ConcatOp)
+    parts = [dequantized(v, f"input {i}") for i, v in enumerate(op.inputs)]
+    if any(p.element_type != y.element_type for _, p in parts):
+        raise NoFold("its inputs and result have different integer types")
+    joined = QParams.make(
+        [float(p.scale) for _, p in parts], [int(p.zero_point) for _, p in parts], y.element_type
+    )
+    return nn.QConcatOp([v for v, _ in parts], op.axis.value.data, (joined, y))
+
+
+def _movement(op: Operation, y: QParams) -> Operation:
+    x, x_params = dequantized(op.operands[0], "the input")
+    if not x_params.same_as(y):
+        raise NoFold("the dequantize and the quantize have different parameters")
+    return type(op).create(
+        operands=[x],
+        result_types=[nn.with_shape(x, nn.shape_of(op.results[0]))],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
+
+
+def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Operation]:
+    """The ops replacing `op` (and `activation`) followed by a quantize of `y`."""
+    if isinstance(op, nn.Conv2dOp):
+        return [_conv(op, y, activation)]
+    if isinstance(op, nn.MatmulOp | nn.GemmOp):
+        return _matmul(op, y, activation)
+    if activation is not None:
+        raise NoFold(f"a {activation.name} follows an op that cannot clamp its output")
+    if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.ConcatOp):
+        return [_elementwise(op, y)]
+    if isinstance(op, MOVEMENT):
+        return [_movement(op, y)]
+    raise NoFold(f"{op.name} has no quantized form")
+
+
+@dataclass
+class FoldQdq(RewritePattern):
+    print_remarks: bool
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.QuantizeOp, rewriter: PatternRewriter) -> None:
+        producer = op.input.owner
+        if not isinstance(producer, Operation) or not isinstance(producer, nn.NNOp):
+            return
+        if isinstance(producer, nn.DequantizeOp | nn.ConstantOp):
+            return
+        activation = None
+        if isinstance(producer, nn.ReluOp | nn.ClipOp) and producer.output.has_one_use():
+            inner = producer.input.owner
+            if isinstance(inner, nn.Conv2dOp | nn.MatmulOp | nn.GemmOp):
+                activation, producer = producer, inner
+        y = op.qparams()
+        try:
+            if KERNEL_ATTR in producer.attributes or KERNEL_ATTR in op.attributes:
+                raise NoFold("a kernel was chosen already (fold-qdq runs before select-dispatch)")
+            if y.per_axis:
+                raise NoFold("the quantize is per axis")
+            if not producer.results[0].has_one_use():
+                raise NoFold("the float result has other uses")
+            new_ops = _fold(producer, y, activation)
+        except NoFold as reason:
+            remarks.emit(
+                op,
+                FoldQdqPass.name,
+                f"not folded into a quantized op: {reason}",
+                self.print_remarks,
+            )
+            return
+        for new_op in new_ops:
+            new_op.location = producer.location
+        new_ops[-1].results[0].name_hint = op.output.name_hint
+        rewriter.insert(new_ops, InsertPoint.before(op))
+        rewriter.replace_all_uses_with(op.output, new_ops[-1].results[0])
+        dead = [op, *((activation,) if activation else ()), producer]
+        operands = [v for o in dead for v in o.operands]
+        for old in dead:
+            rewriter.erase(old)
+        _erase_unused_dequantizes(operands, rewriter)
+
+
+def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter) -> None:
+    for value in dict.fromkeys(values):
+        owner = value.owner
+        if isinstance(owner, nn.DequantizeOp) and not owner.output.uses:
+            rewriter.erase(owner)
+
+
+@dataclass(frozen=True)
+class FoldQdqPass(ModulePass):
+    name = "fold-qdq"
+
+    remarks: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
+        PatternRewriteWalker(FoldQdq(self.remarks), apply_recursively=False).rewrite_module(op)
