@@ -192,6 +192,7 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
         reads_halo=False,
         writes_strided=False,
         prepare=_prepare,
+        integer_data=True,
         implementation_of=_implementation,
     )
     return [

@@ -322,6 +322,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
             reads_halo=False,
             writes_strided=False,
             prepare=prepare_qconv,
+            integer_data=True,
             implementation_of=_implementation,
         ),
         Kernel(
@@ -338,6 +339,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
             writes_strided=False,
             workspace=lambda op, target: prepare_qmatmul(op).kernel.compiled.scratchpad_bytes,
             prepare=prepare_qmatmul,
+            integer_data=True,
             implementation_of=_implementation,
         ),
     ]
