@@ -1,4 +1,5 @@
-"""A ctypes binding to oneDNN v3.2's C API: only the calls nnlayout uses, f32 on the CPU.
+"""A ctypes binding to oneDNN v3.2's C API: only the calls nnlayout uses, on the CPU; memory of
+f32 (the default), bf16, s32, s8 and u8 (attributes.py sets int8 scales and zero points).
 
 The library comes from the PyPI wheel `onednn-cpu-gomp==2023.2.0` (CPU, OpenMP), which is not
 a Python package: `libdnnl.so.3` is found through the distribution's file list. Enum values
@@ -69,8 +70,16 @@ STATUS_NAMES = {
 }
 dnnl_success = 0
 dnnl_last_impl_reached = 4
-# dnnl_data_type_t, dnnl_engine_kind_t, dnnl_stream_flags_t
+# dnnl_data_type_t (undef: "the destination's", for a sum post-op), dnnl_engine_kind_t,
+# dnnl_stream_flags_t, dnnl_fpmath_mode_t
+dnnl_data_type_undef = 0
+dnnl_bf16 = 2
 dnnl_f32 = 3
+dnnl_s32 = 4
+dnnl_s8 = 5
+dnnl_u8 = 6
+dnnl_fpmath_mode_strict = 0
+dnnl_fpmath_mode_bf16 = 1
 dnnl_cpu = 1
 dnnl_stream_default_flags = 1
 # dnnl_format_tag_t: tag_any, and the plain weights of a transposed convolution as ONNX stores
@@ -130,6 +139,9 @@ dnnl_use_shift = 0x4
 dnnl_scratchpad_mode_user = 1
 # dnnl_cpu_isa_t (a bit set: each value includes the ones it extends)
 dnnl_cpu_isa_avx512_core = 0x27
+dnnl_cpu_isa_avx2_vnni = 0xF
+dnnl_cpu_isa_avx512_core_vnni = 0x67
+dnnl_cpu_isa_avx512_core_bf16 = 0xE7
 # dnnl_query_t
 dnnl_query_impl_info_str = 8
 dnnl_query_src_md = 129
@@ -145,6 +157,7 @@ dnnl_query_inner_nblks_s32 = 263
 dnnl_query_inner_blks = 264
 dnnl_query_inner_idxs = 265
 dnnl_query_strides = 14
+dnnl_query_data_type = 258
 # DNNL_ARG_*
 DNNL_ARG_SRC = 1
 DNNL_ARG_SRC_1 = 2
@@ -157,6 +170,8 @@ DNNL_ARG_SCALE = 51
 DNNL_ARG_SHIFT = 52
 DNNL_ARG_SCRATCHPAD = 80
 DNNL_ARG_MULTIPLE_SRC = 1024
+DNNL_ARG_ATTR_SCALES = 4096  # | the argument scaled, at execution: its scales (f32)
+DNNL_ARG_ATTR_ZERO_POINTS = 8192  # | the argument: its zero points (s32)
 
 _R = TypeVar("_R")
 
@@ -261,6 +276,18 @@ def lib() -> ctypes.CDLL:
     return loaded
 
 
+def runs_isa(isa: int) -> bool:
+    """Whether oneDNN runs the code of `isa` (a dnnl_cpu_isa_t, e.g.
+    dnnl_cpu_isa_avx512_core_bf16) or a superset of it here."""
+    return lib().dnnl_get_effective_cpu_isa() & isa == isa
+
+
+def runs_vnni() -> bool:
+    """Whether oneDNN runs int8 code with VNNI (or AMX) here: 32-bit sums of u8 x s8 products,
+    which its int8 kernels need (quantized.implementation_refusal)."""
+    return runs_isa(dnnl_cpu_isa_avx512_core_vnni) or runs_isa(dnnl_cpu_isa_avx2_vnni)
+
+
 def runs_avx512_core() -> bool:
     """Whether oneDNN runs its avx512_core code here, which chooses other implementations and
     weight formats than its avx2 code (ONEDNN_MAX_CPU_ISA=AVX2 caps it before it loads)."""
@@ -316,18 +343,20 @@ class MemoryDesc:
         self._owner = owner
 
     @classmethod
-    def with_tag(cls, shape: Sequence[int], tag: int) -> MemoryDesc:
+    def with_tag(cls, shape: Sequence[int], tag: int, data_type: int = dnnl_f32) -> MemoryDesc:
         handle = c_void_p()
         lib().dnnl_memory_desc_create_with_tag(
-            ctypes.byref(handle), len(shape), dims(shape), dnnl_f32, tag
+            ctypes.byref(handle), len(shape), dims(shape), data_type, tag
         )
         return cls(handle)
 
     @classmethod
-    def with_strides(cls, shape: Sequence[int], strides: Sequence[int]) -> MemoryDesc:
+    def with_strides(
+        cls, shape: Sequence[int], strides: Sequence[int], data_type: int = dnnl_f32
+    ) -> MemoryDesc:
         handle = c_void_p()
         lib().dnnl_memory_desc_create_with_strides(
-            ctypes.byref(handle), len(shape), dims(shape), dnnl_f32, dims(strides)
+            ctypes.byref(handle), len(shape), dims(shape), data_type, dims(strides)
         )
         return cls(handle)
 
@@ -345,6 +374,13 @@ class MemoryDesc:
         ndims = c_int()
         lib().dnnl_memory_desc_query(self.handle, dnnl_query_ndims_s32, ctypes.byref(ndims))
         return self._query_dims(dnnl_query_dims, ndims.value)
+
+    @property
+    def data_type(self) -> int:
+        """Its dnnl_data_type_t (dnnl_f32, dnnl_u8, ...)."""
+        kind = c_int()
+        lib().dnnl_memory_desc_query(self.handle, dnnl_query_data_type, ctypes.byref(kind))
+        return kind.value
 
     def _query_dims(self, what: int, count: int) -> tuple[int, ...]:
         values = POINTER(c_int64)()
@@ -402,6 +438,8 @@ class PostOp:
     algorithm: int
     alpha: float
     beta: float
+    zero_point: int = 0  # a sum's: subtracted from the destination's previous contents
+    data_type: int = dnnl_f32  # a sum's: of those contents (undef: the destination's)
 
     @classmethod
     def eltwise(cls, algorithm: int, alpha: float = 0.0, beta: float = 0.0) -> PostOp:
@@ -409,9 +447,10 @@ class PostOp:
         return cls("eltwise", algorithm, alpha, beta)
 
     @classmethod
-    def sum(cls, scale: float = 1.0) -> PostOp:
-        """Adds scale times the destination's previous contents (a residual connection)."""
-        return cls("sum", 0, scale, 0.0)
+    def sum(cls, scale: float = 1.0, zero_point: int = 0, data_type: int = dnnl_f32) -> PostOp:
+        """Adds scale times the destination's previous contents (a residual connection),
+        minus `zero_point`, read as `data_type` (an int8 destination: dnnl_data_type_undef)."""
+        return cls("sum", 0, scale, 0.0, zero_point, data_type)
 
 
 class Attr:
@@ -431,7 +470,9 @@ class Attr:
                             ops, post_op.algorithm, post_op.alpha, post_op.beta
                         )
                     elif post_op.kind == "sum":
-                        lib().dnnl_post_ops_append_sum(ops, post_op.alpha, 0, dnnl_f32)
+                        lib().dnnl_post_ops_append_sum(
+                            ops, post_op.alpha, post_op.zero_point, post_op.data_type
+                        )
                     else:
                         raise ValueError(f"unknown post-op kind '{post_op.kind}'")
                 lib().dnnl_primitive_attr_set_post_ops(self.handle, ops)

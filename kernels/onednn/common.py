@@ -10,15 +10,17 @@ import math
 from collections.abc import Callable
 from functools import cache
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
 from nnlayout.kernels.onednn.formats import Format, by_layout, names
-from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
 from nnlayout.kernels.registry import BindingRefused
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
@@ -98,3 +100,16 @@ def remembered(key: tuple[object, ...], build: Callable[[], b.PrimitiveDesc]) ->
         except DnnlError as error:
             CHOICES[key] = (f"none ({error})", 0)
     return CHOICES[key]
+
+
+def reorder_array(array: np.ndarray, given: MemoryDesc, wanted: MemoryDesc) -> np.ndarray:
+    """`array` (bytes as `given` describes them) in `wanted`'s format and data type: a new
+    array of `wanted`'s bytes (f32 -> bf16 rounds to nearest even, f32 -> int8 saturates)."""
+    reorder = Compiled(p.reorder_pd(given, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
+    dtype = NUMPY_TYPES[wanted.data_type]
+    out = np.empty(wanted.size // dtype.itemsize, dtype=dtype)
+    reorder(
+        {b.DNNL_ARG_SRC: np.ascontiguousarray(array).reshape(-1), b.DNNL_ARG_DST: out},
+        np.empty(reorder.scratchpad_bytes, np.uint8),
+    )
+    return out

@@ -108,8 +108,9 @@ def names(fmt: Format, dims: tuple[int, ...]) -> bool:
 
 
 def identify_all(md: MemoryDesc, role: str) -> list[Format]:
-    """Every mapped format of `role` that describes `md` (a descriptor oneDNN chose). More
-    than one can: for 1x1 kernels Oihw16o and Ohwi16o are the same bytes."""
+    """Every mapped format of `role` that describes `md` (a descriptor oneDNN chose, of any
+    data type). More than one can: for 1x1 kernels Oihw16o and Ohwi16o are the same bytes.
+    int8 weights with compensation after them (an extra flag) have none."""
     if not md.is_blocked:
         return []
     shape = md.shape
@@ -118,7 +119,7 @@ def identify_all(md: MemoryDesc, role: str) -> list[Format]:
         for candidate in FORMATS
         if candidate.role == role
         and names(candidate, shape)
-        and MemoryDesc.with_tag(shape, candidate.value) == md
+        and MemoryDesc.with_tag(shape, candidate.value, md.data_type) == md
     ]
 
 

@@ -2,7 +2,9 @@
 and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and matmul
 (oneDNN's inner product and matmul), softmax, pooling, element-wise, binary, batch norm and
 concat ops in their operand's layout, reductions, layer normalization and LRN, and transposes
-(reorders), as oneDNN primitives called through ctypes on numpy arrays (float32 ops only).
+(reorders), as oneDNN primitives called through ctypes on numpy arrays (float32 ops), and
+the quantized nn.qconv2d and nn.qmatmul (int8: quantized_kernels.py), nn.qadd and integer
+max pooling (quantized_eltwise.py).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
 package: convolution.py, deconvolution.py, matmul.py, softmax.py, any_layout.py,
@@ -58,6 +60,12 @@ from nnlayout.kernels.onednn.movement import (
     shuffle_workspace,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
+from nnlayout.kernels.onednn.quantized_eltwise import int8_eltwise_kernels
+from nnlayout.kernels.onednn.quantized_kernels import (
+    qconv_choice,
+    qmatmul_choice,
+    quantized_kernels,
+)
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
     reduction_accepts_layout,
@@ -181,34 +189,40 @@ def kernels() -> list[Kernel]:
     """The oneDNN family's descriptors, one per row of `TABLE`. oneDNN pads inside its
     primitives (no copy to save), and its fast implementations want dense buffers: no
     halos, no strided outputs."""
-    return [
-        Kernel(
-            row.name,
-            row.op,
-            FAMILY,
-            run,
-            applies=row.applies,
-            accepts=row.rules.accepts,
-            layouts=row.rules.layouts,
-            accepts_layout=row.rules.accepts_layout,
-            accepts_types=row.rules.accepts_types,
-            in_place=row.in_place,
-            in_place_of=row.in_place_of,
-            workspace=row.rules.workspace,
-            reads_halo=False,
-            writes_strided=False,
-            post_ops=row.rules.post_ops,
-            prepare=Prepared,
-            implementation_of=implementation,
-        )
-        for row in TABLE
-    ]
+    return (
+        [
+            Kernel(
+                row.name,
+                row.op,
+                FAMILY,
+                run,
+                applies=row.applies,
+                accepts=row.rules.accepts,
+                layouts=row.rules.layouts,
+                accepts_layout=row.rules.accepts_layout,
+                accepts_types=row.rules.accepts_types,
+                in_place=row.in_place,
+                in_place_of=row.in_place_of,
+                workspace=row.rules.workspace,
+                reads_halo=False,
+                writes_strided=False,
+                post_ops=row.rules.post_ops,
+                prepare=Prepared,
+                implementation_of=implementation,
+            )
+            for row in TABLE
+        ]
+        + quantized_kernels(FAMILY)
+        + int8_eltwise_kernels(FAMILY)
+    )
 
 
 def forget_choices() -> None:
     """Forgets oneDNN's choices and the primitives created in this process, as a new process
     would start (they depend on its thread count, which may have changed)."""
     conv_choice.cache_clear()
+    qconv_choice.cache_clear()
+    qmatmul_choice.cache_clear()
     deconv_choice.cache_clear()
     CHOICES.clear()
     FC_LAYOUTS.clear()

@@ -36,13 +36,15 @@ def _pool_padding_r(op: Operation) -> tuple[int, int]:
     )
 
 
-def pool_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
+def pool_pd(op: Operation, tag: int, data_type: int = b.dnnl_f32) -> b.PrimitiveDesc:
+    """The pooling primitive of `op` on data of format `tag` and type `data_type` (u8 and
+    s8 for integer max pooling: quantized_eltwise.py)."""
     x, out = shape_of(op.operands[0]), shape_of(op.results[0])
     if isinstance(op, nn.GlobalAvgPoolOp):
         return p.pooling_pd(
             b.dnnl_pooling_avg_include_padding,
-            MemoryDesc.with_tag(x, tag),
-            MemoryDesc.with_tag(out, tag),
+            MemoryDesc.with_tag(x, tag, data_type),
+            MemoryDesc.with_tag(out, tag, data_type),
             x[2:],
             (1, 1),
             (1, 1),
@@ -57,8 +59,8 @@ def pool_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
         algorithm = b.dnnl_pooling_avg_exclude_padding
     return p.pooling_pd(
         algorithm,
-        MemoryDesc.with_tag(x, tag),
-        MemoryDesc.with_tag(out, tag),
+        MemoryDesc.with_tag(x, tag, data_type),
+        MemoryDesc.with_tag(out, tag, data_type),
         ints(op.kernel),
         ints(op.strides),
         ints(op.dilations),

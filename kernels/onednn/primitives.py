@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.attributes import Quantization, apply, float_math
 from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
 
 # Below both, a primitive runs on one thread (a few microseconds of work or less, measured by
@@ -35,6 +36,14 @@ from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveD
 # asleep during runs of serial primitives. Elements count the sources and the destination.
 # docs/history-notes.md has the figures.
 SERIAL_MACS = 1 << 18
+# The numpy type of each oneDNN data type's buffers: bf16 (which numpy lacks) as its bits.
+NUMPY_TYPES = {
+    b.dnnl_f32: np.dtype(np.float32),
+    b.dnnl_bf16: np.dtype(np.uint16),
+    b.dnnl_s32: np.dtype(np.int32),
+    b.dnnl_s8: np.dtype(np.int8),
+    b.dnnl_u8: np.dtype(np.uint8),
+}
 SERIAL_ELEMENTS = 1 << 15
 
 
@@ -54,12 +63,14 @@ def _created(
     elements: int,
     macs: int = 0,
     post_ops: Sequence[PostOp] = (),
+    quantization: Quantization | None = None,
 ) -> PrimitiveDesc:
     """Calls a `dnnl_*_primitive_desc_create` function with `args` and then attributes (a
-    user-managed scratchpad and `post_ops`), serially where `runs_serially` says so, and
-    wraps its result."""
+    user-managed scratchpad, `post_ops` and `quantization`), serially where `runs_serially`
+    says so, and wraps its result."""
     handle = c_void_p()
     attr = Attr(post_ops)  # a local, so that it outlives the call
+    apply(attr, quantization)
     serial = runs_serially(macs, elements)
     b.serially(serial, function, ctypes.byref(handle), *args, attr.handle)
     return PrimitiveDesc(handle, serial)
@@ -81,9 +92,10 @@ def convolution_pd(
     padding_l: Sequence[int],
     padding_r: Sequence[int],
     post_ops: Sequence[PostOp] = (),
+    quantization: Quantization | None = None,
 ) -> PrimitiveDesc:
     """Forward-inference direct convolution; `dilations` in our convention (1 = dense);
-    grouped when `weights` is 5-D (g, o, i, h, w)."""
+    grouped when `weights` is 5-D (g, o, i, h, w); int8 with `quantization`."""
     return _created(
         b.lib().dnnl_convolution_forward_primitive_desc_create,
         b.engine(),
@@ -100,6 +112,7 @@ def convolution_pd(
         elements=_elements(src, dst),
         macs=math.prod(dst.shape) * math.prod(weights.shape[-3:]),
         post_ops=post_ops,
+        quantization=quantization or float_math(),
     )
 
 
@@ -130,6 +143,7 @@ def deconvolution_pd(
         b.dims(padding_r),
         elements=_elements(src, dst),
         macs=math.prod(src.shape) * math.prod(weights.shape[-4:]) // weights.shape[-3],
+        quantization=float_math(),
     )
 
 
@@ -188,7 +202,14 @@ def prelu_pd(src: MemoryDesc, weights: MemoryDesc, dst: MemoryDesc) -> Primitive
     )
 
 
-def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+def binary_pd(
+    algorithm: int,
+    src0: MemoryDesc,
+    src1: MemoryDesc,
+    dst: MemoryDesc,
+    post_ops: Sequence[PostOp] = (),
+    quantization: Quantization | None = None,
+) -> PrimitiveDesc:
     return _created(
         b.lib().dnnl_binary_primitive_desc_create,
         b.engine(),
@@ -197,11 +218,18 @@ def binary_pd(algorithm: int, src0: MemoryDesc, src1: MemoryDesc, dst: MemoryDes
         src1.handle,
         dst.handle,
         elements=_elements(src0, src1, dst),
+        post_ops=post_ops,
+        quantization=quantization,
     )
 
 
 def matmul_pd(
-    src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None, dst: MemoryDesc
+    src: MemoryDesc,
+    weights: MemoryDesc,
+    bias: MemoryDesc | None,
+    dst: MemoryDesc,
+    post_ops: Sequence[PostOp] = (),
+    quantization: Quantization | None = None,
 ) -> PrimitiveDesc:
     """dst = src @ weights (+ bias broadcast over rows); any strides, so transposes are
     descriptions, not copies."""
@@ -214,6 +242,8 @@ def matmul_pd(
         dst.handle,
         elements=_elements(src, dst),
         macs=math.prod(dst.shape) * src.shape[-1],
+        post_ops=post_ops,
+        quantization=quantization or float_math(),
     )
 
 
@@ -232,6 +262,7 @@ def inner_product_pd(
         dst.handle,
         elements=_elements(src, dst),
         macs=math.prod(dst.shape) * src.shape[-1],
+        quantization=float_math(),
     )
 
 
@@ -359,7 +390,11 @@ def shuffle_pd(src: MemoryDesc, dst: MemoryDesc, axis: int, group_size: int) -> 
     )
 
 
-def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+def reorder_pd(
+    src: MemoryDesc, dst: MemoryDesc, quantization: Quantization | None = None
+) -> PrimitiveDesc:
+    """Copies `src` into `dst`'s format and data type (f32 <-> bf16 rounds to nearest even);
+    with `quantization`, scaled and shifted as oneDNN's reorder attributes say."""
     return _created(
         b.lib().dnnl_reorder_primitive_desc_create,
         src.handle,
@@ -367,6 +402,7 @@ def reorder_pd(src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
         dst.handle,
         b.engine(),
         elements=_elements(src, dst),
+        quantization=quantization,
     )
 
 
@@ -400,9 +436,10 @@ class _Lazy:
 
 
 class Compiled:
-    """A primitive with one re-pointable memory object per execution argument. The
-    primitive is created now, or with `eager=False` at its first execution (for one that
-    may never run, like a guarded kernel's exact path)."""
+    """A primitive with one re-pointable memory object per execution argument (those of
+    `runtime` described by the caller). The primitive is created now, or with `eager=False`
+    at its first execution (for one that may never run, like a guarded kernel's exact
+    path)."""
 
     def __init__(
         self,
@@ -410,23 +447,32 @@ class Compiled:
         args: Sequence[int],
         primitive: _Lazy | None = None,
         eager: bool = True,
+        runtime: Mapping[int, MemoryDesc] | None = None,
     ):
         self.pd = pd
         self._primitive = _Lazy(pd) if primitive is None else primitive
         if eager:
             self._primitive.get()
         self.args = tuple(args)
-        self.memories = {arg: b.Memory(pd.md(b.dnnl_query_exec_arg_md, arg)) for arg in args}
+        # Arguments oneDNN has no descriptor query for (scales and zero points at execution).
+        self.runtime = dict(runtime or {})
+        self.memories = {
+            arg: b.Memory(self.runtime.get(arg) or pd.md(b.dnnl_query_exec_arg_md, arg))
+            for arg in (*args, *self.runtime)
+        }
         self.scratchpad_bytes = pd.scratchpad_bytes
         if self.scratchpad_bytes:
             self.memories[b.DNNL_ARG_SCRATCHPAD] = b.Memory(pd.md(b.dnnl_query_scratchpad_md))
         self._exec_args = b.exec_args(list(self.memories.items()))
         self._sizes = {arg: memory.md.size for arg, memory in self.memories.items()}
+        self._dtypes = {
+            arg: NUMPY_TYPES.get(memory.md.data_type) for arg, memory in self.memories.items()
+        }
 
     def private(self) -> Compiled:
         """The same primitive with memory objects of its own: an op bound to it keeps its
         buffers pointed to across runs even where other ops share the primitive."""
-        return Compiled(self.pd, self.args, self._primitive, eager=False)
+        return Compiled(self.pd, self.args, self._primitive, eager=False, runtime=self.runtime)
 
     @property
     def primitive(self) -> b.Primitive:
@@ -448,8 +494,9 @@ class Compiled:
         return self._sizes[arg]
 
     def point(self, arrays: Mapping[int, np.ndarray], scratchpad: np.ndarray | None = None) -> None:
-        """Points the memory objects at `arrays` (execution argument -> C-contiguous float32
-        buffer of exactly `nbytes(arg)` bytes; oneDNN only reads the sources) and a
+        """Points the memory objects at `arrays` (execution argument -> C-contiguous buffer of
+        the argument's data type, `NUMPY_TYPES`, of exactly `nbytes(arg)` bytes; oneDNN only
+        reads the sources) and a
         scratchpad of at least `scratchpad_bytes` bytes, for `execute`. (A kernel bound to
         the same arrays on every call points once: see `executor`.)"""
         for arg, memory in self.memories.items():
@@ -465,13 +512,13 @@ class Compiled:
             if array is None:
                 raise ValueError(f"{self.pd.implementation}: no buffer for argument {arg}")
             if (
-                array.dtype != np.float32
+                array.dtype != self._dtypes[arg]
                 or not array.flags.c_contiguous
                 or array.nbytes != self._sizes[arg]
             ):
                 raise ValueError(
-                    f"{self.pd.implementation}: argument {arg} must be a C-contiguous float32 "
-                    f"buffer of {self._sizes[arg]} bytes, got {array.dtype} "
+                    f"{self.pd.implementation}: argument {arg} must be a C-contiguous "
+                    f"{self._dtypes[arg]} buffer of {self._sizes[arg]} bytes, got {array.dtype} "
                     f"{'contiguous' if array.flags.c_contiguous else 'strided'} "
                     f"{array.nbytes} bytes"
                 )

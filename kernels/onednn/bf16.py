@@ -1,0 +1,142 @@
+"""bf16 convolutions as oneDNN's convolution primitive, and f32 <-> bf16 conversions.
+
+bf16 keeps float32's exponent and 8 bits of its significand (7 stored): a value converted
+from f32 (oneDNN's reorder rounds to nearest even) is within 2^-8 of it, relatively. A bf16
+convolution reads bf16 source and weights, accumulates in f32 (AVX512_BF16's vdpbf16ps, or
+AMX), adds an f32 bias and writes bf16 (or f32) results: its error against the f32
+convolution comes from the rounding of its operands and of its result, about 2^-8 of the
+result's scale (tests/kernels/test_onednn_bf16.py states the measured figure).
+
+oneDNN has fast bf16 code only where the CPU has AVX512_BF16 (or AMX); elsewhere it
+would emulate it or run its reference code, so `bf16_refusal` names the reason and the
+caller keeps f32. numpy has no bf16 type: bf16 buffers are uint16 arrays of the bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import reorder_array
+from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
+
+ANY = b.dnnl_format_tag_any
+X = 2  # dnnl_x = dnnl_a
+
+
+def bf16_refusal() -> str | None:
+    """Why this machine cannot run oneDNN's bf16 code fast (None: it can)."""
+    if not b.available():
+        return "oneDNN is not available here"
+    if not b.runs_isa(b.dnnl_cpu_isa_avx512_core_bf16):
+        return "the CPU has no AVX512_BF16 (or oneDNN is capped below it): bf16 would be emulated"
+    return None
+
+
+def to_bf16(array: np.ndarray) -> np.ndarray:
+    """The bf16 bits (uint16) of f32 `array`, rounded to nearest even by oneDNN's reorder."""
+    x = np.ascontiguousarray(array, np.float32)
+    strides = [int(s // 4) for s in x.strides] if x.ndim else [1]
+    shape = x.shape or (1,)
+    out = reorder_array(
+        x,
+        MemoryDesc.with_strides(shape, strides),
+        MemoryDesc.with_strides(shape, strides, b.dnnl_bf16),
+    )
+    return out.reshape(x.shape)
+
+
+def from_bf16(bits: np.ndarray) -> np.ndarray:
+    """The f32 values of bf16 `bits` (exact: bf16 is f32's upper half)."""
+    return (np.ascontiguousarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_conv_pd(
+    g: ConvGeometry,
+    src: int = ANY,
+    weights: int = ANY,
+    dst: int = ANY,
+    dst_type: int = b.dnnl_bf16,
+    data_type: int = b.dnnl_bf16,
+) -> b.PrimitiveDesc:
+    """The bf16 convolution's primitive descriptor (an f32 bias; `dst_type` bf16 or f32);
+    with `data_type` f32 (and `dst_type`), the f32 one, for comparisons."""
+    bias = MemoryDesc.with_tag((g.dst[1],), X) if g.bias else None
+    return p.convolution_pd(
+        MemoryDesc.with_tag(g.src, src, data_type),
+        MemoryDesc.with_tag(g.weights, weights, data_type),
+        bias,
+        MemoryDesc.with_tag(g.dst, dst, dst_type),
+        g.strides,
+        g.dilations,
+        g.padding_l,
+        g.padding_r,
+        g.post_ops,
+    )
+
+
+class Bf16Conv:
+    """A bf16 convolution bound once: f32 weights (plain OIHW, or g, o, i, h, w) converted
+    and packed once into the bf16 format oneDNN chose, the bias kept f32. `formats` are the
+    tags to ask for (ANY: oneDNN's choice, `src_md`/`dst_md`); `__call__(x, out)` runs on
+    arrays of those bytes (bf16 as uint16). With `data_type` f32 (and `dst_type` f32) it
+    is the f32 convolution on the formats oneDNN chooses for f32 (benchmarks compare)."""
+
+    def __init__(
+        self,
+        g: ConvGeometry,
+        weights: np.ndarray,
+        bias: np.ndarray | None,
+        formats: tuple[int, int, int] = (ANY, ANY, ANY),
+        dst_type: int = b.dnnl_bf16,
+        data_type: int = b.dnnl_bf16,
+    ):
+        self.g, self.dst_type, self.data_type = g, dst_type, data_type
+        self.pd = bf16_conv_pd(g, *formats, dst_type=dst_type, data_type=data_type)
+        args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
+        args += (b.DNNL_ARG_BIAS,) if bias is not None else ()
+        self.compiled = Compiled(self.pd, args)
+        plain = 6 if len(g.weights) == 5 else 5  # dnnl_goihw, dnnl_oihw
+        self.arrays = {
+            b.DNNL_ARG_WEIGHTS: reorder_array(
+                weights.astype(np.float32),
+                MemoryDesc.with_tag(g.weights, plain),
+                self.pd.md(b.dnnl_query_weights_md),
+            )
+        }
+        if bias is not None:
+            self.arrays[b.DNNL_ARG_BIAS] = np.ascontiguousarray(bias, np.float32)
+        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
+
+    @property
+    def implementation(self) -> str:
+        return self.pd.implementation
+
+    @property
+    def src_md(self) -> MemoryDesc:
+        return self.pd.md(b.dnnl_query_src_md)
+
+    @property
+    def dst_md(self) -> MemoryDesc:
+        return self.pd.md(b.dnnl_query_dst_md)
+
+    def new_output(self) -> np.ndarray:
+        dtype = NUMPY_TYPES[self.dst_type]
+        return np.empty(self.dst_md.size // dtype.itemsize, dtype)
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        self.compiled({**self.arrays, b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: out}, self.scratchpad)
+
+    def run_plain(self, x: np.ndarray) -> np.ndarray:
+        """The convolution of f32 NCHW `x` (converted to bf16 in the primitive's format),
+        its result f32 NCHW."""
+        plain = MemoryDesc.with_tag(self.g.src, 5)
+        src = reorder_array(x.astype(np.float32), plain, self.src_md)
+        out = self.new_output()
+        self(src, out)
+        return reorder_array(out, self.dst_md, MemoryDesc.with_tag(self.g.dst, 5)).reshape(
+            self.g.dst
+        )

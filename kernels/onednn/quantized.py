@@ -1,0 +1,273 @@
+"""int8 convolutions with ONNX QLinearConv semantics as oneDNN's convolution primitive.
+
+ONNX (QLinearConv; ConvInteger without the requantization):
+
+    y = saturate(round_half_even((sum((x - x_zp) * (w - w_zp)) + bias_i32)
+                                 * x_scale * w_scale[oc] / y_scale) + y_zp)
+
+oneDNN v3 (attributes.py) computes conv(x - x_zp, w) exactly in s32 (VNNI/AMX), then in f32
+`acc * x_scale * w_scale[oc] + bias`, divides by y_scale, adds y_zp, rounds to nearest even
+and saturates. So the bias is given in f32, prescaled: bias_i32 * x_scale * w_scale[oc]
+(`QConv` does it once). The two differ only in where float rounding happens (oneDNN: f32,
+two products and a sum; ONNX's reference: its own order): a value within an f32 rounding
+error of a half step may round the other way, so results agree exactly but for rare
+elements one step apart (tests/kernels/test_onednn_quantized.py counts them).
+
+What oneDNN v3.2 refuses, and so `qconv_refusal` does (the op then falls back to the
+reference kernel with that reason): a weights zero point != 0 (its convolutions have none;
+ORT's quantize_static quantizes weights symmetrically), per-channel zero points of x or y
+(oneDNN's convolutions take one per tensor), sources other than u8/s8, weights other than
+s8. Scales are per tensor, or per output channel for the weights.
+
+Padding: ONNX's reference subtracts x_zp before padding with zeros, i.e. the halo holds x_zp
+in u8 terms; oneDNN's zero-point compensation treats its padding the same way (tested with
+x_zp != 0 on padded convolutions).
+
+Weights are packed once (`QConv`: at load) by oneDNN's reorder from plain s8 OIHW into the
+format the primitive chose, which carries the s8-source compensation (sum of weights times
+128 per output channel, for VNNI's u8 x s8 product) and the zero-point compensation
+(sum of weights per output channel) after the weights: `packed_bytes` counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
+from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import reorder_array
+from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
+
+ANY = b.dnnl_format_tag_any
+NCHW = 5  # dnnl_nchw = dnnl_abcd (and oihw)
+GOIHW = 6  # dnnl_goihw = dnnl_abcde
+X = 2  # dnnl_x = dnnl_a
+DATA_TYPES = {np.dtype(t): d for d, t in NUMPY_TYPES.items() if d != b.dnnl_bf16}
+INT8 = (b.dnnl_u8, b.dnnl_s8)
+
+
+@dataclass(frozen=True)
+class QConvParams:
+    """An int8 convolution: its geometry (without a bias: the f32 bias is `bias`), the
+    data types of source and destination (dnnl_u8/s8; the destination may be s32 or f32:
+    ConvInteger, or a dequantized result), whether the weights' scales are per output
+    channel, and which of source and destination have a zero point. Hashable: it keys the
+    primitive cache."""
+
+    geometry: ConvGeometry
+    src_type: int = b.dnnl_u8
+    dst_type: int = b.dnnl_u8
+    channel_scales: bool = True
+    src_zero_point: bool = True
+    dst_zero_point: bool = True
+
+    @property
+    def quantization(self) -> Quantization:
+        g = self.geometry
+        # Weights (o, i, h, w): dim 0 is the output channel; grouped (g, o, i, h, w): both.
+        weights_mask = (0b11 if len(g.weights) == 5 else 0b1) if self.channel_scales else 0
+        scales = ((b.DNNL_ARG_SRC, 0), (b.DNNL_ARG_WEIGHTS, weights_mask))
+        if self.dst_type in INT8:
+            scales += ((b.DNNL_ARG_DST, 0),)
+        zero_points = ((b.DNNL_ARG_SRC, 0),) if self.src_zero_point else ()
+        if self.dst_zero_point and self.dst_type in INT8:
+            zero_points += ((b.DNNL_ARG_DST, 0),)
+        return Quantization(scales, zero_points)
+
+
+def clamp_post_ops(
+    y_scale: float, y_zero_point: int, low: int | None, high: int | None, dst_type: int
+) -> tuple[b.PostOp, ...]:
+    """The clip post-op that makes the quantized result lie in [low, high] (None: the
+    type's bound): oneDNN applies post-ops to the real value before it divides by y_scale,
+    so the bounds are (low - y_zp) * y_scale and (high - y_zp) * y_scale, which divided back
+    round to low - y_zp and high - y_zp exactly. A ReLU (low = y_zp, no high) is relu."""
+    if low is None and high is None:
+        return ()
+    info = np.iinfo(NUMPY_TYPES[dst_type])
+    if low == y_zero_point and high is None:
+        return (b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0),)
+    low = info.min if low is None else low
+    high = info.max if high is None else high
+    return (
+        b.PostOp.eltwise(
+            b.dnnl_eltwise_clip_v2,
+            float((low - y_zero_point) * np.float32(y_scale)),
+            float((high - y_zero_point) * np.float32(y_scale)),
+        ),
+    )
+
+
+def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY) -> b.PrimitiveDesc:
+    """The int8 convolution's primitive descriptor with the given format tags (ANY: oneDNN's
+    choice, which is nhwc data and a VNNI/AMX weight blocking on avx512_core_vnni)."""
+    g = q.geometry
+    bias = MemoryDesc.with_tag((g.dst[1],), X, b.dnnl_f32) if g.bias else None
+    return p.convolution_pd(
+        MemoryDesc.with_tag(g.src, src, q.src_type),
+        MemoryDesc.with_tag(g.weights, weights, b.dnnl_s8),
+        bias,
+        MemoryDesc.with_tag(g.dst, dst, q.dst_type),
+        g.strides,
+        g.dilations,
+        g.padding_l,
+        g.padding_r,
+        g.post_ops,
+        q.quantization,
+    )
+
+
+def qconv_refusal(
+    x_type: np.dtype, w_type: np.dtype, w_zero_point: np.ndarray, x_zp_size: int, y_zp_size: int
+) -> str | None:
+    """Why oneDNN cannot run a QLinearConv of these types and zero points (None: it can)."""
+    if DATA_TYPES.get(np.dtype(x_type)) not in INT8:
+        return f"the source is {np.dtype(x_type)}; oneDNN's int8 convolutions take u8 or s8"
+    if np.dtype(w_type) != np.int8:
+        return f"the weights are {np.dtype(w_type)}; oneDNN's int8 convolutions take s8"
+    if np.any(np.asarray(w_zero_point) != 0):
+        return "the weights have a zero point != 0; oneDNN's convolutions take none"
+    if x_zp_size > 1 or y_zp_size > 1:
+        return "a per-channel zero point of x or y; oneDNN's convolutions take one per tensor"
+    return None
+
+
+def implementation_refusal(implementation: str) -> str | None:
+    """Why oneDNN's int8 `implementation` does not compute QLinearConv exactly (None: it
+    does). Its reference code is slow; its code for CPUs without VNNI (avx2, avx512_core,
+    sse41, its gemm) sums pairs of u8 x s8 products in 16 bits (vpmaddubsw), which saturate
+    for full-range s8 weights: measured 17 steps off on a grouped convolution capped to avx2
+    (oneDNN asks for 7-bit weights there). VNNI (vpdpbusd) and AMX accumulate in 32 bits."""
+    if implementation.startswith("ref"):
+        return f"oneDNN offers only {implementation} for it"
+    if "vnni" not in implementation and "amx" not in implementation:
+        return (
+            f"oneDNN's {implementation} (no VNNI or AMX here) sums u8 x s8 products in 16 "
+            "bits, which saturate"
+        )
+    return None
+
+
+def pd_refusal(q: QConvParams) -> str | None:
+    """Why oneDNN has no fast and exact int8 convolution for `q` (None: it has)."""
+    try:
+        pd = qconv_pd(q)
+    except b.DnnlError as error:
+        return f"oneDNN has no int8 convolution for it: {error}"
+    return implementation_refusal(pd.implementation)
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """The scales and zero points of a QLinearConv (per tensor, or per output channel for
+    the weights' scales)."""
+
+    x_scale: float
+    w_scale: tuple[float, ...]
+    y_scale: float
+    x_zero_point: int = 0
+    y_zero_point: int = 0
+
+
+class QConv:
+    """An int8 convolution bound once: weights packed into oneDNN's format (compensation
+    included), the bias prescaled to f32, scales and zero points in memories of their own
+    (weights given as None: packed by a later `pack`).
+    `formats` are the source, weights and destination tags to ask for (ANY: oneDNN's
+    choice; `src_md`/`dst_md` say what it chose). `__call__(x, out)` runs on arrays of the
+    source's and destination's bytes in those formats."""
+
+    def __init__(
+        self,
+        q: QConvParams,
+        weights: np.ndarray | None,
+        bias: np.ndarray | None,
+        params: QuantParams,
+        formats: tuple[int, int, int] = (ANY, ANY, ANY),
+    ):
+        self.q = q
+        self.pd = qconv_pd(q, *formats)
+        runtime, values = self._runtime(params)
+        args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
+        if q.geometry.bias:
+            args += (b.DNNL_ARG_BIAS,)
+        self.compiled = Compiled(self.pd, args, runtime=runtime)
+        self.params = params
+        self.arrays = dict(values)
+        self.packed_bytes = self.pd.md(b.dnnl_query_weights_md).size
+        if weights is not None:
+            self.pack(weights, bias)
+        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
+
+    def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
+        """Packs s8 `weights` (plain: o, i, h, w or g, o, i, h, w) into the primitive's
+        format, compensation included (`packed_bytes`), and prescales the i32 `bias` to f32
+        (bias * x_scale * w_scale[oc], as oneDNN adds it after scaling)."""
+        g = self.q.geometry
+        if g.bias != (bias is not None):
+            raise ValueError(f"the convolution {'has' if g.bias else 'has no'} bias")
+        tag = GOIHW if len(g.weights) == 5 else NCHW
+        given = MemoryDesc.with_tag(g.weights, tag, b.dnnl_s8)
+        packed = reorder_array(weights, given, self.pd.md(b.dnnl_query_weights_md))
+        self.packed_bytes = packed.nbytes
+        self.arrays[b.DNNL_ARG_WEIGHTS] = packed
+        if bias is not None:
+            params = self.params
+            scale = np.float32(params.x_scale) * np.asarray(params.w_scale, np.float32)
+            self.arrays[b.DNNL_ARG_BIAS] = (bias.astype(np.float32) * scale).astype(np.float32)
+
+    def _runtime(self, params: QuantParams) -> tuple[dict[int, MemoryDesc], dict[int, np.ndarray]]:
+        """The descriptors and arrays of the scales and zero points `q` takes at execution."""
+        values: dict[int, Sequence[float]] = {
+            b.DNNL_ARG_SRC: [params.x_scale],
+            b.DNNL_ARG_WEIGHTS: list(params.w_scale),
+            b.DNNL_ARG_DST: [params.y_scale],
+        }
+        points = {b.DNNL_ARG_SRC: params.x_zero_point, b.DNNL_ARG_DST: params.y_zero_point}
+        mds, arrays = {}, {}
+        quantization = self.q.quantization
+        for arg, _ in quantization.scales:
+            array = np.asarray(values[arg], np.float32)
+            mds[b.DNNL_ARG_ATTR_SCALES | arg] = runtime_md(array, b.dnnl_f32)
+            arrays[b.DNNL_ARG_ATTR_SCALES | arg] = array
+        for arg, _ in quantization.zero_points:
+            array = np.asarray([points[arg]], np.int32)
+            mds[b.DNNL_ARG_ATTR_ZERO_POINTS | arg] = runtime_md(array, b.dnnl_s32)
+            arrays[b.DNNL_ARG_ATTR_ZERO_POINTS | arg] = array
+        return mds, arrays
+
+    @property
+    def implementation(self) -> str:
+        return self.pd.implementation
+
+    @property
+    def src_md(self) -> MemoryDesc:
+        return self.pd.md(b.dnnl_query_src_md)
+
+    @property
+    def dst_md(self) -> MemoryDesc:
+        return self.pd.md(b.dnnl_query_dst_md)
+
+    def new_output(self) -> np.ndarray:
+        """An array of the destination's bytes and data type."""
+        dtype = NUMPY_TYPES[self.q.dst_type]
+        return np.empty(self.dst_md.size // dtype.itemsize, dtype)
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        self.compiled({**self.arrays, b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: out}, self.scratchpad)
+
+    def run_plain(self, x: np.ndarray) -> np.ndarray:
+        """The convolution of plain NCHW `x`, its result plain NCHW: reordered in and out
+        of the formats the primitive runs on (for tests and examples)."""
+        g, q = self.q.geometry, self.q
+        src = reorder_array(x, MemoryDesc.with_tag(g.src, NCHW, q.src_type), self.src_md)
+        out = self.new_output()
+        self(src, out)
+        plain = MemoryDesc.with_tag(g.dst, NCHW, q.dst_type)
+        return reorder_array(out, self.dst_md, plain).reshape(g.dst)

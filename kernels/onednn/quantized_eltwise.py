@@ -1,0 +1,209 @@
+"""oneDNN kernels of quantized element-wise and pooling ops:
+`nn.qadd` (com.microsoft QLinearAdd: a residual connection) as oneDNN's binary add, and
+`nn.max_pool2d` of u8/s8 data as its max pooling.
+
+qadd: y = saturate(round(((a - a_zp) * a_scale + (b - b_zp) * b_scale) / y_scale) + y_zp).
+oneDNN's binary primitive takes scales for its sources but no zero points, so the scales
+are a_scale / y_scale and b_scale / y_scale, and a linear post-op adds the constant
+y_zp - a_zp * a_scale / y_scale - b_zp * b_scale / y_scale before oneDNN rounds (to nearest
+even) and saturates: the same real value in another f32 order, so within one step of the
+reference (exact on the tests' data). Operands of one shape only (no broadcasting).
+
+Both take NHWC operands and write an NHWC result, what oneDNN's int8 convolutions write (on
+plain NCHW u8 data oneDNN has only its reference code): no channel padding. (Were a
+blocked layout ever typed on them, one whose channels do not fill its blocks is refused
+for qadd, which would write the image of 0, y_zp - ..., into its padding lanes.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.nn import shape_of
+from nnlayout.dialects.nn.base import numpy_dtype
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
+from nnlayout.kernels.onednn.common import Layouts, format_of, is_fast
+from nnlayout.kernels.onednn.formats import by_layout
+from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
+
+NHWC = LayoutSpec.parse("NHWC")
+_SOURCES = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
+
+
+def _int8_type(op: Operation) -> int | None:
+    """dnnl_u8 or dnnl_s8 when every operand and the result are of that type, else None."""
+    types = {
+        DATA_TYPES.get(numpy_dtype(getattr(v.type, "element_type", None)))  # type: ignore[arg-type]
+        for v in (*op.operands, *op.results)
+    }
+    return types.pop() if len(types) == 1 and types <= set(INT8) else None
+
+
+def _qadd_values(op: nn.QAddOp) -> tuple[dict[int, np.ndarray], float]:
+    """The source scales (execution argument -> value) and the post-op's constant."""
+    a, c, y = (op.qparams(prefix) for prefix in ("a", "b", "y"))
+    ratios = [np.float32(v.scale) / np.float32(y.scale) for v in (a, c)]
+    shift = float(y.zero_point) - sum(
+        float(v.zero_point) * float(r) for v, r in zip((a, c), ratios, strict=True)
+    )
+    values = {
+        b.DNNL_ARG_ATTR_SCALES | arg: np.asarray([r], np.float32)
+        for arg, r in zip(_SOURCES, ratios, strict=True)
+    }
+    return values, shift
+
+
+def qadd_pd(op: nn.QAddOp, tag: int) -> b.PrimitiveDesc:
+    """oneDNN's binary add computing `op` on data of format `tag`."""
+    md = b.MemoryDesc.with_tag(shape_of(op.output), tag, _int8_type(op) or b.dnnl_u8)
+    _, shift = _qadd_values(op)
+    return p.binary_pd(
+        b.dnnl_binary_add,
+        md,
+        md,
+        md,
+        (b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift),),
+        Quantization(tuple((arg, 0) for arg in _SOURCES)),
+    )
+
+
+def _pd(op: Operation, tag: int) -> b.PrimitiveDesc:
+    if isinstance(op, nn.QAddOp):
+        return qadd_pd(op, tag)
+    return pool_pd(op, tag, _int8_type(op) or b.dnnl_u8)
+
+
+def _shape_reason(op: Operation) -> str | None:
+    if _int8_type(op) is None:
+        return "not u8 or s8 throughout; the oneDNN kernel takes one int8 type"
+    if isinstance(op, nn.QAddOp):
+        if shape_of(op.lhs) != shape_of(op.rhs):
+            return "broadcasting; the oneDNN kernel adds operands of one shape"
+        if len(shape_of(op.output)) != 4:
+            return "not rank 4; the oneDNN kernel needs N, C, H, W"
+        return None
+    return pool_reason(op)
+
+
+def _format_reason(op: Operation, spec: LayoutSpec | None) -> str | None:
+    """Why the kernel cannot run `op` on data of layout `spec` (None: plain) here."""
+    fmt = by_layout("data", "" if spec is None else spec.text)
+    if fmt is None:
+        return f"layout '{spec.text if spec else 'NCHW'}' has no oneDNN format"
+    if isinstance(op, nn.QAddOp) and spec and spec.padding_elements(shape_of(op.output)):
+        return f"{spec.text} pads its channels; qadd would write the image of 0 there"
+    try:
+        implementation = _pd(op, fmt.value).implementation
+    except b.DnnlError as error:
+        return f"oneDNN has no primitive for it: {error}"
+    return f"oneDNN offers only {implementation} for it" if not is_fast(implementation) else None
+
+
+def int8_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """Shape and type rules, then a fast implementation on NHWC data (oneDNN's int8
+    convolutions write it; on plain NCHW u8 data oneDNN has only its reference code)."""
+    return _shape_reason(op) or _format_reason(op, NHWC)
+
+
+def int8_layouts(op: Operation, target: Target) -> Layouts:
+    return (NHWC.text,) * len(op.operands), (NHWC.text,)
+
+
+def int8_workspace(op: Operation, target: Target) -> int:
+    return _pd(op, by_layout("data", NHWC.text).value).scratchpad_bytes  # type: ignore[union-attr]
+
+
+class _Bound:
+    """The op's primitive bound once for the format its types carry."""
+
+    def __init__(self, op: Operation):
+        reason = _shape_reason(op)
+        if reason is not None:
+            raise BindingRefused(reason)
+        tag = format_of(op.operands[0], "data").value
+        try:
+            pd = _pd(op, tag)
+        except b.DnnlError as error:
+            raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
+        self.values: dict[int, np.ndarray] = {}
+        if isinstance(op, nn.QAddOp):
+            self.values, _ = _qadd_values(op)
+        runtime = {arg: runtime_md(v, b.dnnl_f32) for arg, v in self.values.items()}
+        self.args = _SOURCES[: len(op.operands)]
+        self.compiled = Compiled(pd, (*self.args, b.DNNL_ARG_DST), runtime=runtime)
+        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
+        self.dtype = p.NUMPY_TYPES[_int8_type(op) or b.dnnl_u8]
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        arrays = {
+            arg: np.ascontiguousarray(x).reshape(-1).view(self.dtype)
+            for arg, x in zip(self.args, inputs, strict=True)
+        }
+        direct = out.flags.c_contiguous and out.nbytes == self.compiled.nbytes(b.DNNL_ARG_DST)
+        result = out if direct else np.empty(out.shape, out.dtype)
+        arrays[b.DNNL_ARG_DST] = result.reshape(-1).view(self.dtype)
+        self.compiled({**arrays, **self.values}, self.scratchpad)
+        if not direct:
+            out[...] = result
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        return partial(self, inputs, out)
+
+
+def _prepare(op: Operation, session: BindingSession | None = None) -> _Bound:
+    return _Bound(op)
+
+
+def _run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    value = op.results[0]
+    spec, shape = layout_of(value.type), shape_of(value)
+    dtype = p.NUMPY_TYPES[_int8_type(op) or b.dnnl_u8]
+    out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype)
+    _Bound(op)(inputs, out)
+    return out
+
+
+def _implementation(op: Operation) -> str:
+    return _pd(op, format_of(op.operands[0], "data").value).implementation
+
+
+def _applies(op: Operation) -> bool:
+    return _int8_type(op) is not None
+
+
+def int8_eltwise_kernels(family: str) -> list[Kernel]:
+    """qadd_onednn, and max_pool2d_int8_onednn, which applies to integer data only (and is
+    tried before the f32 kernel, which refuses it)."""
+    common = dict(
+        accepts=int8_accepts,
+        layouts=int8_layouts,
+        workspace=int8_workspace,
+        reads_halo=False,
+        writes_strided=False,
+        prepare=_prepare,
+        integer_data=True,
+        implementation_of=_implementation,
+    )
+    return [
+        Kernel("qadd_onednn", nn.QAddOp, family, _run, in_place=0, **common),  # type: ignore[arg-type]
+        Kernel(
+            "max_pool2d_int8_onednn",
+            nn.MaxPool2dOp,
+            family,
+            _run,
+            applies=_applies,
+            priority=1,
+            **common,  # type: ignore[arg-type]
+        ),
+    ]

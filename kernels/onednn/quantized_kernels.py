@@ -1,0 +1,345 @@
+"""The oneDNN kernels of the quantized ops: `nn.qconv2d` (ONNX QLinearConv) as oneDNN's int8
+convolution (quantized.py) and `nn.qmatmul` (QLinearMatMul) as its int8 matmul
+(quantized_matmul.py), registered with the f32 kernels (kernels.py) on every target that
+lists the `onednn` family (`onednn`, `onednn-*`, `host` where oneDNN loads).
+
+Dispatch asks `accepts`: the refusals are oneDNN's (a weights zero point != 0 or u8 weights
+for a convolution, per-channel zero points, only its reference code for the shape), each
+naming what is missing, and the op then takes the reference kernel. A convolution's source
+and result are in the format oneDNN chose with `format_tag::any` (nhwc for u8/s8 on
+avx512_core_vnni and AMX: no channel padding, so no padding lane to hold a zero point), its
+weights plain: they are packed once, when the kernel is bound (`QConvKernel`), into oneDNN's
+format with the compensation after them; the kernel keeps them, as the f32 convolutions
+keep weights repacked at load. A matmul's operands are plain. The workspace is the
+primitive's scratchpad.
+
+clamp_min/clamp_max (a fused Relu or Clip) are a relu or clip post-op on the real value
+(`quantized.clamp_post_ops`), exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, partial
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.layout import layout_of
+from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.dialects.nn.quantized import numpy_dtype
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.common import Layouts, format_of
+from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.onednn.formats import Format, identify
+from nnlayout.kernels.onednn.primitives import NUMPY_TYPES
+from nnlayout.kernels.onednn.quantized import (
+    ANY,
+    DATA_TYPES,
+    INT8,
+    QConv,
+    QConvParams,
+    QuantParams,
+    clamp_post_ops,
+    implementation_refusal,
+    qconv_pd,
+    qconv_refusal,
+)
+from nnlayout.kernels.onednn.quantized_matmul import (
+    QMatmul,
+    QMatmulParams,
+    qmatmul_pd,
+    qmatmul_refusal,
+)
+from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
+
+Spec = tuple[QConvParams, QuantParams]
+
+
+def _value_type(value: object) -> np.dtype:
+    return numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
+
+
+def _clamp(op: nn.QConv2dOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
+    return tuple(  # type: ignore[return-value]
+        None if attr is None else attr.value.data for attr in (op.clamp_min, op.clamp_max)
+    )
+
+
+def _params(op: Operation, prefixes: tuple[str, str, str], outputs: int) -> QuantParams:
+    x, w, y = (op.qparams(p) for p in prefixes)  # type: ignore[attr-defined]
+    scales = np.broadcast_to(w.scale, (outputs,) if w.per_axis else ()).reshape(-1)
+    return QuantParams(
+        float(x.scale),
+        tuple(float(s) for s in scales),
+        float(y.scale),
+        int(x.zero_point),
+        int(y.zero_point),
+    )
+
+
+def qconv_refusal_of(op: nn.QConv2dOp) -> str | None:
+    """What of `op` oneDNN's int8 convolution cannot take (None: nothing)."""
+    w = op.qparams("w")
+    reason = qconv_refusal(
+        _value_type(op.x), _value_type(op.w), w.zero_point, op.qparams("x").zero_point.size, 1
+    )
+    if reason is None and DATA_TYPES.get(_value_type(op.output)) not in INT8:
+        reason = f"the result is {_value_type(op.output)}; the kernel writes u8 or s8"
+    return reason
+
+
+def qconv_spec(op: nn.QConv2dOp) -> Spec:
+    """`op` in oneDNN's terms: the convolution (its clamp as a post-op) and its parameters."""
+    groups = op.groups.value.data
+    o, i, kh, kw = shape_of(op.w)
+    weights, role = (o, i, kh, kw), "weights"
+    if groups > 1:
+        weights = (groups, o // groups, i, kh, kw)
+        role = "depthwise" if o == groups == shape_of(op.x)[1] else "grouped"
+    params = _params(op, ("x", "w", "y"), o)
+    dst_type = DATA_TYPES[_value_type(op.output)]
+    low, high = _clamp(op)
+    pads = ints(op.pads)
+    g = ConvGeometry(
+        shape_of(op.x),
+        weights,
+        op.bias is not None,
+        shape_of(op.output),
+        ints(op.strides),
+        ints(op.dilations),
+        pads[:2],
+        pads[2:],
+        role,
+        clamp_post_ops(params.y_scale, params.y_zero_point, low, high, dst_type),
+    )
+    q = QConvParams(
+        g,
+        DATA_TYPES[_value_type(op.x)],
+        dst_type,
+        op.qparams("w").per_axis,
+        params.x_zero_point != 0,
+        params.y_zero_point != 0,
+    )
+    return q, params
+
+
+@dataclass(frozen=True)
+class QChoice:
+    """oneDNN's int8 convolution for a `QConvParams`: source and result formats, its
+    implementation, scratchpad and packed weight bytes (compensation included)."""
+
+    src: Format
+    dst: Format
+    implementation: str
+    scratchpad: int
+    packed: int
+
+
+@cache
+def qconv_choice(q: QConvParams) -> QChoice | str:
+    """oneDNN's fast choice for `q` with every format left to it, or why there is none."""
+    try:
+        pd = qconv_pd(q)
+    except b.DnnlError as error:
+        return f"oneDNN has no int8 convolution for it: {error}"
+    reason = implementation_refusal(pd.implementation)
+    if reason is not None:
+        return reason
+    src, dst = (
+        identify(pd.md(b.dnnl_query_src_md), "data"),
+        identify(pd.md(b.dnnl_query_dst_md), "data"),
+    )
+    if src is None or dst is None:
+        return f"oneDNN's {pd.implementation} wants a data format with no nnlayout layout"
+    weights = pd.md(b.dnnl_query_weights_md).size
+    return QChoice(src, dst, pd.implementation, pd.scratchpad_bytes, weights)
+
+
+def qconv_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    assert isinstance(op, nn.QConv2dOp)
+    reason = qconv_refusal_of(op)
+    if reason is not None:
+        return reason
+    choice = qconv_choice(qconv_spec(op)[0])
+    return choice if isinstance(choice, str) else None
+
+
+def _chosen(op: nn.QConv2dOp) -> QChoice:
+    choice = qconv_choice(qconv_spec(op)[0])
+    if isinstance(choice, str):
+        raise ValueError(f"{op.name}: no fast oneDNN int8 convolution: {choice}")
+    return choice
+
+
+def qconv_layouts(op: Operation, target: Target) -> Layouts:
+    assert isinstance(op, nn.QConv2dOp)
+    choice = _chosen(op)
+    bias = (PLAIN_LAYOUT,) if op.bias is not None else ()
+    return (choice.src.kernel_layout, PLAIN_LAYOUT, *bias), (choice.dst.kernel_layout,)
+
+
+def qconv_workspace(op: Operation, target: Target) -> int:
+    assert isinstance(op, nn.QConv2dOp)
+    return _chosen(op).scratchpad
+
+
+def _out_array(op: Operation) -> np.ndarray:
+    """A new array of `op`'s result in its layout's physical shape and its element type."""
+    value = op.results[0]
+    spec, shape = layout_of(value.type), shape_of(value)
+    return np.empty(shape if spec is None else spec.physical_shape(shape), _value_type(value))
+
+
+class _Bound:
+    """A quantized op's primitive bound once; its weights (and bias) packed at the first
+    call and again only when another array comes (a constant is the same array on every
+    call). A call writes into a C-contiguous destination of the result's bytes (viewed as
+    its type: an arena's bytes may come typed otherwise), else into a new array that is
+    copied."""
+
+    def __init__(self, kernel: QConv | QMatmul):
+        self.kernel = kernel
+        self.packed_from: np.ndarray | None = None
+        self.types = (NUMPY_TYPES[kernel.q.src_type], NUMPY_TYPES[kernel.q.dst_type])
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        x, weights, *bias = inputs
+        if weights is not self.packed_from:
+            self.kernel.pack(np.ascontiguousarray(weights).view(np.int8), bias[0] if bias else None)
+            self.packed_from = weights
+        source = np.ascontiguousarray(x).reshape(-1).view(self.types[0])
+        if out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST):
+            self.kernel(source, out.reshape(-1).view(self.types[1]))
+        else:
+            result = np.empty(out.shape, self.types[1])
+            self.kernel(source, result.reshape(-1))
+            out[...] = result.view(out.dtype)
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        return partial(self, inputs, out)
+
+
+def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Bound:
+    """`op` bound: its primitive made for the formats its types carry."""
+    assert isinstance(op, nn.QConv2dOp)
+    reason = qconv_refusal_of(op)
+    if reason is not None:
+        raise BindingRefused(reason)
+    q, params = qconv_spec(op)
+    formats = (format_of(op.x, "data").value, ANY, format_of(op.output, "data").value)
+    try:
+        return _Bound(QConv(q, None, None, params, formats))
+    except b.DnnlError as error:
+        raise BindingRefused(f"oneDNN has no int8 convolution for it as typed: {error}") from None
+
+
+# -------------------------------------------------------------------------- matmul
+def qmatmul_spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
+    """`op` in oneDNN's terms, its parameters and b's zero point."""
+    a_shape, (k, n) = shape_of(op.a), shape_of(op.b)
+    params = _params(op, ("a", "b", "y"), n)
+    b_zero_point = int(np.asarray(op.qparams("b").zero_point).reshape(-1)[0])
+    q = QMatmulParams(
+        a_shape,
+        (k, n),
+        op.bias is not None,
+        DATA_TYPES[_value_type(op.a)],
+        DATA_TYPES[_value_type(op.output)],
+        op.qparams("b").per_axis,
+        params.x_zero_point != 0,
+        b_zero_point != 0,
+        params.y_zero_point != 0,
+    )
+    return q, params, b_zero_point
+
+
+def qmatmul_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    assert isinstance(op, nn.QMatmulOp)
+    reason = qmatmul_refusal(
+        _value_type(op.a),
+        _value_type(op.b),
+        np.asarray(op.qparams("b").zero_point),
+        len(shape_of(op.a)),
+        len(shape_of(op.b)),
+    )
+    if reason is not None:
+        return reason
+    if op.clamp_min is not None or op.clamp_max is not None:
+        return "a clamp (the kernel has no post-op for it yet)"
+    if DATA_TYPES.get(_value_type(op.output)) not in INT8:
+        return f"the result is {_value_type(op.output)}; the kernel writes u8 or s8"
+    return qmatmul_choice(qmatmul_spec(op)[0])
+
+
+@cache
+def qmatmul_choice(q: QMatmulParams) -> str | None:
+    """Why oneDNN has no fast and exact int8 matmul for `q` (None: it has)."""
+    try:
+        return implementation_refusal(qmatmul_pd(q).implementation)
+    except b.DnnlError as error:
+        return f"oneDNN has no int8 matmul for it: {error}"
+
+
+def prepare_qmatmul(op: Operation, session: BindingSession | None = None) -> _Bound:
+    assert isinstance(op, nn.QMatmulOp)
+    reason = qmatmul_accepts(op, None, False)  # type: ignore[arg-type]
+    if reason is not None:
+        raise BindingRefused(reason)
+    q, params, b_zero_point = qmatmul_spec(op)
+    return _Bound(QMatmul(q, None, None, params, b_zero_point))
+
+
+# ------------------------------------------------------------------------ registry
+def _run(prepare: object, op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    out = _out_array(op)
+    prepare(op)(inputs, out)  # type: ignore[operator]
+    return out
+
+
+def _implementation(op: Operation) -> str:
+    """The oneDNN implementation that runs `op` as typed (its formats)."""
+    if isinstance(op, nn.QConv2dOp):
+        formats = (format_of(op.x, "data").value, ANY, format_of(op.output, "data").value)
+        return qconv_pd(qconv_spec(op)[0], *formats).implementation
+    return qmatmul_pd(qmatmul_spec(op)[0]).implementation
+
+
+def quantized_kernels(family: str) -> list[Kernel]:
+    """The descriptors of the quantized ops' oneDNN kernels."""
+    return [
+        Kernel(
+            "qconv2d_onednn",
+            nn.QConv2dOp,
+            family,
+            partial(_run, prepare_qconv),
+            accepts=qconv_accepts,
+            layouts=qconv_layouts,
+            workspace=qconv_workspace,
+            reads_halo=False,
+            writes_strided=False,
+            prepare=prepare_qconv,
+            integer_data=True,
+            implementation_of=_implementation,
+        ),
+        Kernel(
+            "qmatmul_onednn",
+            nn.QMatmulOp,
+            family,
+            partial(_run, prepare_qmatmul),
+            accepts=qmatmul_accepts,
+            layouts=lambda op, target: (
+                (PLAIN_LAYOUT,) * len(op.operands),
+                (PLAIN_LAYOUT,),
+            ),
+            reads_halo=False,
+            writes_strided=False,
+            workspace=lambda op, target: prepare_qmatmul(op).kernel.compiled.scratchpad_bytes,
+            prepare=prepare_qmatmul,
+            integer_data=True,
+            implementation_of=_implementation,
+        ),
+    ]

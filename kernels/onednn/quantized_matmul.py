@@ -1,0 +1,188 @@
+"""int8 matrix products with ONNX QLinearMatMul semantics (and an optional i32 bias, as
+nn.qmatmul has) as oneDNN's matmul primitive:
+
+    y = saturate(round_half_even((sum_k (a - a_zp) * (b - b_zp)) + bias_i32)
+                                 * a_scale * b_scale[n] / y_scale) + y_zp)
+
+a is u8 or s8 of rank 2 or 3 (batch, M, K), b an s8 constant (K, N), its scales per tensor
+or per column n, its zero point per tensor (oneDNN v3.2's matmul takes a weights zero point
+of mask 0 only; `qmatmul_refusal` names the rest). As for convolutions (quantized.py) the
+bias is given in f32, prescaled by a_scale * b_scale[n], and b is packed once into the
+format oneDNN chose (`format_tag::any`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
+from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import reorder_array, row_major_strides
+from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
+from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8, QuantParams
+
+ANY = b.dnnl_format_tag_any
+
+
+@dataclass(frozen=True)
+class QMatmulParams:
+    """An int8 product: shapes of a (rank 2 or 3) and b (K, N), whether it has a bias,
+    the data types of a and y, per-column scales of b, which zero points are non-zero."""
+
+    a: tuple[int, ...]
+    b: tuple[int, int]
+    bias: bool
+    src_type: int = b.dnnl_u8
+    dst_type: int = b.dnnl_u8
+    channel_scales: bool = True
+    src_zero_point: bool = True
+    weights_zero_point: bool = False
+    dst_zero_point: bool = True
+
+    @property
+    def rank(self) -> int:
+        return len(self.a)
+
+    @property
+    def dst(self) -> tuple[int, ...]:
+        return (*self.a[:-1], self.b[1])
+
+    @property
+    def weights(self) -> tuple[int, ...]:
+        return (1,) * (self.rank - 2) + self.b
+
+    @property
+    def quantization(self) -> Quantization:
+        column = 1 << (self.rank - 1) if self.channel_scales else 0
+        scales = ((b.DNNL_ARG_SRC, 0), (b.DNNL_ARG_WEIGHTS, column))
+        scales += ((b.DNNL_ARG_DST, 0),) if self.dst_type in INT8 else ()
+        wanted = (
+            (b.DNNL_ARG_SRC, self.src_zero_point),
+            (b.DNNL_ARG_WEIGHTS, self.weights_zero_point),
+            (b.DNNL_ARG_DST, self.dst_zero_point and self.dst_type in INT8),
+        )
+        return Quantization(scales, tuple((arg, 0) for arg, on in wanted if on))
+
+
+def qmatmul_refusal(
+    a_type: np.dtype, b_type: np.dtype, b_zero_point: np.ndarray, a_rank: int, b_rank: int
+) -> str | None:
+    """Why oneDNN cannot run a QLinearMatMul of these types and zero points (None: it can)."""
+    if DATA_TYPES.get(np.dtype(a_type)) not in INT8:
+        return f"a is {np.dtype(a_type)}; oneDNN's int8 matmul takes u8 or s8"
+    if np.dtype(b_type) != np.int8:
+        return f"b is {np.dtype(b_type)}; oneDNN's int8 matmul takes s8 weights"
+    if np.size(b_zero_point) > 1 and np.any(np.asarray(b_zero_point) != b_zero_point.flat[0]):
+        return "b has a zero point per column; oneDNN's matmul takes one per tensor"
+    if a_rank not in (2, 3) or b_rank != 2:
+        return (
+            f"a of rank {a_rank} and b of rank {b_rank}; the kernel takes a of rank 2 or 3, b 2-D"
+        )
+    return None
+
+
+def qmatmul_pd(q: QMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
+    """The product's primitive descriptor: plain a and y, b in `weights` (ANY: oneDNN's)."""
+    bias = None
+    if q.bias:
+        shape = (1,) * (q.rank - 1) + (q.b[1],)
+        bias = MemoryDesc.with_strides(shape, row_major_strides(shape))
+    return p.matmul_pd(
+        MemoryDesc.with_strides(q.a, row_major_strides(q.a), q.src_type),
+        MemoryDesc.with_tag(q.weights, weights, b.dnnl_s8),
+        bias,
+        MemoryDesc.with_strides(q.dst, row_major_strides(q.dst), q.dst_type),
+        (),
+        q.quantization,
+    )
+
+
+class QMatmul:
+    """An int8 product bound once: b packed (its zero point given at execution; None: by a
+    later `pack`), the bias prescaled to f32, scales and zero points in memories of their
+    own. `__call__(a, out)`
+    runs on plain row-major arrays."""
+
+    def __init__(
+        self,
+        q: QMatmulParams,
+        weights: np.ndarray | None,
+        bias: np.ndarray | None,
+        params: QuantParams,
+        w_zero_point: int = 0,
+    ):
+        self.q = q
+        self.pd = qmatmul_pd(q)
+        values = self._values(params, w_zero_point)
+        runtime = {
+            arg: runtime_md(array, b.dnnl_f32 if array.dtype == np.float32 else b.dnnl_s32)
+            for arg, array in values.items()
+        }
+        args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
+        args += (b.DNNL_ARG_BIAS,) if q.bias else ()
+        self.compiled = Compiled(self.pd, args, runtime=runtime)
+        self.params = params
+        self.arrays = dict(values)
+        self.packed_bytes = self.pd.md(b.dnnl_query_weights_md).size
+        if weights is not None:
+            self.pack(weights, bias)
+        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
+
+    def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
+        """Packs s8 `weights` (K, N) into the primitive's format and prescales the i32
+        `bias` to f32 (bias * a_scale * b_scale[n])."""
+        q = self.q
+        if q.bias != (bias is not None):
+            raise ValueError(f"the product {'has' if q.bias else 'has no'} bias")
+        given = MemoryDesc.with_strides(q.weights, row_major_strides(q.weights), b.dnnl_s8)
+        self.arrays[b.DNNL_ARG_WEIGHTS] = reorder_array(
+            weights, given, self.pd.md(b.dnnl_query_weights_md)
+        )
+        if bias is not None:
+            params = self.params
+            scale = np.float32(params.x_scale) * np.asarray(params.w_scale, np.float32)
+            self.arrays[b.DNNL_ARG_BIAS] = (bias.astype(np.float32) * scale).astype(np.float32)
+
+    def _values(self, params: QuantParams, w_zero_point: int) -> dict[int, np.ndarray]:
+        scales: dict[int, Sequence[float]] = {
+            b.DNNL_ARG_SRC: [params.x_scale],
+            b.DNNL_ARG_WEIGHTS: list(params.w_scale),
+            b.DNNL_ARG_DST: [params.y_scale],
+        }
+        points = {
+            b.DNNL_ARG_SRC: params.x_zero_point,
+            b.DNNL_ARG_WEIGHTS: w_zero_point,
+            b.DNNL_ARG_DST: params.y_zero_point,
+        }
+        quantization = self.q.quantization
+        values = {
+            b.DNNL_ARG_ATTR_SCALES | arg: np.asarray(scales[arg], np.float32)
+            for arg, _ in quantization.scales
+        }
+        values.update(
+            {
+                b.DNNL_ARG_ATTR_ZERO_POINTS | arg: np.asarray([points[arg]], np.int32)
+                for arg, _ in quantization.zero_points
+            }
+        )
+        return values
+
+    @property
+    def implementation(self) -> str:
+        return self.pd.implementation
+
+    def __call__(self, a: np.ndarray, out: np.ndarray) -> None:
+        self.compiled(
+            {**self.arrays, b.DNNL_ARG_SRC: a.reshape(-1), b.DNNL_ARG_DST: out.reshape(-1)},
+            self.scratchpad,
+        )
+
+    def run(self, a: np.ndarray) -> np.ndarray:
+        out = np.empty(self.q.dst, NUMPY_TYPES[self.q.dst_type])
+        self(np.ascontiguousarray(a), out)
+        return out

@@ -1,0 +1,162 @@
+"""The registry's oneDNN kernels of nn.qconv2d and nn.qmatmul (kernels/onednn/
+quantized_kernels.py): dispatch picks them on the oneDNN targets and says why where it
+cannot, their layouts and workspace are oneDNN's, and what they compute, on the ops' own
+arrays in those layouts, is the integer reference's result within one step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import IntegerType, NoneAttr, TensorType, i32
+from xdsl.rewriter import Rewriter
+from xdsl.utils.test_value import create_ssa_value
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
+from nnlayout.dialects.nn.base import ui8
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.targets import get_target
+from nnlayout.tests.kernels.test_onednn_quantized import integer_conv
+
+pytestmark = [
+    pytest.mark.onednn,
+    pytest.mark.skipif(
+        not (b.available() and b.runs_vnni()),
+        reason="oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)",
+    ),
+]
+i8 = IntegerType(8)
+
+
+def _tensor(element_type: object, shape: tuple[int, ...], layout: str = "") -> TensorType:
+    return TensorType(element_type, shape, LayoutAttr(layout) if layout else NoneAttr())
+
+
+def qconv(
+    layout: str = "",
+    w_zero_point: int = 0,
+    x_zero_point: int = 128,
+    clamp: tuple[int | None, int | None] = (None, None),
+    groups: int = 1,
+    w_type: object = i8,
+    per_channel: bool = True,
+) -> nn.QConv2dOp:
+    """A 3x3 convolution 16 -> 32 channels on 8x8, u8 in and out, per-channel weights."""
+    x = create_ssa_value(_tensor(ui8, (1, 16, 8, 8), layout))
+    w = create_ssa_value(_tensor(w_type, (32, 16 // groups, 3, 3)))
+    bias = create_ssa_value(_tensor(i32, (32,)))
+    op = nn.QConv2dOp(
+        x,
+        w,
+        bias,
+        (
+            nn.QParams.make(0.02, x_zero_point, ui8),
+            nn.QParams.make(np.linspace(0.005, 0.02, 32), [w_zero_point] * 32, w_type, 0)
+            if per_channel
+            else nn.QParams.make(0.01, w_zero_point, w_type),
+            nn.QParams.make(0.1, 5, ui8),
+        ),
+        pads=(1, 1, 1, 1),
+        groups=groups,
+        clamp=clamp,
+    )
+    if layout:
+        Rewriter.replace_value_with_new_type(op.output, _tensor(ui8, (1, 32, 8, 8), layout))
+    return op
+
+
+@pytest.mark.parametrize("target", ["onednn", "host"])
+def test_dispatch_picks_onednn_int8_convolution(target: str) -> None:
+    op = qconv()
+    chosen = registry().select(op, get_target(target), True)
+    assert chosen is not None and chosen.kernel.name == "qconv2d_onednn"
+    layouts = chosen.kernel.operand_and_result_layouts(op, get_target(target))
+    assert layouts == (("NHWC", "", ""), ("NHWC",))
+    assert chosen.kernel.workspace(op, get_target(target)) >= 0
+
+
+@pytest.mark.parametrize(
+    ("op", "reason"),
+    [
+        (qconv(w_zero_point=1), "the weights have a zero point != 0"),
+        (qconv(w_type=ui8), "the weights are uint8; oneDNN's int8 convolutions take s8"),
+    ],
+)
+def test_refusals_name_what_onednn_lacks(op: nn.QConv2dOp, reason: str) -> None:
+    kernel = registry().lookup("qconv2d_onednn")
+    assert reason in kernel.refusal(op, get_target("onednn"), True)
+
+
+def _reference(x, w, bias, op: nn.QConv2dOp, groups: int = 1) -> np.ndarray:
+    xq, wq, yq = op.qparams("x"), op.qparams("w"), op.qparams("y")
+    acc = integer_conv(x, w, int(xq.zero_point), 1, 1, groups) + bias.reshape(1, -1, 1, 1)
+    scale = np.float64(xq.scale) * wq.scale.astype(np.float64) / np.float64(yq.scale)
+    low = 0 if op.clamp_min is None else op.clamp_min.value.data
+    return np.clip(np.rint(acc * scale.reshape(1, -1, 1, 1)) + int(yq.zero_point), low, 255)
+
+
+@pytest.mark.parametrize("layout", ["", "NHWC"])
+@pytest.mark.parametrize("clamp", [(None, None), (5, None), (20, 200)])
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "per_tensor"])
+def test_the_kernel_computes_qlinearconv(
+    layout: str, clamp: tuple[int | None, int | None], per_channel: bool
+) -> None:
+    op = qconv(layout, clamp=clamp, per_channel=per_channel)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
+    w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, 32).astype(np.int32)
+    kernel = registry().lookup("qconv2d_onednn")
+    spec = LayoutSpec.parse(layout) if layout else None
+    given = x if spec is None else spec.pack(x)
+    got = kernel.impl(op, [given, w, bias])
+    if spec is not None:
+        got = spec.unpack(got, (1, 32, 8, 8))
+        assert not kernel.implementation_of(op).startswith("ref")
+    want = _reference(x, w, bias, op)
+    if clamp[1] is not None:
+        want = np.minimum(want, clamp[1])
+    assert got.dtype == np.uint8 and np.abs(got.astype(int) - want).max() <= 1
+    assert np.mean(got != want) < 1e-2
+
+
+def test_a_prepared_kernel_packs_its_weights_once() -> None:
+    op = qconv("NHWC")
+    rng = np.random.default_rng(1)
+    w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, 32).astype(np.int32)
+    bound = registry().lookup("qconv2d_onednn").prepare(op, None)
+    spec = LayoutSpec.parse("NHWC")
+    out = np.empty(spec.physical_shape((1, 32, 8, 8)), np.uint8)
+    for seed in (2, 3):
+        x = np.random.default_rng(seed).integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
+        bound.on([spec.pack(x), w, bias], out)()
+        got = spec.unpack(out, (1, 32, 8, 8))
+        assert np.abs(got.astype(int) - _reference(x, w, bias, op)).max() <= 1
+    assert bound.packed_from is w
+
+
+def test_qmatmul_is_dispatched_and_computes_qlinearmatmul() -> None:
+    a = create_ssa_value(_tensor(ui8, (4, 64)))
+    b = create_ssa_value(_tensor(i8, (64, 16)))
+    op = nn.QMatmulOp(
+        a,
+        b,
+        None,
+        (
+            nn.QParams.make(0.05, 100, ui8),
+            nn.QParams.make(np.linspace(0.01, 0.02, 16), [0] * 16, i8, 1),
+            nn.QParams.make(0.5, 128, ui8),
+        ),
+    )
+    chosen = registry().select(op, get_target("onednn"), True)
+    assert chosen is not None and chosen.kernel.name == "qmatmul_onednn"
+    rng = np.random.default_rng(0)
+    av = rng.integers(0, 256, (4, 64)).astype(np.uint8)
+    bv = rng.integers(-127, 128, (64, 16)).astype(np.int8)
+    got = chosen.kernel.impl(op, [av, bv])
+    acc = (av.astype(np.int64) - 100) @ bv.astype(np.int64)
+    scale = np.float64(np.float32(0.05)) * op.qparams("b").scale / np.float64(np.float32(0.5))
+    want = np.clip(np.rint(acc * scale) + 128, 0, 255)
+    assert np.abs(got.astype(int) - want).max() <= 1
