@@ -98,6 +98,11 @@ def weights_path(module: ModuleOp, source_path: str | None) -> Path | None:
         return None
     if not isinstance(attribute, StringAttr):
         raise WeightsError(f"module attribute {WEIGHTS_ATTR} must be a string, got {attribute}")
+    if "\0" in attribute.data:
+        shown = attribute.data.replace("\0", "\\0")
+        raise WeightsError(
+            f"module attribute {WEIGHTS_ATTR} = '{shown}' holds a NUL byte, which no file name can"
+        )
     base = Path(source_path).parent if source_path and source_path != "-" else Path.cwd()
     return base / attribute.data
 
@@ -136,11 +141,18 @@ def load_weights(module: ModuleOp, source_path: str | None) -> Mapping[str, np.n
 
 def _check_pair(module: ModuleOp, source_path: str | None, path: Path, handle: BinaryIO) -> None:
     """Refuses a weights file whose SHA-256 is not the one `module` records (if any)."""
+    if WEIGHTS_HASH_ATTR in module.attributes:
+        actual = hashlib.file_digest(handle, "sha256").hexdigest()
+        handle.seek(0)
+        check_weights_hash(module, source_path, path, actual)
+
+
+def check_weights_hash(module: ModuleOp, source_path: str | None, path: Path, actual: str) -> None:
+    """Raises a WeightsError naming both files unless `actual`, the SHA-256 of the weights
+    file `path`, is the one `module` (read from `source_path`) records (if any)."""
     recorded = module.attributes.get(WEIGHTS_HASH_ATTR)
     if recorded is None:
         return
-    actual = hashlib.file_digest(handle, "sha256").hexdigest()
-    handle.seek(0)
     if not isinstance(recorded, StringAttr) or recorded.data != actual:
         expected = recorded.data if isinstance(recorded, StringAttr) else str(recorded)
         source = "<stdin>" if source_path in (None, "-") else source_path

@@ -62,6 +62,7 @@ from nnlayout.dialects.plan import ARENA_BYTES
 from nnlayout.dialects.weights import (
     WeightsError,
     attach_weights_file,
+    check_weights_hash,
     load_weights,
     weights_path,
 )
@@ -507,6 +508,10 @@ def translate(
                 raise UserError(
                     f"cannot read weights file '{source_weights}': {os_error_reason(error)}"
                 ) from None
+            try:  # a copy of a weights file not of the module is no pair either
+                check_weights_hash(module, source_path, source_weights, sha256)
+            except WeightsError as error:
+                raise UserError(str(error)) from None
             attach_weights_file(planned, weights.name, sha256)
         text = StringIO()
         print_module(planned, text)

@@ -169,7 +169,7 @@ def test_rule2_nul_byte_in_a_path(
     else:
         (tmp_path / "w.mlir").write_text(WEIGHTS_MODULE.replace("WEIGHTS", "w\\00.npz"))
         args = [str(tmp_path / "w.mlir"), "--random-inputs", "0", "--output-dir", "out"]
-        expected = "the path holds a NUL byte"
+        expected = "module attribute nn.weights = 'w\\0.npz' holds a NUL byte"
         status, out, err = run_in_process("nnlayout-run", args, capsys, monkeypatch)
     assert_one_clean_error(status, out, err, expected)
 
@@ -406,6 +406,12 @@ def test_rule9_module_and_weights_of_two_writes_refused(
     assert_one_clean_error(
         status, out, err, f"'{module}' and its weights file '{tmp_path}/m.npz' are not a pair"
     )
+    # Nor does translate make a pair of them (its copy would record the new weights' hash).
+    args_translate = [str(module), "-p", "default-pipeline{target=ref}", "-o", "net.py"]
+    monkeypatch.chdir(tmp_path)
+    status, out, err = tool("nnlayout-translate", args_translate, capsys, monkeypatch)
+    assert_one_clean_error(status, out, err, "are not a pair")
+    assert not list(tmp_path.glob("net*")) and leftovers(tmp_path) == []
     imported(tmp_path, 1.0)  # a good pair again, then truncated
     data = (tmp_path / "m.npz").read_bytes()
     (tmp_path / "m.npz").write_bytes(data[: len(data) // 2])
