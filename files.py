@@ -331,6 +331,8 @@ def _output_kind(target: Path) -> bool:
         status = os.stat(target)
     if stat.S_ISDIR(status.st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory")
+    if stat.S_ISREG(status.st_mode) and not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, "permission denied")  # as open() would: no replace
     return not stat.S_ISREG(status.st_mode)
 
 

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from onnx import helper
 
 from nnlayout import limits
 from nnlayout.diagnostics import UserError
-from nnlayout.files import Outputs
+from nnlayout.files import Outputs, file_sha256
 from nnlayout.lowering.to_numpy import import_generated
 from nnlayout.runtime import limits as runtime_limits
 from nnlayout.tests.helpers import assert_one_clean_error, onnx_model, run_in_process
@@ -367,7 +368,6 @@ def test_rule8_translate_weights_copy_over_its_input(
     assert status == 0, err
     os.link(tmp_path / "m.npz", tmp_path / "net.weights.npz")
     before = (tmp_path / "m.npz").read_bytes()
-    os.chmod(tmp_path / "m.npz", 0o444)  # an attempt to write it in place would fail loudly
     status, _, err = tool(
         "nnlayout-translate", [str(planned), "-o", str(tmp_path / "net.py")], capsys, monkeypatch
     )
@@ -480,3 +480,40 @@ def test_outputs_group_renames_in_order_and_only_when_complete(tmp_path: Path) -
         outputs.write_text(tmp_path / "b", "new b")
     assert (tmp_path / "a").read_text() == "new a" and (tmp_path / "b").read_text() == "new b"
     assert oct((tmp_path / "b").stat().st_mode & 0o777) != oct(0o600)  # not mkstemp's
+
+
+def test_rule9_sigterm_once_the_weights_are_written_leaves_a_pair(tmp_path: Path) -> None:
+    """The case of issue 29 in real processes: re-importing over a model, SIGTERM as soon as
+    the new weights reach their full size. Whatever instant the signal lands on, what is
+    left is one pair that loads: the old one (killed while writing) or the new one (killed
+    while renaming: the signal waits for the renames), never new weights beside the old
+    module, and no temporary."""
+    weight = np.full((256, 256, 5, 5), 1.0, np.float32)  # 6.5 MB: a write that takes a while
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv")
+    model = onnx_model([node], {"x": [1, 256, 5, 5]}, ["y"], {"w": weight})
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    args = [str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out.mlir")]
+    assert python_tool("import_onnx", *args).returncode == 0
+    size = (tmp_path / "out.npz").stat().st_size
+    outcomes = set()
+    for delay in (0.0, 0.001, 0.01, 0.05):
+        weight[0, 0, 0, 0] += 1.0  # a new version, of the same size
+        model = onnx_model([node], {"x": [1, 256, 5, 5]}, ["y"], {"w": weight})
+        (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+        process = subprocess.Popen(
+            [sys.executable, "-m", "nnlayout.tools.import_onnx", *args], stderr=subprocess.PIPE
+        )
+        with no_hang(120):
+            while process.poll() is None and not any(
+                p.stat().st_size >= size for p in tmp_path.glob(".out.npz.*.tmp")
+            ):
+                pass
+            time.sleep(delay)
+            process.send_signal(signal.SIGTERM)
+            process.communicate()
+        outcomes.add(process.returncode)
+        assert leftovers(tmp_path) == []
+        text = (tmp_path / "out.mlir").read_text()
+        recorded = text.split('nn.weights_sha256 = "')[1].split('"')[0]
+        assert file_sha256(tmp_path / "out.npz") == recorded, f"a mixed pair after {delay} s"
+    assert outcomes <= {0, -signal.SIGTERM, 128 + signal.SIGTERM}, outcomes
