@@ -214,6 +214,8 @@ class Outputs:
     def __init__(self) -> None:
         self._pending: list[tuple[str, Path]] = []  # (temporary, target), in order
         self._previous: dict[int, object] = {}
+        self._renaming = False
+        self._deferred: int | None = None  # a signal that came while renaming
 
     def __enter__(self) -> Outputs:
         self._catch_signals()
@@ -226,6 +228,8 @@ class Outputs:
         finally:
             self._discard()
             self._restore_signals()
+        if self._deferred is not None:  # the files are renamed: now end as the signal asks
+            raise SystemExit(128 + self._deferred)
 
     @contextmanager
     def open(self, path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
@@ -259,6 +263,10 @@ class Outputs:
         )
 
     def _commit(self) -> None:
+        """Renames the temporaries over their targets, in order. A terminating signal waits:
+        one caught before (its Python handler runs at some later bytecode, possibly between
+        two renames) is deferred by `_on_signal`, a new one is blocked."""
+        self._renaming = True
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _TERMINATING)
         try:
             for index, (temporary, target) in enumerate(self._pending):
@@ -269,6 +277,7 @@ class Outputs:
                     raise UserError(f"cannot write '{target}': {os_error_reason(error)}") from None
             self._pending.clear()
         finally:
+            self._renaming = False
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def _discard(self) -> None:
@@ -284,16 +293,18 @@ class Outputs:
             return
         for number in _TERMINATING:
             if signal.getsignal(number) == signal.SIG_DFL:  # (SIGINT: KeyboardInterrupt)
-                self._previous[number] = signal.signal(number, _exit_on_signal)
+                self._previous[number] = signal.signal(number, self._on_signal)
+
+    def _on_signal(self, number: int, frame: FrameType | None) -> None:
+        if self._renaming:
+            self._deferred = number
+        else:
+            raise SystemExit(128 + number)
 
     def _restore_signals(self) -> None:
         for number, handler in self._previous.items():
             signal.signal(number, handler)  # type: ignore[arg-type]
         self._previous.clear()
-
-
-def _exit_on_signal(number: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + number)
 
 
 def _in_main_thread() -> bool:
