@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import signal
 import stat
 import sys
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 # removed). SIGKILL cannot be caught: the content hash of a module and its weights
 # (`dialects/weights.py`) tells such a half-renamed pair at load.
 _TERMINATING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# Output paths that name a file descriptor the caller opened (`-o /dev/stdout` with stdout
+# redirected to a file): written as they are, never replaced.
+_DESCRIPTOR_ALIAS = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
 
 
 class NotARegularFile(OSError):
@@ -319,11 +323,12 @@ def _encoding(mode: str) -> dict[str, str]:
 
 def _output_kind(target: Path) -> bool:
     """Whether `target` is a device or pipe to write directly (else a regular file to make
-    or replace): a path under /dev or /proc, or one naming no regular file. A directory, and
+    or replace): an alias of an open file descriptor, or a path naming no regular file (a
+    device, a FIFO). A directory, and
     a symbolic link to a file or to nothing, are refused: the tool would write through a
     link it did not make."""
     check_path(target)
-    if os.path.abspath(target).startswith(("/dev/", "/proc/")):
+    if _DESCRIPTOR_ALIAS.fullmatch(os.path.abspath(target)):
         return True  # /dev/stdout, /dev/fd/3: streams the caller set up, whatever they point to
     try:
         status = os.lstat(target)
@@ -387,10 +392,8 @@ def flush_stdout() -> None:
 def silence_stdout() -> None:
     """Points file descriptor 1 at /dev/null: what stays in stdout's buffer goes nowhere."""
     if sys.stdout is not None:
-        try:
+        with suppress(OSError, ValueError):  # (no descriptor: an in-process test's capture)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            sys.stdout = None  # type: ignore[assignment]
 
 
 def _stdout() -> TextIO:

@@ -146,32 +146,36 @@ def test_rule1_device_is_refused(
     )
 
 
-@pytest.mark.parametrize("where", ["external-data", "weights-attribute"])
-def test_rule2_nul_byte_in_a_path(
+@pytest.mark.parametrize("where", ["external-data", "long-location", "weights-attribute"])
+def test_rule2_invalid_path(
     where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A NUL byte in an ONNX external data location or in `nn.weights`: an error naming it
-    (it was "internal error: embedded null byte")."""
-    if where == "external-data":
-        import onnx
-
-        model = onnx.ModelProto.FromString(conv_model(1.0))
-        tensor = model.graph.initializer[0]
-        tensor.data_location = onnx.TensorProto.EXTERNAL
-        tensor.ClearField("raw_data")
-        entry = tensor.external_data.add()
-        entry.key, entry.value = "location", "w\0.bin"
-        (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
-        args = [str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.mlir")]
-        expected = (
-            "error: initializer 'w': its external data location 'w\\x00.bin' holds a NUL byte"
-        )
-        status, out, err = run_in_process("nnlayout-import", args, capsys, monkeypatch)
-    else:
+    """A NUL byte in an ONNX external data location or in `nn.weights`, a location too long
+    for a file name: an error naming it (a NUL byte was "internal error: embedded null
+    byte")."""
+    if where == "weights-attribute":
         (tmp_path / "w.mlir").write_text(WEIGHTS_MODULE.replace("WEIGHTS", "w\\00.npz"))
         args = [str(tmp_path / "w.mlir"), "--random-inputs", "0", "--output-dir", "out"]
-        expected = "module attribute nn.weights = 'w\\0.npz' holds a NUL byte"
         status, out, err = run_in_process("nnlayout-run", args, capsys, monkeypatch)
+        expected = "error: module attribute nn.weights = 'w\\0.npz' holds a NUL byte"
+        assert_one_clean_error(status, out, err, expected)
+        return
+    import onnx
+
+    model = onnx.ModelProto.FromString(conv_model(1.0))
+    tensor = model.graph.initializer[0]
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    tensor.ClearField("raw_data")
+    entry = tensor.external_data.add()
+    entry.key, entry.value = "location", "w\0.bin" if where == "external-data" else "w" * 300
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    args = [str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.mlir")]
+    status, out, err = run_in_process("nnlayout-import", args, capsys, monkeypatch)
+    expected = (
+        "error: initializer 'w': its external data location 'w\\x00.bin' holds a NUL byte"
+        if where == "external-data"
+        else "' is not a usable file name: file name too long"
+    )
     assert_one_clean_error(status, out, err, expected)
 
 
