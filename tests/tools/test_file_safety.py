@@ -155,7 +155,13 @@ def test_rule2_invalid_path(
     byte")."""
     if where == "weights-attribute":
         (tmp_path / "w.mlir").write_text(WEIGHTS_MODULE.replace("WEIGHTS", "w\\00.npz"))
-        args = [str(tmp_path / "w.mlir"), "--random-inputs", "0", "--output-dir", "out"]
+        args = [
+            str(tmp_path / "w.mlir"),
+            "--random-inputs",
+            "0",
+            "--output-dir",
+            str(tmp_path / "out"),
+        ]
         status, out, err = run_in_process("nnlayout-run", args, capsys, monkeypatch)
         expected = "error: module attribute nn.weights = 'w\\0.npz' holds a NUL byte"
         assert_one_clean_error(status, out, err, expected)
@@ -190,7 +196,7 @@ def test_rule3_weights_header_checked_before_allocating(
         )
         member.write(b"\0" * 64)
     (tmp_path / "w.mlir").write_text(WEIGHTS_MODULE.replace("WEIGHTS", "w.npz"))
-    args = [str(tmp_path / "w.mlir"), "--random-inputs", "0", "--output-dir", "out"]
+    args = [str(tmp_path / "w.mlir"), "--random-inputs", "0", "--output-dir", str(tmp_path / "out")]
     status, out, err = run_in_process("nnlayout-run", args, capsys, monkeypatch)
     assert_one_clean_error(
         status,
@@ -232,7 +238,13 @@ def test_rule4_live_values_added_up_before_running(
             break
     lines.append(f"  %s = nn.neg {total} : {t}\n")
     (tmp_path / "live.mlir").write_text(LIVE.replace("BODY", "".join(lines)))
-    args = [str(tmp_path / "live.mlir"), "--random-inputs", "0", "--output-dir", "out"]
+    args = [
+        str(tmp_path / "live.mlir"),
+        "--random-inputs",
+        "0",
+        "--output-dir",
+        str(tmp_path / "out"),
+    ]
     status, out, err = run_in_process("nnlayout-run", args, capsys, monkeypatch)
     if shape == "chain":
         assert status == 0, err
