@@ -25,6 +25,7 @@ set of harmless characters. Everything else in the code is numbers.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import importlib.util
 import keyword
 import math
@@ -35,6 +36,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from types import ModuleType
 from typing import IO, TYPE_CHECKING
@@ -46,7 +48,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
-    StringAttr,
     TensorType,
     i8,
 )
@@ -59,8 +60,16 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp, encoding_name
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.dialects.plan import ARENA_BYTES
-from nnlayout.dialects.weights import WEIGHTS_ATTR, WeightsError, load_weights, weights_path
-from nnlayout.files import refuse_overwriting_inputs, write_text
+from nnlayout.dialects.weights import (
+    WEIGHTS_ATTR,
+    WEIGHTS_HASH_ATTR,
+    WeightsError,
+    attach_weights_file,
+    check_weights_hash,
+    load_weights,
+    weights_path,
+)
+from nnlayout.files import Outputs, file_sha256, open_input, refuse_overwriting_inputs
 from nnlayout.ir.module import read_module
 from nnlayout.ir.printer import print_module
 from nnlayout.kernels.registry import BindingSession
@@ -146,11 +155,21 @@ class Program:
         self.running = threading.Lock()  # held by the generated module's run()
 
     @classmethod
-    def load(cls, module_file: str, ir_name: str, entry: str) -> Program:
-        """Parses and verifies the planned IR `ir_name` beside `module_file`, and binds its
-        function `entry`; errors are UserErrors located in that IR."""
+    def load(
+        cls, module_file: str, ir_name: str, entry: str, ir_sha256: str | None = None
+    ) -> Program:
+        """Parses and verifies the planned IR `ir_name` beside `module_file` (refused unless
+        its text has the SHA-256 `ir_sha256`, when given), and binds its function `entry`;
+        errors are UserErrors located in that IR."""
         path = str(Path(module_file).parent / ir_name)
         _, module, text = read_module(path)
+        actual = hashlib.sha256(text.encode()).hexdigest()
+        if ir_sha256 is not None and actual != ir_sha256:
+            raise UserError(
+                f"'{module_file}' and its planned IR '{path}' are not a pair: the IR's "
+                f"SHA-256 is {actual[:16]}..., the module records {ir_sha256[:16]}... (files "
+                "of two different writes, or one truncated or edited); translate again"
+            )
         try:
             return cls(module, entry, path)
         except DiagnosticError as error:
@@ -450,9 +469,9 @@ def _check_planned(function: func.FuncOp) -> None:
     check_before_running(function)  # here, to locate errors in the translated file
 
 
-def generate(function: func.FuncOp, ir_name: str) -> str:
+def generate(function: func.FuncOp, ir_name: str, ir_sha256: str | None = None) -> str:
     """The Python source of the module running the planned `function`, whose IR it finds in
-    the file `ir_name` beside itself."""
+    the file `ir_name` beside itself (whose text has the SHA-256 `ir_sha256`, if given)."""
     _check_planned(function)
     at_load, loaded = load_time_constants(function)
     emitter = _Emitter(at_load=at_load, loaded=frozenset(loaded))
@@ -479,7 +498,8 @@ def generate(function: func.FuncOp, ir_name: str) -> str:
         "",
         f"ENTRY = {function.sym_name.data!r}",
         f"PLANNED_IR = {ir_name!r}",
-        "PROGRAM = Program.load(__file__, PLANNED_IR, ENTRY)",
+        f"PLANNED_IR_SHA256 = {ir_sha256!r}  # checked at load: the IR of this very write",
+        "PROGRAM = Program.load(__file__, PLANNED_IR, ENTRY, PLANNED_IR_SHA256)",
         "K = PROGRAM.kernels  # K[i](ins, outs) runs the i-th nn.compute of the planned IR",
         "# kI = PROGRAM.on(I, ins, outs): K[I] bound to the same views on every run, kI()",
         "",
@@ -514,49 +534,82 @@ def translate(
     module: ModuleOp, output: Path, *, source_path: str | None = None, entry: str | None = None
 ) -> Translation:
     """Writes the generated module `output`, the planned IR and a copy of the weights beside
-    it (see the module doc). `module` (read from `source_path`, which locates its weights)
-    is not changed."""
+    it (see the module doc), all or nothing (`files.Outputs`: the weights, then the IR, then
+    the code). The IR records the SHA-256 of the weights, the code that of the IR: a module
+    loaded with files of another write is refused. `module` (read from `source_path`, which
+    locates its weights) is not changed."""
     function = find_entry(module, entry)
-    code = generate(function, output.stem + ".planned.mlir")
     ir_path = output.with_name(output.stem + ".planned.mlir")
     try:
         source_weights = weights_path(module, source_path)
     except WeightsError as error:
         raise UserError(str(error)) from None
-    refuse_overwriting_inputs([output, ir_path], [source_path, source_weights])
-    weights = None
-    if source_weights is not None:
-        weights = output.with_name(output.stem + ".weights.npz")
-        if weights.resolve() != source_weights.resolve():
+    weights = None if source_weights is None else output.with_name(output.stem + ".weights.npz")
+    copied = weights is not None and not _same_file(weights, source_weights)
+    refuse_overwriting_inputs(
+        [output, ir_path, *([weights] if copied else [])], [source_path, source_weights]
+    )
+    with Outputs() as outputs:
+        pair = None
+        if weights is not None and source_weights is not None:
+            if copied:
+                _copy_weights(outputs, source_weights, weights)
             try:
-                shutil.copyfile(source_weights, weights)
+                sha256 = file_sha256(outputs.written(weights))
             except OSError as error:
                 raise UserError(
-                    f"cannot copy the weights file '{source_weights}' to "
-                    f"'{weights}': {os_error_reason(error)}"
+                    f"cannot read weights file '{source_weights}': {os_error_reason(error)}"
                 ) from None
-    try:
-        with open(ir_path, "w", encoding="utf-8") as handle:
-            _print_naming_weights(module, None if weights is None else weights.name, handle)
-    except OSError as error:
-        raise UserError(f"cannot write '{ir_path}': {os_error_reason(error)}") from None
-    write_text(output, code)
+            try:  # a copy of a weights file not of the module is no pair either
+                check_weights_hash(module, source_path, source_weights, sha256)
+            except WeightsError as error:
+                raise UserError(str(error)) from None
+            pair = (weights.name, sha256)
+        text = StringIO()
+        _print_naming_weights(module, pair, text)
+        outputs.write_text(ir_path, text.getvalue())
+        ir_sha256 = hashlib.sha256(text.getvalue().encode()).hexdigest()
+        outputs.write_text(output, generate(function, ir_path.name, ir_sha256))
     return Translation(output, ir_path, weights)
 
 
-def _print_naming_weights(module: ModuleOp, weights: str | None, stream: IO[str]) -> None:
-    """Prints `module` as if its weights file were `weights` (None: as it is), leaving it
-    unchanged (without copying it: a copy of a large module costs as much as printing it)."""
-    old = module.attributes.get(WEIGHTS_ATTR)
-    if weights is not None:
-        module.attributes[WEIGHTS_ATTR] = StringAttr(weights)
+def _print_naming_weights(module: ModuleOp, pair: tuple[str, str] | None, stream: IO[str]) -> None:
+    """Prints `module` as if it named the weights file and hash `pair` (None: as it is),
+    leaving it unchanged, without copying it (a copy of a large module costs as much as
+    printing it)."""
+    old = {name: module.attributes.get(name) for name in (WEIGHTS_ATTR, WEIGHTS_HASH_ATTR)}
+    if pair is not None:
+        attach_weights_file(module, *pair)
     try:
         print_module(module, stream)
     finally:
-        if old is None:
-            module.attributes.pop(WEIGHTS_ATTR, None)
-        else:
-            module.attributes[WEIGHTS_ATTR] = old
+        for name, value in old.items():
+            if value is None:
+                module.attributes.pop(name, None)
+            else:
+                module.attributes[name] = value
+
+
+def _same_file(one: Path, other: Path | None) -> bool:
+    try:
+        return other is not None and (one.resolve() == other.resolve() or one.samefile(other))
+    except OSError:
+        return False
+
+
+def _copy_weights(outputs: Outputs, source: Path, target: Path) -> None:
+    """The bytes of the weights file `source` to `target` (a regular file only)."""
+    try:
+        reading = open_input(source)
+    except OSError as error:
+        raise UserError(f"cannot read weights file '{source}': {os_error_reason(error)}") from None
+    with reading, outputs.open(target, "wb") as handle:
+        try:
+            shutil.copyfileobj(reading, handle)
+        except OSError as error:
+            raise UserError(
+                f"cannot copy the weights file '{source}' to '{target}': {os_error_reason(error)}"
+            ) from None
 
 
 def import_generated(path: Path) -> ModuleType:

@@ -51,7 +51,7 @@ from nnlayout.kernels.values import (
 )
 from nnlayout.limits import too_large
 from nnlayout.runtime.binding import bind_compute, evaluate_constants, kernel_for
-from nnlayout.runtime.limits import check_buffers_fit
+from nnlayout.runtime.limits import check_buffers_fit, check_live_values_fit
 from nnlayout.runtime.plan_check import check_before_running
 from nnlayout.runtime.values import BoundCompute, aligned_empty, fill_border, subview_slices
 
@@ -300,6 +300,7 @@ class Interpreter:
                 frozenset(last_use),
                 {op: tuple(values) for op, values in release.items()},
             )
+            check_live_values_fit(function, plan.release, plan.used, constants)
             self._plans[function] = plan
         return plan
 

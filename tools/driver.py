@@ -40,6 +40,7 @@ from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException
 
 from nnlayout.diagnostics import DiagnosticError, UserError, error_at, first_message
+from nnlayout.files import flush_stdout, silence_stdout
 from nnlayout.ir.verify import verify_module
 from nnlayout.tools.instrumentation import Instrumentation, PassTiming, step_label
 
@@ -431,12 +432,12 @@ def _show_warning(
 def _run_reporting_errors(main: Callable[[Sequence[str]], int], args: list[str]) -> int:
     try:
         status = main(args)
-        sys.stdout.flush()  # a closed pipe shows here, not in Python's own exit
+        flush_stdout()  # a closed pipe or a full disk shows here, not in Python's own exit
         return status
     except BrokenPipeError:
         # The reader went away (`nnlayout-opt --list-passes | head`): stop quietly, as a
         # tool killed by SIGPIPE does; later writes to stdout go nowhere.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
         return 1
     except UserError as error:
         print(error.render(), file=sys.stderr)

@@ -19,10 +19,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from io import StringIO
 from pathlib import Path
 
 from nnlayout.diagnostics import UserError
-from nnlayout.files import refuse_overwriting_inputs
+from nnlayout.files import refuse_overwriting_inputs, write_stdout
 from nnlayout.frontends.onnx import (
     DEFAULT_INLINE_LIMIT,
     import_model,
@@ -102,7 +103,9 @@ def main(argv: Sequence[str]) -> int:
                 "limit and cannot go to stdout; give -o OUT.mlir (they go to "
                 "OUT.npz) or --inline-weights"
             )
-        print_module(imported.module, sys.stdout)
+        text = StringIO()
+        print_module(imported.module, text)
+        write_stdout(text.getvalue())
     else:
         output = Path(args.output)
         weights = output.with_suffix(".npz") if imported.weights else None

@@ -34,7 +34,13 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from nnlayout.diagnostics import UserError
 from nnlayout.dialects.weights import WeightsError, move_weights_reference, weights_path
-from nnlayout.files import names_a_file, read_text, refuse_overwriting_inputs, write_text
+from nnlayout.files import (
+    names_a_file,
+    read_text,
+    refuse_overwriting_inputs,
+    write_stdout,
+    write_text,
+)
 from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module, split_input
 from nnlayout.ir.printer import print_module
@@ -307,7 +313,7 @@ def main(argv: Sequence[str]) -> int:
             # the weights it names may not.
             refuse_overwriting_inputs([args.output], weights)
         if args.output == "-":
-            sys.stdout.write(result)
+            write_stdout(result)
         elif outputs or not failed:
             write_text(args.output, result)
     finally:

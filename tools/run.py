@@ -29,6 +29,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from nnlayout.diagnostics import DiagnosticError, UserError, error_at, os_error_reason
+from nnlayout.dialects.weights import WeightsError, weights_path
+from nnlayout.files import (
+    Outputs,
+    open_input,
+    print_stdout,
+    read_npy_header,
+    refuse_overwriting_inputs,
+)
 from nnlayout.ir.module import read_module
 from nnlayout.runtime.interpreter import (
     ArgumentSpec,
@@ -115,41 +123,25 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_HEADER_READERS = {
-    (1, 0): np.lib.format.read_array_header_1_0,
-    (2, 0): np.lib.format.read_array_header_2_0,
-}
-
-
 def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
-    """Reads the .npy file for one argument; errors name the argument and the file. The
-    header is checked against the argument before any data is read, so that a file claiming
-    a huge shape allocates nothing; Python objects (pickles) are never loaded."""
+    """Reads the .npy file for one argument; errors name the argument and the file. Only a
+    regular file is opened (a FIFO would block); the header is checked against the argument
+    before any data is read, so that a file claiming a huge shape allocates nothing; Python
+    objects (pickles) are never loaded."""
     try:
-        with open(path, "rb") as handle:
-            if handle.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
-                raise UserError(f"{spec.label}: '{path}' is not a .npy file")
+        with open_input(path) as handle:
+            shape, dtype = read_npy_header(handle)
+            spec.check_header(shape, dtype)
             handle.seek(0)
-            version = np.lib.format.read_magic(handle)
-            read_header = _HEADER_READERS.get(version)
-            if read_header is None:
-                raise UserError(
-                    f"{spec.label}: '{path}' is a .npy file of format version "
-                    f"{version[0]}.{version[1]}; float arrays are 1.0 or 2.0"
-                )
-            shape, _, dtype = read_header(handle)
-            if dtype.hasobject:
-                raise UserError(
-                    f"{spec.label}: '{path}' is not a valid .npy file: it holds "
-                    "Python objects, which are never unpickled"
-                )
-            native = dtype if dtype.isnative else dtype.newbyteorder("=")
-            spec.check_header(shape, native)
-            handle.seek(0)
-            return np.load(handle, allow_pickle=False).astype(native, copy=False)
+            return np.load(handle, allow_pickle=False).astype(dtype, copy=False)
     except OSError as error:
         raise UserError(f"{spec.label}: cannot read '{path}': {os_error_reason(error)}") from None
-    except (ValueError, EOFError) as error:
+    except ValueError as error:
+        message = str(error)
+        if not message.startswith(("is ", "is not")):
+            message = f"is not a valid .npy file: {message}"
+        raise UserError(f"{spec.label}: '{path}' {message}") from None
+    except EOFError as error:
         raise UserError(f"{spec.label}: '{path}' is not a valid .npy file: {error}") from None
 
 
@@ -169,21 +161,23 @@ def summary(index: int, array: np.ndarray) -> str:
     )
 
 
+def result_paths(output_dir: Path, count: int) -> list[Path]:
+    return [output_dir / f"result{index}.npy" for index in range(count)]
+
+
 def write_results(output_dir: Path, results: Sequence[np.ndarray]) -> None:
-    """result{i}.npy in `output_dir`, made if missing; an error names the path that failed
-    (np.save's names the folder where a result{i}.npy is a directory)."""
+    """result{i}.npy in `output_dir`, made if missing, all or nothing (`files.Outputs`); an
+    error names the path that failed."""
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserError(
             f"cannot create --output-dir '{output_dir}': {os_error_reason(error)}"
         ) from None
-    for index, result in enumerate(results):
-        path = output_dir / f"result{index}.npy"
-        try:
-            np.save(path, result)
-        except OSError as error:
-            raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
+    with Outputs() as outputs:
+        for path, result in zip(result_paths(output_dir, len(results)), results, strict=True):
+            with outputs.open(path, "wb") as handle:
+                np.save(handle, result)
 
 
 def _phases(timing: PassTiming) -> str:
@@ -247,6 +241,13 @@ def _execute(
             return results, profile(generated, inputs, args.profile, warm_up=False)
 
 
+def _weights_of(module: ModuleOp, source_path: str) -> Path | None:
+    try:
+        return weights_path(module, source_path)
+    except WeightsError:
+        return None  # reported where the weights are loaded, at the op
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
@@ -268,6 +269,12 @@ def main(argv: Sequence[str]) -> int:
         run_pipeline(pipeline, ctx, module, text, instrumentation=instrumentation)
 
     function = find_entry(module, args.entry)
+    # Before running: no result may go over the module, its weights or an input array.
+    refuse_overwriting_inputs(
+        result_paths(Path(args.output_dir), len(function.function_type.outputs)),
+        [args.input, *(args.inputs or []), _weights_of(module, args.input)],
+        "--output-dir",
+    )
     inputs = _inputs(args, function)
     try:
         results, report = _execute(args, module, function.sym_name.data, inputs, instrumentation)
@@ -275,10 +282,9 @@ def main(argv: Sequence[str]) -> int:
         raise error_at(error.op, error.message, text) from None
 
     write_results(Path(args.output_dir), results)
-    for index, result in enumerate(results):
-        print(summary(index, result))
+    print_stdout(*(summary(index, result) for index, result in enumerate(results)))
     if report is not None:
-        print(report.report())
+        print_stdout(report.report())
     if args.time_passes:
         instrumentation.print_timing()
     if args.print_time and instrumentation.timing is not None:

@@ -16,8 +16,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Region
 from xdsl.utils.exceptions import VerifyException
 
-from nnlayout.diagnostics import UserError, os_error_reason
+from nnlayout.diagnostics import UserError
 from nnlayout.dialects.weights import attach_weights_file
+from nnlayout.files import Outputs, file_sha256
 from nnlayout.frontends.onnx.checks import (
     check_input_shapes,
     check_order,
@@ -102,23 +103,24 @@ def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) ->
 
 
 def write_imported(imported: ImportedModel, path: Path) -> None:
-    """Writes the weights (if any) as `<stem>.npz` beside `path`, then the IR to `path`;
-    the module's `nn.weights` attribute names the .npz relative to the .mlir."""
-    if imported.weights:
-        weights_file = path.with_suffix(".npz")
-        try:  # what np.savez does, without its keyword arguments clashing with our keys
-            with zipfile.ZipFile(weights_file, "w", allowZip64=True) as archive:
+    """Writes the weights (if any) as `<stem>.npz` beside `path`, then the IR to `path`,
+    all or nothing (`files.Outputs`); the module's `nn.weights` attribute names the .npz
+    relative to the .mlir, and `nn.weights_sha256` records its bytes' hash."""
+    with Outputs() as outputs:
+        if imported.weights:
+            weights_file = path.with_suffix(".npz")
+            with (
+                outputs.open(weights_file, "wb") as handle,
+                # what np.savez does, without its keyword arguments clashing with our keys
+                zipfile.ZipFile(handle, "w", allowZip64=True) as archive,
+            ):
                 for key, array in imported.weights.items():
                     with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
                         np.lib.format.write_array(member, array, allow_pickle=False)
-        except OSError as error:
-            raise UserError(f"cannot write '{weights_file}': {os_error_reason(error)}") from None
-        attach_weights_file(imported.module, weights_file.name)
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
+            sha256 = file_sha256(outputs.written(weights_file))
+            attach_weights_file(imported.module, weights_file.name, sha256)
+        with outputs.open(path, "w") as handle:
             print_module(imported.module, handle)
-    except OSError as error:
-        raise UserError(f"cannot write '{path}': {os_error_reason(error)}") from None
 
 
 def import_to_files(onnx_path: Path) -> ModuleOp:

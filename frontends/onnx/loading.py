@@ -10,6 +10,7 @@ from google.protobuf.message import DecodeError
 from onnx import TensorProto
 
 from nnlayout.diagnostics import UserError, os_error_reason
+from nnlayout.files import open_input
 from nnlayout.frontends.onnx.common import one_line, printable
 
 # What parsing bytes that are no ONNX model raises (protobuf's decoders differ).
@@ -20,7 +21,8 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     """Reads an ONNX file and its external data (only from inside the model's folder)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with open_input(path) as handle:  # a FIFO or device refused before it can block
+            data = handle.read()
     except OSError as error:
         raise UserError(f"cannot read '{path}': {os_error_reason(error)}") from None
     model = onnx.ModelProto()
@@ -64,6 +66,33 @@ def _tensors(model: onnx.ModelProto) -> list[TensorProto]:
     return [*model.graph.initializer, *constants]
 
 
+def _check_external_file(name: str, location: str, folder: Path) -> None:
+    """Refuses an external data location that is not a regular file inside `folder`."""
+    if "\0" in location:
+        raise UserError(
+            f"initializer '{name}': its external data location '{location}' holds a "
+            "NUL byte, which no file name can"
+        )
+    target = (folder / location).resolve()
+    if (
+        Path(location).is_absolute()
+        or ".." in Path(location).parts
+        or not target.is_relative_to(folder)
+    ):
+        raise UserError(
+            f"initializer '{name}' refers to external data '{location}' outside "
+            f"the model's folder; refusing to read it"
+        )
+    if not target.exists():
+        raise UserError(
+            f"initializer '{name}': external data file '{location}' not found in '{folder}'"
+        )
+    if not target.is_file():  # a directory; a FIFO would block the read
+        raise UserError(
+            f"initializer '{name}': external data '{location}' in '{folder}' is not a regular file"
+        )
+
+
 def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
     """Loads external tensor data, refusing locations outside `folder`."""
     for tensor in _tensors(model):
@@ -73,26 +102,13 @@ def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
         location = info.get("location", "")
         if not location:
             raise UserError(f"initializer '{tensor.name}': its external data has no location")
-        target = (folder / location).resolve()
-        if (
-            Path(location).is_absolute()
-            or ".." in Path(location).parts
-            or not target.is_relative_to(folder)
-        ):
+        try:
+            _check_external_file(tensor.name, location, folder)
+        except OSError as error:  # a name too long, ...
             raise UserError(
-                f"initializer '{tensor.name}' refers to external data '{location}' outside "
-                f"the model's folder; refusing to read it"
-            )
-        if not target.exists():
-            raise UserError(
-                f"initializer '{tensor.name}': external data file '{location}' "
-                f"not found in '{folder}'"
-            )
-        if not target.is_file():  # a directory; a FIFO would block the read
-            raise UserError(
-                f"initializer '{tensor.name}': external data '{location}' in "
-                f"'{folder}' is not a regular file"
-            )
+                f"initializer '{tensor.name}': external data location '{location}' is not a "
+                f"usable file name: {os_error_reason(error)}"
+            ) from None
         try:
             onnx.external_data_helper.load_external_data_for_tensor(tensor, str(folder))
         except (OSError, ValueError) as error:

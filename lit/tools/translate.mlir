@@ -24,7 +24,8 @@ func.func @net(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x4x4xf32> {
 
 // CHECK: nnlayout.arena_bytes = [[BYTES:[0-9]+]] : i64
 // CHECK: ENTRY = 'net'
-// CHECK: PROGRAM = Program.load(__file__, PLANNED_IR, ENTRY)
+// CHECK: PLANNED_IR_SHA256 = '{{[0-9a-f]+}}'
+// CHECK: PROGRAM = Program.load(__file__, PLANNED_IR, ENTRY, PLANNED_IR_SHA256)
 // CHECK: ARENA_BYTES = [[BYTES]]{{$}}
 // CHECK-NEXT: ARENA = aligned_empty(ARENA_BYTES)
 // CHECK: w = PROGRAM.constants[0]  # %w: 8x3x3x3

@@ -263,7 +263,9 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
     "run-pickled-weights": (
         "nnlayout-run",
         pickled_weights,
-        '{d}/w.mlir:3:5: error: nn.constant: external constant "w" cannot be read from the weights file: Object arrays cannot be loaded when allow_pickle=False',
+        '{d}/w.mlir:3:5: error: nn.constant: external constant "w" cannot be read from the '
+        "weights file: its member 'w.npy' is not a valid .npy file: it holds Python objects, "
+        "which are never unpickled",
     ),
     "run-truncated-weights": (
         "nnlayout-run",
