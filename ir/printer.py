@@ -1,4 +1,15 @@
-"""Printing modules, with the printed form of each type computed once."""
+"""Printing modules, with the printed form of each type computed once, in a syntax upstream
+MLIR tools (mlir-opt, iree-opt) read back.
+
+- `memref.alloc` prints as upstream MLIR spells it now, `memref.alloc() alignment = 64 :
+  memref<1024xi8>`; xDSL prints `{alignment = 64 : i64}`, which MLIR refuses ("inherent
+  attribute 'alignment' cannot be parsed from attr-dict when strict properties in assembly
+  format is enabled"). ir/parser.py reads both.
+- `mlir_compatible=True` prints the ops of nnlayout's own dialects (`nn`, `layout`), which
+  MLIR does not know, in the generic form, and every other op in its custom form: what
+  `mlir-opt --allow-unregistered-dialect` reads (it reads an unregistered op only in the
+  generic form).
+"""
 
 from __future__ import annotations
 
@@ -6,18 +17,25 @@ from io import StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import (
+    IntegerAttr,
     ModuleOp,
     TensorType,
+    i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.printer import Printer
+
+# The dialects of nnlayout's own, which no upstream MLIR tool registers.
+OWN_DIALECTS = frozenset({"nn", "layout"})
 
 
 class _TypeCachingPrinter(Printer):
     """xDSL's printer, writing the text of each distinct tensor type once and then reusing
-    it (printing types is much of the printing time of a large model)."""
+    it (printing types is much of the printing time of a large model); `memref.alloc` in
+    MLIR's syntax; nnlayout's own ops in the generic form where `generic_dialects` says."""
 
     _tensor_texts: dict[Attribute, str] | None = None
+    generic_dialects: frozenset[str] = frozenset()
 
     def print_attribute(self, attribute: Attribute) -> None:
         if not isinstance(attribute, TensorType):
@@ -33,7 +51,60 @@ class _TypeCachingPrinter(Printer):
             text = self._tensor_texts[attribute] = out.getvalue()
         self.print_string(text)
 
+    def print_op(self, op: Operation) -> None:
+        """`memref.alloc` as MLIR spells it; an op of `generic_dialects` (and the ops in
+        its regions) in the generic form."""
+        if self.print_generic_format:
+            super().print_op(op)
+        elif op.dialect_name() in self.generic_dialects:
+            self.print_generic_format = True
+            try:
+                super().print_op(op)
+            finally:
+                self.print_generic_format = False
+        elif op.name == "memref.alloc" and _mlir_alignment(op) is not None:
+            self._print_alloc(op)
+        else:
+            super().print_op(op)
 
-def print_module(module: ModuleOp, stream: IO[str], generic: bool = False) -> None:
-    _TypeCachingPrinter(stream=stream, print_generic_format=generic).print_op(module)
+    def _print_alloc(self, op: Operation) -> None:
+        """`%a = memref.alloc(%d)[%s] alignment = 64 {attrs} : memref<...>` (MLIR's
+        format: its alignment is an i64, printed without its type)."""
+        self._print_results(op)
+        self.print_string("memref.alloc(")
+        self.print_list(op.dynamic_sizes, self.print_ssa_value)  # type: ignore[attr-defined]
+        self.print_string(")")
+        if op.symbol_operands:  # type: ignore[attr-defined]
+            self.print_string("[")
+            self.print_list(op.symbol_operands, self.print_ssa_value)  # type: ignore[attr-defined]
+            self.print_string("]")
+        alignment = _mlir_alignment(op)
+        if alignment is not None:
+            self.print_string(f" alignment = {alignment}")
+        self.print_op_attributes(op.attributes, reserved_attr_names=("operandSegmentSizes",))
+        self.print_string(" : ")
+        self.print_attribute(op.results[0].type)
+        if self.print_debuginfo:
+            self.print_string(" ")
+            self.print_attribute(op.location)
+
+
+def _mlir_alignment(op: Operation) -> int | None:
+    """The alignment of a `memref.alloc` where MLIR can spell it (an i64, the only type its
+    attribute takes), or None."""
+    alignment = getattr(op, "alignment", None)
+    if isinstance(alignment, IntegerAttr) and alignment.type == i64:
+        return alignment.value.data
+    return None
+
+
+def print_module(
+    module: ModuleOp, stream: IO[str], generic: bool = False, mlir_compatible: bool = False
+) -> None:
+    """Prints `module` to `stream`: in the generic form, or (`mlir_compatible`) with the ops
+    of nnlayout's own dialects generic and the others custom, as upstream MLIR reads them."""
+    printer = _TypeCachingPrinter(stream=stream, print_generic_format=generic)
+    if mlir_compatible:
+        printer.generic_dialects = OWN_DIALECTS
+    printer.print_op(module)
     stream.write("\n")

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     FileLineColLoc,
     FloatAttr,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -62,6 +63,7 @@ def test_every_override_is_listed() -> None:
         located._Lexer,
         located.LocatedParser,
         located._HexElement,
+        located._alloc_op(),
         printer._TypeCachingPrinter,
     ]
     overrides = {
@@ -384,6 +386,57 @@ def test_each_tensor_type_is_printed_once(monkeypatch: pytest.MonkeyPatch) -> No
     print_module(module, out)
     assert out.getvalue() == expected.getvalue() + "\n"
     assert len(printed) == 1
+
+
+ALLOCS = (
+    "  %a = memref.alloc() alignment = 64 : memref<16xi8>\n"
+    "  %b = memref.alloc() {alignment = 64 : i64, note = 1 : i64} : memref<16xi8>\n"
+    "  %c = memref.alloc() : memref<16xi8>\n"
+)
+
+
+def test_alloc_reads_the_alignment_as_mlir_and_xdsl_print_it() -> None:
+    """`_AllocOp.parse` (memref.alloc): xDSL's parser refuses MLIR's `alignment = 64`
+    ("Expected ':'"); both spellings read as the same op."""
+    with pytest.raises(Exception, match="Expected ':'"):
+        Parser(make_context(), function(ALLOCS)).parse_module()
+    a, b, c = ops(parse(function(ALLOCS)), "memref.alloc")
+    assert a.alignment == b.alignment == IntegerAttr(64, 64)  # type: ignore[attr-defined]
+    assert c.alignment is None and "note" in b.attributes  # type: ignore[attr-defined]
+
+
+def test_alloc_prints_as_mlir_reads_it() -> None:
+    """`_TypeCachingPrinter.print_op`: xDSL prints `{alignment = 64 : i64}`, which MLIR
+    refuses; we print MLIR's keyword form (other attributes stay in the dictionary)."""
+    module = parse(function(ALLOCS))
+    xdsl_text = StringIO()
+    Printer(stream=xdsl_text).print_op(module)
+    assert "memref.alloc() {alignment = 64 : i64} : memref<16xi8>" in xdsl_text.getvalue()
+    out = StringIO()
+    print_module(module, out)
+    assert out.getvalue().splitlines()[2:5] == [
+        "    %a = memref.alloc() alignment = 64 : memref<16xi8>",
+        "    %b = memref.alloc() alignment = 64 {note = 1 : i64} : memref<16xi8>",
+        "    %c = memref.alloc() : memref<16xi8>",
+    ]
+    assert parse(out.getvalue()).is_structurally_equivalent(module)
+
+
+def test_mlir_compatible_prints_own_ops_generic_and_others_custom() -> None:
+    """`_TypeCachingPrinter.print_op` with `mlir_compatible`: an nn op (and the ops of its
+    regions) in the generic form, func and memref ops in their custom form."""
+    module = parse(
+        function(
+            ALLOCS + "  %0 = nn.relu %x : tensor<2x3xf32>\n",
+            "(%x: tensor<2x3xf32>) -> tensor<2x3xf32>",
+        )
+    )
+    out = StringIO()
+    print_module(module, out, mlir_compatible=True)
+    text = out.getvalue()
+    assert '%0 = "nn.relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>' in text
+    assert "func.func @f(" in text and "memref.alloc() alignment = 64 :" in text
+    assert parse(text).is_structurally_equivalent(module)
 
 
 def test_verify_reports_the_innermost_failing_op() -> None:
