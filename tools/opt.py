@@ -9,9 +9,10 @@ checks MLIR-style annotations instead of printing errors:
     %0 = nn.conv2d ...
 
 An annotation names the line it is on (or `@+N`/`@-N` lines away, `@below`/`@above` the next
-or previous line with code) and a substring of the message. The run succeeds when every chunk
-produced exactly the errors its annotations expect, and every `expected-remark` was emitted
-(remarks nobody expected are allowed: passes explain many decisions). nnlayout emits no
+or previous line with code) and a substring of the message. As with mlir-opt, the run succeeds
+only when every chunk produced exactly the diagnostics its annotations expect: each error and
+each remark a pass emitted matches an annotation of its kind at its line, and each annotation
+is matched by one diagnostic; every mismatch is listed with its location. nnlayout emits no
 warnings, so an `expected-warning` always fails. `--remarks` prints all remarks to stderr.
 
 Like mlir-opt's instrumentation, `--print-ir-{before,after}-all`, `--print-ir-{before,after}=PASS`
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from xdsl.passes import ModulePass, PassPipeline
 
-from nnlayout.diagnostics import UserError
+from nnlayout.diagnostics import Location, UserError, location_of
 from nnlayout.dialects.weights import WeightsError, move_weights_reference, weights_path
 from nnlayout.files import names_a_file, read_text, refuse_overwriting_inputs, write_text
 from nnlayout.ir.context import make_context
@@ -93,7 +94,14 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Parse, verify, transform and print nn/layout IR.",
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
-    parser.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'a,b{opt=v}'")
+    parser.add_argument(
+        "-p",
+        "--passes",
+        "--pass-pipeline",
+        default="",
+        help="pass pipeline, e.g. 'a,b{opt=v}' or, as mlir-opt spells it, "
+        "'builtin.module(a,b{opt=v})'",
+    )
     add_load_option(parser)
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     parser.add_argument(
@@ -108,6 +116,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--print-op-generic", action="store_true", help="print operations in the generic form"
+    )
+    parser.add_argument(
+        "--print-mlir-compatible",
+        action="store_true",
+        help="print the nn and layout ops in the generic form and every other op in its "
+        "custom form, as mlir-opt and iree-opt read them with --allow-unregistered-dialect",
     )
     parser.add_argument(
         "--disable-verify", action="store_true", help="do not verify the IR between passes"
@@ -132,12 +146,13 @@ def _process(
     name: str,
     pipeline: PassPipeline | None,
     verify_each: bool,
-    generic: bool,
+    form: str,
     output: str,
     weights: list[Path],
     watch: Instrumentation,
 ) -> StringIO:
-    """Compiles one chunk; appends the weights file it names to `weights` (even when it then
+    """Compiles one chunk and prints it in `form` (custom, generic or mlir: see
+    `print_module`); appends the weights file it names to `weights` (even when it then
     fails: -o must not overwrite it either)."""
     ctx = make_context()
     with watch.measure("parse"):
@@ -158,54 +173,54 @@ def _process(
             raise UserError(str(error)) from None
     out = StringIO()
     with watch.measure("output"):
-        print_module(module, out, generic=generic)
+        print_module(module, out, generic=form == "generic", mlir_compatible=form == "mlir")
     return out
 
 
-def _check_remarks(chunk: str, emitted: list[Remark], name: str) -> list[str]:
-    """Every `expected-remark` must match a remark at its line; other remarks may occur.
-    nnlayout emits no warnings, so an `expected-warning` is never met."""
-    problems = []
-    for expectation in (e for e in _expectations(chunk) if e.kind != "error"):
-        if not any(
-            expectation.kind == "remark"
-            and r.line == expectation.line
-            and expectation.text in r.render()
-            for r in emitted
-        ):
-            problems.append(
-                f"{name}:{expectation.line}: expected {expectation.kind} not "
-                f"produced: {{{{{expectation.text}}}}}"
-            )
-    return problems
+def _form(args: argparse.Namespace) -> str:
+    if args.print_op_generic:
+        return "generic"
+    return "mlir" if args.print_mlir_compatible else "custom"
 
 
-def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[str]:
-    """Compares the error a chunk produced with its annotations; returns the mismatches."""
-    expectations = [e for e in _expectations(chunk) if e.kind == "error"]
-    problems = []
+def _check_annotations(
+    chunk: str, error: UserError | None, emitted: Sequence[Remark], name: str
+) -> list[str]:
+    """Compares what a chunk produced (its error, its remarks) with its annotations, as
+    mlir-opt's --verify-diagnostics does: each diagnostic must match an annotation of its
+    kind at its line in this file (the annotation's text a substring of its message), and
+    each annotation must be matched. Returns the mismatches, each with its location."""
+    expectations = _expectations(chunk)
+    produced: list[tuple[str, Location | None, str, str]] = [
+        ("remark", location_of(r.op), r.render().partition("remark: ")[2], r.render())
+        for r in emitted
+    ]
     if error is not None:
-        where = error.location  # an explicit loc(...) may name another file: never this one's
+        produced.append(("error", error.location, error.message, error.message))
+    problems = []
+    for kind, where, message, matched in produced:
         line = None if where is None or where.file != name else where.line
         match = next(
             (
                 e
                 for e in expectations
-                if e.text in error.message and (where is None or e.line == line)
+                if not e.seen
+                and e.kind == kind
+                and e.text in matched
+                and (line == e.line or (where is None and kind == "error"))
             ),
             None,
         )
         if match is None:
-            at = name if where is None else f"{where.file}:{where.line}"
-            problems.append(f"{at}: unexpected error: {error.message}")
+            at = name if where is None else str(where)
+            problems.append(f"{at}: unexpected {kind}: {message}")
         else:
             match.seen = True
-    for expectation in expectations:
-        if not expectation.seen:
-            problems.append(
-                f"{name}:{expectation.line}: expected error not produced: "
-                f"{{{{{expectation.text}}}}}"
-            )
+    problems += [
+        f"{name}:{e.line}: expected {e.kind} not produced: {{{{{e.text}}}}}"
+        for e in expectations
+        if not e.seen
+    ]
     return problems
 
 
@@ -265,7 +280,7 @@ def _compile_chunks(
                         name,
                         pipeline,
                         not args.disable_verify,
-                        args.print_op_generic,
+                        _form(args),
                         args.output,
                         weights,
                         watch,
@@ -277,8 +292,7 @@ def _compile_chunks(
             if error is not None:
                 failed.append(error)
             continue
-        problems += _check_diagnostics(chunk, error, name)
-        problems += _check_remarks(chunk, emitted, name)
+        problems += _check_annotations(chunk, error, emitted, name)
     if problems:
         raise UserError("diagnostics did not match:\n" + "\n".join(problems))
     return outputs, failed

@@ -554,7 +554,7 @@ def test_verify_diagnostics_names_the_file_of_an_explicit_location() -> None:
     )
     result = opt("--verify-diagnostics", "-", stdin=text)
     assert result.returncode == 1
-    assert "other.mlir:7: unexpected error: nn.conv2d: input has 3 channels" in result.stderr
+    assert "other.mlir:7:3: unexpected error: nn.conv2d: input has 3 channels" in result.stderr
     assert "<stdin>:3: expected error not produced" in result.stderr
 
 
