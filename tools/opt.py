@@ -27,11 +27,11 @@ import re
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import PassPipeline
 
 from nnlayout.diagnostics import Location, UserError, location_of
 from nnlayout.dialects.weights import WeightsError, move_weights_reference, weights_path
@@ -50,6 +50,7 @@ from nnlayout.tools.driver import (
     run_tool,
 )
 from nnlayout.tools.instrumentation import Instrumentation
+from nnlayout.tools.pass_list import list_passes
 from nnlayout.transforms import get_all_passes, remarks
 from nnlayout.transforms.remarks import Remark
 
@@ -132,7 +133,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print every pass's remarks (fallbacks, layouts not propagated)",
     )
     add_instrumentation_options(parser)
-    parser.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    parser.add_argument(
+        "--list-passes",
+        action="store_true",
+        help="list the passes (each with its summary and its options' types and defaults) "
+        "and the targets, and exit",
+    )
     parser.add_argument(
         "--traceback",
         action="store_true",
@@ -224,38 +230,6 @@ def _check_annotations(
     return problems
 
 
-def _described(name: str, pass_class: type[ModulePass]) -> str:
-    """`name{option=default ...}`, the pass as a pipeline would spell its defaults."""
-    options = (
-        [
-            field.name + _spelled(field.default)
-            for field in fields(pass_class)
-            if field.name != "name" and field.init
-        ]
-        if is_dataclass(pass_class)
-        else []
-    )
-    return name + (f"{{{' '.join(options)}}}" if options else "")
-
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _spelled(value: object) -> str:
-    """`=value` as a pipeline reads it back: a string that is not one plain word is quoted
-    (`label="a b"`), None and the empty tuple are the bare option name, a tuple is its values
-    with commas (`sizes=1,2`)."""
-    if value is None or value == ():
-        return ""
-    if isinstance(value, tuple):
-        return "=" + ",".join(_spelled(item)[1:] for item in value)
-    if isinstance(value, bool):
-        return "=" + str(value).lower()
-    if isinstance(value, str) and (value in ("true", "false") or not _WORD.fullmatch(value)):
-        return '="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return f"={value}"
-
-
 def _compile_chunks(
     args: argparse.Namespace,
     chunks: Sequence[str],
@@ -302,9 +276,7 @@ def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     load_plugins(args.load, args.traceback)
     if args.list_passes:
-        print(
-            "\n".join(_described(name, make()) for name, make in sorted(get_all_passes().items()))
-        )
+        print(list_passes(get_all_passes()))
         return 0
     remarks.set_printing(args.remarks)
     # Parsed once, before the input: a bad pipeline is reported first.

@@ -114,3 +114,51 @@ def test_verify_diagnostics_matches_each_annotation_once() -> None:
         "error: diagnostics did not match:\n"
         "<stdin>:5: expected remark not produced: {{reordered}}\n"
     )
+
+
+def test_list_passes_describes_each_pass_its_options_and_the_targets() -> None:
+    """Under each pass: its one-line summary, then each option with its type and default;
+    then every target a `target` option takes (the registered ones, and host)."""
+    from nnlayout.kernels.targets import TARGETS
+
+    listed = opt("--list-passes")
+    assert listed.returncode == 0, listed.stderr
+    heading, passes, targets = listed.stdout.rstrip("\n").split("\n\n")
+    blocks: dict[str, list[str]] = {}
+    for line in passes.splitlines():
+        if line.startswith("    "):
+            blocks[list(blocks)[-1]].append(line.strip())
+        else:
+            blocks[line] = []
+    assert len(blocks) == len(get_all_passes())
+    for head, body in blocks.items():
+        assert body and body[0].endswith(".") and body[0][0].isupper(), head
+        assert "(no description)" not in body[0] and not body[0].startswith(head), head
+        assert len(body[0]) < 200, head  # one sentence, not a paragraph
+    assert blocks["select-dispatch{target=host padding=true remarks=false}"] == [
+        "Choose every op's kernel.",
+        "target: str = host",
+        "padding: bool = true",
+        "remarks: bool = false",
+    ]
+    assert blocks["fuse-post-ops{target padding nnan=false remarks=false}"][1:3] == [
+        "target: str | None = unset",
+        "padding: bool | None = unset",
+    ]
+    assert targets.startswith("Targets (the target option of default-pipeline, fuse-post-ops,")
+    names = [line.split()[0] for line in targets.splitlines()[1:]]
+    assert names == ["host", *TARGETS]
+
+
+def test_list_passes_says_when_a_plugin_pass_has_no_description(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "from dataclasses import dataclass\n"
+        "from xdsl.passes import ModulePass\n"
+        "from nnlayout.transforms import register_pass\n\n"
+        "@register_pass\n@dataclass(frozen=True)\nclass Mine(ModulePass):\n"
+        "    name = 'mine'\n    limit: int = 3\n\n    def apply(self, ctx, op):\n        pass\n"
+    )
+    listed = opt("--load", str(plugin), "--list-passes")
+    assert listed.returncode == 0, listed.stderr
+    assert "\nmine{limit=3}\n    (no description)\n    limit: int = 3\n" in listed.stdout
