@@ -34,6 +34,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from nnlayout.tools.driver import description
+
 OPSET = 17
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 
@@ -436,7 +438,7 @@ def write_model(name: str, small: bool = False, folder: Path = MODELS_DIR) -> Pa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument(
         "names", nargs="*", help=f"models to build (default: all of {', '.join(ZOO)})"
     )

@@ -37,7 +37,7 @@ from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.reports.census import kernel_census
 from nnlayout.runtime.binding import relative_difference
 from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
-from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
+from nnlayout.tools.driver import description, parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes, remarks
 from nnlayout.transforms.remarks import Remark
 
@@ -65,7 +65,7 @@ def onnxruntime_session(onnx_path: Path) -> Callable[[list[np.ndarray]], list[np
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("model", nargs="?", default="resnet50", choices=sorted(ZOO))
     parser.add_argument("--full", action="store_true", help="full size instead of the small one")
     parser.add_argument(

@@ -152,6 +152,12 @@ def _in_xdsl_spelling(element: str, available: dict[str, Callable[[], type[Modul
     return name + brace + _PASS_OPTION.sub(respelled, body) + options[len(body) :]
 
 
+def description(doc: str | None) -> str:
+    """The first paragraph of a module's docstring, as an argparse description (the first
+    line alone stops mid-sentence)."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
 def non_negative_int(text: str) -> int:
     """An argparse type: a seed, a limit."""
     return _int_at_least(text, 0, "a non-negative integer")
