@@ -162,3 +162,27 @@ def test_list_passes_says_when_a_plugin_pass_has_no_description(tmp_path: Path) 
     listed = opt("--load", str(plugin), "--list-passes")
     assert listed.returncode == 0, listed.stderr
     assert "\nmine{limit=3}\n    (no description)\n    limit: int = 3\n" in listed.stdout
+
+
+def test_make_models_writes_into_the_current_directory(tmp_path: Path) -> None:
+    """Never into the package's examples/models/ (site-packages, from a wheel); it says where."""
+    package_copy = ROOT / "examples" / "models" / "unet_small.onnx"
+    before = package_copy.stat().st_mtime_ns if package_copy.exists() else None
+    done = subprocess.run(
+        [sys.executable, "-m", "nnlayout.examples.make_models", "--small", "unet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "wrote unet_small.onnx\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["unet_small.onnx"]
+    after = package_copy.stat().st_mtime_ns if package_copy.exists() else None
+    assert after == before
+    elsewhere = subprocess.run(
+        [sys.executable, "-m", "nnlayout.examples.make_models", "--small", "unet", "--out", "m"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert elsewhere.stdout == "wrote m/unet_small.onnx\n"
