@@ -71,11 +71,11 @@ Elsewhere in ir/:
 
 - `_TypeCachingPrinter.print_attribute` (ir/printer.py): xDSL prints each tensor type afresh;
   we print each distinct one once and reuse its text (speed).
-- `_TypeCachingPrinter.print_op` (ir/printer.py): xDSL prints `memref.alloc() {alignment =
-  64 : i64}`, which MLIR refuses ("inherent attribute 'alignment' cannot be parsed from
-  attr-dict when strict properties in assembly format is enabled"); we print MLIR's
-  `memref.alloc() alignment = 64`. With `mlir_compatible`, the ops of nnlayout's own dialects
-  print in the generic form, the only one in which MLIR reads an unregistered op.
+- `_TypeCachingPrinter.print_op` (ir/printer.py), with `mlir_compatible` only: xDSL prints
+  `memref.alloc() {alignment = 64 : i64}`, which MLIR refuses ("inherent attribute
+  'alignment' cannot be parsed from attr-dict when strict properties in assembly format is
+  enabled"); we print MLIR's `memref.alloc() alignment = 64`. The ops of nnlayout's own
+  dialects print in the generic form, the only one in which MLIR reads an unregistered op.
 - `verify_module` (ir/verify.py): xDSL reports a failing op with the whole module printed and
   no location; we report the innermost failing op at its location. xDSL blames a symbol
   defined twice on the symbol table (often the implicit module, which has no location); we

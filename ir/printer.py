@@ -1,14 +1,16 @@
 """Printing modules, with the printed form of each type computed once, in a syntax upstream
 MLIR tools (mlir-opt, iree-opt) read back.
 
-- `memref.alloc` prints as upstream MLIR spells it now, `memref.alloc() alignment = 64 :
-  memref<1024xi8>`; xDSL prints `{alignment = 64 : i64}`, which MLIR refuses ("inherent
-  attribute 'alignment' cannot be parsed from attr-dict when strict properties in assembly
-  format is enabled"). ir/parser.py reads both.
-- `mlir_compatible=True` prints the ops of nnlayout's own dialects (`nn`, `layout`), which
-  MLIR does not know, in the generic form, and every other op in its custom form: what
-  `mlir-opt --allow-unregistered-dialect` reads (it reads an unregistered op only in the
-  generic form).
+`mlir_compatible=True` (`nnlayout-opt --print-mlir-compatible`) prints what
+`mlir-opt --allow-unregistered-dialect` and `iree-opt` read:
+
+- the ops of nnlayout's own dialects (`nn`, `layout`), which MLIR does not know, in the
+  generic form (MLIR reads an unregistered op in no other), every other op in its custom form;
+- `memref.alloc` as upstream MLIR spells it now, `memref.alloc() alignment = 64 :
+  memref<1024xi8>`: xDSL's `{alignment = 64 : i64}` is refused by MLIR ("inherent attribute
+  'alignment' cannot be parsed from attr-dict when strict properties in assembly format is
+  enabled"), and MLIR's is refused by xDSL 0.75's parser, hence by `xdsl-opt`: the default
+  print keeps xDSL's. ir/parser.py reads both.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ OWN_DIALECTS = frozenset({"nn", "layout"})
 
 class _TypeCachingPrinter(Printer):
     """xDSL's printer, writing the text of each distinct tensor type once and then reusing
-    it (printing types is much of the printing time of a large model); `memref.alloc` in
-    MLIR's syntax; nnlayout's own ops in the generic form where `generic_dialects` says."""
+    it (printing types is much of the printing time of a large model); with `mlir_syntax`,
+    nnlayout's own ops in the generic form and `memref.alloc` in MLIR's syntax."""
 
     _tensor_texts: dict[Attribute, str] | None = None
-    generic_dialects: frozenset[str] = frozenset()
+    mlir_syntax: bool = False
 
     def print_attribute(self, attribute: Attribute) -> None:
         if not isinstance(attribute, TensorType):
@@ -52,11 +54,11 @@ class _TypeCachingPrinter(Printer):
         self.print_string(text)
 
     def print_op(self, op: Operation) -> None:
-        """`memref.alloc` as MLIR spells it; an op of `generic_dialects` (and the ops in
-        its regions) in the generic form."""
-        if self.print_generic_format:
+        """With `mlir_syntax`: an op of nnlayout's own dialects (and the ops in its regions)
+        in the generic form, `memref.alloc` as MLIR spells it."""
+        if self.print_generic_format or not self.mlir_syntax:
             super().print_op(op)
-        elif op.dialect_name() in self.generic_dialects:
+        elif op.dialect_name() in OWN_DIALECTS:
             self.print_generic_format = True
             try:
                 super().print_op(op)
@@ -104,7 +106,6 @@ def print_module(
     """Prints `module` to `stream`: in the generic form, or (`mlir_compatible`) with the ops
     of nnlayout's own dialects generic and the others custom, as upstream MLIR reads them."""
     printer = _TypeCachingPrinter(stream=stream, print_generic_format=generic)
-    if mlir_compatible:
-        printer.generic_dialects = OWN_DIALECTS
+    printer.mlir_syntax = mlir_compatible
     printer.print_op(module)
     stream.write("\n")

@@ -21,7 +21,7 @@ Per function:
    ties broken by last use (latest first) is ours. Where the best of them stays above the
    lower bound, a seeded local search moves buffers in its order (`_searched`). The
    planning core (`plan_offsets`) works on bare (start, end, size) intervals.
-4. **Rewrite.** One `memref.alloc() alignment = 64 : memref<Nxi8>` at the top of the
+4. **Rewrite.** One `memref.alloc() {alignment = 64} : memref<Nxi8>` at the top of the
    function; each planned `memref.alloc` becomes `memref.view %arena[%offset][]`.
 
 Buffers a function returns escape and stay separate allocations, as do buffers some op we do

@@ -14,12 +14,12 @@ func.func @chain(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   func.return %n : tensor<1x8x4x4xf32>
 }
 // BEFORE-LABEL: func.func @chain
-// BEFORE-COUNT-4: memref.alloc() alignment = 64 : memref<1x8x4x4xf32>
+// BEFORE-COUNT-4: memref.alloc() {alignment = 64 : i64} : memref<1x8x4x4xf32>
 // BEFORE-NOT: memref.view
 
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: nnlayout.arena_bytes = 1024 : i64, nnlayout.lower_bound_bytes = 1024 : i64, nnlayout.unplanned_bytes = 1536 : i64, nnlayout.padding_bytes = 0 : i64, nnlayout.halo_bytes = 0 : i64
-// CHECK-NEXT: %arena = memref.alloc() alignment = 64 : memref<1024xi8>
+// CHECK-NEXT: %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
 // CHECK:      %[[O1:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %r = memref.view %arena[%[[O1]]][] : memref<1024xi8> to memref<1x8x4x4xf32>
 // CHECK:      %[[O2:.*]] = arith.constant 512 : index
@@ -28,7 +28,7 @@ func.func @chain(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // CHECK:      %[[O3:.*]] = arith.constant 512 : index
 // CHECK-NEXT: %s = memref.view %arena[%[[O3]]][] : memref<1024xi8> to memref<1x8x4x4xf32>
 // CHECK-NEXT: nn.compute ins(%c : memref<1x8x4x4xf32>) outs(%s : memref<1x8x4x4xf32>)
-// CHECK:      %n = memref.alloc() alignment = 64 : memref<1x8x4x4xf32>
+// CHECK:      %n = memref.alloc() {alignment = 64 : i64} : memref<1x8x4x4xf32>
 // CHECK:      func.return %n
 
 // REPORT:      @chain: 3 buffers over 5 steps

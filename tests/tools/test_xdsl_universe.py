@@ -73,3 +73,25 @@ def test_xdsl_opt_runs_our_passes_on_our_ir(pipeline: str) -> None:
     (expected,) = Interpreter(original).run(inputs)
     (actual,) = Interpreter(transformed).run(inputs)
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_xdsl_opt_reads_what_nnlayout_opt_prints_at_every_stage() -> None:
+    """nnlayout-opt's default print is xDSL's syntax (`memref.alloc() {alignment = 64 : i64}`,
+    not MLIR's `alignment = 64`, which xDSL 0.75 refuses): planned IR goes on to xdsl-opt."""
+    planned = subprocess.run(
+        [sys.executable, "-m", "nnlayout.tools.opt", "-", "-p", "default-pipeline{target=avx2}"],
+        input=CONV_BATCH_NORM,
+        capture_output=True,
+        text=True,
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert "memref.alloc() {alignment = 64 : i64}" in planned.stdout
+    checked = subprocess.run(
+        [XDSL_OPT, "-p", "verify-memory-plan"],
+        input=planned.stdout,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert "memref.view" in checked.stdout
