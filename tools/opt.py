@@ -2,8 +2,11 @@
 
     nnlayout-opt in.mlir -p 'select-dispatch{target=avx2},insert-layouts' -o out.mlir
 
-`--split-input-file` treats each `// -----` chunk as its own module. `--verify-diagnostics`
-checks MLIR-style annotations instead of printing errors:
+`-p` (or `--pass-pipeline`) also takes mlir-opt's anchored spelling,
+`builtin.module(a,b{opt=v})`. `--print-mlir-compatible` prints what mlir-opt and iree-opt read
+with --allow-unregistered-dialect, `--print-op-generic` what every tool reads
+(docs/interop.md). `--split-input-file` treats each `// -----` chunk as its own module.
+`--verify-diagnostics` checks MLIR-style annotations instead of printing errors:
 
     // expected-error @+1 {{input has 3 channels but weight expects 4}}
     %0 = nn.conv2d ...
