@@ -27,6 +27,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from nnlayout.benchmarks.zoo_latency import measure  # noqa: E402
 from nnlayout.frontends.onnx import import_to_files  # noqa: E402
+from nnlayout.tools.driver import description  # noqa: E402
 
 CLASSIFIERS = {"alexnet": (9216, 4096, 4096, 1000), "vgg11_bn": (25088, 4096, 4096, 1000)}
 
@@ -63,7 +64,7 @@ def classifier(widths: Sequence[int], dynamo: bool) -> onnx.ModelProto:
 def main(argv: Sequence[str] | None = None) -> None:
     import onnxruntime
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--models", default=",".join(CLASSIFIERS))
     args = parser.parse_args(argv)

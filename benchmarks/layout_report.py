@@ -33,7 +33,7 @@ from nnlayout.ir.context import make_context
 from nnlayout.kernels.providers import registry
 from nnlayout.runtime.binding import relative_difference
 from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
-from nnlayout.tools.driver import parse_pipeline, run_pipeline
+from nnlayout.tools.driver import description, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes, remarks
 
 TOLERANCE = 1e-4
@@ -138,7 +138,7 @@ def format_table(rows: Sequence[Row]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
     parser.add_argument("--small", action="store_true", help="the reduced variants")
     parser.add_argument("--targets", default="ref,avx2,avx512")

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from nnlayout.benchmarks.layout_report import load
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
 from nnlayout.ir.context import make_context
+from nnlayout.tools.driver import description
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 from nnlayout.transforms.memory_report import format_report, plan_svg
 from nnlayout.transforms.plan_memory import PlanMemoryPass, plan_function
@@ -125,7 +126,7 @@ HEADER = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
     parser.add_argument("--small", action="store_true", help="the reduced variants")
     parser.add_argument("--targets", default="avx512,avx2")

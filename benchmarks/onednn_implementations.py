@@ -23,12 +23,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from nnlayout.tools.driver import description
+
 if TYPE_CHECKING:
     from nnlayout.kernels.onednn.convolution import ConvChoice, ConvGeometry
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("models", nargs="*", default=["resnet50"])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=10)

@@ -30,6 +30,7 @@ from nnlayout.dialects.layout import LayoutAttr, LayoutSpec  # noqa: E402
 from nnlayout.kernels.providers import registry  # noqa: E402
 from nnlayout.kernels.reference import REFERENCE_KERNELS  # noqa: E402
 from nnlayout.kernels.targets import TARGETS  # noqa: E402
+from nnlayout.tools.driver import description  # noqa: E402
 
 # (name, input channels, output channels, size, kernel, stride, groups)
 CONVS = [
@@ -178,7 +179,7 @@ def blocked_ms(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument(
         "--no-reference", action="store_true", help="skip the (slow) reference kernel"

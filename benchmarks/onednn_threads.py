@@ -22,6 +22,7 @@ from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.formats import by_layout
+from nnlayout.tools.driver import description
 
 NCHW, OIHW, NC = (by_layout(role, "").value for role in ("data", "weights", "matrix"))
 
@@ -84,7 +85,7 @@ def median_us(compiled: p.Compiled, repeats: int, gap_us: float) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--repeats", type=int, default=300)
     parser.add_argument("--gap-us", type=float, default=100.0)
     args = parser.parse_args()

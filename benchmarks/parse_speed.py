@@ -26,6 +26,7 @@ from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
 from nnlayout.ir.printer import print_module
 from nnlayout.ir.verify import verify_module
+from nnlayout.tools.driver import description
 
 TARGET_SECONDS = 2.0
 ACT = "tensor<1x64x56x56xf32>"
@@ -126,7 +127,7 @@ def through_cli(path: Path, repeat: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="also write the generated module here")

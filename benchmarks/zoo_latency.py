@@ -59,6 +59,7 @@ from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.reports.census import kernel_census
 from nnlayout.runtime.binding import relative_difference
 from nnlayout.runtime.interpreter import find_entry
+from nnlayout.tools.driver import description
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
 TOLERANCE = 1e-4
@@ -443,7 +444,7 @@ def report(results: Sequence[Result], threads: Sequence[int], markdown: bool) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
     parser.add_argument("--small", action="store_true", help="the reduced variants")
     parser.add_argument(

@@ -21,7 +21,8 @@ PyTorch's exporter (`/layer1/layer1.0/conv1/Conv_output_0`), so the importer's n
 is exercised too.
 
 `build(name, small=True)` gives reduced variants (fewer blocks, fewer channels, smaller images)
-for fast tests. Files go to `examples/models/` (git-ignored: never commit .onnx files).
+for fast tests. Files go to the current directory, or to the folder `-o DIR` names (never commit
+.onnx files); each path written is printed.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from nnlayout.tools.driver import description
+
 OPSET = 17
+# The checkout's folder of built models, where the benchmarks keep theirs (git-ignored); the
+# main job and `make_models` write into the current directory unless told otherwise.
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 
 
@@ -427,7 +432,7 @@ def build(name: str, small: bool = False) -> onnx.ModelProto:
     return reduced() if small else full()
 
 
-def write_model(name: str, small: bool = False, folder: Path = MODELS_DIR) -> Path:
+def write_model(name: str, small: bool, folder: Path) -> Path:
     """Builds `name` and saves it as `folder/<name>[_small].onnx`; returns the path."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}{'_small' if small else ''}.onnx"
@@ -436,18 +441,25 @@ def write_model(name: str, small: bool = False, folder: Path = MODELS_DIR) -> Pa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument(
         "names", nargs="*", help=f"models to build (default: all of {', '.join(ZOO)})"
     )
     parser.add_argument("--small", action="store_true", help="the reduced variants")
-    parser.add_argument("-o", "--output-dir", type=Path, default=MODELS_DIR)
+    parser.add_argument(
+        "-o",
+        "--output-dir",
+        "--out",
+        type=Path,
+        default=Path("."),
+        help="the folder to write the .onnx files into (default: the current directory)",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.names) - set(ZOO))
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(ZOO)}")
     for name in args.names or ZOO:
-        print(write_model(name, args.small, args.output_dir))
+        print(f"wrote {write_model(name, args.small, args.output_dir)}")
     return 0
 
 

@@ -5,16 +5,17 @@ default pipeline, run it, check it, and say what the compiler did.
     python -m nnlayout.examples.run_example densenet121 --target avx512 --full
 
 Steps: the zoo model is built as ONNX (seeded random weights, no download) and imported with
-`nnlayout-import`'s code into `examples/models/`; the unoptimised program runs in the reference
+`nnlayout-import`'s code, into the current directory or the folder `--output-dir` names (a
+line at the end lists the files written); the unoptimised program runs in the reference
 interpreter; `default-pipeline{target=... verify=true}` compiles it (batch norm folding,
 dispatch, post-op fusion, layouts, propagation, weight packing, bufferization, memory
 planning, plan verification); `nnlayout-translate` turns the planned program into a numpy
-module (`examples/models/NAME_generated.py`, oneDNN primitives created at its import), which
+module (`NAME_generated.py` beside them, oneDNN primitives created at its import), which
 runs, and its results are compared with the unoptimised ones and with onnxruntime (when
-installed). The summary lists the kernels chosen (and oneDNN's implementations behind its
-kernels), the fallbacks and fusions not done with their reasons, the activation reorders,
-the arena against its lower bound, and the latencies of the unoptimised program, the
-generated module and onnxruntime.
+installed; a line says when it is not). The summary lists the kernels chosen (and oneDNN's
+implementations behind its kernels), the fallbacks and fusions not done with their reasons,
+the activation reorders, the arena against its lower bound, and the latencies of the
+unoptimised program, the generated module and onnxruntime.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
-from nnlayout.examples.make_models import MODELS_DIR, ZOO, write_model
+from nnlayout.examples.make_models import ZOO, write_model
 from nnlayout.frontends.onnx import import_to_files
 from nnlayout.ir.context import make_context
 from nnlayout.kernels.targets import TARGETS
@@ -37,7 +38,7 @@ from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.reports.census import kernel_census
 from nnlayout.runtime.binding import relative_difference
 from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
-from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
+from nnlayout.tools.driver import description, parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes, remarks
 from nnlayout.transforms.remarks import Remark
 
@@ -65,7 +66,7 @@ def onnxruntime_session(onnx_path: Path) -> Callable[[list[np.ndarray]], list[np
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("model", nargs="?", default="resnet50", choices=sorted(ZOO))
     parser.add_argument("--full", action="store_true", help="full size instead of the small one")
     parser.add_argument(
@@ -73,7 +74,18 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--padding", default="true", choices=["true", "false"])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("-d", "--dir", type=Path, default=MODELS_DIR)
+    parser.add_argument(
+        "-o",
+        "--output-dir",
+        "--out",
+        "-d",
+        "--dir",
+        dest="dir",
+        type=Path,
+        default=Path("."),
+        help="the folder for the model, its IR, its weights and the generated module "
+        "(default: the current directory)",
+    )
     return parser.parse_args(argv)
 
 
@@ -131,6 +143,8 @@ def _compare(
     difference = relative_difference(expected, actual)
     print(f"generated module vs unoptimised: relative difference {difference:.2e}")
     ort = onnxruntime_session(onnx_path)
+    if ort is None:
+        print("onnxruntime comparison skipped: onnxruntime is not installed")
     ort_difference = None if ort is None else relative_difference(ort(inputs), actual)
     if ort_difference is not None:
         print(f"generated module vs onnxruntime: relative difference {ort_difference:.2e}")
@@ -186,6 +200,8 @@ def main(argv: Sequence[str]) -> int:
     _print_plan(compiled)
     runs = (reference, lambda x: generated.run(*x))
     ok = _compare(onnx_path, inputs, (expected, actual), runs, args.repeats)
+    written = sorted(path.name for path in args.dir.glob(f"{onnx_path.stem}*") if path.is_file())
+    print(f"wrote into {args.dir.resolve()}: {', '.join(written)}")
     print("OK" if ok else f"MISMATCH above {TOLERANCE:g}")
     return 0 if ok else 1
 

@@ -53,6 +53,10 @@ Parsing (`LocatedParser`, of xDSL's Parser):
   -2139095040.0; we refuse a negative hexadecimal float, as MLIR does.
 - `LocatedParser.parse_dense_int_or_fp_elements_attr`: xDSL raises a bare ValueError for an
   integer its element type cannot hold; we make it an error located at the literal.
+- `_AllocOp.parse` (what `LocatedParser._get_op_by_name` gives for `memref.alloc`): xDSL
+  reads the alignment only in the attribute dictionary, `{alignment = 64 : i64}`, and refuses
+  upstream MLIR's print of it, `memref.alloc() alignment = 64 : memref<8xi8>` ("Expected
+  ':'"); we read both, so that what mlir-opt or iree-opt prints reads back.
 
 Reading xDSL's errors (`parse_module`, which turns them into UserErrors):
 
@@ -67,6 +71,11 @@ Elsewhere in ir/:
 
 - `_TypeCachingPrinter.print_attribute` (ir/printer.py): xDSL prints each tensor type afresh;
   we print each distinct one once and reuse its text (speed).
+- `_TypeCachingPrinter.print_op` (ir/printer.py), with `mlir_compatible` only: xDSL prints
+  `memref.alloc() {alignment = 64 : i64}`, which MLIR refuses ("inherent attribute
+  'alignment' cannot be parsed from attr-dict when strict properties in assembly format is
+  enabled"); we print MLIR's `memref.alloc() alignment = 64`. The ops of nnlayout's own
+  dialects print in the generic form, the only one in which MLIR reads an unregistered op.
 - `verify_module` (ir/verify.py): xDSL reports a failing op with the whole module printed and
   no location; we report the innermost failing op at its location. xDSL blames a symbol
   defined twice on the symbol table (often the implicit module, which has no location); we
@@ -82,6 +91,7 @@ import struct
 import sys
 from bisect import bisect_right
 from collections.abc import Callable
+from functools import cache
 from typing import TypeVar
 
 from xdsl.context import Context
@@ -102,6 +112,7 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
     f32,
     f64,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, TypeAttribute
 from xdsl.irdl import base
@@ -353,13 +364,56 @@ class LocatedParser(Parser):
         return op
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
-        """Unknown ops are reported at their name, not at the token after it."""
+        """Unknown ops are reported at their name, not at the token after it. `memref.alloc`
+        is read by `_AllocOp`, which also reads MLIR's syntax of it."""
         found = self.ctx.get_optional_op(name, dialect_stack=self._parser_state.dialect_stack)
         if found is None:
             end = self._current_token.span.start
             start = self.lexer.input.content.rfind(name, 0, end)
             self.raise_error(f"Operation {name} is not registered", start, start + len(name))
+        if name == "memref.alloc":
+            return _alloc_op()
         return found
+
+
+@cache
+def _alloc_op() -> type[Operation]:
+    """xDSL's memref.alloc, reading the alignment as MLIR prints it, `memref.alloc()
+    alignment = 64 : memref<8xi8>`, as well as xDSL's `{alignment = 64 : i64}` (the memref
+    dialect is imported on first use: it slows every tool's start-up)."""
+    from xdsl.dialects.memref import AllocOp
+
+    class _AllocOp(AllocOp):
+        @classmethod
+        def parse(cls, parser: Parser) -> AllocOp:
+            """xDSL reads only `{alignment = 64 : i64}` (MLIR's own print is "Expected
+            ':'"); this also reads MLIR's `alignment = 64`."""
+            sizes = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_unresolved_operand
+            )
+            symbols = parser.parse_optional_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+            )
+            alignment: Attribute | None = None
+            if parser.parse_optional_keyword("alignment") is not None:
+                parser.parse_punctuation("=")
+                alignment = IntegerAttr(parser.parse_integer(allow_boolean=False), i64)
+            attributes = parser.parse_optional_attr_dict()
+            if "alignment" in attributes:
+                alignment = attributes.pop("alignment")
+            parser.parse_punctuation(":")
+            result_type = parser.parse_type()
+            index = IndexType()
+            op = cls(
+                [parser.resolve_operand(size, index) for size in sizes],
+                [parser.resolve_operand(symbol, index) for symbol in symbols or []],
+                result_type,
+                alignment,
+            )
+            op.attributes |= attributes
+            return op
+
+    return _AllocOp
 
 
 def _float_from_bits(bits: int, float_type: AnyFloat) -> float:

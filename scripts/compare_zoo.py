@@ -30,6 +30,7 @@ from nnlayout.frontends.onnx import import_model, load_model, write_imported
 from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
 from nnlayout.runtime.interpreter import run_function
+from nnlayout.tools.driver import description
 
 TOLERANCE = 1e-4
 
@@ -122,7 +123,7 @@ def format_table(rows: Sequence[Comparison]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(ZOO)})")
     parser.add_argument("--small", action="store_true", help="the reduced variants")
     parser.add_argument(

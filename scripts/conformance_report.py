@@ -51,7 +51,7 @@ from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
 from nnlayout.ir.printer import print_module
 from nnlayout.runtime.interpreter import run_function
-from nnlayout.tools.driver import parse_pipeline, run_pipeline
+from nnlayout.tools.driver import description, parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 #: Operators the tally reports (Constant only feeds the others).
@@ -362,7 +362,7 @@ def tally(results: dict[Case, tuple[str, str]]) -> dict[str, Counter[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument(
         "-v",
         "--verbose",

@@ -38,6 +38,7 @@ from nnlayout.benchmarks.torchvision_export import (
 )
 from nnlayout.diagnostics import UserError
 from nnlayout.frontends.onnx import import_model, load_model
+from nnlayout.tools.driver import description
 
 #: Constants with at most this many elements are shown with their values.
 SHOWN_VALUES = 8
@@ -393,7 +394,7 @@ def report(exports: Sequence[Export], complete: bool) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     add_common_arguments(parser)
     parser.add_argument("-o", "--output", type=Path, help="write here (default: stdout)")
     parser.add_argument(

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from nnlayout.tests.random_programs import NumpyChoices, check_program, random_program
+from nnlayout.tools.driver import description
 
 
 def program(seed: int, index: int) -> str:
@@ -46,7 +47,7 @@ def check(seed: int, index: int, generated: bool) -> tuple[int, str, str | None]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--count", type=int, default=2000, help="programs to check")
     parser.add_argument("--seed", type=int, default=0, help="seed of the whole run")
     parser.add_argument("--first", type=int, default=0, help="index of the first program")

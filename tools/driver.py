@@ -156,6 +156,12 @@ def _in_xdsl_spelling(element: str, available: dict[str, Callable[[], type[Modul
     return name + brace + _PASS_OPTION.sub(respelled, body) + options[len(body) :]
 
 
+def description(doc: str | None) -> str:
+    """The first paragraph of a module's docstring, as an argparse description (the first
+    line alone stops mid-sentence)."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
 def non_negative_int(text: str) -> int:
     """An argparse type: a seed, a limit."""
     return _int_at_least(text, 0, "a non-negative integer")
@@ -288,10 +294,56 @@ def load_plugins(paths: Sequence[str], traceback: bool = False) -> None:
             raise UserError(f"loading '{path}' failed: {type(error).__name__}: {reason}") from None
 
 
+def _unanchored(spec: str) -> str:
+    """`spec` without mlir-opt's anchor: `builtin.module(a,b{x=y})` is `a,b{x=y}` (nnlayout's
+    passes all run on the module). An anchor on another op (`func.func(cse)`) is refused:
+    nnlayout runs no pass on one function alone."""
+    given, stripped = spec, spec.strip()
+    for anchor in ("builtin.module", "any"):
+        if not stripped.startswith(anchor):
+            continue
+        rest = stripped[len(anchor) :].lstrip()
+        if rest.startswith("(") and _closing_paren(rest) == len(rest) - 1:
+            stripped = spec = rest[1:-1].strip()
+            break
+    for element in _pipeline_elements(spec) if stripped else []:
+        name = element.partition("{")[0]
+        if "(" in name:
+            anchor = name.partition("(")[0].strip()
+            if anchor in ("builtin.module", "any"):
+                raise UserError(
+                    f"bad pass pipeline '{given}': the '(' after '{anchor}' must close at "
+                    "the end of the pipeline"
+                )
+            raise UserError(
+                f"bad pass pipeline '{given}': a pipeline nested on '{anchor}' is not "
+                "supported; nnlayout's passes run on the whole module: write "
+                "'builtin.module(pass-a,pass-b{option=value})' or 'pass-a,pass-b{option=value}'"
+            )
+    return spec
+
+
+def _closing_paren(text: str) -> int:
+    """The index of the `)` closing the `(` that `text` starts with (parentheses inside
+    quoted option values do not count), or -1."""
+    depth = 0
+    for found in re.finditer(r'"(?:[^"\\]|\\.)*"|[()]', text):
+        mark = found.group()
+        if mark == "(":
+            depth += 1
+        elif mark == ")":
+            depth -= 1
+            if depth == 0:
+                return found.start()
+    return -1
+
+
 def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]]]) -> PassPipeline:
-    """Parses `pass-a, pass-b{opt=v}`; unknown passes, bad options and an option given twice
-    (xDSL would keep the last) become UserErrors. NNLAYOUT_DISABLE_PADDING=1 sets
+    """Parses `pass-a, pass-b{opt=v}`, also anchored as mlir-opt spells it
+    (`builtin.module(pass-a, pass-b{opt=v})`); unknown passes, bad options and an option given
+    twice (xDSL would keep the last) become UserErrors. NNLAYOUT_DISABLE_PADDING=1 sets
     `padding=false` where the spec leaves a pass's padding option unset."""
+    spec = _unanchored(spec)
     given = spec
     elements = [_in_xdsl_spelling(element, available) for element in _pipeline_elements(spec)]
     spec = ",".join(elements)

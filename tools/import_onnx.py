@@ -9,7 +9,12 @@ stdout needs every constant inline (`--inline-weights`, or a large enough limit)
     nnlayout-import model.onnx -o model.mlir --input-shape images=1x3x224x224
 
 fixes the sizes of a graph input that the model leaves symbolic or unknown (a dynamic batch
-axis), as onnxruntime's and IREE's tools do; repeat it for each such input. Errors
+axis), as onnxruntime's and IREE's tools do; repeat it for each such input.
+
+    nnlayout-import model.onnx -o model.mlir --batch 8
+
+sets the first size of every graph input whose first size is symbolic (a size the model or
+--input-shape states must be 8). Errors
 (unsupported operator, non-float32 tensor, symbolic dimension, corrupt file, ...) are one line
 naming the node, and exit status 1.
 """
@@ -22,6 +27,8 @@ from collections.abc import Sequence
 from io import StringIO
 from pathlib import Path
 
+import onnx
+
 from nnlayout.diagnostics import UserError
 from nnlayout.files import refuse_overwriting_inputs, write_stdout
 from nnlayout.frontends.onnx import (
@@ -31,7 +38,7 @@ from nnlayout.frontends.onnx import (
     write_imported,
 )
 from nnlayout.ir.printer import print_module
-from nnlayout.tools.driver import non_negative_int, run_tool
+from nnlayout.tools.driver import non_negative_int, positive_int, run_tool
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -67,6 +74,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "must agree. Repeat for each input",
     )
     parser.add_argument(
+        "--batch",
+        type=positive_int,
+        metavar="N",
+        help="give every graph input's first dimension (the batch axis) the size N where "
+        "the model leaves it symbolic or unknown; where the model or --input-shape states "
+        "it, it must be N",
+    )
+    parser.add_argument(
         "--traceback",
         action="store_true",
         help="show Python tracebacks (for debugging nnlayout itself)",
@@ -86,6 +101,45 @@ def input_shape(text: str) -> tuple[str, list[int]]:
     return name, [int(size) for size in sizes]
 
 
+def with_batch(
+    model: onnx.ModelProto, shapes: dict[str, list[int]], batch: int
+) -> dict[str, list[int]]:
+    """`shapes` (--input-shape's) with the first size of every graph input set to `batch`
+    (--batch): where the model leaves it symbolic or unknown, the input's shape is the
+    model's with that size; a first size the model or `shapes` states must be `batch`, and an
+    input with other symbolic sizes needs --input-shape."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    result = dict(shapes)
+    for vi in model.graph.input:
+        if vi.name in initializers or not vi.type.tensor_type.HasField("shape"):
+            continue
+        dims = list(vi.type.tensor_type.shape.dim)
+        if not dims:
+            continue  # a scalar has no batch axis
+        given = shapes.get(vi.name)
+        if given is not None and given[0] != batch:
+            raise UserError(
+                f"--batch {batch} and --input-shape {vi.name}={'x'.join(map(str, given))} "
+                f"disagree on the first size of '{vi.name}'"
+            )
+        if dims[0].HasField("dim_value") and dims[0].dim_value != batch:
+            raise UserError(
+                f"--batch {batch}: graph input '{vi.name}' has batch size "
+                f"{dims[0].dim_value} in the model (export it with a symbolic batch axis)"
+            )
+        open_axes = [i for i, dim in enumerate(dims[1:], 1) if not dim.HasField("dim_value")]
+        if given is None and open_axes:
+            example = "x".join(str(d.dim_value or 1) for d in dims[1:])
+            raise UserError(
+                f"--batch {batch} fixes the first size of graph input '{vi.name}', but its "
+                f"size on axis {open_axes[0]} is symbolic too: give all its sizes with "
+                f"--input-shape (e.g. {vi.name}={batch}x{example})"
+            )
+        if given is None:
+            result[vi.name] = [batch, *(dim.dim_value for dim in dims[1:])]
+    return result
+
+
 def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     limit = sys.maxsize if args.inline_weights else args.inline_limit
@@ -95,7 +149,10 @@ def main(argv: Sequence[str]) -> int:
             n for n, _ in args.input_shape if [m for m, _ in args.input_shape].count(n) > 1
         )
         raise UserError(f"--input-shape gives the shape of '{twice}' more than once")
-    imported = import_model(load_model(args.input), inline_limit=limit, input_shapes=shapes)
+    model = load_model(args.input)
+    if args.batch is not None:
+        shapes = with_batch(model, shapes, args.batch)
+    imported = import_model(model, inline_limit=limit, input_shapes=shapes)
     if args.output == "-":
         if imported.weights:
             raise UserError(

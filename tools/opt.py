@@ -2,16 +2,20 @@
 
     nnlayout-opt in.mlir -p 'select-dispatch{target=avx2},insert-layouts' -o out.mlir
 
-`--split-input-file` treats each `// -----` chunk as its own module. `--verify-diagnostics`
-checks MLIR-style annotations instead of printing errors:
+`-p` (or `--pass-pipeline`) also takes mlir-opt's anchored spelling,
+`builtin.module(a,b{opt=v})`. `--print-mlir-compatible` prints what mlir-opt and iree-opt read
+with --allow-unregistered-dialect, `--print-op-generic` what every tool reads
+(docs/interop.md). `--split-input-file` treats each `// -----` chunk as its own module.
+`--verify-diagnostics` checks MLIR-style annotations instead of printing errors:
 
     // expected-error @+1 {{input has 3 channels but weight expects 4}}
     %0 = nn.conv2d ...
 
 An annotation names the line it is on (or `@+N`/`@-N` lines away, `@below`/`@above` the next
-or previous line with code) and a substring of the message. The run succeeds when every chunk
-produced exactly the errors its annotations expect, and every `expected-remark` was emitted
-(remarks nobody expected are allowed: passes explain many decisions). nnlayout emits no
+or previous line with code) and a substring of the message. As with mlir-opt, the run succeeds
+only when every chunk produced exactly the diagnostics its annotations expect: each error and
+each remark a pass emitted matches an annotation of its kind at its line, and each annotation
+is matched by one diagnostic; every mismatch is listed with its location. nnlayout emits no
 warnings, so an `expected-warning` always fails. `--remarks` prints all remarks to stderr.
 
 Like mlir-opt's instrumentation, `--print-ir-{before,after}-all`, `--print-ir-{before,after}=PASS`
@@ -26,13 +30,13 @@ import re
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import PassPipeline
 
-from nnlayout.diagnostics import UserError
+from nnlayout.diagnostics import Location, UserError, location_of
 from nnlayout.dialects.weights import WeightsError, move_weights_reference, weights_path
 from nnlayout.files import (
     names_a_file,
@@ -55,6 +59,7 @@ from nnlayout.tools.driver import (
     run_tool,
 )
 from nnlayout.tools.instrumentation import Instrumentation
+from nnlayout.tools.pass_list import list_passes
 from nnlayout.transforms import get_all_passes, remarks
 from nnlayout.transforms.remarks import Remark
 
@@ -99,7 +104,14 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Parse, verify, transform and print nn/layout IR.",
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
-    parser.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'a,b{opt=v}'")
+    parser.add_argument(
+        "-p",
+        "--passes",
+        "--pass-pipeline",
+        default="",
+        help="pass pipeline, e.g. 'a,b{opt=v}' or, as mlir-opt spells it, "
+        "'builtin.module(a,b{opt=v})'",
+    )
     add_load_option(parser)
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     parser.add_argument(
@@ -116,6 +128,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--print-op-generic", action="store_true", help="print operations in the generic form"
     )
     parser.add_argument(
+        "--print-mlir-compatible",
+        action="store_true",
+        help="print the nn and layout ops in the generic form and every other op in its "
+        "custom form, as mlir-opt and iree-opt read them with --allow-unregistered-dialect",
+    )
+    parser.add_argument(
         "--disable-verify", action="store_true", help="do not verify the IR between passes"
     )
     parser.add_argument(
@@ -124,7 +142,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print every pass's remarks (fallbacks, layouts not propagated)",
     )
     add_instrumentation_options(parser)
-    parser.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    parser.add_argument(
+        "--list-passes",
+        action="store_true",
+        help="list the passes (each with its summary and its options' types and defaults) "
+        "and the targets, and exit",
+    )
     parser.add_argument(
         "--traceback",
         action="store_true",
@@ -138,12 +161,13 @@ def _process(
     name: str,
     pipeline: PassPipeline | None,
     verify_each: bool,
-    generic: bool,
+    form: str,
     output: str,
     weights: list[Path],
     watch: Instrumentation,
 ) -> StringIO:
-    """Compiles one chunk; appends the weights file it names to `weights` (even when it then
+    """Compiles one chunk and prints it in `form` (custom, generic or mlir: see
+    `print_module`); appends the weights file it names to `weights` (even when it then
     fails: -o must not overwrite it either)."""
     ctx = make_context()
     with watch.measure("parse"):
@@ -164,87 +188,55 @@ def _process(
             raise UserError(str(error)) from None
     out = StringIO()
     with watch.measure("output"):
-        print_module(module, out, generic=generic)
+        print_module(module, out, generic=form == "generic", mlir_compatible=form == "mlir")
     return out
 
 
-def _check_remarks(chunk: str, emitted: list[Remark], name: str) -> list[str]:
-    """Every `expected-remark` must match a remark at its line; other remarks may occur.
-    nnlayout emits no warnings, so an `expected-warning` is never met."""
-    problems = []
-    for expectation in (e for e in _expectations(chunk) if e.kind != "error"):
-        if not any(
-            expectation.kind == "remark"
-            and r.line == expectation.line
-            and expectation.text in r.render()
-            for r in emitted
-        ):
-            problems.append(
-                f"{name}:{expectation.line}: expected {expectation.kind} not "
-                f"produced: {{{{{expectation.text}}}}}"
-            )
-    return problems
+def _form(args: argparse.Namespace) -> str:
+    if args.print_op_generic:
+        return "generic"
+    return "mlir" if args.print_mlir_compatible else "custom"
 
 
-def _check_diagnostics(chunk: str, error: UserError | None, name: str) -> list[str]:
-    """Compares the error a chunk produced with its annotations; returns the mismatches."""
-    expectations = [e for e in _expectations(chunk) if e.kind == "error"]
-    problems = []
+def _check_annotations(
+    chunk: str, error: UserError | None, emitted: Sequence[Remark], name: str
+) -> list[str]:
+    """Compares what a chunk produced (its error, its remarks) with its annotations, as
+    mlir-opt's --verify-diagnostics does: each diagnostic must match an annotation of its
+    kind at its line in this file (the annotation's text a substring of its message), and
+    each annotation must be matched. Returns the mismatches, each with its location."""
+    expectations = _expectations(chunk)
+    produced: list[tuple[str, Location | None, str, str]] = [
+        ("remark", location_of(r.op), r.render().partition("remark: ")[2], r.render())
+        for r in emitted
+    ]
     if error is not None:
-        where = error.location  # an explicit loc(...) may name another file: never this one's
+        produced.append(("error", error.location, error.message, error.message))
+    problems = []
+    for kind, where, message, matched in produced:
         line = None if where is None or where.file != name else where.line
         match = next(
             (
                 e
                 for e in expectations
-                if e.text in error.message and (where is None or e.line == line)
+                if not e.seen
+                and e.kind == kind
+                and e.text in matched
+                and (line == e.line or (where is None and kind == "error"))
             ),
             None,
         )
         if match is None:
-            at = name if where is None else f"{where.file}:{where.line}"
-            problems.append(f"{at}: unexpected error: {error.message}")
+            at = name if where is None else str(where)
+            problems.append(f"{at}: unexpected {kind}: {message}")
         else:
             match.seen = True
-    for expectation in expectations:
-        if not expectation.seen:
-            problems.append(
-                f"{name}:{expectation.line}: expected error not produced: "
-                f"{{{{{expectation.text}}}}}"
-            )
+    problems += [
+        f"{name}:{e.line}: expected {e.kind} not produced: {{{{{e.text}}}}}"
+        for e in expectations
+        if not e.seen
+    ]
     return problems
-
-
-def _described(name: str, pass_class: type[ModulePass]) -> str:
-    """`name{option=default ...}`, the pass as a pipeline would spell its defaults."""
-    options = (
-        [
-            field.name + _spelled(field.default)
-            for field in fields(pass_class)
-            if field.name != "name" and field.init
-        ]
-        if is_dataclass(pass_class)
-        else []
-    )
-    return name + (f"{{{' '.join(options)}}}" if options else "")
-
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _spelled(value: object) -> str:
-    """`=value` as a pipeline reads it back: a string that is not one plain word is quoted
-    (`label="a b"`), None and the empty tuple are the bare option name, a tuple is its values
-    with commas (`sizes=1,2`)."""
-    if value is None or value == ():
-        return ""
-    if isinstance(value, tuple):
-        return "=" + ",".join(_spelled(item)[1:] for item in value)
-    if isinstance(value, bool):
-        return "=" + str(value).lower()
-    if isinstance(value, str) and (value in ("true", "false") or not _WORD.fullmatch(value)):
-        return '="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return f"={value}"
 
 
 def _compile_chunks(
@@ -271,7 +263,7 @@ def _compile_chunks(
                         name,
                         pipeline,
                         not args.disable_verify,
-                        args.print_op_generic,
+                        _form(args),
                         args.output,
                         weights,
                         watch,
@@ -283,8 +275,7 @@ def _compile_chunks(
             if error is not None:
                 failed.append(error)
             continue
-        problems += _check_diagnostics(chunk, error, name)
-        problems += _check_remarks(chunk, emitted, name)
+        problems += _check_annotations(chunk, error, emitted, name)
     if problems:
         raise UserError("diagnostics did not match:\n" + "\n".join(problems))
     return outputs, failed
@@ -294,9 +285,7 @@ def main(argv: Sequence[str]) -> int:
     args = _build_parser().parse_args(argv)
     load_plugins(args.load, args.traceback)
     if args.list_passes:
-        print(
-            "\n".join(_described(name, make()) for name, make in sorted(get_all_passes().items()))
-        )
+        print(list_passes(get_all_passes()))
         return 0
     remarks.set_printing(args.remarks)
     # Parsed once, before the input: a bad pipeline is reported first.

@@ -73,6 +73,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-p",
         "--passes",
+        "--pass-pipeline",
         default="",
         help="pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'",
     )

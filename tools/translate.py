@@ -40,6 +40,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-p",
         "--passes",
+        "--pass-pipeline",
         default="",
         help="pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'",
     )

@@ -99,3 +99,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         **{name: _loader(where) for name, where in _PASSES.items()},
         **{name: (lambda found=found: found) for name, found in _REGISTERED.items()},
     }
+
+
+def own_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """nnlayout's own passes by name (not xDSL's canonicalize, cse and dce, nor passes
+    registered at run time), imported lazily: what its xDSL universe offers `xdsl-opt`."""
+    return {
+        name: _loader(where) for name, where in _PASSES.items() if where.startswith("nnlayout.")
+    }

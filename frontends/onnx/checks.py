@@ -108,10 +108,11 @@ def input_type(vi: onnx.ValueInfoProto, fixed: Sequence[int] | None = None) -> T
             dims.append(dim.dim_value)
         elif fixed is None:
             symbol = f" '{dim.dim_param}'" if dim.dim_param else ""
+            batch = "--batch N (for the first axis of every input) or " if index == 0 else ""
             raise UserError(
                 f"graph input '{vi.name}' has a symbolic dimension{symbol} "
                 f"(axis {index}); nnlayout needs static shapes: give its sizes with "
-                f"--input-shape (e.g. {vi.name}={_example(declared)}; input_shapes= in "
+                f"{batch}--input-shape (e.g. {vi.name}={_example(declared)}; input_shapes= in "
                 "import_model), or export the model with fixed sizes"
             )
     result = TensorType(f32, dims)

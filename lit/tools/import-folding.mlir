@@ -15,6 +15,6 @@
 // CHECK-NEXT:   %y = nn.reshape %t : tensor<3x5x2x5x4xf32> -> tensor<3x10x5x4xf32>
 // CHECK-NEXT:   func.return %y
 
-// SYMBOLIC: error: graph input 'x' has a symbolic dimension 'batch' (axis 0); nnlayout needs static shapes: give its sizes with --input-shape (e.g. x=1x10x5x4; input_shapes= in import_model), or export the model with fixed sizes
+// SYMBOLIC: error: graph input 'x' has a symbolic dimension 'batch' (axis 0); nnlayout needs static shapes: give its sizes with --batch N (for the first axis of every input) or --input-shape (e.g. x=1x10x5x4; input_shapes= in import_model), or export the model with fixed sizes
 
 // FILL: error: node 'fill' (ConstantOfShape): folding it at import would make output 'c' a constant of 40,000,000,000 bytes (37.3 GiB), more than the 2.0 GiB a folded constant may take

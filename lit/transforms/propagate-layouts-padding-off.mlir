@@ -11,6 +11,7 @@ func.func @dense_layer(%x: tensor<1x20x6x6xf32>, %y: tensor<1x16x6x6xf32>) -> te
   // expected-remark @+1 {{operand 0 reordered from plain to NCHW8c: conv2d_nchwc needs NCHW8c}}
   %c = nn.conv2d %y, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x6x6xf32>, tensor<8x16x3x3xf32>) -> tensor<1x8x6x6xf32>
   %r = nn.relu %c : tensor<1x8x6x6xf32>
+  // expected-remark @+2 {{[select-dispatch] nn.concat: input 0 has 20 channels, not a multiple of the block 8, not supported by concat_nchwc; using concat_any}}
   // expected-remark @+1 {{[propagate-layouts] nn.concat: layout NCHW8c not propagated: padding is off, and operand 0 [1, 20, 6, 6] in 'NCHW8c' would be padded to whole blocks}}
   %j = nn.concat %x, %r axis 1 : (tensor<1x20x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x28x6x6xf32>
   %s = nn.constant dense<1.5> : tensor<28x1x1xf32>

@@ -4,6 +4,7 @@
 // conv -> relu -> add(residual) -> max_pool -> conv -> global pool: one reorder in, one out.
 func.func @residual(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x1x1xf32> {
   %w1 = nn.constant dense<0.1> : tensor<16x16x3x3xf32>
+  // expected-remark @+1 {{operand 0 reordered from plain to NCHW8c: conv2d_nchwc needs NCHW8c}}
   %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x16x16xf32>
   %r1 = nn.relu %c1 : tensor<1x16x16x16xf32>
   %w2 = nn.constant dense<0.1> : tensor<16x16x3x3xf32>
@@ -31,8 +32,10 @@ func.func @residual(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x1x1xf32> {
 // two blocked convolutions, is reordered once (MergeSiblingReorders).
 func.func @concat_softmax(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x8x8xf32> {
   %w1 = nn.constant dense<0.1> : tensor<8x8x3x3xf32>
+  // expected-remark @+1 {{operand 0 reordered from plain to NCHW8c: conv2d_nchwc needs NCHW8c}}
   %c1 = nn.conv2d %x, %w1 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
   %w2 = nn.constant dense<0.2> : tensor<8x8x3x3xf32>
+  // expected-remark @+1 {{operand 0 reordered from plain to NCHW8c: conv2d_nchwc needs NCHW8c}}
   %c2 = nn.conv2d %x, %w2 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
   %cat = nn.concat %c1, %c2 axis 1 : (tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x16x8x8xf32>
   // expected-remark @+1 {{operand 0 reordered from NCHW8c to plain: softmax_ref needs plain}}

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     FileLineColLoc,
     FloatAttr,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -62,6 +63,7 @@ def test_every_override_is_listed() -> None:
         located._Lexer,
         located.LocatedParser,
         located._HexElement,
+        located._alloc_op(),
         printer._TypeCachingPrinter,
     ]
     overrides = {
@@ -384,6 +386,51 @@ def test_each_tensor_type_is_printed_once(monkeypatch: pytest.MonkeyPatch) -> No
     print_module(module, out)
     assert out.getvalue() == expected.getvalue() + "\n"
     assert len(printed) == 1
+
+
+ALLOCS = (
+    "  %a = memref.alloc() alignment = 64 : memref<16xi8>\n"
+    "  %b = memref.alloc() {alignment = 64 : i64, note = 1 : i64} : memref<16xi8>\n"
+    "  %c = memref.alloc() : memref<16xi8>\n"
+)
+
+
+def test_alloc_reads_the_alignment_as_mlir_and_xdsl_print_it() -> None:
+    """`_AllocOp.parse` (memref.alloc): xDSL's parser refuses MLIR's `alignment = 64`
+    ("Expected ':'"); both spellings read as the same op."""
+    with pytest.raises(Exception, match="Expected ':'"):
+        Parser(make_context(), function(ALLOCS)).parse_module()
+    a, b, c = ops(parse(function(ALLOCS)), "memref.alloc")
+    assert a.alignment == b.alignment == IntegerAttr(64, 64)  # type: ignore[attr-defined]
+    assert c.alignment is None and "note" in b.attributes  # type: ignore[attr-defined]
+
+
+def test_mlir_compatible_prints_as_mlir_reads() -> None:
+    """`_TypeCachingPrinter.print_op` with `mlir_compatible`: xDSL prints `{alignment = 64 :
+    i64}`, which MLIR refuses, and nn ops in their custom form, which MLIR cannot read; we
+    print MLIR's keyword form of the alignment (other attributes stay in the dictionary), an
+    nn op in the generic form, func and memref ops custom. The default print is xDSL's (what
+    xdsl-opt reads)."""
+    module = parse(
+        function(
+            ALLOCS + "  %0 = nn.relu %x : tensor<2x3xf32>\n",
+            "(%x: tensor<2x3xf32>) -> tensor<2x3xf32>",
+        )
+    )
+    xdsl_text, default, compatible = StringIO(), StringIO(), StringIO()
+    Printer(stream=xdsl_text).print_op(module)
+    print_module(module, default)
+    assert default.getvalue() == xdsl_text.getvalue() + "\n"
+    print_module(module, compatible, mlir_compatible=True)
+    text = compatible.getvalue()
+    assert text.splitlines()[2:6] == [
+        "    %a = memref.alloc() alignment = 64 : memref<16xi8>",
+        "    %b = memref.alloc() alignment = 64 {note = 1 : i64} : memref<16xi8>",
+        "    %c = memref.alloc() : memref<16xi8>",
+        '    %0 = "nn.relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>',
+    ]
+    assert "func.func @f(" in text
+    assert parse(text).is_structurally_equivalent(module)
 
 
 def test_verify_reports_the_innermost_failing_op() -> None:
