@@ -76,6 +76,7 @@ from nnlayout.dialects.layout import (
     storage_of,
 )
 from nnlayout.kernels.facts import kernel_facts
+from nnlayout.lowering.views import is_view, view_op
 
 Halo = tuple[int, int, int, int]
 
@@ -125,6 +126,8 @@ class _Plan:
     # value -> the value whose buffer its in-place producer overwrites
     written_over: dict[SSAValue, SSAValue] = field(default_factory=dict)
     halo_readers: set[Operation] = field(default_factory=set)
+    # reshapes and slices whose result is a view of their operand's buffer (lowering/views.py)
+    views: set[Operation] = field(default_factory=set)
 
 
 def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: bool) -> bool:
@@ -136,6 +139,7 @@ def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: boo
         and not is_constant_expression(owner)
         and value not in returned
         and value not in plan.concat_slot
+        and owner not in plan.views
         and (dense or _writes_strided(owner))
     )
 
@@ -146,8 +150,20 @@ def _plan_function(function: func.FuncOp) -> _Plan:
     plan = _Plan()
     block = function.body.block
     returned = {v for op in block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
+    # Views get no slot and no halo: they are not written. Where their operand gets either,
+    # its buffer is not one run, and the op is computed by its kernel after all.
+    plan.views = {
+        op
+        for op in block.ops
+        if is_view(op) and op.results[0] not in returned and not is_constant_expression(op)
+    }
     _plan_concats(block, returned, plan)
     _plan_halos(block, returned, plan)
+    plan.views = {
+        op
+        for op in plan.views
+        if op.operands[0] not in plan.concat_slot and op.operands[0] not in plan.halo
+    }
     return plan
 
 
@@ -194,6 +210,7 @@ def _plan_halos(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
         for result in op.results:
             if (
                 result in returned
+                or op in plan.views
                 or result in plan.concat_slot
                 or not isinstance(result.type, TensorType)
                 or is_constant_expression(op)
@@ -270,6 +287,7 @@ class _FunctionBufferizer:
     dropped: list[Operation] = field(default_factory=list[Operation])
     halo_bytes_avoided: int = 0
     concat_bytes_avoided: int = 0
+    view_bytes_avoided: int = 0
 
     def _insert(self, op: Operation, before: Operation) -> Operation:
         """Inserts `op` before `before`, the op it is made for, whose location it takes (as
@@ -362,6 +380,9 @@ class _FunctionBufferizer:
         if op in self.plan.in_place_concats:
             self._finish_concat(op)
             return
+        if op in self.plan.views:
+            self._view(op)
+            return
         ins = [self._input(v) for v in op.operands]
         halo_input = self._halo_input(op)
         if halo_input is not None:
@@ -381,6 +402,21 @@ class _FunctionBufferizer:
         compute = compute_of(op, ins, outs, None if halo_input is None else halo_input[1])
         Rewriter.insert_op(compute, InsertPoint.before(before))
         compute.location = op.location
+
+    def _view(self, op: Operation) -> None:
+        """`op`'s result becomes a view of its operand's buffer; `op` goes away."""
+        operand = op.operands[0]
+        source = self._input(operand)
+        source_type = source.type
+        if not isinstance(source_type, MemRefType):  # an argument, retyped at the end
+            assert isinstance(operand.type, TensorType)
+            source_type = buffer_type(operand.type)
+        view = self._insert(view_op(op, source, source_type), op).results[0]
+        view.name_hint = op.results[0].name_hint
+        self.buffers[op.results[0]] = view
+        self.view_bytes_avoided += _tensor_bytes(op.results[0])
+        op.detach()
+        self.dropped.append(op)  # erased once its users have been wrapped
 
     def _finish_concat(self, op: Operation) -> None:
         """Copies the inputs that could not be produced in place; the concat goes away."""
@@ -445,6 +481,9 @@ class _FunctionBufferizer:
         )
         self.function.attributes["nnlayout.concat_copy_bytes_avoided"] = IntegerAttr(
             self.concat_bytes_avoided, i64
+        )
+        self.function.attributes["nnlayout.view_copy_bytes_avoided"] = IntegerAttr(
+            self.view_bytes_avoided, i64
         )
 
     def _return(self, op: func.ReturnOp) -> None:
