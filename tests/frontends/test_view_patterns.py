@@ -121,7 +121,9 @@ def cnn_with_flatten() -> onnx.ModelProto:
 
 
 def _computed(compiled: ModuleOp, op_type: type) -> int:
-    return sum(isinstance(op, ComputeOp) and isinstance(op.inner, op_type) for op in compiled.walk())
+    return sum(
+        isinstance(op, ComputeOp) and isinstance(op.inner, op_type) for op in compiled.walk()
+    )
 
 
 def _check_no_fallback(module: ModuleOp, target: str, padding: bool) -> ModuleOp:
