@@ -31,12 +31,20 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   writes all its features into one buffer. A kernel that writes whole buffers only (oneDNN's)
   is given a slot when the slot is one run of memory: one image, whole channel blocks.
 
+Reshapes and slices of plain data become **views** (lowering/views.py, docs/views.md): an
+`nn.reshape` or `nn.flatten` is a `memref.reinterpret_cast` of its operand's buffer, an
+`nn.slice` whose window is one row-major run a `memref.subview`; no `nn.compute`, no copy.
+Views get no halo and no concat slot (they are not written), and an op whose operand's buffer
+is not one run (a halo's interior, a concat's slot) or whose result is returned stays a kernel
+call. `plan-memory` counts a view's readers in its buffer's live range.
+
 Whether a kernel pads by copying (a halo saves that copy) and whether it writes into strided
 views are facts of the kernel, not of the op, which `#nn.kernel` does not carry: they are
 asked of `kernel_facts` (kernels/facts.py, the one place passes look a chosen kernel up).
 
 The function gets the attributes `nnlayout.halo_copy_bytes_avoided` (the padded input copies
-its kernels no longer make) and `nnlayout.concat_copy_bytes_avoided`.
+its kernels no longer make), `nnlayout.concat_copy_bytes_avoided` and
+`nnlayout.view_copy_bytes_avoided` (the results of the ops made views).
 """
 
 from __future__ import annotations
@@ -264,6 +272,7 @@ def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) 
         if (
             not isinstance(source.owner, Operation)
             or is_constant_expression(source.owner)
+            or source.owner in plan.views  # a view is not written
             or not _writes_strided(source.owner)
             or source in returned
             or source in plan.concat_slot

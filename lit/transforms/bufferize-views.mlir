@@ -61,3 +61,23 @@ func.func @kept(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x2xf32>, tensor<1x32xf3
 // CHECK:       nn.compute ins(%r{{.*}} : memref<1x2x4x4xf32, strided<[72, 36, 6, 1], offset: 7>>) outs(%g : memref<2x16xf32>)
 // CHECK:       nn.reshape
 // CHECK:       %t = memref.reinterpret_cast %f to offset: [0], sizes: [2, 16], strides: [16, 1] : memref<1x32xf32> to memref<2x16xf32>
+
+// -----
+
+// A view gets no halo: the relu reading the view %v writes the halo'd buffer of %r itself,
+// rather than running in place over %v's bytes (the in-place chain stops at a view).
+func.func @halo_after_view(%x: tensor<1x2x16xf32>) -> tensor<1x2x4x4xf32> {
+  %w = nn.constant dense<0.1> : tensor<2x2x3x3xf32>
+  %t = nn.relu %x : tensor<1x2x16xf32>
+  %v = nn.reshape %t : tensor<1x2x16xf32> -> tensor<1x2x4x4xf32>
+  %r = nn.relu %v : tensor<1x2x4x4xf32>
+  %c = nn.conv2d %r, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  func.return %c : tensor<1x2x4x4xf32>
+}
+// CHECK-LABEL: func.func @halo_after_view
+// CHECK:       %t = memref.alloc() {alignment = 64 : i64} : memref<1x2x16xf32>
+// CHECK:       %v = memref.reinterpret_cast %t to offset: [0], sizes: [1, 2, 4, 4], strides: [32, 16, 4, 1] : memref<1x2x16xf32> to memref<1x2x4x4xf32>
+// CHECK-NEXT:  %r = memref.alloc() {alignment = 64 : i64} : memref<1x2x6x6xf32>
+// CHECK-NEXT:  layout.fill_border %r
+// CHECK-NEXT:  %[[I:.*]] = memref.subview %r[0, 0, 1, 1] [1, 2, 4, 4]
+// CHECK-NEXT:  nn.compute ins(%v : memref<1x2x4x4xf32>) outs(%[[I]] : {{.*}})

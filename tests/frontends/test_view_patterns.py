@@ -7,22 +7,33 @@ and the reshapes and contiguous slices are views (no `nn.compute`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.plan import ARENA_BYTES, LOWER_BOUND_BYTES
+from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.targets import get_target
+from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.reports.census import kernel_census
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.frontends.test_matmul_patterns import model, weights
 from nnlayout.tests.frontends.test_movement_patterns import shufflenet_unit
-from nnlayout.tests.helpers import DEFAULT_PIPELINE, check_against_onnxruntime, compile_module
+from nnlayout.tests.helpers import (
+    ALL_TARGETS,
+    DEFAULT_PIPELINE,
+    check_against_onnxruntime,
+    compile_module,
+    random_inputs,
+)
 
 ONEDNN_TARGETS = ["onednn", "host"]
 
@@ -161,3 +172,31 @@ def test_cnn_flatten_is_a_view(target: str, tmp_path: Path) -> None:
         compiled = _check_no_fallback(module, target, padding)
         assert _computed(compiled, nn.FlattenOp) == 0
         assert sum(isinstance(op, memref.ReinterpretCastOp) for op in compiled.walk()) == 1
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [vit_block, lambda: shufflenet_unit(18), cnn_with_flatten],
+    ids=["vit", "shuffle", "cnn"],
+)
+@pytest.mark.parametrize("target", ALL_TARGETS)
+def test_views_change_no_result_and_keep_the_arena_at_its_bound(
+    pattern: Callable[[], onnx.ModelProto], target: str
+) -> None:
+    """The layout passes' program (every reshape and slice a kernel call, run op by op) and
+    the planned one (views, generated module too) give the same bits; the arena is at its
+    lower bound."""
+    module = import_model(pattern()).module
+    inputs = random_inputs(module)
+    for padding in (True, False):
+        before = Interpreter(compile_module(module, target, padding)).run(inputs)
+        planned = compile_module(module, target, padding, DEFAULT_PIPELINE)
+        for after in (Interpreter(planned).run(inputs), run_generated(planned, inputs)):
+            for want, got in zip(before, after, strict=True):
+                np.testing.assert_array_equal(got, want)
+        function = next(op for op in planned.ops if isinstance(op, func.FuncOp))
+        arena, bound = (function.attributes[name] for name in (ARENA_BYTES, LOWER_BOUND_BYTES))
+        assert isinstance(arena, IntegerAttr) and isinstance(bound, IntegerAttr)
+        assert arena.value.data == bound.value.data, (target, padding)
+        views = function.attributes["nnlayout.view_copy_bytes_avoided"]
+        assert isinstance(views, IntegerAttr) and views.value.data > 0
