@@ -124,6 +124,13 @@ def _shuffle_layout(target: Target) -> str | None:
     return layout if layout in ("NCHW8c", "NCHW16c") else None
 
 
+def blocked_activations(target: Target) -> bool:
+    """Whether oneDNN's convolutions keep the target's activations channel-blocked: it asks
+    for nChw8c, or for nChw16c where oneDNN runs its avx512_core code."""
+    layout = _shuffle_layout(target)
+    return layout is not None and (layout == "NCHW8c" or b.runs_avx512_core())
+
+
 def shuffle_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     """oneDNN's shuffle is fast (jit) on nChw8c and nChw16c data only, so the kernel asks for
     the target's blocked format, where the convolutions around it keep their data."""
@@ -197,7 +204,7 @@ def shuffle_reorder_accepts(op: Operation, target: Target, padding: bool) -> str
     assert isinstance(op, nn.ChannelShuffleOp)
     if not is_f32(op):
         return NOT_F32
-    if _shuffle_layout(target) is not None:
+    if blocked_activations(target):
         return "the target's data is channel-blocked: the shuffle runs in that layout"
     implementation, _ = _shuffle_reorder_choice(op)
     return None if is_fast(implementation) else f"oneDNN chose {implementation}"

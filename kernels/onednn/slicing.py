@@ -37,11 +37,10 @@ from nnlayout.kernels.onednn.common import (
     remembered,
     unblocked_refusal,
 )
-from nnlayout.kernels.onednn.target_options import OneDNNOptions
+from nnlayout.kernels.onednn.movement import blocked_activations
 from nnlayout.kernels.registry import BindingRefused, BindingSession, Target, one_layout_refusal
 
 MAX_RANK = 6
-BLOCKED_DATA = ("NCHW8c", "NCHW16c")
 
 
 def _strides(value: SSAValue) -> list[int]:
@@ -88,7 +87,7 @@ def slice_accepts(op: Operation, target: Target, padding: bool) -> str | None:
         return "a negative step; oneDNN's strides are positive"
     if 0 in shape_of(op.output):
         return "an empty result"
-    if rank == 4 and OneDNNOptions.of(target).data_format in BLOCKED_DATA:
+    if rank == 4 and blocked_activations(target):
         return (
             "the target's activations are channel-blocked, which the reorder does not read: "
             "the blocked family's slice keeps them so"
