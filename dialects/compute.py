@@ -270,7 +270,7 @@ _Extent = tuple[SSAValue, float, float]
 
 def _extent(buffer: SSAValue) -> _Extent:
     owner = buffer.owner
-    if isinstance(owner, memref.ViewOp | memref.SubviewOp):
+    if isinstance(owner, memref.ViewOp | memref.SubviewOp | memref.ReinterpretCastOp):
         root, start, end = _extent(owner.source)
         size = _byte_size(buffer.type)
         if (
@@ -289,7 +289,7 @@ def _footprint(buffer: SSAValue) -> _Extent | None:
     buffer of known size, or a contiguous subview of one (its type's offset counts from
     the start of the first buffer that is not a subview)."""
     base = buffer
-    while isinstance(base.owner, memref.SubviewOp):
+    while isinstance(base.owner, memref.SubviewOp | memref.ReinterpretCastOp):
         base = base.owner.source
     root, start, end = _extent(base)
     size = _byte_size(base.type)

@@ -31,12 +31,20 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   writes all its features into one buffer. A kernel that writes whole buffers only (oneDNN's)
   is given a slot when the slot is one run of memory: one image, whole channel blocks.
 
+Reshapes and slices of plain data become **views** (lowering/views.py, docs/views.md): an
+`nn.reshape` or `nn.flatten` is a `memref.reinterpret_cast` of its operand's buffer, an
+`nn.slice` whose window is one row-major run a `memref.subview`; no `nn.compute`, no copy.
+Views get no halo and no concat slot (they are not written), and an op whose operand's buffer
+is not one run (a halo's interior, a concat's slot) or whose result is returned stays a kernel
+call. `plan-memory` counts a view's readers in its buffer's live range.
+
 Whether a kernel pads by copying (a halo saves that copy) and whether it writes into strided
 views are facts of the kernel, not of the op, which `#nn.kernel` does not carry: they are
 asked of `kernel_facts` (kernels/facts.py, the one place passes look a chosen kernel up).
 
 The function gets the attributes `nnlayout.halo_copy_bytes_avoided` (the padded input copies
-its kernels no longer make) and `nnlayout.concat_copy_bytes_avoided`.
+its kernels no longer make), `nnlayout.concat_copy_bytes_avoided` and
+`nnlayout.view_copy_bytes_avoided` (the results of the ops made views).
 """
 
 from __future__ import annotations
@@ -76,6 +84,7 @@ from nnlayout.dialects.layout import (
     storage_of,
 )
 from nnlayout.kernels.facts import kernel_facts
+from nnlayout.lowering.views import is_view, view_op
 
 Halo = tuple[int, int, int, int]
 
@@ -135,6 +144,8 @@ class _Plan:
     # value -> the value whose buffer its in-place producer overwrites
     written_over: dict[SSAValue, SSAValue] = field(default_factory=dict)
     halo_readers: set[Operation] = field(default_factory=set)
+    # reshapes and slices whose result is a view of their operand's buffer (lowering/views.py)
+    views: set[Operation] = field(default_factory=set)
 
 
 def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: bool) -> bool:
@@ -146,6 +157,7 @@ def _placeable(value: SSAValue, returned: set[SSAValue], plan: _Plan, dense: boo
         and not is_constant_expression(owner)
         and value not in returned
         and value not in plan.concat_slot
+        and owner not in plan.views
         and (dense or _writes_strided(owner))
     )
 
@@ -156,8 +168,20 @@ def _plan_function(function: func.FuncOp) -> _Plan:
     plan = _Plan()
     block = function.body.block
     returned = {v for op in block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
+    # Views get no slot and no halo: they are not written. Where their operand gets either,
+    # its buffer is not one run, and the op is computed by its kernel after all.
+    plan.views = {
+        op
+        for op in block.ops
+        if is_view(op) and op.results[0] not in returned and not is_constant_expression(op)
+    }
     _plan_concats(block, returned, plan)
     _plan_halos(block, returned, plan)
+    plan.views = {
+        op
+        for op in plan.views
+        if op.operands[0] not in plan.concat_slot and op.operands[0] not in plan.halo
+    }
     return plan
 
 
@@ -204,6 +228,7 @@ def _plan_halos(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
         for result in op.results:
             if (
                 result in returned
+                or op in plan.views
                 or result in plan.concat_slot
                 or not isinstance(result.type, TensorType)
                 or is_constant_expression(op)
@@ -257,6 +282,7 @@ def _share_back_in_place(plan: _Plan, value: SSAValue, returned: set[SSAValue]) 
         if (
             not isinstance(source.owner, Operation)
             or is_constant_expression(source.owner)
+            or source.owner in plan.views  # a view is not written
             or not _writes_strided(source.owner)
             or source in returned
             or source in plan.concat_slot
@@ -280,6 +306,7 @@ class _FunctionBufferizer:
     dropped: list[Operation] = field(default_factory=list[Operation])
     halo_bytes_avoided: int = 0
     concat_bytes_avoided: int = 0
+    view_bytes_avoided: int = 0
 
     def _insert(self, op: Operation, before: Operation) -> Operation:
         """Inserts `op` before `before`, the op it is made for, whose location it takes (as
@@ -371,6 +398,9 @@ class _FunctionBufferizer:
         if op in self.plan.in_place_concats:
             self._finish_concat(op)
             return
+        if op in self.plan.views:
+            self._view(op)
+            return
         ins = [self._input(v) for v in op.operands]
         halo_input = self._halo_input(op)
         if halo_input is not None:
@@ -390,6 +420,21 @@ class _FunctionBufferizer:
         compute = compute_of(op, ins, outs, None if halo_input is None else halo_input[1])
         Rewriter.insert_op(compute, InsertPoint.before(before))
         compute.location = op.location
+
+    def _view(self, op: Operation) -> None:
+        """`op`'s result becomes a view of its operand's buffer; `op` goes away."""
+        operand = op.operands[0]
+        source = self._input(operand)
+        source_type = source.type
+        if not isinstance(source_type, MemRefType):  # an argument, retyped at the end
+            assert isinstance(operand.type, TensorType)
+            source_type = buffer_type(operand.type)
+        view = self._insert(view_op(op, source, source_type), op).results[0]
+        view.name_hint = op.results[0].name_hint
+        self.buffers[op.results[0]] = view
+        self.view_bytes_avoided += _tensor_bytes(op.results[0])
+        op.detach()
+        self.dropped.append(op)  # erased once its users have been wrapped
 
     def _finish_concat(self, op: Operation) -> None:
         """Copies the inputs that could not be produced in place; the concat goes away."""
@@ -454,6 +499,9 @@ class _FunctionBufferizer:
         )
         self.function.attributes["nnlayout.concat_copy_bytes_avoided"] = IntegerAttr(
             self.concat_bytes_avoided, i64
+        )
+        self.function.attributes["nnlayout.view_copy_bytes_avoided"] = IntegerAttr(
+            self.view_bytes_avoided, i64
         )
 
     def _return(self, op: func.ReturnOp) -> None:

@@ -78,7 +78,12 @@ from nnlayout.runtime.binding import bind_compute, chosen_kernel, evaluate_const
 from nnlayout.runtime.interpreter import check_arguments, find_entry
 from nnlayout.runtime.limits import check_buffers_fit
 from nnlayout.runtime.plan_check import check_before_running
-from nnlayout.runtime.values import BoundCompute, subview_slices
+from nnlayout.runtime.values import (
+    BoundCompute,
+    reinterpret,
+    reinterpreted_shape,
+    subview_slices,
+)
 
 if TYPE_CHECKING:
     from nnlayout.kernels.registry import FixedCall
@@ -347,17 +352,15 @@ class _Emitter:
         elif isinstance(op, memref.ViewOp):
             self._view(op)
         elif isinstance(op, memref.SubviewOp):
-            source = self.ref(op.source, op)
             source_type = op.source.type
             assert isinstance(source_type, MemRefType)
             index = _index(subview_slices(op), source_type.get_shape())
-            line = f"{self.name(op.result)} = {source}{index}"
-            # A view of a buffer is made once; of an argument, on each run.
-            if op.source in self.per_run:
-                self.per_run.add(op.result)
-                self.body.append(line)
-            else:
-                self.load.append(line)
+            self._alias(op, f"{self.ref(op.source, op)}{index}")
+        elif isinstance(op, memref.ReinterpretCastOp):
+            shape = reinterpreted_shape(op)
+            if shape is None:
+                reinterpret(np.empty(0), op)  # its located error
+            self._alias(op, f"{self.ref(op.source, op)}.reshape({shape})")
         elif isinstance(op, FillBorderOp):
             axes = tuple(int(a) for a in op.axes.get_values())
             halo = tuple(int(h) for h in op.halo.get_values())
@@ -383,6 +386,16 @@ class _Emitter:
             )
         else:
             raise DiagnosticError(op, f"nnlayout-translate cannot translate '{op.name}'")
+
+    def _alias(self, op: memref.SubviewOp | memref.ReinterpretCastOp, expression: str) -> None:
+        """Names `expression`, a numpy view of `op`'s source, as `op`'s result: once at load
+        for a view of a buffer, on each run for a view of an argument."""
+        line = f"{self.name(op.result)} = {expression}"
+        if op.source in self.per_run:
+            self.per_run.add(op.result)
+            self.body.append(line)
+        else:
+            self.load.append(line)
 
     def _memref(self, op: Operation, value: SSAValue) -> tuple[MemRefType, np.dtype]:
         value_type = value.type

@@ -53,7 +53,13 @@ from nnlayout.limits import too_large
 from nnlayout.runtime.binding import bind_compute, evaluate_constants, kernel_for
 from nnlayout.runtime.limits import check_buffers_fit, check_live_values_fit
 from nnlayout.runtime.plan_check import check_before_running
-from nnlayout.runtime.values import BoundCompute, aligned_empty, fill_border, subview_slices
+from nnlayout.runtime.values import (
+    BoundCompute,
+    aligned_empty,
+    fill_border,
+    reinterpret,
+    subview_slices,
+)
 
 if TYPE_CHECKING:
     from nnlayout.kernels.values import RuntimeValue
@@ -315,6 +321,8 @@ class Interpreter:
             return (_allocate(op.memref.type),)
         if isinstance(op, memref.SubviewOp):
             return (_subview(operands[0], op),)
+        if isinstance(op, memref.ReinterpretCastOp):  # a reshape made a view
+            return (reinterpret(operands[0], op),)
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             return (op.value.value.data,)
         if isinstance(op, memref.ViewOp):  # a planned buffer: bytes of the arena

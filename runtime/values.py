@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import MemRefType, NoneAttr, StridedLayoutAttr, TensorType
 from xdsl.ir import Attribute
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects.layout import (
     BUFFER_ALIGNMENT,
     layout_of,
@@ -39,6 +40,71 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     raw = np.empty(nbytes + BUFFER_ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % BUFFER_ALIGNMENT
     return raw[start : start + nbytes]
+
+
+def row_major(shape: Sequence[int]) -> list[int]:
+    """Row-major strides (in elements) of `shape`."""
+    strides: list[int] = []
+    step = 1
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= size
+    return strides
+
+
+def is_row_major(shape: Sequence[int], strides: Sequence[int | None]) -> bool:
+    """Whether elements of `shape` at `strides` lie in one row-major run (the strides of
+    axes of size 1 do not matter)."""
+    return all(
+        size == 1 or stride == want
+        for size, stride, want in zip(shape, strides, row_major(shape), strict=True)
+    )
+
+
+def memref_offset(source_type: MemRefType) -> int:
+    """The offset (in elements) of a statically strided memref type."""
+    layout = source_type.layout
+    if isinstance(layout, NoneAttr):
+        return 0
+    assert isinstance(layout, StridedLayoutAttr)
+    offset = layout.get_offset()
+    assert isinstance(offset, int)
+    return offset
+
+
+def reinterpreted_shape(op: memref.ReinterpretCastOp) -> tuple[int, ...] | None:
+    """The shape of a `memref.reinterpret_cast` that reshapes a row-major buffer in place (its
+    source's offset, row-major strides): what the runtimes run; None for any other."""
+    source_type, result_type = op.source.type, op.result.type
+    if not isinstance(source_type, MemRefType) or not isinstance(result_type, MemRefType):
+        return None
+    shape = tuple(result_type.get_shape())
+    offsets = tuple(op.static_offsets.get_values())
+    if (
+        op.offsets
+        or op.sizes
+        or op.strides
+        or tuple(op.static_sizes.get_values()) != shape
+        or list(op.static_strides.get_values()) != row_major(shape)
+        or offsets != (memref_offset(source_type),)
+        or not is_row_major(source_type.get_shape(), source_type.get_strides())
+    ):
+        return None
+    return shape
+
+
+def reinterpret(source: np.ndarray, op: memref.ReinterpretCastOp) -> np.ndarray:
+    """The numpy view a `memref.reinterpret_cast` reshaping `source` in place describes (see
+    `reinterpreted_shape`; an aliasing view where `source` is contiguous, as bufferize's
+    buffers are)."""
+    shape = reinterpreted_shape(op)
+    if shape is None:
+        raise DiagnosticError(
+            op,
+            "only a memref.reinterpret_cast that reshapes a row-major buffer (its offset, "
+            "row-major strides) can be run",
+        )
+    return source.reshape(shape)
 
 
 def subview_slices(op: memref.SubviewOp) -> tuple[slice, ...]:

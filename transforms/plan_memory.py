@@ -4,9 +4,12 @@ Runs after `bufferize`, when every buffer is a `memref.alloc` whose type already
 real size: channel padding of blocked layouts, halo borders and the element type included.
 Per function:
 
-1. **Live intervals.** A root buffer (a `memref.alloc`) and all its `memref.subview`s are one
-   buffer: it lives from the first op that touches any of them (the producer writing it, or
-   `layout.fill_border` writing its halo) to the last op that reads any of them. Time counts
+1. **Live intervals.** A root buffer (a `memref.alloc`) and all its views (`memref.subview`,
+   `memref.reinterpret_cast`: halo interiors, concat slots, reshapes and slices made views,
+   see lowering/views.py) are one buffer: it lives from the first op that touches any of them
+   (the producer writing it, or `layout.fill_border` writing its halo) to the last op that
+   reads any of them. So a view's reader keeps its operand's buffer live, and no kernel
+   overwrites that buffer in place while a view of it may still be read. Time counts
    the ops that touch buffers (computes, copies, fills, the return); allocations, views,
    constants and constant expressions (evaluated at load, `dialects/constant_expressions.py`)
    take no time.
@@ -313,7 +316,16 @@ class Buffer:
 
 # Ops that take no time: they allocate, name memory or make constants, touching no buffer;
 # so do `nn` constant expressions, evaluated once at load.
-_TIMELESS = (memref.AllocOp, memref.SubviewOp, memref.ViewOp, arith.ConstantOp)
+_TIMELESS = (
+    memref.AllocOp,
+    memref.SubviewOp,
+    memref.ReinterpretCastOp,
+    memref.ViewOp,
+    arith.ConstantOp,
+)
+# Ops naming part or all of a buffer's bytes (bufferize's halo interiors, concat slots and
+# views, lowering/views.py): their results are that buffer.
+_VIEWS = (memref.SubviewOp, memref.ReinterpretCastOp)
 
 
 def _steps(block: Block) -> dict[Operation, int]:
@@ -339,7 +351,7 @@ def _buffer(alloc: memref.AllocOp, block: Block, steps: dict[Operation, int]) ->
     while pending:
         for use in pending.pop().uses:
             user = block.find_ancestor_op_in_block(use.operation)
-            if isinstance(user, memref.SubviewOp) and use.index == 0:
+            if isinstance(user, _VIEWS) and use.index == 0:
                 views.append(user.result)
                 pending.append(user.result)
                 continue

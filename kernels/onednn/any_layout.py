@@ -3,9 +3,9 @@ concat as oneDNN primitives on whatever format operand 0 has, as long as oneDNN 
 implementation for it (dispatch leaves the op plain until propagate-layouts offers another
 layout; hand-written IR may already give it one).
 
-Our formats name 4-D data only; element-wise and binary ops also run on plain data of another
-rank (a transformer's [N, T, D] tokens, its [1, 1, D] bias after extend-ranks), described to
-oneDNN by row-major strides.
+Our formats name 4-D data only; element-wise, binary and concat ops also run on plain data of
+another rank (a transformer's [N, T, D] tokens, its [1, 1, D] bias after extend-ranks, ViT's
+class token joined to the patches), described to oneDNN by row-major strides.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ ANY_RANK: tuple[type[Operation], ...] = (
     nn.ReluOp,
     nn.ClipOp,
     nn.LeakyReluOp,
+    nn.ConcatOp,
 )
 MAX_RANK = 6
 PLAIN_DATA = FORMATS[0]  # nchw: for data of another rank, row-major
@@ -161,8 +162,12 @@ def _blocked_concat_reason(op: Operation, target: Target) -> str | None:
     has no fast concat of these inputs in that format (channel counts off the block,
     ShuffleNet's halves), the blocked family's concat_any joins them in it instead."""
     layout = OneDNNOptions.of(target).data_format
-    if not isinstance(op, nn.ConcatOp) or layout not in ("NCHW8c", "NCHW16c"):
-        return None
+    if (
+        not isinstance(op, nn.ConcatOp)
+        or layout not in ("NCHW8c", "NCHW16c")
+        or len(shape_of(op.output)) != 4
+    ):
+        return None  # data of another rank is plain: the blocked formats are 4-D
     return _any_reason(op, by_layout("data", layout), layout)
 
 

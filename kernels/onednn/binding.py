@@ -360,6 +360,15 @@ class MemoryDesc:
         )
         return cls(handle)
 
+    def submemory(self, shape: Sequence[int], offsets: Sequence[int]) -> MemoryDesc:
+        """The window of `shape` at `offsets` of this memory (the same bytes and size: the
+        window's elements at their place in them)."""
+        handle = c_void_p()
+        lib().dnnl_memory_desc_create_submemory(
+            ctypes.byref(handle), self.handle, dims(shape), dims(offsets)
+        )
+        return MemoryDesc(handle)
+
     def __del__(self) -> None:
         if self._owner is None and self.handle:
             lib().dnnl_memory_desc_destroy(self.handle)

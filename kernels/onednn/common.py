@@ -70,6 +70,27 @@ def row_major_strides(shape: tuple[int, ...]) -> list[int]:
     return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
 
 
+def axis_strides(value: SSAValue) -> list[int] | None:
+    """The element stride of each logical axis of `value`'s buffer: row-major for plain data,
+    the axes' places in memory for a layout that only orders them (NHWC); None for a blocked
+    layout (an axis split in two has no one stride)."""
+    shape = shape_of(value)
+    spec = layout_of(value.type)
+    if spec is None:
+        return row_major_strides(shape)
+    if spec.is_blocked:
+        return None
+    physical = spec.physical_strides(shape)
+    return [physical[spec.axes.index(axis)] for axis in spec.logical_axes]
+
+
+def unblocked_refusal(op: Operation, spec: LayoutSpec) -> str | None:
+    """For kernels reading and writing any layout but a blocked one (`axis_strides`)."""
+    if spec.is_blocked:
+        return f"layout '{spec.text}' is blocked; the reorder needs one stride per axis"
+    return None
+
+
 def contiguous_md(shape: tuple[int, ...]) -> MemoryDesc:
     """A descriptor of plain row-major data of `shape`, of any rank."""
     return MemoryDesc.with_strides(shape, row_major_strides(shape))

@@ -9,7 +9,7 @@ max pooling (quantized_eltwise.py).
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
 package: convolution.py, deconvolution.py, matmul.py, softmax.py, any_layout.py,
 reduction.py, transpose.py); every kernel runs through `prepared.run` and is prepared by
-`prepared.Prepared`."""
+`prepared.Prepared`, but the slice's (slicing.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from nnlayout.kernels.onednn.any_layout import (
     any_types_reason,
     any_workspace,
 )
-from nnlayout.kernels.onednn.common import CHOICES, Layouts
+from nnlayout.kernels.onednn.common import CHOICES, Layouts, unblocked_refusal
 from nnlayout.kernels.onednn.convolution import (
     addend_types_reason,
     conv_accepts,
@@ -56,6 +56,10 @@ from nnlayout.kernels.onednn.matmul import (
 from nnlayout.kernels.onednn.movement import (
     shuffle_accepts,
     shuffle_layouts,
+    shuffle_reorder_accepts,
+    shuffle_reorder_layouts,
+    shuffle_reorder_types_reason,
+    shuffle_reorder_workspace,
     shuffle_types_reason,
     shuffle_workspace,
 )
@@ -72,6 +76,15 @@ from nnlayout.kernels.onednn.reduction import (
     reduction_layouts,
     reduction_types_reason,
     reduction_workspace,
+)
+from nnlayout.kernels.onednn.slicing import (
+    PreparedSlice,
+    slice_accepts,
+    slice_implementation,
+    slice_layouts,
+    slice_run,
+    slice_types_reason,
+    slice_workspace,
 )
 from nnlayout.kernels.onednn.softmax import (
     softmax_accepts,
@@ -122,6 +135,13 @@ REDUCTION = Rules(
     reduction_accepts_layout,
 )
 SHUFFLE = Rules(shuffle_accepts, shuffle_layouts, shuffle_workspace, shuffle_types_reason)
+SHUFFLE_REORDER = Rules(
+    shuffle_reorder_accepts,
+    shuffle_reorder_layouts,
+    shuffle_reorder_workspace,
+    shuffle_reorder_types_reason,
+    unblocked_refusal,
+)
 TRANSPOSE = Rules(transpose_accepts, transpose_layouts, transpose_workspace, transpose_types_reason)
 
 
@@ -168,6 +188,7 @@ TABLE: tuple[Row, ...] = (
     ),
     Row("resize_onednn", nn.ResizeOp, IN_OPERAND_LAYOUT),
     Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
+    Row("channel_shuffle_reorder_onednn", nn.ChannelShuffleOp, SHUFFLE_REORDER),
     Row("transpose_onednn", nn.TransposeOp, TRANSPOSE),
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0)
@@ -186,9 +207,10 @@ TABLE: tuple[Row, ...] = (
 
 
 def kernels() -> list[Kernel]:
-    """The oneDNN family's descriptors, one per row of `TABLE`. oneDNN pads inside its
-    primitives (no copy to save), and its fast implementations want dense buffers: no
-    halos, no strided outputs."""
+    """The oneDNN family's descriptors, one per row of `TABLE`, and the slice's (bound by
+    slicing.py, which points oneDNN at the window). oneDNN pads inside its primitives (no
+    copy to save), and its fast implementations want dense buffers: no halos, no strided
+    outputs."""
     return (
         [
             Kernel(
@@ -211,6 +233,23 @@ def kernels() -> list[Kernel]:
                 implementation_of=implementation,
             )
             for row in TABLE
+        ]
+        + [
+            Kernel(
+                "slice_onednn",
+                nn.SliceOp,
+                FAMILY,
+                slice_run,
+                accepts=slice_accepts,
+                layouts=slice_layouts,
+                accepts_layout=unblocked_refusal,
+                accepts_types=slice_types_reason,
+                workspace=slice_workspace,
+                reads_halo=False,
+                writes_strided=False,
+                prepare=PreparedSlice,
+                implementation_of=slice_implementation,
+            )
         ]
         + quantized_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)

@@ -14,8 +14,10 @@ linear) stay with the reference kernel, with the reason.
 oneDNN's shuffle with group size G views the channel axis as a [G, C / G] matrix, transposed;
 ShuffleNet's shuffle of `groups` groups is the one with G = C / groups. oneDNN runs it fast
 (jit) on nChw8c and nChw16c only, so its kernel declares the target's blocked format
-(`shuffle_layouts`) where the target asks oneDNN for one; elsewhere the blocked family's
-`channel_shuffle_any` runs it in whatever layout its operand has.
+(`shuffle_layouts`) where the target asks oneDNN for one. Where it asks for none, plain or NHWC
+data is shuffled by oneDNN's reorder between strided descriptors (`channel_shuffle_reorder_onednn`:
+the channels seen as a [groups, C / groups] matrix read transposed), as transposes are
+(transpose.py).
 """
 
 from __future__ import annotations
@@ -24,17 +26,27 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
-from nnlayout.dialects.layout import LayoutSpec, encoding_name
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
-from nnlayout.kernels.onednn.common import NOT_F32, Layouts, is_f32, is_fast, op_key, remembered
+from nnlayout.kernels.onednn.common import (
+    NOT_F32,
+    Layouts,
+    axis_strides,
+    is_f32,
+    is_fast,
+    op_key,
+    remembered,
+    unblocked_refusal,
+)
 from nnlayout.kernels.onednn.formats import by_layout
+from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.target_options import OneDNNOptions
 from nnlayout.kernels.reference_movement import resize_taps
-from nnlayout.kernels.registry import Target, one_layout_refusal
+from nnlayout.kernels.registry import BindingRefused, Target, one_layout_refusal
 
 MOVEMENT_OPS = (nn.ResizeOp, nn.ChannelShuffleOp)  # built by movement_pd
 WEIGHT_TOLERANCE = 1e-5
@@ -112,6 +124,13 @@ def _shuffle_layout(target: Target) -> str | None:
     return layout if layout in ("NCHW8c", "NCHW16c") else None
 
 
+def blocked_activations(target: Target) -> bool:
+    """Whether oneDNN's convolutions keep the target's activations channel-blocked: it asks
+    for nChw8c, or for nChw16c where oneDNN runs its avx512_core code."""
+    layout = _shuffle_layout(target)
+    return layout is not None and (layout == "NCHW8c" or b.runs_avx512_core())
+
+
 def shuffle_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     """oneDNN's shuffle is fast (jit) on nChw8c and nChw16c data only, so the kernel asks for
     the target's blocked format, where the convolutions around it keep their data."""
@@ -152,6 +171,71 @@ def shuffle_types_reason(op: Operation) -> str | None:
     if layout not in ("NCHW8c", "NCHW16c"):
         return f"operand 0 is {layout or 'plain'}; the kernel takes NCHW8c or NCHW16c"
     return one_layout_refusal(op, [0])
+
+
+# ------------------------------------------------------------- channel shuffle, plain
+def _shuffle_reorder_pd(op: nn.ChannelShuffleOp) -> b.PrimitiveDesc:
+    """Result channel j * groups + i is input channel i * (C / groups) + j: both seen as
+    [N, C / groups (j), groups (i), rest], at the input's strides (i steps C / groups
+    channels) and the result's (j steps `groups` channels)."""
+    n, channels, *rest = shape_of(op.input)
+    groups = op.groups.value.data
+    dims = (n, channels // groups, groups, *rest)
+    x, y = axis_strides(op.input), axis_strides(op.output)
+    if x is None or y is None:  # accepts_types refused it before anything is built
+        raise BindingRefused("a blocked layout")
+    return p.reorder_pd(
+        MemoryDesc.with_strides(dims, (x[0], x[1], channels // groups * x[1], *x[2:])),
+        MemoryDesc.with_strides(dims, (y[0], groups * y[1], y[1], *y[2:])),
+    )
+
+
+def _shuffle_reorder_key(op: nn.ChannelShuffleOp) -> tuple[object, ...]:
+    return (op_key(op), encoding_name(op.input.type), "shuffle reorder")
+
+
+def _shuffle_reorder_choice(op: nn.ChannelShuffleOp) -> tuple[str, int]:
+    return remembered(_shuffle_reorder_key(op), lambda: _shuffle_reorder_pd(op))
+
+
+def shuffle_reorder_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """Where the target asks oneDNN for no channel-blocked format (`shuffle_accepts` then
+    refuses), plain data shuffled by a reorder between strided descriptors; elsewhere the
+    data stays blocked around the shuffle."""
+    assert isinstance(op, nn.ChannelShuffleOp)
+    if not is_f32(op):
+        return NOT_F32
+    if blocked_activations(target):
+        return "the target's data is channel-blocked: the shuffle runs in that layout"
+    implementation, _ = _shuffle_reorder_choice(op)
+    return None if is_fast(implementation) else f"oneDNN chose {implementation}"
+
+
+def shuffle_reorder_layouts(op: Operation, target: Target) -> Layouts:
+    return (ANY_LAYOUT,), (ANY_LAYOUT,)
+
+
+def shuffle_reorder_types_reason(op: Operation) -> str | None:
+    """The reorder reads and writes operand 0's layout, which is not blocked."""
+    if not is_f32(op):
+        return NOT_F32
+    spec = layout_of(op.operands[0].type)
+    return (None if spec is None else unblocked_refusal(op, spec)) or one_layout_refusal(op, [0])
+
+
+def shuffle_reorder_workspace(op: Operation, target: Target) -> int:
+    assert isinstance(op, nn.ChannelShuffleOp)
+    return _shuffle_reorder_choice(op)[1]
+
+
+def shuffle_reorder_compiled(op: nn.ChannelShuffleOp) -> tuple[Compiled, tuple[int, ...]]:
+    args = (b.DNNL_ARG_SRC,)
+    compiled = p.get_compiled(
+        _shuffle_reorder_key(op),
+        lambda: _shuffle_reorder_pd(op),
+        (*args, b.DNNL_ARG_DST),
+    )
+    return compiled, args
 
 
 def shuffle_workspace(op: Operation, target: Target) -> int:

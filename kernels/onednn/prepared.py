@@ -32,6 +32,7 @@ from nnlayout.kernels.onednn.convolution import conv_variants
 from nnlayout.kernels.onednn.deconvolution import deconv_compiled
 from nnlayout.kernels.onednn.executor import executor
 from nnlayout.kernels.onednn.matmul import gemm_compiled
+from nnlayout.kernels.onednn.movement import shuffle_reorder_compiled
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.reduction import reduction_compiled
 from nnlayout.kernels.onednn.softmax import softmax_compiled
@@ -44,6 +45,10 @@ def compiled_for(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, .
     arguments of its inputs."""
     if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
         return conv_variants(op)
+    spec = layout_of(op.operands[0].type) if op.operands else None
+    if isinstance(op, nn.ChannelShuffleOp) and (spec is None or not spec.is_blocked):
+        compiled, args = shuffle_reorder_compiled(op)  # oneDNN's shuffle is for blocked data
+        return compiled, None, args
     build = (
         deconv_compiled
         if isinstance(op, nn.ConvTranspose2dOp)

@@ -26,6 +26,7 @@ PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_stream_create": (STATUS, (_PP, _P, c_uint)),
     "dnnl_memory_desc_create_with_tag": (STATUS, (_PP, c_int, Dims, c_int, c_int)),
     "dnnl_memory_desc_create_with_strides": (STATUS, (_PP, c_int, Dims, c_int, Dims)),
+    "dnnl_memory_desc_create_submemory": (STATUS, (_PP, _P, Dims, Dims)),
     "dnnl_memory_desc_destroy": (STATUS, (_P,)),
     "dnnl_memory_desc_query": (STATUS, (_P, c_int, _P)),
     "dnnl_memory_desc_equal": (c_int, (_P, _P)),

@@ -1,10 +1,11 @@
 // oneDNN's resampling takes the resizes whose taps are its own (half_pixel linear); others
 // stay with numpy kernels, saying why; its shuffle runs on the target's nChw16c where oneDNN
-// runs its avx512_core code (else the convolutions' data is not nChw16c: the blocked
-// family's shuffle runs in their layout).
+// runs its avx512_core code (else the convolutions' data is NHWC, and oneDNN's reorder
+// between strided descriptors shuffles it there).
 // REQUIRES: onednn
-// RUN: nnlayout-opt %s -p 'select-dispatch{target=onednn-nchw16c},insert-layouts,propagate-layouts' | filecheck %s --check-prefixes=CHECK,%onednn_isa
-// RUN: nnlayout-opt %s --verify-diagnostics -p 'select-dispatch{target=onednn-nchw16c}'
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn-nchw16c},insert-layouts,propagate-layouts' | filecheck %s --check-prefixes=CHECK,%onednn_isa
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'select-dispatch{target=onednn-nchw16c}'
+// RUN: nnlayout-opt %s --split-input-file -p 'select-dispatch{target=onednn},insert-layouts,propagate-layouts' | filecheck %s --check-prefix=PLAIN
 
 func.func @movement(%x: tensor<1x20x8x8xf32>) -> (tensor<1x20x16x16xf32>, tensor<1x20x16x16xf32>, tensor<1x20x8x8xf32>) {
   %w = nn.constant dense<0.1> : tensor<20x20x3x3xf32>
@@ -19,4 +20,24 @@ func.func @movement(%x: tensor<1x20x8x8xf32>) -> (tensor<1x20x16x16xf32>, tensor
 // CHECK:      %a = nn.resize {{.*}}"resize_onednn"
 // CHECK:      %b = nn.resize {{.*}}"resize_any"
 // ISA-AVX512: %h = nn.channel_shuffle %c groups 4 {kernel = #nn.kernel<"channel_shuffle_onednn", operands = ["NCHW16c"], results = ["NCHW16c"]>}
-// ISA-AVX2:   %h = nn.channel_shuffle %c groups 4 {kernel = #nn.kernel<"channel_shuffle_any", operands = ["*"], results = ["*"]>} : tensor<1x20x8x8xf32, #layout.layout<"NHWC">>
+// ISA-AVX2:   %h = nn.channel_shuffle %c groups 4 {kernel = #nn.kernel<"channel_shuffle_reorder_onednn", operands = ["*"], results = ["*"]>} : tensor<1x20x8x8xf32, #layout.layout<"NHWC">>
+
+// -----
+
+// Slices, concat and shuffle of plain data on a target asking oneDNN for no blocked format:
+// a strided window is oneDNN's reorder (slice_onednn), ViT's rank-3 class-token concat
+// oneDNN's concat, the shuffle oneDNN's reorder between strided descriptors.
+func.func @plain(%x: tensor<1x7x12xf32>, %t: tensor<1x1x12xf32>, %y: tensor<1x8x4x4xf32>) -> (tensor<1x7x4xf32>, tensor<1x8x12xf32>, tensor<1x8x4x4xf32>, tensor<1x7x4xf32>) {
+  %q = nn.slice %x starts [0, 0, 4] sizes [1, 7, 4] steps [1, 1, 1] : tensor<1x7x12xf32> -> tensor<1x7x4xf32>
+  %c = nn.concat %t, %x axis 1 : (tensor<1x1x12xf32>, tensor<1x7x12xf32>) -> tensor<1x8x12xf32>
+  %s = nn.channel_shuffle %y groups 2 : tensor<1x8x4x4xf32>
+  // expected-remark @+2 {{a negative step; oneDNN's strides are positive, not supported by slice_onednn}}
+  // expected-remark @+1 {{rank-3 input; the kernel needs N, C, H, W, not supported by slice_any; using slice_ref}}
+  %r = nn.slice %x starts [0, 0, 11] sizes [1, 7, 4] steps [1, 1, -3] : tensor<1x7x12xf32> -> tensor<1x7x4xf32>
+  func.return %q, %c, %s, %r : tensor<1x7x4xf32>, tensor<1x8x12xf32>, tensor<1x8x4x4xf32>, tensor<1x7x4xf32>
+}
+// PLAIN-LABEL: func.func @plain
+// PLAIN:       %q = nn.slice {{.*}}"slice_onednn", operands = ["*"], results = ["*"]
+// PLAIN:       %c = nn.concat {{.*}}"concat_onednn"
+// PLAIN:       %s = nn.channel_shuffle {{.*}}"channel_shuffle_reorder_onednn", operands = ["*"], results = ["*"]
+// PLAIN:       %r = nn.slice {{.*}}"slice_ref"
