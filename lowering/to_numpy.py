@@ -32,7 +32,6 @@ import math
 import re
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,12 +52,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 
-from nnlayout.diagnostics import DiagnosticError, UserError, error_at, os_error_reason
+from nnlayout.diagnostics import DiagnosticError, UserError, os_error_reason
 from nnlayout.dialects.compute import ComputeOp
-from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp, encoding_name
-from nnlayout.dialects.nn import ConstantOp
 from nnlayout.dialects.plan import ARENA_BYTES
 from nnlayout.dialects.weights import (
     WEIGHTS_ATTR,
@@ -66,28 +63,23 @@ from nnlayout.dialects.weights import (
     WeightsError,
     attach_weights_file,
     check_weights_hash,
-    load_weights,
     weights_path,
 )
 from nnlayout.files import Outputs, file_sha256, open_input, refuse_overwriting_inputs
-from nnlayout.ir.module import read_module
 from nnlayout.ir.printer import print_module
-from nnlayout.kernels.registry import BindingSession
 from nnlayout.kernels.values import element_dtype
-from nnlayout.runtime.binding import bind_compute, chosen_kernel, evaluate_constants, on_buffers
-from nnlayout.runtime.interpreter import check_arguments, find_entry
-from nnlayout.runtime.limits import check_buffers_fit
+from nnlayout.lowering.program import Program, load_time_constants
+from nnlayout.runtime.binding import chosen_kernel
+from nnlayout.runtime.interpreter import find_entry
 from nnlayout.runtime.plan_check import check_before_running
 from nnlayout.runtime.values import (
-    BoundCompute,
     reinterpret,
     reinterpreted_shape,
     subview_slices,
 )
 
 if TYPE_CHECKING:
-    from nnlayout.kernels.registry import FixedCall
-    from nnlayout.kernels.values import RuntimeValue
+    pass
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Names the generated module defines or uses itself, which no value may take.
@@ -111,126 +103,6 @@ _RESERVED = frozenset(
     }
 )
 _COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9_%=()\[\],.:*+<> -]")
-
-
-# --------------------------------------------------------------------------- loading
-def load_time_constants(function: func.FuncOp) -> tuple[frozenset[Operation], list[Operation]]:
-    """The constant expressions of `function` (evaluated at load, never per run), and those
-    of them some per-run op reads, in program order: `Program.constants[i]` is the value of
-    the i-th of these."""
-    known: dict[Operation, bool] = {}
-    ops = list(function.body.block.ops)
-    constants = frozenset(op for op in ops if is_constant_expression(op, known))
-    read = [
-        op
-        for op in ops
-        if op in constants
-        and any(use.operation not in constants for result in op.results for use in result.uses)
-    ]
-    return constants, read
-
-
-class Program:
-    """What a generated module runs: the entry function of the planned IR, its constant
-    expressions evaluated (and packed into their layouts) once, and its `nn.compute` ops bound
-    to their kernels once (`constants[i]`, `kernels[i]`: the i-th of each, in program order;
-    see `load_time_constants`)."""
-
-    def __init__(self, module: ModuleOp, entry: str | None, source_path: str | None):
-        self.function = find_entry(module, entry)
-        check_buffers_fit(self.function)
-        check_before_running(self.function)
-        ops = list(self.function.body.block.ops)
-        constants, read = load_time_constants(self.function)
-        try:
-            weights = (
-                load_weights(module, source_path)
-                if any(isinstance(op, ConstantOp) and op.external is not None for op in constants)
-                else {}
-            )
-        except WeightsError as error:
-            raise UserError(str(error)) from None
-        self.source_path = source_path
-        self.constants = _FromIR(self, "constant", evaluate_constants(read, lambda: weights))
-        session = BindingSession()
-        self.computes = [op for op in ops if isinstance(op, ComputeOp)]
-        kernels: list[BoundCompute] = [bind_compute(op, session=session) for op in self.computes]
-        self.kernels = _FromIR(self, "nn.compute", kernels)
-        self.bound: dict[int, FixedCall] = {}  # index -> its `on` call (for the profiler)
-        self.running = threading.Lock()  # held by the generated module's run()
-
-    @classmethod
-    def load(
-        cls, module_file: str, ir_name: str, entry: str, ir_sha256: str | None = None
-    ) -> Program:
-        """Parses and verifies the planned IR `ir_name` beside `module_file` (refused unless
-        its text has the SHA-256 `ir_sha256`, when given), and binds its function `entry`;
-        errors are UserErrors located in that IR."""
-        path = str(Path(module_file).parent / ir_name)
-        _, module, text = read_module(path)
-        actual = hashlib.sha256(text.encode()).hexdigest()
-        if ir_sha256 is not None and actual != ir_sha256:
-            raise UserError(
-                f"'{module_file}' and its planned IR '{path}' are not a pair: the IR's "
-                f"SHA-256 is {actual[:16]}..., the module records {ir_sha256[:16]}... (files "
-                "of two different writes, or one truncated or edited); translate again"
-            )
-        try:
-            return cls(module, entry, path)
-        except DiagnosticError as error:
-            raise error_at(error.op, error.message, text) from None
-
-    def on(self, index: int, ins: Sequence[RuntimeValue], outs: Sequence[np.ndarray]) -> FixedCall:
-        """Kernel `index` bound to the arrays `ins` and `outs`, which every run passes again
-        (`on_buffers`). Arrays that are not the buffers of the IR's nn.compute `index` mean
-        the generated module was written for other planned IR: refused."""
-        kernel = self.kernels[index]
-        op = self.computes[index]
-        if len(ins) != len(op.ins) or len(outs) != len(op.outs):
-            raise UserError(self.not_its_ir(f"nn.compute {index} takes other operands"))
-        for array, value in zip((*ins, *outs), op.operands, strict=True):
-            value_type = value.type
-            if isinstance(value_type, MemRefType) and (
-                not isinstance(array, np.ndarray)
-                or array.shape != tuple(value_type.get_shape())
-                or array.dtype != element_dtype(value_type.element_type)
-            ):
-                raise UserError(
-                    self.not_its_ir(f"nn.compute {index} has an operand of type {value_type}")
-                )
-        self.bound[index] = call = on_buffers(kernel, ins, outs)
-        return call
-
-    def not_its_ir(self, detail: str) -> str:
-        """Why a generated module cannot run its planned IR: it was written for another."""
-        return (
-            f"'{self.source_path}' is not the planned IR this generated module was written "
-            f"for ({detail}): it is another target's, build's or version's; translate again"
-        )
-
-    def arguments(self, inputs: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
-        """`inputs`, once checked against the entry's arguments (count, shapes, dtypes)."""
-        check_arguments(self.function, inputs)
-        return inputs
-
-
-class _FromIR(list):  # type: ignore[type-arg]
-    """What a `Program` made from its planned IR, indexed by the generated module: an index
-    past its end means the module was generated from other planned IR (a one-line error,
-    not an IndexError)."""
-
-    def __init__(self, program: Program, what: str, items: Sequence[object]):
-        super().__init__(items)
-        self.program, self.what = program, what
-
-    def __getitem__(self, index: int) -> object:  # type: ignore[override]
-        if isinstance(index, int) and not 0 <= index < len(self):
-            raise UserError(
-                self.program.not_its_ir(
-                    f"the module asks for {self.what} {index}, the IR has {len(self)}"
-                )
-            )
-        return super().__getitem__(index)
 
 
 # --------------------------------------------------------------------------- emitting
@@ -507,7 +379,7 @@ def generate(function: func.FuncOp, ir_name: str, ir_sha256: str | None = None) 
         "import numpy as np",
         "",
         "from nnlayout.runtime.values import aligned_empty, fill_border",
-        "from nnlayout.lowering.to_numpy import Program",
+        "from nnlayout.lowering.program import Program",
         "",
         f"ENTRY = {function.sym_name.data!r}",
         f"PLANNED_IR = {ir_name!r}",
