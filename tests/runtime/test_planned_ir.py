@@ -30,21 +30,33 @@ func.func @net(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x8x8xf32> {
 """
 
 
+@pytest.mark.parametrize("hashed", [True, False])
 @pytest.mark.parametrize(("mine", "other"), [("ref", "avx2"), ("avx2", "ref")])
 def test_a_generated_module_refuses_the_planned_ir_of_another_target(
-    tmp_path: Path, mine: str, other: str
+    tmp_path: Path, mine: str, other: str, hashed: bool
 ) -> None:
-    """Was an IndexError or a reshape ValueError traceback at import."""
+    """Was an IndexError or a reshape ValueError traceback at import. A generated module
+    records its IR's SHA-256 (`hashed`); one without it (written before, or edited) is
+    still refused, by the IR's kernels and buffers not being its own."""
     for target in (mine, other):
         (tmp_path / target).mkdir()
         planned = compile_module(parse(NET), target, True, DEFAULT_PIPELINE)
         translate(planned, tmp_path / target / "net.py")
     shutil.copyfile(tmp_path / other / "net.planned.mlir", tmp_path / mine / "net.planned.mlir")
+    code = tmp_path / mine / "net.py"
+    if not hashed:
+        code.write_text(
+            re.sub(r"PLANNED_IR_SHA256 = '[0-9a-f]+'", "PLANNED_IR_SHA256 = None", code.read_text())
+        )
     with pytest.raises(UserError) as caught:
-        import_generated(tmp_path / mine / "net.py")
+        import_generated(code)
     message = str(caught.value)
     assert "\n" not in message
-    assert f"'{tmp_path / mine / 'net.planned.mlir'}' is not the planned IR" in message
+    ir = tmp_path / mine / "net.planned.mlir"
+    if hashed:
+        assert f"'{code}' and its planned IR '{ir}'" in message
+    else:
+        assert f"'{ir}' is not the planned IR" in message
     assert "translate again" in message
 
 
