@@ -40,6 +40,22 @@ from nnlayout.tools import import_onnx, opt, run
 from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes
 
+
+# ---------------------------------------------------------- test tiers (docs/testing.md)
+def tiered(values: Sequence[Any], default: Sequence[Any]) -> list[Any]:
+    """`values` as parameters for pytest.mark.parametrize, those not in `default` marked
+    slow: a sweep whose `default` subset the default tier runs, the rest the full tier
+    (pytest --runslow). A tuple value stands for several arguments."""
+    return [
+        value
+        if value in default
+        else pytest.param(
+            *(value if isinstance(value, tuple) else (value,)), marks=pytest.mark.slow
+        )
+        for value in values
+    ]
+
+
 # ---------------------------------------------------------- programs through the pipelines
 # oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in
 # its own formats and asked for blocked (padded) activations.
