@@ -3,8 +3,9 @@
 
 Tiers (docs/testing.md): a plain `pytest` runs the default tier and leaves out the tests
 marked `slow` (random-program fuzzing, iree-opt validity, exhaustive target x padding sweeps
-of which a representative subset stays in the default tier); `pytest --runslow` runs them
-too, as `bash scripts/test.sh` (CI) does. An explicit `-m` expression decides alone
+of which a representative subset stays in the default tier) and checks each model against
+onnxruntime on two (target, padding) pairs (`helpers.swept`); `pytest --runslow` runs
+everything, every pair, as `bash scripts/test.sh` (CI) does. An explicit `-m` expression decides alone
 (`pytest -m slow` runs only the slow tier).
 
 A test marked `onednn` needs the oneDNN library to load here (the onednn-cpu-gomp wheel);
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from nnlayout.kernels.onednn.binding import available, runs_avx512_core
+from nnlayout.tests import helpers
 
 RUNSLOW = "--runslow"
 
@@ -44,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "onednn: needs the oneDNN library to load here")
     config.addinivalue_line("markers", "onednn_avx512: needs oneDNN's avx512_core code here")
     config.addinivalue_line("markers", "iree: needs iree-opt (the mlir extra)")
+    helpers.FULL_SWEEPS = bool(config.getoption(RUNSLOW))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
