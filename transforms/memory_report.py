@@ -2,8 +2,13 @@
 
 `format_report` gives the arena size against the lower bound and the unplanned sum, the
 padding it holds, and the largest buffers live at the peak (what to shrink to save memory).
-`plan_svg` draws each function as one panel: steps on x, arena offset on y, one rectangle per
-buffer (an in-place chain in one colour), the lower bound as a dashed line. Both read a
+`plan_svg` draws each function as one panel: op index on x, arena offset on y (one unit,
+chosen from the arena's size, also in the panel's title), one rectangle per buffer labelled
+with its name and size (inside it, else beside it, else a number listed under the plot), a
+colour per in-place chain (ColorBrewer's Set3, chains that touch told apart), its channel
+padding and halo as hatched bands at its top in proportion to their bytes, the lower bound as
+a dashed line, and a legend. `bash scripts/plan_screenshot.sh` shows it as Chromium draws
+it; tests/transforms/test_plan_picture.py reads it back. Both read a
 `FunctionPlan` of `plan-memory` (`transforms/memory_plan.py`); `plan-memory{report=true
 svg=FILE}` and `benchmarks/memory_report.py` call them.
 """
