@@ -218,11 +218,12 @@ class _Labels:
             b.within(self.plot) and not any(b.overlaps(r) for r in self.rectangles) for b in boxes
         )
 
-    def inside(self, rect: Box, lines: Sequence[str]) -> list[Place] | None:
-        """Where `lines` go inside `rect` (across, else reading upwards), if they fit."""
+    def inside(self, rect: Box, lines: Sequence[str], turn: bool = True) -> list[Place] | None:
+        """Where `lines` go inside `rect` (across, else reading upwards if `turn`), if they
+        fit."""
         cx, cy = (rect.left + rect.right) / 2, (rect.top + rect.bottom) / 2
         shifts = [(n - (len(lines) - 1) / 2) * LINE for n in range(len(lines))]
-        for rotated in (False, True):
+        for rotated in (False, True) if turn else (False,):
             places = [
                 (cx + s, cy, True, "middle") if rotated else (cx, cy + s, False, "middle")
                 for s in shifts
@@ -300,7 +301,7 @@ def _labels(
     key: list[tuple[str, PlannedBuffer]] = []
     for b, rect in sorted(rest, key=lambda p: (p[1].left, -p[1].bottom)):
         number = str(1 + sum(mark != "-" for mark, _ in key))
-        centres = labels.inside(rect, [number]) or labels.beside(rect, number)
+        centres = labels.inside(rect, [number], turn=False) or labels.beside(rect, number)
         key.append((number if centres else "-", b))
         out += [_text(place, number) for place in centres or []]
     return out, key
