@@ -301,7 +301,11 @@ def _labels(
     key: list[tuple[str, PlannedBuffer]] = []
     for b, rect in sorted(rest, key=lambda p: (p[1].left, -p[1].bottom)):
         number = str(1 + sum(mark != "-" for mark, _ in key))
-        centres = labels.inside(rect, [number], turn=False) or labels.beside(rect, number)
+        centres = (
+            labels.inside(rect, [number], turn=False)
+            or labels.beside(rect, number)
+            or labels.inside(rect, [number])  # on its side, rather than not at all
+        )
         key.append((number if centres else "-", b))
         out += [_text(place, number) for place in centres or []]
     return out, key
