@@ -10,7 +10,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import subprocess
+import sys
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,40 @@ from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
 from nnlayout.tools import import_onnx, opt, run
 from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes
+
+# ---------------------------------------------------------- test tiers (docs/testing.md)
+# Whether the sweeps over every target and padding run in full: under --runslow (set by
+# tests/conftest.py); the default tier runs `swept` pairs.
+FULL_SWEEPS = False
+
+
+def swept(targets: Sequence[str], key: bytes) -> list[tuple[str, bool]]:
+    """The (target, padding) pairs a check sweeps: all of them in the full tier; in the
+    default tier two, picked by `key` (the model's bytes), which spreads the tests over the
+    pairs: a target other than ref with padding on, and any target with it off."""
+    if FULL_SWEEPS:
+        return [(target, padding) for target in targets for padding in (True, False)]
+    padded = [target for target in targets if target != "ref"] or list(targets)
+    pick = zlib.crc32(key)
+    return [
+        (padded[pick % len(padded)], True),
+        (targets[pick // len(padded) % len(targets)], False),
+    ]
+
+
+def tiered(values: Sequence[Any], default: Sequence[Any]) -> list[Any]:
+    """`values` as parameters for pytest.mark.parametrize, those not in `default` marked
+    slow: a sweep whose `default` subset the default tier runs, the rest the full tier
+    (pytest --runslow). A tuple value stands for several arguments."""
+    return [
+        value
+        if value in default
+        else pytest.param(
+            *(value if isinstance(value, tuple) else (value,)), marks=pytest.mark.slow
+        )
+        for value in values
+    ]
+
 
 # ---------------------------------------------------------- programs through the pipelines
 # oneDNN runs them too where it is installed, with post-ops fused into its convolutions, in
@@ -314,6 +353,29 @@ def run_in_process(
     return status, captured.out, captured.err
 
 
+def tool_process(
+    tool: str, args: Sequence[str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """What `tool` run as a process gives (exit status, stdout, stderr), from its console
+    entry's body (`run_tool`) run in this process: a process would spend 0.7 s (2 s for
+    nnlayout-import, which imports onnx) importing what this one has. For tests of a tool's
+    arguments and messages; where the process itself is the point (exit codes of a real
+    process, closed pipes, plugins loaded with --load, environment variables) tests start
+    one (tests/tools/test_bad_files.py, test_cli.py)."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = run_tool(TOOLS[tool], list(args))
+            except SystemExit as exit:  # argparse's --help and usage errors
+                status = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess([tool, *args], status, out.getvalue(), err.getvalue())
+
+
 def assert_one_clean_error(status: int, out: str, err: str, expected: str) -> None:
     """Exit 1, nothing on stdout, the expected first line, and one diagnostic: a message
     (with the source line and a caret, or a note naming the op, when it has a location)."""
@@ -395,8 +457,8 @@ def check_against_onnxruntime(
     """Imports `model` as `nnlayout-import` does (weights file and all), and checks that the
     interpreter on the imported module, and on each target with padding on and off both the
     interpreter and the generated module of the default pipeline, give onnxruntime's outputs
-    on the same seeded inputs (within `tolerance`, or one quantization `step`). Returns the
-    imported module."""
+    on the same seeded inputs (within `tolerance`, or one quantization `step`; in the default
+    tier, two of those target and padding pairs: `swept`). Returns the imported module."""
     from nnlayout.frontends.onnx import import_to_files
     from nnlayout.lowering.to_numpy import run_generated
 
@@ -409,21 +471,20 @@ def check_against_onnxruntime(
     for got in (Interpreter(module, source_path=source).run(inputs),):
         for want, actual in zip(expected, got, strict=True):
             assert_close(want, actual, tolerance, step)
-    for target in targets:
-        for padding in (True, False):
-            compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
-            for backend, got in (
-                ("interpreter", Interpreter(compiled, source_path=source).run(inputs)),
-                ("generated", run_generated(compiled, inputs, source_path=source)),
-            ):
-                assert len(got) == len(expected), (target, padding, backend)
-                for want, actual in zip(expected, got, strict=True):
-                    try:
-                        assert_close(want, actual, tolerance, step)
-                    except AssertionError as error:
-                        raise AssertionError(
-                            f"target={target} padding={padding} {backend}: {error}"
-                        ) from None
+    for target, padding in swept(targets, model.SerializeToString()):
+        compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
+        for backend, got in (
+            ("interpreter", Interpreter(compiled, source_path=source).run(inputs)),
+            ("generated", run_generated(compiled, inputs, source_path=source)),
+        ):
+            assert len(got) == len(expected), (target, padding, backend)
+            for want, actual in zip(expected, got, strict=True):
+                try:
+                    assert_close(want, actual, tolerance, step)
+                except AssertionError as error:
+                    raise AssertionError(
+                        f"target={target} padding={padding} {backend}: {error}"
+                    ) from None
     return module
 
 

@@ -3,8 +3,10 @@
 (ref, avx2, avx512) and padding setting must give the unoptimised interpreter's results (within
 1e-4 of the output's largest magnitude; NaN and Inf exactly where they were).
 
-CI runs a fixed, derandomized sample (a smaller one also through the generated modules);
-`python -m nnlayout.scripts.fuzz_programs --count 2000 [--generated]` runs thousands. Programs that once failed are kept in `tests/fuzz_regressions/` (one file each,
+The default tier runs a small fixed, derandomized sample (SMOKE_EXAMPLES programs, one of them
+through the generated modules too); the full tier (pytest --runslow, CI) a larger one
+(EXAMPLES, GENERATED_EXAMPLES); `python -m nnlayout.scripts.fuzz_programs --count 2000
+[--generated]` runs thousands. Programs that once failed are kept in `tests/fuzz_regressions/` (one file each,
 a comment saying what went wrong) and checked on plain and on NaN/Inf inputs.
 """
 
@@ -20,9 +22,23 @@ from nnlayout.tests.random_programs import check_program, random_programs
 
 EXAMPLES = 100
 GENERATED_EXAMPLES = 15  # each also through its generated modules: 2.4x the time
+SMOKE_EXAMPLES = 6  # the default tier's sample (its own, derandomized by the test's name)
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.mlir"))
 
 
+@settings(
+    max_examples=SMOKE_EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(random_programs(), st.booleans())
+def test_a_few_random_programs_keep_results(text: str, nan_and_inf: bool) -> None:
+    check_program(text, nan_and_inf=nan_and_inf, generated=nan_and_inf)
+
+
+@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES,
     derandomize=True,
@@ -35,6 +51,7 @@ def test_default_pipeline_keeps_results(text: str, nan_and_inf: bool) -> None:
     check_program(text, nan_and_inf=nan_and_inf)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=GENERATED_EXAMPLES,
     derandomize=True,

@@ -35,8 +35,8 @@ class Placement:
 @dataclass(frozen=True)
 class PlannedBuffer:
     """One arena buffer of a plan, for reports: its name, interval, offset, the first buffer
-    of its in-place chain (itself if none), the buffer whose memory it overwrites, if any, and
-    its bytes of channel padding and halo."""
+    of its in-place chain (itself if none), the buffer whose memory it overwrites, if any, its
+    bytes of channel padding and halo (both), and its halo bytes alone."""
 
     name: str
     interval: Interval
@@ -44,6 +44,7 @@ class PlannedBuffer:
     chain: str
     overwrites: str | None
     padding: int
+    halo: int = 0
 
 
 @dataclass(frozen=True)

@@ -460,6 +460,7 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
             roots[b].name,
             None if b.overwrites is None else b.overwrites.name,
             sum(p),
+            p[1],
         )
         for b, p in zip(planned, padding, strict=True)
     )

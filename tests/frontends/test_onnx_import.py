@@ -32,6 +32,7 @@ from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
 from nnlayout.ir.printer import print_module
 from nnlayout.runtime.interpreter import run_function
+from nnlayout.tests.helpers import tool_process
 
 F = TensorProto.FLOAT
 RNG = np.random.default_rng(7)
@@ -798,9 +799,9 @@ def test_external_data_inside_the_folder_is_loaded(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ errors (via the CLI)
 def nnlayout_import(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nnlayout.tools.import_onnx", *args], capture_output=True, text=True
-    )
+    """nnlayout-import in this process (tool_process; tests/tools/test_bad_files.py and
+    test_cli.py start it as a process)."""
+    return tool_process("nnlayout-import", args)
 
 
 def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:

@@ -18,6 +18,8 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.ir.printer import print_module
 from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module
 
+# The slow tier; skipped without iree-opt (the mlir extra), tests/conftest.py.
+pytestmark = [pytest.mark.slow, pytest.mark.iree]
 ROOT = Path(__file__).resolve().parents[2]
 IREE_OPT = shutil.which("iree-opt", path=str(Path(sys.executable).parent)) or shutil.which(
     "iree-opt"
@@ -25,7 +27,7 @@ IREE_OPT = shutil.which("iree-opt", path=str(Path(sys.executable).parent)) or sh
 
 
 def iree_opt(text: str) -> subprocess.CompletedProcess[str]:
-    assert IREE_OPT is not None, "iree-opt not found: install the test extra (iree-base-compiler)"
+    assert IREE_OPT is not None, "iree-opt not found: install the mlir extra (iree-base-compiler)"
     return subprocess.run(
         [IREE_OPT, "--allow-unregistered-dialect", "--split-input-file", "-"],
         input=text,

@@ -377,6 +377,7 @@ ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 CAPPED_HERE = any(name in os.environ for name in ISA_CAPS)
 
 
+@pytest.mark.slow  # lit itself runs in scripts/test.sh, under both instruction sets
 @pytest.mark.parametrize("name", ISA_CAPS)
 def test_lit_checks_the_instruction_set_its_tests_run(name: str) -> None:
     """lit.cfg asks oneDNN which code it runs (%onednn_isa) in lit's own process: the tests

@@ -52,6 +52,7 @@ from nnlayout.tests.helpers import (
     compile_module,
     parse,
     random_inputs,
+    tiered,
 )
 
 pytestmark = pytest.mark.onednn
@@ -778,6 +779,7 @@ def openmp_threads(count: int) -> Iterator[None]:
         openmp.omp_set_num_threads(before)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("compiled_at", "run_at"), [(2, 1), (1, 2)])
 def test_weights_are_repacked_where_the_thread_count_changes_onednns_format(
     compiled_at: int, run_at: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -955,7 +957,7 @@ def test_two_interpreters_of_one_program_run_in_two_threads() -> None:
             future.result()
 
 
-@pytest.mark.parametrize("name", sorted(ZOO))
+@pytest.mark.parametrize("name", tiered(sorted(ZOO), ["resnet50", "unet"]))
 def test_small_zoo_models_keep_their_results(name: str) -> None:
     """With and without channel padding; concats, residual adds, depthwise convolutions,
     batch norms, poolings, relus, clips and transposed convolutions run in oneDNN, the rest

@@ -30,7 +30,7 @@ from nnlayout.ir.parser import parse_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter, find_entry
-from nnlayout.tests.helpers import TRAP_UNARY, assert_same, dense, random_inputs
+from nnlayout.tests.helpers import TRAP_UNARY, assert_same, dense, random_inputs, tiered
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
@@ -109,8 +109,14 @@ def zoo_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("zoo")
 
 
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("name", sorted(ZOO))
+# The default tier: three models, each on another target.
+@pytest.mark.parametrize(
+    ("name", "target"),
+    tiered(
+        [(name, target) for name in sorted(ZOO) for target in TARGETS],
+        [("densenet121", "avx2"), ("se_resnet50", "avx512"), ("mobilenet_v2", "ref")],
+    ),
+)
 def test_small_zoo_models(name: str, target: str, zoo_folder: Path, tmp_path: Path) -> None:
     source = zoo_source(name, zoo_folder)
     assert source.with_suffix(".npz").is_file()  # external weights, copied beside the module

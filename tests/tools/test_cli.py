@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from nnlayout.tests.helpers import tool_process
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,6 +16,10 @@ EXAMPLE = ROOT / "examples" / "small_cnn.mlir"
 
 
 def opt(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """nnlayout-opt on `args`: in this process, but as a process where a plugin is loaded
+    (its passes would stay registered here) and in the first test (tool_process)."""
+    if "--load" not in args:
+        return tool_process("nnlayout-opt", args, stdin)
     return subprocess.run(
         [sys.executable, "-m", "nnlayout.tools.opt", *args],
         capture_output=True,
@@ -24,7 +29,9 @@ def opt(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
 
 
 def test_example_round_trips() -> None:
-    first = opt(str(EXAMPLE))
+    first = subprocess.run(
+        [sys.executable, "-m", "nnlayout.tools.opt", str(EXAMPLE)], capture_output=True, text=True
+    )
     assert first.returncode == 0, first.stderr
     second = opt("-", stdin=first.stdout)
     assert second.returncode == 0, second.stderr

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nnlayout.tests.helpers import tool_process
+
 NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>)
     -> (tensor<2x4xf32>, tensor<2x3xf32>) {
   %m = nn.matmul %x, %y : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
@@ -24,6 +26,11 @@ NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """nnlayout-run in this process (tool_process); the first test starts it as a process."""
+    return tool_process("nnlayout-run", args)
+
+
+def run_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "nnlayout.tools.run", *args], capture_output=True, text=True
     )
@@ -57,7 +64,7 @@ def clean_error(result: subprocess.CompletedProcess[str], message: str) -> None:
 def test_good_run_writes_results_and_summaries(net: Path, tmp_path: Path) -> None:
     x, y, paths = inputs(tmp_path)
     out = tmp_path / "out" / "nested"
-    result = run(str(net), "--input", *paths, "--output-dir", str(out))
+    result = run_process(str(net), "--input", *paths, "--output-dir", str(out))
     assert result.returncode == 0, result.stderr
     first, second = np.load(out / "result0.npy"), np.load(out / "result1.npy")
     np.testing.assert_allclose(first, np.maximum(x @ y, 0), rtol=1e-5, atol=1e-6)

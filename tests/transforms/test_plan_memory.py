@@ -349,11 +349,14 @@ def test_planned_programs_run_on_the_arena() -> None:
 
 @pytest.mark.parametrize(
     ("name", "target", "padding"),
-    [
-        (name, target, padding)
-        for name in sorted(ZOO)
-        for target, padding in (("avx512", True), ("avx2", False))
-    ],
+    semantics.tiered(
+        [
+            (name, target, padding)
+            for name in sorted(ZOO)
+            for target, padding in (("avx512", True), ("avx2", False))
+        ],
+        [("densenet121", "avx512", True), ("resnext50", "avx2", False), ("unet", "avx512", True)],
+    ),
 )
 def test_small_zoo_planned_keeps_results(name: str, target: str, padding: bool) -> None:
     module = import_model(build(name, small=True), inline_limit=1 << 30).module
