@@ -4,10 +4,7 @@
 
 from __future__ import annotations
 
-import builtins
 import hashlib
-import keyword
-import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,29 +40,6 @@ from nnlayout.runtime.values import (
 if TYPE_CHECKING:
     from nnlayout.kernels.registry import FixedCall
     from nnlayout.kernels.values import RuntimeValue
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Names the generated module defines or uses itself, which no value may take.
-_RESERVED = frozenset(
-    {
-        *keyword.kwlist,
-        *keyword.softkwlist,
-        *dir(builtins),
-        "np",
-        "ENTRY",
-        "PLANNED_IR",
-        "PROGRAM",
-        "K",
-        "ARENA",
-        "ARENA_BYTES",
-        "aligned_empty",
-        "fill_border",
-        "Program",
-        "run",
-        "inputs",
-    }
-)
-_COMMENT_UNSAFE = re.compile(r"[^A-Za-z0-9_%=()\[\],.:*+<> -]")
 
 
 def load_time_constants(function: func.FuncOp) -> tuple[frozenset[Operation], list[Operation]]:

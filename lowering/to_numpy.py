@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
 from types import ModuleType
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
@@ -77,9 +77,6 @@ from nnlayout.runtime.values import (
     reinterpreted_shape,
     subview_slices,
 )
-
-if TYPE_CHECKING:
-    pass
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Names the generated module defines or uses itself, which no value may take.
