@@ -15,6 +15,7 @@ MLIR tools (mlir-opt, iree-opt) read back.
 
 from __future__ import annotations
 
+import sys
 from io import StringIO
 from typing import IO
 
@@ -108,10 +109,15 @@ def _mlir_alignment(op: Operation) -> int | None:
 
 
 def print_module(
-    module: ModuleOp, stream: IO[str], generic: bool = False, mlir_compatible: bool = False
+    module: ModuleOp,
+    stream: IO[str] | None = None,
+    generic: bool = False,
+    mlir_compatible: bool = False,
 ) -> None:
-    """Prints `module` to `stream`: in the generic form, or (`mlir_compatible`) with the ops
-    of nnlayout's own dialects generic and the others custom, as upstream MLIR reads them."""
+    """Prints `module` to `stream` (standard output by default): in the generic form, or
+    (`mlir_compatible`) with the ops of nnlayout's own dialects generic and the others
+    custom, as upstream MLIR reads them."""
+    stream = sys.stdout if stream is None else stream
     printer = _TypeCachingPrinter(stream=stream, print_generic_format=generic)
     printer.mlir_syntax = mlir_compatible
     printer.print_op(module)

@@ -13,7 +13,8 @@ kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
 fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
 halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
-input). `verify=true` then checks the plan with verify-memory-plan (which changes nothing).
+input). `verify=true` then checks the plan with verify-memory-plan (which changes nothing);
+`report=true` and `svg="FILE"` are plan-memory's: the plan printed to stderr and drawn.
 
 The target and padding go to select-dispatch alone, which records them on the module
 (`nnlayout.target`, `nnlayout.padding`), where fuse-post-ops reads them.
@@ -52,6 +53,8 @@ class DefaultPipelinePass(ModulePass):
     nnan: bool = False  # fuse-post-ops' fast-math promise: no NaN reaches an activation
     remarks: bool = False
     verify: bool = False
+    report: bool = False  # plan-memory's: each function's plan printed to stderr
+    svg: str = ""  # plan-memory's: the plans drawn in this SVG file
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
@@ -67,7 +70,7 @@ class DefaultPipelinePass(ModulePass):
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),
             BufferizePass(),
-            PlanMemoryPass(),
+            PlanMemoryPass(self.report, self.svg),
             *((VerifyMemoryPlanPass(),) if self.verify else ()),
         )
 
