@@ -1,5 +1,5 @@
 """Writes the reference pages of docs/ that are generated from the code, so that they cannot
-drift from it (tests/test_docs.py fails when a page differs from what this makes now):
+drift from it (tests/test_docs.py fails when a page differs from what this makes now).
 
     python scripts/gen_docs.py            # rewrite docs/dialects.md, passes.md, kernels.md,
                                           # onnx-operators.md
