@@ -57,11 +57,11 @@ from nnlayout.kernels.onednn.movement import (
     shuffle_accepts,
     shuffle_layouts,
     shuffle_reorder_accepts,
-    shuffle_reorder_layouts,
-    shuffle_reorder_types_reason,
     shuffle_reorder_workspace,
     shuffle_types_reason,
     shuffle_workspace,
+    strided_reorder_layouts,
+    strided_reorder_types_reason,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
 from nnlayout.kernels.onednn.quantized_eltwise import int8_eltwise_kernels
@@ -81,9 +81,7 @@ from nnlayout.kernels.onednn.slicing import (
     PreparedSlice,
     slice_accepts,
     slice_implementation,
-    slice_layouts,
     slice_run,
-    slice_types_reason,
     slice_workspace,
 )
 from nnlayout.kernels.onednn.softmax import (
@@ -137,9 +135,9 @@ REDUCTION = Rules(
 SHUFFLE = Rules(shuffle_accepts, shuffle_layouts, shuffle_workspace, shuffle_types_reason)
 SHUFFLE_REORDER = Rules(
     shuffle_reorder_accepts,
-    shuffle_reorder_layouts,
+    strided_reorder_layouts,
     shuffle_reorder_workspace,
-    shuffle_reorder_types_reason,
+    strided_reorder_types_reason,
     unblocked_refusal,
 )
 TRANSPOSE = Rules(transpose_accepts, transpose_layouts, transpose_workspace, transpose_types_reason)
@@ -241,9 +239,9 @@ def kernels() -> list[Kernel]:
                 FAMILY,
                 slice_run,
                 accepts=slice_accepts,
-                layouts=slice_layouts,
+                layouts=strided_reorder_layouts,
                 accepts_layout=unblocked_refusal,
-                accepts_types=slice_types_reason,
+                accepts_types=strided_reorder_types_reason,
                 workspace=slice_workspace,
                 reads_halo=False,
                 writes_strided=False,

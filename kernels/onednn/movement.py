@@ -211,11 +211,13 @@ def shuffle_reorder_accepts(op: Operation, target: Target, padding: bool) -> str
     return None if is_fast(implementation) else f"oneDNN chose {implementation}"
 
 
-def shuffle_reorder_layouts(op: Operation, target: Target) -> Layouts:
+def strided_reorder_layouts(op: Operation, target: Target) -> Layouts:
+    """Operand 0's layout as it comes, for the result too (a reorder between strided
+    descriptors: the plain shuffle here, slicing.py's slice)."""
     return (ANY_LAYOUT,), (ANY_LAYOUT,)
 
 
-def shuffle_reorder_types_reason(op: Operation) -> str | None:
+def strided_reorder_types_reason(op: Operation) -> str | None:
     """The reorder reads and writes operand 0's layout, which is not blocked."""
     if not is_f32(op):
         return NOT_F32

@@ -21,24 +21,21 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import ANY_LAYOUT
-from nnlayout.dialects.layout import buffer_bytes, buffer_type, encoding_name, layout_of
+from nnlayout.dialects.layout import buffer_bytes, buffer_type, encoding_name
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import (
     NOT_F32,
-    Layouts,
     axis_strides,
     is_f32,
     is_fast,
     op_key,
     remembered,
-    unblocked_refusal,
 )
 from nnlayout.kernels.onednn.movement import blocked_activations
-from nnlayout.kernels.registry import BindingRefused, BindingSession, Target, one_layout_refusal
+from nnlayout.kernels.registry import BindingRefused, BindingSession, Target
 
 MAX_RANK = 6
 
@@ -94,18 +91,6 @@ def slice_accepts(op: Operation, target: Target, padding: bool) -> str | None:
         )
     implementation, _ = _choice(op)
     return None if is_fast(implementation) else f"oneDNN chose {implementation}"
-
-
-def slice_layouts(op: Operation, target: Target) -> Layouts:
-    return (ANY_LAYOUT,), (ANY_LAYOUT,)
-
-
-def slice_types_reason(op: Operation) -> str | None:
-    """The reorder reads and writes operand 0's layout, which is not blocked."""
-    if not is_f32(op):
-        return NOT_F32
-    spec = layout_of(op.operands[0].type)
-    return (None if spec is None else unblocked_refusal(op, spec)) or one_layout_refusal(op, [0])
 
 
 def slice_workspace(op: Operation, target: Target) -> int:
