@@ -536,46 +536,19 @@ def quantize_with_onnxruntime(
 ) -> onnx.ModelProto:
     """`model` quantized by onnxruntime's `quantize_static`: s8 weights (per channel by
     default), u8 activations (s8 with `signed_activations`), calibrated on 8 seeded random
-    inputs; QDQ form, or QOperator."""
-    import logging
+    inputs; QDQ form, or QOperator (`benchmarks/zoo_int8.py`'s `quantize`, not pre-processed)."""
+    from nnlayout.benchmarks.zoo_int8 import quantize
 
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            rng = np.random.default_rng(1)
-            shapes = {
-                vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
-                for vi in model.graph.input
-            }
-            self.batches = iter(
-                [
-                    {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
-                    for _ in range(8)
-                ]
-            )
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.batches, None)
-
-    source, target = folder / "float.onnx", folder / "quantized.onnx"
+    source = folder / "float.onnx"
     onnx.save(model, source)
-    logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process the model
-    quantize_static(
-        str(source),
-        str(target),
-        Reader(),
-        quant_format=QuantFormat.QOperator if qoperator else QuantFormat.QDQ,
+    return quantize(
+        source,
+        folder / "quantized.onnx",
+        preprocess=False,
+        qoperator=qoperator,
+        signed_activations=signed_activations,
         per_channel=per_channel,
-        activation_type=QuantType.QInt8 if signed_activations else QuantType.QUInt8,
-        weight_type=QuantType.QInt8,
     )
-    return onnx.load(target)
 
 
 def output_step(model: onnx.ModelProto) -> float:
