@@ -430,8 +430,8 @@ def report(rows: Sequence[Row], args: argparse.Namespace, markdown: bool) -> str
     return table(title, header, lines, markdown)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def make_parser() -> argparse.ArgumentParser:
+    """The command line's options."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -462,6 +462,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path(os.environ.get("NNLAYOUT_TORCHVISION_CACHE", DEFAULT_CACHE)),
         help=f"torchvision exports (default: $NNLAYOUT_TORCHVISION_CACHE or {DEFAULT_CACHE})",
     )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = make_parser()
     args = parser.parse_args(argv)
     args.names = args.names or list(MODELS)
     args.targets = [t for t in args.targets.split(",") if t]
