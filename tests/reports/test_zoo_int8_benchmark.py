@@ -1,0 +1,60 @@
+"""benchmarks/zoo_int8.py: the models it compares (Softmax outputs dropped, ResNet-18 left out
+with a line saying why where torch is missing), how it measures agreement, and a small run
+end to end with its table."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nnlayout.benchmarks import zoo_int8
+from nnlayout.benchmarks.zoo_int8 import steps_apart, top1_agreement, without_softmax
+from nnlayout.examples.make_models import build
+
+
+def test_softmax_output_dropped_logits_kept() -> None:
+    model = without_softmax(build("resnet50", small=True))
+    assert [o.name for o in model.graph.output] == ["/fc/Gemm_output_0"]
+    assert all(n.op_type != "Softmax" for n in model.graph.node)
+    unet = build("unet", small=True)  # no Softmax: unchanged
+    assert without_softmax(unet) == unet
+
+
+def test_steps_and_top1() -> None:
+    want = [np.array([[0.0, 0.5, 1.0]], np.float32), np.array([[1.0, 2.0]], np.float32)]
+    got = [np.array([[0.5, 0.5, 0.0]], np.float32), np.array([[1.0, 2.1]], np.float32)]
+    assert steps_apart(want, got, [0.5, 0.0]) == pytest.approx(2.0)  # 1.0 / 0.5; 0.1 absolute
+    assert top1_agreement(want[0], got[0]) == (0, 1)
+    masks = np.zeros((1, 2, 2, 2), np.float32)
+    masks[0, 1, 0, 0] = 1.0
+    assert top1_agreement(masks, np.zeros_like(masks)) == (3, 4)  # per pixel
+
+
+def test_resnet18_left_out_without_torch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(zoo_int8, "missing_packages", lambda: ["torch", "torchvision"])
+    args = argparse.Namespace(small=False, dir=tmp_path, cache_dir=tmp_path)
+    reason = zoo_int8.float_model("resnet18", args)
+    assert isinstance(reason, str) and "torch" in reason
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # in this process, no subprocess
+    assert zoo_int8.main(["resnet18", "--inputs", "1", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("resnet18: left out: needs torch, torchvision")
+
+
+@pytest.mark.slow  # quantizes, compiles twice and times: 5 to 15 s
+def test_small_unet_run_prints_its_row(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    argv = ["unet", "--small", "--inputs", "2", "--repeats", "1", "--markdown", "-d", str(tmp_path)]
+    assert zoo_int8.main(argv) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| unet")]
+    assert len(rows) == 1
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[9] == "yes / yes"  # both arenas at their lower bound
+    assert float(cells[8]) < 1.0  # int8 arena smaller than the f32 one
