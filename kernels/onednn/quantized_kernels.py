@@ -199,20 +199,28 @@ class _Bound:
     call and again only when another array comes (a constant is the same array on every
     call). A call writes into a C-contiguous destination of the result's bytes (viewed as
     its type: an arena's bytes may come typed otherwise), else into a new array that is
-    copied."""
+    copied. `on` binds it to the arrays generated code always passes: where source and
+    destination are C-contiguous, the primitive's memory objects are pointed at them once
+    (quantized_call.py), and a call runs the primitive alone."""
 
     def __init__(self, kernel: QConv | QMatmul):
         self.kernel = kernel
         self.packed_from: np.ndarray | None = None
         self.types = (NUMPY_TYPES[kernel.q.src_type], NUMPY_TYPES[kernel.q.dst_type])
 
-    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        x, weights, *bias = inputs
+    def _pack(self, weights: np.ndarray, bias: Sequence[np.ndarray]) -> None:
         if weights is not self.packed_from:
             self.kernel.pack(np.ascontiguousarray(weights).view(np.int8), bias[0] if bias else None)
             self.packed_from = weights
+
+    def _direct(self, out: np.ndarray) -> bool:
+        return out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST)
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        x, weights, *bias = inputs
+        self._pack(weights, bias)
         source = np.ascontiguousarray(x).reshape(-1).view(self.types[0])
-        if out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST):
+        if self._direct(out):
             self.kernel(source, out.reshape(-1).view(self.types[1]))
         else:
             result = np.empty(out.shape, self.types[1])
@@ -220,7 +228,13 @@ class _Bound:
             out[...] = result.view(out.dtype)
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
-        return partial(self, inputs, out)
+        x, weights, *bias = inputs
+        if not (x.flags.c_contiguous and self._direct(out)):
+            return partial(self, inputs, out)
+        self._pack(weights, bias)
+        return self.kernel.bind(
+            x.reshape(-1).view(self.types[0]), out.reshape(-1).view(self.types[1])
+        )
 
 
 def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Bound:
