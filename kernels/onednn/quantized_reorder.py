@@ -2,15 +2,16 @@
 (DequantizeLinear) as its reorder primitive with scales and zero points, and of
 `nn.qglobal_avg_pool` (com.microsoft QLinearGlobalAveragePool) as its average pooling.
 
-quantize: y = saturate(round_half_even(x / y_scale) + y_zp), f32 x to u8/s8 y; oneDNN's
-reorder with a destination scale and zero point (v3.2) computes it with x * (1 / y_scale)
-in f32, so a value x / y_scale within an f32 rounding error of a half step may round the
-other way: one step apart, on such rare values (the tests count them; exact half steps of a
-random input: 17 of 1000). A rank-4 result is written NHWC, the layout the int8 kernels
+quantize: y = saturate(round_half_even(x / y_scale) + y_zp), f32 x to u8/s8 y. oneDNN's
+reorder with a destination scale (v3.2) multiplies by 1 / y_scale, which rounds a value
+within an f32 rounding error of a half step the other way (1 input pixel of ResNet-50's
+150528, one step, enough to move a third of its logits by a step against onnxruntime,
+which divides). So numpy divides and rounds half to even in place (two passes over an f32
+buffer of the kernel's own), and oneDNN's reorder adds y_zp to those integers, saturates
+and converts, exactly, into the result's layout: NHWC for rank 4, what the int8 kernels
 read, so the reorder that would follow is the same call. oneDNN converts NaN to 0, not to
 the zero point the reference writes: a call whose input sum is not finite (a NaN, or an
-infinity, which oneDNN would saturate as the reference does) runs the reference kernel
-instead (the sum costs about a fifth of the reorder).
+infinity) runs the reference kernel instead (the sum costs a pass more).
 
 dequantize: y = (x - x_zp) * x_scale in f32, u8/s8 x (NHWC where rank 4) to a plain f32
 y: the same products in the same order, exact against the reference.
@@ -31,6 +32,7 @@ holds a value that should be a zero point.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import partial
 
@@ -138,15 +140,20 @@ def _argument(op: Operation) -> int:
     return b.DNNL_ARG_DST if isinstance(op, nn.QuantizeOp) else b.DNNL_ARG_SRC
 
 
+def _quantization(op: ReorderOp) -> Quantization:
+    """dequantize: x's scale and zero point; quantize: y's zero point (numpy scales)."""
+    if isinstance(op, nn.QuantizeOp):
+        return Quantization((), ((b.DNNL_ARG_DST, 0),))
+    return Quantization(((b.DNNL_ARG_SRC, 0),), ((b.DNNL_ARG_SRC, 0),))
+
+
 def reorder_pd(op: ReorderOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
-    """oneDNN's reorder computing `op` from layouts[0] to layouts[1]."""
+    """oneDNN's reorder computing `op` (quantize: from x / y_scale rounded) from
+    layouts[0] to layouts[1]."""
     shape = shape_of(op.operands[0])
     types = [DATA_TYPES[_type(v)] for v in (op.operands[0], op.results[0])]
-    arg = _argument(op)
     return p.reorder_pd(
-        _md(shape, layouts[0], types[0]),
-        _md(shape, layouts[1], types[1]),
-        Quantization(((arg, 0),), ((arg, 0),)),
+        _md(shape, layouts[0], types[0]), _md(shape, layouts[1], types[1]), _quantization(op)
     )
 
 
@@ -229,6 +236,20 @@ class _Bound:
             p.NUMPY_TYPES[self.call.compiled.pd.md(b.dnnl_query_exec_arg_md, arg).data_type]
             for arg in (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)
         )
+        quantize = isinstance(op, nn.QuantizeOp)
+        size = math.prod(shape_of(op.operands[0]))
+        self.scaled = np.empty(size, np.float32) if quantize else None
+        self.scale = np.float32(op.qparams().scale) if quantize else None  # type: ignore[attr-defined]
+
+    def _source(self, x: np.ndarray) -> np.ndarray:
+        """What oneDNN reads: x's bytes, or for quantize x / y_scale rounded half to even
+        (in f32, as ONNX's reference divides)."""
+        flat = x.reshape(-1).view(self.types[0])
+        if self.scaled is None:
+            return flat
+        np.divide(flat, self.scale, out=self.scaled)
+        np.rint(self.scaled, out=self.scaled)
+        return self.scaled
 
     def _direct(self, out: np.ndarray) -> bool:
         return out.flags.c_contiguous and out.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_DST)
@@ -240,10 +261,7 @@ class _Bound:
             out[...] = result
             return
         x = np.ascontiguousarray(inputs[0])
-        self.call.call_on(
-            {b.DNNL_ARG_SRC: x.reshape(-1).view(self.types[0])},
-            out.reshape(-1).view(self.types[1]),
-        )
+        self.call.call_on({b.DNNL_ARG_SRC: self._source(x)}, out.reshape(-1).view(self.types[1]))
         self._guard(x, out)
 
     def _guard(self, x: np.ndarray, out: np.ndarray) -> None:
@@ -257,13 +275,16 @@ class _Bound:
         x = inputs[0]
         if not (x.flags.c_contiguous and self._direct(out)):
             return partial(self, inputs, out)
-        call = self.call.bind_to(
-            {b.DNNL_ARG_SRC: x.reshape(-1).view(self.types[0])},
-            out.reshape(-1).view(self.types[1]),
-        )
-        if not isinstance(self.op, nn.QuantizeOp):
+        source = x.reshape(-1).view(self.types[0]) if self.scaled is None else self.scaled
+        call = self.call.bind_to({b.DNNL_ARG_SRC: source}, out.reshape(-1).view(self.types[1]))
+        if self.scaled is None:
             return call
-        return partial(_then, call, self._guard, x, out)
+        return partial(self._quantize, call, x, out)
+
+    def _quantize(self, call: FixedCall, x: np.ndarray, out: np.ndarray) -> None:
+        self._source(x)
+        call()
+        self._guard(x, out)
 
 
 def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
@@ -271,18 +292,14 @@ def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
     if isinstance(op, nn.QGlobalAvgPoolOp):
         return pool_conv(op)
     params, arg = op.qparams(), _argument(op)  # type: ignore[attr-defined]
-    quantization = Quantization(((arg, 0),), ((arg, 0),))
     values = runtime_values(
-        quantization, {arg: [float(params.scale)]}, {arg: int(params.zero_point)}
+        _quantization(op),  # type: ignore[arg-type]
+        {arg: [float(params.scale)]},
+        {arg: int(params.zero_point)},
     )
     pd = reorder_pd(op, layouts)  # type: ignore[arg-type]
     compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
     return PrimitiveCall(compiled, values)
-
-
-def _then(call: FixedCall, guard: object, x: np.ndarray, out: np.ndarray) -> None:
-    call()
-    guard(x, out)  # type: ignore[operator]
 
 
 def _unpack(x: np.ndarray, layout: str, op: Operation) -> np.ndarray:
