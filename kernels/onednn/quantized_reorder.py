@@ -108,12 +108,14 @@ def _layout(op: Operation) -> str:
 
 
 def reorder_layouts(op: Operation, target: Target) -> Layouts:
+    """The f32 side plain, the u8/s8 side NHWC where it has rank 4 (else plain)."""
     if isinstance(op, nn.QuantizeOp):
         return (PLAIN_LAYOUT,), (_layout(op),)
     return (_layout(op),), (PLAIN_LAYOUT,)
 
 
 def pool_layouts(op: Operation, target: Target) -> Layouts:
+    """Input and result NHWC."""
     return (NHWC.text,), (NHWC.text,)
 
 
