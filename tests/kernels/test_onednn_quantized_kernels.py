@@ -122,19 +122,31 @@ def test_the_kernel_computes_qlinearconv(
 
 
 def test_a_prepared_kernel_packs_its_weights_once() -> None:
+    """Constant weights (read-only, as the runtime makes them) are packed once, and a
+    kernel bound to its arrays runs on new contents of its source; weights that may change
+    (writeable) are packed again on each call."""
     op = qconv("NHWC")
     rng = np.random.default_rng(1)
     w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
     bias = rng.integers(-3000, 3000, 32).astype(np.int32)
-    bound = registry().lookup("qconv2d_onednn").prepare(op, None)
     spec = LayoutSpec.parse("NHWC")
     out = np.empty(spec.physical_shape((1, 32, 8, 8)), np.uint8)
-    for seed in (2, 3):
-        x = np.random.default_rng(seed).integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
-        bound.on([spec.pack(x), w, bias], out)()
-        got = spec.unpack(out, (1, 32, 8, 8))
-        assert np.abs(got.astype(int) - _reference(x, w, bias, op)).max() <= 1
-    assert bound.packed_from is w
+    source = np.empty(spec.physical_shape((1, 16, 8, 8)), np.uint8)
+    for constant in (True, False):
+        weights = w.copy()
+        weights.flags.writeable = bias.flags.writeable = not constant
+        bound = registry().lookup("qconv2d_onednn").prepare(op, None)
+        call = bound.on([source, weights, bias], out)
+        for seed in (2, 3):
+            x = np.random.default_rng(seed).integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
+            source[...] = spec.pack(x)
+            if not constant:
+                weights[...] = -weights  # new contents of the same array
+            call()
+            want = _reference(x, weights, bias, op)
+            got = spec.unpack(out, (1, 32, 8, 8))
+            assert np.abs(got.astype(int) - want).max() <= 1
+        assert bound.packed_from is weights
 
 
 def test_qmatmul_is_dispatched_and_computes_qlinearmatmul() -> None:
