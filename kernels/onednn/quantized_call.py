@@ -58,14 +58,18 @@ def runtime_descriptors(values: Mapping[int, np.ndarray]) -> dict[int, b.MemoryD
 
 
 class BoundCall:
-    """A primitive's execution on arrays pointed at once; it holds them (and so keeps the
-    constants it was bound with alive while it may run) and the memory objects pointing at
-    them (destroyed with their Python objects)."""
+    """A primitive's execution on arrays pointed at once; it holds them and its scratchpad
+    (so that they live while it may run, whoever else drops them: the constants it was
+    bound with, the kernel that made it) and the memory objects pointing at them
+    (destroyed with their Python objects)."""
 
-    __slots__ = ("arrays", "compiled", "execute")
+    __slots__ = ("arrays", "compiled", "execute", "scratchpad")
 
-    def __init__(self, compiled: Compiled, arrays: Mapping[int, np.ndarray]):
-        self.compiled, self.arrays = compiled, arrays
+    def __init__(
+        self, compiled: Compiled, arrays: Mapping[int, np.ndarray], scratchpad: np.ndarray
+    ):
+        self.compiled, self.arrays, self.scratchpad = compiled, arrays, scratchpad
+        compiled.point(arrays, scratchpad)
         self.execute = compiled.runner()
 
     def __call__(self) -> None:
@@ -92,7 +96,4 @@ class PrimitiveCall:
     def bind_to(self, sources: Mapping[int, np.ndarray], out: np.ndarray) -> BoundCall:
         """`call_on(sources, out)` as a call without arguments, its memory objects (private)
         pointed now: for arrays whose contents change between calls, never their place."""
-        compiled = self.compiled.private()
-        arrays = self.feeds(sources, out)
-        compiled.point(arrays, self.scratchpad)
-        return BoundCall(compiled, arrays)
+        return BoundCall(self.compiled.private(), self.feeds(sources, out), self.scratchpad)
