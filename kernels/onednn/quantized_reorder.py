@@ -72,6 +72,7 @@ from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall,
 
 NHWC = LayoutSpec.parse("NHWC")
 ReorderOp = nn.QuantizeOp | nn.DequantizeOp
+Step = tuple[PrimitiveCall, dict[int, np.ndarray], np.ndarray]  # a call, sources, result
 NHWC_TAG = by_layout("data", NHWC.text).value  # type: ignore[union-attr]
 
 
@@ -230,16 +231,21 @@ class _Bound:
         if reason is not None:
             raise BindingRefused(reason)
         self.op, self.layouts = op, _typed_layouts(op)
+        quantize = isinstance(op, nn.QuantizeOp)
+        # quantize into NHWC: a plain reorder, then a u8/s8 one into NHWC (oneDNN's f32 NCHW
+        # -> u8 NHWC reorder of 3 channels took twice as long as the two).
+        moves = quantize and self.layouts[1] != self.layouts[0]
         try:
-            self.call = _primitive_call(op, self.layouts)
+            self.call = _primitive_call(op, (self.layouts[0],) * 2 if moves else self.layouts)
+            self.move = _move(op, self.layouts) if moves else None
         except b.DnnlError as error:
             raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
         self.types = tuple(
             p.NUMPY_TYPES[self.call.compiled.pd.md(b.dnnl_query_exec_arg_md, arg).data_type]
             for arg in (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)
         )
-        quantize = isinstance(op, nn.QuantizeOp)
         size = math.prod(shape_of(op.operands[0]))
+        self.between = np.empty(size, self.types[1]) if moves else None
         self.scaled = np.empty(size, np.float32) if quantize else None
         self.scale = np.float32(op.qparams().scale) if quantize else None  # type: ignore[attr-defined]
 
@@ -254,7 +260,20 @@ class _Bound:
         return self.scaled
 
     def _direct(self, out: np.ndarray) -> bool:
-        return out.flags.c_contiguous and out.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_DST)
+        last = self.call if self.move is None else self.move
+        return out.flags.c_contiguous and out.nbytes == last.compiled.nbytes(b.DNNL_ARG_DST)
+
+    def _steps(
+        self, source: np.ndarray, out: np.ndarray
+    ) -> list[tuple[PrimitiveCall, dict, np.ndarray]]:
+        """The oneDNN calls, each with its sources and destination."""
+        result = out.reshape(-1).view(self.types[1])
+        if self.move is None:
+            return [(self.call, {b.DNNL_ARG_SRC: source}, result)]
+        return [
+            (self.call, {b.DNNL_ARG_SRC: source}, self.between),
+            (self.move, {b.DNNL_ARG_SRC: self.between}, result),
+        ]
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         if not self._direct(out):
@@ -263,7 +282,8 @@ class _Bound:
             out[...] = result
             return
         x = np.ascontiguousarray(inputs[0])
-        self.call.call_on({b.DNNL_ARG_SRC: self._source(x)}, out.reshape(-1).view(self.types[1]))
+        for call, sources, destination in self._steps(self._source(x), out):
+            call.call_on(sources, destination)
         self._guard(x, out)
 
     def _guard(self, x: np.ndarray, out: np.ndarray) -> None:
@@ -278,15 +298,23 @@ class _Bound:
         if not (x.flags.c_contiguous and self._direct(out)):
             return partial(self, inputs, out)
         source = x.reshape(-1).view(self.types[0]) if self.scaled is None else self.scaled
-        call = self.call.bind_to({b.DNNL_ARG_SRC: source}, out.reshape(-1).view(self.types[1]))
+        calls = [call.bind_to(*step) for call, *step in self._steps(source, out)]
         if self.scaled is None:
-            return call
-        return partial(self._quantize, call, x, out)
+            return calls[0]
+        return partial(self._quantize, calls, x, out)
 
-    def _quantize(self, call: FixedCall, x: np.ndarray, out: np.ndarray) -> None:
+    def _quantize(self, calls: list[FixedCall], x: np.ndarray, out: np.ndarray) -> None:
         self._source(x)
-        call()
+        for call in calls:
+            call()
         self._guard(x, out)
+
+
+def _move(op: nn.QuantizeOp, layouts: tuple[str, str]) -> PrimitiveCall:
+    """A copy of quantize's u8/s8 result from layouts[0] into layouts[1]."""
+    shape, data = shape_of(op.output), DATA_TYPES[_type(op.output)]
+    pd = p.reorder_pd(_md(shape, layouts[0], data), _md(shape, layouts[1], data))
+    return PrimitiveCall(Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)), {})
 
 
 def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
