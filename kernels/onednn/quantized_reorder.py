@@ -8,8 +8,9 @@ within an f32 rounding error of a half step the other way (1 input pixel of ResN
 150528, one step, enough to move a third of its logits by a step against onnxruntime,
 which divides). So numpy divides and rounds half to even in place (two passes over an f32
 buffer of the kernel's own), and oneDNN's reorder adds y_zp to those integers, saturates
-and converts, exactly, into the result's layout: NHWC for rank 4, what the int8 kernels
-read, so the reorder that would follow is the same call. oneDNN converts NaN to 0, not to
+and converts, exactly; a rank-4 result is then reordered into NHWC, what the int8 kernels
+read (two reorders: 0.22 ms on a 3x224x224 input, against 0.34 ms for oneDNN's one f32
+NCHW -> u8 NHWC reorder). oneDNN converts NaN to 0, not to
 the zero point the reference writes: a call whose input sum is not finite (a NaN, or an
 infinity) runs the reference kernel instead (the sum costs a pass more).
 
