@@ -8,7 +8,8 @@ convolutions (each shape times how often the network has it).
                                            [--implementations] [--only TEXT]
 
 Each kernel runs as the compiler would feed it: activations already in the format its
-primitive chose (format_tag::any), weights packed once, its scratchpad allocated once.
+primitive chose (format_tag::any), weights packed once, its scratchpad allocated once, its
+memory objects pointed at its arrays once (a call is the primitive's execution alone).
 f32: f32 source, weights, bias and result. fpmath: the same f32 convolution with
 NNLAYOUT_ONEDNN_FPMATH=bf16 (oneDNN computes it in bf16, f32 in memory). bf16
 (kernels/onednn/bf16.py): bf16 source, weights and result, f32 bias. int8
@@ -38,6 +39,7 @@ from nnlayout.kernels.onednn.attributes import FPMATH_VARIABLE
 from nnlayout.kernels.onednn.bf16 import Bf16Conv, bf16_refusal
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.quantized import QConv, QConvParams, QuantParams
+from nnlayout.kernels.onednn.quantized_call import BoundCall
 
 
 @dataclass(frozen=True)
@@ -155,10 +157,12 @@ def kernels(shape: Shape, s8: bool) -> dict[str, tuple[Callable[[], None], str] 
 
 
 def _bound(conv: Bf16Conv | QConv, x: np.ndarray, out: np.ndarray) -> Callable[[], None]:
-    def call() -> None:
-        conv(x, out)
-
-    return call
+    """The kernel's call on `x` and `out` with its memory objects pointed at them once, as
+    a generated module runs it (quantized_call.py): the primitive's execution alone."""
+    if isinstance(conv, QConv):
+        return conv.bind(x, out)
+    arrays = {**conv.arrays, b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: out}
+    return BoundCall(conv.compiled.private(), arrays, conv.scratchpad)
 
 
 def measure(

@@ -70,6 +70,7 @@ from nnlayout.kernels.onednn.quantized_kernels import (
     qmatmul_choice,
     quantized_kernels,
 )
+from nnlayout.kernels.onednn.quantized_reorder import quantized_reorder_kernels
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
     reduction_accepts_layout,
@@ -251,6 +252,7 @@ def kernels() -> list[Kernel]:
         ]
         + quantized_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)
+        + quantized_reorder_kernels(FAMILY)
     )
 
 

@@ -31,18 +31,23 @@ format the primitive chose, which carries the s8-source compensation (sum of wei
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
-from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
+from nnlayout.kernels.onednn.attributes import Quantization
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import reorder_array
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
+from nnlayout.kernels.onednn.quantized_call import (
+    BoundCall,
+    PrimitiveCall,
+    runtime_descriptors,
+    runtime_values,
+)
 
 ANY = b.dnnl_format_tag_any
 NCHW = 5  # dnnl_nchw = dnnl_abcd (and oihw)
@@ -174,14 +179,29 @@ class QuantParams:
     x_zero_point: int = 0
     y_zero_point: int = 0
 
+    def runtime(self, w_zero_point: int) -> tuple[dict[int, list[float]], dict[int, int]]:
+        """The scales and zero points by execution argument (source, weights, destination),
+        for `quantized_call.runtime_values`."""
+        scales = {
+            b.DNNL_ARG_SRC: [self.x_scale],
+            b.DNNL_ARG_WEIGHTS: list(self.w_scale),
+            b.DNNL_ARG_DST: [self.y_scale],
+        }
+        points = {
+            b.DNNL_ARG_SRC: self.x_zero_point,
+            b.DNNL_ARG_WEIGHTS: w_zero_point,
+            b.DNNL_ARG_DST: self.y_zero_point,
+        }
+        return scales, points
 
-class QConv:
+
+class QConv(PrimitiveCall):
     """An int8 convolution bound once: weights packed into oneDNN's format (compensation
     included), the bias prescaled to f32, scales and zero points in memories of their own
     (weights given as None: packed by a later `pack`).
     `formats` are the source, weights and destination tags to ask for (ANY: oneDNN's
     choice; `src_md`/`dst_md` say what it chose). `__call__(x, out)` runs on arrays of the
-    source's and destination's bytes in those formats."""
+    source's and destination's bytes in those formats; `bind(x, out)` on those very arrays."""
 
     def __init__(
         self,
@@ -193,17 +213,15 @@ class QConv:
     ):
         self.q = q
         self.pd = qconv_pd(q, *formats)
-        runtime, values = self._runtime(params)
+        values = runtime_values(q.quantization, *params.runtime(0))
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         if q.geometry.bias:
             args += (b.DNNL_ARG_BIAS,)
-        self.compiled = Compiled(self.pd, args, runtime=runtime)
+        super().__init__(Compiled(self.pd, args, runtime=runtime_descriptors(values)), dict(values))
         self.params = params
-        self.arrays = dict(values)
         self.packed_bytes = self.pd.md(b.dnnl_query_weights_md).size
         if weights is not None:
             self.pack(weights, bias)
-        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
 
     def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
         """Packs s8 `weights` (plain: o, i, h, w or g, o, i, h, w) into the primitive's
@@ -221,26 +239,6 @@ class QConv:
             params = self.params
             scale = np.float32(params.x_scale) * np.asarray(params.w_scale, np.float32)
             self.arrays[b.DNNL_ARG_BIAS] = (bias.astype(np.float32) * scale).astype(np.float32)
-
-    def _runtime(self, params: QuantParams) -> tuple[dict[int, MemoryDesc], dict[int, np.ndarray]]:
-        """The descriptors and arrays of the scales and zero points `q` takes at execution."""
-        values: dict[int, Sequence[float]] = {
-            b.DNNL_ARG_SRC: [params.x_scale],
-            b.DNNL_ARG_WEIGHTS: list(params.w_scale),
-            b.DNNL_ARG_DST: [params.y_scale],
-        }
-        points = {b.DNNL_ARG_SRC: params.x_zero_point, b.DNNL_ARG_DST: params.y_zero_point}
-        mds, arrays = {}, {}
-        quantization = self.q.quantization
-        for arg, _ in quantization.scales:
-            array = np.asarray(values[arg], np.float32)
-            mds[b.DNNL_ARG_ATTR_SCALES | arg] = runtime_md(array, b.dnnl_f32)
-            arrays[b.DNNL_ARG_ATTR_SCALES | arg] = array
-        for arg, _ in quantization.zero_points:
-            array = np.asarray([points[arg]], np.int32)
-            mds[b.DNNL_ARG_ATTR_ZERO_POINTS | arg] = runtime_md(array, b.dnnl_s32)
-            arrays[b.DNNL_ARG_ATTR_ZERO_POINTS | arg] = array
-        return mds, arrays
 
     @property
     def implementation(self) -> str:
@@ -260,7 +258,10 @@ class QConv:
         return np.empty(self.dst_md.size // dtype.itemsize, dtype)
 
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
-        self.compiled({**self.arrays, b.DNNL_ARG_SRC: x, b.DNNL_ARG_DST: out}, self.scratchpad)
+        self.call_on({b.DNNL_ARG_SRC: x}, out)
+
+    def bind(self, x: np.ndarray, out: np.ndarray) -> BoundCall:
+        return self.bind_to({b.DNNL_ARG_SRC: x}, out)
 
     def run_plain(self, x: np.ndarray) -> np.ndarray:
         """The convolution of plain NCHW `x`, its result plain NCHW: reordered in and out

@@ -29,12 +29,13 @@ from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
-from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
+from nnlayout.kernels.onednn.attributes import Quantization
 from nnlayout.kernels.onednn.common import Layouts, format_of, is_fast
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, runtime_descriptors
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
 NHWC = LayoutSpec.parse("NHWC")
@@ -125,7 +126,9 @@ def int8_workspace(op: Operation, target: Target) -> int:
 
 
 class _Bound:
-    """The op's primitive bound once for the format its types carry."""
+    """The op's primitive bound once for the format its types carry; `on` binds it to the
+    arrays generated code always passes (pointed at once where they are C-contiguous:
+    quantized_call.py)."""
 
     def __init__(self, op: Operation):
         reason = _shape_reason(op)
@@ -136,29 +139,34 @@ class _Bound:
             pd = _pd(op, tag)
         except b.DnnlError as error:
             raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
-        self.values: dict[int, np.ndarray] = {}
+        values: dict[int, np.ndarray] = {}
         if isinstance(op, nn.QAddOp):
-            self.values, _ = _qadd_values(op)
-        runtime = {arg: runtime_md(v, b.dnnl_f32) for arg, v in self.values.items()}
+            values, _ = _qadd_values(op)
         self.args = _SOURCES[: len(op.operands)]
-        self.compiled = Compiled(pd, (*self.args, b.DNNL_ARG_DST), runtime=runtime)
-        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
+        compiled = Compiled(pd, (*self.args, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
+        self.call = PrimitiveCall(compiled, values)
         self.dtype = p.NUMPY_TYPES[_int8_type(op) or b.dnnl_u8]
 
-    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        arrays = {
+    def _sources(self, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+        return {
             arg: np.ascontiguousarray(x).reshape(-1).view(self.dtype)
             for arg, x in zip(self.args, inputs, strict=True)
         }
-        direct = out.flags.c_contiguous and out.nbytes == self.compiled.nbytes(b.DNNL_ARG_DST)
+
+    def _direct(self, out: np.ndarray) -> bool:
+        return out.flags.c_contiguous and out.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_DST)
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        direct = self._direct(out)
         result = out if direct else np.empty(out.shape, out.dtype)
-        arrays[b.DNNL_ARG_DST] = result.reshape(-1).view(self.dtype)
-        self.compiled({**arrays, **self.values}, self.scratchpad)
+        self.call.call_on(self._sources(inputs), result.reshape(-1).view(self.dtype))
         if not direct:
             out[...] = result
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
-        return partial(self, inputs, out)
+        if not (self._direct(out) and all(x.flags.c_contiguous for x in inputs)):
+            return partial(self, inputs, out)
+        return self.call.bind_to(self._sources(inputs), out.reshape(-1).view(self.dtype))
 
 
 def _prepare(op: Operation, session: BindingSession | None = None) -> _Bound:

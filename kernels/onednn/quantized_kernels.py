@@ -196,23 +196,34 @@ def _out_array(op: Operation) -> np.ndarray:
 
 class _Bound:
     """A quantized op's primitive bound once; its weights (and bias) packed at the first
-    call and again only when another array comes (a constant is the same array on every
-    call). A call writes into a C-contiguous destination of the result's bytes (viewed as
-    its type: an arena's bytes may come typed otherwise), else into a new array that is
-    copied."""
+    call and again only when another array comes (a constant is the same read-only array
+    on every call; weights that are not constants are packed on every call). A call
+    writes into a C-contiguous destination of the result's bytes (viewed as its type: an
+    arena's bytes may come typed otherwise), else into a new array that is copied. `on`
+    binds it to the arrays generated code always passes: where source and destination are
+    C-contiguous and the weights constant, the primitive's memory objects are pointed at
+    them once (quantized_call.py), and a call runs the primitive alone."""
 
     def __init__(self, kernel: QConv | QMatmul):
         self.kernel = kernel
         self.packed_from: np.ndarray | None = None
         self.types = (NUMPY_TYPES[kernel.q.src_type], NUMPY_TYPES[kernel.q.dst_type])
 
-    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        x, weights, *bias = inputs
-        if weights is not self.packed_from:
+    def _pack(self, weights: np.ndarray, bias: Sequence[np.ndarray]) -> None:
+        """Packs `weights` unless they were packed from this very constant (a read-only
+        array: the runtime makes constants so; other weights may change between calls)."""
+        if weights is not self.packed_from or _may_change(weights, *bias):
             self.kernel.pack(np.ascontiguousarray(weights).view(np.int8), bias[0] if bias else None)
             self.packed_from = weights
+
+    def _direct(self, out: np.ndarray) -> bool:
+        return out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST)
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        x, weights, *bias = inputs
+        self._pack(weights, bias)
         source = np.ascontiguousarray(x).reshape(-1).view(self.types[0])
-        if out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST):
+        if self._direct(out):
             self.kernel(source, out.reshape(-1).view(self.types[1]))
         else:
             result = np.empty(out.shape, self.types[1])
@@ -220,7 +231,18 @@ class _Bound:
             out[...] = result.view(out.dtype)
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
-        return partial(self, inputs, out)
+        x, weights, *bias = inputs
+        if not (x.flags.c_contiguous and self._direct(out)) or _may_change(weights, *bias):
+            return partial(self, inputs, out)
+        self._pack(weights, bias)
+        return self.kernel.bind(
+            x.reshape(-1).view(self.types[0]), out.reshape(-1).view(self.types[1])
+        )
+
+
+def _may_change(*arrays: np.ndarray) -> bool:
+    """Whether any of `arrays` is writeable: not a constant, its contents may change."""
+    return any(array.flags.writeable for array in arrays)
 
 
 def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Bound:

@@ -13,18 +13,23 @@ format oneDNN chose (`format_tag::any`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
-from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
+from nnlayout.kernels.onednn.attributes import Quantization
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import reorder_array, row_major_strides
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8, QuantParams
+from nnlayout.kernels.onednn.quantized_call import (
+    BoundCall,
+    PrimitiveCall,
+    runtime_descriptors,
+    runtime_values,
+)
 
 ANY = b.dnnl_format_tag_any
 
@@ -102,11 +107,11 @@ def qmatmul_pd(q: QMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
     )
 
 
-class QMatmul:
+class QMatmul(PrimitiveCall):
     """An int8 product bound once: b packed (its zero point given at execution; None: by a
     later `pack`), the bias prescaled to f32, scales and zero points in memories of their
-    own. `__call__(a, out)`
-    runs on plain row-major arrays."""
+    own. `__call__(a, out)` runs on plain row-major arrays, `bind(a, out)` on those very
+    arrays."""
 
     def __init__(
         self,
@@ -118,20 +123,14 @@ class QMatmul:
     ):
         self.q = q
         self.pd = qmatmul_pd(q)
-        values = self._values(params, w_zero_point)
-        runtime = {
-            arg: runtime_md(array, b.dnnl_f32 if array.dtype == np.float32 else b.dnnl_s32)
-            for arg, array in values.items()
-        }
+        values = runtime_values(q.quantization, *params.runtime(w_zero_point))
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         args += (b.DNNL_ARG_BIAS,) if q.bias else ()
-        self.compiled = Compiled(self.pd, args, runtime=runtime)
+        super().__init__(Compiled(self.pd, args, runtime=runtime_descriptors(values)), dict(values))
         self.params = params
-        self.arrays = dict(values)
         self.packed_bytes = self.pd.md(b.dnnl_query_weights_md).size
         if weights is not None:
             self.pack(weights, bias)
-        self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
 
     def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
         """Packs s8 `weights` (K, N) into the primitive's format and prescales the i32
@@ -148,39 +147,15 @@ class QMatmul:
             scale = np.float32(params.x_scale) * np.asarray(params.w_scale, np.float32)
             self.arrays[b.DNNL_ARG_BIAS] = (bias.astype(np.float32) * scale).astype(np.float32)
 
-    def _values(self, params: QuantParams, w_zero_point: int) -> dict[int, np.ndarray]:
-        scales: dict[int, Sequence[float]] = {
-            b.DNNL_ARG_SRC: [params.x_scale],
-            b.DNNL_ARG_WEIGHTS: list(params.w_scale),
-            b.DNNL_ARG_DST: [params.y_scale],
-        }
-        points = {
-            b.DNNL_ARG_SRC: params.x_zero_point,
-            b.DNNL_ARG_WEIGHTS: w_zero_point,
-            b.DNNL_ARG_DST: params.y_zero_point,
-        }
-        quantization = self.q.quantization
-        values = {
-            b.DNNL_ARG_ATTR_SCALES | arg: np.asarray(scales[arg], np.float32)
-            for arg, _ in quantization.scales
-        }
-        values.update(
-            {
-                b.DNNL_ARG_ATTR_ZERO_POINTS | arg: np.asarray([points[arg]], np.int32)
-                for arg, _ in quantization.zero_points
-            }
-        )
-        return values
-
     @property
     def implementation(self) -> str:
         return self.pd.implementation
 
     def __call__(self, a: np.ndarray, out: np.ndarray) -> None:
-        self.compiled(
-            {**self.arrays, b.DNNL_ARG_SRC: a.reshape(-1), b.DNNL_ARG_DST: out.reshape(-1)},
-            self.scratchpad,
-        )
+        self.call_on({b.DNNL_ARG_SRC: a.reshape(-1)}, out.reshape(-1))
+
+    def bind(self, a: np.ndarray, out: np.ndarray) -> BoundCall:
+        return self.bind_to({b.DNNL_ARG_SRC: a.reshape(-1)}, out.reshape(-1))
 
     def run(self, a: np.ndarray) -> np.ndarray:
         out = np.empty(self.q.dst, NUMPY_TYPES[self.q.dst_type])

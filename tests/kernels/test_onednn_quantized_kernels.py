@@ -5,6 +5,8 @@ arrays in those layouts, is the integer reference's result within one step."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import IntegerType, NoneAttr, TensorType, i32
@@ -122,19 +124,51 @@ def test_the_kernel_computes_qlinearconv(
 
 
 def test_a_prepared_kernel_packs_its_weights_once() -> None:
+    """Constant weights (read-only, as the runtime makes them) are packed once, and a
+    kernel bound to its arrays runs on new contents of its source; weights that may change
+    (writeable) are packed again on each call."""
     op = qconv("NHWC")
     rng = np.random.default_rng(1)
     w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
     bias = rng.integers(-3000, 3000, 32).astype(np.int32)
-    bound = registry().lookup("qconv2d_onednn").prepare(op, None)
     spec = LayoutSpec.parse("NHWC")
     out = np.empty(spec.physical_shape((1, 32, 8, 8)), np.uint8)
-    for seed in (2, 3):
-        x = np.random.default_rng(seed).integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
-        bound.on([spec.pack(x), w, bias], out)()
-        got = spec.unpack(out, (1, 32, 8, 8))
-        assert np.abs(got.astype(int) - _reference(x, w, bias, op)).max() <= 1
-    assert bound.packed_from is w
+    source = np.empty(spec.physical_shape((1, 16, 8, 8)), np.uint8)
+    for constant in (True, False):
+        weights = w.copy()
+        weights.flags.writeable = bias.flags.writeable = not constant
+        bound = registry().lookup("qconv2d_onednn").prepare(op, None)
+        call = bound.on([source, weights, bias], out)
+        for seed in (2, 3):
+            x = np.random.default_rng(seed).integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
+            source[...] = spec.pack(x)
+            if not constant:
+                weights[...] = -weights  # new contents of the same array
+            call()
+            want = _reference(x, weights, bias, op)
+            got = spec.unpack(out, (1, 32, 8, 8))
+            assert np.abs(got.astype(int) - want).max() <= 1
+        assert bound.packed_from is weights
+
+
+def test_a_bound_call_outlives_the_kernel_that_made_it() -> None:
+    """The call `on` returns keeps what its primitive points at (scratchpad, packed weights)
+    alive after the kernel is dropped: it once wrote into a freed scratchpad."""
+    op = qconv("NHWC")
+    rng = np.random.default_rng(4)
+    w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, 32).astype(np.int32)
+    w.flags.writeable = bias.flags.writeable = False
+    spec = LayoutSpec.parse("NHWC")
+    x = rng.integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
+    out = np.empty(spec.physical_shape((1, 32, 8, 8)), np.uint8)
+    call = registry().lookup("qconv2d_onednn").prepare(op, None).on([spec.pack(x), w, bias], out)
+    gc.collect()
+    litter = [np.full(1 << 16, 255, np.uint8) for _ in range(64)]  # reuse freed memory
+    call()
+    got = spec.unpack(out, (1, 32, 8, 8))
+    assert np.abs(got.astype(int) - _reference(x, w, bias, op)).max() <= 1
+    assert all(np.all(a == 255) for a in litter)
 
 
 def test_qmatmul_is_dispatched_and_computes_qlinearmatmul() -> None:

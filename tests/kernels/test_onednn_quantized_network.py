@@ -1,8 +1,8 @@
 """A small quantized CNN (QOperator form: quantize, a 3x3 convolution with a fused ReLU, u8
 max pooling, a depthwise strided convolution, pointwise ones with a residual qadd, global
 average pooling, a fully connected qmatmul, dequantize) through the pipelines on the oneDNN
-targets: the census shows oneDNN's int8 kernels running every qconv2d, the qmatmul, the
-qadd and the max pooling, and the output is the reference kernels' within one quantization
+targets: the census shows oneDNN's int8 kernels running every op (quantize, dequantize and
+the global average pooling included), and the output is the reference kernels' within one quantization
 step, padding on and off, layout passes alone and the whole default pipeline."""
 
 from __future__ import annotations
@@ -138,6 +138,9 @@ def test_a_quantized_network_runs_on_onednn_int8_kernels(target: str, padding: b
     census = kernel_census(planned)
     assert census.kernels["qconv2d_onednn"] == 4 and census.kernels["qmatmul_onednn"] == 1
     assert census.kernels["qadd_onednn"] == 1 and census.kernels["max_pool2d_int8_onednn"] == 1
+    for name in ("quantize_onednn", "dequantize_onednn", "qglobal_avg_pool_onednn"):
+        assert census.kernels[name] == 1, census.kernels
+    assert not census.fallbacks, census.fallbacks
     # The convolutions' and the product's code: VNNI or AMX (refused otherwise).
     products = [
         library_implementation(op)

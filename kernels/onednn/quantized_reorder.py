@@ -1,0 +1,385 @@
+"""oneDNN kernels of `nn.quantize` (ONNX QuantizeLinear) and `nn.dequantize`
+(DequantizeLinear) as its reorder primitive with scales and zero points, and of
+`nn.qglobal_avg_pool` (com.microsoft QLinearGlobalAveragePool) as its average pooling.
+
+quantize: y = saturate(round_half_even(x / y_scale) + y_zp), f32 x to u8/s8 y. oneDNN's
+reorder with a destination scale (v3.2) multiplies by 1 / y_scale, which rounds a value
+within an f32 rounding error of a half step the other way (1 input pixel of ResNet-50's
+150528, one step, enough to move a third of its logits by a step against onnxruntime,
+which divides). So numpy divides and rounds half to even in place (two passes over an f32
+buffer of the kernel's own), and oneDNN's reorder adds y_zp to those integers, saturates
+and converts, exactly; a rank-4 result is then reordered into NHWC, what the int8 kernels
+read (two reorders: 0.22 ms on a 3x224x224 input, against 0.34 ms for oneDNN's one f32
+NCHW -> u8 NHWC reorder). oneDNN converts NaN to 0, not to
+the zero point the reference writes: a call whose input sum is not finite (a NaN, or an
+infinity) runs the reference kernel instead (the sum costs a pass more).
+
+dequantize: y = (x - x_zp) * x_scale in f32, u8/s8 x (NHWC where rank 4) to a plain f32
+y: the same products in the same order, exact against the reference.
+
+qglobal_avg_pool: y = saturate(round_half_even(mean(x - x_zp) * x_scale / y_scale) + y_zp).
+oneDNN's average pooling takes no scales and has no u8 -> f32 or s32 code (v3.2: only
+u8 -> u8, a rounded mean), and its int8 reductions are its reference code; so the op runs
+as oneDNN's int8 depthwise convolution (quantized.py) with an H x W kernel of ones whose
+weight scale is 1 / (H * W): the sums of x - x_zp exact in s32, times x_scale / (H * W)
+and divided by y_scale in f32, then y_zp added, rounded and saturated, all in one call.
+Within one step of the reference (which takes the mean in f64) where the value lies at a
+half step.
+
+Each refuses per-axis scales or zero points (`refusal` names it): activations are quantized
+per tensor. Only unpadded layouts (NHWC, plain) are read and written, so no padding lane
+holds a value that should be a zero point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import partial
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.nn import shape_of
+from nnlayout.dialects.nn.base import numpy_dtype
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.attributes import Quantization
+from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import Layouts, is_fast, row_major_strides
+from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.onednn.formats import by_layout
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.quantized import (
+    ANY,
+    DATA_TYPES,
+    INT8,
+    QConv,
+    QConvParams,
+    QuantParams,
+    implementation_refusal,
+    qconv_pd,
+)
+from nnlayout.kernels.onednn.quantized_call import (
+    PrimitiveCall,
+    runtime_descriptors,
+    runtime_values,
+)
+from nnlayout.kernels.reference_quantized import quantize_array
+from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
+
+NHWC = LayoutSpec.parse("NHWC")
+ReorderOp = nn.QuantizeOp | nn.DequantizeOp
+Step = tuple[PrimitiveCall, dict[int, np.ndarray], np.ndarray]  # a call, sources, result
+NHWC_TAG = by_layout("data", NHWC.text).value  # type: ignore[union-attr]
+
+
+def _type(value: object) -> np.dtype:
+    return numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
+
+
+def _integer(op: Operation) -> object:
+    """The op's u8/s8 side: a quantize's result, else its input."""
+    return op.results[0] if isinstance(op, nn.QuantizeOp) else op.operands[0]
+
+
+def refusal(op: Operation) -> str | None:
+    """Why the oneDNN kernel cannot compute `op` (None: it can)."""
+    integer = _integer(op)
+    if DATA_TYPES.get(_type(integer)) not in INT8:
+        return f"{_type(integer)} data; the oneDNN kernel takes u8 or s8"
+    floats = op.operands[0] if isinstance(op, nn.QuantizeOp) else op.results[0]
+    if not isinstance(op, nn.QGlobalAvgPoolOp) and _type(floats) != np.float32:
+        return f"{_type(floats)} data; the oneDNN kernel converts from and to f32"
+    prefixes = ("x", "y") if isinstance(op, nn.QGlobalAvgPoolOp) else (None,)
+    for prefix in prefixes:
+        params = op.qparams() if prefix is None else op.qparams(prefix)  # type: ignore[attr-defined]
+        if params.per_axis:
+            return "per-axis scales; the oneDNN kernel takes one per tensor"
+    if isinstance(op, nn.QGlobalAvgPoolOp) and len(shape_of(op.operands[0])) != 4:
+        return "not rank 4; the oneDNN kernel pools N, C, H, W"
+    return None
+
+
+def _layout(op: Operation) -> str:
+    """NHWC for a rank-4 integer side (what the int8 kernels read and write), else plain."""
+    return NHWC.text if len(shape_of(op.operands[0])) == 4 else PLAIN_LAYOUT
+
+
+def reorder_layouts(op: Operation, target: Target) -> Layouts:
+    """The f32 side plain, the u8/s8 side NHWC where it has rank 4 (else plain)."""
+    if isinstance(op, nn.QuantizeOp):
+        return (PLAIN_LAYOUT,), (_layout(op),)
+    return (_layout(op),), (PLAIN_LAYOUT,)
+
+
+def pool_layouts(op: Operation, target: Target) -> Layouts:
+    """Input and result NHWC."""
+    return (NHWC.text,), (NHWC.text,)
+
+
+def _md(shape: tuple[int, ...], layout: str, data_type: int) -> MemoryDesc:
+    """The descriptor of `shape` in `layout` (NHWC, else plain row-major)."""
+    if layout == NHWC.text:
+        return MemoryDesc.with_tag(shape, NHWC_TAG, data_type)
+    return MemoryDesc.with_strides(shape, row_major_strides(shape), data_type)
+
+
+def _typed_layouts(op: Operation) -> tuple[str, str]:
+    """The layouts of input and result as typed (NHWC or plain: others are refused)."""
+    found = []
+    for value in (op.operands[0], op.results[0]):
+        spec = layout_of(value.type)  # type: ignore[arg-type]
+        text = PLAIN_LAYOUT if spec is None else spec.text
+        if text not in (PLAIN_LAYOUT, NHWC.text):
+            raise BindingRefused(f"layout '{text}': the oneDNN kernel reads NHWC or plain data")
+        found.append(text)
+    return found[0], found[1]
+
+
+def _argument(op: Operation) -> int:
+    return b.DNNL_ARG_DST if isinstance(op, nn.QuantizeOp) else b.DNNL_ARG_SRC
+
+
+def _quantization(op: ReorderOp) -> Quantization:
+    """dequantize: x's scale and zero point; quantize: y's zero point (numpy scales)."""
+    if isinstance(op, nn.QuantizeOp):
+        return Quantization((), ((b.DNNL_ARG_DST, 0),))
+    return Quantization(((b.DNNL_ARG_SRC, 0),), ((b.DNNL_ARG_SRC, 0),))
+
+
+def reorder_pd(op: ReorderOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
+    """oneDNN's reorder computing `op` (quantize: from x / y_scale rounded) from
+    layouts[0] to layouts[1]."""
+    shape = shape_of(op.operands[0])
+    types = [DATA_TYPES[_type(v)] for v in (op.operands[0], op.results[0])]
+    return p.reorder_pd(
+        _md(shape, layouts[0], types[0]), _md(shape, layouts[1], types[1]), _quantization(op)
+    )
+
+
+def pool_spec(op: nn.QGlobalAvgPoolOp) -> tuple[QConvParams, QuantParams]:
+    """`op` as oneDNN's depthwise int8 convolution with an H x W kernel of ones, weight
+    scale 1 / (H * W)."""
+    n, c, h, w = shape_of(op.input)
+    g = ConvGeometry(
+        (n, c, h, w),
+        (c, 1, 1, h, w),
+        False,
+        (n, c, 1, 1),
+        (1, 1),
+        (1, 1),
+        (0, 0),
+        (0, 0),
+        "depthwise",
+    )
+    x, y = op.qparams("x"), op.qparams("y")
+    params = QuantParams(
+        float(x.scale), (1.0 / (h * w),), float(y.scale), int(x.zero_point), int(y.zero_point)
+    )
+    data = DATA_TYPES[_type(op.input)]
+    q = QConvParams(g, data, data, False, params.x_zero_point != 0, params.y_zero_point != 0)
+    return q, params
+
+
+def pool_conv(op: nn.QGlobalAvgPoolOp) -> QConv:
+    """`pool_spec`'s convolution on NHWC data, its weights packed."""
+    q, params = pool_spec(op)
+    weights = np.ones(q.geometry.weights, np.int8)
+    return QConv(q, weights, None, params, (NHWC_TAG, ANY, NHWC_TAG))
+
+
+def _pd(op: Operation, layouts: tuple[str, str]) -> b.PrimitiveDesc:
+    if isinstance(op, nn.QGlobalAvgPoolOp):
+        return qconv_pd(pool_spec(op)[0], NHWC_TAG, ANY, NHWC_TAG)
+    return reorder_pd(op, layouts)  # type: ignore[arg-type]
+
+
+def _layouts_of(op: Operation) -> tuple[str, str]:
+    if isinstance(op, nn.QGlobalAvgPoolOp):
+        return NHWC.text, NHWC.text
+    (given,), (made,) = reorder_layouts(op, None)  # type: ignore[arg-type]
+    return given, made
+
+
+def accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    reason = refusal(op)
+    if reason is not None:
+        return reason
+    try:
+        implementation = _pd(op, _layouts_of(op)).implementation
+    except b.DnnlError as error:
+        return f"oneDNN has no primitive for it: {error}"
+    if isinstance(op, nn.QGlobalAvgPoolOp):
+        return implementation_refusal(implementation)
+    return None if is_fast(implementation) else f"oneDNN offers only {implementation} for it"
+
+
+def workspace(op: Operation, target: Target) -> int:
+    return _pd(op, _layouts_of(op)).scratchpad_bytes
+
+
+class _Bound:
+    """The op's primitive bound once for the layouts its types carry (`on`: pointed once
+    at the arrays generated code passes, quantized_call.py); quantize checks on each call
+    that its input is finite (else the reference kernel runs)."""
+
+    def __init__(self, op: Operation):
+        reason = refusal(op)
+        if reason is not None:
+            raise BindingRefused(reason)
+        self.op, self.layouts = op, _typed_layouts(op)
+        quantize = isinstance(op, nn.QuantizeOp)
+        # quantize into NHWC: a plain reorder, then a u8/s8 one into NHWC (oneDNN's f32 NCHW
+        # -> u8 NHWC reorder of 3 channels took twice as long as the two).
+        moves = quantize and self.layouts[1] != self.layouts[0]
+        try:
+            self.call = _primitive_call(op, (self.layouts[0],) * 2 if moves else self.layouts)
+            self.move = _move(op, self.layouts) if moves else None
+        except b.DnnlError as error:
+            raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
+        self.types = tuple(
+            p.NUMPY_TYPES[self.call.compiled.pd.md(b.dnnl_query_exec_arg_md, arg).data_type]
+            for arg in (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)
+        )
+        size = math.prod(shape_of(op.operands[0]))
+        self.between = np.empty(size, self.types[1]) if moves else None
+        self.scaled = np.empty(size, np.float32) if quantize else None
+        self.scale = np.float32(op.qparams().scale) if quantize else None  # type: ignore[attr-defined]
+
+    def _source(self, x: np.ndarray) -> np.ndarray:
+        """What oneDNN reads: x's bytes, or for quantize x / y_scale rounded half to even
+        (in f32, as ONNX's reference divides)."""
+        flat = x.reshape(-1).view(self.types[0])
+        if self.scaled is None:
+            return flat
+        np.divide(flat, self.scale, out=self.scaled)
+        np.rint(self.scaled, out=self.scaled)
+        return self.scaled
+
+    def _direct(self, out: np.ndarray) -> bool:
+        last = self.call if self.move is None else self.move
+        return out.flags.c_contiguous and out.nbytes == last.compiled.nbytes(b.DNNL_ARG_DST)
+
+    def _steps(
+        self, source: np.ndarray, out: np.ndarray
+    ) -> list[tuple[PrimitiveCall, dict, np.ndarray]]:
+        """The oneDNN calls, each with its sources and destination."""
+        result = out.reshape(-1).view(self.types[1])
+        if self.move is None:
+            return [(self.call, {b.DNNL_ARG_SRC: source}, result)]
+        return [
+            (self.call, {b.DNNL_ARG_SRC: source}, self.between),
+            (self.move, {b.DNNL_ARG_SRC: self.between}, result),
+        ]
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        if not self._direct(out):
+            result = np.empty(out.shape, out.dtype)
+            self(inputs, result)
+            out[...] = result
+            return
+        x = np.ascontiguousarray(inputs[0])
+        for call, sources, destination in self._steps(self._source(x), out):
+            call.call_on(sources, destination)
+        self._guard(x, out)
+
+    def _guard(self, x: np.ndarray, out: np.ndarray) -> None:
+        """quantize's input with a NaN or an infinity: the reference kernel's result."""
+        op = self.op
+        if isinstance(op, nn.QuantizeOp) and not np.isfinite(np.add.reduce(x, axis=None)):
+            plain = quantize_array(_unpack(x, self.layouts[0], op), op.qparams())
+            out[...] = _pack(plain, self.layouts[1]).reshape(out.shape).view(out.dtype)
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        x = inputs[0]
+        if not (x.flags.c_contiguous and self._direct(out)):
+            return partial(self, inputs, out)
+        source = x.reshape(-1).view(self.types[0]) if self.scaled is None else self.scaled
+        calls = [call.bind_to(*step) for call, *step in self._steps(source, out)]
+        if self.scaled is None:
+            return calls[0]
+        return partial(self._quantize, calls, x, out)
+
+    def _quantize(self, calls: list[FixedCall], x: np.ndarray, out: np.ndarray) -> None:
+        self._source(x)
+        for call in calls:
+            call()
+        self._guard(x, out)
+
+
+def _move(op: nn.QuantizeOp, layouts: tuple[str, str]) -> PrimitiveCall:
+    """A copy of quantize's u8/s8 result from layouts[0] into layouts[1]."""
+    shape, data = shape_of(op.output), DATA_TYPES[_type(op.output)]
+    pd = p.reorder_pd(_md(shape, layouts[0], data), _md(shape, layouts[1], data))
+    return PrimitiveCall(Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)), {})
+
+
+def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
+    """The oneDNN call computing `op` from layouts[0] to layouts[1]."""
+    if isinstance(op, nn.QGlobalAvgPoolOp):
+        return pool_conv(op)
+    params, arg = op.qparams(), _argument(op)  # type: ignore[attr-defined]
+    values = runtime_values(
+        _quantization(op),  # type: ignore[arg-type]
+        {arg: [float(params.scale)]},
+        {arg: int(params.zero_point)},
+    )
+    pd = reorder_pd(op, layouts)  # type: ignore[arg-type]
+    compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
+    return PrimitiveCall(compiled, values)
+
+
+def _unpack(x: np.ndarray, layout: str, op: Operation) -> np.ndarray:
+    shape = shape_of(op.operands[0])
+    return NHWC.unpack(x, shape) if layout == NHWC.text else x.reshape(shape)
+
+
+def _pack(x: np.ndarray, layout: str) -> np.ndarray:
+    return NHWC.pack(x) if layout == NHWC.text else x
+
+
+def _prepare(op: Operation, session: BindingSession | None = None) -> _Bound:
+    return _Bound(op)
+
+
+def _run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    value = op.results[0]
+    spec, shape = layout_of(value.type), shape_of(value)  # type: ignore[arg-type]
+    out = np.empty(shape if spec is None else spec.physical_shape(shape), _type(value))
+    _Bound(op)(inputs, out)
+    return out
+
+
+def _implementation(op: Operation) -> str:
+    return _pd(op, _typed_layouts(op)).implementation
+
+
+def quantized_reorder_kernels(family: str) -> list[Kernel]:
+    """quantize_onednn, dequantize_onednn and qglobal_avg_pool_onednn."""
+    common = dict(
+        accepts=accepts,
+        workspace=workspace,
+        reads_halo=False,
+        writes_strided=False,
+        prepare=_prepare,
+        integer_data=True,
+        implementation_of=_implementation,
+    )
+    return [
+        Kernel("quantize_onednn", nn.QuantizeOp, family, _run, layouts=reorder_layouts, **common),  # type: ignore[arg-type]
+        Kernel(
+            "dequantize_onednn", nn.DequantizeOp, family, _run, layouts=reorder_layouts, **common
+        ),  # type: ignore[arg-type]
+        Kernel(
+            "qglobal_avg_pool_onednn",
+            nn.QGlobalAvgPoolOp,
+            family,
+            _run,
+            layouts=pool_layouts,
+            **common,
+        ),  # type: ignore[arg-type]
+    ]

@@ -1,0 +1,208 @@
+"""oneDNN's nn.quantize, nn.dequantize and nn.qglobal_avg_pool (kernels/onednn/
+quantized_reorder.py) against nnlayout's reference kernels, u8 and s8, zero points != 0, in
+the layouts dispatch gives them (NHWC for rank 4), called and bound (`on`): quantize
+(exact half steps and saturation included; non-finite input runs the reference) and
+dequantize exact, the pooling within one step on rare half-step values; refusals named; and the pipelines on every target,
+padding on and off, interpreter and generated module, give the interpreter's results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import IntegerType, NoneAttr, TensorType, f32
+from xdsl.rewriter import Rewriter
+from xdsl.utils.test_value import create_ssa_value
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
+from nnlayout.dialects.nn.base import ui8
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.targets import get_target
+from nnlayout.lowering.to_numpy import import_generated, translate
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.helpers import DEFAULT_PIPELINE, PIPELINE_TARGETS, compile_module, parse
+
+pytestmark = [
+    pytest.mark.onednn,
+    pytest.mark.skipif(not b.available(), reason="oneDNN is not available here"),
+]
+i8 = IntegerType(8)
+NHWC = LayoutSpec.parse("NHWC")
+SHAPE = (1, 24, 7, 9)
+ZERO = {ui8: 131, i8: -7}
+
+
+def _tensor(element_type: object, shape: tuple[int, ...], layout: str = "") -> TensorType:
+    return TensorType(element_type, shape, LayoutAttr(layout) if layout else NoneAttr())
+
+
+def _retype(op: nn.NNOp, new_type: TensorType) -> None:
+    Rewriter.replace_value_with_new_type(op.results[0], new_type)
+
+
+def _layout(shape: tuple[int, ...]) -> str:
+    return "NHWC" if len(shape) == 4 else ""
+
+
+def quantize(element_type: object, shape: tuple[int, ...] = SHAPE, typed: bool = False):
+    params = nn.QParams.make(0.0173, ZERO[element_type], element_type)
+    op = nn.QuantizeOp(create_ssa_value(_tensor(f32, shape)), params)
+    if typed:
+        _retype(op, _tensor(element_type, shape, _layout(shape)))
+    return op
+
+
+def dequantize(element_type: object, shape: tuple[int, ...] = SHAPE, typed: bool = False):
+    params = nn.QParams.make(0.0173, ZERO[element_type], element_type)
+    layout = _layout(shape) if typed else ""
+    return nn.DequantizeOp(create_ssa_value(_tensor(element_type, shape, layout)), params)
+
+
+def pool(element_type: object, typed: bool = False):
+    x = nn.QParams.make(0.08, ZERO[element_type], element_type)
+    y = nn.QParams.make(0.03, ZERO[element_type] // 2, element_type)
+    layout = "NHWC" if typed else ""
+    op = nn.QGlobalAvgPoolOp(create_ssa_value(_tensor(element_type, SHAPE, layout)), (x, y))
+    if typed:
+        _retype(op, _tensor(element_type, (1, SHAPE[1], 1, 1), "NHWC"))
+    return op
+
+
+def _integers(element_type: object, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    dtype = np.uint8 if element_type == ui8 else np.int8
+    info = np.iinfo(dtype)
+    return np.random.default_rng(seed).integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+def _floats(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 3
+    # Exact half steps and values far out of range (saturated).
+    x.flat[:40] = (np.arange(40, dtype=np.float32) - 20.5) * np.float32(0.0173)
+    x.flat[40:44] = (1e6, -1e6, 1e9, -1e9)
+    return x
+
+
+def _pack(x: np.ndarray, layout: str) -> np.ndarray:
+    return NHWC.pack(x) if layout == "NHWC" else x
+
+
+def _unpack(x: np.ndarray, layout: str, shape: tuple[int, ...]) -> np.ndarray:
+    return NHWC.unpack(x, shape) if layout == "NHWC" else x.reshape(shape)
+
+
+def _both_ways(plain, typed, inputs: list[np.ndarray], in_layout: str, out_layout: str):
+    """The reference's result, and the oneDNN kernel's called and bound (unpacked)."""
+    want = REFERENCE_KERNELS[type(plain)](plain, inputs)
+    chosen = registry().select(typed, get_target("onednn"), True)
+    assert chosen is not None and chosen.kernel.family == "onednn", chosen
+    kernel = registry().lookup(chosen.kernel.name)
+    packed = [_pack(x, in_layout) for x in inputs]
+    called = _unpack(kernel.impl(typed, packed), out_layout, want.shape)
+    out = np.empty(_pack(want, out_layout).shape, want.dtype)
+    kernel.prepare(typed, None).on(packed, out)()
+    bound = _unpack(out, out_layout, want.shape)
+    np.testing.assert_array_equal(bound, called)
+    assert called.dtype == want.dtype
+    return want, called
+
+
+@pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
+@pytest.mark.parametrize("shape", [SHAPE, (3, 50)], ids=["rank4", "rank2"])
+def test_quantize_is_the_reference_at_half_steps(element_type, shape) -> None:
+    x = _floats(shape, 1)
+    layout = _layout(shape)
+    want, got = _both_ways(
+        quantize(element_type, shape), quantize(element_type, shape, True), [x], "", layout
+    )
+    np.testing.assert_array_equal(got, want)  # half steps and saturated values included
+
+
+@pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
+def test_quantize_of_non_finite_input_is_the_reference(element_type) -> None:
+    x = _floats(SHAPE, 2)
+    x.flat[[5, 77, 300]] = (np.nan, np.inf, -np.inf)
+    want, got = _both_ways(
+        quantize(element_type), quantize(element_type, typed=True), [x], "", "NHWC"
+    )
+    np.testing.assert_array_equal(got, want)
+    assert got.reshape(-1)[5] == ZERO[element_type]  # NaN: the zero point (oneDNN writes 0)
+
+
+@pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
+@pytest.mark.parametrize("shape", [SHAPE, (3, 50)], ids=["rank4", "rank2"])
+def test_dequantize_is_the_reference(element_type, shape) -> None:
+    x = _integers(element_type, shape, 3)
+    want, got = _both_ways(
+        dequantize(element_type, shape),
+        dequantize(element_type, shape, True),
+        [x],
+        _layout(shape),
+        "",
+    )
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
+def test_global_average_pooling_is_the_reference_within_one_step(element_type) -> None:
+    if not b.runs_vnni():
+        pytest.skip("oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)")
+    x = _integers(element_type, SHAPE, 4)
+    want, got = _both_ways(pool(element_type), pool(element_type, True), [x], "NHWC", "NHWC")
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+    assert np.mean(got != want) < 0.05
+
+
+def test_what_the_kernels_refuse_is_named() -> None:
+    kernel = registry().lookup("quantize_onednn")
+    per_axis = nn.QuantizeOp(
+        create_ssa_value(_tensor(f32, SHAPE)),
+        nn.QParams.make(np.full(24, 0.02, np.float32), np.zeros(24, np.int64), ui8, axis=1),
+    )
+    assert "per-axis" in kernel.accepts(per_axis, get_target("onednn"), True)
+    to_i32 = nn.DequantizeOp(
+        create_ssa_value(_tensor(IntegerType(32), SHAPE)),
+        nn.QParams.make(0.02, 0, IntegerType(32)),
+    )
+    assert "u8 or s8" in registry().lookup("dequantize_onednn").accepts(
+        to_i32, get_target("onednn"), True
+    )
+
+
+def _program(element_type: str, zero: int) -> str:
+    q = f"y_scale = dense<0.021> : tensor<f32>, y_zero_point = dense<{zero}> : tensor<{element_type}>"
+    p = (
+        f"x_scale = dense<0.021> : tensor<f32>, x_zero_point = dense<{zero}> : tensor<{element_type}>, "
+        f"y_scale = dense<0.004> : tensor<f32>, y_zero_point = dense<{zero // 3}> : tensor<{element_type}>"
+    )
+    d = f"x_scale = dense<0.004> : tensor<f32>, x_zero_point = dense<{zero // 3}> : tensor<{element_type}>"
+    return (
+        "func.func @main(%x: tensor<1x20x6x5xf32>) -> (tensor<1x20x1x1xf32>, tensor<1x20x6x5xf32>) {\n"
+        f"  %q = nn.quantize %x {{{q}}} : tensor<1x20x6x5xf32> -> tensor<1x20x6x5x{element_type}>\n"
+        f"  %g = nn.qglobal_avg_pool %q {{{p}}} : tensor<1x20x6x5x{element_type}> -> "
+        f"tensor<1x20x1x1x{element_type}>\n"
+        f"  %d = nn.dequantize %g {{{d}}} : tensor<1x20x1x1x{element_type}> -> tensor<1x20x1x1xf32>\n"
+        f"  %e = nn.dequantize %q {{{q.replace('y_', 'x_')}}} : tensor<1x20x6x5x{element_type}> -> "
+        "tensor<1x20x6x5xf32>\n"
+        "  func.return %d, %e : tensor<1x20x1x1xf32>, tensor<1x20x6x5xf32>\n}\n"
+    )
+
+
+@pytest.mark.parametrize(("element_type", "zero"), [("ui8", 117), ("i8", -9)])
+def test_pipelines_give_the_interpreters_results_on_every_target(
+    element_type, zero, tmp_path
+) -> None:
+    module = parse(_program(element_type, zero))
+    x = np.random.default_rng(5).standard_normal((1, 20, 6, 5)).astype(np.float32) + 1.0
+    want = Interpreter(module).run([x])
+    for target in PIPELINE_TARGETS:
+        for padding in (True, False):
+            planned = compile_module(module, target, padding, DEFAULT_PIPELINE)
+            generated = import_generated(
+                translate(planned, tmp_path / f"{target}{padding}.py").code
+            )
+            for got in (Interpreter(planned).run([x]), generated.run(x)):
+                # The pooled mean within one step (0.004) of the reference's; the rest exact.
+                assert np.abs(got[0] - want[0]).max() <= 0.004 * 1.001
+                np.testing.assert_array_equal(got[1], want[1])
