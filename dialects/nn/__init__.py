@@ -98,7 +98,13 @@ from nnlayout.dialects.nn.integer import (
     DynamicZeroPointOp,
     MatmulIntegerOp,
 )
-from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
+from nnlayout.dialects.nn.linear import (
+    Conv2dOp,
+    ConvTranspose2dOp,
+    ConvWindowOp,
+    GemmOp,
+    MatmulOp,
+)
 from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
@@ -216,6 +222,7 @@ __all__ = [
     "ConcatOp",
     "ConstantOp",
     "Conv2dOp",
+    "ConvWindowOp",
     "ConvTranspose2dOp",
     "DequantizeOp",
     "DivOp",
