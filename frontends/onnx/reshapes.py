@@ -57,6 +57,7 @@ def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 
 def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Cast to float32: the value itself for a float32 one, `nn.cast` for an integer one."""
     to = attrs.get("to", 0)
     # A type name before opset 6 (which the checker does not check), a number from then on.
     name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
