@@ -34,7 +34,7 @@ from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import Quantization
 from nnlayout.kernels.onednn.common import Layouts, format_of
-from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.onednn.convolution import ConvGeometry, grouped_weights
 from nnlayout.kernels.onednn.quantized import (
     ANY,
     DATA_TYPES,
@@ -61,12 +61,7 @@ class IntegerConvParams(QConvParams):
 
 
 def integer_conv_spec(op: nn.ConvIntegerOp) -> IntegerConvParams:
-    groups = op.groups.value.data
-    o, i, kh, kw = shape_of(op.w)
-    weights, role = (o, i, kh, kw), "weights"
-    if groups > 1:
-        weights = (groups, o // groups, i, kh, kw)
-        role = "depthwise" if o == groups == shape_of(op.x)[1] else "grouped"
+    weights, role = grouped_weights(shape_of(op.w), op.groups.value.data, shape_of(op.x)[1])
     pads = ints(op.pads)
     geometry = ConvGeometry(
         shape_of(op.x),

@@ -12,19 +12,13 @@ import pytest
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.integer_conv import integer_conv_refusal
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module, parse
-
-pytestmark = [
-    pytest.mark.onednn,
-    pytest.mark.skipif(
-        not (b.available() and b.runs_vnni()),
-        reason="oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)",
-    ),
-]
+from nnlayout.tests.kernels.test_onednn_quantized_matmul import (  # noqa: F401
+    pytestmark,  # oneDNN with VNNI or AMX
+)
 
 # channels in, out, groups, strides, pads, weight zero point
 CASES = {

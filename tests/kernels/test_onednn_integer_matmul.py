@@ -10,20 +10,14 @@ from xdsl.dialects.builtin import TensorType, i8
 from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
-from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.integer_matmul import (
     integer_matmul_refusal,
     prepare_integer_matmul,
 )
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-
-pytestmark = [
-    pytest.mark.onednn,
-    pytest.mark.skipif(
-        not (b.available() and b.runs_vnni()),
-        reason="oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)",
-    ),
-]
+from nnlayout.tests.kernels.test_onednn_quantized_matmul import (  # noqa: F401
+    pytestmark,  # oneDNN with VNNI or AMX
+)
 
 # a's shape, N, a's type, with a's zero point, b's zero point
 CASES = {
