@@ -27,6 +27,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
+from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
 from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
 from nnlayout.kernels.reference_quantized import QUANTIZED_REFERENCE_KERNELS
 from nnlayout.kernels.registry import BindingSession, BoundKernel
@@ -337,6 +338,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.ChannelShuffleOp: channel_shuffle,
     nn.ExpandOp: expand,
     **QUANTIZED_REFERENCE_KERNELS,
+    **INTEGER_REFERENCE_KERNELS,
 }
 """Every nn op except nn.constant, by op class."""
 

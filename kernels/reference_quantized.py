@@ -106,27 +106,33 @@ def _centered(x: np.ndarray, params: QParams, rank: int) -> np.ndarray:
     return x.astype(np.float64) - _along(params, params.zero_point, rank)
 
 
-def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """QLinearConv: an im2col matmul of the centred integers (padding holds x's zero point,
-    so the centred padding is 0), the i32 bias added, then `requantize`."""
-    x, w, *bias = inputs
-    xp, wp, yp = op.qparams("x"), op.qparams("w"), op.qparams("y")
+def integer_conv(op: nn.ConvWindowOp, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The sums of a convolution with `op`'s window of centred integers `x` and `w` (float64,
+    exact), its padding 0: an im2col matmul, [N, O, OH, OW]."""
     n = x.shape[0]
     o, cg, kh, kw = w.shape
     groups = op.groups.value.data
-    _, _, oh, ow = shape_of(op.output)
+    _, _, oh, ow = shape_of(op.results[0])
     top, left, bottom, right = ints(op.pads)
-    centred = np.pad(_centered(x, xp, 4), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     (sh, sw), (dh, dw) = ints(op.strides), ints(op.dilations)
     view = np.lib.stride_tricks.sliding_window_view(
-        centred, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3)
+        padded, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3)
     )
     windows = view[:, :, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, ::dh, ::dw]
     cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
-    weights = _centered(w, wp, 4).reshape(groups, o // groups, cg * kh * kw)
-    accumulator = np.matmul(weights, cols).reshape(n, o, oh, ow)
+    weights = w.reshape(groups, o // groups, cg * kh * kw)
+    return np.matmul(weights, cols).reshape(n, o, oh, ow)
+
+
+def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """QLinearConv: `integer_conv` of the centred integers (padding holds x's zero point, so
+    the centred padding is 0), the i32 bias added, then `requantize`."""
+    x, w, *bias = inputs
+    xp, wp, yp = op.qparams("x"), op.qparams("w"), op.qparams("y")
+    accumulator = integer_conv(op, _centered(x, xp, 4), _centered(w, wp, 4))
     if bias:
-        accumulator += bias[0].astype(np.float64).reshape(1, o, 1, 1)
+        accumulator += bias[0].astype(np.float64).reshape(1, -1, 1, 1)
     w_scale = wp.scale.reshape(1, -1, 1, 1) if wp.per_axis else wp.scale
     multiplier = (xp.scale * w_scale / yp.scale).astype(np.float32)
     return requantize(accumulator, multiplier, yp, _clamp_of(op))

@@ -18,7 +18,10 @@ QOperator form. Why: both ONNX forms map directly (QDQ to quantize/dequantize ar
 ops, QOperator to q-ops), float ops and every pass that only moves data stay untouched (no
 quantized element type to thread through shape rules, layouts and buffers), and a kernel
 finds every quantization parameter on the one op it runs, which is how oneDNN takes them
-(attributes of its primitive). Ops that only move or select elements (`nn.max_pool2d`,
+(attributes of its primitive). Dynamic quantization's activation parameters exist only at
+run time, so there (`integer.py`: `nn.dynamic_quantize`, `nn.matmul_integer`,
+`nn.conv_integer`) they are rank-0 tensor operands, and only the weight's constant zero point
+is a property. Ops that only move or select elements (`nn.max_pool2d`,
 reshape/flatten, transpose, slice, pad, concat, nearest resize, channel shuffle, expand,
 `nn.constant`) take ui8/i8 data directly and are exact on it: their result has the input's
 parameters. Mixed element types no op defines (nn.add of ui8 and f32, a qconv2d of an f32
@@ -87,7 +90,21 @@ from nnlayout.dialects.nn.elementwise import (
     verify_clip_bounds,
 )
 from nnlayout.dialects.nn.fused import ACTIVATIONS, FusedConv2dOp
-from nnlayout.dialects.nn.linear import Conv2dOp, ConvTranspose2dOp, GemmOp, MatmulOp
+from nnlayout.dialects.nn.integer import (
+    CastOp,
+    ConvIntegerOp,
+    DynamicQuantizeOp,
+    DynamicScaleOp,
+    DynamicZeroPointOp,
+    MatmulIntegerOp,
+)
+from nnlayout.dialects.nn.linear import (
+    Conv2dOp,
+    ConvTranspose2dOp,
+    ConvWindowOp,
+    GemmOp,
+    MatmulOp,
+)
 from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
@@ -180,6 +197,12 @@ NN = Dialect(
         QMulOp,
         QGlobalAvgPoolOp,
         QConcatOp,
+        DynamicScaleOp,
+        DynamicZeroPointOp,
+        DynamicQuantizeOp,
+        MatmulIntegerOp,
+        ConvIntegerOp,
+        CastOp,
         ComputeOp,
         YieldOp,
     ],
@@ -199,6 +222,7 @@ __all__ = [
     "ConcatOp",
     "ConstantOp",
     "Conv2dOp",
+    "ConvWindowOp",
     "ConvTranspose2dOp",
     "DequantizeOp",
     "DivOp",
@@ -240,6 +264,12 @@ __all__ = [
     "PowOp",
     "QAddOp",
     "QBinaryOp",
+    "CastOp",
+    "ConvIntegerOp",
+    "DynamicQuantizeOp",
+    "DynamicScaleOp",
+    "DynamicZeroPointOp",
+    "MatmulIntegerOp",
     "QConcatOp",
     "QConv2dOp",
     "QGlobalAvgPoolOp",

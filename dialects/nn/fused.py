@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
-    I64,
-    DenseArrayBase,
     Float32Type,
     FloatAttr,
-    IntegerAttr,
     StringAttr,
     TensorType,
     UnitAttr,
-    i64,
 )
 from xdsl.ir import Block
 from xdsl.irdl import (
@@ -20,7 +16,6 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     opt_prop_def,
-    prop_def,
     result_def,
     traits_def,
 )
@@ -36,7 +31,7 @@ from nnlayout.dialects.nn.activations import (
     SoftplusOp,
     SwishOp,
 )
-from nnlayout.dialects.nn.base import NNOp, Shape, Value, ints, shape_of
+from nnlayout.dialects.nn.base import Shape, Value, shape_of
 from nnlayout.dialects.nn.elementwise import (
     ClipOp,
     LeakyReluOp,
@@ -46,8 +41,7 @@ from nnlayout.dialects.nn.elementwise import (
     UnaryOp,
     verify_clip_bounds,
 )
-from nnlayout.dialects.nn.linear import Conv2dOp
-from nnlayout.dialects.nn.shape_rules import conv2d_shape
+from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, Conv2dOp, ConvWindowOp
 
 # The activations an `nn.fused_conv2d` may end with, by the name it prints.
 ACTIVATIONS: dict[str, type[UnaryOp]] = {
@@ -69,7 +63,7 @@ ACTIVATION_ATTRIBUTES = ("alpha", "beta", "min", "max", "approximate")
 
 
 @irdl_op_definition
-class FusedConv2dOp(NNOp):
+class FusedConv2dOp(ConvWindowOp):
     """A convolution with its epilogue: `activation(conv2d(input, weight) + bias + addend)`,
     made by `fuse-post-ops` for kernels that apply post-ops while the result is still in
     registers (oneDNN's post-ops: `sum` for the addend, `eltwise` for the activation).
@@ -90,10 +84,6 @@ class FusedConv2dOp(NNOp):
     bias = operand_def(TensorType)
     addend = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    strides = prop_def(DenseArrayBase.constr(i64))
-    pads = prop_def(DenseArrayBase.constr(i64))
-    dilations = prop_def(DenseArrayBase.constr(i64))
-    groups = prop_def(IntegerAttr[I64])
     activation = opt_prop_def(StringAttr)
     alpha = opt_prop_def(FloatAttr[Float32Type])
     beta = opt_prop_def(FloatAttr[Float32Type])
@@ -105,8 +95,8 @@ class FusedConv2dOp(NNOp):
     nnan = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
     assembly_format = (
-        "$input `,` $weight `,` $bias (`add` $addend^)? `strides` $strides `pads` $pads "
-        "`dilations` $dilations `groups` $groups (`activation` $activation^)? "
+        f"$input `,` $weight `,` $bias (`add` $addend^)? {CONV_WINDOW_SYNTAX} "
+        "(`activation` $activation^)? "
         "(`alpha` $alpha^)? (`beta` $beta^)? (`approximate` $approximate^)? (`min` $min^)? "
         "(`max` $max^)? (`nnan` $nnan^)? attr-dict "
         "`:` functional-type(operands, results)"
@@ -137,15 +127,7 @@ class FusedConv2dOp(NNOp):
         )
 
     def result_shape(self) -> Shape:
-        return conv2d_shape(
-            shape_of(self.input),
-            shape_of(self.weight),
-            shape_of(self.bias),
-            ints(self.strides),
-            ints(self.pads),
-            ints(self.dilations),
-            self.groups.value.data,
-        )
+        return self.window_shape(self.input, self.weight, self.bias)
 
     def activation_op(self) -> UnaryOp | None:
         """The activation as a standalone op (None without one), for kernels that implement

@@ -36,9 +36,46 @@ from nnlayout.dialects.nn.shape_rules import (
     matmul_shape,
 )
 
+#: The window attributes of a 2-D convolution in an op's assembly format.
+CONV_WINDOW_SYNTAX = "`strides` $strides `pads` $pads `dilations` $dilations `groups` $groups"
+
+
+class ConvWindowOp(NNOp):
+    """An op with a 2-D convolution's window attributes (`nn.conv2d`, `nn.fused_conv2d`,
+    `nn.qconv2d`, `nn.conv_integer`): strides, pads = [top, left, bottom, right], dilations,
+    groups, declared here once, with the shape rule they give (`conv2d_shape`)."""
+
+    strides = prop_def(DenseArrayBase.constr(i64))
+    pads = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    groups = prop_def(IntegerAttr[I64])
+
+    @staticmethod
+    def window_properties(
+        strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int], groups: int
+    ) -> dict[str, Attribute]:
+        return {
+            "strides": i64_array(strides),
+            "pads": i64_array(pads),
+            "dilations": i64_array(dilations),
+            "groups": IntegerAttr(groups, i64),
+        }
+
+    def window_shape(self, input: Value, weight: Value, bias: Value | None) -> Shape:
+        """`conv2d_shape` of `input`, `weight` and `bias` with this op's window."""
+        return conv2d_shape(
+            shape_of(input),
+            shape_of(weight),
+            None if bias is None else shape_of(bias),
+            ints(self.strides),
+            ints(self.pads),
+            ints(self.dilations),
+            self.groups.value.data,
+        )
+
 
 @irdl_op_definition
-class Conv2dOp(NNOp):
+class Conv2dOp(ConvWindowOp):
     """2-D convolution (ONNX Conv). pads = [top, left, bottom, right]; weight is OIHW."""
 
     name = "nn.conv2d"
@@ -46,14 +83,10 @@ class Conv2dOp(NNOp):
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    strides = prop_def(DenseArrayBase.constr(i64))
-    pads = prop_def(DenseArrayBase.constr(i64))
-    dilations = prop_def(DenseArrayBase.constr(i64))
-    groups = prop_def(IntegerAttr[I64])
     traits = traits_def(Pure())
     assembly_format = (
-        "$input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads "
-        "`dilations` $dilations `groups` $groups attr-dict `:` functional-type(operands, results)"
+        f"$input `,` $weight (`,` $bias^)? {CONV_WINDOW_SYNTAX} attr-dict "
+        "`:` functional-type(operands, results)"
     )
 
     def __init__(
@@ -79,24 +112,11 @@ class Conv2dOp(NNOp):
         super().__init__(
             operands=[input, weight, [] if bias is None else [bias]],
             result_types=[with_shape(input, shape)],
-            properties={
-                "strides": i64_array(strides),
-                "pads": i64_array(pads),
-                "dilations": i64_array(dilations),
-                "groups": IntegerAttr(groups, i64),
-            },
+            properties=self.window_properties(strides, pads, dilations, groups),
         )
 
     def result_shape(self) -> Shape:
-        return conv2d_shape(
-            shape_of(self.input),
-            shape_of(self.weight),
-            None if self.bias is None else shape_of(self.bias),
-            ints(self.strides),
-            ints(self.pads),
-            ints(self.dilations),
-            self.groups.value.data,
-        )
+        return self.window_shape(self.input, self.weight, self.bias)
 
 
 @irdl_op_definition

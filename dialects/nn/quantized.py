@@ -31,13 +31,13 @@ quantize(hi)]; both are exact because quantization is monotonic.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import (
     I64,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     TensorType,
@@ -66,15 +66,14 @@ from nnlayout.dialects.nn.base import (
     Shape,
     Value,
     broadcast_shapes,
-    i64_array,
     integer_range,
-    ints,
     normalize_axis,
     shape_of,
     tensor_type,
     ui8,
 )
 from nnlayout.dialects.nn.base import numpy_dtype as base_numpy_dtype
+from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, ConvWindowOp
 from nnlayout.dialects.nn.shape_rules import concat_shape, conv2d_shape, matmul_shape
 
 _DENSE = DenseIntOrFPElementsAttr
@@ -178,7 +177,9 @@ def _verify_params(
         )
 
 
-def _quantized_type(op: NNOp, what: str, value: Value, allowed: Sequence[Attribute]) -> Attribute:
+def checked_element_type(
+    op: NNOp, what: str, value: Value, allowed: Sequence[Attribute]
+) -> Attribute:
     element_type = tensor_type(value).element_type
     if element_type not in allowed:
         names = " or ".join(str(t) for t in allowed)
@@ -221,6 +222,36 @@ class QuantizedOp(NNOp):
         return _read_params(self, prefix)
 
 
+@functools.cache
+def with_qparams(*prefixes: str) -> type[QuantizedOp]:
+    """A base of quantized ops declaring, once for all of them, the properties of the values
+    `prefixes` names: `{prefix}_scale` and `{prefix}_zero_point` (dense attributes)."""
+    fields = {
+        f"{prefix}_{what}": prop_def(_DENSE)
+        for prefix in prefixes
+        for what in ("scale", "zero_point")
+    }
+    name = "QuantizedOpWith" + "".join(prefix.upper() for prefix in prefixes)
+    return type(name, (QuantizedOp,), {"__doc__": with_qparams.__doc__, **fields})
+
+
+def _params_properties(prefixes: str, params: Sequence[QParams]) -> dict[str, Attribute]:
+    """The properties of `params`, the parameters of the values `prefixes` names in order."""
+    return {
+        key: value
+        for prefix, qparams in zip(prefixes, params, strict=True)
+        for key, value in qparams.properties(prefix).items()
+    }
+
+
+class ClampedOp(QuantizedOp):
+    """A quantized op whose result may be clamped to [clamp_min, clamp_max] (a fused Relu or
+    Clip)."""
+
+    clamp_min = opt_prop_def(IntegerAttr[I64])
+    clamp_max = opt_prop_def(IntegerAttr[I64])
+
+
 # ------------------------------------------------------------------ quantize / dequantize
 def _axis_length(op: NNOp, value: Value, axis: IntegerAttr | None, scale_key: str) -> int | None:
     """The length a per-axis scale must have (the axis's size), None without `axis`."""
@@ -241,15 +272,13 @@ def _axis_properties(axis: int | None) -> dict[str, Attribute]:
 
 
 @irdl_op_definition
-class QuantizeOp(QuantizedOp):
+class QuantizeOp(with_qparams("y")):
     """f32 -> ui8/i8 (ONNX QuantizeLinear): saturate(round_half_to_even(x / y_scale) +
     y_zero_point), per tensor or, with `axis`, per slice along `axis`."""
 
     name = "nn.quantize"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    y_scale = prop_def(_DENSE)
-    y_zero_point = prop_def(_DENSE)
     axis = opt_prop_def(IntegerAttr[I64])
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
@@ -269,22 +298,20 @@ class QuantizeOp(QuantizedOp):
         return _read_params(self, prefix, axis)
 
     def verify_element_types(self) -> None:
-        _quantized_type(self, "the input", self.input, (f32,))
-        element_type = _quantized_type(self, "the result", self.output, QUANTIZED_TYPES)
+        checked_element_type(self, "the input", self.input, (f32,))
+        element_type = checked_element_type(self, "the result", self.output, QUANTIZED_TYPES)
         length = _axis_length(self, self.input, self.axis, "y_scale")
         _verify_params(self, "y", element_type, length)
 
 
 @irdl_op_definition
-class DequantizeOp(QuantizedOp):
+class DequantizeOp(with_qparams("x")):
     """ui8/i8/i32 -> f32 (ONNX DequantizeLinear): (x - x_zero_point) * x_scale, per tensor or,
     with `axis`, per slice along `axis`. An i32 input has zero point 0."""
 
     name = "nn.dequantize"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    x_scale = prop_def(_DENSE)
-    x_zero_point = prop_def(_DENSE)
     axis = opt_prop_def(IntegerAttr[I64])
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
@@ -304,8 +331,8 @@ class DequantizeOp(QuantizedOp):
         return _read_params(self, prefix, axis)
 
     def verify_element_types(self) -> None:
-        element_type = _quantized_type(self, "the input", self.input, (*QUANTIZED_TYPES, i32))
-        _quantized_type(self, "the result", self.output, (f32,))
+        element_type = checked_element_type(self, "the input", self.input, (*QUANTIZED_TYPES, i32))
+        checked_element_type(self, "the result", self.output, (f32,))
         length = _axis_length(self, self.input, self.axis, "x_scale")
         _verify_params(self, "x", element_type, length)
         if element_type == i32 and np.any(self.qparams().zero_point != 0):
@@ -314,7 +341,7 @@ class DequantizeOp(QuantizedOp):
 
 # ------------------------------------------------------------------------ convolution
 @irdl_op_definition
-class QConv2dOp(QuantizedOp):
+class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
     """Quantized 2-D convolution (ONNX QLinearConv): x ui8/i8, w i8/ui8 (OIHW), optional bias
     i32 [O] (scale x_scale * w_scale, zero point 0); x and y per tensor, w per tensor or per
     output channel (w_scale of O values). strides/pads/dilations/groups as `nn.conv2d`, whose
@@ -326,22 +353,10 @@ class QConv2dOp(QuantizedOp):
     w = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    strides = prop_def(DenseArrayBase.constr(i64))
-    pads = prop_def(DenseArrayBase.constr(i64))
-    dilations = prop_def(DenseArrayBase.constr(i64))
-    groups = prop_def(IntegerAttr[I64])
-    x_scale = prop_def(_DENSE)
-    x_zero_point = prop_def(_DENSE)
-    w_scale = prop_def(_DENSE)
-    w_zero_point = prop_def(_DENSE)
-    y_scale = prop_def(_DENSE)
-    y_zero_point = prop_def(_DENSE)
-    clamp_min = opt_prop_def(IntegerAttr[I64])
-    clamp_max = opt_prop_def(IntegerAttr[I64])
     traits = traits_def(Pure())
     assembly_format = (
-        "$x `,` $w (`,` $bias^)? `strides` $strides `pads` $pads `dilations` $dilations "
-        "`groups` $groups attr-dict `:` functional-type(operands, results)"
+        f"$x `,` $w (`,` $bias^)? {CONV_WINDOW_SYNTAX} attr-dict "
+        "`:` functional-type(operands, results)"
     )
 
     def __init__(
@@ -357,7 +372,6 @@ class QConv2dOp(QuantizedOp):
         groups: int = 1,
         clamp: tuple[int | None, int | None] = (None, None),
     ):
-        x_params, w_params, y_params = params
         shape = conv2d_shape(
             shape_of(x),
             shape_of(w),
@@ -369,15 +383,10 @@ class QConv2dOp(QuantizedOp):
         )
         super().__init__(
             operands=[x, w, [] if bias is None else [bias]],
-            result_types=[TensorType(y_params.element_type, shape)],
+            result_types=[TensorType(params[2].element_type, shape)],
             properties={
-                "strides": i64_array(strides),
-                "pads": i64_array(pads),
-                "dilations": i64_array(dilations),
-                "groups": IntegerAttr(groups, i64),
-                **x_params.properties("x"),
-                **w_params.properties("w"),
-                **y_params.properties("y"),
+                **self.window_properties(strides, pads, dilations, groups),
+                **_params_properties("xwy", params),
                 **_clamp_properties(clamp),
             },
         )
@@ -386,22 +395,14 @@ class QConv2dOp(QuantizedOp):
         return _read_params(self, prefix, 0 if prefix == "w" else None)
 
     def result_shape(self) -> Shape:
-        return conv2d_shape(
-            shape_of(self.x),
-            shape_of(self.w),
-            None if self.bias is None else shape_of(self.bias),
-            ints(self.strides),
-            ints(self.pads),
-            ints(self.dilations),
-            self.groups.value.data,
-        )
+        return self.window_shape(self.x, self.w, self.bias)
 
     def verify_element_types(self) -> None:
-        x_type = _quantized_type(self, "x", self.x, QUANTIZED_TYPES)
-        w_type = _quantized_type(self, "w", self.w, QUANTIZED_TYPES)
+        x_type = checked_element_type(self, "x", self.x, QUANTIZED_TYPES)
+        w_type = checked_element_type(self, "w", self.w, QUANTIZED_TYPES)
         if self.bias is not None:
-            _quantized_type(self, "the bias", self.bias, (i32,))
-        y_type = _quantized_type(self, "the result", self.output, QUANTIZED_TYPES)
+            checked_element_type(self, "the bias", self.bias, (i32,))
+        y_type = checked_element_type(self, "the result", self.output, QUANTIZED_TYPES)
         _verify_params(self, "x", x_type)
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
         _verify_params(self, "y", y_type)
@@ -410,7 +411,7 @@ class QConv2dOp(QuantizedOp):
 
 # ---------------------------------------------------------------------------- matmul
 @irdl_op_definition
-class QMatmulOp(QuantizedOp):
+class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp):
     """Quantized matrix product (ONNX QLinearMatMul, numpy.matmul shapes): a ui8/i8 per tensor,
     b i8/ui8 per tensor or per column (b_scale of N values, N = b's last dimension), an
     optional i32 bias [N] added to the i32 accumulator (scale a_scale * b_scale, zero point 0:
@@ -422,14 +423,6 @@ class QMatmulOp(QuantizedOp):
     b = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    a_scale = prop_def(_DENSE)
-    a_zero_point = prop_def(_DENSE)
-    b_scale = prop_def(_DENSE)
-    b_zero_point = prop_def(_DENSE)
-    y_scale = prop_def(_DENSE)
-    y_zero_point = prop_def(_DENSE)
-    clamp_min = opt_prop_def(IntegerAttr[I64])
-    clamp_max = opt_prop_def(IntegerAttr[I64])
     traits = traits_def(Pure())
     assembly_format = "$a `,` $b (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
 
@@ -442,18 +435,12 @@ class QMatmulOp(QuantizedOp):
         *,
         clamp: tuple[int | None, int | None] = (None, None),
     ):
-        a_params, b_params, y_params = params
         super().__init__(
             operands=[a, b, [] if bias is None else [bias]],
             result_types=[
-                TensorType(y_params.element_type, matmul_shape(shape_of(a), shape_of(b)))
+                TensorType(params[2].element_type, matmul_shape(shape_of(a), shape_of(b)))
             ],
-            properties={
-                **a_params.properties("a"),
-                **b_params.properties("b"),
-                **y_params.properties("y"),
-                **_clamp_properties(clamp),
-            },
+            properties={**_params_properties("aby", params), **_clamp_properties(clamp)},
         )
 
     def qparams(self, prefix: str) -> QParams:
@@ -469,11 +456,11 @@ class QMatmulOp(QuantizedOp):
         return shape
 
     def verify_element_types(self) -> None:
-        a_type = _quantized_type(self, "a", self.a, QUANTIZED_TYPES)
-        b_type = _quantized_type(self, "b", self.b, QUANTIZED_TYPES)
+        a_type = checked_element_type(self, "a", self.a, QUANTIZED_TYPES)
+        b_type = checked_element_type(self, "b", self.b, QUANTIZED_TYPES)
         if self.bias is not None:
-            _quantized_type(self, "the bias", self.bias, (i32,))
-        y_type = _quantized_type(self, "the result", self.output, QUANTIZED_TYPES)
+            checked_element_type(self, "the bias", self.bias, (i32,))
+        y_type = checked_element_type(self, "the result", self.output, QUANTIZED_TYPES)
         columns = shape_of(self.b)[-1] if len(shape_of(self.b)) >= 2 else None
         _verify_params(self, "a", a_type)
         _verify_params(self, "b", b_type, columns)
@@ -482,42 +469,31 @@ class QMatmulOp(QuantizedOp):
 
 
 # -------------------------------------------------------------------- element-wise ops
-class QBinaryOp(QuantizedOp):
+class QBinaryOp(with_qparams("a", "b", "y")):
     """A quantized element-wise op with numpy broadcasting: a, b and the result of one type
     (ui8 or i8), each with its own per-tensor scale and zero point (com.microsoft's QLinear*)."""
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     output = result_def(TensorType)
-    a_scale = prop_def(_DENSE)
-    a_zero_point = prop_def(_DENSE)
-    b_scale = prop_def(_DENSE)
-    b_zero_point = prop_def(_DENSE)
-    y_scale = prop_def(_DENSE)
-    y_zero_point = prop_def(_DENSE)
     traits = traits_def(Pure())
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, lhs: Value, rhs: Value, params: tuple[QParams, QParams, QParams]):
-        a_params, b_params, y_params = params
         shape = broadcast_shapes(self.name, shape_of(lhs), shape_of(rhs))
         super().__init__(
             operands=[lhs, rhs],
-            result_types=[TensorType(y_params.element_type, shape)],
-            properties={
-                **a_params.properties("a"),
-                **b_params.properties("b"),
-                **y_params.properties("y"),
-            },
+            result_types=[TensorType(params[2].element_type, shape)],
+            properties=_params_properties("aby", params),
         )
 
     def result_shape(self) -> Shape:
         return broadcast_shapes(self.name, shape_of(self.lhs), shape_of(self.rhs))
 
     def verify_element_types(self) -> None:
-        element_type = _quantized_type(self, "lhs", self.lhs, QUANTIZED_TYPES)
+        element_type = checked_element_type(self, "lhs", self.lhs, QUANTIZED_TYPES)
         for what, value in (("rhs", self.rhs), ("the result", self.output)):
-            _quantized_type(self, what, value, (element_type,))
+            checked_element_type(self, what, value, (element_type,))
         for prefix in ("a", "b", "y"):
             _verify_params(self, prefix, element_type)
 
@@ -538,27 +514,22 @@ class QMulOp(QBinaryOp):
 
 # --------------------------------------------------------------------- pooling, concat
 @irdl_op_definition
-class QGlobalAvgPoolOp(QuantizedOp):
+class QGlobalAvgPoolOp(with_qparams("x", "y")):
     """Quantized mean over the spatial axes (com.microsoft QLinearGlobalAveragePool, NCHW):
     [N, C, ...] -> [N, C, 1, ...], x and y of one type, each with its own parameters."""
 
     name = "nn.qglobal_avg_pool"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    x_scale = prop_def(_DENSE)
-    x_zero_point = prop_def(_DENSE)
-    y_scale = prop_def(_DENSE)
-    y_zero_point = prop_def(_DENSE)
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
     def __init__(self, input: Value, params: tuple[QParams, QParams]):
-        x_params, y_params = params
         shape = self._shape(shape_of(input))
         super().__init__(
             operands=[input],
-            result_types=[TensorType(y_params.element_type, shape)],
-            properties={**x_params.properties("x"), **y_params.properties("y")},
+            result_types=[TensorType(params[1].element_type, shape)],
+            properties=_params_properties("xy", params),
         )
 
     @staticmethod
@@ -573,14 +544,14 @@ class QGlobalAvgPoolOp(QuantizedOp):
         return self._shape(shape_of(self.input))
 
     def verify_element_types(self) -> None:
-        element_type = _quantized_type(self, "the input", self.input, QUANTIZED_TYPES)
-        _quantized_type(self, "the result", self.output, (element_type,))
+        element_type = checked_element_type(self, "the input", self.input, QUANTIZED_TYPES)
+        checked_element_type(self, "the result", self.output, (element_type,))
         _verify_params(self, "x", element_type)
         _verify_params(self, "y", element_type)
 
 
 @irdl_op_definition
-class QConcatOp(QuantizedOp):
+class QConcatOp(with_qparams("x", "y")):
     """Quantized concatenation (com.microsoft QLinearConcat): each input requantized from its
     own parameters (x_scale and x_zero_point hold one value per input) to y's, joined along
     `axis`; inputs and result of one type."""
@@ -589,24 +560,15 @@ class QConcatOp(QuantizedOp):
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
-    x_scale = prop_def(_DENSE)
-    x_zero_point = prop_def(_DENSE)
-    y_scale = prop_def(_DENSE)
-    y_zero_point = prop_def(_DENSE)
     traits = traits_def(Pure())
     assembly_format = "$inputs `axis` $axis attr-dict `:` functional-type($inputs, $output)"
 
     def __init__(self, inputs: Sequence[Value], axis: int, params: tuple[QParams, QParams]):
-        x_params, y_params = params
         shape = concat_shape([shape_of(v) for v in inputs], axis)
         super().__init__(
             operands=[list(inputs)],
-            result_types=[TensorType(y_params.element_type, shape)],
-            properties={
-                "axis": IntegerAttr(axis, i64),
-                **x_params.properties("x"),
-                **y_params.properties("y"),
-            },
+            result_types=[TensorType(params[1].element_type, shape)],
+            properties={"axis": IntegerAttr(axis, i64), **_params_properties("xy", params)},
         )
 
     @property
@@ -625,10 +587,10 @@ class QConcatOp(QuantizedOp):
         return concat_shape([shape_of(v) for v in self.inputs], self.axis.value.data)
 
     def verify_element_types(self) -> None:
-        element_type = _quantized_type(self, "input 0", self.inputs[0], QUANTIZED_TYPES)
+        element_type = checked_element_type(self, "input 0", self.inputs[0], QUANTIZED_TYPES)
         for index, value in enumerate(self.inputs):
-            _quantized_type(self, f"input {index}", value, (element_type,))
-        _quantized_type(self, "the result", self.output, (element_type,))
+            checked_element_type(self, f"input {index}", value, (element_type,))
+        checked_element_type(self, "the result", self.output, (element_type,))
         count = len(self.inputs)
         scale = self.properties.get("x_scale")
         if isinstance(scale, _DENSE) and tuple(scale.type.get_shape()) != (count,):

@@ -13,37 +13,17 @@ from nnlayout.frontends.onnx.state import ImportState
 from nnlayout.frontends.onnx.windows import (
     as_2d,
     checked_auto_pad,
+    conv_window,
     finish_spatial,
     kernel_of_weights,
     spatial_rank,
-    window_attrs,
 )
 
 
 def conv(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     x, w, b = state.operand(node, 0), state.operand(node, 1), state.optional_operand(node, 2)
-    rank = spatial_rank(state, x, "convolution")
-    kernel = kernel_of_weights(state, attrs, w)
-    strides, pads, dilations = window_attrs(state, attrs, nn.shape_of(x)[2:], kernel)
-    if rank == 1:
-        x, w = as_2d(state, x), as_2d(state, w)
-        strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
-    finish_spatial(
-        state,
-        node,
-        state.build(
-            lambda: nn.Conv2dOp(
-                x,
-                w,
-                b,
-                strides=strides,
-                pads=pads,
-                dilations=dilations,
-                groups=int(attrs.get("group", 1)),
-            )
-        ),
-        rank,
-    )
+    x, w, rank, window = conv_window(state, attrs, x, w)
+    finish_spatial(state, node, state.build(lambda: nn.Conv2dOp(x, w, b, **window)), rank)
 
 
 def conv_transpose(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

@@ -13,6 +13,7 @@ from nnlayout.frontends.onnx.activations import elu, gelu, hard_sigmoid, power, 
 from nnlayout.frontends.onnx.common import describe
 from nnlayout.frontends.onnx.constants import constant, identity
 from nnlayout.frontends.onnx.convolution import conv, conv_transpose
+from nnlayout.frontends.onnx.dynamic_quantized import CONVERTERS as DYNAMIC_CONVERTERS
 from nnlayout.frontends.onnx.einsum import einsum
 from nnlayout.frontends.onnx.elementwise import (
     BINARY,
@@ -100,6 +101,7 @@ CONVERTERS: dict[str, Converter] = {
     "Gelu": gelu,
     "Pow": power,
     **QUANTIZED_CONVERTERS,
+    **DYNAMIC_CONVERTERS,
 }
 
 #: ONNX operators (default domain) the importer translates.

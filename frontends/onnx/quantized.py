@@ -22,13 +22,7 @@ from xdsl.ir import Attribute, SSAValue
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import QParams
 from nnlayout.frontends.onnx.state import ImportState
-from nnlayout.frontends.onnx.windows import (
-    as_2d,
-    finish_spatial,
-    kernel_of_weights,
-    spatial_rank,
-    window_attrs,
-)
+from nnlayout.frontends.onnx.windows import conv_window, finish_spatial
 
 #: The ONNX types of quantized data nn holds (int32: DequantizeLinear's bias input only).
 QUANTIZED: dict[int, Attribute] = {TensorProto.UINT8: nn.ui8, TensorProto.INT8: i8}
@@ -171,24 +165,8 @@ def qlinear_conv(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         read_qparams(state, node, (4, 5), w_type, 0, what="w"),
         read_qparams(state, node, (6, 7), y_type, what="y"),
     )
-    rank = spatial_rank(state, x, "convolution")
-    kernel = kernel_of_weights(state, attrs, w)
-    strides, pads, dilations = window_attrs(state, attrs, nn.shape_of(x)[2:], kernel)
-    if rank == 1:
-        x, w = as_2d(state, x), as_2d(state, w)
-        strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
-    op = state.build(
-        lambda: nn.QConv2dOp(
-            x,
-            w,
-            bias,
-            params,
-            strides=strides,
-            pads=pads,
-            dilations=dilations,
-            groups=int(attrs.get("group", 1)),
-        )
-    )
+    x, w, rank, window = conv_window(state, attrs, x, w)
+    op = state.build(lambda: nn.QConv2dOp(x, w, bias, params, **window))
     finish_spatial(state, node, op, rank)
 
 

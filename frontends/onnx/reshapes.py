@@ -1,7 +1,8 @@
 """Converters of the ONNX operators that, on a tensor computed at run time, only rename it or
 change its shape: Squeeze and Unsqueeze (axes an attribute before opset 13, a compile-time
-input from then on) become `nn.reshape`, and Cast to float32 of a float32 value is the value.
-On constants these operators fold instead (see `folding`)."""
+input from then on) become `nn.reshape`, Cast to float32 of a float32 value is the value, and of
+an integer one (MatMulInteger's sums) `nn.cast`. On constants these operators fold instead
+(see `folding`)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 
 def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Cast to float32: the value itself for a float32 one, `nn.cast` for an integer one."""
     to = attrs.get("to", 0)
     # A type name before opset 6 (which the checker does not check), a number from then on.
     name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
@@ -66,4 +68,8 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
             f"Cast of '{node.input[0]}', computed at run time, to {name}; "
             "nnlayout computes float32 tensors only"
         )
-    state.output(node, state.operand(node, 0))
+    x = state.operand(node, 0)
+    if nn.tensor_type(x).element_type in nn.INTEGER_TYPES:  # MatMulInteger's sums, say
+        state.output(node, state.build(lambda: nn.CastOp(x)))
+    else:
+        state.output(node, x)

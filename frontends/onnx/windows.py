@@ -100,3 +100,24 @@ def kernel_of_weights(state: ImportState, attrs: dict, w: SSAValue) -> tuple[int
             f"spatial shape {list(kernel)}"
         )
     return kernel
+
+
+def conv_window(
+    state: ImportState, attrs: dict, x: SSAValue, w: SSAValue
+) -> tuple[SSAValue, SSAValue, int, dict]:
+    """What a Conv-like node (Conv, QLinearConv, ConvInteger) gives an nn 2-D convolution: x
+    and w (a 1-D convolution's made 2-D), the spatial rank (for `finish_spatial`) and the
+    window keywords (strides, pads, dilations, groups)."""
+    rank = spatial_rank(state, x, "convolution")
+    kernel = kernel_of_weights(state, attrs, w)
+    strides, pads, dilations = window_attrs(state, attrs, nn.shape_of(x)[2:], kernel)
+    if rank == 1:
+        x, w = as_2d(state, x), as_2d(state, w)
+        strides, dilations, pads = [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
+    window = {
+        "strides": strides,
+        "pads": pads,
+        "dilations": dilations,
+        "groups": int(attrs.get("group", 1)),
+    }
+    return x, w, rank, window

@@ -74,15 +74,23 @@ class ConvGeometry(WindowGeometry):
     post_ops: tuple[b.PostOp, ...] = ()
 
 
-def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
-    groups = op.groups.value.data
-    o, i, kh, kw = shape_of(op.weight)
-    pads = ints(op.pads)
+def grouped_weights(
+    weights: tuple[int, ...], groups: int, channels: int
+) -> tuple[tuple[int, ...], str]:
+    """OIHW `weights` as oneDNN takes them (g, o, i, h, w when grouped) and their role:
+    "weights", "grouped" or "depthwise" (one group per input channel, of `channels`)."""
+    o, i, kh, kw = weights
     if groups == 1:
-        weights, role = (o, i, kh, kw), "weights"
-    else:
-        weights = (groups, o // groups, i, kh, kw)
-        role = "depthwise" if o == groups == shape_of(op.input)[1] else "grouped"
+        return (o, i, kh, kw), "weights"
+    role = "depthwise" if o == groups == channels else "grouped"
+    return (groups, o // groups, i, kh, kw), role
+
+
+def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
+    pads = ints(op.pads)
+    weights, role = grouped_weights(
+        shape_of(op.weight), op.groups.value.data, shape_of(op.input)[1]
+    )
     post_ops = fused_epilogue(op).post_ops if isinstance(op, nn.FusedConv2dOp) else ()
     return ConvGeometry(
         shape_of(op.input),

@@ -4,7 +4,8 @@ and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and
 concat ops in their operand's layout, reductions, layer normalization and LRN, and transposes
 (reorders), as oneDNN primitives called through ctypes on numpy arrays (float32 ops), and
 the quantized nn.qconv2d and nn.qmatmul (int8: quantized_kernels.py), nn.qadd and integer
-max pooling (quantized_eltwise.py).
+max pooling (quantized_eltwise.py), and nn.matmul_integer and nn.conv_integer
+(dynamic quantization: integer_matmul.py, integer_conv.py).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
 package: convolution.py, deconvolution.py, matmul.py, softmax.py, any_layout.py,
@@ -46,6 +47,8 @@ from nnlayout.kernels.onednn.deconvolution import (
     deconv_workspace,
 )
 from nnlayout.kernels.onednn.eltwise import BINARY, ELTWISE_OPS
+from nnlayout.kernels.onednn.integer_conv import integer_conv_kernel
+from nnlayout.kernels.onednn.integer_matmul import integer_kernels, integer_matmul_choice
 from nnlayout.kernels.onednn.matmul import (
     FC_LAYOUTS,
     gemm_accepts,
@@ -253,6 +256,8 @@ def kernels() -> list[Kernel]:
         + quantized_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)
         + quantized_reorder_kernels(FAMILY)
+        + integer_kernels(FAMILY)
+        + [integer_conv_kernel(FAMILY)]
     )
 
 
@@ -262,6 +267,7 @@ def forget_choices() -> None:
     conv_choice.cache_clear()
     qconv_choice.cache_clear()
     qmatmul_choice.cache_clear()
+    integer_matmul_choice.cache_clear()
     deconv_choice.cache_clear()
     CHOICES.clear()
     FC_LAYOUTS.clear()

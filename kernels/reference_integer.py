@@ -1,0 +1,91 @@
+"""Reference kernels of the dynamic quantization ops (`dialects/nn/integer.py`): exactly what
+ONNX's reference evaluator computes.
+
+* `nn.dynamic_scale`, `nn.dynamic_zero_point`: DynamicQuantizeLinear's y_scale and
+  y_zero_point, with its f32 arithmetic: lo = min(0, min(x)), hi = max(0, max(x)),
+  scale = (hi - lo) / 255 (1 / 255 when hi = lo), zero point = round_half_to_even(clamp(0 -
+  lo / scale, 0, 255)).
+* `nn.dynamic_quantize`: QuantizeLinear (`quantize_array`) with the run-time scale and zero
+  point.
+* `nn.matmul_integer`, `nn.conv_integer`: the products of the centred integers (a - a_zp,
+  b - b_zp) summed exactly (float64 matmuls: exact below 2^53) and returned as i32; the
+  convolution's centred padding is 0, i.e. the padding holds x's zero point.
+* `nn.cast`: integers to f32 (numpy's conversion: round to nearest even, as ONNX's Cast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.nn import QParams, tensor_type
+from nnlayout.dialects.nn.integer import zero_point_values
+from nnlayout.kernels.reference_quantized import integer_conv, quantize_array
+
+_QMIN, _QMAX = 0, 255  # DynamicQuantizeLinear quantizes to uint8
+
+
+def dynamic_qparams(x: np.ndarray) -> tuple[np.float32, np.uint8]:
+    """DynamicQuantizeLinear's y_scale and y_zero_point of f32 `x`, as ONNX computes them."""
+    high = np.float32(np.maximum(0, np.max(x)))
+    low = np.float32(np.minimum(0, np.min(x)))
+    scale = np.float32(1.0 if high == low else (high - low)) / np.float32(_QMAX - _QMIN)
+    initial = np.float32(_QMIN) - low / scale
+    zero_point = np.rint(np.clip(initial, _QMIN, _QMAX))
+    return np.float32(scale), np.uint8(zero_point)
+
+
+def dynamic_scale(op: nn.DynamicScaleOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return np.array(dynamic_qparams(inputs[0])[0], dtype=np.float32)
+
+
+def dynamic_zero_point(op: nn.DynamicZeroPointOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return np.array(dynamic_qparams(inputs[0])[1], dtype=np.uint8)
+
+
+def dynamic_quantize(op: nn.DynamicQuantizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    x, scale, zero_point = inputs
+    element_type = tensor_type(op.output).element_type
+    params = QParams.make(np.float32(scale), int(zero_point), element_type)
+    return quantize_array(x, params)
+
+
+def _centred(value: np.ndarray, zero_point: np.ndarray | int) -> np.ndarray:
+    return value.astype(np.float64) - np.asarray(zero_point, dtype=np.float64)
+
+
+def matmul_integer(op: nn.MatmulIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    a, b, *a_zero_point = inputs
+    a_centred = _centred(a, a_zero_point[0] if a_zero_point else 0)
+    b_centred = _centred(b, zero_point_values(op, "b_zero_point"))  # per column: last axis
+    return np.matmul(a_centred, b_centred).astype(np.int32)
+
+
+def conv_integer(op: nn.ConvIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    x, w, *x_zero_point = inputs
+    w_zero_point = zero_point_values(op, "w_zero_point")
+    if w_zero_point.ndim == 1:
+        w_zero_point = w_zero_point.reshape(-1, 1, 1, 1)
+    x_centred = _centred(x, x_zero_point[0] if x_zero_point else 0)
+    return integer_conv(op, x_centred, _centred(w, w_zero_point)).astype(np.int32)
+
+
+def cast(op: nn.CastOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return inputs[0].astype(np.float32)
+
+
+INTEGER_REFERENCE_KERNELS: dict[
+    type[Operation], Callable[[Any, Sequence[np.ndarray]], np.ndarray]
+] = {
+    nn.DynamicScaleOp: dynamic_scale,
+    nn.DynamicZeroPointOp: dynamic_zero_point,
+    nn.DynamicQuantizeOp: dynamic_quantize,
+    nn.MatmulIntegerOp: matmul_integer,
+    nn.ConvIntegerOp: conv_integer,
+    nn.CastOp: cast,
+}
+"""The reference kernel of each dynamic quantization op, by op class."""

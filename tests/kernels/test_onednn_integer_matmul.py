@@ -1,0 +1,80 @@
+"""oneDNN's integer matmul (kernels/onednn/integer_matmul.py) against the reference kernel of
+`nn.matmul_integer` (itself bit-exact against ONNX's MatMulInteger): exact, sums beyond 2^24
+included (no f32 step), with a's zero point given at run time; and what it refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import TensorType, i8
+from xdsl.utils.test_value import create_ssa_value
+
+from nnlayout.dialects import nn
+from nnlayout.kernels.onednn.integer_matmul import (
+    integer_matmul_refusal,
+    prepare_integer_matmul,
+)
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.tests.kernels.test_onednn_quantized_matmul import (  # noqa: F401
+    pytestmark,  # oneDNN with VNNI or AMX
+)
+
+# a's shape, N, a's type, with a's zero point, b's zero point
+CASES = {
+    "dense_u8": ((4, 64), 10, nn.ui8, True, 0),
+    "batched_u8_b_zp": ((2, 3, 48), 16, nn.ui8, True, 5),
+    "no_zero_point_s8": ((5, 32), 7, i8, False, 0),
+    "beyond_2_24": ((2, 4096), 8, nn.ui8, True, 0),
+}
+
+
+def _op(a_shape: tuple[int, ...], n: int, a_type, with_zp: bool, b_zp: int):  # type: ignore[no-untyped-def]
+    a = create_ssa_value(TensorType(a_type, a_shape))
+    w = create_ssa_value(TensorType(i8, (a_shape[-1], n)))
+    zp = create_ssa_value(TensorType(a_type, ())) if with_zp else None
+    op = nn.MatmulIntegerOp(a, w, zp, np.asarray(b_zp))
+    op.verify()
+    return op
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_integer_matmul_matches_the_reference(name: str) -> None:
+    a_shape, n, a_type, with_zp, b_zp = CASES[name]
+    rng = np.random.default_rng(0)
+    dtype = np.uint8 if a_type == nn.ui8 else np.int8
+    info = np.iinfo(dtype)
+    op = _op(a_shape, n, a_type, with_zp, b_zp)
+    assert integer_matmul_refusal(op) is None
+    kernel = prepare_integer_matmul(op)
+    w = rng.integers(-128, 128, (a_shape[-1], n)).astype(np.int8)
+    if name == "beyond_2_24":  # sums of 4096 products of 255 * -128: -1.3e8
+        w[:] = -128
+    for run in range(2):  # a new zero point on each run, the weights packed once
+        a = rng.integers(info.min, info.max + 1, a_shape).astype(dtype)
+        if name == "beyond_2_24":
+            a[:] = 255
+        inputs = [a, w, *([np.array(run * 7 + 1, dtype)] if with_zp else [])]
+        want = REFERENCE_KERNELS[nn.MatmulIntegerOp](op, inputs)
+        got = np.empty(want.shape, np.int32)
+        kernel(inputs, got)
+        np.testing.assert_array_equal(got, want)
+    if name == "beyond_2_24":
+        assert np.abs(want).max() > 1 << 24
+
+
+def test_refusals_name_what_onednn_lacks() -> None:
+    per_column = nn.MatmulIntegerOp(
+        create_ssa_value(TensorType(nn.ui8, (2, 4))),
+        create_ssa_value(TensorType(i8, (4, 3))),
+        None,
+        np.array([0, 1, 2]),
+    )
+    assert integer_matmul_refusal(per_column) == (
+        "b has a zero point per column; oneDNN's matmul takes one per tensor"
+    )
+    u8_weights = nn.MatmulIntegerOp(
+        create_ssa_value(TensorType(nn.ui8, (2, 4))), create_ssa_value(TensorType(nn.ui8, (4, 3)))
+    )
+    assert integer_matmul_refusal(u8_weights) == (
+        "b is uint8; oneDNN's int8 matmul takes s8 weights"
+    )
