@@ -289,6 +289,6 @@ class PropagateLayoutsPass(ModulePass):
                 dce_enabled=False,
             ),
         ).rewrite_module(op)
-        report_kept_reorders(op, self.remarks)
         if padding:
             report_padded_values(op, self.remarks)
+        report_kept_reorders(op, self.remarks)
