@@ -27,6 +27,15 @@ ResNet-50 only the input and the output of the convolutional trunk are reordered
 stops at ops whose kernel needs a specific layout (a remark says which and why); reorders of
 constants are left to `fold-constants`. Constant expressions have no kernel and are left
 alone: a reorder of one is done once, at load.
+
+Once the layouts are final, a remark names each activation the layouts pad, once per value
+(at the op that makes it), with the axis, its real and padded sizes and the layout:
+
+    model.mlir:7:8: remark: [propagate-layouts] nn.conv2d: %y: axis 1 (C) padded from 20
+    to 24 in NCHW8c
+
+Where select-dispatch recorded `nnlayout.padding = false`, nothing is padded and nothing is
+said. (Constants padded by their layouts, packed weights, are not activations: not reported.)
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -47,10 +56,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 import nnlayout.transforms.remarks as remarks
+from nnlayout.diagnostics import location_of
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.dispatch import recorded_padding
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT, kernel_of
-from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
+from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name, layout_of
 from nnlayout.dialects.nn import NNOp, shape_of
 from nnlayout.kernels.facts import kernel_facts
 from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
@@ -210,6 +220,55 @@ def report_kept_reorders(module: ModuleOp, print_remarks: bool) -> None:
             )
 
 
+def padded_axes(value: SSAValue) -> list[str]:
+    """How the layout of `value`'s type pads it: one `axis I (X) padded from R to P` per
+    padded axis (none for a plain, dynamically shaped or exactly blocked value)."""
+    spec = layout_of(value.type)
+    shape = shape_of(value)
+    if spec is None or len(shape) != spec.rank or any(size < 0 for size in shape):
+        return []
+    padded = spec.padded_shape(shape)
+    return [
+        f"axis {index} ({axis}) padded from {real} to {whole}"
+        for index, (axis, real, whole) in enumerate(
+            zip(spec.logical_axes, shape, padded, strict=True)
+        )
+        if real != whole
+    ]
+
+
+def _remark_site(op: Operation) -> Operation:
+    """Where a remark about `op`'s result goes: `op`, unless it is a reorder without a
+    location of its own (made by this pass), then the first user that has one."""
+    if location_of(op) is not None or not isinstance(op, ReorderOp):
+        return op
+    users = {use.operation for use in op.output.uses if location_of(use.operation) is not None}
+    following = op.next_op
+    while following is not None:
+        if following in users:
+            return following
+        following = following.next_op
+    return next(iter(users), op)
+
+
+def report_padded_values(module: ModuleOp, print_remarks: bool) -> None:
+    """A remark for each activation a blocked layout pads, once per value, where it is made."""
+    for op in module.walk():
+        if not isinstance(op, NNOp | ReorderOp) or is_constant_expression(op):
+            continue
+        for index, result in enumerate(op.results):
+            axes = padded_axes(result)
+            if not axes:
+                continue
+            name = f"%{result.name_hint}" if result.name_hint else f"result {index}"
+            remarks.emit(
+                _remark_site(op),
+                PropagateLayoutsPass.name,
+                f"{name}: {', '.join(axes)} in {encoding_name(result.type)}",
+                print_remarks,
+            )
+
+
 @dataclass(frozen=True)
 class PropagateLayoutsPass(ModulePass):
     name = "propagate-layouts"
@@ -230,4 +289,6 @@ class PropagateLayoutsPass(ModulePass):
                 dce_enabled=False,
             ),
         ).rewrite_module(op)
+        if padding:
+            report_padded_values(op, self.remarks)
         report_kept_reorders(op, self.remarks)

@@ -7,6 +7,7 @@
 // that a padding zero wins): the layout is not propagated into it, and it reads plain data.
 func.func @channels(%x: tensor<1x3x5x5xf32>) -> tensor<1x1x1x1xf32> {
   %w = nn.constant dense<0.1> : tensor<20x3x3x3xf32>
+  // expected-remark @+1 {{%c: axis 1 (C) padded from 20 to 24 in NCHW8c}}
   %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x5x5xf32>, tensor<20x3x3x3xf32>) -> tensor<1x20x5x5xf32>
   // expected-remark @+1 {{layout NCHW8c not propagated: reduce_onednn: it reduces axis 1, which NCHW8c splits into blocks, whose padding lanes it would read}}
   %m = nn.reduce %c kind "max" axes [1, 2, 3] : tensor<1x20x5x5xf32> -> tensor<1x1x1x1xf32>
@@ -23,8 +24,10 @@ func.func @channels(%x: tensor<1x3x5x5xf32>) -> tensor<1x1x1x1xf32> {
 // NCHW8c, its padding lanes set aside, and its one-channel result stays blocked.
 func.func @channel_mean(%x: tensor<1x3x5x5xf32>) -> tensor<1x1x5x5xf32> {
   %w = nn.constant dense<0.1> : tensor<20x3x3x3xf32>
+  // expected-remark @+1 {{%c: axis 1 (C) padded from 20 to 24 in NCHW8c}}
   %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x5x5xf32>, tensor<20x3x3x3xf32>) -> tensor<1x20x5x5xf32>
-  // expected-remark @+1 {{[select-dispatch] nn.reduce: oneDNN chose ref:any for plain data, not supported by reduce_onednn; using reduce_any}}
+  // expected-remark @+2 {{[select-dispatch] nn.reduce: oneDNN chose ref:any for plain data, not supported by reduce_onednn; using reduce_any}}
+  // expected-remark @+1 {{%m: axis 1 (C) padded from 1 to 8 in NCHW8c}}
   %m = nn.reduce %c kind "mean" axes [1] : tensor<1x20x5x5xf32> -> tensor<1x1x5x5xf32>
   func.return %m : tensor<1x1x5x5xf32>
 }
