@@ -19,6 +19,7 @@ from nnlayout.kernels.onednn.common import (
     NOT_F32,
     Layouts,
     contiguous_md,
+    f32_rank_reason,
     is_f32,
     is_fast,
     op_key,
@@ -27,8 +28,6 @@ from nnlayout.kernels.onednn.common import (
 )
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import Target, layouts_refusal
-
-MAX_RANK = 6
 
 
 def _transpose_pd(op: nn.TransposeOp) -> b.PrimitiveDesc:
@@ -48,11 +47,9 @@ def _choice(op: nn.TransposeOp) -> tuple[str, int]:
 def transpose_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     """f32 of rank 1 to `MAX_RANK`, then a fast implementation."""
     assert isinstance(op, nn.TransposeOp)
-    if not is_f32(op):
-        return NOT_F32
-    rank = len(shape_of(op.output))
-    if not 1 <= rank <= MAX_RANK:
-        return f"rank {rank}; the oneDNN kernel takes ranks 1 to {MAX_RANK}"
+    reason = f32_rank_reason(op)
+    if reason is not None:
+        return reason
     implementation, _ = _choice(op)
     return None if is_fast(implementation) else f"oneDNN chose {implementation}"
 
