@@ -8,6 +8,9 @@
 // RUN: nnlayout-opt %s -p 'select-dispatch{target=onednn},insert-layouts,propagate-layouts' | filecheck %s
 // RUN: nnlayout-opt %s --verify-diagnostics -p 'select-dispatch{target=onednn},insert-layouts,propagate-layouts'
 // RUN: nnlayout-opt %s -p 'select-dispatch{target=onednn-nchw8c},insert-layouts,propagate-layouts' | filecheck %s --check-prefix=BLOCKED
+// bufferize then makes the first transpose a view: the convolution's NHWC bytes are the
+// transposed result's row-major bytes (lowering/views.py).
+// RUN: nnlayout-opt %s -p 'default-pipeline{target=onednn}' | filecheck %s --check-prefix=VIEW
 
 func.func @layer_norm_2d(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
   %w1 = nn.constant dense<0.1> : tensor<20x8x3x3xf32>
@@ -33,3 +36,9 @@ func.func @layer_norm_2d(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
 // BLOCKED:       %c1 = nn.conv2d {{.*}} -> tensor<1x20x6x6xf32, #layout.layout<"NCHW8c">>
 // BLOCKED-NEXT:  %c1_1 = layout.reorder %c1 : tensor<1x20x6x6xf32, #layout.layout<"NCHW8c">> -> tensor<1x20x6x6xf32>
 // BLOCKED-NEXT:  %t = nn.transpose %c1_1 perm [0, 2, 3, 1] {{.*}} : tensor<1x20x6x6xf32> -> tensor<1x6x6x20xf32>
+
+// VIEW-LABEL: func.func @layer_norm_2d
+// VIEW-SAME:    nnlayout.view_copy_bytes_avoided = 2880
+// VIEW:         %t = memref.reinterpret_cast %c1 to offset: [0], sizes: [1, 6, 6, 20], strides: [720, 120, 20, 1] : memref<1x6x6x20xf32> to memref<1x6x6x20xf32>
+// VIEW-NOT:     nn.transpose %c1
+// VIEW:         nn.transpose %n_{{[0-9]+}} perm [0, 3, 1, 2]

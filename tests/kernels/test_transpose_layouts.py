@@ -13,7 +13,7 @@ import pytest
 
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
-from nnlayout.dialects.nn import TransposeOp
+from nnlayout.dialects.nn import TransposeOp, ints
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.kernels.onednn.common import unblocked_refusal
 from nnlayout.kernels.onednn.transpose import transpose_types_reason
@@ -68,14 +68,18 @@ def test_layer_norm_2d_same_results_everywhere() -> None:
 @pytest.mark.parametrize("target", ["onednn", "host"])
 def test_transpose_reads_the_convolutions_nhwc_data(target: str) -> None:
     """On the targets whose convolutions keep NHWC data, the first transpose reads it as it
-    is: two activation reorders are left (into the second convolution's NHWC and out of it,
-    plus the input's), not four."""
+    is: three activation reorders are left (the input's, into the second convolution's NHWC
+    and out of it), not four; and the transpose becomes a view."""
     planned = compile_module(parse(LAYER_NORM_2D), target, True)
     transposes = [op for op in planned.walk() if isinstance(op, TransposeOp)]
     assert [kernel_of(op).kernel_name.data for op in transposes] == ["transpose_onednn"] * 2
     assert encoding_name(transposes[0].input.type) == "NHWC"
     assert encoding_name(transposes[0].output.type) == ""
     assert activation_reorders(planned) == 3
+    # bufferize makes the first one a view: its operand's bytes are its result's.
+    bufferized = compile_module(parse(LAYER_NORM_2D), target, True, DEFAULT_PIPELINE)
+    computed = [op for op in bufferized.walk() if isinstance(op, TransposeOp)]
+    assert [list(ints(op.perm)) for op in computed] == [[0, 3, 1, 2]]
 
 
 @pytest.mark.parametrize("target", ["onednn-nchw8c", "onednn-nchw16c"])
