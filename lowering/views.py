@@ -8,8 +8,12 @@ no kernel and no copy (docs/views.md).
   the first sliced one are 1 in the result, those after it whole, step 1 where more than one
   element is taken: ViT's class token `x[:, 0]`, ShuffleNet's channel halves of one image):
   a `memref.subview`, whose strided type names that run at its offset.
+- `nn.transpose` whose operand's layout only orders its axes (NHWC) and stores them in the
+  order the permutation names, to a plain result: the operand's bytes are already the
+  result's row-major bytes (ConvNeXt's NHWC convolution result transposed to [N, H, W, C]),
+  so the result is a `memref.reinterpret_cast` like a reshape's.
 
-Both need the operand's buffer to be one row-major run itself: a halo's interior or a concat's
+All need the operand's buffer to be one row-major run itself: a halo's interior or a concat's
 slot is not (`bufferize` then keeps the op a kernel call), a function argument, an allocation
 and a view made here are. Readers see contiguous arrays (oneDNN's primitives require them).
 """
@@ -21,7 +25,7 @@ from xdsl.dialects.builtin import MemRefType, NoneAttr, StridedLayoutAttr, Tenso
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import encoding_name, storage_of
+from nnlayout.dialects.layout import encoding_name, layout_of, storage_of
 from nnlayout.runtime.values import memref_offset, row_major
 
 
@@ -54,13 +58,25 @@ def _window(op: nn.SliceOp) -> tuple[list[int], list[int], list[int]] | None:
     return list(starts), list(sizes), [1] * len(shape)
 
 
+def _same_bytes(op: nn.TransposeOp) -> bool:
+    """Whether the transpose's plain result has its operand's bytes in the same order: the
+    operand's layout stores its whole axes in the order `perm` takes them."""
+    spec = layout_of(op.input.type)
+    if spec is None or spec.is_blocked or storage_of(op.input.type) != "dense":
+        return False
+    memory_order = [spec.logical_axes.index(axis) for axis in spec.axes]
+    return memory_order == list(nn.ints(op.perm))
+
+
 def is_view(op: Operation) -> bool:
-    """Whether `op` is a reshape or slice `bufferize` may make a view (module doc), as far as
-    the op itself tells; its operand's buffer must also be one row-major run."""
+    """Whether `op` is a reshape, slice or transpose `bufferize` may make a view (module
+    doc), as far as the op itself tells; its operand's buffer must also be one row-major run."""
     if isinstance(op, nn.ReshapeOp | nn.FlattenOp):
         return _plain(op.operands[0]) and _plain(op.results[0])
     if isinstance(op, nn.SliceOp):
         return _plain(op.input) and _plain(op.output) and _window(op) is not None
+    if isinstance(op, nn.TransposeOp):
+        return _plain(op.output) and _same_bytes(op)
     return False
 
 

@@ -28,6 +28,7 @@ from nnlayout.kernels.onednn.common import (
     is_f32,
     is_fast,
     op_key,
+    rank_reason,
     remembered,
 )
 from nnlayout.kernels.onednn.eltwise import (
@@ -53,7 +54,6 @@ ANY_RANK: tuple[type[Operation], ...] = (
     nn.LeakyReluOp,
     nn.ConcatOp,
 )
-MAX_RANK = 6
 PLAIN_DATA = FORMATS[0]  # nchw: for data of another rank, row-major
 
 
@@ -178,11 +178,10 @@ def _any_shape_reason(op: Operation) -> str | None:
         return NOT_F32
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         return pool_reason(op)
-    rank = len(shape_of(op.results[0]))
     if isinstance(op, ANY_RANK):
-        if not 1 <= rank <= MAX_RANK:
-            return f"rank {rank}; the oneDNN kernel takes ranks 1 to {MAX_RANK}"
-    elif rank != 4:  # our formats name 4-D data only
+        if (reason := rank_reason(op)) is not None:
+            return reason
+    elif len(shape_of(op.results[0])) != 4:  # our formats name 4-D data only
         return "not rank 4; the oneDNN kernel needs N, C, H, W"
     if type(op) in BINARY:
         return binary_reason(op)

@@ -26,6 +26,7 @@ from nnlayout.kernels.registry import BindingRefused
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 ANY = b.dnnl_format_tag_any
 NOT_F32 = "not float32; the oneDNN kernels are f32 only"
+MAX_RANK = 6  # the most dims a oneDNN memory descriptor of these kernels takes
 
 
 def format_of(value: SSAValue, role: str, dims: tuple[int, ...] = ()) -> Format:
@@ -58,6 +59,21 @@ def padded_layout(value_type: Attribute) -> LayoutSpec | None:
 
 def is_f32(op: Operation) -> bool:
     return all(getattr(v.type, "element_type", None) == f32 for v in (*op.operands, *op.results))
+
+
+def rank_reason(op: Operation) -> str | None:
+    """Why oneDNN cannot take `op`'s result as data of any rank: a rank outside 1 to
+    `MAX_RANK` (None when inside)."""
+    rank = len(shape_of(op.results[0]))
+    if 1 <= rank <= MAX_RANK:
+        return None
+    return f"rank {rank}; the oneDNN kernel takes ranks 1 to {MAX_RANK}"
+
+
+def f32_rank_reason(op: Operation) -> str | None:
+    """The first acceptance check of the kernels that run on plain data of any rank (slice,
+    transpose): float32 throughout, then `rank_reason`."""
+    return NOT_F32 if not is_f32(op) else rank_reason(op)
 
 
 def op_key(op: Operation) -> tuple[object, ...]:

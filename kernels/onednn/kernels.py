@@ -144,7 +144,13 @@ SHUFFLE_REORDER = Rules(
     strided_reorder_types_reason,
     unblocked_refusal,
 )
-TRANSPOSE = Rules(transpose_accepts, transpose_layouts, transpose_workspace, transpose_types_reason)
+TRANSPOSE = Rules(
+    transpose_accepts,
+    transpose_layouts,
+    transpose_workspace,
+    transpose_types_reason,
+    unblocked_refusal,
+)
 
 
 def _every(op: Operation) -> bool:

@@ -27,17 +27,14 @@ from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import (
-    NOT_F32,
     axis_strides,
-    is_f32,
+    f32_rank_reason,
     is_fast,
     op_key,
     remembered,
 )
 from nnlayout.kernels.onednn.movement import blocked_activations
 from nnlayout.kernels.registry import BindingRefused, BindingSession, Target
-
-MAX_RANK = 6
 
 
 def _strides(value: SSAValue) -> list[int]:
@@ -75,16 +72,14 @@ def slice_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     """f32 of rank 1 to `MAX_RANK`, positive steps, not empty, not 4-D activations on a target
     that blocks them, then a fast implementation."""
     assert isinstance(op, nn.SliceOp)
-    if not is_f32(op):
-        return NOT_F32
-    rank = len(shape_of(op.output))
-    if not 1 <= rank <= MAX_RANK:
-        return f"rank {rank}; the oneDNN kernel takes ranks 1 to {MAX_RANK}"
+    reason = f32_rank_reason(op)
+    if reason is not None:
+        return reason
     if any(step <= 0 for step in ints(op.steps)):
         return "a negative step; oneDNN's strides are positive"
     if 0 in shape_of(op.output):
         return "an empty result"
-    if rank == 4 and blocked_activations(target):
+    if len(shape_of(op.output)) == 4 and blocked_activations(target):
         return (
             "the target's activations are channel-blocked, which the reorder does not read: "
             "the blocked family's slice keeps them so"

@@ -1,6 +1,14 @@
-"""Transpose (`nn.transpose`) of plain data as oneDNN's reorder: a permutation of axes is a
-reorder between two strided descriptors of the result's dims, the source's strides those of
-the input's axes in the result's order, the destination row-major.
+"""Transpose (`nn.transpose`) as oneDNN's reorder: a permutation of axes is a reorder between
+two strided descriptors of the result's dims, the source's strides those of the input's axes
+in the result's order, the destination row-major.
+
+The input may carry any layout that only orders its axes (NHWC: `axis_strides`), not only
+plain data: the source descriptor then reads the layout's bytes directly. ConvNeXt's
+`LayerNorm2d` transposes a convolution's NHWC result to [N, H, W, C] for a layer norm over
+the channels; with the input taken as it comes (`"*"`), `propagate-layouts` drops the reorder
+NHWC -> plain before the transpose, which then copies bytes already in the result's order.
+The result stays plain (the layer norm after it reads plain data). Blocked inputs are
+refused: a split axis has no one stride.
 
 A reorder copies values, NaN and signed zeros included, so it runs unguarded.
 """
@@ -10,61 +18,74 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT
+from nnlayout.dialects.layout import encoding_name, layout_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import (
-    NOT_F32,
     Layouts,
+    axis_strides,
     contiguous_md,
-    is_f32,
+    f32_rank_reason,
     is_fast,
     op_key,
     remembered,
-    row_major_strides,
+    unblocked_refusal,
 )
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.registry import Target, layouts_refusal
-
-MAX_RANK = 6
+from nnlayout.kernels.registry import BindingRefused, Target
 
 
 def _transpose_pd(op: nn.TransposeOp) -> b.PrimitiveDesc:
     """Result dim i is input dim perm[i]: the source descriptor reads the input's bytes with
     the stride of input axis perm[i] along dim i."""
-    strides = row_major_strides(shape_of(op.input))
+    strides = axis_strides(op.input)
+    if strides is None:  # accepts_types refused it before anything is built
+        raise BindingRefused(f"{encoding_name(op.input.type)} is blocked")
     perm = ints(op.perm)
     output = shape_of(op.output)
     source = MemoryDesc.with_strides(output, [strides[axis] for axis in perm])
     return p.reorder_pd(source, contiguous_md(output))
 
 
+def _key(op: Operation) -> tuple[object, ...]:
+    return ("transpose", op_key(op), encoding_name(op.operands[0].type))
+
+
 def _choice(op: nn.TransposeOp) -> tuple[str, int]:
-    return remembered((op_key(op), "transpose"), lambda: _transpose_pd(op))
+    return remembered(_key(op), lambda: _transpose_pd(op))
 
 
 def transpose_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     """f32 of rank 1 to `MAX_RANK`, then a fast implementation."""
     assert isinstance(op, nn.TransposeOp)
-    if not is_f32(op):
-        return NOT_F32
-    rank = len(shape_of(op.output))
-    if not 1 <= rank <= MAX_RANK:
-        return f"rank {rank}; the oneDNN kernel takes ranks 1 to {MAX_RANK}"
+    reason = f32_rank_reason(op)
+    if reason is not None:
+        return reason
     implementation, _ = _choice(op)
     return None if is_fast(implementation) else f"oneDNN chose {implementation}"
 
 
 def transpose_layouts(op: Operation, target: Target) -> Layouts:
-    """Plain input and result."""
-    return (PLAIN_LAYOUT,), (PLAIN_LAYOUT,)
+    """The input in the layout it comes in unless that is blocked (NHWC or plain), the result
+    plain."""
+    return (ANY_LAYOUT,), (PLAIN_LAYOUT,)
 
 
 def transpose_types_reason(op: Operation) -> str | None:
-    """The reorder reads and writes plain data (the permutation names logical axes)."""
-    return NOT_F32 if not is_f32(op) else layouts_refusal(op, [(PLAIN_LAYOUT,)], [(PLAIN_LAYOUT,)])
+    """The reorder reads its input in a layout that only orders the axes (or plain) and
+    writes plain data (the permutation names logical axes)."""
+    reason = f32_rank_reason(op)
+    if reason is not None:
+        return reason
+    spec = layout_of(op.operands[0].type)
+    if spec is not None and (reason := unblocked_refusal(op, spec)) is not None:
+        return f"operand 0: {reason}"
+    if (name := encoding_name(op.results[0].type)) != PLAIN_LAYOUT:
+        return f"result 0 is {name}; the kernel writes it plain"
+    return None
 
 
 def transpose_workspace(op: Operation, target: Target) -> int:
@@ -74,7 +95,5 @@ def transpose_workspace(op: Operation, target: Target) -> int:
 
 def transpose_compiled(op: nn.TransposeOp) -> tuple[Compiled, tuple[int, ...]]:
     args = (b.DNNL_ARG_SRC,)
-    compiled = p.get_compiled(
-        ("transpose", op_key(op)), lambda: _transpose_pd(op), (*args, b.DNNL_ARG_DST)
-    )
+    compiled = p.get_compiled(_key(op), lambda: _transpose_pd(op), (*args, b.DNNL_ARG_DST))
     return compiled, args
