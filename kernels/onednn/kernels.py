@@ -77,6 +77,13 @@ from nnlayout.kernels.onednn.reduction import (
     reduction_types_reason,
     reduction_workspace,
 )
+from nnlayout.kernels.onednn.reshape import (
+    RESHAPE_OPS,
+    reshape_accepts,
+    reshape_layouts,
+    reshape_types_reason,
+    reshape_workspace,
+)
 from nnlayout.kernels.onednn.slicing import (
     PreparedSlice,
     slice_accepts,
@@ -141,6 +148,9 @@ SHUFFLE_REORDER = Rules(
     unblocked_refusal,
 )
 TRANSPOSE = Rules(transpose_accepts, transpose_layouts, transpose_workspace, transpose_types_reason)
+RESHAPE = Rules(
+    reshape_accepts, reshape_layouts, reshape_workspace, reshape_types_reason, unblocked_refusal
+)
 
 
 def _every(op: Operation) -> bool:
@@ -188,6 +198,7 @@ TABLE: tuple[Row, ...] = (
     Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
     Row("channel_shuffle_reorder_onednn", nn.ChannelShuffleOp, SHUFFLE_REORDER),
     Row("transpose_onednn", nn.TransposeOp, TRANSPOSE),
+    *(Row(_name(op_type), op_type, RESHAPE) for op_type in RESHAPE_OPS),
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0)
         for op_type in (nn.BatchNormOp, *ELTWISE_OPS, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp)
