@@ -1,20 +1,21 @@
 """Reshape and flatten (`nn.reshape`, `nn.flatten`) as oneDNN's reorder, where `bufferize`
 cannot make them views: a model's output (a CNN's pooled features flattened and returned, as
-torchvision's SqueezeNet ends with either exporter), or an operand in NHWC.
+torchvision's SqueezeNet ends with either exporter), or an operand that is not one run.
 
 A reshape keeps the row-major order of the logical elements, so its result's bytes are those
 of the operand's logical dims written row-major: the reorder reads the operand's dims at its
 axes' strides (row-major for plain data, the axes' places in memory for NHWC) and writes the
-same dims row-major into the result's buffer. From NHWC this is the reorder to plain and the
-copy in one; from plain data, a copy. Blocked operands are refused (`unblocked_refusal`): an
-axis split in two has no one stride, and `propagate-layouts` says so where it keeps the
-reorder before the reshape.
+same dims row-major into the result's buffer. From NHWC (a returned result's operand only:
+`reshape_layouts`) this is the reorder to plain and the copy in one; from plain data, a
+copy. Blocked operands are refused (`unblocked_refusal`): an axis split in two has no one
+stride, and `propagate-layouts` says so where it keeps the reorder before the reshape.
 
 A reorder copies values, NaN and signed zeros included, so it runs unguarded.
 """
 
 from __future__ import annotations
 
+from xdsl.dialects import func
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
@@ -75,9 +76,16 @@ def reshape_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     return None if is_fast(implementation) else f"oneDNN chose {implementation}"
 
 
+def _returned(op: Operation) -> bool:
+    return any(isinstance(use.operation, func.ReturnOp) for use in op.results[0].uses)
+
+
 def reshape_layouts(op: Operation, target: Target) -> Layouts:
-    """The operand in the layout it comes in (plain or NHWC: not blocked), the result plain."""
-    return (ANY_LAYOUT,), (PLAIN_LAYOUT,)
+    """The result plain. A returned result's operand in the layout it comes in (plain or
+    NHWC: not blocked): the copy it needs anyway reads it there, instead of a reorder to plain
+    before it. Elsewhere the operand plain, so that `bufferize` makes the reshape a view of
+    it (the reorder to plain, if any, is then the only copy)."""
+    return ((ANY_LAYOUT,) if _returned(op) else (PLAIN_LAYOUT,)), (PLAIN_LAYOUT,)
 
 
 def reshape_types_reason(op: Operation) -> str | None:
