@@ -20,6 +20,7 @@ from nnlayout.kernels.blocked import broadcast_reason
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.collapsed import collapsed_shapes
 from nnlayout.kernels.onednn.common import (
     NOT_F32,
     Layouts,
@@ -73,7 +74,10 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     out = _data_md(shape_of(op.results[0]), tag)
     if type(op) in BINARY:
         first, second = binary_order(op)
-        return p.binary_pd(BINARY[type(op)], md[first], md[second], out)
+        pd = p.binary_pd(BINARY[type(op)], md[first], md[second], out)
+        if tag != PLAIN_DATA.value or is_fast(pd.implementation):
+            return pd
+        return _collapsed_binary_pd(op, first, second) or pd
     if isinstance(op, nn.PReluOp):
         return p.prelu_pd(md[0], md[1], out)
     if isinstance(op, nn.BatchNormOp):
@@ -82,6 +86,16 @@ def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
         return p.concat_pd(out, op.normalized_axis, md)
     algorithm, alpha, beta = eltwise_params(op)
     return p.eltwise_pd(algorithm, md[0], out, alpha, beta)
+
+
+def _collapsed_binary_pd(op: Operation, first: int, second: int) -> b.PrimitiveDesc | None:
+    """A plain binary op's primitive on its axes merged where they broadcast alike
+    (collapsed.py), where oneDNN runs that in fast code; None where it does not."""
+    out, (a, c) = collapsed_shapes(
+        shape_of(op.results[0]), [shape_of(op.operands[first]), shape_of(op.operands[second])]
+    )
+    pd = p.binary_pd(BINARY[type(op)], contiguous_md(a), contiguous_md(c), contiguous_md(out))
+    return pd if is_fast(pd.implementation) else None
 
 
 def _data_operands(op: Operation) -> range:

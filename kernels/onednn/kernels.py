@@ -81,6 +81,13 @@ from nnlayout.kernels.onednn.reduction import (
     reduction_types_reason,
     reduction_workspace,
 )
+from nnlayout.kernels.onednn.reshape import (
+    RESHAPE_OPS,
+    reshape_accepts,
+    reshape_layouts,
+    reshape_types_reason,
+    reshape_workspace,
+)
 from nnlayout.kernels.onednn.slicing import (
     PreparedSlice,
     slice_accepts,
@@ -151,6 +158,9 @@ TRANSPOSE = Rules(
     transpose_types_reason,
     unblocked_refusal,
 )
+RESHAPE = Rules(
+    reshape_accepts, reshape_layouts, reshape_workspace, reshape_types_reason, unblocked_refusal
+)
 
 
 def _every(op: Operation) -> bool:
@@ -198,6 +208,7 @@ TABLE: tuple[Row, ...] = (
     Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
     Row("channel_shuffle_reorder_onednn", nn.ChannelShuffleOp, SHUFFLE_REORDER),
     Row("transpose_onednn", nn.TransposeOp, TRANSPOSE),
+    *(Row(_name(op_type), op_type, RESHAPE) for op_type in RESHAPE_OPS),
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0)
         for op_type in (nn.BatchNormOp, *ELTWISE_OPS, nn.ReluOp, nn.ClipOp, nn.LeakyReluOp)

@@ -35,6 +35,7 @@ from nnlayout.kernels.onednn.matmul import gemm_compiled
 from nnlayout.kernels.onednn.movement import shuffle_reorder_compiled
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.reduction import reduction_compiled
+from nnlayout.kernels.onednn.reshape import RESHAPE_OPS, reshape_compiled
 from nnlayout.kernels.onednn.softmax import softmax_compiled
 from nnlayout.kernels.onednn.transpose import transpose_compiled
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall
@@ -60,6 +61,8 @@ def compiled_for(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, .
         if isinstance(op, nn.SoftmaxOp)
         else transpose_compiled
         if isinstance(op, nn.TransposeOp)
+        else reshape_compiled
+        if isinstance(op, RESHAPE_OPS)
         else any_compiled
     )
     compiled, args = build(op)
