@@ -9,7 +9,7 @@ result's scale (tests/kernels/test_onednn_bf16.py states the measured figure).
 
 oneDNN has fast bf16 code only where the CPU has AVX512_BF16 (or AMX); elsewhere it
 would emulate it or run its reference code, so `bf16_refusal` names the reason and the
-caller keeps f32. numpy has no bf16 type: bf16 buffers are uint16 arrays of the bits.
+caller keeps f32. numpy has no bf16 type: bf16 buffers are arrays of ml_dtypes' bfloat16.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def bf16_refusal() -> str | None:
 
 
 def to_bf16(array: np.ndarray) -> np.ndarray:
-    """The bf16 bits (uint16) of f32 `array`, rounded to nearest even by oneDNN's reorder."""
+    """f32 `array` in bf16 (ml_dtypes' bfloat16), rounded to nearest even by oneDNN's reorder."""
     x = np.ascontiguousarray(array, np.float32)
     strides = [int(s // 4) for s in x.strides] if x.ndim else [1]
     shape = x.shape or (1,)
@@ -49,9 +49,9 @@ def to_bf16(array: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-def from_bf16(bits: np.ndarray) -> np.ndarray:
-    """The f32 values of bf16 `bits` (exact: bf16 is f32's upper half)."""
-    return (np.ascontiguousarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+def from_bf16(values: np.ndarray) -> np.ndarray:
+    """The f32 values of bf16 `values` (exact: bf16 is f32's upper half)."""
+    return np.asarray(values).astype(np.float32)
 
 
 def bf16_conv_pd(
@@ -82,8 +82,8 @@ class Bf16Conv:
     """A bf16 convolution bound once: f32 weights (plain OIHW, or g, o, i, h, w) converted
     and packed once into the bf16 format oneDNN chose, the bias kept f32. `formats` are the
     tags to ask for (ANY: oneDNN's choice, `src_md`/`dst_md`); `__call__(x, out)` runs on
-    arrays of those bytes (bf16 as uint16). With `data_type` f32 (and `dst_type` f32) it
-    is the f32 convolution on the formats oneDNN chooses for f32 (benchmarks compare)."""
+    arrays of those bytes (bf16 as ml_dtypes' bfloat16). With `data_type` f32 (and `dst_type`
+    f32) it is the f32 convolution on the formats oneDNN chooses for f32 (benchmarks compare)."""
 
     def __init__(
         self,
