@@ -1,4 +1,7 @@
-"""bf16 convolutions as oneDNN's convolution primitive, and f32 <-> bf16 conversions.
+"""bf16 convolutions as oneDNN's convolution primitive at array level, f32 <-> bf16
+conversions, and the oneDNN family's `nn.cast` kernel (`cast_kernel`). The family's own
+convolutions, matrix products, pooling, element-wise, binary and concat kernels compute bf16
+ops themselves (`common.float_refusal`, `ConvGeometry.data_type`), for `convert-to-bf16`.
 
 bf16 keeps float32's exponent and 8 bits of its significand (7 stored): a value converted
 from f32 (oneDNN's reorder rounds to nearest even) is within 2^-8 of it, relatively. A bf16
@@ -14,26 +17,26 @@ caller keeps f32. numpy has no bf16 type: bf16 buffers are arrays of ml_dtypes' 
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Sequence
 
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
-from nnlayout.kernels.onednn.common import reorder_array
+from nnlayout.kernels.onednn.common import bf16_refusal, reorder_array
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
+from nnlayout.kernels.reference_bf16 import cast
+from nnlayout.kernels.registry import Kernel, one_layout_refusal
+
+__all__ = ["Bf16Conv", "bf16_conv_pd", "bf16_refusal", "cast_kernel", "from_bf16", "to_bf16"]
 
 ANY = b.dnnl_format_tag_any
 X = 2  # dnnl_x = dnnl_a
-
-
-def bf16_refusal() -> str | None:
-    """Why this machine cannot run oneDNN's bf16 code fast (None: it can)."""
-    if not b.available():
-        return "oneDNN is not available here"
-    if not b.runs_isa(b.dnnl_cpu_isa_avx512_core_bf16):
-        return "the CPU has no AVX512_BF16 (or oneDNN is capped below it): bf16 would be emulated"
-    return None
 
 
 def to_bf16(array: np.ndarray) -> np.ndarray:
@@ -140,3 +143,28 @@ class Bf16Conv:
         return reorder_array(out, self.dst_md, MemoryDesc.with_tag(self.g.dst, 5)).reshape(
             self.g.dst
         )
+
+
+def _cast(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return cast(op, inputs)  # type: ignore[arg-type]
+
+
+def _cast_types_reason(op: Operation) -> str | None:
+    return one_layout_refusal(op, [0])
+
+
+def cast_kernel(family: str) -> Kernel:
+    """`nn.cast` in `family` (oneDNN's): the element-wise conversion of the physical array in
+    whatever layout operand 0 has (padding lanes hold 0 and stay 0), by numpy (ml_dtypes'
+    cast rounds to nearest even, as oneDNN's reorder does), so that a blocked bf16 region's
+    boundary costs no reorder to plain and back. The casts sit at a function's inputs and
+    outputs and around ops kept f32: a small part of a network's time."""
+    return Kernel(
+        "cast_onednn",
+        nn.CastOp,
+        family,
+        _cast,
+        layouts=lambda op, target: ((ANY_LAYOUT,), (ANY_LAYOUT,)),
+        accepts_types=_cast_types_reason,
+        bf16_data=True,
+    )

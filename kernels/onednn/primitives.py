@@ -491,6 +491,10 @@ class Compiled:
         created = self._primitive.created
         return self.execute if created is None else created.bound(self._exec_args)
 
+    def dtype(self, arg: int) -> np.dtype | None:
+        """The numpy type of execution argument `arg`'s buffer (f32, bf16, ...)."""
+        return self._dtypes.get(arg)
+
     def nbytes(self, arg: int) -> int:
         """Bytes the buffer of execution argument `arg` must have."""
         return self._sizes[arg]
