@@ -129,7 +129,9 @@ def fused_epilogue(op: nn.FusedConv2dOp) -> Epilogue:
     (x for x > 0, else 0 * (exp(x) - 1)), which keeps NaN at the cost of an exp, and clip
     and leaky_relu with alpha 0 are numpy after the primitive, each with the cheap post-op
     for finite operands."""
-    post_ops = (b.PostOp.sum(),) if op.addend is not None else ()
+    # The sum reads the destination's contents in its data type (bf16 for a bf16 convolution).
+    summed = b.PostOp.sum(data_type=data_type(op.output))
+    post_ops = (summed,) if op.addend is not None else ()
     activation = op.activation_op()
     if activation is None:
         return Epilogue(post_ops)
