@@ -166,3 +166,25 @@ def test_bf16_is_refused_on_onednn_capped_below_avx512_bf16(tmp_path) -> None:
         "[convert-to-bf16] nn.conv2d: nothing runs in bf16 on target 'onednn': conv2d_onednn: "
         "the CPU has no AVX512_BF16" in done.stderr
     ), done.stderr
+
+
+@pytest.mark.parametrize("value", ["1", " Yes ", "on", "0", "", "off", "maybe"])
+def test_bf16_variable_sets_what_the_pipeline_leaves_unset(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NNLAYOUT_BF16, read as NNLAYOUT_DISABLE_PADDING is: a yes sets bf16=true on each pass
+    with a bf16 option the spec leaves unset (default-pipeline), `bf16=false` in the spec
+    wins, and anything but a yes or a no is an error naming the variable."""
+    from nnlayout.diagnostics import UserError
+    from nnlayout.tools.driver import parse_pipeline
+    from nnlayout.transforms import get_all_passes
+
+    monkeypatch.setenv("NNLAYOUT_BF16", value)
+    spec = "default-pipeline{target=ref},default-pipeline{bf16=false},select-dispatch"
+    if value == "maybe":
+        with pytest.raises(UserError, match=r"NNLAYOUT_BF16='maybe': expected 1, true, yes or on"):
+            parse_pipeline(spec, get_all_passes())
+        return
+    passes = parse_pipeline(spec, get_all_passes()).passes
+    yes = value.strip().lower() in ("1", "yes", "on")
+    assert [getattr(p, "bf16", None) for p in passes] == [yes, False, None]
