@@ -137,6 +137,8 @@ class _Converter:
     converted: int = 0
     # An f32 value's bf16 cast, shared by all its bf16 users.
     casts: dict[SSAValue, SSAValue] | None = None
+    # The casts back to f32 this pass made: erased where no f32 user is left.
+    backs: list[nn.CastOp] | None = None
 
     def as_bf16(self, value: SSAValue, user: Operation) -> SSAValue:
         """`value` in bf16: a converted op's result as it is (through the cast back to f32
@@ -167,6 +169,8 @@ class _Converter:
         for back in backs:
             back.location = op.location
         self.rewriter.insert_op(backs, InsertPoint.before(op))
+        assert self.backs is not None
+        self.backs.extend(backs)
         self.rewriter.replace_op(op, [], [back.output for back in backs])
         self.converted += 1
 
@@ -188,7 +192,7 @@ class _Converter:
         return bf16_refusal(op, self.target, self.padding)
 
     def run(self, function: func.FuncOp) -> None:
-        self.casts = {}
+        self.casts, self.backs = {}, []
         known: dict[Operation, bool] = {}
         kept: list[tuple[Operation, str]] = []
         for op in list(function.body.walk()):
@@ -199,7 +203,9 @@ class _Converter:
                 self.convert(op)
             elif reason:
                 kept.append((op, reason))
-        self._erase_unused_casts(function)
+        for back in reversed(self.backs):  # the ones later bf16 users read past
+            if not back.output.uses:
+                self.rewriter.erase_op(back)
         if self.converted == 0 and kept:
             op, reason = kept[0]
             remarks.emit(
@@ -212,11 +218,6 @@ class _Converter:
             return
         for op, reason in kept:
             remarks.emit(op, ConvertToBf16Pass.name, f"stays f32: {reason}", self.print_remarks)
-
-    def _erase_unused_casts(self, function: func.FuncOp) -> None:
-        for op in reversed(list(function.walk())):
-            if isinstance(op, nn.CastOp) and not op.output.uses:
-                self.rewriter.erase_op(op)
 
 
 @dataclass(frozen=True)
