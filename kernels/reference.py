@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from xdsl.dialects.builtin import FloatAttr
+from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
+from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
 from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
 from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
 from nnlayout.kernels.reference_quantized import QUANTIZED_REFERENCE_KERNELS
@@ -296,7 +297,7 @@ def fused_conv2d(op: nn.FusedConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     )
 
 
-REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
+_FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.Conv2dOp: conv2d,
     nn.FusedConv2dOp: fused_conv2d,
     nn.ConvTranspose2dOp: conv_transpose2d,
@@ -337,10 +338,14 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.ResizeOp: resize,
     nn.ChannelShuffleOp: channel_shuffle,
     nn.ExpandOp: expand,
+}
+REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
+    **{op: rounded_per_op(kernel) for op, kernel in _FLOAT_KERNELS.items()},
+    nn.CastOp: cast,
     **QUANTIZED_REFERENCE_KERNELS,
     **INTEGER_REFERENCE_KERNELS,
 }
-"""Every nn op except nn.constant, by op class."""
+"""Every nn op except nn.constant, by op class (bf16 ops: `reference_bf16.py`)."""
 
 
 # ------------------------------------------------------------------ prepared
@@ -360,6 +365,9 @@ def _reshape_into(op: nn.FlattenOp | nn.ReshapeOp, session: BindingSession | Non
 
 def _softmax_into(op: nn.SoftmaxOp, session: BindingSession | None) -> BoundKernel:
     axis = op.normalized_axis
+    if op.output.type.element_type != f32:  # bf16: computed in f32, rounded once
+        kernel = REFERENCE_KERNELS[nn.SoftmaxOp]
+        return lambda inputs, out: np.copyto(out, kernel(op, inputs))
 
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         x = inputs[0]  # the ufuncs' reductions are what x.max and x.sum call, less a layer

@@ -74,10 +74,6 @@ def conv_integer(op: nn.ConvIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     return integer_conv(op, x_centred, _centred(w, w_zero_point)).astype(np.int32)
 
 
-def cast(op: nn.CastOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    return inputs[0].astype(np.float32)
-
-
 INTEGER_REFERENCE_KERNELS: dict[
     type[Operation], Callable[[Any, Sequence[np.ndarray]], np.ndarray]
 ] = {
@@ -86,6 +82,5 @@ INTEGER_REFERENCE_KERNELS: dict[
     nn.DynamicQuantizeOp: dynamic_quantize,
     nn.MatmulIntegerOp: matmul_integer,
     nn.ConvIntegerOp: conv_integer,
-    nn.CastOp: cast,
 }
 """The reference kernel of each dynamic quantization op, by op class."""

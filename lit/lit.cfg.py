@@ -63,3 +63,8 @@ if onednn_available():
 
     config.available_features.add("onednn")
     config.substitutions.append(("%onednn_isa", "ISA-AVX512" if runs_avx512_core() else "ISA-AVX2"))
+    # bf16 kernels (convert-to-bf16) where oneDNN runs AVX512_BF16 code here: `%onednn_bf16`
+    # is BF16 there, else NO-BF16 (an older CPU, or ONEDNN_MAX_CPU_ISA=AVX2).
+    from nnlayout.kernels.onednn.common import bf16_refusal  # noqa: E402
+
+    config.substitutions.append(("%onednn_bf16", "NO-BF16" if bf16_refusal() else "BF16"))

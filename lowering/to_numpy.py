@@ -147,6 +147,11 @@ def describe_compute(op: ComputeOp) -> str:
     return what
 
 
+def _dtype_code(dtype: np.dtype) -> str:
+    """The Python expression of a buffer's dtype in generated code (bf16: ml_dtypes')."""
+    return "ml_dtypes.bfloat16" if dtype.name == "bfloat16" else f"np.{dtype.name}"
+
+
 def _tuple(items: Sequence[str]) -> str:
     """A tuple display: `(a,)`, `(a, b)`."""
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
@@ -296,7 +301,7 @@ class _Emitter:
             self.names[op.memref] = "ARENA"
             return
         self.load.append(
-            f"{self.name(op.memref)} = np.ndarray({shape}, np.{dtype.name}, "
+            f"{self.name(op.memref)} = np.ndarray({shape}, {_dtype_code(dtype)}, "
             f"buffer=aligned_empty({nbytes}))  # a buffer of its own"
         )
 
@@ -312,7 +317,7 @@ class _Emitter:
         offset = self.indices[op.byte_shift]
         nbytes = math.prod(shape) * dtype.itemsize
         self.load.append(
-            f"{self.name(op.result)} = np.ndarray({shape}, np.{dtype.name}, "
+            f"{self.name(op.result)} = np.ndarray({shape}, {_dtype_code(dtype)}, "
             f"buffer={self.ref(op.source, op)}, offset={offset}, strides={strides})  "
             f"# bytes {offset}..{offset + nbytes}"
         )
@@ -373,6 +378,7 @@ def generate(function: func.FuncOp, ir_name: str, ir_sha256: str | None = None) 
         "Generated code: do not edit.",
         '"""',
         "",
+        *(["import ml_dtypes"] if any("ml_dtypes." in line for line in emitter.load) else []),
         "import numpy as np",
         "",
         "from nnlayout.runtime.values import aligned_empty, fill_border",

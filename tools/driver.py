@@ -3,7 +3,8 @@ by `nnlayout.ir`):
 
 - pipeline parsing: `parse_pipeline` reads `pass-a, pass-b{opt=v}` as MLIR spells it, in our
   words where xDSL refuses it, and applies NNLAYOUT_DISABLE_PADDING (a yes sets
-  `padding=false` in every pass that has the option and whose element leaves it unset);
+  `padding=false` in every pass that has the option and whose element leaves it unset) and
+  NNLAYOUT_BF16 (a yes sets `bf16=true` likewise: `default-pipeline` runs convert-to-bf16);
   `run_pipeline` runs it, verifying after each pass, its errors naming the pass and the op;
 - plugins: `--load FILE.py` runs a file that registers passes, its errors named as its own;
 - the options the tools share (`--load`, IR dumps and pass timing) and argparse types;
@@ -67,6 +68,8 @@ _WHOLE_MANTISSA = re.compile(r"^([-+]?\d+)(?=[eE]|$)")
 _BARE_POINT = re.compile(r"^([-+]?)\.")
 # Set to a yes, it turns channel padding off in every pass the pipeline leaves it on in.
 DISABLE_PADDING = "NNLAYOUT_DISABLE_PADDING"
+# Set to a yes, it turns bf16 on in every pass the pipeline leaves it off in (docs/quantization.md).
+BF16 = "NNLAYOUT_BF16"
 _YES = ("1", "true", "yes", "on")
 _NO = ("", "0", "false", "no", "off")
 
@@ -342,7 +345,8 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
     """Parses `pass-a, pass-b{opt=v}`, also anchored as mlir-opt spells it
     (`builtin.module(pass-a, pass-b{opt=v})`); unknown passes, bad options and an option given
     twice (xDSL would keep the last) become UserErrors. NNLAYOUT_DISABLE_PADDING=1 sets
-    `padding=false` where the spec leaves a pass's padding option unset."""
+    `padding=false` where the spec leaves a pass's padding option unset, NNLAYOUT_BF16=1
+    `bf16=true` where it leaves a pass's bf16 option unset."""
     spec = _unanchored(spec)
     given = spec
     elements = [_in_xdsl_spelling(element, available) for element in _pipeline_elements(spec)]
@@ -372,40 +376,46 @@ def parse_pipeline(spec: str, available: dict[str, Callable[[], type[ModulePass]
             raise UserError(
                 f"option '{repeated}' of pass '{element.partition('{')[0].strip()}' is given twice"
             )
-    return _padding_from_environment(pipeline, elements)
+    pipeline = _option_from_environment(pipeline, elements, "padding", DISABLE_PADDING, False)
+    return _option_from_environment(pipeline, elements, "bf16", BF16, True)
 
 
-def _takes_padding(one_pass: ModulePass) -> bool:
-    return is_dataclass(one_pass) and isinstance(getattr(one_pass, "padding", None), bool)
+def _takes(one_pass: ModulePass, option: str) -> bool:
+    return is_dataclass(one_pass) and isinstance(getattr(one_pass, option, None), bool)
 
 
-def _padding_from_environment(pipeline: PassPipeline, elements: Sequence[str]) -> PassPipeline:
-    """With DISABLE_PADDING set to a yes (1, true, yes or on, in any case, spaced or not),
-    each pass with a `padding` option its element does not set gets `padding=false`. Any
-    value but a yes or a no is refused, in the words of the first pass it would set (a typo
-    ignored would leave padding on)."""
+def _option_from_environment(
+    pipeline: PassPipeline, elements: Sequence[str], option: str, variable: str, when_yes: bool
+) -> PassPipeline:
+    """With `variable` set to a yes (1, true, yes or on, in any case, spaced or not), each
+    pass with the boolean `option` its element does not set gets `option=when_yes`
+    (DISABLE_PADDING: padding=false; BF16: bf16=true). Any value but a yes or a no is
+    refused, in the words of the first pass it would set (a typo ignored would leave the
+    option as it was)."""
     unset = [
         index
         for index, (one_pass, element) in enumerate(zip(pipeline.passes, elements, strict=True))
-        if _takes_padding(one_pass)
-        and "padding" not in {key.replace("-", "_") for key, _ in _pipeline_options(element)}
+        if _takes(one_pass, option)
+        and option not in {key.replace("-", "_") for key, _ in _pipeline_options(element)}
     ]
     if not unset:
         return pipeline
-    value = os.environ.get(DISABLE_PADDING, "")
+    value = os.environ.get(variable, "")
     word = value.strip().lower()
     if word not in _YES + _NO:
         first = pipeline.passes[unset[0]]
         steps = getattr(first, "passes", lambda: (first,))()
-        label = step_label(next((step for step in steps if _takes_padding(step)), first), first)
+        label = step_label(next((step for step in steps if _takes(step, option)), first), first)
+        on, off = f"{option} on", f"{option} off"
+        yes, no = (on, off) if when_yes else (off, on)
         raise UserError(
-            f"{label}: {DISABLE_PADDING}={value!r}: expected 1, true, yes or on (padding off) "
-            "or 0, false, no, off or empty (padding on)"
+            f"{label}: {variable}={value!r}: expected 1, true, yes or on ({yes}) "
+            f"or 0, false, no, off or empty ({no})"
         )
     if word in _NO:
         return pipeline
     passes = [
-        replace(one_pass, padding=False) if index in unset else one_pass
+        replace(one_pass, **{option: when_yes}) if index in unset else one_pass
         for index, one_pass in enumerate(pipeline.passes)
     ]
     return PassPipeline(tuple(passes), pipeline.callback)

@@ -1,5 +1,6 @@
-"""`default-pipeline{target=host padding=true nnan=false remarks=false verify=false}`: the
-whole compiler, in order (`host`: oneDNN where it loads, else the CPU's best blocked target).
+"""`default-pipeline{target=host padding=true bf16=false nnan=false remarks=false
+verify=false}`: the whole compiler, in order (`host`: oneDNN where it loads, else the CPU's
+best blocked target).
 
 fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gelu, matched
 while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model's
@@ -7,7 +8,10 @@ dequantize -> op -> quantize becomes one quantized op) -> extend-ranks (operands
 broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
 convolution becomes part of its weight and bias) -> fold-pad (a zero pad before a convolution
 becomes part of its pads) -> fuse-channel-shuffle (ShuffleNet's Reshape-Transpose-Reshape
-becomes one op) -> select-dispatch (every op gets its
+becomes one op) -> with `bf16=true` (or NNLAYOUT_BF16=1 with the command-line tools),
+convert-to-bf16 (f32 ops whose kernels compute bf16 become bf16 ops, with casts at the
+boundaries; a no-op with a remark on a target without bf16 kernels) -> select-dispatch
+(every op gets its
 kernel) -> fuse-post-ops (a convolution absorbs the add and activation after it where its
 kernel can) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
@@ -29,6 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnlayout.lowering.bufferize import BufferizePass
+from nnlayout.transforms.convert_bf16 import ConvertToBf16Pass
 from nnlayout.transforms.extend_ranks import ExtendRanksPass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
@@ -50,6 +55,7 @@ class DefaultPipelinePass(ModulePass):
 
     target: str = "host"
     padding: bool = True
+    bf16: bool = False  # convert-to-bf16 before select-dispatch (docs/quantization.md)
     nnan: bool = False  # fuse-post-ops' fast-math promise: no NaN reaches an activation
     remarks: bool = False
     verify: bool = False
@@ -64,6 +70,7 @@ class DefaultPipelinePass(ModulePass):
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),
             FuseChannelShufflePass(),
+            *((ConvertToBf16Pass(self.target, self.padding, self.remarks),) if self.bf16 else ()),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),

@@ -9,7 +9,8 @@ Shapes are logical (NCHW activations, OIHW weights, as in ONNX). A tensor may ca
 `#layout.layout<...>` or `#layout.storage<...>` encoding; it changes how the value is stored,
 never its logical shape, so the shape rules ignore it.
 
-Element types. Float ops compute on f16, f32 or f64 and refuse integer data. Quantized
+Element types. Float ops compute on bf16, f16, f32 or f64 and refuse integer data (bf16
+as `convert-to-bf16` leaves a float32 model: `docs/quantization.md`). Quantized
 tensors are tensors of builtin integer types: `ui8` or `i8` (read as signed, ONNX's int8) for
 activations and weights, `i32` for biases. Scale and zero point are not part of the type:
 they are properties of the ops that give quantized values their meaning (`nn.quantize`,
@@ -66,6 +67,7 @@ from nnlayout.dialects.nn.base import (
     ui8,
     with_shape,
 )
+from nnlayout.dialects.nn.cast import CastOp
 from nnlayout.dialects.nn.constant import ConstantOp
 from nnlayout.dialects.nn.elementwise import (
     AbsOp,
@@ -91,7 +93,6 @@ from nnlayout.dialects.nn.elementwise import (
 )
 from nnlayout.dialects.nn.fused import ACTIVATIONS, FusedConv2dOp
 from nnlayout.dialects.nn.integer import (
-    CastOp,
     ConvIntegerOp,
     DynamicQuantizeOp,
     DynamicScaleOp,
@@ -190,6 +191,7 @@ NN = Dialect(
         ExpandOp,
         ConstantOp,
         QuantizeOp,
+        CastOp,
         DequantizeOp,
         QConv2dOp,
         QMatmulOp,
@@ -202,7 +204,6 @@ NN = Dialect(
         DynamicQuantizeOp,
         MatmulIntegerOp,
         ConvIntegerOp,
-        CastOp,
         ComputeOp,
         YieldOp,
     ],
@@ -264,7 +265,6 @@ __all__ = [
     "PowOp",
     "QAddOp",
     "QBinaryOp",
-    "CastOp",
     "ConvIntegerOp",
     "DynamicQuantizeOp",
     "DynamicScaleOp",
@@ -277,6 +277,7 @@ __all__ = [
     "QMulOp",
     "QParams",
     "QuantizeOp",
+    "CastOp",
     "QuantizedOp",
     "ReciprocalOp",
     "ReluOp",

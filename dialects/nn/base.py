@@ -1,19 +1,22 @@
 """Helpers every `nn` op uses and the base class `NNOp`: static tensors of one element type, a
 result type equal to the op's shape rule.
 
-Element types: floats (f16, f32, f64) for every op; the integer types of quantized data
-(`ui8`, `i8` read as signed, `i32` for biases) only for the ops that define them: the
-type-agnostic ones (movement, max pooling, constants: `ELEMENTS = "any"`) and the quantized
-ops of `quantized.py`. See the `nn` dialect's docstring for why scales and zero points are not
-part of the type."""
+Element types: floats (bf16, f16, f32, f64) for every op (bf16 as `convert-to-bf16` leaves
+it: the kernels that compute it in bf16, the reference kernels in f32 rounded per op); the
+integer types of quantized data (`ui8`, `i8` read as signed, `i32` for biases) only for the
+ops that define them: the type-agnostic ones (movement, max pooling, constants:
+`ELEMENTS = "any"`) and the quantized ops of `quantized.py`. See the `nn` dialect's docstring
+for why scales and zero points are not part of the type."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import ClassVar
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseArrayBase,
     Float16Type,
     Float32Type,
@@ -45,7 +48,12 @@ INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
 QUANTIZED_TYPES: tuple[IntegerType, ...] = (ui8, i8)
 
 
+#: numpy has no bf16: ml_dtypes' bfloat16 (an onnx dependency) holds bf16 values, whose casts
+#: from float32 round to nearest even.
+BF16_DTYPE = np.dtype(ml_dtypes.bfloat16)
+
 _NUMPY_DTYPES: dict[Attribute, np.dtype] = {
+    BFloat16Type(): BF16_DTYPE,
     Float16Type(): np.dtype(np.float16),
     Float32Type(): np.dtype(np.float32),
     Float64Type(): np.dtype(np.float64),
@@ -62,7 +70,7 @@ def numpy_dtype(element_type: Attribute) -> np.dtype | None:
 
 
 def is_float_type(element_type: Attribute) -> bool:
-    return isinstance(element_type, Float16Type | Float32Type | Float64Type)
+    return isinstance(element_type, BFloat16Type | Float16Type | Float32Type | Float64Type)
 
 
 def integer_range(element_type: Attribute) -> tuple[int, int]:
@@ -185,7 +193,7 @@ _CHECKED_TYPES: set[Attribute] = set()  # types that passed _check_type (a big m
 
 
 def _check_type(value_type: Attribute, what: str) -> None:
-    """A static, non-empty tensor of a float or quantized integer element type (f16, f32, f64,
+    """A static, non-empty tensor of a float or quantized integer element type (bf16, f16, f32, f64,
     ui8, i8, i32) with one of our encodings; `what` names the value. Which of these an op
     takes is its own verifier's business (`NNOp.ELEMENTS`, the quantized ops)."""
     if value_type in _CHECKED_TYPES:
@@ -209,7 +217,8 @@ def _check_type(value_type: Attribute, what: str) -> None:
         if element_type == IntegerType(8, Signedness.SIGNED):
             hint = " (write signed 8-bit data as i8, read as signed like ONNX's int8)"
         raise VerifyException(
-            f"{what} has element type {element_type}; nn ops compute on f16, f32 or f64 and "
+            f"{what} has element type {element_type}; nn ops compute on bf16, f16, f32 or f64 "
+            f"and "
             f"hold quantized data as ui8 or i8 (i32 for biases){hint}"
         )
     if len(_CHECKED_TYPES) > 4096:
@@ -248,7 +257,7 @@ class NNOp(IRDLOperation):
         float_only = self.ELEMENTS == "float" and element_type is not None
         if float_only and not is_float_type(element_type):
             raise VerifyException(
-                f"{self.name}: computes on floats (f16, f32, f64), got {element_type} "
+                f"{self.name}: computes on floats (bf16, f16, f32, f64), got {element_type} "
                 "data; quantized data needs nn.dequantize first or a quantized op "
                 "(nn.qconv2d, nn.qmatmul, nn.qadd, nn.qmul, nn.qglobal_avg_pool, "
                 "nn.qconcat)"

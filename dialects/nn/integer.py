@@ -55,7 +55,6 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.nn.base import (
-    INTEGER_TYPES,
     QUANTIZED_TYPES,
     NNOp,
     Shape,
@@ -308,27 +307,3 @@ class ConvIntegerOp(ConvWindowOp, _IntegerProductOp):
 
     def verify_element_types(self) -> None:
         self.verify_operands(self.x, self.w, self.x_zero_point)
-
-
-# ----------------------------------------------------------------------------------- cast
-@irdl_op_definition
-class CastOp(NNOp):
-    """ONNX Cast from an integer type (ui8, i8, i32) to f32, same shape: what turns
-    MatMulInteger's and ConvInteger's i32 sums back into floats. Exact below 2^24 in
-    magnitude, rounded to nearest even beyond."""
-
-    name = "nn.cast"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
-
-    def __init__(self, input: Value):
-        super().__init__(operands=[input], result_types=[TensorType(f32, shape_of(input))])
-
-    def result_shape(self) -> Shape:
-        return shape_of(self.input)
-
-    def verify_element_types(self) -> None:
-        checked_element_type(self, "the input", self.input, INTEGER_TYPES)
-        checked_element_type(self, "the result", self.output, (f32,))

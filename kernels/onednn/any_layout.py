@@ -25,6 +25,8 @@ from nnlayout.kernels.onednn.common import (
     NOT_F32,
     Layouts,
     contiguous_md,
+    data_type,
+    float_refusal,
     format_of,
     is_f32,
     is_fast,
@@ -58,20 +60,39 @@ ANY_RANK: tuple[type[Operation], ...] = (
 PLAIN_DATA = FORMATS[0]  # nchw: for data of another rank, row-major
 
 
-def _data_md(shape: tuple[int, ...], tag: int) -> MemoryDesc:
+# The ops whose oneDNN primitives take bf16 data here (f32 math inside, the result rounded
+# once, as the reference kernels compute bf16): a batch norm's vectors, a prelu's slopes and
+# the movement primitives' descriptors are f32 only.
+BF16_OPS: tuple[type[Operation], ...] = (
+    *BINARY,
+    *ELTWISE_OPS,
+    nn.ReluOp,
+    nn.ClipOp,
+    nn.LeakyReluOp,
+    nn.ConcatOp,
+    nn.MaxPool2dOp,
+    nn.AvgPool2dOp,
+    nn.GlobalAvgPoolOp,
+)
+
+
+def _data_md(shape: tuple[int, ...], tag: int, data_type: int = b.dnnl_f32) -> MemoryDesc:
     """The descriptor of operand data of `shape` in format `tag`: row-major where the data is
     not 4-D (`_any_choice` lets only the plain format through there)."""
-    return MemoryDesc.with_tag(shape, tag) if len(shape) == 4 else contiguous_md(shape)
+    if len(shape) == 4:
+        return MemoryDesc.with_tag(shape, tag, data_type)
+    return contiguous_md(shape, data_type)
 
 
 def _any_pd(op: Operation, tag: int) -> b.PrimitiveDesc:
     """The primitive descriptor of a `"*"` op whose operands all have format `tag`."""
+    t = data_type(op.results[0])
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
-        return pool_pd(op, tag)
+        return pool_pd(op, tag, t)
     if isinstance(op, MOVEMENT_OPS):
         return movement_pd(op, tag)
-    md = [_data_md(shape_of(op.operands[i]), tag) for i in _data_operands(op)]
-    out = _data_md(shape_of(op.results[0]), tag)
+    md = [_data_md(shape_of(op.operands[i]), tag, t) for i in _data_operands(op)]
+    out = _data_md(shape_of(op.results[0]), tag, t)
     if type(op) in BINARY:
         first, second = binary_order(op)
         pd = p.binary_pd(BINARY[type(op)], md[first], md[second], out)
@@ -189,7 +210,10 @@ def _any_shape_reason(op: Operation) -> str | None:
     """Why oneDNN's primitive would not compute `op` as the reference does (None when it
     does): element type, rank, pooling geometry, broadcasting."""
     if not is_f32(op):
-        return NOT_F32
+        if not isinstance(op, BF16_OPS):
+            return NOT_F32
+        if (reason := float_refusal(op)) is not None:
+            return reason
     if isinstance(op, nn.Pool2dOp | nn.GlobalAvgPoolOp):
         return pool_reason(op)
     if isinstance(op, ANY_RANK):

@@ -1,4 +1,7 @@
-"""bf16 convolutions as oneDNN's convolution primitive, and f32 <-> bf16 conversions.
+"""bf16 convolutions as oneDNN's convolution primitive at array level, f32 <-> bf16
+conversions, and the oneDNN family's `nn.cast` kernel (`cast_kernel`). The family's own
+convolutions, matrix products, pooling, element-wise, binary and concat kernels compute bf16
+ops themselves (`common.float_refusal`, `ConvGeometry.data_type`), for `convert-to-bf16`.
 
 bf16 keeps float32's exponent and 8 bits of its significand (7 stored): a value converted
 from f32 (oneDNN's reorder rounds to nearest even) is within 2^-8 of it, relatively. A bf16
@@ -9,35 +12,35 @@ result's scale (tests/kernels/test_onednn_bf16.py states the measured figure).
 
 oneDNN has fast bf16 code only where the CPU has AVX512_BF16 (or AMX); elsewhere it
 would emulate it or run its reference code, so `bf16_refusal` names the reason and the
-caller keeps f32. numpy has no bf16 type: bf16 buffers are uint16 arrays of the bits.
+caller keeps f32. numpy has no bf16 type: bf16 buffers are arrays of ml_dtypes' bfloat16.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Sequence
 
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
-from nnlayout.kernels.onednn.common import reorder_array
+from nnlayout.kernels.onednn.common import bf16_refusal, reorder_array
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
+from nnlayout.kernels.reference_bf16 import cast
+from nnlayout.kernels.registry import Kernel, one_layout_refusal
+
+__all__ = ["Bf16Conv", "bf16_conv_pd", "bf16_refusal", "cast_kernel", "from_bf16", "to_bf16"]
 
 ANY = b.dnnl_format_tag_any
 X = 2  # dnnl_x = dnnl_a
 
 
-def bf16_refusal() -> str | None:
-    """Why this machine cannot run oneDNN's bf16 code fast (None: it can)."""
-    if not b.available():
-        return "oneDNN is not available here"
-    if not b.runs_isa(b.dnnl_cpu_isa_avx512_core_bf16):
-        return "the CPU has no AVX512_BF16 (or oneDNN is capped below it): bf16 would be emulated"
-    return None
-
-
 def to_bf16(array: np.ndarray) -> np.ndarray:
-    """The bf16 bits (uint16) of f32 `array`, rounded to nearest even by oneDNN's reorder."""
+    """f32 `array` in bf16 (ml_dtypes' bfloat16), rounded to nearest even by oneDNN's reorder."""
     x = np.ascontiguousarray(array, np.float32)
     strides = [int(s // 4) for s in x.strides] if x.ndim else [1]
     shape = x.shape or (1,)
@@ -49,9 +52,9 @@ def to_bf16(array: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-def from_bf16(bits: np.ndarray) -> np.ndarray:
-    """The f32 values of bf16 `bits` (exact: bf16 is f32's upper half)."""
-    return (np.ascontiguousarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+def from_bf16(values: np.ndarray) -> np.ndarray:
+    """The f32 values of bf16 `values` (exact: bf16 is f32's upper half)."""
+    return np.asarray(values).astype(np.float32)
 
 
 def bf16_conv_pd(
@@ -82,8 +85,8 @@ class Bf16Conv:
     """A bf16 convolution bound once: f32 weights (plain OIHW, or g, o, i, h, w) converted
     and packed once into the bf16 format oneDNN chose, the bias kept f32. `formats` are the
     tags to ask for (ANY: oneDNN's choice, `src_md`/`dst_md`); `__call__(x, out)` runs on
-    arrays of those bytes (bf16 as uint16). With `data_type` f32 (and `dst_type` f32) it
-    is the f32 convolution on the formats oneDNN chooses for f32 (benchmarks compare)."""
+    arrays of those bytes (bf16 as ml_dtypes' bfloat16). With `data_type` f32 (and `dst_type`
+    f32) it is the f32 convolution on the formats oneDNN chooses for f32 (benchmarks compare)."""
 
     def __init__(
         self,
@@ -140,3 +143,28 @@ class Bf16Conv:
         return reorder_array(out, self.dst_md, MemoryDesc.with_tag(self.g.dst, 5)).reshape(
             self.g.dst
         )
+
+
+def _cast(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    return cast(op, inputs)  # type: ignore[arg-type]
+
+
+def _cast_types_reason(op: Operation) -> str | None:
+    return one_layout_refusal(op, [0])
+
+
+def cast_kernel(family: str) -> Kernel:
+    """`nn.cast` in `family` (oneDNN's): the element-wise conversion of the physical array in
+    whatever layout operand 0 has (padding lanes hold 0 and stay 0), by numpy (ml_dtypes'
+    cast rounds to nearest even, as oneDNN's reorder does), so that a blocked bf16 region's
+    boundary costs no reorder to plain and back. The casts sit at a function's inputs and
+    outputs and around ops kept f32: a small part of a network's time."""
+    return Kernel(
+        "cast_onednn",
+        nn.CastOp,
+        family,
+        _cast,
+        layouts=lambda op, target: ((ANY_LAYOUT,), (ANY_LAYOUT,)),
+        accepts_types=_cast_types_reason,
+        bf16_data=True,
+    )

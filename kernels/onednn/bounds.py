@@ -35,10 +35,13 @@ FINITE_LIMIT = float(np.finfo(np.float32).max) / 16
 
 def norm(x: np.ndarray) -> float:
     """An upper bound on the Euclidean norm of `x`, from one BLAS pass (its float32 sum of
-    squares, raised by that sum's largest rounding error): inf or NaN when `x` holds an
+    squares, raised by that sum's largest rounding error; a bf16 array's, by its result's
+    rounding as well): inf or NaN when `x` holds an
     infinity or NaN (or its square sum overflows, past 1.8e19)."""
     flat = x.reshape(-1)
-    return math.sqrt(float(np.dot(flat, flat)) * (1 + flat.size * 2.0**-23))
+    # A bf16 array's dot product is rounded to bf16 at the end (2^-8 relative at most).
+    rounding = 1 + 2.0**-7 if flat.dtype.itemsize == 2 else 1.0
+    return math.sqrt(float(np.dot(flat, flat)) * (1 + flat.size * 2.0**-23) * rounding)
 
 
 def largest_magnitude(x: np.ndarray) -> float:

@@ -126,7 +126,7 @@ class OpRun:
             ]
         )
         arrays = {
-            arg: np.ascontiguousarray(x, dtype=np.float32)
+            arg: np.ascontiguousarray(x, dtype=self.compiled.dtype(arg) or np.float32)
             for arg, x in zip(self.args, passed, strict=True)
         }
         reusable = scratchpad is not None and all(  # constants never change

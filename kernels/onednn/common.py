@@ -11,7 +11,7 @@ from collections.abc import Callable
 from functools import cache
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.builtin import TensorType, bf16, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects.layout import LayoutSpec, encoding_name, layout_of
@@ -25,7 +25,7 @@ from nnlayout.kernels.registry import BindingRefused
 
 Layouts = tuple[tuple[str, ...], tuple[str, ...]]
 ANY = b.dnnl_format_tag_any
-NOT_F32 = "not float32; the oneDNN kernels are f32 only"
+NOT_F32 = "not float32 (nor all bf16 where the kernel has bf16 code); the oneDNN kernels are f32"
 MAX_RANK = 6  # the most dims a oneDNN memory descriptor of these kernels takes
 
 
@@ -76,10 +76,41 @@ def f32_rank_reason(op: Operation) -> str | None:
     return NOT_F32 if not is_f32(op) else rank_reason(op)
 
 
+def data_type(value: SSAValue) -> int:
+    """oneDNN's data type of a float value: dnnl_bf16 for bf16, else dnnl_f32 (what the kernels
+    accept: `float_refusal`)."""
+    return b.dnnl_bf16 if getattr(value.type, "element_type", None) == bf16 else b.dnnl_f32
+
+
+def float_refusal(op: Operation) -> str | None:
+    """Why the kernels of ops that compute in bf16 as well as f32 (convolutions, matrix
+    products, pooling, element-wise, binary, concat) cannot take `op`'s element types: all
+    f32 is fine, all bf16 where the CPU runs bf16 natively (`bf16_refusal`)."""
+    types = {getattr(v.type, "element_type", None) for v in (*op.operands, *op.results)}
+    if types == {f32}:
+        return None
+    if types == {bf16}:
+        return bf16_refusal()
+    return NOT_F32
+
+
+def bf16_refusal() -> str | None:
+    """Why this machine cannot run oneDNN's bf16 code fast (None: it can). Without
+    AVX512_BF16 (or AMX) oneDNN would emulate bf16, or run its reference code."""
+    if not b.available():
+        return "oneDNN is not available here"
+    if not b.runs_isa(b.dnnl_cpu_isa_avx512_core_bf16):
+        return "the CPU has no AVX512_BF16 (or oneDNN is capped below it): bf16 would be emulated"
+    return None
+
+
 def op_key(op: Operation) -> tuple[object, ...]:
-    """What determines an op's primitive besides its format: kind, shapes, attributes."""
+    """What determines an op's primitive besides its format: kind, shapes, element types,
+    attributes."""
     properties = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
-    return (op.name, tuple(shape_of(v) for v in (*op.operands, *op.results)), properties)
+    values = (*op.operands, *op.results)
+    types = tuple(str(getattr(v.type, "element_type", "")) for v in values)
+    return (op.name, tuple(shape_of(v) for v in values), types, properties)
 
 
 def row_major_strides(shape: tuple[int, ...]) -> list[int]:
@@ -107,9 +138,9 @@ def unblocked_refusal(op: Operation, spec: LayoutSpec) -> str | None:
     return None
 
 
-def contiguous_md(shape: tuple[int, ...]) -> MemoryDesc:
+def contiguous_md(shape: tuple[int, ...], data_type: int = b.dnnl_f32) -> MemoryDesc:
     """A descriptor of plain row-major data of `shape`, of any rank."""
-    return MemoryDesc.with_strides(shape, row_major_strides(shape))
+    return MemoryDesc.with_strides(shape, row_major_strides(shape), data_type)
 
 
 def is_fast(implementation: str) -> bool:

@@ -31,10 +31,10 @@ from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
 from nnlayout.kernels.onednn.common import (
     ANY,
-    NOT_F32,
     Layouts,
+    data_type,
+    float_refusal,
     format_of,
-    is_f32,
     remembered,
     weights_md,
 )
@@ -72,6 +72,11 @@ class ConvGeometry(WindowGeometry):
 
     weights_role: str = "weights"  # "weights", "grouped" or "depthwise"
     post_ops: tuple[b.PostOp, ...] = ()
+    # dnnl_f32, or dnnl_bf16: bf16 source, weights, bias and destination (oneDNN accumulates
+    # in f32 and rounds the result once). bf16 weights are left in oneDNN's choice of format
+    # (its bf16 blockings, OHWI16i64o2i and the like, pair input channels), which the IR
+    # does not name: the weights stay plain in the IR and are packed when the op is bound.
+    data_type: int = b.dnnl_f32
 
 
 def grouped_weights(
@@ -103,6 +108,7 @@ def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
         pads[2:],
         role,
         post_ops,
+        data_type(op.input),
     )
 
 
@@ -131,7 +137,9 @@ def fused_epilogue(op: nn.FusedConv2dOp) -> Epilogue:
     (x for x > 0, else 0 * (exp(x) - 1)), which keeps NaN at the cost of an exp, and clip
     and leaky_relu with alpha 0 are numpy after the primitive, each with the cheap post-op
     for finite operands."""
-    post_ops = (b.PostOp.sum(),) if op.addend is not None else ()
+    # The sum reads the destination's contents in its data type (bf16 for a bf16 convolution).
+    summed = b.PostOp.sum(data_type=data_type(op.output))
+    post_ops = (summed,) if op.addend is not None else ()
     activation = op.activation_op()
     if activation is None:
         return Epilogue(post_ops)
@@ -145,12 +153,14 @@ def fused_epilogue(op: nn.FusedConv2dOp) -> Epilogue:
 
 def conv_pd(g: ConvGeometry, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
     """The convolution's primitive descriptor with the given format tags (or ANY)."""
-    bias = MemoryDesc.with_tag((g.dst[1],), by_layout("vector", "").value) if g.bias else None
+    t = g.data_type
+    vector = by_layout("vector", "").value
+    bias = MemoryDesc.with_tag((g.dst[1],), vector, t) if g.bias else None
     return p.convolution_pd(
-        MemoryDesc.with_tag(g.src, src),
-        MemoryDesc.with_tag(g.weights, weights),
+        MemoryDesc.with_tag(g.src, src, t),
+        MemoryDesc.with_tag(g.weights, weights, t),
         bias,
-        MemoryDesc.with_tag(g.dst, dst),
+        MemoryDesc.with_tag(g.dst, dst, t),
         g.strides,
         g.dilations,
         g.padding_l,
@@ -320,9 +330,12 @@ def _choice_of(
     reason appended to `notes`. `asked` are the source and destination tags `pd` was asked
     for, which name its data where several of our formats do."""
     implementation = pd.implementation
+    bf16 = g.data_type == b.dnnl_bf16  # weights plain in the IR, packed when bound
     formats = (
         _data_format(pd.md(b.dnnl_query_src_md), asked[0]),
-        identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
+        by_layout(g.weights_role, "")
+        if bf16
+        else identify(pd.md(b.dnnl_query_weights_md), g.weights_role),
         _data_format(pd.md(b.dnnl_query_dst_md), asked[1]),
     )
     source = formats[0].tag if formats[0] else "unmapped"
@@ -342,7 +355,7 @@ def _choice_of(
             f"nnlayout layout ({what})"
         )
         return None
-    executed = _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
+    executed = formats if bf16 else _as_executed(g, formats, pd, implementation)  # type: ignore[arg-type]
     if executed is None:
         notes.append(f"oneDNN's {implementation} is not what its formats give when named ({what})")
         return None
@@ -380,8 +393,8 @@ def _as_executed(
 def conv_accepts(op: nn.Conv2dOp | nn.FusedConv2dOp, target: Target, padding: bool) -> str | None:
     """Refuses when oneDNN has only its reference implementation (or formats we cannot
     name); oneDNN pads channels itself, so `padding` does not matter."""
-    if not is_f32(op):
-        return NOT_F32
+    if (reason := float_refusal(op)) is not None:
+        return reason
     options = OneDNNOptions.of(target)
     choice = conv_choice(conv_geometry(op), options.data_format, options.preferred_implementations)
     if isinstance(choice, str):
@@ -462,8 +475,9 @@ def conv_variants(
     compiled = p.get_compiled(
         ("conv", g, tags), lambda: conv_pd(g, *tags), (*args, b.DNNL_ARG_DST), eager=False
     )
-    if compiled.pd.implementation.startswith("ref"):
-        # The weight format was oneDNN's choice where it ran with another thread count (a
+    if compiled.pd.implementation.startswith("ref") or g.data_type == b.dnnl_bf16:
+        # bf16 weights are packed at binding into oneDNN's choice (`ConvGeometry`). The
+        # weight format was oneDNN's choice where it ran with another thread count (a
         # brgconv blocks its weights by 16 or 24 depending on it): the activations' formats
         # are planned, the weights' are free, so let oneDNN choose them again; the executor
         # reorders the weights (`weights_repacker`).

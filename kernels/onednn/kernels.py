@@ -31,6 +31,7 @@ from nnlayout.kernels.onednn.any_layout import (
     any_types_reason,
     any_workspace,
 )
+from nnlayout.kernels.onednn.bf16 import cast_kernel
 from nnlayout.kernels.onednn.common import CHOICES, Layouts, unblocked_refusal
 from nnlayout.kernels.onednn.convolution import (
     addend_types_reason,
@@ -123,18 +124,20 @@ class Rules:
     accepts_types: Callable[[Operation], str | None] | None = None
     accepts_layout: Callable[[Operation, LayoutSpec], str | None] | None = None
     post_ops: bool = False
+    # Whether some ops of the family compute in bf16 (`accepts` says which, and where).
+    bf16: bool = False
 
 
-CONVOLUTION = Rules(conv_accepts, conv_layouts, conv_workspace, post_ops=True)
+CONVOLUTION = Rules(conv_accepts, conv_layouts, conv_workspace, post_ops=True, bf16=True)
 # The addend is the destination's starting contents, in the result's layout.
 CONVOLUTION_WITH_ADDEND = replace(CONVOLUTION, accepts_types=addend_types_reason)
 TRANSPOSED_CONVOLUTION = Rules(
     deconv_accepts, deconv_layouts, deconv_workspace, deconv_types_reason
 )
-MATMUL = Rules(gemm_accepts, gemm_layouts, gemm_workspace, gemm_types_reason)
+MATMUL = Rules(gemm_accepts, gemm_layouts, gemm_workspace, gemm_types_reason, bf16=True)
 SOFTMAX = Rules(softmax_accepts, softmax_layouts, softmax_workspace, softmax_types_reason)
 IN_OPERAND_LAYOUT = Rules(
-    any_accepts, any_layouts, any_workspace, any_types_reason, any_accepts_layout
+    any_accepts, any_layouts, any_workspace, any_types_reason, any_accepts_layout, bf16=True
 )
 REDUCTION = Rules(
     reduction_accepts,
@@ -248,6 +251,7 @@ def kernels() -> list[Kernel]:
                 reads_halo=False,
                 writes_strided=False,
                 post_ops=row.rules.post_ops,
+                bf16_data=row.rules.bf16,
                 prepare=Prepared,
                 implementation_of=implementation,
             )
@@ -270,6 +274,7 @@ def kernels() -> list[Kernel]:
                 implementation_of=slice_implementation,
             )
         ]
+        + [cast_kernel(FAMILY)]
         + quantized_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)
         + quantized_reorder_kernels(FAMILY)

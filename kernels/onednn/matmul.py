@@ -37,10 +37,10 @@ from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc
 from nnlayout.kernels.onednn.common import (
-    NOT_F32,
     Layouts,
     contiguous_md,
-    is_f32,
+    data_type,
+    float_refusal,
     is_fast,
     op_key,
     remembered,
@@ -109,13 +109,14 @@ def fc_pd(op: Product) -> b.PrimitiveDesc:
     implementation at a few rows where oneDNN offers it, else oneDNN's first."""
     m, k, n = _fc_dims(op)
     bias = op.c if isinstance(op, nn.GemmOp) else None
+    t = data_type(op.results[0])
 
     def create() -> b.PrimitiveDesc:
         return p.inner_product_pd(
-            MemoryDesc.with_strides((m, k), (k, 1)),
-            MemoryDesc.with_tag((n, k), b.dnnl_format_tag_any),
-            None if bias is None else MemoryDesc.with_strides((n,), (1,)),
-            MemoryDesc.with_strides((m, n), (n, 1)),
+            MemoryDesc.with_strides((m, k), (k, 1), t),
+            MemoryDesc.with_tag((n, k), b.dnnl_format_tag_any, t),
+            None if bias is None else MemoryDesc.with_strides((n,), (1,), t),
+            MemoryDesc.with_strides((m, n), (n, 1), t),
         )
 
     pd = create()
@@ -137,6 +138,8 @@ def fc_weights_layout(op: Product) -> str:
 
 
 def _fc_layout(op: Product) -> str:
+    if data_type(op.results[0]) != b.dnnl_f32:
+        return PLAIN_LAYOUT  # bf16 weights: packed at load (their blocks pair rows)
     try:
         md = fc_pd(op).md(b.dnnl_query_weights_md)
     except DnnlError:
@@ -159,7 +162,8 @@ def fc_given_weights(op: Product) -> MemoryDesc:
     layout = encoding_name(op.operands[1].type)
     if layout and layout == fc_weights_layout(op):
         return fc_pd(op).md(b.dnnl_query_weights_md)
-    return MemoryDesc.with_strides((n, k), (k, 1) if _weights_stored_nk(op) else (1, n))
+    strides = (k, 1) if _weights_stored_nk(op) else (1, n)
+    return MemoryDesc.with_strides((n, k), strides, data_type(op.results[0]))
 
 
 # ------------------------------------------------------------------ other products
@@ -178,16 +182,18 @@ def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
     `b_layout`: a transposed operand is read with swapped strides unless stored transposed,
     c is a bias row broadcast over M."""
 
+    t = data_type(op.output)
+
     def matrix(value: SSAValue, transposed: bool, layout: str = PLAIN_LAYOUT) -> MemoryDesc:
         rows, columns = shape_of(value)
         if transposed and layout == _TRANSPOSED_MATRIX:
-            return MemoryDesc.with_strides((columns, rows), (rows, 1))
+            return MemoryDesc.with_strides((columns, rows), (rows, 1), t)
         if transposed:
-            return MemoryDesc.with_strides((columns, rows), (1, columns))
-        return MemoryDesc.with_strides((rows, columns), (columns, 1))
+            return MemoryDesc.with_strides((columns, rows), (1, columns), t)
+        return MemoryDesc.with_strides((rows, columns), (columns, 1), t)
 
     n = shape_of(op.output)[1]
-    bias = None if op.c is None else MemoryDesc.with_strides((1, n), (n, 1))
+    bias = None if op.c is None else MemoryDesc.with_strides((1, n), (n, 1), t)
     return p.matmul_pd(
         matrix(op.a, op.trans_a is not None),
         matrix(op.b, op.trans_b is not None, b_layout),
@@ -211,7 +217,8 @@ def matmul_dims(op: nn.MatmulOp) -> tuple[tuple[int, ...], ...]:
 
 def _matmul_pd(op: nn.MatmulOp) -> b.PrimitiveDesc:
     lhs, rhs, out = matmul_dims(op)
-    return p.matmul_pd(contiguous_md(lhs), contiguous_md(rhs), None, contiguous_md(out))
+    t = data_type(op.output)
+    return p.matmul_pd(contiguous_md(lhs, t), contiguous_md(rhs, t), None, contiguous_md(out, t))
 
 
 def _product_pd(op: Product, layout: str) -> b.PrimitiveDesc:
@@ -285,10 +292,10 @@ def gemm_accepts(op: Product, target: Target, padding: bool) -> str | None:
 
 
 def _shape_reason(op: Product) -> str | None:
-    """f32 only; a gemm computes op(a) @ op(b) + c with c a row (or absent): oneDNN adds a
-    bias row and no scales are set on it."""
-    if not is_f32(op):
-        return NOT_F32
+    """f32 (or bf16, `float_refusal`); a gemm computes op(a) @ op(b) + c with c a row (or
+    absent): oneDNN adds a bias row and no scales are set on it."""
+    if (reason := float_refusal(op)) is not None:
+        return reason
     if isinstance(op, nn.MatmulOp):
         return None
     if op.alpha.value.data != 1:

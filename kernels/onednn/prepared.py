@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import operands_outside
 from nnlayout.dialects.layout import buffer_bytes, encoding_name, layout_of
-from nnlayout.dialects.nn import shape_of
+from nnlayout.dialects.nn import numpy_dtype, shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.any_layout import any_compiled
 from nnlayout.kernels.onednn.binding import DnnlError
@@ -140,7 +140,7 @@ def execute(
     scratchpad: np.ndarray | None = None,
 ) -> None:
     """Runs `op` on physical arrays in its kernel's layouts, writing its result into `out`
-    (a C-contiguous float32 buffer of the result's physical size)."""
+    (a C-contiguous buffer of the result's type and physical size)."""
     compiled, finite, args = _private(op)
     executor(op, compiled, args, finite).run_into(inputs, out, scratchpad)
 
@@ -149,7 +149,8 @@ def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """`execute` with a newly allocated result and scratchpad (the registry's signature)."""
     compiled, finite, args = _checked_private(op)
     spec, shape = layout_of(op.results[0].type), shape_of(op.results[0])
-    out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype=np.float32)
+    dtype = numpy_dtype(op.results[0].type.element_type)  # type: ignore[attr-defined]
+    out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype=dtype)
     executor(op, compiled, args, finite).run_into(inputs, out, _scratchpad(compiled, finite))
     return out
 
@@ -157,7 +158,7 @@ def run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
 class Prepared:
     """An op bound once (the registry's `prepare`): its primitives created and their
     scratchpad allocated. Each call executes straight into the destination when that is a
-    C-contiguous float32 buffer of oneDNN's size, else into a new array that is copied;
+    C-contiguous buffer of oneDNN's type and size, else into a new array that is copied;
     `on` binds it to buffers it will always be given."""
 
     def __init__(self, op: Operation, session: BindingSession | None):
@@ -169,9 +170,10 @@ class Prepared:
         )
         self.scratchpad = _scratchpad(compiled, finite)
         self.size = compiled.nbytes(b.DNNL_ARG_DST)
+        self.dtype = compiled.dtype(b.DNNL_ARG_DST)
 
     def _direct(self, out: np.ndarray) -> bool:
-        return out.flags.c_contiguous and out.dtype == np.float32 and out.nbytes == self.size
+        return out.flags.c_contiguous and out.dtype == self.dtype and out.nbytes == self.size
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         if self._direct(out):

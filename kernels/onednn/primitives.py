@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnlayout.dialects.nn.base import BF16_DTYPE
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import Quantization, apply, float_math
 from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
@@ -36,10 +37,11 @@ from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveD
 # asleep during runs of serial primitives. Elements count the sources and the destination.
 # docs/history-notes.md has the figures.
 SERIAL_MACS = 1 << 18
-# The numpy type of each oneDNN data type's buffers: bf16 (which numpy lacks) as its bits.
+# The numpy type of each oneDNN data type's buffers: bf16 (which numpy lacks) as ml_dtypes'
+# bfloat16, the dtype of nn's bf16 values (`nn.numpy_dtype`).
 NUMPY_TYPES = {
     b.dnnl_f32: np.dtype(np.float32),
-    b.dnnl_bf16: np.dtype(np.uint16),
+    b.dnnl_bf16: BF16_DTYPE,
     b.dnnl_s32: np.dtype(np.int32),
     b.dnnl_s8: np.dtype(np.int8),
     b.dnnl_u8: np.dtype(np.uint8),
@@ -488,6 +490,10 @@ class Compiled:
         exists; a deferred one is created at its first execution)."""
         created = self._primitive.created
         return self.execute if created is None else created.bound(self._exec_args)
+
+    def dtype(self, arg: int) -> np.dtype | None:
+        """The numpy type of execution argument `arg`'s buffer (f32, bf16, ...)."""
+        return self._dtypes.get(arg)
 
     def nbytes(self, arg: int) -> int:
         """Bytes the buffer of execution argument `arg` must have."""

@@ -18,7 +18,7 @@ from nnlayout.kernels.onednn.common import format_of, weights_md
 from nnlayout.kernels.onednn.convolution import conv_geometry
 from nnlayout.kernels.onednn.deconvolution import deconv_geometry
 from nnlayout.kernels.onednn.matmul import fc_given_weights, is_fully_connected
-from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.primitives import NUMPY_TYPES, Compiled
 
 
 def weights_repacker(
@@ -34,7 +34,7 @@ def weights_repacker(
     elif isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
         g = conv_geometry(op)
         weights = format_of(op.weight, g.weights_role, g.weights)
-        given = MemoryDesc.with_tag(g.weights, weights.value)
+        given = MemoryDesc.with_tag(g.weights, weights.value, g.data_type)
     elif is_fully_connected(op):
         given = fc_given_weights(op)
     else:
@@ -44,11 +44,13 @@ def weights_repacker(
         return None
     reorder = Compiled(p.reorder_pd(given, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST))
 
+    dtype = NUMPY_TYPES[wanted.data_type]  # f32, or bf16 (`ConvGeometry.data_type`)
+
     def repack(weights: np.ndarray) -> np.ndarray:
-        packed = np.empty(wanted.size // 4, dtype=np.float32)
+        packed = np.empty(wanted.size // dtype.itemsize, dtype=dtype)
         reorder(
             {
-                b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=np.float32).ravel(),
+                b.DNNL_ARG_SRC: np.ascontiguousarray(weights, dtype=dtype).ravel(),
                 b.DNNL_ARG_DST: packed,
             },
             np.empty(reorder.scratchpad_bytes, np.uint8),

@@ -5,13 +5,13 @@
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 // RUN: not nnlayout-opt %s --split-input-file 2>&1 | filecheck %s -DFILE %s
 
-// bf16-elements: it compiled through default-pipeline, and then no tool could run it.
-func.func @f(%x: tensor<4xbf16>) -> tensor<4xbf16> {
-  // expected-error @+1 {{nn.relu: operand 0 has element type bf16; nn ops compute on f16, f32 or f64}}
-  %0 = nn.relu %x : tensor<4xbf16>
-  func.return %0 : tensor<4xbf16>
+// f8-elements: no kernel and no runtime value holds them (bf16 is one of ours: convert-to-bf16).
+func.func @f(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{nn.relu: operand 0 has element type f8E4M3FN; nn ops compute on bf16, f16, f32 or f64}}
+  %0 = nn.relu %x : tensor<4xf8E4M3FN>
+  func.return %0 : tensor<4xf8E4M3FN>
 }
-// CHECK: [[FILE]]:11:3: error: nn.relu: operand 0 has element type bf16; nn ops compute on f16, f32 or f64
+// CHECK: [[FILE]]:11:3: error: nn.relu: operand 0 has element type f8E4M3FN; nn ops compute on bf16, f16, f32 or f64
 
 // -----
 
@@ -57,11 +57,11 @@ func.func @f(%x: tensor<9223372036854775807x2xf32>) -> tensor<922337203685477580
 
 // integer-elements
 func.func @f(%x: tensor<2xi16>) -> tensor<2xi16> {
-  // expected-error @+1 {{nn.neg: operand 0 has element type i16; nn ops compute on f16, f32 or f64}}
+  // expected-error @+1 {{nn.neg: operand 0 has element type i16; nn ops compute on bf16, f16, f32 or f64}}
   %0 = nn.neg %x : tensor<2xi16>
   func.return %0 : tensor<2xi16>
 }
-// CHECK: [[FILE]]:61:3: error: nn.neg: operand 0 has element type i16; nn ops compute on f16, f32 or f64
+// CHECK: [[FILE]]:61:3: error: nn.neg: operand 0 has element type i16; nn ops compute on bf16, f16, f32 or f64
 
 // -----
 

@@ -106,15 +106,15 @@ func.func @conv_shape(%x: tensor<1x2x3x3xui8>, %w: tensor<4x2x3x3xi8>) {
 
 // -----
 
-func.func @cast_float(%x: tensor<4xf32>) {
-  // expected-error @+1 {{nn.cast: the input must be ui8 or i8 or i32, got f32}}
-  %0 = nn.cast %x : tensor<4xf32> -> tensor<4xf32>
+func.func @cast_float_to_integer(%x: tensor<4xf32>) {
+  // expected-error @+1 {{nn.cast: the result has element type i8; a float converts to another float}}
+  %0 = nn.cast %x : tensor<4xf32> -> tensor<4xi8>
   func.return
 }
 
 // -----
 
-func.func @cast_to_integer(%x: tensor<4xi32>) {
+func.func @cast_integer_to_integer(%x: tensor<4xi32>) {
   // expected-error @+1 {{nn.cast: the result must be f32, got i8}}
   %0 = nn.cast %x : tensor<4xi32> -> tensor<4xi8>
   func.return

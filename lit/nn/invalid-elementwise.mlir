@@ -67,7 +67,7 @@ func.func @zero_size(%x: tensor<0x4xf32>, %y: tensor<1x4xf32>) {
 // -----
 
 func.func @integer_elements(%x: tensor<4xi16>) {
-  // expected-error @+1 {{nn.neg: operand 0 has element type i16; nn ops compute on f16, f32 or f64}}
+  // expected-error @+1 {{nn.neg: operand 0 has element type i16; nn ops compute on bf16, f16, f32 or f64}}
   %0 = nn.neg %x : tensor<4xi16>
   func.return
 }

@@ -10,7 +10,7 @@ func.func @add_mixed(%a: tensor<4xui8>, %b: tensor<4xf32>) {
 // -----
 
 func.func @add_of_quantized(%a: tensor<4xui8>) {
-  // expected-error @+1 {{nn.add: computes on floats (f16, f32, f64), got ui8 data; quantized data needs nn.dequantize first or a quantized op}}
+  // expected-error @+1 {{nn.add: computes on floats (bf16, f16, f32, f64), got ui8 data; quantized data needs nn.dequantize first or a quantized op}}
   %0 = nn.add %a, %a : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   func.return
 }
@@ -18,7 +18,7 @@ func.func @add_of_quantized(%a: tensor<4xui8>) {
 // -----
 
 func.func @conv_of_quantized(%x: tensor<1x2x3x3xi8>, %w: tensor<2x2x1x1xi8>) {
-  // expected-error @+1 {{nn.conv2d: computes on floats (f16, f32, f64), got i8 data}}
+  // expected-error @+1 {{nn.conv2d: computes on floats (bf16, f16, f32, f64), got i8 data}}
   %0 = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x3x3xi8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xi8>
   func.return
 }
@@ -26,7 +26,7 @@ func.func @conv_of_quantized(%x: tensor<1x2x3x3xi8>, %w: tensor<2x2x1x1xi8>) {
 // -----
 
 func.func @signed_type(%a: tensor<4xsi8>) {
-  // expected-error @+1 {{nn.relu: operand 0 has element type si8; nn ops compute on f16, f32 or f64 and hold quantized data as ui8 or i8 (i32 for biases) (write signed 8-bit data as i8, read as signed like ONNX's int8)}}
+  // expected-error @+1 {{nn.relu: operand 0 has element type si8; nn ops compute on bf16, f16, f32 or f64 and hold quantized data as ui8 or i8 (i32 for biases) (write signed 8-bit data as i8, read as signed like ONNX's int8)}}
   %0 = nn.relu %a : tensor<4xsi8>
   func.return
 }

@@ -114,7 +114,7 @@ func.func @constant_type() {
 // -----
 
 func.func @constant_integer() {
-  // expected-error @+1 {{nn.constant: result 0 has element type i16; nn ops compute on f16, f32 or f64}}
+  // expected-error @+1 {{nn.constant: result 0 has element type i16; nn ops compute on bf16, f16, f32 or f64}}
   %0 = nn.constant dense<1> : tensor<2xi16>
   func.return
 }

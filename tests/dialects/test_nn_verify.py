@@ -271,7 +271,7 @@ def test_verifier_checks_types() -> None:
     )
     integer = nn.NegOp.create(operands=[v(2, element=i16)], result_types=[TensorType(i16, (2,))])
     assert (
-        "nn.neg: operand 0 has element type i16; nn ops compute on f16, f32 or f64"
+        "nn.neg: operand 0 has element type i16; nn ops compute on bf16, f16, f32 or f64"
         in verify_message(integer)
     )
     dynamic = nn.ReluOp.create(operands=[v(-1, 2)], result_types=[TensorType(f32, (-1, 2))])
