@@ -95,30 +95,30 @@ class ComputeOp(IRDLOperation):
         if len(ops) != 2 or not isinstance(ops[1], YieldOp):
             raise VerifyException("nn.compute: the body must hold exactly one op and its nn.yield")
         inner, terminator = ops
-        if len(block.args) != len(self.ins):
+        ins, outs, args = self.ins, self.outs, block.args  # each access of ins/outs costs
+        if len(args) != len(ins):
             raise VerifyException(
-                f"nn.compute: {len(self.ins)} ins but the body takes {len(block.args)} arguments"
+                f"nn.compute: {len(ins)} ins but the body takes {len(args)} arguments"
             )
-        if list(inner.operands) != list(block.args):
+        if tuple(inner.operands) != args:
             raise VerifyException(
                 "nn.compute: the body's op must take the body's arguments, in order"
             )
-        if list(terminator.operands) != list(inner.results):
+        if tuple(terminator.operands) != inner.results:
             raise VerifyException("nn.compute: nn.yield must yield the body op's results")
-        if len(self.outs) != len(inner.results):
-            raise VerifyException(
-                f"nn.compute: {len(self.outs)} outs for {len(inner.results)} results"
-            )
-        if self.halo is not None and (
-            len(self.halo.get_values()) != 4 or min(self.halo.get_values()) < 0
-        ):
-            raise VerifyException(
-                "nn.compute: halo needs 4 non-negative values [top, left, bottom, right]"
-            )
-        halo = self.halo_values
-        for index, (operand, arg) in enumerate(zip(self.ins, block.args, strict=True)):
+        if len(outs) != len(inner.results):
+            raise VerifyException(f"nn.compute: {len(outs)} outs for {len(inner.results)} results")
+        halo = None
+        if self.halo is not None:
+            values = self.halo.get_values()
+            if len(values) != 4 or min(values) < 0:
+                raise VerifyException(
+                    "nn.compute: halo needs 4 non-negative values [top, left, bottom, right]"
+                )
+            halo = self.halo_values
+        for index, (operand, arg) in enumerate(zip(ins, args, strict=True)):
             _check_buffer(f"ins {index}", operand.type, arg.type, halo if index == 0 else None)
-        for index, (operand, result) in enumerate(zip(self.outs, inner.results, strict=True)):
+        for index, (operand, result) in enumerate(zip(outs, inner.results, strict=True)):
             _check_buffer(f"outs {index}", operand.type, result.type, None)
 
     @classmethod

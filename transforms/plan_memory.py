@@ -25,7 +25,8 @@ Per function:
    lower bound, a seeded local search moves buffers in its order (`_searched`). The
    planning core (`plan_offsets`) works on bare (start, end, size) intervals.
 4. **Rewrite.** One `memref.alloc() {alignment = 64} : memref<Nxi8>` at the top of the
-   function; each planned `memref.alloc` becomes `memref.view %arena[%offset][]`.
+   function, then one `arith.constant` per distinct offset (`%c512 = arith.constant 512 :
+   index`); each planned `memref.alloc` becomes `memref.view %arena[%c512][]`.
 
 Buffers a function returns escape and stay separate allocations, as do buffers some op we do
 not model uses (kept conservative); function arguments belong to the caller.
@@ -528,16 +529,23 @@ def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer
         arena.memref.name_hint = "arena"
         assert block.first_op is not None
         Rewriter.insert_op(arena, InsertPoint.before(block.first_op))
-        offsets: dict[int, IntegerAttr] = {}  # one attribute per distinct offset
+        # One constant per distinct offset, after the arena (in order of first use): a
+        # constant per view made a fifth of a large model's planned ops.
+        offsets: dict[int, arith.ConstantOp] = {}
+        last: Operation = arena
         for buffer, entry in zip(planned, plan.buffers, strict=True):
-            if (attribute := offsets.get(entry.offset)) is None:
-                attribute = offsets[entry.offset] = IntegerAttr(entry.offset, IndexType())
-            offset = arith.ConstantOp(attribute)
+            if (offset := offsets.get(entry.offset)) is None:
+                offset = offsets[entry.offset] = arith.ConstantOp(
+                    IntegerAttr(entry.offset, IndexType())
+                )
+                offset.location = buffer.alloc.location
+                offset.result.name_hint = f"c{entry.offset}"
+                Rewriter.insert_op(offset, InsertPoint.after(last))
+                last = offset
             view = memref.ViewOp(arena.memref, offset, [], buffer.alloc.memref.type)
-            offset.location = view.location = buffer.alloc.location
+            view.location = buffer.alloc.location
             view.result.name_hint = buffer.alloc.memref.name_hint
-            Rewriter.replace_op(buffer.alloc, [offset, view], [view.result])
-            offset.result.name_hint = "offset"
+            Rewriter.replace_op(buffer.alloc, view, [view.result])
     for name, value in (
         (ARENA_BYTES, plan.arena_bytes),
         (LOWER_BOUND_BYTES, plan.lower_bound_bytes),

@@ -134,6 +134,7 @@ from nnlayout.dialects.nn.shape_rules import (
     transpose_shape,
 )
 from nnlayout.dialects.nn.shapes import ConcatOp, FlattenOp, ReshapeOp, TransposeOp
+from nnlayout.dialects.verify_once import verify_signatures_once
 
 NN = Dialect(
     "nn",
@@ -209,6 +210,8 @@ NN = Dialect(
     ],
     [KernelAttr],
 )
+# A large model repeats a few signatures thousands of times: their generic checks run once.
+verify_signatures_once(NN.operations)
 
 __all__ = [
     "ACTIVATIONS",

@@ -14,11 +14,11 @@ func.func @alias(%x: tensor<1x4x4x2xf32>) -> tensor<1x32xf32> {
 }
 // CHECK-LABEL: func.func @alias
 // CHECK-SAME:  nnlayout.arena_bytes = 256 : i64, nnlayout.lower_bound_bytes = 256 : i64, nnlayout.unplanned_bytes = 256 : i64
-// CHECK:       %[[A:.*]] = arith.constant 0 : index
-// CHECK-NEXT:  %r = memref.view %arena[%[[A]]][] : memref<256xi8> to memref<1x4x4x2xf32>
+// CHECK:       %c0 = arith.constant 0 : index
+// CHECK-NEXT:  %c128 = arith.constant 128 : index
+// CHECK:       %r = memref.view %arena[%c0][] : memref<256xi8> to memref<1x4x4x2xf32>
 // CHECK:       %f = memref.reinterpret_cast %r
-// CHECK:       %[[B:.*]] = arith.constant 128 : index
-// CHECK-NEXT:  %n = memref.view %arena[%[[B]]][] : memref<256xi8> to memref<1x4x4x2xf32>
+// CHECK:       %n = memref.view %arena[%c128][] : memref<256xi8> to memref<1x4x4x2xf32>
 // CHECK-NEXT:  nn.compute ins(%r : memref<1x4x4x2xf32>) outs(%n : memref<1x4x4x2xf32>)
 // CHECK:       %m = memref.reinterpret_cast %n
 // CHECK:       %y = memref.alloc()
@@ -38,6 +38,5 @@ func.func @same_op(%x: tensor<1x32xf32>) -> tensor<1x32xf32> {
 // CHECK-LABEL: func.func @same_op
 // CHECK-SAME:  nnlayout.arena_bytes = 256 : i64, nnlayout.lower_bound_bytes = 256 : i64
 // CHECK:       %v = memref.reinterpret_cast %r
-// CHECK:       %[[S:.*]] = arith.constant 128 : index
-// CHECK-NEXT:  %s = memref.view %arena[%[[S]]][]
+// CHECK:       %s = memref.view %arena[%c128][]
 // CHECK-NEXT:  nn.compute ins(%r, %v : memref<1x32xf32>, memref<1x32xf32>) outs(%s : memref<1x32xf32>)

@@ -20,13 +20,13 @@ func.func @chain(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: nnlayout.arena_bytes = 1024 : i64, nnlayout.lower_bound_bytes = 1024 : i64, nnlayout.unplanned_bytes = 1536 : i64, nnlayout.padding_bytes = 0 : i64, nnlayout.halo_bytes = 0 : i64
 // CHECK-NEXT: %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
-// CHECK:      %[[O1:.*]] = arith.constant 0 : index
-// CHECK-NEXT: %r = memref.view %arena[%[[O1]]][] : memref<1024xi8> to memref<1x8x4x4xf32>
-// CHECK:      %[[O2:.*]] = arith.constant 512 : index
-// CHECK-NEXT: %c = memref.view %arena[%[[O2]]][] : memref<1024xi8> to memref<1x8x4x4xf32>
+// CHECK-NEXT: %c0 = arith.constant 0 : index
+// CHECK-NEXT: %c512 = arith.constant 512 : index
+// CHECK-NOT:  arith.constant
+// CHECK:      %r = memref.view %arena[%c0][] : memref<1024xi8> to memref<1x8x4x4xf32>
+// CHECK:      %c = memref.view %arena[%c512][] : memref<1024xi8> to memref<1x8x4x4xf32>
 // CHECK-NEXT: nn.compute ins(%r, %w : {{.*}}) outs(%c : memref<1x8x4x4xf32>)
-// CHECK:      %[[O3:.*]] = arith.constant 512 : index
-// CHECK-NEXT: %s = memref.view %arena[%[[O3]]][] : memref<1024xi8> to memref<1x8x4x4xf32>
+// CHECK:      %s = memref.view %arena[%c512][] : memref<1024xi8> to memref<1x8x4x4xf32>
 // CHECK-NEXT: nn.compute ins(%c : memref<1x8x4x4xf32>) outs(%s : memref<1x8x4x4xf32>)
 // CHECK:      %n = memref.alloc() {alignment = 64 : i64} : memref<1x8x4x4xf32>
 // CHECK:      func.return %n
