@@ -25,13 +25,13 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import numpy_dtype
-from nnlayout.dialects.nn.base import BF16_DTYPE
+from nnlayout.dialects.nn.base import bf16_dtype, is_bf16_array
 
 Kernel = Callable[[Operation, Sequence[Any]], Any]
 
 
 def _widened(value: Any) -> Any:
-    return value.astype(np.float32) if getattr(value, "dtype", None) == BF16_DTYPE else value
+    return value.astype(np.float32) if is_bf16_array(value) else value
 
 
 def rounded_per_op(kernel: Kernel) -> Kernel:
@@ -40,11 +40,11 @@ def rounded_per_op(kernel: Kernel) -> Kernel:
 
     @functools.wraps(kernel)
     def on_bf16(op: Operation, inputs: Sequence[Any]) -> Any:
-        if not any(getattr(v, "dtype", None) == BF16_DTYPE for v in inputs):
+        if not any(is_bf16_array(v) for v in inputs):
             return kernel(op, inputs)
         result = kernel(op, [_widened(v) for v in inputs])
         wanted = numpy_dtype(getattr(op.results[0].type, "element_type", None))
-        return result.astype(wanted) if wanted == BF16_DTYPE else result
+        return result.astype(wanted) if wanted == bf16_dtype() else result
 
     return on_bf16
 

@@ -10,10 +10,10 @@ for why scales and zero points are not part of the type."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import ClassVar
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -48,12 +48,23 @@ INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
 QUANTIZED_TYPES: tuple[IntegerType, ...] = (ui8, i8)
 
 
-#: numpy has no bf16: ml_dtypes' bfloat16 (an onnx dependency) holds bf16 values, whose casts
-#: from float32 round to nearest even.
-BF16_DTYPE = np.dtype(ml_dtypes.bfloat16)
+@functools.cache
+def bf16_dtype() -> np.dtype:
+    """numpy has no bf16: ml_dtypes' bfloat16 holds bf16 values, whose casts from float32
+    round to nearest even. Imported on first use: ml_dtypes takes about a second to import,
+    which every tool's start-up would pay for models that have no bf16."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_bf16_array(value: object) -> bool:
+    """Whether `value` is an array of bf16 (tells without importing ml_dtypes)."""
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and dtype.name == "bfloat16"
+
 
 _NUMPY_DTYPES: dict[Attribute, np.dtype] = {
-    BFloat16Type(): BF16_DTYPE,
     Float16Type(): np.dtype(np.float16),
     Float32Type(): np.dtype(np.float32),
     Float64Type(): np.dtype(np.float64),
@@ -66,6 +77,8 @@ _NUMPY_DTYPES: dict[Attribute, np.dtype] = {
 def numpy_dtype(element_type: Attribute) -> np.dtype | None:
     """The numpy dtype of run-time values of an nn element type (i8 is signed: int8); None for
     a type nn values cannot have."""
+    if isinstance(element_type, BFloat16Type):
+        return bf16_dtype()
     return _NUMPY_DTYPES.get(element_type)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnlayout.dialects.nn.base import BF16_DTYPE
+from nnlayout.dialects.nn.base import bf16_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import Quantization, apply, float_math
 from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
@@ -37,15 +37,31 @@ from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveD
 # asleep during runs of serial primitives. Elements count the sources and the destination.
 # docs/history-notes.md has the figures.
 SERIAL_MACS = 1 << 18
-# The numpy type of each oneDNN data type's buffers: bf16 (which numpy lacks) as ml_dtypes'
-# bfloat16, the dtype of nn's bf16 values (`nn.numpy_dtype`).
-NUMPY_TYPES = {
-    b.dnnl_f32: np.dtype(np.float32),
-    b.dnnl_bf16: BF16_DTYPE,
-    b.dnnl_s32: np.dtype(np.int32),
-    b.dnnl_s8: np.dtype(np.int8),
-    b.dnnl_u8: np.dtype(np.uint8),
-}
+
+
+class _NumpyTypes(dict[int, np.dtype]):
+    """The numpy type of each oneDNN data type's buffers: bf16 (which numpy lacks) as
+    ml_dtypes' bfloat16, the dtype of nn's bf16 values (`nn.numpy_dtype`), looked up on first
+    use (`bf16_dtype`: ml_dtypes is slow to import)."""
+
+    def __missing__(self, key: int) -> np.dtype:
+        if key != b.dnnl_bf16:
+            raise KeyError(key)
+        self[key] = bf16_dtype()
+        return self[key]
+
+    def get(self, key: int, default: np.dtype | None = None) -> np.dtype | None:  # type: ignore[override]
+        return self[key] if key in self or key == b.dnnl_bf16 else default
+
+
+NUMPY_TYPES = _NumpyTypes(
+    {
+        b.dnnl_f32: np.dtype(np.float32),
+        b.dnnl_s32: np.dtype(np.int32),
+        b.dnnl_s8: np.dtype(np.int8),
+        b.dnnl_u8: np.dtype(np.uint8),
+    }
+)
 SERIAL_ELEMENTS = 1 << 15
 
 
