@@ -30,6 +30,8 @@ from nnlayout.tests.helpers import (
     run_in_process,
 )
 
+pytestmark = pytest.mark.slow  # bad files through real processes (full tier)
+
 MODULES = {
     "nnlayout-opt": "nnlayout.tools.opt",
     "nnlayout-run": "nnlayout.tools.run",

@@ -268,6 +268,7 @@ class Defaults(ModulePass):
 """
 
 
+@pytest.mark.slow  # plugin loading: one subprocess each (full tier)
 def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path: Path) -> None:
     """Strings that are not one plain word are quoted and None is the bare option name, so
     that each line is a pipeline (`defaults{label=a b word=true ... limit=None}` would be
@@ -351,6 +352,7 @@ def test_list_passes_spells_a_plugin_pass_s_defaults_so_that_they_parse(tmp_path
         "inherited-options",
     ],
 )
+@pytest.mark.slow  # plugin loading: one subprocess each (full tier)
 def test_a_plugin_that_cannot_load_is_one_error(
     tmp_path: Path, plugin: str | None, message: str
 ) -> None:
@@ -362,6 +364,7 @@ def test_a_plugin_that_cannot_load_is_one_error(
     assert result.stderr == message.format(path=path) + "\n"
 
 
+@pytest.mark.slow  # plugin loading: one subprocess each (full tier)
 def test_a_plugin_with_postponed_annotations_loads(tmp_path: Path) -> None:
     """`from __future__ import annotations` (as this package writes its own passes): the
     plugin's module is in sys.modules, where dataclasses resolve string annotations (else
@@ -402,6 +405,7 @@ def test_a_plugin_with_postponed_annotations_loads(tmp_path: Path) -> None:
     ],
     ids=["no-options", "forwarding"],
 )
+@pytest.mark.slow  # plugin loading: one subprocess each (full tier)
 def test_a_plugin_pass_with_an_init_of_its_own_loads_where_options_are_fields(
     tmp_path: Path, plugin: str, pipeline: str
 ) -> None:
@@ -416,6 +420,7 @@ def test_a_plugin_pass_with_an_init_of_its_own_loads_where_options_are_fields(
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow  # plugin loading: one subprocess each (full tier)
 def test_a_plugin_pass_that_fails_is_blamed_on_the_plugin(tmp_path: Path) -> None:
     """A pass from --load that raises is reported at the plugin's line: the message said
     "this is a bug in nnlayout" about the user's own code."""
@@ -501,6 +506,7 @@ def test_a_reader_that_goes_away_is_no_internal_error(args: list[str]) -> None:
     assert process.returncode == 1
 
 
+@pytest.mark.slow  # plugin loading: one subprocess each (full tier)
 def test_a_plugin_named_twice_is_loaded_once(tmp_path: Path) -> None:
     """`--load p.py --load ./p.py` (a lit substitution and the test both naming it): the
     second run of the file failed, "a pass named 'fold-relu-of-relu' is already registered"."""

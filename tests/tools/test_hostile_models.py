@@ -16,6 +16,8 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+pytestmark = pytest.mark.slow  # hostile models through real processes (full tier)
+
 ROOT = Path(__file__).resolve().parents[2]
 CODE = "__import__('os').system('touch PWNED')"
 HOSTILE = [
