@@ -3,25 +3,27 @@
 # passes, draws it (`plan-memory{report=true svg=...}`) and takes a screenshot of the SVG in
 # headless Chromium (Debian: apt-get install chromium), to look at.
 #
-#   bash scripts/plan_screenshot.sh [MODEL.mlir|MODEL.onnx] [OUT_DIR] [TARGET]
+#   bash scripts/plan_screenshot.sh [MODEL.mlir|MODEL.onnx] [OUT_DIR] [TARGET] [IMPORT_ARGS...]
 #
+# IMPORT_ARGS go to nnlayout-import for an .onnx model, e.g. `--batch 1` or
+# `--input-shape image=1x3x224x224` for a model with a symbolic dimension.
 # By default: the zoo's small U-Net (channel padding and halos; examples/make_models.py),
 # target avx2, into ./plan-screenshot/ (plan.svg, plan.png; the report on stderr).
 # CHROMIUM=/path/to/chrome overrides the browser. tests/transforms/test_plan_picture.py runs it.
 set -euo pipefail
+model=${1:-}
 out=${2:-plan-screenshot}
 target=${3:-avx2}
+if [ $# -ge 3 ]; then shift 3; else shift $#; fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-if [ $# -ge 1 ] && [ -n "$1" ]; then
-    model=$1
-else
+if [ -z "$model" ]; then
     model=$(python -c 'import sys; from pathlib import Path
 from nnlayout.examples.make_models import write_model
 print(write_model("unet", small=True, folder=Path(sys.argv[1])))' "$out")
 fi
 if [[ "$model" == *.onnx ]]; then
-    nnlayout-import "$model" -o "$out/model.mlir"
+    nnlayout-import "$model" -o "$out/model.mlir" "$@"
     model=$out/model.mlir
 fi
 nnlayout-opt "$model" -o /dev/null -p "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,\
