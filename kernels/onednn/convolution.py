@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
@@ -91,24 +91,38 @@ def grouped_weights(
     return (groups, o // groups, i, kh, kw), role
 
 
-def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
+def window_geometry(
+    op: nn.ConvWindowOp,
+    source: SSAValue,
+    weight: SSAValue,
+    bias: bool,
+    post_ops: tuple[b.PostOp, ...] = (),
+    dnnl_type: int = b.dnnl_f32,
+) -> ConvGeometry:
+    """The geometry of a convolution-window op (conv2d, fused_conv2d, qconv2d, conv_integer)
+    reading `source` with the OIHW weights `weight`: its strides, dilations and pads, the
+    weights grouped as oneDNN takes them."""
     pads = ints(op.pads)
-    weights, role = grouped_weights(
-        shape_of(op.weight), op.groups.value.data, shape_of(op.input)[1]
-    )
-    post_ops = fused_epilogue(op).post_ops if isinstance(op, nn.FusedConv2dOp) else ()
+    weights, role = grouped_weights(shape_of(weight), op.groups.value.data, shape_of(source)[1])
     return ConvGeometry(
-        shape_of(op.input),
+        shape_of(source),
         weights,
-        op.bias is not None,
-        shape_of(op.output),
+        bias,
+        shape_of(op.output),  # type: ignore[attr-defined]
         ints(op.strides),
         ints(op.dilations),
         pads[:2],
         pads[2:],
         role,
         post_ops,
-        data_type(op.input),
+        dnnl_type,
+    )
+
+
+def conv_geometry(op: nn.Conv2dOp | nn.FusedConv2dOp) -> ConvGeometry:
+    post_ops = fused_epilogue(op).post_ops if isinstance(op, nn.FusedConv2dOp) else ()
+    return window_geometry(
+        op, op.input, op.weight, op.bias is not None, post_ops, data_type(op.input)
     )
 
 

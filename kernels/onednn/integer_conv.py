@@ -28,13 +28,13 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import layout_of
-from nnlayout.dialects.nn import ints, shape_of, tensor_type
+from nnlayout.dialects.nn import shape_of, tensor_type
 from nnlayout.dialects.nn.integer import zero_point_values
 from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import Quantization
 from nnlayout.kernels.onednn.common import Layouts, format_of
-from nnlayout.kernels.onednn.convolution import ConvGeometry, grouped_weights
+from nnlayout.kernels.onednn.convolution import window_geometry
 from nnlayout.kernels.onednn.quantized import (
     ANY,
     DATA_TYPES,
@@ -61,19 +61,7 @@ class IntegerConvParams(QConvParams):
 
 
 def integer_conv_spec(op: nn.ConvIntegerOp) -> IntegerConvParams:
-    weights, role = grouped_weights(shape_of(op.w), op.groups.value.data, shape_of(op.x)[1])
-    pads = ints(op.pads)
-    geometry = ConvGeometry(
-        shape_of(op.x),
-        weights,
-        False,
-        shape_of(op.output),
-        ints(op.strides),
-        ints(op.dilations),
-        pads[:2],
-        pads[2:],
-        role,
-    )
+    geometry = window_geometry(op, op.x, op.w, False)
     x_type = DATA_TYPES[numpy_dtype(tensor_type(op.x).element_type)]
     return IntegerConvParams(geometry, x_type, b.dnnl_s32, False, op.x_zero_point is not None)
 

@@ -29,11 +29,11 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import layout_of
-from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import Layouts, format_of
-from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.onednn.convolution import window_geometry
 from nnlayout.kernels.onednn.formats import Format, identify
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES
 from nnlayout.kernels.onednn.quantized import (
@@ -94,28 +94,12 @@ def qconv_refusal_of(op: nn.QConv2dOp) -> str | None:
 
 def qconv_spec(op: nn.QConv2dOp) -> Spec:
     """`op` in oneDNN's terms: the convolution (its clamp as a post-op) and its parameters."""
-    groups = op.groups.value.data
-    o, i, kh, kw = shape_of(op.w)
-    weights, role = (o, i, kh, kw), "weights"
-    if groups > 1:
-        weights = (groups, o // groups, i, kh, kw)
-        role = "depthwise" if o == groups == shape_of(op.x)[1] else "grouped"
+    o = shape_of(op.w)[0]
     params = _params(op, ("x", "w", "y"), o)
     dst_type = DATA_TYPES[_value_type(op.output)]
     low, high = _clamp(op)
-    pads = ints(op.pads)
-    g = ConvGeometry(
-        shape_of(op.x),
-        weights,
-        op.bias is not None,
-        shape_of(op.output),
-        ints(op.strides),
-        ints(op.dilations),
-        pads[:2],
-        pads[2:],
-        role,
-        clamp_post_ops(params.y_scale, params.y_zero_point, low, high, dst_type),
-    )
+    post_ops = clamp_post_ops(params.y_scale, params.y_zero_point, low, high, dst_type)
+    g = window_geometry(op, op.x, op.w, op.bias is not None, post_ops)
     q = QConvParams(
         g,
         DATA_TYPES[_value_type(op.x)],
