@@ -130,6 +130,36 @@ def test_quantize_of_non_finite_input_is_the_reference(element_type) -> None:
     assert got.reshape(-1)[5] == ZERO[element_type]  # NaN: the zero point (oneDNN writes 0)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [(np.inf,), (-np.inf,), (np.nan,), (3e19, -3e19)],
+    ids=["inf", "-inf", "nan", "squares-overflow"],
+)
+def test_quantize_guard_catches_each_non_finite_input(values) -> None:
+    """The finiteness test is x . x: one infinity of either sign or a NaN alone makes it
+    non-finite; finite values whose squares overflow take the reference kernel too (the
+    same result: saturated)."""
+    x = _floats(SHAPE, 5)
+    x.flat[100 : 100 + len(values)] = values
+    want, got = _both_ways(quantize(ui8), quantize(ui8, typed=True), [x], "", "NHWC")
+    np.testing.assert_array_equal(got, want)
+
+
+def test_quantize_called_again_on_other_inputs_and_outputs() -> None:
+    """A called (not bound) quantize binds its oneDNN calls to the destination it is given
+    and keeps them for that destination: new inputs into the same destination, and another
+    destination, each give the reference's result."""
+    plain, typed = quantize(ui8), quantize(ui8, typed=True)
+    kernel = registry().select(typed, get_target("onednn"), True).kernel  # type: ignore[union-attr]
+    bound = kernel.prepare(typed, None)
+    first, second = (np.empty(NHWC.pack(np.empty(SHAPE)).shape, np.uint8) for _ in range(2))
+    for seed, out in ((6, first), (7, first), (8, second), (9, first)):
+        x = _floats(SHAPE, seed)
+        bound([x], out)
+        want = REFERENCE_KERNELS[type(plain)](plain, [x])
+        np.testing.assert_array_equal(NHWC.unpack(out, SHAPE), want)
+
+
 @pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
 @pytest.mark.parametrize("shape", [SHAPE, (3, 50)], ids=["rank4", "rank2"])
 def test_dequantize_is_the_reference(element_type, shape) -> None:
