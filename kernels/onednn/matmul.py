@@ -15,9 +15,10 @@ beats the first one oneDNN offers (`brgemm:avx512_core`, 16 x 64) on an AVX-512 
 few rows, where the product only streams the weights (`SMALL_BATCH_PREFERRED`; figures in
 docs/benchmarks.md, "fully connected at batch 1"). Beyond SMALL_BATCH_ROWS rows (a
 transformer's tokens) the product runs as oneDNN's matmul on weights in the format it
-chooses (`fc_as_matmul`), measured 1.2 to 1.6 times faster than the inner product's first
-choice on vit_b_16's Linear layers (197 rows) and no slower on ConvNeXt's (docs/benchmarks.md,
-"the transformers' Linear layers"). A fused matmul's bias and activation (`nn.fused_matmul`)
+chooses (`fc_as_matmul`): up to 1.5 times faster than the inner product's first choice on
+vit_b_16's Linear layers (197 rows), about as fast on ConvNeXt's and Swin's, and the whole
+vit_b_16 and convnext_tiny 1.2 times faster (docs/benchmarks.md, "the transformers' Linear
+layers"). A fused matmul's bias and activation (`nn.fused_matmul`)
 are the primitive's bias and eltwise post-op.
 
 Other products run as oneDNN's matmul on the operands' arrays as they are: a gemm's
