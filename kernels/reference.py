@@ -297,9 +297,23 @@ def fused_conv2d(op: nn.FusedConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     )
 
 
+def fused_matmul(op: nn.FusedMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The unfused sequence: the product, plus the bias (broadcast along the last axis, as
+    the `nn.add` it replaces did), then the activation op's own reference kernel."""
+    lhs, rhs, *bias = inputs
+    result = np.matmul(lhs, rhs)
+    if bias:
+        result = result + bias[0]
+    activation = op.activation_op()
+    return (
+        result if activation is None else REFERENCE_KERNELS[type(activation)](activation, [result])
+    )
+
+
 _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.Conv2dOp: conv2d,
     nn.FusedConv2dOp: fused_conv2d,
+    nn.FusedMatmulOp: fused_matmul,
     nn.ConvTranspose2dOp: conv_transpose2d,
     nn.MatmulOp: matmul,
     nn.GemmOp: gemm,

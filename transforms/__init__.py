@@ -74,6 +74,7 @@ _PASSES: dict[str, str] = {
     "convert-to-bf16": "nnlayout.transforms.convert_bf16:ConvertToBf16Pass",
     "select-dispatch": "nnlayout.transforms.select_dispatch:SelectDispatchPass",
     "fuse-post-ops": "nnlayout.transforms.fuse_post_ops:FusePostOpsPass",
+    "fuse-matmul-post-ops": "nnlayout.transforms.fuse_matmul_post_ops:FuseMatmulPostOpsPass",
     "insert-layouts": "nnlayout.transforms.insert_layouts:InsertLayoutsPass",
     "propagate-layouts": "nnlayout.transforms.propagate_layouts:PropagateLayoutsPass",
     "fold-constants": "nnlayout.transforms.fold_constants:FoldConstantsPass",

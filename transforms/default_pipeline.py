@@ -13,7 +13,8 @@ convert-to-bf16 (f32 ops whose kernels compute bf16 become bf16 ops, with casts 
 boundaries; a no-op with a remark on a target without bf16 kernels) -> select-dispatch
 (every op gets its
 kernel) -> fuse-post-ops (a convolution absorbs the add and activation after it where its
-kernel can) -> insert-layouts (reorders around kernels that
+kernel can) -> fuse-matmul-post-ops (a matrix product absorbs its bias add and activation
+likewise) -> insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
 fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
 halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
@@ -21,7 +22,8 @@ input). `verify=true` then checks the plan with verify-memory-plan (which change
 `report=true` and `svg="FILE"` are plan-memory's: the plan printed to stderr and drawn.
 
 The target and padding go to select-dispatch alone, which records them on the module
-(`nnlayout.target`, `nnlayout.padding`), where fuse-post-ops reads them.
+(`nnlayout.target`, `nnlayout.padding`), where fuse-post-ops and fuse-matmul-post-ops read
+them.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from nnlayout.transforms.fold_pad import FoldPadPass
 from nnlayout.transforms.fold_qdq import FoldQdqPass
 from nnlayout.transforms.fuse_activations import FuseActivationsPass
 from nnlayout.transforms.fuse_channel_shuffle import FuseChannelShufflePass
+from nnlayout.transforms.fuse_matmul_post_ops import FuseMatmulPostOpsPass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
@@ -73,6 +76,7 @@ class DefaultPipelinePass(ModulePass):
             *((ConvertToBf16Pass(self.target, self.padding, self.remarks),) if self.bf16 else ()),
             SelectDispatchPass(self.target, self.padding, self.remarks),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
+            FuseMatmulPostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),

@@ -91,7 +91,7 @@ from nnlayout.dialects.nn.elementwise import (
     UnaryOp,
     verify_clip_bounds,
 )
-from nnlayout.dialects.nn.fused import ACTIVATIONS, FusedConv2dOp
+from nnlayout.dialects.nn.fused import ACTIVATIONS, FusedConv2dOp, FusedMatmulOp
 from nnlayout.dialects.nn.integer import (
     ConvIntegerOp,
     DynamicQuantizeOp,
@@ -143,6 +143,7 @@ NN = Dialect(
         FusedConv2dOp,
         ConvTranspose2dOp,
         MatmulOp,
+        FusedMatmulOp,
         GemmOp,
         ReluOp,
         LeakyReluOp,
@@ -236,6 +237,7 @@ __all__ = [
     "ExpandOp",
     "FlattenOp",
     "FusedConv2dOp",
+    "FusedMatmulOp",
     "GeluOp",
     "GemmOp",
     "GlobalAvgPoolOp",

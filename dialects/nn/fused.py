@@ -1,4 +1,5 @@
-"""`nn.fused_conv2d`: a convolution with its epilogue, made by `fuse-post-ops`."""
+"""`nn.fused_conv2d` and `nn.fused_matmul`: a convolution or a fully connected product with its
+epilogue, made by `fuse-post-ops` and `fuse-matmul-post-ops`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Block
+from xdsl.ir import Attribute, Block
 from xdsl.irdl import (
     OptionalDef,
     irdl_op_definition,
@@ -31,7 +32,7 @@ from nnlayout.dialects.nn.activations import (
     SoftplusOp,
     SwishOp,
 )
-from nnlayout.dialects.nn.base import Shape, Value, shape_of
+from nnlayout.dialects.nn.base import NNOp, Shape, Value, shape_of
 from nnlayout.dialects.nn.elementwise import (
     ClipOp,
     LeakyReluOp,
@@ -41,7 +42,8 @@ from nnlayout.dialects.nn.elementwise import (
     UnaryOp,
     verify_clip_bounds,
 )
-from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, Conv2dOp, ConvWindowOp
+from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, Conv2dOp, ConvWindowOp, MatmulOp
+from nnlayout.dialects.nn.shape_rules import matmul_shape
 
 # The activations an `nn.fused_conv2d` may end with, by the name it prints.
 ACTIVATIONS: dict[str, type[UnaryOp]] = {
@@ -115,11 +117,7 @@ class FusedConv2dOp(ConvWindowOp):
         properties = {
             name: conv.properties[name] for name in ("strides", "pads", "dilations", "groups")
         }
-        if activation is not None:
-            properties["activation"] = StringAttr(activation.name.removeprefix("nn."))
-            properties.update(activation.properties)
-        if nnan:
-            properties["nnan"] = UnitAttr()
+        properties.update(activation_properties(activation, nnan))
         super().__init__(
             operands=[conv.input, conv.weight, bias, [] if addend is None else [addend]],
             result_types=[conv.output.type],
@@ -130,18 +128,8 @@ class FusedConv2dOp(ConvWindowOp):
         return self.window_shape(self.input, self.weight, self.bias)
 
     def activation_op(self) -> UnaryOp | None:
-        """The activation as a standalone op (None without one), for kernels that implement
-        it as that op does; it reads a block argument of its own, so that `self`'s result
-        gains no use."""
-        if self.activation is None:
-            return None
-        properties = {
-            name: self.properties[name] for name in ACTIVATION_ATTRIBUTES if name in self.properties
-        }
-        block = Block(arg_types=[self.output.type])
-        return ACTIVATIONS[self.activation.data].create(
-            operands=[block.args[0]], result_types=[self.output.type], properties=properties
-        )
+        """The activation as a standalone op (`activation_of`)."""
+        return activation_of(self)
 
     def verify_(self) -> None:
         super().verify_()
@@ -150,37 +138,132 @@ class FusedConv2dOp(ConvWindowOp):
                 f"{self.name}: addend shape {list(shape_of(self.addend))} is not the result "
                 f"shape {list(shape_of(self.output))}"
             )
-        self._verify_activation()
-        verify_clip_bounds(self.name, self.min, self.max)
+        verify_activation(self)
 
-    def _verify_activation(self) -> None:
-        """The activation is one of `ACTIVATIONS`, with the attributes its op has (required
-        ones given) and none other, valid for that op."""
-        definitions = {}
-        if self.activation is not None:
-            if self.activation.data not in ACTIVATIONS:
-                raise VerifyException(
-                    f'{self.name}: unknown activation "{self.activation.data}"; expected one '
-                    f"of {', '.join(ACTIVATIONS)}"
-                )
-            definitions = ACTIVATIONS[self.activation.data].get_irdl_definition().properties
-        for name in ACTIVATION_ATTRIBUTES:
-            if name in self.properties and name not in definitions:
-                if self.activation is None:
-                    raise VerifyException(
-                        f"{self.name}: '{name}' is given but there is no activation"
-                    )
-                raise VerifyException(
-                    f"{self.name}: '{name}' does not apply to activation \"{self.activation.data}\""
-                )
-        for name, definition in definitions.items():
-            if name not in self.properties and not isinstance(definition, OptionalDef):
-                raise VerifyException(
-                    f"{self.name}: activation \"{self.activation.data}\" needs '{name}'"
-                )
-        activation = self.activation_op()
-        if activation is not None and not isinstance(activation, ClipOp):  # bounds: verify_
-            try:
-                activation.verify_()
-            except VerifyException as error:
-                raise VerifyException(f"{self.name}: activation {error}") from None
+
+def activation_of(op: FusedConv2dOp | FusedMatmulOp) -> UnaryOp | None:
+    """The activation of a fused op as a standalone op (None without one), for kernels that
+    implement it as that op does; it reads a block argument of its own, so that `op`'s
+    result gains no use."""
+    if op.activation is None:
+        return None
+    properties = {
+        name: op.properties[name] for name in ACTIVATION_ATTRIBUTES if name in op.properties
+    }
+    block = Block(arg_types=[op.output.type])
+    return ACTIVATIONS[op.activation.data].create(
+        operands=[block.args[0]], result_types=[op.output.type], properties=properties
+    )
+
+
+def activation_properties(activation: UnaryOp | None, nnan: bool) -> dict[str, Attribute]:
+    """The properties a fused op carries for `activation` (its name and attributes) and
+    `nnan`."""
+    properties: dict[str, Attribute] = {}
+    if activation is not None:
+        properties["activation"] = StringAttr(activation.name.removeprefix("nn."))
+        properties.update(activation.properties)
+    if nnan:
+        properties["nnan"] = UnitAttr()
+    return properties
+
+
+def verify_activation(op: FusedConv2dOp | FusedMatmulOp) -> None:
+    """The activation is one of `ACTIVATIONS`, with the attributes its op has (required
+    ones given) and none other, valid for that op."""
+    definitions = {}
+    if op.activation is not None:
+        if op.activation.data not in ACTIVATIONS:
+            raise VerifyException(
+                f'{op.name}: unknown activation "{op.activation.data}"; expected one '
+                f"of {', '.join(ACTIVATIONS)}"
+            )
+        definitions = ACTIVATIONS[op.activation.data].get_irdl_definition().properties
+    for name in ACTIVATION_ATTRIBUTES:
+        if name in op.properties and name not in definitions:
+            if op.activation is None:
+                raise VerifyException(f"{op.name}: '{name}' is given but there is no activation")
+            raise VerifyException(
+                f"{op.name}: '{name}' does not apply to activation \"{op.activation.data}\""
+            )
+    for name, definition in definitions.items():
+        if name not in op.properties and not isinstance(definition, OptionalDef):
+            raise VerifyException(f"{op.name}: activation \"{op.activation.data}\" needs '{name}'")
+    activation = activation_of(op)
+    if activation is not None and not isinstance(activation, ClipOp):  # bounds: below
+        try:
+            activation.verify_()
+        except VerifyException as error:
+            raise VerifyException(f"{op.name}: activation {error}") from None
+    verify_clip_bounds(op.name, op.min, op.max)
+
+
+@irdl_op_definition
+class FusedMatmulOp(NNOp):
+    """A fully connected product with its epilogue: `activation(matmul(lhs, rhs) + bias)`,
+    made by `fuse-matmul-post-ops` for kernels that apply the bias and activation while the
+    result is still in registers (oneDNN's matmul and inner product: a bias, and an
+    `eltwise` post-op).
+
+        %y = nn.fused_matmul %x, %w bias %b activation "gelu"
+               : (tensor<1x197x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>)
+               -> tensor<1x197x3072xf32>
+
+    `lhs` and `rhs` as `nn.matmul`'s, `rhs` 2-D ([K, N]); `bias` (optional) is a vector of
+    N, added to every row; `activation` (optional) as `nn.fused_conv2d`'s, with that op's
+    semantics, NaN included.
+    """
+
+    name = "nn.fused_matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    activation = opt_prop_def(StringAttr)
+    alpha = opt_prop_def(FloatAttr[Float32Type])
+    beta = opt_prop_def(FloatAttr[Float32Type])
+    approximate = opt_prop_def(StringAttr)
+    min = opt_prop_def(FloatAttr[Float32Type])
+    max = opt_prop_def(FloatAttr[Float32Type])
+    nnan = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs (`bias` $bias^)? (`activation` $activation^)? "
+        "(`alpha` $alpha^)? (`beta` $beta^)? (`approximate` $approximate^)? (`min` $min^)? "
+        "(`max` $max^)? (`nnan` $nnan^)? attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        matmul: MatmulOp,
+        bias: Value | None = None,
+        activation: UnaryOp | None = None,
+        nnan: bool = False,
+    ):
+        """`matmul` with `bias` added to its rows, then `activation` (whose attributes are
+        taken over) applied."""
+        super().__init__(
+            operands=[matmul.lhs, matmul.rhs, [] if bias is None else [bias]],
+            result_types=[matmul.output.type],
+            properties=activation_properties(activation, nnan),
+        )
+
+    def result_shape(self) -> Shape:
+        return matmul_shape(shape_of(self.lhs), shape_of(self.rhs))
+
+    def activation_op(self) -> UnaryOp | None:
+        """The activation as a standalone op (`activation_of`)."""
+        return activation_of(self)
+
+    def verify_(self) -> None:
+        super().verify_()
+        rhs = shape_of(self.rhs)
+        if len(rhs) != 2:
+            raise VerifyException(f"{self.name}: rhs must be 2-D ([K, N]), got {list(rhs)}")
+        if self.bias is not None and tuple(shape_of(self.bias)) != (rhs[1],):
+            raise VerifyException(
+                f"{self.name}: bias must have shape [{rhs[1]}] (rhs's columns), got "
+                f"{list(shape_of(self.bias))}"
+            )
+        verify_activation(self)

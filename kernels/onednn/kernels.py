@@ -1,10 +1,11 @@
 """The `onednn` kernel family's descriptors, as a table: convolution (also fused with its add
 and activation as post-ops: `nn.fused_conv2d`), transposed convolution, gemm and matmul
-(oneDNN's inner product and matmul), softmax, pooling, element-wise, binary, batch norm and
-concat ops in their operand's layout, reductions, layer normalization and LRN, and transposes
-(reorders), as oneDNN primitives called through ctypes on numpy arrays (float32 ops), and
-the quantized nn.qconv2d and nn.qmatmul (int8: quantized_kernels.py), nn.qadd and integer
-max pooling (quantized_eltwise.py), and nn.matmul_integer and nn.conv_integer
+(oneDNN's inner product and matmul, also with a bias and activation: `nn.fused_matmul`),
+softmax, pooling, element-wise, binary, batch norm and concat ops in their operand's
+layout, reductions, layer normalization and LRN, and transposes (reorders), as oneDNN
+primitives called through ctypes on numpy arrays (float32 ops), and the quantized
+nn.qconv2d and nn.qmatmul (int8: quantized_kernels.py), nn.qadd and integer max pooling
+(quantized_eltwise.py), and nn.matmul_integer and nn.conv_integer
 (dynamic quantization: integer_matmul.py, integer_conv.py).
 
 Each row names a kernel, its op and the `Rules` of its primitive family (the modules of this
@@ -134,7 +135,11 @@ CONVOLUTION_WITH_ADDEND = replace(CONVOLUTION, accepts_types=addend_types_reason
 TRANSPOSED_CONVOLUTION = Rules(
     deconv_accepts, deconv_layouts, deconv_workspace, deconv_types_reason
 )
-MATMUL = Rules(gemm_accepts, gemm_layouts, gemm_workspace, gemm_types_reason, bf16=True)
+# A matmul's bias and activation are its primitive's bias and eltwise post-op
+# (`fuse-matmul-post-ops` asks the family for `nn.fused_matmul`).
+MATMUL = Rules(
+    gemm_accepts, gemm_layouts, gemm_workspace, gemm_types_reason, post_ops=True, bf16=True
+)
 SOFTMAX = Rules(softmax_accepts, softmax_layouts, softmax_workspace, softmax_types_reason)
 IN_OPERAND_LAYOUT = Rules(
     any_accepts, any_layouts, any_workspace, any_types_reason, any_accepts_layout, bf16=True
@@ -199,6 +204,7 @@ TABLE: tuple[Row, ...] = (
     Row("conv_transpose2d_onednn", nn.ConvTranspose2dOp, TRANSPOSED_CONVOLUTION),
     Row("gemm_onednn", nn.GemmOp, MATMUL),
     Row("matmul_onednn", nn.MatmulOp, MATMUL),
+    Row("fused_matmul_onednn", nn.FusedMatmulOp, MATMUL),
     Row("softmax_onednn", nn.SoftmaxOp, SOFTMAX),
     Row("fused_conv2d_onednn", nn.FusedConv2dOp, CONVOLUTION, _without_addend),
     # With an addend, oneDNN accumulates into it: in place when the planner can.

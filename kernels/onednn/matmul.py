@@ -13,7 +13,13 @@ on weights in the format it chooses it comes close to onnxruntime; the inner pro
 blocked weights is the fastest, and among its implementations `brgemm:avx2` (blocks of 8 x 24)
 beats the first one oneDNN offers (`brgemm:avx512_core`, 16 x 64) on an AVX-512 machine at a
 few rows, where the product only streams the weights (`SMALL_BATCH_PREFERRED`; figures in
-docs/benchmarks.md, "fully connected at batch 1").
+docs/benchmarks.md, "fully connected at batch 1"). Beyond SMALL_BATCH_ROWS rows (a
+transformer's tokens) the product runs as oneDNN's matmul on weights in the format it
+chooses (`fc_as_matmul`): up to 1.5 times faster than the inner product's first choice on
+vit_b_16's Linear layers (197 rows), about as fast on ConvNeXt's and Swin's, and the whole
+vit_b_16 and convnext_tiny 1.2 times faster (docs/benchmarks.md, "the transformers' Linear
+layers"). A fused matmul's bias and activation (`nn.fused_matmul`)
+are the primitive's bias and eltwise post-op.
 
 Other products run as oneDNN's matmul on the operands' arrays as they are: a gemm's
 transposed operand through swapped strides (a constant b read transposed and not a fully
@@ -45,11 +51,12 @@ from nnlayout.kernels.onednn.common import (
     op_key,
     remembered,
 )
+from nnlayout.kernels.onednn.eltwise import eltwise_params, finite_only
 from nnlayout.kernels.onednn.formats import layout_of_blocking
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import Target, layouts_refusal
 
-Product = nn.GemmOp | nn.MatmulOp
+Product = nn.GemmOp | nn.MatmulOp | nn.FusedMatmulOp
 
 # How a gemm's constant b read transposed is stored (`_gemm_b_layout`): (N, K) as K x N.
 _TRANSPOSED_MATRIX = "IO"
@@ -67,7 +74,7 @@ def _fc_shaped(op: Operation) -> bool:
     """A gemm without trans_a, or a matmul with a 2-D right operand."""
     if isinstance(op, nn.GemmOp):
         return op.trans_a is None
-    return isinstance(op, nn.MatmulOp) and len(shape_of(op.rhs)) == 2
+    return isinstance(op, nn.MatmulOp | nn.FusedMatmulOp) and len(shape_of(op.rhs)) == 2
 
 
 def _constant(op: Operation, value: SSAValue) -> bool:
@@ -104,24 +111,53 @@ def _fc_dims(op: Product) -> tuple[int, int, int]:
     return math.prod(lhs[:-1]), lhs[-1], n
 
 
+def _bias(op: Product) -> SSAValue | None:
+    """The row added to every row of the product: a gemm's c, a fused matmul's bias."""
+    return op.bias if isinstance(op, nn.FusedMatmulOp) else getattr(op, "c", None)
+
+
+def _post_ops(op: Product) -> tuple[b.PostOp, ...]:
+    """A fused matmul's activation as oneDNN's eltwise post-op (`_shape_reason` accepted
+    it: exact on every input)."""
+    activation = op.activation_op() if isinstance(op, nn.FusedMatmulOp) else None
+    return () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),)
+
+
+def fc_as_matmul(op: Product) -> bool:
+    """Whether the fully connected `op` runs as oneDNN's matmul (more than SMALL_BATCH_ROWS
+    rows: a transformer's Linear on its tokens) rather than its inner product (module
+    doc)."""
+    return _fc_dims(op)[0] > SMALL_BATCH_ROWS
+
+
 def fc_pd(op: Product) -> b.PrimitiveDesc:
-    """The inner product of `op` with weights `any`: SMALL_BATCH_PREFERRED's
-    implementation at a few rows where oneDNN offers it, else oneDNN's first."""
+    """The fully connected `op` with weights `any`: at more than SMALL_BATCH_ROWS rows
+    oneDNN's matmul, else its inner product, SMALL_BATCH_PREFERRED's implementation where
+    oneDNN offers it, else its first."""
     m, k, n = _fc_dims(op)
-    bias = op.c if isinstance(op, nn.GemmOp) else None
+    bias = _bias(op)
     t = data_type(op.results[0])
+    src = MemoryDesc.with_strides((m, k), (k, 1), t)
+    dst = MemoryDesc.with_strides((m, n), (n, 1), t)
+    if fc_as_matmul(op):
+        return p.matmul_pd(
+            src,
+            MemoryDesc.with_tag((k, n), b.dnnl_format_tag_any, t),
+            None if bias is None else MemoryDesc.with_strides((1, n), (n, 1), t),
+            dst,
+            _post_ops(op),
+        )
 
     def create() -> b.PrimitiveDesc:
         return p.inner_product_pd(
-            MemoryDesc.with_strides((m, k), (k, 1), t),
+            src,
             MemoryDesc.with_tag((n, k), b.dnnl_format_tag_any, t),
             None if bias is None else MemoryDesc.with_strides((n,), (1,), t),
-            MemoryDesc.with_strides((m, n), (n, 1), t),
+            dst,
+            _post_ops(op),
         )
 
     pd = create()
-    if m > SMALL_BATCH_ROWS:
-        return pd
     while not pd.implementation.startswith(SMALL_BATCH_PREFERRED):
         if not pd.next_implementation():
             return create()
@@ -146,8 +182,9 @@ def _fc_layout(op: Product) -> str:
         return PLAIN_LAYOUT
     if not md.is_blocked:
         return PLAIN_LAYOUT
-    # oneDNN's weights are (N, K); our operand is [N, K] (O, I) or [K, N] (O = K, I = N).
-    letters = ("O", "I") if _weights_stored_nk(op) else ("I", "O")
+    # The inner product's weights are (N, K), the matmul's (K, N); our operand is [N, K]
+    # (O, I) or [K, N] (O = K, I = N).
+    letters = ("O", "I") if _weights_stored_nk(op) != fc_as_matmul(op) else ("I", "O")
     layout = layout_of_blocking(md.blocking, letters)
     shape = shape_of(op.operands[1])
     if LayoutSpec.parse(layout).byte_size(shape, 4) != md.size:
@@ -156,14 +193,19 @@ def _fc_layout(op: Product) -> str:
 
 
 def fc_given_weights(op: Product) -> MemoryDesc:
-    """The weights as the operand holds them, in oneDNN's (N, K) terms: plain, or in the
-    inner product's own format (`fc_weights_layout`)."""
+    """The weights as the operand holds them, in oneDNN's terms ((N, K) for its inner
+    product, (K, N) for its matmul): plain, or in the primitive's own format
+    (`fc_weights_layout`)."""
     _, k, n = _fc_dims(op)
     layout = encoding_name(op.operands[1].type)
     if layout and layout == fc_weights_layout(op):
         return fc_pd(op).md(b.dnnl_query_weights_md)
+    t = data_type(op.results[0])
+    if fc_as_matmul(op):
+        strides = (1, k) if _weights_stored_nk(op) else (n, 1)
+        return MemoryDesc.with_strides((k, n), strides, t)
     strides = (k, 1) if _weights_stored_nk(op) else (1, n)
-    return MemoryDesc.with_strides((n, k), strides, data_type(op.results[0]))
+    return MemoryDesc.with_strides((n, k), strides, t)
 
 
 # ------------------------------------------------------------------ other products
@@ -202,7 +244,7 @@ def _gemm_pd(op: nn.GemmOp, b_layout: str) -> b.PrimitiveDesc:
     )
 
 
-def matmul_dims(op: nn.MatmulOp) -> tuple[tuple[int, ...], ...]:
+def matmul_dims(op: nn.MatmulOp | nn.FusedMatmulOp) -> tuple[tuple[int, ...], ...]:
     """oneDNN's dims of lhs, rhs and result, of one rank: a rank-1 lhs is a row, a rank-1
     rhs a column (numpy's promotion), batch dims padded with leading 1s, which oneDNN
     broadcasts."""
@@ -215,10 +257,14 @@ def matmul_dims(op: nn.MatmulOp) -> tuple[tuple[int, ...], ...]:
     return lhs, rhs, (*batch, lhs[-2], rhs[-1])
 
 
-def _matmul_pd(op: nn.MatmulOp) -> b.PrimitiveDesc:
+def _matmul_pd(op: nn.MatmulOp | nn.FusedMatmulOp) -> b.PrimitiveDesc:
     lhs, rhs, out = matmul_dims(op)
     t = data_type(op.output)
-    return p.matmul_pd(contiguous_md(lhs, t), contiguous_md(rhs, t), None, contiguous_md(out, t))
+    row = (1,) * (len(out) - 1) + out[-1:]
+    bias = None if _bias(op) is None else contiguous_md(row, t)
+    return p.matmul_pd(
+        contiguous_md(lhs, t), contiguous_md(rhs, t), bias, contiguous_md(out, t), _post_ops(op)
+    )
 
 
 def _product_pd(op: Product, layout: str) -> b.PrimitiveDesc:
@@ -293,9 +339,21 @@ def gemm_accepts(op: Product, target: Target, padding: bool) -> str | None:
 
 def _shape_reason(op: Product) -> str | None:
     """f32 (or bf16, `float_refusal`); a gemm computes op(a) @ op(b) + c with c a row (or
-    absent): oneDNN adds a bias row and no scales are set on it."""
+    absent): oneDNN adds a bias row and no scales are set on it; a fused matmul's activation
+    is exact as oneDNN's post-op (`finite_only`: relu, clip and hardsigmoid are only
+    under `nnan`, gelu_erf never, since it turns +inf into NaN)."""
     if (reason := float_refusal(op)) is not None:
         return reason
+    if isinstance(op, nn.FusedMatmulOp):
+        activation = op.activation_op()
+        if activation is None or not finite_only(activation):
+            return None
+        if op.nnan is not None and not isinstance(activation, nn.GeluOp):
+            return None
+        return (
+            f"oneDNN's {activation.name} post-op is not the reference's on "
+            f"{'infinities' if isinstance(activation, nn.GeluOp) else 'NaN'}"
+        )
     if isinstance(op, nn.MatmulOp):
         return None
     if op.alpha.value.data != 1:

@@ -54,7 +54,7 @@ def compiled_for(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, .
         deconv_compiled
         if isinstance(op, nn.ConvTranspose2dOp)
         else gemm_compiled
-        if isinstance(op, nn.GemmOp | nn.MatmulOp)
+        if isinstance(op, nn.GemmOp | nn.MatmulOp | nn.FusedMatmulOp)
         else reduction_compiled
         if isinstance(op, nn.ReduceOp | nn.LayerNormOp | nn.LrnOp)
         else softmax_compiled

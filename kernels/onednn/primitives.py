@@ -266,10 +266,14 @@ def matmul_pd(
 
 
 def inner_product_pd(
-    src: MemoryDesc, weights: MemoryDesc, bias: MemoryDesc | None, dst: MemoryDesc
+    src: MemoryDesc,
+    weights: MemoryDesc,
+    bias: MemoryDesc | None,
+    dst: MemoryDesc,
+    post_ops: Sequence[PostOp] = (),
 ) -> PrimitiveDesc:
     """dst = src @ weights^T (+ bias) for src (M, K), weights (N, K), bias (N,): a fully
-    connected layer."""
+    connected layer; `post_ops` applied to its result."""
     return _created(
         b.lib().dnnl_inner_product_forward_primitive_desc_create,
         b.engine(),
@@ -280,6 +284,7 @@ def inner_product_pd(
         dst.handle,
         elements=_elements(src, dst),
         macs=math.prod(dst.shape) * src.shape[-1],
+        post_ops=post_ops,
         quantization=float_math(),
     )
 

@@ -302,3 +302,19 @@ func.func @fused_clip_bounds(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>, %
   %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "clip" min 6.0 max 0.0 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
   func.return
 }
+
+// -----
+
+func.func @fused_matmul_bias(%x: tensor<2x4xf32>, %w: tensor<4x5xf32>, %b: tensor<4xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{nn.fused_matmul: bias must have shape [5] (rhs's columns), got [4]}}
+  %y = nn.fused_matmul %x, %w bias %b : (tensor<2x4xf32>, tensor<4x5xf32>, tensor<4xf32>) -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @fused_matmul_activation(%x: tensor<2x4xf32>, %w: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{nn.fused_matmul: 'alpha' is given but there is no activation}}
+  %y = nn.fused_matmul %x, %w alpha 0.5 : (tensor<2x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}

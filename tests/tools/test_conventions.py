@@ -158,7 +158,8 @@ def test_list_passes_describes_each_pass_its_options_and_the_targets() -> None:
         "padding: bool | None = unset",
     ]
     assert targets.startswith(
-        "Targets (the target option of convert-to-bf16, default-pipeline, fuse-post-ops,"
+        "Targets (the target option of convert-to-bf16, default-pipeline, fuse-matmul-post-ops, "
+        "fuse-post-ops,"
     )
     names = [line.split()[0] for line in targets.splitlines()[1:]]
     assert names == ["host", *registered_targets.split()]

@@ -22,6 +22,7 @@ TENSOR_LEVEL = [
     "extend-ranks",
     "select-dispatch",
     "fuse-post-ops",
+    "fuse-matmul-post-ops",
     "fuse-activations",
     "fold-batch-norm",
     "insert-layouts",
