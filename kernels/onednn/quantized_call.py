@@ -20,6 +20,7 @@ are kept alive by the bound call.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +48,14 @@ def runtime_values(
         }
     )
     return values
+
+
+def int8_kernel_fields(**fields: Any) -> dict[str, Any]:
+    """The `Kernel` fields every oneDNN int8 kernel of quantized_eltwise.py,
+    quantized_reorder.py and quantized_concat.py shares (it computes on integer data, pads
+    itself and writes whole buffers: no halo, no strided destination), with `fields` (its
+    accepts, layouts, workspace, prepare, implementation_of)."""
+    return {"reads_halo": False, "writes_strided": False, "integer_data": True, **fields}
 
 
 def runtime_descriptors(values: Mapping[int, np.ndarray]) -> dict[int, b.MemoryDesc]:

@@ -35,7 +35,11 @@ from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
-from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, runtime_descriptors
+from nnlayout.kernels.onednn.quantized_call import (
+    PrimitiveCall,
+    int8_kernel_fields,
+    runtime_descriptors,
+)
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
 NHWC = LayoutSpec.parse("NHWC")
@@ -193,14 +197,11 @@ def _applies(op: Operation) -> bool:
 def int8_eltwise_kernels(family: str) -> list[Kernel]:
     """qadd_onednn, and max_pool2d_int8_onednn, which applies to integer data only (and is
     tried before the f32 kernel, which refuses it)."""
-    common = dict(
+    common = int8_kernel_fields(
         accepts=int8_accepts,
         layouts=int8_layouts,
         workspace=int8_workspace,
-        reads_halo=False,
-        writes_strided=False,
         prepare=_prepare,
-        integer_data=True,
         implementation_of=_implementation,
     )
     return [

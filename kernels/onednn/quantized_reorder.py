@@ -65,6 +65,7 @@ from nnlayout.kernels.onednn.quantized import (
 )
 from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
+    int8_kernel_fields,
     runtime_descriptors,
     runtime_values,
 )
@@ -121,7 +122,7 @@ def pool_layouts(op: Operation, target: Target) -> Layouts:
     return (NHWC.text,), (NHWC.text,)
 
 
-def _md(shape: tuple[int, ...], layout: str, data_type: int) -> MemoryDesc:
+def data_md(shape: tuple[int, ...], layout: str, data_type: int) -> MemoryDesc:
     """The descriptor of `shape` in `layout` (NHWC, else plain row-major)."""
     if layout == NHWC.text:
         return MemoryDesc.with_tag(shape, NHWC_TAG, data_type)
@@ -157,7 +158,9 @@ def reorder_pd(op: ReorderOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
     shape = shape_of(op.operands[0])
     types = [DATA_TYPES[_type(v)] for v in (op.operands[0], op.results[0])]
     return p.reorder_pd(
-        _md(shape, layouts[0], types[0]), _md(shape, layouts[1], types[1]), _quantization(op)
+        data_md(shape, layouts[0], types[0]),
+        data_md(shape, layouts[1], types[1]),
+        _quantization(op),
     )
 
 
@@ -314,7 +317,7 @@ class _Bound:
 def _move(op: nn.QuantizeOp, layouts: tuple[str, str]) -> PrimitiveCall:
     """A copy of quantize's u8/s8 result from layouts[0] into layouts[1]."""
     shape, data = shape_of(op.output), DATA_TYPES[_type(op.output)]
-    pd = p.reorder_pd(_md(shape, layouts[0], data), _md(shape, layouts[1], data))
+    pd = p.reorder_pd(data_md(shape, layouts[0], data), data_md(shape, layouts[1], data))
     return PrimitiveCall(Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)), {})
 
 
@@ -360,14 +363,8 @@ def _implementation(op: Operation) -> str:
 
 def quantized_reorder_kernels(family: str) -> list[Kernel]:
     """quantize_onednn, dequantize_onednn and qglobal_avg_pool_onednn."""
-    common = dict(
-        accepts=accepts,
-        workspace=workspace,
-        reads_halo=False,
-        writes_strided=False,
-        prepare=_prepare,
-        integer_data=True,
-        implementation_of=_implementation,
+    common = int8_kernel_fields(
+        accepts=accepts, workspace=workspace, prepare=_prepare, implementation_of=_implementation
     )
     return [
         Kernel("quantize_onednn", nn.QuantizeOp, family, _run, layouts=reorder_layouts, **common),  # type: ignore[arg-type]
