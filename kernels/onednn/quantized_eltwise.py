@@ -24,7 +24,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
@@ -40,7 +40,7 @@ from nnlayout.kernels.onednn.quantized_call import (
     int8_kernel_fields,
     runtime_descriptors,
 )
-from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
+from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
 NHWC = LayoutSpec.parse("NHWC")
 _SOURCES = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
@@ -173,19 +173,6 @@ class _Bound:
         return self.call.bind_to(self._sources(inputs), out.reshape(-1).view(self.dtype))
 
 
-def _prepare(op: Operation, session: BindingSession | None = None) -> _Bound:
-    return _Bound(op)
-
-
-def _run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    value = op.results[0]
-    spec, shape = layout_of(value.type), shape_of(value)
-    dtype = p.NUMPY_TYPES[_int8_type(op) or b.dnnl_u8]
-    out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype)
-    _Bound(op)(inputs, out)
-    return out
-
-
 def _implementation(op: Operation) -> str:
     return _pd(op, format_of(op.operands[0], "data").value).implementation
 
@@ -198,19 +185,18 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
     """qadd_onednn, and max_pool2d_int8_onednn, which applies to integer data only (and is
     tried before the f32 kernel, which refuses it)."""
     common = int8_kernel_fields(
+        _Bound,
         accepts=int8_accepts,
         layouts=int8_layouts,
         workspace=int8_workspace,
-        prepare=_prepare,
         implementation_of=_implementation,
     )
     return [
-        Kernel("qadd_onednn", nn.QAddOp, family, _run, in_place=0, **common),  # type: ignore[arg-type]
+        Kernel("qadd_onednn", nn.QAddOp, family, in_place=0, **common),  # type: ignore[arg-type]
         Kernel(
             "max_pool2d_int8_onednn",
             nn.MaxPool2dOp,
             family,
-            _run,
             applies=_applies,
             priority=1,
             **common,  # type: ignore[arg-type]

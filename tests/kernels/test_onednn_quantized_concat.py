@@ -99,8 +99,9 @@ def _both_ways(plain, typed, inputs: list[np.ndarray]) -> tuple[np.ndarray, np.n
         (RANK4, 1),
         ([(1, 4, 6, 3), (1, 4, 6, 5), (1, 4, 6, 2)], 3),
         ([(3, 5), (3, 17), (3, 2)], 1),
+        ([(1, 64, 7, 7), (1, 64, 7, 7), (1, 32, 7, 7)], 1),
     ],
-    ids=["channels", "width", "rank2"],
+    ids=["channels", "width", "rank2", "7x7"],
 )
 @pytest.mark.parametrize("requantized", [False, True], ids=["same", "requantized"])
 def test_qconcat_is_the_reference(element_type, shapes, axis, requantized) -> None:
