@@ -1,5 +1,6 @@
 """oneDNN kernels of quantized element-wise and pooling ops:
-`nn.qadd` (com.microsoft QLinearAdd: a residual connection) as oneDNN's binary add, and
+`nn.qadd` (com.microsoft QLinearAdd: a residual connection) as oneDNN's binary add,
+`nn.qmul` (QLinearMul) as its binary mul where a's and b's zero points are 0, and
 `nn.max_pool2d` of u8/s8 data as its max pooling.
 
 qadd: y = saturate(round(((a - a_zp) * a_scale + (b - b_zp) * b_scale) / y_scale) + y_zp).
@@ -8,6 +9,12 @@ are a_scale / y_scale and b_scale / y_scale, and a linear post-op adds the const
 y_zp - a_zp * a_scale / y_scale - b_zp * b_scale / y_scale before oneDNN rounds (to nearest
 even) and saturates: the same real value in another f32 order, so within one step of the
 reference (exact on the tests' data). Operands of one shape only (no broadcasting).
+
+qmul: y = saturate(round((a - a_zp) * a_scale * (b - b_zp) * b_scale / y_scale) + y_zp).
+With no source zero points in oneDNN's binary, (a - a_zp) * (b - b_zp) is a scale and a shift
+of a * b only where a_zp = b_zp = 0 (a ReLU's output, often): then the source scales are
+a_scale / y_scale and b_scale and the linear post-op adds y_zp; other zero points are refused
+(the reference runs). Within one step of the reference, like qadd.
 
 Both take NHWC operands and write an NHWC result, what oneDNN's int8 convolutions write (on
 plain NCHW u8 data oneDNN has only its reference code): no channel padding. (Were a
@@ -55,13 +62,20 @@ def _int8_type(op: Operation) -> int | None:
     return types.pop() if len(types) == 1 and types <= set(INT8) else None
 
 
-def _qadd_values(op: nn.QAddOp) -> tuple[dict[int, np.ndarray], float]:
-    """The source scales (execution argument -> value) and the post-op's constant."""
+def _qadd_values(op: nn.QAddOp | nn.QMulOp) -> tuple[dict[int, np.ndarray], float]:
+    """The source scales (execution argument -> value) and the post-op's constant: for qadd
+    a_scale / y_scale and b_scale / y_scale, shifted by y_zp - a_zp * a_scale / y_scale -
+    b_zp * b_scale / y_scale; for qmul (zero points of a and b 0) a_scale / y_scale and
+    b_scale, shifted by y_zp."""
     a, c, y = (op.qparams(prefix) for prefix in ("a", "b", "y"))
     ratios = [np.float32(v.scale) / np.float32(y.scale) for v in (a, c)]
-    shift = float(y.zero_point) - sum(
-        float(v.zero_point) * float(r) for v, r in zip((a, c), ratios, strict=True)
-    )
+    if isinstance(op, nn.QMulOp):
+        ratios[1] = np.float32(c.scale)
+        shift = float(y.zero_point)
+    else:
+        shift = float(y.zero_point) - sum(
+            float(v.zero_point) * float(r) for v, r in zip((a, c), ratios, strict=True)
+        )
     values = {
         b.DNNL_ARG_ATTR_SCALES | arg: np.asarray([r], np.float32)
         for arg, r in zip(_SOURCES, ratios, strict=True)
@@ -69,12 +83,12 @@ def _qadd_values(op: nn.QAddOp) -> tuple[dict[int, np.ndarray], float]:
     return values, shift
 
 
-def qadd_pd(op: nn.QAddOp, tag: int) -> b.PrimitiveDesc:
-    """oneDNN's binary add computing `op` on data of format `tag`."""
+def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int) -> b.PrimitiveDesc:
+    """oneDNN's binary add (or mul) computing `op` on data of format `tag`."""
     md = b.MemoryDesc.with_tag(shape_of(op.output), tag, _int8_type(op) or b.dnnl_u8)
     _, shift = _qadd_values(op)
     return p.binary_pd(
-        b.dnnl_binary_add,
+        b.dnnl_binary_mul if isinstance(op, nn.QMulOp) else b.dnnl_binary_add,
         md,
         md,
         md,
@@ -84,7 +98,7 @@ def qadd_pd(op: nn.QAddOp, tag: int) -> b.PrimitiveDesc:
 
 
 def _pd(op: Operation, tag: int) -> b.PrimitiveDesc:
-    if isinstance(op, nn.QAddOp):
+    if isinstance(op, nn.QAddOp | nn.QMulOp):
         return qadd_pd(op, tag)
     return pool_pd(op, tag, _int8_type(op) or b.dnnl_u8)
 
@@ -92,7 +106,14 @@ def _pd(op: Operation, tag: int) -> b.PrimitiveDesc:
 def _shape_reason(op: Operation) -> str | None:
     if _int8_type(op) is None:
         return "not u8 or s8 throughout; the oneDNN kernel takes one int8 type"
-    if isinstance(op, nn.QAddOp):
+    if isinstance(op, nn.QMulOp) and any(
+        int(op.qparams(side).zero_point) != 0 for side in ("a", "b")
+    ):
+        return (
+            "a zero point of a or b != 0; oneDNN's binary takes no source zero points, and "
+            "(a - a_zp) * (b - b_zp) is no scale and shift of a * b"
+        )
+    if isinstance(op, nn.QAddOp | nn.QMulOp):
         if shape_of(op.lhs) != shape_of(op.rhs):
             return "broadcasting; the oneDNN kernel adds operands of one shape"
         if len(shape_of(op.output)) != 4:
@@ -106,7 +127,11 @@ def _format_reason(op: Operation, spec: LayoutSpec | None) -> str | None:
     fmt = by_layout("data", "" if spec is None else spec.text)
     if fmt is None:
         return f"layout '{spec.text if spec else 'NCHW'}' has no oneDNN format"
-    if isinstance(op, nn.QAddOp) and spec and spec.padding_elements(shape_of(op.output)):
+    if (
+        isinstance(op, nn.QAddOp | nn.QMulOp)
+        and spec
+        and spec.padding_elements(shape_of(op.output))
+    ):
         return f"{spec.text} pads its channels; qadd would write the image of 0 there"
     try:
         implementation = _pd(op, fmt.value).implementation
@@ -144,7 +169,7 @@ class _Bound:
         except b.DnnlError as error:
             raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
         values: dict[int, np.ndarray] = {}
-        if isinstance(op, nn.QAddOp):
+        if isinstance(op, nn.QAddOp | nn.QMulOp):
             values, _ = _qadd_values(op)
         self.args = _SOURCES[: len(op.operands)]
         compiled = Compiled(pd, (*self.args, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
@@ -193,6 +218,7 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
     )
     return [
         Kernel("qadd_onednn", nn.QAddOp, family, in_place=0, **common),  # type: ignore[arg-type]
+        Kernel("qmul_onednn", nn.QMulOp, family, in_place=0, **common),  # type: ignore[arg-type]
         Kernel(
             "max_pool2d_int8_onednn",
             nn.MaxPool2dOp,
