@@ -15,7 +15,6 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
 from nnlayout.dialects.nn.base import ui8
 from nnlayout.dialects.nn.shape_rules import concat_shape
@@ -23,9 +22,14 @@ from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.targets import get_target
-from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.helpers import DEFAULT_PIPELINE, PIPELINE_TARGETS, compile_module, parse
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    chosen_kernels,
+    compile_module,
+    everywhere,
+    parse,
+)
 
 pytestmark = [
     pytest.mark.onednn,
@@ -177,28 +181,16 @@ def _program(element_type: str, zero: int) -> str:
 
 
 @pytest.mark.parametrize(("element_type", "zero"), [("ui8", 117), ("i8", -9)])
-def test_pipelines_give_the_references_results_on_every_target(
-    element_type, zero, tmp_path
-) -> None:
+def test_pipelines_give_the_references_results_on_every_target(element_type, zero) -> None:
     module = parse(_program(element_type, zero))
     # Negative values saturate at u8's 0 but not at the zero point: pooled padding of 0
     # instead of the minimum would show on the border.
     x = np.random.default_rng(5).standard_normal((1, 13, 6, 5)).astype(np.float32) - 1.0
     want = Interpreter(compile_module(module, "ref", False, DEFAULT_PIPELINE)).run([x])[0]
     chosen = set()
-    for target in [*PIPELINE_TARGETS, "host"]:
-        for padding in (True, False):
-            planned = compile_module(module, target, padding, DEFAULT_PIPELINE)
-            chosen.update(
-                kernel_of(op).kernel_name.data  # type: ignore[union-attr]
-                for op in planned.walk()
-                if isinstance(op, nn.QConcatOp) and kernel_of(op) is not None
-            )
-            generated = import_generated(
-                translate(planned, tmp_path / f"{target}{padding}.py").code
-            )
-            for got in (Interpreter(planned).run([x])[0], generated.run(x)[0]):
-                # One step (0.021) where a requantized value lies at a half step.
-                assert np.abs(got - want).max() <= 0.021 * 1.001, (target, padding)
-                assert np.mean(got != want) < 0.02
+    for target, padding, compiled, got in everywhere(module, [x]):
+        chosen |= chosen_kernels(compiled, nn.QConcatOp)
+        # One step (0.021) where a requantized value lies at a half step.
+        assert np.abs(got[0] - want).max() <= 0.021 * 1.001, (target, padding)
+        assert np.mean(got[0] != want) < 0.02
     assert any("onednn" in name for name in chosen) or not b.runs_vnni(), chosen

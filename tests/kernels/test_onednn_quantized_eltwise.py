@@ -12,16 +12,20 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
 from nnlayout.dialects.nn.base import ui8
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.targets import get_target
-from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.helpers import DEFAULT_PIPELINE, PIPELINE_TARGETS, compile_module, parse
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    chosen_kernels,
+    compile_module,
+    everywhere,
+    parse,
+)
 
 pytestmark = pytest.mark.onednn
 i8 = IntegerType(8)
@@ -42,11 +46,14 @@ def _typed(op: nn.NNOp, layout: str) -> nn.NNOp:
     return op
 
 
-def qadd(
-    element_type: object = ui8, layout: str = "", rhs_shape: tuple[int, ...] = SHAPE
-) -> nn.QAddOp:
-    zero = (120, 130, 110) if element_type == ui8 else (-8, 5, 3)
-    op = nn.QAddOp(
+def _qbinary(
+    op_type: type[nn.QAddOp | nn.QMulOp],
+    element_type: object,
+    layout: str,
+    zero: tuple[int, int, int],
+    rhs_shape: tuple[int, ...] = SHAPE,
+) -> nn.NNOp:
+    op = op_type(
         create_ssa_value(_tensor(element_type, SHAPE, layout)),
         create_ssa_value(_tensor(element_type, rhs_shape, layout)),
         tuple(
@@ -57,20 +64,19 @@ def qadd(
     return _typed(op, layout)
 
 
+def qadd(
+    element_type: object = ui8, layout: str = "", rhs_shape: tuple[int, ...] = SHAPE
+) -> nn.NNOp:
+    zero = (120, 130, 110) if element_type == ui8 else (-8, 5, 3)
+    return _qbinary(nn.QAddOp, element_type, layout, zero, rhs_shape)
+
+
 def qmul(
     element_type: object = ui8, layout: str = "", zero: tuple[int, int, int] | None = None
-) -> nn.QMulOp:
+) -> nn.NNOp:
     """a and b with zero point 0 (ReLU outputs), y with one != 0 (the kernel must add it)."""
     zero = zero or ((0, 0, 37) if element_type == ui8 else (0, 0, -11))
-    op = nn.QMulOp(
-        create_ssa_value(_tensor(element_type, SHAPE, layout)),
-        create_ssa_value(_tensor(element_type, SHAPE, layout)),
-        tuple(
-            nn.QParams.make(scale, z, element_type)
-            for scale, z in zip((0.05, 0.07, 0.09), zero, strict=True)
-        ),
-    )
-    return _typed(op, layout)
+    return _qbinary(nn.QMulOp, element_type, layout, zero)
 
 
 def max_pool(element_type: object = ui8, layout: str = "") -> nn.MaxPool2dOp:
@@ -157,27 +163,17 @@ def _qmul_program(element_type: str, zero: int, b_zero: int) -> str:
     ids=["u8", "s8", "b-zero-point"],
 )
 def test_qmul_pipelines_give_the_references_results_on_every_target(
-    element_type, zero, b_zero, onednn, tmp_path
+    element_type, zero, b_zero, onednn
 ) -> None:
     module = parse(_qmul_program(element_type, zero, b_zero))
     # |x| as after a ReLU; negative values where the zero point is 0 saturate to u8's 0.
     x = np.abs(np.random.default_rng(9).standard_normal((1, 13, 6, 5)).astype(np.float32))
     want = Interpreter(compile_module(module, "ref", False, DEFAULT_PIPELINE)).run([x])[0]
     chosen = set()
-    for target in [*PIPELINE_TARGETS, "host"]:
-        for padding in (True, False):
-            planned = compile_module(module, target, padding, DEFAULT_PIPELINE)
-            chosen.update(
-                kernel_of(op).kernel_name.data  # type: ignore[union-attr]
-                for op in planned.walk()
-                if isinstance(op, nn.QMulOp) and kernel_of(op) is not None
-            )
-            generated = import_generated(
-                translate(planned, tmp_path / f"{target}{padding}.py").code
-            )
-            for got in (Interpreter(planned).run([x])[0], generated.run(x)[0]):
-                # One step (0.0007) where a product lies at a half step.
-                assert np.abs(got - want).max() <= 0.0007 * 1.001, (target, padding)
-                assert np.mean(got != want) < 0.02
+    for target, padding, compiled, got in everywhere(module, [x]):
+        chosen |= chosen_kernels(compiled, nn.QMulOp)
+        # One step (0.0007) where a product lies at a half step.
+        assert np.abs(got[0] - want).max() <= 0.0007 * 1.001, (target, padding)
+        assert np.mean(got[0] != want) < 0.02
     # b's zero point != 0: refused, the reference runs everywhere.
     assert ("qmul_onednn" in chosen) == (onednn and b.available()), chosen
