@@ -14,13 +14,16 @@ Why not one reorder per input straight into its slot of the result (a submemory,
 buffer): oneDNN v3.2's `jit:uni` reorder into a strided destination drops both zero points
 when the slot's channel count is not a multiple of 8 (measured: 7 channels of 28 gave
 round(x * x_scale / y_scale), zero points ignored), so the slots are written by the concat
-primitive, which only copies.
+primitive, which only copies. The requantizing reorders are tried once when bound
+(`quantized_call.maps_fill`: the same v3.2 reorder drops zero points on some dense shapes
+too); where one maps x_i's zero point to anything but y's, the reference kernel runs the op.
 
 Rank-4 data is NHWC, what oneDNN's int8 convolutions write (so no channel padding, no lane to
 hold a zero point); other ranks plain row-major. The result is written whole, by oneDNN
 (`writes_strided=False`): bufferize places the inputs of `nn.concat` only, so a qconcat's
-inputs keep buffers of their own and the kernel copies them (in DenseNet about as many bytes
-as the convolutions that produce them write).
+inputs keep buffers of their own and the kernel copies them (in DenseNet each layer's
+qconcat requantizes and copies all the features so far: `quantize_static` gives every
+concatenation parameters of its own).
 """
 
 from __future__ import annotations
