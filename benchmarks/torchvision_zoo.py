@@ -55,6 +55,7 @@ from nnlayout.benchmarks.torchvision_export import (
 )
 from nnlayout.benchmarks.zoo_latency import (
     figure,
+    latency_cells,
     onnxruntime_session,
     table,
     thread_environment,
@@ -215,9 +216,7 @@ def report(rows: Sequence[Row], args: argparse.Namespace) -> str:
                 str(r.reorders),
                 str(r.fallbacks),
                 f"{r.arena_bytes / r.bound_bytes:.3f}" if r.bound_bytes else "",
-                f"{r.ours_ms:.1f}",
-                f"{r.ort_ms:.1f}",
-                f"{r.ours_ms / r.ort_ms:.2f}",
+                *latency_cells(r.ours_ms, r.ort_ms),
                 *([r.worst] if args.check_targets else []),
             ]
         lines.append(line)

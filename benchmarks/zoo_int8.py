@@ -36,6 +36,13 @@ are medians. With `--targets`, the int8 model is also compiled for those targets
 and off) and its generated module run on the first input: the largest difference from
 onnxruntime in output steps, per target.
 
+A second table gives the same for bf16 against float32 (issue 27): the float model compiled
+with `default-pipeline{bf16=true}` (`transforms/convert_bf16.py`), timed in the same rounds:
+ours bf16 ms, its speed-up over ours f32, the arenas (bf16 buffers take 2 bytes an element),
+the largest relative difference of any output from float32's (|bf16 - f32| over the largest
+|f32|, the worst of the `--inputs` seeded inputs) and the top-1 agreement with float32's.
+`--no-bf16` leaves it out.
+
 oneDNN fixes its OpenMP thread count when it loads: unless OMP_NUM_THREADS is 1 already, the
 script runs itself in a subprocess with one OpenMP/OpenBLAS thread. Exits 1 if the top-1
 agreement is under 99% and under onnxruntime's own (its unoptimised session's top-1 agreement
@@ -66,6 +73,7 @@ from xdsl.dialects.builtin import ModuleOp
 from nnlayout.benchmarks.torchvision_export import DEFAULT_CACHE, last_error_line, missing_packages
 from nnlayout.benchmarks.zoo_latency import (
     figure,
+    latency_cells,
     onnxruntime_session,
     table,
     thread_environment,
@@ -73,12 +81,13 @@ from nnlayout.benchmarks.zoo_latency import (
 from nnlayout.examples.make_models import MODELS_DIR, write_model
 from nnlayout.frontends.onnx import import_to_files
 from nnlayout.lowering.to_numpy import import_generated, translate
+from nnlayout.runtime.binding import relative_difference
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 MODELS = ["resnet50", "mobilenet_v2", "densenet121", "unet", "resnet18"]
 TORCHVISION = "resnet18"
-PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
+PIPELINE = "default-pipeline{{target={target} padding={padding}{bf16}}}"
 MIN_TOP1 = 0.99
 STEP_SLACK = 1.001  # one step, and a float rounding's worth
 MIB = 1 << 20
@@ -216,10 +225,15 @@ class Compiled:
         return self.arena_bytes <= self.bound_bytes
 
 
-def compile_generated(module: ModuleOp, source: str, target: str, padding: bool = True) -> Compiled:
-    """`module` (imported from `source`) through default-pipeline, translated and loaded."""
+def compile_generated(
+    module: ModuleOp, source: str, target: str, padding: bool = True, bf16: bool = False
+) -> Compiled:
+    """`module` (imported from `source`) through default-pipeline (with `bf16=true` where
+    `bf16`), translated and loaded."""
     planned = module.clone()
-    spec = PIPELINE.format(target=target, padding=str(padding).lower())
+    spec = PIPELINE.format(
+        target=target, padding=str(padding).lower(), bf16=" bf16=true" if bf16 else ""
+    )
     from nnlayout.ir.context import make_context
 
     run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), planned)
@@ -251,6 +265,11 @@ class Row:
     agreeing: int = 0
     total: int = 0
     targets: dict[str, float] = field(default_factory=dict)
+    bf16_ms: float = 0.0
+    arena_bf16: int = 0
+    bf16_difference: float = 0.0  # largest relative difference from f32's outputs
+    bf16_agreeing: int = 0  # top-1 agreement with f32's
+    bf16_total: int = 0
 
     @property
     def passed(self) -> bool:
@@ -343,15 +362,24 @@ def compare(row: Row, int8: Compiled, int8_path: Path, feeds: list[dict[str, np.
     row.within = within / elements
 
 
+def compare_bf16(row: Row, f32: Compiled, bf16: Compiled, inputs: list[list[np.ndarray]]) -> None:
+    """Fills `row`'s bf16 agreement with float32 on `inputs` (one list per run)."""
+    for xs in inputs:
+        want, got = f32.generated.run(*xs), bf16.generated.run(*xs)
+        row.bf16_difference = max(row.bf16_difference, relative_difference(want, got))
+        agreeing, total = top1_agreement(want[0], got[0])
+        row.bf16_agreeing, row.bf16_total = row.bf16_agreeing + agreeing, row.bf16_total + total
+
+
 def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> Row:
     """Quantizes, compiles and runs model `name` (float .onnx at `source`)."""
     label = name + ("_small" if args.small else "")
     f32_path, int8_path = folder / f"{label}.f32.onnx", folder / f"{label}.int8.onnx"
     onnx.save(without_softmax(onnx.load(source)), f32_path)  # imported beside it
     quantized = quantize(f32_path, int8_path, calibration=args.calibration, seed=args.seed)
-    f32 = compile_generated(
-        import_to_files(f32_path), str(f32_path.with_suffix(".mlir")), args.target
-    )
+    f32_module, f32_source = import_to_files(f32_path), str(f32_path.with_suffix(".mlir"))
+    f32 = compile_generated(f32_module, f32_source, args.target)
+    bf16 = compile_generated(f32_module, f32_source, args.target, bf16=True) if args.bf16 else None
     int8_module = import_to_files(int8_path)
     int8_source = str(int8_path.with_suffix(".mlir"))
     int8 = compile_generated(int8_module, int8_source, args.target)
@@ -361,14 +389,18 @@ def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> 
     compare(row, int8, int8_path, feeds)
     session = onnxruntime_session(int8_path, 1)
     inputs = [feeds[0][i.name] for i in session.get_inputs()]  # type: ignore[attr-defined]
-    row.ours_ms, row.ort_ms, row.f32_ms = time_in_turn(
-        [
-            lambda: int8.generated.run(*inputs),
-            lambda: session.run(None, feeds[0]),  # type: ignore[attr-defined]
-            lambda: f32.generated.run(*inputs),
-        ],
-        args.repeats,
-    )
+    runs = [
+        lambda: int8.generated.run(*inputs),
+        lambda: session.run(None, feeds[0]),  # type: ignore[attr-defined]
+        lambda: f32.generated.run(*inputs),
+    ]
+    if bf16 is not None:
+        names = [i.name for i in session.get_inputs()]  # type: ignore[attr-defined]
+        compare_bf16(row, f32, bf16, [[feed[n] for n in names] for feed in feeds])
+        row.arena_bf16 = bf16.arena_bytes
+        runs.append(lambda: bf16.generated.run(*inputs))
+    row.ours_ms, row.ort_ms, row.f32_ms, *bf16_ms = time_in_turn(runs, args.repeats)
+    row.bf16_ms = bf16_ms[0] if bf16_ms else 0.0
     want, steps = session.run(None, feeds[0]), output_steps(quantized)  # type: ignore[attr-defined]
     for target in args.targets:
         for padding in (True, False):
@@ -404,9 +436,7 @@ def report(rows: Sequence[Row], args: argparse.Namespace, markdown: bool) -> str
     for r in rows:
         line = [
             r.model,
-            f"{r.ours_ms:.1f}",
-            f"{r.ort_ms:.1f}",
-            f"{r.ours_ms / r.ort_ms:.2f}",
+            *latency_cells(r.ours_ms, r.ort_ms),
             f"{r.f32_ms:.1f}",
             f"{r.f32_ms / r.ours_ms:.2f}x",
             f"{r.arena / MIB:.2f}",
@@ -427,7 +457,35 @@ def report(rows: Sequence[Row], args: argparse.Namespace, markdown: bool) -> str
         f"{args.target}: medians of {args.repeats} rounds; agreement on {args.inputs} seeded "
         "inputs (at lower bound: int8 / f32 arena)"
     )
-    return table(title, header, lines, markdown)
+    return table(title, header, lines, markdown) + (
+        report_bf16(rows, args, markdown) if args.bf16 else ""
+    )
+
+
+def report_bf16(rows: Sequence[Row], args: argparse.Namespace, markdown: bool) -> str:
+    """The second table: bf16 (`default-pipeline{bf16=true}`) against our float32."""
+    header = ["model", "ours f32 ms", "ours bf16 ms", "speed-up over f32"]
+    header += ["arena f32 MiB", "arena bf16 MiB", "bf16/f32", "max rel diff", "top-1 agreement"]
+    lines = [
+        [
+            r.model,
+            f"{r.f32_ms:.1f}",
+            f"{r.bf16_ms:.1f}",
+            f"{r.f32_ms / r.bf16_ms:.2f}x",
+            f"{r.arena_f32 / MIB:.2f}",
+            f"{r.arena_bf16 / MIB:.2f}",
+            f"{r.arena_bf16 / r.arena_f32:.3f}" if r.arena_f32 else "-",
+            f"{r.bf16_difference:.1e}",
+            f"{100 * r.bf16_agreeing / max(r.bf16_total, 1):.2f}% of {r.bf16_total}",
+        ]
+        for r in rows
+    ]
+    title = (
+        f"bf16 (default-pipeline{{bf16=true}}) against our float32, 1 thread, target "
+        f"{args.target}: medians of the same {args.repeats} rounds; agreement on "
+        f"{args.inputs} seeded inputs"
+    )
+    return "\n" + table(title, header, lines, markdown)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -453,6 +511,12 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=1, help="calibration seed; inputs: seed+1")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
+    parser.add_argument(
+        "--no-bf16",
+        dest="bf16",
+        action="store_false",
+        help="leave out the bf16 table (default-pipeline{bf16=true} against float32)",
+    )
     parser.add_argument(
         "-d", "--dir", type=Path, default=MODELS_DIR, help="where the float zoo models are built"
     )

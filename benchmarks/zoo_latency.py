@@ -303,6 +303,11 @@ def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
 _NUMBER = re.compile(r"^[-+]?[0-9.]+(e[-+]?[0-9]+)?x?$|^$")
 
 
+def latency_cells(ours_ms: float, theirs_ms: float) -> list[str]:
+    """Ours ms, theirs ms and ours / theirs, as the zoo's tables print them."""
+    return [f"{ours_ms:.1f}", f"{theirs_ms:.1f}", f"{ours_ms / theirs_ms:.2f}"]
+
+
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
     """An aligned plain-text table (numbers right-aligned), or a Markdown one."""
     numeric = [all(_NUMBER.match(row[i]) for row in rows) for i in range(len(header))]

@@ -15,16 +15,19 @@ ONNX's reference evaluator computes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
-from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import QParams, tensor_type
 from nnlayout.dialects.nn.integer import zero_point_values
-from nnlayout.kernels.reference_quantized import integer_conv, quantize_array
+from nnlayout.kernels.reference_quantized import (
+    ReferenceKernels,
+    centred,
+    integer_conv,
+    quantize_array,
+)
 
 _QMIN, _QMAX = 0, 255  # DynamicQuantizeLinear quantizes to uint8
 
@@ -54,14 +57,10 @@ def dynamic_quantize(op: nn.DynamicQuantizeOp, inputs: Sequence[np.ndarray]) -> 
     return quantize_array(x, params)
 
 
-def _centred(value: np.ndarray, zero_point: np.ndarray | int) -> np.ndarray:
-    return value.astype(np.float64) - np.asarray(zero_point, dtype=np.float64)
-
-
 def matmul_integer(op: nn.MatmulIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     a, b, *a_zero_point = inputs
-    a_centred = _centred(a, a_zero_point[0] if a_zero_point else 0)
-    b_centred = _centred(b, zero_point_values(op, "b_zero_point"))  # per column: last axis
+    a_centred = centred(a, a_zero_point[0] if a_zero_point else 0)
+    b_centred = centred(b, zero_point_values(op, "b_zero_point"))  # per column: last axis
     return np.matmul(a_centred, b_centred).astype(np.int32)
 
 
@@ -70,13 +69,11 @@ def conv_integer(op: nn.ConvIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     w_zero_point = zero_point_values(op, "w_zero_point")
     if w_zero_point.ndim == 1:
         w_zero_point = w_zero_point.reshape(-1, 1, 1, 1)
-    x_centred = _centred(x, x_zero_point[0] if x_zero_point else 0)
-    return integer_conv(op, x_centred, _centred(w, w_zero_point)).astype(np.int32)
+    x_centred = centred(x, x_zero_point[0] if x_zero_point else 0)
+    return integer_conv(op, x_centred, centred(w, w_zero_point)).astype(np.int32)
 
 
-INTEGER_REFERENCE_KERNELS: dict[
-    type[Operation], Callable[[Any, Sequence[np.ndarray]], np.ndarray]
-] = {
+INTEGER_REFERENCE_KERNELS: ReferenceKernels = {
     nn.DynamicScaleOp: dynamic_scale,
     nn.DynamicZeroPointOp: dynamic_zero_point,
     nn.DynamicQuantizeOp: dynamic_quantize,

@@ -101,9 +101,14 @@ def _clamp_of(op: nn.QConv2dOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
     )
 
 
+def centred(x: np.ndarray, zero_point: np.ndarray | int) -> np.ndarray:
+    """x - zero_point as exact float64 integers (`zero_point` broadcast to x)."""
+    return x.astype(np.float64) - np.asarray(zero_point, dtype=np.float64)
+
+
 def _centered(x: np.ndarray, params: QParams, rank: int) -> np.ndarray:
     """x - zero_point as exact float64 integers (the zero point along its axis)."""
-    return x.astype(np.float64) - _along(params, params.zero_point, rank)
+    return centred(x, _along(params, params.zero_point, rank))
 
 
 def integer_conv(op: nn.ConvWindowOp, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -183,9 +188,10 @@ def qconcat(op: nn.QConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts, axis=op.normalized_axis)
 
 
-QUANTIZED_REFERENCE_KERNELS: dict[
-    type[Operation], Callable[[Any, Sequence[np.ndarray]], np.ndarray]
-] = {
+ReferenceKernels = dict[type[Operation], Callable[[Any, Sequence[np.ndarray]], np.ndarray]]
+"""Reference kernels by op class: each computes an op's result from its inputs."""
+
+QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QuantizeOp: quantize,
     nn.DequantizeOp: dequantize,
     nn.QConv2dOp: qconv2d,

@@ -16,7 +16,7 @@ import json
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -486,6 +486,30 @@ def check_against_onnxruntime(
                         f"target={target} padding={padding} {backend}: {error}"
                     ) from None
     return module
+
+
+def everywhere(
+    module: ModuleOp, inputs: Sequence[np.ndarray]
+) -> Iterator[tuple[str, bool, ModuleOp, tuple[np.ndarray, ...]]]:
+    """`module` through the default pipeline on every target (ALL_TARGETS), padding on and
+    off: each (target, padding, compiled module, results) of its interpreter and then of its
+    generated module on `inputs`."""
+    from nnlayout.lowering.to_numpy import run_generated
+
+    for target in ALL_TARGETS:
+        for padding in (True, False):
+            compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
+            for got in (Interpreter(compiled).run(inputs), run_generated(compiled, inputs)):
+                yield target, padding, compiled, got
+
+
+def chosen_kernels(module: ModuleOp, op_type: type[Operation]) -> set[str]:
+    """The kernels dispatch gave the ops of `op_type` in `module`."""
+    return {
+        kernel.kernel_name.data
+        for op in module.walk()
+        if isinstance(op, op_type) and (kernel := kernel_of(op)) is not None
+    }
 
 
 # ------------------------------------------------------------------- quantized models

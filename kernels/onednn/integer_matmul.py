@@ -32,12 +32,12 @@ from nnlayout.dialects.nn import shape_of, tensor_type
 from nnlayout.dialects.nn.integer import zero_point_values
 from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
-from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import reorder_array, row_major_strides
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import ANY, DATA_TYPES, INT8, implementation_refusal
+from nnlayout.kernels.onednn.quantized_matmul import int8_matmul_pd
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
 _ZERO_POINT = b.DNNL_ARG_ATTR_ZERO_POINTS | b.DNNL_ARG_SRC
@@ -75,13 +75,9 @@ class IntegerMatmulParams:
 def integer_matmul_pd(q: IntegerMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
     """The product's primitive descriptor: plain a and y (s32), b in `weights` (ANY:
     oneDNN's choice)."""
-    return p.matmul_pd(
-        MemoryDesc.with_strides(q.a, row_major_strides(q.a), q.src_type),
-        MemoryDesc.with_tag(q.weights, weights, b.dnnl_s8),
-        None,
-        MemoryDesc.with_strides(q.dst, row_major_strides(q.dst), b.dnnl_s32),
-        (),
-        q.quantization,
+    dst_type = b.dnnl_s32
+    return int8_matmul_pd(
+        q.a, q.src_type, (q.weights, weights), None, q.dst, dst_type, q.quantization
     )
 
 

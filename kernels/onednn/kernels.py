@@ -69,6 +69,7 @@ from nnlayout.kernels.onednn.movement import (
     strided_reorder_types_reason,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
+from nnlayout.kernels.onednn.quantized_concat import qconcat_kernels
 from nnlayout.kernels.onednn.quantized_eltwise import int8_eltwise_kernels
 from nnlayout.kernels.onednn.quantized_kernels import (
     qconv_choice,
@@ -284,6 +285,7 @@ def kernels() -> list[Kernel]:
         + quantized_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)
         + quantized_reorder_kernels(FAMILY)
+        + qconcat_kernels(FAMILY)
         + integer_kernels(FAMILY)
         + [integer_conv_kernel(FAMILY)]
     )

@@ -19,10 +19,16 @@ are kept alive by the bound call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, Protocol
 
 import numpy as np
+from xdsl.ir import Operation
 
+from nnlayout.dialects.layout import layout_of
+from nnlayout.dialects.nn import shape_of
+from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
 from nnlayout.kernels.onednn.primitives import Compiled
@@ -47,6 +53,63 @@ def runtime_values(
         }
     )
     return values
+
+
+class Bound(Protocol):
+    """An int8 kernel bound to its op: called on inputs and a destination in the layouts
+    the op's types carry, or `on` them, fixed (BoundKernel's protocol)."""
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None: ...
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> Callable[[], None]: ...
+
+
+def run_bound(
+    bound: Callable[[Operation], Bound], op: Operation, inputs: Sequence[np.ndarray]
+) -> np.ndarray:
+    """`bound(op)` run once on `inputs` into a new array of the result's physical shape (in
+    its layout) and element type."""
+    value = op.results[0]
+    spec, shape = layout_of(value.type), shape_of(value)  # type: ignore[arg-type]
+    dtype = numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
+    out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype)
+    bound(op)(inputs, out)
+    return out
+
+
+def int8_kernel_fields(bound: Callable[[Operation], Bound], **fields: Any) -> dict[str, Any]:
+    """The `Kernel` fields every oneDNN int8 kernel of quantized_eltwise.py,
+    quantized_reorder.py and quantized_concat.py shares: `impl` and `prepare` from its op's
+    `bound` kernel; it computes on integer data, pads itself and writes whole buffers (no
+    halo, no strided destination); and `fields` (its accepts, layouts, workspace,
+    implementation_of)."""
+
+    def prepare(op: Operation, session: object = None) -> Bound:
+        return bound(op)
+
+    return {
+        "impl": partial(run_bound, bound),
+        "prepare": prepare,
+        "reads_halo": False,
+        "writes_strided": False,
+        "integer_data": True,
+        **fields,
+    }
+
+
+def maps_fill(call: PrimitiveCall, fill: float, expected: float) -> bool:
+    """Whether `call` (a reorder) maps a source whose every element is `fill` to a destination
+    whose every element is `expected`. oneDNN v3.2's `jit:uni` reorder drops its zero points
+    on some shapes (u8 NHWC 1x64x7x7 or 1x64x5x5 to f32 NCHW, but not 1x64x6x6 or 1x48x7x7; a
+    slot of 7 channels of 28 in a strided destination), so the int8 kernels try each reorder
+    with zero points once, when it is built, with its source holding the zero point."""
+    compiled = call.compiled
+    types = [compiled.dtype(arg) for arg in (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)]
+    assert types[0] is not None and types[1] is not None
+    source = np.full(compiled.nbytes(b.DNNL_ARG_SRC) // types[0].itemsize, fill, types[0])
+    out = np.empty(compiled.nbytes(b.DNNL_ARG_DST) // types[1].itemsize, types[1])
+    call.call_on({b.DNNL_ARG_SRC: source}, out)
+    return bool(np.all(out == np.asarray(expected, types[1])))
 
 
 def runtime_descriptors(values: Mapping[int, np.ndarray]) -> dict[int, b.MemoryDesc]:

@@ -1,5 +1,6 @@
 """oneDNN kernels of quantized element-wise and pooling ops:
-`nn.qadd` (com.microsoft QLinearAdd: a residual connection) as oneDNN's binary add, and
+`nn.qadd` (com.microsoft QLinearAdd: a residual connection) as oneDNN's binary add,
+`nn.qmul` (QLinearMul) as its binary mul where a's and b's zero points are 0, and
 `nn.max_pool2d` of u8/s8 data as its max pooling.
 
 qadd: y = saturate(round(((a - a_zp) * a_scale + (b - b_zp) * b_scale) / y_scale) + y_zp).
@@ -8,6 +9,12 @@ are a_scale / y_scale and b_scale / y_scale, and a linear post-op adds the const
 y_zp - a_zp * a_scale / y_scale - b_zp * b_scale / y_scale before oneDNN rounds (to nearest
 even) and saturates: the same real value in another f32 order, so within one step of the
 reference (exact on the tests' data). Operands of one shape only (no broadcasting).
+
+qmul: y = saturate(round((a - a_zp) * a_scale * (b - b_zp) * b_scale / y_scale) + y_zp).
+With no source zero points in oneDNN's binary, (a - a_zp) * (b - b_zp) is a scale and a shift
+of a * b only where a_zp = b_zp = 0 (a ReLU's output, often): then the source scales are
+a_scale / y_scale and b_scale and the linear post-op adds y_zp; other zero points are refused
+(the reference runs). Within one step of the reference, like qadd.
 
 Both take NHWC operands and write an NHWC result, what oneDNN's int8 convolutions write (on
 plain NCHW u8 data oneDNN has only its reference code): no channel padding. (Were a
@@ -24,7 +31,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
@@ -35,8 +42,12 @@ from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
-from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, runtime_descriptors
-from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
+from nnlayout.kernels.onednn.quantized_call import (
+    PrimitiveCall,
+    int8_kernel_fields,
+    runtime_descriptors,
+)
+from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
 NHWC = LayoutSpec.parse("NHWC")
 _SOURCES = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
@@ -51,13 +62,20 @@ def _int8_type(op: Operation) -> int | None:
     return types.pop() if len(types) == 1 and types <= set(INT8) else None
 
 
-def _qadd_values(op: nn.QAddOp) -> tuple[dict[int, np.ndarray], float]:
-    """The source scales (execution argument -> value) and the post-op's constant."""
+def _qadd_values(op: nn.QAddOp | nn.QMulOp) -> tuple[dict[int, np.ndarray], float]:
+    """The source scales (execution argument -> value) and the post-op's constant: for qadd
+    a_scale / y_scale and b_scale / y_scale, shifted by y_zp - a_zp * a_scale / y_scale -
+    b_zp * b_scale / y_scale; for qmul (zero points of a and b 0) a_scale / y_scale and
+    b_scale, shifted by y_zp."""
     a, c, y = (op.qparams(prefix) for prefix in ("a", "b", "y"))
     ratios = [np.float32(v.scale) / np.float32(y.scale) for v in (a, c)]
-    shift = float(y.zero_point) - sum(
-        float(v.zero_point) * float(r) for v, r in zip((a, c), ratios, strict=True)
-    )
+    if isinstance(op, nn.QMulOp):
+        ratios[1] = np.float32(c.scale)
+        shift = float(y.zero_point)
+    else:
+        shift = float(y.zero_point) - sum(
+            float(v.zero_point) * float(r) for v, r in zip((a, c), ratios, strict=True)
+        )
     values = {
         b.DNNL_ARG_ATTR_SCALES | arg: np.asarray([r], np.float32)
         for arg, r in zip(_SOURCES, ratios, strict=True)
@@ -65,12 +83,12 @@ def _qadd_values(op: nn.QAddOp) -> tuple[dict[int, np.ndarray], float]:
     return values, shift
 
 
-def qadd_pd(op: nn.QAddOp, tag: int) -> b.PrimitiveDesc:
-    """oneDNN's binary add computing `op` on data of format `tag`."""
+def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int) -> b.PrimitiveDesc:
+    """oneDNN's binary add (or mul) computing `op` on data of format `tag`."""
     md = b.MemoryDesc.with_tag(shape_of(op.output), tag, _int8_type(op) or b.dnnl_u8)
     _, shift = _qadd_values(op)
     return p.binary_pd(
-        b.dnnl_binary_add,
+        b.dnnl_binary_mul if isinstance(op, nn.QMulOp) else b.dnnl_binary_add,
         md,
         md,
         md,
@@ -80,7 +98,7 @@ def qadd_pd(op: nn.QAddOp, tag: int) -> b.PrimitiveDesc:
 
 
 def _pd(op: Operation, tag: int) -> b.PrimitiveDesc:
-    if isinstance(op, nn.QAddOp):
+    if isinstance(op, nn.QAddOp | nn.QMulOp):
         return qadd_pd(op, tag)
     return pool_pd(op, tag, _int8_type(op) or b.dnnl_u8)
 
@@ -88,7 +106,14 @@ def _pd(op: Operation, tag: int) -> b.PrimitiveDesc:
 def _shape_reason(op: Operation) -> str | None:
     if _int8_type(op) is None:
         return "not u8 or s8 throughout; the oneDNN kernel takes one int8 type"
-    if isinstance(op, nn.QAddOp):
+    if isinstance(op, nn.QMulOp) and any(
+        int(op.qparams(side).zero_point) != 0 for side in ("a", "b")
+    ):
+        return (
+            "a zero point of a or b != 0; oneDNN's binary takes no source zero points, and "
+            "(a - a_zp) * (b - b_zp) is no scale and shift of a * b"
+        )
+    if isinstance(op, nn.QAddOp | nn.QMulOp):
         if shape_of(op.lhs) != shape_of(op.rhs):
             return "broadcasting; the oneDNN kernel adds operands of one shape"
         if len(shape_of(op.output)) != 4:
@@ -102,7 +127,11 @@ def _format_reason(op: Operation, spec: LayoutSpec | None) -> str | None:
     fmt = by_layout("data", "" if spec is None else spec.text)
     if fmt is None:
         return f"layout '{spec.text if spec else 'NCHW'}' has no oneDNN format"
-    if isinstance(op, nn.QAddOp) and spec and spec.padding_elements(shape_of(op.output)):
+    if (
+        isinstance(op, nn.QAddOp | nn.QMulOp)
+        and spec
+        and spec.padding_elements(shape_of(op.output))
+    ):
         return f"{spec.text} pads its channels; qadd would write the image of 0 there"
     try:
         implementation = _pd(op, fmt.value).implementation
@@ -140,7 +169,7 @@ class _Bound:
         except b.DnnlError as error:
             raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
         values: dict[int, np.ndarray] = {}
-        if isinstance(op, nn.QAddOp):
+        if isinstance(op, nn.QAddOp | nn.QMulOp):
             values, _ = _qadd_values(op)
         self.args = _SOURCES[: len(op.operands)]
         compiled = Compiled(pd, (*self.args, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
@@ -169,19 +198,6 @@ class _Bound:
         return self.call.bind_to(self._sources(inputs), out.reshape(-1).view(self.dtype))
 
 
-def _prepare(op: Operation, session: BindingSession | None = None) -> _Bound:
-    return _Bound(op)
-
-
-def _run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    value = op.results[0]
-    spec, shape = layout_of(value.type), shape_of(value)
-    dtype = p.NUMPY_TYPES[_int8_type(op) or b.dnnl_u8]
-    out = np.empty(shape if spec is None else spec.physical_shape(shape), dtype)
-    _Bound(op)(inputs, out)
-    return out
-
-
 def _implementation(op: Operation) -> str:
     return _pd(op, format_of(op.operands[0], "data").value).implementation
 
@@ -193,23 +209,20 @@ def _applies(op: Operation) -> bool:
 def int8_eltwise_kernels(family: str) -> list[Kernel]:
     """qadd_onednn, and max_pool2d_int8_onednn, which applies to integer data only (and is
     tried before the f32 kernel, which refuses it)."""
-    common = dict(
+    common = int8_kernel_fields(
+        _Bound,
         accepts=int8_accepts,
         layouts=int8_layouts,
         workspace=int8_workspace,
-        reads_halo=False,
-        writes_strided=False,
-        prepare=_prepare,
-        integer_data=True,
         implementation_of=_implementation,
     )
     return [
-        Kernel("qadd_onednn", nn.QAddOp, family, _run, in_place=0, **common),  # type: ignore[arg-type]
+        Kernel("qadd_onednn", nn.QAddOp, family, in_place=0, **common),  # type: ignore[arg-type]
+        Kernel("qmul_onednn", nn.QMulOp, family, in_place=0, **common),  # type: ignore[arg-type]
         Kernel(
             "max_pool2d_int8_onednn",
             nn.MaxPool2dOp,
             family,
-            _run,
             applies=_applies,
             priority=1,
             **common,  # type: ignore[arg-type]

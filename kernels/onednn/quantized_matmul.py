@@ -97,13 +97,30 @@ def qmatmul_pd(q: QMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
     if q.bias:
         shape = (1,) * (q.rank - 1) + (q.b[1],)
         bias = MemoryDesc.with_strides(shape, row_major_strides(shape))
+    return int8_matmul_pd(
+        q.a, q.src_type, (q.weights, weights), bias, q.dst, q.dst_type, q.quantization
+    )
+
+
+def int8_matmul_pd(
+    a: tuple[int, ...],
+    src_type: int,
+    weights: tuple[tuple[int, ...], int],
+    bias: MemoryDesc | None,
+    dst: tuple[int, ...],
+    dst_type: int,
+    quantization: Quantization,
+) -> b.PrimitiveDesc:
+    """oneDNN's matmul of a plain row-major `a` of `src_type`, s8 b of `weights` (shape,
+    format tag), `bias` and a plain row-major result of `dst_type`, with `quantization`
+    (qmatmul's and matmul_integer's setup)."""
     return p.matmul_pd(
-        MemoryDesc.with_strides(q.a, row_major_strides(q.a), q.src_type),
-        MemoryDesc.with_tag(q.weights, weights, b.dnnl_s8),
+        MemoryDesc.with_strides(a, row_major_strides(a), src_type),
+        MemoryDesc.with_tag(weights[0], weights[1], b.dnnl_s8),
         bias,
-        MemoryDesc.with_strides(q.dst, row_major_strides(q.dst), q.dst_type),
+        MemoryDesc.with_strides(dst, row_major_strides(dst), dst_type),
         (),
-        q.quantization,
+        quantization,
     )
 
 

@@ -68,11 +68,13 @@ from nnlayout.kernels.onednn.quantized import (
 )
 from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
+    int8_kernel_fields,
+    maps_fill,
     runtime_descriptors,
     runtime_values,
 )
-from nnlayout.kernels.reference_quantized import quantize_array
-from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
+from nnlayout.kernels.reference_quantized import dequantize_array, quantize_array
+from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
 NHWC = LayoutSpec.parse("NHWC")
 ReorderOp = nn.QuantizeOp | nn.DequantizeOp
@@ -124,7 +126,7 @@ def pool_layouts(op: Operation, target: Target) -> Layouts:
     return (NHWC.text,), (NHWC.text,)
 
 
-def _md(shape: tuple[int, ...], layout: str, data_type: int) -> MemoryDesc:
+def data_md(shape: tuple[int, ...], layout: str, data_type: int) -> MemoryDesc:
     """The descriptor of `shape` in `layout` (NHWC, else plain row-major)."""
     if layout == NHWC.text:
         return MemoryDesc.with_tag(shape, NHWC_TAG, data_type)
@@ -160,7 +162,9 @@ def reorder_pd(op: ReorderOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
     shape = shape_of(op.operands[0])
     types = [DATA_TYPES[_type(v)] for v in (op.operands[0], op.results[0])]
     return p.reorder_pd(
-        _md(shape, layouts[0], types[0]), _md(shape, layouts[1], types[1]), _quantization(op)
+        data_md(shape, layouts[0], types[0]),
+        data_md(shape, layouts[1], types[1]),
+        _quantization(op),
     )
 
 
@@ -254,6 +258,11 @@ class _Bound:
         self.scale = np.float32(op.qparams().scale) if quantize else None  # type: ignore[attr-defined]
         self.bound_out: np.ndarray | None = None
         self.bound_calls: list[FixedCall] = []
+        # Where oneDNN's reorder drops the zero point on this shape, the reference kernel.
+        self.reference = not isinstance(op, nn.QGlobalAvgPoolOp) and not _keeps_zero_point(
+            op,  # type: ignore[arg-type]
+            self.call,
+        )
 
     def _source(self, x: np.ndarray) -> np.ndarray:
         """What oneDNN reads: x's bytes, or for quantize x / y_scale rounded half to even
@@ -284,6 +293,9 @@ class _Bound:
         ]
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        if self.reference:
+            self._reference(inputs[0], out)
+            return
         if not self._direct(out):
             result = np.empty(out.shape, out.dtype)
             self(inputs, result)
@@ -310,19 +322,24 @@ class _Bound:
         """quantize's input with a NaN or an infinity: the reference kernel's result. The
         test is x . x, not finite exactly then (BLAS's dot: a quarter of numpy's sum's
         time); a finite x whose squares overflow takes the reference kernel too."""
-        op = self.op
-        if not isinstance(op, nn.QuantizeOp):
+        if not isinstance(self.op, nn.QuantizeOp):
             return
         flat = x.reshape(-1).view(self.types[0])
         with np.errstate(all="ignore"):  # an overflow is what it looks for
             finite = np.isfinite(np.dot(flat, flat))
         if not finite:
-            plain = quantize_array(_unpack(x, self.layouts[0], op), op.qparams())
-            out[...] = _pack(plain, self.layouts[1]).reshape(out.shape).view(out.dtype)
+            self._reference(x, out)
+
+    def _reference(self, x: np.ndarray, out: np.ndarray) -> None:
+        """The reference kernel's result, in the layouts the types carry."""
+        op = self.op
+        kernel = quantize_array if isinstance(op, nn.QuantizeOp) else dequantize_array
+        plain = kernel(_unpack(np.asarray(x), self.layouts[0], op), op.qparams())  # type: ignore[attr-defined]
+        out[...] = _pack(plain, self.layouts[1]).reshape(out.shape).view(out.dtype)
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         x = inputs[0]
-        if not (x.flags.c_contiguous and self._direct(out)):
+        if self.reference or not (x.flags.c_contiguous and self._direct(out)):
             return partial(self, inputs, out)
         source = x.reshape(-1).view(self.types[0]) if self.scaled is None else self.scaled
         calls = [call.bind_to(*step) for call, *step in self._steps(source, out)]
@@ -337,10 +354,22 @@ class _Bound:
         self._guard(x, out)
 
 
+def _keeps_zero_point(op: ReorderOp, call: PrimitiveCall) -> bool:
+    """Whether the reorder computing `op` keeps its zero point on this shape (`maps_fill`):
+    dequantize maps zp + 1 to x_scale, quantize's reorder 1 to zp + 1 (-1 and zp - 1 at the
+    type's maximum)."""
+    params = op.qparams()
+    zero = int(params.zero_point)
+    step = 1 if zero < np.iinfo(_type(_integer(op))).max else -1
+    if isinstance(op, nn.QuantizeOp):
+        return maps_fill(call, step, zero + step)
+    return maps_fill(call, zero + step, float(np.float32(step) * np.float32(params.scale)))
+
+
 def _move(op: nn.QuantizeOp, layouts: tuple[str, str]) -> PrimitiveCall:
     """A copy of quantize's u8/s8 result from layouts[0] into layouts[1]."""
     shape, data = shape_of(op.output), DATA_TYPES[_type(op.output)]
-    pd = p.reorder_pd(_md(shape, layouts[0], data), _md(shape, layouts[1], data))
+    pd = p.reorder_pd(data_md(shape, layouts[0], data), data_md(shape, layouts[1], data))
     return PrimitiveCall(Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)), {})
 
 
@@ -368,43 +397,22 @@ def _pack(x: np.ndarray, layout: str) -> np.ndarray:
     return NHWC.pack(x) if layout == NHWC.text else x
 
 
-def _prepare(op: Operation, session: BindingSession | None = None) -> _Bound:
-    return _Bound(op)
-
-
-def _run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    value = op.results[0]
-    spec, shape = layout_of(value.type), shape_of(value)  # type: ignore[arg-type]
-    out = np.empty(shape if spec is None else spec.physical_shape(shape), _type(value))
-    _Bound(op)(inputs, out)
-    return out
-
-
 def _implementation(op: Operation) -> str:
     return _pd(op, _typed_layouts(op)).implementation
 
 
 def quantized_reorder_kernels(family: str) -> list[Kernel]:
     """quantize_onednn, dequantize_onednn and qglobal_avg_pool_onednn."""
-    common = dict(
-        accepts=accepts,
-        workspace=workspace,
-        reads_halo=False,
-        writes_strided=False,
-        prepare=_prepare,
-        integer_data=True,
-        implementation_of=_implementation,
+    common = int8_kernel_fields(
+        _Bound, accepts=accepts, workspace=workspace, implementation_of=_implementation
     )
     return [
-        Kernel("quantize_onednn", nn.QuantizeOp, family, _run, layouts=reorder_layouts, **common),  # type: ignore[arg-type]
-        Kernel(
-            "dequantize_onednn", nn.DequantizeOp, family, _run, layouts=reorder_layouts, **common
-        ),  # type: ignore[arg-type]
+        Kernel("quantize_onednn", nn.QuantizeOp, family, layouts=reorder_layouts, **common),  # type: ignore[arg-type]
+        Kernel("dequantize_onednn", nn.DequantizeOp, family, layouts=reorder_layouts, **common),  # type: ignore[arg-type]
         Kernel(
             "qglobal_avg_pool_onednn",
             nn.QGlobalAvgPoolOp,
             family,
-            _run,
             layouts=pool_layouts,
             **common,
         ),  # type: ignore[arg-type]
