@@ -397,10 +397,12 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     deep in a network (ResNet-50's last 8 convolutions) a writer's bound still fits below
     the limit while the reader's sums, bounded from it, do not, though the values are
     small. The reader then measures its operand rather than running its exact epilogue
-    (a guarded convolution) or numpy (the global average pooling, whose 81-element sums
-    the bound puts past the limit). Here every convolution reports a result bound of a
-    quarter of the limit: each reader measures, every convolution runs its fused relu/clip,
-    the pooling runs in oneDNN, and the results are the unfused program's."""
+    (a guarded convolution), or its result rather than running numpy (the global average
+    pooling, whose 81-element sums the bound puts past the limit: a finite result is one
+    no sum overflowed in). Here every convolution reports a result bound of a quarter of
+    the limit: each convolution measures its source and runs its fused relu/clip, the
+    pooling runs in oneDNN and measures its 16 results, and the results are the unfused
+    program's."""
     module = parse(POOLED)
     inputs = random_inputs(module)
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
@@ -421,10 +423,61 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     measured = sizes_measured(
         planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "pooled.py"
     )
-    assert measured == [16 * 81] * 4  # the input, then each reader of a loose bound
+    assert measured == [16 * 81] * 3 + [16]  # the input, each convolution reading a loose
+    # bound, and the pooling's result
     # The first convolution's bound is measured; the others' from their writers fail, then
     # their measured ones pass (two runs: the first also measures the constants).
     assert guards == [True, False, True, False, True] * 2
+
+
+SWISH_POOLED = (
+    CHAIN.split("  %a1 = ")[0].replace("-> tensor<1x16x9x9xf32> {", "-> tensor<1x16x1x1xf32> {")
+    + """  %a1 = nn.swish %c1 : tensor<1x16x9x9xf32>
+  %p = nn.global_avg_pool %a1 : tensor<1x16x9x9xf32> -> tensor<1x16x1x1xf32>
+  func.return %p : tensor<1x16x1x1xf32>
+}"""
+)
+T16 = "tensor<1x16x9x9xf32>"
+POOLED_SWISH = f"""
+func.func @f(%x: {T16}) -> tensor<1x16x1x1xf32> {{
+  %a = nn.swish %x : {T16}
+  %p = nn.global_avg_pool %a : {T16} -> tensor<1x16x1x1xf32>
+  func.return %p : tensor<1x16x1x1xf32>
+}}"""
+
+
+def test_a_pooling_with_no_bound_measures_its_result_not_its_source(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A convolution fused with swish keeps no bound on its result (nor measures its
+    source: it has no cheaper variant to guard), so the global average pooling after it
+    (a squeeze-and-excitation block's) has none: it runs in oneDNN and measures its 16
+    results, not its 16 x 81 source."""
+    module = parse(SWISH_POOLED)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert [op.activation.data for op in fused_ops(planned)] == ["swish"]
+    inputs = random_inputs(module)
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "se.py"
+    )
+    assert measured == [16]
+
+
+@pytest.mark.parametrize("special", ["huge", "nan", "inf"])
+@pytest.mark.parametrize("padding", [True, False])
+def test_a_pooling_whose_result_is_not_finite_runs_in_numpy(special: str, padding: bool) -> None:
+    """Where oneDNN's float32 sums overflow (a plane of 3e38s, whose mean the reference's
+    float64 sum keeps finite) or meet NaN or an infinity, the pooling's result is not
+    finite and is computed again by the reference kernel: the channels hit match the
+    interpreter's (3e38, NaN, inf), the others oneDNN's."""
+    module = parse(POOLED_SWISH)
+    [x] = random_inputs(module)
+    x[0, 3] = 3e38
+    x[0, 5, 2, 2] = {"huge": 3e38, "nan": np.nan, "inf": np.inf}[special]
+    expected = Interpreter(module).run([x])
+    assert expected[0][0, 3, 0, 0] == pytest.approx(3e38, rel=1e-6)
+    planned = compile_module(module, "onednn", padding, DEFAULT_PIPELINE)
+    assert_same(expected, run_generated(planned, [x]))
 
 
 DENSE_BLOCK = (
