@@ -25,7 +25,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.compute import last_writers, operands_outside
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.onednn import binding as b
-from nnlayout.kernels.onednn.eltwise import clip_range
+from nnlayout.kernels.onednn.eltwise import binary_order, clip_range
 from nnlayout.kernels.registry import BindingSession
 
 # Below this bound on every partial sum, a convolution in float32 cannot overflow (room is
@@ -105,6 +105,29 @@ def bound_after(op: Operation | None, size: int) -> Callable[[float], float]:
     if isinstance(op, nn.ReduceOp):
         return _reduction_bound(op)
     return lambda norm: math.inf
+
+
+# Room for the rounding of each element's product or sum (one float32 rounding: 2^-24).
+_ROUNDING = 1 + 2.0**-20
+
+
+def binary_bound(op: Operation) -> Callable[[float, float], float] | None:
+    """The bound on the result of a (broadcasting) mul, add or sub from its first and second
+    sources' (oneDNN's order, `binary_order`); None for other ops. A source repeated r
+    times by broadcasting has sqrt(r) times its norm, and a vector's largest magnitude is
+    at most its norm, so |a b| <= sqrt(min(ra, rb)) |a| |b| and |a +- b| <= sqrt(ra) |a| +
+    sqrt(rb) |b|. An SE block's mul (features times gates) then passes a bound on, where
+    the residual convolution after it measured both its operands (33 passes in RegNetY)."""
+    if not isinstance(op, nn.MulOp | nn.AddOp | nn.SubOp):
+        return None
+    size = math.prod(shape_of(op.results[0]))
+    first, second = (op.operands[i] for i in binary_order(op))
+    ra, rb = (size / max(1, math.prod(shape_of(v))) for v in (first, second))
+    if isinstance(op, nn.MulOp):
+        factor = math.sqrt(min(ra, rb)) * _ROUNDING
+        return lambda a, b: factor * a * b
+    fa, fb = math.sqrt(ra) * _ROUNDING, math.sqrt(rb) * _ROUNDING
+    return lambda a, b: fa * a + fb * b
 
 
 def _reduction_bound(op: nn.ReduceOp) -> Callable[[float], float]:
@@ -202,6 +225,9 @@ def linked_bounds(
     reads = {b.DNNL_ARG_SRC: op.operands[0]}
     if isinstance(op, nn.FusedConv2dOp) and op.addend is not None:
         reads[b.DNNL_ARG_DST] = op.addend
+    if binary_bound(op) is not None:  # oneDNN's first source is the full-size operand
+        first, second = binary_order(op)
+        reads = {b.DNNL_ARG_SRC: op.operands[first], b.DNNL_ARG_SRC_1: op.operands[second]}
     for arg, value in reads.items():
         bounds = [session.told(writer) for writer in last_writers(compute, outside[value]) or ()]
         if bounds and all(isinstance(bound, NormBound) for bound in bounds):

@@ -96,6 +96,8 @@ class OpRun:
         self.bound_after = bounds.bound_after(fused_activation if conv else op, size)
         self.read_source = bounds.bound_reader(linked.get(b.DNNL_ARG_SRC))
         self.read_summand = bounds.bound_reader(linked.get(b.DNNL_ARG_DST))
+        self.read_second = bounds.bound_reader(linked.get(b.DNNL_ARG_SRC_1))
+        self.binary_bound = bounds.binary_bound(op)
         self.variants = [compiled] if finite is None else [compiled, finite]
         self.finish = _finisher(padded_layout(op.results[0].type), shape, written)
         # The token of the arrays the variants' memory objects point at now.
@@ -402,6 +404,15 @@ class PlainCall:
             once(b.DNNL_ARG_SHIFT, "norm", arrays[b.DNNL_ARG_SHIFT], bounds.norm),
         )
 
+    def _binary_source(self, at: Arrays) -> Callable[[], float]:
+        """The bound on a mul's, add's or sub's result from its sources' writers' bounds."""
+        run, second = self.run, at.arrays[b.DNNL_ARG_SRC_1]
+        combine = run.binary_bound
+        assert combine is not None
+        first = partial(run.read_source, at.source, at.source_at)
+        other = partial(run.read_second, second, extent(second))
+        return lambda: combine(first(), other())
+
     def bind(self, at: Arrays) -> FixedCall:
         # What the call reads, as its locals.
         run, batch_norm, divides_by_zero = self.run, self.batch_norm, self._divides_by_zero
@@ -411,6 +422,8 @@ class PlainCall:
         variance = at.arrays.get(b.DNNL_ARG_VARIANCE)
         execute = run.compiled.runner()
         after = run.bound_after if batch_norm is None else self._batch_norm_after(at)
+        if run.binary_bound is not None:  # the bound on the result, from both sources'
+            read_source, after = self._binary_source(at), lambda bound: bound
 
         def call() -> None:
             if owner[0] is not token:

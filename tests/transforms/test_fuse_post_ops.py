@@ -318,6 +318,36 @@ def test_the_guard_admits_finite_operands_that_cannot_overflow(
     assert (as_addend[0] < limit) is bounded
 
 
+@pytest.mark.parametrize("name", ["mul", "add", "sub"])
+@pytest.mark.parametrize(
+    ("a", "b"), [((2, 3, 4, 5), (1, 3, 1, 1)), ((1, 3, 1, 1), (2, 3, 4, 5)), ((2, 3), (2, 3))]
+)
+def test_a_binary_result_is_bounded_by_its_sources_bounds(
+    name: str, a: tuple[int, ...], b: tuple[int, ...]
+) -> None:
+    """A mul's, add's or sub's result norm is within the bound made from its sources' norms,
+    whichever of them broadcasts (oneDNN's first source is the full-size one)."""
+    full = tuple(max(x, y) for x, y in zip(a, b, strict=True))
+    t = {s: f"tensor<{'x'.join(map(str, s))}xf32>" for s in (a, b, full)}
+    text = f"""
+func.func @f(%a: {t[a]}, %b: {t[b]}) -> {t[full]} {{
+  %y = nn.{name} %a, %b : ({t[a]}, {t[b]}) -> {t[full]}
+  func.return %y : {t[full]}
+}}"""
+    op = next(op for op in parse(text).walk() if op.name == f"nn.{name}")
+    bound = onednn_bounds.binary_bound(op)
+    assert bound is not None
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x, y = (
+            rng.standard_normal(s).astype(np.float32) * 10.0 ** rng.integers(-3, 4) for s in (a, b)
+        )
+        result = {"mul": x * y, "add": x + y, "sub": x - y}[name]
+        first, second = (x, y) if a == full else (y, x)
+        got = float(np.linalg.norm(result.astype(np.float64)))
+        assert got <= bound(onednn_bounds.norm(first), onednn_bounds.norm(second))
+
+
 CHAIN = """
 func.func @f(%x: tensor<1x16x9x9xf32>) -> tensor<1x16x9x9xf32> {
   %w = nn.constant dense<DENSE> : tensor<16x16x3x3xf32>
@@ -478,6 +508,49 @@ def test_a_pooling_whose_result_is_not_finite_runs_in_numpy(special: str, paddin
     assert expected[0][0, 3, 0, 0] == pytest.approx(3e38, rel=1e-6)
     planned = compile_module(module, "onednn", padding, DEFAULT_PIPELINE)
     assert_same(expected, run_generated(planned, [x]))
+
+
+P16 = "tensor<1x16x1x1xf32>"
+SQUEEZE_EXCITE = f"""
+func.func @f(%x: {T16}) -> {T16} {{
+  %w = nn.constant dense<DENSE> : tensor<16x16x3x3xf32>
+  %v = nn.constant dense<{dense((16, 16, 1, 1), 8)}> : tensor<16x16x1x1xf32>
+  %c1 = nn.conv2d %x, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
+  %a1 = nn.relu %c1 : {T16}
+  %g = nn.global_avg_pool %a1 : {T16} -> {P16}
+  %s0 = nn.conv2d %g, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({P16}, tensor<16x16x1x1xf32>) -> {P16}
+  %s = nn.sigmoid %s0 : {P16}
+  %m = nn.mul %a1, %s : ({T16}, {P16}) -> {T16}
+  %c2 = nn.conv2d %m, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
+  %r = nn.add %c2, %a1 : ({T16}, {T16}) -> {T16}
+  %a2 = nn.relu %r : {T16}
+  func.return %a2 : {T16}
+}}""".replace("DENSE", dense((16, 16, 3, 3), 3)).replace(
+    "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+)
+
+
+@pytest.mark.parametrize("special", [None, np.nan])
+def test_a_squeeze_and_excitation_mul_passes_a_bound_on(
+    special: float | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An SE block's mul (features times sigmoid gates, broadcast over the plane) bounds
+    its result by its sources' bounds (|a b| <= |a| |b|), so the residual convolution after
+    it, guarded for its fused relu, measures neither its source nor its addend: only the
+    input is measured. With a NaN in the input no bound is known past the first
+    convolution, and the residual convolution measures both operands (finding NaN)."""
+    module = parse(SQUEEZE_EXCITE)
+    inputs = random_inputs(module)
+    if special is not None:
+        inputs[0][0, 3, 4, 4] = special
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    kernels = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+    assert "mul_onednn" in kernels
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "se.py"
+    )
+    whole = 16 * 81
+    assert measured == ([whole] if special is None else [whole, 16, whole, whole])
 
 
 DENSE_BLOCK = (
