@@ -96,8 +96,13 @@ class OpRun:
         self.bound_after = bounds.bound_after(fused_activation if conv else op, size)
         self.read_source = bounds.bound_reader(linked.get(b.DNNL_ARG_SRC))
         self.read_summand = bounds.bound_reader(linked.get(b.DNNL_ARG_DST))
-        self.read_second = bounds.bound_reader(linked.get(b.DNNL_ARG_SRC_1))
-        self.binary_bound = bounds.binary_bound(op)
+        # A mul's, add's, sub's or concat's bound comes from all its sources' (`sources`).
+        self.sources = bounds.sources_bound(op)
+        self.read_sources = (
+            {arg: bounds.bound_reader(linked.get(arg)) for arg, _ in self.sources[0]}
+            if self.sources is not None
+            else {}
+        )
         self.variants = [compiled] if finite is None else [compiled, finite]
         self.finish = _finisher(padded_layout(op.results[0].type), shape, written)
         # The token of the arrays the variants' memory objects point at now.
@@ -404,14 +409,17 @@ class PlainCall:
             once(b.DNNL_ARG_SHIFT, "norm", arrays[b.DNNL_ARG_SHIFT], bounds.norm),
         )
 
-    def _binary_source(self, at: Arrays) -> Callable[[], float]:
-        """The bound on a mul's, add's or sub's result from its sources' writers' bounds."""
-        run, second = self.run, at.arrays[b.DNNL_ARG_SRC_1]
-        combine = run.binary_bound
-        assert combine is not None
-        first = partial(run.read_source, at.source, at.source_at)
-        other = partial(run.read_second, second, extent(second))
-        return lambda: combine(first(), other())
+    def _combined_sources(self, at: Arrays) -> Callable[[], float]:
+        """The bound on a mul's, add's, sub's or concat's result from its sources' writers'
+        bounds (`bounds.sources_bound`)."""
+        run = self.run
+        assert run.sources is not None
+        combine = run.sources[1]
+        readers = [
+            partial(read, at.arrays[arg], extent(at.arrays[arg]))
+            for arg, read in run.read_sources.items()
+        ]
+        return lambda: combine(*(read() for read in readers))
 
     def bind(self, at: Arrays) -> FixedCall:
         # What the call reads, as its locals.
@@ -422,8 +430,9 @@ class PlainCall:
         variance = at.arrays.get(b.DNNL_ARG_VARIANCE)
         execute = run.compiled.runner()
         after = run.bound_after if batch_norm is None else self._batch_norm_after(at)
-        if run.binary_bound is not None:  # the bound on the result, from both sources'
-            read_source, after = self._binary_source(at), lambda bound: bound
+        combined = run.sources
+        if run.sources is not None:  # the bound on the result, from all its sources'
+            read_source, after = self._combined_sources(at), lambda bound: bound
 
         def call() -> None:
             if owner[0] is not token:
@@ -435,7 +444,7 @@ class PlainCall:
                 finish(out, out_at, math.inf)
                 return
             # Before the kernel: it may run in place.
-            bound = math.inf if source is None else read_source()
+            bound = math.inf if source is None and combined is None else read_source()
             execute()
             finish(out, out_at, after(bound) if bound < FINITE_LIMIT else math.inf)
 

@@ -335,8 +335,9 @@ func.func @f(%a: {t[a]}, %b: {t[b]}) -> {t[full]} {{
   func.return %y : {t[full]}
 }}"""
     op = next(op for op in parse(text).walk() if op.name == f"nn.{name}")
-    bound = onednn_bounds.binary_bound(op)
-    assert bound is not None
+    found = onednn_bounds.sources_bound(op)
+    assert found is not None
+    bound = found[1]
     rng = np.random.default_rng(0)
     for _ in range(20):
         x, y = (
@@ -551,6 +552,39 @@ def test_a_squeeze_and_excitation_mul_passes_a_bound_on(
     )
     whole = 16 * 81
     assert measured == ([whole] if special is None else [whole, 16, whole, whole])
+
+
+T32 = "tensor<1x32x9x9xf32>"
+INCEPTION = f"""
+func.func @f(%x: {T16}) -> {T16} {{
+  %w = nn.constant dense<{dense((16, 16, 3, 3), 3)}> : tensor<16x16x3x3xf32>
+  %v = nn.constant dense<{dense((16, 32, 1, 1), 9)}> : tensor<16x32x1x1xf32>
+  %c1 = nn.conv2d %x, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
+  %a1 = nn.relu %c1 : {T16}
+  %c2 = nn.conv2d %a1, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
+  %a2 = nn.relu %c2 : {T16}
+  %j = nn.concat %a1, %a2 axis 1 : ({T16}, {T16}) -> {T32}
+  %c3 = nn.conv2d %j, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({T32}, tensor<16x32x1x1xf32>) -> {T16}
+  %a3 = nn.relu %c3 : {T16}
+  func.return %a3 : {T16}
+}}""".replace("CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
+
+
+def test_a_concat_kernel_passes_its_parts_bounds_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A concat copied by oneDNN (an inception or dense block's, channels-last) bounds its
+    result by its parts' bounds (the root of their squares' sum), so the guarded
+    convolution reading it measures nothing: only the input is measured."""
+    module = parse(INCEPTION)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    kernels = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+    assert "concat_onednn" in kernels
+    inputs = random_inputs(module)
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "inception.py"
+    )
+    assert measured == [16 * 81]
 
 
 DENSE_BLOCK = (
