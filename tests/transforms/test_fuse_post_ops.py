@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ from nnlayout.tests.helpers import (
     parse,
     random_inputs,
 )
+from nnlayout.tests.random_programs import check_program
 from nnlayout.transforms import remarks
 
 pytestmark = pytest.mark.onednn  # its kernels are the only fused ones
@@ -511,24 +513,31 @@ def test_a_pooling_whose_result_is_not_finite_runs_in_numpy(special: str, paddin
     assert_same(expected, run_generated(planned, [x]))
 
 
-P16 = "tensor<1x16x1x1xf32>"
-SQUEEZE_EXCITE = f"""
-func.func @f(%x: {T16}) -> {T16} {{
-  %w = nn.constant dense<DENSE> : tensor<16x16x3x3xf32>
-  %v = nn.constant dense<{dense((16, 16, 1, 1), 8)}> : tensor<16x16x1x1xf32>
-  %c1 = nn.conv2d %x, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
-  %a1 = nn.relu %c1 : {T16}
-  %g = nn.global_avg_pool %a1 : {T16} -> {P16}
-  %s0 = nn.conv2d %g, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({P16}, tensor<16x16x1x1xf32>) -> {P16}
-  %s = nn.sigmoid %s0 : {P16}
-  %m = nn.mul %a1, %s : ({T16}, {P16}) -> {T16}
-  %c2 = nn.conv2d %m, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
-  %r = nn.add %c2, %a1 : ({T16}, {T16}) -> {T16}
-  %a2 = nn.relu %r : {T16}
-  func.return %a2 : {T16}
-}}""".replace("DENSE", dense((16, 16, 3, 3), 3)).replace(
-    "CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
-)
+def squeeze_excite(c: int) -> str:
+    """conv -> relu -> SE (pool, 1x1 conv, sigmoid, mul) -> conv + residual -> relu."""
+    t, p, w, v = (
+        f"tensor<{shape}xf32>"
+        for shape in (f"1x{c}x9x9", f"1x{c}x1x1", f"{c}x{c}x3x3", f"{c}x{c}x1x1")
+    )
+    conv = "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+    return f"""
+func.func @f(%x: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((c, c, 3, 3), 3)}> : {w}
+  %v = nn.constant dense<{dense((c, c, 1, 1), 8)}> : {v}
+  %c1 = nn.conv2d %x, %w {conv} : ({t}, {w}) -> {t}
+  %a1 = nn.relu %c1 : {t}
+  %g = nn.global_avg_pool %a1 : {t} -> {p}
+  %s0 = nn.conv2d %g, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({p}, {v}) -> {p}
+  %s = nn.sigmoid %s0 : {p}
+  %m = nn.mul %a1, %s : ({t}, {p}) -> {t}
+  %c2 = nn.conv2d %m, %w {conv} : ({t}, {w}) -> {t}
+  %r = nn.add %c2, %a1 : ({t}, {t}) -> {t}
+  %a2 = nn.relu %r : {t}
+  func.return %a2 : {t}
+}}"""
+
+
+SQUEEZE_EXCITE = squeeze_excite(16)
 
 
 @pytest.mark.parametrize("special", [None, np.nan])
@@ -554,20 +563,29 @@ def test_a_squeeze_and_excitation_mul_passes_a_bound_on(
     assert measured == ([whole] if special is None else [whole, 16, whole, whole])
 
 
-T32 = "tensor<1x32x9x9xf32>"
-INCEPTION = f"""
-func.func @f(%x: {T16}) -> {T16} {{
-  %w = nn.constant dense<{dense((16, 16, 3, 3), 3)}> : tensor<16x16x3x3xf32>
-  %v = nn.constant dense<{dense((16, 32, 1, 1), 9)}> : tensor<16x32x1x1xf32>
-  %c1 = nn.conv2d %x, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
-  %a1 = nn.relu %c1 : {T16}
-  %c2 = nn.conv2d %a1, %w CONV : ({T16}, tensor<16x16x3x3xf32>) -> {T16}
-  %a2 = nn.relu %c2 : {T16}
-  %j = nn.concat %a1, %a2 axis 1 : ({T16}, {T16}) -> {T32}
-  %c3 = nn.conv2d %j, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({T32}, tensor<16x32x1x1xf32>) -> {T16}
-  %a3 = nn.relu %c3 : {T16}
-  func.return %a3 : {T16}
-}}""".replace("CONV", "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1")
+def inception(c: int) -> str:
+    """Two conv -> relu branches, concatenated, read by a 1x1 conv -> relu."""
+    t, j, w, v = (
+        f"tensor<{shape}xf32>"
+        for shape in (f"1x{c}x9x9", f"1x{2 * c}x9x9", f"{c}x{c}x3x3", f"{c}x{2 * c}x1x1")
+    )
+    conv = "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+    return f"""
+func.func @f(%x: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((c, c, 3, 3), 3)}> : {w}
+  %v = nn.constant dense<{dense((c, 2 * c, 1, 1), 9)}> : {v}
+  %c1 = nn.conv2d %x, %w {conv} : ({t}, {w}) -> {t}
+  %a1 = nn.relu %c1 : {t}
+  %c2 = nn.conv2d %a1, %w {conv} : ({t}, {w}) -> {t}
+  %a2 = nn.relu %c2 : {t}
+  %j = nn.concat %a1, %a2 axis 1 : ({t}, {t}) -> {j}
+  %c3 = nn.conv2d %j, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({j}, {v}) -> {t}
+  %a3 = nn.relu %c3 : {t}
+  func.return %a3 : {t}
+}}"""
+
+
+INCEPTION = inception(16)
 
 
 def test_a_concat_kernel_passes_its_parts_bounds_on(
@@ -585,6 +603,18 @@ def test_a_concat_kernel_passes_its_parts_bounds_on(
         planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "inception.py"
     )
     assert measured == [16 * 81]
+
+
+@pytest.mark.slow  # 14 compiled variants each: about 10 s apiece on a busy machine
+@pytest.mark.parametrize("program", [squeeze_excite, inception])
+@pytest.mark.parametrize("channels", [16, 12])
+def test_blocks_whose_bounds_pass_on_keep_their_results_everywhere(
+    program: Callable[[int], str], channels: int
+) -> None:
+    """The SE and inception blocks above give the unoptimised results on every target,
+    padding on and off (12 channels: padding lanes in blocks of 8 and 16), interpreter and
+    generated module, on finite inputs and then on inputs with NaN and infinities."""
+    check_program(program(channels), generated=True)
 
 
 DENSE_BLOCK = (
