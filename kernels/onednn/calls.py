@@ -96,6 +96,13 @@ class OpRun:
         self.bound_after = bounds.bound_after(fused_activation if conv else op, size)
         self.read_source = bounds.bound_reader(linked.get(b.DNNL_ARG_SRC))
         self.read_summand = bounds.bound_reader(linked.get(b.DNNL_ARG_DST))
+        # A mul's, add's, sub's or concat's bound comes from all its sources' (`sources`).
+        self.sources = bounds.sources_bound(op)
+        self.read_sources = (
+            {arg: bounds.bound_reader(linked.get(arg)) for arg, _ in self.sources[0]}
+            if self.sources is not None
+            else {}
+        )
         self.variants = [compiled] if finite is None else [compiled, finite]
         self.finish = _finisher(padded_layout(op.results[0].type), shape, written)
         # The token of the arrays the variants' memory objects point at now.
@@ -281,7 +288,15 @@ class GuardedCall:
     sums in float32, the reference in float64: a plane whose float32 sum overflows gave inf
     for a finite mean; its max and min drop NaN). A call whose source's bound (its writers',
     else its measured norm) the guard does not admit, or whose other guarded argument is not
-    finite, runs in numpy."""
+    finite, runs in numpy.
+
+    A sum or mean (global average pooling, `nn.reduce` of kind sum or mean) whose writers'
+    bound the guard does not admit runs in oneDNN and measures its result instead of its
+    source: a float32 sum that overflowed stays inf or NaN to the end, so a finite result
+    is one no sum overflowed in (and its norm is its bound), and a result that is not
+    finite is computed again in numpy. The result is the source's size over the reduced
+    count: the SE blocks of EfficientNet and MobileNetV3, whose convolutions' swish and
+    hardswish keep no bound, measured each pooled source (17 full passes in EfficientNet-B0)."""
 
     def __init__(self, run: OpRun):
         op, after = run.op, run.bound_after
@@ -296,6 +311,9 @@ class GuardedCall:
         self.numpy_kernel = (
             max_pool2d_any if isinstance(op, nn.MaxPool2dOp) else REFERENCE_KERNELS.get(type(op))
         )
+        self.checks_result = isinstance(op, nn.GlobalAvgPoolOp) or (
+            isinstance(op, nn.ReduceOp) and op.kind.data in ("sum", "mean")
+        )
 
     def bind(self, at: Arrays) -> FixedCall:
         # What the call reads, as its locals.
@@ -305,6 +323,8 @@ class GuardedCall:
         read_source = partial(run.read_source, source, at.source_at)
         checks_source, others = self.checks_source, self._others_finite(at)
         execute = run.compiled.runner()
+        if self.checks_result:
+            return self._result_checked(at, execute)
 
         def call() -> None:
             if owner[0] is not token:
@@ -324,6 +344,30 @@ class GuardedCall:
                     else numpy_kernel(op, sources)  # type: ignore[misc]
                 )
                 finish(out, out_at, math.inf)
+
+        return call
+
+    def _result_checked(self, at: Arrays, execute: Callable[[], None]) -> FixedCall:
+        """The call of a sum or mean: oneDNN's result, kept where its writers' bound admits
+        the source or the result is finite, else the reference's (see the class)."""
+        run, fits = self.run, self.fits
+        op, owner, finish, after = run.op, run.owner, run.finish, run.bound_after
+        sources, out, out_at, source, token = at.sources, at.out, at.out_at, at.source, at.token
+        read_source = partial(run.read_source, source, at.source_at)
+
+        def call() -> None:
+            if owner[0] is not token:
+                at.point()
+            bound = read_source()
+            execute()
+            if fits(bound):
+                finish(out, out_at, after(bound))
+                return
+            result = bounds.norm(out)  # inf or NaN where a sum overflowed or met NaN
+            if not result < FINITE_LIMIT:
+                out[...] = reference_result(op, sources).reshape(out.shape)
+                result = math.inf
+            finish(out, out_at, result)
 
         return call
 
@@ -365,6 +409,18 @@ class PlainCall:
             once(b.DNNL_ARG_SHIFT, "norm", arrays[b.DNNL_ARG_SHIFT], bounds.norm),
         )
 
+    def _combined_sources(self, at: Arrays) -> Callable[[], float]:
+        """The bound on a mul's, add's, sub's or concat's result from its sources' writers'
+        bounds (`bounds.sources_bound`)."""
+        run = self.run
+        assert run.sources is not None
+        combine = run.sources[1]
+        readers = [
+            partial(read, at.arrays[arg], extent(at.arrays[arg]))
+            for arg, read in run.read_sources.items()
+        ]
+        return lambda: combine(*(read() for read in readers))
+
     def bind(self, at: Arrays) -> FixedCall:
         # What the call reads, as its locals.
         run, batch_norm, divides_by_zero = self.run, self.batch_norm, self._divides_by_zero
@@ -374,6 +430,9 @@ class PlainCall:
         variance = at.arrays.get(b.DNNL_ARG_VARIANCE)
         execute = run.compiled.runner()
         after = run.bound_after if batch_norm is None else self._batch_norm_after(at)
+        combined = run.sources
+        if run.sources is not None:  # the bound on the result, from all its sources'
+            read_source, after = self._combined_sources(at), lambda bound: bound
 
         def call() -> None:
             if owner[0] is not token:
@@ -385,7 +444,7 @@ class PlainCall:
                 finish(out, out_at, math.inf)
                 return
             # Before the kernel: it may run in place.
-            bound = math.inf if source is None else read_source()
+            bound = math.inf if source is None and combined is None else read_source()
             execute()
             finish(out, out_at, after(bound) if bound < FINITE_LIMIT else math.inf)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ from nnlayout.tests.helpers import (
     parse,
     random_inputs,
 )
+from nnlayout.tests.random_programs import check_program
 from nnlayout.transforms import remarks
 
 pytestmark = pytest.mark.onednn  # its kernels are the only fused ones
@@ -318,6 +320,37 @@ def test_the_guard_admits_finite_operands_that_cannot_overflow(
     assert (as_addend[0] < limit) is bounded
 
 
+@pytest.mark.parametrize("name", ["mul", "add", "sub"])
+@pytest.mark.parametrize(
+    ("a", "b"), [((2, 3, 4, 5), (1, 3, 1, 1)), ((1, 3, 1, 1), (2, 3, 4, 5)), ((2, 3), (2, 3))]
+)
+def test_a_binary_result_is_bounded_by_its_sources_bounds(
+    name: str, a: tuple[int, ...], b: tuple[int, ...]
+) -> None:
+    """A mul's, add's or sub's result norm is within the bound made from its sources' norms,
+    whichever of them broadcasts (oneDNN's first source is the full-size one)."""
+    full = tuple(max(x, y) for x, y in zip(a, b, strict=True))
+    t = {s: f"tensor<{'x'.join(map(str, s))}xf32>" for s in (a, b, full)}
+    text = f"""
+func.func @f(%a: {t[a]}, %b: {t[b]}) -> {t[full]} {{
+  %y = nn.{name} %a, %b : ({t[a]}, {t[b]}) -> {t[full]}
+  func.return %y : {t[full]}
+}}"""
+    op = next(op for op in parse(text).walk() if op.name == f"nn.{name}")
+    found = onednn_bounds.sources_bound(op)
+    assert found is not None
+    bound = found[1]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x, y = (
+            rng.standard_normal(s).astype(np.float32) * 10.0 ** rng.integers(-3, 4) for s in (a, b)
+        )
+        result = {"mul": x * y, "add": x + y, "sub": x - y}[name]
+        first, second = (x, y) if a == full else (y, x)
+        got = float(np.linalg.norm(result.astype(np.float64)))
+        assert got <= bound(onednn_bounds.norm(first), onednn_bounds.norm(second))
+
+
 CHAIN = """
 func.func @f(%x: tensor<1x16x9x9xf32>) -> tensor<1x16x9x9xf32> {
   %w = nn.constant dense<DENSE> : tensor<16x16x3x3xf32>
@@ -397,10 +430,12 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     deep in a network (ResNet-50's last 8 convolutions) a writer's bound still fits below
     the limit while the reader's sums, bounded from it, do not, though the values are
     small. The reader then measures its operand rather than running its exact epilogue
-    (a guarded convolution) or numpy (the global average pooling, whose 81-element sums
-    the bound puts past the limit). Here every convolution reports a result bound of a
-    quarter of the limit: each reader measures, every convolution runs its fused relu/clip,
-    the pooling runs in oneDNN, and the results are the unfused program's."""
+    (a guarded convolution), or its result rather than running numpy (the global average
+    pooling, whose 81-element sums the bound puts past the limit: a finite result is one
+    no sum overflowed in). Here every convolution reports a result bound of a quarter of
+    the limit: each convolution measures its source and runs its fused relu/clip, the
+    pooling runs in oneDNN and measures its 16 results, and the results are the unfused
+    program's."""
     module = parse(POOLED)
     inputs = random_inputs(module)
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
@@ -421,10 +456,165 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     measured = sizes_measured(
         planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "pooled.py"
     )
-    assert measured == [16 * 81] * 4  # the input, then each reader of a loose bound
+    assert measured == [16 * 81] * 3 + [16]  # the input, each convolution reading a loose
+    # bound, and the pooling's result
     # The first convolution's bound is measured; the others' from their writers fail, then
     # their measured ones pass (two runs: the first also measures the constants).
     assert guards == [True, False, True, False, True] * 2
+
+
+SWISH_POOLED = (
+    CHAIN.split("  %a1 = ")[0].replace("-> tensor<1x16x9x9xf32> {", "-> tensor<1x16x1x1xf32> {")
+    + """  %a1 = nn.swish %c1 : tensor<1x16x9x9xf32>
+  %p = nn.global_avg_pool %a1 : tensor<1x16x9x9xf32> -> tensor<1x16x1x1xf32>
+  func.return %p : tensor<1x16x1x1xf32>
+}"""
+)
+T16 = "tensor<1x16x9x9xf32>"
+POOLED_SWISH = f"""
+func.func @f(%x: {T16}) -> tensor<1x16x1x1xf32> {{
+  %a = nn.swish %x : {T16}
+  %p = nn.global_avg_pool %a : {T16} -> tensor<1x16x1x1xf32>
+  func.return %p : tensor<1x16x1x1xf32>
+}}"""
+
+
+def test_a_pooling_with_no_bound_measures_its_result_not_its_source(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A convolution fused with swish keeps no bound on its result (nor measures its
+    source: it has no cheaper variant to guard), so the global average pooling after it
+    (a squeeze-and-excitation block's) has none: it runs in oneDNN and measures its 16
+    results, not its 16 x 81 source."""
+    module = parse(SWISH_POOLED)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert [op.activation.data for op in fused_ops(planned)] == ["swish"]
+    inputs = random_inputs(module)
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "se.py"
+    )
+    assert measured == [16]
+
+
+@pytest.mark.parametrize("special", ["huge", "nan", "inf"])
+@pytest.mark.parametrize("padding", [True, False])
+def test_a_pooling_whose_result_is_not_finite_runs_in_numpy(special: str, padding: bool) -> None:
+    """Where oneDNN's float32 sums overflow (a plane of 3e38s, whose mean the reference's
+    float64 sum keeps finite) or meet NaN or an infinity, the pooling's result is not
+    finite and is computed again by the reference kernel: the channels hit match the
+    interpreter's (3e38, NaN, inf), the others oneDNN's."""
+    module = parse(POOLED_SWISH)
+    [x] = random_inputs(module)
+    x[0, 3] = 3e38
+    x[0, 5, 2, 2] = {"huge": 3e38, "nan": np.nan, "inf": np.inf}[special]
+    expected = Interpreter(module).run([x])
+    assert expected[0][0, 3, 0, 0] == pytest.approx(3e38, rel=1e-6)
+    planned = compile_module(module, "onednn", padding, DEFAULT_PIPELINE)
+    assert_same(expected, run_generated(planned, [x]))
+
+
+def squeeze_excite(c: int) -> str:
+    """conv -> relu -> SE (pool, 1x1 conv, sigmoid, mul) -> conv + residual -> relu."""
+    t, p, w, v = (
+        f"tensor<{shape}xf32>"
+        for shape in (f"1x{c}x9x9", f"1x{c}x1x1", f"{c}x{c}x3x3", f"{c}x{c}x1x1")
+    )
+    conv = "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+    return f"""
+func.func @f(%x: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((c, c, 3, 3), 3)}> : {w}
+  %v = nn.constant dense<{dense((c, c, 1, 1), 8)}> : {v}
+  %c1 = nn.conv2d %x, %w {conv} : ({t}, {w}) -> {t}
+  %a1 = nn.relu %c1 : {t}
+  %g = nn.global_avg_pool %a1 : {t} -> {p}
+  %s0 = nn.conv2d %g, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({p}, {v}) -> {p}
+  %s = nn.sigmoid %s0 : {p}
+  %m = nn.mul %a1, %s : ({t}, {p}) -> {t}
+  %c2 = nn.conv2d %m, %w {conv} : ({t}, {w}) -> {t}
+  %r = nn.add %c2, %a1 : ({t}, {t}) -> {t}
+  %a2 = nn.relu %r : {t}
+  func.return %a2 : {t}
+}}"""
+
+
+SQUEEZE_EXCITE = squeeze_excite(16)
+
+
+@pytest.mark.parametrize("special", [None, np.nan])
+def test_a_squeeze_and_excitation_mul_passes_a_bound_on(
+    special: float | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An SE block's mul (features times sigmoid gates, broadcast over the plane) bounds
+    its result by its sources' bounds (|a b| <= |a| |b|), so the residual convolution after
+    it, guarded for its fused relu, measures neither its source nor its addend: only the
+    input is measured. With a NaN in the input no bound is known past the first
+    convolution, and the residual convolution measures both operands (finding NaN)."""
+    module = parse(SQUEEZE_EXCITE)
+    inputs = random_inputs(module)
+    if special is not None:
+        inputs[0][0, 3, 4, 4] = special
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    kernels = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+    assert "mul_onednn" in kernels
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "se.py"
+    )
+    whole = 16 * 81
+    assert measured == ([whole] if special is None else [whole, 16, whole, whole])
+
+
+def inception(c: int) -> str:
+    """Two conv -> relu branches, concatenated, read by a 1x1 conv -> relu."""
+    t, j, w, v = (
+        f"tensor<{shape}xf32>"
+        for shape in (f"1x{c}x9x9", f"1x{2 * c}x9x9", f"{c}x{c}x3x3", f"{c}x{2 * c}x1x1")
+    )
+    conv = "strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1"
+    return f"""
+func.func @f(%x: {t}) -> {t} {{
+  %w = nn.constant dense<{dense((c, c, 3, 3), 3)}> : {w}
+  %v = nn.constant dense<{dense((c, 2 * c, 1, 1), 9)}> : {v}
+  %c1 = nn.conv2d %x, %w {conv} : ({t}, {w}) -> {t}
+  %a1 = nn.relu %c1 : {t}
+  %c2 = nn.conv2d %a1, %w {conv} : ({t}, {w}) -> {t}
+  %a2 = nn.relu %c2 : {t}
+  %j = nn.concat %a1, %a2 axis 1 : ({t}, {t}) -> {j}
+  %c3 = nn.conv2d %j, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : ({j}, {v}) -> {t}
+  %a3 = nn.relu %c3 : {t}
+  func.return %a3 : {t}
+}}"""
+
+
+INCEPTION = inception(16)
+
+
+def test_a_concat_kernel_passes_its_parts_bounds_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A concat copied by oneDNN (an inception or dense block's, channels-last) bounds its
+    result by its parts' bounds (the root of their squares' sum), so the guarded
+    convolution reading it measures nothing: only the input is measured."""
+    module = parse(INCEPTION)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    kernels = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+    assert "concat_onednn" in kernels
+    inputs = random_inputs(module)
+    measured = sizes_measured(
+        planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "inception.py"
+    )
+    assert measured == [16 * 81]
+
+
+@pytest.mark.slow  # 14 compiled variants each: about 10 s apiece on a busy machine
+@pytest.mark.parametrize("program", [squeeze_excite, inception])
+@pytest.mark.parametrize("channels", [16, 12])
+def test_blocks_whose_bounds_pass_on_keep_their_results_everywhere(
+    program: Callable[[int], str], channels: int
+) -> None:
+    """The SE and inception blocks above give the unoptimised results on every target,
+    padding on and off (12 channels: padding lanes in blocks of 8 and 16), interpreter and
+    generated module, on finite inputs and then on inputs with NaN and infinities."""
+    check_program(program(channels), generated=True)
 
 
 DENSE_BLOCK = (
