@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import DenseArrayBase, MemRefType, NoneAttr, TensorType, i64
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, SSAValues
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -169,6 +169,29 @@ class ComputeOp(IRDLOperation):
             printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body)
+
+
+def _segment(index: int) -> property:
+    """The `index`-th operand segment of an nn.compute, as xDSL's accessor returns it, with
+    the sizes unpacked once per op: `ins` and `outs` are read dozens of times per compute by
+    the passes, the verifier, the printer and the plan checker, and xDSL unpacks the
+    segment sizes from their bytes at every read."""
+
+    def segment(op: ComputeOp) -> SSAValues[SSAValue]:
+        sizes = op.properties[_SEGMENT_SIZES]
+        cached = op.__dict__.get("_segment_sizes")
+        if cached is None or cached[0] is not sizes:  # properties are replaced, never changed
+            cached = op.__dict__["_segment_sizes"] = (sizes, sizes.get_values())  # type: ignore[attr-defined]
+        values = cached[1]
+        start = sum(values[:index])
+        return op._operands[start : start + values[index]]  # pyright: ignore[reportPrivateUsage]
+
+    return property(segment)
+
+
+_SEGMENT_SIZES = AttrSizedOperandSegments.attribute_name
+ComputeOp.ins = _segment(0)  # type: ignore[assignment]
+ComputeOp.outs = _segment(1)  # type: ignore[assignment]
 
 
 def _check_buffer(
