@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from io import StringIO
-from typing import IO
+from typing import IO, Any
 
 from xdsl.dialects.builtin import (
     IntegerAttr,
@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import IRDLOperation
 from xdsl.printer import Printer
+from xdsl.utils.identity import identity
 
 from nnlayout.dialects.kernel_attr import KernelAttr
 
@@ -47,7 +48,27 @@ class _TypeCachingPrinter(Printer):
     _tensor_texts: dict[tuple[Attribute, bool], str] | None = None
     mlir_syntax: bool = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # (id, generic) -> (the attribute, kept alive so that its id is not reused; its text)
+        self._texts_by_id: dict[tuple[int, bool], tuple[Attribute, str]] = {}
+
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        """xDSL's, with a line's text (no newline; a text stream) written at once: printing
+        calls this a dozen times per op."""
+        if self._encode is identity and "\n" not in text:
+            self._current_column += len(text)
+            self.stream.write(text)
+        else:
+            super().print_string(text, indent=indent)
+
     def print_attribute(self, attribute: Attribute) -> None:
+        # By identity first: the passes give many values one type object, and hashing an
+        # xDSL attribute hashes each of its parameters (in Python code) every time.
+        known = self._texts_by_id.get((id(attribute), self.print_generic_format))
+        if known is not None and known[0] is attribute:
+            self.print_string(known[1])
+            return
         if not isinstance(attribute, _REPEATED):
             super().print_attribute(attribute)
             return
@@ -60,6 +81,7 @@ class _TypeCachingPrinter(Printer):
                 attribute
             )
             text = self._tensor_texts[key] = out.getvalue()
+        self._texts_by_id[(id(attribute), self.print_generic_format)] = (attribute, text)
         self.print_string(text)
 
     def print_op(self, op: Operation) -> None:
