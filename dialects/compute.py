@@ -29,8 +29,8 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, NoneAttr, TensorType, i64
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, NoneAttr, TensorType, i32, i64
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, SSAValues
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -73,7 +73,14 @@ class ComputeOp(IRDLOperation):
         properties: dict[str, Attribute] = {}
         if halo is not None:
             properties[HALO_ATTR] = DenseArrayBase.from_list(i64, tuple(halo))
-        super().__init__(operands=[list(ins), list(outs)], regions=[body], properties=properties)
+        ins, outs = tuple(ins), tuple(outs)
+        if not all(isinstance(value, SSAValue) for value in (*ins, *outs)):
+            super().__init__(operands=[ins, outs], regions=[body], properties=properties)
+            return
+        # What xDSL's IRDL builder makes of these arguments, built directly: it costs as much
+        # as the rest of bufferizing an op (one nn.compute per op of a model).
+        properties[_SEGMENT_SIZES] = segment_sizes(len(ins), len(outs))
+        Operation.__init__(self, operands=(*ins, *outs), properties=properties, regions=(body,))
 
     @property
     def inner(self) -> Operation:
@@ -171,6 +178,41 @@ class ComputeOp(IRDLOperation):
         printer.print_region(self.body)
 
 
+def _segment(index: int) -> property:
+    """The `index`-th operand segment of an nn.compute, as xDSL's accessor returns it, with
+    the sizes unpacked once per op: `ins` and `outs` are read dozens of times per compute by
+    the passes, the verifier, the printer and the plan checker, and xDSL unpacks the
+    segment sizes from their bytes at every read."""
+
+    def segment(op: ComputeOp) -> SSAValues[SSAValue]:
+        sizes = op.properties[_SEGMENT_SIZES]
+        cached = op.__dict__.get("_segment_sizes")
+        if cached is None or cached[0] is not sizes:  # properties are replaced, never changed
+            cached = op.__dict__["_segment_sizes"] = (sizes, sizes.get_values())  # type: ignore[attr-defined]
+        values = cached[1]
+        start = sum(values[:index])
+        return op._operands[start : start + values[index]]  # pyright: ignore[reportPrivateUsage]
+
+    return property(segment)
+
+
+_SEGMENT_SIZES = AttrSizedOperandSegments.attribute_name
+_SEGMENT_SIZE_ATTRS: dict[tuple[int, ...], DenseArrayBase] = {}
+
+
+def segment_sizes(*sizes: int) -> DenseArrayBase:
+    """The `operandSegmentSizes` property xDSL's builder gives an op whose variadic operand
+    segments have these sizes, one attribute per distinct sizes (attributes are values)."""
+    found = _SEGMENT_SIZE_ATTRS.get(sizes)
+    if found is None:
+        found = _SEGMENT_SIZE_ATTRS[sizes] = DenseArrayBase.from_list(i32, sizes)
+    return found
+
+
+ComputeOp.ins = _segment(0)  # type: ignore[assignment]
+ComputeOp.outs = _segment(1)  # type: ignore[assignment]
+
+
 def _check_buffer(
     what: str, buffer: Attribute, tensor: Attribute, halo: tuple[int, int, int, int] | None
 ) -> None:
@@ -200,7 +242,11 @@ class YieldOp(IRDLOperation):
     assembly_format = "$values attr-dict `:` type($values)"
 
     def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[list(values)])
+        values = tuple(values)
+        if all(isinstance(value, SSAValue) for value in values):
+            Operation.__init__(self, operands=values)  # as xDSL's builder would, directly
+        else:
+            super().__init__(operands=[values])
 
 
 def compute_of(

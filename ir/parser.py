@@ -70,8 +70,13 @@ Reading xDSL's errors (`parse_module`, which turns them into UserErrors):
 Elsewhere in ir/:
 
 - `_TypeCachingPrinter.print_attribute` (ir/printer.py): xDSL prints each tensor type afresh;
-  we print each distinct one once and reuse its text (speed).
-- `_TypeCachingPrinter.print_op` (ir/printer.py), with `mlir_compatible` only: xDSL prints
+  we print each distinct one once and reuse its text, found by identity before hashing
+  (speed).
+- `_TypeCachingPrinter.print_string` (ir/printer.py): xDSL counts the newlines of each
+  fragment it prints; we write a fragment without one directly (speed, same text).
+- `_TypeCachingPrinter.print_op` (ir/printer.py): xDSL interprets an op's declarative format
+  for each op; we print `memref.view`, `nn.yield` and the unary `nn` ops directly, as that
+  format does (speed, same text). With `mlir_compatible` only: xDSL prints
   `memref.alloc() {alignment = 64 : i64}`, which MLIR refuses ("inherent attribute
   'alignment' cannot be parsed from attr-dict when strict properties in assembly format is
   enabled"); we print MLIR's `memref.alloc() alignment = 64`. The ops of nnlayout's own

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from io import StringIO
-from typing import IO
+from typing import IO, Any
 
 from xdsl.dialects.builtin import (
     IntegerAttr,
@@ -27,7 +27,9 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation
+from xdsl.irdl import IRDLOperation
 from xdsl.printer import Printer
+from xdsl.utils.identity import identity
 
 from nnlayout.dialects.kernel_attr import KernelAttr
 
@@ -46,7 +48,27 @@ class _TypeCachingPrinter(Printer):
     _tensor_texts: dict[tuple[Attribute, bool], str] | None = None
     mlir_syntax: bool = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # (id, generic) -> (the attribute, kept alive so that its id is not reused; its text)
+        self._texts_by_id: dict[tuple[int, bool], tuple[Attribute, str]] = {}
+
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        """xDSL's, with a line's text (no newline; a text stream) written at once: printing
+        calls this a dozen times per op."""
+        if self._encode is identity and "\n" not in text:
+            self._current_column += len(text)
+            self.stream.write(text)
+        else:
+            super().print_string(text, indent=indent)
+
     def print_attribute(self, attribute: Attribute) -> None:
+        # By identity first: the passes give many values one type object, and hashing an
+        # xDSL attribute hashes each of its parameters (in Python code) every time.
+        known = self._texts_by_id.get((id(attribute), self.print_generic_format))
+        if known is not None and known[0] is attribute:
+            self.print_string(known[1])
+            return
         if not isinstance(attribute, _REPEATED):
             super().print_attribute(attribute)
             return
@@ -59,13 +81,15 @@ class _TypeCachingPrinter(Printer):
                 attribute
             )
             text = self._tensor_texts[key] = out.getvalue()
+        self._texts_by_id[(id(attribute), self.print_generic_format)] = (attribute, text)
         self.print_string(text)
 
     def print_op(self, op: Operation) -> None:
         """With `mlir_syntax`: an op of nnlayout's own dialects (and the ops in its regions)
         in the generic form, `memref.alloc` as MLIR spells it."""
         if self.print_generic_format or not self.mlir_syntax:
-            super().print_op(op)
+            if not self._printed_directly(op):
+                super().print_op(op)
         elif op.dialect_name() in OWN_DIALECTS:
             self.print_generic_format = True
             try:
@@ -76,6 +100,46 @@ class _TypeCachingPrinter(Printer):
             self._print_alloc(op)
         else:
             super().print_op(op)
+
+    def _printed_directly(self, op: Operation) -> bool:
+        """Prints the ops every planned program repeats (`memref.view`, `nn.yield`, a unary
+        `nn` op) as their declarative assembly format does, without interpreting it (which
+        cost a fifth of translating a large model); False, printing nothing, for any
+        other op, or one with properties, a message or a location to print."""
+        kind = _direct_kind(type(op))
+        if (
+            kind is None
+            or self.print_generic_format
+            or self.print_debuginfo
+            or op.properties
+            or not op.operands
+            or op in self.diagnostic.op_messages
+        ):
+            return False
+        operands = op.operands
+        if kind == "view":
+            if op.attributes:
+                return False
+            self._print_results(op)
+            self.print_string("memref.view ")
+            self.print_ssa_value(operands[0])
+            self.print_string("[")
+            self.print_ssa_value(operands[1])
+            self.print_string("][")
+            self.print_list(operands[2:], self.print_ssa_value)
+            self.print_string("] : ")
+            self.print_attribute(operands[0].type)
+            self.print_string(" to ")
+            self.print_attribute(op.results[0].type)
+            return True
+        self._print_results(op)
+        self.print_string(op.name)
+        self.print_string(" ")
+        self.print_list(operands, self.print_ssa_value)
+        self.print_op_attributes(op.attributes)
+        self.print_string(" : ")
+        self.print_list((value.type for value in operands), self.print_attribute)
+        return True
 
     def _print_alloc(self, op: Operation) -> None:
         """`%a = memref.alloc(%d)[%s] alignment = 64 {attrs} : memref<...>` (MLIR's
@@ -97,6 +161,31 @@ class _TypeCachingPrinter(Printer):
         if self.print_debuginfo:
             self.print_string(" ")
             self.print_attribute(op.location)
+
+
+# The assembly formats `_printed_directly` reproduces: an op of one of these formats that
+# defines no attributes nor properties (whose defaults attr-dict would leave out) prints as
+# "view" (memref.view's) or "operands" (its operands, its attributes, its operands' types).
+_DIRECT_FORMATS = {
+    "$source `[` $byte_shift `]` `` `[` $sizes `]` attr-dict `:` type($source) `to` "
+    "type($result)": "view",
+    "$values attr-dict `:` type($values)": "operands",  # nn.yield
+    "$input attr-dict `:` type($input)": "operands",  # relu, sigmoid, ...: one operand
+}
+_DIRECT_KINDS: dict[type[Operation], str | None] = {}
+
+
+def _direct_kind(op_type: type[Operation]) -> str | None:
+    if op_type in _DIRECT_KINDS:
+        return _DIRECT_KINDS[op_type]
+    kind = None
+    if isinstance(op_type, type) and issubclass(op_type, IRDLOperation):
+        op_def = op_type.get_irdl_definition()
+        printed_by_format = getattr(op_type.print, "__name__", "") == "print_with_format"
+        if printed_by_format and not op_def.attributes and not op_def.properties:
+            kind = _DIRECT_FORMATS.get(op_type.assembly_format or "")
+    _DIRECT_KINDS[op_type] = kind
+    return kind
 
 
 def _mlir_alignment(op: Operation) -> int | None:

@@ -5,6 +5,7 @@ their definition), each error located at its op."""
 from __future__ import annotations
 
 import re
+import sys
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -17,12 +18,21 @@ from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError, error_at, first_message, location_of
 from nnlayout.dialects.layout import verify_encoding
+from nnlayout.dialects.verify_once import verify_signatures_once
+
+# xDSL's dialects whose ops planned IR repeats (a memref.view per buffer, an arith.constant
+# per offset): imported on first use (ir/context.py), their generic checks then made to run
+# once per signature as the nn ops' are.
+_REPEATED_DIALECTS = (("xdsl.dialects.memref", "MemRef"), ("xdsl.dialects.arith", "Arith"))
 
 _REDEFINITION = re.compile(r'Redefinition of symbol "(.*)"', re.S)
 
 
 def verify_module(module: ModuleOp, text: str | None = None) -> None:
     """Verifies `module`; on failure raises a UserError located at the innermost failing op."""
+    for module_name, dialect in _REPEATED_DIALECTS:
+        if (loaded := sys.modules.get(module_name)) is not None:
+            verify_signatures_once(getattr(loaded, dialect).operations)
     try:
         module.verify()
     except VerifyException:

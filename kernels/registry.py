@@ -335,12 +335,17 @@ class Selection:
 
 @dataclass
 class Registry:
-    kernels: dict[str, Kernel] = field(default_factory=dict)
+    kernels: dict[str, Kernel] = field(default_factory=dict)  # added to by `register` only
+    # for_op's answers, by op type, for the kernels registered so far (`register` clears it).
+    _by_op: dict[type[Operation], tuple[Kernel, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def register(self, kernel: Kernel) -> Kernel:
         if kernel.name in self.kernels:
             raise ValueError(f"kernel '{kernel.name}' is registered twice")
         self.kernels[kernel.name] = kernel
+        self._by_op.clear()
         return kernel
 
     def lookup(self, name: str) -> Kernel:
@@ -360,7 +365,12 @@ class Registry:
         return kernel
 
     def for_op(self, op_type: type[Operation]) -> list[Kernel]:
-        return [k for k in self.kernels.values() if k.op is op_type]
+        found = self._by_op.get(op_type)
+        if found is None:
+            found = self._by_op[op_type] = tuple(
+                k for k in self.kernels.values() if k.op is op_type
+            )
+        return list(found)
 
     def select(self, op: Operation, target: Target, padding: bool) -> Selection | None:
         """The best kernel for `op` on `target`: among the kernels that apply to it, the first,

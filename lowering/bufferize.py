@@ -69,7 +69,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import ComputeOp, compute_of
+from nnlayout.dialects.compute import ComputeOp, compute_of, segment_sizes
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import (
@@ -89,6 +89,15 @@ from nnlayout.lowering.views import is_view, view_op
 Halo = tuple[int, int, int, int]
 
 _ALIGNMENT = IntegerAttr(BUFFER_ALIGNMENT, 64)  # memref.alloc's, as AllocOp.get spells it
+
+
+def _allocation(buffer: MemRefType) -> memref.AllocOp:
+    """`memref.AllocOp([], [], buffer, _ALIGNMENT)`, built as xDSL's IRDL builder builds it
+    but directly (the builder costs as much as the rest of bufferizing a value)."""
+    op = memref.AllocOp.__new__(memref.AllocOp)
+    properties = {"alignment": _ALIGNMENT, "operandSegmentSizes": segment_sizes(0, 0)}
+    Operation.__init__(op, result_types=(buffer,), properties=properties)
+    return op
 
 
 def _writes_strided(op: Operation) -> bool:
@@ -356,9 +365,7 @@ class _FunctionBufferizer:
             self.concat_bytes_avoided += _tensor_bytes(value)
         else:
             halo, pad_value = self.plan.halo.get(value, (None, 0.0))
-            allocation = self._insert(
-                memref.AllocOp([], [], buffer_type(value_type, halo), _ALIGNMENT), before
-            ).results[0]
+            allocation = self._insert(_allocation(buffer_type(value_type, halo)), before).results[0]
             allocation.name_hint = value.name_hint
             self.allocations[value] = allocation
             buffer = allocation

@@ -107,10 +107,29 @@ def bf16_refusal() -> str | None:
 def op_key(op: Operation) -> tuple[object, ...]:
     """What determines an op's primitive besides its format: kind, shapes, element types,
     attributes."""
-    properties = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+    properties = tuple(sorted((k, _text(v)) for k, v in op.properties.items()))
     values = (*op.operands, *op.results)
-    types = tuple(str(getattr(v.type, "element_type", "")) for v in values)
+    types = tuple(_text(getattr(v.type, "element_type", "")) for v in values)
     return (op.name, tuple(shape_of(v) for v in values), types, properties)
+
+
+_TEXTS: dict[object, str] = {}
+_TEXTS_LIMIT = 4096
+
+
+def _text(attribute: object) -> str:
+    """`str(attribute)`, remembered: xDSL prints an attribute through its printer, and a
+    model repeats a few element types and properties thousands of times."""
+    try:
+        return _TEXTS[attribute]
+    except KeyError:
+        pass
+    except TypeError:  # an attribute that cannot be hashed
+        return str(attribute)
+    if len(_TEXTS) >= _TEXTS_LIMIT:
+        _TEXTS.clear()
+    text = _TEXTS[attribute] = str(attribute)
+    return text
 
 
 def row_major_strides(shape: tuple[int, ...]) -> list[int]:

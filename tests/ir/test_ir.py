@@ -388,6 +388,42 @@ def test_each_tensor_type_is_printed_once(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(printed) == 1
 
 
+PLANNED = """
+func.func @f(%x: memref<1x2x3x3xf32>, %n: index) -> memref<1x2x3x3xf32> {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<512xi8>
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<512xi8> to memref<1x2x3x3xf32>
+  %d = memref.view %arena[%c0][%n] : memref<512xi8> to memref<?x2x3x3xf32>
+  %e = memref.view %arena[%c0][%n, %n] {note = 1 : i64} : memref<512xi8> to memref<?x2x?x3xf32>
+  nn.compute ins(%x : memref<1x2x3x3xf32>) outs(%v : memref<1x2x3x3xf32>) {
+  ^bb0(%a: tensor<1x2x3x3xf32>):
+    %r = nn.relu %a {kernel = #nn.kernel<"relu_onednn", operands = ["*"], results = ["*"]>} : tensor<1x2x3x3xf32>
+    nn.yield %r : tensor<1x2x3x3xf32>
+  }
+  nn.compute ins(%v : memref<1x2x3x3xf32>) outs(%v : memref<1x2x3x3xf32>) {
+  ^bb0(%a: tensor<1x2x3x3xf32>):
+    %r = nn.sigmoid %a : tensor<1x2x3x3xf32>
+    nn.yield %r {note = 2 : i64} : tensor<1x2x3x3xf32>
+  }
+  func.return %v : memref<1x2x3x3xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("generic", [False, True])
+def test_repeated_ops_print_as_xdsl_prints_them(generic: bool) -> None:
+    """`_TypeCachingPrinter.print_op` prints `memref.view` (with and without sizes and
+    attributes), `nn.yield` and unary `nn` ops (with and without attributes) directly, and
+    `_TypeCachingPrinter.print_string` writes fragments directly: the text is xDSL's."""
+    module = parse(PLANNED)
+    expected = StringIO()
+    Printer(stream=expected, print_generic_format=generic).print_op(module)
+    out = StringIO()
+    print_module(module, out, generic=generic)
+    assert out.getvalue() == expected.getvalue() + "\n"
+    assert ("memref.view %arena[%c0][%n, %n] {note = 1 : i64}" in out.getvalue()) != generic
+
+
 ALLOCS = (
     "  %a = memref.alloc() alignment = 64 : memref<16xi8>\n"
     "  %b = memref.alloc() {alignment = 64 : i64, note = 1 : i64} : memref<16xi8>\n"
