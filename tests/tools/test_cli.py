@@ -745,9 +745,9 @@ def test_disable_padding_variable_sets_what_the_pipeline_leaves_unset(
     assert disabled[0] == passes["select-dispatch"]()(target="avx2", padding=False)
     assert disabled[3] == passes["canonicalize"]()()
     steps = disabled[2].passes()  # type: ignore[attr-defined]
-    # default-pipeline's select-dispatch records padding=false; its fuse-post-ops reads that
-    # record (its own option stays unset).
-    assert [s.padding for s in steps if hasattr(s, "padding")] == [False, None]
+    # default-pipeline's select-dispatch records padding=false; its fuse-post-ops and
+    # fuse-matmul-post-ops read that record (their own options stay unset).
+    assert [s.padding for s in steps if hasattr(s, "padding")] == [False, None, None]
     monkeypatch.setenv("NNLAYOUT_DISABLE_PADDING", "0")
     assert [getattr(p, "padding", None) for p in parse_pipeline(spec, passes).passes] == [
         True,
