@@ -34,6 +34,23 @@ convolution's result must have no other use. The fused kernel may write over the
 buffer (`in_place = 3`), so a residual connection costs no extra memory: the memory planner
 sees one buffer where there were three (convolution, sum, activation).
 
+The int8 residual add fuses the same way: a `nn.qadd` of a `nn.qconv2d`'s result (read with
+the parameters it was written with, no other use) and an addend of the result's type becomes
+`nn.qconv2d_add`, where the convolution's kernel family has a kernel for it (oneDNN's int8
+convolution with the convolution's requantization and the add as post-ops, VNNI or AMX code):
+
+    %c = nn.qconv2d %x, %w, %b ... {kernel = #nn.kernel<"qconv2d_onednn", ...>, y_* = c's}
+    %y = nn.qadd %c, %r {kernel = ..., a_* = c's, b_* = r's, y_*}
+  becomes
+    %y = nn.qconv2d_add %x, %w, %b add %r ... {kernel = #nn.kernel<"qconv2d_add_onednn", ...,
+           in_place = 3>, x_*, w_*, c_*, r_*, y_*}
+
+It means exactly the unfused sequence (the convolution quantized to c's step, then the
+qadd); the kernel keeps both roundings (kernels/onednn/quantized.py, `sum_post_ops`), so it
+agrees with the two kernels but where the order of f32 operations moves a value at a half
+step. Writing over %r's buffer saves the convolution's result buffer: the bottleneck's
+input, the last convolution's input and its result are no longer live together.
+
 An activation after an inference batch norm that is not after a convolution (DenseNet's
 pre-activation layers; `fold-batch-norm` folds the others) fuses too, when the batch norm's
 kernel family has a convolution kernel for it: batch norm is a per-channel scale and shift,
@@ -76,6 +93,9 @@ from nnlayout.dialects.nn import (
     ConstantOp,
     Conv2dOp,
     FusedConv2dOp,
+    QAddOp,
+    QConv2dAddOp,
+    QConv2dOp,
     UnaryOp,
     shape_of,
     tensor_type,
@@ -120,19 +140,28 @@ class _Fuser:
             addend = conv.addend if addend is None else addend
             activation = conv.activation_op() if activation is None else activation
         fused = FusedConv2dOp(conv, bias, addend, activation, self.nnan)
+        reasons = self.dispatch(fused, conv, chosen.family)
+        if reasons is not None:
+            if zero_bias is not None:
+                zero_bias.erase()
+            return reasons
+        return fused, zero_bias
+
+    def dispatch(self, fused: Operation, conv: Operation, family: str) -> list[str] | None:
+        """Gives detached `fused` the first kernel of `family` that accepts it (None); else
+        erases it and returns each refusing kernel's reason (empty where no kernel of the
+        family applies)."""
         reasons = []
-        for kernel in registry().for_op(FusedConv2dOp):
-            if kernel.family != chosen.family or not kernel.applies(fused):
+        for kernel in registry().for_op(type(fused)):
+            if kernel.family != family or not kernel.applies(fused):
                 continue
             reason = kernel.refusal(fused, self.target, self.padding)
             if reason is None:
                 fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
                 fused.location = conv.location  # later diagnostics point at the convolution
-                return fused, zero_bias
+                return None
             reasons.append(reason)
         fused.erase()
-        if zero_bias is not None:
-            zero_bias.erase()
         return reasons
 
     def fuse(
@@ -201,6 +230,47 @@ class FuseAddIntoConvolution(RewritePattern):
             ):
                 continue
             self.fuser.fuse(conv, op, other, None, rewriter)
+            return
+
+
+@dataclass
+class FuseQAddIntoQConv(RewritePattern):
+    """`qadd(qconv2d(...), r)` -> `qconv2d_add(...) add r`: the int8 residual add as the
+    convolution's sum post-op, written over r's buffer (in place), as the f32 fusion does.
+    The convolution's result must have no other use, be read by the qadd with the
+    parameters it was written with, and `r` have the result's type (no broadcast)."""
+
+    fuser: _Fuser
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QAddOp, rewriter: PatternRewriter) -> None:
+        for value, other, prefixes in ((op.lhs, op.rhs, "ab"), (op.rhs, op.lhs, "ba")):
+            conv = value.owner
+            if (
+                not isinstance(conv, QConv2dOp)
+                or not value.has_one_use()
+                or other is value
+                or other.type != op.output.type
+                or not conv.qparams("y").same_as(op.qparams(prefixes[0]))
+                or (chosen := kernel_facts(conv)) is None
+                or not chosen.post_ops
+            ):
+                continue
+            fused = QConv2dAddOp(conv, other, op.qparams(prefixes[1]), op.qparams("y"))
+            reasons = self.fuser.dispatch(fused, conv, chosen.family)
+            if reasons is not None:
+                if not reasons:
+                    return
+                remarks.emit(
+                    op,
+                    FusePostOpsPass.name,
+                    f"not fused into {conv.name} ({chosen.name}): {reasons[0]}",
+                    self.fuser.print_remarks,
+                )
+                return
+            fused.output.name_hint = op.output.name_hint or conv.output.name_hint
+            rewriter.replace(op, fused)
+            rewriter.erase(conv)
             return
 
 
@@ -301,6 +371,7 @@ class FusePostOpsPass(ModulePass):
             GreedyRewritePatternApplier(
                 [
                     FuseAddIntoConvolution(fuser),
+                    FuseQAddIntoQConv(fuser),
                     FuseActivationIntoConvolution(fuser),
                     BatchNormAndActivationAsConvolution(fuser),
                 ]
