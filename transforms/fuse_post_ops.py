@@ -83,9 +83,11 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import is_side_effect_free
 
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
+from nnlayout.dialects.layout import buffer_bytes
 from nnlayout.dialects.nn import (
     ACTIVATIONS,
     AddOp,
@@ -271,7 +273,56 @@ class FuseQAddIntoQConv(RewritePattern):
             fused.output.name_hint = op.output.name_hint or conv.output.name_hint
             rewriter.replace(op, fused)
             rewriter.erase(conv)
+            _sink_shortcut(fused, rewriter)
             return
+
+
+def _sink_shortcut(fused: QConv2dAddOp, rewriter: PatternRewriter) -> None:
+    """Moves the op computing `fused`'s addend (a residual block's shortcut, e.g. its
+    downsampling convolution) to just before `fused` where that lowers the most bytes live
+    at once between them: computed first, its result would stay live beside the main
+    path's (onnxruntime's quantizer orders ResNet-50's shortcut first; the exporters, and
+    so the f32 model, last). Only a pure op whose result only `fused` reads; the order of
+    the other ops is kept, so nothing else's live range grows but its operands'."""
+    producer = fused.addend.owner
+    if (
+        not isinstance(producer, Operation)
+        or isinstance(producer, ConstantOp)
+        or producer.parent is not fused.parent
+        or len(producer.results) != 1
+        or not producer.results[0].has_one_use()
+        or not is_side_effect_free(producer)
+    ):
+        return
+    window: list[Operation] = []
+    current = producer.next_op
+    while current is not None and current is not fused:
+        window.append(current)
+        current = current.next_op
+    if current is None or not window:
+        return
+    if _peak_bytes([*window, producer, fused]) < _peak_bytes([producer, *window, fused]):
+        producer.detach()
+        rewriter.insert_op(producer, InsertPoint.before(fused))
+
+
+def _peak_bytes(order: list[Operation]) -> int:
+    """The most bytes of run-time values (constants aside) live at once while `order` runs,
+    a value counting from its definition (or the window's start) to its last use in the
+    window (or its end, if read after it)."""
+    index = {op: i for i, op in enumerate(order)}
+    spans: dict[SSAValue, tuple[int, int]] = {}
+    for i, op in enumerate(order):
+        for value in (*op.operands, *op.results):
+            if value in spans or isinstance(value.owner, ConstantOp):
+                continue
+            first = index.get(value.owner, 0)  # type: ignore[arg-type]
+            uses = [index.get(use.operation, len(order)) for use in value.uses]
+            spans[value] = (first, min(max(uses, default=i), len(order) - 1))
+    return max(
+        sum(buffer_bytes(v.type) for v, (a, z) in spans.items() if a <= step <= z)
+        for step in range(len(order))
+    )
 
 
 @dataclass

@@ -67,18 +67,22 @@ def _qconv(name: str, x: str, channels: int, k: int, io: tuple, seed: int) -> st
     )
 
 
-def block(channels: int = 24) -> str:
+def block(channels: int = 24, shortcut: bool = False) -> str:
     """quantize -> a bottleneck (1x1 with ReLU, 3x3, whose result is added to the block's
-    input) -> dequantize. The 3x3's result scale is under the sum's: its quantization
-    saturates on part of the values (what the fused kernel must reproduce)."""
+    input, or with `shortcut` to a 1x1 convolution of it computed first, as onnxruntime's
+    quantizer orders ResNet-50) -> dequantize. The 3x3's result scale is under the sum's:
+    its quantization saturates on part of the values (what the fused kernel must
+    reproduce)."""
+    down = _qconv("dn", "%q", channels, 1, ((0.02, 131), (0.02, 131), ""), 3) if shortcut else ""
     return "".join(
         [
             f"func.func @main(%x: tensor<1x{channels}x8x8xf32>) -> tensor<1x{channels}x8x8xf32> {{\n",
             f"  %q = nn.quantize %x {{{_q('y', 0.02, 131)}}} : tensor<1x{channels}x8x8xf32> "
             f"-> {U8(channels)}\n",
+            down,
             _qconv("c1", "%q", channels, 1, ((0.02, 131), (0.03, 7), "clamp_min = 7 : i64, "), 1),
             _qconv("c2", "%c1", channels, 3, ((0.03, 7), (0.05, 120), ""), 2),
-            f"  %s = nn.qadd %c2, %q {{{_q('a', 0.05, 120)}, {_q('b', 0.02, 131)}, "
+            f"  %s = nn.qadd %c2, {'%dn' if shortcut else '%q'} {{{_q('a', 0.05, 120)}, {_q('b', 0.02, 131)}, "
             f"{_q('y', Y_SCALE, 3)}}} : ({U8(channels)}, {U8(channels)}) -> {U8(channels)}\n",
             f"  %d = nn.dequantize %s {{{_q('x', Y_SCALE, 3)}}} : {U8(channels)} -> "
             f"tensor<1x{channels}x8x8xf32>\n",
@@ -96,10 +100,11 @@ def _inputs(channels: int = 24) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("target", ALL_TARGETS)
 @pytest.mark.parametrize("padding", [True, False])
+@pytest.mark.parametrize("shortcut", [False, True])
 def test_a_residual_block_runs_within_one_step_of_the_unfused_oracle(
-    target: str, padding: bool, tmp_path: Path
+    target: str, padding: bool, shortcut: bool, tmp_path: Path
 ) -> None:
-    module = parse(block())
+    module = parse(block(shortcut=shortcut))
     planned = compile_module(module, target, padding, DEFAULT_PIPELINE)
     fused = kernel_census(planned).kernels.get("qconv2d_add_onednn", 0)
     assert fused == (1 if VNNI and (target.startswith("onednn") or target == "host") else 0)
@@ -112,9 +117,14 @@ def test_a_residual_block_runs_within_one_step_of_the_unfused_oracle(
 
 
 @pytest.mark.skipif(not VNNI, reason="oneDNN's int8 code here has no VNNI or AMX")
-def test_the_fused_convolution_writes_over_the_addend_and_the_arena_shrinks() -> None:
-    planned = compile_module(parse(block()), "onednn", True, DEFAULT_PIPELINE)
-    unfused = compile_module(parse(block()), "avx512", False, DEFAULT_PIPELINE)
+@pytest.mark.parametrize("shortcut", [False, True])
+def test_the_fused_convolution_writes_over_the_addend_and_the_arena_shrinks(
+    shortcut: bool,
+) -> None:
+    """In place over the addend, the arena smaller by the convolution's result; never
+    larger with a shortcut convolution computed first."""
+    planned = compile_module(parse(block(shortcut=shortcut)), "onednn", True, DEFAULT_PIPELINE)
+    unfused = compile_module(parse(block(shortcut=shortcut)), "avx512", False, DEFAULT_PIPELINE)
     compute = next(
         op
         for op in planned.walk()
@@ -124,7 +134,12 @@ def test_the_fused_convolution_writes_over_the_addend_and_the_arena_shrinks() ->
     assert addend.operands[1] == out.operands[1]  # the same byte offset in the arena
     arena = find_entry(planned).attributes[ARENA_BYTES].value.data  # type: ignore[attr-defined]
     before = find_entry(unfused).attributes[ARENA_BYTES].value.data  # type: ignore[attr-defined]
-    assert arena < before, (arena, before)
+    if not shortcut:
+        assert arena < before, (arena, before)
+        return
+    # Equal-sized tensors here: moving the shortcut would not lower the peak, so it stays
+    # (lit/transforms/fuse-post-ops-quantized.mlir shows a block where it moves).
+    assert arena <= before, (arena, before)
 
 
 def _nhwc(array: np.ndarray) -> np.ndarray:
