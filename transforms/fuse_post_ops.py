@@ -308,7 +308,7 @@ def _sink_shortcut(fused: QConv2dAddOp, rewriter: PatternRewriter) -> None:
         return
     if _peak_bytes([*window, producer, fused]) < _peak_bytes([producer, *window, fused]):
         producer.detach()
-        rewriter.insert_op(producer, InsertPoint.before(fused))
+        rewriter.insert(producer, InsertPoint.before(fused))
 
 
 def _peak_bytes(order: list[Operation]) -> int:
