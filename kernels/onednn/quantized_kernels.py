@@ -14,7 +14,11 @@ keep weights repacked at load. A matmul's operands are plain. The workspace is t
 primitive's scratchpad.
 
 clamp_min/clamp_max (a fused Relu or Clip) are a relu or clip post-op on the real value
-(`quantized.clamp_post_ops`), exact.
+(`quantized.clamp_post_ops`), exact. `nn.qconv2d_add` (`qconv2d_add_onednn`, made by
+fuse-post-ops) is the same convolution with the qconv2d's requantization and the add as
+post-ops (`quantized.sum_post_ops`); its addend, in the result's format, is the
+destination's starting contents: the kernel may write over it (in place), else copies it
+there first.
 """
 
 from __future__ import annotations
