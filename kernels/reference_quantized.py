@@ -12,6 +12,8 @@
   up to 2^15, far beyond any layer's K.
 * `nn.qadd`, `nn.qmul`: quantize(dequantize(a) op dequantize(b)) in f32, per com.microsoft's
   QLinearAdd/QLinearMul (onnxruntime's own kernels round the same f32 value, up to one step).
+* `nn.qconv2d_add`: `nn.qconv2d` into c's parameters (clamped), then `nn.qadd` of that and
+  the addend, as the two ops it fuses compute them.
 * `nn.qglobal_avg_pool`: quantize(mean(x - x_zero_point) * x_scale) (com.microsoft's
   QLinearGlobalAveragePool), the mean in f64 of exact integer sums.
 * `nn.qconcat`: each input requantized from its parameters to y's (a copy where they are
@@ -94,7 +96,7 @@ def requantize(
     return result
 
 
-def _clamp_of(op: nn.QConv2dOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
+def _clamp_of(op: nn.QConv2dOp | nn.QConv2dAddOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
     return (
         None if op.clamp_min is None else op.clamp_min.value.data,
         None if op.clamp_max is None else op.clamp_max.value.data,
@@ -133,8 +135,24 @@ def integer_conv(op: nn.ConvWindowOp, x: np.ndarray, w: np.ndarray) -> np.ndarra
 def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """QLinearConv: `integer_conv` of the centred integers (padding holds x's zero point, so
     the centred padding is 0), the i32 bias added, then `requantize`."""
+    return _qconv(op, inputs, "y")
+
+
+def qconv2d_add(op: nn.QConv2dAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The unfused sequence: `qconv2d` into c's parameters, then `qadd` of it and the
+    addend (each rounded as ONNX and onnxruntime round them)."""
+    *conv_inputs, addend = inputs
+    c = _qconv(op, conv_inputs, "c")
+    total = dequantize_array(c, op.qparams("c")) + dequantize_array(addend, op.qparams("r"))
+    return quantize_array(total, op.qparams("y"))
+
+
+def _qconv(
+    op: nn.QConv2dOp | nn.QConv2dAddOp, inputs: Sequence[np.ndarray], result: str
+) -> np.ndarray:
+    """`qconv2d` of `op`'s convolution, quantized with the parameters `result` names."""
     x, w, *bias = inputs
-    xp, wp, yp = op.qparams("x"), op.qparams("w"), op.qparams("y")
+    xp, wp, yp = op.qparams("x"), op.qparams("w"), op.qparams(result)
     accumulator = integer_conv(op, _centered(x, xp, 4), _centered(w, wp, 4))
     if bias:
         accumulator += bias[0].astype(np.float64).reshape(1, -1, 1, 1)
@@ -195,6 +213,7 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QuantizeOp: quantize,
     nn.DequantizeOp: dequantize,
     nn.QConv2dOp: qconv2d,
+    nn.QConv2dAddOp: qconv2d_add,
     nn.QMatmulOp: qmatmul,
     nn.QAddOp: qadd,
     nn.QMulOp: qmul,

@@ -68,3 +68,8 @@ if onednn_available():
     from nnlayout.kernels.onednn.common import bf16_refusal  # noqa: E402
 
     config.substitutions.append(("%onednn_bf16", "NO-BF16" if bf16_refusal() else "BF16"))
+    # int8 kernels (qconv2d_onednn, the qconv2d_add fusion) where oneDNN runs VNNI or AMX code:
+    # `%onednn_int8` is INT8 there, else NO-INT8 (an older CPU, or ONEDNN_MAX_CPU_ISA=AVX2).
+    from nnlayout.kernels.onednn.binding import runs_vnni  # noqa: E402
+
+    config.substitutions.append(("%onednn_int8", "INT8" if runs_vnni() else "NO-INT8"))

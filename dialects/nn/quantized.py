@@ -1,7 +1,8 @@
 """Quantized ops: `nn.quantize`, `nn.dequantize` and the QOperator ops `nn.qconv2d`,
 `nn.qmatmul`, `nn.qadd`, `nn.qmul`, `nn.qglobal_avg_pool`, `nn.qconcat` (ONNX's QuantizeLinear,
 DequantizeLinear, QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd, QLinearMul,
-QLinearGlobalAveragePool, QLinearConcat).
+QLinearGlobalAveragePool, QLinearConcat), and `nn.qconv2d_add`, a `nn.qconv2d` with the
+`nn.qadd` after it (made by `fuse-post-ops`).
 
 A quantized value is a tensor of `ui8` or `i8` (`i32` for biases); real = (q - zero_point) *
 scale. Scale and zero point are properties of the op that reads or writes the value, named as
@@ -407,6 +408,91 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
+
+
+@irdl_op_definition
+class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "c", "r", "y"), ClampedOp):
+    """A quantized convolution and the residual add after it, made by `fuse-post-ops` where a
+    kernel runs both in one pass (oneDNN's int8 convolution with a `sum` post-op, writing
+    over the addend's buffer):
+
+        %y = nn.qconv2d_add %x, %w, %b add %r strides [1, 1] pads [0, 0, 0, 0]
+               dilations [1, 1] groups 1 {x_scale = ..., x_zero_point = ..., w_scale = ...,
+               w_zero_point = ..., c_scale = ..., c_zero_point = ..., r_scale = ...,
+               r_zero_point = ..., y_scale = ..., y_zero_point = ...} : (...) -> tensor<...>
+
+    means exactly the unfused sequence
+
+        %c = nn.qconv2d %x, %w, %b ... {x_*, w_*, y_* = c's, clamp_min, clamp_max}
+        %y = nn.qadd %c, %r {a_* = c's, b_* = r's, y_*}
+
+    `c` names the convolution's quantized result (as `nn.qconv2d`'s `y`, clamped to
+    [clamp_min, clamp_max] when given), `r` the addend, `y` the sum's result (per tensor);
+    `r` and the result have one type and the result's shape. Operands and attributes
+    otherwise as `nn.qconv2d`'s."""
+
+    name = "nn.qconv2d_add"
+    x = operand_def(TensorType)
+    w = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    addend = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        f"$x `,` $w (`,` $bias^)? `add` $addend {CONV_WINDOW_SYNTAX} attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(self, conv: QConv2dOp, addend: Value, r: QParams, y: QParams):
+        """`conv` followed by a qadd of its result (with `conv`'s parameters) and `addend`
+        (parameters `r`) into `y`."""
+        properties = {
+            name: conv.properties[name]
+            for name in ("strides", "pads", "dilations", "groups", "clamp_min", "clamp_max")
+            if name in conv.properties
+        }
+        properties.update(_params_properties("xwc", [conv.qparams(p) for p in "xwy"]))
+        properties.update(_params_properties("ry", (r, y)))
+        super().__init__(
+            operands=[conv.x, conv.w, [] if conv.bias is None else [conv.bias], addend],
+            result_types=[TensorType(y.element_type, shape_of(conv.output))],
+            properties=properties,
+        )
+
+    @property
+    def addend_index(self) -> int:
+        """The addend's operand index (the buffer the fused kernel may write over)."""
+        return 2 if self.bias is None else 3
+
+    def qparams(self, prefix: str) -> QParams:
+        return _read_params(self, prefix, 0 if prefix == "w" else None)
+
+    def result_shape(self) -> Shape:
+        shape = self.window_shape(self.x, self.w, self.bias)
+        if shape_of(self.addend) != shape:
+            raise VerifyException(
+                f"{self.name}: addend shape {list(shape_of(self.addend))} is not the result "
+                f"shape {list(shape)}"
+            )
+        return shape
+
+    def verify_element_types(self) -> None:
+        x_type = checked_element_type(self, "x", self.x, QUANTIZED_TYPES)
+        w_type = checked_element_type(self, "w", self.w, QUANTIZED_TYPES)
+        if self.bias is not None:
+            checked_element_type(self, "the bias", self.bias, (i32,))
+        y_type = checked_element_type(self, "the result", self.output, QUANTIZED_TYPES)
+        checked_element_type(self, "the addend", self.addend, (y_type,))
+        c_type = self.properties.get("c_zero_point")
+        c_type = c_type.type.get_element_type() if isinstance(c_type, _DENSE) else y_type
+        if c_type not in QUANTIZED_TYPES:
+            raise VerifyException(f"{self.name}: c_zero_point must be ui8 or i8, got {c_type}")
+        _verify_params(self, "x", x_type)
+        _verify_params(self, "w", w_type, shape_of(self.w)[0])
+        _verify_params(self, "c", c_type)
+        _verify_params(self, "r", y_type)
+        _verify_params(self, "y", y_type)
+        _verify_clamp(self, c_type)
 
 
 # ---------------------------------------------------------------------------- matmul

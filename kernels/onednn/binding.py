@@ -109,6 +109,7 @@ dnnl_eltwise_clip = 0x2E
 dnnl_eltwise_clip_v2 = 0x2F
 dnnl_eltwise_pow = 0x30
 dnnl_eltwise_gelu_erf = 0x31
+dnnl_eltwise_round = 0x32  # nearest, ties to even
 dnnl_eltwise_mish = 0x33
 dnnl_eltwise_hardswish = 0x34
 dnnl_pooling_max = 0x1FF

@@ -23,6 +23,12 @@ Padding: ONNX's reference subtracts x_zp before padding with zeros, i.e. the hal
 in u8 terms; oneDNN's zero-point compensation treats its padding the same way (tested with
 x_zp != 0 on padded convolutions).
 
+`nn.qconv2d_add` (a qconv2d and the qadd after it, fused by `fuse-post-ops`) is the same
+primitive with post-ops (`sum_post_ops`): the real result divided by c_scale, rounded,
+clipped to c's range less its zero point, times c_scale (the qconv2d's requantization,
+kept), then oneDNN's `sum` of r_scale * (r - r_zp) read from the destination (which holds
+the addend: in place, or copied there first), then y's scale and zero point.
+
 Weights are packed once (`QConv`: at load) by oneDNN's reorder from plain s8 OIHW into the
 format the primitive chose, which carries the s8-source compensation (sum of weights times
 128 per output channel, for VNNI's u8 x s8 product) and the zero-point compensation
@@ -35,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnlayout.dialects.nn import QParams
+from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization
@@ -106,6 +114,30 @@ def clamp_post_ops(
             float((low - y_zero_point) * np.float32(y_scale)),
             float((high - y_zero_point) * np.float32(y_scale)),
         ),
+    )
+
+
+def sum_post_ops(
+    c: QParams, clamp: tuple[int | None, int | None], r: QParams, summand_type: int
+) -> tuple[b.PostOp, ...]:
+    """The post-ops of `nn.qconv2d_add`, which compute the unfused sequence: the
+    convolution's real result quantized to c's step as `nn.qconv2d` would write it (divided
+    by c_scale, rounded half to even, clipped to c's range, [low, high] where the clamp
+    gives them, less c's zero point) and dequantized again (times c_scale), then the sum of
+    the addend's real value, r_scale * (r - r_zp), read from the destination as
+    `summand_type`. oneDNN then divides by y_scale, adds y_zp, rounds and saturates: the
+    qadd's quantization. Only the order of the f32 operations differs from the two
+    kernels', so a value within an f32 rounding of a half step may round the other way."""
+    info = np.iinfo(numpy_dtype(c.element_type))
+    low = info.min if clamp[0] is None else clamp[0]
+    high = info.max if clamp[1] is None else clamp[1]
+    scale, zero_point = np.float32(c.scale), int(c.zero_point)
+    return (
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, float(np.float32(1) / scale), 0.0),
+        b.PostOp.eltwise(b.dnnl_eltwise_round),
+        b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, float(low - zero_point), float(high - zero_point)),
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, float(scale), 0.0),
+        b.PostOp.sum(float(r.scale), int(r.zero_point), summand_type),
     )
 
 

@@ -14,7 +14,11 @@ keep weights repacked at load. A matmul's operands are plain. The workspace is t
 primitive's scratchpad.
 
 clamp_min/clamp_max (a fused Relu or Clip) are a relu or clip post-op on the real value
-(`quantized.clamp_post_ops`), exact.
+(`quantized.clamp_post_ops`), exact. `nn.qconv2d_add` (`qconv2d_add_onednn`, made by
+fuse-post-ops) is the same convolution with the qconv2d's requantization and the add as
+post-ops (`quantized.sum_post_ops`); its addend, in the result's format, is the
+destination's starting contents: the kernel may write over it (in place), else copies it
+there first.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
-from nnlayout.dialects.layout import layout_of
+from nnlayout.dialects.layout import encoding_name, layout_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
@@ -47,6 +51,7 @@ from nnlayout.kernels.onednn.quantized import (
     implementation_refusal,
     qconv_pd,
     qconv_refusal,
+    sum_post_ops,
 )
 from nnlayout.kernels.onednn.quantized_matmul import (
     QMatmul,
@@ -57,13 +62,14 @@ from nnlayout.kernels.onednn.quantized_matmul import (
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
 Spec = tuple[QConvParams, QuantParams]
+QConvOp = nn.QConv2dOp | nn.QConv2dAddOp
 
 
 def _value_type(value: object) -> np.dtype:
     return numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
 
 
-def _clamp(op: nn.QConv2dOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
+def _clamp(op: QConvOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
     return tuple(  # type: ignore[return-value]
         None if attr is None else attr.value.data for attr in (op.clamp_min, op.clamp_max)
     )
@@ -81,7 +87,7 @@ def _params(op: Operation, prefixes: tuple[str, str, str], outputs: int) -> Quan
     )
 
 
-def qconv_refusal_of(op: nn.QConv2dOp) -> str | None:
+def qconv_refusal_of(op: QConvOp) -> str | None:
     """What of `op` oneDNN's int8 convolution cannot take (None: nothing)."""
     w = op.qparams("w")
     reason = qconv_refusal(
@@ -92,13 +98,19 @@ def qconv_refusal_of(op: nn.QConv2dOp) -> str | None:
     return reason
 
 
-def qconv_spec(op: nn.QConv2dOp) -> Spec:
-    """`op` in oneDNN's terms: the convolution (its clamp as a post-op) and its parameters."""
+def qconv_spec(op: QConvOp) -> Spec:
+    """`op` in oneDNN's terms: the convolution (its clamp, or its residual add, as post-ops)
+    and its parameters."""
     o = shape_of(op.w)[0]
     params = _params(op, ("x", "w", "y"), o)
     dst_type = DATA_TYPES[_value_type(op.output)]
     low, high = _clamp(op)
-    post_ops = clamp_post_ops(params.y_scale, params.y_zero_point, low, high, dst_type)
+    if isinstance(op, nn.QConv2dAddOp):
+        r = op.qparams("r")
+        summand = DATA_TYPES[numpy_dtype(r.element_type)]
+        post_ops = sum_post_ops(op.qparams("c"), (low, high), r, summand)
+    else:
+        post_ops = clamp_post_ops(params.y_scale, params.y_zero_point, low, high, dst_type)
     g = window_geometry(op, op.x, op.w, op.bias is not None, post_ops)
     q = QConvParams(
         g,
@@ -144,7 +156,7 @@ def qconv_choice(q: QConvParams) -> QChoice | str:
 
 
 def qconv_accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    assert isinstance(op, nn.QConv2dOp)
+    assert isinstance(op, QConvOp)
     reason = qconv_refusal_of(op)
     if reason is not None:
         return reason
@@ -152,7 +164,7 @@ def qconv_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     return choice if isinstance(choice, str) else None
 
 
-def _chosen(op: nn.QConv2dOp) -> QChoice:
+def _chosen(op: QConvOp) -> QChoice:
     choice = qconv_choice(qconv_spec(op)[0])
     if isinstance(choice, str):
         raise ValueError(f"{op.name}: no fast oneDNN int8 convolution: {choice}")
@@ -160,14 +172,17 @@ def _chosen(op: nn.QConv2dOp) -> QChoice:
 
 
 def qconv_layouts(op: Operation, target: Target) -> Layouts:
-    assert isinstance(op, nn.QConv2dOp)
+    """oneDNN's formats; a fused addend is the destination's starting contents."""
+    assert isinstance(op, QConvOp)
     choice = _chosen(op)
     bias = (PLAIN_LAYOUT,) if op.bias is not None else ()
-    return (choice.src.kernel_layout, PLAIN_LAYOUT, *bias), (choice.dst.kernel_layout,)
+    dst = choice.dst.kernel_layout
+    addend = (dst,) if isinstance(op, nn.QConv2dAddOp) else ()
+    return (choice.src.kernel_layout, PLAIN_LAYOUT, *bias, *addend), (dst,)
 
 
 def qconv_workspace(op: Operation, target: Target) -> int:
-    assert isinstance(op, nn.QConv2dOp)
+    assert isinstance(op, QConvOp)
     return _chosen(op).scratchpad
 
 
@@ -229,16 +244,78 @@ def _may_change(*arrays: np.ndarray) -> bool:
     return any(array.flags.writeable for array in arrays)
 
 
+def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether `a` and `b` are the very same bytes (an in-place pair the plan made)."""
+    return (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.nbytes == b.nbytes
+    )
+
+
+class _SumBound(_Bound):
+    """`nn.qconv2d_add`'s convolution bound once: oneDNN's sum post-op adds what the
+    destination holds, so the addend (its last input) is copied there first unless the
+    memory plan put the result over it (in place), where the bound call runs alone."""
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        *conv, addend = inputs
+        self._pack(conv[1], conv[2:])
+        source = np.ascontiguousarray(conv[0]).reshape(-1).view(self.types[0])
+        summand = np.ascontiguousarray(addend).reshape(-1).view(np.uint8)
+        if self._direct(out):
+            target = out.reshape(-1).view(np.uint8)
+            if not _same_buffer(target, summand):
+                target[...] = summand
+            self.kernel(source, target.view(self.types[1]))
+        else:
+            result = summand.copy()
+            self.kernel(source, result.view(self.types[1]))
+            out[...] = result.view(out.dtype).reshape(out.shape)
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        *conv, addend = inputs
+        x, weights, *bias = conv
+        fixed = (
+            x.flags.c_contiguous
+            and addend.flags.c_contiguous
+            and self._direct(out)
+            and _same_buffer(addend, out)
+            and not _may_change(weights, *bias)
+        )
+        if not fixed:
+            return partial(self, inputs, out)
+        self._pack(weights, bias)
+        return self.kernel.bind(
+            x.reshape(-1).view(self.types[0]), out.reshape(-1).view(self.types[1])
+        )
+
+
+def addend_layout_refusal(op: Operation) -> str | None:
+    """The sum post-op adds what the destination holds: the addend must be in the result's
+    layout (None: it is)."""
+    assert isinstance(op, nn.QConv2dAddOp)
+    addend, result = encoding_name(op.addend.type), encoding_name(op.output.type)
+    if addend != result:
+        return (
+            f"the addend is {addend or 'plain'} but the result {result or 'plain'}; the "
+            "sum post-op adds the destination's contents"
+        )
+    return None
+
+
 def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Bound:
     """`op` bound: its primitive made for the formats its types carry."""
-    assert isinstance(op, nn.QConv2dOp)
+    assert isinstance(op, QConvOp)
     reason = qconv_refusal_of(op)
+    if reason is None and isinstance(op, nn.QConv2dAddOp):
+        reason = addend_layout_refusal(op)
     if reason is not None:
         raise BindingRefused(reason)
     q, params = qconv_spec(op)
     formats = (format_of(op.x, "data").value, ANY, format_of(op.output, "data").value)
+    bound = _SumBound if isinstance(op, nn.QConv2dAddOp) else _Bound
     try:
-        return _Bound(QConv(q, None, None, params, formats))
+        return bound(QConv(q, None, None, params, formats))
     except b.DnnlError as error:
         raise BindingRefused(f"oneDNN has no int8 convolution for it as typed: {error}") from None
 
@@ -308,7 +385,7 @@ def _run(prepare: object, op: Operation, inputs: Sequence[np.ndarray]) -> np.nda
 
 def _implementation(op: Operation) -> str:
     """The oneDNN implementation that runs `op` as typed (its formats)."""
-    if isinstance(op, nn.QConv2dOp):
+    if isinstance(op, QConvOp):
         formats = (format_of(op.x, "data").value, ANY, format_of(op.output, "data").value)
         return qconv_pd(qconv_spec(op)[0], *formats).implementation
     return qmatmul_pd(qmatmul_spec(op)[0]).implementation
@@ -324,6 +401,23 @@ def quantized_kernels(family: str) -> list[Kernel]:
             partial(_run, prepare_qconv),
             accepts=qconv_accepts,
             layouts=qconv_layouts,
+            workspace=qconv_workspace,
+            reads_halo=False,
+            writes_strided=False,
+            prepare=prepare_qconv,
+            integer_data=True,
+            implementation_of=_implementation,
+            post_ops=True,
+        ),
+        Kernel(
+            "qconv2d_add_onednn",
+            nn.QConv2dAddOp,
+            family,
+            partial(_run, prepare_qconv),
+            accepts=qconv_accepts,
+            layouts=qconv_layouts,
+            accepts_types=addend_layout_refusal,
+            in_place_of=lambda op: op.addend_index,  # type: ignore[attr-defined]
             workspace=qconv_workspace,
             reads_halo=False,
             writes_strided=False,

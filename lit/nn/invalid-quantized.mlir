@@ -158,3 +158,27 @@ func.func @resize_linear(%a: tensor<1x1x2x2xui8>) {
   %0 = nn.resize %a mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.0, 2.0] : tensor<1x1x2x2xui8> -> tensor<1x1x4x4xui8>
   func.return
 }
+
+// -----
+
+func.func @qconv_add_addend_type(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %r: tensor<1x2x3x3xi8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d_add: the addend must be ui8, got i8}}
+  %0 = nn.qconv2d_add %x, %w add %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {c_scale = dense<2.0> : tensor<f32>, c_zero_point = dense<10> : tensor<ui8>, r_scale = dense<1.0> : tensor<f32>, r_zero_point = dense<1> : tensor<ui8>, w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<1x2x3x3xi8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}
+
+// -----
+
+func.func @qconv_add_addend_shape(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %r: tensor<1x2x1x1xui8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d_add: addend shape [1, 2, 1, 1] is not the result shape [1, 2, 3, 3]}}
+  %0 = nn.qconv2d_add %x, %w add %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {c_scale = dense<2.0> : tensor<f32>, c_zero_point = dense<10> : tensor<ui8>, r_scale = dense<1.0> : tensor<f32>, r_zero_point = dense<1> : tensor<ui8>, w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<1x2x1x1xui8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}
+
+// -----
+
+func.func @qconv_add_clamp(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %r: tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d_add: clamp_min -1 is outside ui8's range 0..255}}
+  %0 = nn.qconv2d_add %x, %w add %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {c_scale = dense<2.0> : tensor<f32>, c_zero_point = dense<10> : tensor<ui8>, clamp_min = -1 : i64, r_scale = dense<1.0> : tensor<f32>, r_zero_point = dense<1> : tensor<ui8>, w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}

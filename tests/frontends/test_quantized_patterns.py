@@ -33,7 +33,9 @@ def test_quantized_cnn_imports_and_runs_like_onnxruntime(tmp_path: Path, qoperat
     names = {op.name for op in module.walk()}
     # Both forms compile to the q-ops (fold-qdq makes them of the QDQ form), run by kernels.
     compiled = {op.name for op in compile_module(module, "host", True, DEFAULT_PIPELINE).walk()}
-    assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= compiled
+    assert {"nn.qconv2d", "nn.qglobal_avg_pool", "nn.qmatmul"} <= compiled
+    # The residual add: a qadd, or (oneDNN with VNNI or AMX) the convolution's sum post-op.
+    assert compiled & {"nn.qadd", "nn.qconv2d_add"}
     assert not compiled & {"nn.conv2d", "nn.add", "nn.gemm", "nn.global_avg_pool"}
     if qoperator:
         assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= names
