@@ -295,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 + (" (vacuous: the output does not depend on the input)" if r.vacuous else "")
             )
             print(f"  {model} {exporter} {r.target}: {status}", file=sys.stderr, flush=True)
+            for where, difference in r.checks.items():  # every configuration, not only the worst
+                print(f"    {where}: {difference:.1e}", file=sys.stderr, flush=True)
     print(report(rows, args))
     worst = max((r.difference for r in rows), default=0.0)
     if worst > TOLERANCE:

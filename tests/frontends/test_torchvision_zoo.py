@@ -92,8 +92,8 @@ def test_the_table_from_cached_exports(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """A cached export is imported, checked on two targets and timed; one the importer
-    refuses shows its refusal; one whose export failed shows the recorded reason. None of
-    this needs torch."""
+    refuses shows its refusal; one whose export failed shows the recorded reason; every
+    configuration's difference is listed on stderr. None of this needs torch."""
     without(monkeypatch, "torch", "torchvision", "onnxscript")
     (tmp_path / "resnet18-classic.onnx").write_bytes(small_cnn())
     (tmp_path / "resnet18-dynamo.onnx").write_bytes(unsupported())
@@ -103,8 +103,11 @@ def test_the_table_from_cached_exports(
     (tmp_path / "alexnet-dynamo.error").write_text("timeout: more than 300 s\n")
     argv += ["--repeats", "2", "--child"]  # in this process, whatever its thread count
     assert torchvision_zoo.main(argv) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     rows = {tuple(line.split()[:2]): line for line in out.splitlines()[3:] if line}
+    for where in ("ref padding=on", "ref padding=off", "avx2 padding=on"):  # each one, on stderr
+        assert f"    {where}: " in captured.err, captured.err
     assert set(rows) == {
         ("resnet18", "classic"),
         ("resnet18", "dynamo"),
