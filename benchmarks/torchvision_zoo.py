@@ -21,7 +21,11 @@ timed target and every `--check-targets` target with padding on and off; "vacuou
 when onnxruntime gives the same output for two different seeded inputs, so that the output
 does not depend on the input and a comparison on it would prove nothing), reorders (activation
 reorders per inference), fallbacks (numpy kernels run where the target has a faster family),
-arena/bound (the planned arena over its lower bound), ours ms, onnxruntime ms, ratio.
+arena/bound (the planned arena over its lower bound), ours ms, onnxruntime ms, ratio; with
+`--check-targets`, also onnxruntime spread (onnxruntime with its graph optimisations off
+against the same session with them on, by the same measure: how far two float32 evaluations
+of the model by one runtime differ, the noise floor against which a difference is judged) and
+worst at (the target and padding of the largest difference).
 
 Everything runs at 1 thread: onnxruntime with intra_op_num_threads=1 (and no spinning), and
 oneDNN with OMP_NUM_THREADS=1, for which this script runs itself again in a child process (as
@@ -53,6 +57,7 @@ from nnlayout.benchmarks.torchvision_export import (
     onnx_path,
     require,
 )
+from nnlayout.benchmarks.zoo_int8 import unoptimised_session
 from nnlayout.benchmarks.zoo_latency import (
     figure,
     latency_cells,
@@ -98,6 +103,7 @@ class Row:
     ours_ms: float = 0.0
     ort_ms: float = 0.0
     checks: dict[str, float] = field(default_factory=dict)
+    spread: float = 0.0  # onnxruntime unoptimised against optimised, the same measure
     vacuous: bool = False  # the output does not depend on the input
 
 
@@ -151,9 +157,11 @@ def measure(
         other = np.random.default_rng(1).standard_normal(feed.shape).astype(np.float32)
         again = session.run(None, {feed.name: other})  # type: ignore[attr-defined]
         vacuous = all(np.array_equal(a, b) for a, b in zip(expected, again, strict=True))
+        plain = unoptimised_session(path).run(None, {feed.name: x})  # type: ignore[attr-defined]
+        spread = relative_difference(expected, plain)
         rows = []
         for target in targets:
-            row = Row(model, exporter, target, vacuous=vacuous)
+            row = Row(model, exporter, target, vacuous=vacuous, spread=spread)
             try:
                 check(module, source, x, expected, row, args.check_targets)
                 timed(module, source, x, expected, row, args.repeats, session)
@@ -202,7 +210,8 @@ def report(rows: Sequence[Row], args: argparse.Namespace) -> str:
     several = len(args.targets) > 1
     header = ["model", "exporter", *(["target"] if several else []), "imported", "ops"]
     header += ["max rel diff", "reorders", "fallbacks", "arena/bound", "ours ms"]
-    header += ["onnxruntime ms", "ratio", *(["worst at"] if args.check_targets else [])]
+    header += ["onnxruntime ms", "ratio"]
+    header += ["onnxruntime spread", "worst at"] if args.check_targets else []
     lines = []
     for r in rows:
         line = [r.model, r.exporter, *([r.target] if several else [])]
@@ -217,7 +226,7 @@ def report(rows: Sequence[Row], args: argparse.Namespace) -> str:
                 str(r.fallbacks),
                 f"{r.arena_bytes / r.bound_bytes:.3f}" if r.bound_bytes else "",
                 *latency_cells(r.ours_ms, r.ort_ms),
-                *([r.worst] if args.check_targets else []),
+                *([f"{r.spread:.1e}", r.worst] if args.check_targets else []),
             ]
         lines.append(line)
     checked = f", also checked on {','.join(args.check_targets)} (padding on and off)"
@@ -291,9 +300,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in rows[-len(args.targets) :]:
             status = r.refusal.split("; nnlayout imports")[0] or (
                 f"{r.ours_ms:.1f} ms vs {r.ort_ms:.1f} ms, rel diff {r.difference:.1e}"
+                + f", onnxruntime unoptimised vs optimised {r.spread:.1e}"
                 + (" (vacuous: the output does not depend on the input)" if r.vacuous else "")
             )
             print(f"  {model} {exporter} {r.target}: {status}", file=sys.stderr, flush=True)
+            for where, difference in r.checks.items():  # every configuration, not only the worst
+                print(f"    {where}: {difference:.1e}", file=sys.stderr, flush=True)
     print(report(rows, args))
     worst = max((r.difference for r in rows), default=0.0)
     if worst > TOLERANCE:

@@ -92,8 +92,9 @@ def test_the_table_from_cached_exports(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """A cached export is imported, checked on two targets and timed; one the importer
-    refuses shows its refusal; one whose export failed shows the recorded reason. None of
-    this needs torch."""
+    refuses shows its refusal; one whose export failed shows the recorded reason; every
+    configuration's difference is listed on stderr, and onnxruntime's own spread (unoptimised
+    against optimised) in its column. None of this needs torch."""
     without(monkeypatch, "torch", "torchvision", "onnxscript")
     (tmp_path / "resnet18-classic.onnx").write_bytes(small_cnn())
     (tmp_path / "resnet18-dynamo.onnx").write_bytes(unsupported())
@@ -103,8 +104,11 @@ def test_the_table_from_cached_exports(
     (tmp_path / "alexnet-dynamo.error").write_text("timeout: more than 300 s\n")
     argv += ["--repeats", "2", "--child"]  # in this process, whatever its thread count
     assert torchvision_zoo.main(argv) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     rows = {tuple(line.split()[:2]): line for line in out.splitlines()[3:] if line}
+    for where in ("ref padding=on", "ref padding=off", "avx2 padding=on"):  # each one, on stderr
+        assert f"    {where}: " in captured.err, captured.err
     assert set(rows) == {
         ("resnet18", "classic"),
         ("resnet18", "dynamo"),
@@ -114,6 +118,7 @@ def test_the_table_from_cached_exports(
     cells = rows["resnet18", "classic"].split()
     assert cells[2] == "yes" and float(cells[4]) <= 1e-4, out
     assert cells[-1] == "padding=on" or cells[-1] == "padding=off", out
+    assert 0.0 <= float(cells[-3]) <= 1e-4, out  # onnxruntime's own spread, before "worst at"
     assert (
         "no: node #0 (Unheard) producing 'output': unsupported operator"
         in (rows["resnet18", "dynamo"])
