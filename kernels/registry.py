@@ -333,19 +333,52 @@ class Selection:
     rejected: tuple[tuple[str, str], ...]
 
 
+class _KernelTable(dict[str, Kernel]):
+    """The registry's kernels by name; any change (a test replacing a kernel included) drops
+    the lookups remembered by op type."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_op: dict[type[Operation], tuple[Kernel, ...]] = {}
+
+    def __setitem__(self, name: str, kernel: Kernel) -> None:
+        self.by_op.clear()
+        super().__setitem__(name, kernel)
+
+    def __delitem__(self, name: str) -> None:
+        self.by_op.clear()
+        super().__delitem__(name)
+
+    def pop(self, name: str, *default: Kernel | None) -> Kernel | None:  # type: ignore[override]
+        self.by_op.clear()
+        return super().pop(name, *default)
+
+    def update(self, *args: Any, **kwargs: Kernel) -> None:
+        self.by_op.clear()
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self.by_op.clear()
+        super().clear()
+
+    def setdefault(self, name: str, kernel: Kernel) -> Kernel:  # type: ignore[override]
+        self.by_op.clear()
+        return super().setdefault(name, kernel)
+
+    def popitem(self) -> tuple[str, Kernel]:
+        self.by_op.clear()
+        return super().popitem()
+
+
 @dataclass
 class Registry:
-    kernels: dict[str, Kernel] = field(default_factory=dict)  # added to by `register` only
-    # for_op's answers, by op type, for the kernels registered so far (`register` clears it).
-    _by_op: dict[type[Operation], tuple[Kernel, ...]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    # added to by `register`; for_op's answers are remembered by op type until it changes
+    kernels: _KernelTable = field(default_factory=_KernelTable)
 
     def register(self, kernel: Kernel) -> Kernel:
         if kernel.name in self.kernels:
             raise ValueError(f"kernel '{kernel.name}' is registered twice")
         self.kernels[kernel.name] = kernel
-        self._by_op.clear()
         return kernel
 
     def lookup(self, name: str) -> Kernel:
@@ -365,11 +398,10 @@ class Registry:
         return kernel
 
     def for_op(self, op_type: type[Operation]) -> list[Kernel]:
-        found = self._by_op.get(op_type)
+        remembered = self.kernels.by_op
+        found = remembered.get(op_type)
         if found is None:
-            found = self._by_op[op_type] = tuple(
-                k for k in self.kernels.values() if k.op is op_type
-            )
+            found = remembered[op_type] = tuple(k for k in self.kernels.values() if k.op is op_type)
         return list(found)
 
     def select(self, op: Operation, target: Target, padding: bool) -> Selection | None:

@@ -53,7 +53,6 @@ from xdsl.pattern_rewriter import (
 )
 
 import nnlayout.transforms.remarks as remarks
-from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import (
     ACTIVATIONS,
     AddOp,
@@ -64,8 +63,8 @@ from nnlayout.dialects.nn import (
     shape_of,
 )
 from nnlayout.kernels.facts import kernel_facts
-from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
+from nnlayout.transforms.fuse_post_ops import dispatch_fused
 from nnlayout.transforms.select_dispatch import recorded_choices
 from nnlayout.transforms.stages import require_tensor_level
 
@@ -94,22 +93,12 @@ class _Fuser:
         if chosen is None or not chosen.post_ops:
             return False
         fused = _fused(product, bias, activation, self.nnan)
-        reasons = []
-        for kernel in registry().for_op(FusedMatmulOp):
-            if kernel.family != chosen.family or not kernel.applies(fused):
-                continue
-            reason = kernel.refusal(fused, self.target, self.padding)
-            if reason is None:
-                fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
-                fused.location = product.location  # diagnostics point at the product
-                fused.output.name_hint = (
-                    replaced.results[0].name_hint or product.results[0].name_hint
-                )
-                rewriter.replace(replaced, fused)
-                rewriter.erase(product)
-                return True
-            reasons.append(reason)
-        fused.erase()
+        reasons = dispatch_fused(fused, product, chosen.family, self.target, self.padding)
+        if reasons is None:
+            fused.output.name_hint = replaced.results[0].name_hint or product.results[0].name_hint
+            rewriter.replace(replaced, fused)
+            rewriter.erase(product)
+            return True
         if reasons:
             remarks.emit(
                 replaced,

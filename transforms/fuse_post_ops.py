@@ -116,6 +116,26 @@ from nnlayout.transforms.select_dispatch import recorded_choices
 from nnlayout.transforms.stages import require_tensor_level
 
 
+def dispatch_fused(
+    fused: Operation, origin: Operation, family: str, target: Target, padding: bool
+) -> list[str] | None:
+    """Gives detached `fused` the first kernel of `family` that accepts it (None), at
+    `origin`'s location (later diagnostics point at the op fused into); else erases it and
+    returns each refusing kernel's reason (empty where no kernel of the family applies)."""
+    reasons = []
+    for kernel in registry().for_op(type(fused)):
+        if kernel.family != family or not kernel.applies(fused):
+            continue
+        reason = kernel.refusal(fused, target, padding)
+        if reason is None:
+            fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, target)
+            fused.location = origin.location
+            return None
+        reasons.append(reason)
+    fused.erase()
+    return reasons
+
+
 @dataclass
 class _Fuser:
     """Builds a fused op for a convolution and asks the chosen kernel's family for it."""
@@ -147,29 +167,12 @@ class _Fuser:
             addend = conv.addend if addend is None else addend
             activation = conv.activation_op() if activation is None else activation
         fused = FusedConv2dOp(conv, bias, addend, activation, self.nnan)
-        reasons = self.dispatch(fused, conv, chosen.family)
+        reasons = dispatch_fused(fused, conv, chosen.family, self.target, self.padding)
         if reasons is not None:
             if zero_bias is not None:
                 zero_bias.erase()
             return reasons
         return fused, zero_bias
-
-    def dispatch(self, fused: Operation, conv: Operation, family: str) -> list[str] | None:
-        """Gives detached `fused` the first kernel of `family` that accepts it (None); else
-        erases it and returns each refusing kernel's reason (empty where no kernel of the
-        family applies)."""
-        reasons = []
-        for kernel in registry().for_op(type(fused)):
-            if kernel.family != family or not kernel.applies(fused):
-                continue
-            reason = kernel.refusal(fused, self.target, self.padding)
-            if reason is None:
-                fused.attributes[KERNEL_ATTR] = kernel.attribute(fused, self.target)
-                fused.location = conv.location  # later diagnostics point at the convolution
-                return None
-            reasons.append(reason)
-        fused.erase()
-        return reasons
 
     def fuse(
         self,
@@ -264,7 +267,9 @@ class FuseQAddIntoQConv(RewritePattern):
             ):
                 continue
             fused = QConv2dAddOp(conv, other, op.qparams(prefixes[1]), op.qparams("y"))
-            reasons = self.fuser.dispatch(fused, conv, chosen.family)
+            reasons = dispatch_fused(
+                fused, conv, chosen.family, self.fuser.target, self.fuser.padding
+            )
             if reasons is not None:
                 if not reasons:
                     return

@@ -115,7 +115,7 @@ def _shape_reason(op: Operation) -> str | None:
         )
     if isinstance(op, nn.QAddOp | nn.QMulOp):
         if shape_of(op.lhs) != shape_of(op.rhs):
-            return "broadcasting; the oneDNN kernel adds operands of one shape"
+            return "broadcasting; the oneDNN kernel takes operands of one shape"
         if len(shape_of(op.output)) != 4:
             return "not rank 4; the oneDNN kernel needs N, C, H, W"
         return None

@@ -393,37 +393,26 @@ def _implementation(op: Operation) -> str:
 
 def quantized_kernels(family: str) -> list[Kernel]:
     """The descriptors of the quantized ops' oneDNN kernels."""
+    conv = dict(
+        impl=partial(_run, prepare_qconv),
+        accepts=qconv_accepts,
+        layouts=qconv_layouts,
+        workspace=qconv_workspace,
+        reads_halo=False,
+        writes_strided=False,
+        prepare=prepare_qconv,
+        integer_data=True,
+        implementation_of=_implementation,
+    )
     return [
-        Kernel(
-            "qconv2d_onednn",
-            nn.QConv2dOp,
-            family,
-            partial(_run, prepare_qconv),
-            accepts=qconv_accepts,
-            layouts=qconv_layouts,
-            workspace=qconv_workspace,
-            reads_halo=False,
-            writes_strided=False,
-            prepare=prepare_qconv,
-            integer_data=True,
-            implementation_of=_implementation,
-            post_ops=True,
-        ),
+        Kernel("qconv2d_onednn", nn.QConv2dOp, family, post_ops=True, **conv),  # type: ignore[arg-type]
         Kernel(
             "qconv2d_add_onednn",
             nn.QConv2dAddOp,
             family,
-            partial(_run, prepare_qconv),
-            accepts=qconv_accepts,
-            layouts=qconv_layouts,
             accepts_types=addend_layout_refusal,
             in_place_of=lambda op: op.addend_index,  # type: ignore[attr-defined]
-            workspace=qconv_workspace,
-            reads_halo=False,
-            writes_strided=False,
-            prepare=prepare_qconv,
-            integer_data=True,
-            implementation_of=_implementation,
+            **conv,  # type: ignore[arg-type]
         ),
         Kernel(
             "qmatmul_onednn",

@@ -258,6 +258,7 @@ class _Bound:
         self.scale = np.float32(op.qparams().scale) if quantize else None  # type: ignore[attr-defined]
         self.bound_out: np.ndarray | None = None
         self.bound_calls: list[FixedCall] = []
+        self.spare: np.ndarray | None = None  # the result when `out` is not oneDNN's
         # Where oneDNN's reorder drops the zero point on this shape, the reference kernel.
         self.reference = not isinstance(op, nn.QGlobalAvgPoolOp) and not _keeps_zero_point(
             op,  # type: ignore[arg-type]
@@ -297,9 +298,10 @@ class _Bound:
             self._reference(inputs[0], out)
             return
         if not self._direct(out):
-            result = np.empty(out.shape, out.dtype)
-            self(inputs, result)
-            out[...] = result
+            if self.spare is None or self.spare.shape != out.shape:
+                self.spare = np.empty(out.shape, out.dtype)  # kept: quantize binds to it
+            self(inputs, self.spare)
+            out[...] = self.spare
             return
         x = np.ascontiguousarray(inputs[0])
         if self.scaled is not None:
