@@ -14,9 +14,10 @@ Why not one reorder per input straight into its slot of the result (a submemory,
 buffer): oneDNN v3.2's `jit:uni` reorder into a strided destination drops both zero points
 when the slot's channel count is not a multiple of 8 (measured: 7 channels of 28 gave
 round(x * x_scale / y_scale), zero points ignored), so the slots are written by the concat
-primitive, which only copies. The requantizing reorders are tried once when bound
-(`quantized_call.maps_fill`: the same v3.2 reorder drops zero points on some dense shapes
-too); where one maps x_i's zero point to anything but y's, the reference kernel runs the op.
+primitive, which only copies. The requantizing reorders are tried once when bound, on every
+code (`_requantizes_every_code`; the same v3.2 reorder drops zero points on some dense
+shapes too, `quantized_call.maps_fill`); where one maps a code to anything but its
+requantization, the reference kernel runs the op.
 
 Rank-4 data is NHWC, what oneDNN's int8 convolutions write (so no channel padding, no lane to
 hold a zero point); other ranks plain row-major. The result is written whole, by oneDNN
@@ -51,7 +52,6 @@ from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
 from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
     int8_kernel_fields,
-    maps_fill,
     runtime_descriptors,
     runtime_values,
 )
@@ -112,6 +112,28 @@ def _requantize_call(source: MemoryDesc, x: QParams, y: QParams) -> PrimitiveCal
     )
     compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
     return PrimitiveCall(compiled, values)
+
+
+def _requantizes_every_code(call: PrimitiveCall, x: QParams, y: QParams, dtype: np.dtype) -> bool:
+    """Whether the requantizing reorder `call` maps every code of `dtype` at every position of
+    its buffer as x -> y's requantization does (oneDNN v3.2's reorder drops zero points on
+    some shapes: `quantized_call.maps_fill`). A source of x's zero point alone would not see a
+    dropped one whose product with x_scale / y_scale rounds to 0, hence all the codes; those
+    within float rounding of a half step are not compared."""
+    info = np.iinfo(dtype)
+    codes = np.arange(info.min, info.max + 1)
+    exact = (codes - int(x.zero_point)) * (float(x.scale) / float(y.scale))
+    want = np.clip(np.rint(exact) + int(y.zero_point), info.min, info.max)
+    compared = np.abs(exact - np.floor(exact) - 0.5) > 1e-3
+    size = call.compiled.nbytes(b.DNNL_ARG_SRC) // dtype.itemsize
+    out = np.empty(size, dtype)
+    for start in range(0, len(codes), size):  # the whole buffer each time, codes repeated
+        picked = np.resize(np.roll(codes, -start), size)
+        call.call_on({b.DNNL_ARG_SRC: picked.astype(dtype)}, out)
+        shown = np.resize(np.roll(compared, -start), size)
+        if np.any((out != np.resize(np.roll(want, -start), size)) & shown):
+            return False
+    return True
 
 
 @dataclass
@@ -185,11 +207,11 @@ class _Bound:
             i: np.empty(math.prod(shape_of(op.inputs[i])), self.dtype)
             for i in self.calls.requantize
         }
-        # Where oneDNN's reorder drops a zero point on this shape (maps_fill), the reference.
-        x = op.input_qparams()
+        # Where oneDNN's reorder drops a zero point on this shape, the reference.
+        x, y = op.input_qparams(), op.qparams("y")
         self.op, self.layout = op, _typed_layout(op)
         self.reference = not all(
-            maps_fill(call, int(x[i].zero_point), int(op.qparams("y").zero_point))
+            _requantizes_every_code(call, x[i], y, self.dtype)
             for i, call in self.calls.requantize.items()
         )
 

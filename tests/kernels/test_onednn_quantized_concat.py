@@ -17,8 +17,13 @@ from xdsl.utils.test_value import create_ssa_value
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
 from nnlayout.dialects.nn.base import ui8
+from nnlayout.dialects.nn.quantized import QParams
 from nnlayout.dialects.nn.shape_rules import concat_shape
 from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import quantized_concat as qc
+from nnlayout.kernels.onednn.quantized import DATA_TYPES
+from nnlayout.kernels.onednn.quantized_call import maps_fill
+from nnlayout.kernels.onednn.quantized_reorder import data_md
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.targets import get_target
@@ -194,3 +199,17 @@ def test_pipelines_give_the_references_results_on_every_target(element_type, zer
         assert np.abs(got[0] - want).max() <= 0.021 * 1.001, (target, padding)
         assert np.mean(got[0] != want) < 0.02
     assert any("onednn" in name for name in chosen) or not b.runs_vnni(), chosen
+
+
+def test_a_requantizing_reorder_that_drops_a_small_zero_point_is_caught() -> None:
+    """A reorder ignoring x's zero point 3 (3 * 0.1 rounds to 0) maps a source of zero points
+    to y's zero point all the same, so a check with that fill alone passes it; the check on
+    every code does not (the dropped 0.3 of a step moves a third of the codes by one)."""
+    md = data_md((1, 8, 3, 3), NHWC.text, DATA_TYPES[np.dtype(np.uint8)])
+    x = QParams.make(0.01, 3, ui8)
+    y = QParams.make(0.1, 128, ui8)
+    keeps = qc._requantize_call(md, x, y)
+    drops = qc._requantize_call(md, QParams.make(0.01, 0, ui8), y)
+    assert qc._requantizes_every_code(keeps, x, y, np.dtype(np.uint8))
+    assert maps_fill(drops, 3, 128)
+    assert not qc._requantizes_every_code(drops, x, y, np.dtype(np.uint8))
