@@ -13,6 +13,8 @@ import pytest
 from nnlayout.benchmarks import zoo_int8
 from nnlayout.benchmarks.zoo_int8 import steps_apart, top1_agreement, without_softmax
 from nnlayout.examples.make_models import build
+from nnlayout.kernels.onednn.binding import available as onednn_available
+from nnlayout.kernels.onednn.common import bf16_refusal
 
 
 def test_softmax_output_dropped_logits_kept() -> None:
@@ -54,7 +56,10 @@ def test_small_unet_run_prints_its_row(
     argv = ["unet", "--small", "--inputs", "2", "--repeats", "1", "--markdown", "-d", str(tmp_path)]
     assert zoo_int8.main(argv) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| unet")]
-    assert len(rows) == 1
+    assert len(rows) == 2  # the int8 table's row, then the bf16 table's
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[9] == "yes / yes"  # both arenas at their lower bound
     assert float(cells[8]) < 1.0  # int8 arena smaller than the f32 one
+    bf16 = [c.strip() for c in rows[1].strip("|").split("|")]
+    # bf16 buffers are half the f32 ones where oneDNN computes bf16 (else it stays f32)
+    assert float(bf16[6]) == (0.5 if onednn_available() and bf16_refusal() is None else 1.0)
