@@ -517,9 +517,10 @@ def conv_variants(
     return compiled, finite, args
 
 
-def addend_types_reason(op: nn.FusedConv2dOp) -> str | None:
+def addend_types_reason(op: nn.FusedConv2dOp | nn.QConv2dAddOp) -> str | None:
     """The sum post-op adds what the destination holds: the addend, in the result's layout
-    (`format_of` and the buffer sizes check the other operands when the kernel is bound)."""
+    (`format_of` and the buffer sizes check the other operands when the kernel is bound);
+    the f32 and the int8 convolution with a residual add alike."""
     addend, result = encoding_name(op.addend.type), encoding_name(op.output.type)
     if addend != result:
         return (

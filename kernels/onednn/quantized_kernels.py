@@ -32,12 +32,12 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
-from nnlayout.dialects.layout import encoding_name, layout_of
+from nnlayout.dialects.layout import layout_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import Layouts, format_of
-from nnlayout.kernels.onednn.convolution import window_geometry
+from nnlayout.kernels.onednn.convolution import addend_types_reason, window_geometry
 from nnlayout.kernels.onednn.formats import Format, identify
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES
 from nnlayout.kernels.onednn.quantized import (
@@ -290,25 +290,12 @@ class _SumBound(_Bound):
         )
 
 
-def addend_layout_refusal(op: Operation) -> str | None:
-    """The sum post-op adds what the destination holds: the addend must be in the result's
-    layout (None: it is)."""
-    assert isinstance(op, nn.QConv2dAddOp)
-    addend, result = encoding_name(op.addend.type), encoding_name(op.output.type)
-    if addend != result:
-        return (
-            f"the addend is {addend or 'plain'} but the result {result or 'plain'}; the "
-            "sum post-op adds the destination's contents"
-        )
-    return None
-
-
 def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Bound:
     """`op` bound: its primitive made for the formats its types carry."""
     assert isinstance(op, QConvOp)
     reason = qconv_refusal_of(op)
     if reason is None and isinstance(op, nn.QConv2dAddOp):
-        reason = addend_layout_refusal(op)
+        reason = addend_types_reason(op)
     if reason is not None:
         raise BindingRefused(reason)
     q, params = qconv_spec(op)
@@ -410,7 +397,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
             "qconv2d_add_onednn",
             nn.QConv2dAddOp,
             family,
-            accepts_types=addend_layout_refusal,
+            accepts_types=addend_types_reason,
             in_place_of=lambda op: op.addend_index,  # type: ignore[attr-defined]
             **conv,  # type: ignore[arg-type]
         ),
