@@ -206,7 +206,8 @@ def measure(bound: list[tuple], runs: int) -> tuple[float, float, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    first_paragraph = (__doc__ or "").split("\n\n", 1)[0]
+    parser = argparse.ArgumentParser(description=" ".join(first_paragraph.split()))
     parser.add_argument("--copies", type=int, default=24, help="of weights and sources")
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--int8", action="store_true", help="u8 activations, s8 weights")
