@@ -1,6 +1,6 @@
-"""Primitive attributes beyond post-ops and the scratchpad (binding.Attr): int8 scales and
-zero points, and the floating-point math mode, as a hashable `Quantization` that keys the
-primitive cache with the rest of a primitive's description.
+"""Primitive attributes: `Attr` (a user-managed scratchpad and binding.PostOp's in order), and
+int8 scales and zero points and the floating-point math mode, as a hashable `Quantization`
+that keys the primitive cache with the rest of a primitive's description.
 
 oneDNN v3 takes scales and zero points at execution, not at creation: the attribute only
 says which arguments have them and how they vary (`mask`: 0 = one value for the tensor;
@@ -26,13 +26,48 @@ accuracy.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import warnings
 from collections.abc import Sequence
+from ctypes import c_void_p
 from dataclasses import dataclass
 from functools import cache
 
 from nnlayout.kernels.onednn import binding as b
+
+
+class Attr:
+    """Primitive attributes: user-managed scratchpad, and the given post-ops in order."""
+
+    def __init__(self, post_ops: Sequence[b.PostOp] = ()):
+        self.handle = c_void_p()
+        b.lib().dnnl_primitive_attr_create(ctypes.byref(self.handle))
+        b.lib().dnnl_primitive_attr_set_scratchpad_mode(self.handle, b.dnnl_scratchpad_mode_user)
+        if post_ops:
+            ops = c_void_p()
+            b.lib().dnnl_post_ops_create(ctypes.byref(ops))
+            try:
+                for post_op in post_ops:
+                    _append(ops, post_op)
+                b.lib().dnnl_primitive_attr_set_post_ops(self.handle, ops)
+            finally:
+                b.lib().dnnl_post_ops_destroy(ops)
+
+    def __del__(self) -> None:
+        if self.handle:
+            b.lib().dnnl_primitive_attr_destroy(self.handle)
+
+
+def _append(ops: c_void_p, post_op: b.PostOp) -> None:
+    if post_op.kind == "eltwise":
+        b.lib().dnnl_post_ops_append_eltwise(ops, post_op.algorithm, post_op.alpha, post_op.beta)
+    elif post_op.kind == "sum":
+        b.lib().dnnl_post_ops_append_sum(ops, post_op.alpha, post_op.zero_point, post_op.data_type)
+    elif post_op.kind == "depthwise":
+        b.lib().dnnl_post_ops_append_dw(ops, *post_op.dw_params)
+    else:
+        raise ValueError(f"unknown post-op kind '{post_op.kind}'")
 
 
 @dataclass(frozen=True)
@@ -51,7 +86,7 @@ class Quantization:
         )
 
 
-def apply(attr: b.Attr, quantization: Quantization | None) -> None:
+def apply(attr: Attr, quantization: Quantization | None) -> None:
     """Sets `quantization` on `attr` (nothing for None)."""
     if quantization is None:
         return

@@ -35,9 +35,9 @@ default takes effect only where libdnnl is the first library to load libgomp (nu
 onnx and onnxruntime do not load it; an OpenMP-built BLAS or torch imported before nnlayout
 would, with libgomp's own default).
 
-Handles (`MemoryDesc`, `PrimitiveDesc`, `Primitive`, `Memory`, `Attr`) own their C object and
-destroy it when collected; a memory descriptor queried from a primitive descriptor borrows it
-and keeps its owner alive.
+Handles (`MemoryDesc`, `PrimitiveDesc`, `Primitive`, `Memory`, and attributes.Attr) own their
+C object and destroy it when collected; a memory descriptor queried from a primitive descriptor
+borrows it and keeps its owner alive.
 """
 
 from __future__ import annotations
@@ -173,6 +173,7 @@ DNNL_ARG_SCRATCHPAD = 80
 DNNL_ARG_MULTIPLE_SRC = 1024
 DNNL_ARG_ATTR_SCALES = 4096  # | the argument scaled, at execution: its scales (f32)
 DNNL_ARG_ATTR_ZERO_POINTS = 8192  # | the argument: its zero points (s32)
+DNNL_ARG_ATTR_POST_OP_DW = 16384  # | the argument: a depthwise post-op's (PostOp.depthwise)
 
 _R = TypeVar("_R")
 
@@ -442,7 +443,8 @@ class Blocking:
 
 @dataclass(frozen=True)
 class PostOp:
-    """One post-op, made by `eltwise` or `sum`; hashable, so it can key a cache."""
+    """One post-op, made by `eltwise`, `sum` or `depthwise`; hashable, so it can key a cache
+    (attributes.Attr appends them)."""
 
     kind: str
     algorithm: int
@@ -450,6 +452,8 @@ class PostOp:
     beta: float
     zero_point: int = 0  # a sum's: subtracted from the destination's previous contents
     data_type: int = dnnl_f32  # a sum's: of those contents (undef: the destination's)
+    # a depthwise's: its weights', bias' and destination's data types, kernel, stride, padding
+    dw_params: tuple[int, ...] = ()
 
     @classmethod
     def eltwise(cls, algorithm: int, alpha: float = 0.0, beta: float = 0.0) -> PostOp:
@@ -462,36 +466,13 @@ class PostOp:
         minus `zero_point`, read as `data_type` (an int8 destination: dnnl_data_type_undef)."""
         return cls("sum", 0, scale, 0.0, zero_point, data_type)
 
-
-class Attr:
-    """Primitive attributes: user-managed scratchpad, and the given post-ops in order."""
-
-    def __init__(self, post_ops: Sequence[PostOp] = ()):
-        self.handle = c_void_p()
-        lib().dnnl_primitive_attr_create(ctypes.byref(self.handle))
-        lib().dnnl_primitive_attr_set_scratchpad_mode(self.handle, dnnl_scratchpad_mode_user)
-        if post_ops:
-            ops = c_void_p()
-            lib().dnnl_post_ops_create(ctypes.byref(ops))
-            try:
-                for post_op in post_ops:
-                    if post_op.kind == "eltwise":
-                        lib().dnnl_post_ops_append_eltwise(
-                            ops, post_op.algorithm, post_op.alpha, post_op.beta
-                        )
-                    elif post_op.kind == "sum":
-                        lib().dnnl_post_ops_append_sum(
-                            ops, post_op.alpha, post_op.zero_point, post_op.data_type
-                        )
-                    else:
-                        raise ValueError(f"unknown post-op kind '{post_op.kind}'")
-                lib().dnnl_primitive_attr_set_post_ops(self.handle, ops)
-            finally:
-                lib().dnnl_post_ops_destroy(ops)
-
-    def __del__(self) -> None:
-        if self.handle:
-            lib().dnnl_primitive_attr_destroy(self.handle)
+    @classmethod
+    def depthwise(cls, stride: int, data_types: tuple[int, int, int] = (dnnl_f32,) * 3) -> PostOp:
+        """A 3x3 depthwise convolution of the result, padded by 1 on the top and left (the only
+        kernel and padding oneDNN fuses), with `stride`; `data_types` are its weights', bias'
+        and destination's. Only 1x1 convolutions take it; its weights and bias are the
+        arguments DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS / BIAS."""
+        return cls("depthwise", 0, 0.0, 0.0, dw_params=(*data_types, 3, stride, 1))
 
 
 class PrimitiveDesc:

@@ -27,8 +27,8 @@ import numpy as np
 
 from nnlayout.dialects.nn.base import bf16_dtype
 from nnlayout.kernels.onednn import binding as b
-from nnlayout.kernels.onednn.attributes import Quantization, apply, float_math
-from nnlayout.kernels.onednn.binding import Attr, MemoryDesc, PostOp, PrimitiveDesc
+from nnlayout.kernels.onednn.attributes import Attr, Quantization, apply, float_math
+from nnlayout.kernels.onednn.binding import MemoryDesc, PostOp, PrimitiveDesc
 
 # Below both, a primitive runs on one thread (a few microseconds of work or less, measured by
 # benchmarks/onednn_threads.py): a parallel region costs more than that, far more once

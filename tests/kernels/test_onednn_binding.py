@@ -18,6 +18,7 @@ from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import DnnlError, MemoryDesc, PostOp
+from nnlayout.kernels.onednn.common import reorder_array
 from nnlayout.kernels.onednn.formats import FORMATS, Format, by_layout, identify, names
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 
@@ -191,15 +192,17 @@ def test_grouped_formats_need_whole_blocks_per_group(fmt) -> None:
 
 
 # ---------------------------------------------------------------------- primitives
-def conv_ref(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """3x3, stride 1, pads 1 NCHW convolution through the reference kernel."""
+def conv_ref(
+    x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int = 1, pad: int = 1, groups: int = 1
+) -> np.ndarray:
+    """An NCHW convolution (3x3, stride 1, pads 1 unless told) through the reference kernel."""
     from xdsl.dialects.builtin import TensorType, f32
     from xdsl.utils.test_value import create_ssa_value
 
     from nnlayout.dialects import nn
 
     values = [create_ssa_value(TensorType(f32, a.shape)) for a in (x, w, bias)]
-    op = nn.Conv2dOp(*values, strides=[1, 1], pads=[1, 1, 1, 1], dilations=[1, 1], groups=1)
+    op = nn.Conv2dOp(*values, strides=[stride] * 2, pads=[pad] * 4, dilations=[1, 1], groups=groups)
     return REFERENCE_KERNELS[nn.Conv2dOp](op, [x, w, bias])
 
 
@@ -260,6 +263,54 @@ def test_convolution_post_ops_and_user_scratchpad(post_ops, expected) -> None:
     compiled(args, np.empty(compiled.scratchpad_bytes, np.uint8))
     want = expected(conv_ref(x, w, bias), residual)
     np.testing.assert_allclose(out.transpose(0, 3, 1, 2), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("channels", "size", "stride"), [(24, 10, 1), (32, 9, 2), (96, 112, 2)])
+def test_depthwise_post_op_is_the_two_convolutions(channels: int, size: int, stride: int) -> None:
+    """A 1x1 convolution with clip(0, 6), a fused 3x3 depthwise (PostOp.depthwise, its weights
+    and bias as DNNL_ARG_ATTR_POST_OP_DW arguments) and clip(0, 6) computes the two
+    convolutions in sequence, at oneDNN's output size ceil(size / stride). The largest shape
+    is MobileNetV2's 16->96 at 112x112, where oneDNN fuses in its jit_1x1 kernel (the others
+    get ref_fused_convolution, the two primitives one after the other)."""
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0, 3, (1, 16, size, size)).astype(np.float32)
+    w1 = (rng.standard_normal((channels, 16, 1, 1)) / 4).astype(np.float32)
+    wd = (rng.standard_normal((channels, 1, 3, 3)) / 3).astype(np.float32)
+    b1, bd = (rng.standard_normal(channels).astype(np.float32) for _ in range(2))
+    out = (size - 1) // stride + 1
+    nhwc = by_layout("data", "NHWC").value
+    clip = PostOp.eltwise(b.dnnl_eltwise_clip, 0.0, 6.0)
+    pd = p.convolution_pd(
+        MemoryDesc.with_tag(x.shape, nhwc),
+        MemoryDesc.with_tag(w1.shape, by_layout("weights", "OHWI").value),
+        MemoryDesc.with_tag((channels,), 2),
+        MemoryDesc.with_tag((1, channels, size, size), nhwc),
+        (1, 1),
+        (1, 1),
+        (0, 0),
+        (0, 0),
+        (clip, PostOp.depthwise(stride), clip),
+    )
+    dw_weights = b.DNNL_ARG_ATTR_POST_OP_DW | b.DNNL_ARG_WEIGHTS
+    args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_BIAS, b.DNNL_ARG_DST)
+    compiled = p.Compiled(pd, (*args, dw_weights, b.DNNL_ARG_ATTR_POST_OP_DW | b.DNNL_ARG_BIAS))
+    assert compiled.memories[b.DNNL_ARG_DST].md.shape == (1, channels, out, out)
+    goihw = MemoryDesc.with_tag((channels, 1, 1, 3, 3), 6)  # dnnl_goihw
+    result = np.empty((1, out, out, channels), np.float32)
+    compiled(
+        {
+            b.DNNL_ARG_SRC: np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
+            b.DNNL_ARG_WEIGHTS: w1.reshape(-1),
+            b.DNNL_ARG_BIAS: b1,
+            b.DNNL_ARG_DST: result,
+            dw_weights: reorder_array(wd, goihw, compiled.memories[dw_weights].md),
+            b.DNNL_ARG_ATTR_POST_OP_DW | b.DNNL_ARG_BIAS: bd,
+        },
+        np.empty(compiled.scratchpad_bytes, np.uint8),
+    )
+    middle = np.clip(conv_ref(x, w1, b1, pad=0), 0, 6)
+    want = np.clip(conv_ref(middle, wd, bd, stride=stride, groups=channels), 0, 6)
+    np.testing.assert_allclose(result.transpose(0, 3, 1, 2), want, rtol=1e-5, atol=1e-5)
 
 
 def test_buffers_are_checked() -> None:
