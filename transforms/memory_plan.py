@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nnlayout.dialects.plan import (
+    COMPENSATION_BYTES,
+    CONSTANT_BYTES,
+    PACKED_BYTES,
+    PACKED_PLAIN_BYTES,
+)
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -45,12 +52,6 @@ class PlannedBuffer:
     overwrites: str | None
     padding: int
     halo: int = 0
-
-
-CONSTANT_BYTES = "nnlayout.constant_bytes"
-PACKED_BYTES = "nnlayout.packed_bytes"
-PACKED_PLAIN_BYTES = "nnlayout.packed_plain_bytes"
-COMPENSATION_BYTES = "nnlayout.compensation_bytes"
 
 
 @dataclass(frozen=True)

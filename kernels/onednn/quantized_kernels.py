@@ -8,10 +8,12 @@ for a convolution, per-channel zero points, only its reference code for the shap
 naming what is missing, and the op then takes the reference kernel. A convolution's source
 and result are in the format oneDNN chose with `format_tag::any` (nhwc for u8/s8 on
 avx512_core_vnni and AMX: no channel padding, so no padding lane to hold a zero point), its
-weights plain: they are packed once, when the kernel is bound (`QConvKernel`), into oneDNN's
+weights plain: they are packed once, when the kernel is bound (`_Bound`), into oneDNN's
 format with the compensation after them; the kernel keeps them, as the f32 convolutions
-keep weights repacked at load. A matmul's operands are plain. The workspace is the
-primitive's scratchpad.
+keep weights repacked at load. `packed_constants` tells `fold-constants` how many bytes
+that takes (the constant records it, the plan counts it), and binding refuses a constant
+whose record is not that size (`check_packed_claim`). A matmul's operands are plain. The
+workspace is the primitive's scratchpad.
 
 clamp_min/clamp_max (a fused Relu or Clip) are a relu or clip post-op on the real value
 (`quantized.clamp_post_ops`), exact. `nn.qconv2d_add` (`qconv2d_add_onednn`, made by
