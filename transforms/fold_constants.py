@@ -31,7 +31,9 @@ so that `plan-memory` counts its bytes and the kernel checks the claim when it i
 The bytes themselves are made when the program is loaded (as for a constant in a layout):
 the weights of an imported model live in its weights file, which no pass reads. An int8
 weight read by a kernel that packs none (the reference kernels, where oneDNN refused) stays
-plain, with a remark; so does a constant that ops of different kernels read.
+plain, with a remark; so does a constant that ops of different kernels read. A constant
+expression (a Gemm's transposed weights, `dialects/constant_expressions.py`) records it the
+same way: it is computed at load, then packed by the kernel.
 
 A reorder of a constant expression (`dialects/constant_expressions.py`, e.g. a weight that
 `fold-batch-norm` scaled) is itself one and stays as it is: it is packed once, at load, right
@@ -55,6 +57,7 @@ from xdsl.pattern_rewriter import (
 )
 
 import nnlayout.transforms.remarks as remarks
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp
 from nnlayout.dialects.nn import ConstantOp
@@ -83,10 +86,10 @@ class FoldReorderOfConstant(RewritePattern):
             rewriter.erase(constant)
 
 
-def _claims(constant: ConstantOp) -> set[Packed | None]:
+def _claims(constant: Operation) -> set[Packed | None]:
     """What each op reading `constant` would have it packed as (None: plain)."""
     claims: set[Packed | None] = set()
-    for use in constant.output.uses:
+    for use in constant.results[0].uses:
         chosen = kernel_of(use.operation)
         kernel = registry().kernels.get(chosen.kernel_name.data) if chosen else None
         sizes = kernel.packed_constants(use.operation) if kernel and kernel.packed_constants else {}
@@ -105,14 +108,20 @@ def _can_pack(op: Operation) -> bool:
 def record_packing(module: ModuleOp) -> None:
     """Records on each constant that its readers' kernel packs how many bytes it takes
     packed (module doc); remarks on the int8 weights that stay plain."""
-    for constant in [op for op in module.walk() if isinstance(op, ConstantOp)]:
+    known: dict[Operation, bool] = {}
+    constants = [
+        op
+        for op in module.walk()
+        if len(op.results) == 1 and op.results[0].uses and is_constant_expression(op, known)
+    ]
+    for constant in constants:
         if PACKED_ATTR in constant.attributes:
             continue
         claims = _claims(constant)
         if len(claims) == 1 and (claim := next(iter(claims))) is not None:
             constant.attributes[PACKED_ATTR] = claim.attribute()
             continue
-        for use in constant.output.uses:
+        for use in constant.results[0].uses:
             reader = use.operation
             chosen = kernel_of(reader)
             if chosen is not None and use.index == 1 and _can_pack(reader):

@@ -78,9 +78,9 @@ def _inputs(module: ModuleOp, x_type: str) -> list[np.ndarray]:
 def _claims(module: ModuleOp) -> list[tuple[Packed, int]]:
     """Each packed claim in `module` and the plain bytes of the constant making it."""
     return [
-        (claim, op.results[0].type.get_shape() and int(np.prod(op.results[0].type.get_shape())))
+        (claim, int(np.prod(op.results[0].type.get_shape())))  # type: ignore[attr-defined]
         for op in module.walk()
-        if isinstance(op, nn.ConstantOp) and (claim := packed_of(op)) is not None
+        if (claim := packed_of(op)) is not None
     ]
 
 
@@ -132,7 +132,7 @@ def test_packed_weights_keep_results_everywhere(case: str, add: bool) -> None:
 
 QMATMUL = """
 func.func @f(%a: tensor<4x64xui8>) -> tensor<4x32xui8> {{
-  %m = nn.constant dense<{b}> : tensor<64x32xi8>
+{weights}
   %c = nn.constant dense<{bias}> : tensor<32xi32>
   %y = nn.qmatmul %a, %m, %c {{a_scale = dense<0.05> : tensor<f32>, a_zero_point = dense<5> : tensor<ui8>, b_scale = dense<[{scales}]> : tensor<32xf32>, b_zero_point = dense<0> : tensor<32xi8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>}} : (tensor<4x64xui8>, tensor<64x32xi8>, tensor<32xi32>) -> tensor<4x32xui8>
   func.return %y : tensor<4x32xui8>
@@ -140,12 +140,21 @@ func.func @f(%a: tensor<4x64xui8>) -> tensor<4x32xui8> {{
 """
 
 
-def test_qmatmul_weights_packed_everywhere() -> None:
-    """nn.qmatmul's b: claimed where oneDNN's int8 matmul runs, results unchanged."""
+@pytest.mark.parametrize("transposed", [False, True], ids=["constant", "transposed"])
+def test_qmatmul_weights_packed_everywhere(transposed: bool) -> None:
+    """nn.qmatmul's b, a constant or a constant expression (a Gemm's transposed weights):
+    claimed where oneDNN's int8 matmul runs, results unchanged."""
     rng = np.random.default_rng(5)
+    b = rng.integers(-128, 128, (64, 32))
+    weights = (
+        f"  %t = nn.constant dense<{json.dumps(b.T.tolist())}> : tensor<32x64xi8>\n"
+        "  %m = nn.transpose %t perm [1, 0] : tensor<32x64xi8> -> tensor<64x32xi8>"
+        if transposed
+        else f"  %m = nn.constant dense<{json.dumps(b.tolist())}> : tensor<64x32xi8>"
+    )
     module = parse(
         QMATMUL.format(
-            b=json.dumps(rng.integers(-128, 128, (64, 32)).tolist()),
+            weights=weights,
             bias=json.dumps(rng.integers(-500, 500, 32).tolist()),
             scales=", ".join(f"{v:.4f}" for v in rng.uniform(0.001, 0.01, 32)),
         )
