@@ -11,11 +11,30 @@ its report prints them.
 from __future__ import annotations
 
 from xdsl.dialects import func
+from xdsl.ir import Operation
 
+from nnlayout.diagnostics import DiagnosticError
+from nnlayout.dialects.compute import ComputeOp
+from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import buffer_bytes
-from nnlayout.dialects.packing import packed_of
+from nnlayout.dialects.packing import PACKED_ATTR, Packed, packed_of
 from nnlayout.lowering.program import load_time_constants
 from nnlayout.transforms.memory_plan import ConstantBytes
+
+
+def _check_readers(op: Operation, claim: Packed) -> None:
+    """Refuses a claim (hand-edited, or stale) that some reader's kernel does not make:
+    the plan would count bytes that no kernel packs."""
+    for use in op.results[0].uses:
+        reader = use.operation
+        inner = reader.inner if isinstance(reader, ComputeOp) else reader
+        chosen = kernel_of(inner)
+        name = "no kernel" if chosen is None else chosen.kernel_name.data
+        if name != claim.kernel:
+            raise DiagnosticError(
+                op,
+                f"packed for {claim.kernel} ('{PACKED_ATTR}'), but {inner.name} of {name} reads it",
+            )
 
 
 def constant_bytes(function: func.FuncOp) -> ConstantBytes:
@@ -30,6 +49,7 @@ def constant_bytes(function: func.FuncOp) -> ConstantBytes:
         if claim is None:
             total += size
             continue
+        _check_readers(op, claim)
         total += claim.bytes
         packed += 1
         packed_bytes += claim.bytes

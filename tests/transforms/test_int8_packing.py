@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from nnlayout.diagnostics import DiagnosticError
+from nnlayout.diagnostics import DiagnosticError, UserError
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.packing import PACKED_ATTR, Packed, defining_op, packed_of
@@ -216,3 +216,14 @@ def test_malformed_claim_is_located() -> None:
     )
     with pytest.raises(DiagnosticError, match="compensation <= bytes"):
         packed_of(constant)
+
+
+def test_claim_no_reader_makes_is_refused_by_the_plan() -> None:
+    """A claim on weights that the reference kernel reads (hand-edited): plan-memory refuses
+    it, located at the constant, rather than count bytes no kernel packs."""
+    module = compile_module(parse(qconv("ui8", 10, 1)), "ref", True)
+    constant = next(op for op in module.walk() if isinstance(op, nn.ConstantOp))
+    constant.attributes[PACKED_ATTR] = Packed("qconv2d_onednn", 5000, 384).attribute()
+    expected = r"<test>:2:3: error: plan-memory: packed for qconv2d_onednn .* of qconv2d_ref"
+    with pytest.raises(UserError, match=expected):
+        compile_module(module, "ref", True, "bufferize,plan-memory")
