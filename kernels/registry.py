@@ -19,7 +19,7 @@ scipy.sparse array for CSR), and return the result in the layout the kernel decl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self, runtime_checkable
 
@@ -203,6 +203,11 @@ class Kernel:
     # reference kernels (in f32, rounded per op) and kernels that say so are given such ops:
     # the blocked numpy kernels would compute in ml_dtypes' bf16 ufuncs, rounding each step.
     bf16_data: bool = False
+    # For a kernel that keeps constant operands in a format of its own (oneDNN's packed int8
+    # weights, compensation included): by operand index, the bytes each such constant takes
+    # once packed and the compensation among them (`dialects/packing.py`), asked by
+    # `fold-constants` for `op` as dispatched.
+    packed_constants: Callable[[Operation], Mapping[int, tuple[int, int]]] | None = None
 
     def operand_and_result_layouts(
         self, op: Operation, target: Target

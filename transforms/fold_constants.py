@@ -14,6 +14,27 @@ constant runs per inference:
 
 The original constant stays while other ops still use it.
 
+**Kernel-packed constants.** A kernel that keeps a constant operand in a format of its own,
+which no layout names (`Kernel.packed_constants`: oneDNN's int8 convolution and matmul, whose
+s8 weights go into a VNNI/AMX blocking followed by the compensation their attributes need),
+is asked, for the op as dispatched, how many bytes that constant takes packed (the
+primitive's weights descriptor for `format_tag::any` and the op's very scales, zero points
+and post-ops, `dnnl_memory_desc_get_size`); the constant records it (`dialects/packing.py`),
+so that `plan-memory` counts its bytes and the kernel checks the claim when it is bound:
+
+    %w = nn.constant external "conv.weight" : tensor<64x64x3x3xi8>
+  becomes
+    %w = nn.constant external "conv.weight" : tensor<64x64x3x3xi8>
+           {nnlayout.packed = {kernel = "qconv2d_onednn", bytes = 37632 : i64,
+                               compensation = 768 : i64}}
+
+The bytes themselves are made when the program is loaded (as for a constant in a layout):
+the weights of an imported model live in its weights file, which no pass reads. An int8
+weight read by a kernel that packs none (the reference kernels, where oneDNN refused) stays
+plain, with a remark; so does a constant that ops of different kernels read. A constant
+expression (a Gemm's transposed weights, `dialects/constant_expressions.py`) records it the
+same way: it is computed at load, then packed by the kernel.
+
 A reorder of a constant expression (`dialects/constant_expressions.py`, e.g. a weight that
 `fold-batch-norm` scaled) is itself one and stays as it is: it is packed once, at load, right
 after the value it reorders is computed.
@@ -25,6 +46,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -34,8 +56,13 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+import nnlayout.transforms.remarks as remarks
+from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import ReorderOp
 from nnlayout.dialects.nn import ConstantOp
+from nnlayout.dialects.packing import PACKED_ATTR, Packed
+from nnlayout.kernels.providers import registry
 from nnlayout.transforms.propagate_layouts import EraseDeadReorder
 from nnlayout.transforms.stages import require_tensor_level
 
@@ -59,6 +86,53 @@ class FoldReorderOfConstant(RewritePattern):
             rewriter.erase(constant)
 
 
+def _claims(constant: Operation) -> set[Packed | None]:
+    """What each op reading `constant` would have it packed as (None: plain)."""
+    claims: set[Packed | None] = set()
+    for use in constant.results[0].uses:
+        chosen = kernel_of(use.operation)
+        kernel = registry().kernels.get(chosen.kernel_name.data) if chosen else None
+        sizes = kernel.packed_constants(use.operation) if kernel and kernel.packed_constants else {}
+        size = sizes.get(use.index)
+        claims.add(None if size is None else Packed(kernel.name, *size))  # type: ignore[union-attr]
+    return claims
+
+
+def _can_pack(op: Operation) -> bool:
+    """Whether some registered kernel of `op`'s type packs constants of its own."""
+    return any(
+        k.op is type(op) and k.packed_constants is not None for k in registry().kernels.values()
+    )
+
+
+def record_packing(module: ModuleOp) -> None:
+    """Records on each constant that its readers' kernel packs how many bytes it takes
+    packed (module doc); remarks on the int8 weights that stay plain."""
+    known: dict[Operation, bool] = {}
+    constants = [
+        op
+        for op in module.walk()
+        if len(op.results) == 1 and op.results[0].uses and is_constant_expression(op, known)
+    ]
+    for constant in constants:
+        if PACKED_ATTR in constant.attributes:
+            continue
+        claims = _claims(constant)
+        if len(claims) == 1 and (claim := next(iter(claims))) is not None:
+            constant.attributes[PACKED_ATTR] = claim.attribute()
+            continue
+        for use in constant.results[0].uses:
+            reader = use.operation
+            chosen = kernel_of(reader)
+            if chosen is not None and use.index == 1 and _can_pack(reader):
+                why = (
+                    "ops of different kernels read it"
+                    if len(claims) > 1
+                    else f"{chosen.kernel_name.data} keeps no packed format"
+                )
+                remarks.emit(reader, FoldConstantsPass.name, f"weights stay plain: {why}")
+
+
 @dataclass(frozen=True)
 class FoldConstantsPass(ModulePass):
     name = "fold-constants"
@@ -70,3 +144,4 @@ class FoldConstantsPass(ModulePass):
                 [FoldReorderOfConstant(), EraseDeadReorder()], dce_enabled=False
             ),
         ).rewrite_module(op)
+        record_packing(op)

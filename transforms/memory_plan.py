@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nnlayout.dialects.plan import (
+    COMPENSATION_BYTES,
+    CONSTANT_BYTES,
+    PACKED_BYTES,
+    PACKED_PLAIN_BYTES,
+)
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -48,6 +55,27 @@ class PlannedBuffer:
 
 
 @dataclass(frozen=True)
+class ConstantBytes:
+    """`total`: every constant as loaded (packed ones at their packed size); of them,
+    `packed` constants in a kernel's format take `packed_bytes` (`compensation` bytes of
+    compensation among them), which stored plain would take `packed_plain` bytes."""
+
+    total: int = 0
+    packed: int = 0
+    packed_bytes: int = 0
+    packed_plain: int = 0
+    compensation: int = 0
+
+    def attributes(self) -> dict[str, int]:
+        return {
+            CONSTANT_BYTES: self.total,
+            PACKED_BYTES: self.packed_bytes,
+            PACKED_PLAIN_BYTES: self.packed_plain,
+            COMPENSATION_BYTES: self.compensation,
+        }
+
+
+@dataclass(frozen=True)
 class FunctionPlan:
     """The memory plan of one function and its figures (see `transforms/plan_memory.py`'s
     module doc)."""
@@ -61,6 +89,7 @@ class FunctionPlan:
     padding_bytes: int
     halo_bytes: int
     steps: int
+    constants: ConstantBytes = ConstantBytes()
 
     @property
     def arena_bytes(self) -> int:

@@ -44,6 +44,15 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
         f"  padding      {_mib(plan.padding_bytes):>12}  (channel padding "
         f"{_mib(plan.padding_bytes - plan.halo_bytes)}, halo {_mib(plan.halo_bytes)})",
     ]
+    constants = plan.constants
+    if constants.total:
+        packed = (
+            f"; {constants.packed} packed by their kernels: {_mib(constants.packed_plain)} plain"
+            f" -> {_mib(constants.packed_bytes)}, compensation {_mib(constants.compensation)}"
+            if constants.packed
+            else ""
+        )
+        lines.append(f"  constants    {_mib(constants.total):>12}  (outside the arena{packed})")
     at_peak = sorted(
         (b for b in plan.buffers if b.interval.start <= plan.peak_step <= b.interval.end),
         key=lambda b: -b.interval.size,

@@ -35,7 +35,8 @@ The function gets `nnlayout.arena_bytes`, `nnlayout.lower_bound_bytes` (the most
 at one point, an in-place pair counted once: no plan can do better), `nnlayout.unplanned_bytes`
 (every intermediate buffer in its own allocation), `nnlayout.padding_bytes` (channel padding
 and halo borders in the arena's buffers, summed over the buffers like the unplanned bytes)
-and `nnlayout.halo_bytes` (the halo part of it).
+and `nnlayout.halo_bytes` (the halo part of it); outside the arena, the bytes of the constants
+the loaded program keeps, packed ones at their packed size (`transforms/constant_bytes.py`).
 
 Options: `report=true` prints a readable report of each plan to stderr; `svg="FILE"` draws
 the plans (see `transforms/memory_report.py`). Functions planned already are left alone.
@@ -71,6 +72,7 @@ from nnlayout.dialects.plan import (
     UNPLANNED_BYTES,
 )
 from nnlayout.files import write_text
+from nnlayout.transforms.constant_bytes import constant_bytes
 from nnlayout.transforms.memory_plan import FunctionPlan, Interval, Placement, PlannedBuffer
 from nnlayout.transforms.memory_report import format_report, plan_svg
 
@@ -475,6 +477,7 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
         sum(c + h for c, h in padding),
         sum(h for _, h in padding),
         max(steps.values(), default=0) + 1,
+        constant_bytes(function),
     )
     return plan, planned
 
@@ -552,6 +555,7 @@ def _rewrite(function: func.FuncOp, plan: FunctionPlan, planned: Sequence[Buffer
         (UNPLANNED_BYTES, plan.unplanned_bytes),
         (PADDING_BYTES, plan.padding_bytes),
         (HALO_BYTES, plan.halo_bytes),
+        *plan.constants.attributes().items(),
     ):
         function.attributes[name] = IntegerAttr(value, i64)
 

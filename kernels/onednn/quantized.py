@@ -37,6 +37,7 @@ format the primitive chose, which carries the s8-source compensation (sum of wei
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,6 +159,14 @@ def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY)
         g.post_ops,
         q.quantization,
     )
+
+
+def packed_sizes(md: MemoryDesc) -> tuple[int, int]:
+    """The bytes of oneDNN's s8 weights descriptor `md` (`dnnl_memory_desc_get_size`,
+    compensation included) and those of them past the padded weights: the compensation its
+    extra flags append (none for a u8 source without zero point)."""
+    size = md.size
+    return size, size - math.prod(md.blocking.padded) if md.is_blocked else 0
 
 
 def qconv_refusal(

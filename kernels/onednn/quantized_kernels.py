@@ -8,10 +8,12 @@ for a convolution, per-channel zero points, only its reference code for the shap
 naming what is missing, and the op then takes the reference kernel. A convolution's source
 and result are in the format oneDNN chose with `format_tag::any` (nhwc for u8/s8 on
 avx512_core_vnni and AMX: no channel padding, so no padding lane to hold a zero point), its
-weights plain: they are packed once, when the kernel is bound (`QConvKernel`), into oneDNN's
+weights plain: they are packed once, when the kernel is bound (`_Bound`), into oneDNN's
 format with the compensation after them; the kernel keeps them, as the f32 convolutions
-keep weights repacked at load. A matmul's operands are plain. The workspace is the
-primitive's scratchpad.
+keep weights repacked at load. `packed_constants` tells `fold-constants` how many bytes
+that takes (the constant records it, the plan counts it), and binding refuses a constant
+whose record is not that size (`check_packed_claim`). A matmul's operands are plain. The
+workspace is the primitive's scratchpad.
 
 clamp_min/clamp_max (a fused Relu or Clip) are a relu or clip post-op on the real value
 (`quantized.clamp_post_ops`), exact. `nn.qconv2d_add` (`qconv2d_add_onednn`, made by
@@ -31,10 +33,11 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import layout_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.quantized import numpy_dtype
+from nnlayout.dialects.packing import defining_op, packed_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import Layouts, format_of
 from nnlayout.kernels.onednn.convolution import addend_types_reason, window_geometry
@@ -49,6 +52,7 @@ from nnlayout.kernels.onednn.quantized import (
     QuantParams,
     clamp_post_ops,
     implementation_refusal,
+    packed_sizes,
     qconv_pd,
     qconv_refusal,
     sum_post_ops,
@@ -126,13 +130,15 @@ def qconv_spec(op: QConvOp) -> Spec:
 @dataclass(frozen=True)
 class QChoice:
     """oneDNN's int8 convolution for a `QConvParams`: source and result formats, its
-    implementation, scratchpad and packed weight bytes (compensation included)."""
+    implementation, scratchpad, packed weight bytes (compensation included) and the
+    compensation's bytes among them."""
 
     src: Format
     dst: Format
     implementation: str
     scratchpad: int
     packed: int
+    compensation: int
 
 
 @cache
@@ -151,8 +157,8 @@ def qconv_choice(q: QConvParams) -> QChoice | str:
     )
     if src is None or dst is None:
         return f"oneDNN's {pd.implementation} wants a data format with no nnlayout layout"
-    weights = pd.md(b.dnnl_query_weights_md).size
-    return QChoice(src, dst, pd.implementation, pd.scratchpad_bytes, weights)
+    packed, compensation = packed_sizes(pd.md(b.dnnl_query_weights_md))
+    return QChoice(src, dst, pd.implementation, pd.scratchpad_bytes, packed, compensation)
 
 
 def qconv_accepts(op: Operation, target: Target, padding: bool) -> str | None:
@@ -184,6 +190,34 @@ def qconv_layouts(op: Operation, target: Target) -> Layouts:
 def qconv_workspace(op: Operation, target: Target) -> int:
     assert isinstance(op, QConvOp)
     return _chosen(op).scratchpad
+
+
+def qconv_packed(op: Operation) -> dict[int, tuple[int, int]]:
+    """The weights' bytes in oneDNN's format and the compensation among them."""
+    assert isinstance(op, QConvOp)
+    choice = _chosen(op)
+    return {1: (choice.packed, choice.compensation)}
+
+
+def qmatmul_packed(op: Operation) -> dict[int, tuple[int, int]]:
+    """b's bytes in oneDNN's format and the compensation among them."""
+    assert isinstance(op, nn.QMatmulOp)
+    return {1: packed_sizes(qmatmul_pd(qmatmul_spec(op)[0]).md(b.dnnl_query_weights_md))}
+
+
+def check_packed_claim(op: Operation, index: int, packed: int) -> None:
+    """Refuses `op` where the constant it reads as operand `index` claims another packed
+    size (or kernel) than `packed` bytes of this kernel (a hand-edited or stale IR)."""
+    constant = defining_op(op.operands[index])
+    claim = None if constant is None else packed_of(constant)
+    chosen = kernel_of(op)
+    if claim is None or chosen is None:
+        return
+    if claim.kernel != chosen.kernel_name.data or claim.bytes != packed:
+        raise BindingRefused(
+            f"operand {index} is a constant packed for {claim.kernel} in {claim.bytes} bytes; "
+            f"{chosen.kernel_name.data} packs it into {packed}"
+        )
 
 
 def _out_array(op: Operation) -> np.ndarray:
@@ -302,9 +336,11 @@ def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Boun
     formats = (format_of(op.x, "data").value, ANY, format_of(op.output, "data").value)
     bound = _SumBound if isinstance(op, nn.QConv2dAddOp) else _Bound
     try:
-        return bound(QConv(q, None, None, params, formats))
+        conv = QConv(q, None, None, params, formats)
     except b.DnnlError as error:
         raise BindingRefused(f"oneDNN has no int8 convolution for it as typed: {error}") from None
+    check_packed_claim(op, 1, conv.packed_bytes)
+    return bound(conv)
 
 
 # -------------------------------------------------------------------------- matmul
@@ -360,7 +396,9 @@ def prepare_qmatmul(op: Operation, session: BindingSession | None = None) -> _Bo
     if reason is not None:
         raise BindingRefused(reason)
     q, params, b_zero_point = qmatmul_spec(op)
-    return _Bound(QMatmul(q, None, None, params, b_zero_point))
+    product = QMatmul(q, None, None, params, b_zero_point)
+    check_packed_claim(op, 1, product.packed_bytes)
+    return _Bound(product)
 
 
 # ------------------------------------------------------------------------ registry
@@ -390,6 +428,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
         prepare=prepare_qconv,
         integer_data=True,
         implementation_of=_implementation,
+        packed_constants=qconv_packed,
     )
     return [
         Kernel("qconv2d_onednn", nn.QConv2dOp, family, post_ops=True, **conv),  # type: ignore[arg-type]
@@ -417,5 +456,6 @@ def quantized_kernels(family: str) -> list[Kernel]:
             prepare=prepare_qmatmul,
             integer_data=True,
             implementation_of=_implementation,
+            packed_constants=qmatmul_packed,
         ),
     ]
