@@ -21,6 +21,12 @@ vit_b_16 and convnext_tiny 1.2 times faster (docs/benchmarks.md, "the transforme
 layers"). A fused matmul's bias and activation (`nn.fused_matmul`)
 are the primitive's bias and eltwise post-op.
 
+The oneDNN targets prefer the `blas` family (kernels/blas.py) to these kernels for a float32
+product on at most 8 rows whose constant weights take at least 1 MiB (a CNN's classifier at
+batch 1): on an Intel AVX-512 machine with the weights coming from L3, numpy's BLAS streamed
+them about twice as fast as every implementation above (docs/benchmarks.md, "the small
+CNNs").
+
 Other products run as oneDNN's matmul on the operands' arrays as they are: a gemm's
 transposed operand through swapped strides (a constant b read transposed and not a fully
 connected layer, i.e. with trans_a, stored transposed: `_gemm_b_layout`), an nn.matmul's
