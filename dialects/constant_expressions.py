@@ -15,9 +15,11 @@ keeps the choice `select-dispatch` made, and lets the check stop at the first di
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
 from xdsl.traits import Pure
 
+from nnlayout.dialects.compute import operands_outside
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.layout import ReorderOp
 from nnlayout.dialects.nn import ConstantOp, NNOp
@@ -60,3 +62,15 @@ def is_constant_expression(op: Operation, known: dict[Operation, bool] | None = 
         known[current] = True
         pending.pop()
     return known[op]
+
+
+def is_constant_operand(op: Operation, value: SSAValue) -> bool:
+    """Whether `value`, an operand of `op`, is a compile-time constant (possibly on its way to
+    a layout) or, for the op in an nn.compute's body, a load-time one."""
+    found = operands_outside(op)
+    if found is not None:
+        return isinstance(found[1][value].type, TensorType)
+    owner = value.owner
+    if isinstance(owner, ReorderOp):
+        owner = owner.input.owner
+    return isinstance(owner, ConstantOp)

@@ -2,8 +2,10 @@
 
 The reference kernels (`kernels/reference.py`) serve every op in plain layouts and are the
 oracle; blocked kernels (`kernels/blocked/`) work on channel-blocked layouts; sparse kernels
-(`kernels/sparse.py`) take CSR operands; oneDNN's (`kernels/onednn/`) are registered only
-where the library loads. The targets choosing among them are in `kernels/targets.py`.
+(`kernels/sparse.py`) take CSR operands; the BLAS kernels (`kernels/blas.py`) run a
+classifier's fully connected layer at batch 1 in numpy's BLAS; oneDNN's (`kernels/onednn/`)
+are registered only where the library loads. The targets choosing among them are in
+`kernels/targets.py`.
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
 
 
 def register_builtin_kernels(registry: Registry) -> None:
-    """Registers the reference, blocked and sparse kernels, and oneDNN's where it loads."""
+    """Registers the reference, blocked, sparse and BLAS kernels, and oneDNN's where it
+    loads."""
+    from nnlayout.kernels.blas import kernels as blas_kernels
     from nnlayout.kernels.blocked import kernels as blocked_kernels
     from nnlayout.kernels.reference import REFERENCE_KERNELS
     from nnlayout.kernels.sparse import kernels as sparse_kernels
 
     for op_type, impl in REFERENCE_KERNELS.items():
         registry.register(reference_kernel(op_type, impl))
-    for kernel in (*blocked_kernels(), *sparse_kernels()):
+    for kernel in (*blocked_kernels(), *sparse_kernels(), *blas_kernels()):
         registry.register(kernel)
     from nnlayout.kernels.onednn.binding import available
 

@@ -124,7 +124,7 @@ class Target:
 # The kernel families that call a library's implementations, with the library's name as
 # reports print it, known whether or not the library loads here; the other families (`ref`,
 # `blocked`, `sparse`) are nnlayout's own numpy code.
-LIBRARY_FAMILIES: dict[str, str] = {"onednn": "oneDNN"}
+LIBRARY_FAMILIES: dict[str, str] = {"onednn": "oneDNN", "blas": "numpy's BLAS"}
 
 
 def _element_types(op: Operation) -> list[Attribute]:

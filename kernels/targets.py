@@ -20,7 +20,9 @@ from nnlayout.kernels.registry import Target
 # Convolutions under this many multiply-accumulates stay plain on every blocking target.
 _MIN_BLOCKED_MACS = 1 << 14
 _BLOCKED = ("sparse", "blocked", "ref")
-_ONEDNN = ("sparse", "onednn", "blocked", "ref")
+# `blas` before `onednn`: numpy's BLAS streams a batch-1 classifier's weights faster than
+# oneDNN (kernels/blas.py, which applies to those products alone).
+_ONEDNN = ("sparse", "blas", "onednn", "blocked", "ref")
 # jit_1x1 over oneDNN's first choice, brgconv_1x1, for 1x1 convolutions on AVX2 machines.
 _PREFERRED = ("jit_1x1:avx2",)
 

@@ -30,7 +30,12 @@ from nnlayout.ir.module import read_module
 from nnlayout.kernels.registry import BindingSession
 from nnlayout.kernels.values import element_dtype
 from nnlayout.runtime.binding import bind_compute, evaluate_constants, on_buffers
-from nnlayout.runtime.interpreter import check_arguments, find_entry
+from nnlayout.runtime.interpreter import (
+    ArgumentSpec,
+    argument_specs,
+    check_arguments,
+    find_entry,
+)
 from nnlayout.runtime.limits import check_buffers_fit
 from nnlayout.runtime.plan_check import check_before_running
 from nnlayout.runtime.values import (
@@ -66,6 +71,7 @@ class Program:
 
     def __init__(self, module: ModuleOp, entry: str | None, source_path: str | None):
         self.function = find_entry(module, entry)
+        self._specs: list[ArgumentSpec] | None = None
         check_buffers_fit(self.function)
         check_before_running(self.function)
         ops = list(self.function.body.block.ops)
@@ -138,7 +144,9 @@ class Program:
 
     def arguments(self, inputs: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
         """`inputs`, once checked against the entry's arguments (count, shapes, dtypes)."""
-        check_arguments(self.function, inputs)
+        if self._specs is None:  # the signature's, worked out once: not per run
+            self._specs = argument_specs(self.function)
+        check_arguments(self.function, inputs, self._specs)
         return inputs
 
 

@@ -65,9 +65,7 @@ def kernel_census(planned: ModuleOp, target: Target | None = None) -> Census:
         target = get_target(recorded)
     libraries = [family for family in target.families if family in LIBRARY_FAMILIES]
     census = Census()
-    if libraries:
-        names = " and ".join(LIBRARY_FAMILIES[family] for family in libraries)
-        census.implementations_title = f"{names} implementations"
+    ran: set[str] = set()  # the library families whose kernels the program runs
     for op in planned.walk():
         if not isinstance(op, ComputeOp) or isinstance(op.inner, ReorderOp):
             continue
@@ -92,4 +90,10 @@ def kernel_census(planned: ModuleOp, target: Target | None = None) -> Census:
                 census.reasons[name, f"no {families} kernel implements {op.inner.name}"] += 1
         if (implementation := descriptor.implementation(bound)) is not None:
             census.implementations[implementation] += 1
+            ran.add(family)
+    # Named by the libraries that run (the target's, where none does): oneDNN's alone in a
+    # program that does not run numpy's BLAS as well.
+    if named := [family for family in libraries if family in ran] or libraries:
+        names = " and ".join(LIBRARY_FAMILIES[family] for family in named)
+        census.implementations_title = f"{names} implementations"
     return census

@@ -21,6 +21,12 @@ vit_b_16 and convnext_tiny 1.2 times faster (docs/benchmarks.md, "the transforme
 layers"). A fused matmul's bias and activation (`nn.fused_matmul`)
 are the primitive's bias and eltwise post-op.
 
+The oneDNN targets prefer the `blas` family (kernels/blas.py) to these kernels for a float32
+product on at most 8 rows whose constant weights take at least 1 MiB (a CNN's classifier at
+batch 1): on an Intel AVX-512 machine with the weights coming from L3, numpy's BLAS streamed
+them about twice as fast as every implementation above (docs/benchmarks.md, "the small
+CNNs").
+
 Other products run as oneDNN's matmul on the operands' arrays as they are: a gemm's
 transposed operand through swapped strides (a constant b read transposed and not a fully
 connected layer, i.e. with trans_a, stored transposed: `_gemm_b_layout`), an nn.matmul's
@@ -31,13 +37,12 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import operands_outside
+from nnlayout.dialects.constant_expressions import is_constant_operand
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
-from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
+from nnlayout.dialects.layout import LayoutSpec, encoding_name
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
@@ -77,18 +82,6 @@ def _fc_shaped(op: Operation) -> bool:
     return isinstance(op, nn.MatmulOp | nn.FusedMatmulOp) and len(shape_of(op.rhs)) == 2
 
 
-def _constant(op: Operation, value: SSAValue) -> bool:
-    """Whether `value` is a compile-time constant (possibly on its way to a layout) or, in
-    an nn.compute, a load-time one."""
-    found = operands_outside(op)
-    if found is not None:
-        return isinstance(found[1][value].type, TensorType)
-    owner = value.owner
-    if isinstance(owner, ReorderOp):
-        owner = owner.input.owner
-    return isinstance(owner, nn.ConstantOp)
-
-
 def is_fully_connected(op: Operation) -> bool:
     """A gemm (no trans_a) or matmul whose right operand is a 2-D constant, or is stored
     as the inner product asks (`fc_weights_layout`)."""
@@ -96,7 +89,7 @@ def is_fully_connected(op: Operation) -> bool:
         return False
     weights = op.operands[1]
     layout = encoding_name(weights.type)
-    return _constant(op, weights) if not layout else layout == fc_weights_layout(op)
+    return is_constant_operand(op, weights) if not layout else layout == fc_weights_layout(op)
 
 
 def _weights_stored_nk(op: Product) -> bool:

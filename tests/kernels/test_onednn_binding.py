@@ -359,7 +359,7 @@ def test_unavailable_library_is_explained_once(monkeypatch: pytest.MonkeyPatch) 
 def test_host_target_without_onednn_follows_the_cpu_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     from nnlayout.kernels.targets import host_target
 
-    assert host_target().families == ("sparse", "onednn", "blocked", "ref")
+    assert host_target().families == ("sparse", "blas", "onednn", "blocked", "ref")
     monkeypatch.setattr(b, "available", lambda: False)
     flags = (
         set(Path("/proc/cpuinfo").read_text().split()) if Path("/proc/cpuinfo").exists() else set()

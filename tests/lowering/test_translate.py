@@ -292,3 +292,37 @@ func.func @f(%x: memref<1x8x4x4xf32>) -> memref<1x4x4x4xf32> {
         x = rng.standard_normal((1, 8, 4, 4)).astype(np.float32)
         (out,) = module.run(x)
         np.testing.assert_array_equal(out, -x[:, :4])
+
+
+def test_the_signature_is_read_once_and_every_run_still_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry's argument specs are worked out from the IR at the first run, not on each
+    (they cost more than a small kernel call); each run's arrays are still checked: count,
+    shape and dtype, with the one-line errors of the first."""
+    from nnlayout.diagnostics import UserError
+    from nnlayout.lowering import program
+
+    source = tmp_path / "neg.mlir"
+    source.write_text("""
+func.func @f(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %r = nn.neg %x : tensor<1x8x4x4xf32>
+  func.return %r : tensor<1x8x4x4xf32>
+}
+""")
+    module = generated(compile_file(source, "ref"), source, tmp_path)
+    calls = []
+    real = program.argument_specs
+    monkeypatch.setattr(program, "argument_specs", lambda f: calls.append(f) or real(f))
+    x = np.ones((1, 8, 4, 4), np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(module.run(x)[0], -x)
+    assert len(calls) == 1
+    for bad, message in (
+        ((), "takes 1 input(s)"),
+        ((x, x), "takes 1 input(s)"),
+        ((x[:, :4],), "expected shape [1, 8, 4, 4] float32, got [1, 4, 4, 4] float32"),
+        ((x.astype(np.float64),), "got [1, 8, 4, 4] float64"),
+    ):
+        with pytest.raises(UserError, match=re.escape(message)):
+            module.run(*bad)
