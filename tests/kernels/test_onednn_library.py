@@ -103,12 +103,11 @@ def test_versions_and_runtimes(
 
 @pytest.mark.onednn
 def test_the_wheels_library_named_by_the_variable_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The variable naming the wheel's own file gives the same library: v3.2 on OpenMP."""
+    """The variable naming the wheel's own file loads it: v3.2 on OpenMP."""
     loaded = fresh_load(monkeypatch, library.wheel_path())
     assert isinstance(loaded, ctypes.CDLL)
-    assert library.version(loaded) == b.loaded_version()
-    assert (b.loaded_version().major, b.loaded_version().minor) >= library.OLDEST
-    assert b.loaded_version().openmp  # the default wheel: the tests' thread checks need it
+    found = library.version(loaded)
+    assert found is not None and (found.major, found.minor) == library.OLDEST and found.openmp
 
 
 def test_available_raises_the_users_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
