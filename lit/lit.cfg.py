@@ -19,10 +19,14 @@ config.environment["PATH"] = os.pathsep.join([python_bin, os.environ.get("PATH",
 # oneDNN's instruction-set cap under both its names (DNNL_ is the older one it still reads):
 # %onednn_isa below is asked in this process, so the tests must run under the same cap.
 # PYTHONPATH: a checkout put first on it is the nnlayout this process imports, so the tools
-# must import it too (they ran the installed one).
+# must import it too (they ran the installed one). Likewise a user's own oneDNN
+# (NNLAYOUT_ONEDNN_LIBRARY, with the loader paths its dependencies need).
 for variable in (
     "HOME",
+    "LD_LIBRARY_PATH",
     "NNLAYOUT_DISABLE_PADDING",
+    "NNLAYOUT_ONEDNN_LIBRARY",
+    "OCL_ICD_FILENAMES",
     "OMP_NUM_THREADS",
     "ONEDNN_MAX_CPU_ISA",
     "DNNL_MAX_CPU_ISA",

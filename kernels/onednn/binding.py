@@ -1,8 +1,8 @@
 """A ctypes binding to oneDNN v3.2's C API: only the calls nnlayout uses, on the CPU; memory of
 f32 (the default), bf16, s32, s8 and u8 (attributes.py sets int8 scales and zero points).
 
-The library comes from the PyPI wheel `onednn-cpu-gomp==2023.2.0` (CPU, OpenMP), which is not
-a Python package: `libdnnl.so.3` is found through the distribution's file list. Enum values
+The library comes from the PyPI wheel `onednn-cpu-gomp==2023.2.0` (CPU, OpenMP), or from the
+file NNLAYOUT_ONEDNN_LIBRARY names (a user's own oneDNN v3.2 or later: library.py). Enum values
 are copied from the headers of `onednn-devel-cpu-gomp` (tests/kernels/test_onednn_binding.py checks
 each one against dnnl_types.h / dnnl_common_types.h), since a wrong constant would not fail,
 it would compute something else.
@@ -10,13 +10,14 @@ it would compute something else.
 Every call that returns a `dnnl_status_t` is checked: a failure raises `DnnlError` naming the
 call and the status. `available()` says whether the library loads here; the first time it does
 not (no wheel, not x86-64), one `OneDNNUnavailableWarning` explains why, and the compiler uses
-its numpy kernels instead.
+its numpy kernels instead (a user's own library that does not load is an error instead).
 
 One CPU engine and one in-order stream serve the whole process; they are made on first use and
-live until the process exits (primitives keep references to the engine). Threads: the OpenMP
-runtime reads OMP_NUM_THREADS when the library loads, so set it before the first call. It also
-reads how long idle threads spin before sleeping. Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is
-set, libdnnl is loaded with GOMP_SPINCOUNT=1000 in the environment (then removed): after each
+live until the process exits (primitives keep references to the engine). Threads (of the
+OpenMP build; a TBB or SYCL build's are library.py's): the OpenMP runtime reads
+OMP_NUM_THREADS when the library loads, so set it before the first call. It also reads how long
+idle threads spin before sleeping. Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, libdnnl
+is loaded with GOMP_SPINCOUNT=1000 in the environment (then removed): after each
 primitive, idle threads spin about 10 us, long enough to catch the next primitive of the same
 run, then sleep. Each of the other choices lost badly somewhere (docs/history-notes.md has
 the figures):
@@ -44,17 +45,16 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import importlib.metadata
-import os
 import platform
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from ctypes import POINTER, c_char_p, c_int, c_int64, c_void_p
 from dataclasses import dataclass
 from functools import cache
 from typing import TypeVar
 
+from nnlayout.diagnostics import UserError
+from nnlayout.kernels.onednn.library import DnnlError, Version, open_library, version
 from nnlayout.kernels.onednn.prototypes import PROTOTYPES, STATUS, Dims, ExecArg
 
 # ---------------------------------------------------------------- enum values (v3.2)
@@ -178,10 +178,6 @@ DNNL_ARG_ATTR_POST_OP_DW = 16384  # | the argument: a depthwise post-op's (PostO
 _R = TypeVar("_R")
 
 
-class DnnlError(RuntimeError):
-    """A oneDNN call failed, or the library is not available."""
-
-
 class OneDNNUnavailableWarning(RuntimeWarning):
     """oneDNN cannot be loaded here; nnlayout uses its numpy kernels."""
 
@@ -193,54 +189,21 @@ def _check(status: int, function: object, args: tuple[object, ...]) -> int:
     return status
 
 
-def _library_path() -> str:
-    """libdnnl.so.3 of the installed `onednn-cpu-gomp` distribution."""
-    try:
-        files = importlib.metadata.distribution("onednn-cpu-gomp").files or []
-    except importlib.metadata.PackageNotFoundError:
-        raise DnnlError("the PyPI wheel onednn-cpu-gomp==2023.2.0 is not installed") from None
-    for file in files:
-        if file.name == "libdnnl.so.3":
-            return str(file.locate())
-    raise DnnlError("the onednn-cpu-gomp distribution lists no libdnnl.so.3")
-
-
-# Set in the environment while libgomp loads, unless the user chose a wait (module doc).
-OPENMP_WAIT_DEFAULT = ("GOMP_SPINCOUNT", "1000")
-
-
-@contextmanager
-def _openmp_wait_default() -> Iterator[None]:
-    """OPENMP_WAIT_DEFAULT in the environment while libgomp loads (it reads it then), unless
-    the user chose a wait policy or spin count (see the module doc)."""
-    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
-        yield
-        return
-    name, value = OPENMP_WAIT_DEFAULT
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        del os.environ[name]
-
-
 @cache
-def _load() -> ctypes.CDLL | DnnlError:
+def _load() -> ctypes.CDLL | DnnlError | UserError:
     """The library with its prototypes set, or the error saying why it cannot load (kept,
-    so that the search is not repeated)."""
+    so that the search is not repeated): a UserError for the user's own library."""
     if platform.machine() not in ("x86_64", "AMD64"):
         return DnnlError(
             f"the oneDNN wheel is built for x86-64, this machine is {platform.machine()}"
         )
     try:
-        path = _library_path()
-        with _openmp_wait_default():
-            lib = ctypes.CDLL(path)
-    except DnnlError as error:
+        lib, found = open_library()
+    except (DnnlError, UserError) as error:
         return error
-    except OSError as error:
-        return DnnlError(f"cannot load libdnnl.so.3: {error}")
     for name, (restype, argtypes) in PROTOTYPES.items():
+        if name.startswith("omp_") and not found.openmp:
+            continue  # OpenMP's, which a TBB or SYCL build does not load
         function = getattr(lib, name)
         function.argtypes = argtypes
         if restype is STATUS:
@@ -255,9 +218,12 @@ _warned = False
 
 
 def available() -> bool:
-    """Whether oneDNN loads here; the first time it does not, one warning says why."""
+    """Whether oneDNN loads here; the first time it does not, one warning says why. The user's
+    own library (NNLAYOUT_ONEDNN_LIBRARY) that does not load raises its UserError instead."""
     global _warned
     loaded = _load()
+    if isinstance(loaded, UserError):
+        raise loaded
     if isinstance(loaded, DnnlError):
         if not _warned:
             _warned = True
@@ -271,11 +237,20 @@ def available() -> bool:
 
 
 def lib() -> ctypes.CDLL:
-    """The loaded library; raises DnnlError saying why it cannot load."""
+    """The loaded library; raises DnnlError (UserError for the user's own) saying why it
+    cannot load."""
     loaded = _load()
-    if isinstance(loaded, DnnlError):
+    if isinstance(loaded, DnnlError | UserError):
         raise loaded
     return loaded
+
+
+@cache
+def loaded_version() -> Version:
+    """The loaded library's version and threading runtime (library.Version)."""
+    found = version(lib())
+    assert found is not None, "_load refuses a library without dnnl_version"
+    return found
 
 
 def runs_isa(isa: int) -> bool:
@@ -303,8 +278,9 @@ def serially(serial: bool, call: Callable[..., _R], *args: object) -> _R:
     and when it runs (element-wise primitives, pooling and reorders split theirs then), so
     both go through here. The count is the user's (OMP_NUM_THREADS, or omp_set_num_threads
     in this thread): it is restored afterwards. (Primitives made before the user changes it
-    keep the old one, as every choice oneDNN made then: `kernels.forget_choices()`.)"""
-    if not serial:
+    keep the old one, as every choice oneDNN made then: `kernels.forget_choices()`.) A TBB or
+    SYCL build's threads are not OpenMP's: there every call runs on all of them."""
+    if not serial or not loaded_version().openmp:
         return call(*args)
     before = lib().omp_get_max_threads()
     lib().omp_set_num_threads(1)
@@ -542,7 +518,8 @@ class Primitive:
         self.pd = pd
         self.handle = c_void_p()
         serially(pd.serial, lib().dnnl_primitive_create, ctypes.byref(self.handle), pd.handle)
-        self._execute = functools.partial(lib().dnnl_primitive_execute, self.handle, stream())
+        execute = functools.partial(lib().dnnl_primitive_execute, self.handle, stream())
+        self._execute = _waiting(execute) if loaded_version().asynchronous else execute
 
     def __del__(self) -> None:
         if self.handle:
@@ -551,14 +528,14 @@ class Primitive:
     def execute(self, args: ctypes.Array[ExecArg]) -> None:
         """Runs on `args` (made once by `exec_args`); the result is there on return: a CPU
         stream of the OpenMP build runs primitives synchronously (its wait() returns at once
-        unless the runtime is a threadpool, cpu_stream.hpp), so there is nothing to wait for."""
+        unless the runtime is a threadpool, cpu_stream.hpp), a SYCL build's is waited for."""
         serially(self.pd.serial, self._execute, len(args), args)
 
     def bound(self, args: ctypes.Array[ExecArg]) -> Callable[[], None]:
         """`execute(args)` as a call without arguments: one ctypes call (three more for a
         serial primitive, to set OpenMP's thread count and restore it)."""
         execute = functools.partial(self._execute, len(args), args)
-        if not self.pd.serial:
+        if not self.pd.serial or not loaded_version().openmp:
             return execute
         # `serially` inlined, its two functions looked up once: this is the path every small
         # primitive runs, and the call through `serially` doubled its cost.
@@ -573,6 +550,17 @@ class Primitive:
                 set_count(before)
 
         return run
+
+
+def _waiting(execute: Callable[..., int]) -> Callable[..., None]:
+    """`execute`, then a wait for the stream (a SYCL queue runs primitives asynchronously)."""
+    wait = functools.partial(lib().dnnl_stream_wait, stream())
+
+    def run(*args: object) -> None:
+        execute(*args)
+        wait()
+
+    return run
 
 
 def exec_args(args: Sequence[tuple[int, Memory]]) -> ctypes.Array[ExecArg]:

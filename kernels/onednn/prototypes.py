@@ -24,6 +24,7 @@ _PP = POINTER(c_void_p)
 PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_engine_create": (STATUS, (_PP, c_int, c_size_t)),
     "dnnl_stream_create": (STATUS, (_PP, _P, c_uint)),
+    "dnnl_stream_wait": (STATUS, (_P,)),
     "dnnl_memory_desc_create_with_tag": (STATUS, (_PP, c_int, Dims, c_int, c_int)),
     "dnnl_memory_desc_create_with_strides": (STATUS, (_PP, c_int, Dims, c_int, Dims)),
     "dnnl_memory_desc_create_submemory": (STATUS, (_PP, _P, Dims, Dims)),

@@ -189,10 +189,12 @@ def implementation_refusal(implementation: str) -> str | None:
     does). Its reference code is slow; its code for CPUs without VNNI (avx2, avx512_core,
     sse41, its gemm) sums pairs of u8 x s8 products in 16 bits (vpmaddubsw), which saturate
     for full-range s8 weights: measured 17 steps off on a grouped convolution capped to avx2
-    (oneDNN asks for 7-bit weights there). VNNI (vpdpbusd) and AMX accumulate in 32 bits."""
+    (oneDNN asks for 7-bit weights there). VNNI (vpdpbusd) and AMX accumulate in 32 bits;
+    newer oneDNN (v3.13 here) names its code for AVX-512 with VNNI "avx10_1_512" (AVX10.1
+    includes VNNI), e.g. brg_matmul:avx10_1_512 (a user's library, NNLAYOUT_ONEDNN_LIBRARY)."""
     if implementation.startswith("ref"):
         return f"oneDNN offers only {implementation} for it"
-    if "vnni" not in implementation and "amx" not in implementation:
+    if not any(isa in implementation for isa in ("vnni", "amx", "avx10")):
         return (
             f"oneDNN's {implementation} (no VNNI or AMX here) sums u8 x s8 products in 16 "
             "bits, which saturate"
