@@ -167,8 +167,9 @@ def reorder_pd(op: nn.DequantizeOp, layouts: tuple[str, str]) -> b.PrimitiveDesc
 
 def quantize_pd(op: nn.QuantizeOp) -> b.PrimitiveDesc:
     """oneDNN's binary division of x by a one-element y_scale, rounded half to even and
-    y_zp added (post-ops round and linear), converted with saturation into u8/s8: plain
-    row-major f32 x to a plain row-major result."""
+    y_zp added (post-ops round and linear), converted with saturation into u8/s8:
+    elementwise, so the result keeps x's order whatever its layout (both described as
+    plain row-major)."""
     shape = shape_of(op.input)
     one = (1,) * len(shape)
     params = op.qparams()
@@ -234,7 +235,7 @@ def _implementations(op: Operation, layouts: tuple[str, str]) -> str:
     into NHWC: the division's, then the copy's)."""
     found = _pd(op, layouts).implementation
     if isinstance(op, nn.QuantizeOp) and layouts[0] != layouts[1]:
-        found += "+" + _move_pd(op, (PLAIN_LAYOUT, layouts[1])).implementation  # type: ignore[arg-type]
+        found += "+" + _move_pd(op, layouts).implementation  # type: ignore[arg-type]
     return found
 
 
@@ -273,8 +274,8 @@ class _Bound:
             raise BindingRefused(reason)
         self.op, self.layouts = op, _typed_layouts(op)
         quantize = isinstance(op, nn.QuantizeOp)
-        # quantize into NHWC: the division into plain u8/s8, then a copy into NHWC (oneDNN's
-        # binary primitive has only its reference code between two formats).
+        # quantize into NHWC: the division (elementwise: x's order), then a copy into NHWC
+        # (oneDNN's binary primitive has only its reference code between two formats).
         moves = quantize and self.layouts[1] != self.layouts[0]
         try:
             self.call = _primitive_call(op, self.layouts)
@@ -395,14 +396,15 @@ def _keeps_zero_point(op: ReorderOp, call: PrimitiveCall) -> bool:
 
 
 def _move(op: nn.QuantizeOp, layouts: tuple[str, str]) -> PrimitiveCall:
-    """A copy of quantize's u8/s8 result from plain into layouts[1]."""
-    pd = _move_pd(op, (PLAIN_LAYOUT, layouts[1]))
+    """A copy of quantize's u8/s8 result from layouts[0] (the division, elementwise, keeps
+    x's order) into layouts[1]."""
+    pd = _move_pd(op, layouts)
     return PrimitiveCall(Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)), {})
 
 
 def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
-    """The oneDNN call computing `op` from layouts[0] to layouts[1] (quantize: into plain
-    u8/s8)."""
+    """The oneDNN call computing `op` from layouts[0] to layouts[1] (quantize: into
+    layouts[0], elementwise)."""
     if isinstance(op, nn.QGlobalAvgPoolOp):
         return pool_conv(op)
     if isinstance(op, nn.QuantizeOp):

@@ -155,6 +155,22 @@ def test_quantize_is_exact_within_f32_steps_of_half_steps(element_type) -> None:
     assert np.count_nonzero(wrong != want) > x.size // 20
 
 
+@pytest.mark.parametrize("out_layout", ["NHWC", ""], ids=["to-nhwc", "to-plain"])
+def test_quantize_of_an_nhwc_input_keeps_its_order(out_layout) -> None:
+    """The division is elementwise, so an x typed NHWC stays in NHWC order through it; the
+    copy after it starts from x's layout (dispatch gives quantize a plain x, but the kernel
+    takes what the types say)."""
+    op = nn.QuantizeOp(
+        create_ssa_value(_tensor(f32, SHAPE, "NHWC")), nn.QParams.make(0.0173, 131, ui8)
+    )
+    _retype(op, _tensor(ui8, SHAPE, out_layout))
+    x = _floats(SHAPE, 12)
+    out = np.empty(_pack(x, out_layout).shape, np.uint8)
+    registry().lookup("quantize_onednn").prepare(op, None)([NHWC.pack(x)], out)
+    want = REFERENCE_KERNELS[type(op)](quantize(ui8), [x])
+    np.testing.assert_array_equal(_unpack(out, out_layout, SHAPE), want)
+
+
 @pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
 def test_quantize_zero_point_check_sees_a_dropped_zero_point(element_type) -> None:
     """The check the kernel runs when bound (`_keeps_zero_point`) passes its own division
