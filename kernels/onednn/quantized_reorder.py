@@ -1,21 +1,24 @@
-"""oneDNN kernels of `nn.quantize` (ONNX QuantizeLinear) and `nn.dequantize`
-(DequantizeLinear) as its reorder primitive with scales and zero points, and of
+"""oneDNN kernels of `nn.quantize` (ONNX QuantizeLinear) as its binary division and
+`nn.dequantize` (DequantizeLinear) as its reorder with a scale and a zero point, and of
 `nn.qglobal_avg_pool` (com.microsoft QLinearGlobalAveragePool) as its average pooling.
 
-quantize: y = saturate(round_half_even(x / y_scale) + y_zp), f32 x to u8/s8 y. oneDNN's
-reorder with a destination scale (v3.2) multiplies by 1 / y_scale, which rounds a value
-within an f32 rounding error of a half step the other way (1 input pixel of ResNet-50's
-150528, one step, enough to move a third of its logits by a step against onnxruntime,
-which divides). So numpy divides and rounds half to even in place (two passes over an f32
-buffer of the kernel's own), and oneDNN's reorder adds y_zp to those integers, saturates
-and converts, exactly; a rank-4 result is then reordered into NHWC, what the int8 kernels
-read (two reorders: 0.22 ms on a 3x224x224 input, against 0.34 ms for oneDNN's one f32
-NCHW -> u8 NHWC reorder). oneDNN converts NaN to 0, not to
-the zero point the reference writes: a call whose x . x is not finite (a NaN, an infinity,
-or squares that overflow) runs the reference kernel instead (BLAS's dot: a pass at a
-quarter of the cost of numpy's sum). A model's input is not an arena view, so generated
-code calls quantize rather than binding it: the call binds its oneDNN reorders (which read
-only the kernel's own buffers) to the destination it is given, once per destination.
+quantize: y = saturate(round_half_even(x / y_scale) + y_zp), f32 x to u8/s8 y, exactly
+as ONNX (and onnxruntime) computes it: oneDNN's binary division by a one-element y_scale
+(a correctly rounded f32 division), with its post-ops round (half to even) and linear
+(+ y_zp, exact on those integers), converted with saturation, in one pass over x; a rank-4
+result is then reordered from NCHW into NHWC, what the int8 kernels read. oneDNN's
+quantizing reorder with a destination scale and zero point (v3.2) is not exact: it
+multiplies by 1 / y_scale and adds y_zp before it rounds, which rounded 28,400 of 150,528
+values lying within 3 f32 steps of a half step the other way (one step), where the division
+rounded none; one such ResNet-50 input pixel moved a third of its logits a step from
+onnxruntime's. Its one f32 NCHW -> u8 NHWC reorder took 0.22 ms on a 1x3x224x224 input,
+the division 0.04 ms and the u8 NCHW -> NHWC copy after it 0.04 ms (busy machine).
+oneDNN converts NaN to 0, not to the zero point the reference writes: a call whose
+x . x is not finite (a NaN, an infinity, or squares that overflow) runs the reference
+kernel instead (BLAS's dot: a pass at a quarter of the cost of numpy's sum). A model's
+input is not an arena view, so generated code calls quantize rather than binding it: the
+call binds its oneDNN calls to the destination it is given, once per destination, and
+points the division's source at x.
 
 dequantize: y = (x - x_zp) * x_scale in f32, u8/s8 x (NHWC where rank 4) to a plain f32
 y: the same products in the same order, exact against the reference.
@@ -67,6 +70,7 @@ from nnlayout.kernels.onednn.quantized import (
     qconv_pd,
 )
 from nnlayout.kernels.onednn.quantized_call import (
+    BoundCall,
     PrimitiveCall,
     int8_kernel_fields,
     maps_fill,
@@ -145,20 +149,13 @@ def _typed_layouts(op: Operation) -> tuple[str, str]:
     return found[0], found[1]
 
 
-def _argument(op: Operation) -> int:
-    return b.DNNL_ARG_DST if isinstance(op, nn.QuantizeOp) else b.DNNL_ARG_SRC
-
-
-def _quantization(op: ReorderOp) -> Quantization:
-    """dequantize: x's scale and zero point; quantize: y's zero point (numpy scales)."""
-    if isinstance(op, nn.QuantizeOp):
-        return Quantization((), ((b.DNNL_ARG_DST, 0),))
+def _quantization(op: nn.DequantizeOp) -> Quantization:
+    """dequantize's x scale and zero point, as the reorder's source attributes."""
     return Quantization(((b.DNNL_ARG_SRC, 0),), ((b.DNNL_ARG_SRC, 0),))
 
 
-def reorder_pd(op: ReorderOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
-    """oneDNN's reorder computing `op` (quantize: from x / y_scale rounded) from
-    layouts[0] to layouts[1]."""
+def reorder_pd(op: nn.DequantizeOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
+    """oneDNN's reorder computing dequantize from layouts[0] to layouts[1]."""
     shape = shape_of(op.operands[0])
     types = [DATA_TYPES[_type(v)] for v in (op.operands[0], op.results[0])]
     return p.reorder_pd(
@@ -166,6 +163,32 @@ def reorder_pd(op: ReorderOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
         data_md(shape, layouts[1], types[1]),
         _quantization(op),
     )
+
+
+def quantize_pd(op: nn.QuantizeOp) -> b.PrimitiveDesc:
+    """oneDNN's binary division of x by a one-element y_scale, rounded half to even and
+    y_zp added (post-ops round and linear), converted with saturation into u8/s8:
+    elementwise, so the result keeps x's order whatever its layout (both described as
+    plain row-major)."""
+    shape = shape_of(op.input)
+    one = (1,) * len(shape)
+    params = op.qparams()
+    return p.binary_pd(
+        b.dnnl_binary_div,
+        data_md(shape, PLAIN_LAYOUT, b.dnnl_f32),
+        MemoryDesc.with_strides(one, one, b.dnnl_f32),
+        data_md(shape, PLAIN_LAYOUT, DATA_TYPES[_type(op.output)]),
+        (
+            b.PostOp.eltwise(b.dnnl_eltwise_round),
+            b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, float(params.zero_point)),
+        ),
+    )
+
+
+def _move_pd(op: nn.QuantizeOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
+    """The reorder copying quantize's u8/s8 result from layouts[0] into layouts[1]."""
+    shape, data = shape_of(op.output), DATA_TYPES[_type(op.output)]
+    return p.reorder_pd(data_md(shape, layouts[0], data), data_md(shape, layouts[1], data))
 
 
 def pool_spec(op: nn.QGlobalAvgPoolOp) -> tuple[QConvParams, QuantParams]:
@@ -202,7 +225,18 @@ def pool_conv(op: nn.QGlobalAvgPoolOp) -> QConv:
 def _pd(op: Operation, layouts: tuple[str, str]) -> b.PrimitiveDesc:
     if isinstance(op, nn.QGlobalAvgPoolOp):
         return qconv_pd(pool_spec(op)[0], NHWC_TAG, ANY, NHWC_TAG)
+    if isinstance(op, nn.QuantizeOp):
+        return quantize_pd(op)
     return reorder_pd(op, layouts)  # type: ignore[arg-type]
+
+
+def _implementations(op: Operation, layouts: tuple[str, str]) -> str:
+    """The oneDNN implementations computing `op` from layouts[0] to layouts[1] (quantize
+    into NHWC: the division's, then the copy's)."""
+    found = _pd(op, layouts).implementation
+    if isinstance(op, nn.QuantizeOp) and layouts[0] != layouts[1]:
+        found += "+" + _move_pd(op, layouts).implementation  # type: ignore[arg-type]
+    return found
 
 
 def _layouts_of(op: Operation) -> tuple[str, str]:
@@ -217,7 +251,7 @@ def accepts(op: Operation, target: Target, padding: bool) -> str | None:
     if reason is not None:
         return reason
     try:
-        implementation = _pd(op, _layouts_of(op)).implementation
+        implementation = _implementations(op, _layouts_of(op))
     except b.DnnlError as error:
         return f"oneDNN has no primitive for it: {error}"
     if isinstance(op, nn.QGlobalAvgPoolOp):
@@ -240,11 +274,11 @@ class _Bound:
             raise BindingRefused(reason)
         self.op, self.layouts = op, _typed_layouts(op)
         quantize = isinstance(op, nn.QuantizeOp)
-        # quantize into NHWC: a plain reorder, then a u8/s8 one into NHWC (oneDNN's f32 NCHW
-        # -> u8 NHWC reorder of 3 channels took twice as long as the two).
+        # quantize into NHWC: the division (elementwise: x's order), then a copy into NHWC
+        # (oneDNN's binary primitive has only its reference code between two formats).
         moves = quantize and self.layouts[1] != self.layouts[0]
         try:
-            self.call = _primitive_call(op, (self.layouts[0],) * 2 if moves else self.layouts)
+            self.call = _primitive_call(op, self.layouts)
             self.move = _move(op, self.layouts) if moves else None
         except b.DnnlError as error:
             raise BindingRefused(f"oneDNN has no primitive for it as typed: {error}") from None
@@ -254,38 +288,30 @@ class _Bound:
         )
         size = math.prod(shape_of(op.operands[0]))
         self.between = np.empty(size, self.types[1]) if moves else None
-        self.scaled = np.empty(size, np.float32) if quantize else None
-        self.scale = np.float32(op.qparams().scale) if quantize else None  # type: ignore[attr-defined]
         self.bound_out: np.ndarray | None = None
-        self.bound_calls: list[FixedCall] = []
+        self.bound_calls: list[BoundCall] = []
         self.spare: np.ndarray | None = None  # the result when `out` is not oneDNN's
-        # Where oneDNN's reorder drops the zero point on this shape, the reference kernel.
+        # Where oneDNN's primitive drops the zero point on this shape, the reference kernel.
         self.reference = not isinstance(op, nn.QGlobalAvgPoolOp) and not _keeps_zero_point(
             op,  # type: ignore[arg-type]
             self.call,
         )
 
-    def _source(self, x: np.ndarray) -> np.ndarray:
-        """What oneDNN reads: x's bytes, or for quantize x / y_scale rounded half to even
-        (in f32, as ONNX's reference divides)."""
-        flat = x.reshape(-1).view(self.types[0])
-        if self.scaled is None:
-            return flat
-        np.divide(flat, self.scale, out=self.scaled)
-        np.rint(self.scaled, out=self.scaled)
-        return self.scaled
-
     def _direct(self, out: np.ndarray) -> bool:
         last = self.call if self.move is None else self.move
         return out.flags.c_contiguous and out.nbytes == last.compiled.nbytes(b.DNNL_ARG_DST)
 
-    def _steps(
-        self, source: np.ndarray | None, out: np.ndarray
-    ) -> list[tuple[PrimitiveCall, dict, np.ndarray]]:
-        """The oneDNN calls, each with its sources and destination (quantize's source is
-        its own `scaled`: None)."""
+    def _source(self, x: np.ndarray) -> np.ndarray | None:
+        """x's bytes as oneDNN reads them (None: not what the primitive takes)."""
+        flat = x.reshape(-1)
+        if flat.dtype.itemsize != self.types[0].itemsize:
+            return None
+        flat = flat.view(self.types[0])
+        return flat if flat.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_SRC) else None
+
+    def _steps(self, source: np.ndarray, out: np.ndarray) -> list[Step]:
+        """The oneDNN calls, each with its sources and destination."""
         result = out.reshape(-1).view(self.types[1])
-        source = self.scaled if source is None else source
         if self.move is None:
             return [(self.call, {b.DNNL_ARG_SRC: source}, result)]
         return [
@@ -294,8 +320,10 @@ class _Bound:
         ]
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        if self.reference:
-            self._reference(inputs[0], out)
+        x = np.ascontiguousarray(inputs[0])
+        source = self._source(x)
+        if self.reference or source is None:
+            self._reference(x, out)
             return
         if not self._direct(out):
             if self.spare is None or self.spare.shape != out.shape:
@@ -303,29 +331,28 @@ class _Bound:
             self(inputs, self.spare)
             out[...] = self.spare
             return
-        x = np.ascontiguousarray(inputs[0])
-        if self.scaled is not None:
-            self._quantize(self._bound_for(out), x, out)
+        if isinstance(self.op, nn.QuantizeOp):
+            self._quantize(self._bound_for(source, out), x, out)
             return
-        for call, sources, destination in self._steps(self._source(x), out):
+        for call, sources, destination in self._steps(source, out):
             call.call_on(sources, destination)
 
-    def _bound_for(self, out: np.ndarray) -> list[FixedCall]:
-        """quantize's oneDNN calls bound to `out` (oneDNN reads only the kernel's own
-        buffers: numpy reads x), bound again only when another `out` comes. A model's input
-        is not an arena view, so generated code calls the kernel rather than binding it:
-        pointing the memory objects on every call cost more than the reorders."""
+    def _bound_for(self, source: np.ndarray, out: np.ndarray) -> list[BoundCall]:
+        """quantize's oneDNN calls bound to `out`, bound again only when another `out`
+        comes, the division's source pointed at `source` (x's bytes) on every call. A
+        model's input is not an arena view, so generated code calls the kernel rather than
+        binding it: pointing every memory object on every call cost more than the calls."""
         if self.bound_out is not out:
-            self.bound_calls = [call.bind_to(*step) for call, *step in self._steps(None, out)]
+            self.bound_calls = [call.bind_to(*step) for call, *step in self._steps(source, out)]
             self.bound_out = out  # held: its buffer stays where the calls point
+        else:
+            self.bound_calls[0].compiled.memories[b.DNNL_ARG_SRC].point_to(source.ctypes.data)
         return self.bound_calls
 
     def _guard(self, x: np.ndarray, out: np.ndarray) -> None:
         """quantize's input with a NaN or an infinity: the reference kernel's result. The
         test is x . x, not finite exactly then (BLAS's dot: a quarter of numpy's sum's
         time); a finite x whose squares overflow takes the reference kernel too."""
-        if not isinstance(self.op, nn.QuantizeOp):
-            return
         flat = x.reshape(-1).view(self.types[0])
         with np.errstate(all="ignore"):  # an overflow is what it looks for
             finite = np.isfinite(np.dot(flat, flat))
@@ -341,49 +368,54 @@ class _Bound:
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         x = inputs[0]
-        if self.reference or not (x.flags.c_contiguous and self._direct(out)):
+        source = self._source(x) if x.flags.c_contiguous else None
+        if self.reference or source is None or not self._direct(out):
             return partial(self, inputs, out)
-        source = x.reshape(-1).view(self.types[0]) if self.scaled is None else self.scaled
         calls = [call.bind_to(*step) for call, *step in self._steps(source, out)]
-        if self.scaled is None:
+        if not isinstance(self.op, nn.QuantizeOp):
             return calls[0]
         return partial(self._quantize, calls, x, out)
 
-    def _quantize(self, calls: list[FixedCall], x: np.ndarray, out: np.ndarray) -> None:
-        self._source(x)
+    def _quantize(self, calls: Sequence[FixedCall], x: np.ndarray, out: np.ndarray) -> None:
         for call in calls:
             call()
         self._guard(x, out)
 
 
 def _keeps_zero_point(op: ReorderOp, call: PrimitiveCall) -> bool:
-    """Whether the reorder computing `op` keeps its zero point on this shape (`maps_fill`):
-    dequantize maps zp + 1 to x_scale, quantize's reorder 1 to zp + 1 (-1 and zp - 1 at the
-    type's maximum)."""
+    """Whether the primitive computing `op` keeps its zero point on this shape
+    (`maps_fill`; oneDNN v3.2's reorder drops it on some): dequantize maps zp + 1 to
+    x_scale, quantize's division y_scale to zp + 1 (-1 and zp - 1 at the type's maximum)."""
     params = op.qparams()
     zero = int(params.zero_point)
     step = 1 if zero < np.iinfo(_type(_integer(op))).max else -1
+    scaled = float(np.float32(step) * np.float32(params.scale))
     if isinstance(op, nn.QuantizeOp):
-        return maps_fill(call, step, zero + step)
-    return maps_fill(call, zero + step, float(np.float32(step) * np.float32(params.scale)))
+        return maps_fill(call, scaled, zero + step)
+    return maps_fill(call, zero + step, scaled)
 
 
 def _move(op: nn.QuantizeOp, layouts: tuple[str, str]) -> PrimitiveCall:
-    """A copy of quantize's u8/s8 result from layouts[0] into layouts[1]."""
-    shape, data = shape_of(op.output), DATA_TYPES[_type(op.output)]
-    pd = p.reorder_pd(data_md(shape, layouts[0], data), data_md(shape, layouts[1], data))
+    """A copy of quantize's u8/s8 result from layouts[0] (the division, elementwise, keeps
+    x's order) into layouts[1]."""
+    pd = _move_pd(op, layouts)
     return PrimitiveCall(Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST)), {})
 
 
 def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
-    """The oneDNN call computing `op` from layouts[0] to layouts[1]."""
+    """The oneDNN call computing `op` from layouts[0] to layouts[1] (quantize: into
+    layouts[0], elementwise)."""
     if isinstance(op, nn.QGlobalAvgPoolOp):
         return pool_conv(op)
-    params, arg = op.qparams(), _argument(op)  # type: ignore[attr-defined]
+    if isinstance(op, nn.QuantizeOp):
+        scale = np.asarray([op.qparams().scale], np.float32)
+        args = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, b.DNNL_ARG_DST)
+        return PrimitiveCall(Compiled(quantize_pd(op), args), {b.DNNL_ARG_SRC_1: scale})
+    params = op.qparams()  # type: ignore[attr-defined]
     values = runtime_values(
         _quantization(op),  # type: ignore[arg-type]
-        {arg: [float(params.scale)]},
-        {arg: int(params.zero_point)},
+        {b.DNNL_ARG_SRC: [float(params.scale)]},
+        {b.DNNL_ARG_SRC: int(params.zero_point)},
     )
     pd = reorder_pd(op, layouts)  # type: ignore[arg-type]
     compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
@@ -400,7 +432,7 @@ def _pack(x: np.ndarray, layout: str) -> np.ndarray:
 
 
 def _implementation(op: Operation) -> str:
-    return _pd(op, _typed_layouts(op)).implementation
+    return _implementations(op, _typed_layouts(op))
 
 
 def quantized_reorder_kernels(family: str) -> list[Kernel]:
