@@ -433,9 +433,9 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     (a guarded convolution), or its result rather than running numpy (the global average
     pooling, whose 81-element sums the bound puts past the limit: a finite result is one
     no sum overflowed in). Here every convolution reports a result bound of a quarter of
-    the limit: each convolution measures its source and runs its fused relu/clip, the
-    pooling runs in oneDNN and measures its 16 results, and the results are the unfused
-    program's."""
+    the limit: each convolution measures its source (on the first run; then its writer,
+    asked to, measures its result) and runs its fused relu/clip, the pooling runs in oneDNN
+    and measures its 16 results, and the results are the unfused program's."""
     module = parse(POOLED)
     inputs = random_inputs(module)
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
@@ -456,11 +456,12 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     measured = sizes_measured(
         planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "pooled.py"
     )
-    assert measured == [16 * 81] * 3 + [16]  # the input, each convolution reading a loose
-    # bound, and the pooling's result
-    # The first convolution's bound is measured; the others' from their writers fail, then
-    # their measured ones pass (two runs: the first also measures the constants).
-    assert guards == [True, False, True, False, True] * 2
+    assert measured == [16 * 81] * 3 + [16]  # the input, each asked writer's result (the
+    # first two convolutions'), and the pooling's result
+    # The first convolution's bound is measured; on the first run the others' from their
+    # writers fail, then their measured ones pass, and they ask the writers to measure
+    # (`NormBound.ask`): on the second, the writers' measured norms pass.
+    assert guards == [True, False, True, False, True] + [True] * 3
 
 
 SWISH_POOLED = (
