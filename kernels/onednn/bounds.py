@@ -212,22 +212,31 @@ class NormBound:
     exact norm instead of a compounded bound. A concat of linked parts forwards the request
     to its parts (`upstream`), whose norms it combines exactly: in DenseNet-121 each dense
     layer's 32 new channels are measured once, where each layer's guard measured the whole
-    concat of all the layers before it (47 passes over 6.5 M elements per run)."""
+    concat of all the layers before it (47 passes over 6.5 M elements per run). A kernel
+    reading such a concat passes the first request on to it (`through`), and measures only
+    if asked again (its exact source was not enough): a dense layer's batch norm (a
+    depthwise convolution) admits the concat's bound, the convolution after it not the
+    batch norm's, where the first parts' bounds had compounded through the block before."""
 
-    __slots__ = ("measure", "upstream", "value", "where")
+    __slots__ = ("measure", "passed", "through", "upstream", "value", "where")
 
     def __init__(self) -> None:
         self.value = math.inf
-        self.measure = False
+        self.measure = self.passed = False
         self.upstream: tuple[NormBound, ...] = ()
+        self.through: NormBound | None = None
         self.where: Extent | None = None
 
     def ask(self) -> None:
         """Has the writer keep the exact norm of its result from its next call on (its
-        parts' writers, for a concat that has them)."""
+        parts' writers, for a concat that has them; the first time, the concat's it reads,
+        for a kernel reading one)."""
         if self.upstream:
             for part in self.upstream:
                 part.ask()
+        elif self.through is not None and not self.passed:
+            self.passed = True
+            self.through.ask()
         else:
             self.measure = True
 
@@ -272,6 +281,8 @@ def linked_bounds(
                 bound.measure = True
     if isinstance(op, nn.ConcatOp) and len(linked) == len(reads):
         written.upstream = tuple(bound for bounds in linked.values() for bound in bounds)
+    elif len(source := linked.get(b.DNNL_ARG_SRC, ())) == 1 and source[0].upstream:
+        written.through = source[0]
     return linked, written
 
 
