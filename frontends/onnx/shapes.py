@@ -12,6 +12,9 @@ from nnlayout.frontends.onnx.state import ImportState
 
 
 def concat(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    if len(node.input) == 1:  # its input (torchvision's DenseNet starts each block with one)
+        state.output(node, state.tensor(node.input[0]))
+        return
     inputs = [state.tensor(name) for name in node.input]
     # The axis defaults to 1 before opset 4; onnx's checker requires it from then on.
     state.output(node, state.build(lambda: nn.ConcatOp(inputs, int(attrs.get("axis", 1)))))

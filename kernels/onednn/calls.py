@@ -86,7 +86,7 @@ class OpRun:
         constants: Collection[int],
     ):
         self.op, self.compiled, self.finite, self.args = op, compiled, finite, args
-        self.constants = constants
+        self.constants, self.linked = constants, linked
         self.addend = isinstance(op, nn.FusedConv2dOp) and op.addend is not None
         self.repack = weights_repacker(op, compiled)
         conv = isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp)
@@ -226,28 +226,46 @@ class ConvolutionCall:
             return weights_norm, None
         return weights_norm, once(b.DNNL_ARG_BIAS, "norm", bias, bounds.norm)
 
+    def _bounder(self, at: Arrays) -> Callable[[float, float], tuple[float, float]]:
+        """The guard's bounds (`bounds.conv_bounds`) of a call on `at`, from the weights' and
+        bias's norms: it measures what its writers' bounds do not vouch for (none known, or
+        ones that compounded past what the sums may reach: `bounds.measured`), and asks the
+        writers to measure where the measured norms fit and the bounds did not."""
+        run, factors, source, out = self.run, self.factors, at.source, at.out
+        read_source = partial(run.read_source, source, at.source_at)
+        read_summand = partial(run.read_summand, out, at.summand_at)
+        addend, guarded = run.addend, run.finite is not None
+        writers = [run.linked.get(b.DNNL_ARG_SRC), run.linked.get(b.DNNL_ARG_DST)]
+
+        def measured(norm: float, bias: float) -> tuple[float, float]:
+            operands = bounds.norm(source), bounds.norm(out) if addend else 0.0  # type: ignore[arg-type]
+            element, before = bounds.conv_bounds(factors, *operands, norm, bias)
+            if element < FINITE_LIMIT:
+                for linked in writers:
+                    bounds.ask_all(linked)
+            return element, before
+
+        def bounded(norm: float, bias: float) -> tuple[float, float]:
+            operands = (read_source(), read_summand() if addend else 0.0)
+            if guarded and not max(operands) < FINITE_LIMIT:
+                return measured(norm, bias)
+            element, before = bounds.conv_bounds(factors, *operands, norm, bias)
+            if guarded and not element < FINITE_LIMIT:
+                return measured(norm, bias)
+            return element, before
+
+        return bounded
+
     def bind(self, at: Arrays) -> FixedCall:
         # What the call reads, as its locals.
         run = self.run
-        op, owner, finish, after, addend = (
-            run.op,
-            run.owner,
-            run.finish,
-            run.bound_after,
-            run.addend,
-        )
-        activation, factors, pads_multiply = self.activation, self.factors, self.pads_multiply
-        inputs, out, out_at, copied, source = at.inputs, at.out, at.out_at, at.copied, at.source
-        token = at.token
-        read_source = partial(run.read_source, source, at.source_at)
-        read_summand = partial(run.read_summand, out, at.summand_at)
+        op, owner, finish, after = run.op, run.owner, run.finish, run.bound_after
+        activation, pads_multiply = self.activation, self.pads_multiply
+        inputs, out, out_at, copied, token = at.inputs, at.out, at.out_at, at.copied, at.token
         weights, bias = at.arrays[b.DNNL_ARG_WEIGHTS], at.arrays.get(b.DNNL_ARG_BIAS)
         weights_norm, bias_norm = self._constant_norms(weights, bias)
         run_finite = None if run.finite is None else run.finite.runner()
-        run_exact = run.compiled.runner()
-
-        def measured_operands() -> tuple[float, float]:
-            return bounds.norm(source), bounds.norm(out) if addend else 0.0  # type: ignore[arg-type]
+        run_exact, bounded = run.compiled.runner(), self._bounder(at)
 
         def call() -> None:
             if owner[0] is not token:
@@ -259,17 +277,7 @@ class ConvolutionCall:
                 return
             if copied is not None:
                 copied[0][...] = copied[1]
-            bias_bound = bounds.norm(bias) if bias_norm is None else bias_norm
-            operands = (read_source(), read_summand() if addend else 0.0)
-            # The guard measures what its writers' bounds do not vouch for: none known, or
-            # ones that compounded past what the sums may reach (`bounds.measured`).
-            measure = run_finite is not None
-            if measure and not max(operands) < FINITE_LIMIT:
-                operands, measure = measured_operands(), False
-            element, before = bounds.conv_bounds(factors, *operands, norm, bias_bound)
-            if measure and not element < FINITE_LIMIT:
-                operands = measured_operands()
-                element, before = bounds.conv_bounds(factors, *operands, norm, bias_bound)
+            element, before = bounded(norm, bounds.norm(bias) if bias_norm is None else bias_norm)
             if run_finite is not None and element < FINITE_LIMIT:
                 run_finite()
             else:
@@ -322,7 +330,7 @@ class GuardedCall:
         sources, out, out_at, source, token = at.sources, at.out, at.out_at, at.source, at.token
         read_source = partial(run.read_source, source, at.source_at)
         checks_source, others = self.checks_source, self._others_finite(at)
-        execute = run.compiled.runner()
+        execute, writers = run.compiled.runner(), run.linked.get(b.DNNL_ARG_SRC)
         if self.checks_result:
             return self._result_checked(at, execute)
 
@@ -330,7 +338,7 @@ class GuardedCall:
             if owner[0] is not token:
                 at.point()
             bound = (
-                bounds.measured(read_source(), source, fits)  # type: ignore[arg-type]
+                bounds.measured(read_source(), source, fits, writers)  # type: ignore[arg-type]
                 if checks_source
                 else math.inf
             )

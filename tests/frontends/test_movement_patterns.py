@@ -414,3 +414,17 @@ def test_shufflenet_downsampling_unit(tmp_path: Path) -> None:
         helper.make_node("Reshape", ["t", "merged"], ["y"]),
     ]
     check_against_onnxruntime(_model(nodes, [1, 12, 8, 8], inits, 17), tmp_path)
+
+
+def test_a_concat_of_one_input_is_that_input(tmp_path: Path) -> None:
+    """torchvision's DenseNet concatenates each block's first layer's input alone (a
+    `torch.cat` of a list of one): imported as the input itself, not a copy, also where it
+    is a graph output."""
+    inits: dict[str, np.ndarray] = {}
+    nodes = _conv("c", "x", 6, 12, inits)
+    nodes += [helper.make_node("Concat", ["c"], ["one"], axis=1)]
+    nodes += _conv("y", "one", 12, 8, inits)
+    nodes += [helper.make_node("Concat", ["y"], ["out"], axis=1)]
+    model = _model(nodes, [1, 6, 7, 7], inits, 17, outputs=("out", "one"))
+    module = check_against_onnxruntime(model, tmp_path)
+    assert not [op for op in module.walk() if isinstance(op, nn.ConcatOp)]

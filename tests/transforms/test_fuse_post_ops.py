@@ -433,9 +433,9 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     (a guarded convolution), or its result rather than running numpy (the global average
     pooling, whose 81-element sums the bound puts past the limit: a finite result is one
     no sum overflowed in). Here every convolution reports a result bound of a quarter of
-    the limit: each convolution measures its source and runs its fused relu/clip, the
-    pooling runs in oneDNN and measures its 16 results, and the results are the unfused
-    program's."""
+    the limit: each convolution measures its source (on the first run; then its writer,
+    asked to, measures its result) and runs its fused relu/clip, the pooling runs in oneDNN
+    and measures its 16 results, and the results are the unfused program's."""
     module = parse(POOLED)
     inputs = random_inputs(module)
     planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
@@ -456,11 +456,12 @@ def test_a_guard_measures_where_its_writers_bound_only_just_fits(
     measured = sizes_measured(
         planned, inputs, Interpreter(module).run(inputs), monkeypatch, tmp_path / "pooled.py"
     )
-    assert measured == [16 * 81] * 3 + [16]  # the input, each convolution reading a loose
-    # bound, and the pooling's result
-    # The first convolution's bound is measured; the others' from their writers fail, then
-    # their measured ones pass (two runs: the first also measures the constants).
-    assert guards == [True, False, True, False, True] * 2
+    assert measured == [16 * 81] * 3 + [16]  # the input, each asked writer's result (the
+    # first two convolutions'), and the pooling's result
+    # The first convolution's bound is measured; on the first run the others' from their
+    # writers fail, then their measured ones pass, and they ask the writers to measure
+    # (`NormBound.ask`): on the second, the writers' measured norms pass.
+    assert guards == [True, False, True, False, True] + [True] * 3
 
 
 SWISH_POOLED = (
@@ -649,9 +650,13 @@ PART, WHOLE = 8 * 36, 16 * 36
         ("onednn-nchw8c", None, [PART, PART]),
         ("onednn-nchw8c", "nan", [PART, PART, WHOLE]),  # no bound: the pooling measures (NaN)
         ("onednn-nchw8c", "zero variance", [PART, PART, WHOLE]),  # 0 / sqrt(0 + 0): NaN
-        ("onednn", None, [WHOLE]),
+        # nhwc: a part's bytes are strided, so the pooling measured the whole on the first
+        # run, and asked: batch norm passes the request on to the concat's parts, measured
+        # by their writers from then on (and batch norm's vectors, once, now that its source
+        # has a bound).
+        ("onednn", None, [PART, PART, 16, 16]),
     ],
-)  # nhwc: a part's bytes are strided, so the pooling measures
+)
 def test_a_concat_built_in_place_is_bounded_by_its_parts(
     target: str,
     special: str | None,
