@@ -41,7 +41,7 @@ from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.kernels.registry import Kernel, Target, resolve_layouts
 from nnlayout.kernels.targets import TARGETS
 from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
-from nnlayout.tools import import_onnx, opt, run
+from nnlayout.tools import import_onnx, opt, run, translate
 from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes
 
@@ -339,6 +339,7 @@ TOOLS: dict[str, Callable[[Sequence[str]], int]] = {
     "nnlayout-opt": opt.main,
     "nnlayout-run": run.main,
     "nnlayout-import": import_onnx.main,
+    "nnlayout-translate": translate.main,
 }
 
 

@@ -185,6 +185,20 @@ def _int_at_least(text: str, least: int, described: str) -> int:
     return value
 
 
+def add_pipeline_option(parser: argparse.ArgumentParser, text: str) -> None:
+    """-p/--passes/--pass-pipeline: the pass pipeline a tool runs, `text` its help."""
+    parser.add_argument("-p", "--passes", "--pass-pipeline", default="", help=text)
+
+
+def add_traceback_option(parser: argparse.ArgumentParser) -> None:
+    """--traceback: let exceptions through (`wants_traceback`)."""
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="show Python tracebacks (for debugging nnlayout itself)",
+    )
+
+
 def add_load_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--load",

@@ -38,7 +38,7 @@ from nnlayout.frontends.onnx import (
     write_imported,
 )
 from nnlayout.ir.printer import print_module
-from nnlayout.tools.driver import non_negative_int, positive_int, run_tool
+from nnlayout.tools.driver import add_traceback_option, non_negative_int, positive_int, run_tool
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -81,11 +81,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "the model leaves it symbolic or unknown; where the model or --input-shape states "
         "it, it must be N",
     )
-    parser.add_argument(
-        "--traceback",
-        action="store_true",
-        help="show Python tracebacks (for debugging nnlayout itself)",
-    )
+    add_traceback_option(parser)
     return parser
 
 

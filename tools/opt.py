@@ -52,6 +52,8 @@ from nnlayout.ir.verify import verify_module
 from nnlayout.tools.driver import (
     add_instrumentation_options,
     add_load_option,
+    add_pipeline_option,
+    add_traceback_option,
     instrumentation_from,
     load_plugins,
     parse_pipeline,
@@ -104,13 +106,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Parse, verify, transform and print nn/layout IR.",
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
-    parser.add_argument(
-        "-p",
-        "--passes",
-        "--pass-pipeline",
-        default="",
-        help="pass pipeline, e.g. 'a,b{opt=v}' or, as mlir-opt spells it, "
-        "'builtin.module(a,b{opt=v})'",
+    add_pipeline_option(
+        parser,
+        "pass pipeline, e.g. 'a,b{opt=v}' or, as mlir-opt spells it, 'builtin.module(a,b{opt=v})'",
     )
     add_load_option(parser)
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
@@ -148,11 +146,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="list the passes (each with its summary and its options' types and defaults) "
         "and the targets, and exit",
     )
-    parser.add_argument(
-        "--traceback",
-        action="store_true",
-        help="show Python tracebacks (for debugging nnlayout itself)",
-    )
+    add_traceback_option(parser)
     return parser
 
 

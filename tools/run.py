@@ -49,6 +49,8 @@ from nnlayout.runtime.interpreter import (
 from nnlayout.tools.driver import (
     add_instrumentation_options,
     add_load_option,
+    add_pipeline_option,
+    add_traceback_option,
     instrumentation_from,
     load_plugins,
     non_negative_int,
@@ -70,12 +72,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Run a function of an nn/layout module on numpy inputs and save its results.",
     )
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
-    parser.add_argument(
-        "-p",
-        "--passes",
-        "--pass-pipeline",
-        default="",
-        help="pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'",
+    add_pipeline_option(
+        parser,
+        "pass pipeline to run before interpreting, e.g. 'a,b{opt=v}'",
     )
     add_load_option(parser)
     add_instrumentation_options(parser)
@@ -116,11 +115,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print the time of parsing, the passes and running on one line "
         "to stderr (--time-passes: each row)",
     )
-    parser.add_argument(
-        "--traceback",
-        action="store_true",
-        help="show Python tracebacks (for debugging nnlayout itself)",
-    )
+    add_traceback_option(parser)
     return parser
 
 

@@ -22,6 +22,8 @@ from nnlayout.runtime.interpreter import find_entry
 from nnlayout.tools.driver import (
     add_instrumentation_options,
     add_load_option,
+    add_pipeline_option,
+    add_traceback_option,
     instrumentation_from,
     load_plugins,
     parse_pipeline,
@@ -37,12 +39,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Write a planned function of an nn/layout module as a Python module.",
     )
     parser.add_argument("input", help="input .mlir file ('-' for stdin)")
-    parser.add_argument(
-        "-p",
-        "--passes",
-        "--pass-pipeline",
-        default="",
-        help="pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'",
+    add_pipeline_option(
+        parser,
+        "pass pipeline to run first, e.g. 'default-pipeline{target=avx2}'",
     )
     add_load_option(parser)
     add_instrumentation_options(parser)
@@ -54,11 +53,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="what to generate (numpy: a Python module calling nnlayout's kernels)",
     )
     parser.add_argument("-o", "--output", required=True, help="the .py file to write")
-    parser.add_argument(
-        "--traceback",
-        action="store_true",
-        help="show Python tracebacks (for debugging nnlayout itself)",
-    )
+    add_traceback_option(parser)
     return parser
 
 

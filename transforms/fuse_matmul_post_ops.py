@@ -40,14 +40,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -64,9 +59,7 @@ from nnlayout.dialects.nn import (
 )
 from nnlayout.kernels.facts import kernel_facts
 from nnlayout.kernels.registry import Target
-from nnlayout.transforms.fuse_post_ops import dispatch_fused
-from nnlayout.transforms.select_dispatch import recorded_choices
-from nnlayout.transforms.stages import require_tensor_level
+from nnlayout.transforms.fuse_post_ops import FusionPass, dispatch_fused
 
 
 @dataclass
@@ -205,22 +198,9 @@ class FuseActivationIntoMatmul(RewritePattern):
 
 
 @dataclass(frozen=True)
-class FuseMatmulPostOpsPass(ModulePass):
+class FuseMatmulPostOpsPass(FusionPass):
     name = "fuse-matmul-post-ops"
 
-    # None: what select-dispatch recorded on the module (`recorded_choices`).
-    target: str | None = None
-    padding: bool | None = None
-    nnan: bool = False
-    remarks: bool = False
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_tensor_level(op)
-        target, padding = recorded_choices(op, self.target, self.padding)
+    def patterns(self, target: Target, padding: bool) -> list[RewritePattern]:
         fuser = _Fuser(target, padding, self.nnan, self.remarks)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [FuseBiasIntoMatmul(fuser), FuseActivationIntoMatmul(fuser)]
-            ),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        return [FuseBiasIntoMatmul(fuser), FuseActivationIntoMatmul(fuser)]

@@ -414,8 +414,10 @@ class BatchNormAndActivationAsConvolution(RewritePattern):
 
 
 @dataclass(frozen=True)
-class FusePostOpsPass(ModulePass):
-    name = "fuse-post-ops"
+class FusionPass(ModulePass):
+    """What `fuse-post-ops` and `fuse-matmul-post-ops` share: their options, and one walk of
+    their patterns in program order (an add is met before the activation that follows it),
+    after `select-dispatch`, for the target and padding it recorded."""
 
     # None: what select-dispatch recorded on the module (`recorded_choices`).
     target: str | None = None
@@ -423,19 +425,28 @@ class FusePostOpsPass(ModulePass):
     nnan: bool = False
     remarks: bool = False
 
+    def patterns(self, target: Target, padding: bool) -> list[RewritePattern]:
+        """The pass's patterns, for `target` and `padding`."""
+        raise NotImplementedError
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
         target, padding = recorded_choices(op, self.target, self.padding)
-        fuser = _Fuser(target, padding, self.nnan, self.remarks)
-        # One walk in program order: an add is met before the activation that follows it.
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    FuseAddIntoConvolution(fuser),
-                    FuseQAddIntoQConv(fuser),
-                    FuseActivationIntoConvolution(fuser),
-                    BatchNormAndActivationAsConvolution(fuser),
-                ]
-            ),
+            GreedyRewritePatternApplier(self.patterns(target, padding)),
             apply_recursively=False,
         ).rewrite_module(op)
+
+
+@dataclass(frozen=True)
+class FusePostOpsPass(FusionPass):
+    name = "fuse-post-ops"
+
+    def patterns(self, target: Target, padding: bool) -> list[RewritePattern]:
+        fuser = _Fuser(target, padding, self.nnan, self.remarks)
+        return [
+            FuseAddIntoConvolution(fuser),
+            FuseQAddIntoQConv(fuser),
+            FuseActivationIntoConvolution(fuser),
+            BatchNormAndActivationAsConvolution(fuser),
+        ]

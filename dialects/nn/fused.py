@@ -64,8 +64,35 @@ ACTIVATIONS: dict[str, type[UnaryOp]] = {
 ACTIVATION_ATTRIBUTES = ("alpha", "beta", "min", "max", "approximate")
 
 
+# The activation and its attributes in a fused op's assembly format.
+ACTIVATION_SYNTAX = (
+    "(`activation` $activation^)? (`alpha` $alpha^)? (`beta` $beta^)? "
+    "(`approximate` $approximate^)? (`min` $min^)? (`max` $max^)? (`nnan` $nnan^)?"
+)
+
+
+class ActivationEpilogueOp(NNOp):
+    """An op whose result ends with an optional activation of `ACTIVATIONS`
+    (`nn.fused_conv2d`, `nn.fused_matmul`): the activation's name, its attributes under the
+    same names (`ACTIVATION_ATTRIBUTES`) and `nnan`, declared here once."""
+
+    activation = opt_prop_def(StringAttr)
+    alpha = opt_prop_def(FloatAttr[Float32Type])
+    beta = opt_prop_def(FloatAttr[Float32Type])
+    approximate = opt_prop_def(StringAttr)
+    min = opt_prop_def(FloatAttr[Float32Type])
+    max = opt_prop_def(FloatAttr[Float32Type])
+    # Like arith's fastmath `nnan`: the program promises no NaN reaches the activation, so a
+    # kernel may use an activation that would map NaN elsewhere (oneDNN's relu and clip).
+    nnan = opt_prop_def(UnitAttr)
+
+    def activation_op(self) -> UnaryOp | None:
+        """The activation as a standalone op (`activation_of`)."""
+        return activation_of(self)
+
+
 @irdl_op_definition
-class FusedConv2dOp(ConvWindowOp):
+class FusedConv2dOp(ConvWindowOp, ActivationEpilogueOp):
     """A convolution with its epilogue: `activation(conv2d(input, weight) + bias + addend)`,
     made by `fuse-post-ops` for kernels that apply post-ops while the result is still in
     registers (oneDNN's post-ops: `sum` for the addend, `eltwise` for the activation).
@@ -86,21 +113,10 @@ class FusedConv2dOp(ConvWindowOp):
     bias = operand_def(TensorType)
     addend = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    activation = opt_prop_def(StringAttr)
-    alpha = opt_prop_def(FloatAttr[Float32Type])
-    beta = opt_prop_def(FloatAttr[Float32Type])
-    approximate = opt_prop_def(StringAttr)
-    min = opt_prop_def(FloatAttr[Float32Type])
-    max = opt_prop_def(FloatAttr[Float32Type])
-    # Like arith's fastmath `nnan`: the program promises no NaN reaches the activation, so a
-    # kernel may use an activation that would map NaN elsewhere (oneDNN's relu and clip).
-    nnan = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
     assembly_format = (
         f"$input `,` $weight `,` $bias (`add` $addend^)? {CONV_WINDOW_SYNTAX} "
-        "(`activation` $activation^)? "
-        "(`alpha` $alpha^)? (`beta` $beta^)? (`approximate` $approximate^)? (`min` $min^)? "
-        "(`max` $max^)? (`nnan` $nnan^)? attr-dict "
+        f"{ACTIVATION_SYNTAX} attr-dict "
         "`:` functional-type(operands, results)"
     )
 
@@ -127,10 +143,6 @@ class FusedConv2dOp(ConvWindowOp):
     def result_shape(self) -> Shape:
         return self.window_shape(self.input, self.weight, self.bias)
 
-    def activation_op(self) -> UnaryOp | None:
-        """The activation as a standalone op (`activation_of`)."""
-        return activation_of(self)
-
     def verify_(self) -> None:
         super().verify_()
         if self.addend is not None and shape_of(self.addend) != shape_of(self.output):
@@ -141,7 +153,7 @@ class FusedConv2dOp(ConvWindowOp):
         verify_activation(self)
 
 
-def activation_of(op: FusedConv2dOp | FusedMatmulOp) -> UnaryOp | None:
+def activation_of(op: ActivationEpilogueOp) -> UnaryOp | None:
     """The activation of a fused op as a standalone op (None without one), for kernels that
     implement it as that op does; it reads a block argument of its own, so that `op`'s
     result gains no use."""
@@ -168,7 +180,7 @@ def activation_properties(activation: UnaryOp | None, nnan: bool) -> dict[str, A
     return properties
 
 
-def verify_activation(op: FusedConv2dOp | FusedMatmulOp) -> None:
+def verify_activation(op: ActivationEpilogueOp) -> None:
     """The activation is one of `ACTIVATIONS`, with the attributes its op has (required
     ones given) and none other, valid for that op."""
     definitions = {}
@@ -199,7 +211,7 @@ def verify_activation(op: FusedConv2dOp | FusedMatmulOp) -> None:
 
 
 @irdl_op_definition
-class FusedMatmulOp(NNOp):
+class FusedMatmulOp(ActivationEpilogueOp):
     """A fully connected product with its epilogue: `activation(matmul(lhs, rhs) + bias)`,
     made by `fuse-matmul-post-ops` for kernels that apply the bias and activation while the
     result is still in registers (oneDNN's matmul and inner product: a bias, and an
@@ -219,18 +231,9 @@ class FusedMatmulOp(NNOp):
     rhs = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    activation = opt_prop_def(StringAttr)
-    alpha = opt_prop_def(FloatAttr[Float32Type])
-    beta = opt_prop_def(FloatAttr[Float32Type])
-    approximate = opt_prop_def(StringAttr)
-    min = opt_prop_def(FloatAttr[Float32Type])
-    max = opt_prop_def(FloatAttr[Float32Type])
-    nnan = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
     assembly_format = (
-        "$lhs `,` $rhs (`bias` $bias^)? (`activation` $activation^)? "
-        "(`alpha` $alpha^)? (`beta` $beta^)? (`approximate` $approximate^)? (`min` $min^)? "
-        "(`max` $max^)? (`nnan` $nnan^)? attr-dict "
+        f"$lhs `,` $rhs (`bias` $bias^)? {ACTIVATION_SYNTAX} attr-dict "
         "`:` functional-type(operands, results)"
     )
 
@@ -251,10 +254,6 @@ class FusedMatmulOp(NNOp):
 
     def result_shape(self) -> Shape:
         return matmul_shape(shape_of(self.lhs), shape_of(self.rhs))
-
-    def activation_op(self) -> UnaryOp | None:
-        """The activation as a standalone op (`activation_of`)."""
-        return activation_of(self)
 
     def verify_(self) -> None:
         super().verify_()

@@ -188,6 +188,20 @@ def checked_element_type(
     return element_type
 
 
+def _product_types(
+    op: NNOp, names: str, lhs: Value, rhs: Value, bias: Value | None
+) -> tuple[Attribute, Attribute, Attribute]:
+    """The element types of a quantized product's operands `lhs` and `rhs` (ui8 or i8, named
+    by the two letters of `names`) and result (ui8 or i8), its optional bias checked to be
+    i32: what nn.qconv2d, nn.qconv2d_add and nn.qmatmul check alike, in this order."""
+    lhs_type = checked_element_type(op, names[0], lhs, QUANTIZED_TYPES)
+    rhs_type = checked_element_type(op, names[1], rhs, QUANTIZED_TYPES)
+    if bias is not None:
+        checked_element_type(op, "the bias", bias, (i32,))
+    result_type = checked_element_type(op, "the result", op.results[0], QUANTIZED_TYPES)
+    return lhs_type, rhs_type, result_type
+
+
 def _verify_clamp(op: NNOp, element_type: Attribute) -> None:
     low, high = integer_range(element_type)
     bounds = []
@@ -399,11 +413,7 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
         return self.window_shape(self.x, self.w, self.bias)
 
     def verify_element_types(self) -> None:
-        x_type = checked_element_type(self, "x", self.x, QUANTIZED_TYPES)
-        w_type = checked_element_type(self, "w", self.w, QUANTIZED_TYPES)
-        if self.bias is not None:
-            checked_element_type(self, "the bias", self.bias, (i32,))
-        y_type = checked_element_type(self, "the result", self.output, QUANTIZED_TYPES)
+        x_type, w_type, y_type = _product_types(self, "xw", self.x, self.w, self.bias)
         _verify_params(self, "x", x_type)
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
         _verify_params(self, "y", y_type)
@@ -477,11 +487,7 @@ class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "c", "r", "y"), ClampedO
         return shape
 
     def verify_element_types(self) -> None:
-        x_type = checked_element_type(self, "x", self.x, QUANTIZED_TYPES)
-        w_type = checked_element_type(self, "w", self.w, QUANTIZED_TYPES)
-        if self.bias is not None:
-            checked_element_type(self, "the bias", self.bias, (i32,))
-        y_type = checked_element_type(self, "the result", self.output, QUANTIZED_TYPES)
+        x_type, w_type, y_type = _product_types(self, "xw", self.x, self.w, self.bias)
         checked_element_type(self, "the addend", self.addend, (y_type,))
         c_type = self.properties.get("c_zero_point")
         c_type = c_type.type.get_element_type() if isinstance(c_type, _DENSE) else y_type
@@ -542,11 +548,7 @@ class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp):
         return shape
 
     def verify_element_types(self) -> None:
-        a_type = checked_element_type(self, "a", self.a, QUANTIZED_TYPES)
-        b_type = checked_element_type(self, "b", self.b, QUANTIZED_TYPES)
-        if self.bias is not None:
-            checked_element_type(self, "the bias", self.bias, (i32,))
-        y_type = checked_element_type(self, "the result", self.output, QUANTIZED_TYPES)
+        a_type, b_type, y_type = _product_types(self, "ab", self.a, self.b, self.bias)
         columns = shape_of(self.b)[-1] if len(shape_of(self.b)) >= 2 else None
         _verify_params(self, "a", a_type)
         _verify_params(self, "b", b_type, columns)

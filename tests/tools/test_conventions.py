@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from nnlayout.diagnostics import UserError
+from nnlayout.examples import make_models
+from nnlayout.tests.helpers import tool_process
 from nnlayout.tools.driver import parse_pipeline
 from nnlayout.transforms import get_all_passes
 
@@ -19,6 +21,10 @@ EXAMPLE = ROOT / "examples" / "small_cnn.mlir"
 
 
 def opt(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """nnlayout-opt on `args`: in this process (`tool_process`), but as a process of its own
+    where it lists passes (a fresh process's: tests register their own in this one)."""
+    if "--list-passes" not in args:
+        return tool_process("nnlayout-opt", args, stdin)
     return subprocess.run(
         [sys.executable, "-m", "nnlayout.tools.opt", *args],
         capture_output=True,
@@ -179,25 +185,18 @@ def test_list_passes_says_when_a_plugin_pass_has_no_description(tmp_path: Path) 
     assert "\nmine{limit=3}\n    (no description)\n    limit: int = 3\n" in listed.stdout
 
 
-def test_make_models_writes_into_the_current_directory(tmp_path: Path) -> None:
-    """Never into the package's examples/models/ (site-packages, from a wheel); it says where."""
+def test_make_models_writes_into_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Never into the package's examples/models/ (site-packages, from a wheel); it says where.
+    Its entry runs in this process, in tmp_path (lit's import tests run it as a process)."""
     package_copy = ROOT / "examples" / "models" / "unet_small.onnx"
     before = package_copy.stat().st_mtime_ns if package_copy.exists() else None
-    done = subprocess.run(
-        [sys.executable, "-m", "nnlayout.examples.make_models", "--small", "unet"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "wrote unet_small.onnx\n"
+    monkeypatch.chdir(tmp_path)
+    assert make_models.main(["--small", "unet"]) == 0
+    assert capsys.readouterr().out == "wrote unet_small.onnx\n"
     assert [path.name for path in tmp_path.iterdir()] == ["unet_small.onnx"]
     after = package_copy.stat().st_mtime_ns if package_copy.exists() else None
     assert after == before
-    elsewhere = subprocess.run(
-        [sys.executable, "-m", "nnlayout.examples.make_models", "--small", "unet", "--out", "m"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert elsewhere.stdout == "wrote m/unet_small.onnx\n"
+    assert make_models.main(["--small", "unet", "--out", "m"]) == 0
+    assert capsys.readouterr().out == "wrote m/unet_small.onnx\n"

@@ -11,6 +11,7 @@ else (no file appears).
 from __future__ import annotations
 
 import ast
+import contextlib
 import subprocess
 import sys
 import zipfile
@@ -24,6 +25,7 @@ from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.helpers import tool_process
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
@@ -152,6 +154,14 @@ def tool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """What `tool` gives, from the tool's entry run in this process in `cwd`
+    (`tool_process`): for the tests of messages and exit statuses, which need no process
+    of their own (`test_cli_translates_and_runs` starts real ones)."""
+    with contextlib.chdir(cwd):
+        return tool_process(f"nnlayout-{args[0]}", args[1:])
+
+
 def test_cli_translates_and_runs(tmp_path: Path) -> None:
     small = ROOT / "examples" / "small_cnn.mlir"
     done = tool(
@@ -188,7 +198,7 @@ def test_cli_translates_and_runs(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_unplanned_input(tmp_path: Path) -> None:
-    done = tool(
+    done = in_process(
         "translate", str(ROOT / "examples" / "small_cnn.mlir"), "-o", "net.py", cwd=tmp_path
     )
     assert done.returncode == 1
@@ -199,17 +209,21 @@ def test_cli_refuses_unplanned_input(tmp_path: Path) -> None:
 def test_cli_reports_unwritable_output_and_overwriting_the_input(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     small = str(ROOT / "examples" / "small_cnn.mlir")
-    done = tool("translate", small, "-p", "default-pipeline", "-o", "file/net.py", cwd=tmp_path)
+    done = in_process(
+        "translate", small, "-p", "default-pipeline", "-o", "file/net.py", cwd=tmp_path
+    )
     assert done.returncode == 1
     assert done.stderr == "error: the directory of -o 'file/net.py', 'file', is not a directory\n"
-    done = tool("translate", small, "-o", "missing/net.py", cwd=tmp_path)
+    done = in_process("translate", small, "-o", "missing/net.py", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == (
         "error: the directory of -o 'missing/net.py', 'missing', does not exist\n"
     )
-    planned = tool("opt", small, "-p", "default-pipeline", "-o", "net.planned.mlir", cwd=tmp_path)
+    planned = in_process(
+        "opt", small, "-p", "default-pipeline", "-o", "net.planned.mlir", cwd=tmp_path
+    )
     assert planned.returncode == 0, planned.stderr
-    done = tool("translate", "net.planned.mlir", "-o", "net.py", cwd=tmp_path)
+    done = in_process("translate", "net.planned.mlir", "-o", "net.py", cwd=tmp_path)
     assert done.returncode == 1
     assert "'net.planned.mlir' would overwrite an input" in done.stderr
 
@@ -217,7 +231,7 @@ def test_cli_reports_unwritable_output_and_overwriting_the_input(tmp_path: Path)
 @pytest.mark.parametrize("output", ["-", "net.txt"])
 def test_cli_wants_a_python_file_name(tmp_path: Path, output: str) -> None:
     """Files go beside the module (NAME.planned.mlir, ...): `-o -` wrote ones named `-`."""
-    done = tool(
+    done = in_process(
         "translate",
         str(ROOT / "examples" / "small_cnn.mlir"),
         "-p",
