@@ -36,6 +36,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import operands_outside
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name
 from nnlayout.dialects.nn import shape_of
@@ -78,15 +79,16 @@ def _fc_shaped(op: Operation) -> bool:
 
 
 def _constant(op: Operation, value: SSAValue) -> bool:
-    """Whether `value` is a compile-time constant (possibly on its way to a layout) or, in
-    an nn.compute, a load-time one."""
+    """Whether `value` is a constant expression (an nn.constant, or ops on constants computed
+    at load, such as a dense layer's transposed weights: possibly on its way to a layout)
+    or, in an nn.compute, a load-time constant."""
     found = operands_outside(op)
     if found is not None:
         return isinstance(found[1][value].type, TensorType)
     owner = value.owner
     if isinstance(owner, ReorderOp):
         owner = owner.input.owner
-    return isinstance(owner, nn.ConstantOp)
+    return isinstance(owner, Operation) and is_constant_expression(owner)
 
 
 def is_fully_connected(op: Operation) -> bool:
@@ -117,8 +119,8 @@ def _bias(op: Product) -> SSAValue | None:
 
 
 def _post_ops(op: Product) -> tuple[b.PostOp, ...]:
-    """A fused matmul's activation as oneDNN's eltwise post-op (`_shape_reason` accepted
-    it: exact on every input)."""
+    """A fused matmul's activation as oneDNN's eltwise post-op (exact on every input, or
+    on finite values, where the kernel guards it: `guarded_activation`)."""
     activation = op.activation_op() if isinstance(op, nn.FusedMatmulOp) else None
     return () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),)
 
@@ -339,22 +341,12 @@ def gemm_accepts(op: Product, target: Target, padding: bool) -> str | None:
 
 def _shape_reason(op: Product) -> str | None:
     """f32 (or bf16, `float_refusal`); a gemm computes op(a) @ op(b) + c with c a row (or
-    absent): oneDNN adds a bias row and no scales are set on it; a fused matmul's activation
-    is exact as oneDNN's post-op (`finite_only`: relu, clip and hardsigmoid are only
-    under `nnan`, gelu_erf never, since it turns +inf into NaN)."""
+    absent): oneDNN adds a bias row and no scales are set on it. A fused matmul's activation
+    is oneDNN's eltwise post-op, guarded where that is exact on finite values only
+    (`guarded_activation`)."""
     if (reason := float_refusal(op)) is not None:
         return reason
-    if isinstance(op, nn.FusedMatmulOp):
-        activation = op.activation_op()
-        if activation is None or not finite_only(activation):
-            return None
-        if op.nnan is not None and not isinstance(activation, nn.GeluOp):
-            return None
-        return (
-            f"oneDNN's {activation.name} post-op is not the reference's on "
-            f"{'infinities' if isinstance(activation, nn.GeluOp) else 'NaN'}"
-        )
-    if isinstance(op, nn.MatmulOp):
+    if isinstance(op, nn.MatmulOp | nn.FusedMatmulOp):
         return None
     if op.alpha.value.data != 1:
         return f"alpha {op.alpha.value.data} (oneDNN's matmul here computes alpha = 1 only)"
@@ -368,6 +360,21 @@ def _shape_reason(op: Product) -> str | None:
                 f"broadcast over the rows)"
             )
     return None
+
+
+def guarded_activation(op: Operation) -> bool:
+    """Whether `op` is a fused matmul whose activation's post-op computes the reference's
+    function on finite values only (`eltwise.finite_only`): relu, clip and hardsigmoid turn
+    NaN into a bound (but under `nnan`, the promise that no NaN reaches an activation), the
+    exact GELU's gelu_erf turns +inf into NaN (`nnan` promises nothing about infinities).
+    Its kernel runs the fused primitive on calls that cannot make NaN or an infinity before
+    the activation, and the reference otherwise (`calls.ProductCall`)."""
+    if not isinstance(op, nn.FusedMatmulOp):
+        return False
+    activation = op.activation_op()
+    if activation is None or not finite_only(activation):
+        return False
+    return op.nnan is None or isinstance(activation, nn.GeluOp)
 
 
 def gemm_compiled(op: Product) -> tuple[Compiled, tuple[int, ...]]:
