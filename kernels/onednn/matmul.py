@@ -19,7 +19,10 @@ chooses (`fc_as_matmul`): up to 1.5 times faster than the inner product's first 
 vit_b_16's Linear layers (197 rows), about as fast on ConvNeXt's and Swin's, and the whole
 vit_b_16 and convnext_tiny 1.2 times faster (docs/benchmarks.md, "the transformers' Linear
 layers"). A fused matmul's bias and activation (`nn.fused_matmul`)
-are the primitive's bias and eltwise post-op.
+are the primitive's bias and eltwise post-op; where that post-op is the reference's on
+finite values only (the exact GELU's gelu_erf, relu and clip without `nnan`:
+`guarded_activation`), each call the operands' norms do not prove finite runs the reference
+(`calls.ProductCall`).
 
 Other products run as oneDNN's matmul on the operands' arrays as they are: a gemm's
 transposed operand through swapped strides (a constant b read transposed and not a fully
