@@ -145,8 +145,8 @@ class _Fuser:
 
 def _dense_operands(gemm: GemmOp) -> tuple[list[Operation], SSAValue, SSAValue | None]:
     """The detached ops (located at `gemm`) making a dense layer's weights [K, N] and bias
-    [N] of `gemm`'s b and c (`_dense_refusal`): b transposed where the gemm reads it so, c reshaped
-    where it is [1, N]; constant expressions, computed once at load."""
+    [N] of `gemm`'s b and c (`_dense_refusal`): b transposed where the gemm reads it so, c
+    reshaped where it is [1, N]; constant expressions, computed once at load."""
     made: list[Operation] = []
     weights, bias = gemm.b, gemm.c
     if gemm.trans_b is not None:
