@@ -199,7 +199,11 @@ func.func @f(%x: tensor<2x16xf32>) -> tensor<2x4xf32> {{
 
 @pytest.mark.parametrize(
     ("activation", "trans_b", "bias_shape"),
-    [("nn.relu", True, "8"), ("nn.sigmoid", False, "1x8"), ("nn.gelu", True, "1x8")],
+    [
+        ("nn.relu", True, "8"),
+        pytest.param("nn.sigmoid", False, "1x8", marks=pytest.mark.slow),
+        pytest.param("nn.gelu", True, "1x8", marks=pytest.mark.slow),
+    ],
 )
 def test_a_dense_layer_and_its_activation_fuse(
     activation: str, trans_b: bool, bias_shape: str
