@@ -65,12 +65,13 @@ def is_constant_expression(op: Operation, known: dict[Operation, bool] | None = 
 
 
 def is_constant_operand(op: Operation, value: SSAValue) -> bool:
-    """Whether `value`, an operand of `op`, is a compile-time constant (possibly on its way to
-    a layout) or, for the op in an nn.compute's body, a load-time one."""
+    """Whether `value`, an operand of `op`, is a constant expression (an nn.constant, or ops
+    on constants computed at load, such as a dense layer's transposed weights), possibly on
+    its way to a layout, or, for the op in an nn.compute's body, a load-time constant."""
     found = operands_outside(op)
     if found is not None:
         return isinstance(found[1][value].type, TensorType)
     owner = value.owner
     if isinstance(owner, ReorderOp):
         owner = owner.input.owner
-    return isinstance(owner, ConstantOp)
+    return isinstance(owner, Operation) and is_constant_expression(owner)

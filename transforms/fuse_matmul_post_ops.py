@@ -20,17 +20,32 @@ one walk in program order (the add is met before the activation after it):
 * `FuseBiasIntoMatmul`: `add(matmul(x, w), b)` (either order), w 2-D ([K, N]) and b a
   vector of N (what the exporters write), the product's result used by the add alone;
 * `FuseActivationIntoMatmul`: `act(matmul(...))` or `act(fused_matmul(...))` without an
-  activation yet, act one of `nn.fused_conv2d`'s activations.
+  activation yet, act one of `nn.fused_conv2d`'s activations; and `act(gemm(x, w, c))`, a
+  dense layer as ONNX's Gemm writes it (the classifiers of AlexNet and VGG, SE blocks
+  exported as Gemm), with alpha = beta = 1, x not transposed and w, c constant: the fused
+  matmul reads w transposed where the gemm did (trans_b, the exporters' [N, K]) and c as a
+  vector, both constant expressions computed once at load:
+
+    %h = nn.gemm %x, %w, %c trans_b alpha 1.0 beta 1.0 {kernel = ...}
+    %y = nn.relu %h {kernel = ...}
+  becomes
+    %t = nn.transpose %w perm [1, 0]
+    %y = nn.fused_matmul %x, %t bias %c activation "relu" {kernel = ...}
 
 As `fuse-post-ops` (which this pass follows in `default-pipeline`), it runs after
 `select-dispatch`, keyed on the product's kernel: that kernel must declare `post_ops` and its
 family must have a kernel for `nn.fused_matmul` that accepts the fused op, which then gets
 that kernel; otherwise nothing changes and a remark (with `remarks=true`) says why. oneDNN's
-kernel accepts an activation whose post-op computes the reference's function on every input
-(`eltwise.finite_only`): relu, clip and hardsigmoid only under `nnan` (the program's promise
-that no NaN reaches an activation), the exact GELU never (its gelu_erf turns +inf into NaN),
-so the exact GELU stays a kernel of its own after a product that takes the bias. The target
-and padding are those `select-dispatch` recorded on the module (`recorded_choices`).
+kernel takes every activation as its eltwise post-op. Where that post-op computes the
+reference's function on finite values only (`eltwise.finite_only`: the exact GELU's gelu_erf
+turns +inf into NaN; relu, clip and hardsigmoid turn NaN into a bound, unless `nnan`
+promises that no NaN reaches an activation), the kernel guards each call: the product
+before the activation is finite when the norms of x, w and the bias are small enough
+(|x| |w| + |b| bounds every element and partial sum), and a call they do not bound runs
+the reference kernel instead, so the exact GELU of ViT, Swin, MaxViT and ConvNeXt fuses
+without ever giving another number than the unfused program (see `ProductCall` in
+kernels/onednn/calls.py; the guard costs a pass over x, 1/N of the product's work). The
+target and padding are those `select-dispatch` recorded on the module (`recorded_choices`).
 
 The fused op computes the unfused sequence (its reference kernel does exactly that), NaN
 and infinities included: the bias is added in float32 after the product, as the add did.
@@ -46,14 +61,18 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
 import nnlayout.transforms.remarks as remarks
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.nn import (
     ACTIVATIONS,
     AddOp,
     FusedMatmulOp,
+    GemmOp,
     MatmulOp,
     ReshapeOp,
+    TransposeOp,
     UnaryOp,
     shape_of,
 )
@@ -73,7 +92,7 @@ class _Fuser:
 
     def fuse(
         self,
-        product: MatmulOp | FusedMatmulOp,
+        product: MatmulOp | FusedMatmulOp | GemmOp,
         replaced: Operation,
         bias: SSAValue | None,
         activation: UnaryOp | None,
@@ -85,21 +104,77 @@ class _Fuser:
         chosen = kernel_facts(product)
         if chosen is None or not chosen.post_ops:
             return False
-        fused = _fused(product, bias, activation, self.nnan)
+        made: list[Operation] = []  # a gemm's weights and bias as a matmul reads them
+        if isinstance(product, GemmOp):
+            made, weights, bias = _dense_operands(product)
+            matmul = MatmulOp(product.a, weights)
+            fused = _fused(matmul, bias, activation, self.nnan)
+            matmul.erase()
+        else:
+            fused = _fused(product, bias, activation, self.nnan)
         reasons = dispatch_fused(fused, product, chosen.family, self.target, self.padding)
         if reasons is None:
             fused.output.name_hint = replaced.results[0].name_hint or product.results[0].name_hint
+            if made:
+                rewriter.insert(made, InsertPoint.before(product))
             rewriter.replace(replaced, fused)
             rewriter.erase(product)
             return True
+        for op in reversed(made):
+            op.erase()
         if reasons:
-            remarks.emit(
-                replaced,
-                FuseMatmulPostOpsPass.name,
-                f"not fused into {product.name} ({chosen.name}): {reasons[0]}",
-                self.print_remarks,
-            )
+            self.remark(replaced, product, chosen.name, reasons[0])
         return False
+
+    def remark(self, replaced: Operation, product: Operation, kernel: str, reason: str) -> None:
+        """Says at `replaced` why it was not fused into `product` (whose kernel is `kernel`)."""
+        remarks.emit(
+            replaced,
+            FuseMatmulPostOpsPass.name,
+            f"not fused into {product.name} ({kernel}): {reason}",
+            self.print_remarks,
+        )
+
+
+def _dense_operands(gemm: GemmOp) -> tuple[list[Operation], SSAValue, SSAValue | None]:
+    """The detached ops (located at `gemm`) making a dense layer's weights [K, N] and bias
+    [N] of `gemm`'s b and c (`_dense_refusal`): b transposed where the gemm reads it so, c
+    reshaped where it is [1, N]; constant expressions, computed once at load."""
+    made: list[Operation] = []
+    weights, bias = gemm.b, gemm.c
+    if gemm.trans_b is not None:
+        made.append(TransposeOp(weights, (1, 0)))
+        weights = made[-1].results[0]
+    if bias is not None and len(shape_of(bias)) == 2:
+        made.append(ReshapeOp(bias, shape_of(bias)[1:]))
+        bias = made[-1].results[0]
+    for op in made:
+        op.location = gemm.location
+    return made, weights, bias
+
+
+def _dense_refusal(gemm: GemmOp) -> str | None:
+    """Why `gemm` is no dense layer that a fused matmul computes (None: it is one): alpha =
+    1, a 2-D and not transposed, b a constant expression, and c absent or a constant row of
+    N ([N] or [1, N]) with beta = 1."""
+    c, n = gemm.c, shape_of(gemm.output)[1]
+    if gemm.alpha.value.data != 1:
+        return f"alpha {gemm.alpha.value.data} (a dense layer has alpha = 1)"
+    if gemm.trans_a is not None or len(shape_of(gemm.a)) != 2:
+        return "its a is transposed (a dense layer's rows are not)"
+    if not _constant_expression(gemm.b):
+        return "its b is computed at run time (a dense layer's weights are constant)"
+    if c is None:
+        return None
+    if gemm.beta.value.data != 1:
+        return f"beta {gemm.beta.value.data} (a dense layer has beta = 1)"
+    if tuple(shape_of(c)) not in ((n,), (1, n)) or not _constant_expression(c):
+        return f"its c is not a constant row of {n} (a dense layer's bias)"
+    return None
+
+
+def _constant_expression(value: SSAValue) -> bool:
+    return isinstance(value.owner, Operation) and is_constant_expression(value.owner)
 
 
 def _fused(
@@ -181,13 +256,21 @@ class FuseBiasIntoMatmul(RewritePattern):
 
 @dataclass
 class FuseActivationIntoMatmul(RewritePattern):
-    """`act(matmul(...))` -> `fused_matmul(...) activation "act"`."""
+    """`act(matmul(...))` -> `fused_matmul(...) activation "act"`; a dense layer's
+    `act(gemm(x, w, c))` -> `fused_matmul(x, w') bias c' activation "act"` (`_dense_refusal`)."""
 
     fuser: _Fuser
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: UnaryOp, rewriter: PatternRewriter) -> None:
         if type(op) not in ACTIVATIONS.values():
+            return
+        gemm = op.input.owner
+        if isinstance(gemm, GemmOp) and op.input.has_one_use():
+            if (reason := _dense_refusal(gemm)) is None:
+                self.fuser.fuse(gemm, op, None, op, rewriter)
+            elif (chosen := kernel_facts(gemm)) is not None and chosen.post_ops:
+                self.fuser.remark(op, gemm, chosen.name, reason)
             return
         product = _fusable(op.input)
         if product is None or (

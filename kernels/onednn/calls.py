@@ -4,6 +4,8 @@ returns the call, without arguments, of the op on one set of arrays (`Arrays`):
 - `ConvolutionCall`: a convolution; with a finite variant (a cheaper epilogue, see
   `convolution.Epilogue`) each call whose operands `bounds.conv_bounds` bounds runs that
   instead, and the exact epilogue otherwise.
+- `ProductCall`: a fused matmul whose activation's post-op is exact on finite values only:
+  the reference runs each call whose product the bound does not prove finite.
 - `GuardedCall`: an op oneDNN computes as the reference does on finite input only
   (`eltwise.finite_only`), or a global average pooling or a reduction, whose float32 sums
   may overflow where the reference's float64 ones do not (and whose max drops NaN): numpy
@@ -285,6 +287,65 @@ class ConvolutionCall:
                 if activation is not None:
                     out[...] = REFERENCE_KERNELS[type(activation)](activation, [out])
             finish(out, out_at, after(before) if before < math.inf else math.inf)
+
+        return call
+
+
+class ProductCall:
+    """A fused matmul whose activation's post-op is the reference's on finite values only
+    (`matmul.guarded_activation`: the exact GELU's gelu_erf turns +inf into NaN; relu, clip
+    and hardsigmoid without `nnan` turn NaN into a bound). Every element of x @ w + b, and
+    every partial sum of one, is at most |x| |w| + |b| (Cauchy-Schwarz on a row of x and a
+    column of w; Euclidean norms), so where `bounds.conv_bounds` (with a window of 1) admits
+    those norms, every operand is finite, nothing before the activation can be NaN or an
+    infinity, and the fused primitive computes the reference's result. Any other call runs
+    the reference kernel (the product, the bias, then the activation, in numpy): a product
+    that overflows to +inf keeps gelu(+inf) = +inf, a NaN stays NaN through relu. x's norm is
+    its writers' bound where they kept one, else one BLAS pass over x (M K elements, against
+    the product's M K N multiply-adds); the weights' and the bias's are measured once where
+    they are load-time constants."""
+
+    def __init__(self, run: OpRun):
+        op = run.op
+        assert isinstance(op, nn.FusedMatmulOp)
+        self.run = run
+        rows = math.prod(shape_of(op.output)[:-1])
+        self.factors = (1.0, math.sqrt(rows))  # one window per element, the bias on each row
+        self.after = bounds.bound_after(op.activation_op(), math.prod(shape_of(op.output)))
+
+    def bind(self, at: Arrays) -> FixedCall:
+        # What the call reads, as its locals.
+        run, factors, after = self.run, self.factors, self.after
+        op, owner, finish, once = run.op, run.owner, run.finish, run.once
+        inputs, out, out_at, source, token = at.inputs, at.out, at.out_at, at.source, at.token
+        read_source = partial(run.read_source, source, at.source_at)
+        weights, bias = at.sources[1], at.arrays.get(b.DNNL_ARG_BIAS)
+        execute = run.compiled.runner()
+
+        def norms() -> tuple[float, float]:
+            weights_norm = once(b.DNNL_ARG_WEIGHTS, "norm", weights, bounds.norm)
+            return weights_norm, 0.0 if bias is None else once(
+                b.DNNL_ARG_BIAS, "norm", bias, bounds.norm
+            )
+
+        def call() -> None:
+            if owner[0] is not token:
+                at.point()
+            weights_norm, bias_norm = norms()
+
+            def fits(norm: float) -> bool:
+                return bounds.conv_bounds(factors, norm, 0.0, weights_norm, bias_norm)[0] < (
+                    FINITE_LIMIT
+                )
+
+            norm = bounds.measured(read_source(), source, fits)  # type: ignore[arg-type]
+            element, before = bounds.conv_bounds(factors, norm, 0.0, weights_norm, bias_norm)
+            if element < FINITE_LIMIT:
+                execute()
+                finish(out, out_at, after(before))
+                return
+            out[...] = reference_result(op, inputs).reshape(out.shape)
+            finish(out, out_at, math.inf)
 
         return call
 

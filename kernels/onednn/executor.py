@@ -28,12 +28,14 @@ from nnlayout.kernels.onednn.calls import (
     GuardedCall,
     OpRun,
     PlainCall,
+    ProductCall,
     Way,
     reference_result,
 )
 from nnlayout.kernels.onednn.common import is_fast, padded_layout
 from nnlayout.kernels.onednn.convolution import drops_nan
 from nnlayout.kernels.onednn.eltwise import finite_only
+from nnlayout.kernels.onednn.matmul import guarded_activation
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import FixedCall
 
@@ -139,6 +141,8 @@ def executor(
     run = OpRun(op, compiled, args, finite, {} if linked is None else linked, written, constants)
     if isinstance(op, nn.Conv2dOp | nn.FusedConv2dOp):
         return PrimitiveExecutor(run, ConvolutionCall(run))
+    if guarded_activation(op):
+        return PrimitiveExecutor(run, ProductCall(run))
     if finite_only(op) or isinstance(op, nn.GlobalAvgPoolOp | nn.ReduceOp):
         return PrimitiveExecutor(run, GuardedCall(run))
     return PrimitiveExecutor(run, PlainCall(run))

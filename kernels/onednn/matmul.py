@@ -19,7 +19,10 @@ chooses (`fc_as_matmul`): up to 1.5 times faster than the inner product's first 
 vit_b_16's Linear layers (197 rows), about as fast on ConvNeXt's and Swin's, and the whole
 vit_b_16 and convnext_tiny 1.2 times faster (docs/benchmarks.md, "the transformers' Linear
 layers"). A fused matmul's bias and activation (`nn.fused_matmul`)
-are the primitive's bias and eltwise post-op.
+are the primitive's bias and eltwise post-op; where that post-op is the reference's on
+finite values only (the exact GELU's gelu_erf, relu and clip without `nnan`:
+`guarded_activation`), each call the operands' norms do not prove finite runs the reference
+(`calls.ProductCall`).
 
 The oneDNN targets prefer the `blas` family (kernels/blas.py) to these kernels for a float32
 product on at most 8 rows whose constant weights take at least 1 MiB (a CNN's classifier at
@@ -110,8 +113,8 @@ def _bias(op: Product) -> SSAValue | None:
 
 
 def _post_ops(op: Product) -> tuple[b.PostOp, ...]:
-    """A fused matmul's activation as oneDNN's eltwise post-op (`_shape_reason` accepted
-    it: exact on every input)."""
+    """A fused matmul's activation as oneDNN's eltwise post-op (exact on every input, or
+    on finite values, where the kernel guards it: `guarded_activation`)."""
     activation = op.activation_op() if isinstance(op, nn.FusedMatmulOp) else None
     return () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),)
 
@@ -332,22 +335,12 @@ def gemm_accepts(op: Product, target: Target, padding: bool) -> str | None:
 
 def _shape_reason(op: Product) -> str | None:
     """f32 (or bf16, `float_refusal`); a gemm computes op(a) @ op(b) + c with c a row (or
-    absent): oneDNN adds a bias row and no scales are set on it; a fused matmul's activation
-    is exact as oneDNN's post-op (`finite_only`: relu, clip and hardsigmoid are only
-    under `nnan`, gelu_erf never, since it turns +inf into NaN)."""
+    absent): oneDNN adds a bias row and no scales are set on it. A fused matmul's activation
+    is oneDNN's eltwise post-op, guarded where that is exact on finite values only
+    (`guarded_activation`)."""
     if (reason := float_refusal(op)) is not None:
         return reason
-    if isinstance(op, nn.FusedMatmulOp):
-        activation = op.activation_op()
-        if activation is None or not finite_only(activation):
-            return None
-        if op.nnan is not None and not isinstance(activation, nn.GeluOp):
-            return None
-        return (
-            f"oneDNN's {activation.name} post-op is not the reference's on "
-            f"{'infinities' if isinstance(activation, nn.GeluOp) else 'NaN'}"
-        )
-    if isinstance(op, nn.MatmulOp):
+    if isinstance(op, nn.MatmulOp | nn.FusedMatmulOp):
         return None
     if op.alpha.value.data != 1:
         return f"alpha {op.alpha.value.data} (oneDNN's matmul here computes alpha = 1 only)"
@@ -361,6 +354,21 @@ def _shape_reason(op: Product) -> str | None:
                 f"broadcast over the rows)"
             )
     return None
+
+
+def guarded_activation(op: Operation) -> bool:
+    """Whether `op` is a fused matmul whose activation's post-op computes the reference's
+    function on finite values only (`eltwise.finite_only`): relu, clip and hardsigmoid turn
+    NaN into a bound (but under `nnan`, the promise that no NaN reaches an activation), the
+    exact GELU's gelu_erf turns +inf into NaN (`nnan` promises nothing about infinities).
+    Its kernel runs the fused primitive on calls that cannot make NaN or an infinity before
+    the activation, and the reference otherwise (`calls.ProductCall`)."""
+    if not isinstance(op, nn.FusedMatmulOp):
+        return False
+    activation = op.activation_op()
+    if activation is None or not finite_only(activation):
+        return False
+    return op.nnan is None or isinstance(activation, nn.GeluOp)
 
 
 def gemm_compiled(op: Product) -> tuple[Compiled, tuple[int, ...]]:

@@ -26,17 +26,50 @@ func.func @mlp(%x: tensor<1x12x16xf32>, %w1: tensor<16x32xf32>, %b1: tensor<32xf
 
 // -----
 
-// The exact GELU: oneDNN's gelu_erf turns +inf into NaN, so only the bias fuses.
+// The exact GELU fuses too: oneDNN's gelu_erf turns +inf into NaN, so the kernel runs the
+// fused primitive on calls whose product its operands' norms prove finite, and the
+// reference otherwise.
 func.func @exact_gelu(%x: tensor<12x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<12x32xf32> {
   %p = nn.matmul %x, %w : (tensor<12x16xf32>, tensor<16x32xf32>) -> tensor<12x32xf32>
   %s = nn.add %p, %b : (tensor<12x32xf32>, tensor<32xf32>) -> tensor<12x32xf32>
-  // expected-remark @+1 {{not fused into nn.fused_matmul (fused_matmul_onednn): oneDNN's nn.gelu post-op is not the reference's on infinities}}
   %g = nn.gelu %s : tensor<12x32xf32>
   func.return %g : tensor<12x32xf32>
 }
 // CHECK-LABEL: func.func @exact_gelu
-// CHECK-NEXT:    %s = nn.fused_matmul %x, %w bias %b {kernel
-// CHECK-NEXT:    %g = nn.gelu %s {kernel = #nn.kernel<"gelu_onednn"
+// CHECK-NEXT:    %g = nn.fused_matmul %x, %w bias %b activation "gelu" {kernel = #nn.kernel<"fused_matmul_onednn"
+// CHECK-NEXT:    func.return %g
+
+// -----
+
+// A dense layer as ONNX's Gemm writes it (weights [N, K], read transposed) and its
+// activation: a fused matmul reading the weights transposed, a constant expression
+// computed at load (no kernel). relu without nnan is guarded as the exact GELU is.
+func.func @dense(%x: tensor<2x16xf32>) -> tensor<2x8xf32> {
+  %w = nn.constant dense<0.5> : tensor<8x16xf32>
+  %c = nn.constant dense<1.0> : tensor<8xf32>
+  %h = nn.gemm %x, %w, %c trans_b alpha 1.0 beta 1.0 : (tensor<2x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %y = nn.relu %h : tensor<2x8xf32>
+  func.return %y : tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @dense
+// CHECK:         %[[T:.*]] = nn.transpose %w perm [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+// CHECK-NEXT:    %y = nn.fused_matmul %x, %[[T]] bias %c activation "relu" {kernel = #nn.kernel<"fused_matmul_onednn"
+// CHECK-NEXT:    func.return %y
+// AVX2-LABEL: func.func @dense
+// AVX2-NOT:     nn.fused_matmul
+
+// -----
+
+// A gemm that is no dense layer keeps its activation, with a remark saying why.
+func.func @transposed_rows(%x: tensor<16x2xf32>, %w: tensor<16x8xf32>) -> tensor<2x8xf32> {
+  %h = nn.gemm %x, %w trans_a alpha 1.0 beta 1.0 : (tensor<16x2xf32>, tensor<16x8xf32>) -> tensor<2x8xf32>
+  // expected-remark @+1 {{not fused into nn.gemm (gemm_onednn): its a is transposed (a dense layer's rows are not)}}
+  %y = nn.sigmoid %h : tensor<2x8xf32>
+  func.return %y : tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @transposed_rows
+// CHECK-NEXT:    %h = nn.gemm
+// CHECK-NEXT:    %y = nn.sigmoid %h
 
 // -----
 
