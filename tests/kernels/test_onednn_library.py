@@ -41,6 +41,29 @@ def test_a_missing_library_is_named(
     assert error.message.startswith(f"{LIBRARY_VARIABLE}={path}: {expected}")
 
 
+@pytest.mark.parametrize(
+    "given",
+    ["~nosuchuser-nnlayout/libdnnl.so.3", "/tmp/" + "x" * 300 + "/libdnnl.so.3"],
+)
+def test_a_path_the_file_system_cannot_resolve_is_named(
+    monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """An unknown ~user or a name too long: the same one-line error, no internal error."""
+    error = fresh_load(monkeypatch, given)
+    assert isinstance(error, UserError)
+    assert error.message.startswith(f"{LIBRARY_VARIABLE}={given}: cannot be read (")
+    assert "\n" not in error.message
+
+
+def test_the_value_is_taken_as_it_is(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A file name may end in a space: the value is not stripped."""
+    path = tmp_path / "libdnnl.so.3 "
+    path.write_text("not a shared library\n")
+    error = fresh_load(monkeypatch, path)
+    assert isinstance(error, UserError)
+    assert f"{LIBRARY_VARIABLE}={path}: cannot load it:" in error.message
+
+
 def test_a_file_that_does_not_load_is_named(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
