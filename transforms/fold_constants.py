@@ -63,6 +63,7 @@ from nnlayout.dialects.layout import ReorderOp
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.dialects.packing import PACKED_ATTR, Packed
 from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import Kernel
 from nnlayout.transforms.propagate_layouts import EraseDeadReorder
 from nnlayout.transforms.stages import require_tensor_level
 
@@ -86,14 +87,22 @@ class FoldReorderOfConstant(RewritePattern):
             rewriter.erase(constant)
 
 
+def _packer(op: Operation) -> Kernel | None:
+    """The kernel `op` is dispatched to where it packs constants of its own and is one for
+    `op`'s type (a hand-edited kernel of another op is refused when bound, not here)."""
+    chosen = kernel_of(op)
+    kernel = registry().kernels.get(chosen.kernel_name.data) if chosen else None
+    if kernel is None or kernel.op is not type(op) or kernel.packed_constants is None:
+        return None
+    return kernel
+
+
 def _claims(constant: Operation) -> set[Packed | None]:
     """What each op reading `constant` would have it packed as (None: plain)."""
     claims: set[Packed | None] = set()
     for use in constant.results[0].uses:
-        chosen = kernel_of(use.operation)
-        kernel = registry().kernels.get(chosen.kernel_name.data) if chosen else None
-        sizes = kernel.packed_constants(use.operation) if kernel and kernel.packed_constants else {}
-        size = sizes.get(use.index)
+        kernel = _packer(use.operation)
+        size = kernel.packed_constants(use.operation).get(use.index) if kernel else None  # type: ignore[misc]
         claims.add(None if size is None else Packed(kernel.name, *size))  # type: ignore[union-attr]
     return claims
 

@@ -193,8 +193,11 @@ def qconv_workspace(op: Operation, target: Target) -> int:
 
 
 def qconv_packed(op: Operation) -> dict[int, tuple[int, int]]:
-    """The weights' bytes in oneDNN's format and the compensation among them."""
+    """The weights' bytes in oneDNN's format and the compensation among them; none where
+    the kernel refuses `op` (the weights stay plain: a reference kernel runs it)."""
     assert isinstance(op, QConvOp)
+    if qconv_accepts(op, None, False) is not None:  # type: ignore[arg-type]
+        return {}
     choice = _chosen(op)
     return {1: (choice.packed, choice.compensation)}
 

@@ -6,6 +6,10 @@ claims, bit for bit, on every target, padding on and off, interpreter and genera
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +25,7 @@ from nnlayout.kernels.onednn.binding import runs_vnni
 from nnlayout.kernels.onednn.quantized_kernels import prepare_qconv
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.transforms.fold_constants import record_packing
 from tests.helpers import DEFAULT_PIPELINE, compile_module, everywhere, parse, tiered
 
 ONEDNN_INT8 = pytest.mark.skipif(not runs_vnni(), reason="oneDNN has no VNNI/AMX int8 code here")
@@ -227,3 +232,45 @@ def test_claim_no_reader_makes_is_refused_by_the_plan() -> None:
     expected = r"<test>:2:3: error: plan-memory: packed for qconv2d_onednn .* of qconv2d_ref"
     with pytest.raises(UserError, match=expected):
         compile_module(module, "ref", True, "bufferize,plan-memory")
+
+
+DISPATCHED_QCONV = """\
+func.func @f(%x: tensor<1x16x6x6xui8>) -> tensor<1x32x6x6xui8> {
+  %w = nn.constant dense<3> : tensor<32x16x3x3xi8>
+  %b = nn.constant dense<7> : tensor<32xi32>
+  %x_1 = layout.reorder %x : tensor<1x16x6x6xui8> -> tensor<1x16x6x6xui8, #layout.layout<"NHWC">>
+  %y = nn.qconv2d %x_1, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 \
+{kernel = #nn.kernel<"KERNEL", operands = ["NHWC", "", ""], results = ["NHWC"]>, \
+w_scale = dense<5.000000e-01> : tensor<32xf32>, w_zero_point = dense<0> : tensor<32xi8>, \
+x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, \
+y_scale = dense<2.000000e+00> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : \
+(tensor<1x16x6x6xui8, #layout.layout<"NHWC">>, tensor<32x16x3x3xi8>, tensor<32xi32>) \
+-> tensor<1x32x6x6xui8, #layout.layout<"NHWC">>
+  %y_1 = layout.reorder %y : tensor<1x32x6x6xui8, #layout.layout<"NHWC">> -> tensor<1x32x6x6xui8>
+  func.return %y_1 : tensor<1x32x6x6xui8>
+}
+"""
+
+
+def test_a_kernel_of_another_op_makes_no_claim() -> None:
+    """A qconv2d hand-edited to the matmul's kernel: fold-constants records no claim (the
+    kernel refuses it, located, when it is bound), rather than fail inside the kernel."""
+    module = parse(DISPATCHED_QCONV.replace("KERNEL", "qmatmul_onednn"))
+    record_packing(module)
+    assert _claims(module) == []
+
+
+@pytest.mark.parametrize("isa", ["AVX2", ""])
+def test_no_claim_where_onednn_has_no_fast_kernel_here(tmp_path: Path, isa: str) -> None:
+    """IR dispatched to qconv2d_onednn on a machine (here: ONEDNN_MAX_CPU_ISA=AVX2) where
+    oneDNN has no exact fast int8 convolution: fold-constants leaves the weights plain."""
+    source = tmp_path / "q.mlir"
+    source.write_text(DISPATCHED_QCONV.replace("KERNEL", "qconv2d_onednn"))
+    done = subprocess.run(
+        [sys.executable, "-m", "nnlayout.tools.opt", str(source), "-p", "fold-constants"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ONEDNN_MAX_CPU_ISA": isa},
+    )
+    assert done.returncode == 0, done.stderr
+    assert (PACKED_ATTR in done.stdout) == (isa == "" and runs_vnni()), done.stdout
