@@ -203,8 +203,11 @@ def qconv_packed(op: Operation) -> dict[int, tuple[int, int]]:
 
 
 def qmatmul_packed(op: Operation) -> dict[int, tuple[int, int]]:
-    """b's bytes in oneDNN's format and the compensation among them."""
+    """b's bytes in oneDNN's format and the compensation among them; none where the kernel
+    refuses `op`."""
     assert isinstance(op, nn.QMatmulOp)
+    if qmatmul_accepts(op, None, False) is not None:  # type: ignore[arg-type]
+        return {}
     return {1: packed_sizes(qmatmul_pd(qmatmul_spec(op)[0]).md(b.dnnl_query_weights_md))}
 
 

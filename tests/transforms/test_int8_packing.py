@@ -274,3 +274,26 @@ def test_no_claim_where_onednn_has_no_fast_kernel_here(tmp_path: Path, isa: str)
     )
     assert done.returncode == 0, done.stderr
     assert (PACKED_ATTR in done.stdout) == (isa == "" and runs_vnni()), done.stdout
+
+
+QMATMUL_ZERO_POINTS = """\
+func.func @f(%s: tensor<1x3xui8>) -> tensor<1x2xi8> {
+  %m = nn.constant dense<3> : tensor<3x2xi8>
+  %c = nn.constant dense<7> : tensor<2xi32>
+  %mm = nn.qmatmul %s, %m, %c {kernel = #nn.kernel<"qmatmul_onednn", operands = \
+["", "", ""], results = [""]>, a_scale = dense<1.0> : tensor<f32>, a_zero_point = \
+dense<0> : tensor<ui8>, b_scale = dense<[0.5, 0.25]> : tensor<2xf32>, b_zero_point = \
+dense<[0, ZP]> : tensor<2xi8>, y_scale = dense<1.0> : tensor<f32>, y_zero_point = \
+dense<0> : tensor<i8>} : (tensor<1x3xui8>, tensor<3x2xi8>, tensor<2xi32>) -> tensor<1x2xi8>
+  func.return %mm : tensor<1x2xi8>
+}
+"""
+
+
+@pytest.mark.parametrize("zero_point", [5, 0])
+def test_no_claim_for_an_op_the_kernel_refuses(zero_point: int) -> None:
+    """A qmatmul whose per-axis b zero points are not all 0 (qmatmul_onednn refuses it):
+    no claim; with zero points 0 the same op is claimed where oneDNN runs int8 fast."""
+    module = parse(QMATMUL_ZERO_POINTS.replace("ZP", str(zero_point)))
+    record_packing(module)
+    assert bool(_claims(module)) == (zero_point == 0 and runs_vnni())
