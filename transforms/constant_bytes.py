@@ -17,14 +17,16 @@ from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import buffer_bytes
-from nnlayout.dialects.packing import PACKED_ATTR, Packed, packed_of
+from nnlayout.dialects.packing import PACKED_ATTR, Packed, defining_op, packed_of
+from nnlayout.kernels.providers import registry
 from nnlayout.lowering.program import load_time_constants
 from nnlayout.transforms.memory_plan import ConstantBytes
 
 
 def _check_readers(op: Operation, claim: Packed) -> None:
-    """Refuses a claim (hand-edited, or stale) that some reader's kernel does not make:
-    the plan would count bytes that no kernel packs."""
+    """Refuses a claim (hand-edited, or stale) that some reader's kernel does not make: read
+    by another kernel, or as an operand the kernel does not pack, or packed into another
+    size. The plan would count bytes that no kernel packs."""
     for use in op.results[0].uses:
         reader = use.operation
         inner = reader.inner if isinstance(reader, ComputeOp) else reader
@@ -35,6 +37,20 @@ def _check_readers(op: Operation, claim: Packed) -> None:
                 op,
                 f"packed for {claim.kernel} ('{PACKED_ATTR}'), but {inner.name} of {name} reads it",
             )
+        kernel = registry().kernels.get(name)
+        packs = kernel is not None and kernel.op is type(inner) and kernel.packed_constants
+        sizes = kernel.packed_constants(inner) if packs else {}  # type: ignore[misc,union-attr]
+        for index, operand in enumerate(inner.operands):
+            if defining_op(operand) is not op:
+                continue
+            size = sizes.get(index)
+            if size is None or size[0] != claim.bytes:
+                made = "does not pack it" if size is None else f"packs it into {size[0]}"
+                raise DiagnosticError(
+                    op,
+                    f"packed for {claim.kernel} in {claim.bytes} bytes ('{PACKED_ATTR}'), but "
+                    f"{inner.name} reads it as operand {index}, and {name} {made}",
+                )
 
 
 def constant_bytes(function: func.FuncOp) -> ConstantBytes:

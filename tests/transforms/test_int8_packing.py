@@ -297,3 +297,37 @@ def test_no_claim_for_an_op_the_kernel_refuses(zero_point: int) -> None:
     module = parse(QMATMUL_ZERO_POINTS.replace("ZP", str(zero_point)))
     record_packing(module)
     assert bool(_claims(module)) == (zero_point == 0 and runs_vnni())
+
+
+def _claim_on(module: ModuleOp, index: int, claim: Packed) -> None:
+    """Puts `claim` on the constant the qconv2d in `module` reads as operand `index`."""
+    conv = next(op for op in module.walk() if isinstance(op, nn.QConv2dOp))
+    constant = defining_op(conv.operands[index])
+    assert constant is not None
+    constant.attributes[PACKED_ATTR] = claim.attribute()
+
+
+@ONEDNN_INT8
+@pytest.mark.parametrize(
+    ("index", "expected"), [(2, "operand 2, and qconv2d_onednn does not pack it"), (1, "into")]
+)
+def test_claim_on_an_operand_the_kernel_does_not_pack_is_refused_by_the_plan(
+    index: int, expected: str
+) -> None:
+    """A claim on the bias (operand 2, which the kernel reads plain), or on the weights in
+    another size, with the reader's kernel named: refused by plan-memory, not counted."""
+    module = compile_module(parse(qconv("ui8", 10, 1)), "host", True)
+    _claim_on(module, index, Packed("qconv2d_onednn", 99999999, 0))
+    with pytest.raises(UserError, match=f"plan-memory: packed for qconv2d_onednn .*{expected}"):
+        compile_module(module, "host", True, "bufferize,plan-memory")
+
+
+@ONEDNN_INT8
+def test_claim_on_an_operand_the_kernel_does_not_pack_is_refused_when_bound() -> None:
+    """The same claim on the bias put after planning: the kernel refuses it when bound."""
+    module = compile_module(parse(qconv("ui8", 10, 1)), "host", True, DEFAULT_PIPELINE)
+    _claim_on(module, 2, Packed("qconv2d_onednn", 99999999, 0))
+    inputs = _inputs(module, "ui8")
+    for run in (Interpreter(module).run, lambda i: run_generated(module, i)):
+        with pytest.raises(DiagnosticError, match="operand 2 .* does not pack it"):
+            run(inputs)
