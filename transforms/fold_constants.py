@@ -107,11 +107,9 @@ def _claims(constant: Operation) -> set[Packed | None]:
     return claims
 
 
-def _can_pack(op: Operation) -> bool:
-    """Whether some registered kernel of `op`'s type packs constants of its own."""
-    return any(
-        k.op is type(op) and k.packed_constants is not None for k in registry().kernels.values()
-    )
+def _may_pack(op: Operation, index: int) -> bool:
+    """Whether some registered kernel of `op`'s type keeps its operand `index` packed."""
+    return any(k.op is type(op) and index in k.packed_operands for k in registry().kernels.values())
 
 
 def record_packing(module: ModuleOp) -> None:
@@ -133,11 +131,14 @@ def record_packing(module: ModuleOp) -> None:
         for use in constant.results[0].uses:
             reader = use.operation
             chosen = kernel_of(reader)
-            if chosen is not None and use.index == 1 and _can_pack(reader):
+            if chosen is not None and _may_pack(reader, use.index):
+                name = chosen.kernel_name.data
                 why = (
                     "ops of different kernels read it"
                     if len(claims) > 1
-                    else f"{chosen.kernel_name.data} keeps no packed format"
+                    else f"{name} packs none for this op here"
+                    if _packer(reader) is not None
+                    else f"{name} keeps no packed format"
                 )
                 remarks.emit(reader, FoldConstantsPass.name, f"weights stay plain: {why}")
 

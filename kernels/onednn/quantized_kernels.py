@@ -439,6 +439,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
         integer_data=True,
         implementation_of=_implementation,
         packed_constants=qconv_packed,
+        packed_operands=(1,),
     )
     return [
         Kernel("qconv2d_onednn", nn.QConv2dOp, family, post_ops=True, **conv),  # type: ignore[arg-type]
@@ -467,5 +468,6 @@ def quantized_kernels(family: str) -> list[Kernel]:
             integer_data=True,
             implementation_of=_implementation,
             packed_constants=qmatmul_packed,
+            packed_operands=(1,),
         ),
     ]

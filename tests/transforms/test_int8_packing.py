@@ -263,17 +263,22 @@ def test_a_kernel_of_another_op_makes_no_claim() -> None:
 @pytest.mark.parametrize("isa", ["AVX2", ""])
 def test_no_claim_where_onednn_has_no_fast_kernel_here(tmp_path: Path, isa: str) -> None:
     """IR dispatched to qconv2d_onednn on a machine (here: ONEDNN_MAX_CPU_ISA=AVX2) where
-    oneDNN has no exact fast int8 convolution: fold-constants leaves the weights plain."""
+    oneDNN has no exact fast int8 convolution: fold-constants leaves the weights plain and
+    says so (a remark)."""
     source = tmp_path / "q.mlir"
     source.write_text(DISPATCHED_QCONV.replace("KERNEL", "qconv2d_onednn"))
     done = subprocess.run(
-        [sys.executable, "-m", "nnlayout.tools.opt", str(source), "-p", "fold-constants"],
+        [sys.executable, "-m", "nnlayout.tools.opt", str(source), "-p", "fold-constants"]
+        + ["--remarks"],
         capture_output=True,
         text=True,
         env={**os.environ, "ONEDNN_MAX_CPU_ISA": isa},
     )
     assert done.returncode == 0, done.stderr
-    assert (PACKED_ATTR in done.stdout) == (isa == "" and runs_vnni()), done.stdout
+    packed = isa == "" and runs_vnni()
+    assert (PACKED_ATTR in done.stdout) == packed, done.stdout
+    remark = "weights stay plain: qconv2d_onednn packs none for this op here"
+    assert (remark in done.stderr) == (not packed), done.stderr
 
 
 QMATMUL_ZERO_POINTS = """\
