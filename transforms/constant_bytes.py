@@ -1,11 +1,16 @@
 """The bytes a function's constants take once loaded, for `plan-memory`'s figures.
 
 Constants (and constant expressions, evaluated at load) are not in the arena: the loaded
-program holds each once, in the layout its type carries, or packed in the format of the
-kernel reading it (`dialects/packing.py`: oneDNN's int8 weights with their compensation).
-`plan-memory` records these sums on the function (`nnlayout.constant_bytes`,
-`nnlayout.packed_bytes`, `nnlayout.compensation_bytes`, `nnlayout.packed_plain_bytes`) and
-its report prints them.
+program holds each in the layout its type carries. A constant that the kernel reading it
+keeps packed in a format of its own (`dialects/packing.py`: oneDNN's int8 weights with their
+compensation) is held twice: plain, by the loaded program (the array the kernel is called
+with, and packs from), and packed, by the kernel. `nnlayout.constant_bytes` counts both;
+of it, `nnlayout.packed_bytes` are the packed copies (`nnlayout.compensation_bytes` of
+compensation among them), `nnlayout.packed_plain_bytes` the plain arrays they come from.
+`plan-memory` records these sums on the function and its report prints them.
+
+Not counted: the BLAS kernel's C-contiguous K x N copy of a transposed Gemm's weights
+(`kernels/blas.py`, `PreparedProduct`), made when it is bound, which no IR records.
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ def constant_bytes(function: func.FuncOp) -> ConstantBytes:
             total += size
             continue
         _check_readers(op, claim)
-        total += claim.bytes
+        total += size + claim.bytes  # the plain array and the kernel's packed copy
         packed += 1
         packed_bytes += claim.bytes
         plain += size

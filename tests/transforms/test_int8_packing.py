@@ -131,7 +131,8 @@ def test_packed_weights_keep_results_everywhere(case: str, add: bool) -> None:
         figures = {k: v.value.data for k, v in function.attributes.items() if hasattr(v, "value")}
         assert figures[PACKED_BYTES] == claim.bytes
         assert figures[COMPENSATION_BYTES] == claim.compensation
-        assert figures[CONSTANT_BYTES] == claim.bytes + 4 * (16 if groups == 16 else 32)
+        bias = 4 * (16 if groups == 16 else 32)
+        assert figures[CONSTANT_BYTES] == plain_bytes + claim.bytes + bias  # both held
     assert packed_somewhere or not runs_vnni()
 
 
@@ -336,3 +337,21 @@ def test_claim_on_an_operand_the_kernel_does_not_pack_is_refused_when_bound() ->
     for run in (Interpreter(module).run, lambda i: run_generated(module, i)):
         with pytest.raises(DiagnosticError, match="operand 2 .* does not pack it"):
             run(inputs)
+
+
+@ONEDNN_INT8
+def test_constant_bytes_are_what_the_loaded_program_holds() -> None:
+    """`nnlayout.constant_bytes` is the bytes the interpreter holds after a run: each
+    constant's array (the claimed weights' plain one too) and the kernel's packed copy."""
+    module = compile_module(parse(qconv("ui8", 10, 1)), "host", True, DEFAULT_PIPELINE)
+    interpreter = Interpreter(module)
+    interpreter.run(_inputs(module, "ui8"))
+    plain = sum(np.asarray(a).nbytes for a in interpreter._constants.values())
+    packed = sum(
+        bound.prepared.kernel.arrays[b.DNNL_ARG_WEIGHTS].nbytes
+        for bound in interpreter._bound.values()
+        if hasattr(getattr(bound, "prepared", None), "kernel")
+    )
+    function = next(op for op in module.walk() if op.name == "func.func")
+    assert packed > 0
+    assert function.attributes[CONSTANT_BYTES].value.data == plain + packed  # type: ignore[attr-defined]
