@@ -192,6 +192,8 @@ def test_claim_is_the_size_of_the_packed_weights() -> None:
     bound.kernel.pack(weights, np.zeros(32, np.int32))
     assert claim is not None and claim.bytes == bound.kernel.arrays[b.DNNL_ARG_WEIGHTS].nbytes
     assert claim.compensation == claim.bytes - 32 * 16 * 9
+    # the source zero point's int32 per output channel, sized 3 times by oneDNN (packed_sizes)
+    assert claim.compensation == 3 * 4 * 32
 
 
 @ONEDNN_INT8
