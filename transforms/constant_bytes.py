@@ -9,8 +9,9 @@ of it, `nnlayout.packed_bytes` are the packed copies (`nnlayout.compensation_byt
 compensation among them), `nnlayout.packed_plain_bytes` the plain arrays they come from.
 `plan-memory` records these sums on the function and its report prints them.
 
-Not counted: the BLAS kernel's C-contiguous K x N copy of a transposed Gemm's weights
-(`kernels/blas.py`, `PreparedProduct`), made when it is bound, which no IR records.
+A kernel may also keep a copy of a constant of its own that no IR records (the BLAS kernel's
+K x N copy of a transposed Gemm's weights, `Kernel.copied_constants`): `constant_bytes`
+counts it too.
 """
 
 from __future__ import annotations
@@ -58,6 +59,21 @@ def _check_readers(op: Operation, claim: Packed) -> None:
                 )
 
 
+def _copies(op: Operation) -> int:
+    """The bytes of the copies of `op`'s value that its readers' kernels keep."""
+    total = 0
+    for use in op.results[0].uses:
+        reader = use.operation
+        inner = reader.inner if isinstance(reader, ComputeOp) else reader
+        chosen = kernel_of(inner)
+        kernel = registry().kernels.get(chosen.kernel_name.data) if chosen else None
+        if kernel is None or kernel.op is not type(inner) or kernel.copied_constants is None:
+            continue
+        copies = kernel.copied_constants(inner)
+        total += sum(copies.get(i, 0) for i, v in enumerate(inner.operands) if defining_op(v) is op)
+    return total
+
+
 def constant_bytes(function: func.FuncOp) -> ConstantBytes:
     """The sums of `ConstantBytes` over the constants (and constant expressions) of
     `function` that the loaded program keeps: those some per-run op reads."""
@@ -66,6 +82,7 @@ def constant_bytes(function: func.FuncOp) -> ConstantBytes:
         if len(op.results) != 1:
             continue
         size = buffer_bytes(op.results[0].type)
+        total += _copies(op)
         claim = packed_of(op)
         if claim is None:
             total += size

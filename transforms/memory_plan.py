@@ -58,7 +58,8 @@ class PlannedBuffer:
 class ConstantBytes:
     """`total`: every constant as loaded, `packed` of them held both plain (`packed_plain`
     bytes) and in a kernel's format (`packed_bytes`, `compensation` bytes of compensation
-    among them); `total` counts both."""
+    among them); `total` counts both, and the copies of constants kernels keep
+    (`Kernel.copied_constants`)."""
 
     total: int = 0
     packed: int = 0
