@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from nnlayout.diagnostics import DiagnosticError
+from nnlayout.dialects.compute import operands_outside
 
 PACKED_ATTR = "nnlayout.packed"
 _KEYS = ("kernel", "bytes", "compensation")
@@ -75,12 +76,11 @@ def packed_of(op: Operation) -> Packed | None:
 
 def defining_op(value: SSAValue) -> Operation | None:
     """The op defining `value`, seen through an `nn.compute`'s body: a block argument of its
-    body stands for the compute's `ins` operand in that place."""
+    body stands for what the op there reads outside it (`operands_outside`)."""
     if isinstance(value, BlockArgument):
-        compute = value.block.parent_op()
-        if compute is None or value.index >= len(compute.operands):
+        found = (operands_outside(use.operation) for use in value.uses)
+        outside = next((pair[1][value] for pair in found if pair is not None), None)
+        if outside is None:
             return None
-        value = compute.operands[value.index]
-        if isinstance(value, BlockArgument):
-            return None
+        value = outside
     return value.owner if isinstance(value.owner, Operation) else None

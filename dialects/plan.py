@@ -1,6 +1,6 @@
 """The attributes `plan-memory` writes on each function it plans: the arena's size, its lower
 bound, and the bytes left unplanned, spent on padding and on halos; and, outside the arena,
-the bytes of the constants the loaded program keeps (packed ones at their packed size)."""
+the bytes of the constants the loaded program keeps (packed ones plain and packed)."""
 
 ARENA_BYTES = "nnlayout.arena_bytes"
 LOWER_BOUND_BYTES = "nnlayout.lower_bound_bytes"

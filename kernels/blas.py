@@ -14,7 +14,8 @@ It applies only where that was measured: float32, at most `SMALL_BATCH_ROWS` row
 operand a 2-D constant of at least `MIN_WEIGHT_BYTES` (smaller weights stay in cache, where
 oneDNN's blocked kernels were not measured slower), a gemm without trans_a or a matmul. A
 transposed constant (a Gemm with transB, as torch's classic exporter writes a Linear) is
-copied once, when the kernel is bound, as the K x N matrix BLAS streams fastest.
+copied once, when the kernel is bound, as the K x N matrix BLAS streams fastest; the loaded
+program keeps both (`copied_constants`: plan-memory counts the copy).
 
 The result is the reference kernel's formula (`alpha * a @ b + beta * c`, c added only where
 beta is not 0) in float32, with BLAS's order of summation; NaN and infinities propagate as
@@ -65,6 +66,11 @@ def applies(op: Operation) -> bool:
 
 def _transposed(op: Operation) -> bool:
     return isinstance(op, nn.GemmOp) and op.trans_b is not None
+
+
+def copied(op: Operation) -> dict[int, int]:
+    """The bytes of the K x N copy of a transposed Gemm's weights the kernel keeps."""
+    return {1: 4 * math.prod(shape_of(op.operands[1]))} if _transposed(op) else {}
 
 
 class PreparedProduct:
@@ -149,6 +155,7 @@ def kernels() -> list[Kernel]:
             writes_strided=False,
             prepare=PreparedProduct,
             implementation_of=implementation,
+            copied_constants=copied,
         )
         for op_type in (nn.GemmOp, nn.MatmulOp)
     ]

@@ -208,6 +208,13 @@ class Kernel:
     # once packed and the compensation among them (`dialects/packing.py`), asked by
     # `fold-constants` for `op` as dispatched.
     packed_constants: Callable[[Operation], Mapping[int, tuple[int, int]]] | None = None
+    # The operands (by index) whose constant such a kernel keeps packed where it runs the
+    # op: those `packed_constants` may name (asked where it refuses an op, for a remark).
+    packed_operands: tuple[int, ...] = ()
+    # For a kernel that keeps a copy of a constant operand of its own, which no IR records
+    # (the BLAS kernel's K x N copy of a transposed Gemm's weights): by operand index, the
+    # bytes of that copy, which `plan-memory` counts beside the constant.
+    copied_constants: Callable[[Operation], Mapping[int, int]] | None = None
 
     def operand_and_result_layouts(
         self, op: Operation, target: Target

@@ -63,6 +63,7 @@ from nnlayout.dialects.layout import ReorderOp
 from nnlayout.dialects.nn import ConstantOp
 from nnlayout.dialects.packing import PACKED_ATTR, Packed
 from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import Kernel
 from nnlayout.transforms.propagate_layouts import EraseDeadReorder
 from nnlayout.transforms.stages import require_tensor_level
 
@@ -86,23 +87,29 @@ class FoldReorderOfConstant(RewritePattern):
             rewriter.erase(constant)
 
 
+def _packer(op: Operation) -> Kernel | None:
+    """The kernel `op` is dispatched to where it packs constants of its own and is one for
+    `op`'s type (a hand-edited kernel of another op is refused when bound, not here)."""
+    chosen = kernel_of(op)
+    kernel = registry().kernels.get(chosen.kernel_name.data) if chosen else None
+    if kernel is None or kernel.op is not type(op) or kernel.packed_constants is None:
+        return None
+    return kernel
+
+
 def _claims(constant: Operation) -> set[Packed | None]:
     """What each op reading `constant` would have it packed as (None: plain)."""
     claims: set[Packed | None] = set()
     for use in constant.results[0].uses:
-        chosen = kernel_of(use.operation)
-        kernel = registry().kernels.get(chosen.kernel_name.data) if chosen else None
-        sizes = kernel.packed_constants(use.operation) if kernel and kernel.packed_constants else {}
-        size = sizes.get(use.index)
+        kernel = _packer(use.operation)
+        size = kernel.packed_constants(use.operation).get(use.index) if kernel else None  # type: ignore[misc]
         claims.add(None if size is None else Packed(kernel.name, *size))  # type: ignore[union-attr]
     return claims
 
 
-def _can_pack(op: Operation) -> bool:
-    """Whether some registered kernel of `op`'s type packs constants of its own."""
-    return any(
-        k.op is type(op) and k.packed_constants is not None for k in registry().kernels.values()
-    )
+def _may_pack(op: Operation, index: int) -> bool:
+    """Whether some registered kernel of `op`'s type keeps its operand `index` packed."""
+    return any(k.op is type(op) and index in k.packed_operands for k in registry().kernels.values())
 
 
 def record_packing(module: ModuleOp) -> None:
@@ -124,11 +131,14 @@ def record_packing(module: ModuleOp) -> None:
         for use in constant.results[0].uses:
             reader = use.operation
             chosen = kernel_of(reader)
-            if chosen is not None and use.index == 1 and _can_pack(reader):
+            if chosen is not None and _may_pack(reader, use.index):
+                name = chosen.kernel_name.data
                 why = (
                     "ops of different kernels read it"
                     if len(claims) > 1
-                    else f"{chosen.kernel_name.data} keeps no packed format"
+                    else f"{name} packs none for this op here"
+                    if _packer(reader) is not None
+                    else f"{name} keeps no packed format"
                 )
                 remarks.emit(reader, FoldConstantsPass.name, f"weights stay plain: {why}")
 

@@ -56,9 +56,10 @@ class PlannedBuffer:
 
 @dataclass(frozen=True)
 class ConstantBytes:
-    """`total`: every constant as loaded (packed ones at their packed size); of them,
-    `packed` constants in a kernel's format take `packed_bytes` (`compensation` bytes of
-    compensation among them), which stored plain would take `packed_plain` bytes."""
+    """`total`: every constant as loaded, `packed` of them held both plain (`packed_plain`
+    bytes) and in a kernel's format (`packed_bytes`, `compensation` bytes of compensation
+    among them); `total` counts both, and the copies of constants kernels keep
+    (`Kernel.copied_constants`)."""
 
     total: int = 0
     packed: int = 0

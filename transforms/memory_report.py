@@ -47,8 +47,9 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
     constants = plan.constants
     if constants.total:
         packed = (
-            f"; {constants.packed} packed by their kernels: {_mib(constants.packed_plain)} plain"
-            f" -> {_mib(constants.packed_bytes)}, compensation {_mib(constants.compensation)}"
+            f"; {constants.packed} packed by their kernels, held plain and packed: "
+            f"{_mib(constants.packed_plain)} + {_mib(constants.packed_bytes)}, compensation "
+            f"{_mib(constants.compensation)}"
             if constants.packed
             else ""
         )

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import platform
 import warnings
 from collections.abc import Callable, Sequence
@@ -54,7 +55,13 @@ from functools import cache
 from typing import TypeVar
 
 from nnlayout.diagnostics import UserError
-from nnlayout.kernels.onednn.library import DnnlError, Version, open_library, version
+from nnlayout.kernels.onednn.library import (
+    LIBRARY_VARIABLE,
+    DnnlError,
+    Version,
+    open_library,
+    version,
+)
 from nnlayout.kernels.onednn.prototypes import PROTOTYPES, STATUS, Dims, ExecArg
 
 # ---------------------------------------------------------------- enum values (v3.2)
@@ -192,8 +199,14 @@ def _check(status: int, function: object, args: tuple[object, ...]) -> int:
 @cache
 def _load() -> ctypes.CDLL | DnnlError | UserError:
     """The library with its prototypes set, or the error saying why it cannot load (kept,
-    so that the search is not repeated): a UserError for the user's own library."""
+    so that the search is not repeated): a UserError for the user's own library (also on a
+    machine that is not x86-64, where the binding does not run: the user asked for it)."""
     if platform.machine() not in ("x86_64", "AMD64"):
+        if given := os.environ.get(LIBRARY_VARIABLE, ""):
+            return UserError(
+                f"{LIBRARY_VARIABLE}={given}: this machine is {platform.machine()}; "
+                "nnlayout's oneDNN binding runs on x86-64 only"
+            )
         return DnnlError(
             f"the oneDNN wheel is built for x86-64, this machine is {platform.machine()}"
         )

@@ -84,15 +84,20 @@ class Version:
 
 
 def chosen_path() -> Path | None:
-    """The file NNLAYOUT_ONEDNN_LIBRARY names, checked to exist; None where it is not set."""
-    given = os.environ.get(LIBRARY_VARIABLE, "").strip()
+    """The file NNLAYOUT_ONEDNN_LIBRARY names, checked to exist; None where it is not set.
+    The value is taken as it is (a file name may end in a space); any path the file system
+    cannot resolve (an unknown `~user`, a name too long) is the same UserError."""
+    given = os.environ.get(LIBRARY_VARIABLE, "")
     if not given:
         return None
-    path = Path(given).expanduser()
-    if not path.is_file():
+    try:
+        path = Path(given).expanduser()
+        if path.is_file():
+            return path
         what = "is a directory" if path.is_dir() else "no such file"
-        raise UserError(f"{LIBRARY_VARIABLE}={given}: {what} (it names a libdnnl.so.3)")
-    return path
+    except (OSError, RuntimeError) as error:
+        what = f"cannot be read ({error.strerror if isinstance(error, OSError) else error})"
+    raise UserError(f"{LIBRARY_VARIABLE}={given}: {what} (it names a libdnnl.so.3)")
 
 
 def wheel_path() -> str:

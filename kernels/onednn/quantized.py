@@ -163,8 +163,15 @@ def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY)
 
 def packed_sizes(md: MemoryDesc) -> tuple[int, int]:
     """The bytes of oneDNN's s8 weights descriptor `md` (`dnnl_memory_desc_get_size`,
-    compensation included) and those of them past the padded weights: the compensation its
-    extra flags append (none for a u8 source without zero point)."""
+    compensation included) and those of them past the padded weights: the additional buffers
+    its extra flags append (none for a u8 source without zero point), one int32 per padded
+    output channel (per group and channel, grouped) for each of s8s8 compensation (128 x the
+    sum of the weights; not on AMX) and a source zero point's (the sum of the weights), after
+    the weights rounded up to 4 bytes. oneDNN (v3.2 as v3.x, `memory_desc_wrapper::
+    additional_buffer_size`) sizes them as three times the first such buffer (it sums the
+    size per kind of buffer, each computed from the descriptor's flags, not from the kind),
+    so it is 3 x 4 bytes per output channel, of which 4 or 8 hold compensation: measured
+    here, ResNet-50's first convolution 768 bytes = 64 channels x 4 x 3."""
     size = md.size
     return size, size - math.prod(md.blocking.padded) if md.is_blocked else 0
 

@@ -11,9 +11,9 @@ avx512_core_vnni and AMX: no channel padding, so no padding lane to hold a zero 
 weights plain: they are packed once, when the kernel is bound (`_Bound`), into oneDNN's
 format with the compensation after them; the kernel keeps them, as the f32 convolutions
 keep weights repacked at load. `packed_constants` tells `fold-constants` how many bytes
-that takes (the constant records it, the plan counts it), and binding refuses a constant
-whose record is not that size (`check_packed_claim`). A matmul's operands are plain. The
-workspace is the primitive's scratchpad.
+that takes (the constant records it, the plan counts it), and binding refuses any operand
+whose record is not the size of an operand it packs (`check_packed_claims`). A matmul's
+operands are plain. The workspace is the primitive's scratchpad.
 
 clamp_min/clamp_max (a fused Relu or Clip) are a relu or clip post-op on the real value
 (`quantized.clamp_post_ops`), exact. `nn.qconv2d_add` (`qconv2d_add_onednn`, made by
@@ -25,7 +25,7 @@ there first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 
@@ -193,31 +193,41 @@ def qconv_workspace(op: Operation, target: Target) -> int:
 
 
 def qconv_packed(op: Operation) -> dict[int, tuple[int, int]]:
-    """The weights' bytes in oneDNN's format and the compensation among them."""
+    """The weights' bytes in oneDNN's format and the compensation among them; none where
+    the kernel refuses `op` (the weights stay plain: a reference kernel runs it)."""
     assert isinstance(op, QConvOp)
+    if qconv_accepts(op, None, False) is not None:  # type: ignore[arg-type]
+        return {}
     choice = _chosen(op)
     return {1: (choice.packed, choice.compensation)}
 
 
 def qmatmul_packed(op: Operation) -> dict[int, tuple[int, int]]:
-    """b's bytes in oneDNN's format and the compensation among them."""
+    """b's bytes in oneDNN's format and the compensation among them; none where the kernel
+    refuses `op`."""
     assert isinstance(op, nn.QMatmulOp)
+    if qmatmul_accepts(op, None, False) is not None:  # type: ignore[arg-type]
+        return {}
     return {1: packed_sizes(qmatmul_pd(qmatmul_spec(op)[0]).md(b.dnnl_query_weights_md))}
 
 
-def check_packed_claim(op: Operation, index: int, packed: int) -> None:
-    """Refuses `op` where the constant it reads as operand `index` claims another packed
-    size (or kernel) than `packed` bytes of this kernel (a hand-edited or stale IR)."""
-    constant = defining_op(op.operands[index])
-    claim = None if constant is None else packed_of(constant)
+def check_packed_claims(op: Operation, packed: Mapping[int, int]) -> None:
+    """Refuses `op` where a constant it reads carries a claim this kernel does not make: of
+    another kernel, on an operand it does not pack (`packed`: the bytes of each it packs),
+    or of another size (a hand-edited or stale IR)."""
     chosen = kernel_of(op)
-    if claim is None or chosen is None:
-        return
-    if claim.kernel != chosen.kernel_name.data or claim.bytes != packed:
-        raise BindingRefused(
-            f"operand {index} is a constant packed for {claim.kernel} in {claim.bytes} bytes; "
-            f"{chosen.kernel_name.data} packs it into {packed}"
-        )
+    for index, operand in enumerate(op.operands):
+        constant = defining_op(operand)
+        claim = None if constant is None else packed_of(constant)
+        if claim is None or chosen is None:
+            continue
+        size = packed.get(index)
+        if claim.kernel != chosen.kernel_name.data or claim.bytes != size:
+            made = "does not pack it" if size is None else f"packs it into {size}"
+            raise BindingRefused(
+                f"operand {index} is a constant packed for {claim.kernel} in {claim.bytes} "
+                f"bytes; {chosen.kernel_name.data} {made}"
+            )
 
 
 def _out_array(op: Operation) -> np.ndarray:
@@ -339,7 +349,7 @@ def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Boun
         conv = QConv(q, None, None, params, formats)
     except b.DnnlError as error:
         raise BindingRefused(f"oneDNN has no int8 convolution for it as typed: {error}") from None
-    check_packed_claim(op, 1, conv.packed_bytes)
+    check_packed_claims(op, {1: conv.packed_bytes})
     return bound(conv)
 
 
@@ -397,7 +407,7 @@ def prepare_qmatmul(op: Operation, session: BindingSession | None = None) -> _Bo
         raise BindingRefused(reason)
     q, params, b_zero_point = qmatmul_spec(op)
     product = QMatmul(q, None, None, params, b_zero_point)
-    check_packed_claim(op, 1, product.packed_bytes)
+    check_packed_claims(op, {1: product.packed_bytes})
     return _Bound(product)
 
 
@@ -429,6 +439,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
         integer_data=True,
         implementation_of=_implementation,
         packed_constants=qconv_packed,
+        packed_operands=(1,),
     )
     return [
         Kernel("qconv2d_onednn", nn.QConv2dOp, family, post_ops=True, **conv),  # type: ignore[arg-type]
@@ -457,5 +468,6 @@ def quantized_kernels(family: str) -> list[Kernel]:
             integer_data=True,
             implementation_of=_implementation,
             packed_constants=qmatmul_packed,
+            packed_operands=(1,),
         ),
     ]

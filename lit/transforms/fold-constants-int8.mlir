@@ -21,7 +21,7 @@
 // NO-INT8:       %w = nn.constant dense<3> : tensor<32x16x3x3xi8>{{$}}
 // CHECK-NEXT:    %b = nn.constant dense<7> : tensor<32xi32>{{$}}
 
-// REPORT-INT8:     constants {{.*}} KiB  (outside the arena; 1 packed by their kernels: 4.5 KiB plain -> {{[0-9.]+}} KiB, compensation {{[0-9.]+}} KiB)
+// REPORT-INT8:     constants {{.*}} KiB  (outside the arena; 1 packed by their kernels, held plain and packed: 4.5 KiB + {{[0-9.]+}} KiB, compensation {{[0-9.]+}} KiB)
 // REPORT-NO-INT8:  constants          4.6 KiB  (outside the arena)
 
 // SAME:      result0: [1, 32, 6, 6] uint8 sum={{[0-9]+}} crc32=[[CRC:[0-9a-f]+]]

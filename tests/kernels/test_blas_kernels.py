@@ -134,3 +134,37 @@ func.func @f(%x: tensor<1x4xf32>, %w: tensor<3x4xf32>) -> tensor<1x3xf32> {
     strided = np.zeros((1, 6), np.float32)[:, ::2]  # not C-contiguous: computed, then copied
     prepared([x, w2], strided)
     np.testing.assert_allclose(strided, x @ w2.T, rtol=1e-6)
+
+
+@needs_onednn
+@pytest.mark.parametrize("transposed", [True, False], ids=["gemm-transB", "matmul"])
+def test_the_plan_counts_the_transposed_copy(transposed: bool) -> None:
+    """The loaded program keeps a transB gemm's weights and the kernel's K x N copy:
+    `nnlayout.constant_bytes` counts both; a matmul's weights once."""
+    w = "tensor<520x640xf32>" if transposed else "tensor<640x520xf32>"
+    op = "nn.gemm %x, %w trans_b alpha 1.0 beta 1.0" if transposed else "nn.matmul %x, %w"
+    module = parse(
+        f"""
+func.func @f(%x: tensor<1x640xf32>) -> tensor<1x520xf32> {{
+  %w = nn.constant dense<0.01> : {w}
+  %y = {op} : (tensor<1x640xf32>, {w}) -> tensor<1x520xf32>
+  func.return %y : tensor<1x520xf32>
+}}"""
+    )
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert chosen_kernels(planned, nn.GemmOp if transposed else nn.MatmulOp) <= {
+        "gemm_blas",
+        "matmul_blas",
+    }
+    interpreter = Interpreter(planned)
+    interpreter.run([np.ones((1, 640), np.float32)])
+    held = sum(a.nbytes for a in interpreter._constants.values())
+    held += sum(
+        bound.prepared._seen[1].nbytes
+        for bound in interpreter._bound.values()
+        if isinstance(getattr(bound, "prepared", None), PreparedProduct)
+        and bound.prepared._seen[1] is not bound.prepared._seen[0]
+    )
+    assert held == 640 * 520 * 4 * (2 if transposed else 1)
+    function = next(op for op in planned.walk() if op.name == "func.func")
+    assert function.attributes["nnlayout.constant_bytes"].value.data == held  # type: ignore[attr-defined]

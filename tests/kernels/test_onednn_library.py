@@ -41,6 +41,43 @@ def test_a_missing_library_is_named(
     assert error.message.startswith(f"{LIBRARY_VARIABLE}={path}: {expected}")
 
 
+@pytest.mark.parametrize(
+    "given",
+    ["~nosuchuser-nnlayout/libdnnl.so.3", "/tmp/" + "x" * 300 + "/libdnnl.so.3"],
+)
+def test_a_path_the_file_system_cannot_resolve_is_named(
+    monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """An unknown ~user or a name too long: the same one-line error, no internal error."""
+    error = fresh_load(monkeypatch, given)
+    assert isinstance(error, UserError)
+    assert error.message.startswith(f"{LIBRARY_VARIABLE}={given}: cannot be read (")
+    assert "\n" not in error.message
+
+
+def test_the_value_is_taken_as_it_is(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A file name may end in a space: the value is not stripped."""
+    path = tmp_path / "libdnnl.so.3 "
+    path.write_text("not a shared library\n")
+    error = fresh_load(monkeypatch, path)
+    assert isinstance(error, UserError)
+    assert f"{LIBRARY_VARIABLE}={path}: cannot load it:" in error.message
+
+
+def test_on_another_machine_the_variable_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Not x86-64: the user's library is not ignored with a warning, it is the UserError;
+    without the variable, the wheel's library is unavailable (a DnnlError, a warning)."""
+    monkeypatch.setattr(b.platform, "machine", lambda: "aarch64")
+    error = fresh_load(monkeypatch, tmp_path / "libdnnl.so.3")
+    assert isinstance(error, UserError)
+    assert error.message.startswith(f"{LIBRARY_VARIABLE}={tmp_path / 'libdnnl.so.3'}: ")
+    assert "aarch64" in error.message
+    monkeypatch.delenv(LIBRARY_VARIABLE)
+    assert isinstance(b._load.__wrapped__(), b.DnnlError)
+
+
 def test_a_file_that_does_not_load_is_named(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -6,6 +6,10 @@ claims, bit for bit, on every target, padding on and off, interpreter and genera
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +25,7 @@ from nnlayout.kernels.onednn.binding import runs_vnni
 from nnlayout.kernels.onednn.quantized_kernels import prepare_qconv
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.transforms.fold_constants import record_packing
 from tests.helpers import DEFAULT_PIPELINE, compile_module, everywhere, parse, tiered
 
 ONEDNN_INT8 = pytest.mark.skipif(not runs_vnni(), reason="oneDNN has no VNNI/AMX int8 code here")
@@ -126,7 +131,8 @@ def test_packed_weights_keep_results_everywhere(case: str, add: bool) -> None:
         figures = {k: v.value.data for k, v in function.attributes.items() if hasattr(v, "value")}
         assert figures[PACKED_BYTES] == claim.bytes
         assert figures[COMPENSATION_BYTES] == claim.compensation
-        assert figures[CONSTANT_BYTES] == claim.bytes + 4 * (16 if groups == 16 else 32)
+        bias = 4 * (16 if groups == 16 else 32)
+        assert figures[CONSTANT_BYTES] == plain_bytes + claim.bytes + bias  # both held
     assert packed_somewhere or not runs_vnni()
 
 
@@ -186,6 +192,8 @@ def test_claim_is_the_size_of_the_packed_weights() -> None:
     bound.kernel.pack(weights, np.zeros(32, np.int32))
     assert claim is not None and claim.bytes == bound.kernel.arrays[b.DNNL_ARG_WEIGHTS].nbytes
     assert claim.compensation == claim.bytes - 32 * 16 * 9
+    # the source zero point's int32 per output channel, sized 3 times by oneDNN (packed_sizes)
+    assert claim.compensation == 3 * 4 * 32
 
 
 @ONEDNN_INT8
@@ -227,3 +235,125 @@ def test_claim_no_reader_makes_is_refused_by_the_plan() -> None:
     expected = r"<test>:2:3: error: plan-memory: packed for qconv2d_onednn .* of qconv2d_ref"
     with pytest.raises(UserError, match=expected):
         compile_module(module, "ref", True, "bufferize,plan-memory")
+
+
+DISPATCHED_QCONV = """\
+func.func @f(%x: tensor<1x16x6x6xui8>) -> tensor<1x32x6x6xui8> {
+  %w = nn.constant dense<3> : tensor<32x16x3x3xi8>
+  %b = nn.constant dense<7> : tensor<32xi32>
+  %x_1 = layout.reorder %x : tensor<1x16x6x6xui8> -> tensor<1x16x6x6xui8, #layout.layout<"NHWC">>
+  %y = nn.qconv2d %x_1, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 \
+{kernel = #nn.kernel<"KERNEL", operands = ["NHWC", "", ""], results = ["NHWC"]>, \
+w_scale = dense<5.000000e-01> : tensor<32xf32>, w_zero_point = dense<0> : tensor<32xi8>, \
+x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, \
+y_scale = dense<2.000000e+00> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : \
+(tensor<1x16x6x6xui8, #layout.layout<"NHWC">>, tensor<32x16x3x3xi8>, tensor<32xi32>) \
+-> tensor<1x32x6x6xui8, #layout.layout<"NHWC">>
+  %y_1 = layout.reorder %y : tensor<1x32x6x6xui8, #layout.layout<"NHWC">> -> tensor<1x32x6x6xui8>
+  func.return %y_1 : tensor<1x32x6x6xui8>
+}
+"""
+
+
+def test_a_kernel_of_another_op_makes_no_claim() -> None:
+    """A qconv2d hand-edited to the matmul's kernel: fold-constants records no claim (the
+    kernel refuses it, located, when it is bound), rather than fail inside the kernel."""
+    module = parse(DISPATCHED_QCONV.replace("KERNEL", "qmatmul_onednn"))
+    record_packing(module)
+    assert _claims(module) == []
+
+
+@pytest.mark.parametrize("isa", ["AVX2", ""])
+def test_no_claim_where_onednn_has_no_fast_kernel_here(tmp_path: Path, isa: str) -> None:
+    """IR dispatched to qconv2d_onednn on a machine (here: ONEDNN_MAX_CPU_ISA=AVX2) where
+    oneDNN has no exact fast int8 convolution: fold-constants leaves the weights plain and
+    says so (a remark)."""
+    source = tmp_path / "q.mlir"
+    source.write_text(DISPATCHED_QCONV.replace("KERNEL", "qconv2d_onednn"))
+    done = subprocess.run(
+        [sys.executable, "-m", "nnlayout.tools.opt", str(source), "-p", "fold-constants"]
+        + ["--remarks"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ONEDNN_MAX_CPU_ISA": isa},
+    )
+    assert done.returncode == 0, done.stderr
+    packed = isa == "" and runs_vnni()
+    assert (PACKED_ATTR in done.stdout) == packed, done.stdout
+    remark = "weights stay plain: qconv2d_onednn packs none for this op here"
+    assert (remark in done.stderr) == (not packed), done.stderr
+
+
+QMATMUL_ZERO_POINTS = """\
+func.func @f(%s: tensor<1x3xui8>) -> tensor<1x2xi8> {
+  %m = nn.constant dense<3> : tensor<3x2xi8>
+  %c = nn.constant dense<7> : tensor<2xi32>
+  %mm = nn.qmatmul %s, %m, %c {kernel = #nn.kernel<"qmatmul_onednn", operands = \
+["", "", ""], results = [""]>, a_scale = dense<1.0> : tensor<f32>, a_zero_point = \
+dense<0> : tensor<ui8>, b_scale = dense<[0.5, 0.25]> : tensor<2xf32>, b_zero_point = \
+dense<[0, ZP]> : tensor<2xi8>, y_scale = dense<1.0> : tensor<f32>, y_zero_point = \
+dense<0> : tensor<i8>} : (tensor<1x3xui8>, tensor<3x2xi8>, tensor<2xi32>) -> tensor<1x2xi8>
+  func.return %mm : tensor<1x2xi8>
+}
+"""
+
+
+@pytest.mark.parametrize("zero_point", [5, 0])
+def test_no_claim_for_an_op_the_kernel_refuses(zero_point: int) -> None:
+    """A qmatmul whose per-axis b zero points are not all 0 (qmatmul_onednn refuses it):
+    no claim; with zero points 0 the same op is claimed where oneDNN runs int8 fast."""
+    module = parse(QMATMUL_ZERO_POINTS.replace("ZP", str(zero_point)))
+    record_packing(module)
+    assert bool(_claims(module)) == (zero_point == 0 and runs_vnni())
+
+
+def _claim_on(module: ModuleOp, index: int, claim: Packed) -> None:
+    """Puts `claim` on the constant the qconv2d in `module` reads as operand `index`."""
+    conv = next(op for op in module.walk() if isinstance(op, nn.QConv2dOp))
+    constant = defining_op(conv.operands[index])
+    assert constant is not None
+    constant.attributes[PACKED_ATTR] = claim.attribute()
+
+
+@ONEDNN_INT8
+@pytest.mark.parametrize(
+    ("index", "expected"), [(2, "operand 2, and qconv2d_onednn does not pack it"), (1, "into")]
+)
+def test_claim_on_an_operand_the_kernel_does_not_pack_is_refused_by_the_plan(
+    index: int, expected: str
+) -> None:
+    """A claim on the bias (operand 2, which the kernel reads plain), or on the weights in
+    another size, with the reader's kernel named: refused by plan-memory, not counted."""
+    module = compile_module(parse(qconv("ui8", 10, 1)), "host", True)
+    _claim_on(module, index, Packed("qconv2d_onednn", 99999999, 0))
+    with pytest.raises(UserError, match=f"plan-memory: packed for qconv2d_onednn .*{expected}"):
+        compile_module(module, "host", True, "bufferize,plan-memory")
+
+
+@ONEDNN_INT8
+def test_claim_on_an_operand_the_kernel_does_not_pack_is_refused_when_bound() -> None:
+    """The same claim on the bias put after planning: the kernel refuses it when bound."""
+    module = compile_module(parse(qconv("ui8", 10, 1)), "host", True, DEFAULT_PIPELINE)
+    _claim_on(module, 2, Packed("qconv2d_onednn", 99999999, 0))
+    inputs = _inputs(module, "ui8")
+    for run in (Interpreter(module).run, lambda i: run_generated(module, i)):
+        with pytest.raises(DiagnosticError, match="operand 2 .* does not pack it"):
+            run(inputs)
+
+
+@ONEDNN_INT8
+def test_constant_bytes_are_what_the_loaded_program_holds() -> None:
+    """`nnlayout.constant_bytes` is the bytes the interpreter holds after a run: each
+    constant's array (the claimed weights' plain one too) and the kernel's packed copy."""
+    module = compile_module(parse(qconv("ui8", 10, 1)), "host", True, DEFAULT_PIPELINE)
+    interpreter = Interpreter(module)
+    interpreter.run(_inputs(module, "ui8"))
+    plain = sum(np.asarray(a).nbytes for a in interpreter._constants.values())
+    packed = sum(
+        bound.prepared.kernel.arrays[b.DNNL_ARG_WEIGHTS].nbytes
+        for bound in interpreter._bound.values()
+        if hasattr(getattr(bound, "prepared", None), "kernel")
+    )
+    function = next(op for op in module.walk() if op.name == "func.func")
+    assert packed > 0
+    assert function.attributes[CONSTANT_BYTES].value.data == plain + packed  # type: ignore[attr-defined]
