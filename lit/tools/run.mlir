@@ -45,4 +45,4 @@ func.func @scaled(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // PROFILE-NEXT:     0 {{ *[0-9.]+ +[0-9.]+}}  nn.mul (mul_any) 2x3
 // PROFILE-NEXT:     1 {{ *[0-9.]+ +[0-9.]+}}  nn.abs (abs_any) 2x3
 // PROFILE-EMPTY:
-// PROFILE-NEXT:        ms      %   ops  kernel [oneDNN implementation]
+// PROFILE-NEXT:        ms      %   ops  kernel [oneDNN or numpy's BLAS implementation]
