@@ -194,14 +194,23 @@ def test_views_change_no_result_and_keep_the_arena_at_its_bound(name: str, targe
     lower bound where the program has views. ShuffleNet's halves are views on plain data
     only (ref): elsewhere the convolutions keep it NHWC or blocked, the program is main's,
     and so is its plan, above the bound on the blocked targets with padding (23552 bytes for
-    22528 on avx2), which is the planner's, not the views'."""
+    22528 on avx2), which is the planner's, not the views'. On the oneDNN targets the
+    default pipeline also fuses the ViT block's exact GELU into its product (oneDNN's
+    gelu_erf post-op), which rounds within an ulp or two of the reference's GELU: there the
+    planned program is compared within 1e-6, and its interpreter and generated module bit
+    for bit."""
     module = import_model(PATTERNS[name](), inline_limit=1 << 30).module  # weights in the IR
     inputs = random_inputs(module)
     for padding in (True, False):
         before = Interpreter(compile_module(module, target, padding)).run(inputs)
         planned = compile_module(module, target, padding, DEFAULT_PIPELINE)
-        for after in (Interpreter(planned).run(inputs), run_generated(planned, inputs)):
-            for want, got in zip(before, after, strict=True):
+        interpreted = Interpreter(planned).run(inputs)
+        for want, got in zip(interpreted, run_generated(planned, inputs), strict=True):
+            np.testing.assert_array_equal(got, want)
+        for want, got in zip(before, interpreted, strict=True):
+            if name == "vit" and ("onednn" in target or target == "host"):
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+            else:
                 np.testing.assert_array_equal(got, want)
         function = next(op for op in planned.ops if isinstance(op, func.FuncOp))
         views = function.attributes["nnlayout.view_copy_bytes_avoided"]
