@@ -75,6 +75,7 @@ from nnlayout.files import write_text
 from nnlayout.transforms.constant_bytes import constant_bytes
 from nnlayout.transforms.memory_plan import FunctionPlan, Interval, Placement, PlannedBuffer
 from nnlayout.transforms.memory_report import format_report, plan_svg
+from nnlayout.transforms.time_index import TimeIndex
 
 
 # ------------------------------------------------------------------ the planning core
@@ -181,7 +182,7 @@ def _best_fit(
     """Places the intervals in `order`, each in the smallest gap (between buffers already
     placed and live at the same time) that holds it, else above them all."""
     offsets = [0] * len(intervals)
-    placed = _TimeIndex()
+    placed = TimeIndex()
     arena = 0
     for i in order:
         interval = intervals[i]
@@ -198,53 +199,6 @@ def _best_fit(
         placed.add(interval, (offset, offset + size))
         arena = max(arena, offset + size)
     return offsets, arena
-
-
-class _TimeIndex:
-    """Placed intervals, found by the steps they are live at without looking at the others:
-    those live at a step are kept in a segment tree over steps (each at the few nodes that
-    cover it), those that start at a step in a list of that step. Finding the ones live
-    during an interval then costs its duration and the number found, so a best fit is
-    linear in the buffers for a bounded number live at once (a scan of all placed buffers
-    for each made plan-memory quadratic on programs of thousands of ops)."""
-
-    def __init__(self) -> None:
-        self.size = 1
-        self.nodes: dict[int, list[tuple[Interval, tuple[int, int]]]] = {}
-        self.starts: dict[int, list[tuple[int, int]]] = {}
-
-    def add(self, interval: Interval, place: tuple[int, int]) -> None:
-        while self.size <= interval.end:
-            self._grow()
-        self.starts.setdefault(interval.start, []).append(place)
-        low, high = interval.start + self.size, interval.end + self.size + 1
-        while low < high:
-            if low & 1:
-                self.nodes.setdefault(low, []).append((interval, place))
-                low += 1
-            if high & 1:
-                high -= 1
-                self.nodes.setdefault(high, []).append((interval, place))
-            low, high = low >> 1, high >> 1
-
-    def _grow(self) -> None:
-        """Doubles the steps covered: each node moves one level down the new tree."""
-        nodes: dict[int, list[tuple[Interval, tuple[int, int]]]] = {}
-        for node, entries in self.nodes.items():
-            nodes[node + (1 << (node.bit_length() - 1))] = entries
-        self.nodes, self.size = nodes, 2 * self.size
-
-    def overlapping(self, interval: Interval) -> list[tuple[int, int]]:
-        """The places of the intervals live at some step of `interval`."""
-        found = []
-        if interval.start < self.size:
-            node = interval.start + self.size
-            while node:
-                found += [p for i, p in self.nodes.get(node, ()) if i.start < interval.start]
-                node >>= 1
-        for step in range(interval.start, interval.end + 1):
-            found += self.starts.get(step, ())
-        return found
 
 
 # Moves tried by the search that follows the heuristics (`_searched`): at most SEARCH_MOVES,
