@@ -225,6 +225,28 @@ def test_quantize_called_again_on_other_inputs_and_outputs() -> None:
         np.testing.assert_array_equal(NHWC.unpack(out, SHAPE), want)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf], ids=["nan", "inf"])
+def test_quantize_into_its_bound_destination_keeps_the_guard(bad) -> None:
+    """A model input's quantize, called each run into the destination it bound its calls
+    to, takes the short path (the source's address alone is pointed: `_same_kind`); that
+    path still tests the input: a NaN or an infinity in a later run gives the reference's
+    result, and an input of another kind (strided, float64) takes the general path."""
+    plain, typed = quantize(ui8), quantize(ui8, typed=True)
+    kernel = registry().select(typed, get_target("onednn"), True).kernel  # type: ignore[union-attr]
+    bound = kernel.prepare(typed, None)
+    out = np.empty(NHWC.pack(np.empty(SHAPE)).shape, np.uint8)
+    bad_input = _floats(SHAPE, 11)
+    bad_input.flat[[3, 200]] = bad
+    strided = np.asfortranarray(_floats(SHAPE, 12))
+    inputs = [_floats(SHAPE, 10), bad_input, strided, strided.astype(np.float64)]
+    for x in inputs:
+        assert bound._same_kind(x) == (x is not strided and x.dtype == np.float32)
+        bound([x], out)
+        assert bound.bound_out is out
+        want = REFERENCE_KERNELS[type(plain)](plain, [x.astype(np.float32)])
+        np.testing.assert_array_equal(NHWC.unpack(out, SHAPE), want)
+
+
 @pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
 @pytest.mark.parametrize("shape", [SHAPE, (3, 50)], ids=["rank4", "rank2"])
 def test_dequantize_is_the_reference(element_type, shape) -> None:
