@@ -11,7 +11,7 @@ blocked. So the rule picks nChw16c where
 
     some channel concat joins convolution outputs (directly or through one activation),
     or some grouped convolution has groups of a multiple of 16 channels,
-    and no convolution is depthwise, grouped in other widths, non-square or quantized,
+    and no convolution is depthwise, grouped in other widths, non-square, bf16 or quantized,
     and no channel shuffle or channel slice is present,
 
 and NHWC otherwise. Measured: squeezenet1_1 and regnet_x_400mf faster blocked (chosen),
@@ -29,7 +29,7 @@ and the module records the target it was dispatched for (`nnlayout.target =
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -69,6 +69,8 @@ def _against(op: Operation) -> str | None:
         groups = op.properties["groups"].value.data  # type: ignore[union-attr]
         channels = shape_of(op.operands[0])[1]
         kernel = shape_of(op.operands[1])[2:]
+        if getattr(op.operands[0].type, "element_type", None) != f32:
+            return "a convolution not in float32 (bf16: not measured blocked)"
         if groups > 1 and groups == channels:
             return "a depthwise convolution"
         if groups > 1 and (channels // groups) % _BLOCK:
