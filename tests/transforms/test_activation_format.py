@@ -13,6 +13,7 @@ import onnx
 import pytest
 from onnx import helper
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
 
 from nnlayout.dialects.dispatch import recorded_target
 from nnlayout.frontends.onnx.importer import import_to_files
@@ -161,3 +162,21 @@ def test_either_format_gives_onnxruntime_results(case: str, tmp_path: Path) -> N
     other = tmp_path / "onnxruntime"
     other.mkdir()
     check_against_onnxruntime(onnx_model_, other)
+
+
+def test_where_host_has_no_fast_nchw16c_auto_keeps_it_and_forcing_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On AVX2 (or without oneDNN) auto changes nothing, and nchw16c is a pass error saying
+    why, not a slow program."""
+    import nnlayout.transforms.activation_format as activation_format
+
+    why = "host runs nChw16c convolutions fast only with the avx512_core code"
+    monkeypatch.setattr(activation_format, "host_blocked_target", lambda: (None, why))
+    module, _ = imported(fire(), tmp_path)
+    assert activation_format.dispatch_target(module, "host", "auto") == ("host", None)
+    with pytest.raises(PassFailedException, match=f"activation-format=nchw16c: {why}"):
+        activation_format.dispatch_target(module, "host", "nchw16c")
+    with pytest.raises(PassFailedException, match="expected one of auto, nhwc, nchw16c"):
+        activation_format.dispatch_target(module, "host", "nchw8c")
+    assert activation_format.dispatch_target(module, "avx512", "nchw16c") == ("avx512", None)
