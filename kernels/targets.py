@@ -114,6 +114,23 @@ def host_target() -> Target:
     return replace(TARGETS[base], name="host", description=f"this machine: {base}")
 
 
+def host_blocked_target() -> tuple[str | None, str]:
+    """The target `host` becomes when a module's activations are better kept nChw16c
+    (transforms/activation_format.py): `onednn-nchw16c`, where `host` is `onednn` and oneDNN
+    runs its avx512_core code (the only code that runs nChw16c convolutions fast); else None,
+    and `host` keeps its one format. With why not, when None."""
+    if get_target("host").families != TARGETS["onednn"].families:
+        return None, "host is not oneDNN here, and its blocked kernels have one format"
+    from nnlayout.kernels.onednn.binding import runs_avx512_core
+
+    if not runs_avx512_core():
+        return None, (
+            "host runs nChw16c convolutions fast only with oneDNN's avx512_core code, which "
+            "does not run here"
+        )
+    return "onednn-nchw16c", ""
+
+
 def get_target(name: str) -> Target:
     """The target called `name` (`host` resolved on first use); KeyError listing the known
     ones otherwise."""

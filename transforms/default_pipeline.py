@@ -1,6 +1,6 @@
 """`default-pipeline{target=host padding=true bf16=false nnan=false remarks=false
-verify=false}`: the whole compiler, in order (`host`: oneDNN where it loads, else the CPU's
-best blocked target).
+verify=false activation-format=auto}`: the whole compiler, in order (`host`: oneDNN where it
+loads, else the CPU's best blocked target).
 
 fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gelu, matched
 while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model's
@@ -23,7 +23,8 @@ input). `verify=true` then checks the plan with verify-memory-plan (which change
 
 The target and padding go to select-dispatch alone, which records them on the module
 (`nnlayout.target`, `nnlayout.padding`), where fuse-post-ops and fuse-matmul-post-ops read
-them.
+them. `activation-format` (auto, nhwc or nchw16c) goes to select-dispatch too: on `host`, the
+activation format chosen per module by transforms/activation_format.py's rule, or forced.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class DefaultPipelinePass(ModulePass):
     verify: bool = False
     report: bool = False  # plan-memory's: each function's plan printed to stderr
     svg: str = ""  # plan-memory's: the plans drawn in this SVG file
+    activation_format: str = "auto"  # select-dispatch's, on host: auto, nhwc or nchw16c
 
     def passes(self) -> tuple[ModulePass, ...]:
         return (
@@ -74,7 +76,7 @@ class DefaultPipelinePass(ModulePass):
             FoldPadPass(),
             FuseChannelShufflePass(),
             *((ConvertToBf16Pass(self.target, self.padding, self.remarks),) if self.bf16 else ()),
-            SelectDispatchPass(self.target, self.padding, self.remarks),
+            SelectDispatchPass(self.target, self.padding, self.remarks, self.activation_format),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             FuseMatmulPostOpsPass(nnan=self.nnan, remarks=self.remarks),
             InsertLayoutsPass(),

@@ -1,7 +1,11 @@
-"""`select-dispatch{target=host padding=true remarks=false}`: choose every op's kernel.
+"""`select-dispatch{target=host padding=true remarks=false activation-format=auto}`: choose
+every op's kernel.
 
 The default target, `host`, is `onednn` where oneDNN loads and else the CPU's best blocked
-target (`avx512` or `avx2`); see `kernels/targets.py` for the others.
+target (`avx512` or `avx2`); see `kernels/targets.py` for the others. On `host`,
+`activation-format=auto` lets a measured rule run a module's activations in nChw16c
+(`onednn-nchw16c`) instead of NHWC, with a remark saying why (transforms/activation_format.py);
+`nhwc` and `nchw16c` force either. The module then records the target it was dispatched for.
 
 This runs before layouts are inserted and before memory is planned — the order the MXNet
 proposal asked for — so that later passes know each op's preferred layouts, in-place rule and
@@ -67,6 +71,7 @@ from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
 from nnlayout.kernels.targets import get_target
+from nnlayout.transforms.activation_format import dispatch_target
 from nnlayout.transforms.stages import require_tensor_level
 
 _Choice = TypeVar("_Choice", str, bool)
@@ -175,11 +180,15 @@ class SelectDispatchPass(ModulePass):
     target: str = "host"
     padding: bool = True
     remarks: bool = False
+    activation_format: str = "auto"  # host's: auto, nhwc or nchw16c (activation_format.py)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
+        target, changed = dispatch_target(op, self.target, self.activation_format)
+        if changed is not None:
+            remarks.emit(changed[0], SelectDispatchPass.name, changed[1], self.remarks)
         PatternRewriteWalker(
-            SelectKernel(pass_target(self.target), self.padding, self.remarks),
+            SelectKernel(pass_target(target), self.padding, self.remarks),
             apply_recursively=False,
         ).rewrite_module(op)
-        record_dispatch(op, self.target, self.padding)
+        record_dispatch(op, target, self.padding)

@@ -240,7 +240,7 @@ def test_list_passes_spells_each_pass_with_its_defaults() -> None:
     assert listed.returncode == 0, listed.stderr
     passes = listed.stdout.split("\n\n")[1]  # after the heading, before the targets
     lines = [line for line in passes.splitlines() if not line.startswith(" ")]
-    assert "select-dispatch{target=host padding=true remarks=false}" in lines
+    assert "select-dispatch{target=host padding=true remarks=false activation_format=auto}" in lines
     assert len(lines) == len(get_all_passes())
     for line in lines:
         (parsed,) = parse_pipeline(line, get_all_passes()).passes
