@@ -70,7 +70,7 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
-from nnlayout.kernels.targets import get_target
+from nnlayout.kernels.targets import get_target, host_blocked_target
 from nnlayout.transforms.activation_format import dispatch_target
 from nnlayout.transforms.stages import require_tensor_level
 
@@ -90,8 +90,13 @@ def recorded_choices(
 ) -> tuple[Target, bool]:
     """The target and padding a pass after `select-dispatch` selects kernels with: those the
     module records, which an option given (not None) must repeat, else it is an error at the
-    module; where the module records none, the option's, else `host` and padding on."""
-    chosen_target = _agreed(module, "target", TARGET_ATTR, recorded_target(module), target)
+    module; where the module records none, the option's, else `host` and padding on. A
+    `target=host` agrees with the blocked target `host` became for this module
+    (`activation-format=auto`)."""
+    recorded = recorded_target(module)
+    if target == "host" and recorded is not None and recorded == host_blocked_target()[0]:
+        target = recorded
+    chosen_target = _agreed(module, "target", TARGET_ATTR, recorded, target)
     chosen_padding = _agreed(module, "padding", PADDING_ATTR, recorded_padding(module), padding)
     return (
         pass_target("host" if chosen_target is None else chosen_target),

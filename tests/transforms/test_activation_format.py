@@ -180,3 +180,22 @@ def test_where_host_has_no_fast_nchw16c_auto_keeps_it_and_forcing_is_refused(
     with pytest.raises(PassFailedException, match="expected one of auto, nhwc, nchw16c"):
         activation_format.dispatch_target(module, "host", "nchw8c")
     assert activation_format.dispatch_target(module, "avx512", "nchw16c") == ("avx512", None)
+
+
+def test_later_passes_given_target_host_accept_the_blocked_target_host_chose(
+    tmp_path: Path,
+) -> None:
+    """auto records `onednn-nchw16c` for the fire module; a pipeline that spells
+    `target=host` on every pass (as users write them) still runs, and a target that is
+    neither is refused as before."""
+    blocked, _ = host_blocked_target()
+    if blocked is None:
+        pytest.skip("host has no fast nChw16c here")
+    module, _ = imported(fire(), tmp_path)
+    spelled = PRE_DISPATCH + ",select-dispatch{{target=host}},fuse-post-ops{{target=host}}"
+    dispatched = compile_module(module, "host", True, spelled)
+    assert recorded_target(dispatched) == blocked
+    with pytest.raises(Exception, match="but the module was dispatched with"):
+        compile_module(
+            module, "host", True, PRE_DISPATCH + ",select-dispatch,fuse-post-ops{{target=avx2}}"
+        )
