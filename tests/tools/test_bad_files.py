@@ -36,6 +36,7 @@ MODULES = {
     "nnlayout-opt": "nnlayout.tools.opt",
     "nnlayout-run": "nnlayout.tools.run",
     "nnlayout-import": "nnlayout.tools.import_onnx",
+    "nnlayout-translate": "nnlayout.tools.translate",
 }
 
 NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
@@ -565,6 +566,16 @@ REAL_PROCESS_CASES = {
         ["--random-inputs", "0"],
         "error: argument 1 (%x): [1000000, 1000000] float32 needs 4,000,000,000,000 bytes (3.6 TiB), more than this machine's memory",
     ),
+    "nnlayout-translate": (
+        "retyped-operand.mlir",
+        """func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = nn.relu %x : tensor<3xf32>
+  func.return %0 : tensor<2xf32>
+}
+""",
+        [],
+        "{file}:2:16: error: operand is used with type tensor<3xf32>, but has been previously used or defined with type tensor<2xf32>",
+    ),
 }
 
 
@@ -582,6 +593,8 @@ def test_real_processes(tool: str, tmp_path: Path) -> None:
         expected = "is not a valid ONNX model"
     if tool == "nnlayout-run":
         args += ["--output-dir", str(tmp_path / "out")]
+    if tool == "nnlayout-translate":
+        args += ["-o", str(tmp_path / "out.py")]
     result = subprocess.run(
         [sys.executable, "-m", MODULES[tool], *args],
         capture_output=True,
