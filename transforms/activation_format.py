@@ -9,7 +9,8 @@ are whole blocks runs faster blocked too. Depthwise convolutions, channel shuffl
 channel slices (mobilenet, shufflenet) and the non-square kernels of inception_v3 run slower
 blocked. So the rule picks nChw16c where
 
-    some channel concat joins convolution outputs (directly or through one activation),
+    some channel concat joins convolution outputs (directly or through one activation) of
+        whole 16-channel blocks, at batch 1 (where it goes in place),
     or some grouped convolution has groups of a multiple of 16 channels,
     and no convolution is depthwise, grouped in other widths, non-square, bf16 or quantized,
     and no channel shuffle or channel slice is present,
@@ -85,8 +86,9 @@ def _for(op: Operation) -> str | None:
     if (
         isinstance(op, ConcatOp)
         and len(shape_of(op.output)) == 4
+        and shape_of(op.output)[0] == 1
         and op.normalized_axis == 1
-        and all(_from_convolution(v) for v in op.inputs)
+        and all(_from_convolution(v) and shape_of(v)[1] % _BLOCK == 0 for v in op.inputs)
     ):
         return "a channel concat of convolution outputs goes in place"
     if isinstance(op, Conv2dOp):

@@ -66,25 +66,28 @@ def conv(
 
 
 def model(
-    parts: list[Part], output: str, extra: tuple[onnx.NodeProto, ...] | list = ()
+    parts: list[Part], output: str, extra: tuple[onnx.NodeProto, ...] | list = (), batch: int = 1
 ) -> onnx.ModelProto:
     nodes, weights = [], {}
     for part_nodes, part_weights in parts:
         nodes += part_nodes
         weights |= part_weights
-    return onnx_model([*nodes, *extra], {"x": [1, 32, 12, 12]}, [output], weights)
+    return onnx_model([*nodes, *extra], {"x": [batch, 32, 12, 12]}, [output], weights)
 
 
-def fire(expand3: tuple[int, int] = (3, 3), groups: int = 1) -> onnx.ModelProto:
+def fire(
+    expand3: tuple[int, int] = (3, 3), groups: int = 1, expands: int = 32, batch: int = 1
+) -> onnx.ModelProto:
     """squeezenet's fire module: squeeze 1x1, two expands, their relus concatenated."""
     return model(
         [
             conv("s", "x", 32, 16),
-            conv("e1", "s", 16, 32),
-            conv("e3", "s", 16, 32, expand3, groups),
+            conv("e1", "s", 16, expands),
+            conv("e3", "s", 16, expands, expand3, groups),
         ],
         "y",
         [helper.make_node("Concat", ["e1", "e3"], ["y"], axis=1)],
+        batch,
     )
 
 
@@ -114,6 +117,9 @@ CASES = {
     "depthwise": (grouped(1), None),
     "non-square expand": (fire((1, 7)), None),
     "pooled concat": (pooled_concat(), None),
+    # The concat goes in place only in whole 16-channel blocks of one image.
+    "fire of 8-channel expands": (fire(expands=8), None),
+    "fire at batch 2": (fire(batch=2), None),
 }
 
 
