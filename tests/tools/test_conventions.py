@@ -153,11 +153,14 @@ def test_list_passes_describes_each_pass_its_options_and_the_targets() -> None:
         assert body and body[0].endswith(".") and body[0][0].isupper(), head
         assert "(no description)" not in body[0] and not body[0].startswith(head), head
         assert len(body[0]) < 200, head  # one sentence, not a paragraph
-    assert blocks["select-dispatch{target=host padding=true remarks=false}"] == [
+    assert blocks[
+        "select-dispatch{target=host padding=true remarks=false activation_format=auto}"
+    ] == [
         "Choose every op's kernel.",
         "target: str = host",
         "padding: bool = true",
         "remarks: bool = false",
+        "activation_format: str = auto",
     ]
     assert blocks["fuse-post-ops{target padding nnan=false remarks=false}"][1:3] == [
         "target: str | None = unset",
