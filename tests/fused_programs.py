@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.dialects.nn import FusedConv2dOp
+from nnlayout.kernels.onednn import bounds as onednn_bounds
 from nnlayout.tests.helpers import dense
 
 FUSE = (
@@ -42,3 +44,16 @@ def with_specials(inputs: list[np.ndarray]) -> list[np.ndarray]:
     inputs[0][0, 0, 4, :4] = [np.nan, np.inf, -np.inf, -0.0]
     inputs[-1][-1, 2, 3, :3] = [np.nan, -np.inf, np.inf]
     return inputs
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the arrays `bounds.norm` measures from now on."""
+    sizes: list[int] = []
+    norm = onednn_bounds.norm
+
+    def counted(x: np.ndarray) -> float:
+        sizes.append(x.size)
+        return norm(x)
+
+    monkeypatch.setattr(onednn_bounds, "norm", counted)
+    return sizes

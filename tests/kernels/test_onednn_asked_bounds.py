@@ -16,6 +16,7 @@ from nnlayout.frontends.onnx import import_to_files
 from nnlayout.kernels.onednn import bounds as onednn_bounds
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.fused_programs import counting
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     assert_close,
@@ -69,19 +70,6 @@ def loosen(monkeypatch: pytest.MonkeyPatch) -> None:
         return conv_bounds(*args)[0], limit / 4  # type: ignore[arg-type]
 
     monkeypatch.setattr(onednn_bounds, "conv_bounds", loose)
-
-
-def counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The sizes of the arrays `bounds.norm` measures from now on."""
-    sizes: list[int] = []
-    norm = onednn_bounds.norm
-
-    def counted(x: np.ndarray) -> float:
-        sizes.append(x.size)
-        return norm(x)
-
-    monkeypatch.setattr(onednn_bounds, "norm", counted)
-    return sizes
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from nnlayout.kernels.onednn import calls as onednn_calls
 from nnlayout.kernels.onednn.prepared import compiled_for
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.fused_programs import block, fused_ops, with_specials
+from nnlayout.tests.fused_programs import block, counting, fused_ops, with_specials
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     assert_same,
@@ -173,14 +173,7 @@ def sizes_measured(
     run (the first also measures load-time constants, once), whose results are `expected`."""
     generated = import_generated(translate(planned, path).code)
     generated.run(*inputs)
-    sizes: list[int] = []
-    norm = onednn_bounds.norm
-
-    def counted(x: np.ndarray) -> float:
-        sizes.append(x.size)
-        return norm(x)
-
-    monkeypatch.setattr(onednn_bounds, "norm", counted)
+    sizes = counting(monkeypatch)
     assert_same(expected, generated.run(*inputs))
     return sizes
 
