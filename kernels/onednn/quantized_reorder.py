@@ -310,13 +310,15 @@ class _Bound:
         last = self.call if self.move is None else self.move
         return out.flags.c_contiguous and out.nbytes == last.compiled.nbytes(b.DNNL_ARG_DST)
 
+    def _takes(self, x: np.ndarray) -> bool:
+        """Whether the primitive's source can be x's bytes: elements of its source type's
+        size, as many bytes as it reads."""
+        source_bytes = self.call.compiled.nbytes(b.DNNL_ARG_SRC)
+        return x.dtype.itemsize == self.types[0].itemsize and x.nbytes == source_bytes
+
     def _source(self, x: np.ndarray) -> np.ndarray | None:
         """x's bytes as oneDNN reads them (None: not what the primitive takes)."""
-        flat = x.reshape(-1)
-        if flat.dtype.itemsize != self.types[0].itemsize:
-            return None
-        flat = flat.view(self.types[0])
-        return flat if flat.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_SRC) else None
+        return x.reshape(-1).view(self.types[0]) if self._takes(x) else None
 
     def _steps(self, source: np.ndarray, out: np.ndarray) -> list[Step]:
         """The oneDNN calls, each with its sources and destination."""
@@ -355,11 +357,7 @@ class _Bound:
         """Whether `x` is what `_source` takes as it is: C-contiguous, of the primitive's
         source type and size (the quantize's calls then need only its address: the
         generated module's path for a model input, each run, with less Python per call)."""
-        return (
-            x.flags.c_contiguous
-            and x.dtype == self.types[0]
-            and x.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_SRC)
-        )
+        return x.flags.c_contiguous and x.dtype == self.types[0] and self._takes(x)
 
     def _bound_for(self, source: np.ndarray, out: np.ndarray) -> list[BoundCall]:
         """quantize's oneDNN calls bound to `out`, bound again only when another `out`
