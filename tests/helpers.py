@@ -362,7 +362,7 @@ def tool_process(
     nnlayout-import, which imports onnx) importing what this one has. For tests of a tool's
     arguments and messages; where the process itself is the point (exit codes of a real
     process, closed pipes, plugins loaded with --load, environment variables) tests start
-    one (tests/tools/test_bad_files.py, test_cli.py)."""
+    one (tests/tools/test_bad_processes.py, test_cli.py, test_cli_plugins.py)."""
     out, err = io.StringIO(), io.StringIO()
     saved_stdin = sys.stdin
     sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")

@@ -18,7 +18,10 @@ x . x is not finite (a NaN, an infinity, or squares that overflow) runs the refe
 kernel instead (BLAS's dot: a pass at a quarter of the cost of numpy's sum). A model's
 input is not an arena view, so generated code calls quantize rather than binding it: the
 call binds its oneDNN calls to the destination it is given, once per destination, and
-points the division's source at x.
+points the division's source at x. That state is the kernel's, not the call's: two threads
+calling one kernel at once would point each other's source. They do not: each generated
+`Program` and each `Interpreter` binds kernels of its own, and its `run` lets one call at
+a time in (a lock: calls from several threads take turns, as they must anyway on one arena).
 
 dequantize: y = (x - x_zp) * x_scale in f32, u8/s8 x (NHWC where rank 4) to a plain f32
 y: the same products in the same order, exact against the reference.
@@ -310,13 +313,15 @@ class _Bound:
         last = self.call if self.move is None else self.move
         return out.flags.c_contiguous and out.nbytes == last.compiled.nbytes(b.DNNL_ARG_DST)
 
+    def _takes(self, x: np.ndarray) -> bool:
+        """Whether the primitive's source can be x's bytes: elements of its source type's
+        size, as many bytes as it reads."""
+        source_bytes = self.call.compiled.nbytes(b.DNNL_ARG_SRC)
+        return x.dtype.itemsize == self.types[0].itemsize and x.nbytes == source_bytes
+
     def _source(self, x: np.ndarray) -> np.ndarray | None:
         """x's bytes as oneDNN reads them (None: not what the primitive takes)."""
-        flat = x.reshape(-1)
-        if flat.dtype.itemsize != self.types[0].itemsize:
-            return None
-        flat = flat.view(self.types[0])
-        return flat if flat.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_SRC) else None
+        return x.reshape(-1).view(self.types[0]) if self._takes(x) else None
 
     def _steps(self, source: np.ndarray, out: np.ndarray) -> list[Step]:
         """The oneDNN calls, each with its sources and destination."""
@@ -355,17 +360,15 @@ class _Bound:
         """Whether `x` is what `_source` takes as it is: C-contiguous, of the primitive's
         source type and size (the quantize's calls then need only its address: the
         generated module's path for a model input, each run, with less Python per call)."""
-        return (
-            x.flags.c_contiguous
-            and x.dtype == self.types[0]
-            and x.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_SRC)
-        )
+        return x.flags.c_contiguous and x.dtype == self.types[0] and self._takes(x)
 
     def _bound_for(self, source: np.ndarray, out: np.ndarray) -> list[BoundCall]:
         """quantize's oneDNN calls bound to `out`, bound again only when another `out`
         comes, the division's source pointed at `source` (x's bytes) on every call. A
         model's input is not an arena view, so generated code calls the kernel rather than
-        binding it: pointing every memory object on every call cost more than the calls."""
+        binding it: pointing every memory object on every call cost more than the calls.
+        Not for two threads at once (the calls and their source are this kernel's): the
+        `run` of the program that bound it takes a lock, so its calls take turns."""
         if self.bound_out is not out:
             self.bound_calls = [call.bind_to(*step) for call, *step in self._steps(source, out)]
             self.bound_out = out  # held: its buffer stays where the calls point

@@ -2,10 +2,13 @@
 quantized_reorder.py) against nnlayout's reference kernels, u8 and s8, zero points != 0, in
 the layouts dispatch gives them (NHWC for rank 4), called and bound (`on`): quantize
 (exact half steps and saturation included; non-finite input runs the reference) and
-dequantize exact, the pooling within one step on rare half-step values; refusals named; and the pipelines on every target,
-padding on and off, interpreter and generated module, give the interpreter's results."""
+dequantize exact, the pooling within one step on rare half-step values; refusals named; the pipelines on every target,
+padding on and off, interpreter and generated module, give the interpreter's results; and
+threads running one generated module take turns through its input quantize."""
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -23,7 +26,13 @@ from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.targets import get_target
 from nnlayout.lowering.to_numpy import import_generated, translate
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.helpers import DEFAULT_PIPELINE, PIPELINE_TARGETS, compile_module, parse
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    PIPELINE_TARGETS,
+    chosen_kernels,
+    compile_module,
+    parse,
+)
 
 pytestmark = [
     pytest.mark.onednn,
@@ -342,3 +351,37 @@ def test_pipelines_give_the_interpreters_results_on_every_target(
                 # The pooled mean within one step (0.004) of the reference's; the rest exact.
                 assert np.abs(got[0] - want[0]).max() <= 0.004 * 1.001
                 np.testing.assert_array_equal(got[1], want[1])
+
+
+# Large enough that a thread is still in the quantize's oneDNN call when another enters it:
+# without `run`'s lock, 97 of 100 runs here gave another thread's results.
+QUANTIZED_INPUT = """func.func @main(%x: tensor<1x32x64x64xf32>) -> tensor<1x32x64x64xf32> {
+  %q = nn.quantize %x {y_scale = dense<0.021> : tensor<f32>, y_zero_point = dense<117> : tensor<ui8>} : tensor<1x32x64x64xf32> -> tensor<1x32x64x64xui8>
+  %d = nn.dequantize %q {x_scale = dense<0.021> : tensor<f32>, x_zero_point = dense<117> : tensor<ui8>} : tensor<1x32x64x64xui8> -> tensor<1x32x64x64xf32>
+  func.return %d : tensor<1x32x64x64xf32>
+}
+"""
+
+
+def test_threads_running_one_generated_module_take_turns_through_the_quantize(
+    tmp_path,
+) -> None:
+    """The input quantize keeps its oneDNN calls bound to one destination and points their
+    source at each call's input (the short path): two threads in the kernel at once would
+    quantize each other's input. The generated module's `run` lets one call in at a time,
+    so threads running one loaded module, each on its own input, get that input's results."""
+    planned = compile_module(parse(QUANTIZED_INPUT), "onednn", True, DEFAULT_PIPELINE)
+    assert chosen_kernels(planned, nn.QuantizeOp) == {"quantize_onednn"}
+    generated = import_generated(translate(planned, tmp_path / "threads.py").code)
+    rng = np.random.default_rng(8)
+    inputs = [rng.standard_normal((1, 32, 64, 64)).astype(np.float32) + k for k in range(4)]
+    expected = [generated.run(x) for x in inputs]  # one thread at a time
+
+    def check(k: int) -> None:
+        for _ in range(25):
+            for got, want in zip(generated.run(inputs[k]), expected[k], strict=True):
+                np.testing.assert_array_equal(got, want)
+
+    with ThreadPoolExecutor(len(inputs)) as pool:
+        for future in [pool.submit(check, k) for k in range(len(inputs))]:
+            future.result()

@@ -1,17 +1,14 @@
 """Bad inputs that are not MLIR text: .npy arrays, weights archives and ONNX models, built in
-a temporary folder (`FILE_CASES`), and bytes on stdin. Every one ends in one short error that
-names the problem and where it is, exit status 1, and no traceback. The tools run in-process
-through `run_tool`, the console scripts' own entry; one case per tool also runs as a real
-subprocess.
+a temporary folder (`FILE_CASES`). Every one ends in one short error that names the problem
+and where it is, exit status 1, and no traceback. The tools run in-process through
+`run_tool`, the console scripts' own entry (test_bad_processes.py runs them as real
+processes). Odd but valid inputs (CRLF line ends, big-endian or column-major .npy) are read.
 
-Bad MLIR text is tested by lit, in `lit/errors/`.
-"""
+Bad MLIR text is tested by lit, in `lit/errors/`."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,22 +19,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from nnlayout.files import read_text
-from nnlayout.tests.helpers import (
-    TOOLS,
-    assert_one_clean_error,
-    onnx_file,
-    onnx_model,
-    run_in_process,
-)
+from nnlayout.tests.helpers import assert_one_clean_error, onnx_file, onnx_model, run_in_process
 
 pytestmark = pytest.mark.slow  # bad files through real processes (full tier)
 
-MODULES = {
-    "nnlayout-opt": "nnlayout.tools.opt",
-    "nnlayout-run": "nnlayout.tools.run",
-    "nnlayout-import": "nnlayout.tools.import_onnx",
-    "nnlayout-translate": "nnlayout.tools.translate",
-}
 
 NET = """func.func @net(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
   %m = nn.matmul %x, %y : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
@@ -542,108 +527,6 @@ def test_file_corpus(
 
 def test_corpus_is_large_enough() -> None:
     assert len(FILE_CASES) >= 40
-
-
-# One case per tool as a real process: (file name, its text, arguments after it, the first line).
-REAL_PROCESS_CASES = {
-    "nnlayout-opt": (
-        "conv-channels.mlir",
-        """func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  %0 = nn.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x3x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
-  func.return %0 : tensor<1x4x6x6xf32>
-}
-""",
-        [],
-        "{file}:2:3: error: nn.conv2d: input has 3 channels but weight expects 4 (groups=1)",
-    ),
-    "nnlayout-run": (
-        "1e12-element-input.mlir",
-        """func.func @f(%x: tensor<1000000x1000000xf32>) -> tensor<1000000x1000000xf32> {
-  %0 = nn.relu %x : tensor<1000000x1000000xf32>
-  func.return %0 : tensor<1000000x1000000xf32>
-}
-""",
-        ["--random-inputs", "0"],
-        "error: argument 1 (%x): [1000000, 1000000] float32 needs 4,000,000,000,000 bytes (3.6 TiB), more than this machine's memory",
-    ),
-    "nnlayout-translate": (
-        "retyped-operand.mlir",
-        """func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
-  %0 = nn.relu %x : tensor<3xf32>
-  func.return %0 : tensor<2xf32>
-}
-""",
-        [],
-        "{file}:2:16: error: operand is used with type tensor<3xf32>, but has been previously used or defined with type tensor<2xf32>",
-    ),
-}
-
-
-@pytest.mark.parametrize("tool", sorted(TOOLS))
-def test_real_processes(tool: str, tmp_path: Path) -> None:
-    """The console scripts' real entry: exit status 1 and the same message, no traceback."""
-    if tool in REAL_PROCESS_CASES:
-        name, text, extra, expected = REAL_PROCESS_CASES[tool]
-        path = tmp_path / name
-        path.write_text(text)
-        args = [str(path), *extra]
-        expected = expected.replace("{file}", str(path))
-    else:
-        args = onnx_bytes(b"not onnx")(tmp_path)
-        expected = "is not a valid ONNX model"
-    if tool == "nnlayout-run":
-        args += ["--output-dir", str(tmp_path / "out")]
-    if tool == "nnlayout-translate":
-        args += ["-o", str(tmp_path / "out.py")]
-    result = subprocess.run(
-        [sys.executable, "-m", MODULES[tool], *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NNLAYOUT_TRACEBACK": ""},
-    )
-    assert_one_clean_error(result.returncode, result.stdout, result.stderr, expected)
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        (
-            RELU.SerializeToString(),
-            "error: stdin holds an ONNX model; save it to a file and import "
-            "it: nnlayout-import MODEL.onnx -o MODEL.mlir",
-        ),
-        (b"// \x80", "error: cannot read '<stdin>': not UTF-8 text (byte 0x80 at offset 3)"),
-        (b"\x08\x01 not a model", "<stdin>:1:1: error: Unexpected character U+0008"),
-    ],
-    ids=["onnx-model", "not-utf-8", "control-character"],
-)
-def test_stdin_that_is_no_mlir_text(data: bytes, expected: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", MODULES["nnlayout-opt"], "-"],
-        input=data,
-        capture_output=True,
-        env={**os.environ, "NNLAYOUT_TRACEBACK": ""},
-    )
-    assert_one_clean_error(
-        result.returncode, result.stdout.decode(), result.stderr.decode(), expected
-    )
-
-
-def test_closed_stdin() -> None:
-    """Started with file descriptor 0 closed, Python has no sys.stdin at all."""
-    result = subprocess.run(
-        [sys.executable, "-m", MODULES["nnlayout-opt"], "-"],
-        capture_output=True,
-        text=True,
-        preexec_fn=lambda: os.close(0),
-        env={**os.environ, "NNLAYOUT_TRACEBACK": ""},
-    )
-    assert_one_clean_error(
-        result.returncode,
-        result.stdout,
-        result.stderr,
-        "error: cannot read '<stdin>': stdin is closed",
-    )
 
 
 def test_windows_line_ends_read_as_text_mode_does(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 // an #nn.kernel listing two layouts for a "*" kernel: insert-layouts reorders each operand as listed, and the kernel added NCHW8c lanes to NHWC ones (an internal error here, wrong numbers where the arrays line up)
-// the oneDNN "*" kernels refuse the same way: test_onednn_kernels.py
+// the oneDNN "*" kernels refuse the same way: test_onednn_fallbacks.py
 // lit/errors/run/elementwise-result-in-another-layout.mlir: the result side
 // RUN: rm -rf %t
 // RUN: not nnlayout-run %s -p insert-layouts --random-inputs 0 --output-dir %t 2>&1 | filecheck %s -DFILE %s
