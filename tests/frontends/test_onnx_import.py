@@ -357,18 +357,14 @@ def test_legacy_broadcast_aligns_b_at_axis(
     and would have been added along the width had the width been 3."""
     b = RNG.standard_normal(shape).astype(np.float32)
     attrs = {"broadcast": 1} | ({} if axis is None else {"axis": axis})
-    model = make_model(
-        [node(op, ["x", "b"], **attrs)], {"x": (1, 3, 2, 4)}, ["y"], {"b": b}, opset=6
-    )
+    model = legacy_binary(op, b, **attrs)
     x = RNG.standard_normal((1, 3, 2, 4)).astype(np.float32)
     (got,) = run_function(parse_module(make_context(), round_trip(model), "test"), [x])
     np.testing.assert_allclose(got, LEGACY_BINARY[op](x, b.reshape(aligned)), rtol=1e-6)
 
 
 def test_legacy_binary_without_broadcast_needs_one_shape() -> None:
-    model = make_model(
-        [node("Add", ["x", "b"])], {"x": (1, 3, 2, 4)}, ["y"], {"b": weight(4)}, opset=6
-    )
+    model = legacy_binary("Add", weight(4))
     with pytest.raises(
         UserError,
         match=r"Add before opset 7 without broadcast=1 needs "
