@@ -170,3 +170,39 @@ def test_every_float32_value_becomes_float64(tmp_path: Path) -> None:
 def test_the_operators_are_the_documented_ones() -> None:
     assert [op.__name__ for op in OPERATORS] == ["Conv", "MaxPool", "Resize"]
     assert "Conv" in (float64_reference.__doc__ or "")
+
+
+def test_op_rounding_lists_each_convolution_and_resize(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/op_rounding: one line per Conv and Resize (not the Relu), with its reduction
+    length and a float32 rounding for onnxruntime, unoptimised, and each target asked."""
+    from nnlayout.benchmarks import op_rounding
+
+    rng = np.random.default_rng(1)
+    nodes = [
+        helper.make_node("Conv", ["input", "w"], ["c"], kernel_shape=[3, 3], pads=[1] * 4),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node(
+            "Resize",
+            ["r", "", "scales"],
+            ["output"],
+            mode="linear",
+            coordinate_transformation_mode="half_pixel",
+        ),
+    ]
+    weights = {
+        "w": rng.standard_normal((8, 3, 3, 3)).astype(np.float32),
+        "scales": np.array([1, 1, 2, 2], np.float32),
+    }
+    path = tmp_path / "m.onnx"
+    onnx.save(onnx_model(nodes, {"input": [1, 3, 8, 8]}, ["output"], weights), str(path))
+    assert op_rounding.main([str(path), "--targets", "ref,avx2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split(" | ") == ["node", "K", "onnxruntime", "unoptimised", "ref", "avx2"]
+    conv, resize = (line.split(" | ") for line in lines[2:])
+    assert conv[0].startswith("0 Conv") and conv[1] == "27"
+    assert resize[0].startswith("2 Resize") and resize[1] == "0"
+    for figure in [*conv[2:], *resize[2:]]:
+        assert 0.0 <= float(figure) < 1e-6, lines
+    assert len(lines) == 4
