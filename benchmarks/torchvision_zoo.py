@@ -3,6 +3,7 @@
     python -m nnlayout.benchmarks.torchvision_zoo                       # every model, both
     python -m nnlayout.benchmarks.torchvision_zoo --models resnet18,mobilenet_v2 --exporters dynamo
     python -m nnlayout.benchmarks.torchvision_zoo --check-targets ref,avx2,avx512,onednn,host
+    python -m nnlayout.benchmarks.torchvision_zoo --models fcn_resnet50 --exact --check-targets ref
 
 For each model and exporter (see benchmarks/torchvision_export.py: weights=None, seeded,
 batch-norm running statistics set from a few random batches first, because a freshly
@@ -25,7 +26,13 @@ arena/bound (the planned arena over its lower bound), ours ms, onnxruntime ms, r
 `--check-targets`, also onnxruntime spread (onnxruntime with its graph optimisations off
 against the same session with them on, by the same measure: how far two float32 evaluations
 of the model by one runtime differ, the noise floor against which a difference is judged) and
-worst at (the target and padding of the largest difference).
+worst at (the target and padding of the largest difference). With `--exact`, every result is
+also compared, by the same measure, with the model evaluated in float64
+(benchmarks/float64_reference.py: the export's float32 weights and input taken exactly, every
+operation in float64), which tells whose float32 rounding a difference from onnxruntime is:
+columns ours vs float64 (the worst of the configurations, each listed on stderr), onnxruntime
+vs float64 and onnxruntime unoptimised vs float64 (graph optimisations off); "n/a" where the
+float64 evaluation failed (the reason on stderr).
 
 Everything runs at 1 thread: onnxruntime with intra_op_num_threads=1 (and no spinning), and
 oneDNN with OMP_NUM_THREADS=1, for which this script runs itself again in a child process (as
@@ -47,6 +54,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from nnlayout.benchmarks.float64_reference import float64_outputs
 from nnlayout.benchmarks.torchvision_export import (
     TIMEOUT_SECONDS,
     add_common_arguments,
@@ -105,6 +113,9 @@ class Row:
     checks: dict[str, float] = field(default_factory=dict)
     spread: float = 0.0  # onnxruntime unoptimised against optimised, the same measure
     vacuous: bool = False  # the output does not depend on the input
+    exact: dict[str, float] = field(default_factory=dict)  # each of `checks`, against float64
+    ort_exact: float | None = None  # onnxruntime (optimised) against float64, if computed
+    plain_exact: float | None = None  # onnxruntime unoptimised against float64
 
 
 def compiled(module: ModuleOp, target: str, padding: bool) -> ModuleOp:
@@ -122,23 +133,44 @@ def imported(path: Path, scratch: Path) -> tuple[ModuleOp, str]:
     return parse_module(make_context(), mlir.read_text(encoding="utf-8"), str(mlir)), str(mlir)
 
 
+@dataclass
+class References:
+    """What a configuration's outputs are compared with: onnxruntime's, and the float64
+    evaluation's where `--exact` asked for it and it could be computed."""
+
+    expected: Sequence[np.ndarray]
+    exact: Sequence[np.ndarray] | None = None
+
+    def record(self, row: Row, where: str, outputs: Sequence[np.ndarray]) -> None:
+        row.checks[where] = relative_difference(self.expected, outputs)
+        if self.exact is not None:
+            row.exact[where] = relative_difference(self.exact, outputs)
+
+
 def check(
-    module: ModuleOp,
-    source: str,
-    x: np.ndarray,
-    expected: Sequence[np.ndarray],
-    row: Row,
-    targets: Sequence[str],
+    module: ModuleOp, source: str, x: np.ndarray, refs: References, row: Row, targets: Sequence[str]
 ) -> None:
-    """The generated module's difference from onnxruntime on each target, padding on and off,
-    into `row.checks`."""
+    """The generated module's difference from onnxruntime (and from float64) on each target,
+    padding on and off, into `row.checks` (and `row.exact`)."""
     for target in targets:
         for padding in (True, False):
             planned = compiled(module, target, padding)
             with generated_module(planned, source_path=source) as generated:
-                row.checks[f"{target} padding={'on' if padding else 'off'}"] = relative_difference(
-                    expected, generated.run(x)
-                )
+                where = f"{target} padding={'on' if padding else 'off'}"
+                refs.record(row, where, generated.run(x))
+
+
+def exact_reference(
+    path: Path, name: str, x: np.ndarray, outputs: Sequence[Sequence[np.ndarray]]
+) -> tuple[Sequence[np.ndarray] | None, list[float | None]]:
+    """The float64 evaluation of the model at `path` on `x` (fed as input `name`), and each
+    of `outputs`' difference from it; None for all where it cannot be computed."""
+    try:
+        exact = float64_outputs(path, {name: x})
+    except Exception as error:  # noqa: BLE001 - an operator onnx's reference lacks, shown
+        print(f"  float64 reference of {path.name}: n/a ({error})", file=sys.stderr, flush=True)
+        return None, [None] * len(outputs)
+    return exact, [relative_difference(exact, out) for out in outputs]
 
 
 def measure(
@@ -157,16 +189,19 @@ def measure(
         other = np.random.default_rng(1).standard_normal(feed.shape).astype(np.float32)
         again = session.run(None, {feed.name: other})  # type: ignore[attr-defined]
         vacuous = all(np.array_equal(a, b) for a, b in zip(expected, again, strict=True))
-        spread = 0.0
-        if args.check_targets:  # the noise floor the every-target figures are judged against
+        spread, refs, versus = 0.0, References(expected), [None, None]
+        if args.check_targets or args.exact:  # the noise floor the figures are judged against
             plain = unoptimised_session(path).run(None, {feed.name: x})  # type: ignore[attr-defined]
             spread = relative_difference(expected, plain)
+            if args.exact:
+                refs.exact, versus = exact_reference(path, feed.name, x, [expected, plain])
         rows = []
         for target in targets:
             row = Row(model, exporter, target, vacuous=vacuous, spread=spread)
+            row.ort_exact, row.plain_exact = versus
             try:
-                check(module, source, x, expected, row, args.check_targets)
-                timed(module, source, x, expected, row, args.repeats, session)
+                check(module, source, x, refs, row, args.check_targets)
+                timed(module, source, x, refs, row, args.repeats, session)
             except Exception as error:  # noqa: BLE001 - a compiler bug, shown in its row
                 row.refusal = f"FAILED ({type(error).__name__}): {error}"
             rows.append(row)
@@ -177,7 +212,7 @@ def timed(
     module: ModuleOp,
     source: str,
     x: np.ndarray,
-    expected: Sequence[np.ndarray],
+    refs: References,
     row: Row,
     repeats: int,
     session: object,
@@ -192,7 +227,7 @@ def timed(
     row.bound_bytes = figure(planned, "nnlayout.lower_bound_bytes")
     feed = session.get_inputs()[0].name  # type: ignore[attr-defined]
     with generated_module(planned, source_path=source) as generated:
-        row.checks[f"{row.target} padding=on"] = relative_difference(expected, generated.run(x))
+        refs.record(row, f"{row.target} padding=on", generated.run(x))
         row.ours_ms, row.ort_ms = time_interleaved(
             lambda: generated.run(x),
             lambda: session.run(None, {feed: x}),  # type: ignore[attr-defined]
@@ -208,12 +243,23 @@ def refusal_cell(refusal: str, markdown: bool) -> str:
     return "no: " + (text.replace("|", "\\|") if markdown else text)
 
 
+EXACT_COLUMNS = ["ours vs float64", "onnxruntime vs float64", "unoptimised vs float64"]
+
+
+def exact_cells(row: Row) -> list[str]:
+    """The --exact columns: ours (the worst configuration), onnxruntime, onnxruntime unoptimised
+    against the float64 evaluation, or n/a."""
+    ours = max(row.exact.values()) if row.exact else None
+    return [f"{v:.2e}" if v is not None else "n/a" for v in (ours, row.ort_exact, row.plain_exact)]
+
+
 def report(rows: Sequence[Row], args: argparse.Namespace) -> str:
     several = len(args.targets) > 1
     header = ["model", "exporter", *(["target"] if several else []), "imported", "ops"]
     header += ["max rel diff", "reorders", "fallbacks", "arena/bound", "ours ms"]
     header += ["onnxruntime ms", "ratio"]
     header += ["onnxruntime spread", "worst at"] if args.check_targets else []
+    header += EXACT_COLUMNS if args.exact else []
     lines = []
     for r in rows:
         line = [r.model, r.exporter, *([r.target] if several else [])]
@@ -229,6 +275,7 @@ def report(rows: Sequence[Row], args: argparse.Namespace) -> str:
                 f"{r.arena_bytes / r.bound_bytes:.3f}" if r.bound_bytes else "",
                 *latency_cells(r.ours_ms, r.ort_ms),
                 *([f"{r.spread:.1e}", r.worst] if args.check_targets else []),
+                *(exact_cells(r) if args.exact else []),
             ]
         lines.append(line)
     checked = f", also checked on {','.join(args.check_targets)} (padding on and off)"
@@ -256,6 +303,12 @@ def arguments(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse.Na
         help="comma-separated targets whose results are also compared with onnxruntime, "
         "padding on and off, without timing (e.g. ref,avx2,avx512,onednn,host)",
     )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="also compare every result, onnxruntime's included, with the model evaluated in "
+        "float64 (benchmarks/float64_reference.py): whose rounding a difference is",
+    )
     parser.add_argument("--repeats", type=int, default=10, help="timed runs of each (default 10)")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     parser.add_argument(
@@ -273,6 +326,12 @@ def arguments(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse.Na
     if unknown:
         parser.error(f"unknown target: {', '.join(unknown)}")
     return parser, args
+
+
+def exact_status(row: Row) -> str:
+    if row.ort_exact is None or row.plain_exact is None:
+        return ""
+    return f"; against float64: onnxruntime {row.ort_exact:.2e}, unoptimised {row.plain_exact:.2e}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -308,10 +367,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     else ""
                 )
                 + (" (vacuous: the output does not depend on the input)" if r.vacuous else "")
+                + exact_status(r)
             )
             print(f"  {model} {exporter} {r.target}: {status}", file=sys.stderr, flush=True)
             for where, difference in r.checks.items():  # every configuration, not only the worst
-                print(f"    {where}: {difference:.1e}", file=sys.stderr, flush=True)
+                exact = f" (float64: {r.exact[where]:.2e})" if where in r.exact else ""
+                print(f"    {where}: {difference:.1e}{exact}", file=sys.stderr, flush=True)
     print(report(rows, args))
     worst = max((r.difference for r in rows), default=0.0)
     if worst > TOLERANCE:

@@ -78,8 +78,29 @@ def _overhang(
 
 
 # ------------------------------------------------------------------- convolutions
+#: At most this many input channels is an image (gray, RGB, RGBA) rather than a layer's output.
+IMAGE_CHANNELS = 4
+
+
+def summed_per_channel(
+    channels: int, product: Callable[[slice], np.ndarray], taps: int
+) -> np.ndarray:
+    """An image convolution's reduction over (channel, kH, kW) as one product per input
+    channel (`product` of that channel's `taps` = kH*kW rows of the reduction), added: each
+    channel's sum starts from zero, as onnxruntime's NCHWc stem does. The first layer's
+    rounding is the one the rest of a network amplifies most (fcn_resnet50: with the stem
+    summed in one sequence of 147 terms, ours was 1.4x farther from a float64 evaluation than
+    onnxruntime; see docs/benchmarks.md, "fcn_resnet50 against float64")."""
+    total = product(slice(0, taps))
+    for c in range(1, channels):
+        total += product(slice(c * taps, (c + 1) * taps))
+    return total
+
+
 def conv2d(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """ONNX Conv: im2col over the zero-padded input, then one (grouped) matmul."""
+    """ONNX Conv: im2col over the zero-padded input, then one (grouped) matmul; an image's
+    (at most `IMAGE_CHANNELS` input channels, ungrouped) as one matmul per input channel,
+    added (`summed_per_channel`)."""
     x, w, *bias = inputs
     n = x.shape[0]
     o, cg, kh, kw = w.shape
@@ -94,7 +115,12 @@ def conv2d(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     )
     # [N, C, OH, OW, kH, kW] -> [N, G, (C/G)*kH*kW, OH*OW]: the reduction axes match w's order.
     cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
-    out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols).reshape(n, o, oh, ow)
+    matrix = w.reshape(groups, o // groups, cg * kh * kw)
+    if groups == 1 and cg <= IMAGE_CHANNELS:
+        out = summed_per_channel(cg, lambda k: np.matmul(matrix[:, :, k], cols[:, :, k]), kh * kw)
+    else:
+        out = np.matmul(matrix, cols)
+    out = out.reshape(n, o, oh, ow)
     if bias:
         out += bias[0].reshape(1, o, 1, 1)
     return out

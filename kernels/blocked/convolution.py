@@ -24,6 +24,7 @@ from nnlayout.kernels.blocked.common import (
     sliding_windows,
 )
 from nnlayout.kernels.blocked.options import BlockedOptions
+from nnlayout.kernels.reference import IMAGE_CHANNELS, summed_per_channel
 from nnlayout.kernels.registry import Kernel, Target
 
 
@@ -56,10 +57,6 @@ def _conv_windows(op: nn.Conv2dOp, x: np.ndarray, kernel: Sequence[int]) -> np.n
     )
 
 
-# At most this many channels is an image (gray, RGB, RGBA) rather than a layer's output.
-_IMAGE_CHANNELS = 4
-
-
 def _plain_input(op: nn.Conv2dOp, target: Target) -> bool:
     """Whether the convolution reads its input plain (NCHW), as oneDNN's fast stems read
     nchw: an ungrouped one on an image whose channels would at least double if padded to a
@@ -71,7 +68,7 @@ def _plain_input(op: nn.Conv2dOp, target: Target) -> bool:
     a reorder from its producer's blocks."""
     i = shape_of(op.weight)[1]
     block = BlockedOptions.of(target).block
-    return op.groups.value.data == 1 and i <= _IMAGE_CHANNELS and 2 * i <= block
+    return op.groups.value.data == 1 and i <= IMAGE_CHANNELS and 2 * i <= block
 
 
 def _conv_accepts(op: nn.Conv2dOp, target: Target, padding: bool) -> str | None:
@@ -181,8 +178,10 @@ def _conv_gemm(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     if windows.ndim == 6:
         # A plain image (ungrouped): its windows copy faster with the pixels innermost, as
         # [(I, kH, kW), N*OH*OW], used transposed, than pixels-outermost.
+        # Summed one input channel at a time, as the reference does (summed_per_channel).
         cols_t = np.ascontiguousarray(windows.transpose(1, 4, 5, 0, 2, 3))
-        product = cols_t.reshape(-1, n * oh * ow).T @ w.reshape(-1, blocks * lanes)
+        rows, matrix = cols_t.reshape(-1, n * oh * ow).T, w.reshape(-1, blocks * lanes)
+        product = summed_per_channel(windows.shape[1], lambda k: rows[:, k] @ matrix[k], kh * kw)
         return product.reshape(n, oh, ow, blocks, lanes).transpose(0, 3, 1, 2, 4)
     cols = windows.transpose(0, 2, 3, 1, 5, 6, 4).reshape(n * oh * ow, groups, -1)
     weights = w.reshape(cols.shape[2], groups, -1)

@@ -143,3 +143,35 @@ def test_an_output_that_ignores_its_input_is_vacuous(
     assert rows["vit_b_16"][4] == "vacuous", captured.out
     assert rows["resnet18"][4] != "vacuous" and float(rows["resnet18"][4]) <= 1e-4, captured.out
     assert "vacuous: the output does not depend on the input" in captured.err
+
+
+def test_exact_compares_everyone_with_float64(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--exact: every configuration, onnxruntime and onnxruntime unoptimised are also compared
+    with the float64 evaluation of the model (three columns, and each on stderr); "n/a" where
+    it cannot be computed."""
+    without(monkeypatch, "torch", "torchvision", "onnxscript")
+    (tmp_path / "resnet18-classic.onnx").write_bytes(small_cnn())
+    argv = ["--models", "resnet18", "--exporters", "classic", "--cache-dir", str(tmp_path)]
+    argv += ["--targets", "ref", "--check-targets", "avx2", "--repeats", "1", "--exact", "--child"]
+    assert torchvision_zoo.main(argv) == 0
+    captured = capsys.readouterr()
+    header = captured.out.splitlines()[1]
+    assert " ".join(header.split()).endswith(" ".join(torchvision_zoo.EXACT_COLUMNS)), header
+    cells = captured.out.splitlines()[3].split()
+    ours, ort, plain = (float(c) for c in cells[-3:])
+    for figure in (ours, ort, plain):  # float32 rounding of one small convolution
+        assert 0.0 < figure < 1e-6, captured.out
+    for where in ("avx2 padding=on", "avx2 padding=off", "ref padding=on"):
+        assert f"    {where}: " in captured.err and "(float64: " in captured.err, captured.err
+    assert "against float64: onnxruntime" in captured.err
+
+    def fails(*args: object) -> None:
+        raise NotImplementedError("no such operator")
+
+    monkeypatch.setattr(torchvision_zoo, "float64_outputs", fails)
+    assert torchvision_zoo.main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[3].split()[-3:] == ["n/a"] * 3, captured.out
+    assert "float64 reference of resnet18-classic.onnx: n/a (no such operator)" in captured.err

@@ -1,0 +1,62 @@
+"""An image convolution (the stem: at most 4 input channels) sums its reduction one input
+channel at a time on the numpy targets (kernels/reference.py: summed_per_channel), as
+onnxruntime's NCHWc stem does. The first layer's rounding is what a deep network amplifies
+most: summed as one sequence of 147 terms, fcn_resnet50's stem alone made ours 1.4x farther
+from a float64 evaluation than onnxruntime (docs/benchmarks.md, "fcn_resnet50 against
+float64").
+
+The data below makes the two orders differ by far more than a rounding: channel 0 contributes
+2**24 at one tap, channels 1 and 2 one per tap (49 each). Summed in one sequence after the
+large term, each 1 is lost (2**24 + 1 rounds back to 2**24 in float32): the kernels as one
+matrix product gave 2**24, 98 short, on every numpy target, padding on and off (measured
+before the change). Summed per channel, 49 + 49 reach the large sum in two additions: within
+2 of the exact 2**24 + 98.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx import import_to_files
+from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.helpers import DEFAULT_PIPELINE, chosen_kernels, compile_module, onnx_model
+
+EXACT = 2.0**24 + 98
+SIZE = 40  # 34 x 34 outputs x 16 channels x 147 taps: enough for the blocked kernels
+
+
+def stem_model() -> tuple[object, np.ndarray]:
+    w = np.zeros((16, 3, 7, 7), np.float32)
+    w[:, 0, 3, 3] = 2.0**24
+    w[:, 1:] = 1.0
+    node = helper.make_node("Conv", ["input", "w"], ["output"], kernel_shape=[7, 7])
+    model = onnx_model([node], {"input": [1, 3, SIZE, SIZE]}, ["output"], {"w": w})
+    return model, np.ones((1, 3, SIZE, SIZE), np.float32)
+
+
+@pytest.mark.parametrize("target", ["ref", "avx2", "avx512"])
+@pytest.mark.parametrize("padding", [True, False])
+def test_the_stem_sums_per_input_channel(target: str, padding: bool, tmp_path: Path) -> None:
+    model, x = stem_model()
+    path = tmp_path / "stem.onnx"
+    path.write_bytes(model.SerializeToString())  # type: ignore[attr-defined]
+    module = import_to_files(path)
+    compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
+    if target != "ref":  # the blocked GEMM of a plain image, not a fallback to the reference
+        assert any("nchwc" in name for name in chosen_kernels(compiled, nn.Conv2dOp)), (
+            chosen_kernels(compiled, nn.Conv2dOp)
+        )
+    source = str(path.with_suffix(".mlir"))
+    for got in (
+        Interpreter(compiled, source_path=source).run([x]),
+        run_generated(compiled, [x], source_path=source),
+    ):
+        (y,) = got
+        assert y.shape == (1, 16, SIZE - 6, SIZE - 6)
+        assert np.abs(y.astype(np.float64) - EXACT).max() <= 2, (target, padding, y.ravel()[:4])
