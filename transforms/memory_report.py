@@ -46,7 +46,7 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
     ]
     constants = plan.constants
     if constants.total:
-        lines.append(f"  constants    {_mib(constants.total):>12}  ({_constants_held(plan)})")
+        lines.append(f"  constants    {_mib(constants.total):>12}  ({constants_held(plan)})")
     at_peak = sorted(
         (b for b in plan.buffers if b.interval.start <= plan.peak_step <= b.interval.end),
         key=lambda b: -b.interval.size,
@@ -66,7 +66,7 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
     return "\n".join(lines)
 
 
-def _constants_held(plan: FunctionPlan) -> str:
+def constants_held(plan: FunctionPlan) -> str:
     """What the loaded program holds of its constants: packed copies, plain arrays of packed
     ones still read (on every run), and the plain arrays freed at load."""
     constants, said = plan.constants, "outside the arena"
