@@ -14,8 +14,10 @@ It applies only where that was measured: float32, at most `SMALL_BATCH_ROWS` row
 operand a 2-D constant of at least `MIN_WEIGHT_BYTES` (smaller weights stay in cache, where
 oneDNN's blocked kernels were not measured slower), a gemm without trans_a or a matmul. A
 transposed constant (a Gemm with transB, as torch's classic exporter writes a Linear) is
-copied once, when the kernel is bound, as the K x N matrix BLAS streams fastest; the loaded
-program keeps both (`copied_constants`: plan-memory counts the copy).
+copied once, when the kernel is bound, as the K x N matrix BLAS streams fastest
+(`copied_constants`: plan-memory counts the copy); bound to the arrays a generated module
+passes (`on`), it keeps the copy alone, and the loaded program frees the plain array where
+nothing else reads it (`lowering/program.py`).
 
 The result is the reference kernel's formula (`alpha * a @ b + beta * c`, c added only where
 beta is not 0) in float32, with BLAS's order of summation; NaN and infinities propagate as
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,14 +86,15 @@ class PreparedProduct:
         gemm = isinstance(op, nn.GemmOp)
         self.alpha = float(op.alpha.value.data) if gemm else 1.0
         self.beta = float(op.beta.value.data) if gemm else 0.0
-        self._seen: tuple[np.ndarray, np.ndarray] | None = None
+        # The weights last seen (a weak reference: `on` keeps the copy alone) and their copy.
+        self._seen: tuple[weakref.ref[np.ndarray], np.ndarray] | None = None
 
     def _weights(self, weights: np.ndarray) -> np.ndarray:
-        if self._seen is not None and self._seen[0] is weights:
+        if self._seen is not None and self._seen[0]() is weights:
             return self._seen[1]
         packed = weights.T if self.transposed else weights
         packed = np.ascontiguousarray(packed)
-        self._seen = (weights, packed)
+        self._seen = (weakref.ref(weights), packed)
         return packed
 
     def _compute(self, x: np.ndarray, w: np.ndarray, c: Sequence[np.ndarray], out: np.ndarray):

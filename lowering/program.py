@@ -1,9 +1,19 @@
 """What a generated module runs: its planned IR parsed, checked and bound once at import
 (`Program.load`), constants evaluated once, each `nn.compute` bound to its kernel (see
-`lowering/to_numpy.py`, which writes the module)."""
+`lowering/to_numpy.py`, which writes the module).
+
+Once loaded, the module and its `Program` drop their own references to the constants that
+only `nn.compute` ops bound once read (`released_constants`, `Program.release_constants`):
+each such kernel keeps what it reads itself. A kernel that packs a constant into a format of
+its own (oneDNN's int8 weights, an f32 convolution's weights repacked at load, the BLAS
+kernel's K x N copy) keeps the packed copy alone, so the plain array is freed; a kernel that
+may still read the plain one (a reference fallback, a call whose arrays did not suit the
+primitive) keeps it alive. Constants some op reads on every run (an `nn.compute` reading a
+function argument, a copy, a return) stay the module's."""
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import threading
 from collections.abc import Sequence
@@ -11,12 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.diagnostics import DiagnosticError, UserError, error_at
 from nnlayout.dialects.compute import ComputeOp
@@ -61,6 +71,33 @@ def load_time_constants(function: func.FuncOp) -> tuple[frozenset[Operation], li
         and any(use.operation not in constants for result in op.results for use in result.uses)
     ]
     return constants, read
+
+
+def per_run_values(function: func.FuncOp) -> set[SSAValue]:
+    """The values a generated module makes on every run rather than once at load: the
+    function's arguments and the views of them (subviews, reinterpret casts)."""
+    values: set[SSAValue] = set(function.args)
+    for op in function.body.block.ops:
+        if isinstance(op, memref.SubviewOp | memref.ReinterpretCastOp) and op.source in values:
+            values.add(op.result)
+    return values
+
+
+def bound_once(op: Operation, per_run: set[SSAValue]) -> bool:
+    """Whether a generated module binds `op` to its arrays once at load (`Program.on`): an
+    `nn.compute` none of whose operands is made on every run (`per_run_values`)."""
+    return isinstance(op, ComputeOp) and per_run.isdisjoint(op.operands)
+
+
+def released_constants(function: func.FuncOp) -> list[bool]:
+    """For each constant `load_time_constants(function)[1]` lists, whether only `nn.compute`
+    ops bound once read it (`bound_once`): a generated module drops its own reference to it
+    once loaded, and its readers' kernels keep what they read."""
+    per_run = per_run_values(function)
+    return [
+        all(bound_once(use.operation, per_run) for result in op.results for use in result.uses)
+        for op in load_time_constants(function)[1]
+    ]
 
 
 class Program:
@@ -135,6 +172,13 @@ class Program:
         self.bound[index] = call = on_buffers(kernel, ins, outs)
         return call
 
+    def release_constants(self) -> None:
+        """Drops the references to the constants that this Program holds, which the generated
+        module calls once loaded (see the module doc): it holds those its runs read, and the
+        kernels it bound those they read."""
+        self.constants.release()
+        _return_freed_memory()
+
     def not_its_ir(self, detail: str) -> str:
         """Why a generated module cannot run its planned IR: it was written for another."""
         return (
@@ -150,6 +194,18 @@ class Program:
         return inputs
 
 
+def _return_freed_memory() -> None:
+    """Asks the C library to give the pages of freed memory back to the system (glibc's
+    `malloc_trim`; elsewhere nothing): the plain arrays freed at load lie below arrays
+    allocated after them (the packed copies), where the allocator would keep their pages,
+    and the process's resident memory would not shrink."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return
+    trim(0)
+
+
 class _FromIR(list):  # type: ignore[type-arg]
     """What a `Program` made from its planned IR, indexed by the generated module: an index
     past its end means the module was generated from other planned IR (a one-line error,
@@ -158,6 +214,12 @@ class _FromIR(list):  # type: ignore[type-arg]
     def __init__(self, program: Program, what: str, items: Sequence[object]):
         super().__init__(items)
         self.program, self.what = program, what
+        self.released = False
+
+    def release(self) -> None:
+        """Drops the items (their count stays): asking for one after is an error."""
+        self[:] = [None] * len(self)
+        self.released = True
 
     def __getitem__(self, index: int) -> object:  # type: ignore[override]
         if isinstance(index, int) and not 0 <= index < len(self):
@@ -165,5 +227,10 @@ class _FromIR(list):  # type: ignore[type-arg]
                 self.program.not_its_ir(
                     f"the module asks for {self.what} {index}, the IR has {len(self)}"
                 )
+            )
+        if self.released:
+            raise UserError(
+                f"{self.what} {index} of '{self.program.source_path}' was released once the "
+                "generated module was loaded: only the module loads them"
             )
         return super().__getitem__(index)

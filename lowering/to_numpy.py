@@ -10,7 +10,9 @@
   views. A kernel whose operands are all arena views and constants (the same arrays on every
   run) is also bound to them at import (`kI = PROGRAM.on(I, ins, outs)`, run as `kI()`): what
   depends on the arrays alone is checked once, not per run, which is most of the Python
-  between two oneDNN calls;
+  between two oneDNN calls. Once they are bound, the module drops its names of the constants
+  only such kernels read (`del`, `PROGRAM.release_constants()`): each kernel keeps what it
+  reads, a packed copy alone where it packs one (`lowering/program.py`);
 - `NAME.planned.mlir`, the planned IR: kernels need their op (attributes, types), so the
   module parses it at import with nnlayout's parser and binds kernel i to the i-th
   `nn.compute` (`Program`, below, shared with nothing but the generated code);
@@ -68,7 +70,12 @@ from nnlayout.dialects.weights import (
 from nnlayout.files import Outputs, file_sha256, open_input, refuse_overwriting_inputs
 from nnlayout.ir.printer import print_module
 from nnlayout.kernels.values import element_dtype
-from nnlayout.lowering.program import Program, load_time_constants
+from nnlayout.lowering.program import (
+    Program,
+    load_time_constants,
+    per_run_values,
+    released_constants,
+)
 from nnlayout.runtime.binding import chosen_kernel
 from nnlayout.runtime.interpreter import find_entry
 from nnlayout.runtime.plan_check import check_before_running
@@ -183,6 +190,8 @@ class _Emitter:
     per_run: set[SSAValue] = field(default_factory=set)  # arguments and views of them
     at_load: frozenset[Operation] = frozenset()  # constant expressions
     loaded: frozenset[Operation] = frozenset()  # those the generated code reads
+    released: frozenset[Operation] = frozenset()  # of those, the ones only bound kernels read
+    dropped: list[str] = field(default_factory=list)  # the names of the released ones
     load: list[str] = field(default_factory=list)
     body: list[str] = field(default_factory=list)
     arena_bytes: int | None = None
@@ -247,8 +256,11 @@ class _Emitter:
         elif op in self.at_load:
             if op in self.loaded:  # the others are only read by constant expressions
                 value = op.results[0]
+                if op in self.released:
+                    self.dropped.append(self.name(value))
                 self.load.append(
-                    f"{self.name(value)} = PROGRAM.constants[{self.constants}]  "
+                    f"{self.names[value] if op in self.released else self.name(value)} = "
+                    f"PROGRAM.constants[{self.constants}]  "
                     f"# {_comment(f'%{value.name_hint}: {_describe(value)}')}"
                 )
                 self.constants += 1
@@ -356,14 +368,40 @@ def _check_planned(function: func.FuncOp) -> None:
     check_before_running(function)  # here, to locate errors in the translated file
 
 
+def _release(dropped: Sequence[str]) -> list[str]:
+    """The lines that drop the module's and PROGRAM's references to the constants only
+    kernels bound at load read (`dropped`): each kernel keeps what it reads, a packed copy
+    alone where it packs one (`Program.release_constants`)."""
+    lines = [
+        "",
+        "# Constants only the kernels bound above read: each keeps what it reads (a kernel that",
+        "# packs one, the packed copy alone), the plain arrays no kernel reads are freed.",
+    ]
+    if dropped:
+        lines.append("del (")
+        line = "   "
+        for name in dropped:
+            if len(line) + len(name) + 2 > 95:
+                lines.append(line)
+                line = "   "
+            line += f" {name},"
+        lines += [line, ")"]
+    return [*lines, "PROGRAM.release_constants()"]
+
+
 def generate(function: func.FuncOp, ir_name: str, ir_sha256: str | None = None) -> str:
     """The Python source of the module running the planned `function`, whose IR it finds in
     the file `ir_name` beside itself (whose text has the SHA-256 `ir_sha256`, if given)."""
     _check_planned(function)
     at_load, loaded = load_time_constants(function)
-    emitter = _Emitter(at_load=at_load, loaded=frozenset(loaded))
+    released = released_constants(function)
+    emitter = _Emitter(
+        at_load=at_load,
+        loaded=frozenset(loaded),
+        released=frozenset(op for op, r in zip(loaded, released, strict=True) if r),
+        per_run=per_run_values(function),
+    )
     arguments = [emitter.name(arg) for arg in function.args]
-    emitter.per_run.update(function.args)
     for op in function.body.block.ops:
         emitter.emit(op)
     arena_bytes = emitter.arena_bytes or 0
@@ -397,6 +435,7 @@ def generate(function: func.FuncOp, ir_name: str, ir_sha256: str | None = None) 
         "",
         "# Buffers (views of the arena at their planned offsets) and constants, in program order",
         *emitter.load,
+        *_release(emitter.dropped),
         "",
         "",
         "def run(*inputs: np.ndarray) -> tuple[np.ndarray, ...]:",

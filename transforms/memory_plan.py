@@ -13,6 +13,7 @@ from nnlayout.dialects.plan import (
     CONSTANT_BYTES,
     PACKED_BYTES,
     PACKED_PLAIN_BYTES,
+    RELEASED_BYTES,
 )
 
 
@@ -56,16 +57,19 @@ class PlannedBuffer:
 
 @dataclass(frozen=True)
 class ConstantBytes:
-    """`total`: every constant as loaded, `packed` of them held both plain (`packed_plain`
-    bytes) and in a kernel's format (`packed_bytes`, `compensation` bytes of compensation
-    among them); `total` counts both, and the copies of constants kernels keep
-    (`Kernel.copied_constants`)."""
+    """`total`: what the loaded program holds of its constants (`transforms/constant_bytes.py`):
+    the plain arrays something still reads, the copies kernels keep, and the `packed` ones
+    in a kernel's format (`packed_bytes`, `compensation` bytes of compensation among them),
+    of which `packed_plain` bytes are also held plain (read on every run). `released`: the
+    plain arrays freed at load, where only kernels that pack or copy them read them (not in
+    `total`)."""
 
     total: int = 0
     packed: int = 0
     packed_bytes: int = 0
     packed_plain: int = 0
     compensation: int = 0
+    released: int = 0
 
     def attributes(self) -> dict[str, int]:
         return {
@@ -73,6 +77,7 @@ class ConstantBytes:
             PACKED_BYTES: self.packed_bytes,
             PACKED_PLAIN_BYTES: self.packed_plain,
             COMPENSATION_BYTES: self.compensation,
+            RELEASED_BYTES: self.released,
         }
 
 

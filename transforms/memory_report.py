@@ -46,14 +46,7 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
     ]
     constants = plan.constants
     if constants.total:
-        packed = (
-            f"; {constants.packed} packed by their kernels, held plain and packed: "
-            f"{_mib(constants.packed_plain)} + {_mib(constants.packed_bytes)}, compensation "
-            f"{_mib(constants.compensation)}"
-            if constants.packed
-            else ""
-        )
-        lines.append(f"  constants    {_mib(constants.total):>12}  (outside the arena{packed})")
+        lines.append(f"  constants    {_mib(constants.total):>12}  ({constants_held(plan)})")
     at_peak = sorted(
         (b for b in plan.buffers if b.interval.start <= plan.peak_step <= b.interval.end),
         key=lambda b: -b.interval.size,
@@ -71,6 +64,22 @@ def format_report(plan: FunctionPlan, largest: int = 8) -> str:
             f"{b.interval.start}-{b.interval.end}, offset {b.offset}{partner}"
         )
     return "\n".join(lines)
+
+
+def constants_held(plan: FunctionPlan) -> str:
+    """What the loaded program holds of its constants: packed copies, plain arrays of packed
+    ones still read (on every run), and the plain arrays freed at load."""
+    constants, said = plan.constants, "outside the arena"
+    if constants.packed:
+        said += (
+            f"; {constants.packed} packed by their kernels: {_mib(constants.packed_bytes)}, "
+            f"compensation {_mib(constants.compensation)}"
+        )
+        if constants.packed_plain:
+            said += f", held plain too (read on every run): {_mib(constants.packed_plain)}"
+    if constants.released:
+        said += f"; plain arrays freed at load: {_mib(constants.released)}"
+    return said
 
 
 # ------------------------------------------------------------------ the picture

@@ -36,7 +36,8 @@ at one point, an in-place pair counted once: no plan can do better), `nnlayout.u
 (every intermediate buffer in its own allocation), `nnlayout.padding_bytes` (channel padding
 and halo borders in the arena's buffers, summed over the buffers like the unplanned bytes)
 and `nnlayout.halo_bytes` (the halo part of it); outside the arena, the bytes of the constants
-the loaded program keeps, packed ones plain and packed (`transforms/constant_bytes.py`).
+the loaded program keeps (a packed one packed, and plain too only where something still
+reads its plain array) and of the plain arrays it frees at load (`transforms/constant_bytes.py`).
 
 Options: `report=true` prints a readable report of each plan to stderr; `svg="FILE"` draws
 the plans (see `transforms/memory_report.py`). Functions planned already are left alone.

@@ -21,6 +21,7 @@ primitive's execution. Bounds are looked up on the `bounds` module at each call.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
@@ -109,15 +110,17 @@ class OpRun:
         self.finish = _finisher(padded_layout(op.results[0].type), shape, written)
         # The token of the arrays the variants' memory objects point at now.
         self.owner: list[object] = [None]
-        self._derived: dict[tuple[int, str], tuple[np.ndarray, Any]] = {}
+        self._derived: dict[tuple[int, str], tuple[weakref.ref[np.ndarray], Any]] = {}
 
     def once(self, arg: int, what: str, x: np.ndarray, derive: Callable[[np.ndarray], Any]) -> Any:
         """derive(x), computed once per array if the operand is a load-time constant (kept
-        per argument and `what`: packed weights and their norm are two)."""
+        per argument and `what`: packed weights and their norm are two). The array is
+        known by a weak reference: a call bound to the packed weights alone lets the loaded
+        program free the plain ones (`lowering/program.py`)."""
         if arg not in self.constants:
             return derive(x)
-        if (seen := self._derived.get((arg, what))) is None or seen[0] is not x:
-            seen = self._derived[arg, what] = (x, derive(x))
+        if (seen := self._derived.get((arg, what))) is None or seen[0]() is not x:
+            seen = self._derived[arg, what] = (weakref.ref(x), derive(x))
         return seen[1]
 
     def arrays(
@@ -176,6 +179,11 @@ class Arrays:
         self.summand_at = None if summand is None else extent(np.ascontiguousarray(summand))
         self.out_at = extent(out)
         self.token = object()  # in `owner` while the primitives point at these arrays
+
+    def drop_operands(self) -> None:
+        """Forgets the operands as given (once a call is bound: it holds what it reads), so
+        that a load-time constant repacked for oneDNN is held packed alone."""
+        self.inputs, self.sources = (), []
 
     def point(self) -> None:
         """Points the op's primitives at these arrays."""
@@ -263,9 +271,12 @@ class ConvolutionCall:
         run = self.run
         op, owner, finish, after = run.op, run.owner, run.finish, run.bound_after
         activation, pads_multiply = self.activation, self.pads_multiply
-        inputs, out, out_at, copied, token = at.inputs, at.out, at.out_at, at.copied, at.token
+        out, out_at, copied, token = at.out, at.out_at, at.copied, at.token
         weights, bias = at.arrays[b.DNNL_ARG_WEIGHTS], at.arrays.get(b.DNNL_ARG_BIAS)
         weights_norm, bias_norm = self._constant_norms(weights, bias)
+        # The operands as given, for the reference: only where the weights may not be finite.
+        finite = weights_norm is not None and math.isfinite(weights_norm)
+        inputs = () if finite or not pads_multiply else at.inputs
         run_finite = None if run.finite is None else run.finite.runner()
         run_exact, bounded = run.compiled.runner(), self._bounder(at)
 
@@ -500,6 +511,7 @@ class PlainCall:
         execute = run.compiled.runner()
         after = run.bound_after if batch_norm is None else self._batch_norm_after(at)
         combined = run.sources
+        sources = sources if batch_norm is not None else []  # the reference's, else unread
         if run.sources is not None:  # the bound on the result, from all its sources'
             read_source, after = self._combined_sources(at), lambda bound: bound
 

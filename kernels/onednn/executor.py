@@ -71,7 +71,10 @@ class PrimitiveExecutor:
     ) -> FixedCall:
         at = self.run.arrays(inputs, out, scratchpad)
         call = self.way.bind(at)
-        return call if at.reusable else partial(self.run_into, inputs, out, scratchpad)
+        if not at.reusable:
+            return partial(self.run_into, inputs, out, scratchpad)
+        at.drop_operands()  # the call holds what it reads
+        return call
 
 
 class SlowImplementationWarning(RuntimeWarning):

@@ -11,7 +11,8 @@ avx512_core_vnni and AMX: no channel padding, so no padding lane to hold a zero 
 weights plain: they are packed once, when the kernel is bound (`_Bound`), into oneDNN's
 format with the compensation after them; the kernel keeps them, as the f32 convolutions
 keep weights repacked at load. `packed_constants` tells `fold-constants` how many bytes
-that takes (the constant records it, the plan counts it), and binding refuses any operand
+that takes (the constant records it, the plan counts it; `copied_constants` the bias's f32
+copy, prescaled at packing), and binding refuses any operand
 whose record is not the size of an operand it packs (`check_packed_claims`). A matmul's
 operands are plain. The workspace is the primitive's scratchpad.
 
@@ -25,6 +26,7 @@ there first.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
@@ -34,7 +36,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT, kernel_of
-from nnlayout.dialects.layout import layout_of
+from nnlayout.dialects.layout import buffer_bytes, layout_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.dialects.packing import defining_op, packed_of
@@ -211,6 +213,15 @@ def qmatmul_packed(op: Operation) -> dict[int, tuple[int, int]]:
     return {1: packed_sizes(qmatmul_pd(qmatmul_spec(op)[0]).md(b.dnnl_query_weights_md))}
 
 
+def prescaled_bias(op: Operation) -> dict[int, int]:
+    """The bytes of the f32 copy of the i32 bias (operand 2) the kernel keeps, prescaled
+    (`QConv.pack`, `QMatmul.pack`): the plain bias is not read after (`copied_constants`);
+    none where the kernel refuses `op` or it has no bias."""
+    assert isinstance(op, QConvOp | nn.QMatmulOp)
+    packs = qmatmul_packed(op) if isinstance(op, nn.QMatmulOp) else qconv_packed(op)
+    return {2: buffer_bytes(op.bias.type)} if packs and op.bias is not None else {}
+
+
 def check_packed_claims(op: Operation, packed: Mapping[int, int]) -> None:
     """Refuses `op` where a constant it reads carries a claim this kernel does not make: of
     another kernel, on an operand it does not pack (`packed`: the bytes of each it packs),
@@ -245,19 +256,23 @@ class _Bound:
     arena's bytes may come typed otherwise), else into a new array that is copied. `on`
     binds it to the arrays generated code always passes: where source and destination are
     C-contiguous and the weights constant, the primitive's memory objects are pointed at
-    them once (quantized_call.py), and a call runs the primitive alone."""
+    them once (quantized_call.py), and a call runs the primitive alone. Once constant
+    weights are packed, neither keeps the plain arrays (the packed copy is all it reads;
+    `packed_from` is a weak reference): the loaded program frees them
+    (`lowering/program.py`)."""
 
     def __init__(self, kernel: QConv | QMatmul):
         self.kernel = kernel
-        self.packed_from: np.ndarray | None = None
+        self.packed_from: weakref.ref[np.ndarray] | None = None
         self.types = (NUMPY_TYPES[kernel.q.src_type], NUMPY_TYPES[kernel.q.dst_type])
 
     def _pack(self, weights: np.ndarray, bias: Sequence[np.ndarray]) -> None:
         """Packs `weights` unless they were packed from this very constant (a read-only
         array: the runtime makes constants so; other weights may change between calls)."""
-        if weights is not self.packed_from or _may_change(weights, *bias):
+        seen = None if self.packed_from is None else self.packed_from()
+        if weights is not seen or _may_change(weights, *bias):
             self.kernel.pack(np.ascontiguousarray(weights).view(np.int8), bias[0] if bias else None)
-            self.packed_from = weights
+            self.packed_from = weakref.ref(weights)
 
     def _direct(self, out: np.ndarray) -> bool:
         return out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST)
@@ -265,6 +280,10 @@ class _Bound:
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         x, weights, *bias = inputs
         self._pack(weights, bias)
+        self._packed(x, out)
+
+    def _packed(self, x: np.ndarray, out: np.ndarray) -> None:
+        """A call on the weights packed last."""
         source = np.ascontiguousarray(x).reshape(-1).view(self.types[0])
         if self._direct(out):
             self.kernel(source, out.reshape(-1).view(self.types[1]))
@@ -275,9 +294,11 @@ class _Bound:
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         x, weights, *bias = inputs
-        if not (x.flags.c_contiguous and self._direct(out)) or _may_change(weights, *bias):
+        if _may_change(weights, *bias):
             return partial(self, inputs, out)
         self._pack(weights, bias)
+        if not (x.flags.c_contiguous and self._direct(out)):
+            return partial(self._packed, x, out)
         return self.kernel.bind(
             x.reshape(-1).view(self.types[0]), out.reshape(-1).view(self.types[1])
         )
@@ -304,7 +325,11 @@ class _SumBound(_Bound):
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         *conv, addend = inputs
         self._pack(conv[1], conv[2:])
-        source = np.ascontiguousarray(conv[0]).reshape(-1).view(self.types[0])
+        self._summed(conv[0], addend, out)
+
+    def _summed(self, x: np.ndarray, addend: np.ndarray, out: np.ndarray) -> None:
+        """A call on the weights packed last."""
+        source = np.ascontiguousarray(x).reshape(-1).view(self.types[0])
         summand = np.ascontiguousarray(addend).reshape(-1).view(np.uint8)
         if self._direct(out):
             target = out.reshape(-1).view(np.uint8)
@@ -319,16 +344,17 @@ class _SumBound(_Bound):
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         *conv, addend = inputs
         x, weights, *bias = conv
+        if _may_change(weights, *bias):
+            return partial(self, inputs, out)
+        self._pack(weights, bias)
         fixed = (
             x.flags.c_contiguous
             and addend.flags.c_contiguous
             and self._direct(out)
             and _same_buffer(addend, out)
-            and not _may_change(weights, *bias)
         )
         if not fixed:
-            return partial(self, inputs, out)
-        self._pack(weights, bias)
+            return partial(self._summed, x, addend, out)
         return self.kernel.bind(
             x.reshape(-1).view(self.types[0]), out.reshape(-1).view(self.types[1])
         )
@@ -440,6 +466,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
         implementation_of=_implementation,
         packed_constants=qconv_packed,
         packed_operands=(1,),
+        copied_constants=prescaled_bias,
     )
     return [
         Kernel("qconv2d_onednn", nn.QConv2dOp, family, post_ops=True, **conv),  # type: ignore[arg-type]
@@ -469,5 +496,6 @@ def quantized_kernels(family: str) -> list[Kernel]:
             implementation_of=_implementation,
             packed_constants=qmatmul_packed,
             packed_operands=(1,),
+            copied_constants=prescaled_bias,
         ),
     ]

@@ -1,8 +1,8 @@
 // nnlayout-translate --to numpy: the key lines of a generated module (its arena, sized as
 // plan-memory said; a view at a planned offset; a halo interior as a slice of it; halo fills,
 // -inf for max pooling; one kernel call per nn.compute, commented with its op and kernel: K[i]
-// on the argument, the others bound to their views at import),
-// the same results as the interpreter through nnlayout-run, and an unplanned input refused.
+// on the argument, the others bound to their views at import, then constants they alone read
+// dropped), the same results as the interpreter through nnlayout-run, an unplanned input refused.
 // RUN: nnlayout-opt %s -p 'default-pipeline{target=avx2}' -o %t.mlir
 // RUN: nnlayout-translate %t.mlir --to numpy -o %t.py
 // RUN: cat %t.mlir %t.py | filecheck %s
@@ -37,6 +37,12 @@ func.func @net(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x4x4xf32> {
 // CHECK-NEXT: k3 = PROGRAM.on(3, (r,), (r,))
 // CHECK: k4 = PROGRAM.on(4, (d,), (p,))
 // CHECK: k5 = PROGRAM.on(5, (p,), (p_1,))
+// w2 is read by a kernel bound once alone: dropped (its kernel keeps what it reads); w stays,
+// passed to K[0] on every run.
+// CHECK: del (
+// CHECK-NEXT: {{^}}    w2,{{$}}
+// CHECK-NEXT: )
+// CHECK-NEXT: PROGRAM.release_constants()
 // CHECK: def run(*inputs: np.ndarray) -> tuple[np.ndarray, ...]:
 // CHECK: (x,) = PROGRAM.arguments(inputs)
 // CHECK: K[0]((x, w), (c,))  # %c = nn.conv2d (conv2d_ref) 1x8x8x8

@@ -1,7 +1,9 @@
 // fold-constants on int8 weights: where oneDNN's int8 convolution runs them (VNNI or AMX:
 // INT8), the weights constant records the bytes they take in its format, compensation
 // included (a source zero point != 0 needs one); plan-memory counts them (the function's
-// figures, the report's "constants" line); the IR prints and parses back; the program gives
+// figures, the report's "constants" line: the loaded program holds them packed alone, their
+// plain arrays, the bias prescaled into the kernel's f32 copy too, freed at load, as only the
+// bound kernel reads them); the IR prints and parses back; the program gives
 // what it gives without the claims; a target whose kernels pack nothing keeps them plain,
 // with a remark.
 // REQUIRES: onednn
@@ -15,13 +17,13 @@
 // RUN: nnlayout-opt %s --verify-diagnostics -p 'default-pipeline{target=ref}'
 
 // CHECK:         nnlayout.constant_bytes = [[CONSTANTS:[0-9]+]] : i64
-// INT8-SAME:     nnlayout.packed_bytes = [[PACKED:[0-9]+]] : i64, nnlayout.packed_plain_bytes = 4608 : i64, nnlayout.compensation_bytes = [[COMPENSATION:[1-9][0-9]*]] : i64
-// NO-INT8-SAME:  nnlayout.packed_bytes = 0 : i64, nnlayout.packed_plain_bytes = 0 : i64, nnlayout.compensation_bytes = 0 : i64
+// INT8-SAME:     nnlayout.packed_bytes = [[PACKED:[0-9]+]] : i64, nnlayout.packed_plain_bytes = 0 : i64, nnlayout.compensation_bytes = [[COMPENSATION:[1-9][0-9]*]] : i64, nnlayout.released_bytes = 4736 : i64
+// NO-INT8-SAME:  nnlayout.packed_bytes = 0 : i64, nnlayout.packed_plain_bytes = 0 : i64, nnlayout.compensation_bytes = 0 : i64, nnlayout.released_bytes = 0 : i64
 // INT8:          %w = nn.constant dense<3> : tensor<32x16x3x3xi8> {nnlayout.packed = {kernel = "qconv2d_onednn", bytes = [[PACKED]] : i64, compensation = [[COMPENSATION]] : i64}}
 // NO-INT8:       %w = nn.constant dense<3> : tensor<32x16x3x3xi8>{{$}}
 // CHECK-NEXT:    %b = nn.constant dense<7> : tensor<32xi32>{{$}}
 
-// REPORT-INT8:     constants {{.*}} KiB  (outside the arena; 1 packed by their kernels, held plain and packed: 4.5 KiB + {{[0-9.]+}} KiB, compensation {{[0-9.]+}} KiB)
+// REPORT-INT8:     constants {{.*}} KiB  (outside the arena; 1 packed by their kernels: {{[0-9.]+}} KiB, compensation {{[0-9.]+}} KiB; plain arrays freed at load: 4.6 KiB)
 // REPORT-NO-INT8:  constants          4.6 KiB  (outside the arena)
 
 // SAME:      result0: [1, 32, 6, 6] uint8 sum={{[0-9]+}} crc32=[[CRC:[0-9a-f]+]]

@@ -139,8 +139,11 @@ func.func @f(%x: tensor<1x4xf32>, %w: tensor<3x4xf32>) -> tensor<1x3xf32> {
 @needs_onednn
 @pytest.mark.parametrize("transposed", [True, False], ids=["gemm-transB", "matmul"])
 def test_the_plan_counts_the_transposed_copy(transposed: bool) -> None:
-    """The loaded program keeps a transB gemm's weights and the kernel's K x N copy:
-    `nnlayout.constant_bytes` counts both; a matmul's weights once."""
+    """The loaded program keeps a transB gemm's weights and the kernel's K x N copy (the
+    gemm reads the function's argument: the weights are passed on every run):
+    `nnlayout.constant_bytes` counts both; a matmul's weights once. (Where only kernels
+    bound once read them, the plain weights are freed: tests/lowering/
+    test_released_constants.py.)"""
     w = "tensor<520x640xf32>" if transposed else "tensor<640x520xf32>"
     op = "nn.gemm %x, %w trans_b alpha 1.0 beta 1.0" if transposed else "nn.matmul %x, %w"
     module = parse(
@@ -163,7 +166,7 @@ func.func @f(%x: tensor<1x640xf32>) -> tensor<1x520xf32> {{
         bound.prepared._seen[1].nbytes
         for bound in interpreter._bound.values()
         if isinstance(getattr(bound, "prepared", None), PreparedProduct)
-        and bound.prepared._seen[1] is not bound.prepared._seen[0]
+        and bound.prepared._seen[1] is not bound.prepared._seen[0]()
     )
     assert held == 640 * 520 * 4 * (2 if transposed else 1)
     function = next(op for op in planned.walk() if op.name == "func.func")

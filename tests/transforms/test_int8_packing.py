@@ -19,7 +19,13 @@ from nnlayout.diagnostics import DiagnosticError, UserError
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.packing import PACKED_ATTR, Packed, defining_op, packed_of
-from nnlayout.dialects.plan import COMPENSATION_BYTES, CONSTANT_BYTES, PACKED_BYTES
+from nnlayout.dialects.plan import (
+    COMPENSATION_BYTES,
+    CONSTANT_BYTES,
+    PACKED_BYTES,
+    PACKED_PLAIN_BYTES,
+    RELEASED_BYTES,
+)
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.binding import runs_vnni
 from nnlayout.kernels.onednn.quantized_kernels import prepare_qconv
@@ -131,8 +137,13 @@ def test_packed_weights_keep_results_everywhere(case: str, add: bool) -> None:
         figures = {k: v.value.data for k, v in function.attributes.items() if hasattr(v, "value")}
         assert figures[PACKED_BYTES] == claim.bytes
         assert figures[COMPENSATION_BYTES] == claim.compensation
-        bias = 4 * (16 if groups == 16 else 32)
-        assert figures[CONSTANT_BYTES] == plain_bytes + claim.bytes + bias  # both held
+        bias = 4 * (16 if groups == 16 else 32)  # held as the kernel's prescaled f32 copy
+        if figures[PACKED_PLAIN_BYTES]:  # read on every run: held plain too
+            assert figures[PACKED_PLAIN_BYTES] == plain_bytes and not figures[RELEASED_BYTES]
+            assert figures[CONSTANT_BYTES] == plain_bytes + claim.bytes + 2 * bias
+        else:  # freed at load (tests/lowering/test_released_constants.py)
+            assert figures[RELEASED_BYTES] == plain_bytes + bias
+            assert figures[CONSTANT_BYTES] == claim.bytes + bias
     assert packed_somewhere or not runs_vnni()
 
 
@@ -343,17 +354,23 @@ def test_claim_on_an_operand_the_kernel_does_not_pack_is_refused_when_bound() ->
 
 @ONEDNN_INT8
 def test_constant_bytes_are_what_the_loaded_program_holds() -> None:
-    """`nnlayout.constant_bytes` is the bytes the interpreter holds after a run: each
-    constant's array (the claimed weights' plain one too) and the kernel's packed copy."""
+    """The interpreter holds after a run each constant's array (the claimed weights' plain
+    one too), the kernel's packed copy and its prescaled bias: `nnlayout.constant_bytes`,
+    what a generated module holds (the packed copy and the bias's), and
+    `nnlayout.released_bytes`, the plain arrays a generated module frees at load."""
     module = compile_module(parse(qconv("ui8", 10, 1)), "host", True, DEFAULT_PIPELINE)
     interpreter = Interpreter(module)
     interpreter.run(_inputs(module, "ui8"))
     plain = sum(np.asarray(a).nbytes for a in interpreter._constants.values())
     packed = sum(
-        bound.prepared.kernel.arrays[b.DNNL_ARG_WEIGHTS].nbytes
+        bound.prepared.kernel.arrays[arg].nbytes
         for bound in interpreter._bound.values()
         if hasattr(getattr(bound, "prepared", None), "kernel")
+        for arg in (b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_BIAS)
     )
     function = next(op for op in module.walk() if op.name == "func.func")
-    assert packed > 0
-    assert function.attributes[CONSTANT_BYTES].value.data == plain + packed  # type: ignore[attr-defined]
+    figures = {
+        name: function.attributes[name].value.data for name in (CONSTANT_BYTES, RELEASED_BYTES)
+    }  # type: ignore[attr-defined]
+    assert packed > 0 and figures[RELEASED_BYTES] == plain
+    assert figures[CONSTANT_BYTES] + figures[RELEASED_BYTES] == plain + packed
