@@ -142,9 +142,63 @@ def sum_post_ops(
     )
 
 
+# oneDNN's first choice replaced by a measured preference (`preferred_implementation`).
+AMX_1X1 = "jit_1x1:avx512_core_amx"
+VNNI_1X1 = "jit_int8_1x1:avx512_core_vnni"
+VNNI_MIN_PIXELS = 56 * 56
+
+
+def preferred_implementation(q: QConvParams, first: str) -> str | None:
+    """The implementation taken over oneDNN's first choice `first` for `q` where oneDNN offers
+    it on the same source and destination formats (None: `first` stays). On AMX machines
+    oneDNN v3.2 picks its AMX `jit_1x1` code for MobileNetV2's 1x1 convolutions; from 56x56
+    output pixels up its VNNI `jit_int8_1x1` code runs them faster, warm and cold, while
+    below it (28x28 and less) AMX wins or ties; oneDNN's `brgconv_1x1` AMX code (ResNet-50's
+    1x1 convolutions but one) beats its VNNI code at 56x56 and stays. Measured one primitive
+    at a time, the implementations in turns: docs/benchmarks-int8.md (AMX or VNNI per
+    primitive)."""
+    if first.startswith(AMX_1X1) and math.prod(q.geometry.dst[2:]) >= VNNI_MIN_PIXELS:
+        return VNNI_1X1
+    return None
+
+
 def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY) -> b.PrimitiveDesc:
     """The int8 convolution's primitive descriptor with the given format tags (ANY: oneDNN's
-    choice, which is nhwc data and a VNNI/AMX weight blocking on avx512_core_vnni)."""
+    choice, which is nhwc data and a VNNI/AMX weight blocking on avx512_core_vnni): oneDNN's
+    first choice, or the implementation `preferred_implementation` names for it where
+    oneDNN lists it with the same source and destination descriptors (weights of its
+    choice, so the packed bytes follow the implementation)."""
+    first = first_qconv_pd(q, src, weights, dst)
+    wanted = preferred_implementation(q, first.implementation)
+    if wanted is None:
+        return first
+    found = _offered(q, wanted, first, (src, weights, dst))
+    return first if found is None else found
+
+
+def _offered(
+    q: QConvParams, wanted: str, first: b.PrimitiveDesc, tags: tuple[int, int, int]
+) -> b.PrimitiveDesc | None:
+    """A descriptor of `q` at implementation `wanted` on `first`'s source and destination,
+    or None where oneDNN lists none before its reference code. Found by name, not by
+    position: once oneDNN's primitive cache holds the convolution, its iterator yields its
+    first choice twice."""
+    src, dst = first.md(b.dnnl_query_src_md), first.md(b.dnnl_query_dst_md)
+    pd = first_qconv_pd(q, *tags)
+    while not pd.implementation.startswith("ref"):
+        if (
+            pd.implementation == wanted
+            and pd.md(b.dnnl_query_src_md) == src
+            and pd.md(b.dnnl_query_dst_md) == dst
+        ):
+            return pd
+        if not pd.next_implementation():
+            break
+    return None
+
+
+def first_qconv_pd(q: QConvParams, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
+    """oneDNN's first choice for `q` with these format tags."""
     g = q.geometry
     bias = MemoryDesc.with_tag((g.dst[1],), X, b.dnnl_f32) if g.bias else None
     return p.convolution_pd(

@@ -17,12 +17,16 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import reorder_array
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.quantized import (
+    ANY,
     NCHW,
+    VNNI_1X1,
     QConv,
     QConvParams,
     QuantParams,
     clamp_post_ops,
+    first_qconv_pd,
     implementation_refusal,
+    preferred_implementation,
     qconv_refusal,
 )
 
@@ -74,6 +78,7 @@ CASES = {
     "mobilenet_depthwise_u8_zp": (32, 28, 32, 3, 1, 32, np.uint8, 3),
     "mobilenet_depthwise_s2_s8": (96, 28, 96, 3, 2, 96, np.int8, 0),
     "grouped_u8_zp": (64, 14, 64, 3, 1, 4, np.uint8, 17),
+    "mobilenet_1x1_expand_56_u8": (24, 56, 144, 1, 1, 1, np.uint8, 0),
 }
 
 
@@ -136,6 +141,41 @@ def test_int8_convolutions_run_vnni_or_amx_code(name: str) -> None:
     implementation = QConv(q, weights, bias, params).implementation
     assert not implementation.startswith("ref")
     assert "vnni" in implementation or "amx" in implementation, implementation
+
+
+def test_vnni_replaces_amx_jit_1x1_from_56x56_pixels() -> None:
+    """The measured rule (`preferred_implementation`): oneDNN's AMX jit_1x1 code gives way to
+    its VNNI jit_int8_1x1 code on 56x56 outputs and larger, not below, and nothing else is
+    replaced."""
+    q = _case("mobilenet_1x1_expand_56_u8")[0]
+    at_28 = replace(
+        q,
+        geometry=replace(q.geometry, src=(1, 24, 28, 28), dst=(1, 144, 28, 28)),
+    )
+    assert preferred_implementation(q, "jit_1x1:avx512_core_amx") == VNNI_1X1
+    assert preferred_implementation(at_28, "jit_1x1:avx512_core_amx") is None
+    for other in ("brgconv_1x1:avx512_core_amx", "jit:avx512_core_amx", VNNI_1X1):
+        assert preferred_implementation(q, other) is None
+
+
+def test_the_preferred_implementation_is_what_binds() -> None:
+    """Where oneDNN's first choice is AMX jit_1x1 (AMX machines), the kernel runs VNNI
+    jit_int8_1x1 on the same nhwc source and destination, and the choice dispatch plans with
+    (its formats and packed bytes) is the bound primitive's, also after oneDNN's primitive
+    cache holds the convolution."""
+    from nnlayout.kernels.onednn.quantized_kernels import qconv_choice
+
+    q, _, weights, bias, params, *_ = _case("mobilenet_1x1_expand_56_u8")
+    first = first_qconv_pd(q, ANY, ANY, ANY)
+    if not first.implementation.startswith("jit_1x1:avx512_core_amx"):
+        pytest.skip(f"oneDNN's first choice here is {first.implementation}, not AMX jit_1x1")
+    choice = qconv_choice(q)
+    assert not isinstance(choice, str)
+    for _ in range(2):  # the second after the primitive is in oneDNN's cache
+        kernel = QConv(q, weights, bias, params, (choice.src.value, ANY, choice.dst.value))
+        assert kernel.implementation == choice.implementation == VNNI_1X1
+        assert kernel.src_md == first.md(b.dnnl_query_src_md)
+        assert kernel.packed_bytes == choice.packed
 
 
 def test_a_halo_holds_the_zero_point() -> None:
