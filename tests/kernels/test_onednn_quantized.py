@@ -20,6 +20,7 @@ from nnlayout.kernels.onednn.quantized import (
     ANY,
     NCHW,
     VNNI_1X1,
+    VNNI_DIRECT,
     QConv,
     QConvParams,
     QuantParams,
@@ -79,6 +80,7 @@ CASES = {
     "mobilenet_depthwise_s2_s8": (96, 28, 96, 3, 2, 96, np.int8, 0),
     "grouped_u8_zp": (64, 14, 64, 3, 1, 4, np.uint8, 17),
     "mobilenet_1x1_expand_56_u8": (24, 56, 144, 1, 1, 1, np.uint8, 0),
+    "mobilenet_depthwise_56_u8": (32, 56, 32, 3, 1, 32, np.uint8, 0),
 }
 
 
@@ -143,39 +145,64 @@ def test_int8_convolutions_run_vnni_or_amx_code(name: str) -> None:
     assert "vnni" in implementation or "amx" in implementation, implementation
 
 
-def test_vnni_replaces_amx_jit_1x1_from_56x56_pixels() -> None:
+def test_vnni_replaces_amx_jit_1x1_and_brdgmm_from_56x56_pixels() -> None:
     """The measured rule (`preferred_implementation`): oneDNN's AMX jit_1x1 code gives way to
-    its VNNI jit_int8_1x1 code on 56x56 outputs and larger, not below, and nothing else is
-    replaced."""
+    its VNNI jit_int8_1x1 code, its brdgmm depthwise code to its jit_int8 code, on 56x56
+    outputs and larger, not below, and nothing else is replaced."""
     q = _case("mobilenet_1x1_expand_56_u8")[0]
     at_28 = replace(
         q,
         geometry=replace(q.geometry, src=(1, 24, 28, 28), dst=(1, 144, 28, 28)),
     )
     assert preferred_implementation(q, "jit_1x1:avx512_core_amx") == VNNI_1X1
-    assert preferred_implementation(at_28, "jit_1x1:avx512_core_amx") is None
-    for other in ("brgconv_1x1:avx512_core_amx", "jit:avx512_core_amx", VNNI_1X1):
+    assert preferred_implementation(q, "brdgmm_dw:avx512_core_vnni") == VNNI_DIRECT
+    for first in ("jit_1x1:avx512_core_amx", "brdgmm_dw:avx512_core_vnni"):
+        assert preferred_implementation(at_28, first) is None
+    for other in ("brgconv_1x1:avx512_core_amx", "jit:avx512_core_amx", VNNI_1X1, VNNI_DIRECT):
         assert preferred_implementation(q, other) is None
 
 
-def test_the_preferred_implementation_is_what_binds() -> None:
-    """Where oneDNN's first choice is AMX jit_1x1 (AMX machines), the kernel runs VNNI
-    jit_int8_1x1 on the same nhwc source and destination, and the choice dispatch plans with
-    (its formats and packed bytes) is the bound primitive's, also after oneDNN's primitive
-    cache holds the convolution."""
+@pytest.mark.parametrize(
+    ("name", "first_choice", "taken"),
+    [
+        ("mobilenet_1x1_expand_56_u8", "jit_1x1:avx512_core_amx", VNNI_1X1),
+        ("mobilenet_depthwise_56_u8", "brdgmm_dw:avx512_core_vnni", VNNI_DIRECT),
+    ],
+)
+def test_the_preferred_implementation_is_what_binds(
+    name: str, first_choice: str, taken: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where oneDNN's first choice is the one replaced (AMX jit_1x1 on AMX machines, which
+    oneDNN picks where a side has a zero point, else its brgconv_1x1; brdgmm_dw, which it
+    picks where neither side has one, as around MobileNetV2's ReLU6), the kernel runs the replacement on the same nhwc source and destination, the
+    choice dispatch plans with (its formats and packed bytes) is the bound primitive's, also
+    after oneDNN's primitive cache holds the convolution, and its results are the first
+    choice's but for elements at a half step."""
+    from nnlayout.kernels.onednn import quantized
     from nnlayout.kernels.onednn.quantized_kernels import qconv_choice
 
-    q, _, weights, bias, params, *_ = _case("mobilenet_1x1_expand_56_u8")
+    q, x, weights, bias, params, *_ = _case(name)
+    if first_choice.startswith("brdgmm"):  # half the real range onto u8 from 0
+        q = replace(q, dst_zero_point=False)
+        params = replace(params, y_scale=params.y_scale / 2, y_zero_point=0)
     first = first_qconv_pd(q, ANY, ANY, ANY)
-    if not first.implementation.startswith("jit_1x1:avx512_core_amx"):
-        pytest.skip(f"oneDNN's first choice here is {first.implementation}, not AMX jit_1x1")
+    if not first.implementation.startswith(first_choice):
+        pytest.skip(f"oneDNN's first choice here is {first.implementation}, not {first_choice}")
     choice = qconv_choice(q)
     assert not isinstance(choice, str)
     for _ in range(2):  # the second after the primitive is in oneDNN's cache
         kernel = QConv(q, weights, bias, params, (choice.src.value, ANY, choice.dst.value))
-        assert kernel.implementation == choice.implementation == VNNI_1X1
+        assert kernel.implementation == choice.implementation == taken
         assert kernel.src_md == first.md(b.dnnl_query_src_md)
+        assert kernel.dst_md == first.md(b.dnnl_query_dst_md)
         assert kernel.packed_bytes == choice.packed
+    got = kernel.run_plain(x).astype(int)
+    monkeypatch.setattr(quantized, "preferred_implementation", lambda q, first: None)
+    unchanged = QConv(q, weights, bias, params)
+    assert unchanged.implementation == first.implementation
+    want = unchanged.run_plain(x).astype(int)
+    assert np.mean(want > 0) > 0.3 and np.mean(want == 255) < 0.05
+    assert np.abs(got - want).max() <= 1 and np.mean(got != want) < 1e-3
 
 
 def test_a_halo_holds_the_zero_point() -> None:
