@@ -177,17 +177,22 @@ def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY)
     wanted = preferred_implementation(q, first.implementation)
     if wanted is None:
         return first
-    found = _offered(q, wanted, first, (src, weights, dst))
+    found = qconv_pd_at(q, wanted, (src, weights, dst), first)
     return first if found is None else found
 
 
-def _offered(
-    q: QConvParams, wanted: str, first: b.PrimitiveDesc, tags: tuple[int, int, int]
+def qconv_pd_at(
+    q: QConvParams,
+    wanted: str,
+    tags: tuple[int, int, int] = (ANY, ANY, ANY),
+    first: b.PrimitiveDesc | None = None,
 ) -> b.PrimitiveDesc | None:
-    """A descriptor of `q` at implementation `wanted` on `first`'s source and destination,
-    or None where oneDNN lists none before its reference code. Found by name, not by
-    position: once oneDNN's primitive cache holds the convolution, its iterator yields its
-    first choice twice."""
+    """A descriptor of `q` with these format tags at implementation `wanted`, on the source
+    and destination descriptors of `first` (default: oneDNN's first choice), or None where
+    oneDNN lists none before its reference code. Found by name, not by position: once
+    oneDNN's primitive cache holds the convolution, its iterator yields its first choice
+    twice."""
+    first = first_qconv_pd(q, *tags) if first is None else first
     src, dst = first.md(b.dnnl_query_src_md), first.md(b.dnnl_query_dst_md)
     pd = first_qconv_pd(q, *tags)
     while not pd.implementation.startswith("ref"):
@@ -218,6 +223,13 @@ def first_qconv_pd(q: QConvParams, src: int, weights: int, dst: int) -> b.Primit
         g.post_ops,
         q.quantization,
     )
+
+
+def _at(q: QConvParams, implementation: str, formats: tuple[int, int, int]) -> b.PrimitiveDesc:
+    pd = qconv_pd_at(q, implementation, formats)
+    if pd is None:
+        raise ValueError(f"oneDNN lists no {implementation} for this convolution")
+    return pd
 
 
 def packed_sizes(md: MemoryDesc) -> tuple[int, int]:
@@ -309,8 +321,10 @@ class QConv(PrimitiveCall):
     included), the bias prescaled to f32, scales and zero points in memories of their own
     (weights given as None: packed by a later `pack`).
     `formats` are the source, weights and destination tags to ask for (ANY: oneDNN's
-    choice; `src_md`/`dst_md` say what it chose). `__call__(x, out)` runs on arrays of the
-    source's and destination's bytes in those formats; `bind(x, out)` on those very arrays."""
+    choice; `src_md`/`dst_md` say what it chose); `implementation` one of oneDNN's to run
+    instead of `qconv_pd`'s (for benchmarks/int8_implementations.py). `__call__(x, out)`
+    runs on arrays of the source's and destination's bytes in those formats; `bind(x, out)`
+    on those very arrays."""
 
     def __init__(
         self,
@@ -319,9 +333,12 @@ class QConv(PrimitiveCall):
         bias: np.ndarray | None,
         params: QuantParams,
         formats: tuple[int, int, int] = (ANY, ANY, ANY),
+        implementation: str | None = None,
     ):
         self.q = q
-        self.pd = qconv_pd(q, *formats)
+        self.pd = (
+            qconv_pd(q, *formats) if implementation is None else _at(q, implementation, formats)
+        )
         values = runtime_values(q.quantization, *params.runtime(0))
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         if q.geometry.bias:

@@ -170,7 +170,7 @@ def test_vnni_replaces_amx_jit_1x1_and_brdgmm_from_56x56_pixels() -> None:
     ],
 )
 def test_the_preferred_implementation_is_what_binds(
-    name: str, first_choice: str, taken: str, monkeypatch: pytest.MonkeyPatch
+    name: str, first_choice: str, taken: str
 ) -> None:
     """Where oneDNN's first choice is the one replaced (AMX jit_1x1 on AMX machines, which
     oneDNN picks where a side has a zero point, else its brgconv_1x1; brdgmm_dw, which it
@@ -178,7 +178,6 @@ def test_the_preferred_implementation_is_what_binds(
     choice dispatch plans with (its formats and packed bytes) is the bound primitive's, also
     after oneDNN's primitive cache holds the convolution, and its results are the first
     choice's but for elements at a half step."""
-    from nnlayout.kernels.onednn import quantized
     from nnlayout.kernels.onednn.quantized_kernels import qconv_choice
 
     q, x, weights, bias, params, *_ = _case(name)
@@ -197,8 +196,7 @@ def test_the_preferred_implementation_is_what_binds(
         assert kernel.dst_md == first.md(b.dnnl_query_dst_md)
         assert kernel.packed_bytes == choice.packed
     got = kernel.run_plain(x).astype(int)
-    monkeypatch.setattr(quantized, "preferred_implementation", lambda q, first: None)
-    unchanged = QConv(q, weights, bias, params)
+    unchanged = QConv(q, weights, bias, params, implementation=first.implementation)
     assert unchanged.implementation == first.implementation
     want = unchanged.run_plain(x).astype(int)
     assert np.mean(want > 0) > 0.3 and np.mean(want == 255) < 0.05
@@ -348,3 +346,31 @@ def test_a_residual_add_is_a_sum_post_op() -> None:
     want = np.clip(np.rint(real / params.y_scale) + params.y_zero_point, 0, 255)
     assert np.mean((want == 0) | (want == 255)) < 0.2
     assert np.abs(got.astype(int) - want).max() <= 1 and np.mean(got != want) < 1e-3
+
+
+def test_an_implementation_oneDNN_does_not_list_is_refused() -> None:
+    q, _, weights, bias, params, *_ = _case("resnet_1x1_u8")
+    with pytest.raises(ValueError, match="lists no no_such_code"):
+        QConv(q, weights, bias, params, implementation="no_such_code")
+
+
+@pytest.mark.slow
+def test_the_int8_implementations_benchmark_marks_both_choices(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`benchmarks/int8_implementations` lists, per int8 convolution, oneDNN's fast exact
+    implementations with its first (*) and the kernels' (>) choice marked, and totals."""
+    from nnlayout.benchmarks import int8_implementations
+
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(variable, "1")  # restored after the test (main pins them)
+    assert int8_implementations.main(["mobilenet_v2", "--small", "--repeats", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split(": ", 1)[1].split("  ") for line in lines if " x " in line]
+    assert len(rows) > 5
+    for cells in rows:
+        assert len([cell for cell in cells if cell.startswith("*")]) == 1, cells
+        assert len([cell for cell in cells if cell.lstrip("*").startswith(">")]) == 1, cells
+        assert not any("ref:" in cell for cell in cells), cells
+    assert lines[-1].startswith("total, ms: oneDNN's first, cold ")
+    assert int8_implementations.main(["no_such_model"]) == 1
