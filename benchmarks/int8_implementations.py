@@ -11,12 +11,15 @@ per-channel s8 weights, u8 activations, 8 seeded calibration inputs) and compile
 strides, post-ops, scales and zero points as compiled) is bound once per implementation
 oneDNN lists for its source and destination formats, weights of the implementation's
 choice, up to its reference code (the kernels' `implementation_refusal` leaves out code
-that is slow or not exact). The implementations run in turns, `--repeats` rounds, warm (one
-call after another) and cold (after writing 8 MiB, as a network's other layers would have
-evicted them); medians in ms, "warm / cold". Marks: `*` oneDNN's first choice, `>` the
-kernels' (after their preferences). Totals weight each convolution by how often the model
-has it. One OpenMP thread, pinned before oneDNN loads: run it as a fresh process, on a
-quiet machine where you can.
+that is slow or not exact). The implementations run in turns, `--repeats` rounds, "warm"
+(each right after the others' calls, whose weights may have evicted its own on large layers)
+and cold (after writing 8 MiB, as a network's other layers would have evicted them); medians
+in ms, "warm / cold". Marks: `*` oneDNN's first choice, `>` the kernels' (after their
+preferences). Totals weight each convolution by how often the model has it (convolutions of
+the same shapes but other scales count apart). Code of other instruction sets called in
+between (AMX, AVX-512 and AVX2 VNNI) may cost each some of its speed, so confirm a preference
+on the whole model (docs/benchmarks-int8.md, AMX or VNNI per primitive). One OpenMP thread,
+pinned before oneDNN loads: run it as a fresh process, on a quiet machine where you can.
 """
 
 from __future__ import annotations
