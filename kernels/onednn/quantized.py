@@ -142,9 +142,73 @@ def sum_post_ops(
     )
 
 
+# oneDNN's first choices replaced by measured preferences (`preferred_implementation`): on
+# outputs of at least VNNI_MIN_PIXELS pixels, its first choice (a prefix) -> the replacement.
+AMX_1X1 = "jit_1x1:avx512_core_amx"
+VNNI_1X1 = "jit_int8_1x1:avx512_core_vnni"
+BRDGMM_DW = "brdgmm_dw:avx512_core_vnni"
+VNNI_DIRECT = "jit_int8:avx512_core_vnni"
+VNNI_MIN_PIXELS = 56 * 56
+PREFERENCES = ((AMX_1X1, VNNI_1X1), (BRDGMM_DW, VNNI_DIRECT))
+
+
+def preferred_implementation(q: QConvParams, first: str) -> str | None:
+    """The implementation taken over oneDNN's first choice `first` for `q` where oneDNN offers
+    it on the same source and destination formats (None: `first` stays). oneDNN v3.2 picks
+    its AMX `jit_1x1` code for MobileNetV2's 1x1 convolutions on AMX machines and its
+    `brdgmm_dw` code for its depthwise ones; from 56x56 output pixels up its VNNI
+    `jit_int8_1x1` and `jit_int8` code run them faster, warm and cold, while below it (28x28
+    and less) the first choices win or tie. Its `brgconv_1x1` AMX code (ResNet-50's 1x1
+    convolutions but one) beats its VNNI code at 56x56 and stays. Measured one primitive at
+    a time, the implementations in turns: docs/benchmarks-int8.md (AMX or VNNI per
+    primitive)."""
+    if math.prod(q.geometry.dst[2:]) < VNNI_MIN_PIXELS:
+        return None
+    return next((then for prefix, then in PREFERENCES if first.startswith(prefix)), None)
+
+
 def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY) -> b.PrimitiveDesc:
     """The int8 convolution's primitive descriptor with the given format tags (ANY: oneDNN's
-    choice, which is nhwc data and a VNNI/AMX weight blocking on avx512_core_vnni)."""
+    choice, which is nhwc data and a VNNI/AMX weight blocking on avx512_core_vnni): oneDNN's
+    first choice, or the implementation `preferred_implementation` names for it where
+    oneDNN lists it with the same source and destination descriptors (weights of its
+    choice, so the packed bytes follow the implementation)."""
+    first = first_qconv_pd(q, src, weights, dst)
+    wanted = preferred_implementation(q, first.implementation)
+    if wanted is None:
+        return first
+    found = qconv_pd_at(q, wanted, (src, weights, dst), first)
+    return first if found is None else found
+
+
+def qconv_pd_at(
+    q: QConvParams,
+    wanted: str,
+    tags: tuple[int, int, int] = (ANY, ANY, ANY),
+    first: b.PrimitiveDesc | None = None,
+) -> b.PrimitiveDesc | None:
+    """A descriptor of `q` with these format tags at implementation `wanted`, on the source
+    and destination descriptors of `first` (default: oneDNN's first choice), or None where
+    oneDNN lists none before its reference code. Found by name, not by position: once
+    oneDNN's primitive cache holds the convolution, its iterator yields its first choice
+    twice."""
+    first = first_qconv_pd(q, *tags) if first is None else first
+    src, dst = first.md(b.dnnl_query_src_md), first.md(b.dnnl_query_dst_md)
+    pd = first_qconv_pd(q, *tags)
+    while not pd.implementation.startswith("ref"):
+        if (
+            pd.implementation == wanted
+            and pd.md(b.dnnl_query_src_md) == src
+            and pd.md(b.dnnl_query_dst_md) == dst
+        ):
+            return pd
+        if not pd.next_implementation():
+            break
+    return None
+
+
+def first_qconv_pd(q: QConvParams, src: int, weights: int, dst: int) -> b.PrimitiveDesc:
+    """oneDNN's first choice for `q` with these format tags."""
     g = q.geometry
     bias = MemoryDesc.with_tag((g.dst[1],), X, b.dnnl_f32) if g.bias else None
     return p.convolution_pd(
@@ -159,6 +223,13 @@ def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY)
         g.post_ops,
         q.quantization,
     )
+
+
+def _at(q: QConvParams, implementation: str, formats: tuple[int, int, int]) -> b.PrimitiveDesc:
+    pd = qconv_pd_at(q, implementation, formats)
+    if pd is None:
+        raise ValueError(f"oneDNN lists no {implementation} for this convolution")
+    return pd
 
 
 def packed_sizes(md: MemoryDesc) -> tuple[int, int]:
@@ -250,8 +321,10 @@ class QConv(PrimitiveCall):
     included), the bias prescaled to f32, scales and zero points in memories of their own
     (weights given as None: packed by a later `pack`).
     `formats` are the source, weights and destination tags to ask for (ANY: oneDNN's
-    choice; `src_md`/`dst_md` say what it chose). `__call__(x, out)` runs on arrays of the
-    source's and destination's bytes in those formats; `bind(x, out)` on those very arrays."""
+    choice; `src_md`/`dst_md` say what it chose); `implementation` one of oneDNN's to run
+    instead of `qconv_pd`'s (for benchmarks/int8_implementations.py). `__call__(x, out)`
+    runs on arrays of the source's and destination's bytes in those formats; `bind(x, out)`
+    on those very arrays."""
 
     def __init__(
         self,
@@ -260,9 +333,12 @@ class QConv(PrimitiveCall):
         bias: np.ndarray | None,
         params: QuantParams,
         formats: tuple[int, int, int] = (ANY, ANY, ANY),
+        implementation: str | None = None,
     ):
         self.q = q
-        self.pd = qconv_pd(q, *formats)
+        self.pd = (
+            qconv_pd(q, *formats) if implementation is None else _at(q, implementation, formats)
+        )
         values = runtime_values(q.quantization, *params.runtime(0))
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         if q.geometry.bias:

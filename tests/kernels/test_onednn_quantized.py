@@ -17,12 +17,17 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import reorder_array
 from nnlayout.kernels.onednn.convolution import ConvGeometry
 from nnlayout.kernels.onednn.quantized import (
+    ANY,
     NCHW,
+    VNNI_1X1,
+    VNNI_DIRECT,
     QConv,
     QConvParams,
     QuantParams,
     clamp_post_ops,
+    first_qconv_pd,
     implementation_refusal,
+    preferred_implementation,
     qconv_refusal,
 )
 
@@ -74,6 +79,8 @@ CASES = {
     "mobilenet_depthwise_u8_zp": (32, 28, 32, 3, 1, 32, np.uint8, 3),
     "mobilenet_depthwise_s2_s8": (96, 28, 96, 3, 2, 96, np.int8, 0),
     "grouped_u8_zp": (64, 14, 64, 3, 1, 4, np.uint8, 17),
+    "mobilenet_1x1_expand_56_u8": (24, 56, 144, 1, 1, 1, np.uint8, 0),
+    "mobilenet_depthwise_56_u8": (32, 56, 32, 3, 1, 32, np.uint8, 0),
 }
 
 
@@ -136,6 +143,64 @@ def test_int8_convolutions_run_vnni_or_amx_code(name: str) -> None:
     implementation = QConv(q, weights, bias, params).implementation
     assert not implementation.startswith("ref")
     assert "vnni" in implementation or "amx" in implementation, implementation
+
+
+def test_vnni_replaces_amx_jit_1x1_and_brdgmm_from_56x56_pixels() -> None:
+    """The measured rule (`preferred_implementation`): oneDNN's AMX jit_1x1 code gives way to
+    its VNNI jit_int8_1x1 code, its brdgmm depthwise code to its jit_int8 code, on 56x56
+    outputs and larger, not below, and nothing else is replaced."""
+    q = _case("mobilenet_1x1_expand_56_u8")[0]
+    at_28 = replace(
+        q,
+        geometry=replace(q.geometry, src=(1, 24, 28, 28), dst=(1, 144, 28, 28)),
+    )
+    assert preferred_implementation(q, "jit_1x1:avx512_core_amx") == VNNI_1X1
+    assert preferred_implementation(q, "brdgmm_dw:avx512_core_vnni") == VNNI_DIRECT
+    for first in ("jit_1x1:avx512_core_amx", "brdgmm_dw:avx512_core_vnni"):
+        assert preferred_implementation(at_28, first) is None
+    for other in ("brgconv_1x1:avx512_core_amx", "jit:avx512_core_amx", VNNI_1X1, VNNI_DIRECT):
+        assert preferred_implementation(q, other) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "first_choice", "taken"),
+    [
+        ("mobilenet_1x1_expand_56_u8", "jit_1x1:avx512_core_amx", VNNI_1X1),
+        ("mobilenet_depthwise_56_u8", "brdgmm_dw:avx512_core_vnni", VNNI_DIRECT),
+    ],
+)
+def test_the_preferred_implementation_is_what_binds(
+    name: str, first_choice: str, taken: str
+) -> None:
+    """Where oneDNN's first choice is the one replaced (AMX jit_1x1 on AMX machines, which
+    oneDNN picks where a side has a zero point, else its brgconv_1x1; brdgmm_dw, which it
+    picks where neither side has one, as around MobileNetV2's ReLU6), the kernel runs the replacement on the same nhwc source and destination, the
+    choice dispatch plans with (its formats and packed bytes) is the bound primitive's, also
+    after oneDNN's primitive cache holds the convolution, and its results are the first
+    choice's but for elements at a half step."""
+    from nnlayout.kernels.onednn.quantized_kernels import qconv_choice
+
+    q, x, weights, bias, params, *_ = _case(name)
+    if first_choice.startswith("brdgmm"):  # half the real range onto u8 from 0
+        q = replace(q, dst_zero_point=False)
+        params = replace(params, y_scale=params.y_scale / 2, y_zero_point=0)
+    first = first_qconv_pd(q, ANY, ANY, ANY)
+    if not first.implementation.startswith(first_choice):
+        pytest.skip(f"oneDNN's first choice here is {first.implementation}, not {first_choice}")
+    choice = qconv_choice(q)
+    assert not isinstance(choice, str)
+    for _ in range(2):  # the second after the primitive is in oneDNN's cache
+        kernel = QConv(q, weights, bias, params, (choice.src.value, ANY, choice.dst.value))
+        assert kernel.implementation == choice.implementation == taken
+        assert kernel.src_md == first.md(b.dnnl_query_src_md)
+        assert kernel.dst_md == first.md(b.dnnl_query_dst_md)
+        assert kernel.packed_bytes == choice.packed
+    got = kernel.run_plain(x).astype(int)
+    unchanged = QConv(q, weights, bias, params, implementation=first.implementation)
+    assert unchanged.implementation == first.implementation
+    want = unchanged.run_plain(x).astype(int)
+    assert np.mean(want > 0) > 0.3 and np.mean(want == 255) < 0.05
+    assert np.abs(got - want).max() <= 1 and np.mean(got != want) < 1e-3
 
 
 def test_a_halo_holds_the_zero_point() -> None:
@@ -281,3 +346,31 @@ def test_a_residual_add_is_a_sum_post_op() -> None:
     want = np.clip(np.rint(real / params.y_scale) + params.y_zero_point, 0, 255)
     assert np.mean((want == 0) | (want == 255)) < 0.2
     assert np.abs(got.astype(int) - want).max() <= 1 and np.mean(got != want) < 1e-3
+
+
+def test_an_implementation_oneDNN_does_not_list_is_refused() -> None:
+    q, _, weights, bias, params, *_ = _case("resnet_1x1_u8")
+    with pytest.raises(ValueError, match="lists no no_such_code"):
+        QConv(q, weights, bias, params, implementation="no_such_code")
+
+
+@pytest.mark.slow
+def test_the_int8_implementations_benchmark_marks_both_choices(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`benchmarks/int8_implementations` lists, per int8 convolution, oneDNN's fast exact
+    implementations with its first (*) and the kernels' (>) choice marked, and totals."""
+    from nnlayout.benchmarks import int8_implementations
+
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(variable, "1")  # restored after the test (main pins them)
+    assert int8_implementations.main(["mobilenet_v2", "--small", "--repeats", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split(": ", 1)[1].split("  ") for line in lines if " x " in line]
+    assert len(rows) > 5
+    for cells in rows:
+        assert len([cell for cell in cells if cell.startswith("*")]) == 1, cells
+        assert len([cell for cell in cells if cell.lstrip("*").startswith(">")]) == 1, cells
+        assert not any("ref:" in cell for cell in cells), cells
+    assert lines[-1].startswith("total, ms: oneDNN's first, cold ")
+    assert int8_implementations.main(["no_such_model"]) == 1
