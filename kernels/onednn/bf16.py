@@ -1,7 +1,8 @@
 """bf16 convolutions as oneDNN's convolution primitive at array level, f32 <-> bf16
 conversions, and the oneDNN family's `nn.cast` kernel (`cast_kernel`). The family's own
-convolutions, matrix products, pooling, element-wise, binary and concat kernels compute bf16
-ops themselves (`common.float_refusal`, `ConvGeometry.data_type`), for `convert-to-bf16`.
+convolutions, matrix products, pooling, element-wise, binary, concat and batch norm kernels
+compute bf16 ops themselves (`common.float_refusal`, `ConvGeometry.data_type`), for
+`convert-to-bf16`.
 
 bf16 keeps float32's exponent and 8 bits of its significand (7 stored): a value converted
 from f32 (oneDNN's reorder rounds to nearest even) is within 2^-8 of it, relatively. A bf16
