@@ -48,7 +48,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, f32
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    ModuleOp,
+    f32,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -79,6 +85,10 @@ def _splat(like: SSAValue, length: int, value: float) -> nn.ConstantOp:
     )
 
 
+# Float types a fold computes in f32 (see `fold_parameters`).
+_NARROW = (BFloat16Type, Float16Type)
+
+
 def fold_parameters(
     norm: nn.BatchNormOp, weight: SSAValue | None, conv_bias: SSAValue | None
 ) -> tuple[list[Operation], SSAValue, SSAValue]:
@@ -87,7 +97,7 @@ def fold_parameters(
     `weight` None stands for a depthwise 1x1 convolution that copies its input (the weight
     is s itself, shaped [C, 1, 1, 1]), `conv_bias` None for a zero bias.
 
-    A norm of another float type than f32 (bf16, after `convert-to-bf16`) is folded in f32:
+    A norm of a narrower float type (bf16, after `convert-to-bf16`; f16) is folded in f32:
     its parameters widened (exactly), the weight and bias rounded to its type once, at the
     end, as its kernels compute (rounding s, its square root and each product to 8 bits
     would add their errors to the weights')."""
@@ -95,7 +105,7 @@ def fold_parameters(
     folded: list[Operation] = []
 
     def widened(value: SSAValue) -> SSAValue:
-        if nn.tensor_type(value).element_type == f32:
+        if not isinstance(nn.tensor_type(value).element_type, _NARROW):
             return value
         folded.append(cast := nn.CastOp(value, f32))
         return cast.output
@@ -121,7 +131,7 @@ def fold_parameters(
     bias = nn.AddOp(scaled.output, shift)
     folded += [shifted, scaled, bias]
     results = [weight, bias.output]
-    if element_type != f32:
+    if isinstance(element_type, _NARROW):
         folded += (narrowed := [nn.CastOp(v, element_type) for v in results])
         results = [cast.output for cast in narrowed]
     for new_op in folded:
