@@ -10,7 +10,11 @@ What the pass does, per function, in program order: an op all of whose operands 
 are f32 becomes a bf16 op (operands, result, and so the buffers after bufferize: 2 bytes an
 element) where the kernel `select-dispatch` would give the bf16 op computes it in bf16: a
 kernel that says `bf16_data` (oneDNN's convolutions, fused convolutions, gemm/matmul,
-pooling, element-wise, binary and concat ops, where the CPU has AVX512_BF16) or, on the `ref`
+pooling, element-wise, binary, concat and batch norm ops, where the CPU has AVX512_BF16: a
+batch norm's bf16 vectors are widened to oneDNN's f32 ones by its kernel, and where an
+activation follows, `fuse-post-ops` still makes the two one bf16 depthwise convolution, its
+weight and bias folded in f32 and rounded once; kept f32 with casts around it, it cost
+DenseNet-121 more than its convolutions gained, issue 27) or, on the `ref`
 target, the reference kernels (the oracle: f32 math rounded once per op, so that bf16 can be
 checked anywhere). An op that only moves data (reshape, flatten, transpose, slice, pad, ...)
 follows its input: bf16 where it already is, exactly. Every other op stays f32, with a

@@ -48,7 +48,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    ModuleOp,
+    f32,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -79,35 +85,58 @@ def _splat(like: SSAValue, length: int, value: float) -> nn.ConstantOp:
     )
 
 
+# Float types a fold computes in f32 (see `fold_parameters`).
+_NARROW = (BFloat16Type, Float16Type)
+
+
 def fold_parameters(
     norm: nn.BatchNormOp, weight: SSAValue | None, conv_bias: SSAValue | None
 ) -> tuple[list[Operation], SSAValue, SSAValue]:
     """The ops (located at `norm`) computing the weight and bias of a convolution with `norm`
     applied to its result: W * s[o] and (b - mean) * s + bias, s = scale / sqrt(var + eps).
     `weight` None stands for a depthwise 1x1 convolution that copies its input (the weight
-    is s itself, shaped [C, 1, 1, 1]), `conv_bias` None for a zero bias."""
-    channels = nn.shape_of(norm.var)[0]
-    epsilon = _splat(norm.var, channels, norm.epsilon.value.data)
-    variance = nn.AddOp(norm.var, epsilon)
+    is s itself, shaped [C, 1, 1, 1]), `conv_bias` None for a zero bias.
+
+    A norm of a narrower float type (bf16, after `convert-to-bf16`; f16) is folded in f32:
+    its parameters widened (exactly), the weight and bias rounded to its type once, at the
+    end, as its kernels compute (rounding s, its square root and each product to 8 bits
+    would add their errors to the weights')."""
+    element_type = nn.tensor_type(norm.var).element_type
+    folded: list[Operation] = []
+
+    def widened(value: SSAValue) -> SSAValue:
+        if not isinstance(nn.tensor_type(value).element_type, _NARROW):
+            return value
+        folded.append(cast := nn.CastOp(value, f32))
+        return cast.output
+
+    scale, shift, mean, var = (widened(v) for v in norm.operands[1:])
+    channels = nn.shape_of(var)[0]
+    epsilon = _splat(var, channels, norm.epsilon.value.data)
+    variance = nn.AddOp(var, epsilon)
     deviation = nn.SqrtOp(variance.output)
-    factor = nn.DivOp(norm.scale, deviation.output)  # s, per output channel
+    factor = nn.DivOp(scale, deviation.output)  # s, per output channel
     factor4 = nn.ReshapeOp(factor.output, (channels, 1, 1, 1))
-    folded: list[Operation] = [epsilon, variance, deviation, factor, factor4]
+    folded += [epsilon, variance, deviation, factor, factor4]
     if weight is None:
         weight = factor4.output
     else:
-        folded.append(scaled_weight := nn.MulOp(weight, factor4.output))
+        folded.append(scaled_weight := nn.MulOp(widened(weight), factor4.output))
         weight = scaled_weight.output
     if conv_bias is None:
-        folded.append(zero := _splat(norm.var, channels, 0.0))
+        folded.append(zero := _splat(var, channels, 0.0))
         conv_bias = zero.output
-    shifted = nn.SubOp(conv_bias, norm.mean)
+    shifted = nn.SubOp(widened(conv_bias), mean)
     scaled = nn.MulOp(shifted.output, factor.output)
-    bias = nn.AddOp(scaled.output, norm.bias)
+    bias = nn.AddOp(scaled.output, shift)
     folded += [shifted, scaled, bias]
+    results = [weight, bias.output]
+    if isinstance(element_type, _NARROW):
+        folded += (narrowed := [nn.CastOp(v, element_type) for v in results])
+        results = [cast.output for cast in narrowed]
     for new_op in folded:
         new_op.location = norm.location  # errors in the folded parameters point at the norm
-    return folded, weight, bias.output
+    return folded, results[0], results[1]
 
 
 @dataclass

@@ -61,8 +61,10 @@ PLAIN_DATA = FORMATS[0]  # nchw: for data of another rank, row-major
 
 
 # The ops whose oneDNN primitives take bf16 data here (f32 math inside, the result rounded
-# once, as the reference kernels compute bf16): a batch norm's vectors, a prelu's slopes and
-# the movement primitives' descriptors are f32 only.
+# once, as the reference kernels compute bf16): a prelu's slopes and the movement
+# primitives' descriptors are f32 only. A batch norm's scale, shift, mean and variance are
+# f32 in oneDNN: its bf16 twin's vectors (bf16, as an `nn` op has one element type) are
+# widened to f32 (exactly) on the way in, once where they are constants (`calls.OpRun`).
 BF16_OPS: tuple[type[Operation], ...] = (
     *BINARY,
     *ELTWISE_OPS,
@@ -73,6 +75,7 @@ BF16_OPS: tuple[type[Operation], ...] = (
     nn.MaxPool2dOp,
     nn.AvgPool2dOp,
     nn.GlobalAvgPoolOp,
+    nn.BatchNormOp,
 )
 
 

@@ -35,13 +35,14 @@ FINITE_LIMIT = float(np.finfo(np.float32).max) / 16
 
 def norm(x: np.ndarray) -> float:
     """An upper bound on the Euclidean norm of `x`, from one BLAS pass (its float32 sum of
-    squares, raised by that sum's largest rounding error; a bf16 array's, by its result's
-    rounding as well): inf or NaN when `x` holds an
-    infinity or NaN (or its square sum overflows, past 1.8e19)."""
+    squares, raised by that sum's largest rounding error): inf or NaN when `x` holds an
+    infinity or NaN (or its square sum overflows, past 1.8e19). A bf16 (or f16) array is
+    widened to f32 first (exactly): numpy's dot of ml_dtypes' bfloat16 is a generic loop,
+    0.61 ms on 1x128x56x56 where the widening and BLAS's dot take 0.23 ms (issue 27)."""
     flat = x.reshape(-1)
-    # A bf16 array's dot product is rounded to bf16 at the end (2^-8 relative at most).
-    rounding = 1 + 2.0**-7 if flat.dtype.itemsize == 2 else 1.0
-    return math.sqrt(float(np.dot(flat, flat)) * (1 + flat.size * 2.0**-23) * rounding)
+    if flat.dtype.itemsize == 2:
+        flat = flat.astype(np.float32)
+    return math.sqrt(float(np.dot(flat, flat)) * (1 + flat.size * 2.0**-23))
 
 
 def largest_magnitude(x: np.ndarray) -> float:

@@ -84,8 +84,8 @@ def data_type(value: SSAValue) -> int:
 
 def float_refusal(op: Operation) -> str | None:
     """Why the kernels of ops that compute in bf16 as well as f32 (convolutions, matrix
-    products, pooling, element-wise, binary, concat) cannot take `op`'s element types: all
-    f32 is fine, all bf16 where the CPU runs bf16 natively (`bf16_refusal`)."""
+    products, pooling, element-wise, binary, concat, batch norm) cannot take `op`'s element
+    types: all f32 is fine, all bf16 where the CPU runs bf16 natively (`bf16_refusal`)."""
     types = {getattr(v.type, "element_type", None) for v in (*op.operands, *op.results)}
     if types == {f32}:
         return None

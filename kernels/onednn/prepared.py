@@ -17,7 +17,7 @@ from functools import partial
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import operands_outside
@@ -116,16 +116,29 @@ def _checked_private(op: Operation) -> tuple[Compiled, Compiled | None, tuple[in
     return compiled, finite, args
 
 
+def _as_read(value: SSAValue, compiled: Compiled, arg: int) -> int:
+    """The bytes of `value`'s buffer as oneDNN reads it for `arg`: converted to the
+    argument's data type on the way in (`calls.OpRun.arrays`) where the two differ, as a
+    bf16 batch norm's vectors are widened to oneDNN's f32 ones."""
+    nbytes = buffer_bytes(value.type)
+    ours = numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
+    theirs = compiled.dtype(arg)
+    if arg == b.DNNL_ARG_DST or ours is None or theirs is None or ours == theirs:
+        return nbytes
+    return nbytes // ours.itemsize * theirs.itemsize
+
+
 def _check_buffer_sizes(op: Operation, compiled: Compiled, args: Sequence[int]) -> None:
     """Every operand but the weights (repacked at load), and the result, of the byte size
-    its type gives, as oneDNN's primitive will read and write them."""
+    its type gives (after a conversion of its elements, `_as_read`), as oneDNN's primitive
+    will read and write them."""
     values = [
         (f"operand {i}", v, arg)
         for i, (v, arg) in enumerate(zip(op.operands, args, strict=False))
         if arg != b.DNNL_ARG_WEIGHTS
     ]
     for what, value, arg in (*values, ("the result", op.results[0], b.DNNL_ARG_DST)):
-        if (nbytes := buffer_bytes(value.type)) != compiled.nbytes(arg):
+        if (nbytes := _as_read(value, compiled, arg)) != compiled.nbytes(arg):
             raise BindingRefused(
                 f"{what} takes {nbytes} bytes in layout "
                 f"'{encoding_name(value.type) or 'plain'}'; oneDNN's "

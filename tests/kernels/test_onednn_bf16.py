@@ -9,10 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import buffer_bytes
+from nnlayout.dialects.nn.base import bf16_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import float_math
 from nnlayout.kernels.onednn.bf16 import Bf16Conv, bf16_refusal, from_bf16, to_bf16
 from nnlayout.kernels.onednn.convolution import ConvGeometry
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.reference_bf16 import cast
+from nnlayout.tests.helpers import parse
 from nnlayout.tests.kernels.test_onednn_quantized import window_conv
 
 pytestmark = pytest.mark.onednn
@@ -110,3 +116,52 @@ def test_an_unknown_fpmath_is_warned_about(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("NNLAYOUT_ONEDNN_FPMATH", "tf32x")
     with pytest.warns(RuntimeWarning, match="not one of strict, bf16"):
         assert float_math() is None
+
+
+@pytest.mark.parametrize("layout", ["", "NCHW16c"])
+@pytest.mark.parametrize("direction", ["f32 -> bf16", "bf16 -> f32"])
+def test_the_cast_kernel_is_the_reference_cast(layout: str, direction: str) -> None:
+    """cast_onednn (oneDNN's reorder over the physical elements, bound once) writes what the
+    reference cast writes, bit for bit (NaN stays NaN), called and bound, into a contiguous
+    buffer and, through numpy, into a strided view (a halo's interior); padding lanes (0)
+    stay 0. f32 subnormals become zero, as in oneDNN's bf16 kernels."""
+    if not b.available():
+        pytest.skip("oneDNN is not installed")
+    source, result = direction.split(" -> ")
+    encoding = f', #layout.layout<"{layout}">' if layout else ""
+    module = parse(
+        f"""
+func.func @f(%x: tensor<1x20x3x3x{source}{encoding}>) -> tensor<1x20x3x3x{result}{encoding}> {{
+  %c = nn.cast %x : tensor<1x20x3x3x{source}{encoding}> -> tensor<1x20x3x3x{result}{encoding}>
+  func.return %c : tensor<1x20x3x3x{result}{encoding}>
+}}"""
+    )
+    op = next(o for o in module.walk() if isinstance(o, nn.CastOp))
+    kernel = registry().lookup("cast_onednn")
+    assert kernel.prepare is not None and kernel.implementation(op) == "jit:uni"
+    count = buffer_bytes(op.input.type) // (4 if source == "f32" else 2)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(count).astype(np.float32)
+    x[:3] = [np.nan, -0.0, np.inf]
+    x[3:] *= np.float32(2.0) ** rng.integers(-40, 40, count - 3).astype(np.float32)
+    if layout:  # the physical array of the blocked layout, padding lanes (0) included
+        x.reshape(1, 2, 3, 3, 16)[:, 1, :, :, 4:] = 0
+    if source == "bf16":
+        x = x.astype(bf16_dtype())
+    want = cast(op, [x])
+    bound = kernel.prepare(op, None)
+    for run in ("called", "bound"):
+        out = np.full(count, 7, dtype=want.dtype)
+        if run == "called":
+            bound([x], out)
+        else:
+            bound.on([x], out)()  # type: ignore[attr-defined]
+        np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8), err_msg=run)
+    halo = np.full(count + 8, 7, dtype=want.dtype)
+    bound([x], halo[4:-4])  # a strided view: numpy's conversion
+    np.testing.assert_array_equal(halo[4:-4].view(np.uint8), want.view(np.uint8))
+    if source == "f32":  # a subnormal f32 is 0 in bf16 here (ml_dtypes keeps it)
+        tiny = np.full(count, 1e-39, np.float32)
+        out = np.empty(count, dtype=want.dtype)
+        bound([tiny], out)
+        assert not out.astype(np.float32).any()

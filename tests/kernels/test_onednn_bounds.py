@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.nn import Conv2dOp
+from nnlayout.dialects.nn.base import bf16_dtype
 from nnlayout.kernels.onednn import bounds as onednn_bounds
 from nnlayout.kernels.onednn import calls as onednn_calls
 from nnlayout.kernels.onednn.prepared import compiled_for
@@ -543,3 +544,19 @@ func.func @f(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %b: tensor<8xf32>
         assert_same(
             Interpreter(module).run([x, weights, view]), interpreter.run([x, weights, view])
         )
+
+
+def test_the_norm_of_a_bf16_array_is_its_widened_f32_norm() -> None:
+    """A bf16 array's norm bound is measured on its exact f32 values by BLAS (numpy's dot of
+    ml_dtypes' bfloat16 is a generic loop, and rounds its sum to bf16): an upper bound on the
+    true norm, within its f32 sum's rounding bound; inf or NaN where the array holds them."""
+    rng = np.random.default_rng(4)
+    values = rng.standard_normal(100_003).astype(bf16_dtype())
+    exact = float(np.linalg.norm(values.astype(np.float64)))
+    measured = onednn_bounds.norm(values)
+    assert measured == onednn_bounds.norm(values.astype(np.float32))
+    assert exact <= measured <= exact * (1 + values.size * 2.0**-23)
+    values[7] = np.inf
+    assert not math.isfinite(onednn_bounds.norm(values))
+    values[7] = np.nan
+    assert not math.isfinite(onednn_bounds.norm(values))

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, bf16
 from xdsl.ir import Operation
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
@@ -19,6 +20,7 @@ from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp
+from nnlayout.dialects.nn.base import bf16_dtype
 from nnlayout.examples.make_models import build
 from nnlayout.frontends.onnx import import_model
 from nnlayout.ir.context import make_context
@@ -26,6 +28,7 @@ from nnlayout.ir.parser import parse_module
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.lowering.to_numpy import import_generated, run_generated, translate
+from nnlayout.runtime.binding import evaluate_constants
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
@@ -33,6 +36,7 @@ from nnlayout.tests.helpers import (
     compile_module,
     random_inputs,
 )
+from nnlayout.transforms.fold_batch_norm import fold_parameters
 from nnlayout.transforms.plan_memory import plan_function
 
 TARGETS = ["ref", "avx2", *(["onednn"] if onednn_available() else [])]
@@ -234,3 +238,49 @@ def test_small_resnet_has_no_batch_norm_left() -> None:
     assert ops_named(module, "nn.batch_norm")
     planned = compile_module(module, "avx2", True, DEFAULT_PIPELINE)
     assert not ops_named(planned, "nn.batch_norm")
+
+
+def test_a_bf16_norm_folds_in_f32_and_rounds_once() -> None:
+    """A bf16 batch norm (after convert-to-bf16) gets its folded weight and bias computed in
+    f32 from its (exactly widened) parameters and rounded to bf16 once, as its kernels compute:
+    not s, its square root and each product rounded to 8 bits on the way."""
+    rng = np.random.default_rng(7)
+    channels = 64
+    vectors = [
+        rng.standard_normal(channels).astype(np.float32),  # scale
+        rng.standard_normal(channels).astype(np.float32),  # shift
+        rng.standard_normal(channels).astype(np.float32),  # mean
+        rng.uniform(0.1, 3.0, channels).astype(np.float32),  # variance
+    ]
+    module = parse(
+        f"""
+func.func @f(%x: tensor<1x{channels}x2x2xbf16>) -> tensor<1x{channels}x2x2xbf16> {{
+{
+            "".join(
+                f'''  %c{i} = nn.constant dense<{json.dumps(v.tolist())}> : tensor<{channels}xf32>
+  %v{i} = nn.cast %c{i} : tensor<{channels}xf32> -> tensor<{channels}xbf16>
+'''
+                for i, v in enumerate(vectors)
+            )
+        }  %n = nn.batch_norm %x, %v0, %v1, %v2, %v3 epsilon 1.0e-03 : (tensor<1x{
+            channels
+        }x2x2xbf16>, tensor<{channels}xbf16>, tensor<{channels}xbf16>, tensor<{
+            channels
+        }xbf16>, tensor<{channels}xbf16>) -> tensor<1x{channels}x2x2xbf16>
+  func.return %n : tensor<1x{channels}x2x2xbf16>
+}}"""
+    )
+    (norm,) = ops_named(module, "nn.batch_norm")
+    assert isinstance(norm, nn.BatchNormOp)
+    folded, weight, bias = fold_parameters(norm, None, None)
+    Rewriter.insert_op(folded, InsertPoint.before(norm))
+    assert {nn.tensor_type(v).element_type for v in (weight, bias)} == {bf16}
+    got = evaluate_constants([weight.owner, bias.owner], dict)  # type: ignore[list-item]
+    scale, shift, mean, var = (v.astype(bf16_dtype()).astype(np.float32) for v in vectors)
+    factor = scale / np.sqrt(var + np.float32(1e-3))
+    want = [factor.reshape(channels, 1, 1, 1), (np.float32(0) - mean) * factor + shift]
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == bf16_dtype()
+        assert np.array_equal(
+            np.asarray(g).astype(np.float32), w.astype(bf16_dtype()).astype(np.float32)
+        )
