@@ -16,14 +16,17 @@ without an addend, float32) where
 
     the first reads a function argument of fewer than 16 channels (the image),
     each result has a multiple of 16 channels and is read by the next one alone,
-    the last result has exactly 16 channels (at most 4 convolutions),
+    the last result has exactly 16 channels and one reader (at most 4 convolutions),
 
-and gives each the kernel the blocked target (`onednn-nchw16c`, kernels/targets.py) selects
-for it, if every one gets a oneDNN kernel writing NCHW16c; else it changes nothing. It runs
-after the fusions, which choose kernels for the target the module records, and before
-`insert-layouts`, which then reorders nothing but the 16-channel result (a view). It acts
-only where the module was dispatched for `host` in NHWC and `host` has a blocked target (oneDNN
-with its avx512_core code); anywhere else it changes nothing. A remark at the first
+(MobileNetV3's 16-channel stem is also read by a residual add, fused into a convolution
+that writes in place over its addend: over a view it may not, so it would copy the addend
+first, which cost more than the reorder saved, measured), and gives each the kernel the
+blocked target (`onednn-nchw16c`, kernels/targets.py) selects for it, if every one gets a
+kernel writing NCHW16c; else it changes nothing. It runs after the fusions, which choose
+kernels for the target the module records, and before `insert-layouts`, which then reorders
+nothing but the 16-channel result (a view). It acts only where the module was dispatched
+for `host` in NHWC and `host` has a blocked target (oneDNN with its avx512_core code);
+anywhere else it changes nothing. A remark at the first
 convolution names the chain:
 
     model.mlir:5:3: remark: [blocked-stem] nn.fused_conv2d: 3 convolutions from the input
@@ -85,9 +88,11 @@ def stem_chain(function: func.FuncOp) -> list[Operation] | None:
         while len(chain) <= _LONGEST:
             result = chain[-1].results[0]
             channels = shape_of(result)[1]
+            if not result.has_one_use():
+                break
             if channels == _BLOCK:
                 return chain
-            if channels % _BLOCK or not result.has_one_use():
+            if channels % _BLOCK:
                 break
             user = next(iter(result.uses))
             if user.index != 0 or not _convolution(user.operation):

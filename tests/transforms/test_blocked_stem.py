@@ -67,11 +67,12 @@ def clip6(source: str, name: str) -> list[onnx.NodeProto]:
 
 
 def mobilenet_head(
-    channels: int = 3, last: int = 16, residual: bool = False, batch: int = 1
+    channels: int = 3, last: int = 16, residual: bool = False, batch: int = 1, reread: bool = False
 ) -> onnx.ModelProto:
     """MobileNetV2's first layers: a 3x3 stride-2 stem with ReLU6, a depthwise 3x3 with
     ReLU6, a 1x1 to `last` channels, then a 1x1 expansion with ReLU (and, with `residual`,
-    the depthwise result added back to itself through a second reader)."""
+    the depthwise result added back to itself through a second reader; with `reread`, the
+    1x1's result likewise)."""
     nodes, weights = [], {"zero": np.float32(0.0), "six": np.float32(6.0)}
     for part in (
         conv("stem", "x", channels, 32, 3, 2),
@@ -88,6 +89,9 @@ def mobilenet_head(
     if residual:
         nodes.append(helper.make_node("Add", ["dw.r", "dw.r"], ["twice"]))
         outputs.append("twice")
+    if reread:
+        nodes.append(helper.make_node("Add", ["project", "project"], ["again"]))
+        outputs.append("again")
     weights = {k: np.asarray(v) for k, v in weights.items()}
     return onnx_model(nodes, {"x": [batch, channels, 32, 32]}, outputs, weights)
 
@@ -111,6 +115,7 @@ def chain_names(module: ModuleOp) -> list[str]:
         ({"channels": 16}, []),  # not an image: a whole block already
         ({"last": 24}, []),  # no 16-channel result to end at
         ({"residual": True}, []),  # the depthwise result has a second reader
+        ({"reread": True}, []),  # so has the 16-channel result
     ],
 )
 def test_the_chain_runs_from_the_image_to_16_channels(
@@ -151,7 +156,7 @@ def test_on_host_the_chain_runs_blocked_and_reorders_nothing(tmp_path: Path) -> 
     assert [encoding_name(t) for t in reorders] == ["NHWC"]
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"batch": 2}, {"residual": True}])
+@pytest.mark.parametrize("kwargs", [{}, {"batch": 2}, {"residual": True}, {"reread": True}])
 def test_same_results_with_and_without_it_and_as_onnxruntime(kwargs: dict, tmp_path: Path) -> None:
     """auto (the chain blocked, where host can) and nhwc (no blocked-stem), padding on and
     off, interpreter and generated module; then every target against onnxruntime."""
