@@ -25,6 +25,7 @@ from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.transforms.blocked_stem import stem_chain
 from nnlayout.transforms.remarks import collecting
 from tests.helpers import (
+    ALL_TARGETS,
     DEFAULT_PIPELINE,
     assert_close,
     check_against_onnxruntime,
@@ -177,6 +178,29 @@ def test_same_results_with_and_without_it_and_as_onnxruntime(kwargs: dict, tmp_p
     other = tmp_path / "onnxruntime"
     other.mkdir()
     check_against_onnxruntime(model, other)
+
+
+def test_every_target_padding_on_and_off_gives_onnxruntime_results(tmp_path: Path) -> None:
+    """The chain's model through every target (host: the chain blocked; the others: as they
+    were), padding on and off, interpreter and generated module, all pairs in every tier."""
+    model = mobilenet_head()
+    module, source = imported(model, tmp_path)
+    inputs = random_inputs(module)
+    want = onnxruntime_outputs(model, inputs)
+    for target in ALL_TARGETS:
+        for padding in (True, False):
+            compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
+            for backend, got in (
+                ("interpreter", Interpreter(compiled, source_path=source).run(inputs)),
+                ("generated", run_generated(compiled, inputs, source_path=source)),
+            ):
+                for expected, actual in zip(want, got, strict=True):
+                    try:
+                        assert_close(expected, actual)
+                    except AssertionError as error:
+                        raise AssertionError(
+                            f"{target} padding={padding} {backend}: {error}"
+                        ) from None
 
 
 def test_a_nan_in_the_image_reaches_the_output_as_without_it(tmp_path: Path) -> None:
