@@ -68,12 +68,18 @@ def clip6(source: str, name: str) -> list[onnx.NodeProto]:
 
 
 def mobilenet_head(
-    channels: int = 3, last: int = 16, residual: bool = False, batch: int = 1, reread: bool = False
+    channels: int = 3,
+    last: int = 16,
+    residual: bool = False,
+    batch: int = 1,
+    reread: bool = False,
+    excite: bool = False,
 ) -> onnx.ModelProto:
     """MobileNetV2's first layers: a 3x3 stride-2 stem with ReLU6, a depthwise 3x3 with
     ReLU6, a 1x1 to `last` channels, then a 1x1 expansion with ReLU (and, with `residual`,
     the depthwise result added back to itself through a second reader; with `reread`, the
-    1x1's result likewise)."""
+    1x1's result likewise; with `excite`, EfficientNet-B0's squeeze-and-excitation block
+    between the depthwise and the 1x1, as torch exports it)."""
     nodes, weights = [], {"zero": np.float32(0.0), "six": np.float32(6.0)}
     for part in (
         conv("stem", "x", channels, 32, 3, 2),
@@ -85,6 +91,20 @@ def mobilenet_head(
         weights |= part[1]
     nodes[1:1] = clip6("stem", "stem.r")
     nodes[3:3] = clip6("dw", "dw.r")
+    if excite:
+        squeeze, squeeze_weights = conv("squeeze", "pooled", 32, 8, 1)
+        scale, scale_weights = conv("scale", "squeeze.r", 8, 32, 1)
+        weights |= squeeze_weights | scale_weights
+        nodes[4:4] = [
+            helper.make_node("GlobalAveragePool", ["dw.r"], ["pooled"]),
+            *squeeze,
+            helper.make_node("Relu", ["squeeze"], ["squeeze.r"]),
+            *scale,
+            helper.make_node("Sigmoid", ["scale"], ["scale.s"]),
+            helper.make_node("Mul", ["dw.r", "scale.s"], ["excited"]),
+        ]
+        project = next(n for n in nodes if n.output[0] == "project")
+        project.input[0] = "excited"
     nodes.append(helper.make_node("Relu", ["expand"], ["y"]))
     outputs = ["y"]
     if residual:
@@ -117,6 +137,16 @@ def chain_names(module: ModuleOp) -> list[str]:
         ({"last": 24}, []),  # no 16-channel result to end at
         ({"residual": True}, []),  # the depthwise result has a second reader
         ({"reread": True}, []),  # so has the 16-channel result
+        (
+            {"excite": True},
+            [
+                "nn.fused_conv2d",
+                "nn.fused_conv2d",
+                "nn.global_avg_pool",
+                "nn.mul",
+                "nn.conv2d",
+            ],
+        ),
     ],
 )
 def test_the_chain_runs_from_the_image_to_16_channels(
@@ -157,7 +187,9 @@ def test_on_host_the_chain_runs_blocked_and_reorders_nothing(tmp_path: Path) -> 
     assert [encoding_name(t) for t in reorders] == ["NHWC"]
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"batch": 2}, {"residual": True}, {"reread": True}])
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"batch": 2}, {"residual": True}, {"reread": True}, {"excite": True}]
+)
 def test_same_results_with_and_without_it_and_as_onnxruntime(kwargs: dict, tmp_path: Path) -> None:
     """auto (the chain blocked, where host can) and nhwc (no blocked-stem), padding on and
     off, interpreter and generated module; then every target against onnxruntime."""
@@ -180,10 +212,14 @@ def test_same_results_with_and_without_it_and_as_onnxruntime(kwargs: dict, tmp_p
     check_against_onnxruntime(model, other)
 
 
-def test_every_target_padding_on_and_off_gives_onnxruntime_results(tmp_path: Path) -> None:
-    """The chain's model through every target (host: the chain blocked; the others: as they
-    were), padding on and off, interpreter and generated module, all pairs in every tier."""
-    model = mobilenet_head()
+@pytest.mark.parametrize("kwargs", [{}, {"excite": True}])
+def test_every_target_padding_on_and_off_gives_onnxruntime_results(
+    kwargs: dict, tmp_path: Path
+) -> None:
+    """The chain's models through every target (host: the chain blocked; the others: as
+    they were), padding on and off, interpreter and generated module, all pairs in every
+    tier (the squeeze-and-excitation block's sigmoid of padding lanes would leak 0.5)."""
+    model = mobilenet_head(**kwargs)
     module, source = imported(model, tmp_path)
     inputs = random_inputs(module)
     want = onnxruntime_outputs(model, inputs)
