@@ -121,7 +121,9 @@ def stem_chain(function: func.FuncOp) -> list[Operation] | None:
             result = chain[-1].results[0]
             channels = shape_of(result)[1]
             if channels == _BLOCK:
-                return chain if result.has_one_use() else None
+                if result.has_one_use():
+                    return chain
+                break
             following = _next_in_chain(result) if channels % _BLOCK == 0 else None
             if following is None:
                 break
