@@ -339,6 +339,48 @@ def layout_of(tensor_type: Attribute) -> LayoutSpec | None:
     return None
 
 
+def _memory_runs(tensor_type: TensorType[Attribute]) -> tuple[tuple[int, int, int], ...] | None:
+    """Where each element of a dense `tensor_type` lies in its buffer, as its physical dims
+    in memory order: (logical axis, extent, elements of that axis one step spans), the dims
+    of extent 1 left out and consecutive pieces of one axis joined; None where the buffer
+    has padding lanes."""
+    shape = tensor_type.get_shape()
+    spec = layout_of(tensor_type)
+    if spec is None:
+        return tuple((axis, size, 1) for axis, size in enumerate(shape) if size != 1)
+    if spec.padding_elements(shape):
+        return None
+    index = {axis: i for i, axis in enumerate(spec.logical_axes)}
+    runs = []
+    for position, (dim, extent) in enumerate(
+        zip(spec.dims, spec.physical_shape(shape), strict=True)
+    ):
+        axis = dim if isinstance(dim, str) else dim.axis
+        inner = spec.dims[position + 1 :]
+        unit = math.prod(d.factor for d in inner if isinstance(d, Block) and d.axis == axis)
+        if extent == 1:
+            continue
+        if runs and runs[-1][0] == index[axis] and runs[-1][2] == extent * unit:
+            runs[-1] = (index[axis], runs[-1][1] * extent, unit)  # C/16 then 16c: one run
+        else:
+            runs.append((index[axis], extent, unit))
+    return tuple(runs)
+
+
+def same_bytes(source: Attribute, target: Attribute) -> bool:
+    """Whether two dense tensor types of one shape put every element at the same place of
+    a buffer of the same size, without padding (NCHW16c and NHWC at 16 channels; NCHW and
+    NHWC at one pixel): a reorder between them moves nothing."""
+    if not (isinstance(source, TensorType) and isinstance(target, TensorType)):
+        return False
+    if storage_of(source) != "dense" or storage_of(target) != "dense":
+        return False
+    if source.get_shape() != target.get_shape() or source.element_type != target.element_type:
+        return False
+    runs = _memory_runs(source)
+    return runs is not None and runs == _memory_runs(target)
+
+
 def storage_of(tensor_type: Attribute) -> str:
     """'csr' for a tensor type encoded `#layout.storage<"csr">`, 'dense' otherwise."""
     if isinstance(tensor_type, TensorType) and isinstance(tensor_type.encoding, StorageAttr):

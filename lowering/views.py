@@ -12,6 +12,10 @@ no kernel and no copy (docs/views.md).
   order the permutation names, to a plain result: the operand's bytes are already the
   result's row-major bytes (ConvNeXt's NHWC convolution result transposed to [N, H, W, C]),
   so the result is a `memref.reinterpret_cast` like a reshape's.
+- `layout.reorder` between two layouts that put every element at the same byte, with no
+  padding lanes (`same_bytes`: NCHW16c and NHWC at 16 channels, where a stem run in nChw16c
+  meets the NHWC rest of a network, transforms/blocked_stem.py): a
+  `memref.reinterpret_cast` to the result's buffer shape.
 
 All need the operand's buffer to be one row-major run itself: a halo's interior or a concat's
 slot is not (`bufferize` then keeps the op a kernel call), a function argument, an allocation
@@ -25,7 +29,14 @@ from xdsl.dialects.builtin import MemRefType, NoneAttr, StridedLayoutAttr, Tenso
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import encoding_name, layout_of, storage_of
+from nnlayout.dialects.layout import (
+    ReorderOp,
+    buffer_type,
+    encoding_name,
+    layout_of,
+    same_bytes,
+    storage_of,
+)
 from nnlayout.runtime.values import memref_offset, row_major
 
 
@@ -77,6 +88,8 @@ def is_view(op: Operation) -> bool:
         return _plain(op.input) and _plain(op.output) and _window(op) is not None
     if isinstance(op, nn.TransposeOp):
         return _plain(op.output) and _same_bytes(op)
+    if isinstance(op, ReorderOp):
+        return same_bytes(op.input.type, op.output.type)
     return False
 
 
@@ -87,7 +100,12 @@ def view_op(op: Operation, source: SSAValue, source_type: MemRefType) -> Operati
         window = _window(op)
         assert window is not None
         return memref.SubviewOp.from_static_parameters(source, source_type, *window)
-    shape = list(nn.shape_of(op.results[0]))
+    result_type = op.results[0].type
+    if isinstance(op, ReorderOp):
+        assert isinstance(result_type, TensorType)
+        shape = list(buffer_type(result_type).get_shape())
+    else:
+        shape = list(nn.shape_of(op.results[0]))
     offset = memref_offset(source_type)
     strides = row_major(shape)
     layout: Attribute = NoneAttr() if offset == 0 else StridedLayoutAttr(strides, offset)

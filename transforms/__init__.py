@@ -75,6 +75,7 @@ _PASSES: dict[str, str] = {
     "select-dispatch": "nnlayout.transforms.select_dispatch:SelectDispatchPass",
     "fuse-post-ops": "nnlayout.transforms.fuse_post_ops:FusePostOpsPass",
     "fuse-matmul-post-ops": "nnlayout.transforms.fuse_matmul_post_ops:FuseMatmulPostOpsPass",
+    "blocked-stem": "nnlayout.transforms.blocked_stem:BlockedStemPass",
     "insert-layouts": "nnlayout.transforms.insert_layouts:InsertLayoutsPass",
     "propagate-layouts": "nnlayout.transforms.propagate_layouts:PropagateLayoutsPass",
     "fold-constants": "nnlayout.transforms.fold_constants:FoldConstantsPass",

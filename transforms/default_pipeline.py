@@ -14,7 +14,9 @@ boundaries; a no-op with a remark on a target without bf16 kernels) -> select-di
 (every op gets its
 kernel) -> fuse-post-ops (a convolution absorbs the add and activation after it where its
 kernel can) -> fuse-matmul-post-ops (a matrix product absorbs its bias add and activation
-likewise) -> insert-layouts (reorders around kernels that
+likewise) -> with `activation-format=auto`, blocked-stem (on `host` in NHWC, the stem
+convolutions up to a 16-channel result run in nChw16c, reading the input directly) ->
+insert-layouts (reorders around kernels that
 want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
 fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
 halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
@@ -36,6 +38,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nnlayout.lowering.bufferize import BufferizePass
+from nnlayout.transforms.blocked_stem import BlockedStemPass
 from nnlayout.transforms.convert_bf16 import ConvertToBf16Pass
 from nnlayout.transforms.extend_ranks import ExtendRanksPass
 from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
@@ -79,6 +82,7 @@ class DefaultPipelinePass(ModulePass):
             SelectDispatchPass(self.target, self.padding, self.remarks, self.activation_format),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),
             FuseMatmulPostOpsPass(nnan=self.nnan, remarks=self.remarks),
+            *((BlockedStemPass(self.remarks),) if self.activation_format == "auto" else ()),
             InsertLayoutsPass(),
             PropagateLayoutsPass(self.remarks),
             FoldConstantsPass(),
