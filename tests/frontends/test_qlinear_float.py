@@ -15,7 +15,11 @@ from onnx import TensorProto, helper, numpy_helper
 from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_model
-from nnlayout.tests.helpers import check_against_onnxruntime
+from nnlayout.tests.helpers import (
+    check_against_onnxruntime,
+    output_step,
+    quantize_with_onnxruntime,
+)
 
 X_SCALE, Y_SCALE = 0.05, 0.02
 
@@ -121,3 +125,41 @@ def test_refused_in_one_line(op_type: str, attrs: dict, expected: str) -> None:
         import_model(qlinear_model(op_type, **attrs))
     assert error.value.message.startswith(expected), error.value.message
     assert "\n" not in error.value.message
+
+
+def float_cnn() -> onnx.ModelProto:
+    """Conv -> LeakyRelu -> AveragePool -> Sigmoid -> Conv -> GlobalAveragePool -> Flatten ->
+    Softmax: quantize_static writes QLinearLeakyRelu, QLinearAveragePool, QLinearSigmoid and
+    QLinearSoftmax for it in the QOperator form."""
+    rng = np.random.default_rng(7)
+    weights = {
+        "w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+        "b1": rng.standard_normal(8).astype(np.float32) * 0.1,
+        "w2": rng.standard_normal((6, 8, 1, 1)).astype(np.float32) * 0.5,
+        "b2": rng.standard_normal(6).astype(np.float32) * 0.1,
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("LeakyRelu", ["c1"], ["l1"], alpha=0.1),
+        helper.make_node("AveragePool", ["l1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Sigmoid", ["p1"], ["s1"]),
+        helper.make_node("Conv", ["s1", "w2", "b2"], ["c2"]),
+        helper.make_node("GlobalAveragePool", ["c2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Softmax", ["f"], ["y"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6])],
+        [numpy_helper.from_array(v, n) for n, v in weights.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_quantize_static_qoperator_model(tmp_path: Path) -> None:
+    model = quantize_with_onnxruntime(float_cnn(), tmp_path, qoperator=True)
+    written = {n.op_type for n in model.graph.node if n.domain == "com.microsoft"}
+    assert set(FLOAT_OP) <= written, written
+    check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
