@@ -262,22 +262,35 @@ def max_pool2d(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def avg_pool2d(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """Window sums over the zero-padded input, divided by the number of positions that count:
-    input positions only, or also the explicit pads with count_include_pad; the ceil_mode
-    overhang past the padded end never counts (as in ONNX and PyTorch)."""
+    """The sum of the positions that count divided by their number, as ONNX's AveragePool
+    and its reference evaluator compute it: input positions only, or also the explicit pads
+    (zeros) with count_include_pad; the ceil_mode overhang past the padded end never counts
+    (as in ONNX and PyTorch). Each window's counted values are summed in row-major order as
+    one contiguous run (numpy's pairwise sum, as the evaluator's `np.average`), so that float
+    results round as the evaluator's do, halfway cases of a quantized average included."""
     x = inputs[0]
     kernel, strides, pads, dilations, overhang = _pool_geometry(op, x)
     out_hw = shape_of(op.output)[2:]
     padded = _pad_spatial(x, pads, 0.0, overhang)
-    sums = _windows(padded, kernel, strides, dilations, out_hw).sum(axis=(-2, -1))
-    counted = np.zeros((1, 1) + padded.shape[2:], dtype=x.dtype)
+    windows = _windows(padded, kernel, strides, dilations, out_hw)
+    counted = np.zeros((1, 1) + padded.shape[2:], dtype=bool)
     if op.count_include_pad is None:
         top, left = pads[0], pads[1]
-        counted[..., top : top + x.shape[2], left : left + x.shape[3]] = 1
+        counted[..., top : top + x.shape[2], left : left + x.shape[3]] = True
     else:
-        counted[..., : padded.shape[2] - overhang[0], : padded.shape[3] - overhang[1]] = 1
-    counts = _windows(counted, kernel, strides, dilations, out_hw).sum(axis=(-2, -1))
-    return sums / counts
+        counted[..., : padded.shape[2] - overhang[0], : padded.shape[3] - overhang[1]] = True
+    size = kernel[0] * kernel[1]
+    values = windows.reshape(*windows.shape[:2], -1, size)  # [N, C, OH * OW, kH * kW]
+    masks = _windows(counted, kernel, strides, dilations, out_hw).reshape(-1, size)
+    result = np.empty(values.shape[:3], dtype=x.dtype)
+    # Windows fall in a few classes by which of their positions count (the interior, each
+    # border and corner): one gather and one contiguous sum per class.
+    classes, which = np.unique(masks, axis=0, return_inverse=True)
+    for index, mask in enumerate(classes):
+        at = np.flatnonzero(which.reshape(-1) == index)
+        kept = np.ascontiguousarray(values[:, :, at][..., mask])
+        result[:, :, at] = kept.sum(axis=-1) / np.intp(mask.sum())
+    return result.reshape(*x.shape[:2], *out_hw)
 
 
 def global_avg_pool(op: nn.GlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

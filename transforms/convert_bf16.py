@@ -18,7 +18,9 @@ DenseNet-121 more than its convolutions gained, issue 27) or, on the `ref`
 target, the reference kernels (the oracle: f32 math rounded once per op, so that bf16 can be
 checked anywhere). An op that only moves data (reshape, flatten, transpose, slice, pad, ...)
 follows its input: bf16 where it already is, exactly. Every other op stays f32, with a
-remark saying why (its kernel's refusal, e.g. "the CPU has no AVX512_BF16").
+remark saying why (its kernel's refusal, e.g. "the CPU has no AVX512_BF16"). Quantized ops
+keep the element types their verifiers name: `nn.dynamic_scale` (f32 in, f32 out) and the
+f32 inputs of `nn.dynamic_zero_point` and `nn.dynamic_quantize` read a cast back to f32.
 
 Boundaries get explicit `nn.cast`s (round to nearest even into bf16, exact back): function
 arguments and results stay f32, an f32 value entering the bf16 region is cast once (its
@@ -183,7 +185,8 @@ class _Converter:
         constants, casts, quantized or non-f32 ops)."""
         if (
             not isinstance(op, nn.NNOp)
-            or isinstance(op, nn.ConstantOp | nn.CastOp)
+            # quantized ops keep their verifiers' element types (nn.dynamic_scale: f32 in/out)
+            or isinstance(op, nn.ConstantOp | nn.CastOp | nn.QuantizedOp)
             or kernel_of(op) is not None
             or not _all_f32(op)
             or is_constant_expression(op, known)

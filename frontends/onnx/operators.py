@@ -46,8 +46,9 @@ from nnlayout.frontends.onnx.pooling import (
     global_max_pool,
     max_pool,
 )
+from nnlayout.frontends.onnx.qlinear_float import CONVERTERS as QLINEAR_FLOAT_CONVERTERS
 from nnlayout.frontends.onnx.quantized import CONVERTERS as QUANTIZED_CONVERTERS
-from nnlayout.frontends.onnx.quantized import MICROSOFT_CONVERTERS
+from nnlayout.frontends.onnx.quantized import MICROSOFT_CONVERTERS as QUANTIZED_MICROSOFT
 from nnlayout.frontends.onnx.reduction import REDUCTIONS, layer_normalization, lrn, reduce
 from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
@@ -103,6 +104,9 @@ CONVERTERS: dict[str, Converter] = {
     **QUANTIZED_CONVERTERS,
     **DYNAMIC_CONVERTERS,
 }
+
+#: Converters of com.microsoft operators (onnxruntime's QOperator form).
+MICROSOFT_CONVERTERS: dict[str, Converter] = {**QUANTIZED_MICROSOFT, **QLINEAR_FLOAT_CONVERTERS}
 
 #: ONNX operators (default domain) the importer translates.
 SUPPORTED_OPS = frozenset(CONVERTERS)

@@ -58,9 +58,13 @@ def read_qparams(
     element_type: Attribute,
     axis: int | None = None,
     what: str = "",
+    same_size: bool = False,
 ) -> QParams:
     """The scale (input `indices[0]`) and zero point (`indices[1]`, 0 when absent) of `node`;
-    per axis along `axis` where the scale has several elements (`axis` None: refused)."""
+    per axis along `axis` where the scale has several elements (`axis` None: refused).
+    `same_size`: a zero point must have as many values as the scale (QuantizeLinear and
+    DequantizeLinear: ONNX requires their shapes to match, and onnxruntime refuses a scalar
+    zero point to several scales); otherwise one value of either is broadcast."""
     scale_name, zp_name = _input(node, indices[0]), _input(node, indices[1])
     label = what or scale_name
     scale = state.constant_array(scale_name, f"scale of {label}")
@@ -76,6 +80,12 @@ def read_qparams(
         zero_point = state.constant_array(zp_name, f"zero point of {label}").astype(np.int64)
         if zero_point.ndim > 1:
             raise state.fail(f"zero point '{zp_name}' has shape {list(zero_point.shape)}")
+    if zp_name and same_size and zero_point.size != scale.size:
+        raise state.fail(
+            f"zero point '{zp_name}' has shape {list(zero_point.shape)} and scale "
+            f"'{scale_name}' shape {list(scale.shape)}: ONNX requires a zero point of the "
+            "scale's shape"
+        )
     count = max(scale.size, zero_point.size)
     if scale.size not in (1, count) or zero_point.size not in (1, count):
         raise state.fail(
@@ -122,7 +132,7 @@ def quantize_linear(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
     else:
         onnx_type = int(attrs.get("output_dtype", 0)) or TensorProto.UINT8
     element_type = _element_type(state, onnx_type, "the quantized type", QUANTIZED)
-    params = read_qparams(state, node, (1, 2), element_type, _axis(state, attrs, x))
+    params = read_qparams(state, node, (1, 2), element_type, _axis(state, attrs, x), same_size=True)
     state.output(node, state.build(lambda: nn.QuantizeOp(x, params)))
 
 
@@ -138,7 +148,7 @@ def dequantize_linear(state: ImportState, node: onnx.NodeProto, attrs: dict) -> 
     x = state.operand(node, 0)
     onnx_type = _onnx_type(nn.tensor_type(x).element_type)
     element_type = _element_type(state, onnx_type, "the input", _WITH_BIAS)
-    params = read_qparams(state, node, (1, 2), element_type, _axis(state, attrs, x))
+    params = read_qparams(state, node, (1, 2), element_type, _axis(state, attrs, x), same_size=True)
     state.output(node, state.build(lambda: nn.DequantizeOp(x, params)))
 
 

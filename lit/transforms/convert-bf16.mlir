@@ -60,3 +60,25 @@ func.func @quantized(%x: tensor<4xui8>) -> tensor<4xui8> {
 // CHECK-LABEL: func.func @quantized
 // CHECK-NOT:   bf16
 // PLANNED-LABEL: func.func @quantized
+
+// -----
+
+// Dynamic quantization: the relu becomes bf16, but nn.dynamic_scale (f32 in and out) stays
+// f32, and it and the other dynamic ops read the relu's result cast back to f32 (their
+// verifiers take f32 inputs only).
+func.func @dynamic(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %r = nn.relu %x : tensor<2x8xf32>
+  %s = nn.dynamic_scale %r : tensor<2x8xf32> -> tensor<f32>
+  %z = nn.dynamic_zero_point %r : tensor<2x8xf32> -> tensor<ui8>
+  %q = nn.dynamic_quantize %r, %s, %z : (tensor<2x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x8xui8>
+  %y = nn.cast %q : tensor<2x8xui8> -> tensor<2x8xf32>
+  func.return %y : tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @dynamic
+// CHECK:       %[[R:.*]] = nn.relu %{{.*}} : tensor<2x8xbf16>
+// CHECK-NEXT:  %[[R32:.*]] = nn.cast %[[R]] : tensor<2x8xbf16> -> tensor<2x8xf32>
+// CHECK-NEXT:  %[[S:.*]] = nn.dynamic_scale %[[R32]] : tensor<2x8xf32> -> tensor<f32>
+// CHECK-NEXT:  %[[Z:.*]] = nn.dynamic_zero_point %[[R32]] : tensor<2x8xf32> -> tensor<ui8>
+// CHECK-NEXT:  nn.dynamic_quantize %[[R32]], %[[S]], %[[Z]] : (tensor<2x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x8xui8>
+// PLANNED-LABEL: func.func @dynamic
+// PLANNED:       nn.dynamic_scale {{.*}} : tensor<2x8xf32> -> tensor<f32>

@@ -88,6 +88,24 @@ def test_per_axis_asymmetric_and_symmetric_qdq_import() -> None:
 
 REFUSED = [
     (
+        lambda: q_model(
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q", axis=1)],
+            {"s": np.full(4, 0.1, np.float32), "z": np.uint8(3)},
+        ),
+        "node 'q' (QuantizeLinear): zero point 'z' has shape [] and scale 's' shape [4]: ONNX "
+        "requires a zero point of the scale's shape",
+    ),
+    (
+        lambda: q_model(
+            [
+                helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                helper.make_node("DequantizeLinear", ["q", "s", "z1"], ["y"], name="dq"),
+            ],
+            {"s": np.float32(0.1), "z": np.uint8(3), "z1": np.array([3], np.uint8)},
+        ),
+        None,  # one scale, one zero point of another rank: both per tensor (onnxruntime too)
+    ),
+    (
         lambda: qdq(np.uint8(0), block_size=2),
         "node 'quant' (QuantizeLinear): block_size 2: block-wise quantization is not supported",
     ),

@@ -241,3 +241,46 @@ def test_bf16_variable_sets_what_the_pipeline_leaves_unset(
     passes = parse_pipeline(spec, get_all_passes()).passes
     yes = value.strip().lower() in ("1", "yes", "on")
     assert [getattr(p, "bf16", None) for p in passes] == [yes, False, None]
+
+
+# A dynamically quantized product (onnxruntime's quantize_dynamic): relu (bf16 where the target
+# converts), its run-time scale and zero point (f32 in, by their verifiers), the quantized
+# matmul_integer, and the dequantizing mul.
+DYNAMIC = """
+func.func @dynamic(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %r = nn.relu %x : tensor<2x8xf32>
+  %s = nn.dynamic_scale %r : tensor<2x8xf32> -> tensor<f32>
+  %z = nn.dynamic_zero_point %r : tensor<2x8xf32> -> tensor<ui8>
+  %q = nn.dynamic_quantize %r, %s, %z : (tensor<2x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x8xui8>
+  %w = nn.constant dense<[[1, -2, 3, 4], [5, 6, -7, 8], [9, 10, 11, -12], [13, 14, 15, 16], [-1, 2, 3, 4], [5, -6, 7, 8], [9, 10, -11, 12], [13, 14, 15, -16]]> : tensor<8x4xi8>
+  %m = nn.matmul_integer %q, %w zero_point %z : (tensor<2x8xui8>, tensor<8x4xi8>, tensor<ui8>) -> tensor<2x4xi32>
+  %f = nn.cast %m : tensor<2x4xi32> -> tensor<2x4xf32>
+  %y = nn.mul %f, %s : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+def test_bf16_keeps_dynamic_quantization_parameters_f32(target: str, tmp_path) -> None:
+    """default-pipeline{bf16=true} on a dynamically quantized product verifies (the dynamic
+    ops stay f32, reading the bf16 relu cast back), and runs like the f32 program within bf16's
+    rounding (the relu's result rounded, the mul in bf16 on `ref`)."""
+    module = parse(DYNAMIC)
+    inputs = random_inputs(module, seed=2)
+    f32 = Interpreter(module).run(inputs)
+    for padding in (True, False):
+        pipeline = "default-pipeline{{target={target} padding={padding} bf16=true}}"
+        planned = compile_module(module, target, padding, pipeline)
+        scales = [op for op in planned.walk() if isinstance(op, nn.DynamicScaleOp)]
+        assert scales and all(not _is_bf16_op(op) for op in scales)
+        code = translate(planned, tmp_path / f"dyn_{target}_{padding}.py").code
+        for actual in (Interpreter(planned).run(inputs), import_generated(code).run(*inputs)):
+            assert relative_difference(f32, actual) <= F32_TOLERANCE, (target, padding)
+
+
+def _is_bf16_op(op) -> bool:  # type: ignore[no-untyped-def]
+    return any(
+        isinstance(getattr(v.type, "element_type", None), BFloat16Type)
+        for v in (*op.operands, *op.results)
+    )

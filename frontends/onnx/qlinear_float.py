@@ -1,0 +1,88 @@
+"""Converters of onnxruntime's com.microsoft QOperator ops that `nn` has no q-op of:
+QLinearAveragePool, QLinearSoftmax, QLinearLeakyRelu and QLinearSigmoid, each imported as
+`nn.dequantize` of its input, the float op (the default domain's converter, on the same
+attributes) and `nn.quantize` of the result. That is the QDQ form of the op, which
+`fold-qdq` folds into a q-op where a kernel exists and which runs in float otherwise; it
+computes what onnxruntime's QLinear kernels approximate (within one quantization step).
+
+    %y = "QLinearSigmoid"(%x, %xs, %xz, %ys, %yz)
+becomes
+    %f = nn.dequantize %x {scale = xs, zero_point = xz}
+    %s = nn.sigmoid %f
+    %y = nn.quantize %s {scale = ys, zero_point = yz}
+
+Refused (with the others of the domain nnlayout does not import): QLinearWhere (no `nn` op
+selects), QLinearReduceMean and the others onnxruntime does not write; channels-last
+QLinearAveragePool (nn imports NCHW data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import onnx
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.elementwise import leaky_relu, unary
+from nnlayout.frontends.onnx.normalisation import softmax
+from nnlayout.frontends.onnx.pooling import average_pool
+from nnlayout.frontends.onnx.quantized import _quantized_operand, _zero_point_type, read_qparams
+from nnlayout.frontends.onnx.state import ImportState
+
+FloatConverter = Callable[[ImportState, onnx.NodeProto, dict], None]
+
+
+def _through_float(
+    state: ImportState, node: onnx.NodeProto, attrs: dict, op_type: str, convert: FloatConverter
+) -> None:
+    """node(X, X_scale, X_zp, Y_scale, Y_zp) as quantize(op_type(dequantize(X)))."""
+    x, x_type = _quantized_operand(state, node, 0, "input X")
+    y_type = _zero_point_type(state, node, 4, x_type)
+    x_params = read_qparams(state, node, (1, 2), x_type, what="X")
+    y_params = read_qparams(state, node, (3, 4), y_type, what="Y")
+    output = node.output[0]
+    floats = f"{output}.dequantized", f"{output}.float"
+    state.values[floats[0]] = state.emit(state.build(lambda: nn.DequantizeOp(x, x_params)))
+    float_node = onnx.helper.make_node(op_type, [floats[0]], [floats[1]], name=node.name)
+    convert(state, float_node, attrs)
+    result = state.values[floats[1]]
+    state.output(node, state.build(lambda: nn.QuantizeOp(result, y_params)))
+
+
+def qlinear_average_pool(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """com.microsoft QLinearAveragePool(X, x_scale, x_zp, y_scale, y_zp): AveragePool's
+    attributes, NCHW."""
+    if int(attrs.get("channels_last", 0)):
+        raise state.fail("channels_last = 1 is not supported (nnlayout imports NCHW data)")
+    pool_attrs = {k: v for k, v in attrs.items() if k != "channels_last"}
+    _through_float(state, node, pool_attrs, "AveragePool", average_pool)
+
+
+def qlinear_softmax(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """com.microsoft QLinearSoftmax(X, X_scale, X_zp, Y_scale, Y_zp): Softmax's semantics at
+    the opset of the `opset` attribute (before 13: over the input coerced to 2-D at `axis`)."""
+    softmax_attrs = {"axis": attrs["axis"]} if "axis" in attrs else {}
+    model_opset, state.opset = state.opset, int(attrs.get("opset", 1))
+    try:
+        _through_float(state, node, softmax_attrs, "Softmax", softmax)
+    finally:
+        state.opset = model_opset
+
+
+def qlinear_leaky_relu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """com.microsoft QLinearLeakyRelu(X, X_scale, X_zp, Y_scale, Y_zp), `alpha`."""
+    _through_float(state, node, attrs, "LeakyRelu", leaky_relu)
+
+
+def qlinear_sigmoid(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """com.microsoft QLinearSigmoid(X, X_scale, X_zp, Y_scale, Y_zp)."""
+    _through_float(state, node, attrs, "Sigmoid", unary)
+
+
+#: com.microsoft QOperator ops imported through their float op.
+CONVERTERS = {
+    "QLinearAveragePool": qlinear_average_pool,
+    "QLinearSoftmax": qlinear_softmax,
+    "QLinearLeakyRelu": qlinear_leaky_relu,
+    "QLinearSigmoid": qlinear_sigmoid,
+}

@@ -1,0 +1,165 @@
+"""com.microsoft QLinearAveragePool, QLinearSoftmax, QLinearLeakyRelu and QLinearSigmoid (the
+QOperator ops `quantize_static` writes that `nn` has no q-op of), imported as dequantize ->
+float op -> quantize: within one quantization step of onnxruntime on every target, and the
+ops of the domain still refused in one line naming the node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from nnlayout.diagnostics import UserError
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx import import_model
+from nnlayout.tests.helpers import (
+    check_against_onnxruntime,
+    output_step,
+    quantize_with_onnxruntime,
+)
+
+X_SCALE, Y_SCALE = 0.05, 0.02
+
+
+def qlinear_model(
+    op_type: str,
+    zp_type: type = np.uint8,
+    model_opset: int = 21,
+    out_shape: tuple[int, ...] = (1, 4, 5, 6),
+    **attrs: object,
+) -> onnx.ModelProto:
+    """x f32 [1, 4, 5, 6] -> QuantizeLinear -> `op_type` -> DequantizeLinear -> y f32."""
+    x_zp, y_zp = (
+        zp_type(128 if zp_type is np.uint8 else 3),
+        zp_type(40 if zp_type is np.uint8 else -20),
+    )
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["q"]),
+        helper.make_node(
+            op_type,
+            ["q", "xs", "xz", "ys", "yz"],
+            ["p"],
+            name="op",
+            domain="com.microsoft",
+            **attrs,
+        ),
+        helper.make_node("DequantizeLinear", ["p", "ys", "yz"], ["y"]),
+    ]
+    constants = {"xs": np.float32(X_SCALE), "xz": x_zp, "ys": np.float32(Y_SCALE), "yz": y_zp}
+    graph = helper.make_graph(
+        nodes,
+        "q",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )
+    opsets = [helper.make_opsetid("", model_opset), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=10)
+
+
+CASES = {
+    "avgpool": ("QLinearAveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    "avgpool_strided": (
+        "QLinearAveragePool",
+        {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 0, 1], "count_include_pad": 1},
+    ),
+    "softmax13": ("QLinearSoftmax", {"axis": -1, "opset": 13}),
+    "softmax11": ("QLinearSoftmax", {"axis": 1, "opset": 11}),
+    "leaky_relu": ("QLinearLeakyRelu", {"alpha": 0.1}),
+    "sigmoid": ("QLinearSigmoid", {}),
+}
+FLOAT_OP = {
+    "QLinearAveragePool": nn.AvgPool2dOp,
+    "QLinearSoftmax": nn.SoftmaxOp,
+    "QLinearLeakyRelu": nn.LeakyReluOp,
+    "QLinearSigmoid": nn.SigmoidOp,
+}
+
+
+@pytest.mark.parametrize("zp_type", [np.uint8, np.int8], ids=["u8", "s8"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_qlinear_op_runs_like_onnxruntime(tmp_path: Path, case: str, zp_type: type) -> None:
+    op_type, attrs = CASES[case]
+    out_shape = (1, 4, 3, 4) if case == "avgpool_strided" else (1, 4, 5, 6)
+    model = qlinear_model(op_type, zp_type, out_shape=out_shape, **attrs)
+    module = check_against_onnxruntime(model, tmp_path, seed=5, step=Y_SCALE)
+    ops = [op for op in module.walk() if not isinstance(op, nn.ConstantOp)]
+    names = [op.name for op in ops]
+    assert names.count("nn.quantize") == 2 and names.count("nn.dequantize") == 2
+    assert any(isinstance(op, FLOAT_OP[op_type]) for op in ops)
+
+
+def test_qlinear_softmax_before_opset_13_coerces_to_2d() -> None:
+    """opset 11's Softmax over axis 1 is a softmax of the input flattened at axis 1."""
+    module = import_model(qlinear_model("QLinearSoftmax", axis=1, opset=11)).module
+    assert any(isinstance(op, nn.FlattenOp) for op in module.walk())
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs", "expected"),
+    [
+        (
+            "QLinearAveragePool",
+            {"kernel_shape": [2, 2], "channels_last": 1},
+            "node 'op' (QLinearAveragePool): channels_last = 1 is not supported",
+        ),
+        (
+            "QLinearWhere",
+            {},
+            "node 'op' (QLinearWhere): unsupported operator 'QLinearWhere' of domain "
+            "'com.microsoft'",
+        ),
+        (
+            "QLinearReduceMean",
+            {"axes": [1], "keepdims": 1},
+            "node 'op' (QLinearReduceMean): unsupported operator 'QLinearReduceMean' of domain "
+            "'com.microsoft'",
+        ),
+    ],
+)
+def test_refused_in_one_line(op_type: str, attrs: dict, expected: str) -> None:
+    with pytest.raises(UserError) as error:
+        import_model(qlinear_model(op_type, **attrs))
+    assert error.value.message.startswith(expected), error.value.message
+    assert "\n" not in error.value.message
+
+
+def float_cnn() -> onnx.ModelProto:
+    """Conv -> LeakyRelu -> AveragePool -> Sigmoid -> Conv -> GlobalAveragePool -> Flatten ->
+    Softmax: quantize_static writes QLinearLeakyRelu, QLinearAveragePool, QLinearSigmoid and
+    QLinearSoftmax for it in the QOperator form."""
+    rng = np.random.default_rng(7)
+    weights = {
+        "w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+        "b1": rng.standard_normal(8).astype(np.float32) * 0.1,
+        "w2": rng.standard_normal((6, 8, 1, 1)).astype(np.float32) * 0.5,
+        "b2": rng.standard_normal(6).astype(np.float32) * 0.1,
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("LeakyRelu", ["c1"], ["l1"], alpha=0.1),
+        helper.make_node("AveragePool", ["l1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Sigmoid", ["p1"], ["s1"]),
+        helper.make_node("Conv", ["s1", "w2", "b2"], ["c2"]),
+        helper.make_node("GlobalAveragePool", ["c2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Softmax", ["f"], ["y"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6])],
+        [numpy_helper.from_array(v, n) for n, v in weights.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_quantize_static_qoperator_model(tmp_path: Path) -> None:
+    model = quantize_with_onnxruntime(float_cnn(), tmp_path, qoperator=True)
+    written = {n.op_type for n in model.graph.node if n.domain == "com.microsoft"}
+    assert set(FLOAT_OP) <= written, written
+    check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
