@@ -16,9 +16,9 @@ makes today is timed too: oneDNN's concat of the layer's inputs).
 
 `--densenet`: every dense layer of DenseNet-121 (batch norm + relu, 1x1, 3x3) in NHWC,
 with the concat's copy, against the same in nChw16c, where the concat is in place.
-`--network MODEL.onnx`: the whole model on `host`, on `onednn-nchw16c`, and on
-`onednn-nchw16c` with its concat chains nested (`nest_concats`, an experiment), against
-onnxruntime, in turns.
+`--network MODEL.onnx`: the whole model on `host` and on `onednn-nchw16c`, each with its
+concats flat (default-pipeline without nest-concats) and nested (the default pipeline),
+against onnxruntime, in turns.
 
 docs/benchmarks.md ("NHWC concat slots") has the figures.
 """
@@ -37,7 +37,6 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
 
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.kernels.onednn import binding as b
@@ -339,35 +338,35 @@ def dense_layers(runs: int) -> None:
     )
 
 
-def nest_concats(module: ModuleOp) -> int:
-    """Rewrites each concat whose leading inputs are exactly an earlier concat's (torchvision's
-    DenseNet concatenates all its features again in every layer) to take that concat's result
-    instead, so that bufferize can place the chain in one buffer; returns how many it
-    rewrote. An experiment to measure, not a pass."""
-    from nnlayout.dialects import nn
+def planned(module: ModuleOp, target: str, nest: bool) -> ModuleOp:
+    """`module` through default-pipeline on `target` (padding on), or (`nest` false) through
+    it without nest-concats: the concats flat, as exported."""
+    from nnlayout.ir.context import make_context
+    from nnlayout.transforms.default_pipeline import DefaultPipelinePass
+    from nnlayout.transforms.nest_concats import NestConcatsPass
 
-    earlier: dict[tuple[object, ...], SSAValue] = {}
-    count = 0
-    for op in list(module.walk()):
-        if not isinstance(op, nn.ConcatOp):
-            continue
-        inputs, axis = tuple(op.inputs), op.axis.value.data
-        for length in range(len(inputs) - 1, 1, -1):
-            prefix = earlier.get((axis, *inputs[:length]))
-            if prefix is not None:
-                op.operands = [prefix, *inputs[length:]]
-                count += 1
-                break
-        earlier[(axis, *inputs)] = op.output
-    return count
+    result = module.clone()
+    for one_pass in DefaultPipelinePass(target=target).passes():
+        if nest or not isinstance(one_pass, NestConcatsPass):
+            one_pass.apply(make_context(), result)
+    return result
+
+
+VARIANTS = (
+    ("host, concats flat", "host", False),
+    ("host", "host", True),
+    ("onednn-nchw16c, concats flat", "onednn-nchw16c", False),
+    ("onednn-nchw16c", "onednn-nchw16c", True),
+)
 
 
 def network(path: Path, runs: int) -> None:
-    """The model at `path` on `host` (its format rule's choice), on onednn-nchw16c, and on
-    onednn-nchw16c with its concat chains nested (`nest_concats`), against onnxruntime: one
-    process, in turns, medians of the thread's CPU time."""
-    from nnlayout.benchmarks.torchvision_zoo import THREADS, compiled, imported
+    """The model at `path` on `host` (its format rule's choice) and on onednn-nchw16c, each
+    with its concats flat (default-pipeline without nest-concats) and nested (the default
+    pipeline), against onnxruntime: one process, in turns, medians of the thread's CPU time."""
+    from nnlayout.benchmarks.torchvision_zoo import THREADS, imported
     from nnlayout.benchmarks.zoo_latency import onnxruntime_session
+    from nnlayout.dialects.dispatch import recorded_target
     from nnlayout.lowering.to_numpy import generated_module
     from nnlayout.runtime.binding import relative_difference
 
@@ -377,25 +376,20 @@ def network(path: Path, runs: int) -> None:
         feed = session.get_inputs()[0]  # type: ignore[attr-defined]
         x = np.random.default_rng(0).standard_normal(feed.shape).astype(np.float32)
         expected = session.run(None, {feed.name: x})  # type: ignore[attr-defined]
-        nested = module.clone()
-        print(f"{nest_concats(nested)} concats nested")
         calls = {"onnxruntime": lambda: session.run(None, {feed.name: x})}  # type: ignore[attr-defined]
         with ExitStack() as stack:
-            for name, variant, target in (
-                ("host", module, "host"),
-                ("onednn-nchw16c", module, "onednn-nchw16c"),
-                ("onednn-nchw16c, concats nested", nested, "onednn-nchw16c"),
-            ):
-                planned = compiled(variant, target, True)
-                copies = sum(isinstance(op, memref.CopyOp) for op in planned.walk())
+            for name, target, nest in VARIANTS:
+                compiled = planned(module, target, nest)
+                copies = sum(isinstance(op, memref.CopyOp) for op in compiled.walk())
                 concats = sum(
-                    isinstance(op, ComputeOp) and "concat" in op.inner.name for op in planned.walk()
+                    isinstance(op, ComputeOp) and "concat" in op.inner.name
+                    for op in compiled.walk()
                 )
-                generated = stack.enter_context(generated_module(planned, source_path=source))
+                generated = stack.enter_context(generated_module(compiled, source_path=source))
                 difference = relative_difference(expected, generated.run(x))
                 print(
-                    f"{name}: {concats} concat kernels, {copies} copies, "
-                    f"max rel diff {difference:.2g}"
+                    f"{name} ({recorded_target(compiled)}): {concats} concat kernels, "
+                    f"{copies} copies, max rel diff {difference:.2g}"
                 )
                 calls[name] = lambda generated=generated: generated.run(x)
             times = _in_turns(calls, runs)
@@ -428,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--densenet", action="store_true", help="DenseNet-121's dense layers, NHWC vs nChw16c"
     )
     parser.add_argument(
-        "--network", type=Path, help="an .onnx model: host, nChw16c, nChw16c with concats nested"
+        "--network", type=Path, help="an .onnx model: host and nChw16c, concats flat and nested"
     )
     options = parser.parse_args(argv)
     if options.network:

@@ -71,6 +71,7 @@ _PASSES: dict[str, str] = {
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
     "fuse-channel-shuffle": "nnlayout.transforms.fuse_channel_shuffle:FuseChannelShufflePass",
     "fuse-activations": "nnlayout.transforms.fuse_activations:FuseActivationsPass",
+    "nest-concats": "nnlayout.transforms.nest_concats:NestConcatsPass",
     "convert-to-bf16": "nnlayout.transforms.convert_bf16:ConvertToBf16Pass",
     "select-dispatch": "nnlayout.transforms.select_dispatch:SelectDispatchPass",
     "fuse-post-ops": "nnlayout.transforms.fuse_post_ops:FusePostOpsPass",

@@ -11,13 +11,16 @@ blocked. So the rule picks nChw16c where
 
     some channel concat joins convolution outputs (directly or through one activation) of
         whole 16-channel blocks, at batch 1 (where it goes in place),
+    or some such concat of whole blocks at batch 1 takes another's result (a chain: DenseNet's
+        block once nest-concats has nested it, where in NHWC every concat copies the block),
     or some grouped convolution has groups of a multiple of 16 channels,
     and no convolution is depthwise, grouped in other widths, non-square, bf16 or quantized,
     and no channel shuffle or channel slice is present,
 
 and NHWC otherwise. Measured: squeezenet1_1 and regnet_x_400mf faster blocked (chosen),
-resnet18, inception_v3 and densenet121 (whose concats join pooled block inputs too) faster
-or even in NHWC (kept), googlenet (chosen) and mobilenet_v2 (kept) even. The choice is a
+resnet18 and inception_v3 faster or even in NHWC (kept), googlenet (chosen) and mobilenet_v2
+(kept) even; densenet121 with its concats nested faster blocked (chosen; its flat concats,
+each joining the pooled block input, were faster in NHWC: docs/benchmarks.md). The choice is a
 remark at the op that decided it, e.g.
 
     model.mlir:9:3: remark: [select-dispatch] nn.concat: activation format nChw16c for
@@ -29,6 +32,8 @@ and the module records the target it was dispatched for (`nnlayout.target =
 """
 
 from __future__ import annotations
+
+from typing import TypeGuard
 
 from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -81,16 +86,25 @@ def _against(op: Operation) -> str | None:
     return None
 
 
-def _for(op: Operation) -> str | None:
-    """Why `op` runs faster in nChw16c (None if it does not)."""
-    if (
+def _in_place_concat(op: Operation) -> TypeGuard[ConcatOp]:
+    """Whether `op` is a channel concat of whole 16-channel blocks at batch 1 (in place in
+    nChw16c)."""
+    return (
         isinstance(op, ConcatOp)
         and len(shape_of(op.output)) == 4
         and shape_of(op.output)[0] == 1
         and op.normalized_axis == 1
-        and all(_from_convolution(v) and shape_of(v)[1] % _BLOCK == 0 for v in op.inputs)
-    ):
-        return "a channel concat of convolution outputs goes in place"
+        and all(shape_of(v)[1] % _BLOCK == 0 for v in op.inputs)
+    )
+
+
+def _for(op: Operation) -> str | None:
+    """Why `op` runs faster in nChw16c (None if it does not)."""
+    if _in_place_concat(op):
+        if all(_from_convolution(v) for v in op.inputs):
+            return "a channel concat of convolution outputs goes in place"
+        if any(isinstance(v, OpResult) and _in_place_concat(v.op) for v in op.inputs):
+            return "a chain of channel concats (a dense block, nest-concats) goes in place"
     if isinstance(op, Conv2dOp):
         groups = op.properties["groups"].value.data  # type: ignore[union-attr]
         channels = shape_of(op.operands[0])[1]

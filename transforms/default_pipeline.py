@@ -8,7 +8,9 @@ dequantize -> op -> quantize becomes one quantized op) -> extend-ranks (operands
 broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
 convolution becomes part of its weight and bias) -> fold-pad (a zero pad before a convolution
 becomes part of its pads) -> fuse-channel-shuffle (ShuffleNet's Reshape-Transpose-Reshape
-becomes one op) -> with `bf16=true` (or NNLAYOUT_BF16=1 with the command-line tools),
+becomes one op) -> nest-concats (a concat repeating an earlier concat's inputs takes its
+result: DenseNet's flat concats become a chain that bufferize places in one buffer) -> with
+`bf16=true` (or NNLAYOUT_BF16=1 with the command-line tools),
 convert-to-bf16 (f32 ops whose kernels compute bf16 become bf16 ops, with casts at the
 boundaries; a no-op with a remark on a target without bf16 kernels) -> select-dispatch
 (every op gets its
@@ -50,6 +52,7 @@ from nnlayout.transforms.fuse_channel_shuffle import FuseChannelShufflePass
 from nnlayout.transforms.fuse_matmul_post_ops import FuseMatmulPostOpsPass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
+from nnlayout.transforms.nest_concats import NestConcatsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
 from nnlayout.transforms.select_dispatch import SelectDispatchPass
@@ -78,6 +81,7 @@ class DefaultPipelinePass(ModulePass):
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),
             FuseChannelShufflePass(),
+            NestConcatsPass(),
             *((ConvertToBf16Pass(self.target, self.padding, self.remarks),) if self.bf16 else ()),
             SelectDispatchPass(self.target, self.padding, self.remarks, self.activation_format),
             FusePostOpsPass(nnan=self.nnan, remarks=self.remarks),

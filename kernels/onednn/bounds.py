@@ -199,10 +199,11 @@ class NormBound:
     none is known (the value may then hold NaN or an infinity). The kernels reading that
     value next (found by `last_writers`) use it instead of a pass over their operand, so a
     chain of guarded convolutions measures its input once: the bound grows with each layer's
-    weights until it is too large to be of use, and the next guard measures again. A kernel
-    whose result is one part of a value read whole (a concat built in place) is asked to
-    `measure` it: the whole's bound is then the exact norm of its parts, which does not
-    compound through a dense block whose every layer reads all the parts before it. A
+    weights until it is too large to be of use, and the next guard measures again. A value
+    read whole whose parts several kernels wrote (a concat built in place) is bounded by the
+    root of their bounds' squares; asked, each part's writer measures its own, so that the
+    whole's bound is the exact norm of its parts, which does not compound through a dense
+    block whose every layer reads all the parts before it. A
     reader trusts the bound only for the bytes it was about (`where`: address and size of
     the array written): a kernel called on arrays of the caller's choosing measures them or
     takes no bound.
@@ -214,7 +215,8 @@ class NormBound:
     to its parts (`upstream`), whose norms it combines exactly: in DenseNet-121 each dense
     layer's 32 new channels are measured once, where each layer's guard measured the whole
     concat of all the layers before it (47 passes over 6.5 M elements per run). A kernel
-    reading such a concat passes the first request on to it (`through`), and measures only
+    reading such a concat (its kernel's, or the parts' writers' of one built in place: a
+    `NormBound` standing for it) passes the first request on to it (`through`), and measures only
     if asked again (its exact source was not enough): a dense layer's batch norm (a
     depthwise convolution) admits the concat's bound, the convolution after it not the
     batch norm's, where the first parts' bounds had compounded through the block before."""
@@ -278,12 +280,13 @@ def linked_bounds(
         bounds = [session.told(writer) for writer in last_writers(compute, outside[value]) or ()]
         if bounds and all(isinstance(bound, NormBound) for bound in bounds):
             linked[arg] = bounds
-            for bound in bounds if len(bounds) > 1 else ():
-                bound.measure = True
     if isinstance(op, nn.ConcatOp) and len(linked) == len(reads):
         written.upstream = tuple(bound for bounds in linked.values() for bound in bounds)
     elif len(source := linked.get(b.DNNL_ARG_SRC, ())) == 1 and source[0].upstream:
         written.through = source[0]
+    elif len(source) > 1:  # a concat built in place: its parts' writers stand for its kernel
+        written.through = NormBound()
+        written.through.upstream = tuple(source)
     return linked, written
 
 

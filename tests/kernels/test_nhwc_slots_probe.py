@@ -1,7 +1,8 @@
 """benchmarks/nhwc_slots_probe.py: a primitive on an NHWC channel slice (a strided
 destination, a prefix of a wider source) computes what it computes on dense NHWC and writes
-only its slot, whichever implementation oneDNN takes; and the concat-nesting experiment keeps
-a network's results while leaving bufferize nothing to copy in nChw16c."""
+only its slot, whichever implementation oneDNN takes; and the network mode's flat and nested
+(nest-concats) variants keep a network's results, nested leaving bufferize nothing to copy
+in nChw16c."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ import pytest
 from xdsl.dialects import memref
 
 from nnlayout.benchmarks import nhwc_slots_probe as probe
-from nnlayout.dialects import nn
 from nnlayout.kernels.onednn.binding import runs_avx512_core
 from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module, parse, random_inputs
+from nnlayout.tests.helpers import parse, random_inputs
 
 pytestmark = pytest.mark.onednn
 
@@ -62,19 +62,17 @@ func.func @f(%x: tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32> {
 """
 
 
-def test_nest_concats() -> None:
+def test_flat_and_nested_variants() -> None:
+    """The probe's variants: default-pipeline without nest-concats leaves the concat flat
+    (its inputs copied again, in nChw16c), with it nothing is copied; the same results."""
     flat = parse(FLAT)
-    nested = flat.clone()
-    assert probe.nest_concats(nested) == 1
-    concats = [op for op in nested.walk() if isinstance(op, nn.ConcatOp)]
-    assert concats[1].inputs[0] is concats[0].output
     inputs = random_inputs(flat)
     want = Interpreter(flat).run(inputs)
-    for module in (flat, nested):
-        planned = compile_module(module, "onednn-nchw16c", True, DEFAULT_PIPELINE)
+    for nest in (False, True):
+        planned = probe.planned(flat, "onednn-nchw16c", nest)
         copies = sum(isinstance(op, memref.CopyOp) for op in planned.walk())
         if runs_avx512_core():  # nChw16c data (else oneDNN's convolutions want nChw8c)
-            assert copies == (0 if module is nested else 2)  # y and a, copied again into c2
+            assert copies == (0 if nest else 2)  # y and a, copied again into c2
         np.testing.assert_allclose(
             Interpreter(planned).run(inputs)[0], want[0], rtol=1e-5, atol=1e-5
         )

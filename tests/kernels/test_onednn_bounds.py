@@ -436,14 +436,15 @@ PART, WHOLE = 8 * 36, 16 * 36
     ("target", "special", "measured"),
     [
         # Blocked channels: each part is one range of the concat's bytes, measured by its
-        # writer; batch norm's bound then spares the max pooling a pass over the whole.
-        ("onednn-nchw8c", None, [PART, PART]),
-        ("onednn-nchw8c", "nan", [PART, PART, WHOLE]),  # no bound: the pooling measures (NaN)
-        ("onednn-nchw8c", "zero variance", [PART, PART, WHOLE]),  # 0 / sqrt(0 + 0): NaN
-        # nhwc: a part's bytes are strided, so the pooling measured the whole on the first
-        # run, and asked: batch norm passes the request on to the concat's parts, measured
-        # by their writers from then on (and batch norm's vectors, once, now that its source
-        # has a bound).
+        # writer once asked (as in nhwc, below: the pooling measured the whole on the first
+        # run and asked, batch norm passed the request on to the parts, and its vectors are
+        # measured once now that its source has a bound); batch norm's bound then spares the
+        # max pooling a pass over the whole.
+        ("onednn-nchw8c", None, [PART, PART, 16, 16]),
+        # No bound: the pooling measures (NaN) and asks no one (a NaN is no bound).
+        ("onednn-nchw8c", "nan", [WHOLE]),
+        ("onednn-nchw8c", "zero variance", [WHOLE]),  # 0 / sqrt(0 + 0): NaN
+        # nhwc: a part's bytes are strided; the concat's kernel passes the request on.
         ("onednn", None, [PART, PART, 16, 16]),
     ],
 )

@@ -1,7 +1,8 @@
 """select-dispatch{activation-format=...} on `host` (transforms/activation_format.py): the
 rule's decision on small models built as torch's exporters write the patterns it reads
 (squeezenet's fire module, regnet_x's 16-channel groups, mobilenet's depthwise convolution,
-inception's 1x7 convolution, densenet's concat of a pooled block input), and the same results
+inception's 1x7 convolution, densenet's concat of a pooled block input, and its block's concats
+nested into a chain), and the same results
 in either format, on every target, padding on and off."""
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from tests.helpers import (
 )
 
 RNG = np.random.default_rng(0)
-PRE_DISPATCH = "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,fuse-channel-shuffle"
+PRE_DISPATCH = (
+    "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,fuse-channel-shuffle,nest-concats"
+)
 
 
 def weight(shape: tuple[int, ...]) -> np.ndarray:
@@ -110,6 +113,20 @@ def pooled_concat() -> onnx.ModelProto:
     return model([([pool], {}), conv("n", "p", 32, 32, (3, 3))], "y", [concat])
 
 
+def dense_block(growth: int = 16) -> onnx.ModelProto:
+    """densenet's block as torchvision exports it: every layer reads the flat concat of the
+    pooled block input and all the features before it (nest-concats makes them a chain)."""
+    pool = helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    first = helper.make_node("Concat", ["p", "n1"], ["c1"], axis=1)
+    second = helper.make_node("Concat", ["p", "n1", "n2"], ["y"], axis=1)
+    return model(
+        [([pool], {}), conv("n1", "p", 32, growth, (3, 3)), ([first], {})]
+        + [conv("n2", "c1", 32 + growth, growth, (3, 3))],
+        "y",
+        [second],
+    )
+
+
 CASES = {
     "fire": (fire(), "a channel concat of convolution outputs goes in place"),
     "regnet_x groups of 16": (grouped(16), "a grouped convolution of 16 channels a group"),
@@ -117,6 +134,8 @@ CASES = {
     "depthwise": (grouped(1), None),
     "non-square expand": (fire((1, 7)), None),
     "pooled concat": (pooled_concat(), None),
+    "dense block": (dense_block(), "a chain of channel concats"),
+    "dense block of 8-channel growth": (dense_block(8), None),
     # The concat goes in place only in whole 16-channel blocks of one image.
     "fire of 8-channel expands": (fire(expands=8), None),
     "fire at batch 2": (fire(batch=2), None),
@@ -147,7 +166,7 @@ def test_the_rule_decides_as_measured(case: str, tmp_path: Path) -> None:
     assert len(said) == (chosen != "host")
 
 
-@pytest.mark.parametrize("case", ["fire", "regnet_x groups of 16"])
+@pytest.mark.parametrize("case", ["fire", "regnet_x groups of 16", "dense block"])
 def test_either_format_gives_onnxruntime_results(case: str, tmp_path: Path) -> None:
     """auto (the rule's nChw16c here), nhwc and nchw16c forced, padding on and off, through
     the interpreter and the generated module; and every target against onnxruntime."""
@@ -205,3 +224,12 @@ def test_later_passes_given_target_host_accept_the_blocked_target_host_chose(
         compile_module(
             module, "host", True, PRE_DISPATCH + ",select-dispatch,fuse-post-ops{{target=avx2}}"
         )
+
+
+def test_a_flat_dense_block_is_not_counted(tmp_path: Path) -> None:
+    """The block's concats as exported (each joining the pooled block input, copied again
+    into every later concat) are no reason for nChw16c; nested by nest-concats they are."""
+    module, _ = imported(dense_block(), tmp_path)
+    flat = PRE_DISPATCH.removesuffix(",nest-concats")
+    assert blocked_reason(compile_module(module, "host", True, flat)) is None
+    assert blocked_reason(compile_module(module, "host", True, PRE_DISPATCH)) is not None
