@@ -131,11 +131,26 @@ def stem_chain(function: func.FuncOp) -> list[Operation] | None:
     return None
 
 
+def _chosen_by_dispatch(op: Operation, padding: bool) -> bool:
+    """Whether `op`'s kernel is the one `host` selects for it: a kernel the user pinned (one
+    select-dispatch kept) is not replaced."""
+    kernel = op.attributes.get(KERNEL_ATTR)
+    selection = registry().select(op, get_target("host"), padding)
+    return (
+        isinstance(kernel, KernelAttr)
+        and selection is not None
+        and selection.kernel.name == kernel.kernel_name.data
+    )
+
+
 def _blocked_kernels(chain: list[Operation], target: str, padding: bool) -> list[KernelAttr]:
     """The kernels `target` selects for the chain, each writing NCHW16c from a plain or
     NCHW16c source (a kernel taking its operand's layout, `"*"`, is given NCHW16c: the
     squeeze-and-excitation mul's first operand may be its one-pixel scale, whose layout it
-    would otherwise take); empty where one does not."""
+    would otherwise take); empty where one does not, or where an op of the chain runs a
+    kernel other than the one `host` selects (pinned by the user)."""
+    if not all(_chosen_by_dispatch(op, padding) for op in chain):
+        return []
     blocked = get_target(target)
     chosen = []
     for op in chain:
