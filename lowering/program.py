@@ -201,7 +201,7 @@ def _return_freed_memory() -> None:
     and the process's resident memory would not shrink."""
     try:
         trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):
+    except (AttributeError, OSError, TypeError):  # no glibc; TypeError: Windows' CDLL(None)
         return
     trim(0)
 

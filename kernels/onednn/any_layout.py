@@ -64,7 +64,8 @@ PLAIN_DATA = FORMATS[0]  # nchw: for data of another rank, row-major
 # once, as the reference kernels compute bf16): a prelu's slopes and the movement
 # primitives' descriptors are f32 only. A batch norm's scale, shift, mean and variance are
 # f32 in oneDNN: its bf16 twin's vectors (bf16, as an `nn` op has one element type) are
-# widened to f32 (exactly) on the way in, once where they are constants (`calls.OpRun`).
+# widened to f32 (exactly) on the way in: once for a call bound to its arrays (`on`),
+# on each call otherwise (`calls.OpRun.arrays`).
 BF16_OPS: tuple[type[Operation], ...] = (
     *BINARY,
     *ELTWISE_OPS,
