@@ -93,6 +93,10 @@ LAYOUT_PIPELINE = (
     "propagate-layouts,fold-constants"
 )
 DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
+# default-pipeline's passes before select-dispatch (transforms/default_pipeline.py)
+PRE_DISPATCH = (
+    "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,fuse-channel-shuffle,nest-concats"
+)
 
 
 def compile_module(

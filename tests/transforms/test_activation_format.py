@@ -24,6 +24,7 @@ from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.transforms.activation_format import blocked_reason
 from nnlayout.transforms.remarks import collecting
 from tests.helpers import (
+    PRE_DISPATCH,
     assert_close,
     check_against_onnxruntime,
     compile_module,
@@ -33,9 +34,6 @@ from tests.helpers import (
 )
 
 RNG = np.random.default_rng(0)
-PRE_DISPATCH = (
-    "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,fuse-channel-shuffle,nest-concats"
-)
 
 
 def weight(shape: tuple[int, ...]) -> np.ndarray:

@@ -27,6 +27,7 @@ from nnlayout.transforms.remarks import collecting
 from tests.helpers import (
     ALL_TARGETS,
     DEFAULT_PIPELINE,
+    PRE_DISPATCH,
     assert_close,
     check_against_onnxruntime,
     compile_module,
@@ -36,7 +37,6 @@ from tests.helpers import (
 )
 
 RNG = np.random.default_rng(0)
-PRE_DISPATCH = "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,fuse-channel-shuffle"
 NHWC_PIPELINE = "default-pipeline{{target={target} padding={padding} activation-format=nhwc}}"
 DISPATCHED = PRE_DISPATCH + ",select-dispatch,fuse-post-ops,fuse-matmul-post-ops"
 
