@@ -104,8 +104,13 @@ def test_f32_convolutions_in_bf16_math(monkeypatch: pytest.MonkeyPatch, fpmath: 
     g = ConvGeometry(x.shape, w.shape, False, want.shape, (1, 1), (1, 1), (1, 1), (1, 1))
     kernel = Bf16Conv(g, w, None, dst_type=b.dnnl_f32, data_type=b.dnnl_f32)
     relative = np.abs(kernel.run_plain(x) - want).max() / np.abs(want).max()
+    bf16_code = kernel.implementation.endswith(("_amx", "_bf16"))
+    if fpmath == "bf16" and not bf16_code:
+        # The mode is a permission: oneDNN v3.2 takes it for f32 convolutions with AMX only,
+        # not with AVX512_BF16 alone (AMD Zen 4: brgconv:avx512_core), and then stays f32.
+        assert relative < 1e-5, relative
+        pytest.skip(f"oneDNN keeps f32 code here ({kernel.implementation}): no AMX")
     if fpmath == "bf16":
-        assert kernel.implementation.endswith(("_amx", "_bf16")), kernel.implementation
         assert 1e-5 < relative < MAX_RELATIVE, relative
     else:
         assert not kernel.implementation.endswith(("_amx", "_bf16")), kernel.implementation
