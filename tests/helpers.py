@@ -95,7 +95,8 @@ LAYOUT_PIPELINE = (
 DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
 # default-pipeline's passes before select-dispatch (transforms/default_pipeline.py)
 PRE_DISPATCH = (
-    "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,fuse-channel-shuffle,nest-concats"
+    "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,split-image-conv,fuse-channel-shuffle,"
+    "nest-concats"
 )
 
 

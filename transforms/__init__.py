@@ -69,6 +69,7 @@ _PASSES: dict[str, str] = {
     "fold-batch-norm": "nnlayout.transforms.fold_batch_norm:FoldBatchNormPass",
     "fold-qdq": "nnlayout.transforms.fold_qdq:FoldQdqPass",
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
+    "split-image-conv": "nnlayout.transforms.split_image_conv:SplitImageConvPass",
     "fuse-channel-shuffle": "nnlayout.transforms.fuse_channel_shuffle:FuseChannelShufflePass",
     "fuse-activations": "nnlayout.transforms.fuse_activations:FuseActivationsPass",
     "nest-concats": "nnlayout.transforms.nest_concats:NestConcatsPass",

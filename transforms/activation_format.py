@@ -15,7 +15,7 @@ blocked. So the rule picks nChw16c where
         block once nest-concats has nested it, where in NHWC every concat copies the block),
     or some grouped convolution has groups of a multiple of 16 channels,
     and no convolution is depthwise, grouped in other widths, non-square, bf16 or quantized,
-    and no channel shuffle or channel slice is present,
+    and no channel shuffle or channel slice of a computed activation is present,
 
 and NHWC otherwise. Measured: squeezenet1_1 and regnet_x_400mf faster blocked (chosen),
 resnet18 and inception_v3 faster or even in NHWC (kept), googlenet (chosen) and mobilenet_v2
@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
+from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.nn import ChannelShuffleOp, ConcatOp, Conv2dOp, SliceOp
 from nnlayout.dialects.nn.base import shape_of
 from nnlayout.kernels.targets import host_blocked_target
@@ -47,6 +48,16 @@ FORMATS = ("auto", "nhwc", "nchw16c")
 _BLOCK = 16
 # Ops whose presence the rule has not measured blocked: quantized and integer convolutions.
 _UNMEASURED = ("nn.qconv2d", "nn.qconv2d_add", "nn.conv_integer", "nn.conv_transpose2d")
+
+
+def _computed_channel_slice(op: SliceOp) -> bool:
+    """Whether `op` slices channels of an activation computed by the program: not of an
+    input (split-image-conv's slices of the image, read plain by the stem) nor of a
+    constant expression (its slices of the stem's weight, packed at load)."""
+    source = op.operands[0]
+    if shape_of(op.output)[1:2] == shape_of(source)[1:2] or not isinstance(source, OpResult):
+        return False
+    return not is_constant_expression(source.op)
 
 
 def _from_convolution(value: SSAValue) -> bool:
@@ -69,7 +80,7 @@ def _against(op: Operation) -> str | None:
         return f"{op.name} is not measured blocked"
     if isinstance(op, ChannelShuffleOp):
         return "a channel shuffle"
-    if isinstance(op, SliceOp) and shape_of(op.output)[1:2] != shape_of(op.operands[0])[1:2]:
+    if isinstance(op, SliceOp) and _computed_channel_slice(op):
         return "a channel slice"
     if isinstance(op, Conv2dOp):
         groups = op.properties["groups"].value.data  # type: ignore[union-attr]

@@ -7,7 +7,9 @@ while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model
 dequantize -> op -> quantize becomes one quantized op) -> extend-ranks (operands of
 broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
 convolution becomes part of its weight and bias) -> fold-pad (a zero pad before a convolution
-becomes part of its pads) -> fuse-channel-shuffle (ShuffleNet's Reshape-Transpose-Reshape
+becomes part of its pads) -> split-image-conv (a 7x7 stem over the image becomes one
+convolution per input channel, summed: short float32 sums, as onnxruntime's) ->
+fuse-channel-shuffle (ShuffleNet's Reshape-Transpose-Reshape
 becomes one op) -> nest-concats (a concat repeating an earlier concat's inputs takes its
 result: DenseNet's flat concats become a chain that bufferize places in one buffer) -> with
 `bf16=true` (or NNLAYOUT_BF16=1 with the command-line tools),
@@ -56,6 +58,7 @@ from nnlayout.transforms.nest_concats import NestConcatsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
 from nnlayout.transforms.select_dispatch import SelectDispatchPass
+from nnlayout.transforms.split_image_conv import SplitImageConvPass
 from nnlayout.transforms.verify_memory_plan import VerifyMemoryPlanPass
 
 
@@ -80,6 +83,7 @@ class DefaultPipelinePass(ModulePass):
             ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),
+            SplitImageConvPass(),
             FuseChannelShufflePass(),
             NestConcatsPass(),
             *((ConvertToBf16Pass(self.target, self.padding, self.remarks),) if self.bf16 else ()),
