@@ -177,13 +177,16 @@ def bound_at(
     its random s8 weights packed."""
     import numpy as np
 
-    from nnlayout.kernels.onednn.quantized import NUMPY_TYPES, QConv
+    from nnlayout.kernels.onednn.quantized import NUMPY_TYPES, QConv, qconv_pd_at
 
     g = q.geometry
     rng = np.random.default_rng(0)
     weights = rng.integers(-127, 128, g.weights).astype(np.int8)
     bias = rng.integers(-1000, 1000, g.dst[1]).astype(np.int32) if g.bias else None
-    conv = QConv(q, weights, bias, params, formats, implementation)
+    pd = qconv_pd_at(q, implementation, formats)
+    if pd is None:  # `offered` lists only what oneDNN offers
+        raise ValueError(f"oneDNN lists no {implementation} for this convolution")
+    conv = QConv(q, weights, bias, params, pd=pd)
     source_type = NUMPY_TYPES[q.src_type]
     x = rng.integers(0, 128, conv.src_md.size // source_type.itemsize).astype(source_type)
     return conv.bind(x, conv.new_output())
