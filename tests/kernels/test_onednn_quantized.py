@@ -371,8 +371,9 @@ def test_the_int8_implementations_benchmark_marks_both_choices(
     """`benchmarks/int8_implementations` lists, per int8 convolution, oneDNN's fast exact
     implementations with its first (*) and the kernels' (>) choice marked, and totals."""
     from nnlayout.benchmarks import int8_implementations
+    from nnlayout.benchmarks.startup import THREAD_VARIABLES
 
-    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for variable in THREAD_VARIABLES:
         monkeypatch.setenv(variable, "1")  # restored after the test (main pins them)
     assert int8_implementations.main(["mobilenet_v2", "--small", "--repeats", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -383,4 +384,7 @@ def test_the_int8_implementations_benchmark_marks_both_choices(
         assert len([cell for cell in cells if cell.lstrip("*").startswith(">")]) == 1, cells
         assert not any("ref:" in cell for cell in cells), cells
     assert lines[-1].startswith("total, ms: oneDNN's first, cold ")
-    assert int8_implementations.main(["no_such_model"]) == 1
+    with pytest.raises(SystemExit) as refused:  # a usage error (benchmarks/startup.py)
+        int8_implementations.main(["no_such_model"])
+    assert refused.value.code == 2
+    assert "unknown model(s) no_such_model" in capsys.readouterr().err
