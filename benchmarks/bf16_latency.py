@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,8 @@ import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, ModuleOp
 
 from nnlayout.benchmarks.layout_report import load
-from nnlayout.benchmarks.zoo_latency import figure, table, thread_environment, time_interleaved
+from nnlayout.benchmarks.startup import check_names, run_with_threads
+from nnlayout.benchmarks.zoo_latency import figure, table, time_interleaved
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.nn import CastOp
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
@@ -181,19 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--worker", metavar="OUTPUT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.names = args.names or ["resnet50"]
-    if unknown := [n for n in args.names if n not in ZOO]:
-        parser.error(f"unknown model: {', '.join(unknown)}")
+    check_names(parser, args.names, ZOO)
     if args.worker:
         rows = [measure(name, args) for name in args.names]
         Path(args.worker).write_text(json.dumps([asdict(r) for r in rows]), encoding="utf-8")
         return 0
     with tempfile.TemporaryDirectory(prefix="nnlayout-bf16-") as scratch:
         output = Path(scratch) / "rows.json"
-        command = [sys.executable, "-m", "nnlayout.benchmarks.bf16_latency", *argv]
         start = time.perf_counter()
-        subprocess.run(
-            [*command, "--worker", str(output)], env=thread_environment(args.threads), check=True
-        )
+        worker = [*argv, "--worker", str(output)]
+        run_with_threads("nnlayout.benchmarks.bf16_latency", worker, args.threads, check=True)
         rows = [Row(**r) for r in json.loads(output.read_text(encoding="utf-8"))]
     print(report(rows, args))
     print(f"({time.perf_counter() - start:.0f} s)")

@@ -11,10 +11,9 @@ Run it as a fresh process: thread counts are pinned before numpy, onnxruntime or
 
 from __future__ import annotations
 
-import os
+from nnlayout.benchmarks.startup import pin_threads
 
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_variable] = "1"
+pin_threads(1)
 
 import argparse  # noqa: E402
 import tempfile  # noqa: E402

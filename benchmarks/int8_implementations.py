@@ -25,7 +25,6 @@ pinned before oneDNN loads: run it as a fresh process, on a quiet machine where 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nnlayout.benchmarks.startup import check_names, pin_threads
 from nnlayout.tools.driver import description
 
 if TYPE_CHECKING:
@@ -48,18 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--small", action="store_true", help="the small zoo (a quick check)")
     args = parser.parse_args(argv)
-    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[variable] = "1"
+    pin_threads(1)
     from nnlayout.examples.make_models import ZOO
     from nnlayout.kernels.onednn.binding import available, runs_vnni
 
-    unknown = sorted(set(args.models) - set(ZOO))
-    if unknown:
-        print(
-            f"unknown model(s) {', '.join(unknown)}; the zoo: {', '.join(sorted(ZOO))}",
-            file=sys.stderr,
-        )
-        return 1
+    check_names(parser, args.models, ZOO)
     if not (available() and runs_vnni()):
         print("oneDNN has no int8 code with VNNI or AMX on this machine", file=sys.stderr)
         return 1
@@ -184,13 +177,16 @@ def bound_at(
     its random s8 weights packed."""
     import numpy as np
 
-    from nnlayout.kernels.onednn.quantized import NUMPY_TYPES, QConv
+    from nnlayout.kernels.onednn.quantized import NUMPY_TYPES, QConv, qconv_pd_at
 
     g = q.geometry
     rng = np.random.default_rng(0)
     weights = rng.integers(-127, 128, g.weights).astype(np.int8)
     bias = rng.integers(-1000, 1000, g.dst[1]).astype(np.int32) if g.bias else None
-    conv = QConv(q, weights, bias, params, formats, implementation)
+    pd = qconv_pd_at(q, implementation, formats)
+    if pd is None:  # `offered` lists only what oneDNN offers
+        raise ValueError(f"oneDNN lists no {implementation} for this convolution")
+    conv = QConv(q, weights, bias, params, pd=pd)
     source_type = NUMPY_TYPES[q.src_type]
     x = rng.integers(0, 128, conv.src_md.size // source_type.itemsize).astype(source_type)
     return conv.bind(x, conv.new_output())

@@ -17,12 +17,12 @@ oneDNN loads, so run it as a fresh process.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from nnlayout.benchmarks.startup import check_names, pin_threads
 from nnlayout.tools.driver import description
 
 if TYPE_CHECKING:
@@ -39,21 +39,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--data-format", default="", help="activation format asked first (a target's data_format)"
     )
     args = parser.parse_args(argv)
-    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[variable] = str(args.threads)
+    pin_threads(args.threads)
+    from nnlayout.examples.make_models import ZOO
+
+    check_names(parser, args.models, ZOO)
     from nnlayout.kernels.onednn.binding import available
 
     if not available():
         print("oneDNN does not load on this machine", file=sys.stderr)
-        return 1
-    from nnlayout.examples.make_models import ZOO
-
-    unknown = sorted(set(args.models) - set(ZOO))
-    if unknown:
-        print(
-            f"unknown model(s) {', '.join(unknown)}; the zoo: {', '.join(sorted(ZOO))}",
-            file=sys.stderr,
-        )
         return 1
     for name in args.models:
         report(name, args.small, args.data_format, args.repeats, args.threads)

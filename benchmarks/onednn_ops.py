@@ -10,10 +10,9 @@ BLAS variables), so run it as a fresh process.
 
 from __future__ import annotations
 
-import os
+from nnlayout.benchmarks.startup import pin_threads
 
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_variable] = "1"
+pin_threads(1)
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402

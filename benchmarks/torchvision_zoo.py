@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -55,6 +54,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.benchmarks.float64_reference import float64_outputs
+from nnlayout.benchmarks.startup import run_with_threads
 from nnlayout.benchmarks.torchvision_export import (
     TIMEOUT_SECONDS,
     add_common_arguments,
@@ -71,7 +71,6 @@ from nnlayout.benchmarks.zoo_latency import (
     latency_cells,
     onnxruntime_session,
     table,
-    thread_environment,
     time_interleaved,
 )
 from nnlayout.diagnostics import UserError
@@ -348,8 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unexported:
         require(parser, missing_packages(), f"exporting {unexported[0][0]}", "models")
     if not args.child:  # oneDNN fixes its thread count when it loads: 1 thread, in a child
-        command = [sys.executable, "-m", "nnlayout.benchmarks.torchvision_zoo", *argv, "--child"]
-        return subprocess.run(command, env=thread_environment(THREADS)).returncode
+        child = [*argv, "--child"]
+        return run_with_threads("nnlayout.benchmarks.torchvision_zoo", child, THREADS).returncode
     rows: list[Row] = []
     for model, exporter in args.pairs:
         reason = export_cached(args.cache_dir, model, exporter, args.export_timeout)

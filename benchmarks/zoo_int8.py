@@ -70,13 +70,13 @@ import onnx
 from onnx import numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 
+from nnlayout.benchmarks.startup import check_names, run_with_threads
 from nnlayout.benchmarks.torchvision_export import DEFAULT_CACHE, last_error_line, missing_packages
 from nnlayout.benchmarks.zoo_latency import (
     figure,
     latency_cells,
     onnxruntime_session,
     table,
-    thread_environment,
 )
 from nnlayout.examples.make_models import MODELS_DIR, write_model
 from nnlayout.frontends.onnx import import_to_files
@@ -535,16 +535,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.names = args.names or list(MODELS)
     args.targets = [t for t in args.targets.split(",") if t]
-    unknown = [n for n in args.names if n not in MODELS]
-    if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
+    check_names(parser, args.names, MODELS)
     if args.inputs < 1 or args.repeats < 1 or args.calibration < 1:
         parser.error("--inputs, --repeats and --calibration must be at least 1")
     if importlib.util.find_spec("onnxruntime") is None:
         parser.error("needs onnxruntime, which is not installed: pip install -e '.[test]'")
     if os.environ.get("OMP_NUM_THREADS") != "1":
-        command = [sys.executable, "-m", "nnlayout.benchmarks.zoo_int8", *argv]
-        return subprocess.run(command, env=thread_environment(1), check=False).returncode
+        return run_with_threads("nnlayout.benchmarks.zoo_int8", argv, 1).returncode
     rows = []
     with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-int8-") as scratch:
         for name in args.names:

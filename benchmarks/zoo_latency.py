@@ -36,9 +36,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +49,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from nnlayout.benchmarks.layout_report import load
 from nnlayout.benchmarks.memory_report import TVM
+from nnlayout.benchmarks.startup import check_names, run_with_threads
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
 from nnlayout.ir.context import make_context
 from nnlayout.kernels.targets import get_target
@@ -265,34 +264,12 @@ def model_label(name: str, small: bool) -> str:
     return name + ("_small" if small else "")
 
 
-def thread_environment(threads: int) -> dict[str, str]:
-    """This process's environment with `threads` OpenMP/OpenBLAS/MKL threads, for a child
-    process (oneDNN fixes its OpenMP thread count when it loads)."""
-    environment = dict(
-        os.environ,
-        OMP_NUM_THREADS=str(threads),
-        OPENBLAS_NUM_THREADS=str(threads),
-        MKL_NUM_THREADS=str(threads),
-    )
-    environment.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # OpenBLAS's shortest spin
-    return environment
-
-
 def run_threads(threads: int, argv: Sequence[str]) -> list[Result]:
     """This script in a subprocess with `threads` OpenMP/OpenBLAS threads."""
-    environment = thread_environment(threads)
     with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-") as scratch:
         output = Path(scratch) / "results.json"
-        command = [
-            sys.executable,
-            "-m",
-            "nnlayout.benchmarks.zoo_latency",
-            *argv,
-            "--worker",
-            str(threads),
-            str(output),
-        ]
-        subprocess.run(command, env=environment, check=True)
+        worker = [*argv, "--worker", str(threads), str(output)]
+        run_with_threads("nnlayout.benchmarks.zoo_latency", worker, threads, check=True)
         return [
             Result(**{**r, "passes": [tuple(p) for p in r["passes"]]})
             for r in json.loads(output.read_text(encoding="utf-8"))
@@ -472,9 +449,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.names = args.names or list(ZOO)
     unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
-    unknown += [n for n in args.names + (args.ref or []) if n not in ZOO]
     if unknown:
-        parser.error(f"unknown variant or model: {', '.join(unknown)}")
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    check_names(parser, args.names + (args.ref or []), ZOO)
     if importlib.util.find_spec("onnxruntime") is None:
         parser.error(
             "the latencies are measured against onnxruntime, which is not installed: "

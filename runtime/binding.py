@@ -3,6 +3,7 @@ the same pad-free clone of a halo'd op, in the interpreter and the generated mod
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
@@ -216,6 +217,7 @@ def evaluate_constants(
     for value in (*(v for op in order for v in op.operands), *(r.results[0] for r in roots)):
         readers[value] = readers.get(value, 0) + 1
     values: dict[SSAValue, RuntimeValue] = {}
+    owners: dict[int, tuple[Operation, weakref.ref[np.ndarray]]] = {}  # first op owning each
     with np.errstate(all="ignore"):  # IEEE results (sqrt(-1) is nan), as at run time
         for op in order:
             operands = [values[v] for v in op.operands]
@@ -234,9 +236,36 @@ def evaluate_constants(
                 value = apply_kernel(op, found[1], False, operands)
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
+                owner = _owner(value)
+                known = owners.get(id(owner))
+                if known is None or known[1]() is not owner:  # not one freed since, same id
+                    owners[id(owner)] = (op, weakref.ref(owner))
             values[op.results[0]] = value
             for operand in op.operands:
                 readers[operand] -= 1
                 if not readers[operand]:
                     del values[operand]
-    return [values[root.results[0]] for root in roots]
+    return [_own_bytes(root, values[root.results[0]], owners) for root in roots]
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The array whose memory `array` views (itself where it owns its data)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _own_bytes(
+    root: Operation,
+    value: RuntimeValue,
+    owners: Mapping[int, tuple[Operation, weakref.ref[np.ndarray]]],
+) -> RuntimeValue:
+    """`value`, copied where it views another value's memory (a reshape, slice or transpose
+    the reference kernels return as a view of their operand): each constant the program
+    holds then takes its own bytes, as plan-memory counts them (`transforms/
+    constant_bytes.py`), and a plain array freed at load frees them."""
+    if not isinstance(value, np.ndarray) or owners[id(_owner(value))][0] is root:
+        return value
+    copied = value.copy()
+    copied.flags.writeable = False
+    return copied

@@ -59,13 +59,13 @@ from nnlayout.dialects.dispatch import recorded_padding, recorded_target
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KERNEL_ATTR, KernelAttr
 from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp, GlobalAvgPoolOp, MulOp
 from nnlayout.dialects.nn.base import shape_of
+from nnlayout.kernels.blocked.options import BlockedOptions
 from nnlayout.kernels.providers import registry
+from nnlayout.kernels.registry import Target
 from nnlayout.kernels.targets import get_target, host_blocked_target
 from nnlayout.transforms.stages import require_tensor_level
 
-_BLOCK = 16
 _LONGEST = 4
-_BLOCKED = "NCHW16c"
 
 
 def _convolution(op: Operation) -> bool:
@@ -105,26 +105,27 @@ def _next_in_chain(result: SSAValue) -> list[Operation] | None:
     return _squeeze_excitation(result)
 
 
-def stem_chain(function: func.FuncOp) -> list[Operation] | None:
-    """The chain from an input image to 16 channels (module doc), if any."""
+def stem_chain(function: func.FuncOp, block: int) -> list[Operation] | None:
+    """The chain from an input image to `block` channels (module doc: 16, the blocked
+    target's `BlockedOptions.block`), if any."""
     for op in function.body.walk():
         source = op.operands[0] if op.operands else None
         if not (
             _convolution(op)
             and isinstance(source, BlockArgument)
             and len(shape_of(source)) == 4
-            and shape_of(source)[1] < _BLOCK
+            and shape_of(source)[1] < block
         ):
             continue
         chain = [op]
         while sum(_convolution(o) for o in chain) <= _LONGEST:
             result = chain[-1].results[0]
             channels = shape_of(result)[1]
-            if channels == _BLOCK:
+            if channels == block:
                 if result.has_one_use():
                     return chain
                 break
-            following = _next_in_chain(result) if channels % _BLOCK == 0 else None
+            following = _next_in_chain(result) if channels % block == 0 else None
             if following is None:
                 break
             chain += following
@@ -143,15 +144,16 @@ def _chosen_by_dispatch(op: Operation, padding: bool) -> bool:
     )
 
 
-def _blocked_kernels(chain: list[Operation], target: str, padding: bool) -> list[KernelAttr]:
-    """The kernels `target` selects for the chain, each writing NCHW16c from a plain or
-    NCHW16c source (a kernel taking its operand's layout, `"*"`, is given NCHW16c: the
+def _blocked_kernels(chain: list[Operation], blocked: Target, padding: bool) -> list[KernelAttr]:
+    """The kernels `blocked` selects for the chain, each writing its blocked activation
+    layout (NCHW16c) from a plain or blocked source (a kernel taking its operand's layout,
+    `"*"`, is given the blocked one: the
     squeeze-and-excitation mul's first operand may be its one-pixel scale, whose layout it
     would otherwise take); empty where one does not, or where an op of the chain runs a
     kernel other than the one `host` selects (pinned by the user)."""
     if not all(_chosen_by_dispatch(op, padding) for op in chain):
         return []
-    blocked = get_target(target)
+    layout = BlockedOptions.of(blocked).activation_layout
     chosen = []
     for op in chain:
         selection = registry().select(op, blocked, padding)
@@ -161,12 +163,12 @@ def _blocked_kernels(chain: list[Operation], target: str, padding: bool) -> list
         if ANY_LAYOUT in attribute.operands + attribute.results:
             attribute = KernelAttr(
                 attribute.kernel_name.data,
-                [_BLOCKED if x == ANY_LAYOUT else x for x in attribute.operands],
-                [_BLOCKED if x == ANY_LAYOUT else x for x in attribute.results],
+                [layout if x == ANY_LAYOUT else x for x in attribute.operands],
+                [layout if x == ANY_LAYOUT else x for x in attribute.results],
                 attribute.in_place_operand,
                 attribute.workspace.data,
             )
-        if attribute.results != (_BLOCKED,) or attribute.operands[0] not in ("", _BLOCKED):
+        if attribute.results != (layout,) or attribute.operands[0] not in ("", layout):
             return []
         chosen.append(attribute)
     return chosen
@@ -193,14 +195,16 @@ class BlockedStemPass(ModulePass):
         require_tensor_level(op)
         if recorded_target(op) != "host":
             return
-        blocked, _ = host_blocked_target()
-        if blocked is None:
+        name, _ = host_blocked_target()
+        if name is None:
             return
+        blocked = get_target(name)
+        block = BlockedOptions.of(blocked).block
         padding = recorded_padding(op)
         for function in op.walk():
             if not isinstance(function, func.FuncOp):
                 continue
-            chain = stem_chain(function)
+            chain = stem_chain(function, block)
             kernels = _blocked_kernels(chain, blocked, padding is not False) if chain else []
             if not chain or not kernels:
                 continue
@@ -209,7 +213,7 @@ class BlockedStemPass(ModulePass):
             remarks.emit(
                 chain[0],
                 self.name,
-                f"{_described(chain)} from the input to {_BLOCK} channels run in nChw16c "
-                f"({blocked}): nChw16c is NHWC at {_BLOCK} channels",
+                f"{_described(chain)} from the input to {block} channels run in nChw{block}c "
+                f"({name}): nChw{block}c is NHWC at {block} channels",
                 self.remarks,
             )

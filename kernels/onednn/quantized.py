@@ -225,13 +225,6 @@ def first_qconv_pd(q: QConvParams, src: int, weights: int, dst: int) -> b.Primit
     )
 
 
-def _at(q: QConvParams, implementation: str, formats: tuple[int, int, int]) -> b.PrimitiveDesc:
-    pd = qconv_pd_at(q, implementation, formats)
-    if pd is None:
-        raise ValueError(f"oneDNN lists no {implementation} for this convolution")
-    return pd
-
-
 def packed_sizes(md: MemoryDesc) -> tuple[int, int]:
     """The bytes of oneDNN's s8 weights descriptor `md` (`dnnl_memory_desc_get_size`,
     compensation included) and those of them past the padded weights: the additional buffers
@@ -321,8 +314,9 @@ class QConv(PrimitiveCall):
     included), the bias prescaled to f32, scales and zero points in memories of their own
     (weights given as None: packed by a later `pack`).
     `formats` are the source, weights and destination tags to ask for (ANY: oneDNN's
-    choice; `src_md`/`dst_md` say what it chose); `implementation` one of oneDNN's to run
-    instead of `qconv_pd`'s (for benchmarks/int8_implementations.py). `__call__(x, out)`
+    choice; `src_md`/`dst_md` say what it chose), the primitive `qconv_pd`'s choice on them;
+    or `pd`, a descriptor of `q` made already (e.g. `qconv_pd_at`'s, at another of oneDNN's
+    implementations), in their place. `__call__(x, out)`
     runs on arrays of the source's and destination's bytes in those formats; `bind(x, out)`
     on those very arrays."""
 
@@ -333,12 +327,11 @@ class QConv(PrimitiveCall):
         bias: np.ndarray | None,
         params: QuantParams,
         formats: tuple[int, int, int] = (ANY, ANY, ANY),
-        implementation: str | None = None,
+        *,
+        pd: b.PrimitiveDesc | None = None,
     ):
         self.q = q
-        self.pd = (
-            qconv_pd(q, *formats) if implementation is None else _at(q, implementation, formats)
-        )
+        self.pd = qconv_pd(q, *formats) if pd is None else pd
         values = runtime_values(q.quantization, *params.runtime(0))
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         if q.geometry.bias:

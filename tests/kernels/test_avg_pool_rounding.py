@@ -16,8 +16,7 @@ from onnx.reference import ReferenceEvaluator
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_to_files
-from nnlayout.runtime.interpreter import Interpreter
-from nnlayout.tests.helpers import ALL_TARGETS, DEFAULT_PIPELINE, compile_module
+from nnlayout.tests.helpers import everywhere
 from nnlayout.tests.kernels.test_reference_kernels import (
     POOL_CASES,
     pool_attributes,
@@ -48,17 +47,16 @@ def tie_model() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
 
 
-@pytest.mark.parametrize("target", ALL_TARGETS)
-def test_quantized_average_ties_round_as_the_evaluator(tmp_path: Path, target: str) -> None:
+def test_quantized_average_ties_round_as_the_evaluator(tmp_path: Path) -> None:
+    """Every target, padding on and off, interpreter and generated module (`everywhere`)."""
     model = tie_model()
     path = tmp_path / "tie.onnx"
     path.write_bytes(model.SerializeToString())
     module = import_to_files(path)
     x = np.random.default_rng(0).uniform(-0.5, 3.0, (1, 16, 32, 32)).astype(np.float32)
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
-    compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
-    got = Interpreter(compiled).run([x])[0]
-    assert np.array_equal(got, want), float(np.abs(got - want).max())
+    for target, padding, _, (got,) in everywhere(module, [x]):
+        assert np.array_equal(got, want), (target, padding, float(np.abs(got - want).max()))
 
 
 @pytest.mark.parametrize("count_include_pad", [False, True])

@@ -175,8 +175,9 @@ def test_the_implementations_benchmark_times_what_the_target_chooses(
     """`benchmarks/onednn_implementations` lists, per convolution, oneDNN's implementations
     with the first (*) and the target's (>) marked, and totals for both."""
     from nnlayout.benchmarks import onednn_implementations
+    from nnlayout.benchmarks.startup import THREAD_VARIABLES
 
-    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for variable in THREAD_VARIABLES:
         monkeypatch.setenv(variable, "1")  # restored after the test (main pins them)
     assert onednn_implementations.main(["resnet50", "--small", "--repeats", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -188,4 +189,7 @@ def test_the_implementations_benchmark_times_what_the_target_chooses(
         (chosen,) = [cell for cell in cells if cell.lstrip("*").startswith(">")]
         assert chosen == first or chosen[1:].startswith(preferred)
     assert lines[-1].startswith("total, ms: oneDNN's first ")
-    assert onednn_implementations.main(["no_such_model"]) == 1
+    with pytest.raises(SystemExit) as refused:  # a usage error (benchmarks/startup.py)
+        onednn_implementations.main(["no_such_model"])
+    assert refused.value.code == 2
+    assert "unknown model(s) no_such_model" in capsys.readouterr().err

@@ -28,6 +28,7 @@ from nnlayout.kernels.onednn.quantized import (
     first_qconv_pd,
     implementation_refusal,
     preferred_implementation,
+    qconv_pd_at,
     qconv_refusal,
 )
 
@@ -196,7 +197,7 @@ def test_the_preferred_implementation_is_what_binds(
         assert kernel.dst_md == first.md(b.dnnl_query_dst_md)
         assert kernel.packed_bytes == choice.packed
     got = kernel.run_plain(x).astype(int)
-    unchanged = QConv(q, weights, bias, params, implementation=first.implementation)
+    unchanged = QConv(q, weights, bias, params, pd=first)  # oneDNN's first choice, as given
     assert unchanged.implementation == first.implementation
     want = unchanged.run_plain(x).astype(int)
     assert np.mean(want > 0) > 0.3 and np.mean(want == 255) < 0.05
@@ -348,10 +349,19 @@ def test_a_residual_add_is_a_sum_post_op() -> None:
     assert np.abs(got.astype(int) - want).max() <= 1 and np.mean(got != want) < 1e-3
 
 
-def test_an_implementation_oneDNN_does_not_list_is_refused() -> None:
-    q, _, weights, bias, params, *_ = _case("resnet_1x1_u8")
-    with pytest.raises(ValueError, match="lists no no_such_code"):
-        QConv(q, weights, bias, params, implementation="no_such_code")
+def test_a_descriptor_at_another_implementation_is_the_one_run() -> None:
+    """`QConv(pd=...)` runs the descriptor given (`qconv_pd_at`'s: the benchmarks' way to
+    time each of oneDNN's implementations); `qconv_pd_at` finds none that oneDNN does not
+    list."""
+    q, x, weights, bias, params, *_ = _case("resnet_1x1_u8")
+    assert qconv_pd_at(q, "no_such_code") is None
+    first = first_qconv_pd(q, ANY, ANY, ANY)
+    at = qconv_pd_at(q, first.implementation)
+    assert at is not None
+    kernel = QConv(q, weights, bias, params, pd=at)
+    assert kernel.pd is at and kernel.implementation == first.implementation
+    want = QConv(q, weights, bias, params).run_plain(x)
+    np.testing.assert_array_equal(kernel.run_plain(x), want)
 
 
 @pytest.mark.slow
@@ -361,8 +371,9 @@ def test_the_int8_implementations_benchmark_marks_both_choices(
     """`benchmarks/int8_implementations` lists, per int8 convolution, oneDNN's fast exact
     implementations with its first (*) and the kernels' (>) choice marked, and totals."""
     from nnlayout.benchmarks import int8_implementations
+    from nnlayout.benchmarks.startup import THREAD_VARIABLES
 
-    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for variable in THREAD_VARIABLES:
         monkeypatch.setenv(variable, "1")  # restored after the test (main pins them)
     assert int8_implementations.main(["mobilenet_v2", "--small", "--repeats", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -373,4 +384,7 @@ def test_the_int8_implementations_benchmark_marks_both_choices(
         assert len([cell for cell in cells if cell.lstrip("*").startswith(">")]) == 1, cells
         assert not any("ref:" in cell for cell in cells), cells
     assert lines[-1].startswith("total, ms: oneDNN's first, cold ")
-    assert int8_implementations.main(["no_such_model"]) == 1
+    with pytest.raises(SystemExit) as refused:  # a usage error (benchmarks/startup.py)
+        int8_implementations.main(["no_such_model"])
+    assert refused.value.code == 2
+    assert "unknown model(s) no_such_model" in capsys.readouterr().err

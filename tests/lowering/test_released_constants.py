@@ -134,6 +134,53 @@ def test_blas_copy_replaces_the_plain_weights(
     assert figures[CONSTANT_BYTES] == WEIGHTS + plain  # the K x N copy and those
 
 
+# The weights a reshape of a constant that an add reads on every run: the reshape is a
+# view of the constant when the reference kernel evaluates it at load.
+VIEWED = """
+func.func @f(%x: tensor<1x512xf32>, %z: tensor<512000xf32>) -> (tensor<1x1000xf32>, tensor<512000xf32>) {
+  %w0 = nn.constant dense<0.5> : tensor<512000xf32>
+  %w = nn.reshape %w0 : tensor<512000xf32> -> tensor<1000x512xf32>
+  %c = nn.constant dense<0.25> : tensor<1x1000xf32>
+  %r = nn.relu %x : tensor<1x512xf32>
+  %y = nn.gemm %r, %w, %c trans_b alpha 1.0 beta 1.0 : (tensor<1x512xf32>, tensor<1000x512xf32>, tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  %s = nn.add %z, %w0 : (tensor<512000xf32>, tensor<512000xf32>) -> tensor<512000xf32>
+  func.return %y, %s : tensor<1x1000xf32>, tensor<512000xf32>
+}
+"""
+
+
+def test_a_released_view_frees_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The BLAS gemm (bound once) copies the reshaped weights, whose plain array is freed
+    (released_bytes); the constant they reshape stays (the add reads it on every run). The
+    loaded program's constants share no memory, so that freeing frees what released_bytes
+    counts (a view of the held constant freed nothing)."""
+    module = compile_module(parse(VIEWED), "onednn", True, DEFAULT_PIPELINE)
+    if chosen_kernels(module, nn.GemmOp) != {"gemm_blas"}:
+        pytest.skip("the gemm is not on the BLAS kernel here")
+    evaluated: list[list[np.ndarray]] = []
+    evaluate = program.evaluate_constants
+
+    def recording(*args: object) -> list[object]:
+        values = evaluate(*args)  # type: ignore[arg-type]
+        evaluated.append(values)  # type: ignore[arg-type]
+        return values
+
+    monkeypatch.setattr(program, "evaluate_constants", recording)
+    rng = np.random.default_rng(4)
+    inputs = [
+        rng.standard_normal((1, 512)).astype(np.float32),
+        rng.standard_normal(512000).astype(np.float32),
+    ]
+    with generated_module(module) as generated:
+        ((held, released, bias),) = evaluated
+        assert released.shape == (1000, 512) and held.shape == (512000,)
+        assert not np.shares_memory(released, held)
+        _check_runs(module, generated, inputs)
+    figures = _figures(module)
+    assert figures[RELEASED_BYTES] == WEIGHTS
+    assert figures[CONSTANT_BYTES] == WEIGHTS + WEIGHTS + bias.nbytes  # w0, the copy, c
+
+
 @pytest.mark.parametrize("bound_once", [True, False], ids=["bound-once", "per-run"])
 def test_results_unchanged_everywhere(bound_once: bool) -> None:
     """On every target, padding on and off: the generated module (which frees what only

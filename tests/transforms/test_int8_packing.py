@@ -130,20 +130,24 @@ def test_packed_weights_keep_results_everywhere(case: str, add: bool) -> None:
             continue
         packed_somewhere = True
         ((claim, plain_bytes),) = claims
-        assert claim.bytes >= plain_bytes + claim.compensation
+        out = 16 if groups == 16 else 32
+        weights = out * (16 // groups) * 9  # s8, a multiple of oneDNN's blocks: none padded
+        assert plain_bytes == weights
         needs = x_type == "i8" or x_zp != 0  # s8s8 or the source zero point's compensation
-        assert (claim.compensation > 0) == needs, (target, claim)
+        compensation = 3 * 4 * out if needs else 0  # packed_sizes: 3 int32 per output channel
+        packed = weights + compensation
+        assert (claim.bytes, claim.compensation) == (packed, compensation), (target, claim)
         function = next(op for op in compiled.walk() if op.name == "func.func")
         figures = {k: v.value.data for k, v in function.attributes.items() if hasattr(v, "value")}
-        assert figures[PACKED_BYTES] == claim.bytes
-        assert figures[COMPENSATION_BYTES] == claim.compensation
-        bias = 4 * (16 if groups == 16 else 32)  # held as the kernel's prescaled f32 copy
+        assert figures[PACKED_BYTES] == packed
+        assert figures[COMPENSATION_BYTES] == compensation
+        bias = 4 * out  # held as the kernel's prescaled f32 copy
         if figures[PACKED_PLAIN_BYTES]:  # read on every run: held plain too
-            assert figures[PACKED_PLAIN_BYTES] == plain_bytes and not figures[RELEASED_BYTES]
-            assert figures[CONSTANT_BYTES] == plain_bytes + claim.bytes + 2 * bias
+            assert figures[PACKED_PLAIN_BYTES] == weights and not figures[RELEASED_BYTES]
+            assert figures[CONSTANT_BYTES] == weights + packed + 2 * bias
         else:  # freed at load (tests/lowering/test_released_constants.py)
-            assert figures[RELEASED_BYTES] == plain_bytes + bias
-            assert figures[CONSTANT_BYTES] == claim.bytes + bias
+            assert figures[RELEASED_BYTES] == weights + bias
+            assert figures[CONSTANT_BYTES] == packed + bias
     assert packed_somewhere or not runs_vnni()
 
 
@@ -187,7 +191,19 @@ def test_qmatmul_weights_packed_everywhere(transposed: bool) -> None:
         if claims:
             packed_somewhere = True
             ((claim, plain_bytes),) = claims
-            assert claim.kernel == "qmatmul_onednn" and claim.bytes >= plain_bytes
+            assert claim.kernel == "qmatmul_onednn" and plain_bytes == 64 * 32
+            # oneDNN's blocked int8 matmul weights pad N = 32 to 64, and a's zero point adds
+            # compensation: 3 int32 per padded column (packed_sizes)
+            padded, compensation = 64 * 64, 3 * 4 * 64
+            assert (claim.bytes, claim.compensation) == (padded + compensation, compensation)
+            function = next(op for op in compiled.walk() if op.name == "func.func")
+            figures = {
+                k: v.value.data for k, v in function.attributes.items() if hasattr(v, "value")
+            }
+            # the plain weights are held too (read on every run), nothing freed; the bias
+            # twice (plain and the kernel's prescaled f32 copy)
+            assert figures[PACKED_PLAIN_BYTES] == plain_bytes and figures[RELEASED_BYTES] == 0
+            assert figures[CONSTANT_BYTES] == plain_bytes + claim.bytes + 2 * 4 * 32
     assert packed_somewhere or not runs_vnni()
 
 
