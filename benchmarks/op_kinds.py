@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -177,10 +176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     if not args.child:
-        from nnlayout.benchmarks.zoo_latency import thread_environment
+        from nnlayout.benchmarks.startup import run_with_threads
 
-        command = [sys.executable, "-m", "nnlayout.benchmarks.op_kinds", *argv, "--child"]
-        return subprocess.run(command, env=thread_environment(THREADS)).returncode
+        return run_with_threads(
+            "nnlayout.benchmarks.op_kinds", [*argv, "--child"], THREADS
+        ).returncode
     for path in args.models:
         print(measure(path, args.target, args.runs), end="\n\n", flush=True)
     return 0
