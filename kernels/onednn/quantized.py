@@ -112,11 +112,15 @@ def multiplier_post_ops(
     channel's multiplier float32(float32(x_scale * w_scale[oc]) / y_scale) (a binary post-op,
     `multipliers`), rounded half to even, clipped to [low, high] less y's zero point where
     the clamp gives them; oneDNN then adds y's zero point (an integer: exact) and saturates.
+    Without a zero point the rounding is oneDNN's conversion to the integer type (round
+    half to even; a clip to integer bounds commutes with it), and no post-op.
     oneDNN's scales would multiply by x_scale * w_scale[oc], add the prescaled bias and
     divide by y_scale: other f32 roundings, which put a value near a half step on the other
     side of it now and then, one step off onnxruntime, and that step grows layer by layer."""
     channels = (1, dst[1], *(1 for _ in dst[2:]))
-    ops = (b.PostOp.binary(b.dnnl_binary_mul, channels), b.PostOp.eltwise(b.dnnl_eltwise_round))
+    ops: tuple[b.PostOp, ...] = (b.PostOp.binary(b.dnnl_binary_mul, channels),)
+    if y_zero_point != 0:  # else oneDNN's own conversion rounds half to even, clip or not
+        ops += (b.PostOp.eltwise(b.dnnl_eltwise_round),)
     if low == y_zero_point and high is None:
         return (*ops, b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0))
     if low is None and high is None:
