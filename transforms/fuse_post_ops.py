@@ -48,7 +48,8 @@ convolution with the convolution's requantization and the add as post-ops, VNNI 
 It means exactly the unfused sequence (the convolution quantized to c's step, then the
 qadd); the kernel keeps both roundings (kernels/onednn/quantized.py, `sum_post_ops`), so it
 agrees with the two kernels but where the order of f32 operations moves a value at a half
-step. Writing over %r's buffer saves the convolution's result buffer: the bottleneck's
+step (onnxruntime's order where the convolution is the qadd's second operand). Writing over
+%r's buffer saves the convolution's result buffer: the bottleneck's
 input, the last convolution's input and its result are no longer live together. Where %r
 is computed by a pure op that only the fused op reads (a downsampling shortcut, which
 onnxruntime's quantizer orders before the main path) and computing it just before the

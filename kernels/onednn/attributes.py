@@ -66,6 +66,10 @@ def _append(ops: c_void_p, post_op: b.PostOp) -> None:
         b.lib().dnnl_post_ops_append_sum(ops, post_op.alpha, post_op.zero_point, post_op.data_type)
     elif post_op.kind == "depthwise":
         b.lib().dnnl_post_ops_append_dw(ops, *post_op.dw_params)
+    elif post_op.kind == "binary":
+        plain = len(post_op.dims) + 1  # dnnl_a = 2, dnnl_ab = 3, ...: plain of each rank
+        md = b.MemoryDesc.with_tag(post_op.dims, plain, b.dnnl_f32)
+        b.lib().dnnl_post_ops_append_binary(ops, post_op.algorithm, md.handle)
     else:
         raise ValueError(f"unknown post-op kind '{post_op.kind}'")
 

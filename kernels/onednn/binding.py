@@ -181,6 +181,7 @@ DNNL_ARG_MULTIPLE_SRC = 1024
 DNNL_ARG_ATTR_SCALES = 4096  # | the argument scaled, at execution: its scales (f32)
 DNNL_ARG_ATTR_ZERO_POINTS = 8192  # | the argument: its zero points (s32)
 DNNL_ARG_ATTR_POST_OP_DW = 16384  # | the argument: a depthwise post-op's (PostOp.depthwise)
+DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE = 32768  # x (post-op index + 1) | DNNL_ARG_SRC_1: a binary's
 
 _R = TypeVar("_R")
 
@@ -432,8 +433,8 @@ class Blocking:
 
 @dataclass(frozen=True)
 class PostOp:
-    """One post-op, made by `eltwise`, `sum` or `depthwise`; hashable, so it can key a cache
-    (attributes.Attr appends them)."""
+    """One post-op, made by `eltwise`, `sum`, `depthwise` or `binary`; hashable, so it can key
+    a cache (attributes.Attr appends them)."""
 
     kind: str
     algorithm: int
@@ -443,6 +444,12 @@ class PostOp:
     data_type: int = dnnl_f32  # a sum's: of those contents (undef: the destination's)
     # a depthwise's: its weights', bias' and destination's data types, kernel, stride, padding
     dw_params: tuple[int, ...] = ()
+    dims: tuple[int, ...] = ()  # a binary's: its second operand's (f32, plain), broadcast
+
+    @staticmethod
+    def binary_arg(index: int) -> int:
+        """The execution argument of the second operand of the binary post-op at `index`."""
+        return DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE * (index + 1) | DNNL_ARG_SRC_1
 
     @classmethod
     def eltwise(cls, algorithm: int, alpha: float = 0.0, beta: float = 0.0) -> PostOp:
@@ -462,6 +469,12 @@ class PostOp:
         and destination's. Only 1x1 convolutions take it; its weights and bias are the
         arguments DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS / BIAS."""
         return cls("depthwise", 0, 0.0, 0.0, dw_params=(*data_types, 3, stride, 1))
+
+    @classmethod
+    def binary(cls, algorithm: int, dims: tuple[int, ...]) -> PostOp:
+        """Combines the result with a plain f32 tensor of `dims` (e.g. (1, C, 1, 1): one value
+        per channel), given at execution as `binary_arg(index)`."""
+        return cls("binary", algorithm, 0.0, 0.0, dims=dims)
 
 
 class PrimitiveDesc:

@@ -47,6 +47,7 @@ PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
     "dnnl_post_ops_append_eltwise": (STATUS, (_P, c_int, c_float, c_float)),
     "dnnl_post_ops_append_sum": (STATUS, (_P, c_float, c_int32, c_int)),
     "dnnl_post_ops_append_dw": (STATUS, (_P, c_int, c_int, c_int, c_int64, c_int64, c_int64)),
+    "dnnl_post_ops_append_binary": (STATUS, (_P, c_int, _P)),
     "dnnl_convolution_forward_primitive_desc_create": (
         STATUS,
         (_PP, _P, c_int, c_int, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P),

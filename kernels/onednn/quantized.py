@@ -5,13 +5,18 @@ ONNX (QLinearConv; ConvInteger without the requantization):
     y = saturate(round_half_even((sum((x - x_zp) * (w - w_zp)) + bias_i32)
                                  * x_scale * w_scale[oc] / y_scale) + y_zp)
 
-oneDNN v3 (attributes.py) computes conv(x - x_zp, w) exactly in s32 (VNNI/AMX), then in f32
-`acc * x_scale * w_scale[oc] + bias`, divides by y_scale, adds y_zp, rounds to nearest even
-and saturates. So the bias is given in f32, prescaled: bias_i32 * x_scale * w_scale[oc]
-(`QConv` does it once). The two differ only in where float rounding happens (oneDNN: f32,
-two products and a sum; ONNX's reference: its own order): a value within an f32 rounding
-error of a half step may round the other way, so results agree exactly but for rare
-elements one step apart (tests/kernels/test_onednn_quantized.py counts them).
+oneDNN v3 (attributes.py) computes conv(x - x_zp, w) exactly in s32 (VNNI/AMX). With its
+scales it would then compute in f32 `acc * x_scale * w_scale[oc] + bias` (the bias
+prescaled), divide by y_scale, add y_zp, round half to even and saturate: other f32
+roundings than onnxruntime's, which put a value near a half step on the other side of it now
+and then. So the kernels (`QConvParams.multiplied`) give oneDNN no scales and the bias as it
+is (f32, exact below 2**24), and requantize by post-ops as onnxruntime's QLinearConv does
+(mlas's MlasRequantizeOutput): float32(acc + bias) times the channel's multiplier
+float32(float32(x_scale * w_scale[oc]) / y_scale) (a binary post-op, one f32 rounding),
+rounded half to even (an eltwise post-op), then y_zp added (an integer: exact) and
+saturated (`multiplier_post_ops`); onnxruntime's own rounding and oneDNN's agree bit for
+bit (tests/frontends/test_int8_requantization.py). ONNX's reference (exact arithmetic) is
+within one step of it.
 
 What oneDNN v3.2 refuses, and so `qconv_refusal` does (the op then falls back to the
 reference kernel with that reason): a weights zero point != 0 (its convolutions have none;
@@ -24,10 +29,9 @@ in u8 terms; oneDNN's zero-point compensation treats its padding the same way (t
 x_zp != 0 on padded convolutions).
 
 `nn.qconv2d_add` (a qconv2d and the qadd after it, fused by `fuse-post-ops`) is the same
-primitive with post-ops (`sum_post_ops`): the real result divided by c_scale, rounded,
-clipped to c's range less its zero point, times c_scale (the qconv2d's requantization,
-kept), then oneDNN's `sum` of r_scale * (r - r_zp) read from the destination (which holds
-the addend: in place, or copied there first), then y's scale and zero point.
+primitive with post-ops (`sum_post_ops`): c requantized as above and clipped to its range,
+then the add as onnxruntime's QLinearAdd computes it on raw integers, the addend read by
+oneDNN's `sum` from the destination (which holds it: in place, or copied there first).
 
 Weights are packed once (`QConv`: at load) by oneDNN's reorder from plain s8 OIHW into the
 format the primitive chose, which carries the s8-source compensation (sum of weights times
@@ -80,10 +84,14 @@ class QConvParams:
     channel_scales: bool = True
     src_zero_point: bool = True
     dst_zero_point: bool = True
+    multiplied: bool = False  # requantized by `multiplier_post_ops`, not oneDNN's scales
 
     @property
     def quantization(self) -> Quantization:
         g = self.geometry
+        if self.multiplied:
+            points = ((b.DNNL_ARG_SRC, 0),) if self.src_zero_point else ()
+            return Quantization((), points + ((b.DNNL_ARG_DST, 0),) * self.dst_zero_point)
         # Weights (o, i, h, w): dim 0 is the output channel; grouped (g, o, i, h, w): both.
         weights_mask = (0b11 if len(g.weights) == 5 else 0b1) if self.channel_scales else 0
         scales = ((b.DNNL_ARG_SRC, 0), (b.DNNL_ARG_WEIGHTS, weights_mask))
@@ -95,50 +103,66 @@ class QConvParams:
         return Quantization(scales, zero_points)
 
 
-def clamp_post_ops(
-    y_scale: float, y_zero_point: int, low: int | None, high: int | None, dst_type: int
+def multiplier_post_ops(
+    dst: tuple[int, ...], y_zero_point: int, low: int | None, high: int | None
 ) -> tuple[b.PostOp, ...]:
-    """The clip post-op that makes the quantized result lie in [low, high] (None: the
-    type's bound): oneDNN applies post-ops to the real value before it divides by y_scale,
-    so the bounds are (low - y_zp) * y_scale and (high - y_zp) * y_scale, which divided back
-    round to low - y_zp and high - y_zp exactly. A ReLU (low = y_zp, no high) is relu."""
-    if low is None and high is None:
-        return ()
-    info = np.iinfo(NUMPY_TYPES[dst_type])
+    """The post-ops that requantize as onnxruntime's QLinearConv does (mlas's
+    MlasRequantizeOutput), for a convolution without oneDNN scales and with its i32 bias
+    unscaled (exact in f32 below 2**24): the sum plus bias, one f32 rounding, times the
+    channel's multiplier float32(float32(x_scale * w_scale[oc]) / y_scale) (a binary post-op,
+    `multipliers`), rounded half to even, clipped to [low, high] less y's zero point where
+    the clamp gives them; oneDNN then adds y's zero point (an integer: exact) and saturates.
+    Without a zero point the rounding is oneDNN's conversion to the integer type (round
+    half to even; a clip to integer bounds commutes with it), and no post-op.
+    oneDNN's scales would multiply by x_scale * w_scale[oc], add the prescaled bias and
+    divide by y_scale: other f32 roundings, which put a value near a half step on the other
+    side of it now and then, one step off onnxruntime, and that step grows layer by layer."""
+    channels = (1, dst[1], *(1 for _ in dst[2:]))
+    ops: tuple[b.PostOp, ...] = (b.PostOp.binary(b.dnnl_binary_mul, channels),)
+    if y_zero_point != 0:  # else oneDNN's own conversion rounds half to even, clip or not
+        ops += (b.PostOp.eltwise(b.dnnl_eltwise_round),)
     if low == y_zero_point and high is None:
-        return (b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0),)
-    low = info.min if low is None else low
-    high = info.max if high is None else high
-    return (
-        b.PostOp.eltwise(
-            b.dnnl_eltwise_clip_v2,
-            float((low - y_zero_point) * np.float32(y_scale)),
-            float((high - y_zero_point) * np.float32(y_scale)),
-        ),
-    )
+        return (*ops, b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0))
+    if low is None and high is None:
+        return ops
+    bound = float("inf")
+    low_f = -bound if low is None else float(low - y_zero_point)
+    high_f = bound if high is None else float(high - y_zero_point)
+    return (*ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low_f, high_f))
 
 
 def sum_post_ops(
-    c: QParams, clamp: tuple[int | None, int | None], r: QParams, summand_type: int
+    dst: tuple[int, ...],
+    c: QParams,
+    clamp: tuple[int | None, int | None],
+    r: QParams,
+    y: QParams,
+    summand_type: int,
 ) -> tuple[b.PostOp, ...]:
-    """The post-ops of `nn.qconv2d_add`, which compute the unfused sequence: the
-    convolution's real result quantized to c's step as `nn.qconv2d` would write it (divided
-    by c_scale, rounded half to even, clipped to c's range, [low, high] where the clamp
-    gives them, less c's zero point) and dequantized again (times c_scale), then the sum of
-    the addend's real value, r_scale * (r - r_zp), read from the destination as
-    `summand_type`. oneDNN then divides by y_scale, adds y_zp, rounds and saturates: the
-    qadd's quantization. Only the order of the f32 operations differs from the two
-    kernels', so a value within an f32 rounding of a half step may round the other way."""
+    """The post-ops of `nn.qconv2d_add` (a `multiplied` convolution, no zero point on y:
+    the shift holds it), which compute what onnxruntime's QLinearConv and QLinearAdd
+    (mlas's AVX2 kernel) do: c requantized as `multiplier_post_ops` does (c's multipliers),
+    clipped to c's range ([low, high] where the clamp gives them) less c's zero point, back
+    to c's raw integer (plus c_zp, exact), then fma(c, c_scale / y_scale, shift) with shift =
+    y_zp - (c_zp * c_scale / y_scale + r_zp * r_scale / y_scale) in f32, then oneDNN's `sum`
+    fma(r, r_scale / y_scale, that) with r read from the destination as `summand_type`;
+    oneDNN rounds half to even and saturates. onnxruntime takes its Add's second operand
+    first (inner fma), so this is its order where the convolution is the second operand
+    (MobileNetV2's x + conv(x)); where it is the first (ResNet's conv(x) + x), the two fmas
+    round in the other order: a value within an f32 rounding of a half step may round the
+    other way."""
     info = np.iinfo(numpy_dtype(c.element_type))
     low = info.min if clamp[0] is None else clamp[0]
     high = info.max if clamp[1] is None else clamp[1]
-    scale, zero_point = np.float32(c.scale), int(c.zero_point)
+    c_zp, r_zp, y_scale = int(c.zero_point), int(r.zero_point), np.float32(y.scale)
+    c_ratio, r_ratio = np.float32(c.scale) / y_scale, np.float32(r.scale) / y_scale
+    shift = np.float32(y.zero_point) - (c_ratio * np.float32(c_zp) + r_ratio * np.float32(r_zp))
+    requantized = multiplier_post_ops(dst, c_zp, low, high)
     return (
-        b.PostOp.eltwise(b.dnnl_eltwise_linear, float(np.float32(1) / scale), 0.0),
-        b.PostOp.eltwise(b.dnnl_eltwise_round),
-        b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, float(low - zero_point), float(high - zero_point)),
-        b.PostOp.eltwise(b.dnnl_eltwise_linear, float(scale), 0.0),
-        b.PostOp.sum(float(r.scale), int(r.zero_point), summand_type),
+        *requantized,
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, float(c_zp)),
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, float(c_ratio), float(shift)),
+        b.PostOp.sum(float(r_ratio), 0, summand_type),
     )
 
 
@@ -293,6 +317,13 @@ class QuantParams:
     x_zero_point: int = 0
     y_zero_point: int = 0
 
+    def multipliers(self, channels: int) -> np.ndarray:
+        """Per output channel (`channels` of them), float32(float32(x_scale * w_scale[oc]) /
+        y_scale), in f32 arithmetic as onnxruntime's QLinearConv computes its output scales."""
+        x_scale, y_scale = np.float32(self.x_scale), np.float32(self.y_scale)
+        each = (x_scale * np.asarray(self.w_scale, np.float32)) / y_scale
+        return np.ascontiguousarray(np.broadcast_to(each, (channels,)))
+
     def runtime(self, w_zero_point: int) -> tuple[dict[int, list[float]], dict[int, int]]:
         """The scales and zero points by execution argument (source, weights, destination),
         for `quantized_call.runtime_values`."""
@@ -336,6 +367,8 @@ class QConv(PrimitiveCall):
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         if q.geometry.bias:
             args += (b.DNNL_ARG_BIAS,)
+        if q.multiplied:  # its bytes, as the scales', in a memory of their own
+            values[b.PostOp.binary_arg(0)] = params.multipliers(q.geometry.dst[1])
         super().__init__(Compiled(self.pd, args, runtime=runtime_descriptors(values)), dict(values))
         self.params = params
         self.packed_bytes = self.pd.md(b.dnnl_query_weights_md).size
@@ -344,8 +377,9 @@ class QConv(PrimitiveCall):
 
     def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
         """Packs s8 `weights` (plain: o, i, h, w or g, o, i, h, w) into the primitive's
-        format, compensation included (`packed_bytes`), and prescales the i32 `bias` to f32
-        (bias * x_scale * w_scale[oc], as oneDNN adds it after scaling)."""
+        format, compensation included (`packed_bytes`), and copies the i32 `bias` to f32:
+        prescaled (bias * x_scale * w_scale[oc], as oneDNN adds it after its scales) or,
+        `multiplied`, as it is (the multiplier post-op scales sum and bias together)."""
         g = self.q.geometry
         if g.bias != (bias is not None):
             raise ValueError(f"the convolution {'has' if g.bias else 'has no'} bias")
@@ -354,7 +388,9 @@ class QConv(PrimitiveCall):
         packed = reorder_array(weights, given, self.pd.md(b.dnnl_query_weights_md))
         self.packed_bytes = packed.nbytes
         self.arrays[b.DNNL_ARG_WEIGHTS] = packed
-        if bias is not None:
+        if bias is not None and self.q.multiplied:
+            self.arrays[b.DNNL_ARG_BIAS] = bias.astype(np.float32)
+        elif bias is not None:
             params = self.params
             scale = np.float32(params.x_scale) * np.asarray(params.w_scale, np.float32)
             self.arrays[b.DNNL_ARG_BIAS] = (bias.astype(np.float32) * scale).astype(np.float32)

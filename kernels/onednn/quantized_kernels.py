@@ -12,16 +12,16 @@ weights plain: they are packed once, when the kernel is bound (`_Bound`), into o
 format with the compensation after them; the kernel keeps them, as the f32 convolutions
 keep weights repacked at load. `packed_constants` tells `fold-constants` how many bytes
 that takes (the constant records it, the plan counts it; `copied_constants` the bias's f32
-copy, prescaled at packing), and binding refuses any operand
+copy, made at packing), and binding refuses any operand
 whose record is not the size of an operand it packs (`check_packed_claims`). A matmul's
 operands are plain. The workspace is the primitive's scratchpad.
 
-clamp_min/clamp_max (a fused Relu or Clip) are a relu or clip post-op on the real value
-(`quantized.clamp_post_ops`), exact. `nn.qconv2d_add` (`qconv2d_add_onednn`, made by
-fuse-post-ops) is the same convolution with the qconv2d's requantization and the add as
-post-ops (`quantized.sum_post_ops`); its addend, in the result's format, is the
-destination's starting contents: the kernel may write over it (in place), else copies it
-there first.
+The requantization is onnxruntime's (`quantized.multiplier_post_ops`); clamp_min/clamp_max
+(a fused Relu or Clip) a relu or clip post-op after it, exact. `nn.qconv2d_add`
+(`qconv2d_add_onednn`, made by fuse-post-ops) is the same convolution with the qconv2d's
+requantization and the add as post-ops (`quantized.sum_post_ops`); its addend, in the
+result's format, is the destination's starting contents: the kernel may write over it (in
+place), else copies it there first.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from nnlayout.kernels.onednn.quantized import (
     QConv,
     QConvParams,
     QuantParams,
-    clamp_post_ops,
     implementation_refusal,
+    multiplier_post_ops,
     packed_sizes,
     qconv_pd,
     qconv_refusal,
@@ -105,18 +105,20 @@ def qconv_refusal_of(op: QConvOp) -> str | None:
 
 
 def qconv_spec(op: QConvOp) -> Spec:
-    """`op` in oneDNN's terms: the convolution (its clamp, or its residual add, as post-ops)
-    and its parameters."""
+    """`op` in oneDNN's terms: the convolution (requantized by its multipliers, then its
+    clamp, or its residual add, as post-ops) and its parameters (y's: c's where it adds)."""
     o = shape_of(op.w)[0]
-    params = _params(op, ("x", "w", "y"), o)
+    adds = isinstance(op, nn.QConv2dAddOp)
+    params = _params(op, ("x", "w", "c" if adds else "y"), o)
     dst_type = DATA_TYPES[_value_type(op.output)]
+    dst = tuple(shape_of(op.output))
     low, high = _clamp(op)
     if isinstance(op, nn.QConv2dAddOp):
         r = op.qparams("r")
         summand = DATA_TYPES[numpy_dtype(r.element_type)]
-        post_ops = sum_post_ops(op.qparams("c"), (low, high), r, summand)
+        post_ops = sum_post_ops(dst, op.qparams("c"), (low, high), r, op.qparams("y"), summand)
     else:
-        post_ops = clamp_post_ops(params.y_scale, params.y_zero_point, low, high, dst_type)
+        post_ops = multiplier_post_ops(dst, params.y_zero_point, low, high)
     g = window_geometry(op, op.x, op.w, op.bias is not None, post_ops)
     q = QConvParams(
         g,
@@ -124,7 +126,8 @@ def qconv_spec(op: QConvOp) -> Spec:
         dst_type,
         op.qparams("w").per_axis,
         params.x_zero_point != 0,
-        params.y_zero_point != 0,
+        params.y_zero_point != 0 and not adds,
+        multiplied=True,
     )
     return q, params
 

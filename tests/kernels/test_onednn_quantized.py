@@ -24,9 +24,9 @@ from nnlayout.kernels.onednn.quantized import (
     QConv,
     QConvParams,
     QuantParams,
-    clamp_post_ops,
     first_qconv_pd,
     implementation_refusal,
+    multiplier_post_ops,
     preferred_implementation,
     qconv_pd_at,
     qconv_refusal,
@@ -240,11 +240,12 @@ def test_what_onednn_refuses_is_named() -> None:
 @pytest.mark.parametrize("clamp", [(0, None), (-10, 50), (None, 20)])
 def test_a_clamp_is_a_post_op(clamp: tuple[int | None, int | None]) -> None:
     """nn.qconv2d's clamp_min/clamp_max (a fused Relu: clamp_min = y_zp; a Clip) as a clip
-    post-op on the real value: the result is the unclamped one clamped, exactly."""
+    post-op on the rounded value less y_zp, after the multiplier post-op: the result is the
+    unclamped one clamped, exactly."""
     q, x, weights, bias, params, stride, pad, groups = _case("resnet_3x3_u8_zp")
     low, high = (None if c is None else params.y_zero_point + c for c in clamp)
-    post_ops = clamp_post_ops(params.y_scale, params.y_zero_point, low, high, q.dst_type)
-    clamped = replace(q, geometry=replace(q.geometry, post_ops=post_ops))
+    post_ops = multiplier_post_ops(q.geometry.dst, params.y_zero_point, low, high)
+    clamped = replace(q, geometry=replace(q.geometry, post_ops=post_ops), multiplied=True)
     got = QConv(clamped, weights, bias, params).run_plain(x)
     acc = integer_conv(x, weights, params.x_zero_point, stride, pad, groups)
     want, _ = requantized(acc + bias.reshape(1, -1, 1, 1), params, np.uint8)

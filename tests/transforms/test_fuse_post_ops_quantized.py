@@ -197,7 +197,10 @@ def test_the_kernels_compute_the_unfused_sequence(
     element_type: str, groups: int, stride: int, clamp: str, c_scale: float
 ) -> None:
     """The reference kernel is qconv2d then qadd exactly; oneDNN's is within one step of it
-    (the same roundings, in another f32 order), and exact on most values."""
+    (onnxruntime's f32 roundings, tests/frontends/test_int8_requantization.py), and exact on
+    most values: not on exact half steps, which these decimal scales make common (r_scale /
+    y_scale = 0.9: one addend in ten), where the exact sum rounds to even and the f32 ratio,
+    not exactly 0.9, moves it off the half."""
     module = parse(_fused_text(element_type, groups, stride, clamp, c_scale))
     op = next(o for o in module.walk() if isinstance(o, nn.QConv2dAddOp))
     rng = np.random.default_rng(groups + stride)
@@ -231,7 +234,7 @@ def test_the_kernels_compute_the_unfused_sequence(
     got = out.transpose(0, 3, 1, 2)
     difference = np.abs(got.astype(int) - want.astype(int))
     assert difference.max() <= 1, (difference.max(), saturated)
-    assert np.mean(difference == 0) > 0.97
+    assert np.mean(difference == 0) > 0.95
     if c_scale == 0.03:
         assert saturated > 0.01  # the case where skipping c's saturation would be wrong
     add.erase()
