@@ -197,3 +197,40 @@ def test_quantize_static_qoperator_model(tmp_path: Path) -> None:
     written = {n.op_type for n in model.graph.node if n.domain == "com.microsoft"}
     assert set(FLOAT_OP) - {"QLinearReduceMean"} <= written, written
     check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
+
+
+@pytest.mark.parametrize("zp_type", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_quantized_graph_input_and_output(tmp_path: Path, zp_type: type) -> None:
+    """A QOperator graph whose input is already quantized and whose output stays quantized
+    (u8 or i8 at both ends): imported, planned and run with 1-byte arguments and results,
+    exactly as onnxruntime (one step) on every target."""
+    onnx_type = TensorProto.UINT8 if zp_type is np.uint8 else TensorProto.INT8
+    model = qlinear_model("QLinearSigmoid", zp_type)
+    graph = model.graph
+    del graph.node[0], graph.node[-1]  # the QuantizeLinear and DequantizeLinear
+    graph.node[0].input[0] = "x"
+    graph.node[0].output[0] = "y"
+    graph.input[0].type.tensor_type.elem_type = onnx_type
+    graph.output[0].type.tensor_type.elem_type = onnx_type
+    module = check_against_onnxruntime(model, tmp_path, seed=5, step=1)
+    function = next(op for op in module.walk() if op.name == "func.func")
+    dtype = np.dtype(zp_type)
+    assert [str(t.element_type) for t in function.function_type.inputs] == [
+        "ui8" if dtype == np.uint8 else "i8"
+    ]
+    assert function.function_type.outputs.data[0].element_type == (
+        function.function_type.inputs.data[0].element_type
+    )
+
+
+def test_graph_output_of_another_type_refused() -> None:
+    """An output declared uint8 that the graph computes in float32 (shape inference's check):
+    one line naming the node."""
+    model = qlinear_model("QLinearSigmoid")
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.UINT8
+    with pytest.raises(UserError) as error:
+        import_model(model)
+    assert error.value.message == (
+        "node #2 (DequantizeLinear) producing 'y': nn computes element type f32 for output "
+        "'y' but ONNX infers UINT8"
+    )
