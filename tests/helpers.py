@@ -114,7 +114,11 @@ def compile_module(
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [
-        rng.standard_normal(spec.shape).astype(spec.dtype)
+        rng.integers(
+            np.iinfo(spec.dtype).min, np.iinfo(spec.dtype).max, spec.shape, endpoint=True
+        ).astype(spec.dtype)
+        if np.issubdtype(spec.dtype, np.integer)
+        else rng.standard_normal(spec.shape).astype(spec.dtype)
         for spec in argument_specs(find_entry(module))
     ]
 
@@ -459,12 +463,15 @@ def check_against_onnxruntime(
     seed: int = 0,
     tolerance: float = 1e-4,
     step: float | None = None,
+    reference: onnx.ModelProto | None = None,
 ) -> ModuleOp:
     """Imports `model` as `nnlayout-import` does (weights file and all), and checks that the
     interpreter on the imported module, and on each target with padding on and off both the
     interpreter and the generated module of the default pipeline, give onnxruntime's outputs
     on the same seeded inputs (within `tolerance`, or one quantization `step`; in the default
-    tier, two of those target and padding pairs: `swept`). Returns the imported module."""
+    tier, two of those target and padding pairs: `swept`). onnxruntime runs `reference` if
+    given (an equivalent model: for an op it has no CPU kernel of). Returns the imported
+    module."""
     from nnlayout.frontends.onnx import import_to_files
     from nnlayout.lowering.to_numpy import run_generated
 
@@ -473,7 +480,7 @@ def check_against_onnxruntime(
     module = import_to_files(onnx_path)
     source = str(onnx_path.with_suffix(".mlir"))
     inputs = random_inputs(module, seed)
-    expected = onnxruntime_outputs(model, inputs)
+    expected = onnxruntime_outputs(model if reference is None else reference, inputs)
     for got in (Interpreter(module, source_path=source).run(inputs),):
         for want, actual in zip(expected, got, strict=True):
             assert_close(want, actual, tolerance, step)

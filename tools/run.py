@@ -143,7 +143,14 @@ def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
 
 def random_inputs(specs: Sequence[ArgumentSpec], seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(spec.shape).astype(spec.dtype) for spec in specs]
+    return [
+        rng.integers(
+            np.iinfo(spec.dtype).min, np.iinfo(spec.dtype).max, spec.shape, endpoint=True
+        ).astype(spec.dtype)
+        if np.issubdtype(spec.dtype, np.integer)  # quantized data: its whole range
+        else rng.standard_normal(spec.shape).astype(spec.dtype)
+        for spec in specs
+    ]
 
 
 def summary(index: int, array: np.ndarray) -> str:

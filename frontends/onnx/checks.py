@@ -1,6 +1,8 @@
 """What the importer requires of a graph before it translates a node: values defined before
-they are read, and graph inputs and outputs that are float32 tensors of static shape, where
-the caller's `input_shapes` fix what the model leaves symbolic (a batch axis)."""
+they are read, and graph inputs and outputs that are float32, uint8 or int8 tensors (the
+integer ones: quantized data, e.g. a QOperator model's already quantized input) of static
+shape, where the caller's `input_shapes` fix what the model leaves symbolic (a batch
+axis)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ from numbers import Integral
 
 import onnx
 from onnx import TensorProto
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.builtin import TensorType, f32, i8
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
 from nnlayout.dialects.layout import verify_encoding
+from nnlayout.dialects.nn import ui8
 from nnlayout.frontends.onnx.common import describe
 
 
@@ -37,15 +40,19 @@ def check_order(graph: onnx.GraphProto, constants: set[str]) -> None:
             raise UserError(f"graph output '{vi.name}' is not produced by any node")
 
 
-def require_float_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.Tensor:
+#: The element types of graph inputs and outputs nnlayout imports.
+GRAPH_ELEMENT_TYPES = {TensorProto.FLOAT: f32, TensorProto.UINT8: ui8, TensorProto.INT8: i8}
+
+
+def require_graph_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.Tensor:
     if not vi.type.HasField("tensor_type"):
         raise UserError(f"{what} '{vi.name}' is not a tensor")
     tensor = vi.type.tensor_type
-    if tensor.elem_type != TensorProto.FLOAT:
+    if tensor.elem_type not in GRAPH_ELEMENT_TYPES:
         raise UserError(
             f"{what} '{vi.name}' has element type "
             f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
-            "float32 tensors only"
+            "float32, uint8 and int8 tensors only"
         )
     return tensor
 
@@ -78,9 +85,9 @@ def _example(dims: Sequence[onnx.TensorShapeProto.Dimension]) -> str:
 
 def input_type(vi: onnx.ValueInfoProto, fixed: Sequence[int] | None = None) -> TensorType:
     """The nn type of a graph input, with the sizes `fixed` gives (if any) where the model's
-    are symbolic or unknown; refuses non-f32, symbolic dimensions left open and sizes that
-    `fixed` contradicts."""
-    tensor = require_float_tensor(vi, "graph input")
+    are symbolic or unknown; refuses element types other than f32, u8 and i8, symbolic
+    dimensions left open and sizes that `fixed` contradicts."""
+    tensor = require_graph_tensor(vi, "graph input")
     if not tensor.HasField("shape") and fixed is None:
         raise UserError(
             f"graph input '{vi.name}' has no shape; nnlayout needs static shapes: give it "
@@ -115,7 +122,7 @@ def input_type(vi: onnx.ValueInfoProto, fixed: Sequence[int] | None = None) -> T
                 f"{batch}--input-shape (e.g. {vi.name}={_example(declared)}; input_shapes= in "
                 "import_model), or export the model with fixed sizes"
             )
-    result = TensorType(f32, dims)
+    result = TensorType(GRAPH_ELEMENT_TYPES[tensor.elem_type], dims)
     try:
         verify_encoding(result, f"graph input '{vi.name}'")  # its size fits 64 bits
     except VerifyException as error:

@@ -23,7 +23,7 @@ from nnlayout.frontends.onnx.checks import (
     check_input_shapes,
     check_order,
     input_type,
-    require_float_tensor,
+    require_graph_tensor,
 )
 from nnlayout.frontends.onnx.common import attributes, describe, printable, sanitize_name
 from nnlayout.frontends.onnx.folding import fold
@@ -91,7 +91,7 @@ def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) ->
     results = []
     for vi in graph.output:
         if vi.HasField("type"):
-            require_float_tensor(vi, "graph output")
+            require_graph_tensor(vi, "graph output")
         results.append(state.tensor(vi.name))
     block.add_op(func.ReturnOp(*results))
     function = func.FuncOp(

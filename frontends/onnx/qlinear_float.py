@@ -1,5 +1,6 @@
 """Converters of onnxruntime's com.microsoft QOperator ops that `nn` has no q-op of:
-QLinearAveragePool, QLinearSoftmax, QLinearLeakyRelu and QLinearSigmoid, each imported as
+QLinearAveragePool, QLinearSoftmax, QLinearLeakyRelu, QLinearSigmoid and QLinearReduceMean,
+each imported as
 `nn.dequantize` of its input, the float op (the default domain's converter, on the same
 attributes) and `nn.quantize` of the result. That is the QDQ form of the op, which
 `fold-qdq` folds into a q-op where a kernel exists and which runs in float otherwise; it
@@ -12,8 +13,8 @@ becomes
     %y = nn.quantize %s {scale = ys, zero_point = yz}
 
 Refused (with the others of the domain nnlayout does not import): QLinearWhere (no `nn` op
-selects), QLinearReduceMean and the others onnxruntime does not write; channels-last
-QLinearAveragePool (nn imports NCHW data).
+selects); channels-last QLinearAveragePool (nn imports NCHW data); a QLinearReduceMean
+without its required `axes` and `keepdims`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from nnlayout.frontends.onnx.elementwise import leaky_relu, unary
 from nnlayout.frontends.onnx.normalisation import softmax
 from nnlayout.frontends.onnx.pooling import average_pool
 from nnlayout.frontends.onnx.quantized import _quantized_operand, _zero_point_type, read_qparams
+from nnlayout.frontends.onnx.reduction import reduce
 from nnlayout.frontends.onnx.state import ImportState
 
 FloatConverter = Callable[[ImportState, onnx.NodeProto, dict], None]
@@ -79,10 +81,23 @@ def qlinear_sigmoid(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
     _through_float(state, node, attrs, "Sigmoid", unary)
 
 
+def qlinear_reduce_mean(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """com.microsoft QLinearReduceMean(data, data_scale, data_zp, reduced_scale, reduced_zp):
+    ReduceMean over the required `axes` attribute, `keepdims` (also required)."""
+    for name in ("axes", "keepdims"):
+        if name not in attrs:
+            raise state.fail(f"the required attribute '{name}' is missing")
+    if not list(attrs["axes"]):
+        raise state.fail("axes = [] is not supported (name the reduced axes)")
+    reduce_attrs = {"axes": list(attrs["axes"]), "keepdims": int(attrs["keepdims"])}
+    _through_float(state, node, reduce_attrs, "ReduceMean", reduce)
+
+
 #: com.microsoft QOperator ops imported through their float op.
 CONVERTERS = {
     "QLinearAveragePool": qlinear_average_pool,
     "QLinearSoftmax": qlinear_softmax,
     "QLinearLeakyRelu": qlinear_leaky_relu,
     "QLinearSigmoid": qlinear_sigmoid,
+    "QLinearReduceMean": qlinear_reduce_mean,
 }

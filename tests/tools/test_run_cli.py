@@ -342,3 +342,36 @@ def test_print_time_sums_the_rows_of_time_passes_but_the_profile(net: Path, tmp_
     assert parse == pytest.approx(rows["parse and verify"], abs=1e-3)
     assert ran == pytest.approx(rows["translate and load"] + rows["run (generated)"], abs=2e-3)
     assert parse + passes + ran == pytest.approx(rows["Total"] - rows["profile"], abs=3e-3)
+
+
+QUANTIZED_NET = """func.func @net(%q: tensor<2x3xui8>) -> tensor<2x3xui8> {
+  %d = nn.dequantize %q {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<2x3xui8> -> tensor<2x3xf32>
+  %r = nn.relu %d : tensor<2x3xf32>
+  %y = nn.quantize %r {y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<2x3xf32> -> tensor<2x3xui8>
+  func.return %y : tensor<2x3xui8>
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "generated"])
+def test_uint8_arguments_and_results(tmp_path: Path, backend: str) -> None:
+    """A module taking and giving quantized data (an imported model with u8 graph input and
+    output): a u8 input file, a u8 result saved and summarised as such; a float32 file for
+    that argument is one clean error."""
+    net = tmp_path / "q.mlir"
+    net.write_text(QUANTIZED_NET)
+    q = np.array([[0, 100, 128], [129, 200, 255]], dtype=np.uint8)
+    out = tmp_path / "out"
+    args = ["-p", "default-pipeline", "--backend", backend, "--output-dir", str(out)]
+    result = run(str(net), "--input", save(tmp_path / "q.npy", q), *args)
+    assert result.returncode == 0, result.stderr
+    saved = np.load(out / "result0.npy")
+    assert saved.dtype == np.uint8
+    want = np.clip(np.rint(np.maximum((q.astype(np.float32) - 128) * 0.5, 0) / 0.25) + 10, 0, 255)
+    np.testing.assert_array_equal(saved, want.astype(np.uint8))
+    assert result.stdout.startswith("result0: [2, 3] uint8 sum=")
+    wrong = save(tmp_path / "f.npy", q.astype(np.float32))
+    clean_error(
+        run(str(net), "--input", wrong, *args),
+        "argument 1 (%q): expected shape [2, 3] uint8, got [2, 3] float32",
+    )
