@@ -64,6 +64,11 @@ def is_constant_expression(op: Operation, known: dict[Operation, bool] | None = 
     return known[op]
 
 
+def is_constant(value: SSAValue) -> bool:
+    """Whether `value` is computed at load, from constants only."""
+    return isinstance(value.owner, Operation) and is_constant_expression(value.owner)
+
+
 def is_constant_operand(op: Operation, value: SSAValue) -> bool:
     """Whether `value`, an operand of `op`, is a constant expression (an nn.constant, or ops
     on constants computed at load, such as a dense layer's transposed weights), possibly on

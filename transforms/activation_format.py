@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.nn import ChannelShuffleOp, ConcatOp, Conv2dOp, SliceOp
 from nnlayout.dialects.nn.base import shape_of
 from nnlayout.kernels.targets import host_blocked_target
@@ -57,7 +57,7 @@ def _computed_channel_slice(op: SliceOp) -> bool:
     source = op.operands[0]
     if shape_of(op.output)[1:2] == shape_of(source)[1:2] or not isinstance(source, OpResult):
         return False
-    return not is_constant_expression(source.op)
+    return not is_constant(source)
 
 
 def _from_convolution(value: SSAValue) -> bool:

@@ -67,14 +67,9 @@ from xdsl.rewriter import InsertPoint
 
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects import nn
-from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.transforms.stages import require_tensor_level
-
-
-def is_constant(value: SSAValue) -> bool:
-    """Whether `value` is computed at load, from constants only."""
-    return isinstance(value.owner, Operation) and is_constant_expression(value.owner)
 
 
 def _splat(like: SSAValue, length: int, value: float) -> nn.ConstantOp:

@@ -64,7 +64,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 import nnlayout.transforms.remarks as remarks
-from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.nn import (
     ACTIVATIONS,
     AddOp,
@@ -162,19 +162,15 @@ def _dense_refusal(gemm: GemmOp) -> str | None:
         return f"alpha {gemm.alpha.value.data} (a dense layer has alpha = 1)"
     if gemm.trans_a is not None or len(shape_of(gemm.a)) != 2:
         return "its a is transposed (a dense layer's rows are not)"
-    if not _constant_expression(gemm.b):
+    if not is_constant(gemm.b):
         return "its b is computed at run time (a dense layer's weights are constant)"
     if c is None:
         return None
     if gemm.beta.value.data != 1:
         return f"beta {gemm.beta.value.data} (a dense layer has beta = 1)"
-    if tuple(shape_of(c)) not in ((n,), (1, n)) or not _constant_expression(c):
+    if tuple(shape_of(c)) not in ((n,), (1, n)) or not is_constant(c):
         return f"its c is not a constant row of {n} (a dense layer's bias)"
     return None
-
-
-def _constant_expression(value: SSAValue) -> bool:
-    return isinstance(value.owner, Operation) and is_constant_expression(value.owner)
 
 
 def _fused(

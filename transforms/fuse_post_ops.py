@@ -92,6 +92,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 
 import nnlayout.transforms.remarks as remarks
+from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.layout import buffer_bytes
 from nnlayout.dialects.nn import (
@@ -112,7 +113,7 @@ from nnlayout.kernels.facts import kernel_facts
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
 from nnlayout.kernels.values import element_dtype
-from nnlayout.transforms.fold_batch_norm import fold_parameters, is_constant
+from nnlayout.transforms.fold_batch_norm import fold_parameters
 from nnlayout.transforms.select_dispatch import recorded_choices
 from nnlayout.transforms.stages import require_tensor_level
 

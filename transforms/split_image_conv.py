@@ -54,7 +54,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.constant_expressions import is_constant_expression
+from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.kernels.reference import IMAGE_CHANNELS
@@ -62,12 +62,6 @@ from nnlayout.transforms.stages import require_tensor_level
 
 # Window taps from which a channel's sum is split off: a 7x7 stem (49) is, a 3x3 one (9) is not.
 MIN_TAPS = 49
-
-
-def _constant(value: SSAValue | None) -> bool:
-    return value is None or (
-        isinstance(value.owner, Operation) and is_constant_expression(value.owner)
-    )
 
 
 def splits(op: nn.Conv2dOp) -> bool:
@@ -79,8 +73,8 @@ def splits(op: nn.Conv2dOp) -> bool:
         and getattr(op.input.type, "element_type", None) == f32
         and 2 <= weight[1] <= IMAGE_CHANNELS
         and math.prod(weight[2:]) >= MIN_TAPS
-        and _constant(op.weight)
-        and _constant(op.bias)
+        and is_constant(op.weight)
+        and (op.bias is None or is_constant(op.bias))
     )
 
 
