@@ -1,8 +1,8 @@
 """An image convolution (the stem: at most 4 input channels) sums its reduction one input
 channel at a time, as onnxruntime's NCHWc stem does: on the numpy targets inside their
 kernels (kernels/reference.py: summed_per_channel), on the oneDNN ones (and on every target
-for a 7x7 window) as one convolution per channel, summed (transforms/split_image_conv.py). The first layer's rounding is what a deep network amplifies
-most: summed as one sequence of 147 terms, fcn_resnet50's stem alone made ours 1.4x farther
+for a 7x7 window) as one convolution per channel, summed (transforms/split_image_conv.py).
+The first layer's rounding is what a deep network amplifies most: summed as one sequence of 147 terms, fcn_resnet50's stem alone made ours 1.4x farther
 from a float64 evaluation than onnxruntime (docs/benchmarks.md, "fcn_resnet50 against
 float64").
 
@@ -11,8 +11,8 @@ The data below makes the two orders differ by far more than a rounding: channel 
 large term, each 1 is lost (2**24 + 1 rounds back to 2**24 in float32): the kernels as one
 matrix product gave 2**24, 98 short, on every numpy target, padding on and off (measured
 before the change), and oneDNN's one convolution gave 2**24 + 2 on `onednn` and `host`
-(measured before split-image-conv). Summed per channel, 49 + 49 reach the large sum in two additions: within
-2 of the exact 2**24 + 98.
+(measured before split-image-conv). Summed per channel, 49 + 49 reach the large sum in two
+additions: within 2 of the exact 2**24 + 98.
 """
 
 from __future__ import annotations
@@ -63,10 +63,8 @@ def test_the_stem_sums_per_input_channel(target: str, padding: bool, tmp_path: P
     path.write_bytes(model.SerializeToString())  # type: ignore[attr-defined]
     module = import_to_files(path)
     compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
-    if target in (
-        "avx2",
-        "avx512",
-    ):  # the blocked GEMM of a plain image, not a fallback to the reference
+    # avx2/avx512: the blocked GEMM of a plain image, not a fallback to the reference
+    if target in ("avx2", "avx512"):
         assert any("nchwc" in name for name in chosen_kernels(compiled, nn.Conv2dOp)), (
             chosen_kernels(compiled, nn.Conv2dOp)
         )
