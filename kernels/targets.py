@@ -114,6 +114,9 @@ def host_target() -> Target:
     return replace(TARGETS[base], name="host", description=f"this machine: {base}")
 
 
+HOST_BLOCKED = "onednn-nchw16c"
+
+
 def host_blocked_target() -> tuple[str | None, str]:
     """The target `host` becomes when a module's activations are better kept nChw16c
     (transforms/activation_format.py): `onednn-nchw16c`, where `host` is `onednn` and oneDNN
@@ -128,7 +131,7 @@ def host_blocked_target() -> tuple[str | None, str]:
             "host runs nChw16c convolutions fast only with oneDNN's avx512_core code, which "
             "does not run here"
         )
-    return "onednn-nchw16c", ""
+    return HOST_BLOCKED, ""
 
 
 def get_target(name: str) -> Target:

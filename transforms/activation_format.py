@@ -42,10 +42,12 @@ from xdsl.utils.exceptions import PassFailedException
 from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.nn import ChannelShuffleOp, ConcatOp, Conv2dOp, SliceOp
 from nnlayout.dialects.nn.base import shape_of
-from nnlayout.kernels.targets import host_blocked_target
+from nnlayout.kernels.blocked.options import BlockedOptions
+from nnlayout.kernels.targets import HOST_BLOCKED, TARGETS, host_blocked_target
 
 FORMATS = ("auto", "nhwc", "nchw16c")
-_BLOCK = 16
+# The channel block of the blocked target the rule picks (16: nChw16c).
+_BLOCK = BlockedOptions.of(TARGETS[HOST_BLOCKED]).block
 # Ops whose presence the rule has not measured blocked: quantized and integer convolutions.
 _UNMEASURED = ("nn.qconv2d", "nn.qconv2d_add", "nn.conv_integer", "nn.conv_transpose2d")
 
