@@ -34,7 +34,9 @@ layer ("onnxruntime's own top-1": the top-1 agreement of those two sessions). Th
 runs take turns within each of `--repeats` rounds on one input, each timed alone; the figures
 are medians. With `--targets`, the int8 model is also compiled for those targets (padding on
 and off) and its generated module run on the first input: the largest difference from
-onnxruntime in output steps, per target.
+onnxruntime in output steps, per target. With `--evaluator`, the timed target, the `ref` target
+and onnxruntime are also compared with onnx's ReferenceEvaluator on the first input, in output
+steps: it runs the QDQ form as written, dequantize, float op, quantize.
 
 A second table gives the same for bf16 against float32 (issue 27): the float model compiled
 with `default-pipeline{bf16=true}` (`transforms/convert_bf16.py`), timed in the same rounds:
@@ -270,6 +272,7 @@ class Row:
     bf16_difference: float = 0.0  # largest relative difference from f32's outputs
     bf16_agreeing: int = 0  # top-1 agreement with f32's
     bf16_total: int = 0
+    evaluator: dict[str, float] = field(default_factory=dict)  # steps from onnx's evaluator
 
     @property
     def passed(self) -> bool:
@@ -362,6 +365,24 @@ def compare(row: Row, int8: Compiled, int8_path: Path, feeds: list[dict[str, np.
     row.within = within / elements
 
 
+def evaluator_steps(
+    model: onnx.ModelProto, feed: dict[str, np.ndarray], results: dict[str, Sequence[np.ndarray]]
+) -> dict[str, float]:
+    """How far each of `results` (by whose) lies from onnx's ReferenceEvaluator on `feed`, in
+    output steps. The evaluator runs the QDQ form as written (dequantize, float op, quantize);
+    it implements QuantizeLinear and DequantizeLinear from opset 19 on only, so an older model
+    is converted to opset 19 first (their arithmetic on these types is the same)."""
+    from onnx import version_converter
+    from onnx.reference import ReferenceEvaluator
+
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    want = ReferenceEvaluator(
+        model if opset >= 19 else version_converter.convert_version(model, 19)
+    ).run(None, feed)
+    steps = output_steps(model)
+    return {who: steps_apart(want, got, steps) for who, got in results.items()}
+
+
 def compare_bf16(row: Row, f32: Compiled, bf16: Compiled, inputs: list[list[np.ndarray]]) -> None:
     """Fills `row`'s bf16 agreement with float32 on `inputs` (one list per run)."""
     for xs in inputs:
@@ -402,6 +423,17 @@ def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> 
     row.ours_ms, row.ort_ms, row.f32_ms, *bf16_ms = time_in_turn(runs, args.repeats)
     row.bf16_ms = bf16_ms[0] if bf16_ms else 0.0
     want, steps = session.run(None, feeds[0]), output_steps(quantized)  # type: ignore[attr-defined]
+    if args.evaluator:
+        ref = int8 if args.target == "ref" else compile_generated(int8_module, int8_source, "ref")
+        row.evaluator = evaluator_steps(
+            quantized,
+            feeds[0],
+            {
+                args.target: int8.generated.run(*inputs),
+                "ref": ref.generated.run(*inputs),
+                "onnxruntime": want,
+            },
+        )
     for target in args.targets:
         for padding in (True, False):
             other = compile_generated(int8_module, int8_source, target, padding)
@@ -432,6 +464,8 @@ def report(rows: Sequence[Row], args: argparse.Namespace, markdown: bool) -> str
     ]
     if args.targets:
         header.append("targets (max steps, first input)")
+    if args.evaluator:
+        header.append("from onnx's reference evaluator (steps, first input)")
     lines = []
     for r in rows:
         line = [
@@ -451,6 +485,8 @@ def report(rows: Sequence[Row], args: argparse.Namespace, markdown: bool) -> str
         ]
         if args.targets:
             line.append(", ".join(f"{k} {v:.2f}" for k, v in r.targets.items()))
+        if args.evaluator:
+            line.append(", ".join(f"{k} {v:.2f}" for k, v in r.evaluator.items()))
         lines.append(line)
     title = (
         f"int8 (QDQ, per-channel) against onnxruntime's int8, 1 thread, target "
@@ -511,6 +547,12 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=1, help="calibration seed; inputs: seed+1")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
+    parser.add_argument(
+        "--evaluator",
+        action="store_true",
+        help="also compare the timed target, the ref target and onnxruntime with onnx's "
+        "ReferenceEvaluator on the first input, in output steps",
+    )
     parser.add_argument(
         "--no-bf16",
         dest="bf16",

@@ -63,3 +63,28 @@ def test_small_unet_run_prints_its_row(
     bf16 = [c.strip() for c in rows[1].strip("|").split("|")]
     # bf16 buffers are half the f32 ones where oneDNN computes bf16 (else it stays f32)
     assert float(bf16[6]) == (0.5 if onednn_available() and bf16_refusal() is None else 1.0)
+
+
+def test_evaluator_steps_converts_old_opsets() -> None:
+    """onnx's evaluator has QuantizeLinear/DequantizeLinear from opset 19 only: an opset-17
+    QDQ model is converted first; results are measured in the output's steps."""
+    from onnx import TensorProto, helper
+
+    scale = helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])
+    zero = helper.make_tensor("z", TensorProto.UINT8, [], [3])
+    graph = helper.make_graph(
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+            helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"]),
+        ],
+        "qdq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [scale, zero],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    feed = {"x": np.array([[0.2, 1.0, -1.4, 200.0]], np.float32)}
+    exact = np.array([[0.0, 1.0, -1.5, 126.0]], np.float32)  # half to even, saturated at 255
+    off = exact + np.array([[0.0, 0.0, 1.0, 0.0]], np.float32)  # two steps on one value
+    found = zoo_int8.evaluator_steps(model, feed, {"exact": [exact], "off": [off]})
+    assert found == {"exact": 0.0, "off": pytest.approx(2.0)}
