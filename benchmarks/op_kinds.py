@@ -5,9 +5,14 @@
 Ours: the generated module's ops, timed by reports/profile.py one run at a time;
 onnxruntime's: its own profiler (`enable_profiling`, per node), one run after each of ours,
 so that both see the same machine load. Each op counts in one kind: a convolution over at
-most 4 input channels is the stem, the others "conv 1x1" or "conv kxk" by their kernel;
-pooling, concat and gemm by their ONNX name; layout changes (our `layout.reorder`s,
-onnxruntime's ReorderInput/ReorderOutput) as "reorder". Each kind's time is summed per run;
+most 4 input channels is the stem, a grouped one "conv depthwise" (one input channel per
+group) or "conv grouped", the others "conv 1x1" or "conv kxk" by their kernel (onnxruntime's
+convolutions as its optimised graph has them, saved beside the profile: its profile leaves out
+the prepacked weights); pooling, concat and gemm by their ONNX name; the quantized ops by the
+name onnxruntime's QDQ fusion gives them (QuantizeLinear, QLinearAdd, QGemm, ...), our
+convolution with the residual add fused as "... + add" (onnxruntime's add is its own
+QLinearAdd); layout changes (our `layout.reorder`s, onnxruntime's ReorderInput/ReorderOutput
+and Transpose) as "reorder". Each kind's time is summed per run;
 the table shows the medians over the runs, ms, 1 thread (wall time on both sides: a busy
 machine's preemptions land in single runs, which the medians leave out). A kind that one
 side lacks is work the other does not do: onnxruntime's Concat where ours writes each part
@@ -38,11 +43,23 @@ KINDS = {  # our op's class name -> the ONNX name onnxruntime's profile uses for
     "GemmOp": "Gemm",
     "FlattenOp": "Flatten",
     "ReorderOp": "reorder",
+    "QuantizeOp": "QuantizeLinear",
+    "DequantizeOp": "DequantizeLinear",
+    "QAddOp": "QLinearAdd",
+    "QMulOp": "QLinearMul",
+    "QConcatOp": "QLinearConcat",
+    "QGlobalAvgPoolOp": "QLinearGlobalAveragePool",
+    "QMatmulOp": "QGemm",
 }
+THEIR_CONVS = {"Conv": 1, "QLinearConv": 3}  # onnxruntime's convolutions: index of the weights
+THEIR_REORDERS = ("ReorderInput", "ReorderOutput", "Transpose")
+THEIR_NAMES = {"NhwcMaxPool": "MaxPool"}  # onnxruntime's NHWC u8 max pooling
 
 
-def conv_kind(weights: Sequence[int]) -> str:
-    """The kind of a convolution by its OIHW weight shape."""
+def conv_kind(weights: Sequence[int], groups: int = 1) -> str:
+    """The kind of a convolution by its OIHW weight shape and its groups."""
+    if groups > 1:
+        return "conv depthwise" if weights[1] == 1 else "conv grouped"
     if weights[1] <= 4:
         return "stem conv"
     return "conv 1x1" if tuple(weights[2:]) == (1, 1) else "conv kxk"
@@ -54,23 +71,49 @@ def our_kind(op: Any) -> str:
     from nnlayout.dialects.nn import shape_of
 
     inner = op.inner
-    if isinstance(inner, nn.Conv2dOp | nn.FusedConv2dOp):
-        return conv_kind(shape_of(inner.operands[1]))
+    if isinstance(inner, nn.Conv2dOp | nn.FusedConv2dOp | nn.QConv2dOp | nn.QConv2dAddOp):
+        kind = conv_kind(shape_of(inner.operands[1]), inner.groups.value.data)
+        return kind + " + add" if isinstance(inner, nn.QConv2dAddOp) else kind
     name = type(inner).__name__
     return KINDS.get(name, name.removesuffix("Op"))
 
 
-def their_kind(event: dict[str, Any]) -> str:
-    """The kind of one node event of onnxruntime's profile."""
+def their_conv_kinds(optimized: Any) -> dict[str, str]:
+    """The kind of each convolution node of onnxruntime's optimised graph (an onnx
+    ModelProto), by node name, where its weights are an OIHW initializer."""
+    from onnx import helper
+
+    weights = {t.name: list(t.dims) for t in optimized.graph.initializer}
+    kinds = {}
+    for node in optimized.graph.node:
+        index = THEIR_CONVS.get(node.op_type)
+        if (
+            index is None
+            or len(node.input) <= index
+            or len(weights.get(node.input[index], [])) != 4
+        ):
+            continue
+        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        kinds[node.name] = conv_kind(weights[node.input[index]], attributes.get("group", 1))
+    return kinds
+
+
+def their_kind(event: dict[str, Any], convs: dict[str, str] | None = None) -> str:
+    """The kind of one node event of onnxruntime's profile; `convs`: the kinds of the
+    convolutions by node name (`their_conv_kinds`), where known."""
     args = event["args"]
     name = args["op_name"]
+    node = event["name"].removesuffix("_kernel_time")
+    if convs and node in convs:
+        return convs[node]
     if name == "Conv":
         return conv_kind(next(iter(args["input_type_shape"][1].values())))
-    return "reorder" if name in ("ReorderInput", "ReorderOutput") else name
+    return "reorder" if name in THEIR_REORDERS else THEIR_NAMES.get(name, name)
 
 
-def their_runs(profile_path: str) -> list[dict[str, float]]:
-    """Each `model_run` of onnxruntime's profile: ms per kind of the nodes inside it."""
+def their_runs(profile_path: str, convs: dict[str, str] | None = None) -> list[dict[str, float]]:
+    """Each `model_run` of onnxruntime's profile: ms per kind of the nodes inside it
+    (`convs` as `their_kind`'s)."""
     with open(profile_path, encoding="utf-8") as handle:
         events = json.load(handle)
     runs = [e for e in events if e.get("cat") == "Session" and e["name"] == "model_run"]
@@ -80,7 +123,7 @@ def their_runs(profile_path: str) -> list[dict[str, float]]:
         per: dict[str, float] = defaultdict(float)
         for node in nodes:
             if run["ts"] <= node["ts"] <= run["ts"] + run["dur"]:
-                per[their_kind(node)] += node["dur"] / 1e3
+                per[their_kind(node, convs)] += node["dur"] / 1e3
         kinds.append(per)
     return kinds
 
@@ -88,6 +131,7 @@ def their_runs(profile_path: str) -> list[dict[str, float]]:
 def measure(path: Path, target: str, runs: int) -> str:
     """The table for the ONNX model at `path`."""
     import numpy as np
+    import onnx
     import onnxruntime
 
     from nnlayout.benchmarks.torchvision_zoo import compiled, imported
@@ -104,6 +148,8 @@ def measure(path: Path, target: str, runs: int) -> str:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.enable_profiling = True
         options.profile_file_prefix = str(Path(scratch) / "onnxruntime")
+        options.optimized_model_filepath = str(Path(scratch) / "optimized.onnx")
+        options.log_severity_level = 3  # not the warning that the saved graph is this CPU's
         session = onnxruntime.InferenceSession(
             str(path), options, providers=["CPUExecutionProvider"]
         )
@@ -126,7 +172,8 @@ def measure(path: Path, target: str, runs: int) -> str:
                 ours.append(per)
                 ours_whole.append(1e3 * timed.runs[0])
                 session.run(None, {feed.name: x})
-        theirs = their_runs(session.end_profiling())[1:]
+        convs = their_conv_kinds(onnx.load(options.optimized_model_filepath))
+        theirs = their_runs(session.end_profiling(), convs)[1:]
     return table(path.stem, target, ours, ours_whole, theirs)
 
 

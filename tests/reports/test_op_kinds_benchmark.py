@@ -20,6 +20,29 @@ def test_conv_kinds() -> None:
     assert op_kinds.conv_kind([64, 1, 7, 7]) == "stem conv"  # a stem split per channel
     assert op_kinds.conv_kind([64, 16, 1, 1]) == "conv 1x1"
     assert op_kinds.conv_kind([64, 16, 3, 1]) == "conv kxk"
+    assert op_kinds.conv_kind([32, 1, 3, 3], groups=32) == "conv depthwise"
+    assert op_kinds.conv_kind([64, 8, 3, 3], groups=4) == "conv grouped"
+
+
+def test_their_quantized_convolutions_by_node_name() -> None:
+    """onnxruntime's QLinearConv events lack the prepacked weights: their kinds come from
+    the optimised graph, by node name."""
+    weights = [
+        numpy_helper.from_array(np.zeros(shape, np.int8), name)
+        for name, shape in (("w1", (16, 1, 3, 3)), ("w2", (8, 16, 1, 1)))
+    ]
+    qlinear = ["x", "xs", "xz", "", "ws", "wz", "ys", "yz"]
+    nodes = [
+        helper.make_node("QLinearConv", [*qlinear[:3], "w1", *qlinear[4:]], ["a"], "dw", group=16),
+        helper.make_node("QLinearConv", [*qlinear[:3], "w2", *qlinear[4:]], ["b"], "pw"),
+    ]
+    graph = helper.make_graph(nodes, "g", [], [], weights)
+    kinds = op_kinds.their_conv_kinds(helper.make_model(graph))
+    assert kinds == {"dw": "conv depthwise", "pw": "conv 1x1"}
+    event = {"name": "pw_kernel_time", "args": {"op_name": "QLinearConv"}}
+    assert op_kinds.their_kind(event, kinds) == "conv 1x1"
+    pool = {"name": "p_kernel_time", "args": {"op_name": "NhwcMaxPool"}}
+    assert op_kinds.their_kind(pool, kinds) == "MaxPool"
 
 
 def _node(name: str, op: str, ts: int, dur: int, weights: list[int] | None = None) -> dict:
