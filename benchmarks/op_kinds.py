@@ -4,8 +4,10 @@
 
 Ours: the generated module's ops, timed by reports/profile.py one run at a time;
 onnxruntime's: its own profiler (`enable_profiling`, per node), one run after each of ours,
-so that both see the same machine load. Each op counts in one kind: a convolution over at
-most 4 input channels is the stem, the others "conv 1x1" or "conv kxk" by their kernel;
+so that both see the same machine load. Each op counts in one kind: a grouped convolution
+with one input channel per group and a window over 1x1 is "conv depthwise", one over at
+most 4 input channels the stem, a 1x1 convolution of one pixel "conv 1x1 (1 pixel)" (a
+squeeze-and-excitation block's), the others "conv 1x1" or "conv kxk" by their kernel;
 pooling, concat and gemm by their ONNX name; layout changes (our `layout.reorder`s,
 onnxruntime's ReorderInput/ReorderOutput) as "reorder". Each kind's time is summed per run;
 the table shows the medians over the runs, ms, 1 thread (wall time on both sides: a busy
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -41,11 +44,17 @@ KINDS = {  # our op's class name -> the ONNX name onnxruntime's profile uses for
 }
 
 
-def conv_kind(weights: Sequence[int]) -> str:
-    """The kind of a convolution by its OIHW weight shape."""
+def conv_kind(weights: Sequence[int], grouped: bool = False, pixel: bool = False) -> str:
+    """The kind of a convolution by its OIHW weight shape; `grouped`: it has more than one
+    group, `pixel`: its input is one pixel."""
+    one_by_one = tuple(weights[2:]) == (1, 1)
+    if grouped and weights[1] == 1 and not one_by_one:
+        return "conv depthwise"
     if weights[1] <= 4:
         return "stem conv"
-    return "conv 1x1" if tuple(weights[2:]) == (1, 1) else "conv kxk"
+    if one_by_one:
+        return "conv 1x1 (1 pixel)" if pixel else "conv 1x1"
+    return "conv kxk"
 
 
 def our_kind(op: Any) -> str:
@@ -55,7 +64,8 @@ def our_kind(op: Any) -> str:
 
     inner = op.inner
     if isinstance(inner, nn.Conv2dOp | nn.FusedConv2dOp):
-        return conv_kind(shape_of(inner.operands[1]))
+        pixels = math.prod(shape_of(inner.operands[0])[2:])  # the logical NCHW shape
+        return conv_kind(shape_of(inner.operands[1]), inner.groups.value.data > 1, pixels == 1)
     name = type(inner).__name__
     return KINDS.get(name, name.removesuffix("Op"))
 
@@ -64,8 +74,9 @@ def their_kind(event: dict[str, Any]) -> str:
     """The kind of one node event of onnxruntime's profile."""
     args = event["args"]
     name = args["op_name"]
-    if name == "Conv":
-        return conv_kind(next(iter(args["input_type_shape"][1].values())))
+    if name in ("Conv", "FusedConv"):
+        x, weights = (next(iter(shape.values())) for shape in args["input_type_shape"][:2])
+        return conv_kind(weights, x[1] > weights[1], math.prod(x) == x[1])
     return "reorder" if name in ("ReorderInput", "ReorderOutput") else name
 
 
