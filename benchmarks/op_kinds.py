@@ -4,9 +4,11 @@
 
 Ours: the generated module's ops, timed by reports/profile.py one run at a time;
 onnxruntime's: its own profiler (`enable_profiling`, per node), one run after each of ours,
-so that both see the same machine load. Each op counts in one kind: a convolution over at
-most 4 input channels is the stem, a grouped one "conv depthwise" (one input channel per
-group) or "conv grouped", the others "conv 1x1" or "conv kxk" by their kernel (onnxruntime's
+so that both see the same machine load. Each op counts in one kind: a grouped convolution
+with one input channel per group and a window over 1x1 is "conv depthwise", another grouped
+one over more than 4 input channels a group "conv grouped", one over at most 4 input channels
+the stem, a 1x1 convolution of one pixel "conv 1x1 (1 pixel)" (a squeeze-and-excitation
+block's), the others "conv 1x1" or "conv kxk" by their kernel (onnxruntime's quantized
 convolutions as its optimised graph has them, saved beside the profile: its profile leaves out
 the prepacked weights); pooling, concat and gemm by their ONNX name; the quantized ops by the
 name onnxruntime's QDQ fusion gives them (QuantizeLinear, QLinearAdd, QGemm, ...), our
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -56,13 +59,19 @@ THEIR_REORDERS = ("ReorderInput", "ReorderOutput", "Transpose")
 THEIR_NAMES = {"NhwcMaxPool": "MaxPool"}  # onnxruntime's NHWC u8 max pooling
 
 
-def conv_kind(weights: Sequence[int], groups: int = 1) -> str:
-    """The kind of a convolution by its OIHW weight shape and its groups."""
-    if groups > 1:
-        return "conv depthwise" if weights[1] == 1 else "conv grouped"
+def conv_kind(weights: Sequence[int], groups: int = 1, pixel: bool = False) -> str:
+    """The kind of a convolution by its OIHW weight shape and its groups; `pixel`: its input
+    is one pixel."""
+    one_by_one = tuple(weights[2:]) == (1, 1)
+    if groups > 1 and weights[1] == 1 and not one_by_one:
+        return "conv depthwise"
+    if groups > 1 and weights[1] > 4:
+        return "conv grouped"
     if weights[1] <= 4:
         return "stem conv"
-    return "conv 1x1" if tuple(weights[2:]) == (1, 1) else "conv kxk"
+    if one_by_one:
+        return "conv 1x1 (1 pixel)" if pixel else "conv 1x1"
+    return "conv kxk"
 
 
 def our_kind(op: Any) -> str:
@@ -72,7 +81,8 @@ def our_kind(op: Any) -> str:
 
     inner = op.inner
     if isinstance(inner, nn.Conv2dOp | nn.FusedConv2dOp | nn.QConv2dOp | nn.QConv2dAddOp):
-        kind = conv_kind(shape_of(inner.operands[1]), inner.groups.value.data)
+        pixels = math.prod(shape_of(inner.operands[0])[2:])  # the logical NCHW shape
+        kind = conv_kind(shape_of(inner.operands[1]), inner.groups.value.data, pixels == 1)
         return kind + " + add" if isinstance(inner, nn.QConv2dAddOp) else kind
     name = type(inner).__name__
     return KINDS.get(name, name.removesuffix("Op"))
@@ -103,11 +113,12 @@ def their_kind(event: dict[str, Any], convs: dict[str, str] | None = None) -> st
     convolutions by node name (`their_conv_kinds`), where known."""
     args = event["args"]
     name = args["op_name"]
-    node = event["name"].removesuffix("_kernel_time")
+    if name in ("Conv", "FusedConv"):
+        x, weights = (next(iter(shape.values())) for shape in args["input_type_shape"][:2])
+        return conv_kind(weights, max(1, x[1] // weights[1]), math.prod(x) == x[1])
+    node = event.get("name", "").removesuffix("_kernel_time")
     if convs and node in convs:
         return convs[node]
-    if name == "Conv":
-        return conv_kind(next(iter(args["input_type_shape"][1].values())))
     return "reorder" if name in THEIR_REORDERS else THEIR_NAMES.get(name, name)
 
 

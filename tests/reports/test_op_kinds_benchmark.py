@@ -22,6 +22,19 @@ def test_conv_kinds() -> None:
     assert op_kinds.conv_kind([64, 16, 3, 1]) == "conv kxk"
     assert op_kinds.conv_kind([32, 1, 3, 3], groups=32) == "conv depthwise"
     assert op_kinds.conv_kind([64, 8, 3, 3], groups=4) == "conv grouped"
+    assert op_kinds.conv_kind([64, 16, 1, 1], pixel=True) == "conv 1x1 (1 pixel)"
+    assert op_kinds.conv_kind([64, 1, 1, 1], groups=64) == "stem conv"  # 1x1: no window
+
+
+def test_their_conv_kinds() -> None:
+    def kind(x: list[int], weights: list[int]) -> str:
+        shapes = [{"float": x}, {"float": weights}]
+        return op_kinds.their_kind({"args": {"op_name": "Conv", "input_type_shape": shapes}})
+
+    assert kind([1, 96, 56, 56], [96, 1, 3, 3]) == "conv depthwise"
+    assert kind([1, 1, 224, 224], [32, 1, 3, 3]) == "stem conv"  # one channel: not grouped
+    assert kind([1, 96, 1, 1], [24, 96, 1, 1]) == "conv 1x1 (1 pixel)"
+    assert kind([1, 96, 2, 1], [24, 96, 1, 1]) == "conv 1x1"
 
 
 def test_their_quantized_convolutions_by_node_name() -> None:
