@@ -1,8 +1,11 @@
 """Every implementation oneDNN offers for each convolution of a zoo model, timed: where a
 target's `preferred_implementations` come from, to re-measure on another machine.
 
-    python -m nnlayout.benchmarks.onednn_implementations [MODEL ...] [--threads N]
+    python -m nnlayout.benchmarks.onednn_implementations [MODEL|FILE.onnx ...] [--threads N]
         [--repeats N] [--small] [--data-format NHWC|NCHW8c]
+
+A MODEL is a zoo model's name; an .onnx file (a torchvision export, say) is imported as
+`nnlayout-import` imports it.
 
 Each distinct convolution (shapes, strides, fused post-ops: as `default-pipeline{target=
 onednn}` fuses it) is asked of oneDNN on the activation formats of its first choice, weights
@@ -26,12 +29,14 @@ from nnlayout.benchmarks.startup import check_names, pin_threads
 from nnlayout.tools.driver import description
 
 if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
     from nnlayout.kernels.onednn.convolution import ConvChoice, ConvGeometry
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=description(__doc__))
-    parser.add_argument("models", nargs="*", default=["resnet50"])
+    parser.add_argument("models", nargs="*", default=["resnet50"], help="zoo names or .onnx files")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--small", action="store_true", help="the small zoo (a quick check)")
@@ -42,28 +47,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     pin_threads(args.threads)
     from nnlayout.examples.make_models import ZOO
 
-    check_names(parser, args.models, ZOO)
+    check_names(parser, [m for m in args.models if not m.endswith(".onnx")], ZOO)
     from nnlayout.kernels.onednn.binding import available
 
     if not available():
         print("oneDNN does not load on this machine", file=sys.stderr)
         return 1
+    from nnlayout.diagnostics import UserError
+
     for name in args.models:
-        report(name, args.small, args.data_format, args.repeats, args.threads)
+        try:
+            module = load(name, args.small)
+        except UserError as error:
+            print(f"{name}: {error}", file=sys.stderr)
+            return 1
+        report(name, module, args.data_format, args.repeats, args.threads)
     return 0
 
 
-def report(name: str, small: bool, data_format: str, repeats: int, threads: int) -> None:
-    from nnlayout.benchmarks.layout_report import load
-    from nnlayout.dialects import nn
+def load(name: str, small: bool) -> ModuleOp:
+    """The zoo model `name`, or the model in the .onnx file `name`, imported."""
+    from nnlayout.frontends.onnx import import_model, load_model
+
+    if name.endswith(".onnx"):
+        return import_model(load_model(name)).module
+    from nnlayout.benchmarks.layout_report import load as load_zoo
     from nnlayout.examples.make_models import MODELS_DIR
+
+    return load_zoo(name, small, MODELS_DIR)[0]
+
+
+def report(name: str, module: ModuleOp, data_format: str, repeats: int, threads: int) -> None:
+    from nnlayout.dialects import nn
     from nnlayout.ir.context import make_context
     from nnlayout.kernels.onednn import convolution as onednn
     from nnlayout.kernels.onednn.target_options import OneDNNOptions
     from nnlayout.kernels.targets import get_target
     from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 
-    module, _ = load(name, small, MODELS_DIR)
     ctx = make_context()
     for one_pass in DefaultPipelinePass(target="onednn").passes():
         if one_pass.name == "insert-layouts":

@@ -23,8 +23,10 @@ _BLOCKED = ("sparse", "blocked", "ref")
 # `blas` before `onednn`: numpy's BLAS streams a batch-1 classifier's weights faster than
 # oneDNN (kernels/blas.py, which applies to those products alone).
 _ONEDNN = ("sparse", "blas", "onednn", "blocked", "ref")
-# jit_1x1 over oneDNN's first choice, brgconv_1x1, for 1x1 convolutions on AVX2 machines.
-_PREFERRED = ("jit_1x1:avx2",)
+# Over oneDNN's first choice: jit_1x1 for 1x1 convolutions on AVX2 machines (over
+# brgconv_1x1), and jit_dw for f32 depthwise ones with a window on AVX-512 machines (over
+# brdgmm_dw; convolution._measured_preferences keeps the cases where it was measured faster).
+_PREFERRED = ("jit_1x1:avx2", "jit_dw:avx512_core")
 
 
 def _onednn_asking(data_format: str, block: int) -> Target:

@@ -200,9 +200,19 @@ def conv_choice(
     `preferred` (the target's) replaces it where oneDNN offers one for the same instruction
     set and activation formats (`_preferred_alternative`)."""
     choice = _first_conv_choice(g, data_format)
+    preferred = _measured_preferences(g, preferred)
     if isinstance(choice, str) or not preferred or choice.implementation.startswith(preferred):
         return choice
     return _preferred_alternative(g, choice, preferred) or choice
+
+
+def _measured_preferences(g: ConvGeometry, preferred: tuple[str, ...]) -> tuple[str, ...]:
+    """`preferred` without jit_dw where it was measured slower than oneDNN's brdgmm_dw on
+    AVX-512: a 1x1 depthwise window (DenseNet's batch norms, run as convolutions) and bf16
+    (docs/benchmarks.md, "depthwise convolutions: jit_dw over brdgmm_dw")."""
+    if g.weights[-2:] != (1, 1) and g.data_type == b.dnnl_f32:
+        return preferred
+    return tuple(name for name in preferred if not name.startswith("jit_dw"))
 
 
 def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:

@@ -18,8 +18,9 @@ class OneDNNOptions(ProviderOptions):
     data_format: str = ""
     # oneDNN implementations (name prefixes) taken over its first choice for a convolution
     # where it offers one of them for the same instruction set and activation formats (the
-    # built-in targets prefer jit_1x1 to brgconv_1x1 on AVX2 machines, where it runs the zoo's
-    # 1x1 convolutions faster; README).
+    # built-in targets prefer jit_1x1 to brgconv_1x1 on AVX2 machines, and jit_dw to
+    # brdgmm_dw for depthwise windows on AVX-512 ones, where each was measured faster;
+    # docs/tools.md).
     preferred_implementations: tuple[str, ...] = ()
 
     def check(self, target: str) -> None:

@@ -7,13 +7,16 @@ benchmark name what runs."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import onnx
 import pytest
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.examples.make_models import ZOO, build
 from nnlayout.frontends.onnx import import_model
+from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import ANY
 from nnlayout.kernels.onednn.convolution import conv_choice, conv_chosen, conv_geometry, conv_pd
 from nnlayout.kernels.onednn.prepared import compiled_for
@@ -70,6 +73,37 @@ def test_a_preferred_implementation_replaces_onednns_first_choice(
     compiled = check(module, random_inputs(module), onednn_ops=1, target=target.name)
     (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
     assert compiled_for(conv)[0].pd.implementation == later
+
+
+@pytest.mark.parametrize(
+    ("window", "dnnl_type", "jit_dw"),
+    [(3, b.dnnl_f32, True), (5, b.dnnl_f32, True), (1, b.dnnl_f32, False), (3, b.dnnl_bf16, False)],
+    ids=["3x3", "5x5", "1x1", "3x3-bf16"],
+)
+def test_depthwise_convolutions_with_a_window_prefer_jit_dw_in_nhwc(
+    window: int, dnnl_type: int, jit_dw: bool
+) -> None:
+    """On AVX-512 oneDNN's first choice for a channels-last depthwise convolution is
+    brdgmm_dw; the built-in targets take jit_dw on the same formats for f32 windows larger
+    than 1x1, where it was measured faster, and keep brdgmm_dw for 1x1 windows (DenseNet's
+    batch norms) and bf16. The compiled program runs the choice, with the same results."""
+    pad = f"[{window // 2}, {window // 2}, {window // 2}, {window // 2}]"
+    module = parse(conv_program(32, 32, 14, window, "[1, 1]", pad, "[1, 1]", 32, 14))
+    (op,) = [op for op in module.walk() if op.name == "nn.conv2d"]
+    geometry = replace(conv_geometry(op), data_type=dnnl_type)
+    first = conv_choice(geometry)
+    if isinstance(first, str) or not first.implementation.startswith("brdgmm_dw:avx512_core"):
+        pytest.skip(f"oneDNN's first choice here is not brdgmm_dw on AVX-512: {first}")
+    preferred = OneDNNOptions.of(get_target("onednn")).preferred_implementations
+    chosen = conv_choice(geometry, "", preferred)
+    assert not isinstance(chosen, str)
+    assert chosen.implementation.startswith("jit_dw:") == jit_dw, chosen.implementation
+    assert chosen.formats[0] == chosen.formats[2] == first.formats[0]
+    assert first.formats[0].layout == "NHWC"
+    if dnnl_type == b.dnnl_f32:
+        compiled = check(module, random_inputs(module), onednn_ops=1)
+        (conv,) = [op for op in compiled.walk() if op.name == "nn.conv2d"]
+        assert compiled_for(conv)[0].pd.implementation == chosen.implementation
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
@@ -193,3 +227,25 @@ def test_the_implementations_benchmark_times_what_the_target_chooses(
         onednn_implementations.main(["no_such_model"])
     assert refused.value.code == 2
     assert "unknown model(s) no_such_model" in capsys.readouterr().err
+
+
+def test_the_implementations_benchmark_reads_an_onnx_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An .onnx file is imported as `nnlayout-import` would (a torchvision export, say); one
+    it cannot read is a located error and status 1, not a traceback."""
+    from nnlayout.benchmarks import onednn_implementations
+    from nnlayout.benchmarks.startup import THREAD_VARIABLES
+
+    for variable in THREAD_VARIABLES:
+        monkeypatch.setenv(variable, "1")
+    path = tmp_path / "mobile.onnx"
+    onnx.save(build("mobilenet_v2", small=True), path)
+    assert onednn_implementations.main([str(path), "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"\n{path}: ") and "dw" in out
+    assert out.splitlines()[-1].startswith("total, ms: oneDNN's first ")
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    assert onednn_implementations.main([str(broken)]) == 1
+    assert f"{broken}: " in capsys.readouterr().err
