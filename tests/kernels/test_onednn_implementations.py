@@ -86,7 +86,8 @@ def test_depthwise_convolutions_with_a_window_prefer_jit_dw_in_nhwc(
     """On AVX-512 oneDNN's first choice for a channels-last depthwise convolution is
     brdgmm_dw; the built-in targets take jit_dw on the same formats for f32 windows larger
     than 1x1, where it was measured faster, and keep brdgmm_dw for 1x1 windows (DenseNet's
-    batch norms) and bf16. The compiled program runs the choice, with the same results."""
+    batch norms) and bf16 (whose weights oneDNN chooses when it binds: its first choice is
+    what runs). The compiled program runs the choice, with the same results."""
     pad = f"[{window // 2}, {window // 2}, {window // 2}, {window // 2}]"
     module = parse(conv_program(32, 32, 14, window, "[1, 1]", pad, "[1, 1]", 32, 14))
     (op,) = [op for op in module.walk() if op.name == "nn.conv2d"]
