@@ -8,7 +8,11 @@ from L3 as in a network, numpy's BLAS streams them about twice as fast as every 
 implementation (its inner product's brgemm:avx2 and brgemm:avx512_core, its gemm:jit on plain
 weights, its matmul) and a third faster than onnxruntime's MLAS: 1024 -> 1000 (ShuffleNetV2's
 classifier) 0.41 ms against oneDNN's 0.98 and onnxruntime's 0.61; figures in docs/benchmarks.md,
-"the small CNNs". Hence the targets with oneDNN prefer this family to it for such products.
+"the small CNNs". Hence the targets with oneDNN prefer this family to it for such products,
+on the CPUs where that was measured (`FASTER_ON`): on an AMD EPYC (Zen 4) oneDNN's brgemm,
+with the bias and activation fused as its post-ops, runs the same networks faster (alexnet
+9%), so there the kernel refuses and oneDNN takes the product (`accepts`; docs/benchmarks.md,
+"a batch-1 classifier on AMD Zen 4").
 
 It applies only where that was measured: float32, at most `SMALL_BATCH_ROWS` rows, the right
 operand a 2-D constant of at least `MIN_WEIGHT_BYTES` (smaller weights stay in cache, where
@@ -31,6 +35,7 @@ import functools
 import math
 import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,12 +45,15 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.constant_expressions import is_constant_operand
 from nnlayout.dialects.nn import shape_of
-from nnlayout.kernels.registry import BindingSession, FixedCall, Kernel
+from nnlayout.kernels.registry import BindingSession, FixedCall, Kernel, Target
 
 FAMILY = "blas"
 SMALL_BATCH_ROWS = 8
 MIN_WEIGHT_BYTES = 1 << 20
 Product = nn.GemmOp | nn.MatmulOp
+# The CPU vendors (/proc/cpuinfo's vendor_id) on which numpy's BLAS was measured faster than
+# oneDNN for these products in whole networks (module doc).
+FASTER_ON = ("GenuineIntel",)
 
 
 def applies(op: Operation) -> bool:
@@ -64,6 +72,31 @@ def applies(op: Operation) -> bool:
         math.prod(lhs[:-1]) <= SMALL_BATCH_ROWS
         and 4 * math.prod(weights) >= MIN_WEIGHT_BYTES
         and is_constant_operand(op, op.operands[1])
+    )
+
+
+@functools.cache
+def cpu_vendor() -> str:
+    """This machine's CPU vendor as /proc/cpuinfo names it; empty where it does not say."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if line.startswith("vendor_id"):
+            return line.partition(":")[2].strip()
+    return ""
+
+
+def accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """None on the CPUs where the kernel was measured faster than oneDNN (`FASTER_ON`)."""
+    del op, target, padding
+    vendor = cpu_vendor()
+    if vendor in FASTER_ON:
+        return None
+    return (
+        f"this CPU ({vendor or 'vendor unknown'}) is not one where numpy's BLAS was measured "
+        f"faster than oneDNN for such products ({', '.join(FASTER_ON)})"
     )
 
 
@@ -155,6 +188,7 @@ def kernels() -> list[Kernel]:
             FAMILY,
             product,
             applies=applies,
+            accepts=accepts,
             reads_halo=False,
             writes_strided=False,
             prepare=PreparedProduct,

@@ -21,7 +21,8 @@ from nnlayout.kernels.registry import Target
 _MIN_BLOCKED_MACS = 1 << 14
 _BLOCKED = ("sparse", "blocked", "ref")
 # `blas` before `onednn`: numpy's BLAS streams a batch-1 classifier's weights faster than
-# oneDNN (kernels/blas.py, which applies to those products alone).
+# oneDNN on the CPUs where that was measured (kernels/blas.py, which applies to those
+# products alone and refuses them elsewhere).
 _ONEDNN = ("sparse", "blas", "onednn", "blocked", "ref")
 # Over oneDNN's first choice: jit_1x1 for 1x1 convolutions on AVX2 machines (over
 # brgconv_1x1), and jit_dw for f32 depthwise ones with a window on AVX-512 machines (over

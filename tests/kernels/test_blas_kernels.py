@@ -13,8 +13,10 @@ from onnx import helper
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_to_files
+from nnlayout.kernels import blas
 from nnlayout.kernels.blas import MIN_WEIGHT_BYTES, PreparedProduct
 from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.targets import get_target
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
@@ -27,6 +29,15 @@ from nnlayout.tests.helpers import (
 )
 
 needs_onednn = pytest.mark.skipif(not b.available(), reason="oneDNN is not installed")
+
+
+@pytest.fixture(autouse=True)
+def measured_faster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel runs only on CPUs where it was measured faster than oneDNN (blas.FASTER_ON):
+    these tests check what it computes, so they take such a CPU whatever this one is."""
+    monkeypatch.setattr(blas, "cpu_vendor", lambda: blas.FASTER_ON[0])
+
+
 # K x N of the two layers: each takes at least MIN_WEIGHT_BYTES (1 MiB) of float32 weights.
 K, HIDDEN, N = 640, 512, 520
 
@@ -171,3 +182,22 @@ func.func @f(%x: tensor<1x640xf32>) -> tensor<1x520xf32> {{
     assert held == 640 * 520 * 4 * (2 if transposed else 1)
     function = next(op for op in planned.walk() if op.name == "func.func")
     assert function.attributes["nnlayout.constant_bytes"].value.data == held  # type: ignore[attr-defined]
+
+
+@needs_onednn
+@pytest.mark.parametrize("dynamo", [False, True])
+def test_other_cpus_leave_the_classifier_to_onednn(
+    tmp_path: Path, dynamo: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a CPU where numpy's BLAS was measured slower (an AMD EPYC), the kernel refuses,
+    saying why, and oneDNN runs both layers with their bias and activation fused, with
+    onnxruntime's results."""
+    monkeypatch.setattr(blas, "cpu_vendor", lambda: "AuthenticAMD")
+    module = check_against_onnxruntime(classifier(dynamo), tmp_path)
+    op = nn.MatmulOp if dynamo else nn.GemmOp
+    compiled = compile_module(module, "onednn", True)
+    kernels = {k for t in (op, nn.FusedMatmulOp) for k in chosen_kernels(compiled, t)}
+    assert kernels and all(name.endswith("_onednn") for name in kernels), kernels
+    (first,) = [o for o in module.walk() if isinstance(o, op)][:1]
+    reason = blas.accepts(first, get_target("onednn"), True)
+    assert reason is not None and "AuthenticAMD" in reason

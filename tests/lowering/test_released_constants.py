@@ -26,6 +26,7 @@ from nnlayout.dialects.plan import (
     PACKED_PLAIN_BYTES,
     RELEASED_BYTES,
 )
+from nnlayout.kernels import blas
 from nnlayout.kernels.onednn.binding import runs_vnni
 from nnlayout.lowering import program
 from nnlayout.lowering.to_numpy import generated_module
@@ -120,6 +121,7 @@ def test_blas_copy_replaces_the_plain_weights(
     """A transposed Gemm on the BLAS kernel keeps its K x N copy: bound once (it reads an
     arena buffer), the plain weights are freed and its bias, read as given, stays; read on
     every run (it reads the function's argument), both stay, passed on each call."""
+    monkeypatch.setattr(blas, "cpu_vendor", lambda: blas.FASTER_ON[0])  # where it runs
     module = compile_module(_gemm(bound_once), "onednn", True, DEFAULT_PIPELINE)
     if chosen_kernels(module, nn.GemmOp) != {"gemm_blas"}:
         pytest.skip("the gemm is not on the BLAS kernel here")
@@ -154,6 +156,7 @@ def test_a_released_view_frees_its_bytes(monkeypatch: pytest.MonkeyPatch) -> Non
     (released_bytes); the constant they reshape stays (the add reads it on every run). The
     loaded program's constants share no memory, so that freeing frees what released_bytes
     counts (a view of the held constant freed nothing)."""
+    monkeypatch.setattr(blas, "cpu_vendor", lambda: blas.FASTER_ON[0])  # where it runs
     module = compile_module(parse(VIEWED), "onednn", True, DEFAULT_PIPELINE)
     if chosen_kernels(module, nn.GemmOp) != {"gemm_blas"}:
         pytest.skip("the gemm is not on the BLAS kernel here")
