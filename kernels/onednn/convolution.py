@@ -207,14 +207,16 @@ def conv_choice(
 
 
 def _measured_preferences(g: ConvGeometry, preferred: tuple[str, ...]) -> tuple[str, ...]:
-    """`preferred` without jit_dw for a 1x1 depthwise window (DenseNet's batch norms, run as
-    convolutions), where it was measured slower than oneDNN's brdgmm_dw on AVX-512
-    (docs/benchmarks.md, "depthwise convolutions: jit_dw over brdgmm_dw"), and for bf16,
-    whose weights `conv_variants` lets oneDNN choose when it binds: oneDNN's first
-    implementation is what runs there, so it is what dispatch must report."""
-    if g.weights[-2:] != (1, 1) and g.data_type == b.dnnl_f32:
-        return preferred
-    return tuple(name for name in preferred if not name.startswith("jit_dw"))
+    """The preferences that hold for `g`. None for bf16, whose weights `conv_variants` lets
+    oneDNN choose when it binds: oneDNN's first implementation is what runs there, so it is
+    what dispatch must report. Without jit_dw for a 1x1 depthwise window (DenseNet's batch
+    norms, run as convolutions), where it was measured slower than oneDNN's brdgmm_dw on
+    AVX-512 (docs/benchmarks.md, "depthwise convolutions: jit_dw over brdgmm_dw")."""
+    if g.data_type != b.dnnl_f32:
+        return ()
+    if g.weights[-2:] == (1, 1):
+        return tuple(name for name in preferred if not name.startswith("jit_dw"))
+    return preferred
 
 
 def _first_conv_choice(g: ConvGeometry, data_format: str) -> ConvChoice | str:
