@@ -75,18 +75,25 @@ def open_input(path: str | os.PathLike[str]) -> BinaryIO:
     the path is opened without blocking (a FIFO with no writer would hang an ordinary open or
     read) and refused by what it is, a `NotARegularFile`, before a byte is read."""
     check_path(path)
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    return open(path, "rb", opener=_open_regular)  # noqa: SIM115 (the caller closes it)
+
+
+def _open_regular(path: str, flags: int) -> int:
+    """`open`'s opener for `open_input`. The descriptor is closed here on any error, signals
+    included, and belongs to the file object from the moment it is returned: closing it
+    after `os.fdopen` was interrupted (a SIGTERM) closed it twice."""
+    descriptor = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
             raise NotARegularFile(
-                errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL, _kind(mode), os.fspath(path)
+                errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL, _kind(mode), path
             )
         os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
         raise
+    return descriptor
 
 
 def read_npy_header(handle: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:

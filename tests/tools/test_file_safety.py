@@ -8,7 +8,9 @@ a process of its own (stdout, signals).
 
 from __future__ import annotations
 
+import builtins
 import errno
+import io
 import os
 import signal
 import subprocess
@@ -501,6 +503,33 @@ def test_outputs_group_renames_in_order_and_only_when_complete(tmp_path: Path) -
         outputs.write_text(tmp_path / "b", "new b")
     assert (tmp_path / "a").read_text() == "new a" and (tmp_path / "b").read_text() == "new b"
     assert oct((tmp_path / "b").stat().st_mode & 0o777) != oct(0o600)  # not mkstemp's
+
+
+@pytest.mark.parametrize("at", ["os.fstat", "os.set_blocking", "io.open"])
+def test_rule9_a_signal_while_opening_an_input_ends_as_the_signal(
+    at: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A terminating signal (its handler raises SystemExit) while an input is being opened,
+    as when hashing the weights just written, at any point up to the file object holding
+    the descriptor: the process ends as the signal asks and the descriptor is closed once.
+    (Closing it again after `os.fdopen` had made the file object raised EBADF, which
+    replaced the SystemExit: status 1 and an internal error.)"""
+    (tmp_path / "w.npz").write_bytes(b"bytes")
+    module_name, name = at.split(".")
+    real = getattr(os if module_name == "os" else builtins, name)
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        real(*args, **kwargs)
+        raise SystemExit(128 + signal.SIGTERM)
+
+    before = sorted(os.listdir("/proc/self/fd"))
+    for module in (os,) if module_name == "os" else (builtins, io):
+        monkeypatch.setattr(module, name, interrupted)
+    with pytest.raises(SystemExit) as exit_info:
+        file_sha256(tmp_path / "w.npz")
+    monkeypatch.undo()
+    assert exit_info.value.code == 128 + signal.SIGTERM
+    assert sorted(os.listdir("/proc/self/fd")) == before
 
 
 def test_rule9_sigterm_once_the_weights_are_written_leaves_a_pair(tmp_path: Path) -> None:
