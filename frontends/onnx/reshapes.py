@@ -1,7 +1,7 @@
 """Converters of the ONNX operators that, on a tensor computed at run time, only rename it or
 change its shape: Squeeze and Unsqueeze (axes an attribute before opset 13, a compile-time
-input from then on) become `nn.reshape`, Cast to float32 of a float32 value is the value, and of
-an integer one (MatMulInteger's sums) `nn.cast`. On constants these operators fold instead
+input from then on) become `nn.reshape`, Cast to a value's own type is the value, and to float32
+of an integer one (MatMulInteger's sums) `nn.cast`. On constants these operators fold instead
 (see `folding`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import onnx
 from onnx import TensorProto
 
 from nnlayout.dialects import nn
-from nnlayout.frontends.onnx.state import ImportState
+from nnlayout.frontends.onnx.state import ELEMENT_TYPES, ImportState
 
 
 def _axes(state: ImportState, node: onnx.NodeProto, attrs: dict) -> list[int] | None:
@@ -57,19 +57,22 @@ def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 
 def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """Cast to float32: the value itself for a float32 one, `nn.cast` for an integer one."""
+    """Cast to the value's own type is the value (torch's quantized exports put a Cast to
+    UINT8 after every QuantizeLinear to u8); to float32 of an integer value (MatMulInteger's
+    sums) it is `nn.cast`."""
     to = attrs.get("to", 0)
     # A type name before opset 6 (which the checker does not check), a number from then on.
     name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
     if isinstance(to, int) and to in TensorProto.DataType.values():
         name = TensorProto.DataType.Name(to)
-    if name != "FLOAT":
-        raise state.fail(
-            f"Cast of '{node.input[0]}', computed at run time, to {name}; "
-            "nnlayout computes float32 tensors only"
-        )
     x = state.operand(node, 0)
-    if nn.tensor_type(x).element_type in nn.INTEGER_TYPES:  # MatMulInteger's sums, say
+    element_type = nn.tensor_type(x).element_type
+    if isinstance(to, int) and ELEMENT_TYPES.get(to) == element_type:
+        state.output(node, x)
+    elif name == "FLOAT" and element_type in nn.INTEGER_TYPES:
         state.output(node, state.build(lambda: nn.CastOp(x)))
     else:
-        state.output(node, x)
+        raise state.fail(
+            f"Cast of '{node.input[0]}', computed at run time, from {element_type} to {name}; "
+            "nnlayout casts a value only to its own type, or an integer one to float32"
+        )

@@ -403,7 +403,40 @@ def test_cast_of_activation_to_integer_is_refused() -> None:
     nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT32, name="to_int")]
     model = model_of(nodes, {"x": [2]}, ["y"])
     model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT32
-    assert refusal(model).startswith("node 'to_int' (Cast): Cast of 'x', computed at run time")
+    assert refusal(model) == (
+        "node 'to_int' (Cast): Cast of 'x', computed at run time, from f32 to INT32; nnlayout "
+        "casts a value only to its own type, or an integer one to float32"
+    )
+
+
+@pytest.mark.parametrize("to", ["UINT8", "INT8"])
+def test_cast_of_quantized_data_to_its_own_type_is_the_value(to: str) -> None:
+    """torch's quantized exports cast every QuantizeLinear's result to its own type: the
+    value itself; a cast to another integer type is refused, naming both types."""
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+        helper.make_node("Cast", ["q"], ["c"], to=getattr(TensorProto, to), name="cast"),
+        helper.make_node("DequantizeLinear", ["c", "s", "z"], ["y"]),
+    ]
+    if to == "INT8":
+        nodes.pop()  # the cast's result is the output
+    model = model_of(nodes, {"x": [2]}, ["y" if to == "UINT8" else "c"])
+    if to == "INT8":
+        model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT8
+    model.graph.initializer.extend(
+        [numpy_helper.from_array(np.float32(0.5), "s"), numpy_helper.from_array(np.uint8(3), "z")]
+    )
+    if to == "UINT8":
+        module = import_model(model).module
+        assert [op.name for op in module.walk() if op.name.startswith("nn.")] == [
+            "nn.quantize",
+            "nn.dequantize",
+        ]
+    else:
+        assert refusal(model) == (
+            "node 'cast' (Cast): Cast of 'q', computed at run time, from ui8 to INT8; nnlayout "
+            "casts a value only to its own type, or an integer one to float32"
+        )
 
 
 def test_squeeze_of_a_non_unit_axis_is_refused() -> None:
