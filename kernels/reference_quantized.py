@@ -11,7 +11,8 @@
   integers below 2^53: a sum of K products of at most 255 * 255 (< 2^16) fits i32 for any K
   up to 2^15, far beyond any layer's K.
 * `nn.qadd`, `nn.qmul`: quantize(dequantize(a) op dequantize(b)) in f32, per com.microsoft's
-  QLinearAdd/QLinearMul (onnxruntime's own kernels round the same f32 value, up to one step).
+  QLinearAdd/QLinearMul (onnxruntime's own kernels round the same f32 value, up to one step),
+  clamped to [clamp_min, clamp_max].
 * `nn.qconv2d_add`: `nn.qconv2d` into c's parameters (clamped), then `nn.qadd` of that and
   the addend, as the two ops it fuses compute them.
 * `nn.qglobal_avg_pool`: quantize(mean(x - x_zero_point) * x_scale) (com.microsoft's
@@ -90,13 +91,19 @@ def requantize(
     broadcast to it), quantized with y's zero point and clamped to `clamp`."""
     product = accumulator * multiplier.astype(np.float64)
     result = saturate(product, y.zero_point.astype(np.float64), y, round_first=False)
+    return _clamped(result, clamp)
+
+
+def _clamped(result: np.ndarray, clamp: tuple[int | None, int | None]) -> np.ndarray:
     low, high = clamp
     if low is not None or high is not None:
         result = np.clip(result, low, high).astype(result.dtype)
     return result
 
 
-def _clamp_of(op: nn.QConv2dOp | nn.QConv2dAddOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
+def _clamp_of(
+    op: nn.QConv2dOp | nn.QConv2dAddOp | nn.QMatmulOp | nn.QBinaryOp,
+) -> tuple[int | None, int | None]:
     return (
         None if op.clamp_min is None else op.clamp_min.value.data,
         None if op.clamp_max is None else op.clamp_max.value.data,
@@ -175,7 +182,8 @@ def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 def _qbinary(op: nn.QBinaryOp, inputs: Sequence[np.ndarray], multiply: bool) -> np.ndarray:
     a = dequantize_array(inputs[0], op.qparams("a"))
     b = dequantize_array(inputs[1], op.qparams("b"))
-    return quantize_array(a * b if multiply else a + b, op.qparams("y"))
+    result = quantize_array(a * b if multiply else a + b, op.qparams("y"))
+    return _clamped(result, _clamp_of(op))
 
 
 def qadd(op: nn.QAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

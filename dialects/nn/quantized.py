@@ -23,8 +23,8 @@ points. They print in the attribute dictionary:
 Semantics, exactly ONNX's: quantize is saturate(round_half_to_even(x / scale) + zero_point);
 the q-ops accumulate (q - zero_point) products in i32 (a bias in i32 with scale x_scale *
 w_scale and zero point 0), multiply by x_scale * w_scale / y_scale in f32 and quantize that
-with y's zero point. `clamp_min`/`clamp_max` (qconv2d, qmatmul) bound the quantized output:
-a fused Relu is clamp_min = y_zero_point, a fused Clip(lo, hi) clamps to [quantize(lo),
+with y's zero point. `clamp_min`/`clamp_max` (qconv2d, qmatmul, qadd, qmul) bound the quantized
+output: a fused Relu is clamp_min = y_zero_point, a fused Clip(lo, hi) clamps to [quantize(lo),
 quantize(hi)]; both are exact because quantization is monotonic.
 
 `QParams` reads and builds one value's parameters (`op.qparams("x")`).
@@ -557,9 +557,11 @@ class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp):
 
 
 # -------------------------------------------------------------------- element-wise ops
-class QBinaryOp(with_qparams("a", "b", "y")):
+class QBinaryOp(with_qparams("a", "b", "y"), ClampedOp):
     """A quantized element-wise op with numpy broadcasting: a, b and the result of one type
-    (ui8 or i8), each with its own per-tensor scale and zero point (com.microsoft's QLinear*)."""
+    (ui8 or i8), each with its own per-tensor scale and zero point (com.microsoft's QLinear*),
+    the result clamped to [clamp_min, clamp_max] where given (a Relu or Clip after the op,
+    folded as for qconv2d: torch's quantized exports write a residual add's Relu there)."""
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -567,12 +569,18 @@ class QBinaryOp(with_qparams("a", "b", "y")):
     traits = traits_def(Pure())
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, lhs: Value, rhs: Value, params: tuple[QParams, QParams, QParams]):
+    def __init__(
+        self,
+        lhs: Value,
+        rhs: Value,
+        params: tuple[QParams, QParams, QParams],
+        clamp: tuple[int | None, int | None] = (None, None),
+    ):
         shape = broadcast_shapes(self.name, shape_of(lhs), shape_of(rhs))
         super().__init__(
             operands=[lhs, rhs],
             result_types=[TensorType(params[2].element_type, shape)],
-            properties=_params_properties("aby", params),
+            properties={**_params_properties("aby", params), **_clamp_properties(clamp)},
         )
 
     def result_shape(self) -> Shape:
@@ -584,6 +592,7 @@ class QBinaryOp(with_qparams("a", "b", "y")):
             checked_element_type(self, what, value, (element_type,))
         for prefix in ("a", "b", "y"):
             _verify_params(self, prefix, element_type)
+        _verify_clamp(self, element_type)
 
 
 @irdl_op_definition

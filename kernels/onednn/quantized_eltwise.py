@@ -8,7 +8,9 @@ oneDNN's binary primitive takes scales for its sources but no zero points, so th
 are a_scale / y_scale and b_scale / y_scale, and a linear post-op adds the constant
 y_zp - a_zp * a_scale / y_scale - b_zp * b_scale / y_scale before oneDNN rounds (to nearest
 even) and saturates: the same real value in another f32 order, so within one step of the
-reference (exact on the tests' data). Operands of one shape only (no broadcasting).
+reference (exact on the tests' data). Operands of one shape only (no broadcasting). A clamp
+(a folded Relu or Clip) is a clip post-op after the shift: its bounds are integers, so
+clipping before oneDNN rounds is clipping after.
 
 qmul: y = saturate(round((a - a_zp) * a_scale * (b - b_zp) * b_scale / y_scale) + y_zp).
 With no source zero points in oneDNN's binary, (a - a_zp) * (b - b_zp) is a scale and a shift
@@ -87,12 +89,22 @@ def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int) -> b.PrimitiveDesc:
     """oneDNN's binary add (or mul) computing `op` on data of format `tag`."""
     md = b.MemoryDesc.with_tag(shape_of(op.output), tag, _int8_type(op) or b.dnnl_u8)
     _, shift = _qadd_values(op)
+    post_ops = [b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift)]
+    if op.clamp_min is not None or op.clamp_max is not None:
+        low, high = nn.integer_range(op.output.type.element_type)  # type: ignore[attr-defined]
+        post_ops.append(
+            b.PostOp.eltwise(
+                b.dnnl_eltwise_clip,
+                low if op.clamp_min is None else op.clamp_min.value.data,
+                high if op.clamp_max is None else op.clamp_max.value.data,
+            )
+        )
     return p.binary_pd(
         b.dnnl_binary_mul if isinstance(op, nn.QMulOp) else b.dnnl_binary_add,
         md,
         md,
         md,
-        (b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift),),
+        tuple(post_ops),
         Quantization(tuple((arg, 0) for arg in _SOURCES)),
     )
 

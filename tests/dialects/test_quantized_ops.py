@@ -56,8 +56,11 @@ def test_qmatmul_qbinary_qpool_qconcat_builders() -> None:
     assert matmul.output.type == TensorType(nn.ui8, (2, 4)) and matmul.qparams("b").axis == 1
     add = nn.QAddOp(value(nn.ui8, 1, 4, 2, 2), value(nn.ui8, 4, 1, 1), (p, p, p))
     add.verify()
-    mul = nn.QMulOp(add.output, add.output, (p, p, nn.QParams.make(0.25, 0)))
+    mul = nn.QMulOp(add.output, add.output, (p, p, nn.QParams.make(0.25, 0)), clamp=(3, 200))
     mul.verify()
+    assert (mul.clamp_min.value.data, mul.clamp_max.value.data) == (3, 200)  # type: ignore[union-attr]
+    with pytest.raises(VerifyException, match="nn.qadd: clamp_max 300 is outside ui8's range"):
+        nn.QAddOp(add.output, add.output, (p, p, p), clamp=(None, 300)).verify()
     pool = nn.QGlobalAvgPoolOp(mul.output, (p, p))
     pool.verify()
     assert pool.output.type == TensorType(nn.ui8, (1, 4, 1, 1))

@@ -52,6 +52,7 @@ def _qbinary(
     layout: str,
     zero: tuple[int, int, int],
     rhs_shape: tuple[int, ...] = SHAPE,
+    clamp: tuple[int | None, int | None] = (None, None),
 ) -> nn.NNOp:
     op = op_type(
         create_ssa_value(_tensor(element_type, SHAPE, layout)),
@@ -60,6 +61,7 @@ def _qbinary(
             nn.QParams.make(scale, z, element_type)
             for scale, z in zip((0.05, 0.07, 0.09), zero, strict=True)
         ),
+        clamp,
     )
     return _typed(op, layout)
 
@@ -69,6 +71,13 @@ def qadd(
 ) -> nn.NNOp:
     zero = (120, 130, 110) if element_type == ui8 else (-8, 5, 3)
     return _qbinary(nn.QAddOp, element_type, layout, zero, rhs_shape)
+
+
+def qadd_clamped(element_type: object = ui8, layout: str = "") -> nn.NNOp:
+    """A folded Relu6-like clamp inside the result's range (a clip post-op in oneDNN)."""
+    zero = (120, 130, 110) if element_type == ui8 else (-8, 5, 3)
+    clamp = (125, 200) if element_type == ui8 else (-5, 60)
+    return _qbinary(nn.QAddOp, element_type, layout, zero, clamp=clamp)
 
 
 def qmul(
@@ -104,7 +113,9 @@ def test_dispatch_picks_the_int8_kernel_in_nhwc(build, element_type) -> None:
 
 
 @pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
-@pytest.mark.parametrize("build", [qadd, qmul, max_pool], ids=["qadd", "qmul", "max_pool"])
+@pytest.mark.parametrize(
+    "build", [qadd, qadd_clamped, qmul, max_pool], ids=["qadd", "qadd-clamped", "qmul", "max_pool"]
+)
 def test_the_int8_kernels_compute_the_reference(build, element_type) -> None:
     plain, typed = build(element_type), build(element_type, "NHWC")
     inputs = [_data(element_type, seed) for seed in range(len(plain.operands))]
@@ -117,6 +128,9 @@ def test_the_int8_kernels_compute_the_reference(build, element_type) -> None:
     assert np.mean(got != want) < 1e-2
     if build is max_pool:
         np.testing.assert_array_equal(got, want)
+    if build is qadd_clamped:  # the clamp bites at both ends
+        low, high = plain.clamp_min.value.data, plain.clamp_max.value.data
+        assert (want.min(), want.max(), got.min(), got.max()) == (low, high, low, high)
     bound = kernel.prepare(typed, None)
     out = np.empty(NHWC.physical_shape(want.shape), want.dtype)
     bound.on([NHWC.pack(x) for x in inputs], out)()
