@@ -9,12 +9,16 @@ whose float operands are all `nn.dequantize` results:
 
 * conv2d(dq(x), dq(w), dq(b)?) [-> relu | clip] -> q  =>  `nn.qconv2d` (w per tensor or per
   output channel; the bias a dequantized i32 of scale x_scale * w_scale and zero point 0; a
-  Relu or Clip between becomes the output clamp);
+  Relu or Clip between becomes the output clamp, none where saturation clamps already: a
+  Relu quantized with the type's least value as zero point);
 * gemm(dq(a), dq(b), dq(c)?) (alpha = beta = 1, no trans_a) and matmul(dq(a), dq(b))
   [-> relu | clip] -> q  =>  `nn.qmatmul` (trans_b: a transpose of the integer weights,
   folded at compile time; b per tensor or per column; c the i32 bias);
-* add/mul(dq(a), dq(b)) -> q  =>  `nn.qadd`/`nn.qmul`; global_avg_pool(dq(x)) -> q  =>
+* add/mul(dq(a), dq(b)) [-> relu | clip] -> q  =>  `nn.qadd`/`nn.qmul` (torch's quantized
+  exports write a residual add's Relu there); global_avg_pool(dq(x)) -> q  =>
   `nn.qglobal_avg_pool`; concat(dq(x1), ...) -> q  =>  `nn.qconcat`;
+* relu | clip(dq(c)) -> q with the dequantize's parameters, c a quantized op above read only
+  there  =>  c's clamp, narrowed (torch's quantized exports write ReLU6 so);
 * max_pool2d, flatten, reshape, transpose, slice, channel_shuffle, expand or nearest resize
   of dq(x) -> q with the dequantize's parameters  =>  the same op on the integers (exact:
   these ops only move or select values, and quantization is monotonic).
@@ -43,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -72,6 +76,8 @@ MOVEMENT = (
     nn.ResizeOp,
 )
 Clamp = tuple[int | None, int | None]
+#: The q-ops whose clamp bounds their result (qconv2d_add's bounds the convolution's).
+CLAMPS_ITS_RESULT = (nn.QConv2dOp, nn.QMatmulOp, nn.QBinaryOp)
 
 
 class NoFold(Exception):
@@ -111,16 +117,17 @@ def _clamp(activation: Operation | None, y: QParams) -> Clamp:
     if activation is None:
         return None, None
     zp = int(y.zero_point)
-    if isinstance(activation, nn.ReluOp):
-        return zp, None
-    assert isinstance(activation, nn.ClipOp)
     low, high = nn.integer_range(y.element_type)
+    if isinstance(activation, nn.ReluOp):
+        return (zp, None) if zp > low else (None, None)  # at the type's least: saturation
+    assert isinstance(activation, nn.ClipOp)
 
-    def bound(attr: object, default: int) -> int | None:
+    def bound(attr: object, limit: int) -> int | None:
         if attr is None:
             return None
-        value = np.rint(np.float32(attr.value.data) / y.scale) + zp  # type: ignore[attr-defined]
-        return int(np.clip(value, low, high))
+        real = np.float32(attr.value.data)  # type: ignore[attr-defined]
+        value = int(np.clip(np.rint(real / y.scale) + zp, low, high))
+        return None if value == limit else value
 
     return bound(activation.min, low), bound(activation.max, high)
 
@@ -168,14 +175,16 @@ def _matmul(
     return new_ops
 
 
-def _elementwise(op: Operation, y: QParams) -> Operation:
+def _elementwise(op: Operation, y: QParams, activation: Operation | None) -> Operation:
     if isinstance(op, nn.AddOp | nn.MulOp):
         a, a_params = dequantized(op.lhs, "lhs")
         b, b_params = dequantized(op.rhs, "rhs")
         if not a_params.element_type == b_params.element_type == y.element_type:
             raise NoFold("its operands and result have different integer types")
         q_class = nn.QAddOp if isinstance(op, nn.AddOp) else nn.QMulOp
-        return q_class(a, b, (a_params, b_params, y))
+        return q_class(a, b, (a_params, b_params, y), clamp=_clamp(activation, y))
+    if activation is not None:
+        raise NoFold(f"a {activation.name} follows an op that cannot clamp its output")
     if isinstance(op, nn.GlobalAvgPoolOp):
         x, x_params = dequantized(op.input, "the input")
         if x_params.element_type != y.element_type:
@@ -209,10 +218,10 @@ def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Opera
         return [_conv(op, y, activation)]
     if isinstance(op, nn.MatmulOp | nn.GemmOp):
         return _matmul(op, y, activation)
+    if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.ConcatOp):
+        return [_elementwise(op, y, activation)]
     if activation is not None:
         raise NoFold(f"a {activation.name} follows an op that cannot clamp its output")
-    if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.ConcatOp):
-        return [_elementwise(op, y)]
     if isinstance(op, MOVEMENT):
         return [_movement(op, y)]
     raise NoFold(f"{op.name} has no quantized form")
@@ -229,10 +238,13 @@ class FoldQdq(RewritePattern):
             return
         if isinstance(producer, nn.DequantizeOp | nn.ConstantOp):
             return
+        if _clamps_a_clamped_op(op, producer):
+            _fold_into_clamp(op, producer, rewriter)  # type: ignore[arg-type]
+            return
         activation = None
         if isinstance(producer, nn.ReluOp | nn.ClipOp) and producer.output.has_one_use():
             inner = producer.input.owner
-            if isinstance(inner, nn.Conv2dOp | nn.MatmulOp | nn.GemmOp):
+            if isinstance(inner, nn.Conv2dOp | nn.MatmulOp | nn.GemmOp | nn.AddOp | nn.MulOp):
                 activation, producer = producer, inner
         y = op.qparams()
         try:
@@ -261,6 +273,56 @@ class FoldQdq(RewritePattern):
         for old in dead:
             rewriter.erase(old)
         _erase_unused_dequantizes(operands, rewriter)
+
+
+def _clamps_a_clamped_op(op: nn.QuantizeOp, producer: Operation) -> bool:
+    """q(relu | clip(dq(c))), q's parameters dq's and c's, c the result of a quantized op
+    that clamps it (a conv, matmul, add or mul already folded), each result read only by the
+    next."""
+    if not isinstance(producer, nn.ReluOp | nn.ClipOp) or not producer.output.has_one_use():
+        return False
+    dq = producer.input.owner
+    if not isinstance(dq, nn.DequantizeOp) or not dq.output.has_one_use():
+        return False
+    clamped = dq.input.owner
+    return (
+        isinstance(clamped, CLAMPS_ITS_RESULT)
+        and KERNEL_ATTR not in clamped.attributes
+        and dq.input.has_one_use()
+        and not op.qparams().per_axis
+        and op.qparams().same_as(dq.qparams())
+        and clamped.qparams("y").same_as(dq.qparams())
+    )
+
+
+def _fold_into_clamp(
+    op: nn.QuantizeOp, activation: nn.ReluOp | nn.ClipOp, rewriter: PatternRewriter
+) -> None:
+    """The activation between a dequantize and a quantize of the same parameters (torch's
+    quantized exports write ReLU6 so) becomes the clamp of the op before: clip(clip(x, a, b),
+    c, d) = clip(x, clip(a, c, d), clip(b, c, d))."""
+    dq = activation.input.owner
+    assert isinstance(dq, nn.DequantizeOp)
+    clamped = dq.input.owner
+    assert isinstance(clamped, CLAMPS_ITS_RESULT)
+    y = op.qparams()
+    low, high = nn.integer_range(y.element_type)
+    new_min, new_max = _clamp(activation, y)
+    c = low if new_min is None else new_min
+    d = high if new_max is None else new_max
+    a = low if clamped.clamp_min is None else clamped.clamp_min.value.data
+    b = high if clamped.clamp_max is None else clamped.clamp_max.value.data
+    for name, value, limit in (
+        ("clamp_min", min(max(a, c), d), low),
+        ("clamp_max", min(max(b, c), d), high),
+    ):
+        if value == limit:
+            clamped.properties.pop(name, None)
+        else:
+            clamped.properties[name] = IntegerAttr(value, i64)
+    rewriter.replace_all_uses_with(op.output, dq.input)
+    for dead in (op, activation, dq):
+        rewriter.erase(dead)
 
 
 def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter) -> None:

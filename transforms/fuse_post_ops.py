@@ -249,13 +249,24 @@ class FuseAddIntoConvolution(RewritePattern):
 class FuseQAddIntoQConv(RewritePattern):
     """`qadd(qconv2d(...), r)` -> `qconv2d_add(...) add r`: the int8 residual add as the
     convolution's sum post-op, written over r's buffer (in place), as the f32 fusion does.
-    The convolution's result must have no other use, be read by the qadd with the
-    parameters it was written with, and `r` have the result's type (no broadcast)."""
+    The qadd must not be clamped, the convolution's result have no other use and be read by
+    the qadd with the parameters it was written with, and `r` have the result's type (no
+    broadcast)."""
 
     fuser: _Fuser
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: QAddOp, rewriter: PatternRewriter) -> None:
+        if op.clamp_min is not None or op.clamp_max is not None:
+            if any(isinstance(v.owner, QConv2dOp) for v in op.operands):
+                remarks.emit(
+                    op,
+                    FusePostOpsPass.name,
+                    "not fused into its convolution: the add is clamped (a folded Relu or "
+                    "Clip), and nn.qconv2d_add clamps only the convolution's result",
+                    self.fuser.print_remarks,
+                )
+            return
         for value, other, prefixes in ((op.lhs, op.rhs, "ab"), (op.rhs, op.lhs, "ba")):
             conv = value.owner
             if (

@@ -84,3 +84,64 @@ func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4
 // CHECK: nn.quantize
 // CHECK: nn.relu
 // CHECK: nn.quantize
+
+// -----
+
+// add -> relu -> quantize (torch's quantized residual add): a qadd clamped at y's zero point,
+// not clamped where that zero point is the type's least value (saturation is the relu).
+func.func @add_relu(%a: tensor<1x2x2x2xui8>, %b: tensor<1x2x2x2xui8>) -> (tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>) {
+  %af = nn.dequantize %a {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
+  %bf = nn.dequantize %b {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<100> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
+  %s = nn.add %af, %bf : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %r = nn.relu %s : tensor<1x2x2x2xf32>
+  %y = nn.quantize %r {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  %s2 = nn.add %af, %bf : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %r2 = nn.relu %s2 : tensor<1x2x2x2xf32>
+  %y2 = nn.quantize %r2 {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  func.return %y, %y2 : tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>
+}
+// CHECK-LABEL: func.func @add_relu
+// CHECK:      %y = nn.qadd %a, %b {{{.*}}, y_zero_point = dense<10> : tensor<ui8>, clamp_min = 10 : i64}
+// CHECK:      %y2 = nn.qadd %a, %b {{{.*}}, y_zero_point = dense<0> : tensor<ui8>} :
+// CHECK-NOT:  nn.relu
+// PIPE-LABEL: func.func @add_relu
+// PIPE-NOT:   nn.relu
+
+// -----
+
+// quantize -> dequantize -> clip -> quantize of the same parameters (torch's ReLU6): the clip
+// narrows the clamp of the quantized op before it: [10, 20] = [quantize(0), quantize(20)].
+func.func @conv_relu6(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x2x2xui8> {
+  %wq = nn.constant dense<[[[[3]]]]> : tensor<1x1x1x1xi8>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<1x1x1x1xi8> -> tensor<1x1x1x1xf32>
+  %c = nn.conv2d %xf, %wf strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x2x2xf32>
+  %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xui8>
+  %cf = nn.dequantize %cq {x_scale = dense<2.0> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %k = nn.clip %cf min 0.0 max 20.0 : tensor<1x1x2x2xf32>
+  %y = nn.quantize %k {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xui8>
+  func.return %y : tensor<1x1x2x2xui8>
+}
+// CHECK-LABEL: func.func @conv_relu6
+// CHECK:      %cq = nn.qconv2d %x, %wq {{.*}}y_zero_point = dense<10> : tensor<ui8>, clamp_min = 10 : i64, clamp_max = 20 : i64}
+// CHECK-NEXT: func.return %cq
+
+// -----
+
+// Not narrowed: the dequantize reads the convolution's result with other parameters than
+// it was written with (the clip's bounds would be in the wrong units); the clip stays float.
+func.func @relu6_other_params(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x2x2xui8> {
+  %wq = nn.constant dense<[[[[3]]]]> : tensor<1x1x1x1xi8>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<1x1x1x1xi8> -> tensor<1x1x1x1xf32>
+  %c = nn.conv2d %xf, %wf strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x2x2xf32>
+  %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xui8>
+  %cf = nn.dequantize %cq {x_scale = dense<1.0> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %k = nn.clip %cf min 0.0 max 20.0 : tensor<1x1x2x2xf32>
+  // expected-remark @+1 {{not folded into a quantized op: nn.clip has no quantized form}}
+  %y = nn.quantize %k {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xui8>
+  func.return %y : tensor<1x1x2x2xui8>
+}
+// CHECK-LABEL: func.func @relu6_other_params
+// CHECK:      %cq = nn.qconv2d %x, %wq {{.*}}y_zero_point = dense<10> : tensor<ui8>} :
+// CHECK:      nn.clip %cf min 0.000000e+00 max 2.000000e+01

@@ -270,3 +270,94 @@ def test_a_float_op_between_dequantize_and_quantize_runs_in_nhwc(tmp_path: Path)
     [norm] = [op for op in compiled.walk() if isinstance(op, nn.BatchNormOp)]
     assert str(norm.results[0].type).count('"NHWC"') == 1
     assert not [op for op in compiled.walk() if op.name == "layout.reorder"]
+
+
+def torch_fx_block(add_zero_point: int) -> onnx.ModelProto:
+    """Two convolutions and a residual add as torch's classic exporter writes a model
+    quantized by `torch.ao.quantization.quantize_fx` (resnet18's, mobilenet_v2's): a Cast to
+    UINT8 after every QuantizeLinear; a ReLU6 as Clip between a DequantizeLinear and a
+    QuantizeLinear of the same parameters; the residual add's Relu between the Add and its
+    QuantizeLinear; biases as i32 dequantized by x_scale * w_scale."""
+    rng = np.random.default_rng(5)
+    nodes, constants = [], {}
+
+    def const(name: str, value: np.ndarray) -> str:
+        constants[name] = value
+        return name
+
+    def quantize(source: str, name: str, scale: float, zero_point: int) -> str:
+        """Q, Cast, DQ (torch's pattern): the dequantized name."""
+        s, z = const(f"{name}_s", np.float32(scale)), const(f"{name}_z", np.uint8(zero_point))
+        nodes.append(helper.make_node("QuantizeLinear", [source, s, z], [f"{name}_q"], name=name))
+        to_u8 = helper.make_node(
+            "Cast", [f"{name}_q"], [f"{name}_c"], name=f"{name}_cast", to=TensorProto.UINT8
+        )
+        nodes.append(to_u8)
+        dq = helper.make_node("DequantizeLinear", [f"{name}_c", s, z], [f"{name}_dq"])
+        nodes.append(dq)
+        return f"{name}_dq"
+
+    def conv(source: str, name: str, x_scale: float) -> str:
+        w_scale = rng.uniform(0.005, 0.01, 8).astype(np.float32)
+        w = const(f"{name}_w", rng.integers(-20, 21, (8, 8, 3, 3), dtype=np.int8))
+        b = const(f"{name}_b", rng.integers(-300, 300, 8, dtype=np.int32))
+        zeros = const(f"{name}_wz", np.zeros(8, np.int8))
+        bias_scale = const(f"{name}_bs", (np.float32(x_scale) * w_scale).astype(np.float32))
+        ws = const(f"{name}_ws", w_scale)
+        for node in (
+            helper.make_node("DequantizeLinear", [w, ws, zeros], [f"{name}_wdq"], axis=0),
+            helper.make_node(
+                "DequantizeLinear",
+                [b, bias_scale, const(f"{name}_bz", np.zeros(8, np.int32))],
+                [f"{name}_bdq"],
+                axis=0,
+            ),
+            helper.make_node(
+                "Conv", [source, f"{name}_wdq", f"{name}_bdq"], [f"{name}_y"], pads=[1] * 4
+            ),
+        ):
+            nodes.append(node)
+        return f"{name}_y"
+
+    x = quantize("x", "input", 0.02, 128)
+    first = quantize(conv(x, "conv1", 0.02), "conv1_out", 0.02, 70)
+    nodes.append(
+        helper.make_node(
+            "Clip", [first, const("lo", np.float32(0)), const("hi", np.float32(2))], ["relu6"]
+        )
+    )
+    clipped = quantize("relu6", "relu6_out", 0.02, 70)
+    second = quantize(conv(clipped, "conv2", 0.02), "conv2_out", 0.03, 90)
+    nodes.append(helper.make_node("Add", [second, clipped], ["sum"]))
+    nodes.append(helper.make_node("Relu", ["sum"], ["sum_relu"]))
+    quantize("sum_relu", "add_out", 0.03, add_zero_point)
+    graph = helper.make_graph(
+        nodes,
+        "torch_fx",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+        [helper.make_tensor_value_info("add_out_dq", TensorProto.FLOAT, [1, 8, 6, 6])],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("add_zero_point", [0, 50], ids=["relu-by-saturation", "relu-clamps"])
+def test_torch_quantize_fx_exports_run_in_int8(tmp_path: Path, add_zero_point: int) -> None:
+    """torch's quantized exports import (a Cast to a value's own type is the value) and run
+    in int8 end to end, within one step of onnxruntime on every target: the ReLU6 becomes
+    the first convolution's clamp, the add's Relu the qadd's (none where its zero point is
+    0: saturation is the Relu; then the add fuses into the second convolution)."""
+    model = torch_fx_block(add_zero_point)
+    module = check_against_onnxruntime(model, tmp_path, seed=2, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+    assert not {"nn.conv2d", "nn.add", "nn.clip", "nn.relu"} & set(names), names
+    assert names.count("nn.quantize") == names.count("nn.dequantize") == 1  # the model's own
+    [first] = [op for op in compiled.walk() if isinstance(op, nn.QConv2dOp) and op.clamp_min]
+    assert (first.clamp_min.value.data, first.clamp_max.value.data) == (70, 170)  # type: ignore[union-attr]
+    if add_zero_point:
+        [add] = [op for op in compiled.walk() if isinstance(op, nn.QAddOp)]
+        assert add.clamp_min is not None and add.clamp_min.value.data == 50
+    else:
+        assert "nn.qconv2d_add" in names or "nn.qadd" in names
+        assert not [op for op in compiled.walk() if isinstance(op, nn.QAddOp) and op.clamp_min]
