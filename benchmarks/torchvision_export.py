@@ -74,6 +74,9 @@ MODELS = [
 ]
 SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50"}
 EXPORTERS = ["classic", "dynamo"]
+#: Not an exporter of the float zoo: the model quantized by torch (`quantized_fx`), then the
+#: classic exporter; what `zoo_int8 --quantizer torch-fx` measures.
+FX_INT8 = "fx-int8"
 CLASSIC_OPSET = 17
 DEFAULT_CACHE = Path.home() / ".cache" / "nnlayout" / "torchvision"
 TIMEOUT_SECONDS = 300
@@ -178,10 +181,12 @@ def export_one(model: str, exporter: str, path: Path) -> None:
     net = build(model)
     size = image_size(model)
     x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
+    if exporter == FX_INT8:
+        net = quantized_fx(net, x)
     partial = path.parent / f"{path.name}.partial"  # moved into place when complete
     partial.mkdir(parents=True, exist_ok=True)
     with torch.no_grad():
-        if exporter == "classic":
+        if exporter in ("classic", FX_INT8):
             torch.onnx.export(
                 net,
                 (x,),
@@ -196,6 +201,22 @@ def export_one(model: str, exporter: str, path: Path) -> None:
     for written in sorted(partial.iterdir(), key=lambda p: p.name == path.name):
         written.replace(path.parent / written.name)  # the .onnx last: external data first
     partial.rmdir()
+
+
+def quantized_fx(net: object, x: object) -> object:
+    """`net` quantized as torch's own tooling does it (`torch.ao.quantization.quantize_fx`,
+    the x86 backend's default qconfig: u8 activations, per-channel s8 weights, the Relu
+    after a convolution fused into it), calibrated on seeded random batches."""
+    import torch
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    prepared = prepare_fx(net, get_default_qconfig_mapping("x86"), (x,))
+    generator = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for _ in range(CALIBRATION_BATCHES):
+            prepared(torch.randn(4, *x.shape[1:], generator=generator))
+    return convert_fx(prepared)
 
 
 # ------------------------------------------------------------------ the parent

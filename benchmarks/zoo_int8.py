@@ -5,6 +5,7 @@ side at one thread: latency, arenas and agreement with onnxruntime's int8 output
     python -m nnlayout.benchmarks.zoo_int8                  # the five models, full size
     python -m nnlayout.benchmarks.zoo_int8 --small --inputs 10
     python -m nnlayout.benchmarks.zoo_int8 resnet50 --targets ref,avx512
+    python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-fx     # quantized by torch itself
 
 Models: the zoo's ResNet-50, MobileNetV2, DenseNet-121 and UNet (`examples/make_models.py`,
 seeded random weights) and torchvision's ResNet-18 (exported by torch's classic exporter, as
@@ -13,6 +14,12 @@ line saying why, where torch is not installed, and with `--small`, having no sma
 Each float model is pre-processed by onnxruntime's `quant_pre_process` (batch norms folded into
 the convolutions, as onnxruntime advises before quantizing) and quantized by `quantize_static`
 on `--calibration` seeded standard-normal inputs (MinMax calibration).
+
+With `--quantizer torch-fx`, the models are torchvision's (resnet18, mobilenet_v2 and resnet50
+by default; any CNN `torchvision_export` knows) quantized as a PyTorch user does it, by
+`torch.ao.quantization.quantize_fx` (x86 qconfig, calibrated on seeded random batches), and
+exported by torch's classic exporter (`torchvision_export`'s fx-int8, cached beside its other
+exports); the float model is the same network's classic export.
 
 The classifiers' final Softmax output is dropped (their logits stay): a one-step difference
 of two logits moves a probability by up to a quarter of a logit step, several steps of the
@@ -73,7 +80,18 @@ from onnx import numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.benchmarks.startup import check_names, run_with_threads
-from nnlayout.benchmarks.torchvision_export import DEFAULT_CACHE, last_error_line, missing_packages
+from nnlayout.benchmarks.torchvision_export import (
+    DEFAULT_CACHE,
+    FX_INT8,
+    TIMEOUT_SECONDS,
+    export_cached,
+    last_error_line,
+    missing_packages,
+    onnx_path,
+)
+from nnlayout.benchmarks.torchvision_export import (
+    MODELS as TORCHVISION_MODELS,
+)
 from nnlayout.benchmarks.zoo_latency import (
     figure,
     latency_cells,
@@ -88,6 +106,8 @@ from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 MODELS = ["resnet50", "mobilenet_v2", "densenet121", "unet", "resnet18"]
+#: --quantizer torch-fx's default models (torchvision's; any of its CNNs may be named).
+TORCH_FX_MODELS = ["resnet18", "mobilenet_v2", "resnet50"]
 TORCHVISION = "resnet18"
 PIPELINE = "default-pipeline{{target={target} padding={padding}{bf16}}}"
 MIN_TOP1 = 0.99
@@ -183,6 +203,11 @@ def output_steps(model: onnx.ModelProto) -> list[float]:
     """One quantization step of each graph output: the scale of the DequantizeLinear (or
     QLinear op's output scale) that makes it; 0 for an output made in float."""
     constants = {t.name: t for t in model.graph.initializer}
+    constants.update(  # torch's exporter writes scales as Constant nodes
+        (n.output[0], n.attribute[0].t)
+        for n in model.graph.node
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value"
+    )
     producers = {o: n for n in model.graph.node for o in n.output}
     steps = []
     for output in model.graph.output:
@@ -284,7 +309,7 @@ class Row:
 
 def float_model(name: str, args: argparse.Namespace) -> Path | str:
     """The float .onnx of `name`, or why there is none."""
-    if name != TORCHVISION:
+    if name != TORCHVISION and args.quantizer != "torch-fx":
         return write_model(name, args.small, args.dir)
     if args.small:
         return "no small variant (torchvision's full-size export); left out with --small"
@@ -397,7 +422,11 @@ def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> 
     label = name + ("_small" if args.small else "")
     f32_path, int8_path = folder / f"{label}.f32.onnx", folder / f"{label}.int8.onnx"
     onnx.save(without_softmax(onnx.load(source)), f32_path)  # imported beside it
-    quantized = quantize(f32_path, int8_path, calibration=args.calibration, seed=args.seed)
+    if args.quantizer == "torch-fx":
+        onnx.save(onnx.load(onnx_path(args.cache_dir, name, FX_INT8)), int8_path)
+        quantized = onnx.load(int8_path)
+    else:
+        quantized = quantize(f32_path, int8_path, calibration=args.calibration, seed=args.seed)
     f32_module, f32_source = import_to_files(f32_path), str(f32_path.with_suffix(".mlir"))
     f32 = compile_generated(f32_module, f32_source, args.target)
     bf16 = compile_generated(f32_module, f32_source, args.target, bf16=True) if args.bf16 else None
@@ -529,7 +558,20 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("names", nargs="*", help=f"models (default: {', '.join(MODELS)})")
+    parser.add_argument(
+        "names",
+        nargs="*",
+        help=f"models (default: {', '.join(MODELS)}; with --quantizer torch-fx, torchvision's "
+        f"{', '.join(TORCH_FX_MODELS)})",
+    )
+    parser.add_argument(
+        "--quantizer",
+        choices=["onnxruntime", "torch-fx"],
+        default="onnxruntime",
+        help="onnxruntime's quantize_static (default), or torch's own quantization of a "
+        "torchvision model (torch.ao quantize_fx, x86 qconfig) exported by the classic "
+        "exporter, as torchvision_export's fx-int8 (needs the models extra)",
+    )
     parser.add_argument("--small", action="store_true", help="the zoo's reduced variants")
     parser.add_argument("--target", default="onednn", help="the timed target (default onednn)")
     parser.add_argument(
@@ -575,9 +617,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = make_parser()
     args = parser.parse_args(argv)
-    args.names = args.names or list(MODELS)
+    torch_fx = args.quantizer == "torch-fx"
+    args.names = args.names or list(TORCH_FX_MODELS if torch_fx else MODELS)
     args.targets = [t for t in args.targets.split(",") if t]
-    check_names(parser, args.names, MODELS)
+    check_names(parser, args.names, TORCHVISION_MODELS if torch_fx else MODELS)
+    if torch_fx and (args.small or missing_packages()):
+        parser.error("--quantizer torch-fx needs torch (pip install -e '.[models]'), not --small")
     if args.inputs < 1 or args.repeats < 1 or args.calibration < 1:
         parser.error("--inputs, --repeats and --calibration must be at least 1")
     if importlib.util.find_spec("onnxruntime") is None:
@@ -588,6 +633,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-int8-") as scratch:
         for name in args.names:
             source = float_model(name, args)
+            if torch_fx and not isinstance(source, str):
+                timeout = TIMEOUT_SECONDS
+                source = export_cached(args.cache_dir, name, FX_INT8, timeout) or source
             if isinstance(source, str):
                 print(f"{name}: left out: {source}", flush=True)
                 continue

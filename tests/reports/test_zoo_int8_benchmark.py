@@ -48,6 +48,37 @@ def test_resnet18_left_out_without_torch(
     assert out.startswith("resnet18: left out: needs torch, torchvision")
 
 
+def test_output_steps_read_scales_of_constant_nodes() -> None:
+    """torch's exporter writes a DequantizeLinear's scale as a Constant node."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [
+        helper.make_node("Constant", [], ["s"], value=numpy_helper.from_array(np.float32(0.25))),
+        helper.make_node("Constant", [], ["z"], value=numpy_helper.from_array(np.uint8(3))),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("q", TensorProto.UINT8, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    assert zoo_int8.output_steps(helper.make_model(graph)) == [0.25]
+
+
+def test_torch_fx_quantizer_needs_torch(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(zoo_int8, "missing_packages", lambda: ["torch"])
+    with pytest.raises(SystemExit) as exit_info:
+        zoo_int8.main(["--quantizer", "torch-fx"])
+    assert exit_info.value.code == 2
+    assert "--quantizer torch-fx needs torch" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        zoo_int8.main(["--quantizer", "torch-fx", "unet"])  # not a torchvision model
+    assert "unknown model(s) unet" in capsys.readouterr().err
+
+
 @pytest.mark.slow  # quantizes, compiles twice and times: 5 to 15 s
 def test_small_unet_run_prints_its_row(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
