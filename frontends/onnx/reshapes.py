@@ -74,5 +74,6 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     else:
         raise state.fail(
             f"Cast of '{node.input[0]}', computed at run time, from {element_type} to {name}; "
-            "nnlayout casts a value only to its own type, or an integer one to float32"
+            "nnlayout computes float32 tensors only (and quantized data: a cast keeps a "
+            "value's type, or makes an integer float32)"
         )
