@@ -19,6 +19,7 @@
   QLinearGlobalAveragePool), the mean in f64 of exact integer sums.
 * `nn.qconcat`: each input requantized from its parameters to y's (a copy where they are
   equal), then concatenated.
+* `nn.qlookup`: the table's entry for each value.
 """
 
 from __future__ import annotations
@@ -214,6 +215,11 @@ def qconcat(op: nn.QConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts, axis=op.normalized_axis)
 
 
+def qlookup(op: nn.QLookupOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    low = nn.integer_range(op.input.type.element_type)[0]  # type: ignore[attr-defined]
+    return op.values()[inputs[0].astype(np.intp) - low]
+
+
 ReferenceKernels = dict[type[Operation], Callable[[Any, Sequence[np.ndarray]], np.ndarray]]
 """Reference kernels by op class: each computes an op's result from its inputs."""
 
@@ -227,5 +233,6 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QMulOp: qmul,
     nn.QGlobalAvgPoolOp: qglobal_avg_pool,
     nn.QConcatOp: qconcat,
+    nn.QLookupOp: qlookup,
 }
 """The reference kernel of each quantized op, by op class."""

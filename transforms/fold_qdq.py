@@ -19,6 +19,10 @@ whose float operands are all `nn.dequantize` results:
   `nn.qglobal_avg_pool`; concat(dq(x1), ...) -> q  =>  `nn.qconcat`;
 * relu | clip(dq(c)) -> q with the dequantize's parameters, c a quantized op above read only
   there  =>  c's clamp, narrowed (torch's quantized exports write ReLU6 so);
+* f(dq(x)) -> q, f an element-wise function (hardswish, swish, sigmoid, hardsigmoid, gelu,
+  tanh, elu, ...) and x of the result's 8-bit type  =>  `nn.qlookup` of x: a table of 256
+  entries, f's reference kernel on each dequantized value, quantized (torch's MobileNetV3 and
+  EfficientNet exports; what the float ops compute, up to their kernels' float rounding);
 * max_pool2d, flatten, reshape, transpose, slice, channel_shuffle, expand or nearest resize
   of dq(x) -> q with the dequantize's parameters  =>  the same op on the integers (exact:
   these ops only move or select values, and quantization is monotonic).
@@ -62,6 +66,8 @@ import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.reference_quantized import dequantize_array, quantize_array
 from nnlayout.transforms.stages import require_tensor_level
 
 #: Ops that only move or select elements: exact on the integers when dq and q agree.
@@ -76,6 +82,24 @@ MOVEMENT = (
     nn.ResizeOp,
 )
 Clamp = tuple[int | None, int | None]
+#: Element-wise functions that dequantize -> f -> quantize turns into a table (nn.qlookup);
+#: a Relu or Clip after an op that clamps becomes its clamp first.
+TABULATED = (
+    nn.SigmoidOp,
+    nn.TanhOp,
+    nn.ReluOp,
+    nn.LeakyReluOp,
+    nn.ClipOp,
+    nn.HardSigmoidOp,
+    nn.HardSwishOp,
+    nn.SwishOp,
+    nn.GeluOp,
+    nn.ErfOp,
+    nn.EluOp,
+    nn.SeluOp,
+    nn.SoftplusOp,
+    nn.MishOp,
+)
 #: The q-ops whose clamp bounds their result (qconv2d_add's bounds the convolution's).
 CLAMPS_ITS_RESULT = (nn.QConv2dOp, nn.QMatmulOp, nn.QBinaryOp)
 
@@ -241,6 +265,9 @@ class FoldQdq(RewritePattern):
         if _clamps_a_clamped_op(op, producer):
             _fold_into_clamp(op, producer, rewriter)  # type: ignore[arg-type]
             return
+        if _tabulates(op, producer):
+            _fold_into_table(op, producer, rewriter)
+            return
         activation = None
         if isinstance(producer, nn.ReluOp | nn.ClipOp) and producer.output.has_one_use():
             inner = producer.input.owner
@@ -323,6 +350,37 @@ def _fold_into_clamp(
     rewriter.replace_all_uses_with(op.output, dq.input)
     for dead in (op, activation, dq):
         rewriter.erase(dead)
+
+
+def _tabulates(op: nn.QuantizeOp, producer: Operation) -> bool:
+    """q(f(dq(x))), f an element-wise function of `TABULATED`, x and the result of one 8-bit
+    type, both per tensor, f's result read only by q."""
+    if not isinstance(producer, TABULATED) or not producer.results[0].has_one_use():
+        return False
+    dq = producer.operands[0].owner
+    if not isinstance(dq, nn.DequantizeOp) or KERNEL_ATTR in producer.attributes:
+        return False
+    x, y = dq.qparams(), op.qparams()
+    return not x.per_axis and not y.per_axis and x.element_type == y.element_type
+
+
+def _fold_into_table(op: nn.QuantizeOp, function: Operation, rewriter: PatternRewriter) -> None:
+    """q(f(dq(x))) => nn.qlookup of x: f's reference kernel on the 256 dequantized values,
+    quantized, is what the float ops compute for each of them."""
+    dq = function.operands[0].owner
+    assert isinstance(dq, nn.DequantizeOp)
+    x, y = dq.qparams(), op.qparams()
+    low, high = nn.integer_range(x.element_type)
+    values = np.arange(low, high + 1)
+    images = REFERENCE_KERNELS[type(function)](function, [dequantize_array(values, x)])
+    lookup = nn.QLookupOp(dq.input, quantize_array(images, y).tolist(), (x, y))
+    lookup.location = function.location
+    lookup.output.name_hint = op.output.name_hint
+    rewriter.insert(lookup, InsertPoint.before(op))
+    rewriter.replace_all_uses_with(op.output, lookup.output)
+    for dead in (op, function):
+        rewriter.erase(dead)
+    _erase_unused_dequantizes([dq.output], rewriter)
 
 
 def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter) -> None:

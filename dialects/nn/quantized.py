@@ -648,6 +648,57 @@ class QGlobalAvgPoolOp(with_qparams("x", "y")):
 
 
 @irdl_op_definition
+class QLookupOp(with_qparams("x", "y")):
+    """A unary function of 8-bit data as a table: `table` holds y for each x in the type's
+    order (x = -128 .. 127 for i8, 0 .. 255 for ui8), so y = table[x - min]. `fold-qdq`
+    makes it of dequantize -> an element-wise float function -> quantize (hardswish, swish,
+    sigmoid, ...: each of the 256 inputs computed once at compile time, exactly what the
+    float ops give it); x's and y's parameters say what the integers mean (a padding lane
+    of y holds y's zero point). x and y of one type.
+
+        %y = nn.qlookup %x {table = dense<[...]> : tensor<256xui8>, x_scale = ...,
+               x_zero_point = ..., y_scale = ..., y_zero_point = ...}
+               : tensor<1x16x8x8xui8> -> tensor<1x16x8x8xui8>"""
+
+    name = "nn.qlookup"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    table = prop_def(_DENSE)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value, table: Sequence[int], params: tuple[QParams, QParams]):
+        element_type = params[1].element_type
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(element_type, shape_of(input))],
+            properties={
+                **_params_properties("xy", params),
+                "table": _DENSE.from_list(TensorType(element_type, (256,)), list(table)),
+            },
+        )
+
+    def result_shape(self) -> Shape:
+        return shape_of(self.input)
+
+    def verify_element_types(self) -> None:
+        element_type = checked_element_type(self, "the input", self.input, QUANTIZED_TYPES)
+        checked_element_type(self, "the result", self.output, (element_type,))
+        _verify_params(self, "x", element_type)
+        _verify_params(self, "y", element_type)
+        table_type = self.table.type
+        if tuple(table_type.get_shape()) != (256,) or table_type.element_type != element_type:
+            raise VerifyException(
+                f"{self.name}: table must be a tensor<256x{element_type}>, got {table_type}"
+            )
+
+    def values(self) -> np.ndarray:
+        """The table as an array of the data's numpy type."""
+        dtype = base_numpy_dtype(self.output.type.element_type)  # type: ignore[attr-defined]
+        return np.asarray(self.table.get_values(), dtype=np.int64).astype(dtype)
+
+
+@irdl_op_definition
 class QConcatOp(with_qparams("x", "y")):
     """Quantized concatenation (com.microsoft QLinearConcat): each input requantized from its
     own parameters (x_scale and x_zero_point hold one value per input) to y's, joined along

@@ -1,11 +1,10 @@
 """Blocked numpy kernels (family `blocked`): convolutions, batch norm and concat on
 channel-blocked layouts (`NCHW{b}c` activations, `IHW{b}iO{b}o` weights, `C{b}c` vectors), and
-element-wise and pooling kernels that run on whatever layout their operand already has (`"*"`).
-element-wise, pooling, reduction and data-movement kernels that run on whatever layout their
-operand already has (`"*"`). One module a family of ops (`convolution`, `normalization`,
-`concat`, `pooling`, `reduction`, `elementwise`, `movement`), each ending with its descriptors
-as data (`KERNELS`); what they share is in `common`, the target's options they read
-(`BlockedOptions`) in `options`.
+element-wise, pooling, reduction, data-movement and table-lookup (8-bit) kernels that run on
+whatever layout their operand already has (`"*"`). One module a family of ops (`convolution`,
+`normalization`, `concat`, `pooling`, `reduction`, `elementwise`, `movement`, `quantized`), each
+ending with its descriptors as data (`KERNELS`); what they share is in `common`, the target's
+options they read (`BlockedOptions`) in `options`.
 
 The block `b` is the target's (8 on avx2, 16 on avx512) when a kernel declares its layouts, but
 an implementation never assumes it: it reads the block from the `#layout.layout` encodings that
@@ -39,6 +38,7 @@ from nnlayout.kernels.blocked import (
     movement,
     normalization,
     pooling,
+    quantized,
     reduction,
 )
 from nnlayout.kernels.blocked.concat import concat_nchwc
@@ -77,7 +77,7 @@ __all__ = [
 
 def kernels() -> list[Kernel]:
     """The blocked family's descriptors: convolutions, batch norm, concat, pooling,
-    reductions, then the element-wise kernels."""
+    reductions, then the element-wise, data-movement and table-lookup kernels."""
     return [
         *convolution.KERNELS,
         *normalization.KERNELS,
@@ -86,4 +86,5 @@ def kernels() -> list[Kernel]:
         *reduction.KERNELS,
         *elementwise.KERNELS,
         *movement.KERNELS,
+        *quantized.KERNELS,
     ]

@@ -141,6 +141,11 @@ def sparse_operand(op: Operation) -> str | None:
     return None
 
 
+def dense_operands(op: Operation, target: Target, padding: bool) -> str | None:
+    """`sparse_operand` as a kernel's `accepts`."""
+    return sparse_operand(op)
+
+
 def any_types_reason(
     op: Operation,
     shapes: Callable[[Operation], str | None],

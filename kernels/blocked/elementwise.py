@@ -19,6 +19,7 @@ from nnlayout.kernels.activations import ACTIVATION_KERNELS, maps_zero_to_zero
 from nnlayout.kernels.blocked.common import (
     any_layouts,
     any_types_reason,
+    dense_operands,
     result_padding_mask,
     rezero_padding,
     sparse_operand,
@@ -30,11 +31,6 @@ from nnlayout.kernels.registry import BindingSession, BoundKernel, Kernel, Targe
 def _any_dense_layout(op: Operation, spec: LayoutSpec) -> str | None:
     """Element-wise math does not care how lanes are arranged: any dense layout will do."""
     return None
-
-
-def _dense_operands(op: Operation, target: Target, padding: bool) -> str | None:
-    """`sparse_operand` as an `accepts`."""
-    return sparse_operand(op)
 
 
 def broadcasts(op: Operation, target: Target, padding: bool) -> str | None:
@@ -321,7 +317,7 @@ def _elementwise_kernel(op_type: type[Operation]) -> Kernel:
         in_place=0,
         in_place_of=full_operand if nary else None,
         prepare=prepare_elementwise,
-        accepts=broadcasts if nary else _dense_operands,
+        accepts=broadcasts if nary else dense_operands,
     )
 
 

@@ -24,12 +24,13 @@ from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.blocked.common import (
     any_layouts,
     any_types_reason,
+    dense_operands,
     layout_spec,
     rezero_padding,
     sparse_operand,
 )
 from nnlayout.kernels.reduction_reference import REDUCTIONS, reduce
-from nnlayout.kernels.registry import Kernel, Target
+from nnlayout.kernels.registry import Kernel
 
 # What a padding lane must hold so that it changes no result of the kind (those missing: 0).
 _IDENTITIES = {"max": -np.inf, "min": np.inf, "prod": 1.0}
@@ -76,17 +77,13 @@ def _reduce_layout(op: Operation, spec: LayoutSpec) -> str | None:
     return None
 
 
-def _reduce_accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    return sparse_operand(op)
-
-
 KERNELS: tuple[Kernel, ...] = (
     Kernel(
         "reduce_any",
         nn.ReduceOp,
         "blocked",
         reduce_any,
-        accepts=_reduce_accepts,
+        accepts=dense_operands,
         layouts=any_layouts,
         accepts_layout=_reduce_layout,
         accepts_types=functools.partial(

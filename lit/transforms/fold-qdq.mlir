@@ -129,7 +129,7 @@ func.func @conv_relu6(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x2x2xui8> {
 // -----
 
 // Not narrowed: the dequantize reads the convolution's result with other parameters than
-// it was written with (the clip's bounds would be in the wrong units); the clip stays float.
+// it was written with (the clip's bounds would be in the wrong units); a table instead.
 func.func @relu6_other_params(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x2x2xui8> {
   %wq = nn.constant dense<[[[[3]]]]> : tensor<1x1x1x1xi8>
   %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
@@ -138,10 +138,27 @@ func.func @relu6_other_params(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x2x2xui8> {
   %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xui8>
   %cf = nn.dequantize %cq {x_scale = dense<1.0> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
   %k = nn.clip %cf min 0.0 max 20.0 : tensor<1x1x2x2xf32>
-  // expected-remark @+1 {{not folded into a quantized op: nn.clip has no quantized form}}
   %y = nn.quantize %k {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xui8>
   func.return %y : tensor<1x1x2x2xui8>
 }
 // CHECK-LABEL: func.func @relu6_other_params
 // CHECK:      %cq = nn.qconv2d %x, %wq {{.*}}y_zero_point = dense<10> : tensor<ui8>} :
-// CHECK:      nn.clip %cf min 0.000000e+00 max 2.000000e+01
+// CHECK-NEXT: %y = nn.qlookup %cq
+
+// -----
+
+// dequantize -> an element-wise function -> quantize: a table of the 256 values (torch's
+// quantized hardswish, sigmoid, ...). hardsigmoid (alpha 0.5, beta 0.5) with x of scale 1
+// and zero point 128 and y of scale 1/128, zero point 0: x <= 127 (real <= -1) gives 0,
+// x = 128 (real 0) gives 64 (0.5), x >= 129 (real >= 1) saturates to 128 (1.0).
+func.func @table(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xui8> {
+  %xf = nn.dequantize %x {x_scale = dense<1.0> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
+  %h = nn.hardsigmoid %xf alpha 5.000000e-01 beta 5.000000e-01 : tensor<1x2x2x2xf32>
+  %y = nn.quantize %h {y_scale = dense<0.0078125> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  func.return %y : tensor<1x2x2x2xui8>
+}
+// CHECK-LABEL: func.func @table
+// CHECK-NEXT: %y = nn.qlookup %x {x_scale = dense<1.000000e+00> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, y_scale = dense<7.812500e-03> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>, table = dense<"0x{{(00)+}}40{{(80)+}}"> : tensor<256xui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xui8>
+// CHECK-NEXT: func.return %y
+// PIPE-LABEL: func.func @table
+// PIPE:       nn.qlookup {{.*}}#nn.kernel<"qlookup_any"

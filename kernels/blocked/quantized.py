@@ -1,0 +1,75 @@
+"""`nn.qlookup` (fold-qdq's table of 256 entries for an activation between a dequantize and a
+quantize) in whatever layout its input has (`"*"`): each byte's entry, numpy's `take` into the
+destination. A padding lane gets y's zero point, the quantized 0, not the table's image of x's
+zero point (sigmoid's or hardsigmoid's 0.5)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.kernels.blocked.common import (
+    any_layouts,
+    any_types_reason,
+    dense_operands,
+    result_padding_mask,
+    sparse_operand,
+)
+from nnlayout.kernels.registry import BindingSession, BoundKernel, Kernel
+
+
+def _byte_table(op: nn.QLookupOp) -> np.ndarray:
+    """The table indexed by the raw byte: i8's -128 .. 127 are the bytes 128 .. 255, 0 .. 127."""
+    table = op.values()
+    return np.roll(table, 128) if table.dtype == np.int8 else table
+
+
+def _zero_point(op: nn.QLookupOp) -> int:
+    return int(op.qparams("y").zero_point)
+
+
+def qlookup_any(op: nn.QLookupOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    out = _byte_table(op)[inputs[0].view(np.uint8)]
+    mask = result_padding_mask(op)
+    if mask is not None:
+        np.copyto(out, _zero_point(op), where=mask)
+    return out
+
+
+def prepare_qlookup(op: Operation, session: BindingSession | None) -> BoundKernel:
+    assert isinstance(op, nn.QLookupOp)
+    table, mask, zero_point = _byte_table(op), result_padding_mask(op), _zero_point(op)
+
+    def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        np.take(table, inputs[0].view(np.uint8), out=out, mode="clip")  # bytes: all in range
+        if mask is not None:
+            np.copyto(out, zero_point, where=mask)
+
+    return bound
+
+
+def _any_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    """A lookup does not care how lanes are arranged; padding lanes are set apart."""
+    return None
+
+
+KERNELS: tuple[Kernel, ...] = (
+    Kernel(
+        "qlookup_any",
+        nn.QLookupOp,
+        "blocked",
+        qlookup_any,  # type: ignore[arg-type]
+        layouts=any_layouts,
+        accepts_layout=_any_layout,
+        accepts_types=functools.partial(any_types_reason, shapes=sparse_operand, check=_any_layout),
+        accepts=dense_operands,
+        in_place=0,
+        prepare=prepare_qlookup,
+        integer_data=True,
+    ),
+)
