@@ -42,7 +42,7 @@ format the primitive chose, which carries the s8-source compensation (sum of wei
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -66,6 +66,7 @@ ANY = b.dnnl_format_tag_any
 NCHW = 5  # dnnl_nchw = dnnl_abcd (and oihw)
 GOIHW = 6  # dnnl_goihw = dnnl_abcde
 X = 2  # dnnl_x = dnnl_a
+NC = 3  # dnnl_nc = dnnl_ab
 DATA_TYPES = {np.dtype(t): d for d, t in NUMPY_TYPES.items() if d != b.dnnl_bf16}
 INT8 = (b.dnnl_u8, b.dnnl_s8)
 
@@ -198,11 +199,51 @@ def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY)
     oneDNN lists it with the same source and destination descriptors (weights of its
     choice, so the packed bytes follow the implementation)."""
     first = first_qconv_pd(q, src, weights, dst)
+    if first.implementation.startswith("ref") and q.multiplied and one_pixel(q.geometry):
+        return pixel_matmul_pd(q)
     wanted = preferred_implementation(q, first.implementation)
     if wanted is None:
         return first
     found = qconv_pd_at(q, wanted, (src, weights, dst), first)
     return first if found is None else found
+
+
+def one_pixel(g: ConvGeometry) -> bool:
+    """A 1x1 convolution (stride 1, no padding, one group) of one image of one pixel: a
+    vector times a matrix (a squeeze-and-excitation block's, after its global pooling)."""
+    return (
+        len(g.weights) == 4
+        and g.weights[2:] == (1, 1)
+        and g.src[0] == 1
+        and all(size == 1 for size in (*g.src[2:], *g.dst[2:], *g.strides))
+        and not any((*g.padding_l, *g.padding_r))
+    )
+
+
+def pixel_matmul_pd(q: QConvParams) -> b.PrimitiveDesc:
+    """A `one_pixel` convolution as oneDNN's int8 matmul [1, Cin] x [Cin, Cout] with the same
+    attributes: oneDNN v3.2 has only reference code for such a convolution when a binary
+    post-op (the requantizing multipliers, 1 x C x 1 x 1) has the destination's dims, which
+    it reads as a full tensor rather than per channel; its matmul takes them (brg code).
+    The bytes are the same: the pixel's channels, the weights O x I (as I x O, strided).
+    Only `multiplied` (no oneDNN scales: the weights' would be along another axis)."""
+    g = q.geometry
+    k, n = g.src[1], g.dst[1]
+    post_ops = tuple(replace(op, dims=(1, n)) if op.kind == "binary" else op for op in g.post_ops)
+    bias = MemoryDesc.with_tag((1, n), NC, b.dnnl_f32) if g.bias else None
+    return p.matmul_pd(
+        MemoryDesc.with_tag((1, k), NC, q.src_type),
+        MemoryDesc.with_tag((k, n), ANY, b.dnnl_s8),
+        bias,
+        MemoryDesc.with_tag((1, n), NC, q.dst_type),
+        post_ops,
+        q.quantization,
+    )
+
+
+def is_matmul(pd: b.PrimitiveDesc) -> bool:
+    """Whether `qconv_pd` made `pd` by `pixel_matmul_pd` (its source has two dims)."""
+    return len(pd.md(b.dnnl_query_src_md).shape) == 2
 
 
 def qconv_pd_at(
@@ -383,8 +424,13 @@ class QConv(PrimitiveCall):
         g = self.q.geometry
         if g.bias != (bias is not None):
             raise ValueError(f"the convolution {'has' if g.bias else 'has no'} bias")
-        tag = GOIHW if len(g.weights) == 5 else NCHW
-        given = MemoryDesc.with_tag(g.weights, tag, b.dnnl_s8)
+        if is_matmul(self.pd):  # O x I x 1 x 1 read as I x O
+            o, i = g.weights[:2]
+            given = MemoryDesc.with_strides((i, o), (1, i), b.dnnl_s8)
+        else:
+            given = MemoryDesc.with_tag(
+                g.weights, GOIHW if len(g.weights) == 5 else NCHW, b.dnnl_s8
+            )
         packed = reorder_array(weights, given, self.pd.md(b.dnnl_query_weights_md))
         self.packed_bytes = packed.nbytes
         self.arrays[b.DNNL_ARG_WEIGHTS] = packed
@@ -422,6 +468,10 @@ class QConv(PrimitiveCall):
         """The convolution of plain NCHW `x`, its result plain NCHW: reordered in and out
         of the formats the primitive runs on (for tests and examples)."""
         g, q = self.q.geometry, self.q
+        if is_matmul(self.pd):  # one pixel: the bytes of NCHW and of the matmul's rows
+            out = self.new_output()
+            self(np.ascontiguousarray(x).reshape(-1), out)
+            return out.reshape(g.dst)
         src = reorder_array(x, MemoryDesc.with_tag(g.src, NCHW, q.src_type), self.src_md)
         out = self.new_output()
         self(src, out)

@@ -43,7 +43,7 @@ from nnlayout.dialects.packing import defining_op, packed_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import Layouts, format_of
 from nnlayout.kernels.onednn.convolution import addend_types_reason, window_geometry
-from nnlayout.kernels.onednn.formats import Format, identify
+from nnlayout.kernels.onednn.formats import Format, by_layout, identify
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES
 from nnlayout.kernels.onednn.quantized import (
     ANY,
@@ -53,6 +53,7 @@ from nnlayout.kernels.onednn.quantized import (
     QConvParams,
     QuantParams,
     implementation_refusal,
+    is_matmul,
     multiplier_post_ops,
     packed_sizes,
     qconv_pd,
@@ -156,10 +157,13 @@ def qconv_choice(q: QConvParams) -> QChoice | str:
     reason = implementation_refusal(pd.implementation)
     if reason is not None:
         return reason
-    src, dst = (
-        identify(pd.md(b.dnnl_query_src_md), "data"),
-        identify(pd.md(b.dnnl_query_dst_md), "data"),
-    )
+    if is_matmul(pd):  # one pixel: its channels, NHWC's bytes
+        src = dst = by_layout("data", "NHWC")
+    else:
+        src, dst = (
+            identify(pd.md(b.dnnl_query_src_md), "data"),
+            identify(pd.md(b.dnnl_query_dst_md), "data"),
+        )
     if src is None or dst is None:
         return f"oneDNN's {pd.implementation} wants a data format with no nnlayout layout"
     packed, compensation = packed_sizes(pd.md(b.dnnl_query_weights_md))

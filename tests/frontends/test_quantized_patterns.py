@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import i8
 from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_model
+from nnlayout.kernels.onednn.binding import available, runs_vnni
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     check_against_onnxruntime,
@@ -272,12 +273,14 @@ def test_a_float_op_between_dequantize_and_quantize_runs_in_nhwc(tmp_path: Path)
     assert not [op for op in compiled.walk() if op.name == "layout.reorder"]
 
 
-def torch_fx_block(add_zero_point: int) -> onnx.ModelProto:
+def torch_fx_block(add_zero_point: int, squeeze: bool = False) -> onnx.ModelProto:
     """Two convolutions and a residual add as torch's classic exporter writes a model
     quantized by `torch.ao.quantization.quantize_fx` (resnet18's, mobilenet_v2's): a Cast to
     UINT8 after every QuantizeLinear; a ReLU6 as Clip between a DequantizeLinear and a
     QuantizeLinear of the same parameters; the residual add's Relu between the Add and its
-    QuantizeLinear; biases as i32 dequantized by x_scale * w_scale."""
+    QuantizeLinear; biases as i32 dequantized by x_scale * w_scale. With `squeeze`, a
+    MobileNetV3-like tail: HardSwish, global average pooling, a 1x1 convolution of that one
+    pixel, HardSigmoid, each between a dequantize and a quantize."""
     rng = np.random.default_rng(5)
     nodes, constants = [], {}
 
@@ -297,9 +300,9 @@ def torch_fx_block(add_zero_point: int) -> onnx.ModelProto:
         nodes.append(dq)
         return f"{name}_dq"
 
-    def conv(source: str, name: str, x_scale: float) -> str:
+    def conv(source: str, name: str, x_scale: float, k: int = 3) -> str:
         w_scale = rng.uniform(0.005, 0.01, 8).astype(np.float32)
-        w = const(f"{name}_w", rng.integers(-20, 21, (8, 8, 3, 3), dtype=np.int8))
+        w = const(f"{name}_w", rng.integers(-20, 21, (8, 8, k, k), dtype=np.int8))
         b = const(f"{name}_b", rng.integers(-300, 300, 8, dtype=np.int32))
         zeros = const(f"{name}_wz", np.zeros(8, np.int8))
         bias_scale = const(f"{name}_bs", (np.float32(x_scale) * w_scale).astype(np.float32))
@@ -313,7 +316,7 @@ def torch_fx_block(add_zero_point: int) -> onnx.ModelProto:
                 axis=0,
             ),
             helper.make_node(
-                "Conv", [source, f"{name}_wdq", f"{name}_bdq"], [f"{name}_y"], pads=[1] * 4
+                "Conv", [source, f"{name}_wdq", f"{name}_bdq"], [f"{name}_y"], pads=[k // 2] * 4
             ),
         ):
             nodes.append(node)
@@ -330,12 +333,25 @@ def torch_fx_block(add_zero_point: int) -> onnx.ModelProto:
     second = quantize(conv(clipped, "conv2", 0.02), "conv2_out", 0.03, 90)
     nodes.append(helper.make_node("Add", [second, clipped], ["sum"]))
     nodes.append(helper.make_node("Relu", ["sum"], ["sum_relu"]))
-    quantize("sum_relu", "add_out", 0.03, add_zero_point)
+    out = quantize("sum_relu", "add_out", 0.03, add_zero_point)
+    if squeeze:
+        nodes.append(helper.make_node("HardSwish", [out], ["hswish"]))
+        pooled = quantize("hswish", "hswish_out", 0.03, 20)
+        nodes.append(helper.make_node("GlobalAveragePool", [pooled], ["pool"]))
+        pixel = quantize(
+            conv(quantize("pool", "pool_out", 0.02, 10), "fc", 0.02, 1), "fc", 0.01, 60
+        )
+        nodes.append(helper.make_node("HardSigmoid", [pixel], ["gate"], alpha=1 / 6))
+        out = quantize("gate", "gate_out", 1 / 255, 0)
     graph = helper.make_graph(
         nodes,
         "torch_fx",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
-        [helper.make_tensor_value_info("add_out_dq", TensorProto.FLOAT, [1, 8, 6, 6])],
+        [
+            helper.make_tensor_value_info(
+                out, TensorProto.FLOAT, [1, 8, 1, 1] if squeeze else [1, 8, 6, 6]
+            )
+        ],
         [numpy_helper.from_array(v, n) for n, v in constants.items()],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
@@ -361,3 +377,22 @@ def test_torch_quantize_fx_exports_run_in_int8(tmp_path: Path, add_zero_point: i
     else:
         assert "nn.qconv2d_add" in names or "nn.qadd" in names
         assert not [op for op in compiled.walk() if isinstance(op, nn.QAddOp) and op.clamp_min]
+
+
+def test_torch_activations_and_one_pixel_convolutions_run_in_int8(tmp_path: Path) -> None:
+    """MobileNetV3's squeeze-and-excitation pattern as torch exports it quantized: HardSwish
+    and HardSigmoid between a dequantize and a quantize become tables (nn.qlookup), the 1x1
+    convolution of the pooled pixel runs oneDNN's int8 matmul (its convolution has only
+    reference code there); within one step of onnxruntime on every target, padding on and
+    off."""
+    model = torch_fx_block(0, squeeze=True)
+    module = check_against_onnxruntime(model, tmp_path, seed=2, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+    assert not {"nn.hardswish", "nn.hardsigmoid", "nn.conv2d"} & set(names), names
+    assert names.count("nn.qlookup") == 2
+    if available() and runs_vnni():  # else oneDNN's int8 kernels refuse (no VNNI)
+        kernels = [
+            str(op.attributes["kernel"]) for op in compiled.walk() if op.name == "nn.qconv2d"
+        ]
+        assert len(kernels) == 2 and all('"qconv2d_onednn"' in k for k in kernels), kernels

@@ -194,3 +194,50 @@ def test_qmatmul_is_dispatched_and_computes_qlinearmatmul() -> None:
     scale = np.float64(np.float32(0.05)) * op.qparams("b").scale / np.float64(np.float32(0.5))
     want = np.clip(np.rint(acc * scale) + 128, 0, 255)
     assert np.abs(got.astype(int) - want).max() <= 1
+
+
+@pytest.mark.parametrize("clamp", [(None, None), (90, 140)])
+@pytest.mark.parametrize("x_zero_point", [0, 3])
+def test_a_one_pixel_convolution_runs_as_onednn_matmul(
+    clamp: tuple[int | None, int | None], x_zero_point: int
+) -> None:
+    """A squeeze-and-excitation block's 1x1 convolution of one pixel: oneDNN v3.2 offers only
+    its reference convolution for it (the requantizing post-op has the destination's dims),
+    so the kernel runs its int8 matmul, with the same post-ops: the reference's result, on
+    the op's NHWC arrays, called and bound."""
+    from nnlayout.kernels.reference import REFERENCE_KERNELS
+
+    x = create_ssa_value(_tensor(ui8, (1, 96, 1, 1), "NHWC"))
+    op = nn.QConv2dOp(
+        x,
+        create_ssa_value(_tensor(i8, (24, 96, 1, 1))),
+        create_ssa_value(_tensor(i32, (24,))),
+        (
+            nn.QParams.make(0.05, x_zero_point, ui8),
+            nn.QParams.make(np.linspace(0.002, 0.01, 24), [0] * 24, i8, 0),
+            nn.QParams.make(0.6, 100, ui8),
+        ),
+        clamp=clamp,
+    )
+    Rewriter.replace_value_with_new_type(op.output, _tensor(ui8, (1, 24, 1, 1), "NHWC"))
+    chosen = registry().select(op, get_target("host"), True)
+    assert chosen is not None and chosen.kernel.name == "qconv2d_onednn", chosen
+    kernel = registry().lookup("qconv2d_onednn")
+    assert kernel.implementation_of(op).startswith("brg:")  # the matmul's
+    rng = np.random.default_rng(1)
+    inputs = [
+        rng.integers(0, 256, (1, 96, 1, 1)).astype(np.uint8),
+        rng.integers(-127, 128, (24, 96, 1, 1)).astype(np.int8),
+        rng.integers(-3000, 3000, 24).astype(np.int32),
+    ]
+    want = REFERENCE_KERNELS[nn.QConv2dOp](op, inputs)
+    assert len(np.unique(want)) > 5  # not saturated
+    if clamp[0] is not None:  # the clamp bites at both ends
+        assert (want.min(), want.max()) == clamp
+    nhwc = want.reshape(1, 1, 1, 24)  # one pixel: NCHW's bytes
+    np.testing.assert_array_equal(
+        kernel.impl(op, [inputs[0].reshape(1, 1, 1, 96), *inputs[1:]]), nhwc
+    )
+    out = np.empty_like(nhwc)
+    kernel.prepare(op, None).on([inputs[0].reshape(1, 1, 1, 96), *inputs[1:]], out)()
+    np.testing.assert_array_equal(out, nhwc)
