@@ -102,15 +102,6 @@ def _clamped(result: np.ndarray, clamp: tuple[int | None, int | None]) -> np.nda
     return result
 
 
-def _clamp_of(
-    op: nn.QConv2dOp | nn.QConv2dAddOp | nn.QMatmulOp | nn.QBinaryOp,
-) -> tuple[int | None, int | None]:
-    return (
-        None if op.clamp_min is None else op.clamp_min.value.data,
-        None if op.clamp_max is None else op.clamp_max.value.data,
-    )
-
-
 def centred(x: np.ndarray, zero_point: np.ndarray | int) -> np.ndarray:
     """x - zero_point as exact float64 integers (`zero_point` broadcast to x)."""
     return x.astype(np.float64) - np.asarray(zero_point, dtype=np.float64)
@@ -166,7 +157,7 @@ def _qconv(
         accumulator += bias[0].astype(np.float64).reshape(1, -1, 1, 1)
     w_scale = wp.scale.reshape(1, -1, 1, 1) if wp.per_axis else wp.scale
     multiplier = (xp.scale * w_scale / yp.scale).astype(np.float32)
-    return requantize(accumulator, multiplier, yp, _clamp_of(op))
+    return requantize(accumulator, multiplier, yp, op.clamp)
 
 
 def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -177,14 +168,14 @@ def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     if bias:
         accumulator = accumulator + bias[0].astype(np.float64)
     multiplier = (ap.scale * bp.scale / yp.scale).astype(np.float32)
-    return requantize(accumulator, multiplier, yp, _clamp_of(op))
+    return requantize(accumulator, multiplier, yp, op.clamp)
 
 
 def _qbinary(op: nn.QBinaryOp, inputs: Sequence[np.ndarray], multiply: bool) -> np.ndarray:
     a = dequantize_array(inputs[0], op.qparams("a"))
     b = dequantize_array(inputs[1], op.qparams("b"))
     result = quantize_array(a * b if multiply else a + b, op.qparams("y"))
-    return _clamped(result, _clamp_of(op))
+    return _clamped(result, op.clamp)
 
 
 def qadd(op: nn.QAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

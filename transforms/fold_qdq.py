@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
+from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -334,19 +334,11 @@ def _fold_into_clamp(
     assert isinstance(clamped, CLAMPS_ITS_RESULT)
     y = op.qparams()
     low, high = nn.integer_range(y.element_type)
-    new_min, new_max = _clamp(activation, y)
-    c = low if new_min is None else new_min
-    d = high if new_max is None else new_max
-    a = low if clamped.clamp_min is None else clamped.clamp_min.value.data
-    b = high if clamped.clamp_max is None else clamped.clamp_max.value.data
-    for name, value, limit in (
-        ("clamp_min", min(max(a, c), d), low),
-        ("clamp_max", min(max(b, c), d), high),
-    ):
-        if value == limit:
-            clamped.properties.pop(name, None)
-        else:
-            clamped.properties[name] = IntegerAttr(value, i64)
+    a, b = clamped.clamp_limits(y.element_type)
+    c, d = _clamp(activation, y)
+    c, d = low if c is None else c, high if d is None else d
+    least, most = min(max(a, c), d), min(max(b, c), d)
+    clamped.set_clamp((None if least == low else least, None if most == high else most))
     rewriter.replace_all_uses_with(op.output, dq.input)
     for dead in (op, activation, dq):
         rewriter.erase(dead)

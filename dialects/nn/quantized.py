@@ -266,6 +266,25 @@ class ClampedOp(QuantizedOp):
     clamp_min = opt_prop_def(IntegerAttr[I64])
     clamp_max = opt_prop_def(IntegerAttr[I64])
 
+    @property
+    def clamp(self) -> tuple[int | None, int | None]:
+        """(clamp_min, clamp_max), None where that side is unbounded."""
+        return tuple(  # type: ignore[return-value]
+            None if attr is None else attr.value.data for attr in (self.clamp_min, self.clamp_max)
+        )
+
+    def clamp_limits(self, element_type: Attribute) -> tuple[int, int]:
+        """The clamp with an unbounded side at `element_type`'s own limit."""
+        limits = integer_range(element_type)
+        return tuple(  # type: ignore[return-value]
+            limit if v is None else v for v, limit in zip(self.clamp, limits, strict=True)
+        )
+
+    def set_clamp(self, clamp: tuple[int | None, int | None]) -> None:
+        for name in ("clamp_min", "clamp_max"):
+            self.properties.pop(name, None)
+        self.properties.update(_clamp_properties(clamp))
+
 
 # ------------------------------------------------------------------ quantize / dequantize
 def _axis_length(op: NNOp, value: Value, axis: IntegerAttr | None, scale_key: str) -> int | None:

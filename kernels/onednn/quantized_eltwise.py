@@ -90,15 +90,9 @@ def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int) -> b.PrimitiveDesc:
     md = b.MemoryDesc.with_tag(shape_of(op.output), tag, _int8_type(op) or b.dnnl_u8)
     _, shift = _qadd_values(op)
     post_ops = [b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift)]
-    if op.clamp_min is not None or op.clamp_max is not None:
-        low, high = nn.integer_range(op.output.type.element_type)  # type: ignore[attr-defined]
-        post_ops.append(
-            b.PostOp.eltwise(
-                b.dnnl_eltwise_clip,
-                low if op.clamp_min is None else op.clamp_min.value.data,
-                high if op.clamp_max is None else op.clamp_max.value.data,
-            )
-        )
+    if op.clamp != (None, None):
+        low, high = op.clamp_limits(op.output.type.element_type)  # type: ignore[attr-defined]
+        post_ops.append(b.PostOp.eltwise(b.dnnl_eltwise_clip, low, high))
     return p.binary_pd(
         b.dnnl_binary_mul if isinstance(op, nn.QMulOp) else b.dnnl_binary_add,
         md,

@@ -76,12 +76,6 @@ def _value_type(value: object) -> np.dtype:
     return numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
 
 
-def _clamp(op: QConvOp | nn.QMatmulOp) -> tuple[int | None, int | None]:
-    return tuple(  # type: ignore[return-value]
-        None if attr is None else attr.value.data for attr in (op.clamp_min, op.clamp_max)
-    )
-
-
 def _params(op: Operation, prefixes: tuple[str, str, str], outputs: int) -> QuantParams:
     x, w, y = (op.qparams(p) for p in prefixes)  # type: ignore[attr-defined]
     scales = np.broadcast_to(w.scale, (outputs,) if w.per_axis else ()).reshape(-1)
@@ -113,7 +107,7 @@ def qconv_spec(op: QConvOp) -> Spec:
     params = _params(op, ("x", "w", "c" if adds else "y"), o)
     dst_type = DATA_TYPES[_value_type(op.output)]
     dst = tuple(shape_of(op.output))
-    low, high = _clamp(op)
+    low, high = op.clamp
     if isinstance(op, nn.QConv2dAddOp):
         r = op.qparams("r")
         summand = DATA_TYPES[numpy_dtype(r.element_type)]
