@@ -141,6 +141,12 @@ def sparse_operand(op: Operation) -> str | None:
     return None
 
 
+def any_dense_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    """An `accepts_layout` for math that does not care how lanes are arranged (element-wise,
+    a table lookup): any dense layout will do."""
+    return None
+
+
 def dense_operands(op: Operation, target: Target, padding: bool) -> str | None:
     """`sparse_operand` as a kernel's `accepts`."""
     return sparse_operand(op)

@@ -17,6 +17,7 @@ from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, maps_zero_to_zero
 from nnlayout.kernels.blocked.common import (
+    any_dense_layout,
     any_layouts,
     any_types_reason,
     dense_operands,
@@ -26,11 +27,6 @@ from nnlayout.kernels.blocked.common import (
 )
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.registry import BindingSession, BoundKernel, Kernel, Target
-
-
-def _any_dense_layout(op: Operation, spec: LayoutSpec) -> str | None:
-    """Element-wise math does not care how lanes are arranged: any dense layout will do."""
-    return None
 
 
 def broadcasts(op: Operation, target: Target, padding: bool) -> str | None:
@@ -307,12 +303,12 @@ def _elementwise_kernel(op_type: type[Operation]) -> Kernel:
         "blocked",
         elementwise_any,
         layouts=any_layouts,
-        accepts_layout=broadcast_layout if nary else _any_dense_layout,
+        accepts_layout=broadcast_layout if nary else any_dense_layout,
         # The layout rules decide what these compute right.
         accepts_types=functools.partial(
             any_types_reason,
             shapes=broadcast_reason if nary else sparse_operand,
-            check=broadcast_layout if nary else _any_dense_layout,
+            check=broadcast_layout if nary else any_dense_layout,
         ),
         in_place=0,
         in_place_of=full_operand if nary else None,

@@ -12,8 +12,8 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.kernels.blocked.common import (
+    any_dense_layout,
     any_layouts,
     any_types_reason,
     dense_operands,
@@ -53,11 +53,6 @@ def prepare_qlookup(op: Operation, session: BindingSession | None) -> BoundKerne
     return bound
 
 
-def _any_layout(op: Operation, spec: LayoutSpec) -> str | None:
-    """A lookup does not care how lanes are arranged; padding lanes are set apart."""
-    return None
-
-
 KERNELS: tuple[Kernel, ...] = (
     Kernel(
         "qlookup_any",
@@ -65,8 +60,10 @@ KERNELS: tuple[Kernel, ...] = (
         "blocked",
         qlookup_any,  # type: ignore[arg-type]
         layouts=any_layouts,
-        accepts_layout=_any_layout,
-        accepts_types=functools.partial(any_types_reason, shapes=sparse_operand, check=_any_layout),
+        accepts_layout=any_dense_layout,
+        accepts_types=functools.partial(
+            any_types_reason, shapes=sparse_operand, check=any_dense_layout
+        ),
         accepts=dense_operands,
         in_place=0,
         prepare=prepare_qlookup,
