@@ -423,8 +423,8 @@ def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> 
     f32_path, int8_path = folder / f"{label}.f32.onnx", folder / f"{label}.int8.onnx"
     onnx.save(without_softmax(onnx.load(source)), f32_path)  # imported beside it
     if args.quantizer == "torch-fx":
-        onnx.save(onnx.load(onnx_path(args.cache_dir, name, FX_INT8)), int8_path)
-        quantized = onnx.load(int8_path)
+        quantized = onnx.load(onnx_path(args.cache_dir, name, FX_INT8))
+        onnx.save(quantized, int8_path)  # imported beside it
     else:
         quantized = quantize(f32_path, int8_path, calibration=args.calibration, seed=args.seed)
     f32_module, f32_source = import_to_files(f32_path), str(f32_path.with_suffix(".mlir"))
@@ -634,8 +634,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.names:
             source = float_model(name, args)
             if torch_fx and not isinstance(source, str):
-                timeout = TIMEOUT_SECONDS
-                source = export_cached(args.cache_dir, name, FX_INT8, timeout) or source
+                source = export_cached(args.cache_dir, name, FX_INT8, TIMEOUT_SECONDS) or source
             if isinstance(source, str):
                 print(f"{name}: left out: {source}", flush=True)
                 continue
