@@ -262,12 +262,13 @@ class FoldQdq(RewritePattern):
             return
         if isinstance(producer, nn.DequantizeOp | nn.ConstantOp):
             return
-        if _clamps_a_clamped_op(op, producer):
-            _fold_into_clamp(op, producer, rewriter)  # type: ignore[arg-type]
-            return
-        if _tabulates(op, producer):
-            _fold_into_table(op, producer, rewriter)
-            return
+        if KERNEL_ATTR not in op.attributes and KERNEL_ATTR not in producer.attributes:
+            if _clamps_a_clamped_op(op, producer):
+                _fold_into_clamp(op, producer, rewriter)  # type: ignore[arg-type]
+                return
+            if _tabulates(op, producer):
+                _fold_into_table(op, producer, rewriter)
+                return
         activation = None
         if isinstance(producer, nn.ReluOp | nn.ClipOp) and producer.output.has_one_use():
             inner = producer.input.owner
@@ -315,6 +316,7 @@ def _clamps_a_clamped_op(op: nn.QuantizeOp, producer: Operation) -> bool:
     return (
         isinstance(clamped, CLAMPS_ITS_RESULT)
         and KERNEL_ATTR not in clamped.attributes
+        and KERNEL_ATTR not in dq.attributes
         and dq.input.has_one_use()
         and not op.qparams().per_axis
         and op.qparams().same_as(dq.qparams())
@@ -350,7 +352,7 @@ def _tabulates(op: nn.QuantizeOp, producer: Operation) -> bool:
     if not isinstance(producer, TABULATED) or not producer.results[0].has_one_use():
         return False
     dq = producer.operands[0].owner
-    if not isinstance(dq, nn.DequantizeOp) or KERNEL_ATTR in producer.attributes:
+    if not isinstance(dq, nn.DequantizeOp):
         return False
     x, y = dq.qparams(), op.qparams()
     return not x.per_axis and not y.per_axis and x.element_type == y.element_type

@@ -162,3 +162,21 @@ func.func @table(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xui8> {
 // CHECK-NEXT: func.return %y
 // PIPE-LABEL: func.func @table
 // PIPE:       nn.qlookup {{.*}}#nn.kernel<"qlookup_any"
+
+// -----
+
+// A quantize whose kernel was chosen already (a hand-edited or re-run pipeline) stays: fold-qdq
+// folds no table and no clamp into it, and says why.
+func.func @table_chosen(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xui8> {
+  %xf = nn.dequantize %x {x_scale = dense<1.0> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
+  %h = nn.hardsigmoid %xf alpha 5.000000e-01 beta 5.000000e-01 : tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{not folded into a quantized op: a kernel was chosen already (fold-qdq runs before select-dispatch)}}
+  %y = nn.quantize %h {y_scale = dense<0.0078125> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>, kernel = #nn.kernel<"quantize_ref", operands = ["NCHW"], results = ["NCHW"]>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  func.return %y : tensor<1x2x2x2xui8>
+}
+// CHECK-LABEL: func.func @table_chosen
+// CHECK-NEXT: nn.dequantize
+// CHECK-NEXT: nn.hardsigmoid
+// CHECK-NEXT: nn.quantize
+// PIPE-LABEL: func.func @table_chosen
+// PIPE:       nn.hardsigmoid
