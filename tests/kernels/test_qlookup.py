@@ -19,31 +19,38 @@ from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.reference_quantized import dequantize_array, quantize_array
 
 SHAPE = (1, 20, 3, 3)  # 20 channels: NCHW16c pads 12 lanes
+ODD = (1, 3, 5, 3)  # an odd number of bytes: the bound kernel's pairs of bytes do not fit
 
 
-def sigmoid_lookup(element_type: object, layout: str = "") -> nn.QLookupOp:
+def sigmoid_lookup(
+    element_type: object, layout: str = "", shape: tuple[int, ...] = SHAPE
+) -> nn.QLookupOp:
     x_params = nn.QParams.make(0.05, 3 if element_type == nn.ui8 else -7, element_type)
     y_params = nn.QParams.make(1 / 256, 0 if element_type == nn.ui8 else -128, element_type)
     low, high = nn.integer_range(element_type)
     real = dequantize_array(np.arange(low, high + 1), x_params)
     table = quantize_array(1 / (1 + np.exp(-real)), y_params)
     encoding = LayoutAttr(layout) if layout else NoneAttr()
-    x = create_ssa_value(TensorType(element_type, SHAPE, encoding))
+    x = create_ssa_value(TensorType(element_type, shape, encoding))
     op = nn.QLookupOp(x, table.tolist(), (x_params, y_params))
-    Rewriter.replace_value_with_new_type(op.output, TensorType(element_type, SHAPE, encoding))
+    Rewriter.replace_value_with_new_type(op.output, TensorType(element_type, shape, encoding))
     return op
 
 
 @pytest.mark.parametrize("element_type", [nn.ui8, i8], ids=["u8", "s8"])
-@pytest.mark.parametrize("layout", ["", "NCHW16c"])
+@pytest.mark.parametrize(
+    ("layout", "shape"),
+    [("", SHAPE), ("NCHW16c", SHAPE), ("", ODD)],
+    ids=["plain", "NCHW16c", "odd"],
+)
 def test_qlookup_any_is_the_table_and_keeps_padding_at_the_zero_point(
-    element_type: object, layout: str
+    element_type: object, layout: str, shape: tuple[int, ...]
 ) -> None:
-    op = sigmoid_lookup(element_type, layout)
+    op = sigmoid_lookup(element_type, layout, shape)
     op.verify()
     dtype = np.uint8 if element_type == nn.ui8 else np.int8
     info = np.iinfo(dtype)
-    x = np.random.default_rng(0).integers(info.min, info.max + 1, SHAPE).astype(dtype)
+    x = np.random.default_rng(0).integers(info.min, info.max + 1, shape).astype(dtype)
     want = REFERENCE_KERNELS[nn.QLookupOp](op, [x])
     table = op.values()
     assert np.array_equal(want, table[x.astype(np.intp) - info.min])
@@ -52,7 +59,7 @@ def test_qlookup_any_is_the_table_and_keeps_padding_at_the_zero_point(
     given = x if spec is None else spec.pack(x)
     y_zp, x_zp = int(op.qparams("y").zero_point), int(op.qparams("x").zero_point)
     if spec is not None:  # padding lanes hold x's zero point, whose image is not y's
-        mask = spec.padding_mask(SHAPE)
+        mask = spec.padding_mask(shape)
         given[mask] = x_zp
         assert table[x_zp - info.min] != y_zp
     got = kernel.impl(op, [given])
@@ -62,7 +69,7 @@ def test_qlookup_any_is_the_table_and_keeps_padding_at_the_zero_point(
         if spec is None:
             np.testing.assert_array_equal(result, want)
         else:
-            np.testing.assert_array_equal(spec.unpack(result, SHAPE), want)
+            np.testing.assert_array_equal(spec.unpack(result, shape), want)
             assert np.all(result[mask] == y_zp)
 
 
