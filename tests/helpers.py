@@ -25,7 +25,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp, NoneAttr, TensorType, f32
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.test_value import create_ssa_value
 
@@ -201,8 +201,8 @@ TEST_TARGETS = {
 }
 
 
-def tensor(shape: Sequence[int], layout: str = "") -> TensorType:
-    return TensorType(f32, shape, LayoutAttr(layout) if layout else NoneAttr())
+def tensor(shape: Sequence[int], layout: str = "", element_type: Attribute = f32) -> TensorType:
+    return TensorType(element_type, shape, LayoutAttr(layout) if layout else NoneAttr())
 
 
 def build_plain(

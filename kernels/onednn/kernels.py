@@ -71,6 +71,7 @@ from nnlayout.kernels.onednn.movement import (
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
 from nnlayout.kernels.onednn.quantized_concat import qconcat_kernels
 from nnlayout.kernels.onednn.quantized_eltwise import int8_eltwise_kernels
+from nnlayout.kernels.onednn.quantized_gate import qmul_gate_kernels
 from nnlayout.kernels.onednn.quantized_kernels import (
     qconv_choice,
     qmatmul_choice,
@@ -284,6 +285,7 @@ def kernels() -> list[Kernel]:
         + [cast_kernel(FAMILY)]
         + quantized_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)
+        + qmul_gate_kernels(FAMILY)
         + quantized_reorder_kernels(FAMILY)
         + qconcat_kernels(FAMILY)
         + integer_kernels(FAMILY)

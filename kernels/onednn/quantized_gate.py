@@ -1,0 +1,186 @@
+"""`nn.qmul` of an image by one value per channel (a squeeze-and-excitation gate: MobileNetV3,
+EfficientNet) as oneDNN's binary mul, whatever the zero points.
+
+    y = saturate(round((a - a_zp) * a_scale * (g - g_zp) * g_scale / y_scale) + y_zp)
+
+a is N x C x H x W, g is N x C x 1 x 1 (either operand). oneDNN's binary takes no source zero
+points (`qmul_onednn` in quantized_eltwise.py needs them 0), but with g per channel the
+product is an affine function of a per channel:
+
+    y = saturate(round(a * f[c] + s[c])),  f = (g - g_zp) * (a_scale * g_scale / y_scale),
+                                           s = y_zp - a_zp * f
+
+so the primitive multiplies a (u8/s8) by the f32 tensor f (N x C x 1 x 1, broadcast) and a
+binary add post-op adds s; oneDNN rounds half to even and saturates into y's type. f and s
+depend on g, computed by numpy on each call (N * C values) into arrays the primitive is bound
+to. The same real value as the reference's in another f32 order: within one step of it. A
+clamp (a folded Relu or Clip) is a clip post-op after the add, as for qadd.
+
+NHWC operands and result, as oneDNN's int8 convolutions write them (the gate's NHWC is its
+plain order); no channel padding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.nn import shape_of
+from nnlayout.dialects.nn.base import numpy_dtype
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.common import Layouts, is_fast
+from nnlayout.kernels.onednn.formats import by_layout
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
+from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
+
+NHWC = "NHWC"
+_SHIFT = b.PostOp.binary_arg(0)
+
+
+def _gate_index(op: nn.QMulOp) -> int | None:
+    """Which operand is the gate (N x C x 1 x 1 of the other's N x C x H x W), if one is."""
+    shapes = [shape_of(v) for v in op.operands]
+    for index in (1, 0):
+        image, gate = shapes[1 - index], shapes[index]
+        if len(image) == 4 and image[2:] != (1, 1) and gate == (*image[:2], 1, 1):
+            return index
+    return None
+
+
+def _type(value: object) -> int | None:
+    return DATA_TYPES.get(numpy_dtype(getattr(value.type, "element_type", None)))  # type: ignore[attr-defined,arg-type]
+
+
+def _reason(op: Operation) -> str | None:
+    """Why the kernel cannot compute `op` (None when it can)."""
+    assert isinstance(op, nn.QMulOp)
+    gate = _gate_index(op)
+    if gate is None:
+        return "no operand is N x C x 1 x 1 of the other's N x C x H x W"
+    if _type(op.operands[1 - gate]) not in INT8 or _type(op.output) != _type(op.operands[1 - gate]):
+        return "the image and the result are not of one 8-bit type"
+    if _type(op.operands[gate]) not in INT8:
+        return "the gate is not 8-bit"
+    if any(op.qparams(side).per_axis for side in ("a", "b", "y")):
+        return "a per-axis scale or zero point"
+    reason = None
+    try:
+        implementation = _pd(op).implementation
+        if not is_fast(implementation):
+            reason = f"oneDNN offers only {implementation} for it"
+    except b.DnnlError as error:
+        reason = f"oneDNN has no primitive for it: {error}"
+    return reason
+
+
+def _pd(op: nn.QMulOp) -> b.PrimitiveDesc:
+    """oneDNN's binary mul of the image (NHWC) by f (f32, per channel), s added after."""
+    gate = _gate_index(op)
+    assert gate is not None
+    image = op.operands[1 - gate]
+    shape, tag = shape_of(image), by_layout("data", NHWC).value  # type: ignore[union-attr]
+    data = b.MemoryDesc.with_tag(shape, tag, _type(image))
+    factors = b.MemoryDesc.with_tag((*shape[:2], 1, 1), tag, b.dnnl_f32)
+    post_ops = [b.PostOp.binary(b.dnnl_binary_add, (*shape[:2], 1, 1))]
+    if op.clamp != (None, None):
+        low, high = op.clamp_limits(op.output.type.element_type)  # type: ignore[attr-defined]
+        post_ops.append(b.PostOp.eltwise(b.dnnl_eltwise_clip, low, high))
+    return p.binary_pd(b.dnnl_binary_mul, data, factors, data, tuple(post_ops))
+
+
+def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    return _reason(op)
+
+
+def _layouts(op: Operation, target: Target) -> Layouts:
+    """Image, gate and result NHWC (the gate's NHWC is its plain order)."""
+    return (NHWC, NHWC), (NHWC,)
+
+
+def _workspace(op: Operation, target: Target) -> int:
+    return _pd(op).scratchpad_bytes  # type: ignore[arg-type]
+
+
+def _implementation(op: Operation) -> str:
+    return _pd(op).implementation  # type: ignore[arg-type]
+
+
+class _Bound:
+    """The primitive, with the f and s arrays it reads, refilled from the gate on each call."""
+
+    def __init__(self, op: Operation):
+        reason = _reason(op)
+        if reason is not None:
+            raise BindingRefused(reason)
+        assert isinstance(op, nn.QMulOp)
+        self.gate = _gate_index(op)
+        assert self.gate is not None
+        a, g, y = (op.qparams(side) for side in ("ab"[1 - self.gate], "ab"[self.gate], "y"))
+        self.g_zp = np.float32(g.zero_point)
+        self.multiplier = np.float32(a.scale) * np.float32(g.scale) / np.float32(y.scale)
+        self.a_zp, self.y_zp = np.float32(a.zero_point), np.float32(y.zero_point)
+        channels = int(np.prod(shape_of(op.operands[self.gate])))
+        self.factors = np.empty(channels, np.float32)
+        self.shift = np.empty(channels, np.float32)
+        pd = _pd(op)
+        compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, _SHIFT, b.DNNL_ARG_DST))
+        self.call = PrimitiveCall(compiled, {b.DNNL_ARG_SRC_1: self.factors, _SHIFT: self.shift})
+        self.dtype = p.NUMPY_TYPES[_type(op.output)]  # type: ignore[index]
+
+    def _refill(self, gate: np.ndarray) -> None:
+        np.subtract(gate.reshape(-1), self.g_zp, out=self.factors)
+        self.factors *= self.multiplier
+        np.multiply(self.factors, -self.a_zp, out=self.shift)
+        self.shift += self.y_zp
+
+    def _image(self, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
+        image = inputs[1 - self.gate]
+        return {b.DNNL_ARG_SRC: np.ascontiguousarray(image).reshape(-1).view(self.dtype)}
+
+    def _direct(self, out: np.ndarray) -> bool:
+        return out.flags.c_contiguous and out.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_DST)
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        self._refill(inputs[self.gate])
+        direct = self._direct(out)
+        result = out if direct else np.empty(out.shape, out.dtype)
+        self.call.call_on(self._image(inputs), result.reshape(-1).view(self.dtype))
+        if not direct:
+            out[...] = result
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        if not (self._direct(out) and inputs[1 - self.gate].flags.c_contiguous):
+            return partial(self, inputs, out)
+        execute = self.call.bind_to(self._image(inputs), out.reshape(-1).view(self.dtype))
+        gate, refill = inputs[self.gate], self._refill
+
+        def run() -> None:
+            refill(gate)
+            execute()
+
+        return run
+
+
+def _in_place(op: Operation) -> int | None:
+    assert isinstance(op, nn.QMulOp)
+    gate = _gate_index(op)
+    return None if gate is None else 1 - gate
+
+
+def qmul_gate_kernels(family: str) -> list[Kernel]:
+    """qmul_gate_onednn: an image times one value per channel."""
+    fields = int8_kernel_fields(
+        _Bound,
+        accepts=_accepts,
+        layouts=_layouts,
+        workspace=_workspace,
+        implementation_of=_implementation,
+    )
+    return [Kernel("qmul_gate_onednn", nn.QMulOp, family, in_place_of=_in_place, **fields)]  # type: ignore[arg-type]

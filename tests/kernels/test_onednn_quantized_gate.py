@@ -1,0 +1,135 @@
+"""oneDNN's nn.qmul of an image by one value per channel (kernels/onednn/quantized_gate.py:
+squeeze-and-excitation gates) against the reference kernel: within one step, any zero points,
+the gate on either side, clamped or not; bound once, it reads the gate anew on every run; what
+it refuses is named; pipelines choose it and agree with the reference on every target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import IntegerType
+from xdsl.rewriter import Rewriter
+from xdsl.utils.test_value import create_ssa_value
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.dialects.nn.base import ui8
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.providers import registry
+from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.targets import get_target
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    chosen_kernels,
+    compile_module,
+    everywhere,
+    parse,
+    tensor,
+)
+
+pytestmark = pytest.mark.onednn
+i8 = IntegerType(8)
+NHWC = LayoutSpec.parse("NHWC")
+IMAGE, GATE = (1, 24, 7, 9), (1, 24, 1, 1)
+ZEROS = {"u8": (131, 3, 120), "s8": (-7, 11, 4)}
+CLAMPS = {"u8": (125, 200), "s8": (-5, 60)}
+
+
+def gate_mul(kind: str, gate_first: bool, clamped: bool, layout: str = "") -> nn.QMulOp:
+    element_type = ui8 if kind == "u8" else i8
+    shapes = (GATE, IMAGE) if gate_first else (IMAGE, GATE)
+    op = nn.QMulOp(
+        *(create_ssa_value(tensor(s, layout, element_type)) for s in shapes),
+        tuple(
+            nn.QParams.make(scale, z, element_type)
+            for scale, z in zip((0.05, 0.011, 0.03), ZEROS[kind], strict=True)
+        ),
+        CLAMPS[kind] if clamped else (None, None),
+    )
+    if layout:
+        Rewriter.replace_value_with_new_type(op.output, tensor(IMAGE, layout, element_type))
+    return op
+
+
+def _data(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    info = np.iinfo(np.uint8 if kind == "u8" else np.int8)
+    rng = np.random.default_rng(seed)
+    return rng.integers(info.min, info.max + 1, shape).astype(info.dtype)
+
+
+CASES = [(k, g, c) for k in ("u8", "s8") for g in (False, True) for c in (False, True)]
+IDS = [f"{k}-{'gate-first' if g else 'gate-second'}{'-clamped' if c else ''}" for k, g, c in CASES]
+
+
+@pytest.mark.parametrize(("kind", "gate_first", "clamped"), CASES, ids=IDS)
+def test_the_gate_kernel_computes_the_reference(kind, gate_first, clamped) -> None:
+    plain, typed = gate_mul(kind, gate_first, clamped), gate_mul(kind, gate_first, clamped, "NHWC")
+    chosen = registry().select(typed, get_target("onednn"), True)
+    assert chosen is not None and chosen.kernel.name == "qmul_gate_onednn", chosen
+    kernel = registry().lookup("qmul_gate_onednn")
+    shapes = [v.type.get_shape() for v in plain.operands]
+    bound = kernel.prepare(typed, None)
+    inputs = [_data(kind, s, seed) for seed, s in enumerate(shapes)]
+    packed = [NHWC.pack(x) for x in inputs]
+    want = REFERENCE_KERNELS[nn.QMulOp](plain, inputs)
+    out = np.empty(NHWC.physical_shape(IMAGE), want.dtype)
+    run = bound.on(packed, out)
+    for seed in range(3):  # new gate values in the same buffer: the bound call reads them
+        gate = 0 if gate_first else 1
+        packed[gate][...] = NHWC.pack(_data(kind, shapes[gate], 10 + seed))
+        inputs[gate] = NHWC.unpack(packed[gate], shapes[gate])
+        want = REFERENCE_KERNELS[nn.QMulOp](plain, inputs)
+        run()
+        got = NHWC.unpack(out, IMAGE)
+        assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+        assert np.mean(got != want) < 1e-2
+        called = NHWC.unpack(kernel.impl(typed, packed), IMAGE)
+        np.testing.assert_array_equal(called, got)
+    if clamped:  # the clamp bites at both ends
+        assert (got.min(), got.max()) == CLAMPS[kind]
+
+
+def test_what_the_gate_kernel_refuses_is_named() -> None:
+    kernel, onednn = registry().lookup("qmul_gate_onednn"), get_target("onednn")
+    same = nn.QMulOp(
+        *(create_ssa_value(tensor(IMAGE, "", ui8)) for _ in range(2)),
+        tuple(nn.QParams.make(0.1, 0, ui8) for _ in range(3)),
+    )
+    assert "N x C x 1 x 1" in kernel.refusal(same, onednn, True)
+
+
+def _program(kind: str) -> str:
+    """An image times a per-channel gate (a global pool of the image, as squeeze-and-excitation
+    computes it before its convolutions), both quantized with zero points != 0."""
+    t = "ui8" if kind == "u8" else "i8"
+    a, g, y = ZEROS[kind]
+
+    def q(prefix: str, scale: float, zero: int) -> str:
+        tensor = f"tensor<{t}>"
+        return f"{prefix}_scale = dense<{scale}> : tensor<f32>, {prefix}_zero_point = dense<{zero}> : {tensor}"
+
+    image, gate = f"tensor<1x20x6x5x{t}>", f"tensor<1x20x1x1x{t}>"
+    return (
+        "func.func @main(%x: tensor<1x20x6x5xf32>) -> tensor<1x20x6x5xf32> {\n"
+        f"  %a = nn.quantize %x {{{q('y', 0.05, a)}}} : tensor<1x20x6x5xf32> -> {image}\n"
+        "  %p = nn.global_avg_pool %x : tensor<1x20x6x5xf32> -> tensor<1x20x1x1xf32>\n"
+        f"  %g = nn.quantize %p {{{q('y', 0.011, g)}}} : tensor<1x20x1x1xf32> -> {gate}\n"
+        f"  %m = nn.qmul %a, %g {{{q('a', 0.05, a)}, {q('b', 0.011, g)}, {q('y', 0.03, y)}}}"
+        f" : ({image}, {gate}) -> {image}\n"
+        f"  %d = nn.dequantize %m {{{q('x', 0.03, y)}}} : {image} -> tensor<1x20x6x5xf32>\n"
+        "  func.return %d : tensor<1x20x6x5xf32>\n}\n"
+    )
+
+
+@pytest.mark.parametrize("kind", ["u8", "s8"])
+def test_gate_pipelines_give_the_references_results_on_every_target(kind) -> None:
+    module = parse(_program(kind))
+    x = np.random.default_rng(4).standard_normal((1, 20, 6, 5)).astype(np.float32) + 0.5
+    want = Interpreter(compile_module(module, "ref", False, DEFAULT_PIPELINE)).run([x])[0]
+    chosen = set()
+    for target, padding, compiled, got in everywhere(module, [x]):
+        chosen |= chosen_kernels(compiled, nn.QMulOp)
+        assert np.abs(got[0] - want).max() <= 0.03 * 1.001, (target, padding)
+        assert np.mean(got[0] != want) < 0.02
+    assert ("qmul_gate_onednn" in chosen) == b.available(), chosen
