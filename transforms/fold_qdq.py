@@ -360,14 +360,16 @@ def _tabulates(op: nn.QuantizeOp, producer: Operation) -> bool:
 
 def _fold_into_table(op: nn.QuantizeOp, function: Operation, rewriter: PatternRewriter) -> None:
     """q(f(dq(x))) => nn.qlookup of x: f's reference kernel on the 256 dequantized values,
-    quantized, is what the float ops compute for each of them."""
+    quantized, is what the float ops compute for each of them; f is recorded on it where it
+    is one of `ACTIVATIONS` (a kernel may compute it where it gives the same bytes)."""
     dq = function.operands[0].owner
     assert isinstance(dq, nn.DequantizeOp)
     x, y = dq.qparams(), op.qparams()
     low, high = nn.integer_range(x.element_type)
     values = np.arange(low, high + 1)
     images = REFERENCE_KERNELS[type(function)](function, [dequantize_array(values, x)])
-    lookup = nn.QLookupOp(dq.input, quantize_array(images, y).tolist(), (x, y))
+    recorded = function if type(function) in nn.ACTIVATIONS.values() else None
+    lookup = nn.QLookupOp(dq.input, quantize_array(images, y).tolist(), (x, y), recorded)  # type: ignore[arg-type]
     lookup.location = function.location
     lookup.output.name_hint = op.output.name_hint
     rewriter.insert(lookup, InsertPoint.before(op))

@@ -90,6 +90,10 @@ class ActivationEpilogueOp(NNOp):
         """The activation as a standalone op (`activation_of`)."""
         return activation_of(self)
 
+    def activation_type(self) -> Attribute:
+        """The type the activation computes on: the result's."""
+        return self.results[0].type
+
 
 @irdl_op_definition
 class FusedConv2dOp(ConvWindowOp, ActivationEpilogueOp):
@@ -162,9 +166,10 @@ def activation_of(op: ActivationEpilogueOp) -> UnaryOp | None:
     properties = {
         name: op.properties[name] for name in ACTIVATION_ATTRIBUTES if name in op.properties
     }
-    block = Block(arg_types=[op.output.type])
+    value_type = op.activation_type()
+    block = Block(arg_types=[value_type])
     return ACTIVATIONS[op.activation.data].create(
-        operands=[block.args[0]], result_types=[op.output.type], properties=properties
+        operands=[block.args[0]], result_types=[value_type], properties=properties
     )
 
 

@@ -74,6 +74,12 @@ from nnlayout.dialects.nn.base import (
     ui8,
 )
 from nnlayout.dialects.nn.base import numpy_dtype as base_numpy_dtype
+from nnlayout.dialects.nn.elementwise import UnaryOp
+from nnlayout.dialects.nn.fused import (
+    ActivationEpilogueOp,
+    activation_properties,
+    verify_activation,
+)
 from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, ConvWindowOp
 from nnlayout.dialects.nn.shape_rules import concat_shape, conv2d_shape, matmul_shape
 
@@ -667,7 +673,7 @@ class QGlobalAvgPoolOp(with_qparams("x", "y")):
 
 
 @irdl_op_definition
-class QLookupOp(with_qparams("x", "y")):
+class QLookupOp(with_qparams("x", "y"), ActivationEpilogueOp):
     """A unary function of 8-bit data as a table: `table` holds y for each x in the type's
     order (x = -128 .. 127 for i8, 0 .. 255 for ui8), so y = table[x - min]. `fold-qdq`
     makes it of dequantize -> an element-wise float function -> quantize (hardswish, swish,
@@ -675,9 +681,13 @@ class QLookupOp(with_qparams("x", "y")):
     float ops give it); x's and y's parameters say what the integers mean (a padding lane
     of y holds y's zero point). x and y of one type.
 
+    The table is the semantics. `activation` (and its attributes, as on `nn.fused_conv2d`),
+    where the function is one of `ACTIVATIONS`, says what the table was computed from: a
+    kernel may compute that function instead where it gives the table's every entry.
+
         %y = nn.qlookup %x {table = dense<[...]> : tensor<256xui8>, x_scale = ...,
-               x_zero_point = ..., y_scale = ..., y_zero_point = ...}
-               : tensor<1x16x8x8xui8> -> tensor<1x16x8x8xui8>"""
+               x_zero_point = ..., y_scale = ..., y_zero_point = ...,
+               activation = "hardswish"} : tensor<1x16x8x8xui8> -> tensor<1x16x8x8xui8>"""
 
     name = "nn.qlookup"
     input = operand_def(TensorType)
@@ -686,7 +696,15 @@ class QLookupOp(with_qparams("x", "y")):
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
 
-    def __init__(self, input: Value, table: Sequence[int], params: tuple[QParams, QParams]):
+    def __init__(
+        self,
+        input: Value,
+        table: Sequence[int],
+        params: tuple[QParams, QParams],
+        function: UnaryOp | None = None,
+    ):
+        """The table of `function` (a float op of `ACTIVATIONS`, recorded as `activation`
+        and its attributes) or of a function not recorded (None)."""
         element_type = params[1].element_type
         super().__init__(
             operands=[input],
@@ -694,6 +712,7 @@ class QLookupOp(with_qparams("x", "y")):
             properties={
                 **_params_properties("xy", params),
                 "table": _DENSE.from_list(TensorType(element_type, (256,)), list(table)),
+                **activation_properties(function, nnan=False),
             },
         )
 
@@ -710,6 +729,11 @@ class QLookupOp(with_qparams("x", "y")):
             raise VerifyException(
                 f"{self.name}: table must be a tensor<256x{element_type}>, got {table_type}"
             )
+        verify_activation(self)
+
+    def activation_type(self) -> Attribute:
+        """The recorded function computes on the dequantized (f32) values."""
+        return TensorType(f32, shape_of(self.output))
 
     def values(self) -> np.ndarray:
         """The table as an array of the data's numpy type."""

@@ -77,6 +77,7 @@ from nnlayout.kernels.onednn.quantized_kernels import (
     qmatmul_choice,
     quantized_kernels,
 )
+from nnlayout.kernels.onednn.quantized_lookup import qlookup_kernels
 from nnlayout.kernels.onednn.quantized_reorder import quantized_reorder_kernels
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
@@ -286,6 +287,7 @@ def kernels() -> list[Kernel]:
         + quantized_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)
         + qmul_gate_kernels(FAMILY)
+        + qlookup_kernels(FAMILY)
         + quantized_reorder_kernels(FAMILY)
         + qconcat_kernels(FAMILY)
         + integer_kernels(FAMILY)

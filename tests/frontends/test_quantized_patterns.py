@@ -20,6 +20,7 @@ from nnlayout.kernels.onednn.binding import available, runs_vnni
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     check_against_onnxruntime,
+    chosen_kernels,
     compile_module,
     output_step,
     quantize_with_onnxruntime,
@@ -280,7 +281,8 @@ def torch_fx_block(add_zero_point: int, squeeze: bool = False) -> onnx.ModelProt
     QuantizeLinear of the same parameters; the residual add's Relu between the Add and its
     QuantizeLinear; biases as i32 dequantized by x_scale * w_scale. With `squeeze`, a
     MobileNetV3-like tail: HardSwish, global average pooling, a 1x1 convolution of that one
-    pixel, HardSigmoid, each between a dequantize and a quantize."""
+    pixel, HardSigmoid, each between a dequantize and a quantize, and the HardSwish's image
+    times that gate (squeeze-and-excitation)."""
     rng = np.random.default_rng(5)
     nodes, constants = [], {}
 
@@ -342,16 +344,14 @@ def torch_fx_block(add_zero_point: int, squeeze: bool = False) -> onnx.ModelProt
             conv(quantize("pool", "pool_out", 0.02, 10), "fc", 0.02, 1), "fc", 0.01, 60
         )
         nodes.append(helper.make_node("HardSigmoid", [pixel], ["gate"], alpha=1 / 6))
-        out = quantize("gate", "gate_out", 1 / 255, 0)
+        gate = quantize("gate", "gate_out", 1 / 255, 0)
+        nodes.append(helper.make_node("Mul", [pooled, gate], ["excited"]))
+        out = quantize("excited", "excited_out", 0.02, 25)
     graph = helper.make_graph(
         nodes,
         "torch_fx",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
-        [
-            helper.make_tensor_value_info(
-                out, TensorProto.FLOAT, [1, 8, 1, 1] if squeeze else [1, 8, 6, 6]
-            )
-        ],
+        [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 8, 6, 6])],
         [numpy_helper.from_array(v, n) for n, v in constants.items()],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
@@ -381,9 +381,10 @@ def test_torch_quantize_fx_exports_run_in_int8(tmp_path: Path, add_zero_point: i
 
 def test_torch_activations_and_one_pixel_convolutions_run_in_int8(tmp_path: Path) -> None:
     """MobileNetV3's squeeze-and-excitation pattern as torch exports it quantized: HardSwish
-    and HardSigmoid between a dequantize and a quantize become tables (nn.qlookup), the 1x1
-    convolution of the pooled pixel runs oneDNN's int8 matmul (its convolution has only
-    reference code there); within one step of onnxruntime on every target, padding on and
+    and HardSigmoid between a dequantize and a quantize become tables (nn.qlookup), which
+    oneDNN computes; the 1x1 convolution of the pooled pixel runs oneDNN's int8 matmul (its
+    convolution has only reference code there), the image times the gate oneDNN's binary mul
+    (zero points != 0); within one step of onnxruntime on every target, padding on and
     off."""
     model = torch_fx_block(0, squeeze=True)
     module = check_against_onnxruntime(model, tmp_path, seed=2, step=output_step(model))
@@ -396,3 +397,5 @@ def test_torch_activations_and_one_pixel_convolutions_run_in_int8(tmp_path: Path
             str(op.attributes["kernel"]) for op in compiled.walk() if op.name == "nn.qconv2d"
         ]
         assert len(kernels) == 2 and all('"qconv2d_onednn"' in k for k in kernels), kernels
+        assert chosen_kernels(compiled, nn.QLookupOp) == {"qlookup_onednn"}
+        assert chosen_kernels(compiled, nn.QMulOp) == {"qmul_gate_onednn"}

@@ -1,0 +1,202 @@
+"""`nn.qlookup` whose table fold-qdq computed from a function oneDNN has (its `activation`:
+hardswish, swish, sigmoid, ...) as oneDNN's binary primitive: one vectorised pass over the
+bytes where numpy's `take` converts each to an index first (measured on MobileNetV3's
+tables, 47,040 bytes: 8.6 us against 20 us for `qlookup_any`'s pairs of bytes).
+
+    y = saturate(round_half_even(f((x - x_zp) * x_scale) / y_scale + y_zp))
+
+is a binary sub of x_zp (an f32 scalar, broadcast; x - x_zp is exact), then post-ops: a
+linear by x_scale, the function's eltwise (`eltwise.eltwise_params`), a linear by 1 / y_scale
+plus y_zp; oneDNN rounds half to even and saturates into y's type.
+
+The table is the op's semantics and oneDNN's function an approximation in f32 of its own, so
+the kernel takes a table only where the primitive gives each of its 256 entries (tried once
+per table, when dispatch asks; element-wise JIT code computes each lane alike, so the same
+chain on a whole tensor gives the table's bytes too); elsewhere it refuses, naming how many
+entries differ, and `qlookup_any` runs.
+
+Element-wise, so layout-blind: the primitive sees the buffer as one flat array of bytes, in
+whatever dense layout the input has (`"*"`). A layout with padding lanes, which must hold y's
+zero point rather than the function's image of x's padding, is left to `qlookup_any`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from functools import partial
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.dialects.nn import shape_of
+from nnlayout.kernels.blocked.common import (
+    any_layouts,
+    any_types_reason,
+    sparse_operand,
+)
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.common import is_fast
+from nnlayout.kernels.onednn.eltwise import eltwise_params
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.quantized import DATA_TYPES, X
+from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
+from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
+
+_ARGS = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, b.DNNL_ARG_DST)
+
+# What a table's primitive depends on: the eltwise (algorithm, alpha, beta), x's scale and
+# zero point, y's scale and zero point, and the data type.
+Chain = tuple[tuple[int, float, float], float, int, float, int, int]
+
+
+def _chain(op: nn.QLookupOp) -> Chain | None:
+    function = op.activation_op()
+    if function is None:
+        return None
+    x, y = op.qparams("x"), op.qparams("y")
+    data_type = DATA_TYPES[op.values().dtype]
+    return (
+        eltwise_params(function),
+        float(np.float32(x.scale)),
+        int(x.zero_point),
+        float(np.float32(y.scale)),
+        int(y.zero_point),
+        data_type,
+    )
+
+
+def _pd(chain: Chain, elements: int) -> b.PrimitiveDesc:
+    """The binary primitive computing the chain on `elements` bytes."""
+    (algorithm, alpha, beta), x_scale, _, y_scale, y_zp, data_type = chain
+    data = b.MemoryDesc.with_tag((elements,), X, data_type)
+    zero_point = b.MemoryDesc.with_tag((1,), X, b.dnnl_f32)
+    post_ops = (
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, x_scale, 0.0),
+        b.PostOp.eltwise(algorithm, alpha, beta),
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, float(1 / np.float32(y_scale)), float(y_zp)),
+    )
+    return p.binary_pd(b.dnnl_binary_sub, data, zero_point, data, post_ops)
+
+
+def _call(chain: Chain, elements: int) -> PrimitiveCall:
+    zero_point = np.asarray([chain[2]], np.float32)
+    return PrimitiveCall(Compiled(_pd(chain, elements), _ARGS), {b.DNNL_ARG_SRC_1: zero_point})
+
+
+@functools.cache
+def _differences(chain: Chain, table: bytes) -> str | None:
+    """Why the chain does not compute `table` (its bytes in the type's order), or None."""
+    try:
+        call = _call(chain, 256)
+    except b.DnnlError as error:
+        return f"oneDNN has no primitive for it: {error}"
+    if not is_fast(call.compiled.pd.implementation):
+        return f"oneDNN offers only {call.compiled.pd.implementation} for it"
+    dtype = p.NUMPY_TYPES[chain[5]]
+    info = np.iinfo(dtype)
+    out = np.empty(256, dtype)
+    call.call_on({b.DNNL_ARG_SRC: np.arange(info.min, info.max + 1).astype(dtype)}, out)
+    wrong = int(np.count_nonzero(out != np.frombuffer(table, dtype)))
+    if wrong:
+        return f"oneDNN's function gives {wrong} of the table's 256 entries otherwise"
+    return None
+
+
+def _reason(op: Operation) -> str | None:
+    assert isinstance(op, nn.QLookupOp)
+    chain = _chain(op)
+    if chain is None:
+        return "no function recorded beside the table, or one oneDNN does not have"
+    return _differences(chain, op.values().tobytes())
+
+
+def _applies(op: Operation) -> bool:
+    try:
+        return isinstance(op, nn.QLookupOp) and _chain(op) is not None
+    except KeyError:  # an activation without a oneDNN eltwise
+        return False
+
+
+def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    return sparse_operand(op) or _reason(op)
+
+
+def _unpadded(op: Operation, spec: LayoutSpec) -> str | None:
+    if spec.padding_elements(shape_of(op.results[0])):
+        return f"{spec.text} pads; its padding lanes must hold y's zero point"
+    return None
+
+
+def _types_reason(op: Operation) -> str | None:
+    return any_types_reason(op, shapes=sparse_operand, check=_unpadded)
+
+
+def _elements(op: Operation) -> int:
+    return int(np.prod(shape_of(op.results[0])))
+
+
+def _workspace(op: Operation, target: Target) -> int:
+    chain = _chain(op)  # type: ignore[arg-type]
+    assert chain is not None
+    return _pd(chain, _elements(op)).scratchpad_bytes
+
+
+def _implementation(op: Operation) -> str:
+    chain = _chain(op)  # type: ignore[arg-type]
+    assert chain is not None
+    return _pd(chain, _elements(op)).implementation
+
+
+class _Bound:
+    """The primitive for the op's number of bytes; `on` binds it to arena views once."""
+
+    def __init__(self, op: Operation):
+        reason = _reason(op)
+        if reason is not None:
+            raise BindingRefused(reason)
+        chain = _chain(op)  # type: ignore[arg-type]
+        assert chain is not None
+        self.call = _call(chain, _elements(op))
+        self.dtype = p.NUMPY_TYPES[chain[5]]
+
+    def _bytes(self, array: np.ndarray) -> np.ndarray:
+        return array.reshape(-1).view(self.dtype)
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        result = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
+        source = self._bytes(np.ascontiguousarray(inputs[0]))
+        self.call.call_on({b.DNNL_ARG_SRC: source}, self._bytes(result))
+        if result is not out:
+            out[...] = result
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        if not (out.flags.c_contiguous and inputs[0].flags.c_contiguous):
+            return partial(self, inputs, out)
+        return self.call.bind_to({b.DNNL_ARG_SRC: self._bytes(inputs[0])}, self._bytes(out))
+
+
+def qlookup_kernels(family: str) -> list[Kernel]:
+    """qlookup_onednn: a table oneDNN's eltwise reproduces, computed by it."""
+    fields = int8_kernel_fields(
+        _Bound,
+        accepts=_accepts,
+        workspace=_workspace,
+        implementation_of=_implementation,
+    )
+    return [
+        Kernel(
+            "qlookup_onednn",
+            nn.QLookupOp,
+            family,
+            applies=_applies,
+            layouts=any_layouts,
+            accepts_layout=_unpadded,
+            accepts_types=_types_reason,
+            in_place=0,
+            **fields,  # type: ignore[arg-type]
+        )
+    ]
