@@ -11,6 +11,8 @@ copies; ShuffleNet's halves of 116 channels, sliced and concatenated), else lane
 reorder: a channel shuffle, a slice with a step). Padding lanes of every result
 are re-zeroed (a block-aligned slice ending inside a block, a gathered lane, a constant pad
 with a non-zero value all put real values there otherwise). Pad pads H and W only here.
+Slice and channel shuffle also move quantized (integer) data, in layouts without padding
+lanes (those would have to hold the data's zero point): the NHWC of the int8 kernels.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
+from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
@@ -47,6 +50,20 @@ def _nchw_layout(op: Operation, spec: LayoutSpec) -> str | None:
     if len(spec.blocks_of("C")) > 1:
         return f"layout '{spec.text}' blocks C more than once"
     return None
+
+
+def _moved_layout(op: Operation, spec: LayoutSpec) -> str | None:
+    """`_nchw_layout`; for integer (quantized) data, one without padding lanes, which would
+    have to hold the data's zero point, unknown here, not the 0 the kernels write there."""
+    reason = _nchw_layout(op, spec)
+    if reason is None and _is_integer(op) and spec.padding_elements(shape_of(op.results[0])):
+        reason = f"{spec.text} pads; the padding lanes of quantized data hold its zero point"
+    return reason
+
+
+def _is_integer(op: Operation) -> bool:
+    element_type = getattr(op.results[0].type, "element_type", None)
+    return not isinstance(element_type, AnyFloat)
 
 
 def _pad_layout(op: Operation, spec: LayoutSpec) -> str | None:
@@ -257,9 +274,12 @@ def _kernel(
     impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
     check: Callable[[Operation, LayoutSpec], str | None] = _nchw_layout,
     into: Callable[[Operation, Sequence[np.ndarray], np.ndarray], None] | None = None,
+    integer_data: bool = False,
 ) -> Kernel:
     """The descriptor of a kernel named after `impl`, prepared with `into` if any (writing
-    straight into the destination, then re-zeroing its padding lanes)."""
+    straight into the destination, then re-zeroing its padding lanes); with `integer_data`,
+    it also moves quantized data, in a layout without padding lanes."""
+    check = _moved_layout if integer_data else check
     return Kernel(
         impl.__name__,
         op_type,
@@ -270,14 +290,15 @@ def _kernel(
         accepts_layout=check,
         accepts_types=functools.partial(any_types_reason, shapes=_rank_reason, check=check),
         prepare=None if into is None else prepared(into, impl),
+        integer_data=integer_data,
     )
 
 
 KERNELS: tuple[Kernel, ...] = (
-    _kernel(nn.SliceOp, slice_any, into=_slice_into),
+    _kernel(nn.SliceOp, slice_any, into=_slice_into, integer_data=True),
     _kernel(nn.PadOp, pad_any, _pad_layout),
     _kernel(nn.ResizeOp, resize_any),
-    _kernel(nn.ChannelShuffleOp, channel_shuffle_any, into=_shuffle_into),
+    _kernel(nn.ChannelShuffleOp, channel_shuffle_any, into=_shuffle_into, integer_data=True),
     # After concat_nchwc (priority 0), where that one refuses channel counts off the block.
     replace(_kernel(nn.ConcatOp, concat_any, into=_concat_into), priority=-1),
 )

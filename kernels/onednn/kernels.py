@@ -196,6 +196,7 @@ class Row(NamedTuple):
     applies: Callable[[Operation], bool] = _every
     in_place: int | None = None
     in_place_of: Callable[[Operation], int | None] | None = None
+    integer_data: bool = False  # it also moves u8/s8 data (its rules say where)
 
 
 def _name(op_type: type[Operation]) -> str:
@@ -218,7 +219,7 @@ TABLE: tuple[Row, ...] = (
     ),
     Row("resize_onednn", nn.ResizeOp, IN_OPERAND_LAYOUT),
     Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
-    Row("channel_shuffle_reorder_onednn", nn.ChannelShuffleOp, SHUFFLE_REORDER),
+    Row("channel_shuffle_reorder_onednn", nn.ChannelShuffleOp, SHUFFLE_REORDER, integer_data=True),
     Row("transpose_onednn", nn.TransposeOp, TRANSPOSE),
     *(Row(_name(op_type), op_type, RESHAPE) for op_type in RESHAPE_OPS),
     *(
@@ -256,6 +257,7 @@ def kernels() -> list[Kernel]:
                 accepts_types=row.rules.accepts_types,
                 in_place=row.in_place,
                 in_place_of=row.in_place_of,
+                integer_data=row.integer_data,
                 workspace=row.rules.workspace,
                 reads_halo=False,
                 writes_strided=False,

@@ -1,13 +1,15 @@
 """`nn.qlookup` whose table fold-qdq computed from a function oneDNN has (its `activation`:
-hardswish, swish, sigmoid, ...) as oneDNN's binary primitive: one vectorised pass over the
+hardswish, swish, sigmoid, ...), or which requantizes (q(dq(v)) of its x and y parameters:
+fold-qdq's after a movement op), as oneDNN's binary primitive: one vectorised pass over the
 bytes where numpy's `take` converts each to an index first (measured on MobileNetV3's
 tables, 47,040 bytes: 8.6 us against 20 us for `qlookup_any`'s pairs of bytes).
 
     y = saturate(round_half_even(f((x - x_zp) * x_scale) / y_scale + y_zp))
 
 is a binary sub of x_zp (an f32 scalar, broadcast; x - x_zp is exact), then post-ops: a
-linear by x_scale, the function's eltwise (`eltwise.eltwise_params`), a linear by 1 / y_scale
-plus y_zp; oneDNN rounds half to even and saturates into y's type.
+linear by x_scale, the function's eltwise (`eltwise.eltwise_params`; the identity for a
+requantization), a linear by 1 / y_scale plus y_zp; oneDNN rounds half to even and
+saturates into y's type.
 
 The table is the op's semantics and oneDNN's function an approximation in f32 of its own, so
 the kernel takes a table only where the primitive gives each of its 256 entries (tried once
@@ -31,7 +33,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import LayoutSpec
-from nnlayout.dialects.nn import shape_of
+from nnlayout.dialects.nn import QParams, shape_of
 from nnlayout.kernels.blocked.common import (
     any_layouts,
     any_types_reason,
@@ -44,6 +46,7 @@ from nnlayout.kernels.onednn.eltwise import eltwise_params
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, X
 from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
+from nnlayout.kernels.reference_quantized import dequantize_array, quantize_array
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
 _ARGS = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, b.DNNL_ARG_DST)
@@ -53,14 +56,28 @@ _ARGS = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, b.DNNL_ARG_DST)
 Chain = tuple[tuple[int, float, float], float, int, float, int, int]
 
 
+def _requantizes(op: nn.QLookupOp, x: QParams, y: QParams) -> bool:
+    """Whether the table is q(dq(v)) of x's and y's parameters (fold-qdq's requantization
+    after a movement op)."""
+    low, high = nn.integer_range(x.element_type)
+    table = quantize_array(dequantize_array(np.arange(low, high + 1), x), y)
+    return bool(np.array_equal(table, op.values()))
+
+
 def _chain(op: nn.QLookupOp) -> Chain | None:
+    """The chain computing the recorded function, or the identity where the table is a
+    requantization; None for another table without a function."""
     function = op.activation_op()
-    if function is None:
-        return None
     x, y = op.qparams("x"), op.qparams("y")
+    if function is not None:
+        eltwise = eltwise_params(function)
+    elif _requantizes(op, x, y):
+        eltwise = (b.dnnl_eltwise_linear, 1.0, 0.0)
+    else:
+        return None
     data_type = DATA_TYPES[op.values().dtype]
     return (
-        eltwise_params(function),
+        eltwise,
         float(np.float32(x.scale)),
         int(x.zero_point),
         float(np.float32(y.scale)),
@@ -110,7 +127,7 @@ def _reason(op: Operation) -> str | None:
     assert isinstance(op, nn.QLookupOp)
     chain = _chain(op)
     if chain is None:
-        return "no function recorded beside the table, or one oneDNN does not have"
+        return "no function recorded beside the table (nor a requantization)"
     return _differences(chain, op.values().tobytes())
 
 

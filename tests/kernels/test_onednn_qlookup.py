@@ -1,6 +1,6 @@
 """oneDNN's nn.qlookup (kernels/onednn/quantized_lookup.py): a table fold-qdq computed from a
-function oneDNN has runs as oneDNN's binary primitive with that function as a post-op, only
-where it gives every entry of the table: then bit for bit the table, u8 and s8, plain and
+function oneDNN has, or a requantization, runs as oneDNN's binary primitive with that
+function (or none) as a post-op, only where it gives every entry of the table: then bit for bit the table, u8 and s8, plain and
 NHWC, called and bound. A table it does not reproduce (one entry changed) and a padded layout
 are refused with their reasons, and the table runs in numpy."""
 
@@ -27,8 +27,12 @@ SHAPE = (1, 20, 6, 7)  # 20 channels: NCHW16c pads 12 lanes
 ONEDNN = get_target("onednn")
 
 
-def _function(name: str) -> nn.NNOp:
+def _function(name: str) -> nn.NNOp | None:
+    """The float op of `name`; None for "requantize" (the identity, recorded as no function:
+    fold-qdq's table after a movement op between parameters of their own)."""
     x = create_ssa_value(TensorType(f32, SHAPE))
+    if name == "requantize":
+        return None
     if name == "hardsigmoid":
         return nn.HardSigmoidOp(x, 0.2, 0.5)
     return {"hardswish": nn.HardSwishOp, "swish": nn.SwishOp, "sigmoid": nn.SigmoidOp}[name](x)
@@ -43,7 +47,8 @@ def lookup(name: str, element_type: object, layout: str = "", change: int = 0) -
     low, high = nn.integer_range(element_type)
     function = _function(name)
     real = dequantize_array(np.arange(low, high + 1), x_params)
-    table = quantize_array(REFERENCE_KERNELS[type(function)](function, [real]), y_params)
+    image = real if function is None else REFERENCE_KERNELS[type(function)](function, [real])
+    table = quantize_array(image, y_params)
     table = table.astype(np.int64)
     table[17] += change
     x = create_ssa_value(tensor(SHAPE, layout, element_type))
@@ -62,7 +67,7 @@ def _data(element_type: object) -> np.ndarray:
 @pytest.mark.skipif(not b.available(), reason="oneDNN is not installed")
 @pytest.mark.parametrize("element_type", [nn.ui8, i8], ids=["u8", "s8"])
 @pytest.mark.parametrize("layout", ["", "NHWC"], ids=["plain", "NHWC"])
-@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid", "swish", "sigmoid"])
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid", "swish", "sigmoid", "requantize"])
 def test_onednn_computes_the_table_bit_for_bit(name, element_type, layout) -> None:
     op = lookup(name, element_type, layout)
     chosen = registry().select(op, ONEDNN, True)
@@ -85,6 +90,7 @@ def test_a_table_onednn_does_not_give_and_a_padded_layout_run_the_table() -> Non
     kernel = registry().lookup("qlookup_onednn")
     reason = kernel.refusal(changed, ONEDNN, True)
     assert reason == "oneDNN's function gives 1 of the table's 256 entries otherwise"
+    assert not kernel.applies(lookup("requantize", nn.ui8, change=1))  # an unknown function
     chosen = registry().select(changed, ONEDNN, True)
     assert chosen is not None and chosen.kernel.name == "qlookup_any"
     x = _data(nn.ui8)

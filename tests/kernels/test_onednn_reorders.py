@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import i8
 from xdsl.ir import Block
+from xdsl.rewriter import Rewriter
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
@@ -97,3 +99,40 @@ def test_channel_shuffle_runs_as_a_onednn_reorder(layout: str, channels: int, gr
         return
     spec = LayoutSpec.parse(layout)
     same_bits(spec.unpack(run(op, [spec.pack(x)]), shape), want)
+
+
+@pytest.mark.parametrize("element_type", [nn.ui8, i8], ids=["u8", "s8"])
+def test_quantized_channel_shuffle_and_slice_move_integers_in_nhwc(element_type) -> None:
+    """ShuffleNet's unit quantized: oneDNN's reorder shuffles the u8/s8 bytes in NHWC (the
+    int8 kernels' layout, on every target with oneDNN; the blocked family's numpy shuffle
+    elsewhere), and the blocked family's slice takes them in NHWC; a layout with padding lanes, which would have to hold the data's zero point, is
+    refused for them."""
+    from nnlayout.kernels.onednn.prepared import run
+    from nnlayout.kernels.providers import registry
+    from nnlayout.kernels.targets import get_target
+
+    shape, nhwc = (1, 20, 3, 5), LayoutSpec.parse("NHWC")
+    dtype = np.uint8 if element_type == nn.ui8 else np.int8
+    x = RNG.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, shape).astype(dtype)
+    shuffle = nn.ChannelShuffleOp(Block(arg_types=[tensor(shape, "NHWC", element_type)]).args[0], 4)
+    kernels = registry()
+    for target, name in (
+        ("avx512", "channel_shuffle_any"),
+        ("onednn", "channel_shuffle_reorder_onednn"),
+        ("host", "channel_shuffle_reorder_onednn"),
+    ):
+        assert kernels.select(shuffle, get_target(target), True).kernel.name == name, target
+    want = channel_shuffle(shuffle, [x])
+    np.testing.assert_array_equal(nhwc.unpack(run(shuffle, [nhwc.pack(x)]), shape), want)
+    blocked = kernels.lookup("channel_shuffle_any").impl(shuffle, [nhwc.pack(x)])
+    np.testing.assert_array_equal(nhwc.unpack(blocked, shape), want)
+    arg = Block(arg_types=[tensor(shape, "NHWC", element_type)]).args[0]
+    half = nn.SliceOp(arg, (0, 10, 0, 0), (1, 10, 3, 5), (1, 1, 1, 1))
+    Rewriter.replace_value_with_new_type(half.output, tensor((1, 10, 3, 5), "NHWC", element_type))
+    assert kernels.select(half, get_target("host"), True).kernel.name == "slice_any"
+    slice_any = kernels.lookup("slice_any")
+    got = nhwc.unpack(slice_any.impl(half, [nhwc.pack(x)]), (1, 10, 3, 5))
+    np.testing.assert_array_equal(got, x[:, 10:])
+    padded = LayoutSpec.parse("NCHW16c")
+    reason = slice_any.accepts_layout(half, padded)
+    assert reason == "NCHW16c pads; the padding lanes of quantized data hold its zero point"
