@@ -25,7 +25,9 @@ whose float operands are all `nn.dequantize` results:
   EfficientNet exports; what the float ops compute, up to their kernels' float rounding);
 * max_pool2d, flatten, reshape, transpose, slice, channel_shuffle, expand or nearest resize
   of dq(x) -> q with the dequantize's parameters  =>  the same op on the integers (exact:
-  these ops only move or select values, and quantization is monotonic).
+  these ops only move or select values, and quantization is monotonic); with other
+  parameters of the same 8-bit type (torch's channel split requantizes each half), followed
+  by `nn.qlookup` of the requantization q(dq(v)) (exact too: requantizing is monotonic).
 
     %x1 = nn.dequantize %xq {x_scale = dense<0.02>, x_zero_point = dense<128> : tensor<ui8>}
     %w1 = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ...}
@@ -37,7 +39,7 @@ whose float operands are all `nn.dequantize` results:
         : (tensor<1x3x8x8xui8>, tensor<8x3x3x3xi8>, tensor<8xi32>) -> tensor<1x8x8x8xui8>
 
 What does not match stays float (a remark says why where a quantize follows a float op):
-the parameters differ (a max pool that requantizes), an operand is not dequantized (a float
+the parameters differ in type or per axis, an operand is not dequantized (a float
 bias), a per-axis activation, a float result used elsewhere. Numerically the q-ops compute
 what ONNX's QOperator form specifies (the float op's exact result, quantized once), which
 differs from dequantize -> f32 op -> quantize only by the f32 rounding of the float op: within
@@ -224,16 +226,26 @@ def _elementwise(op: Operation, y: QParams, activation: Operation | None) -> Ope
     return nn.QConcatOp([v for v, _ in parts], op.axis.value.data, (joined, y))
 
 
-def _movement(op: Operation, y: QParams) -> Operation:
+def _movement(op: Operation, y: QParams) -> list[Operation]:
+    """The op on the integers; where the quantize has other parameters than the dequantize
+    (torch's channel split requantizes each half), followed by the requantization's table."""
+    if isinstance(op, nn.ResizeOp) and op.mode.data != "nearest":
+        raise NoFold(f"a {op.mode.data} resize interpolates, which integers cannot do exactly")
     x, x_params = dequantized(op.operands[0], "the input")
-    if not x_params.same_as(y):
+    same = x_params.same_as(y)
+    if not same and (x_params.element_type != y.element_type or x_params.per_axis):
         raise NoFold("the dequantize and the quantize have different parameters")
-    return type(op).create(
+    moved = type(op).create(
         operands=[x],
         result_types=[nn.with_shape(x, nn.shape_of(op.results[0]))],
         properties=dict(op.properties),
         attributes=dict(op.attributes),
     )
+    if same:
+        return [moved]
+    low, high = nn.integer_range(y.element_type)
+    table = quantize_array(dequantize_array(np.arange(low, high + 1), x_params), y)
+    return [moved, nn.QLookupOp(moved.results[0], table.tolist(), (x_params, y))]
 
 
 def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Operation]:
@@ -247,7 +259,7 @@ def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Opera
     if activation is not None:
         raise NoFold(f"a {activation.name} follows an op that cannot clamp its output")
     if isinstance(op, MOVEMENT):
-        return [_movement(op, y)]
+        return _movement(op, y)
     raise NoFold(f"{op.name} has no quantized form")
 
 

@@ -61,8 +61,9 @@ func.func @others(%a: tensor<2x4xui8>, %x: tensor<1x2x4x4xi8>) -> (tensor<2x3xui
 
 // -----
 
-// What stays float: a float bias; a max pool that requantizes; a per-axis quantize.
-func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xui8>, tensor<1x2x2x2xui8>, tensor<1x2x4x4xui8>) {
+// What stays float: a float bias; a max pool that requantizes into another type; a per-axis
+// quantize.
+func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xui8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xui8>) {
   %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
   %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
   %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
@@ -71,11 +72,11 @@ func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4
   %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
   %m = nn.max_pool2d %xf kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
   // expected-remark @+1 {{not folded into a quantized op: the dequantize and the quantize have different parameters}}
-  %mq = nn.quantize %m {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  %mq = nn.quantize %m {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<0> : tensor<i8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xi8>
   %r = nn.relu %xf : tensor<1x2x4x4xf32>
   // expected-remark @+1 {{not folded into a quantized op: the quantize is per axis}}
   %rq = nn.quantize %r {axis = 1 : i64, y_scale = dense<[1.0, 2.0]> : tensor<2xf32>, y_zero_point = dense<[0, 1]> : tensor<2xui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
-  func.return %cq, %mq, %rq : tensor<1x2x4x4xui8>, tensor<1x2x2x2xui8>, tensor<1x2x4x4xui8>
+  func.return %cq, %mq, %rq : tensor<1x2x4x4xui8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xui8>
 }
 // CHECK-LABEL: func.func @unfolded
 // CHECK: nn.conv2d
@@ -84,6 +85,43 @@ func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4
 // CHECK: nn.quantize
 // CHECK: nn.relu
 // CHECK: nn.quantize
+
+// -----
+
+// A linear resize between a dequantize and a quantize of equal parameters stays float: it
+// interpolates, which the integers cannot do exactly (nn.resize refuses linear ui8 data).
+func.func @linear_resize(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x4x4xui8> {
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<0> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
+  %r = nn.resize %xf mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.0, 2.0] : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: a linear resize interpolates, which integers cannot do exactly}}
+  %y = nn.quantize %r {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<1x1x4x4xf32> -> tensor<1x1x4x4xui8>
+  func.return %y : tensor<1x1x4x4xui8>
+}
+// CHECK-LABEL: func.func @linear_resize
+// CHECK:      nn.resize %xf mode "linear"
+// CHECK-NEXT: nn.quantize
+// PIPE-LABEL: func.func @linear_resize
+// PIPE:       nn.resize {{.*}}f32
+
+// -----
+
+// A slice between a dequantize and a quantize of other parameters of the same type (torch's
+// channel split requantizes each half): the slice of the integers, then the requantization's
+// table, q(dq(v)) = round_half_even((v - 128) * 0.5) + 128: 64, 64, 65, 66, 66, 66, 67, ...
+// (the pipeline makes the slice a view, which the table reads).
+func.func @requantized(%x: tensor<1x4x2x2xui8>) -> tensor<1x2x2x2xui8> {
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x4x2x2xui8> -> tensor<1x4x2x2xf32>
+  %s = nn.slice %xf starts [0, 2, 0, 0] sizes [1, 2, 2, 2] steps [1, 1, 1, 1] : tensor<1x4x2x2xf32> -> tensor<1x2x2x2xf32>
+  %y = nn.quantize %s {y_scale = dense<1.0> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  func.return %y : tensor<1x2x2x2xui8>
+}
+// CHECK-LABEL: func.func @requantized
+// CHECK-NEXT: %{{.*}} = nn.slice %x starts [0, 2, 0, 0] {{.*}} : tensor<1x4x2x2xui8> -> tensor<1x2x2x2xui8>
+// CHECK-NEXT: %y = nn.qlookup %{{.*}} {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, y_scale = dense<1.000000e+00> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>, table = dense<"0x40404142424243
+// CHECK-NEXT: func.return %y
+// PIPE-LABEL: func.func @requantized
+// PIPE:       memref.subview %x[0, 2, 0, 0] [1, 2, 2, 2]
+// PIPE:       nn.qlookup
 
 // -----
 

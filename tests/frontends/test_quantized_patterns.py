@@ -274,87 +274,111 @@ def test_a_float_op_between_dequantize_and_quantize_runs_in_nhwc(tmp_path: Path)
     assert not [op for op in compiled.walk() if op.name == "layout.reorder"]
 
 
-def torch_fx_block(add_zero_point: int, squeeze: bool = False) -> onnx.ModelProto:
-    """Two convolutions and a residual add as torch's classic exporter writes a model
-    quantized by `torch.ao.quantization.quantize_fx` (resnet18's, mobilenet_v2's): a Cast to
-    UINT8 after every QuantizeLinear; a ReLU6 as Clip between a DequantizeLinear and a
-    QuantizeLinear of the same parameters; the residual add's Relu between the Add and its
-    QuantizeLinear; biases as i32 dequantized by x_scale * w_scale. With `squeeze`, a
-    MobileNetV3-like tail: HardSwish, global average pooling, a 1x1 convolution of that one
-    pixel, HardSigmoid, each between a dequantize and a quantize, and the HardSwish's image
-    times that gate (squeeze-and-excitation)."""
-    rng = np.random.default_rng(5)
-    nodes, constants = [], {}
+class TorchFxGraph:
+    """An ONNX graph written as torch's classic exporter writes a model quantized by
+    `torch.ao.quantization.quantize_fx`: a Cast to UINT8 after every QuantizeLinear; biases as
+    i32 dequantized by x_scale * w_scale; weights per channel, symmetric."""
 
-    def const(name: str, value: np.ndarray) -> str:
-        constants[name] = value
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(5)
+        self.nodes: list[onnx.NodeProto] = []
+        self.constants: dict[str, np.ndarray] = {}
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        self.constants[name] = value
         return name
 
-    def quantize(source: str, name: str, scale: float, zero_point: int) -> str:
+    def node(self, op_type: str, inputs: list[str], output: str, **attributes: object) -> str:
+        self.nodes.append(helper.make_node(op_type, inputs, [output], **attributes))
+        return output
+
+    def quantize(self, source: str, name: str, scale: float, zero_point: int) -> str:
         """Q, Cast, DQ (torch's pattern): the dequantized name."""
-        s, z = const(f"{name}_s", np.float32(scale)), const(f"{name}_z", np.uint8(zero_point))
-        nodes.append(helper.make_node("QuantizeLinear", [source, s, z], [f"{name}_q"], name=name))
-        to_u8 = helper.make_node(
-            "Cast", [f"{name}_q"], [f"{name}_c"], name=f"{name}_cast", to=TensorProto.UINT8
-        )
-        nodes.append(to_u8)
-        dq = helper.make_node("DequantizeLinear", [f"{name}_c", s, z], [f"{name}_dq"])
-        nodes.append(dq)
-        return f"{name}_dq"
+        s = self.const(f"{name}_s", np.float32(scale))
+        z = self.const(f"{name}_z", np.uint8(zero_point))
+        self.node("QuantizeLinear", [source, s, z], f"{name}_q", name=name)
+        self.node("Cast", [f"{name}_q"], f"{name}_c", name=f"{name}_cast", to=TensorProto.UINT8)
+        return self.node("DequantizeLinear", [f"{name}_c", s, z], f"{name}_dq")
 
-    def conv(source: str, name: str, x_scale: float, k: int = 3) -> str:
-        w_scale = rng.uniform(0.005, 0.01, 8).astype(np.float32)
-        w = const(f"{name}_w", rng.integers(-20, 21, (8, 8, k, k), dtype=np.int8))
-        b = const(f"{name}_b", rng.integers(-300, 300, 8, dtype=np.int32))
-        zeros = const(f"{name}_wz", np.zeros(8, np.int8))
-        bias_scale = const(f"{name}_bs", (np.float32(x_scale) * w_scale).astype(np.float32))
-        ws = const(f"{name}_ws", w_scale)
-        for node in (
-            helper.make_node("DequantizeLinear", [w, ws, zeros], [f"{name}_wdq"], axis=0),
-            helper.make_node(
-                "DequantizeLinear",
-                [b, bias_scale, const(f"{name}_bz", np.zeros(8, np.int32))],
-                [f"{name}_bdq"],
-                axis=0,
-            ),
-            helper.make_node(
-                "Conv", [source, f"{name}_wdq", f"{name}_bdq"], [f"{name}_y"], pads=[k // 2] * 4
-            ),
-        ):
-            nodes.append(node)
-        return f"{name}_y"
+    def conv(self, source: str, name: str, x_scale: float, k: int = 3, channels: int = 8) -> str:
+        w_scale = self.rng.uniform(0.005, 0.01, channels).astype(np.float32)
+        shape = (channels, channels, k, k)
+        w = self.const(f"{name}_w", self.rng.integers(-20, 21, shape, dtype=np.int8))
+        b = self.const(f"{name}_b", self.rng.integers(-300, 300, channels, dtype=np.int32))
+        zeros = self.const(f"{name}_wz", np.zeros(channels, np.int8))
+        bias_scale = (np.float32(x_scale) * w_scale).astype(np.float32)
+        ws, bs = self.const(f"{name}_ws", w_scale), self.const(f"{name}_bs", bias_scale)
+        bz = self.const(f"{name}_bz", np.zeros(channels, np.int32))
+        self.node("DequantizeLinear", [w, ws, zeros], f"{name}_wdq", axis=0)
+        self.node("DequantizeLinear", [b, bs, bz], f"{name}_bdq", axis=0)
+        inputs = [source, f"{name}_wdq", f"{name}_bdq"]
+        return self.node("Conv", inputs, f"{name}_y", pads=[k // 2] * 4)
 
-    x = quantize("x", "input", 0.02, 128)
-    first = quantize(conv(x, "conv1", 0.02), "conv1_out", 0.02, 70)
-    nodes.append(
-        helper.make_node(
-            "Clip", [first, const("lo", np.float32(0)), const("hi", np.float32(2))], ["relu6"]
+    def model(self, output: str, shape: list[int]) -> onnx.ModelProto:
+        graph = helper.make_graph(
+            self.nodes,
+            "torch_fx",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+            [helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)],
+            [numpy_helper.from_array(v, n) for n, v in self.constants.items()],
         )
-    )
-    clipped = quantize("relu6", "relu6_out", 0.02, 70)
-    second = quantize(conv(clipped, "conv2", 0.02), "conv2_out", 0.03, 90)
-    nodes.append(helper.make_node("Add", [second, clipped], ["sum"]))
-    nodes.append(helper.make_node("Relu", ["sum"], ["sum_relu"]))
-    out = quantize("sum_relu", "add_out", 0.03, add_zero_point)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def torch_fx_block(add_zero_point: int, squeeze: bool = False) -> onnx.ModelProto:
+    """Two convolutions and a residual add as torch exports them quantized (`TorchFxGraph`:
+    resnet18's, mobilenet_v2's): a ReLU6 as Clip between a DequantizeLinear and a
+    QuantizeLinear of the same parameters; the residual add's Relu between the Add and its
+    QuantizeLinear. With `squeeze`, a MobileNetV3-like tail: HardSwish, global average
+    pooling, a 1x1 convolution of that one pixel, HardSigmoid, each between a dequantize and
+    a quantize, and the HardSwish's image times that gate (squeeze-and-excitation)."""
+    g = TorchFxGraph()
+    x = g.quantize("x", "input", 0.02, 128)
+    first = g.quantize(g.conv(x, "conv1", 0.02), "conv1_out", 0.02, 70)
+    lo, hi = g.const("lo", np.float32(0)), g.const("hi", np.float32(2))
+    clipped = g.quantize(g.node("Clip", [first, lo, hi], "relu6"), "relu6_out", 0.02, 70)
+    second = g.quantize(g.conv(clipped, "conv2", 0.02), "conv2_out", 0.03, 90)
+    g.node("Add", [second, clipped], "sum")
+    out = g.quantize(g.node("Relu", ["sum"], "sum_relu"), "add_out", 0.03, add_zero_point)
     if squeeze:
-        nodes.append(helper.make_node("HardSwish", [out], ["hswish"]))
-        pooled = quantize("hswish", "hswish_out", 0.03, 20)
-        nodes.append(helper.make_node("GlobalAveragePool", [pooled], ["pool"]))
-        pixel = quantize(
-            conv(quantize("pool", "pool_out", 0.02, 10), "fc", 0.02, 1), "fc", 0.01, 60
-        )
-        nodes.append(helper.make_node("HardSigmoid", [pixel], ["gate"], alpha=1 / 6))
-        gate = quantize("gate", "gate_out", 1 / 255, 0)
-        nodes.append(helper.make_node("Mul", [pooled, gate], ["excited"]))
-        out = quantize("excited", "excited_out", 0.02, 25)
-    graph = helper.make_graph(
-        nodes,
-        "torch_fx",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
-        [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 8, 6, 6])],
-        [numpy_helper.from_array(v, n) for n, v in constants.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+        pooled = g.quantize(g.node("HardSwish", [out], "hswish"), "hswish_out", 0.03, 20)
+        g.node("GlobalAveragePool", [pooled], "pool")
+        pixel = g.quantize("pool", "pool_out", 0.02, 10)
+        pixel = g.quantize(g.conv(pixel, "fc", 0.02, 1), "fc", 0.01, 60)
+        gate = g.node("HardSigmoid", [pixel], "gate", alpha=1 / 6)
+        gate = g.quantize(gate, "gate_out", 1 / 255, 0)
+        out = g.quantize(g.node("Mul", [pooled, gate], "excited"), "excited_out", 0.02, 25)
+    return g.model(out, [1, 8, 6, 6])
+
+
+def torch_fx_shuffle_block() -> onnx.ModelProto:
+    """ShuffleNetV2's unit as torch exports it quantized: the channels split by two Slices,
+    each half requantized (its QuantizeLinear has parameters of its own), a convolution of
+    one half, the Concat, and the channel shuffle as Reshape, Transpose, Reshape, each
+    between a dequantize and a quantize of the same parameters."""
+    g = TorchFxGraph()
+    x = g.quantize("x", "input", 0.02, 128)
+    axes, one = g.const("axes", np.int64([1])), g.const("one", np.int64([1]))
+    halves = []
+    for i, (start, zero_point) in enumerate(((0, 126), (4, 131))):
+        bounds = [
+            g.const(f"start{i}", np.int64([start])),
+            g.const(f"end{i}", np.int64([start + 4])),
+        ]
+        half = g.node("Slice", [x, *bounds, axes, one], f"half{i}")
+        halves.append(g.quantize(half, f"half{i}_out", 0.021 + 0.002 * i, zero_point))
+    right = g.quantize(g.conv(halves[1], "conv", 0.023, 1, 4), "conv_out", 0.03, 0)
+    joined = g.quantize(g.node("Concat", [halves[0], right], "joined", axis=1), "cat", 0.03, 100)
+    out = joined
+    for i, (op, attributes) in enumerate(
+        (("Reshape", [1, 2, 4, 6, 6]), ("Transpose", [0, 2, 1, 3, 4]), ("Reshape", [1, 8, 6, 6]))
+    ):
+        if op == "Reshape":
+            g.node(op, [out, g.const(f"shape{i}", np.int64(attributes))], f"shuffle{i}")
+        else:
+            g.node(op, [out], f"shuffle{i}", perm=attributes)
+        out = g.quantize(f"shuffle{i}", f"shuffle{i}_out", 0.03, 100)
+    return g.model(out, [1, 8, 6, 6])
 
 
 @pytest.mark.parametrize("add_zero_point", [0, 50], ids=["relu-by-saturation", "relu-clamps"])
@@ -399,3 +423,22 @@ def test_torch_activations_and_one_pixel_convolutions_run_in_int8(tmp_path: Path
         assert len(kernels) == 2 and all('"qconv2d_onednn"' in k for k in kernels), kernels
         assert chosen_kernels(compiled, nn.QLookupOp) == {"qlookup_onednn"}
         assert chosen_kernels(compiled, nn.QMulOp) == {"qmul_gate_onednn"}
+
+
+def test_torch_channel_split_and_shuffle_run_in_int8(tmp_path: Path) -> None:
+    """ShuffleNetV2's unit as torch exports it quantized: each half of the channel split
+    requantized becomes a slice of the integers (a view) and the requantization's table,
+    which oneDNN computes; the shuffle moves u8 data in NHWC (oneDNN's reorder), with no
+    layout change around either; within one step of onnxruntime on every target, padding on
+    and off."""
+    model = torch_fx_shuffle_block()
+    module = check_against_onnxruntime(model, tmp_path, seed=2, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+    assert names.count("nn.quantize") == names.count("nn.dequantize") == 1, names
+    assert names.count("nn.qlookup") == 2 and "nn.channel_shuffle" in names, names
+    if available() and runs_vnni():
+        assert chosen_kernels(compiled, nn.QLookupOp) == {"qlookup_onednn"}
+        assert chosen_kernels(compiled, nn.ChannelShuffleOp) == {"channel_shuffle_reorder_onednn"}
+        # The quantize and dequantize of the model's input and output change its layout.
+        assert not [op for op in compiled.walk() if op.name == "layout.reorder"]
