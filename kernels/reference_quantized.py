@@ -74,6 +74,13 @@ def dequantize_array(x: np.ndarray, params: QParams) -> np.ndarray:
     return ((x.astype(np.float32) - zero_point) * scale).astype(np.float32)
 
 
+def requantization_table(x: QParams, y: QParams) -> np.ndarray:
+    """q(dq(v)) for each v of x's 8-bit type in order: the table of a requantization from
+    x's parameters to y's (of one type)."""
+    low, high = nn.integer_range(x.element_type)
+    return quantize_array(dequantize_array(np.arange(low, high + 1), x), y)
+
+
 def quantize(op: nn.QuantizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return quantize_array(inputs[0], op.qparams())
 

@@ -69,7 +69,11 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.reference_quantized import dequantize_array, quantize_array
+from nnlayout.kernels.reference_quantized import (
+    dequantize_array,
+    quantize_array,
+    requantization_table,
+)
 from nnlayout.transforms.stages import require_tensor_level
 
 #: Ops that only move or select elements: exact on the integers when dq and q agree.
@@ -233,7 +237,7 @@ def _movement(op: Operation, y: QParams) -> list[Operation]:
         raise NoFold(f"a {op.mode.data} resize interpolates, which integers cannot do exactly")
     x, x_params = dequantized(op.operands[0], "the input")
     same = x_params.same_as(y)
-    if not same and (x_params.element_type != y.element_type or x_params.per_axis):
+    if not same and x_params.element_type != y.element_type:
         raise NoFold("the dequantize and the quantize have different parameters")
     moved = type(op).create(
         operands=[x],
@@ -243,8 +247,7 @@ def _movement(op: Operation, y: QParams) -> list[Operation]:
     )
     if same:
         return [moved]
-    low, high = nn.integer_range(y.element_type)
-    table = quantize_array(dequantize_array(np.arange(low, high + 1), x_params), y)
+    table = requantization_table(x_params, y)
     return [moved, nn.QLookupOp(moved.results[0], table.tolist(), (x_params, y))]
 
 

@@ -52,10 +52,12 @@ def _nchw_layout(op: Operation, spec: LayoutSpec) -> str | None:
     return None
 
 
-def _moved_layout(op: Operation, spec: LayoutSpec) -> str | None:
-    """`_nchw_layout`; for integer (quantized) data, one without padding lanes, which would
+def _unpadded_for_integers(
+    check: Callable[[Operation, LayoutSpec], str | None], op: Operation, spec: LayoutSpec
+) -> str | None:
+    """`check`; for integer (quantized) data, a layout without padding lanes, which would
     have to hold the data's zero point, unknown here, not the 0 the kernels write there."""
-    reason = _nchw_layout(op, spec)
+    reason = check(op, spec)
     if reason is None and _is_integer(op) and spec.padding_elements(shape_of(op.results[0])):
         reason = f"{spec.text} pads; the padding lanes of quantized data hold its zero point"
     return reason
@@ -279,7 +281,7 @@ def _kernel(
     """The descriptor of a kernel named after `impl`, prepared with `into` if any (writing
     straight into the destination, then re-zeroing its padding lanes); with `integer_data`,
     it also moves quantized data, in a layout without padding lanes."""
-    check = _moved_layout if integer_data else check
+    check = functools.partial(_unpadded_for_integers, check) if integer_data else check
     return Kernel(
         impl.__name__,
         op_type,

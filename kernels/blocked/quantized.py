@@ -34,7 +34,8 @@ def _zero_point(op: nn.QLookupOp) -> int:
 
 
 def _pair_table(table: np.ndarray) -> np.ndarray:
-    """The table of two bytes at a time, indexed by them as one little-endian u16."""
+    """The table of two bytes at a time, indexed by them read as one u16: built alike for
+    either byte order, each entry lands where its byte came from."""
     pairs, byte = np.arange(65536), table.view(np.uint8).astype(np.uint16)
     return byte[pairs & 255] | byte[pairs >> 8] << 8
 

@@ -3,9 +3,10 @@ EfficientNet) as oneDNN's binary mul, whatever the zero points.
 
     y = saturate(round((a - a_zp) * a_scale * (g - g_zp) * g_scale / y_scale) + y_zp)
 
-a is N x C x H x W, g is N x C x 1 x 1 (either operand). oneDNN's binary takes no source zero
-points (`qmul_onednn` in quantized_eltwise.py needs them 0), but with g per channel the
-product is an affine function of a per channel:
+a is N x C x H x W, g is N x C x 1 x 1 (either operand; N = 1 in practice: for more images
+oneDNN v3.2 offers only its reference code, and the kernel refuses). oneDNN's binary takes
+no source zero points (`qmul_onednn` in quantized_eltwise.py needs them 0), but with g per
+channel the product is an affine function of a per channel:
 
     y = saturate(round(a * f[c] + s[c])),  f = (g - g_zp) * (a_scale * g_scale / y_scale),
                                            s = y_zp - a_zp * f
@@ -26,9 +27,10 @@ from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.layout import encoding_name
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
@@ -54,12 +56,15 @@ def _gate_index(op: nn.QMulOp) -> int | None:
     return None
 
 
-def _type(value: object) -> int | None:
-    return DATA_TYPES.get(numpy_dtype(getattr(value.type, "element_type", None)))  # type: ignore[attr-defined,arg-type]
+def _type(value: SSAValue) -> int | None:
+    """The dnnl data type of an 8-bit (or f32) value, None for another."""
+    element_type = getattr(value.type, "element_type", None)
+    return DATA_TYPES.get(numpy_dtype(element_type))  # type: ignore[arg-type]
 
 
-def _reason(op: Operation) -> str | None:
-    """Why the kernel cannot compute `op` (None when it can)."""
+def _rule_reason(op: Operation) -> str | None:
+    """What the kernel computes: an 8-bit image times an 8-bit gate, per tensor (None when
+    `op` is that)."""
     assert isinstance(op, nn.QMulOp)
     gate = _gate_index(op)
     if gate is None:
@@ -70,14 +75,38 @@ def _reason(op: Operation) -> str | None:
         return "the gate is not 8-bit"
     if any(op.qparams(side).per_axis for side in ("a", "b", "y")):
         return "a per-axis scale or zero point"
-    reason = None
-    try:
-        implementation = _pd(op).implementation
-        if not is_fast(implementation):
-            reason = f"oneDNN offers only {implementation} for it"
-    except b.DnnlError as error:
-        reason = f"oneDNN has no primitive for it: {error}"
+    return None
+
+
+def _reason(op: Operation) -> str | None:
+    """Why dispatch should not take the kernel for `op`: its rules, then a fast primitive
+    (oneDNN v3.2 has only `ref:any` for a gate of more than one image)."""
+    reason = _rule_reason(op)
+    if reason is None:
+        try:
+            implementation = _pd(op).implementation  # type: ignore[arg-type]
+            if not is_fast(implementation):
+                reason = f"oneDNN offers only {implementation} for it"
+        except b.DnnlError as error:
+            reason = f"oneDNN has no primitive for it: {error}"
     return reason
+
+
+def _types_reason(op: Operation) -> str | None:
+    """The layouts the values' types carry are the kernel's: image and result NHWC, the
+    gate NHWC or plain (the same bytes for N x C x 1 x 1)."""
+    reason = _rule_reason(op)
+    if reason is not None:
+        return reason
+    gate = _gate_index(op)  # type: ignore[arg-type]
+    for what, value, allowed in (
+        ("the image", op.operands[1 - gate], (NHWC,)),  # type: ignore[operator]
+        ("the gate", op.operands[gate], (NHWC, "")),  # type: ignore[index]
+        ("the result", op.results[0], (NHWC,)),
+    ):
+        if encoding_name(value.type) not in allowed:
+            return f"{what} is {encoding_name(value.type) or 'plain'}; the kernel takes NHWC"
+    return None
 
 
 def _pd(op: nn.QMulOp) -> b.PrimitiveDesc:
@@ -116,7 +145,7 @@ class _Bound:
     """The primitive, with the f and s arrays it reads, refilled from the gate on each call."""
 
     def __init__(self, op: Operation):
-        reason = _reason(op)
+        reason = _types_reason(op)
         if reason is not None:
             raise BindingRefused(reason)
         assert isinstance(op, nn.QMulOp)
@@ -129,7 +158,10 @@ class _Bound:
         channels = int(np.prod(shape_of(op.operands[self.gate])))
         self.factors = np.empty(channels, np.float32)
         self.shift = np.empty(channels, np.float32)
-        pd = _pd(op)
+        try:
+            pd = _pd(op)
+        except b.DnnlError as error:
+            raise BindingRefused(f"oneDNN has no primitive for it: {error}") from None
         compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, _SHIFT, b.DNNL_ARG_DST))
         self.call = PrimitiveCall(compiled, {b.DNNL_ARG_SRC_1: self.factors, _SHIFT: self.shift})
         self.dtype = p.NUMPY_TYPES[_type(op.output)]  # type: ignore[index]
@@ -183,4 +215,14 @@ def qmul_gate_kernels(family: str) -> list[Kernel]:
         workspace=_workspace,
         implementation_of=_implementation,
     )
-    return [Kernel("qmul_gate_onednn", nn.QMulOp, family, in_place_of=_in_place, **fields)]  # type: ignore[arg-type]
+    return [
+        Kernel(
+            "qmul_gate_onednn",
+            nn.QMulOp,
+            family,
+            applies=lambda op: _gate_index(op) is not None,  # type: ignore[arg-type]
+            accepts_types=_types_reason,
+            in_place_of=_in_place,
+            **fields,  # type: ignore[arg-type]
+        )
+    ]

@@ -39,6 +39,7 @@ from nnlayout.kernels.blocked.common import (
     any_types_reason,
     sparse_operand,
 )
+from nnlayout.kernels.blocked.quantized import prepare_qlookup
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.common import is_fast
@@ -46,8 +47,8 @@ from nnlayout.kernels.onednn.eltwise import eltwise_params
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, X
 from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
-from nnlayout.kernels.reference_quantized import dequantize_array, quantize_array
-from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
+from nnlayout.kernels.reference_quantized import requantization_table
+from nnlayout.kernels.registry import BoundKernel, FixedCall, Kernel, Target
 
 _ARGS = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, b.DNNL_ARG_DST)
 
@@ -59,9 +60,7 @@ Chain = tuple[tuple[int, float, float], float, int, float, int, int]
 def _requantizes(op: nn.QLookupOp, x: QParams, y: QParams) -> bool:
     """Whether the table is q(dq(v)) of x's and y's parameters (fold-qdq's requantization
     after a movement op)."""
-    low, high = nn.integer_range(x.element_type)
-    table = quantize_array(dequantize_array(np.arange(low, high + 1), x), y)
-    return bool(np.array_equal(table, op.values()))
+    return bool(np.array_equal(requantization_table(x, y), op.values()))
 
 
 def _chain(op: nn.QLookupOp) -> Chain | None:
@@ -132,14 +131,15 @@ def _reason(op: Operation) -> str | None:
 
 
 def _applies(op: Operation) -> bool:
-    try:
-        return isinstance(op, nn.QLookupOp) and _chain(op) is not None
-    except KeyError:  # an activation without a oneDNN eltwise
-        return False
+    return isinstance(op, nn.QLookupOp) and _chain(op) is not None
 
 
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    return sparse_operand(op) or _reason(op)
+    """The table's 256 entries checked (`_reason`), then a fast primitive for the op's size."""
+    reason = sparse_operand(op) or _reason(op)
+    if reason is None and not is_fast(implementation := _implementation(op)):
+        reason = f"oneDNN offers only {implementation} for it"
+    return reason
 
 
 def _unpadded(op: Operation, spec: LayoutSpec) -> str | None:
@@ -163,20 +163,28 @@ def _workspace(op: Operation, target: Target) -> int:
 
 
 def _implementation(op: Operation) -> str:
+    """oneDNN's implementation, or what runs instead (`_Bound`)."""
+    reason = _reason(op)
+    if reason is not None:
+        return f"numpy's table ({reason})"
     chain = _chain(op)  # type: ignore[arg-type]
     assert chain is not None
     return _pd(chain, _elements(op)).implementation
 
 
 class _Bound:
-    """The primitive for the op's number of bytes; `on` binds it to arena views once."""
+    """The primitive for the op's number of bytes; `on` binds it to arena views once. Where
+    it would not give the table here (a program compiled on another CPU, whose oneDNN
+    computes the function otherwise or only with its reference code; a hand-written kernel
+    choice), the table runs in numpy (`qlookup_any`'s bound kernel): the op's semantics."""
 
     def __init__(self, op: Operation):
-        reason = _reason(op)
-        if reason is not None:
-            raise BindingRefused(reason)
-        chain = _chain(op)  # type: ignore[arg-type]
-        assert chain is not None
+        assert isinstance(op, nn.QLookupOp)
+        self.table: BoundKernel | None = None
+        chain = _chain(op)
+        if chain is None or _reason(op) is not None:
+            self.table = prepare_qlookup(op, None)
+            return
         self.call = _call(chain, _elements(op))
         self.dtype = p.NUMPY_TYPES[chain[5]]
 
@@ -184,6 +192,9 @@ class _Bound:
         return array.reshape(-1).view(self.dtype)
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        if self.table is not None:
+            self.table(inputs, out)
+            return
         result = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
         source = self._bytes(np.ascontiguousarray(inputs[0]))
         self.call.call_on({b.DNNL_ARG_SRC: source}, self._bytes(result))
@@ -191,7 +202,7 @@ class _Bound:
             out[...] = result
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
-        if not (out.flags.c_contiguous and inputs[0].flags.c_contiguous):
+        if self.table is not None or not (out.flags.c_contiguous and inputs[0].flags.c_contiguous):
             return partial(self, inputs, out)
         return self.call.bind_to({b.DNNL_ARG_SRC: self._bytes(inputs[0])}, self._bytes(out))
 

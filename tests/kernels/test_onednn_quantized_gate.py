@@ -17,6 +17,7 @@ from nnlayout.dialects.nn.base import ui8
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
+from nnlayout.kernels.registry import BindingRefused
 from nnlayout.kernels.targets import get_target
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
@@ -36,9 +37,13 @@ ZEROS = {"u8": (131, 3, 120), "s8": (-7, 11, 4)}
 CLAMPS = {"u8": (125, 200), "s8": (-5, 60)}
 
 
-def gate_mul(kind: str, gate_first: bool, clamped: bool, layout: str = "") -> nn.QMulOp:
+def gate_mul(
+    kind: str, gate_first: bool, clamped: bool, layout: str = "", images: int = 1
+) -> nn.QMulOp:
+    """IMAGE times GATE (or GATE times IMAGE), for `images` images, typed in `layout`."""
     element_type = ui8 if kind == "u8" else i8
-    shapes = (GATE, IMAGE) if gate_first else (IMAGE, GATE)
+    image, gate = (images, *IMAGE[1:]), (images, *GATE[1:])
+    shapes = (gate, image) if gate_first else (image, gate)
     op = nn.QMulOp(
         *(create_ssa_value(tensor(s, layout, element_type)) for s in shapes),
         tuple(
@@ -48,7 +53,7 @@ def gate_mul(kind: str, gate_first: bool, clamped: bool, layout: str = "") -> nn
         CLAMPS[kind] if clamped else (None, None),
     )
     if layout:
-        Rewriter.replace_value_with_new_type(op.output, tensor(IMAGE, layout, element_type))
+        Rewriter.replace_value_with_new_type(op.output, tensor(image, layout, element_type))
     return op
 
 
@@ -91,12 +96,28 @@ def test_the_gate_kernel_computes_the_reference(kind, gate_first, clamped) -> No
 
 
 def test_what_the_gate_kernel_refuses_is_named() -> None:
+    """It applies to an image times a gate only; it refuses an image and result of two types
+    and a gate of two images (oneDNN's reference code only), and binding refuses values laid
+    out otherwise than NHWC (hand-written IR), naming each."""
     kernel, onednn = registry().lookup("qmul_gate_onednn"), get_target("onednn")
     same = nn.QMulOp(
         *(create_ssa_value(tensor(IMAGE, "", ui8)) for _ in range(2)),
-        tuple(nn.QParams.make(0.1, 0, ui8) for _ in range(3)),
+        tuple(nn.QParams.make(0.1, 3, ui8) for _ in range(3)),
     )
-    assert "N x C x 1 x 1" in kernel.refusal(same, onednn, True)
+    assert not kernel.applies(same)
+    assert registry().select(same, onednn, True).rejected[-1][0] != "qmul_gate_onednn"
+    mixed = gate_mul("u8", False, False, "NHWC")
+    Rewriter.replace_value_with_new_type(mixed.output, tensor(IMAGE, "NHWC", i8))
+    reason = kernel.refusal(mixed, onednn, True)
+    assert reason == "the image and the result are not of one 8-bit type"
+    two = gate_mul("u8", False, False, "NHWC", images=2)
+    assert kernel.refusal(two, onednn, True) == "oneDNN offers only ref:any for it"
+    for layout in ("", "NCHW16c"):
+        op = gate_mul("u8", False, False, layout)
+        reason = f"the image is {layout or 'plain'}; the kernel takes NHWC"
+        assert kernel.binding_refusal(op) == reason
+        with pytest.raises(BindingRefused, match=reason):
+            kernel.prepare(op, None)
 
 
 def _program(kind: str) -> str:
@@ -107,7 +128,8 @@ def _program(kind: str) -> str:
 
     def q(prefix: str, scale: float, zero: int) -> str:
         tensor = f"tensor<{t}>"
-        return f"{prefix}_scale = dense<{scale}> : tensor<f32>, {prefix}_zero_point = dense<{zero}> : {tensor}"
+        scale_attr = f"{prefix}_scale = dense<{scale}> : tensor<f32>"
+        return f"{scale_attr}, {prefix}_zero_point = dense<{zero}> : {tensor}"
 
     image, gate = f"tensor<1x20x6x5x{t}>", f"tensor<1x20x1x1x{t}>"
     return (

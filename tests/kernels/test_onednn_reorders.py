@@ -105,8 +105,8 @@ def test_channel_shuffle_runs_as_a_onednn_reorder(layout: str, channels: int, gr
 def test_quantized_channel_shuffle_and_slice_move_integers_in_nhwc(element_type) -> None:
     """ShuffleNet's unit quantized: oneDNN's reorder shuffles the u8/s8 bytes in NHWC (the
     int8 kernels' layout, on every target with oneDNN; the blocked family's numpy shuffle
-    elsewhere), and the blocked family's slice takes them in NHWC; a layout with padding lanes, which would have to hold the data's zero point, is
-    refused for them."""
+    elsewhere), and the blocked family's slice takes them in NHWC; a layout with padding
+    lanes, which would have to hold the data's zero point, is refused for them."""
     from nnlayout.kernels.onednn.prepared import run
     from nnlayout.kernels.providers import registry
     from nnlayout.kernels.targets import get_target

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import NoneAttr, TensorType, i8
+from xdsl.dialects.builtin import FloatAttr, NoneAttr, StringAttr, TensorType, f32, i8
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
@@ -77,4 +77,13 @@ def test_the_table_must_have_256_entries_of_the_data_type() -> None:
     op = sigmoid_lookup(nn.ui8)
     op.properties["table"] = type(op.table).from_list(TensorType(nn.ui8, (255,)), [0] * 255)
     with pytest.raises(VerifyException, match="table must be a tensor<256xui8>"):
+        op.verify()
+
+
+def test_a_recorded_function_must_be_an_activation_with_its_attributes() -> None:
+    op = sigmoid_lookup(nn.ui8)
+    op.properties["activation"] = StringAttr("hardswish")
+    op.verify()
+    op.properties["alpha"] = FloatAttr(0.5, f32)
+    with pytest.raises(VerifyException, match="'alpha' does not apply to activation"):
         op.verify()
