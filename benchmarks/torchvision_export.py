@@ -77,6 +77,24 @@ EXPORTERS = ["classic", "dynamo"]
 #: Not an exporter of the float zoo: the model quantized by torch (`quantized_fx`), then the
 #: classic exporter; what `zoo_int8 --quantizer torch-fx` measures.
 FX_INT8 = "fx-int8"
+#: Likewise, the model's quantizable variant (torchvision.models.quantization) quantized in
+#: torch's eager mode (`quantized_eager`), as torchvision's quantization tutorial does it.
+EAGER_INT8 = "eager-int8"
+#: The models torchvision has a quantizable variant of, for EAGER_INT8.
+EAGER_MODELS = (
+    "googlenet",
+    "inception_v3",
+    "mobilenet_v2",
+    "mobilenet_v3_large",
+    "resnet18",
+    "resnet50",
+    "resnext101_32x8d",
+    "resnext101_64x4d",
+    "shufflenet_v2_x0_5",
+    "shufflenet_v2_x1_0",
+    "shufflenet_v2_x1_5",
+    "shufflenet_v2_x2_0",
+)
 CLASSIC_OPSET = 17
 DEFAULT_CACHE = Path.home() / ".cache" / "nnlayout" / "torchvision"
 TIMEOUT_SECONDS = 300
@@ -114,14 +132,17 @@ def require(parser: argparse.ArgumentParser, missing: Sequence[str], why: str, e
 
 
 # ------------------------------------------------------------------ in the export subprocess
-def build(model: str) -> object:
-    """The torchvision model `model`, seeded, its batch-norm statistics set, in eval mode."""
+def build(model: str, quantizable: bool = False) -> object:
+    """The torchvision model `model` (its quantizable variant, not quantized yet, with
+    `quantizable`), seeded, its batch-norm statistics set, in eval mode."""
     import torch
     import torchvision
 
     torch.manual_seed(0)
     # A segmentation model's backbone has weights of its own, downloaded unless told not to.
-    extra = {"weights_backbone": None} if model in SEGMENTATION else {}
+    extra: dict[str, object] = {"weights_backbone": None} if model in SEGMENTATION else {}
+    if quantizable:
+        model, extra = f"quantized_{model}", {"quantize": False}
     net = torchvision.models.get_model(model, weights=None, **extra)
     batch_norms = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     momenta = [m.momentum for m in batch_norms]
@@ -178,15 +199,17 @@ def export_one(model: str, exporter: str, path: Path) -> None:
     # Else, in eval mode, the classic exporter meets attention's fused fast path
     # (aten::_native_multi_head_attention, which it cannot export); the same arithmetic.
     torch.backends.mha.set_fastpath_enabled(False)
-    net = build(model)
+    net = build(model, quantizable=exporter == EAGER_INT8)
     size = image_size(model)
     x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
     if exporter == FX_INT8:
         net = quantized_fx(net, x)
+    if exporter == EAGER_INT8:
+        net = quantized_eager(net, x)
     partial = path.parent / f"{path.name}.partial"  # moved into place when complete
     partial.mkdir(parents=True, exist_ok=True)
     with torch.no_grad():
-        if exporter in ("classic", FX_INT8):
+        if exporter in ("classic", FX_INT8, EAGER_INT8):
             torch.onnx.export(
                 net,
                 (x,),
@@ -217,6 +240,23 @@ def quantized_fx(net: object, x: object) -> object:
         for _ in range(CALIBRATION_BATCHES):
             prepared(torch.randn(4, *x.shape[1:], generator=generator))
     return convert_fx(prepared)
+
+
+def quantized_eager(net: object, x: object) -> object:
+    """A quantizable torchvision model quantized in torch's eager mode: its convolutions,
+    batch norms and Relus fused (`fuse_model`), the x86 backend's default qconfig, observers
+    calibrated on seeded random batches, converted to quantized modules."""
+    import torch
+    from torch.ao.quantization import convert, get_default_qconfig, prepare
+
+    net.fuse_model(is_qat=False)  # type: ignore[attr-defined]
+    net.qconfig = get_default_qconfig("x86")  # type: ignore[attr-defined]
+    prepared = prepare(net)
+    generator = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for _ in range(CALIBRATION_BATCHES):
+            prepared(torch.randn(4, *x.shape[1:], generator=generator))
+    return convert(prepared)
 
 
 # ------------------------------------------------------------------ the parent

@@ -6,6 +6,7 @@ side at one thread: latency, arenas and agreement with onnxruntime's int8 output
     python -m nnlayout.benchmarks.zoo_int8 --small --inputs 10
     python -m nnlayout.benchmarks.zoo_int8 resnet50 --targets ref,avx512
     python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-fx     # quantized by torch itself
+    python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-eager  # torch's eager mode
 
 Models: the zoo's ResNet-50, MobileNetV2, DenseNet-121 and UNet (`examples/make_models.py`,
 seeded random weights) and torchvision's ResNet-18 (exported by torch's classic exporter, as
@@ -19,7 +20,11 @@ With `--quantizer torch-fx`, the models are torchvision's (resnet18, mobilenet_v
 by default; any CNN `torchvision_export` knows) quantized as a PyTorch user does it, by
 `torch.ao.quantization.quantize_fx` (x86 qconfig, calibrated on seeded random batches), and
 exported by torch's classic exporter (`torchvision_export`'s fx-int8, cached beside its other
-exports); the float model is the same network's classic export.
+exports); the float model is the same network's classic export. `--quantizer torch-eager`
+quantizes torchvision's quantizable variant of the model (`torchvision.models.quantization`:
+googlenet, inception_v3, mobilenet_v2, mobilenet_v3_large, resnet18, resnet50, the resnext101s
+and shufflenet_v2s) in torch's eager mode, as torchvision's quantization tutorial does
+(`fuse_model`, the x86 qconfig, `prepare`, calibration, `convert`; `eager-int8`).
 
 The classifiers' final Softmax output is dropped (their logits stay): a one-step difference
 of two logits moves a probability by up to a quarter of a logit step, several steps of the
@@ -82,6 +87,8 @@ from xdsl.dialects.builtin import ModuleOp
 from nnlayout.benchmarks.startup import check_names, run_with_threads
 from nnlayout.benchmarks.torchvision_export import (
     DEFAULT_CACHE,
+    EAGER_INT8,
+    EAGER_MODELS,
     FX_INT8,
     TIMEOUT_SECONDS,
     export_cached,
@@ -106,8 +113,11 @@ from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
 MODELS = ["resnet50", "mobilenet_v2", "densenet121", "unet", "resnet18"]
-#: --quantizer torch-fx's default models (torchvision's; any of its CNNs may be named).
+#: --quantizer torch-fx's and torch-eager's default models (torchvision's; any of its CNNs may
+#: be named, any of EAGER_MODELS with torch-eager).
 TORCH_FX_MODELS = ["resnet18", "mobilenet_v2", "resnet50"]
+#: torch's quantizers: the torchvision_export variant each writes.
+TORCH_QUANTIZERS = {"torch-fx": FX_INT8, "torch-eager": EAGER_INT8}
 TORCHVISION = "resnet18"
 PIPELINE = "default-pipeline{{target={target} padding={padding}{bf16}}}"
 MIN_TOP1 = 0.99
@@ -309,7 +319,7 @@ class Row:
 
 def float_model(name: str, args: argparse.Namespace) -> Path | str:
     """The float .onnx of `name`, or why there is none."""
-    if name != TORCHVISION and args.quantizer != "torch-fx":
+    if name != TORCHVISION and args.quantizer not in TORCH_QUANTIZERS:
         return write_model(name, args.small, args.dir)
     if args.small:
         return "no small variant (torchvision's full-size export); left out with --small"
@@ -422,8 +432,8 @@ def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> 
     label = name + ("_small" if args.small else "")
     f32_path, int8_path = folder / f"{label}.f32.onnx", folder / f"{label}.int8.onnx"
     onnx.save(without_softmax(onnx.load(source)), f32_path)  # imported beside it
-    if args.quantizer == "torch-fx":
-        quantized = onnx.load(onnx_path(args.cache_dir, name, FX_INT8))
+    if args.quantizer in TORCH_QUANTIZERS:
+        quantized = onnx.load(onnx_path(args.cache_dir, name, TORCH_QUANTIZERS[args.quantizer]))
         onnx.save(quantized, int8_path)  # imported beside it
     else:
         quantized = quantize(f32_path, int8_path, calibration=args.calibration, seed=args.seed)
@@ -561,16 +571,17 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "names",
         nargs="*",
-        help=f"models (default: {', '.join(MODELS)}; with --quantizer torch-fx, torchvision's "
-        f"{', '.join(TORCH_FX_MODELS)})",
+        help=f"models (default: {', '.join(MODELS)}; with --quantizer torch-fx or torch-eager, "
+        f"torchvision's {', '.join(TORCH_FX_MODELS)})",
     )
     parser.add_argument(
         "--quantizer",
-        choices=["onnxruntime", "torch-fx"],
+        choices=["onnxruntime", *TORCH_QUANTIZERS],
         default="onnxruntime",
         help="onnxruntime's quantize_static (default), or torch's own quantization of a "
-        "torchvision model (torch.ao quantize_fx, x86 qconfig) exported by the classic "
-        "exporter, as torchvision_export's fx-int8 (needs the models extra)",
+        "torchvision model exported by the classic exporter (needs the models extra): "
+        "torch.ao's quantize_fx (x86 qconfig; torchvision_export's fx-int8), or eager mode "
+        "on torchvision's quantizable variant (fuse_model, prepare, convert; eager-int8)",
     )
     parser.add_argument("--small", action="store_true", help="the zoo's reduced variants")
     parser.add_argument("--target", default="onednn", help="the timed target (default onednn)")
@@ -617,12 +628,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = make_parser()
     args = parser.parse_args(argv)
-    torch_fx = args.quantizer == "torch-fx"
-    args.names = args.names or list(TORCH_FX_MODELS if torch_fx else MODELS)
+    by_torch = TORCH_QUANTIZERS.get(args.quantizer)
+    args.names = args.names or list(TORCH_FX_MODELS if by_torch else MODELS)
     args.targets = [t for t in args.targets.split(",") if t]
-    check_names(parser, args.names, TORCHVISION_MODELS if torch_fx else MODELS)
-    if torch_fx and (args.small or missing_packages()):
-        parser.error("--quantizer torch-fx needs torch (pip install -e '.[models]'), not --small")
+    known = {FX_INT8: TORCHVISION_MODELS, EAGER_INT8: list(EAGER_MODELS), None: MODELS}
+    check_names(parser, args.names, known[by_torch])
+    if by_torch and (args.small or missing_packages()):
+        parser.error(
+            f"--quantizer {args.quantizer} needs torch (pip install -e '.[models]'), not --small"
+        )
     if args.inputs < 1 or args.repeats < 1 or args.calibration < 1:
         parser.error("--inputs, --repeats and --calibration must be at least 1")
     if importlib.util.find_spec("onnxruntime") is None:
@@ -633,8 +647,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="nnlayout-zoo-int8-") as scratch:
         for name in args.names:
             source = float_model(name, args)
-            if torch_fx and not isinstance(source, str):
-                source = export_cached(args.cache_dir, name, FX_INT8, TIMEOUT_SECONDS) or source
+            if by_torch and not isinstance(source, str):
+                source = export_cached(args.cache_dir, name, by_torch, TIMEOUT_SECONDS) or source
             if isinstance(source, str):
                 print(f"{name}: left out: {source}", flush=True)
                 continue

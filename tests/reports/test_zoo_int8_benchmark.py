@@ -66,17 +66,28 @@ def test_output_steps_read_scales_of_constant_nodes() -> None:
     assert zoo_int8.output_steps(helper.make_model(graph)) == [0.25]
 
 
-def test_torch_fx_quantizer_needs_torch(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("quantizer", ["torch-fx", "torch-eager"])
+def test_torch_quantizers_need_torch(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], quantizer: str
 ) -> None:
     monkeypatch.setattr(zoo_int8, "missing_packages", lambda: ["torch"])
     with pytest.raises(SystemExit) as exit_info:
-        zoo_int8.main(["--quantizer", "torch-fx"])
+        zoo_int8.main(["--quantizer", quantizer])
     assert exit_info.value.code == 2
-    assert "--quantizer torch-fx needs torch" in capsys.readouterr().err
+    assert f"--quantizer {quantizer} needs torch" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        zoo_int8.main(["--quantizer", "torch-fx", "unet"])  # not a torchvision model
+        zoo_int8.main(["--quantizer", quantizer, "unet"])  # not a torchvision model
     assert "unknown model(s) unet" in capsys.readouterr().err
+
+
+def test_torch_eager_takes_the_models_torchvision_can_quantize(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """squeezenet1_1 has no quantizable variant in torchvision (fx quantizes it)."""
+    with pytest.raises(SystemExit) as exit_info:
+        zoo_int8.main(["--quantizer", "torch-eager", "squeezenet1_1"])
+    assert exit_info.value.code == 2
+    assert "unknown model(s) squeezenet1_1" in capsys.readouterr().err
 
 
 @pytest.mark.slow  # quantizes, compiles twice and times: 5 to 15 s
