@@ -142,8 +142,9 @@ def build(model: str, quantizable: bool = False) -> object:
     # A segmentation model's backbone has weights of its own, downloaded unless told not to.
     extra: dict[str, object] = {"weights_backbone": None} if model in SEGMENTATION else {}
     if quantizable:
-        model, extra = f"quantized_{model}", {"quantize": False}
-    net = torchvision.models.get_model(model, weights=None, **extra)
+        extra = {"quantize": False}
+    name = f"quantized_{model}" if quantizable else model
+    net = torchvision.models.get_model(name, weights=None, **extra)
     batch_norms = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     momenta = [m.momentum for m in batch_norms]
     for m in batch_norms:

@@ -32,7 +32,8 @@ Buffers a function returns escape and stay separate allocations, as do buffers s
 not model uses (kept conservative); function arguments belong to the caller.
 
 The function gets `nnlayout.arena_bytes`, `nnlayout.lower_bound_bytes` (the most bytes live
-at one point, an in-place pair counted once: no plan can do better), `nnlayout.unplanned_bytes`
+at one point, an in-place pair counted once, each buffer's size rounded up to the 64-byte
+alignment every buffer starts on: no plan can do better), `nnlayout.unplanned_bytes`
 (every intermediate buffer in its own allocation), `nnlayout.padding_bytes` (channel padding
 and halo borders in the arena's buffers, summed over the buffers like the unplanned bytes)
 and `nnlayout.halo_bytes` (the halo part of it); outside the arena, the bytes of the constants
@@ -446,7 +447,10 @@ def plan_function(function: func.FuncOp) -> tuple[FunctionPlan, list[Buffer]]:
         for g, ms in zip(groups, members, strict=True)
     ]
     placement = plan_offsets(intervals, BUFFER_ALIGNMENT)
-    bound, peak_step = peak(intervals)
+    # Every buffer starts on the alignment, so it takes its size rounded up to it: 1-byte
+    # buffers (int8) of other sizes make the bound of the sizes themselves unreachable.
+    aligned = [Interval(i.start, i.end, _align(i.size, BUFFER_ALIGNMENT)) for i in intervals]
+    bound, peak_step = peak(aligned)
     written = _written_types(block)
     padding = [_padding(b, written) for b in planned]
     report = tuple(

@@ -491,3 +491,21 @@ def test_the_indexed_best_fit_and_breadth_order_equal_the_scanning_ones(seed: in
             assert _best_fit(intervals, order, alignment) == _best_fit_by_scanning(
                 intervals, order, alignment
             )
+
+
+ODD_BYTES = """
+func.func @f(%x: tensor<1x3x10x10xui8>) -> tensor<1x3x10x10xui8> {
+  %a = nn.max_pool2d %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x3x10x10xui8> -> tensor<1x3x10x10xui8>
+  %b = nn.max_pool2d %a kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x3x10x10xui8> -> tensor<1x3x10x10xui8>
+  %c = nn.max_pool2d %b kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x3x10x10xui8> -> tensor<1x3x10x10xui8>
+  func.return %c : tensor<1x3x10x10xui8>
+}
+"""
+
+
+def test_the_bound_counts_the_alignment_every_buffer_starts_on() -> None:
+    """Two 300-byte u8 buffers live at once take 320 bytes each (64-byte alignment): the
+    bound is 640, which the arena reaches, not 600, which no plan can."""
+    pipeline = "select-dispatch{target=ref},insert-layouts,propagate-layouts,bufferize"
+    plan, _ = plan_function(the_function(compile_text(ODD_BYTES, pipeline)))
+    assert plan.lower_bound_bytes == plan.arena_bytes == 2 * 320
