@@ -589,10 +589,10 @@ def quantize_with_onnxruntime(
 
 
 def output_step(model: onnx.ModelProto) -> float:
-    """The scale of the DequantizeLinear that makes the (first) graph output: one
-    quantization step of it."""
-    output = model.graph.output[0].name
-    node = next(n for n in model.graph.node if output in n.output)
-    assert node.op_type == "DequantizeLinear", node.op_type
-    scale = next(t for t in model.graph.initializer if t.name == node.input[1])
-    return float(numpy_helper.to_array(scale).reshape(()))
+    """The scale of the DequantizeLinear that makes the (first) graph output (an initializer
+    or, as torch writes it, a Constant node): one quantization step of it."""
+    from nnlayout.benchmarks.zoo_int8 import output_steps
+
+    step = output_steps(model)[0]
+    assert step > 0, "the first output is not made by a DequantizeLinear"
+    return step
