@@ -1,8 +1,10 @@
-"""`nn.qlookup` whose table fold-qdq computed from a function oneDNN has (its `activation`:
-hardswish, swish, sigmoid, ...), or which requantizes (q(dq(v)) of its x and y parameters:
-fold-qdq's after a movement op), as oneDNN's binary primitive: one vectorised pass over the
-bytes where numpy's `take` converts each to an index first (measured on MobileNetV3's
-tables, 47,040 bytes: 8.6 us against 20 us for `qlookup_any`'s pairs of bytes).
+"""`nn.qlookup` whose table fold-qdq computed from a piecewise-linear function (its
+`activation`: hardswish, hardsigmoid, relu, leaky relu, clip), or which requantizes (q(dq(v))
+of its x and y parameters: fold-qdq's after a movement op), as oneDNN's binary primitive: one
+vectorised pass over the bytes where numpy's `take` converts each to an index first
+(measured at one thread on 47,040 bytes: hardswish 8.9 us, the identity 7.4, against 19.5
+for `qlookup_any`'s pairs of bytes). A function with an exp (swish, sigmoid, tanh, gelu, ...)
+oneDNN computes slower than the table is read (swish 26.0 us): its table stays numpy's.
 
     y = saturate(round_half_even(f((x - x_zp) * x_scale) / y_scale + y_zp))
 
@@ -51,6 +53,19 @@ from nnlayout.kernels.reference_quantized import requantization_table
 from nnlayout.kernels.registry import BoundKernel, FixedCall, Kernel, Target
 
 _ARGS = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, b.DNNL_ARG_DST)
+# The piecewise-linear eltwise algorithms, which oneDNN computes faster than `qlookup_any`
+# reads its table of byte pairs; those with an exp (swish, logistic, tanh, gelu, elu,
+# soft_relu, mish) it computes slower, at one thread (docs/benchmarks-int8.md).
+CHEAPER_THAN_THE_TABLE = frozenset(
+    (
+        b.dnnl_eltwise_linear,
+        b.dnnl_eltwise_relu,
+        b.dnnl_eltwise_clip,
+        b.dnnl_eltwise_clip_v2,
+        b.dnnl_eltwise_hardswish,
+        b.dnnl_eltwise_hardsigmoid,
+    )
+)
 
 # What a table's primitive depends on: the eltwise (algorithm, alpha, beta), x's scale and
 # zero point, y's scale and zero point, and the data type.
@@ -131,7 +146,11 @@ def _reason(op: Operation) -> str | None:
 
 
 def _applies(op: Operation) -> bool:
-    return isinstance(op, nn.QLookupOp) and _chain(op) is not None
+    """A table of a function `CHEAPER_THAN_THE_TABLE` computes, or a requantization."""
+    if not isinstance(op, nn.QLookupOp):
+        return False
+    chain = _chain(op)
+    return chain is not None and chain[0][0] in CHEAPER_THAN_THE_TABLE
 
 
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
