@@ -74,11 +74,15 @@ def dequantize_array(x: np.ndarray, params: QParams) -> np.ndarray:
     return ((x.astype(np.float32) - zero_point) * scale).astype(np.float32)
 
 
-def requantization_table(x: QParams, y: QParams) -> np.ndarray:
-    """q(dq(v)) for each v of x's 8-bit type in order: the table of a requantization from
-    x's parameters to y's (of one type)."""
+def table_of(
+    x: QParams, y: QParams, function: Callable[[np.ndarray], np.ndarray] | None = None
+) -> np.ndarray:
+    """quantize(function(dequantize(v))) with y's parameters for each v of x's 8-bit type in
+    order: the table of an element-wise function between a dequantize and a quantize, of a
+    requantization from x's parameters to y's where `function` is None (the identity)."""
     low, high = nn.integer_range(x.element_type)
-    return quantize_array(dequantize_array(np.arange(low, high + 1), x), y)
+    real = dequantize_array(np.arange(low, high + 1), x)
+    return quantize_array(real if function is None else function(real), y)
 
 
 def quantize(op: nn.QuantizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

@@ -69,11 +69,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.reference_quantized import (
-    dequantize_array,
-    quantize_array,
-    requantization_table,
-)
+from nnlayout.kernels.reference_quantized import table_of
 from nnlayout.transforms.stages import require_tensor_level
 
 #: Ops that only move or select elements: exact on the integers when dq and q agree.
@@ -247,7 +243,7 @@ def _movement(op: Operation, y: QParams) -> list[Operation]:
     )
     if same:
         return [moved]
-    table = requantization_table(x_params, y)
+    table = table_of(x_params, y)
     return [moved, nn.QLookupOp(moved.results[0], table.tolist(), (x_params, y))]
 
 
@@ -380,11 +376,9 @@ def _fold_into_table(op: nn.QuantizeOp, function: Operation, rewriter: PatternRe
     dq = function.operands[0].owner
     assert isinstance(dq, nn.DequantizeOp)
     x, y = dq.qparams(), op.qparams()
-    low, high = nn.integer_range(x.element_type)
-    values = np.arange(low, high + 1)
-    images = REFERENCE_KERNELS[type(function)](function, [dequantize_array(values, x)])
+    table = table_of(x, y, lambda real: REFERENCE_KERNELS[type(function)](function, [real]))
     recorded = function if type(function) in nn.ACTIVATIONS.values() else None
-    lookup = nn.QLookupOp(dq.input, quantize_array(images, y).tolist(), (x, y), recorded)  # type: ignore[arg-type]
+    lookup = nn.QLookupOp(dq.input, table.tolist(), (x, y), recorded)  # type: ignore[arg-type]
     lookup.location = function.location
     lookup.output.name_hint = op.output.name_hint
     rewriter.insert(lookup, InsertPoint.before(op))

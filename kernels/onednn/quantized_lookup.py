@@ -49,7 +49,7 @@ from nnlayout.kernels.onednn.eltwise import eltwise_params
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, X
 from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
-from nnlayout.kernels.reference_quantized import requantization_table
+from nnlayout.kernels.reference_quantized import table_of
 from nnlayout.kernels.registry import BoundKernel, FixedCall, Kernel, Target
 
 _ARGS = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, b.DNNL_ARG_DST)
@@ -75,7 +75,7 @@ Chain = tuple[tuple[int, float, float], float, int, float, int, int]
 def _requantizes(op: nn.QLookupOp, x: QParams, y: QParams) -> bool:
     """Whether the table is q(dq(v)) of x's and y's parameters (fold-qdq's requantization
     after a movement op)."""
-    return bool(np.array_equal(requantization_table(x, y), op.values()))
+    return bool(np.array_equal(table_of(x, y), op.values()))
 
 
 def _chain(op: nn.QLookupOp) -> Chain | None:
