@@ -257,7 +257,7 @@ class FuseQAddIntoQConv(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: QAddOp, rewriter: PatternRewriter) -> None:
-        if op.clamp_min is not None or op.clamp_max is not None:
+        if op.clamp != (None, None):
             if any(isinstance(v.owner, QConv2dOp) for v in op.operands):
                 remarks.emit(
                     op,

@@ -85,20 +85,26 @@ def _qadd_values(op: nn.QAddOp | nn.QMulOp) -> tuple[dict[int, np.ndarray], floa
     return values, shift
 
 
+def clamp_post_ops(op: nn.QBinaryOp) -> tuple[b.PostOp, ...]:
+    """The clip post-op of the op's clamp (a folded Relu or Clip), none without one: after
+    the last shift, its bounds integers, so clipping before oneDNN rounds is clipping after."""
+    if op.clamp == (None, None):
+        return ()
+    low, high = op.clamp_limits(op.output.type.element_type)  # type: ignore[attr-defined]
+    return (b.PostOp.eltwise(b.dnnl_eltwise_clip, low, high),)
+
+
 def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int) -> b.PrimitiveDesc:
     """oneDNN's binary add (or mul) computing `op` on data of format `tag`."""
     md = b.MemoryDesc.with_tag(shape_of(op.output), tag, _int8_type(op) or b.dnnl_u8)
     _, shift = _qadd_values(op)
-    post_ops = [b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift)]
-    if op.clamp != (None, None):
-        low, high = op.clamp_limits(op.output.type.element_type)  # type: ignore[attr-defined]
-        post_ops.append(b.PostOp.eltwise(b.dnnl_eltwise_clip, low, high))
+    post_ops = (b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift), *clamp_post_ops(op))
     return p.binary_pd(
         b.dnnl_binary_mul if isinstance(op, nn.QMulOp) else b.dnnl_binary_add,
         md,
         md,
         md,
-        tuple(post_ops),
+        post_ops,
         Quantization(tuple((arg, 0) for arg in _SOURCES)),
     )
 

@@ -40,6 +40,7 @@ from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
 from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
+from nnlayout.kernels.onednn.quantized_eltwise import clamp_post_ops
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
 NHWC = "NHWC"
@@ -117,11 +118,8 @@ def _pd(op: nn.QMulOp) -> b.PrimitiveDesc:
     shape, tag = shape_of(image), by_layout("data", NHWC).value  # type: ignore[union-attr]
     data = b.MemoryDesc.with_tag(shape, tag, _type(image))
     factors = b.MemoryDesc.with_tag((*shape[:2], 1, 1), tag, b.dnnl_f32)
-    post_ops = [b.PostOp.binary(b.dnnl_binary_add, (*shape[:2], 1, 1))]
-    if op.clamp != (None, None):
-        low, high = op.clamp_limits(op.output.type.element_type)  # type: ignore[attr-defined]
-        post_ops.append(b.PostOp.eltwise(b.dnnl_eltwise_clip, low, high))
-    return p.binary_pd(b.dnnl_binary_mul, data, factors, data, tuple(post_ops))
+    post_ops = (b.PostOp.binary(b.dnnl_binary_add, (*shape[:2], 1, 1)), *clamp_post_ops(op))
+    return p.binary_pd(b.dnnl_binary_mul, data, factors, data, post_ops)
 
 
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
