@@ -137,12 +137,14 @@ def _differences(chain: Chain, table: bytes) -> str | None:
     return None
 
 
-def _reason(op: Operation) -> str | None:
+def _checked(op: Operation) -> tuple[Chain, None] | tuple[None, str]:
+    """The op's chain where it gives the table's 256 entries, else why it does not."""
     assert isinstance(op, nn.QLookupOp)
     chain = _chain(op)
     if chain is None:
-        return "no function recorded beside the table (nor a requantization)"
-    return _differences(chain, op.values().tobytes())
+        return None, "no function recorded beside the table (nor a requantization)"
+    reason = _differences(chain, op.values().tobytes())
+    return (None, reason) if reason is not None else (chain, None)
 
 
 def _applies(op: Operation) -> bool:
@@ -154,10 +156,13 @@ def _applies(op: Operation) -> bool:
 
 
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    """The table's 256 entries checked (`_reason`), then a fast primitive for the op's size."""
-    reason = sparse_operand(op) or _reason(op)
-    if reason is None and not is_fast(implementation := _implementation(op)):
-        reason = f"oneDNN offers only {implementation} for it"
+    """The table's 256 entries checked (`_checked`), then a fast primitive for the op's size."""
+    chain, reason = _checked(op)
+    reason = sparse_operand(op) or reason
+    if chain is not None and reason is None:
+        implementation = _pd(chain, _elements(op)).implementation
+        if not is_fast(implementation):
+            reason = f"oneDNN offers only {implementation} for it"
     return reason
 
 
@@ -183,11 +188,9 @@ def _workspace(op: Operation, target: Target) -> int:
 
 def _implementation(op: Operation) -> str:
     """oneDNN's implementation, or what runs instead (`_Bound`)."""
-    reason = _reason(op)
-    if reason is not None:
+    chain, reason = _checked(op)
+    if chain is None:
         return f"numpy's table ({reason})"
-    chain = _chain(op)  # type: ignore[arg-type]
-    assert chain is not None
     return _pd(chain, _elements(op)).implementation
 
 
@@ -200,8 +203,8 @@ class _Bound:
     def __init__(self, op: Operation):
         assert isinstance(op, nn.QLookupOp)
         self.table: BoundKernel | None = None
-        chain = _chain(op)
-        if chain is None or _reason(op) is not None:
+        chain, _ = _checked(op)
+        if chain is None:
             self.table = prepare_qlookup(op, None)
             return
         self.call = _call(chain, _elements(op))
