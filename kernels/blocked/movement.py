@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
@@ -58,14 +57,10 @@ def _unpadded_for_integers(
     """`check`; for integer (quantized) data, a layout without padding lanes, which would
     have to hold the data's zero point, unknown here, not the 0 the kernels write there."""
     reason = check(op, spec)
-    if reason is None and _is_integer(op) and spec.padding_elements(shape_of(op.results[0])):
+    quantized = not nn.is_float_type(getattr(op.results[0].type, "element_type", None))
+    if reason is None and quantized and spec.padding_elements(shape_of(op.results[0])):
         reason = f"{spec.text} pads; the padding lanes of quantized data hold its zero point"
     return reason
-
-
-def _is_integer(op: Operation) -> bool:
-    element_type = getattr(op.results[0].type, "element_type", None)
-    return not isinstance(element_type, AnyFloat)
 
 
 def _pad_layout(op: Operation, spec: LayoutSpec) -> str | None:
