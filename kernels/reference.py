@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.ir import Operation
 
@@ -30,6 +29,7 @@ from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
 from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
 from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
+from nnlayout.kernels.reference_pooling import avg_pool2d, max_pool2d, pad_spatial, windows
 from nnlayout.kernels.reference_quantized import QUANTIZED_REFERENCE_KERNELS
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
@@ -39,42 +39,6 @@ Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
 def _scalar(attr: FloatAttr, like: np.ndarray) -> np.generic:
     """A float attribute as a scalar of `like`'s dtype (so float32 stays float32)."""
     return like.dtype.type(attr.value.data)
-
-
-# ------------------------------------------------------------------ window helpers
-def _pad_spatial(
-    x: np.ndarray, pads: Sequence[int], value: float, extra: Sequence[int] = (0, 0)
-) -> np.ndarray:
-    """Pads the H and W axes of NCHW `x` by pads = [top, left, bottom, right], plus `extra`
-    more rows/columns at the bottom/right end."""
-    top, left, bottom, right = pads
-    widths = ((0, 0), (0, 0), (top, bottom + extra[0]), (left, right + extra[1]))
-    if not any(before or after for before, after in widths):
-        return x
-    return np.pad(x, widths, constant_values=value)
-
-
-def _windows(
-    x: np.ndarray,
-    kernel: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-    out_hw: Sequence[int],
-) -> np.ndarray:
-    """A read-only view [N, C, OH, OW, kH, kW] of padded NCHW `x`: element (oh, ow, i, j) is
-    x[..., oh * stride_h + i * dilation_h, ow * stride_w + j * dilation_w]."""
-    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
-    view = sliding_window_view(x, extent, axis=(2, 3))
-    (sh, sw), (dh, dw), (oh, ow) = strides, dilations, out_hw
-    return view[:, :, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, ::dh, ::dw]
-
-
-def _overhang(
-    size: int, pads: Sequence[int], axis: int, out: int, kernel: int, stride: int, dilation: int
-) -> int:
-    """How far the last window (ceil_mode) reaches past the padded end of spatial `axis`."""
-    padded = size + pads[axis] + pads[axis + 2]
-    return max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - padded)
 
 
 # ------------------------------------------------------------------- convolutions
@@ -106,15 +70,15 @@ def conv2d(op: nn.Conv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     o, cg, kh, kw = w.shape
     groups = op.groups.value.data
     _, _, oh, ow = shape_of(op.output)
-    windows = _windows(
-        _pad_spatial(x, ints(op.pads), 0.0),
+    taps = windows(
+        pad_spatial(x, ints(op.pads), 0.0),
         (kh, kw),
         ints(op.strides),
         ints(op.dilations),
         (oh, ow),
     )
     # [N, C, OH, OW, kH, kW] -> [N, G, (C/G)*kH*kW, OH*OW]: the reduction axes match w's order.
-    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
+    cols = taps.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
     matrix = w.reshape(groups, o // groups, cg * kh * kw)
     if groups == 1 and cg <= IMAGE_CHANNELS:
         out = summed_per_channel(cg, lambda k: np.matmul(matrix[:, :, k], cols[:, :, k]), kh * kw)
@@ -228,69 +192,6 @@ def batch_norm(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     factor = scale / np.sqrt(var + _scalar(op.epsilon, x))
     channel = (1, -1) + (1,) * (x.ndim - 2)
     return x * factor.reshape(channel) + (bias - mean * factor).reshape(channel)
-
-
-# --------------------------------------------------------------------- pooling
-def _pool_geometry(
-    op: nn.Pool2dOp, x: np.ndarray
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, int]]:
-    """(kernel, strides, pads, dilations, ceil_mode overhang per spatial axis)."""
-    kernel, strides, pads, dilations = (
-        ints(op.kernel),
-        ints(op.strides),
-        ints(op.pads),
-        ints(op.dilations),
-    )
-    out = shape_of(op.output)[2:]
-    overhang = tuple(
-        _overhang(x.shape[2 + a], pads, a, out[a], kernel[a], strides[a], dilations[a])
-        for a in range(2)
-    )
-    return kernel, strides, pads, dilations, (overhang[0], overhang[1])
-
-
-def max_pool2d(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """Padding (and the ceil_mode overhang) is -inf, so it never wins (for integer data:
-    its type's minimum)."""
-    x = inputs[0]
-    kernel, strides, pads, dilations, overhang = _pool_geometry(op, x)
-    # The lowest value of x's type for integer (quantized) data, exact for it too.
-    lowest = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf
-    padded = _pad_spatial(x, pads, lowest, overhang)
-    windows = _windows(padded, kernel, strides, dilations, shape_of(op.output)[2:])
-    return windows.max(axis=(-2, -1))
-
-
-def avg_pool2d(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """The sum of the positions that count divided by their number, as ONNX's AveragePool
-    and its reference evaluator compute it: input positions only, or also the explicit pads
-    (zeros) with count_include_pad; the ceil_mode overhang past the padded end never counts
-    (as in ONNX and PyTorch). Each window's counted values are summed in row-major order as
-    one contiguous run (numpy's pairwise sum, as the evaluator's `np.average`), so that float
-    results round as the evaluator's do, halfway cases of a quantized average included."""
-    x = inputs[0]
-    kernel, strides, pads, dilations, overhang = _pool_geometry(op, x)
-    out_hw = shape_of(op.output)[2:]
-    padded = _pad_spatial(x, pads, 0.0, overhang)
-    windows = _windows(padded, kernel, strides, dilations, out_hw)
-    counted = np.zeros((1, 1) + padded.shape[2:], dtype=bool)
-    if op.count_include_pad is None:
-        top, left = pads[0], pads[1]
-        counted[..., top : top + x.shape[2], left : left + x.shape[3]] = True
-    else:
-        counted[..., : padded.shape[2] - overhang[0], : padded.shape[3] - overhang[1]] = True
-    size = kernel[0] * kernel[1]
-    values = windows.reshape(*windows.shape[:2], -1, size)  # [N, C, OH * OW, kH * kW]
-    masks = _windows(counted, kernel, strides, dilations, out_hw).reshape(-1, size)
-    result = np.empty(values.shape[:3], dtype=x.dtype)
-    # Windows fall in a few classes by which of their positions count (the interior, each
-    # border and corner): one gather and one contiguous sum per class.
-    classes, which = np.unique(masks, axis=0, return_inverse=True)
-    for index, mask in enumerate(classes):
-        at = np.flatnonzero(which.reshape(-1) == index)
-        kept = np.ascontiguousarray(values[:, :, at][..., mask])
-        result[:, :, at] = kept.sum(axis=-1) / np.intp(mask.sum())
-    return result.reshape(*x.shape[:2], *out_hw)
 
 
 def global_avg_pool(op: nn.GlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

@@ -33,6 +33,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.quantized import QParams, numpy_dtype
+from nnlayout.kernels.reference_pooling import pad_spatial, windows
 
 
 def _along(params: QParams, values: np.ndarray, rank: int) -> np.ndarray:
@@ -130,14 +131,9 @@ def integer_conv(op: nn.ConvWindowOp, x: np.ndarray, w: np.ndarray) -> np.ndarra
     o, cg, kh, kw = w.shape
     groups = op.groups.value.data
     _, _, oh, ow = shape_of(op.results[0])
-    top, left, bottom, right = ints(op.pads)
-    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
-    (sh, sw), (dh, dw) = ints(op.strides), ints(op.dilations)
-    view = np.lib.stride_tricks.sliding_window_view(
-        padded, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3)
-    )
-    windows = view[:, :, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, ::dh, ::dw]
-    cols = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
+    padded = pad_spatial(x, ints(op.pads), 0.0)
+    taps = windows(padded, (kh, kw), ints(op.strides), ints(op.dilations), (oh, ow))
+    cols = taps.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, cg * kh * kw, oh * ow)
     weights = w.reshape(groups, o // groups, cg * kh * kw)
     return np.matmul(weights, cols).reshape(n, o, oh, ow)
 
