@@ -52,6 +52,7 @@ KINDS = {  # our op's class name -> the ONNX name onnxruntime's profile uses for
     "QMulOp": "QLinearMul",
     "QConcatOp": "QLinearConcat",
     "QGlobalAvgPoolOp": "QLinearGlobalAveragePool",
+    "QAvgPool2dOp": "QLinearAveragePool",
     "QMatmulOp": "QGemm",
 }
 THEIR_CONVS = {"Conv": 1, "QLinearConv": 3}  # onnxruntime's convolutions: index of the weights

@@ -17,6 +17,8 @@
   the addend, as the two ops it fuses compute them.
 * `nn.qglobal_avg_pool`: quantize(mean(x - x_zero_point) * x_scale) (com.microsoft's
   QLinearGlobalAveragePool), the mean in f64 of exact integer sums.
+* `nn.qavg_pool2d`: quantize(avg_pool2d(x - x_zero_point) * x_scale), the padding x's zero
+  point (a real 0), the average in f64 of exact integer sums.
 * `nn.qconcat`: each input requantized from its parameters to y's (a copy where they are
   equal), then concatenated.
 * `nn.qlookup`: the table's entry for each value.
@@ -33,7 +35,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.quantized import QParams, numpy_dtype
-from nnlayout.kernels.reference_pooling import pad_spatial, windows
+from nnlayout.kernels.reference_pooling import avg_pool2d, pad_spatial, windows
 
 
 def _along(params: QParams, values: np.ndarray, rank: int) -> np.ndarray:
@@ -202,6 +204,14 @@ def qglobal_avg_pool(op: nn.QGlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> n
     return requantize(mean, multiplier, yp)
 
 
+def qavg_pool2d(op: nn.QAvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """`nn.avg_pool2d`'s reference on the centred integers (padding 0: x's zero point), in
+    float64, times x_scale / y_scale (f32), quantized as `qglobal_avg_pool`."""
+    xp, yp = op.qparams("x"), op.qparams("y")
+    mean = avg_pool2d(op, [_centered(inputs[0], xp, 4)])  # type: ignore[arg-type]
+    return requantize(mean, (xp.scale / yp.scale).astype(np.float32), yp)
+
+
 def qconcat(op: nn.QConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     y = op.qparams("y")
     parts = []
@@ -230,6 +240,7 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QAddOp: qadd,
     nn.QMulOp: qmul,
     nn.QGlobalAvgPoolOp: qglobal_avg_pool,
+    nn.QAvgPool2dOp: qavg_pool2d,
     nn.QConcatOp: qconcat,
     nn.QLookupOp: qlookup,
 }

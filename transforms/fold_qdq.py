@@ -16,7 +16,11 @@ whose float operands are all `nn.dequantize` results:
   folded at compile time; b per tensor or per column; c the i32 bias);
 * add/mul(dq(a), dq(b)) [-> relu | clip] -> q  =>  `nn.qadd`/`nn.qmul` (torch's quantized
   exports write a residual add's Relu there); global_avg_pool(dq(x)) -> q  =>
-  `nn.qglobal_avg_pool`; concat(dq(x1), ...) -> q  =>  `nn.qconcat`;
+  `nn.qglobal_avg_pool`; avg_pool2d(dq(x)) -> q  =>  `nn.qavg_pool2d` (its padding x's zero
+  point, a real 0, as the float op's is 0) where that gives the float ops' bytes on every
+  input: equal scales, one odd divisor (torch's Inception-v3: 3x3, pads counted); an even
+  one (a 2x2 window) lands on half steps, which the f32 ops round by their summation order;
+  concat(dq(x1), ...) -> q  =>  `nn.qconcat`;
 * relu | clip(dq(c)) -> q with the dequantize's parameters, c a quantized op above read only
   there  =>  c's clamp, narrowed (torch's quantized exports write ReLU6 so);
 * f(dq(x)) -> q, f an element-wise function (hardswish, swish, sigmoid, hardsigmoid, gelu,
@@ -84,6 +88,8 @@ MOVEMENT = (
     nn.ResizeOp,
 )
 Clamp = tuple[int | None, int | None]
+#: The largest window (kH * kW, odd) whose integer average fold-qdq makes an nn.qavg_pool2d.
+EXACT_WINDOW = 49
 #: Element-wise functions that dequantize -> f -> quantize turns into a table (nn.qlookup);
 #: a Relu or Clip after an op that clamps becomes its clamp first.
 TABULATED = (
@@ -211,11 +217,18 @@ def _elementwise(op: Operation, y: QParams, activation: Operation | None) -> Ope
         return q_class(a, b, (a_params, b_params, y), clamp=_clamp(activation, y))
     if activation is not None:
         raise NoFold(f"a {activation.name} follows an op that cannot clamp its output")
-    if isinstance(op, nn.GlobalAvgPoolOp):
+    if isinstance(op, nn.GlobalAvgPoolOp | nn.AvgPool2dOp):
         x, x_params = dequantized(op.input, "the input")
         if x_params.element_type != y.element_type:
             raise NoFold("its input and result have different integer types")
-        return nn.QGlobalAvgPoolOp(x, (x_params, y))
+        if isinstance(op, nn.GlobalAvgPoolOp):
+            return nn.QGlobalAvgPoolOp(x, (x_params, y))
+        _check_exact_average(op, x_params, y)
+        return nn.QAvgPool2dOp.create(  # the window's properties, and the parameters
+            operands=[x],
+            result_types=[nn.with_shape(x, nn.shape_of(op.output))],
+            properties={**op.properties, **x_params.properties("x"), **y.properties("y")},
+        )
     assert isinstance(op, nn.ConcatOp)
     parts = [dequantized(v, f"input {i}") for i, v in enumerate(op.inputs)]
     if any(p.element_type != y.element_type for _, p in parts):
@@ -224,6 +237,35 @@ def _elementwise(op: Operation, y: QParams, activation: Operation | None) -> Ope
         [float(p.scale) for _, p in parts], [int(p.zero_point) for _, p in parts], y.element_type
     )
     return nn.QConcatOp([v for v, _ in parts], op.axis.value.data, (joined, y))
+
+
+def _check_exact_average(op: nn.AvgPool2dOp, x: QParams, y: QParams) -> None:
+    """Raises NoFold unless the integer average rounds as the float ops do on every input:
+    x's and y's scales equal and every window divided by one odd count K <= `EXACT_WINDOW`.
+    Then the average is D / K for an integer D, never a half step and at least 1 / (2K)
+    from one, farther than the f32 ops' rounding error (under K * 255 * 2**-24 steps) can
+    move it: both round to the same integer. An even count lands on half steps, where the
+    f32 ops round either way by their summation order (ONNX's reference evaluator's 2x2
+    average of Q -> DQ does)."""
+    if not np.array_equal(x.scale, y.scale):
+        raise NoFold(
+            "x and y have different scales: the integer average rounds a value near a half "
+            "step as the f32 ops may not"
+        )
+    pads = nn.ints(op.pads)
+    window = (nn.ints(op.kernel), nn.ints(op.strides), pads, nn.ints(op.dilations))
+    floor = nn.pool2d_shape(op.name, nn.shape_of(op.input), *window, False)
+    if (op.count_include_pad is None and any(pads)) or floor != nn.shape_of(op.output):
+        raise NoFold("its border windows divide by fewer positions than the others")
+    count = int(np.prod(window[0]))
+    if count % 2 == 0 or count > EXACT_WINDOW:
+        raise NoFold(
+            f"its windows divide by {count}: an average can land on a half step, where the "
+            "f32 ops round either way"
+            if count % 2 == 0
+            else f"its windows divide by {count} (> {EXACT_WINDOW}): the f32 ops' rounding "
+            "may move an average across a half step"
+        )
 
 
 def _movement(op: Operation, y: QParams) -> list[Operation]:
@@ -253,7 +295,7 @@ def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Opera
         return [_conv(op, y, activation)]
     if isinstance(op, nn.MatmulOp | nn.GemmOp):
         return _matmul(op, y, activation)
-    if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.ConcatOp):
+    if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.AvgPool2dOp | nn.ConcatOp):
         return [_elementwise(op, y, activation)]
     if activation is not None:
         raise NoFold(f"a {activation.name} follows an op that cannot clamp its output")

@@ -112,6 +112,7 @@ from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2d
 from nnlayout.dialects.nn.quantized import (
     DequantizeOp,
     QAddOp,
+    QAvgPool2dOp,
     QBinaryOp,
     QConcatOp,
     QConv2dAddOp,
@@ -202,6 +203,7 @@ NN = Dialect(
         QMatmulOp,
         QAddOp,
         QMulOp,
+        QAvgPool2dOp,
         QGlobalAvgPoolOp,
         QLookupOp,
         QConcatOp,
@@ -282,6 +284,7 @@ __all__ = [
     "QConcatOp",
     "QConv2dAddOp",
     "QConv2dOp",
+    "QAvgPool2dOp",
     "QGlobalAvgPoolOp",
     "QLookupOp",
     "QMatmulOp",

@@ -273,7 +273,7 @@ class NNOp(IRDLOperation):
                 f"{self.name}: computes on floats (bf16, f16, f32, f64), got {element_type} "
                 "data; quantized data needs nn.dequantize first or a quantized op "
                 "(nn.qconv2d, nn.qmatmul, nn.qadd, nn.qmul, nn.qglobal_avg_pool, "
-                "nn.qconcat)"
+                "nn.qavg_pool2d, nn.qconcat)"
             )
 
     def verify_(self) -> None:

@@ -1,8 +1,8 @@
 """Quantized ops: `nn.quantize`, `nn.dequantize` and the QOperator ops `nn.qconv2d`,
-`nn.qmatmul`, `nn.qadd`, `nn.qmul`, `nn.qglobal_avg_pool`, `nn.qconcat` (ONNX's QuantizeLinear,
-DequantizeLinear, QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd, QLinearMul,
-QLinearGlobalAveragePool, QLinearConcat), and `nn.qconv2d_add`, a `nn.qconv2d` with the
-`nn.qadd` after it (made by `fuse-post-ops`).
+`nn.qmatmul`, `nn.qadd`, `nn.qmul`, `nn.qglobal_avg_pool`, `nn.qavg_pool2d`, `nn.qconcat`
+(ONNX's QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul and com.microsoft's
+QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat), and
+`nn.qconv2d_add`, a `nn.qconv2d` with the `nn.qadd` after it (made by `fuse-post-ops`).
 
 A quantized value is a tensor of `ui8` or `i8` (`i32` for biases); real = (q - zero_point) *
 scale. Scale and zero point are properties of the op that reads or writes the value, named as
@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     TensorType,
+    UnitAttr,
     f32,
     i32,
     i64,
@@ -81,6 +82,7 @@ from nnlayout.dialects.nn.fused import (
     verify_activation,
 )
 from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, ConvWindowOp
+from nnlayout.dialects.nn.pooling import AvgPool2dOp, Pool2dOp
 from nnlayout.dialects.nn.shape_rules import concat_shape, conv2d_shape, matmul_shape
 
 _DENSE = DenseIntOrFPElementsAttr
@@ -664,6 +666,38 @@ class QGlobalAvgPoolOp(with_qparams("x", "y")):
 
     def result_shape(self) -> Shape:
         return self._shape(shape_of(self.input))
+
+    def verify_element_types(self) -> None:
+        element_type = checked_element_type(self, "the input", self.input, QUANTIZED_TYPES)
+        checked_element_type(self, "the result", self.output, (element_type,))
+        _verify_params(self, "x", element_type)
+        _verify_params(self, "y", element_type)
+
+
+@irdl_op_definition
+class QAvgPool2dOp(with_qparams("x", "y"), Pool2dOp):
+    """Quantized average pooling (com.microsoft QLinearAveragePool, NCHW): `nn.avg_pool2d`'s
+    window, pads, ceil_mode and count_include_pad, on x's dequantized values, quantized with
+    y's parameters; x and y of one type. A padded position is a real 0, i.e. it holds x's
+    zero point, not the integer 0 (with count_include_pad it counts in the divisor)."""
+
+    name = "nn.qavg_pool2d"
+    count_include_pad = opt_prop_def(UnitAttr)
+    assembly_format = AvgPool2dOp.assembly_format
+
+    def __init__(
+        self,
+        input: Value,
+        params: tuple[QParams, QParams],
+        *,
+        count_include_pad: bool = False,
+        **window: Sequence[int] | bool,
+    ):
+        """`window`: kernel, strides, pads, dilations and ceil_mode, as `nn.avg_pool2d`'s."""
+        extra: dict[str, Attribute] = dict(_params_properties("xy", params))
+        if count_include_pad:
+            extra["count_include_pad"] = UnitAttr()
+        super().__init__(input, extra=extra, **window)  # type: ignore[arg-type]
 
     def verify_element_types(self) -> None:
         element_type = checked_element_type(self, "the input", self.input, QUANTIZED_TYPES)

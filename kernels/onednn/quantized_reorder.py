@@ -1,6 +1,7 @@
 """oneDNN kernels of `nn.quantize` (ONNX QuantizeLinear) as its binary division and
 `nn.dequantize` (DequantizeLinear) as its reorder with a scale and a zero point, and of
-`nn.qglobal_avg_pool` (com.microsoft QLinearGlobalAveragePool) as its average pooling.
+`nn.qglobal_avg_pool` and `nn.qavg_pool2d` (com.microsoft QLinearGlobalAveragePool and
+QLinearAveragePool) as a depthwise convolution of ones.
 
 quantize: y = saturate(round_half_even(x / y_scale) + y_zp), f32 x to u8/s8 y, exactly
 as ONNX (and onnxruntime) computes it: oneDNN's binary division by a one-element y_scale
@@ -35,6 +36,13 @@ and divided by y_scale in f32, then y_zp added, rounded and saturated, all in on
 Within one step of the reference (which takes the mean in f64) where the value lies at a
 half step.
 
+qavg_pool2d: the same convolution with the pooling's window, strides, dilations and pads.
+oneDNN's zero-point compensation treats a padded position as holding x_zp (a real 0, as
+the reference pads), and with count_include_pad it counts in the divisor, the window's
+size. Where the divisor varies (pads that do not count; ceil_mode windows past the padded
+end, whose overhang does not count) the kernel refuses, naming why, and the reference
+kernel runs.
+
 Each refuses per-axis scales or zero points (`refusal` names it): activations are quantized
 per tensor. Only unpadded layouts (NHWC, plain) are read and written, so no padding lane
 holds a value that should be a zero point.
@@ -53,7 +61,7 @@ from xdsl.ir import BlockArgument, Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, layout_of
-from nnlayout.dialects.nn import shape_of
+from nnlayout.dialects.nn import ints, pool2d_shape, shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
@@ -88,6 +96,8 @@ NHWC = LayoutSpec.parse("NHWC")
 ReorderOp = nn.QuantizeOp | nn.DequantizeOp
 Step = tuple[PrimitiveCall, dict[int, np.ndarray], np.ndarray]  # a call, sources, result
 NHWC_TAG = by_layout("data", NHWC.text).value  # type: ignore[union-attr]
+POOLS = (nn.QGlobalAvgPoolOp, nn.QAvgPool2dOp)
+PoolOp = nn.QGlobalAvgPoolOp | nn.QAvgPool2dOp
 
 
 def _type(value: object) -> np.dtype:
@@ -105,15 +115,33 @@ def refusal(op: Operation) -> str | None:
     if DATA_TYPES.get(_type(integer)) not in INT8:
         return f"{_type(integer)} data; the oneDNN kernel takes u8 or s8"
     floats = op.operands[0] if isinstance(op, nn.QuantizeOp) else op.results[0]
-    if not isinstance(op, nn.QGlobalAvgPoolOp) and _type(floats) != np.float32:
+    if not isinstance(op, POOLS) and _type(floats) != np.float32:
         return f"{_type(floats)} data; the oneDNN kernel converts from and to f32"
-    prefixes = ("x", "y") if isinstance(op, nn.QGlobalAvgPoolOp) else (None,)
+    prefixes = ("x", "y") if isinstance(op, POOLS) else (None,)
     for prefix in prefixes:
         params = op.qparams() if prefix is None else op.qparams(prefix)  # type: ignore[attr-defined]
         if params.per_axis:
             return "per-axis scales; the oneDNN kernel takes one per tensor"
     if isinstance(op, nn.QGlobalAvgPoolOp) and len(shape_of(op.operands[0])) != 4:
         return "not rank 4; the oneDNN kernel pools N, C, H, W"
+    return _window_refusal(op) if isinstance(op, nn.QAvgPool2dOp) else None
+
+
+def _window_refusal(op: nn.QAvgPool2dOp) -> str | None:
+    """Why one divisor, the window's size, is not what `op` divides every window by."""
+    pads = ints(op.pads)
+    if op.count_include_pad is None and any(pads):
+        return (
+            "pads without count_include_pad: a border window's divisor counts only its input "
+            "positions; the oneDNN kernel divides every window by its size"
+        )
+    window = (ints(op.kernel), ints(op.strides), pads, ints(op.dilations))
+    floor = pool2d_shape(op.name, shape_of(op.input), *window, False)
+    if floor != shape_of(op.output):
+        return (
+            "ceil_mode adds windows past the padded end, whose divisor leaves those positions "
+            "out; the oneDNN kernel divides every window by its size"
+        )
     return None
 
 
@@ -203,31 +231,40 @@ def _move_pd(op: nn.QuantizeOp, layouts: tuple[str, str]) -> b.PrimitiveDesc:
     return p.reorder_pd(data_md(shape, layouts[0], data), data_md(shape, layouts[1], data))
 
 
-def pool_spec(op: nn.QGlobalAvgPoolOp) -> tuple[QConvParams, QuantParams]:
-    """`op` as oneDNN's depthwise int8 convolution with an H x W kernel of ones, weight
-    scale 1 / (H * W)."""
+def pool_spec(op: PoolOp) -> tuple[QConvParams, QuantParams]:
+    """`op` as oneDNN's depthwise int8 convolution with a window of ones (the whole image
+    for qglobal_avg_pool), weight scale 1 / (the window's size)."""
     n, c, h, w = shape_of(op.input)
+    if isinstance(op, nn.QGlobalAvgPoolOp):
+        window, strides, pads, dilations = (h, w), (1, 1), (0, 0, 0, 0), (1, 1)
+    else:
+        window, strides = ints(op.kernel), ints(op.strides)
+        pads, dilations = ints(op.pads), ints(op.dilations)
     g = ConvGeometry(
         (n, c, h, w),
-        (c, 1, 1, h, w),
+        (c, 1, 1, *window),
         False,
-        (n, c, 1, 1),
-        (1, 1),
-        (1, 1),
-        (0, 0),
-        (0, 0),
+        shape_of(op.output),
+        strides,
+        dilations,
+        pads[:2],
+        pads[2:],
         "depthwise",
     )
     x, y = op.qparams("x"), op.qparams("y")
     params = QuantParams(
-        float(x.scale), (1.0 / (h * w),), float(y.scale), int(x.zero_point), int(y.zero_point)
+        float(x.scale),
+        (1.0 / math.prod(window),),
+        float(y.scale),
+        int(x.zero_point),
+        int(y.zero_point),
     )
     data = DATA_TYPES[_type(op.input)]
     q = QConvParams(g, data, data, False, params.x_zero_point != 0, params.y_zero_point != 0)
     return q, params
 
 
-def pool_conv(op: nn.QGlobalAvgPoolOp) -> QConv:
+def pool_conv(op: PoolOp) -> QConv:
     """`pool_spec`'s convolution on NHWC data, its weights packed."""
     q, params = pool_spec(op)
     weights = np.ones(q.geometry.weights, np.int8)
@@ -235,7 +272,7 @@ def pool_conv(op: nn.QGlobalAvgPoolOp) -> QConv:
 
 
 def _pd(op: Operation, layouts: tuple[str, str]) -> b.PrimitiveDesc:
-    if isinstance(op, nn.QGlobalAvgPoolOp):
+    if isinstance(op, POOLS):
         return qconv_pd(pool_spec(op)[0], NHWC_TAG, ANY, NHWC_TAG)
     if isinstance(op, nn.QuantizeOp):
         return quantize_pd(op)
@@ -252,7 +289,7 @@ def _implementations(op: Operation, layouts: tuple[str, str]) -> str:
 
 
 def _layouts_of(op: Operation) -> tuple[str, str]:
-    if isinstance(op, nn.QGlobalAvgPoolOp):
+    if isinstance(op, POOLS):
         return NHWC.text, NHWC.text
     (given,), (made,) = reorder_layouts(op, None)  # type: ignore[arg-type]
     return given, made
@@ -266,7 +303,7 @@ def accepts(op: Operation, target: Target, padding: bool) -> str | None:
         implementation = _implementations(op, _layouts_of(op))
     except b.DnnlError as error:
         return f"oneDNN has no primitive for it: {error}"
-    if isinstance(op, nn.QGlobalAvgPoolOp):
+    if isinstance(op, POOLS):
         return implementation_refusal(implementation)
     return None if is_fast(implementation) else f"oneDNN offers only {implementation} for it"
 
@@ -304,7 +341,7 @@ class _Bound:
         self.bound_calls: list[BoundCall] = []
         self.spare: np.ndarray | None = None  # the result when `out` is not oneDNN's
         # Where oneDNN's primitive drops the zero point on this shape, the reference kernel.
-        self.reference = not isinstance(op, nn.QGlobalAvgPoolOp) and not _keeps_zero_point(
+        self.reference = not isinstance(op, POOLS) and not _keeps_zero_point(
             op,  # type: ignore[arg-type]
             self.call,
         )
@@ -432,7 +469,7 @@ def _move(op: nn.QuantizeOp, layouts: tuple[str, str]) -> PrimitiveCall:
 def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
     """The oneDNN call computing `op` from layouts[0] to layouts[1] (quantize: into
     layouts[0], elementwise)."""
-    if isinstance(op, nn.QGlobalAvgPoolOp):
+    if isinstance(op, POOLS):
         return pool_conv(op)
     if isinstance(op, nn.QuantizeOp):
         scale = np.asarray([op.qparams().scale], np.float32)
@@ -463,7 +500,7 @@ def _implementation(op: Operation) -> str:
 
 
 def quantized_reorder_kernels(family: str) -> list[Kernel]:
-    """quantize_onednn, dequantize_onednn and qglobal_avg_pool_onednn."""
+    """quantize_onednn, dequantize_onednn, qglobal_avg_pool_onednn and qavg_pool2d_onednn."""
     common = int8_kernel_fields(
         _Bound, accepts=accepts, workspace=workspace, implementation_of=_implementation
     )
@@ -477,4 +514,5 @@ def quantized_reorder_kernels(family: str) -> list[Kernel]:
             layouts=pool_layouts,
             **common,
         ),  # type: ignore[arg-type]
+        Kernel("qavg_pool2d_onednn", nn.QAvgPool2dOp, family, layouts=pool_layouts, **common),  # type: ignore[arg-type]
     ]

@@ -219,3 +219,35 @@ func.func @table_chosen(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xui8> {
 // CHECK-NEXT: nn.quantize
 // PIPE-LABEL: func.func @table_chosen
 // PIPE:       nn.hardsigmoid
+
+// -----
+
+// Average pooling: the window, pads and count_include_pad carried over, the padding x's zero
+// point (a real 0); folded only where the integer average rounds as the f32 ops do: equal
+// scales (the zero points may differ) and one odd divisor (quantized-dispatch.mlir: which
+// kernels run it).
+func.func @avg_pool(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>, tensor<1x2x2x2xui8>, tensor<1x2x4x4xui8>) {
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<100> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %a = nn.avg_pool2d %xf kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %aq = nn.quantize %a {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<90> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  %b = nn.avg_pool2d %xf kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: its border windows divide by fewer positions than the others}}
+  %bq = nn.quantize %b {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<100> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  %c = nn.avg_pool2d %xf kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{not folded into a quantized op: its windows divide by 4: an average can land on a half step, where the f32 ops round either way}}
+  %cq = nn.quantize %c {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<100> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  %d = nn.avg_pool2d %xf kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: x and y have different scales: the integer average rounds a value near a half step as the f32 ops may not}}
+  %dq = nn.quantize %d {y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<100> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  func.return %aq, %bq, %cq, %dq : tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>, tensor<1x2x2x2xui8>, tensor<1x2x4x4xui8>
+}
+// CHECK-LABEL: func.func @avg_pool
+// CHECK:      %aq = nn.qavg_pool2d %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<100> : tensor<ui8>, y_scale = dense<5.000000e-01> : tensor<f32>, y_zero_point = dense<90> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xui8>
+// CHECK:      nn.avg_pool2d %xf kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] :
+// CHECK-NEXT: %bq = nn.quantize
+// CHECK:      nn.avg_pool2d %xf kernel [2, 2]
+// CHECK-NEXT: %cq = nn.quantize
+// CHECK:      nn.avg_pool2d %xf kernel [3, 3] {{.*}} count_include_pad
+// CHECK-NEXT: %dq = nn.quantize
+// PIPE-LABEL: func.func @avg_pool
+// PIPE:       nn.qavg_pool2d {{.*}}count_include_pad {kernel = #nn.kernel<"qavg_pool2d_ref"

@@ -381,6 +381,40 @@ def torch_fx_shuffle_block() -> onnx.ModelProto:
     return g.model(out, [1, 8, 6, 6])
 
 
+def torch_pool_block() -> onnx.ModelProto:
+    """Inception-v3's and DenseNet's average poolings as torch exports them quantized (eager
+    mode), each between a dequantize and a quantize: a 3x3 window whose pads count (torch's
+    default) of a value with zero point 70, whose padding must hold 70, not 0, quantized with
+    x's scale and another zero point; a 3x3 window whose pads do not count; a 2x2 window of
+    stride 2."""
+    g = TorchFxGraph()
+    x = g.quantize("x", "input", 0.02, 128)
+    first = g.quantize(g.conv(x, "conv1", 0.02), "conv1_out", 0.02, 70)
+    window = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    pooled = g.node("AveragePool", [first], "pool1", count_include_pad=1, **window)
+    pooled = g.quantize(pooled, "pool1_out", 0.02, 60)
+    pooled = g.quantize(g.node("AveragePool", [pooled], "pool2", **window), "pool2_out", 0.02, 60)
+    second = g.quantize(g.conv(pooled, "conv2", 0.02), "conv2_out", 0.03, 90)
+    halved = g.node("AveragePool", [second], "pool3", kernel_shape=[2, 2], strides=[2, 2])
+    return g.model(g.quantize(halved, "pool3_out", 0.03, 90), [1, 8, 3, 3])
+
+
+def test_torch_average_pooling_runs_in_int8(tmp_path: Path) -> None:
+    """Average pooling between a dequantize and a quantize of x's scale, every window
+    divided by one odd count (3x3, pads counted), becomes `nn.qavg_pool2d`, run by oneDNN's
+    int8 depthwise convolution of a window of ones; where the pads do not count or the
+    window is even it stays float (an average can land on a half step, which the f32 ops
+    round by their order). Within one step of onnxruntime on every target, padding on and
+    off (the padding holds the zero point)."""
+    model = torch_pool_block()
+    module = check_against_onnxruntime(model, tmp_path, seed=2, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+    assert names.count("nn.qavg_pool2d") == 1 and names.count("nn.avg_pool2d") == 2, names
+    if available() and runs_vnni():
+        assert chosen_kernels(compiled, nn.QAvgPool2dOp) == {"qavg_pool2d_onednn"}
+
+
 @pytest.mark.parametrize("add_zero_point", [0, 50], ids=["relu-by-saturation", "relu-clamps"])
 def test_torch_quantize_fx_exports_run_in_int8(tmp_path: Path, add_zero_point: int) -> None:
     """torch's quantized exports import (a Cast to a value's own type is the value) and run

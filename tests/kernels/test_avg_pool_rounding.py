@@ -2,7 +2,8 @@
 summed in row-major order, then divided by their number. Between QuantizeLinear and
 DequantizeLinear an average of four quantized values often lands on a half step, where a
 different summation order rounds to the other neighbour: the tie model checks every target
-bit for bit against the evaluator (ref differed by one step on such ties before)."""
+bit for bit against the evaluator (ref differed by one step on such ties before), and so
+does a 3x3 average, which fold-qdq makes an `nn.qavg_pool2d` of the integers."""
 
 from __future__ import annotations
 
@@ -24,16 +25,23 @@ from nnlayout.tests.kernels.test_reference_kernels import (
     run_kernel,
 )
 
+#: AveragePool's attributes and the output's height and width on a 32 x 32 image.
+TIE_WINDOWS = {
+    "2x2-stride2": ({"kernel_shape": [2, 2], "strides": [2, 2]}, 16),
+    "3x3-pads-counted": ({"kernel_shape": [3, 3], "pads": [1] * 4, "count_include_pad": 1}, 32),
+}
 
-def tie_model() -> onnx.ModelProto:
-    """Q -> DQ -> AveragePool 2x2 stride 2 -> Q -> DQ, one scale and zero point (the
-    acceptance tester's t_avgpool_tie.onnx)."""
+
+def tie_model(window: dict | None = None, size: int = 16) -> onnx.ModelProto:
+    """Q -> DQ -> AveragePool (2x2 stride 2 by default) -> Q -> DQ, one scale and zero point
+    (the acceptance tester's t_avgpool_tie.onnx)."""
     s = numpy_helper.from_array(np.float32(0.0137), "s")
     z = numpy_helper.from_array(np.uint8(3), "z")
+    pool = window or TIE_WINDOWS["2x2-stride2"][0]
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["a"]),
         helper.make_node("DequantizeLinear", ["a", "s", "z"], ["b"]),
-        helper.make_node("AveragePool", ["b"], ["c"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("AveragePool", ["b"], ["c"], **pool),
         helper.make_node("QuantizeLinear", ["c", "s", "z"], ["d"]),
         helper.make_node("DequantizeLinear", ["d", "s", "z"], ["y"]),
     ]
@@ -41,21 +49,29 @@ def tie_model() -> onnx.ModelProto:
         nodes,
         "t",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, size, size])],
         [s, z],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
 
 
-def test_quantized_average_ties_round_as_the_evaluator(tmp_path: Path) -> None:
-    """Every target, padding on and off, interpreter and generated module (`everywhere`)."""
-    model = tie_model()
+@pytest.mark.parametrize(("window", "size"), TIE_WINDOWS.values(), ids=TIE_WINDOWS.keys())
+def test_quantized_average_ties_round_as_the_evaluator(
+    tmp_path: Path, window: dict, size: int
+) -> None:
+    """Every target, padding on and off, interpreter and generated module (`everywhere`).
+    The 2x2 average stays float (fold-qdq: its half steps round by the f32 ops' order); the
+    3x3 one, divided by 9, never lands near a half step and becomes `nn.qavg_pool2d`,
+    whose integer average gives the evaluator's bytes."""
+    model = tie_model(window, size)
     path = tmp_path / "tie.onnx"
     path.write_bytes(model.SerializeToString())
     module = import_to_files(path)
     x = np.random.default_rng(0).uniform(-0.5, 3.0, (1, 16, 32, 32)).astype(np.float32)
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
-    for target, padding, _, (got,) in everywhere(module, [x]):
+    pooled = "nn.qavg_pool2d" if window["kernel_shape"] == [3, 3] else "nn.avg_pool2d"
+    for target, padding, compiled, (got,) in everywhere(module, [x]):
+        assert pooled in {op.name for op in compiled.walk()}, target
         assert np.array_equal(got, want), (target, padding, float(np.abs(got - want).max()))
 
 

@@ -1,8 +1,9 @@
-"""oneDNN's nn.quantize, nn.dequantize and nn.qglobal_avg_pool (kernels/onednn/
-quantized_reorder.py) against nnlayout's reference kernels, u8 and s8, zero points != 0, in
-the layouts dispatch gives them (NHWC for rank 4), called and bound (`on`): quantize
+"""oneDNN's nn.quantize, nn.dequantize, nn.qglobal_avg_pool and nn.qavg_pool2d (kernels/
+onednn/quantized_reorder.py) against nnlayout's reference kernels, u8 and s8, zero points
+!= 0, in the layouts dispatch gives them (NHWC for rank 4), called and bound (`on`): quantize
 (exact half steps and saturation included; non-finite input runs the reference) and
-dequantize exact, the pooling within one step on rare half-step values; refusals named; the pipelines on every target,
+dequantize exact, the poolings within one step on rare half-step values, an average
+pooling's padding holding the zero point; refusals named; the pipelines on every target,
 padding on and off, interpreter and generated module, give the interpreter's results; and
 threads running one generated module take turns through its input quantize."""
 
@@ -297,6 +298,85 @@ def test_global_average_pooling_is_the_reference_within_one_step(element_type) -
     want, got = _both_ways(pool(element_type), pool(element_type, True), [x], "NHWC", "NHWC")
     assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
     assert np.mean(got != want) < 0.05
+
+
+WINDOWS = {
+    "3x3-pads-counted": {"kernel": (3, 3), "pads": (1, 1, 1, 1), "count_include_pad": True},
+    "2x2-stride2": {"kernel": (2, 2), "strides": (2, 2)},
+    "3x3-stride2-pads-counted": {
+        "kernel": (3, 3),
+        "strides": (2, 2),
+        "pads": (1, 0, 1, 2),
+        "count_include_pad": True,
+    },
+    "3x3-dilated": {"kernel": (3, 3), "dilations": (2, 2)},
+    "5x5-ceil-exact": {"kernel": (5, 5), "strides": (2, 2), "ceil_mode": True},
+}
+
+
+def avg_pool(element_type: object, window: dict, typed: bool = False, shape=SHAPE, y_scale=0.05):
+    x = nn.QParams.make(0.08, ZERO[element_type], element_type)
+    y = nn.QParams.make(y_scale, ZERO[element_type] // 2, element_type)
+    layout = "NHWC" if typed else ""
+    op = nn.QAvgPool2dOp(create_ssa_value(_tensor(element_type, shape, layout)), (x, y), **window)
+    if typed:
+        _retype(op, _tensor(element_type, nn.shape_of(op.output), "NHWC"))
+    return op
+
+
+@pytest.mark.parametrize("y_scale", [0.08, 0.05], ids=["x-scale", "other-scale"])
+@pytest.mark.parametrize("window", WINDOWS.values(), ids=WINDOWS.keys())
+@pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
+def test_average_pooling_is_the_reference_within_one_step(element_type, window, y_scale) -> None:
+    """Within one step at rare half steps; exact where y has x's scale and the window's
+    size is odd (what fold-qdq folds: the average D / K is never near a half step)."""
+    if not b.runs_vnni():
+        pytest.skip("oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)")
+    shape = (1, 24, 9, 11)
+    x = _integers(element_type, shape, 6)
+    ops = [avg_pool(element_type, window, typed, shape, y_scale) for typed in (False, True)]
+    want, got = _both_ways(*ops, [x], "NHWC", "NHWC")
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+    assert np.mean(got != want) < 0.05
+    if y_scale == 0.08 and np.prod(window["kernel"]) % 2:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
+def test_average_pooling_pads_with_the_zero_point(element_type) -> None:
+    """x = zero point + 40 everywhere, x's and y's parameters equal: a corner window of 3x3
+    with pads counted averages 4 values of 40 and 5 of 0 (the padding, real 0), so it is
+    zero point + round(160 / 9) = zero point + 18; padding holding the integer 0 would give
+    another value (u8: 131 + 40 = 171 and 0 average to 76)."""
+    if not b.runs_vnni():
+        pytest.skip("oneDNN's int8 code here has no VNNI or AMX (its kernels refuse it)")
+    zero = ZERO[element_type]
+    params = nn.QParams.make(0.05, zero, element_type)
+    window = WINDOWS["3x3-pads-counted"]
+    ops = [
+        nn.QAvgPool2dOp(
+            create_ssa_value(_tensor(element_type, SHAPE, layout)), (params, params), **window
+        )
+        for layout in ("", "NHWC")
+    ]
+    _retype(ops[1], _tensor(element_type, SHAPE, "NHWC"))
+    x = np.full(SHAPE, zero + 40, np.uint8 if element_type == ui8 else np.int8)
+    want, got = _both_ways(ops[0], ops[1], [x], "NHWC", "NHWC")
+    np.testing.assert_array_equal(got, want)
+    assert (got[:, :, 0, 0] == zero + 18).all() and (got[:, :, 0, 1] == zero + 27).all()
+    assert (got[:, :, 1:-1, 1:-1] == zero + 40).all()
+
+
+def test_average_pooling_refusals_are_named() -> None:
+    kernel = registry().lookup("qavg_pool2d_onednn")
+    target = get_target("onednn")
+    uncounted = avg_pool(ui8, {"kernel": (3, 3), "pads": (1, 1, 1, 1)})
+    assert "pads without count_include_pad" in kernel.accepts(uncounted, target, True)
+    overhang = avg_pool(ui8, {"kernel": (2, 2), "strides": (2, 2), "ceil_mode": True})  # 7x9
+    assert "ceil_mode adds windows" in kernel.accepts(overhang, target, True)
+    for op in (uncounted, overhang):
+        chosen = registry().select(op, target, True)
+        assert chosen is not None and chosen.kernel.name == "qavg_pool2d_ref", chosen
 
 
 def test_what_the_kernels_refuse_is_named() -> None:

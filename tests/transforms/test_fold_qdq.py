@@ -1,5 +1,6 @@
 """fold-qdq keeps semantics: a QDQ program (f32 in and out, quantize/dequantize around conv
-+ relu, gemm, add, concat, global average pool, max pool with pads on i8 data) runs the same,
++ relu, gemm, add, concat, global average pool, max pool with pads on i8 data, average pool
+with pads counted, whose padding holds the zero point -128) runs the same,
 within one quantization step, before the pass and after it alone or in default-pipeline on
 every target, padding on and off, by the interpreter and the generated module."""
 
@@ -35,7 +36,10 @@ func.func @f(%in: tensor<1x3x6x6xf32>) -> (tensor<1x5xf32>, tensor<1x5x3x3xf32>)
   %m = nn.max_pool2d %cf kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x5x6x6xf32> -> tensor<1x5x3x3xf32>
   %mq = nn.quantize %m {{y_scale = dense<0.02> : tensor<f32>, y_zero_point = dense<-128> : tensor<i8>}} : tensor<1x5x3x3xf32> -> tensor<1x5x3x3xi8>
   %mf = nn.dequantize %mq {{x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<-128> : tensor<i8>}} : tensor<1x5x3x3xi8> -> tensor<1x5x3x3xf32>
-  %s = nn.add %mf, %mf : (tensor<1x5x3x3xf32>, tensor<1x5x3x3xf32>) -> tensor<1x5x3x3xf32>
+  %a = nn.avg_pool2d %mf kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : tensor<1x5x3x3xf32> -> tensor<1x5x3x3xf32>
+  %aq = nn.quantize %a {{y_scale = dense<0.02> : tensor<f32>, y_zero_point = dense<-128> : tensor<i8>}} : tensor<1x5x3x3xf32> -> tensor<1x5x3x3xi8>
+  %af = nn.dequantize %aq {{x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<-128> : tensor<i8>}} : tensor<1x5x3x3xi8> -> tensor<1x5x3x3xf32>
+  %s = nn.add %af, %mf : (tensor<1x5x3x3xf32>, tensor<1x5x3x3xf32>) -> tensor<1x5x3x3xf32>
   %sq = nn.quantize %s {{y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<3> : tensor<i8>}} : tensor<1x5x3x3xf32> -> tensor<1x5x3x3xi8>
   %sf = nn.dequantize %sq {{x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<i8>}} : tensor<1x5x3x3xi8> -> tensor<1x5x3x3xf32>
   %g = nn.global_avg_pool %mf : tensor<1x5x3x3xf32> -> tensor<1x5x1x1xf32>
@@ -69,8 +73,8 @@ def test_fold_qdq_then_default_pipeline_keep_semantics(program) -> None:  # type
     expected = Interpreter(program).run(inputs)
     folded = compile_module(program, "ref", True, "fold-qdq")
     names = {op.name for op in folded.walk()}
-    assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qmatmul"} <= names
-    assert not names & {"nn.conv2d", "nn.add", "nn.gemm", "nn.relu"}
+    assert {"nn.qconv2d", "nn.qadd", "nn.qglobal_avg_pool", "nn.qavg_pool2d", "nn.qmatmul"} <= names
+    assert not names & {"nn.conv2d", "nn.add", "nn.gemm", "nn.relu", "nn.avg_pool2d"}
     for want, got in zip(expected, Interpreter(folded).run(inputs), strict=True):
         assert_close(want, got, step=STEP)
     for target in ALL_TARGETS:
