@@ -3,10 +3,11 @@ EfficientNet) as oneDNN's binary mul, whatever the zero points.
 
     y = saturate(round((a - a_zp) * a_scale * (g - g_zp) * g_scale / y_scale) + y_zp)
 
-a is N x C x H x W, g is N x C x 1 x 1 (either operand; N = 1 in practice: for more images
-oneDNN v3.2 offers only its reference code, and the kernel refuses). oneDNN's binary takes
-no source zero points (`qmul_onednn` in quantized_eltwise.py needs them 0), but with g per
-channel the product is an affine function of a per channel:
+a is N x C x H x W, g is N x C x 1 x 1 (either operand). For more than one image oneDNN
+v3.2 offers only its reference code, so the kernel runs one primitive of one image N times,
+each on its image's slice (contiguous in NHWC). oneDNN's binary takes no source zero points
+(`qmul_onednn` in quantized_eltwise.py needs them 0), but with g per channel the product is
+an affine function of a per channel:
 
     y = saturate(round(a * f[c] + s[c])),  f = (g - g_zp) * (a_scale * g_scale / y_scale),
                                            s = y_zp - a_zp * f
@@ -14,8 +15,9 @@ channel the product is an affine function of a per channel:
 so the primitive multiplies a (u8/s8) by the f32 tensor f (N x C x 1 x 1, broadcast) and a
 binary add post-op adds s; oneDNN rounds half to even and saturates into y's type. f and s
 depend on g, computed by numpy on each call (N * C values) into arrays the primitive is bound
-to. The same real value as the reference's in another f32 order: within one step of it. A
-clamp (a folded Relu or Clip) is a clip post-op after the add, as for qadd.
+to (one row of C per image). The same real value as the reference's in another f32 order:
+within one step of it. A clamp (a folded Relu or Clip) is a clip post-op after the add, as
+for qadd.
 
 NHWC operands and result, as oneDNN's int8 convolutions write them (the gate's NHWC is its
 plain order); no channel padding.
@@ -45,6 +47,7 @@ from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
 NHWC = "NHWC"
 _SHIFT = b.PostOp.binary_arg(0)
+Step = tuple[dict[int, np.ndarray], np.ndarray]  # one image's sources and destination
 
 
 def _gate_index(op: nn.QMulOp) -> int | None:
@@ -80,8 +83,7 @@ def _rule_reason(op: Operation) -> str | None:
 
 
 def _reason(op: Operation) -> str | None:
-    """Why dispatch should not take the kernel for `op`: its rules, then a fast primitive
-    (oneDNN v3.2 has only `ref:any` for a gate of more than one image)."""
+    """Why dispatch should not take the kernel for `op`: its rules, then a fast primitive."""
     reason = _rule_reason(op)
     if reason is None:
         try:
@@ -111,11 +113,12 @@ def _types_reason(op: Operation) -> str | None:
 
 
 def _pd(op: nn.QMulOp) -> b.PrimitiveDesc:
-    """oneDNN's binary mul of the image (NHWC) by f (f32, per channel), s added after."""
+    """oneDNN's binary mul of one image (NHWC) by its f (f32, per channel), s added after."""
     gate = _gate_index(op)
     assert gate is not None
     image = op.operands[1 - gate]
-    shape, tag = shape_of(image), by_layout("data", NHWC).value  # type: ignore[union-attr]
+    shape = (1, *shape_of(image)[1:])
+    tag = by_layout("data", NHWC).value  # type: ignore[union-attr]
     data = b.MemoryDesc.with_tag(shape, tag, _type(image))
     factors = b.MemoryDesc.with_tag((*shape[:2], 1, 1), tag, b.dnnl_f32)
     post_ops = (b.PostOp.binary(b.dnnl_binary_add, (*shape[:2], 1, 1)), *clamp_post_ops(op))
@@ -140,7 +143,8 @@ def _implementation(op: Operation) -> str:
 
 
 class _Bound:
-    """The primitive, with the f and s arrays it reads, refilled from the gate on each call."""
+    """The primitive of one image, with the f and s arrays it reads (a row per image),
+    refilled from the gate on each call, and called once per image."""
 
     def __init__(self, op: Operation):
         reason = _types_reason(op)
@@ -153,47 +157,63 @@ class _Bound:
         self.g_zp = np.float32(g.zero_point)
         self.multiplier = np.float32(a.scale) * np.float32(g.scale) / np.float32(y.scale)
         self.a_zp, self.y_zp = np.float32(a.zero_point), np.float32(y.zero_point)
-        channels = int(np.prod(shape_of(op.operands[self.gate])))
-        self.factors = np.empty(channels, np.float32)
-        self.shift = np.empty(channels, np.float32)
+        self.images, channels = shape_of(op.operands[self.gate])[:2]
+        self.factors = np.empty((self.images, channels), np.float32)
+        self.shift = np.empty((self.images, channels), np.float32)
         try:
             pd = _pd(op)
         except b.DnnlError as error:
             raise BindingRefused(f"oneDNN has no primitive for it: {error}") from None
         compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, _SHIFT, b.DNNL_ARG_DST))
-        self.call = PrimitiveCall(compiled, {b.DNNL_ARG_SRC_1: self.factors, _SHIFT: self.shift})
+        self.call = PrimitiveCall(compiled, {})
         self.dtype = p.NUMPY_TYPES[_type(op.output)]  # type: ignore[index]
 
     def _refill(self, gate: np.ndarray) -> None:
-        np.subtract(gate.reshape(-1), self.g_zp, out=self.factors)
-        self.factors *= self.multiplier
-        np.multiply(self.factors, -self.a_zp, out=self.shift)
-        self.shift += self.y_zp
+        factors, shift = self.factors.reshape(-1), self.shift.reshape(-1)
+        np.subtract(gate.reshape(-1), self.g_zp, out=factors)
+        factors *= self.multiplier
+        np.multiply(factors, -self.a_zp, out=shift)
+        shift += self.y_zp
 
-    def _image(self, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
-        image = inputs[1 - self.gate]
-        return {b.DNNL_ARG_SRC: np.ascontiguousarray(image).reshape(-1).view(self.dtype)}
+    def _steps(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> list[Step]:
+        """Per image: its slice of the image, its rows of f and s, and its slice of `out`."""
+        image = np.ascontiguousarray(inputs[1 - self.gate]).reshape(self.images, -1)
+        images, results = image.view(self.dtype), out.reshape(self.images, -1).view(self.dtype)
+        return [
+            (
+                {
+                    b.DNNL_ARG_SRC: images[n],
+                    b.DNNL_ARG_SRC_1: self.factors[n],
+                    _SHIFT: self.shift[n],
+                },
+                results[n],
+            )
+            for n in range(self.images)
+        ]
 
     def _direct(self, out: np.ndarray) -> bool:
-        return out.flags.c_contiguous and out.nbytes == self.call.compiled.nbytes(b.DNNL_ARG_DST)
+        one = self.call.compiled.nbytes(b.DNNL_ARG_DST)
+        return out.flags.c_contiguous and out.nbytes == one * self.images
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         self._refill(inputs[self.gate])
         direct = self._direct(out)
         result = out if direct else np.empty(out.shape, out.dtype)
-        self.call.call_on(self._image(inputs), result.reshape(-1).view(self.dtype))
+        for sources, destination in self._steps(inputs, result):
+            self.call.call_on(sources, destination)
         if not direct:
             out[...] = result
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         if not (self._direct(out) and inputs[1 - self.gate].flags.c_contiguous):
             return partial(self, inputs, out)
-        execute = self.call.bind_to(self._image(inputs), out.reshape(-1).view(self.dtype))
+        calls = [self.call.bind_to(*step) for step in self._steps(inputs, out)]
         gate, refill = inputs[self.gate], self._refill
 
         def run() -> None:
             refill(gate)
-            execute()
+            for call in calls:
+                call()
 
         return run
 
