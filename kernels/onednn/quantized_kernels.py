@@ -26,6 +26,7 @@ place), else copies it there first.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -382,8 +383,11 @@ def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Boun
 
 # -------------------------------------------------------------------------- matmul
 def qmatmul_spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
-    """`op` in oneDNN's terms, its parameters and b's zero point."""
-    a_shape, (k, n) = shape_of(op.a), shape_of(op.b)
+    """`op` in oneDNN's terms (a's leading axes as one axis of rows: the same bytes, and
+    one product rather than a batch of one-row products for torch's [L, 1, E] attention
+    inputs), its parameters and b's zero point."""
+    (*rows, k), (_, n) = shape_of(op.a), shape_of(op.b)
+    a_shape = (math.prod(rows), k)
     params = _params(op, ("a", "b", "y"), n)
     b_zero_point = int(np.asarray(op.qparams("b").zero_point).reshape(-1)[0])
     q = QMatmulParams(

@@ -4,11 +4,11 @@ nn.qmatmul has) as oneDNN's matmul primitive:
     y = saturate(round_half_even((sum_k (a - a_zp) * (b - b_zp)) + bias_i32)
                                  * a_scale * b_scale[n] / y_scale) + y_zp)
 
-a is u8 or s8 of rank 2 or 3 (batch, M, K), b an s8 constant (K, N), its scales per tensor
-or per column n, its zero point per tensor (oneDNN v3.2's matmul takes a weights zero point
-of mask 0 only; `qmatmul_refusal` names the rest). As for convolutions (quantized.py) the
-bias is given in f32, prescaled by a_scale * b_scale[n], and b is packed once into the
-format oneDNN chose (`format_tag::any`).
+a is u8 or s8 of rank 2 or more (its leading axes one axis of rows: `qmatmul_spec`), b an s8
+constant (K, N), its scales per tensor or per column n, its zero point per tensor (oneDNN
+v3.2's matmul takes a weights zero point of mask 0 only; `qmatmul_refusal` names the rest).
+As for convolutions (quantized.py) the bias is given in f32, prescaled by a_scale *
+b_scale[n], and b is packed once into the format oneDNN chose (`format_tag::any`).
 """
 
 from __future__ import annotations
@@ -84,10 +84,8 @@ def qmatmul_refusal(
         return f"b is {np.dtype(b_type)}; oneDNN's int8 matmul takes s8 weights"
     if np.size(b_zero_point) > 1 and np.any(np.asarray(b_zero_point) != b_zero_point.flat[0]):
         return "b has a zero point per column; oneDNN's matmul takes one per tensor"
-    if a_rank not in (2, 3) or b_rank != 2:
-        return (
-            f"a of rank {a_rank} and b of rank {b_rank}; the kernel takes a of rank 2 or 3, b 2-D"
-        )
+    if a_rank < 2 or b_rank != 2:
+        return f"a of rank {a_rank} and b of rank {b_rank}; the kernel takes a of rank >= 2, b 2-D"
     return None
 
 

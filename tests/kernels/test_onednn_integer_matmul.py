@@ -25,6 +25,8 @@ CASES = {
     "batched_u8_b_zp": ((2, 3, 48), 16, nn.ui8, True, 5),
     "no_zero_point_s8": ((5, 32), 7, i8, False, 0),
     "beyond_2_24": ((2, 4096), 8, nn.ui8, True, 0),
+    "attention_rows_u8": ((197, 1, 48), 32, nn.ui8, True, 0),  # torch's [L, 1, E] input
+    "rank4_s8_b_zp": ((2, 3, 4, 32), 8, i8, False, 3),
 }
 
 
@@ -46,6 +48,7 @@ def test_integer_matmul_matches_the_reference(name: str) -> None:
     op = _op(a_shape, n, a_type, with_zp, b_zp)
     assert integer_matmul_refusal(op) is None
     kernel = prepare_integer_matmul(op)
+    assert kernel.q.a == (int(np.prod(a_shape[:-1])), a_shape[-1])  # one product of all rows
     w = rng.integers(-128, 128, (a_shape[-1], n)).astype(np.int8)
     if name == "beyond_2_24":  # sums of 4096 products of 255 * -128: -1.3e8
         w[:] = -128

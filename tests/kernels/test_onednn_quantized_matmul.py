@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.utils.test_value import create_ssa_value
 
+from nnlayout.dialects import nn
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.quantized import QuantParams
+from nnlayout.kernels.onednn.quantized_kernels import prepare_qmatmul
 from nnlayout.kernels.onednn.quantized_matmul import QMatmul, QMatmulParams, qmatmul_refusal
+from nnlayout.kernels.reference import REFERENCE_KERNELS
 
 pytestmark = [
     pytest.mark.onednn,
@@ -64,4 +69,35 @@ def test_what_onednn_refuses_is_named() -> None:
     assert "per column" in qmatmul_refusal(np.uint8, np.int8, np.array([0, 1, 0], np.int8), 2, 2)
     assert "s8 weights" in qmatmul_refusal(np.uint8, np.uint8, zero, 2, 2)
     assert "u8 or s8" in qmatmul_refusal(np.int32, np.int8, zero, 2, 2)
-    assert "rank 4" in qmatmul_refusal(np.uint8, np.int8, zero, 4, 2)
+    assert "rank 1" in qmatmul_refusal(np.uint8, np.int8, zero, 1, 2)
+    assert qmatmul_refusal(np.uint8, np.int8, zero, 4, 2) is None  # rows: the leading axes
+
+
+def test_leading_axes_are_rows_of_one_product() -> None:
+    """torch's attention projects [L, 1, E] inputs: the kernel runs one product of L rows
+    (not L products of one row), with the reference's result."""
+    rng = np.random.default_rng(1)
+    a_type, w_type = nn.ui8, IntegerType(8)
+    params = (
+        nn.QParams.make(0.02, 120, a_type),
+        nn.QParams.make(rng.uniform(0.002, 0.02, 24).astype(np.float32), 0, w_type, axis=1),
+        nn.QParams.make(0.5, 128, a_type),
+    )
+    op = nn.QMatmulOp(
+        create_ssa_value(TensorType(a_type, (50, 1, 40))),
+        create_ssa_value(TensorType(w_type, (40, 24))),
+        create_ssa_value(TensorType(IntegerType(32), (24,))),
+        params,
+    )
+    bound = prepare_qmatmul(op)
+    assert bound.kernel.q.a == (50, 40)
+    inputs = [
+        rng.integers(0, 256, (50, 1, 40)).astype(np.uint8),
+        rng.integers(-127, 128, (40, 24)).astype(np.int8),
+        rng.integers(-2000, 2000, 24).astype(np.int32),
+    ]
+    want = REFERENCE_KERNELS[nn.QMatmulOp](op, inputs)
+    got = np.empty(want.shape, np.uint8)
+    bound(inputs, got)
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+    assert np.mean(got != want) < 0.01
