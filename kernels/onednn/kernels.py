@@ -48,6 +48,7 @@ from nnlayout.kernels.onednn.deconvolution import (
     deconv_types_reason,
     deconv_workspace,
 )
+from nnlayout.kernels.onednn.dynamic_quantize import dynamic_quantize_kernels
 from nnlayout.kernels.onednn.eltwise import BINARY, ELTWISE_OPS
 from nnlayout.kernels.onednn.integer_conv import integer_conv_kernel
 from nnlayout.kernels.onednn.integer_matmul import integer_kernels, integer_matmul_choice
@@ -293,6 +294,7 @@ def kernels() -> list[Kernel]:
         + quantized_reorder_kernels(FAMILY)
         + qconcat_kernels(FAMILY)
         + integer_kernels(FAMILY)
+        + dynamic_quantize_kernels(FAMILY)
         + [integer_conv_kernel(FAMILY)]
     )
 

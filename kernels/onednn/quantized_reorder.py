@@ -84,6 +84,7 @@ from nnlayout.kernels.onednn.quantized import (
 from nnlayout.kernels.onednn.quantized_call import (
     BoundCall,
     PrimitiveCall,
+    all_finite,
     int8_kernel_fields,
     maps_fill,
     runtime_descriptors,
@@ -414,13 +415,9 @@ class _Bound:
         return self.bound_calls
 
     def _guard(self, x: np.ndarray, out: np.ndarray) -> None:
-        """quantize's input with a NaN or an infinity: the reference kernel's result. The
-        test is x . x, not finite exactly then (BLAS's dot: a quarter of numpy's sum's
-        time); a finite x whose squares overflow takes the reference kernel too."""
-        flat = x.reshape(-1).view(self.types[0])
-        with np.errstate(all="ignore"):  # an overflow is what it looks for
-            finite = np.isfinite(np.dot(flat, flat))
-        if not finite:
+        """quantize's input with a NaN or an infinity (`all_finite`): the reference
+        kernel's result."""
+        if not all_finite(x.reshape(-1).view(self.types[0])):
             self._reference(x, out)
 
     def _reference(self, x: np.ndarray, out: np.ndarray) -> None:

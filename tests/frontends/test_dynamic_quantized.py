@@ -16,7 +16,14 @@ from onnx import TensorProto, helper, numpy_helper
 from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_model
-from nnlayout.tests.helpers import check_against_onnxruntime, small_cnn
+from nnlayout.kernels.onednn.binding import available
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    check_against_onnxruntime,
+    chosen_kernels,
+    compile_module,
+    small_cnn,
+)
 
 # Measured on every target, padding on and off, interpreter and generated module: at most
 # 2.4e-7 from onnxruntime on outputs of magnitude ~1.2-1.7 (0 for the MatMul models: the same
@@ -96,6 +103,9 @@ def test_dynamically_quantized_model_runs_like_onnxruntime(tmp_path: Path, case:
     if unsigned_weights:  # asymmetric u8 weights: a weight zero point other than 0
         matmul = next(op for op in module.walk() if isinstance(op, nn.MatmulIntegerOp))
         assert matmul.b_zero_point is not None
+    if available():  # the activations quantized by oneDNN's division
+        compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+        assert chosen_kernels(compiled, nn.DynamicQuantizeOp) == {"dynamic_quantize_onednn"}
 
 
 def integer_model(

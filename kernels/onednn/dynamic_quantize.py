@@ -1,0 +1,142 @@
+"""`nn.dynamic_quantize` (DynamicQuantizeLinear's y: QuantizeLinear with a scale and a zero
+point computed at run time, what onnxruntime's `quantize_dynamic` puts before every
+MatMulInteger) as oneDNN's binary division, as `quantize_onednn` computes QuantizeLinear
+(quantized_reorder.py):
+
+    y = saturate(round_half_even(x / scale) + zero_point)
+
+x / scale is oneDNN's binary division by a one-element f32 array (a correctly rounded f32
+division, as numpy's), then post-ops round (half to even) and a binary add of a one-element
+f32 array holding the zero point (exact on those integers), converted with saturation into
+u8/s8: the reference kernel's bytes. The scale and the zero point are rank-0 operands, new on
+each run: the kernel copies them into the two arrays its bound primitive reads.
+
+oneDNN converts NaN to 0, the reference to the zero point: a run whose scale is not finite
+(DynamicQuantizeLinear's scale of an x holding a NaN or an infinity is NaN or infinite) or
+whose x . x is not finite (`all_finite`: a NaN or an infinity beside a scale from elsewhere)
+runs the reference kernel. x and y plain, of any rank (one flat run of elements).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import Operation
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.nn import shape_of, tensor_type
+from nnlayout.dialects.nn.quantized import numpy_dtype
+from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn import primitives as p
+from nnlayout.kernels.onednn.binding import MemoryDesc
+from nnlayout.kernels.onednn.common import Layouts, is_fast
+from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, all_finite, int8_kernel_fields
+from nnlayout.kernels.reference_integer import dynamic_quantize
+from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
+
+_ZERO_POINT = b.PostOp.binary_arg(1)  # the round post-op is index 0, the add index 1
+
+
+def _result_type(op: nn.DynamicQuantizeOp) -> int | None:
+    return DATA_TYPES.get(numpy_dtype(tensor_type(op.output).element_type))
+
+
+def _pd(op: nn.DynamicQuantizeOp) -> b.PrimitiveDesc:
+    """x (flat) divided by a one-element scale, rounded, the zero point added, saturated."""
+    size = (math.prod(shape_of(op.input)),)
+    one = MemoryDesc.with_strides((1,), (1,), b.dnnl_f32)
+    return p.binary_pd(
+        b.dnnl_binary_div,
+        MemoryDesc.with_strides(size, (1,), b.dnnl_f32),
+        one,
+        MemoryDesc.with_strides(size, (1,), _result_type(op)),  # type: ignore[arg-type]
+        (
+            b.PostOp.eltwise(b.dnnl_eltwise_round),
+            b.PostOp.binary(b.dnnl_binary_add, (1,)),
+        ),
+    )
+
+
+def _refusal(op: Operation) -> str | None:
+    assert isinstance(op, nn.DynamicQuantizeOp)
+    if _result_type(op) not in INT8:
+        return "the result is not u8 or s8"
+    try:
+        implementation = _pd(op).implementation
+    except b.DnnlError as error:
+        return f"oneDNN has no primitive for it: {error}"
+    return None if is_fast(implementation) else f"oneDNN offers only {implementation} for it"
+
+
+class _Bound:
+    """The division bound once, with the scale and zero point arrays it reads."""
+
+    def __init__(self, op: Operation):
+        reason = _refusal(op)
+        if reason is not None:
+            raise BindingRefused(reason)
+        assert isinstance(op, nn.DynamicQuantizeOp)
+        self.op = op
+        self.scale = np.ones(1, np.float32)
+        self.zero_point = np.zeros(1, np.float32)
+        args = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, _ZERO_POINT, b.DNNL_ARG_DST)
+        self.call = PrimitiveCall(
+            Compiled(_pd(op), args), {b.DNNL_ARG_SRC_1: self.scale, _ZERO_POINT: self.zero_point}
+        )
+        self.dtype = p.NUMPY_TYPES[_result_type(op)]  # type: ignore[index]
+
+    def _exact(self, inputs: Sequence[np.ndarray]) -> bool:
+        """Copies the run's scale and zero point in; whether oneDNN gives the reference's
+        bytes on this run (x and the scale finite)."""
+        x, scale, zero_point = inputs
+        self.scale[0] = scale
+        self.zero_point[0] = zero_point
+        return bool(np.isfinite(self.scale[0])) and all_finite(x)
+
+    def _reference(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        out[...] = dynamic_quantize(self.op, inputs).reshape(out.shape)  # type: ignore[arg-type]
+
+    def _direct(self, x: np.ndarray, out: np.ndarray) -> bool:
+        return x.flags.c_contiguous and out.flags.c_contiguous and out.dtype == self.dtype
+
+    def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        x = inputs[0]
+        if not (self._exact(inputs) and self._direct(x, out)):
+            self._reference(inputs, out)
+            return
+        self.call.call_on({b.DNNL_ARG_SRC: x.reshape(-1)}, out.reshape(-1))
+
+    def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
+        if not self._direct(inputs[0], out):
+            return lambda: self(inputs, out)
+        execute = self.call.bind_to({b.DNNL_ARG_SRC: inputs[0].reshape(-1)}, out.reshape(-1))
+        exact, reference = self._exact, self._reference
+
+        def run() -> None:
+            if exact(inputs):
+                execute()
+            else:
+                reference(inputs, out)
+
+        return run
+
+
+def _layouts(op: Operation, target: Target) -> Layouts:
+    return (PLAIN_LAYOUT,) * 3, (PLAIN_LAYOUT,)
+
+
+def dynamic_quantize_kernels(family: str) -> list[Kernel]:
+    """dynamic_quantize_onednn."""
+    fields = int8_kernel_fields(
+        _Bound,
+        accepts=lambda op, target, padding: _refusal(op),
+        layouts=_layouts,
+        workspace=lambda op, target: _pd(op).scratchpad_bytes,  # type: ignore[arg-type]
+        implementation_of=lambda op: _pd(op).implementation,  # type: ignore[arg-type]
+    )
+    return [Kernel("dynamic_quantize_onednn", nn.DynamicQuantizeOp, family, **fields)]  # type: ignore[arg-type]
