@@ -64,6 +64,15 @@ def matmul_integer(op: nn.MatmulIntegerOp, inputs: Sequence[np.ndarray]) -> np.n
     return np.matmul(a_centred, b_centred).astype(np.int32)
 
 
+def matmul_integer_to_float(
+    op: nn.MatmulIntegerToFloatOp, inputs: Sequence[np.ndarray]
+) -> np.ndarray:
+    """MatMulInteger, Cast to f32, Mul by the scale: the three ops' roundings."""
+    a, b, scale, *a_zero_point = inputs
+    product = matmul_integer(op, [a, b, *a_zero_point])  # type: ignore[arg-type]
+    return product.astype(np.float32) * scale.astype(np.float32)
+
+
 def conv_integer(op: nn.ConvIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     x, w, *x_zero_point = inputs
     w_zero_point = zero_point_values(op, "w_zero_point")
@@ -75,6 +84,7 @@ def conv_integer(op: nn.ConvIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarr
 
 INTEGER_REFERENCE_KERNELS: ReferenceKernels = {
     nn.DynamicScaleOp: dynamic_scale,
+    nn.MatmulIntegerToFloatOp: matmul_integer_to_float,
     nn.DynamicZeroPointOp: dynamic_zero_point,
     nn.DynamicQuantizeOp: dynamic_quantize,
     nn.MatmulIntegerOp: matmul_integer,

@@ -4,7 +4,9 @@ loads, else the CPU's best blocked target).
 
 fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gelu, matched
 while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model's
-dequantize -> op -> quantize becomes one quantized op) -> extend-ranks (operands of
+dequantize -> op -> quantize becomes one quantized op) -> fuse-integer-scale (a dynamic
+quantization's MatMulInteger -> Cast -> Mul becomes one nn.matmul_integer_to_float) ->
+extend-ranks (operands of
 broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
 convolution becomes part of its weight and bias) -> fold-pad (a zero pad before a convolution
 becomes part of its pads) -> split-image-conv (a 7x7 stem over the image becomes one
@@ -51,6 +53,7 @@ from nnlayout.transforms.fold_pad import FoldPadPass
 from nnlayout.transforms.fold_qdq import FoldQdqPass
 from nnlayout.transforms.fuse_activations import FuseActivationsPass
 from nnlayout.transforms.fuse_channel_shuffle import FuseChannelShufflePass
+from nnlayout.transforms.fuse_integer_scale import FuseIntegerScalePass
 from nnlayout.transforms.fuse_matmul_post_ops import FuseMatmulPostOpsPass
 from nnlayout.transforms.fuse_post_ops import FusePostOpsPass
 from nnlayout.transforms.insert_layouts import InsertLayoutsPass
@@ -80,6 +83,7 @@ class DefaultPipelinePass(ModulePass):
         return (
             FuseActivationsPass(),
             FoldQdqPass(self.remarks),
+            FuseIntegerScalePass(),
             ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),

@@ -98,6 +98,7 @@ from nnlayout.dialects.nn.integer import (
     DynamicScaleOp,
     DynamicZeroPointOp,
     MatmulIntegerOp,
+    MatmulIntegerToFloatOp,
 )
 from nnlayout.dialects.nn.linear import (
     Conv2dOp,
@@ -211,6 +212,7 @@ NN = Dialect(
         DynamicZeroPointOp,
         DynamicQuantizeOp,
         MatmulIntegerOp,
+        MatmulIntegerToFloatOp,
         ConvIntegerOp,
         ComputeOp,
         YieldOp,
@@ -281,6 +283,7 @@ __all__ = [
     "DynamicScaleOp",
     "DynamicZeroPointOp",
     "MatmulIntegerOp",
+    "MatmulIntegerToFloatOp",
     "QConcatOp",
     "QConv2dAddOp",
     "QConv2dOp",

@@ -1,6 +1,7 @@
 """Dynamic quantization: `nn.dynamic_scale`, `nn.dynamic_zero_point`, `nn.dynamic_quantize`,
-`nn.matmul_integer`, `nn.conv_integer` and `nn.cast` (ONNX's DynamicQuantizeLinear,
-MatMulInteger, ConvInteger and Cast from an integer type to float32).
+`nn.matmul_integer`, `nn.matmul_integer_to_float`, `nn.conv_integer` and `nn.cast` (ONNX's
+DynamicQuantizeLinear, MatMulInteger, MatMulInteger -> Cast -> Mul fused, ConvInteger and Cast
+from an integer type to float32).
 
 Dynamic quantization (onnxruntime's `quantize_dynamic`) quantizes an activation with a scale
 and zero point computed from its own range at run time, then multiplies integers:
@@ -200,13 +201,14 @@ class _IntegerProductOp(QuantizedOp):
 
     LEFT: ClassVar[str] = "a"
     RIGHT: ClassVar[str] = "b"
+    RESULT_TYPE: ClassVar[Attribute] = i32
 
     def verify_operands(self, left: Value, right: Value, zero_point: Value | None) -> None:
         left_type = checked_element_type(self, self.LEFT, left, QUANTIZED_TYPES)
         right_type = checked_element_type(self, self.RIGHT, right, QUANTIZED_TYPES)
         if zero_point is not None:
             _scalar(self, f"{self.LEFT}'s zero point", zero_point, (left_type,))
-        checked_element_type(self, "the result", self.results[0], (i32,))
+        checked_element_type(self, "the result", self.results[0], (self.RESULT_TYPE,))
         _verify_zero_point(self, f"{self.RIGHT}_zero_point", right_type, self.columns())
 
     def columns(self) -> int:
@@ -214,8 +216,18 @@ class _IntegerProductOp(QuantizedOp):
         raise NotImplementedError
 
 
+class _IntegerMatmul(_IntegerProductOp):
+    """numpy.matmul shapes of a and b; b's zero point one per column (its last axis)."""
+
+    def columns(self) -> int:
+        return shape_of(self.b)[-1]  # type: ignore[attr-defined]
+
+    def result_shape(self) -> Shape:
+        return matmul_shape(shape_of(self.a), shape_of(self.b))  # type: ignore[attr-defined]
+
+
 @irdl_op_definition
-class MatmulIntegerOp(_IntegerProductOp):
+class MatmulIntegerOp(_IntegerMatmul):
     """ONNX MatMulInteger (numpy.matmul shapes): (a - a_zero_point) @ (b - b_zero_point) in
     i32; a ui8/i8 with an optional rank-0 zero point operand, b ui8/i8 with an optional
     constant `b_zero_point` (a scalar or one per column)."""
@@ -246,14 +258,59 @@ class MatmulIntegerOp(_IntegerProductOp):
             ),
         )
 
-    def columns(self) -> int:
-        return shape_of(self.b)[-1]
+    def verify_element_types(self) -> None:
+        self.verify_operands(self.a, self.b, self.a_zero_point)
 
-    def result_shape(self) -> Shape:
-        return matmul_shape(shape_of(self.a), shape_of(self.b))
+
+@irdl_op_definition
+class MatmulIntegerToFloatOp(_IntegerMatmul):
+    """`nn.matmul_integer` with its result cast to f32 and multiplied by `scale`, as
+    dynamic quantization writes them (MatMulInteger -> Cast -> Mul; onnxruntime's
+    MatMulIntegerToFloat): f32(sum (a - a_zero_point) * (b - b_zero_point)) * scale, each step
+    rounded as the ops it replaces; `scale` f32 of rank 0 or one per column (a's scale times
+    b's, computed at run time). Made by `fuse-integer-scale`.
+
+        %y = nn.matmul_integer_to_float %q, %w scale %s zero_point %z
+            : (tensor<4x8xui8>, tensor<8x16xi8>, tensor<f32>, tensor<ui8>) -> tensor<4x16xf32>"""
+
+    name = "nn.matmul_integer_to_float"
+    RESULT_TYPE: ClassVar[Attribute] = f32
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    a_zero_point = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    b_zero_point = opt_prop_def(_DENSE)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$a `,` $b `scale` $scale (`zero_point` $a_zero_point^)? attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        a: Value,
+        b: Value,
+        scale: Value,
+        a_zero_point: Value | None = None,
+        b_zero_point: np.ndarray | None = None,
+    ):
+        super().__init__(
+            operands=[a, b, scale, [] if a_zero_point is None else [a_zero_point]],
+            result_types=[TensorType(f32, matmul_shape(shape_of(a), shape_of(b)))],
+            properties=zero_point_property(
+                "b_zero_point", b_zero_point, tensor_type(b).element_type
+            ),
+        )
 
     def verify_element_types(self) -> None:
         self.verify_operands(self.a, self.b, self.a_zero_point)
+        checked_element_type(self, "the scale", self.scale, (f32,))
+        if shape_of(self.scale) not in ((), (self.columns(),)):
+            raise VerifyException(
+                f"{self.name}: the scale must be a scalar or {self.columns()} values (one per "
+                f"column), got shape {list(shape_of(self.scale))}"
+            )
 
 
 @irdl_op_definition

@@ -46,6 +46,8 @@ from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall,
 
 _ZERO_POINT = b.DNNL_ARG_ATTR_ZERO_POINTS | b.DNNL_ARG_SRC
 _WEIGHTS_ZERO_POINT = b.DNNL_ARG_ATTR_ZERO_POINTS | b.DNNL_ARG_WEIGHTS
+_SCALE = b.DNNL_ARG_ATTR_SCALES | b.DNNL_ARG_WEIGHTS
+IntegerProduct = nn.MatmulIntegerOp | nn.MatmulIntegerToFloatOp
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,16 @@ class IntegerMatmulParams:
     src_type: int = b.dnnl_u8
     src_zero_point: bool = True
     weights_zero_point: bool = False
+    scales: int = 0  # matmul_integer_to_float's: 1 (per tensor) or N (per column); else 0
 
     @property
     def dst(self) -> tuple[int, ...]:
         return (self.a[0], self.b[1])
+
+    @property
+    def dst_type(self) -> int:
+        """s32 (the exact sums), or f32 scaled (matmul_integer_to_float)."""
+        return b.dnnl_f32 if self.scales else b.dnnl_s32
 
     @property
     def weights(self) -> tuple[int, ...]:
@@ -73,19 +81,19 @@ class IntegerMatmulParams:
             (b.DNNL_ARG_SRC, self.src_zero_point),
             (b.DNNL_ARG_WEIGHTS, self.weights_zero_point),
         )
-        return Quantization((), tuple((arg, 0) for arg, on in wanted if on))
+        scales = ((b.DNNL_ARG_WEIGHTS, 0 if self.scales == 1 else 0b10),) if self.scales else ()
+        return Quantization(scales, tuple((arg, 0) for arg, on in wanted if on))
 
 
 def integer_matmul_pd(q: IntegerMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
-    """The product's primitive descriptor: plain a and y (s32), b in `weights` (ANY:
-    oneDNN's choice)."""
-    dst_type = b.dnnl_s32
+    """The product's primitive descriptor: plain a and y (s32, or f32 scaled), b in
+    `weights` (ANY: oneDNN's choice)."""
     return int8_matmul_pd(
-        q.a, q.src_type, (q.weights, weights), None, q.dst, dst_type, q.quantization
+        q.a, q.src_type, (q.weights, weights), None, q.dst, q.dst_type, q.quantization
     )
 
 
-def integer_matmul_spec(op: nn.MatmulIntegerOp) -> tuple[IntegerMatmulParams, int]:
+def integer_matmul_spec(op: IntegerProduct) -> tuple[IntegerMatmulParams, int]:
     """`op` in oneDNN's terms (a's leading axes as one), and b's zero point (one per
     tensor)."""
     b_zero_point = int(zero_point_values(op, "b_zero_point").reshape(-1)[0])
@@ -96,11 +104,12 @@ def integer_matmul_spec(op: nn.MatmulIntegerOp) -> tuple[IntegerMatmulParams, in
         DATA_TYPES[numpy_dtype(tensor_type(op.a).element_type)],
         op.a_zero_point is not None,
         b_zero_point != 0,
+        math.prod(shape_of(op.scale)) if isinstance(op, nn.MatmulIntegerToFloatOp) else 0,
     )
     return q, b_zero_point
 
 
-def integer_matmul_refusal(op: nn.MatmulIntegerOp) -> str | None:
+def integer_matmul_refusal(op: IntegerProduct) -> str | None:
     """Why oneDNN cannot run `op` exactly (None: it can)."""
     a_type = numpy_dtype(tensor_type(op.a).element_type)
     b_type = numpy_dtype(tensor_type(op.b).element_type)
@@ -130,7 +139,8 @@ def integer_matmul_choice(q: IntegerMatmulParams) -> str | None:
 
 class IntegerMatmul:
     """An integer product bound once: b packed at the first call (and again only for another
-    array), b's zero point in a memory of its own, a's set from its operand on every call."""
+    array), b's zero point in a memory of its own, a's (and matmul_integer_to_float's scale,
+    as oneDNN's weight scale) set from its operand on every call."""
 
     def __init__(self, q: IntegerMatmulParams, b_zero_point: int):
         self.q = q
@@ -141,6 +151,10 @@ class IntegerMatmul:
         if q.weights_zero_point:
             self.arrays[_WEIGHTS_ZERO_POINT] = np.array([b_zero_point], np.int32)
         runtime = {arg: runtime_md(array, b.dnnl_s32) for arg, array in self.arrays.items()}
+        if q.scales:
+            self.arrays[_SCALE] = np.ones(q.scales, np.float32)
+            runtime[_SCALE] = runtime_md(self.arrays[_SCALE], b.dnnl_f32)
+        self.dst_dtype = np.dtype(np.float32 if q.scales else np.int32)
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         self.compiled = Compiled(self.pd, args, runtime=runtime)
         self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
@@ -157,14 +171,18 @@ class IntegerMatmul:
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         a, weights, *zero_point = inputs
+        if self.q.scales:
+            scale, *zero_point = zero_point
+            self.arrays[_SCALE][...] = scale
         if weights is not self.packed_from:
             self.pack(np.ascontiguousarray(weights).view(np.int8))
         if zero_point:
             self.arrays[_ZERO_POINT][0] = int(np.asarray(zero_point[0]).reshape(()))
         source = np.ascontiguousarray(a).reshape(-1).view(self.src_dtype)
         direct = out.flags.c_contiguous and out.nbytes == self.compiled.nbytes(b.DNNL_ARG_DST)
-        result = out if direct else np.empty(out.shape, np.int32)
-        arrays = {b.DNNL_ARG_SRC: source, b.DNNL_ARG_DST: result.reshape(-1).view(np.int32)}
+        result = out if direct else np.empty(out.shape, self.dst_dtype)
+        destination = result.reshape(-1).view(self.dst_dtype)
+        arrays = {b.DNNL_ARG_SRC: source, b.DNNL_ARG_DST: destination}
         self.compiled({**self.arrays, **arrays}, self.scratchpad)
         if not direct:
             out[...] = result.view(out.dtype)
@@ -174,7 +192,7 @@ class IntegerMatmul:
 
 
 def prepare_integer_matmul(op: Operation, session: BindingSession | None = None) -> IntegerMatmul:
-    assert isinstance(op, nn.MatmulIntegerOp)
+    assert isinstance(op, IntegerProduct)
     reason = integer_matmul_refusal(op)
     if reason is not None:
         raise BindingRefused(reason)
@@ -182,27 +200,29 @@ def prepare_integer_matmul(op: Operation, session: BindingSession | None = None)
 
 
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    assert isinstance(op, nn.MatmulIntegerOp)
+    assert isinstance(op, IntegerProduct)
     return integer_matmul_refusal(op)
 
 
 def _run(op: Operation, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    out = np.empty(shape_of(op.results[0]), np.int32)
-    prepare_integer_matmul(op)(inputs, out)
+    kernel = prepare_integer_matmul(op)
+    out = np.empty(shape_of(op.results[0]), kernel.dst_dtype)
+    kernel(inputs, out)
     return out
 
 
 def _implementation(op: Operation) -> str:
-    assert isinstance(op, nn.MatmulIntegerOp)
+    assert isinstance(op, IntegerProduct)
     return integer_matmul_pd(integer_matmul_spec(op)[0]).implementation
 
 
 def integer_kernels(family: str) -> list[Kernel]:
-    """The descriptors of the dynamic quantization ops' oneDNN kernels."""
+    """The descriptors of the dynamic quantization ops' oneDNN kernels: matmul_integer_onednn
+    and matmul_integer_to_float_onednn."""
     return [
         Kernel(
-            "matmul_integer_onednn",
-            nn.MatmulIntegerOp,
+            name,
+            op_class,
             family,
             _run,
             accepts=_accepts,
@@ -213,5 +233,9 @@ def integer_kernels(family: str) -> list[Kernel]:
             prepare=prepare_integer_matmul,
             integer_data=True,
             implementation_of=_implementation,
+        )
+        for name, op_class in (
+            ("matmul_integer_onednn", nn.MatmulIntegerOp),
+            ("matmul_integer_to_float_onednn", nn.MatmulIntegerToFloatOp),
         )
     ]

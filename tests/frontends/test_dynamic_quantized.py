@@ -103,8 +103,12 @@ def test_dynamically_quantized_model_runs_like_onnxruntime(tmp_path: Path, case:
     if unsigned_weights:  # asymmetric u8 weights: a weight zero point other than 0
         matmul = next(op for op in module.walk() if isinstance(op, nn.MatmulIntegerOp))
         assert matmul.b_zero_point is not None
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    if make is mlp:  # fuse-integer-scale: each product writes f32, scaled
+        names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+        assert names.count("nn.matmul_integer_to_float") == 2, names
+        assert "nn.matmul_integer" not in names and "nn.cast" not in names
     if available():  # the activations quantized by oneDNN's division
-        compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
         assert chosen_kernels(compiled, nn.DynamicQuantizeOp) == {"dynamic_quantize_onednn"}
 
 

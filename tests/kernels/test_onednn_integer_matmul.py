@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import TensorType, i8
+from xdsl.dialects.builtin import TensorType, f32, i8
 from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
@@ -81,3 +81,32 @@ def test_refusals_name_what_onednn_lacks() -> None:
     assert integer_matmul_refusal(u8_weights) == (
         "b is uint8; oneDNN's int8 matmul takes s8 weights"
     )
+
+
+@pytest.mark.parametrize("per_column", [False, True], ids=["scale", "scale-per-column"])
+@pytest.mark.parametrize("name", ["dense_u8", "attention_rows_u8", "rank4_s8_b_zp", "beyond_2_24"])
+def test_integer_matmul_to_float_matches_the_reference(name: str, per_column: bool) -> None:
+    """f32(sums) * scale, the scale (a's times b's) new on every run: the reference's bits
+    (the exact sums, their f32 conversion, one f32 product, as Cast and Mul round)."""
+    a_shape, n, a_type, with_zp, b_zp = CASES[name]
+    rng = np.random.default_rng(3)
+    dtype = np.uint8 if a_type == nn.ui8 else np.int8
+    info = np.iinfo(dtype)
+    product = _op(a_shape, n, a_type, with_zp, b_zp)
+    scale_shape = (n,) if per_column else ()
+    scale = create_ssa_value(TensorType(f32, scale_shape))
+    op = nn.MatmulIntegerToFloatOp(product.a, product.b, scale, product.a_zero_point, b_zp)
+    op.verify()
+    assert integer_matmul_refusal(op) is None
+    kernel = prepare_integer_matmul(op)
+    w = rng.integers(-128, 128, (a_shape[-1], n)).astype(np.int8)
+    for run in range(2):
+        a = rng.integers(info.min, info.max + 1, a_shape).astype(dtype)
+        if name == "beyond_2_24":  # sums beyond 2^24: their f32 conversion rounds
+            a[:], w[:] = 255, -127
+        factors = rng.uniform(1e-5, 1e-3, scale_shape).astype(np.float32)
+        inputs = [a, w, factors, *([np.array(run * 7 + 1, dtype)] if with_zp else [])]
+        want = REFERENCE_KERNELS[nn.MatmulIntegerToFloatOp](op, inputs)
+        got = np.empty(want.shape, np.float32)
+        kernel(inputs, got)
+        np.testing.assert_array_equal(got, want)
