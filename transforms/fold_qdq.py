@@ -24,9 +24,12 @@ whose float operands are all `nn.dequantize` results:
 * relu | clip(dq(c)) -> q with the dequantize's parameters, c a quantized op above read only
   there  =>  c's clamp, narrowed (torch's quantized exports write ReLU6 so);
 * f(dq(x)) -> q, f an element-wise function (hardswish, swish, sigmoid, hardsigmoid, gelu,
-  tanh, elu, ...) and x of the result's 8-bit type  =>  `nn.qlookup` of x: a table of 256
-  entries, f's reference kernel on each dequantized value, quantized (torch's MobileNetV3 and
-  EfficientNet exports; what the float ops compute, up to their kernels' float rounding);
+  tanh, elu, ...) or a chain of them and of add/sub/mul/div by a one-element constant (up to
+  `CHAIN_LIMIT` ops, each result read only by the next: a quantized transformer's x / sqrt(2)
+  -> erf) and x of the result's 8-bit type  =>  `nn.qlookup` of x: a table of 256 entries,
+  f's reference kernels on each dequantized value, quantized (torch's MobileNetV3 and
+  EfficientNet exports; what the float ops compute, up to their kernels' float rounding); a
+  table of a table's result read only there composes with it into one;
 * max_pool2d, flatten, reshape, transpose, slice, channel_shuffle, expand or nearest resize
   of dq(x) -> q with the dequantize's parameters  =>  the same op on the integers (exact:
   these ops only move or select values, and quantization is monotonic); with other
@@ -53,6 +56,8 @@ after fuse-activations, before extend-ranks reshapes the add's operands).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,7 +78,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
-from nnlayout.kernels.reference_quantized import table_of
+from nnlayout.kernels.reference_quantized import dequantize_array, table_of
 from nnlayout.transforms.stages import require_tensor_level
 
 #: Ops that only move or select elements: exact on the integers when dq and q agree.
@@ -108,6 +113,11 @@ TABULATED = (
     nn.SoftplusOp,
     nn.MishOp,
 )
+#: Element-wise binary ops a table may include where one operand is a one-element constant
+#: (torch's GELU: x / sqrt(2), + 1, * 0.5; attention's query scaling).
+SCALAR_BINARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp)
+#: The most ops one table stands for.
+CHAIN_LIMIT = 8
 #: The q-ops whose clamp bounds their result (qconv2d_add's bounds the convolution's).
 CLAMPS_ITS_RESULT = (nn.QConv2dOp, nn.QMatmulOp, nn.QBinaryOp)
 
@@ -399,41 +409,129 @@ def _fold_into_clamp(
         rewriter.erase(dead)
 
 
+def _scalar_constant(value: SSAValue) -> np.ndarray | None:
+    """The f32 value of a one-element constant: an inline `nn.constant`, or the per-tensor
+    dequantize of one (quantize_static quantizes constants too); else None."""
+    owner = value.owner
+    params = None
+    if isinstance(owner, nn.DequantizeOp):
+        params, owner = owner.qparams(), owner.input.owner
+    if not isinstance(owner, nn.ConstantOp) or owner.value is None:
+        return None
+    if math.prod(nn.shape_of(owner.output)) != 1 or (params is not None and params.per_axis):
+        return None
+    array = owner.inline_array().reshape(())
+    if params is not None:
+        return dequantize_array(array, params)
+    return array if array.dtype == np.float32 else None
+
+
+def _function_input(op: Operation) -> SSAValue | None:
+    """The one activation an element-wise function of a table reads: a `TABULATED` op's
+    input, or the operand of a `SCALAR_BINARY` op beside a one-element constant; None for
+    another op, or where the constant would change the shape."""
+    if isinstance(op, TABULATED):
+        return op.operands[0]
+    if not isinstance(op, SCALAR_BINARY):
+        return None
+    constants = [_scalar_constant(v) is not None for v in op.operands]
+    if constants.count(True) != 1:
+        return None
+    value = op.operands[constants.index(False)]
+    return value if nn.shape_of(value) == nn.shape_of(op.results[0]) else None
+
+
+def _chain(producer: Operation) -> tuple[list[Operation], nn.DequantizeOp] | None:
+    """The element-wise functions from a dequantize to `producer` (first to last), each
+    result read once, by the next, none with a kernel yet; None where there is no such
+    chain of at most `CHAIN_LIMIT` ops."""
+    chain: list[Operation] = []
+    current: object = producer
+    while isinstance(current, Operation) and len(chain) < CHAIN_LIMIT:
+        source = _function_input(current)
+        if source is None or not current.results[0].has_one_use():
+            return None
+        if KERNEL_ATTR in current.attributes:
+            return None
+        chain.append(current)
+        if isinstance(source.owner, nn.DequantizeOp):
+            return chain[::-1], source.owner
+        current = source.owner
+    return None
+
+
 def _tabulates(op: nn.QuantizeOp, producer: Operation) -> bool:
-    """q(f(dq(x))), f an element-wise function of `TABULATED`, x and the result of one 8-bit
-    type, both per tensor, f's result read only by q."""
-    if not isinstance(producer, TABULATED) or not producer.results[0].has_one_use():
+    """q(f(dq(x))), f a chain of element-wise functions (`_chain`), x and the result of one
+    8-bit type, both per tensor."""
+    found = _chain(producer)
+    if found is None:
         return False
-    dq = producer.operands[0].owner
-    if not isinstance(dq, nn.DequantizeOp):
-        return False
-    x, y = dq.qparams(), op.qparams()
+    x, y = found[1].qparams(), op.qparams()
     return not x.per_axis and not y.per_axis and x.element_type == y.element_type
 
 
+def _evaluate(chain: Sequence[Operation], real: np.ndarray) -> np.ndarray:
+    """The chain's reference kernels on `real`, its constants as they are."""
+    for op in chain:
+        operands = [v if (c := _scalar_constant(v)) is None else c for v in op.operands]
+        inputs = [real if isinstance(v, SSAValue) else v for v in operands]
+        real = REFERENCE_KERNELS[type(op)](op, inputs)
+    return real
+
+
 def _fold_into_table(op: nn.QuantizeOp, function: Operation, rewriter: PatternRewriter) -> None:
-    """q(f(dq(x))) => nn.qlookup of x: f's reference kernel on the 256 dequantized values,
-    quantized, is what the float ops compute for each of them; f is recorded on it where it
-    is one of `ACTIVATIONS` (a kernel may compute it where it gives the same bytes)."""
-    dq = function.operands[0].owner
-    assert isinstance(dq, nn.DequantizeOp)
+    """q(f(dq(x))) => nn.qlookup of x: f's reference kernels on the 256 dequantized values,
+    quantized, is what the float ops compute for each of them; a lone f is recorded on it
+    where it is one of `ACTIVATIONS` (a kernel may compute it where it gives the same
+    bytes). Where x is itself a lookup's result read only here, the two tables become one."""
+    found = _chain(function)
+    assert found is not None
+    chain, dq = found
     x, y = dq.qparams(), op.qparams()
-    table = table_of(x, y, lambda real: REFERENCE_KERNELS[type(function)](function, [real]))
-    recorded = function if type(function) in nn.ACTIVATIONS.values() else None
-    lookup = nn.QLookupOp(dq.input, table.tolist(), (x, y), recorded)  # type: ignore[arg-type]
+    table = table_of(x, y, lambda real: _evaluate(chain, real))
+    single = len(chain) == 1 and type(function) in nn.ACTIVATIONS.values()
+    source, recorded = dq.input, function if single else None
+    inner = source.owner
+    if (
+        isinstance(inner, nn.QLookupOp)
+        and KERNEL_ATTR not in inner.attributes
+        and source.has_one_use()
+        and dq.output.has_one_use()
+    ):
+        low = nn.integer_range(x.element_type)[0]
+        table = table[inner.values().astype(np.int64) - low]
+        source, x, recorded = inner.input, inner.qparams("x"), None
+    lookup = nn.QLookupOp(source, table.tolist(), (x, y), recorded)  # type: ignore[arg-type]
     lookup.location = function.location
     lookup.output.name_hint = op.output.name_hint
     rewriter.insert(lookup, InsertPoint.before(op))
     rewriter.replace_all_uses_with(op.output, lookup.output)
-    for dead in (op, function):
+    operands = [v for f in chain for v in f.operands]
+    for dead in (op, *reversed(chain)):
         rewriter.erase(dead)
-    _erase_unused_dequantizes([dq.output], rewriter)
+    _erase_unused_dequantizes([dq.output, *operands], rewriter)
+    if source is not dq.input:
+        rewriter.erase(inner)  # type: ignore[arg-type]
 
 
 def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter) -> None:
+    """Erases the dequantizes among `values`' producers that nothing reads any more, and the
+    one-element constants (a table's operands) left unread by that."""
+    erased: set[Operation] = set()
     for value in dict.fromkeys(values):
         owner = value.owner
-        if isinstance(owner, nn.DequantizeOp) and not owner.output.uses:
+        if isinstance(owner, nn.DequantizeOp) and owner not in erased and not owner.output.uses:
+            source = owner.input.owner
+            erased.add(owner)
+            rewriter.erase(owner)
+            owner = source
+        if (
+            isinstance(owner, nn.ConstantOp)
+            and owner not in erased
+            and not owner.output.uses
+            and math.prod(nn.shape_of(owner.output)) == 1
+        ):
+            erased.add(owner)
             rewriter.erase(owner)
 
 

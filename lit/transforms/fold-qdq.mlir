@@ -251,3 +251,38 @@ func.func @avg_pool(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xui8>, tensor<1x2
 // CHECK-NEXT: %dq = nn.quantize
 // PIPE-LABEL: func.func @avg_pool
 // PIPE:       nn.qavg_pool2d {{.*}}count_include_pad {kernel = #nn.kernel<"qavg_pool2d_ref"
+
+// -----
+
+// A chain of element-wise functions with one-element constants (x / c -> erf) becomes one
+// table; a table of that table's result (+ 1, a quantized constant) composes with it; a
+// chain op read twice stops the chain (the quantize after it stays).
+func.func @table_chain(%x: tensor<1x2x2x2xui8>) -> (tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>) {
+  %xf = nn.dequantize %x {x_scale = dense<0.03> : tensor<f32>, x_zero_point = dense<120> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
+  %c = nn.constant dense<1.41421354> : tensor<f32>
+  %d = nn.div %xf, %c : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %e = nn.erf %d : tensor<1x2x2x2xf32>
+  %eq = nn.quantize %e {y_scale = dense<0.0078> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  %ef = nn.dequantize %eq {x_scale = dense<0.0078> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
+  %oq = nn.constant dense<255> : tensor<ui8>
+  %of = nn.dequantize %oq {x_scale = dense<0.0039> : tensor<f32>, x_zero_point = dense<0> : tensor<ui8>} : tensor<ui8> -> tensor<f32>
+  %a = nn.add %ef, %of : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %aq = nn.quantize %a {y_scale = dense<0.0078> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  %h = nn.constant dense<0.5> : tensor<f32>
+  %m = nn.mul %xf, %h : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %t = nn.tanh %m : tensor<1x2x2x2xf32>
+  %s = nn.add %t, %m : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{not folded into a quantized op: lhs is not the result of an nn.dequantize}}
+  %sq = nn.quantize %s {y_scale = dense<0.01> : tensor<f32>, y_zero_point = dense<-3> : tensor<i8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xi8>
+  %sr = nn.dequantize %sq {x_scale = dense<0.01> : tensor<f32>, x_zero_point = dense<-3> : tensor<i8>} : tensor<1x2x2x2xi8> -> tensor<1x2x2x2xf32>
+  %r = nn.quantize %sr {y_scale = dense<0.01> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  func.return %aq, %r : tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>
+}
+// CHECK-LABEL: func.func @table_chain
+// CHECK:      %aq = nn.qlookup %x {x_scale = dense<3.000000e-02> : tensor<f32>, x_zero_point = dense<120> : tensor<ui8>, y_scale = dense<7.800000e-03> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>, table = dense<"0x{{[0-9A-F]+}}"> : tensor<256xui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xui8>
+// CHECK-NOT:  nn.erf
+// CHECK-NOT:  nn.div
+// CHECK-NOT:  dense<1.41421354>
+// CHECK-NOT:  dense<255> : tensor<ui8>
+// CHECK:      nn.tanh
+// CHECK:      %sq = nn.quantize %s
