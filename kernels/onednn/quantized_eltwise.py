@@ -19,13 +19,16 @@ a_scale / y_scale and b_scale and the linear post-op adds y_zp; other zero point
 (the reference runs). Within one step of the reference, like qadd.
 
 Both take NHWC operands and write an NHWC result, what oneDNN's int8 convolutions write (on
-plain NCHW u8 data oneDNN has only its reference code): no channel padding. (Were a
+plain NCHW u8 data oneDNN has only its reference code): no channel padding. Of another rank
+than 4 (a transformer's residual add, [1, L, E]), operands and result are plain and, of one
+shape, described to oneDNN as one flat run of elements. (Were a
 blocked layout ever typed on them, one whose channels do not fill its blocks is refused
 for qadd, which would write the image of 0, y_zp - ..., into its padding lanes.)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import partial
 
@@ -33,7 +36,8 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import LayoutSpec
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.layout import LayoutSpec, layout_of
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
@@ -94,9 +98,15 @@ def clamp_post_ops(op: nn.QBinaryOp) -> tuple[b.PostOp, ...]:
     return (b.PostOp.eltwise(b.dnnl_eltwise_clip, low, high),)
 
 
-def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int) -> b.PrimitiveDesc:
-    """oneDNN's binary add (or mul) computing `op` on data of format `tag`."""
-    md = b.MemoryDesc.with_tag(shape_of(op.output), tag, _int8_type(op) or b.dnnl_u8)
+def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int | None) -> b.PrimitiveDesc:
+    """oneDNN's binary add (or mul) computing `op` on data of format `tag` (None: plain
+    data of another rank than 4, described as one flat run: operands of one shape)."""
+    data_type = _int8_type(op) or b.dnnl_u8
+    shape = shape_of(op.output)
+    if tag is None:
+        md = b.MemoryDesc.with_strides((math.prod(shape),), (1,), data_type)
+    else:
+        md = b.MemoryDesc.with_tag(shape, tag, data_type)
     _, shift = _qadd_values(op)
     post_ops = (b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift), *clamp_post_ops(op))
     return p.binary_pd(
@@ -109,7 +119,19 @@ def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int) -> b.PrimitiveDesc:
     )
 
 
-def _pd(op: Operation, tag: int) -> b.PrimitiveDesc:
+def _flat(op: Operation) -> bool:
+    """Whether `op` is a qadd or qmul not of rank 4: plain data, one flat run for oneDNN."""
+    return isinstance(op, nn.QAddOp | nn.QMulOp) and len(shape_of(op.output)) != 4
+
+
+def _tag(op: Operation, layout: str) -> int | None:
+    """The data format of `op` in `layout` (an NHWC or plain text), None for a flat run."""
+    if _flat(op):
+        return None
+    return by_layout("data", layout).value  # type: ignore[union-attr]
+
+
+def _pd(op: Operation, tag: int | None) -> b.PrimitiveDesc:
     if isinstance(op, nn.QAddOp | nn.QMulOp):
         return qadd_pd(op, tag)
     return pool_pd(op, tag, _int8_type(op) or b.dnnl_u8)
@@ -128,14 +150,14 @@ def _shape_reason(op: Operation) -> str | None:
     if isinstance(op, nn.QAddOp | nn.QMulOp):
         if shape_of(op.lhs) != shape_of(op.rhs):
             return "broadcasting; the oneDNN kernel takes operands of one shape"
-        if len(shape_of(op.output)) != 4:
-            return "not rank 4; the oneDNN kernel needs N, C, H, W"
         return None
     return pool_reason(op)
 
 
 def _format_reason(op: Operation, spec: LayoutSpec | None) -> str | None:
     """Why the kernel cannot run `op` on data of layout `spec` (None: plain) here."""
+    if _flat(op) and spec is not None:
+        return f"layout '{spec.text}' on data of rank {len(shape_of(op.output))}"
     fmt = by_layout("data", "" if spec is None else spec.text)
     if fmt is None:
         return f"layout '{spec.text if spec else 'NCHW'}' has no oneDNN format"
@@ -146,7 +168,7 @@ def _format_reason(op: Operation, spec: LayoutSpec | None) -> str | None:
     ):
         return f"{spec.text} pads its channels; qadd would write the image of 0 there"
     try:
-        implementation = _pd(op, fmt.value).implementation
+        implementation = _pd(op, None if _flat(op) else fmt.value).implementation
     except b.DnnlError as error:
         return f"oneDNN has no primitive for it: {error}"
     return f"oneDNN offers only {implementation} for it" if not is_fast(implementation) else None
@@ -154,16 +176,18 @@ def _format_reason(op: Operation, spec: LayoutSpec | None) -> str | None:
 
 def int8_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     """Shape and type rules, then a fast implementation on NHWC data (oneDNN's int8
-    convolutions write it; on plain NCHW u8 data oneDNN has only its reference code)."""
-    return _shape_reason(op) or _format_reason(op, NHWC)
+    convolutions write it; on plain NCHW u8 data oneDNN has only its reference code), or on
+    plain data of another rank (a transformer's residual add), one flat run."""
+    return _shape_reason(op) or _format_reason(op, None if _flat(op) else NHWC)
 
 
 def int8_layouts(op: Operation, target: Target) -> Layouts:
-    return (NHWC.text,) * len(op.operands), (NHWC.text,)
+    layout = PLAIN_LAYOUT if _flat(op) else NHWC.text
+    return (layout,) * len(op.operands), (layout,)
 
 
 def int8_workspace(op: Operation, target: Target) -> int:
-    return _pd(op, by_layout("data", NHWC.text).value).scratchpad_bytes  # type: ignore[union-attr]
+    return _pd(op, _tag(op, NHWC.text)).scratchpad_bytes
 
 
 class _Bound:
@@ -175,7 +199,9 @@ class _Bound:
         reason = _shape_reason(op)
         if reason is not None:
             raise BindingRefused(reason)
-        tag = format_of(op.operands[0], "data").value
+        if _flat(op) and any(layout_of(v.type) for v in (*op.operands, op.results[0])):  # type: ignore[arg-type]
+            raise BindingRefused(f"a layout on data of rank {len(shape_of(op.results[0]))}")
+        tag = None if _flat(op) else format_of(op.operands[0], "data").value
         try:
             pd = _pd(op, tag)
         except b.DnnlError as error:
@@ -211,7 +237,8 @@ class _Bound:
 
 
 def _implementation(op: Operation) -> str:
-    return _pd(op, format_of(op.operands[0], "data").value).implementation
+    tag = None if _flat(op) else format_of(op.operands[0], "data").value
+    return _pd(op, tag).implementation
 
 
 def _applies(op: Operation) -> bool:

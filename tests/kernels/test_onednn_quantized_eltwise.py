@@ -137,6 +137,39 @@ def test_the_int8_kernels_compute_the_reference(build, element_type) -> None:
     np.testing.assert_array_equal(NHWC.unpack(out, want.shape), got)
 
 
+@pytest.mark.parametrize("shape", [(1, 197, 64), (37, 5)], ids=["rank3", "rank2"])
+@pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
+def test_qadd_of_another_rank_runs_plain_in_onednn(shape, element_type) -> None:
+    """A transformer's residual add ([1, L, E]): plain operands and result, one flat run
+    for oneDNN, within one step of the reference, called and bound."""
+    zero = (120, 130, 110) if element_type == ui8 else (-8, 5, 3)
+    op = nn.QAddOp(
+        *(create_ssa_value(_tensor(element_type, shape)) for _ in range(2)),
+        tuple(
+            nn.QParams.make(scale, z, element_type)
+            for scale, z in zip((0.05, 0.07, 0.09), zero, strict=True)
+        ),
+    )
+    chosen = registry().select(op, get_target("onednn"), True)
+    assert chosen is not None and chosen.kernel.name == "qadd_onednn", chosen
+    layouts = chosen.kernel.operand_and_result_layouts(op, get_target("onednn"))
+    assert layouts == (("", ""), ("",))
+    dtype = np.uint8 if element_type == ui8 else np.int8
+    rng = np.random.default_rng(4)
+    inputs = [
+        rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, shape).astype(dtype)
+        for _ in range(2)
+    ]
+    want = REFERENCE_KERNELS[nn.QAddOp](op, inputs)
+    kernel = registry().lookup("qadd_onednn")
+    got = kernel.impl(op, inputs)
+    assert np.abs(got.astype(int) - want.astype(int)).max() <= 1
+    assert np.mean(got != want) < 1e-2
+    out = np.empty(shape, dtype)
+    kernel.prepare(op, None).on(inputs, out)()
+    np.testing.assert_array_equal(out, got)
+
+
 def test_what_the_int8_kernels_refuse_is_named() -> None:
     kernel = registry().lookup("qadd_onednn")
     broadcast = qadd(rhs_shape=(1, 24, 1, 1))
