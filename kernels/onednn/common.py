@@ -76,6 +76,15 @@ def f32_rank_reason(op: Operation) -> str | None:
     return NOT_F32 if not is_f32(op) else rank_reason(op)
 
 
+def moved_data_type(op: Operation) -> int | None:
+    """f32, u8 or s8 where every operand and result is of that type (an op that only moves
+    values, which oneDNN's reorder moves of any of them alike: a shuffle, a transpose), else
+    None."""
+    types = {getattr(v.type, "element_type", None) for v in (*op.operands, *op.results)}
+    element = types.pop() if len(types) == 1 else None
+    return {"f32": b.dnnl_f32, "ui8": b.dnnl_u8, "i8": b.dnnl_s8}.get(str(element))
+
+
 def data_type(value: SSAValue) -> int:
     """oneDNN's data type of a float value: dnnl_bf16 for bf16, else dnnl_f32 (what the kernels
     accept: `float_refusal`)."""

@@ -221,7 +221,7 @@ TABLE: tuple[Row, ...] = (
     Row("resize_onednn", nn.ResizeOp, IN_OPERAND_LAYOUT),
     Row("channel_shuffle_onednn", nn.ChannelShuffleOp, SHUFFLE),
     Row("channel_shuffle_reorder_onednn", nn.ChannelShuffleOp, SHUFFLE_REORDER, integer_data=True),
-    Row("transpose_onednn", nn.TransposeOp, TRANSPOSE),
+    Row("transpose_onednn", nn.TransposeOp, TRANSPOSE, integer_data=True),
     *(Row(_name(op_type), op_type, RESHAPE) for op_type in RESHAPE_OPS),
     *(
         Row(_name(op_type), op_type, IN_OPERAND_LAYOUT, in_place=0)

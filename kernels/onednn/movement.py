@@ -38,6 +38,7 @@ from nnlayout.kernels.onednn.common import (
     axis_strides,
     is_f32,
     is_fast,
+    moved_data_type,
     op_key,
     remembered,
     unblocked_refusal,
@@ -184,19 +185,11 @@ def _shuffle_reorder_pd(op: nn.ChannelShuffleOp) -> b.PrimitiveDesc:
     x, y = axis_strides(op.input), axis_strides(op.output)
     if x is None or y is None:  # accepts_types refused it before anything is built
         raise BindingRefused("a blocked layout")
-    data_type = _shuffle_data_type(op) or b.dnnl_f32
+    data_type = moved_data_type(op) or b.dnnl_f32
     return p.reorder_pd(
         MemoryDesc.with_strides(dims, (x[0], x[1], channels // groups * x[1], *x[2:]), data_type),
         MemoryDesc.with_strides(dims, (y[0], groups * y[1], y[1], *y[2:]), data_type),
     )
-
-
-def _shuffle_data_type(op: Operation) -> int | None:
-    """f32, u8 or s8 where operand and result are of that type (a shuffle only moves
-    bytes, which oneDNN's reorder moves of any of them alike), else None."""
-    types = {getattr(v.type, "element_type", None) for v in (*op.operands, *op.results)}
-    element = types.pop() if len(types) == 1 else None
-    return {"f32": b.dnnl_f32, "ui8": b.dnnl_u8, "i8": b.dnnl_s8}.get(str(element))
 
 
 def _shuffle_reorder_key(op: nn.ChannelShuffleOp) -> tuple[object, ...]:
@@ -213,7 +206,7 @@ def shuffle_reorder_accepts(op: Operation, target: Target, padding: bool) -> str
     data stays blocked around the shuffle. Quantized (u8, s8) data, which the int8 kernels
     keep NHWC, always."""
     assert isinstance(op, nn.ChannelShuffleOp)
-    data_type = _shuffle_data_type(op)
+    data_type = moved_data_type(op)
     if data_type is None:
         return "not f32, u8 or s8 throughout"
     if data_type == b.dnnl_f32 and blocked_activations(target):
@@ -231,7 +224,7 @@ def strided_reorder_layouts(op: Operation, target: Target) -> Layouts:
 def strided_reorder_types_reason(op: Operation) -> str | None:
     """The reorder reads and writes operand 0's layout, which is not blocked; f32 (a shuffle
     also u8 or s8)."""
-    if not is_f32(op) and not (isinstance(op, nn.ChannelShuffleOp) and _shuffle_data_type(op)):
+    if not is_f32(op) and not (isinstance(op, nn.ChannelShuffleOp) and moved_data_type(op)):
         return NOT_F32
     spec = layout_of(op.operands[0].type)
     return (None if spec is None else unblocked_refusal(op, spec)) or one_layout_refusal(op, [0])

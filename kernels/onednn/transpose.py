@@ -10,7 +10,8 @@ NHWC -> plain before the transpose, which then copies bytes already in the resul
 The result stays plain (the layer norm after it reads plain data). Blocked inputs are
 refused: a split axis has no one stride.
 
-A reorder copies values, NaN and signed zeros included, so it runs unguarded.
+A reorder copies values, NaN and signed zeros included, so it runs unguarded; u8 and s8 data
+(a quantized transformer's attention heads) it moves as it moves f32.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from nnlayout.kernels.onednn.common import (
     Layouts,
     axis_strides,
     contiguous_md,
-    f32_rank_reason,
     is_fast,
+    moved_data_type,
     op_key,
+    rank_reason,
     remembered,
     unblocked_refusal,
 )
@@ -46,8 +48,9 @@ def _transpose_pd(op: nn.TransposeOp) -> b.PrimitiveDesc:
         raise BindingRefused(f"{encoding_name(op.input.type)} is blocked")
     perm = ints(op.perm)
     output = shape_of(op.output)
-    source = MemoryDesc.with_strides(output, [strides[axis] for axis in perm])
-    return p.reorder_pd(source, contiguous_md(output))
+    data_type = moved_data_type(op) or b.dnnl_f32
+    source = MemoryDesc.with_strides(output, [strides[axis] for axis in perm], data_type)
+    return p.reorder_pd(source, contiguous_md(output, data_type))
 
 
 def _key(op: Operation) -> tuple[object, ...]:
@@ -58,10 +61,17 @@ def _choice(op: nn.TransposeOp) -> tuple[str, int]:
     return remembered(_key(op), lambda: _transpose_pd(op))
 
 
+def _data_reason(op: Operation) -> str | None:
+    """f32, u8 or s8 throughout (a reorder moves them alike), of rank 1 to `MAX_RANK`."""
+    if moved_data_type(op) is None:
+        return "not f32, u8 or s8 throughout"
+    return rank_reason(op)
+
+
 def transpose_accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    """f32 of rank 1 to `MAX_RANK`, then a fast implementation."""
+    """f32, u8 or s8 of rank 1 to `MAX_RANK`, then a fast implementation."""
     assert isinstance(op, nn.TransposeOp)
-    reason = f32_rank_reason(op)
+    reason = _data_reason(op)
     if reason is not None:
         return reason
     implementation, _ = _choice(op)
@@ -77,7 +87,7 @@ def transpose_layouts(op: Operation, target: Target) -> Layouts:
 def transpose_types_reason(op: Operation) -> str | None:
     """The reorder reads its input in a layout that only orders the axes (or plain) and
     writes plain data (the permutation names logical axes)."""
-    reason = f32_rank_reason(op)
+    reason = _data_reason(op)
     if reason is not None:
         return reason
     spec = layout_of(op.operands[0].type)

@@ -259,3 +259,29 @@ func.func @f(%x: tensor<{t}xf32>) -> tensor<{r}xf32> {{
         (generated,) = run_generated(planned, [x])
         same_bits(interpreted, want)
         same_bits(generated, want)
+
+
+@pytest.mark.parametrize("element_type", ["ui8", "i8"])
+def test_transpose_moves_integer_data_in_onednn(element_type: str) -> None:
+    """u8 and s8 (a quantized transformer's attention heads): oneDNN's reorder moves them
+    as it moves f32, exactly np.transpose, through the interpreter and the generated module."""
+    from nnlayout.dialects.kernel_attr import kernel_of
+    from nnlayout.lowering.to_numpy import run_generated
+    from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module, parse
+
+    module = parse(f"""
+func.func @f(%x: tensor<2x197x12x64x{element_type}>) -> tensor<2x12x197x64x{element_type}> {{
+  %y = nn.transpose %x perm [0, 2, 1, 3] : tensor<2x197x12x64x{element_type}> -> tensor<2x12x197x64x{element_type}>
+  func.return %y : tensor<2x12x197x64x{element_type}>
+}}""")
+    dtype = np.uint8 if element_type == "ui8" else np.int8
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max + 1, (2, 197, 12, 64)).astype(dtype)
+    want = np.transpose(x, (0, 2, 1, 3))
+    for target in ("onednn", "host"):
+        planned = compile_module(module, target, True, DEFAULT_PIPELINE)
+        chosen = [kernel_of(op).kernel_name.data for op in planned.walk() if kernel_of(op)]
+        assert chosen == ["transpose_onednn"], (target, chosen)
+        for (got,) in (Interpreter(planned).run([x]), run_generated(planned, [x])):
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, want)
