@@ -11,7 +11,8 @@ side at one thread: latency, arenas and agreement with onnxruntime's int8 output
 Models: the zoo's ResNet-50, MobileNetV2, DenseNet-121 and UNet (`examples/make_models.py`,
 seeded random weights) and torchvision's ResNet-18 (exported by torch's classic exporter, as
 `torchvision_export` does, batch-norm statistics set from random batches; left out, with a
-line saying why, where torch is not installed, and with `--small`, having no small variant).
+line saying why, where torch is not installed, and with `--small`, having no small variant);
+any other torchvision model named (a transformer: vit_b_16) is exported likewise.
 Each float model is pre-processed by onnxruntime's `quant_pre_process` (batch norms folded into
 the convolutions, as onnxruntime advises before quantizing) and quantized by `quantize_static`
 on `--calibration` seeded standard-normal inputs (MinMax calibration).
@@ -112,13 +113,14 @@ from nnlayout.runtime.binding import relative_difference
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
-MODELS = ["resnet50", "mobilenet_v2", "densenet121", "unet", "resnet18"]
+#: The zoo's own models (examples/make_models.py), then torchvision's ResNet-18.
+ZOO = ["resnet50", "mobilenet_v2", "densenet121", "unet"]
+MODELS = [*ZOO, "resnet18"]
 #: --quantizer torch-fx's and torch-eager's default models (torchvision's; any of its CNNs may
 #: be named, any of EAGER_MODELS with torch-eager).
 TORCH_FX_MODELS = ["resnet18", "mobilenet_v2", "resnet50"]
 #: torch's quantizers: the torchvision_export variant each writes.
 TORCH_QUANTIZERS = {"torch-fx": FX_INT8, "torch-eager": EAGER_INT8}
-TORCHVISION = "resnet18"
 PIPELINE = "default-pipeline{{target={target} padding={padding}{bf16}}}"
 MIN_TOP1 = 0.99
 STEP_SLACK = 1.001  # one step, and a float rounding's worth
@@ -319,7 +321,7 @@ class Row:
 
 def float_model(name: str, args: argparse.Namespace) -> Path | str:
     """The float .onnx of `name`, or why there is none."""
-    if name != TORCHVISION and args.quantizer not in TORCH_QUANTIZERS:
+    if name in ZOO and args.quantizer not in TORCH_QUANTIZERS:
         return write_model(name, args.small, args.dir)
     if args.small:
         return "no small variant (torchvision's full-size export); left out with --small"
@@ -631,7 +633,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_torch = TORCH_QUANTIZERS.get(args.quantizer)
     args.names = args.names or list(TORCH_FX_MODELS if by_torch else MODELS)
     args.targets = [t for t in args.targets.split(",") if t]
-    known = {FX_INT8: TORCHVISION_MODELS, EAGER_INT8: list(EAGER_MODELS), None: MODELS}
+    known = {
+        FX_INT8: TORCHVISION_MODELS,
+        EAGER_INT8: list(EAGER_MODELS),
+        None: [*MODELS, *TORCHVISION_MODELS],
+    }
     check_names(parser, args.names, known[by_torch])
     if by_torch and (args.small or missing_packages()):
         parser.error(
