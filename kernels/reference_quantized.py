@@ -64,10 +64,13 @@ def saturate(
 
 
 def quantize_array(x: np.ndarray, params: QParams) -> np.ndarray:
-    """ONNX QuantizeLinear of f32 `x` with `params`."""
+    """ONNX QuantizeLinear of f32 `x` with `params` (a scale of 0, which a run-time scale
+    of an all-but-zero range can be, gives infinities and NaN, which `saturate` maps)."""
     scale = _along(params, params.scale, x.ndim)
     zero_point = _along(params, params.zero_point, x.ndim).astype(np.float32)
-    return saturate(x.astype(np.float32) / scale, zero_point, params)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = x.astype(np.float32) / scale
+    return saturate(quotient, zero_point, params)
 
 
 def dequantize_array(x: np.ndarray, params: QParams) -> np.ndarray:

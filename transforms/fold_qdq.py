@@ -262,12 +262,9 @@ def _check_exact_average(op: nn.AvgPool2dOp, x: QParams, y: QParams) -> None:
             "x and y have different scales: the integer average rounds a value near a half "
             "step as the f32 ops may not"
         )
-    pads = nn.ints(op.pads)
-    window = (nn.ints(op.kernel), nn.ints(op.strides), pads, nn.ints(op.dilations))
-    floor = nn.pool2d_shape(op.name, nn.shape_of(op.input), *window, False)
-    if (op.count_include_pad is None and any(pads)) or floor != nn.shape_of(op.output):
-        raise NoFold("its border windows divide by fewer positions than the others")
-    count = int(np.prod(window[0]))
+    if (varies := nn.varying_divisor(op)) is not None:
+        raise NoFold(f"its windows divide by different counts ({varies})")
+    count = math.prod(nn.ints(op.kernel))
     if count % 2 == 0 or count > EXACT_WINDOW:
         raise NoFold(
             f"its windows divide by {count}: an average can land on a half step, where the "

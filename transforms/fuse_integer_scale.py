@@ -17,10 +17,11 @@ scale: kernels/onednn/integer_matmul.py), as onnxruntime's MatMulIntegerToFloat 
 
 The pattern: `mul(cast(matmul_integer(...)), s)` (either order), the product read by the
 cast alone and the cast by the mul alone, s f32 of rank 0 or one value per column (the
-product's last axis), no kernel chosen yet. The fused op's reference kernel computes the
-three ops' roundings (the exact integer sum, its f32 conversion, one f32 product), so the
-program computes what it did. It runs before `select-dispatch` and before `extend-ranks`
-(which would give s the product's rank), right after `fold-qdq` in `default-pipeline`.
+product's last axis, where b has columns: rank 2 or more), no kernel chosen yet. The fused
+op's reference kernel computes the three ops' roundings (the exact integer sum, its f32
+conversion, one f32 product), so the program computes what it did. It runs before
+`select-dispatch` and before `extend-ranks` (which would give s the product's rank), right
+after `fold-qdq` in `default-pipeline`.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ class FuseIntegerScale(RewritePattern):
             scale = op.operands[1 - product_side]
             if product is None or nn.tensor_type(scale).element_type != f32:
                 continue
-            if nn.shape_of(scale) not in ((), (product.columns(),)):
+            per_column = len(nn.shape_of(product.b)) >= 2  # the product's last axis: b's columns
+            if nn.shape_of(scale) not in ((), *(((product.columns(),),) if per_column else ())):
                 continue
             if nn.shape_of(op.output) != nn.shape_of(product.output):
                 continue

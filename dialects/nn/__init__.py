@@ -109,7 +109,13 @@ from nnlayout.dialects.nn.linear import (
 )
 from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
-from nnlayout.dialects.nn.pooling import AvgPool2dOp, GlobalAvgPoolOp, MaxPool2dOp, Pool2dOp
+from nnlayout.dialects.nn.pooling import (
+    AvgPool2dOp,
+    GlobalAvgPoolOp,
+    MaxPool2dOp,
+    Pool2dOp,
+    varying_divisor,
+)
 from nnlayout.dialects.nn.quantized import (
     DequantizeOp,
     QAddOp,
@@ -339,6 +345,7 @@ __all__ = [
     "shape_of",
     "tensor_type",
     "transpose_shape",
+    "varying_divisor",
     "verify_clip_bounds",
     "ui8",
     "with_shape",

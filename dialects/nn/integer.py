@@ -306,10 +306,12 @@ class MatmulIntegerToFloatOp(_IntegerMatmul):
     def verify_element_types(self) -> None:
         self.verify_operands(self.a, self.b, self.a_zero_point)
         checked_element_type(self, "the scale", self.scale, (f32,))
-        if shape_of(self.scale) not in ((), (self.columns(),)):
+        per_column = ((self.columns(),),) if len(shape_of(self.b)) >= 2 else ()
+        if shape_of(self.scale) not in ((), *per_column):
+            allowed = f"a scalar or {self.columns()} values (one per column)"
             raise VerifyException(
-                f"{self.name}: the scale must be a scalar or {self.columns()} values (one per "
-                f"column), got shape {list(shape_of(self.scale))}"
+                f"{self.name}: the scale must be {allowed if per_column else 'a scalar'} "
+                f"(b of rank {len(shape_of(self.b))}), got shape {list(shape_of(self.scale))}"
             )
 
 

@@ -125,6 +125,20 @@ class AvgPool2dOp(Pool2dOp):
         )
 
 
+def varying_divisor(op: Pool2dOp) -> str | None:
+    """Why an average pooling (`nn.avg_pool2d`, `nn.qavg_pool2d`) does not divide every
+    window by one count, its size (None where it does): pads that do not count
+    (count_include_pad absent), or ceil_mode windows past the padded end, whose overhang
+    does not count."""
+    pads = ints(op.pads)
+    if op.properties.get("count_include_pad") is None and any(pads):
+        return "pads that do not count: a border window divides by its input positions only"
+    window = (ints(op.kernel), ints(op.strides), pads, ints(op.dilations))
+    if pool2d_shape(op.name, shape_of(op.input), *window, False) != shape_of(op.output):
+        return "ceil_mode windows past the padded end, whose overhang does not count"
+    return None
+
+
 @irdl_op_definition
 class GlobalAvgPoolOp(NNOp):
     """Mean over all spatial axes: [N, C, ...] -> [N, C, 1, ...]."""

@@ -12,9 +12,10 @@ u8/s8: the reference kernel's bytes. The scale and the zero point are rank-0 ope
 each run: the kernel copies them into the two arrays its bound primitive reads.
 
 oneDNN converts NaN to 0, the reference to the zero point: a run whose scale is not finite
-(DynamicQuantizeLinear's scale of an x holding a NaN or an infinity is NaN or infinite) or
-whose x . x is not finite (`all_finite`: a NaN or an infinity beside a scale from elsewhere)
-runs the reference kernel. x and y plain, of any rank (one flat run of elements).
+(DynamicQuantizeLinear's scale of an x holding a NaN or an infinity is NaN or infinite) or 0
+(x's range underflowing f32: 0 / 0 is NaN), or whose x . x is not finite (`all_finite`: a NaN
+or an infinity beside a scale from elsewhere) runs the reference kernel. x and y plain, of any
+rank (one flat run of elements); binding refuses values typed otherwise.
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import Layouts, is_fast
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
-from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, all_finite, int8_kernel_fields
+from nnlayout.kernels.onednn.quantized_call import (
+    PrimitiveCall,
+    all_finite,
+    int8_kernel_fields,
+    typed_as,
+)
 from nnlayout.kernels.reference_integer import dynamic_quantize
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
@@ -96,7 +102,8 @@ class _Bound:
         x, scale, zero_point = inputs
         self.scale[0] = scale
         self.zero_point[0] = zero_point
-        return bool(np.isfinite(self.scale[0])) and all_finite(x)
+        divisor = self.scale[0]
+        return bool(np.isfinite(divisor)) and divisor != 0 and all_finite(x)
 
     def _reference(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         out[...] = dynamic_quantize(self.op, inputs).reshape(out.shape)  # type: ignore[arg-type]
@@ -139,4 +146,12 @@ def dynamic_quantize_kernels(family: str) -> list[Kernel]:
         workspace=lambda op, target: _pd(op).scratchpad_bytes,  # type: ignore[arg-type]
         implementation_of=lambda op: _pd(op).implementation,  # type: ignore[arg-type]
     )
-    return [Kernel("dynamic_quantize_onednn", nn.DynamicQuantizeOp, family, **fields)]  # type: ignore[arg-type]
+    return [
+        Kernel(
+            "dynamic_quantize_onednn",
+            nn.DynamicQuantizeOp,
+            family,
+            accepts_types=typed_as(PLAIN_LAYOUT),
+            **fields,  # type: ignore[arg-type]
+        )
+    ]

@@ -6,9 +6,13 @@ MatMul or Gemm) as oneDNN's int8 matmul primitive:
 a is u8 or s8 of rank 2 or more, b an s8 constant (K, N) packed once into the format oneDNN
 chose (`format_tag::any`), y s32, plain. a's leading axes are one axis of rows for oneDNN
 (the same bytes): torch's attention projects [L, 1, E] activations, which oneDNN would
-otherwise run as L products of one row each (6.5 ms against 0.8 for ViT-B's 197 x 768 x
-2304). No scales and no post-ops: oneDNN then
-writes its s32 accumulator as it is (exact; a scale, even 1, would round it through f32).
+otherwise run as L products of one row each, several times slower. No scales and no
+post-ops: oneDNN then writes its s32 accumulator as it is (exact; a scale, even 1, would
+round it through f32). `nn.matmul_integer_to_float` (MatMulInteger -> Cast -> Mul,
+`fuse-integer-scale`) is the same primitive writing f32: oneDNN converts the s32 sum to f32
+and multiplies it by the run-time scale, given as its weight scale (mask 0, or per column):
+one f32 product, as Cast and Mul round.
+
 a's zero point is known only at run time (DynamicQuantizeLinear's): it is the rank-0 operand,
 passed on every call as oneDNN's run-time zero point (`DNNL_ARG_ATTR_ZERO_POINTS |
 DNNL_ARG_SRC`, an s32 memory, mask 0); b's is the op's constant `b_zero_point` (mask 0, one
@@ -16,8 +20,9 @@ per tensor).
 
 Refused, with the reason (`integer_matmul_refusal`; the op then takes its reference kernel):
 u8 weights (oneDNN's int8 matmul takes s8 weights; onnxruntime's QUInt8 weight type makes
-them), a zero point per column of b (oneDNN v3.2's matmul takes one per tensor), other ranks,
-and oneDNN code without VNNI or AMX (`implementation_refusal`: 16-bit pair sums saturate).
+them), a zero point per column of b (oneDNN v3.2's matmul takes one per tensor), a of rank
+1 or b not 2-D, and oneDNN code without VNNI or AMX (`implementation_refusal`: 16-bit pair
+sums saturate); binding refuses values typed in a layout (hand-written IR).
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import reorder_array, row_major_strides
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import ANY, DATA_TYPES, INT8, implementation_refusal
-from nnlayout.kernels.onednn.quantized_matmul import int8_matmul_pd
+from nnlayout.kernels.onednn.quantized_call import typed_as
+from nnlayout.kernels.onednn.quantized_matmul import as_rows, int8_matmul_pd
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
 _ZERO_POINT = b.DNNL_ARG_ATTR_ZERO_POINTS | b.DNNL_ARG_SRC
@@ -97,9 +103,8 @@ def integer_matmul_spec(op: IntegerProduct) -> tuple[IntegerMatmulParams, int]:
     """`op` in oneDNN's terms (a's leading axes as one), and b's zero point (one per
     tensor)."""
     b_zero_point = int(zero_point_values(op, "b_zero_point").reshape(-1)[0])
-    a = shape_of(op.a)
     q = IntegerMatmulParams(
-        (math.prod(a[:-1]), a[-1]),
+        as_rows(shape_of(op.a)),
         shape_of(op.b),  # type: ignore[arg-type]
         DATA_TYPES[numpy_dtype(tensor_type(op.a).element_type)],
         op.a_zero_point is not None,
@@ -231,6 +236,7 @@ def integer_kernels(family: str) -> list[Kernel]:
             writes_strided=False,
             workspace=lambda op, target: prepare_integer_matmul(op).compiled.scratchpad_bytes,
             prepare=prepare_integer_matmul,
+            accepts_types=typed_as(PLAIN_LAYOUT),
             integer_data=True,
             implementation_of=_implementation,
         )

@@ -32,6 +32,7 @@ from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
 from nnlayout.kernels.onednn.primitives import Compiled
+from nnlayout.kernels.registry import layouts_refusal
 
 
 def runtime_values(
@@ -110,6 +111,16 @@ def maps_fill(call: PrimitiveCall, fill: float, expected: float) -> bool:
     out = np.empty(compiled.nbytes(b.DNNL_ARG_DST) // types[1].itemsize, types[1])
     call.call_on({b.DNNL_ARG_SRC: source}, out)
     return bool(np.all(out == np.asarray(expected, types[1])))
+
+
+def typed_as(layout: str) -> Callable[[Operation], str | None]:
+    """The `accepts_types` of a kernel that reads and writes every value in `layout` (plain,
+    NHWC): where a value's type carries another (hand-written IR), why it cannot bind."""
+
+    def reason(op: Operation) -> str | None:
+        return layouts_refusal(op, [(layout,)] * len(op.operands), [(layout,)] * len(op.results))
+
+    return reason
 
 
 def all_finite(x: np.ndarray) -> bool:

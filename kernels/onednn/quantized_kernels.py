@@ -26,7 +26,6 @@ place), else copies it there first.
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -61,9 +60,11 @@ from nnlayout.kernels.onednn.quantized import (
     qconv_refusal,
     sum_post_ops,
 )
+from nnlayout.kernels.onednn.quantized_call import typed_as
 from nnlayout.kernels.onednn.quantized_matmul import (
     QMatmul,
     QMatmulParams,
+    as_rows,
     qmatmul_pd,
     qmatmul_refusal,
 )
@@ -386,8 +387,7 @@ def qmatmul_spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
     """`op` in oneDNN's terms (a's leading axes as one axis of rows: the same bytes, and
     one product rather than a batch of one-row products for torch's [L, 1, E] attention
     inputs), its parameters and b's zero point."""
-    (*rows, k), (_, n) = shape_of(op.a), shape_of(op.b)
-    a_shape = (math.prod(rows), k)
+    a_shape, (k, n) = as_rows(shape_of(op.a)), shape_of(op.b)
     params = _params(op, ("a", "b", "y"), n)
     b_zero_point = int(np.asarray(op.qparams("b").zero_point).reshape(-1)[0])
     q = QMatmulParams(
@@ -497,6 +497,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
             writes_strided=False,
             workspace=lambda op, target: prepare_qmatmul(op).kernel.compiled.scratchpad_bytes,
             prepare=prepare_qmatmul,
+            accepts_types=typed_as(PLAIN_LAYOUT),
             integer_data=True,
             implementation_of=_implementation,
             packed_constants=qmatmul_packed,

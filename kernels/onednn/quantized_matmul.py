@@ -13,6 +13,7 @@ b_scale[n], and b is packed once into the format oneDNN chose (`format_tag::any`
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +73,12 @@ class QMatmulParams:
             (b.DNNL_ARG_DST, self.dst_zero_point and self.dst_type in INT8),
         )
         return Quantization(scales, tuple((arg, 0) for arg, on in wanted if on))
+
+
+def as_rows(shape: tuple[int, ...]) -> tuple[int, int]:
+    """A plain row-major operand `a` of any rank >= 2 as oneDNN's one product sees it:
+    (rows, K), its leading axes one axis of rows (the same bytes)."""
+    return math.prod(shape[:-1]), shape[-1]
 
 
 def qmatmul_refusal(

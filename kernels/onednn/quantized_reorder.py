@@ -61,7 +61,7 @@ from xdsl.ir import BlockArgument, Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec, layout_of
-from nnlayout.dialects.nn import ints, pool2d_shape, shape_of
+from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
@@ -89,6 +89,7 @@ from nnlayout.kernels.onednn.quantized_call import (
     maps_fill,
     runtime_descriptors,
     runtime_values,
+    typed_as,
 )
 from nnlayout.kernels.reference_quantized import dequantize_array, quantize_array
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
@@ -125,24 +126,8 @@ def refusal(op: Operation) -> str | None:
             return "per-axis scales; the oneDNN kernel takes one per tensor"
     if isinstance(op, nn.QGlobalAvgPoolOp) and len(shape_of(op.operands[0])) != 4:
         return "not rank 4; the oneDNN kernel pools N, C, H, W"
-    return _window_refusal(op) if isinstance(op, nn.QAvgPool2dOp) else None
-
-
-def _window_refusal(op: nn.QAvgPool2dOp) -> str | None:
-    """Why one divisor, the window's size, is not what `op` divides every window by."""
-    pads = ints(op.pads)
-    if op.count_include_pad is None and any(pads):
-        return (
-            "pads without count_include_pad: a border window's divisor counts only its input "
-            "positions; the oneDNN kernel divides every window by its size"
-        )
-    window = (ints(op.kernel), ints(op.strides), pads, ints(op.dilations))
-    floor = pool2d_shape(op.name, shape_of(op.input), *window, False)
-    if floor != shape_of(op.output):
-        return (
-            "ceil_mode adds windows past the padded end, whose divisor leaves those positions "
-            "out; the oneDNN kernel divides every window by its size"
-        )
+    if isinstance(op, nn.QAvgPool2dOp) and (varies := nn.varying_divisor(op)) is not None:
+        return f"{varies}; the oneDNN kernel divides every window by its size"
     return None
 
 
@@ -509,7 +494,15 @@ def quantized_reorder_kernels(family: str) -> list[Kernel]:
             nn.QGlobalAvgPoolOp,
             family,
             layouts=pool_layouts,
+            accepts_types=typed_as(NHWC.text),
             **common,
         ),  # type: ignore[arg-type]
-        Kernel("qavg_pool2d_onednn", nn.QAvgPool2dOp, family, layouts=pool_layouts, **common),  # type: ignore[arg-type]
+        Kernel(
+            "qavg_pool2d_onednn",
+            nn.QAvgPool2dOp,
+            family,
+            layouts=pool_layouts,
+            accepts_types=typed_as(NHWC.text),
+            **common,
+        ),  # type: ignore[arg-type]
     ]

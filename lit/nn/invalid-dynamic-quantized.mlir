@@ -119,3 +119,27 @@ func.func @cast_integer_to_integer(%x: tensor<4xi32>) {
   %0 = nn.cast %x : tensor<4xi32> -> tensor<4xi8>
   func.return
 }
+
+// -----
+
+func.func @to_float_scale_per_row(%q: tensor<8xui8>, %w: tensor<8xi8>, %s: tensor<8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{nn.matmul_integer_to_float: the scale must be a scalar (b of rank 1), got shape [8]}}
+  %y = nn.matmul_integer_to_float %q, %w scale %s : (tensor<8xui8>, tensor<8xi8>, tensor<8xf32>) -> tensor<f32>
+  func.return %y : tensor<f32>
+}
+
+// -----
+
+func.func @to_float_scale_of_other_columns(%q: tensor<2x8xui8>, %w: tensor<8x4xi8>, %s: tensor<3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{nn.matmul_integer_to_float: the scale must be a scalar or 4 values (one per column) (b of rank 2), got shape [3]}}
+  %y = nn.matmul_integer_to_float %q, %w scale %s : (tensor<2x8xui8>, tensor<8x4xi8>, tensor<3xf32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @to_float_integer_result(%q: tensor<2x8xui8>, %w: tensor<8x4xi8>, %s: tensor<f32>) -> tensor<2x4xi32> {
+  // expected-error @+1 {{nn.matmul_integer_to_float: the result must be f32, got i32}}
+  %y = nn.matmul_integer_to_float %q, %w scale %s : (tensor<2x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<2x4xi32>
+  func.return %y : tensor<2x4xi32>
+}

@@ -207,3 +207,19 @@ func.func @qlookup_attribute_without_function(%x: tensor<1x2x2x2xui8>) -> tensor
   %0 = nn.qlookup %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>, table = dense<0> : tensor<256xui8>, min = 0.0 : f32} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xui8>
   func.return %0 : tensor<1x2x2x2xui8>
 }
+
+// -----
+
+func.func @qavg_pool2d_result_of_another_type(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xi8> {
+  // expected-error @+1 {{nn.qavg_pool2d: the result must be ui8, got i8}}
+  %0 = nn.qavg_pool2d %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<10> : tensor<i8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xi8>
+  func.return %0 : tensor<1x2x4x4xi8>
+}
+
+// -----
+
+func.func @qavg_pool2d_of_floats(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{nn.qavg_pool2d: the input must be ui8 or i8, got f32}}
+  %0 = nn.qavg_pool2d %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  func.return %0 : tensor<1x2x4x4xf32>
+}

@@ -231,7 +231,7 @@ func.func @avg_pool(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xui8>, tensor<1x2
   %a = nn.avg_pool2d %xf kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
   %aq = nn.quantize %a {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<90> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
   %b = nn.avg_pool2d %xf kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
-  // expected-remark @+1 {{not folded into a quantized op: its border windows divide by fewer positions than the others}}
+  // expected-remark @+1 {{not folded into a quantized op: its windows divide by different counts (pads that do not count: a border window divides by its input positions only)}}
   %bq = nn.quantize %b {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<100> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
   %c = nn.avg_pool2d %xf kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
   // expected-remark @+1 {{not folded into a quantized op: its windows divide by 4: an average can land on a half step, where the f32 ops round either way}}

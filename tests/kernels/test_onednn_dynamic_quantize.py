@@ -67,14 +67,17 @@ def test_dynamic_quantize_is_the_reference(element_type) -> None:
     assert out.min() == info.min and out.max() == info.max
 
 
-@pytest.mark.parametrize("bad", ["nan", "inf", "scale"])
+@pytest.mark.parametrize("bad", ["nan", "inf", "scale", "zero-scale"])
 def test_what_is_not_finite_runs_the_reference(bad: str) -> None:
-    """oneDNN converts NaN to 0; the reference (ONNX) writes the zero point there."""
+    """oneDNN converts NaN to 0; the reference (ONNX) writes the zero point there (a scale
+    of 0, x's range underflowing f32, makes 0 / 0 a NaN)."""
     op, inputs = _op(nn.ui8), _inputs(nn.ui8, 1)
     out = np.empty(SHAPE, np.uint8)
     run = registry().lookup("dynamic_quantize_onednn").prepare(op, None).on(inputs, out)
     if bad == "scale":
         inputs[1][...] = np.inf
+    elif bad == "zero-scale":  # DynamicQuantizeLinear's of x = [-1e-44, 0, ...]: 0 / 0 is NaN
+        inputs[1][...] = 0.0
     else:
         inputs[0][2, 1, 7] = np.nan if bad == "nan" else np.inf
     want = REFERENCE_KERNELS[nn.DynamicQuantizeOp](op, inputs)

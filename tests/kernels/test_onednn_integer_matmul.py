@@ -102,11 +102,15 @@ def test_integer_matmul_to_float_matches_the_reference(name: str, per_column: bo
     w = rng.integers(-128, 128, (a_shape[-1], n)).astype(np.int8)
     for run in range(2):
         a = rng.integers(info.min, info.max + 1, a_shape).astype(dtype)
-        if name == "beyond_2_24":  # sums beyond 2^24: their f32 conversion rounds
-            a[:], w[:] = 255, -127
+        if name == "beyond_2_24":  # sums beyond 2^24, odd ones among them: f32 rounds those
+            a = rng.integers(200, 256, a_shape).astype(dtype)
+            w = rng.integers(-128, -100, w.shape).astype(np.int8)
         factors = rng.uniform(1e-5, 1e-3, scale_shape).astype(np.float32)
         inputs = [a, w, factors, *([np.array(run * 7 + 1, dtype)] if with_zp else [])]
         want = REFERENCE_KERNELS[nn.MatmulIntegerToFloatOp](op, inputs)
         got = np.empty(want.shape, np.float32)
         kernel(inputs, got)
         np.testing.assert_array_equal(got, want)
+        if name == "beyond_2_24":
+            sums = REFERENCE_KERNELS[nn.MatmulIntegerOp](product, [a, w, *inputs[3:]])
+            assert np.any(sums.astype(np.float32).astype(np.int64) != sums)  # rounded

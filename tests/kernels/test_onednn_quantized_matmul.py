@@ -73,9 +73,10 @@ def test_what_onednn_refuses_is_named() -> None:
     assert qmatmul_refusal(np.uint8, np.int8, zero, 4, 2) is None  # rows: the leading axes
 
 
-def test_leading_axes_are_rows_of_one_product() -> None:
+@pytest.mark.parametrize("a_shape", [(50, 1, 40), (2, 5, 5, 40)], ids=["rank3", "rank4"])
+def test_leading_axes_are_rows_of_one_product(a_shape: tuple[int, ...]) -> None:
     """torch's attention projects [L, 1, E] inputs: the kernel runs one product of L rows
-    (not L products of one row), with the reference's result."""
+    (not L products of one row), with the reference's result; rank 4 likewise."""
     rng = np.random.default_rng(1)
     a_type, w_type = nn.ui8, IntegerType(8)
     params = (
@@ -84,15 +85,15 @@ def test_leading_axes_are_rows_of_one_product() -> None:
         nn.QParams.make(0.5, 128, a_type),
     )
     op = nn.QMatmulOp(
-        create_ssa_value(TensorType(a_type, (50, 1, 40))),
+        create_ssa_value(TensorType(a_type, a_shape)),
         create_ssa_value(TensorType(w_type, (40, 24))),
         create_ssa_value(TensorType(IntegerType(32), (24,))),
         params,
     )
     bound = prepare_qmatmul(op)
-    assert bound.kernel.q.a == (50, 40)
+    assert bound.kernel.q.a == (50, 40)  # every shape here has 50 rows
     inputs = [
-        rng.integers(0, 256, (50, 1, 40)).astype(np.uint8),
+        rng.integers(0, 256, a_shape).astype(np.uint8),
         rng.integers(-127, 128, (40, 24)).astype(np.int8),
         rng.integers(-2000, 2000, 24).astype(np.int32),
     ]

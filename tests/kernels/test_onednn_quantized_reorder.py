@@ -371,9 +371,9 @@ def test_average_pooling_refusals_are_named() -> None:
     kernel = registry().lookup("qavg_pool2d_onednn")
     target = get_target("onednn")
     uncounted = avg_pool(ui8, {"kernel": (3, 3), "pads": (1, 1, 1, 1)})
-    assert "pads without count_include_pad" in kernel.accepts(uncounted, target, True)
+    assert "pads that do not count" in kernel.accepts(uncounted, target, True)
     overhang = avg_pool(ui8, {"kernel": (2, 2), "strides": (2, 2), "ceil_mode": True})  # 7x9
-    assert "ceil_mode adds windows" in kernel.accepts(overhang, target, True)
+    assert "ceil_mode windows past the padded end" in kernel.accepts(overhang, target, True)
     for op in (uncounted, overhang):
         chosen = registry().select(op, target, True)
         assert chosen is not None and chosen.kernel.name == "qavg_pool2d_ref", chosen
