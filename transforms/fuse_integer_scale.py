@@ -4,10 +4,10 @@ multiplication by the scale become one `nn.matmul_integer_to_float`.
 Why: onnxruntime's `quantize_dynamic` writes every MatMul of a model as
 DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul (by a's scale times b's, computed at
 run time) -> Add (the bias). Unfused, the product writes an i32 buffer that a cast copies to
-f32 and a mul scales: two more passes over the result, and an i32 buffer beside the f32 one
-(ViT-B/16: 49 of each; 2.4 MB apiece for its MLPs, which kept the arena above its lower
-bound). Fused, a kernel writes f32 directly (oneDNN's int8 matmul with a run-time weight
-scale: kernels/onednn/integer_matmul.py), as onnxruntime's MatMulIntegerToFloat does.
+f32 and a mul scales: two more passes over the result, and an i32 buffer as large as the f32
+one beside it (figures: docs/benchmarks-int8.md). Fused, a kernel writes f32 directly
+(oneDNN's int8 matmul with a run-time weight scale: kernels/onednn/integer_matmul.py), as
+onnxruntime's MatMulIntegerToFloat does.
 
     %p = nn.matmul_integer %q, %w zero_point %z : (...) -> tensor<4x16xi32>
     %c = nn.cast %p : tensor<4x16xi32> -> tensor<4x16xf32>
