@@ -467,12 +467,12 @@ def _tabulates(op: nn.QuantizeOp, producer: Operation) -> bool:
     return not x.per_axis and not y.per_axis and x.element_type == y.element_type
 
 
-def _evaluate(chain: Sequence[Operation], real: np.ndarray) -> np.ndarray:
-    """The chain's reference kernels on `real`, its constants as they are."""
+def _evaluate(chain: Sequence[Operation], source: SSAValue, real: np.ndarray) -> np.ndarray:
+    """The chain's reference kernels on `real`, the values of `source` (the dequantize's
+    result) through it; each op's other operand is its one-element constant."""
     for op in chain:
-        operands = [v if (c := _scalar_constant(v)) is None else c for v in op.operands]
-        inputs = [real if isinstance(v, SSAValue) else v for v in operands]
-        real = REFERENCE_KERNELS[type(op)](op, inputs)
+        inputs = [real if v is source else _scalar_constant(v) for v in op.operands]
+        real, source = REFERENCE_KERNELS[type(op)](op, inputs), op.results[0]
     return real
 
 
@@ -485,7 +485,7 @@ def _fold_into_table(op: nn.QuantizeOp, function: Operation, rewriter: PatternRe
     assert found is not None
     chain, dq = found
     x, y = dq.qparams(), op.qparams()
-    table = table_of(x, y, lambda real: _evaluate(chain, real))
+    table = table_of(x, y, lambda real: _evaluate(chain, dq.output, real))
     single = len(chain) == 1 and type(function) in nn.ACTIVATIONS.values()
     source, recorded = dq.input, function if single else None
     inner = source.owner
