@@ -636,6 +636,16 @@ class QMulOp(QBinaryOp):
     name = "nn.qmul"
 
 
+def _verify_one_type(op: NNOp) -> Attribute:
+    """An input and a result of one 8-bit type (returned), x's and y's parameters of it: what
+    the quantized ops of one input check alike (qglobal_avg_pool, qavg_pool2d, qlookup)."""
+    element_type = checked_element_type(op, "the input", op.operands[0], QUANTIZED_TYPES)
+    checked_element_type(op, "the result", op.results[0], (element_type,))
+    _verify_params(op, "x", element_type)
+    _verify_params(op, "y", element_type)
+    return element_type
+
+
 # --------------------------------------------------------------------- pooling, concat
 @irdl_op_definition
 class QGlobalAvgPoolOp(with_qparams("x", "y")):
@@ -668,10 +678,7 @@ class QGlobalAvgPoolOp(with_qparams("x", "y")):
         return self._shape(shape_of(self.input))
 
     def verify_element_types(self) -> None:
-        element_type = checked_element_type(self, "the input", self.input, QUANTIZED_TYPES)
-        checked_element_type(self, "the result", self.output, (element_type,))
-        _verify_params(self, "x", element_type)
-        _verify_params(self, "y", element_type)
+        _verify_one_type(self)
 
 
 @irdl_op_definition
@@ -700,10 +707,7 @@ class QAvgPool2dOp(with_qparams("x", "y"), Pool2dOp):
         super().__init__(input, extra=extra, **window)  # type: ignore[arg-type]
 
     def verify_element_types(self) -> None:
-        element_type = checked_element_type(self, "the input", self.input, QUANTIZED_TYPES)
-        checked_element_type(self, "the result", self.output, (element_type,))
-        _verify_params(self, "x", element_type)
-        _verify_params(self, "y", element_type)
+        _verify_one_type(self)
 
 
 @irdl_op_definition
@@ -754,10 +758,7 @@ class QLookupOp(with_qparams("x", "y"), ActivationEpilogueOp):
         return shape_of(self.input)
 
     def verify_element_types(self) -> None:
-        element_type = checked_element_type(self, "the input", self.input, QUANTIZED_TYPES)
-        checked_element_type(self, "the result", self.output, (element_type,))
-        _verify_params(self, "x", element_type)
-        _verify_params(self, "y", element_type)
+        element_type = _verify_one_type(self)
         table_type = self.table.type
         if tuple(table_type.get_shape()) != (256,) or table_type.element_type != element_type:
             raise VerifyException(
