@@ -326,8 +326,8 @@ class FoldQdq(RewritePattern):
             if _clamps_a_clamped_op(op, producer):
                 _fold_into_clamp(op, producer, rewriter)  # type: ignore[arg-type]
                 return
-            if _tabulates(op, producer):
-                _fold_into_table(op, producer, rewriter)
+            if (found := _tabulated(op, producer)) is not None:
+                _fold_into_table(op, *found, rewriter)
                 return
         activation = None
         if isinstance(producer, nn.ReluOp | nn.ClipOp) and producer.output.has_one_use():
@@ -457,14 +457,18 @@ def _chain(producer: Operation) -> tuple[list[Operation], nn.DequantizeOp] | Non
     return None
 
 
-def _tabulates(op: nn.QuantizeOp, producer: Operation) -> bool:
-    """q(f(dq(x))), f a chain of element-wise functions (`_chain`), x and the result of one
-    8-bit type, both per tensor."""
+def _tabulated(
+    op: nn.QuantizeOp, producer: Operation
+) -> tuple[list[Operation], nn.DequantizeOp] | None:
+    """The chain and dequantize of q(f(dq(x))), f a chain of element-wise functions
+    (`_chain`) ending at `producer`, x and the result of one 8-bit type, both per tensor;
+    None where `op` is not that."""
     found = _chain(producer)
     if found is None:
-        return False
+        return None
     x, y = found[1].qparams(), op.qparams()
-    return not x.per_axis and not y.per_axis and x.element_type == y.element_type
+    same_type = x.element_type == y.element_type
+    return found if not x.per_axis and not y.per_axis and same_type else None
 
 
 def _evaluate(chain: Sequence[Operation], source: SSAValue, real: np.ndarray) -> np.ndarray:
@@ -476,14 +480,17 @@ def _evaluate(chain: Sequence[Operation], source: SSAValue, real: np.ndarray) ->
     return real
 
 
-def _fold_into_table(op: nn.QuantizeOp, function: Operation, rewriter: PatternRewriter) -> None:
+def _fold_into_table(
+    op: nn.QuantizeOp,
+    chain: list[Operation],
+    dq: nn.DequantizeOp,
+    rewriter: PatternRewriter,
+) -> None:
     """q(f(dq(x))) => nn.qlookup of x: f's reference kernels on the 256 dequantized values,
     quantized, is what the float ops compute for each of them; a lone f is recorded on it
     where it is one of `ACTIVATIONS` (a kernel may compute it where it gives the same
     bytes). Where x is itself a lookup's result read only here, the two tables become one."""
-    found = _chain(function)
-    assert found is not None
-    chain, dq = found
+    function = chain[-1]
     x, y = dq.qparams(), op.qparams()
     table = table_of(x, y, lambda real: _evaluate(chain, dq.output, real))
     single = len(chain) == 1 and type(function) in nn.ACTIVATIONS.values()
