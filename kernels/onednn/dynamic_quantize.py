@@ -20,6 +20,7 @@ rank (one flat run of elements); binding refuses values typed otherwise.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -53,14 +54,20 @@ def _result_type(op: nn.DynamicQuantizeOp) -> int | None:
 
 
 def _pd(op: nn.DynamicQuantizeOp) -> b.PrimitiveDesc:
-    """x (flat) divided by a one-element scale, rounded, the zero point added, saturated."""
-    size = (math.prod(shape_of(op.input)),)
+    """x (flat) divided by a one-element scale, rounded, the zero point added, saturated:
+    one descriptor per size and result type (dispatch, binding, the workspace and the
+    implementation's name all ask for it)."""
+    return _division_pd(math.prod(shape_of(op.input)), _result_type(op))  # type: ignore[arg-type]
+
+
+@functools.cache
+def _division_pd(size: int, result_type: int) -> b.PrimitiveDesc:
     one = MemoryDesc.with_strides((1,), (1,), b.dnnl_f32)
     return p.binary_pd(
         b.dnnl_binary_div,
-        MemoryDesc.with_strides(size, (1,), b.dnnl_f32),
+        MemoryDesc.with_strides((size,), (1,), b.dnnl_f32),
         one,
-        MemoryDesc.with_strides(size, (1,), _result_type(op)),  # type: ignore[arg-type]
+        MemoryDesc.with_strides((size,), (1,), result_type),
         (
             b.PostOp.eltwise(b.dnnl_eltwise_round),
             b.PostOp.binary(b.dnnl_binary_add, (1,)),
