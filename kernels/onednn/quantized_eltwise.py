@@ -37,7 +37,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
-from nnlayout.dialects.layout import LayoutSpec, layout_of
+from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
@@ -52,6 +52,7 @@ from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
     int8_kernel_fields,
     runtime_descriptors,
+    typed_as,
 )
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
@@ -199,9 +200,7 @@ class _Bound:
         reason = _shape_reason(op)
         if reason is not None:
             raise BindingRefused(reason)
-        if _flat(op) and any(layout_of(v.type) for v in (*op.operands, op.results[0])):  # type: ignore[arg-type]
-            raise BindingRefused(f"a layout on data of rank {len(shape_of(op.results[0]))}")
-        tag = None if _flat(op) else format_of(op.operands[0], "data").value
+        tag = _typed_tag(op)
         try:
             pd = _pd(op, tag)
         except b.DnnlError as error:
@@ -236,9 +235,18 @@ class _Bound:
         return self.call.bind_to(self._sources(inputs), out.reshape(-1).view(self.dtype))
 
 
+def _typed_tag(op: Operation) -> int | None:
+    """The data format operand 0's type carries (None: a flat run)."""
+    return None if _flat(op) else format_of(op.operands[0], "data").value
+
+
 def _implementation(op: Operation) -> str:
-    tag = None if _flat(op) else format_of(op.operands[0], "data").value
-    return _pd(op, tag).implementation
+    return _pd(op, _typed_tag(op)).implementation
+
+
+def _types_reason(op: Operation) -> str | None:
+    """A flat run is plain data: its values typed in no layout (hand-written IR may)."""
+    return typed_as(PLAIN_LAYOUT)(op) if _flat(op) else None
 
 
 def _applies(op: Operation) -> bool:
@@ -256,8 +264,8 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
         implementation_of=_implementation,
     )
     return [
-        Kernel("qadd_onednn", nn.QAddOp, family, in_place=0, **common),  # type: ignore[arg-type]
-        Kernel("qmul_onednn", nn.QMulOp, family, in_place=0, **common),  # type: ignore[arg-type]
+        Kernel("qadd_onednn", nn.QAddOp, family, in_place=0, accepts_types=_types_reason, **common),  # type: ignore[arg-type]
+        Kernel("qmul_onednn", nn.QMulOp, family, in_place=0, accepts_types=_types_reason, **common),  # type: ignore[arg-type]
         Kernel(
             "max_pool2d_int8_onednn",
             nn.MaxPool2dOp,
