@@ -32,7 +32,7 @@ from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.attributes import Quantization, runtime_md
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.registry import layouts_refusal
+from nnlayout.kernels.registry import Kernel, layouts_refusal
 
 
 def runtime_values(
@@ -96,6 +96,18 @@ def int8_kernel_fields(bound: Callable[[Operation], Bound], **fields: Any) -> di
         "integer_data": True,
         **fields,
     }
+
+
+def int8_kernel(
+    name: str,
+    op: type[Operation],
+    family: str,
+    bound: Callable[[Operation], Bound],
+    **fields: Any,
+) -> Kernel:
+    """The oneDNN int8 kernel `name` for ops of type `op`: `int8_kernel_fields` of its op's
+    `bound` kernel, and `fields`."""
+    return Kernel(name, op, family, **int8_kernel_fields(bound, **fields))
 
 
 def maps_fill(call: PrimitiveCall, fill: float, expected: float) -> bool:

@@ -51,7 +51,7 @@ from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
 from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
-    int8_kernel_fields,
+    int8_kernel,
     runtime_descriptors,
     runtime_values,
 )
@@ -277,11 +277,15 @@ def _implementation(op: Operation) -> str:
 
 def qconcat_kernels(family: str) -> list[Kernel]:
     """qconcat_onednn."""
-    fields = int8_kernel_fields(
-        _Bound,
-        accepts=accepts,
-        layouts=qconcat_layouts,
-        workspace=workspace,
-        implementation_of=_implementation,
-    )
-    return [Kernel("qconcat_onednn", nn.QConcatOp, family, **fields)]  # type: ignore[arg-type]
+    return [
+        int8_kernel(
+            "qconcat_onednn",
+            nn.QConcatOp,
+            family,
+            _Bound,
+            accepts=accepts,
+            layouts=qconcat_layouts,
+            workspace=workspace,
+            implementation_of=_implementation,
+        )
+    ]

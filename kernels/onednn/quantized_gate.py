@@ -41,7 +41,7 @@ from nnlayout.kernels.onednn.common import Layouts, is_fast
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
-from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
+from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel
 from nnlayout.kernels.onednn.quantized_eltwise import clamp_post_ops
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
@@ -226,21 +226,18 @@ def _in_place(op: Operation) -> int | None:
 
 def qmul_gate_kernels(family: str) -> list[Kernel]:
     """qmul_gate_onednn: an image times one value per channel."""
-    fields = int8_kernel_fields(
-        _Bound,
-        accepts=_accepts,
-        layouts=_layouts,
-        workspace=_workspace,
-        implementation_of=_implementation,
-    )
     return [
-        Kernel(
+        int8_kernel(
             "qmul_gate_onednn",
             nn.QMulOp,
             family,
+            _Bound,
+            accepts=_accepts,
+            layouts=_layouts,
+            workspace=_workspace,
+            implementation_of=_implementation,
             applies=lambda op: _gate_index(op) is not None,  # type: ignore[arg-type]
             accepts_types=_types_reason,
             in_place_of=_in_place,
-            **fields,  # type: ignore[arg-type]
         )
     ]

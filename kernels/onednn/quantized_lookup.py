@@ -48,7 +48,7 @@ from nnlayout.kernels.onednn.common import is_fast
 from nnlayout.kernels.onednn.eltwise import eltwise_params
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, X
-from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
+from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel
 from nnlayout.kernels.reference_quantized import table_of
 from nnlayout.kernels.registry import BoundKernel, FixedCall, Kernel, Target
 
@@ -231,22 +231,19 @@ class _Bound:
 
 def qlookup_kernels(family: str) -> list[Kernel]:
     """qlookup_onednn: a table oneDNN's eltwise reproduces, computed by it."""
-    fields = int8_kernel_fields(
-        _Bound,
-        accepts=_accepts,
-        workspace=_workspace,
-        implementation_of=_implementation,
-    )
     return [
-        Kernel(
+        int8_kernel(
             "qlookup_onednn",
             nn.QLookupOp,
             family,
+            _Bound,
+            accepts=_accepts,
+            workspace=_workspace,
+            implementation_of=_implementation,
             applies=_applies,
             layouts=any_layouts,
             accepts_layout=_unpadded,
             accepts_types=_types_reason,
             in_place=0,
-            **fields,  # type: ignore[arg-type]
         )
     ]
