@@ -79,6 +79,8 @@ from nnlayout.kernels.onednn.quantized_kernels import (
     quantized_kernels,
 )
 from nnlayout.kernels.onednn.quantized_lookup import qlookup_kernels
+from nnlayout.kernels.onednn.quantized_mul import qmul_zero_points_kernels
+from nnlayout.kernels.onednn.quantized_products import qmatmul_runtime_b_kernels
 from nnlayout.kernels.onednn.quantized_reorder import quantized_reorder_kernels
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
@@ -288,8 +290,10 @@ def kernels() -> list[Kernel]:
         ]
         + [cast_kernel(FAMILY)]
         + quantized_kernels(FAMILY)
+        + qmatmul_runtime_b_kernels(FAMILY)
         + int8_eltwise_kernels(FAMILY)
         + qmul_gate_kernels(FAMILY)
+        + qmul_zero_points_kernels(FAMILY)
         + qlookup_kernels(FAMILY)
         + quantized_reorder_kernels(FAMILY)
         + qconcat_kernels(FAMILY)

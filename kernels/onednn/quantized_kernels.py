@@ -35,6 +35,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.constant_expressions import is_constant_operand
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import buffer_bytes, layout_of
 from nnlayout.dialects.nn import shape_of
@@ -422,6 +423,16 @@ def qmatmul_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     return qmatmul_choice(qmatmul_spec(op)[0])
 
 
+def qmatmul_dispatch_refusal(op: Operation, target: Target, padding: bool) -> str | None:
+    """`qmatmul_accepts`, and, for a product without bias, a b that is a constant: one
+    computed at run time would be packed on every call (qmatmul_runtime_b_onednn reads it
+    where it lies; it adds no bias)."""
+    assert isinstance(op, nn.QMatmulOp)
+    if op.bias is None and not is_constant_operand(op, op.b):
+        return "b is computed at run time (the kernel packs a constant b once)"
+    return qmatmul_accepts(op, target, padding)
+
+
 @cache
 def qmatmul_choice(q: QMatmulParams) -> str | None:
     """Why oneDNN has no fast and exact int8 matmul for `q` (None: it has)."""
@@ -488,7 +499,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
             nn.QMatmulOp,
             family,
             partial(_run, prepare_qmatmul),
-            accepts=qmatmul_accepts,
+            accepts=qmatmul_dispatch_refusal,
             layouts=lambda op, target: (
                 (PLAIN_LAYOUT,) * len(op.operands),
                 (PLAIN_LAYOUT,),

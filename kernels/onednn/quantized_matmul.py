@@ -37,11 +37,12 @@ ANY = b.dnnl_format_tag_any
 
 @dataclass(frozen=True)
 class QMatmulParams:
-    """An int8 product: shapes of a (rank 2 or 3) and b (K, N), whether it has a bias,
-    the data types of a and y, per-column scales of b, which zero points are non-zero."""
+    """An int8 product: shapes of a and b (numpy.matmul's: batch axes broadcast; b (K, N)
+    where it is packed), whether it has a bias, the data types of a and y, per-column scales
+    of b, which zero points are non-zero."""
 
     a: tuple[int, ...]
-    b: tuple[int, int]
+    b: tuple[int, ...]
     bias: bool
     src_type: int = b.dnnl_u8
     dst_type: int = b.dnnl_u8
@@ -52,15 +53,20 @@ class QMatmulParams:
 
     @property
     def rank(self) -> int:
-        return len(self.a)
+        return max(len(self.a), len(self.b))
 
     @property
-    def dst(self) -> tuple[int, ...]:
-        return (*self.a[:-1], self.b[1])
+    def src(self) -> tuple[int, ...]:
+        return (1,) * (self.rank - len(self.a)) + self.a
 
     @property
     def weights(self) -> tuple[int, ...]:
-        return (1,) * (self.rank - 2) + self.b
+        return (1,) * (self.rank - len(self.b)) + self.b
+
+    @property
+    def dst(self) -> tuple[int, ...]:
+        batch = np.broadcast_shapes(self.src[:-2], self.weights[:-2])
+        return (*batch, self.src[-2], self.weights[-1])
 
     @property
     def quantization(self) -> Quantization:
@@ -96,32 +102,36 @@ def qmatmul_refusal(
     return None
 
 
-def qmatmul_pd(q: QMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
-    """The product's primitive descriptor: plain a and y, b in `weights` (ANY: oneDNN's)."""
+def qmatmul_pd(q: QMatmulParams, weights: int | None = ANY) -> b.PrimitiveDesc:
+    """The product's primitive descriptor: plain a and y, b in `weights` (ANY: oneDNN's
+    format, packed once; None: plain row-major, as given on each call)."""
     bias = None
     if q.bias:
-        shape = (1,) * (q.rank - 1) + (q.b[1],)
+        shape = (1,) * (q.rank - 1) + (q.b[-1],)
         bias = MemoryDesc.with_strides(shape, row_major_strides(shape))
     return int8_matmul_pd(
-        q.a, q.src_type, (q.weights, weights), bias, q.dst, q.dst_type, q.quantization
+        q.src, q.src_type, (q.weights, weights), bias, q.dst, q.dst_type, q.quantization
     )
 
 
 def int8_matmul_pd(
     a: tuple[int, ...],
     src_type: int,
-    weights: tuple[tuple[int, ...], int],
+    weights: tuple[tuple[int, ...], int | None],
     bias: MemoryDesc | None,
     dst: tuple[int, ...],
     dst_type: int,
     quantization: Quantization,
 ) -> b.PrimitiveDesc:
     """oneDNN's matmul of a plain row-major `a` of `src_type`, s8 b of `weights` (shape,
-    format tag), `bias` and a plain row-major result of `dst_type`, with `quantization`
-    (qmatmul's and matmul_integer's setup)."""
+    format tag; None: plain row-major), `bias` and a plain row-major result of `dst_type`,
+    with `quantization` (qmatmul's and matmul_integer's setup)."""
+    shape, tag = weights
     return p.matmul_pd(
         MemoryDesc.with_strides(a, row_major_strides(a), src_type),
-        MemoryDesc.with_tag(weights[0], weights[1], b.dnnl_s8),
+        MemoryDesc.with_strides(shape, row_major_strides(shape), b.dnnl_s8)
+        if tag is None
+        else MemoryDesc.with_tag(shape, tag, b.dnnl_s8),
         bias,
         MemoryDesc.with_strides(dst, row_major_strides(dst), dst_type),
         (),

@@ -173,7 +173,7 @@ def test_a_bound_call_outlives_the_kernel_that_made_it() -> None:
 
 def test_qmatmul_is_dispatched_and_computes_qlinearmatmul() -> None:
     a = create_ssa_value(_tensor(ui8, (4, 64)))
-    b = create_ssa_value(_tensor(i8, (64, 16)))
+    b = nn.ConstantOp(_tensor(i8, (64, 16)), external="b").output  # packed once
     op = nn.QMatmulOp(
         a,
         b,
