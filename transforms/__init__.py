@@ -68,6 +68,7 @@ _PASSES: dict[str, str] = {
     "extend-ranks": "nnlayout.transforms.extend_ranks:ExtendRanksPass",
     "fold-batch-norm": "nnlayout.transforms.fold_batch_norm:FoldBatchNormPass",
     "fold-qdq": "nnlayout.transforms.fold_qdq:FoldQdqPass",
+    "tabulate-qbinary": "nnlayout.transforms.tabulate_qbinary:TabulateQBinaryPass",
     "fuse-integer-scale": "nnlayout.transforms.fuse_integer_scale:FuseIntegerScalePass",
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
     "split-image-conv": "nnlayout.transforms.split_image_conv:SplitImageConvPass",

@@ -4,7 +4,9 @@ loads, else the CPU's best blocked target).
 
 fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gelu, matched
 while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model's
-dequantize -> op -> quantize becomes one quantized op) -> fuse-integer-scale (a dynamic
+dequantize -> op -> quantize becomes one quantized op) -> tabulate-qbinary (a qmul or qadd
+of two functions of one 8-bit value, onnxruntime's swish and hardswish, becomes one table of
+it) -> fuse-integer-scale (a dynamic
 quantization's MatMulInteger -> Cast -> Mul becomes one nn.matmul_integer_to_float) ->
 extend-ranks (operands of
 broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
@@ -62,6 +64,7 @@ from nnlayout.transforms.plan_memory import PlanMemoryPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
 from nnlayout.transforms.select_dispatch import SelectDispatchPass
 from nnlayout.transforms.split_image_conv import SplitImageConvPass
+from nnlayout.transforms.tabulate_qbinary import TabulateQBinaryPass
 from nnlayout.transforms.verify_memory_plan import VerifyMemoryPlanPass
 
 
@@ -83,6 +86,7 @@ class DefaultPipelinePass(ModulePass):
         return (
             FuseActivationsPass(),
             FoldQdqPass(self.remarks),
+            TabulateQBinaryPass(),
             FuseIntegerScalePass(),
             ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
