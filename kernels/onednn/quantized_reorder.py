@@ -59,7 +59,7 @@ from xdsl.dialects import func
 from xdsl.ir import BlockArgument, Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import LayoutSpec, layout_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
@@ -132,8 +132,16 @@ def refusal(op: Operation) -> str | None:
 
 
 def _layout(op: Operation) -> str:
-    """NHWC for a rank-4 integer side (what the int8 kernels read and write), else plain."""
-    return NHWC.text if len(shape_of(op.operands[0])) == 4 else PLAIN_LAYOUT
+    """NHWC for a rank-4 integer side (what the int8 convolutions read and write), else
+    plain; plain at rank 4 too where the op's input comes plain from a kernel chosen before
+    it (a transformer's [1, heads, L, d] attention data, or ConvNeXt's channels-last data,
+    between products and transposes that run plain)."""
+    if len(shape_of(op.operands[0])) != 4:
+        return PLAIN_LAYOUT
+    producer = op.operands[0].owner
+    chosen = kernel_of(producer) if isinstance(producer, Operation) else None
+    comes_plain = chosen is not None and chosen.results[0] == PLAIN_LAYOUT
+    return PLAIN_LAYOUT if comes_plain else NHWC.text
 
 
 def reorder_layouts(op: Operation, target: Target) -> Layouts:

@@ -29,3 +29,20 @@ func.func @gelu_product(%x: tensor<1x197x3072xui8>, %f: tensor<1x197x3072xui8>) 
 // CHECK-LABEL: func.func @gelu_product
 // REMARK: nn.qmul: a zero point of a or b != 0; {{.*}} not supported by qmul_onednn; using qmul_zero_points_onednn
 // CHECK: nn.qmul {{.*}}kernel = #nn.kernel<"qmul_zero_points_onednn", operands = ["", ""], results = [""], in_place = 0{{.*}}>
+
+// -----
+
+// Attention's scores, dequantized for the softmax, quantized again for P.V: rank 4, but
+// plain from the product, so the dequantize and the quantize after the (plain) softmax stay
+// plain (NHWC, the int8 convolutions' order, would put a reorder on each side).
+func.func @softmax_between(%q: tensor<1x4x9x8xui8>, %kt: tensor<1x4x8x9xui8>) -> tensor<1x4x9x9xui8> {
+  %s = nn.qmatmul %q, %kt {a_scale = dense<0.03> : tensor<f32>, a_zero_point = dense<120> : tensor<ui8>, b_scale = dense<0.03> : tensor<f32>, b_zero_point = dense<131> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<100> : tensor<ui8>} : (tensor<1x4x9x8xui8>, tensor<1x4x8x9xui8>) -> tensor<1x4x9x9xui8>
+  %f = nn.dequantize %s {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<100> : tensor<ui8>} : tensor<1x4x9x9xui8> -> tensor<1x4x9x9xf32>
+  %p = nn.softmax %f axis -1 : tensor<1x4x9x9xf32>
+  %y = nn.quantize %p {y_scale = dense<0.00390625> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<1x4x9x9xf32> -> tensor<1x4x9x9xui8>
+  func.return %y : tensor<1x4x9x9xui8>
+}
+// CHECK-LABEL: func.func @softmax_between
+// CHECK: nn.dequantize {{.*}}#nn.kernel<"dequantize_onednn", operands = [""], results = [""]
+// CHECK: nn.softmax {{.*}}results = [""]
+// CHECK: nn.quantize {{.*}}#nn.kernel<"quantize_onednn", operands = [""], results = [""]
