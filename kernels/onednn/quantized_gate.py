@@ -1,30 +1,36 @@
 """`nn.qmul` of an image by one value per channel (a squeeze-and-excitation gate: MobileNetV3,
-EfficientNet) as oneDNN's binary mul, whatever the zero points.
+EfficientNet), or by another operand that broadcasts against it, as oneDNN's binary mul,
+whatever the zero points.
 
     y = saturate(round((a - a_zp) * a_scale * (g - g_zp) * g_scale / y_scale) + y_zp)
 
-a is N x C x H x W, g is N x C x 1 x 1 (either operand). For more than one image oneDNN
-v3.2 offers only its reference code, so the kernel runs one primitive of one image N times,
-each on its image's slice (contiguous in NHWC). oneDNN's binary takes no source zero points
-(`qmul_onednn` in quantized_eltwise.py needs them 0), but with g per channel the product is
-an affine function of a per channel:
+a is N x C x H x W, g is N x C x 1 x 1 (either operand): NHWC data. For more than one image
+oneDNN v3.2 offers only its reference code, so the kernel runs one primitive of one image N
+times, each on its image's slice (contiguous in NHWC). g may also be any other operand that
+broadcasts against a (each of its axes 1 or a's; ConvNeXt's layer scale, a constant of one
+value per channel, [1, 1, 1, C] against channels-last [1, H, W, C] data, or [C, 1, 1]):
+plain data then, one call, g padded with leading axes of 1 to a's rank.
+
+oneDNN's binary takes no source zero points (`qmul_onednn` in quantized_eltwise.py needs them
+0), but with g broadcast the product is an affine function of a per value of g:
 
     y = saturate(round(a * f[c] + s[c])),  f = (g - g_zp) * (a_scale * g_scale / y_scale),
                                            s = y_zp - a_zp * f
 
-so the primitive multiplies a (u8/s8) by the f32 tensor f (N x C x 1 x 1, broadcast) and a
+so the primitive multiplies a (u8/s8) by the f32 tensor f (g's shape, broadcast) and a
 binary add post-op adds s; oneDNN rounds half to even and saturates into y's type. f and s
-depend on g, computed by numpy on each call (N * C values) into arrays the primitive is bound
+depend on g, computed by numpy on each call (g's size) into arrays the primitive is bound
 to (one row of C per image). The same real value as the reference's in another f32 order:
 within one step of it. A clamp (a folded Relu or Clip) is a clip post-op after the add, as
 for qadd.
 
-NHWC operands and result, as oneDNN's int8 convolutions write them (the gate's NHWC is its
-plain order); no channel padding.
+A per-channel gate's operands and result are NHWC, as oneDNN's int8 convolutions write them
+(the gate's NHWC is its plain order), another broadcast's plain; no channel padding.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import partial
 
@@ -32,12 +38,13 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import encoding_name
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
-from nnlayout.kernels.onednn.common import Layouts, is_fast
+from nnlayout.kernels.onednn.common import Layouts, is_fast, row_major_strides
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
@@ -51,13 +58,54 @@ Step = tuple[dict[int, np.ndarray], np.ndarray]  # one image's sources and desti
 
 
 def _gate_index(op: nn.QMulOp) -> int | None:
-    """Which operand is the gate (N x C x 1 x 1 of the other's N x C x H x W), if one is."""
+    """Which operand is the gate (N x C x 1 x 1 of the other's N x C x H x W, or another
+    operand that broadcasts against it: `_padded`), if one is."""
     shapes = [shape_of(v) for v in op.operands]
     for index in (1, 0):
         image, gate = shapes[1 - index], shapes[index]
-        if len(image) == 4 and image[2:] != (1, 1) and gate == (*image[:2], 1, 1):
+        padded = _padded(gate, image)
+        if padded is None or image != shape_of(op.output) or padded == image:
+            continue
+        if all(g in (1, i) for g, i in zip(padded, image, strict=True)):
             return index
     return None
+
+
+def _padded(gate: tuple[int, ...], image: tuple[int, ...]) -> tuple[int, ...] | None:
+    """`gate` with leading axes of 1 to `image`'s rank (None: its rank is higher)."""
+    return None if len(gate) > len(image) else (1,) * (len(image) - len(gate)) + gate
+
+
+def _collapsed(
+    gate: tuple[int, ...], image: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The image and the gate as oneDNN's binary is given them: where the gate's axes that
+    are not 1 are one run, (outer, run, inner) and (1, run, 1), a per-channel broadcast
+    (oneDNN v3.2 has no fast code for the gate's [1, 1, 1, C] against [1, H, W, C]; inner 1:
+    (outer, run) and (1, run)), else as they are, the gate padded to the image's rank."""
+    padded = _padded(gate, image)
+    assert padded is not None
+    kept = [i for i, g in enumerate(padded) if g != 1]
+    if not kept or kept != list(range(kept[0], kept[-1] + 1)):
+        return image, padded
+    run = math.prod(image[kept[0] : kept[-1] + 1])
+    outer, inner = math.prod(image[: kept[0]]), math.prod(image[kept[-1] + 1 :])
+    if inner == 1:  # oneDNN v3.2's jit:uni binary adds a [1, C, 1] post-op's first value only
+        return (outer, run), (1, run)
+    return (outer, run, inner), (1, run, 1)
+
+
+def _per_channel(op: nn.QMulOp) -> bool:
+    """Whether the gate is N x C x 1 x 1 of an N x C x H x W image (NHWC data, a call per
+    image), not another broadcast (plain data, one call)."""
+    gate = _gate_index(op)
+    assert gate is not None
+    image = shape_of(op.operands[1 - gate])
+    return len(image) == 4 and shape_of(op.operands[gate]) == (*image[:2], 1, 1)
+
+
+def _layout(op: nn.QMulOp) -> str:
+    return NHWC if _per_channel(op) else PLAIN_LAYOUT
 
 
 def _type(value: SSAValue) -> int | None:
@@ -72,7 +120,7 @@ def _rule_reason(op: Operation) -> str | None:
     assert isinstance(op, nn.QMulOp)
     gate = _gate_index(op)
     if gate is None:
-        return "no operand is N x C x 1 x 1 of the other's N x C x H x W"
+        return "no operand broadcasts against the other (the result's shape)"
     if _type(op.operands[1 - gate]) not in INT8 or _type(op.output) != _type(op.operands[1 - gate]):
         return "the image and the result are not of one 8-bit type"
     if _type(op.operands[gate]) not in INT8:
@@ -97,31 +145,42 @@ def _reason(op: Operation) -> str | None:
 
 def _types_reason(op: Operation) -> str | None:
     """The layouts the values' types carry are the kernel's: image and result NHWC, the
-    gate NHWC or plain (the same bytes for N x C x 1 x 1)."""
+    gate NHWC or plain (the same bytes for N x C x 1 x 1); for another broadcast, plain."""
     reason = _rule_reason(op)
     if reason is not None:
         return reason
-    gate = _gate_index(op)  # type: ignore[arg-type]
+    assert isinstance(op, nn.QMulOp)
+    gate, layout = _gate_index(op), _layout(op)
+    assert gate is not None
     for what, value, allowed in (
-        ("the image", op.operands[1 - gate], (NHWC,)),  # type: ignore[operator]
-        ("the gate", op.operands[gate], (NHWC, "")),  # type: ignore[index]
-        ("the result", op.results[0], (NHWC,)),
+        ("the image", op.operands[1 - gate], (layout,)),
+        ("the gate", op.operands[gate], (layout, PLAIN_LAYOUT)),
+        ("the result", op.results[0], (layout,)),
     ):
         if encoding_name(value.type) not in allowed:
-            return f"{what} is {encoding_name(value.type) or 'plain'}; the kernel takes NHWC"
+            taken = layout or "plain"
+            return f"{what} is {encoding_name(value.type) or 'plain'}; the kernel takes {taken}"
     return None
 
 
 def _pd(op: nn.QMulOp) -> b.PrimitiveDesc:
-    """oneDNN's binary mul of one image (NHWC) by its f (f32, per channel), s added after."""
+    """oneDNN's binary mul of one image (NHWC) by its f (f32, per channel), s added after;
+    for another broadcast, of the whole (plain) by f of the gate's padded shape."""
     gate = _gate_index(op)
     assert gate is not None
     image = op.operands[1 - gate]
-    shape = (1, *shape_of(image)[1:])
-    tag = by_layout("data", NHWC).value  # type: ignore[union-attr]
-    data = b.MemoryDesc.with_tag(shape, tag, _type(image))
-    factors = b.MemoryDesc.with_tag((*shape[:2], 1, 1), tag, b.dnnl_f32)
-    post_ops = (b.PostOp.binary(b.dnnl_binary_add, (*shape[:2], 1, 1)), *clamp_post_ops(op))
+    if _per_channel(op):
+        shape = (1, *shape_of(image)[1:])
+        tag = by_layout("data", NHWC).value  # type: ignore[union-attr]
+        data = b.MemoryDesc.with_tag(shape, tag, _type(image))
+        factors_shape = (*shape[:2], 1, 1)
+        factors = b.MemoryDesc.with_tag(factors_shape, tag, b.dnnl_f32)
+    else:
+        shape, factors_shape = _collapsed(shape_of(op.operands[gate]), shape_of(image))
+        data = b.MemoryDesc.with_strides(shape, row_major_strides(shape), _type(image))
+        strides = row_major_strides(factors_shape)
+        factors = b.MemoryDesc.with_strides(factors_shape, strides, b.dnnl_f32)
+    post_ops = (b.PostOp.binary(b.dnnl_binary_add, factors_shape), *clamp_post_ops(op))
     return p.binary_pd(b.dnnl_binary_mul, data, factors, data, post_ops)
 
 
@@ -130,8 +189,11 @@ def _accepts(op: Operation, target: Target, padding: bool) -> str | None:
 
 
 def _layouts(op: Operation, target: Target) -> Layouts:
-    """Image, gate and result NHWC (the gate's NHWC is its plain order)."""
-    return (NHWC, NHWC), (NHWC,)
+    """Image, gate and result NHWC (the gate's NHWC is its plain order) for a gate of one
+    value per channel and image; plain for another broadcast."""
+    assert isinstance(op, nn.QMulOp)
+    layout = _layout(op)
+    return (layout, layout), (layout,)
 
 
 def _workspace(op: Operation, target: Target) -> int:
@@ -157,7 +219,8 @@ class _Bound:
         self.g_zp = np.float32(g.zero_point)
         self.multiplier = np.float32(a.scale) * np.float32(g.scale) / np.float32(y.scale)
         self.a_zp, self.y_zp = np.float32(a.zero_point), np.float32(y.zero_point)
-        self.images, channels = shape_of(op.operands[self.gate])[:2]
+        gate_shape = shape_of(op.operands[self.gate])
+        self.images, channels = gate_shape[:2] if _per_channel(op) else (1, math.prod(gate_shape))
         self.factors = np.empty((self.images, channels), np.float32)
         self.shift = np.empty((self.images, channels), np.float32)
         try:

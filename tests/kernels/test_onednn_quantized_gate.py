@@ -157,3 +157,37 @@ def test_gate_pipelines_give_the_references_results_on_every_target(kind, images
         assert np.abs(got[0] - want).max() <= 0.03 * 1.001, (target, padding)
         assert np.mean(got[0] != want) < 0.02
     assert ("qmul_gate_onednn" in chosen) == b.available(), chosen
+
+
+@pytest.mark.parametrize(
+    ("image", "gate"),
+    [((1, 5, 7, 24), (1, 1, 1, 24)), ((1, 24, 7, 9), (24, 1, 1)), ((2, 6, 24), (6, 1))],
+    ids=["channels-last-layer-scale", "rank-3-per-channel", "middle-axis"],
+)
+def test_a_broadcast_gate_runs_plain_in_one_call(
+    image: tuple[int, ...], gate: tuple[int, ...]
+) -> None:
+    """ConvNeXt's layer scale: [1, 1, 1, C] against channels-last [1, H, W, C] data (and
+    [C, 1, 1] against [1, C, H, W], a middle axis of rank 3): plain operands, the gate's
+    axes other than 1 one run (a per-channel broadcast for oneDNN); within one step of the
+    reference, with new gate values in the same buffer read by the bound call."""
+    params = tuple(
+        nn.QParams.make(scale, z, ui8)
+        for scale, z in zip((0.05, 0.011, 0.03), ZEROS["u8"], strict=True)
+    )
+    op = nn.QMulOp(*(create_ssa_value(tensor(s, "", ui8)) for s in (image, gate)), params)
+    chosen = registry().select(op, get_target("onednn"), True)
+    assert chosen is not None and chosen.kernel.name == "qmul_gate_onednn", chosen
+    assert chosen.kernel.operand_and_result_layouts(op, get_target("onednn")) == (
+        ("", ""),
+        ("",),
+    )
+    inputs = [_data("u8", image, 0), _data("u8", gate, 1)]
+    out = np.empty(image, np.uint8)
+    run = chosen.kernel.prepare(op, None).on(inputs, out)
+    for seed in range(2):
+        inputs[1][...] = _data("u8", gate, 10 + seed)
+        run()
+        want = REFERENCE_KERNELS[nn.QMulOp](op, inputs)
+        assert np.abs(out.astype(int) - want.astype(int)).max() <= 1
+        assert np.mean(out != want) < 1e-2
