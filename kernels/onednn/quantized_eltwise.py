@@ -8,7 +8,9 @@ oneDNN's binary primitive takes scales for its sources but no zero points, so th
 are a_scale / y_scale and b_scale / y_scale, and a linear post-op adds the constant
 y_zp - a_zp * a_scale / y_scale - b_zp * b_scale / y_scale before oneDNN rounds (to nearest
 even) and saturates: the same real value in another f32 order, so within one step of the
-reference (exact on the tests' data). Operands of one shape only (no broadcasting). A clamp
+reference (exact on the tests' data). qadd's operands that broadcast (Swin's relative position
+bias and window mask, [64, 3, 49, 49] + [1, 3, 49, 49]) are plain, their axes merged where both
+broadcast alike (`canonical_shapes`); the result overwrites the operand of its shape. A clamp
 (a folded Relu or Clip) is a clip post-op after the shift: its bounds are integers, so
 clipping before oneDNN rounds is clipping after.
 
@@ -43,7 +45,7 @@ from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization
-from nnlayout.kernels.onednn.common import Layouts, format_of, is_fast
+from nnlayout.kernels.onednn.common import Layouts, format_of, is_fast, row_major_strides
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
@@ -101,28 +103,71 @@ def clamp_post_ops(op: nn.QBinaryOp) -> tuple[b.PostOp, ...]:
 
 def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int | None) -> b.PrimitiveDesc:
     """oneDNN's binary add (or mul) computing `op` on data of format `tag` (None: plain
-    data of another rank than 4, described as one flat run: operands of one shape)."""
+    data of another rank than 4, described as one flat run: operands of one shape; or
+    plain operands that broadcast, described by `canonical_shapes`)."""
     data_type = _int8_type(op) or b.dnnl_u8
     shape = shape_of(op.output)
-    if tag is None:
-        md = b.MemoryDesc.with_strides((math.prod(shape),), (1,), data_type)
+    if _broadcast(op):
+        shapes = canonical_shapes([shape_of(v) for v in (op.lhs, op.rhs)], shape)
+        lhs, rhs, out = (
+            b.MemoryDesc.with_strides(s, row_major_strides(s), data_type) for s in shapes
+        )
     else:
-        md = b.MemoryDesc.with_tag(shape, tag, data_type)
+        if tag is None:
+            md = b.MemoryDesc.with_strides((math.prod(shape),), (1,), data_type)
+        else:
+            md = b.MemoryDesc.with_tag(shape, tag, data_type)
+        lhs = rhs = out = md
     _, shift = _qadd_values(op)
     post_ops = (b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, shift), *clamp_post_ops(op))
     return p.binary_pd(
         b.dnnl_binary_mul if isinstance(op, nn.QMulOp) else b.dnnl_binary_add,
-        md,
-        md,
-        md,
+        lhs,
+        rhs,
+        out,
         post_ops,
         Quantization(tuple((arg, 0) for arg in _SOURCES)),
     )
 
 
+def canonical_shapes(
+    operands: Sequence[tuple[int, ...]], result: tuple[int, ...]
+) -> list[tuple[int, ...]]:
+    """The operands' and the result's shapes with the result's axes of 1 dropped and
+    neighbouring axes merged where every operand broadcasts both or neither (numpy's
+    broadcasting, the same bytes: (4, 12, 49, 49) + (1, 12, 49, 49) is (4, 28812) +
+    (1, 28812)), so that oneDNN sees the simplest broadcast it can run fast."""
+    padded = [(1,) * (len(result) - len(s)) + tuple(s) for s in operands]
+    groups: list[list[int]] = []  # per merged axis: the result's axes it stands for
+    kinds: list[tuple[bool, ...]] = []
+    for axis, size in enumerate(result):
+        if size == 1:
+            continue
+        kind = tuple(s[axis] == 1 for s in padded)
+        if groups and kinds[-1] == kind:
+            groups[-1].append(axis)
+        else:
+            groups.append([axis])
+            kinds.append(kind)
+
+    def merged(shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(math.prod(shape[a] for a in group) for group in groups) or (1,)
+
+    return [*(merged(s) for s in padded), merged(result)]
+
+
+def _broadcast(op: Operation) -> bool:
+    """Whether `op` is a qadd or qmul whose operands are of different shapes (qmul_onednn
+    refuses them)."""
+    return isinstance(op, nn.QAddOp | nn.QMulOp) and shape_of(op.lhs) != shape_of(op.rhs)
+
+
 def _flat(op: Operation) -> bool:
-    """Whether `op` is a qadd or qmul not of rank 4: plain data, one flat run for oneDNN."""
-    return isinstance(op, nn.QAddOp | nn.QMulOp) and len(shape_of(op.output)) != 4
+    """Whether `op` is a qadd or qmul not of rank 4, or one that broadcasts: plain data
+    (one flat run for oneDNN where the operands are of one shape)."""
+    return isinstance(op, nn.QAddOp | nn.QMulOp) and (
+        len(shape_of(op.output)) != 4 or _broadcast(op)
+    )
 
 
 def _tag(op: Operation, layout: str) -> int | None:
@@ -148,9 +193,11 @@ def _shape_reason(op: Operation) -> str | None:
             "a zero point of a or b != 0; oneDNN's binary takes no source zero points, and "
             "(a - a_zp) * (b - b_zp) is no scale and shift of a * b"
         )
+    if isinstance(op, nn.QMulOp) and _broadcast(op):
+        return "broadcasting (qmul_gate_onednn takes a qmul by a broadcast operand)"
     if isinstance(op, nn.QAddOp | nn.QMulOp):
-        if shape_of(op.lhs) != shape_of(op.rhs):
-            return "broadcasting; the oneDNN kernel takes operands of one shape"
+        if _full_operand(op) is None:
+            return "neither operand is of the result's shape"
         return None
     return pool_reason(op)
 
@@ -249,6 +296,13 @@ def _types_reason(op: Operation) -> str | None:
     return typed_as(PLAIN_LAYOUT)(op) if _flat(op) else None
 
 
+def _full_operand(op: Operation) -> int | None:
+    """The operand of the result's shape (the one the result may overwrite), lhs first."""
+    return next(
+        (i for i, v in enumerate(op.operands) if shape_of(v) == shape_of(op.results[0])), None
+    )
+
+
 def _applies(op: Operation) -> bool:
     return _int8_type(op) is not None
 
@@ -264,8 +318,22 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
         implementation_of=_implementation,
     )
     return [
-        Kernel("qadd_onednn", nn.QAddOp, family, in_place=0, accepts_types=_types_reason, **common),  # type: ignore[arg-type]
-        Kernel("qmul_onednn", nn.QMulOp, family, in_place=0, accepts_types=_types_reason, **common),  # type: ignore[arg-type]
+        Kernel(
+            "qadd_onednn",
+            nn.QAddOp,
+            family,
+            in_place_of=_full_operand,
+            accepts_types=_types_reason,
+            **common,  # type: ignore[arg-type]
+        ),
+        Kernel(
+            "qmul_onednn",
+            nn.QMulOp,
+            family,
+            in_place_of=_full_operand,
+            accepts_types=_types_reason,
+            **common,  # type: ignore[arg-type]
+        ),
         Kernel(
             "max_pool2d_int8_onednn",
             nn.MaxPool2dOp,

@@ -137,14 +137,25 @@ def test_the_int8_kernels_compute_the_reference(build, element_type) -> None:
     np.testing.assert_array_equal(NHWC.unpack(out, want.shape), got)
 
 
-@pytest.mark.parametrize("shape", [(1, 197, 64), (37, 5)], ids=["rank3", "rank2"])
+@pytest.mark.parametrize(
+    ("shape", "rhs_shape"),
+    [
+        ((1, 197, 64), (1, 197, 64)),
+        ((37, 5), (37, 5)),
+        ((4, 12, 9, 9), (1, 12, 9, 9)),
+        ((1, 4, 3, 9, 9), (1, 4, 1, 9, 9)),
+        ((1, 4, 3, 9, 9), (4, 3, 9, 9)),
+    ],
+    ids=["rank3", "rank2", "position-bias", "window-mask", "lower-rank"],
+)
 @pytest.mark.parametrize("element_type", [ui8, i8], ids=["u8", "s8"])
-def test_qadd_of_another_rank_runs_plain_in_onednn(shape, element_type) -> None:
+def test_qadd_of_another_rank_runs_plain_in_onednn(shape, rhs_shape, element_type) -> None:
     """A transformer's residual add ([1, L, E]): plain operands and result, one flat run
-    for oneDNN, within one step of the reference, called and bound."""
+    for oneDNN; Swin's relative position bias and window mask, broadcast operands, their
+    axes merged; within one step of the reference, called and bound."""
     zero = (120, 130, 110) if element_type == ui8 else (-8, 5, 3)
     op = nn.QAddOp(
-        *(create_ssa_value(_tensor(element_type, shape)) for _ in range(2)),
+        *(create_ssa_value(_tensor(element_type, s)) for s in (shape, rhs_shape)),
         tuple(
             nn.QParams.make(scale, z, element_type)
             for scale, z in zip((0.05, 0.07, 0.09), zero, strict=True)
@@ -157,8 +168,8 @@ def test_qadd_of_another_rank_runs_plain_in_onednn(shape, element_type) -> None:
     dtype = np.uint8 if element_type == ui8 else np.int8
     rng = np.random.default_rng(4)
     inputs = [
-        rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, shape).astype(dtype)
-        for _ in range(2)
+        rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, s).astype(dtype)
+        for s in (shape, rhs_shape)
     ]
     want = REFERENCE_KERNELS[nn.QAddOp](op, inputs)
     kernel = registry().lookup("qadd_onednn")
@@ -172,8 +183,16 @@ def test_qadd_of_another_rank_runs_plain_in_onednn(shape, element_type) -> None:
 
 def test_what_the_int8_kernels_refuse_is_named() -> None:
     kernel = registry().lookup("qadd_onednn")
-    broadcast = qadd(rhs_shape=(1, 24, 1, 1))
-    assert "broadcasting" in kernel.refusal(broadcast, get_target("onednn"), True)
+    assert kernel.refusal(qadd(rhs_shape=(1, 24, 1, 1)), get_target("onednn"), True) is None
+    smaller = nn.QAddOp(
+        create_ssa_value(_tensor(ui8, (1, 24, 1, 10))),
+        create_ssa_value(_tensor(ui8, (1, 1, 10, 1))),
+        tuple(nn.QParams.make(0.1, 3, ui8) for _ in range(3)),
+    )
+    assert "result's shape" in kernel.refusal(smaller, get_target("onednn"), True)
+    gated = _qbinary(nn.QMulOp, ui8, "", (0, 0, 0), rhs_shape=(1, 24, 1, 1))
+    reason = registry().lookup("qmul_onednn").refusal(gated, get_target("onednn"), True)
+    assert "qmul_gate_onednn" in reason
     shifted = qmul(zero=(3, 0, 0))
     reason = registry().lookup("qmul_onednn").refusal(shifted, get_target("onednn"), True)
     assert "zero point" in reason
@@ -222,5 +241,6 @@ def test_qmul_pipelines_give_the_references_results_on_every_target(
         # One step (0.0007) where a product lies at a half step.
         assert np.abs(got[0] - want).max() <= 0.0007 * 1.001, (target, padding)
         assert np.mean(got[0] != want) < 0.02
-    # b's zero point != 0: refused, the reference runs everywhere.
+    # b's zero point != 0: qmul_onednn refuses it, qmul_zero_points_onednn runs it.
     assert ("qmul_onednn" in chosen) == (onednn and b.available()), chosen
+    assert ("qmul_zero_points_onednn" in chosen) == (not onednn and b.available()), chosen
