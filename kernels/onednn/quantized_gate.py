@@ -197,7 +197,12 @@ def _layouts(op: Operation, target: Target) -> Layouts:
 
 
 def _workspace(op: Operation, target: Target) -> int:
-    return _pd(op).scratchpad_bytes  # type: ignore[arg-type]
+    """oneDNN's scratchpad and the kernel's f and s arrays (f32, one entry per gate value
+    each: as large as the image's run for a broadcast gate)."""
+    assert isinstance(op, nn.QMulOp)
+    gate = _gate_index(op)
+    assert gate is not None
+    return _pd(op).scratchpad_bytes + 8 * math.prod(shape_of(op.operands[gate]))
 
 
 def _implementation(op: Operation) -> str:

@@ -5,6 +5,8 @@ it refuses is named; pipelines choose it and agree with the reference on every t
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import IntegerType
@@ -184,7 +186,10 @@ def test_a_broadcast_gate_runs_plain_in_one_call(
     )
     inputs = [_data("u8", image, 0), _data("u8", gate, 1)]
     out = np.empty(image, np.uint8)
-    run = chosen.kernel.prepare(op, None).on(inputs, out)
+    bound = chosen.kernel.prepare(op, None)
+    owned = bound.factors.nbytes + bound.shift.nbytes  # the kernel's, counted by the plan
+    assert chosen.kernel.workspace(op, get_target("onednn")) >= owned == 8 * math.prod(gate)
+    run = bound.on(inputs, out)
     for seed in range(2):
         inputs[1][...] = _data("u8", gate, 10 + seed)
         run()
