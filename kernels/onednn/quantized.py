@@ -71,6 +71,12 @@ DATA_TYPES = {np.dtype(t): d for d, t in NUMPY_TYPES.items() if d != b.dnnl_bf16
 INT8 = (b.dnnl_u8, b.dnnl_s8)
 
 
+def data_type_of(value: object) -> int | None:
+    """The dnnl data type of a value's elements (u8, s8, f32, ...), None for another."""
+    element_type = getattr(getattr(value, "type", None), "element_type", None)
+    return DATA_TYPES.get(numpy_dtype(element_type))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class QConvParams:
     """An int8 convolution: its geometry (without a bias: the f32 bias is `bias`), the

@@ -10,7 +10,7 @@ y_zp - a_zp * a_scale / y_scale - b_zp * b_scale / y_scale before oneDNN rounds 
 even) and saturates: the same real value in another f32 order, so within one step of the
 reference (exact on the tests' data). qadd's operands that broadcast (Swin's relative position
 bias and window mask, [64, 3, 49, 49] + [1, 3, 49, 49]) are plain, their axes merged where both
-broadcast alike (`canonical_shapes`); the result overwrites the operand of its shape. A clamp
+broadcast alike (`broadcast_shapes`); the result overwrites the operand of its shape. A clamp
 (a folded Relu or Clip) is a clip post-op after the shift: its bounds are integers, so
 clipping before oneDNN rounds is clipping after.
 
@@ -42,9 +42,11 @@ from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
+from nnlayout.kernels.blocked import full_operand
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization
+from nnlayout.kernels.onednn.collapsed import collapsed_shapes
 from nnlayout.kernels.onednn.common import Layouts, format_of, is_fast, row_major_strides
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
@@ -104,11 +106,11 @@ def clamp_post_ops(op: nn.QBinaryOp) -> tuple[b.PostOp, ...]:
 def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int | None) -> b.PrimitiveDesc:
     """oneDNN's binary add (or mul) computing `op` on data of format `tag` (None: plain
     data of another rank than 4, described as one flat run: operands of one shape; or
-    plain operands that broadcast, described by `canonical_shapes`)."""
+    plain operands that broadcast, described by `broadcast_shapes`)."""
     data_type = _int8_type(op) or b.dnnl_u8
     shape = shape_of(op.output)
     if _broadcast(op):
-        shapes = canonical_shapes([shape_of(v) for v in (op.lhs, op.rhs)], shape)
+        shapes = broadcast_shapes([shape_of(v) for v in (op.lhs, op.rhs)], shape)
         lhs, rhs, out = (
             b.MemoryDesc.with_strides(s, row_major_strides(s), data_type) for s in shapes
         )
@@ -130,30 +132,15 @@ def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int | None) -> b.PrimitiveDesc:
     )
 
 
-def canonical_shapes(
+def broadcast_shapes(
     operands: Sequence[tuple[int, ...]], result: tuple[int, ...]
 ) -> list[tuple[int, ...]]:
-    """The operands' and the result's shapes with the result's axes of 1 dropped and
-    neighbouring axes merged where every operand broadcasts both or neither (numpy's
-    broadcasting, the same bytes: (4, 12, 49, 49) + (1, 12, 49, 49) is (4, 28812) +
-    (1, 28812)), so that oneDNN sees the simplest broadcast it can run fast."""
+    """The operands' and the result's shapes as oneDNN's binary is given them: padded to the
+    result's rank, adjacent axes merged where every operand broadcasts alike
+    (`collapsed_shapes`: (4, 12, 49, 49) + (1, 12, 49, 49) is (4, 28812) + (1, 28812))."""
     padded = [(1,) * (len(result) - len(s)) + tuple(s) for s in operands]
-    groups: list[list[int]] = []  # per merged axis: the result's axes it stands for
-    kinds: list[tuple[bool, ...]] = []
-    for axis, size in enumerate(result):
-        if size == 1:
-            continue
-        kind = tuple(s[axis] == 1 for s in padded)
-        if groups and kinds[-1] == kind:
-            groups[-1].append(axis)
-        else:
-            groups.append([axis])
-            kinds.append(kind)
-
-    def merged(shape: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(math.prod(shape[a] for a in group) for group in groups) or (1,)
-
-    return [*(merged(s) for s in padded), merged(result)]
+    merged, shapes = collapsed_shapes(result, padded)
+    return [*shapes, merged]
 
 
 def _broadcast(op: Operation) -> bool:
@@ -196,7 +183,7 @@ def _shape_reason(op: Operation) -> str | None:
     if isinstance(op, nn.QMulOp) and _broadcast(op):
         return "broadcasting (qmul_gate_onednn takes a qmul by a broadcast operand)"
     if isinstance(op, nn.QAddOp | nn.QMulOp):
-        if _full_operand(op) is None:
+        if full_operand(op) is None:
             return "neither operand is of the result's shape"
         return None
     return pool_reason(op)
@@ -296,13 +283,6 @@ def _types_reason(op: Operation) -> str | None:
     return typed_as(PLAIN_LAYOUT)(op) if _flat(op) else None
 
 
-def _full_operand(op: Operation) -> int | None:
-    """The operand of the result's shape (the one the result may overwrite), lhs first."""
-    return next(
-        (i for i, v in enumerate(op.operands) if shape_of(v) == shape_of(op.results[0])), None
-    )
-
-
 def _applies(op: Operation) -> bool:
     return _int8_type(op) is not None
 
@@ -322,7 +302,7 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
             "qadd_onednn",
             nn.QAddOp,
             family,
-            in_place_of=_full_operand,
+            in_place_of=full_operand,
             accepts_types=_types_reason,
             **common,  # type: ignore[arg-type]
         ),
@@ -330,7 +310,7 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
             "qmul_onednn",
             nn.QMulOp,
             family,
-            in_place_of=_full_operand,
+            in_place_of=full_operand,
             accepts_types=_types_reason,
             **common,  # type: ignore[arg-type]
         ),

@@ -35,21 +35,20 @@ from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import encoding_name
 from nnlayout.dialects.nn import shape_of
-from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.common import Layouts, is_fast, row_major_strides
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.onednn.quantized import INT8, data_type_of
 from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel
-from nnlayout.kernels.onednn.quantized_eltwise import clamp_post_ops
+from nnlayout.kernels.onednn.quantized_eltwise import broadcast_shapes, clamp_post_ops
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target
 
 NHWC = "NHWC"
@@ -76,23 +75,19 @@ def _padded(gate: tuple[int, ...], image: tuple[int, ...]) -> tuple[int, ...] | 
     return None if len(gate) > len(image) else (1,) * (len(image) - len(gate)) + gate
 
 
-def _collapsed(
+def _canonical(
     gate: tuple[int, ...], image: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The image and the gate as oneDNN's binary is given them: where the gate's axes that
-    are not 1 are one run, (outer, run, inner) and (1, run, 1), a per-channel broadcast
-    (oneDNN v3.2 has no fast code for the gate's [1, 1, 1, C] against [1, H, W, C]; inner 1:
-    (outer, run) and (1, run)), else as they are, the gate padded to the image's rank."""
-    padded = _padded(gate, image)
-    assert padded is not None
-    kept = [i for i, g in enumerate(padded) if g != 1]
-    if not kept or kept != list(range(kept[0], kept[-1] + 1)):
-        return image, padded
-    run = math.prod(image[kept[0] : kept[-1] + 1])
-    outer, inner = math.prod(image[: kept[0]]), math.prod(image[kept[-1] + 1 :])
-    if inner == 1:  # oneDNN v3.2's jit:uni binary adds a [1, C, 1] post-op's first value only
-        return (outer, run), (1, run)
-    return (outer, run, inner), (1, run, 1)
+    """The gate and the image as oneDNN's binary is given them: `broadcast_shapes` (axes
+    merged where the gate broadcasts alike), with a leading axis of 1
+    where the gate's first merged axis is not broadcast, so that it is a per-channel
+    broadcast, [1, C, inner] (oneDNN v3.2 has no fast code for [C, 1] against [C, inner], nor
+    for [1, 1, 1, C] against [1, H, W, C] unmerged), or [outer, C] where nothing follows (its
+    jit:uni binary adds a [1, C, 1] post-op's first value only)."""
+    merged_gate, merged_image = broadcast_shapes([gate], image)
+    if merged_gate[0] != 1:
+        return (1, *merged_gate), (1, *merged_image)
+    return merged_gate, merged_image
 
 
 def _per_channel(op: nn.QMulOp) -> bool:
@@ -108,12 +103,6 @@ def _layout(op: nn.QMulOp) -> str:
     return NHWC if _per_channel(op) else PLAIN_LAYOUT
 
 
-def _type(value: SSAValue) -> int | None:
-    """The dnnl data type of an 8-bit (or f32) value, None for another."""
-    element_type = getattr(value.type, "element_type", None)
-    return DATA_TYPES.get(numpy_dtype(element_type))  # type: ignore[arg-type]
-
-
 def _rule_reason(op: Operation) -> str | None:
     """What the kernel computes: an 8-bit image times an 8-bit gate, per tensor (None when
     `op` is that)."""
@@ -121,9 +110,11 @@ def _rule_reason(op: Operation) -> str | None:
     gate = _gate_index(op)
     if gate is None:
         return "no operand broadcasts against the other (the result's shape)"
-    if _type(op.operands[1 - gate]) not in INT8 or _type(op.output) != _type(op.operands[1 - gate]):
+    if data_type_of(op.operands[1 - gate]) not in INT8 or data_type_of(op.output) != data_type_of(
+        op.operands[1 - gate]
+    ):
         return "the image and the result are not of one 8-bit type"
-    if _type(op.operands[gate]) not in INT8:
+    if data_type_of(op.operands[gate]) not in INT8:
         return "the gate is not 8-bit"
     if any(op.qparams(side).per_axis for side in ("a", "b", "y")):
         return "a per-axis scale or zero point"
@@ -172,12 +163,12 @@ def _pd(op: nn.QMulOp) -> b.PrimitiveDesc:
     if _per_channel(op):
         shape = (1, *shape_of(image)[1:])
         tag = by_layout("data", NHWC).value  # type: ignore[union-attr]
-        data = b.MemoryDesc.with_tag(shape, tag, _type(image))
+        data = b.MemoryDesc.with_tag(shape, tag, data_type_of(image))
         factors_shape = (*shape[:2], 1, 1)
         factors = b.MemoryDesc.with_tag(factors_shape, tag, b.dnnl_f32)
     else:
-        shape, factors_shape = _collapsed(shape_of(op.operands[gate]), shape_of(image))
-        data = b.MemoryDesc.with_strides(shape, row_major_strides(shape), _type(image))
+        factors_shape, shape = _canonical(shape_of(op.operands[gate]), shape_of(image))
+        data = b.MemoryDesc.with_strides(shape, row_major_strides(shape), data_type_of(image))
         strides = row_major_strides(factors_shape)
         factors = b.MemoryDesc.with_strides(factors_shape, strides, b.dnnl_f32)
     post_ops = (b.PostOp.binary(b.dnnl_binary_add, factors_shape), *clamp_post_ops(op))
@@ -234,7 +225,7 @@ class _Bound:
             raise BindingRefused(f"oneDNN has no primitive for it: {error}") from None
         compiled = Compiled(pd, (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, _SHIFT, b.DNNL_ARG_DST))
         self.call = PrimitiveCall(compiled, {})
-        self.dtype = p.NUMPY_TYPES[_type(op.output)]  # type: ignore[index]
+        self.dtype = p.NUMPY_TYPES[data_type_of(op.output)]  # type: ignore[index]
 
     def _refill(self, gate: np.ndarray) -> None:
         factors, shift = self.factors.reshape(-1), self.shift.reshape(-1)

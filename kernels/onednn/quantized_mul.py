@@ -31,13 +31,12 @@ from xdsl.ir import Operation, SSAValue
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.nn import shape_of
-from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization
 from nnlayout.kernels.onednn.common import Layouts, is_fast
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.onednn.quantized import INT8, data_type_of
 from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
     int8_kernel,
@@ -54,13 +53,9 @@ _FACTOR = b.PostOp.binary_arg(0)
 _CENTRED = Quantization((), ((b.DNNL_ARG_SRC, 0),))  # the reorder's source zero point
 
 
-def _type(value: SSAValue) -> int | None:
-    return DATA_TYPES.get(numpy_dtype(value.type.element_type))  # type: ignore[attr-defined]
-
-
 def _rule_reason(op: nn.QMulOp) -> str | None:
     """What the kernel computes, of `op` (None: all of it)."""
-    if any(_type(v) not in INT8 for v in (op.lhs, op.rhs, op.output)):
+    if any(data_type_of(v) not in INT8 for v in (op.lhs, op.rhs, op.output)):
         return "an operand or the result is not u8 or s8"
     if shape_of(op.lhs) != shape_of(op.rhs):
         return "broadcasting; the kernel takes operands of one shape"
@@ -75,7 +70,7 @@ def _layout(op: Operation) -> str:
 
 def _flat(value: SSAValue, data_type: int | None = None) -> b.MemoryDesc:
     size = math.prod(shape_of(value))
-    return b.MemoryDesc.with_strides((size,), (1,), data_type or _type(value))  # type: ignore[arg-type]
+    return b.MemoryDesc.with_strides((size,), (1,), data_type or data_type_of(value))  # type: ignore[arg-type]
 
 
 def _scalar() -> b.MemoryDesc:
@@ -165,7 +160,7 @@ class _Bound:
             Compiled(product, (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1, _FACTOR, b.DNNL_ARG_DST)),
             {b.DNNL_ARG_SRC_1: a_zp, _FACTOR: self.t},
         )
-        self.types = tuple(p.NUMPY_TYPES[_type(v)] for v in (op.lhs, op.rhs, op.output))  # type: ignore[index]
+        self.types = tuple(p.NUMPY_TYPES[data_type_of(v)] for v in (op.lhs, op.rhs, op.output))  # type: ignore[index]
 
     def _flat(self, x: np.ndarray, index: int) -> np.ndarray:
         return np.ascontiguousarray(x).reshape(-1).view(self.types[index])

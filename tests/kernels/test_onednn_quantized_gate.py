@@ -163,8 +163,13 @@ def test_gate_pipelines_give_the_references_results_on_every_target(kind, images
 
 @pytest.mark.parametrize(
     ("image", "gate"),
-    [((1, 5, 7, 24), (1, 1, 1, 24)), ((1, 24, 7, 9), (24, 1, 1)), ((2, 6, 24), (6, 1))],
-    ids=["channels-last-layer-scale", "rank-3-per-channel", "middle-axis"],
+    [
+        ((1, 5, 7, 24), (1, 1, 1, 24)),
+        ((1, 24, 7, 9), (24, 1, 1)),
+        ((2, 6, 24), (6, 1)),
+        ((2, 3, 1, 5), (1, 3, 1, 5)),
+    ],
+    ids=["channels-last-layer-scale", "rank-3-per-channel", "middle-axis", "size-1-axis"],
 )
 def test_a_broadcast_gate_runs_plain_in_one_call(
     image: tuple[int, ...], gate: tuple[int, ...]
