@@ -55,13 +55,11 @@ def _source(value: SSAValue) -> SSAValue:
 
 
 def _values(value: SSAValue, source: SSAValue, inputs: np.ndarray) -> np.ndarray:
-    """`value` at each of `inputs`, the values of `source`."""
+    """`value` at each of `inputs`, the values of `source` (a lookup's: its reference
+    kernel on them)."""
     if value is source:
         return inputs
-    lookup = value.owner
-    assert isinstance(lookup, nn.QLookupOp)
-    low = nn.integer_range(lookup.qparams("x").element_type)[0]
-    return lookup.values()[inputs.astype(np.int64) - low]
+    return REFERENCE_KERNELS[nn.QLookupOp](_lookup(value), [inputs])
 
 
 @dataclass
@@ -111,8 +109,7 @@ class ComposeLookups(RewritePattern):
             or any(KERNEL_ATTR in o.attributes for o in (op, inner))
         ):
             return
-        low = nn.integer_range(inner.qparams("x").element_type)[0]
-        table = op.values()[inner.values().astype(np.int64) - low]
+        table = REFERENCE_KERNELS[nn.QLookupOp](op, [inner.values()])
         params = (inner.qparams("x"), op.qparams("y"))
         composed = nn.QLookupOp(inner.input, table.tolist(), params)
         composed.location = op.location
