@@ -80,7 +80,7 @@ from nnlayout.kernels.onednn.quantized_kernels import (
 )
 from nnlayout.kernels.onednn.quantized_lookup import qlookup_kernels
 from nnlayout.kernels.onednn.quantized_mul import qmul_zero_points_kernels
-from nnlayout.kernels.onednn.quantized_products import qmatmul_runtime_b_kernels
+from nnlayout.kernels.onednn.quantized_products import qmatmul_runtime_b_kernels, runtime_b_pd
 from nnlayout.kernels.onednn.quantized_reorder import quantized_reorder_kernels
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
@@ -309,6 +309,7 @@ def forget_choices() -> None:
     conv_choice.cache_clear()
     qconv_choice.cache_clear()
     qmatmul_choice.cache_clear()
+    runtime_b_pd.cache_clear()
     integer_matmul_choice.cache_clear()
     deconv_choice.cache_clear()
     CHOICES.clear()

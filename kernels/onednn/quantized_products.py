@@ -98,10 +98,16 @@ def _spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
 
 
 @cache
+def runtime_b_pd(q: QMatmulParams) -> b.PrimitiveDesc:
+    """The product's primitive descriptor, b plain as given on each call: made once per
+    product (dispatch, the workspace, the implementation's name and binding all ask)."""
+    return qmatmul_pd(q, None)
+
+
 def _choice(q: QMatmulParams) -> str | None:
     """Why oneDNN has no fast and exact int8 matmul for `q` with plain b (None: it has)."""
     try:
-        return implementation_refusal(qmatmul_pd(q, None).implementation)
+        return implementation_refusal(runtime_b_pd(q).implementation)
     except b.DnnlError as error:
         return f"oneDNN has no int8 matmul for it: {error}"
 
@@ -127,12 +133,12 @@ def _layouts(op: Operation, target: Target) -> Layouts:
 
 def _workspace(op: Operation, target: Target) -> int:
     assert isinstance(op, nn.QMatmulOp)
-    return qmatmul_pd(_spec(op)[0], None).scratchpad_bytes + _flipped_bytes(op)
+    return runtime_b_pd(_spec(op)[0]).scratchpad_bytes + _flipped_bytes(op)
 
 
 def _implementation(op: Operation) -> str:
     assert isinstance(op, nn.QMatmulOp)
-    return qmatmul_pd(_spec(op)[0], None).implementation
+    return runtime_b_pd(_spec(op)[0]).implementation
 
 
 class _Bound:
@@ -148,7 +154,7 @@ class _Bound:
         q, params, b_zero_point = _spec(op)
         values = runtime_values(q.quantization, *params.runtime(b_zero_point))
         compiled = Compiled(
-            qmatmul_pd(q, None),
+            runtime_b_pd(q),
             (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST),
             runtime=runtime_descriptors(values),
         )
