@@ -48,6 +48,7 @@ from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.attributes import Quantization
 from nnlayout.kernels.onednn.collapsed import collapsed_shapes
 from nnlayout.kernels.onednn.common import Layouts, format_of, is_fast, row_major_strides
+from nnlayout.kernels.onednn.eltwise import binary_order
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
@@ -88,10 +89,17 @@ def _qadd_values(op: nn.QAddOp | nn.QMulOp) -> tuple[dict[int, np.ndarray], floa
             float(v.zero_point) * float(r) for v, r in zip((a, c), ratios, strict=True)
         )
     values = {
-        b.DNNL_ARG_ATTR_SCALES | arg: np.asarray([r], np.float32)
-        for arg, r in zip(_SOURCES, ratios, strict=True)
+        b.DNNL_ARG_ATTR_SCALES | arg: np.asarray([ratios[i]], np.float32)
+        for arg, i in zip(_SOURCES, _order(op), strict=True)
     }
     return values, shift
+
+
+def _order(op: Operation) -> tuple[int, int]:
+    """Which operands are oneDNN's first and second sources: a qadd's operand of the
+    result's shape first (`binary_order`: oneDNN broadcasts only its second source), a
+    qmul's as written (a broadcast qmul is qmul_gate_onednn's)."""
+    return binary_order(op) if isinstance(op, nn.QAddOp) else (0, 1)
 
 
 def clamp_post_ops(op: nn.QBinaryOp) -> tuple[b.PostOp, ...]:
@@ -110,7 +118,8 @@ def qadd_pd(op: nn.QAddOp | nn.QMulOp, tag: int | None) -> b.PrimitiveDesc:
     data_type = _int8_type(op) or b.dnnl_u8
     shape = shape_of(op.output)
     if _broadcast(op):
-        shapes = broadcast_shapes([shape_of(v) for v in (op.lhs, op.rhs)], shape)
+        operands = [shape_of(op.operands[i]) for i in _order(op)]
+        shapes = broadcast_shapes(operands, shape)
         lhs, rhs, out = (
             b.MemoryDesc.with_strides(s, row_major_strides(s), data_type) for s in shapes
         )
@@ -243,14 +252,15 @@ class _Bound:
         if isinstance(op, nn.QAddOp | nn.QMulOp):
             values, _ = _qadd_values(op)
         self.args = _SOURCES[: len(op.operands)]
+        self.order = _order(op) if len(op.operands) == 2 else (0,)
         compiled = Compiled(pd, (*self.args, b.DNNL_ARG_DST), runtime=runtime_descriptors(values))
         self.call = PrimitiveCall(compiled, values)
         self.dtype = p.NUMPY_TYPES[_int8_type(op) or b.dnnl_u8]
 
     def _sources(self, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
         return {
-            arg: np.ascontiguousarray(x).reshape(-1).view(self.dtype)
-            for arg, x in zip(self.args, inputs, strict=True)
+            arg: np.ascontiguousarray(inputs[i]).reshape(-1).view(self.dtype)
+            for arg, i in zip(self.args, self.order, strict=True)
         }
 
     def _direct(self, out: np.ndarray) -> bool:
