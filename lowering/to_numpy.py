@@ -50,7 +50,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     TensorType,
-    i8,
 )
 from xdsl.ir import Operation, SSAValue
 
@@ -58,7 +57,7 @@ from nnlayout.diagnostics import DiagnosticError, UserError, os_error_reason
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp, encoding_name
-from nnlayout.dialects.plan import ARENA_BYTES
+from nnlayout.dialects.plan import ARENA_BYTES, is_arena
 from nnlayout.dialects.weights import (
     WEIGHTS_ATTR,
     WEIGHTS_HASH_ATTR,
@@ -301,14 +300,7 @@ class _Emitter:
         memref_type, dtype = self._memref(op, op.memref)
         shape = tuple(memref_type.get_shape())
         nbytes = math.prod(shape) * dtype.itemsize
-        # The arena: plan-memory's buffer of bytes that the planned buffers are views of.
-        # (a 1-D i8 buffer of quantized data is not it: nothing views it).
-        is_arena = (
-            memref_type.element_type == i8
-            and len(shape) == 1
-            and any(isinstance(use.operation, memref.ViewOp) for use in op.memref.uses)
-        )
-        if self.arena_bytes is None and is_arena:
+        if self.arena_bytes is None and is_arena(op):
             self.arena_bytes = nbytes
             self.names[op.memref] = "ARENA"
             return

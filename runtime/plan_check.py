@@ -33,14 +33,14 @@ import math
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, i8
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import FillBorderOp
-from nnlayout.dialects.plan import ARENA_BYTES
+from nnlayout.dialects.plan import ARENA_BYTES, is_arena
 from nnlayout.runtime.view_check import check_views
 
 _VIEW_LIKE = (
@@ -199,16 +199,6 @@ def _undispatched_writer(earlier: _Placed, later: _Placed, ops: list[Operation])
     )
 
 
-def _is_arena(op: Operation) -> bool:
-    """A buffer of bytes that views can carve up (plan-memory's arena)."""
-    return (
-        isinstance(op, memref.AllocOp)
-        and isinstance(op.memref.type, MemRefType)
-        and len(op.memref.type.get_shape()) == 1
-        and op.memref.type.element_type == i8
-    )
-
-
 def _check_arena_bytes(function: func.FuncOp, arenas: set[Operation]) -> None:
     stated = function.attributes.get(ARENA_BYTES)
     if stated is None:
@@ -246,7 +236,7 @@ def verify_function(function: func.FuncOp) -> int:
                     "in the function's body) for its plan to be checked",
                 )
             placed.extend(_placed(op, arena, block, position))
-    _check_arena_bytes(function, {op for op in block.ops if _is_arena(op)})
+    _check_arena_bytes(function, {op for op in block.ops if is_arena(op)})
     for op in block.ops:
         if isinstance(op, memref.DeallocOp):
             for late in (p for p in placed if p.op.source is op.memref and p.last > position[op]):
