@@ -22,7 +22,8 @@ Per function:
    (Pisarchyk & Lee, 2020, "Efficient memory management for deep neural net inference"),
    best fit by area and by duration XLA's heap simulator orderings; greedy by size with
    ties broken by last use (latest first) is ours. Where the best of them stays above the
-   lower bound, a seeded local search moves buffers in its order (`_searched`). The
+   lower bound, a seeded local search moves buffers in its order (`_searched`), as many
+   moves as a fixed budget of work allows (`placing_work`: what one move costs). The
    planning core (`plan_offsets`) works on bare (start, end, size) intervals.
 4. **Rewrite.** One `memref.alloc() {alignment = 64} : memref<Nxi8>` at the top of the
    function, then one `arith.constant` per distinct offset (`%c512 = arith.constant 512 :
