@@ -8,12 +8,14 @@ rewrites, for a `nn.quantize` (per tensor) of the result of a float op used by n
 whose float operands are all `nn.dequantize` results:
 
 * conv2d(dq(x), dq(w), dq(b)?) [-> relu | clip] -> q  =>  `nn.qconv2d` (w per tensor or per
-  output channel; the bias a dequantized i32 of scale x_scale * w_scale and zero point 0; a
-  Relu or Clip between becomes the output clamp, none where saturation clamps already: a
-  Relu quantized with the type's least value as zero point);
+  output channel; the bias a dequantized i32 of scale x_scale * w_scale and zero point 0, or
+  an f32 constant, which torch's pt2e exports write, divided by x_scale * w_scale at load (a
+  constant `nn.div`): an f32 bias in the accumulator's units; a Relu or Clip between becomes
+  the output clamp, none where saturation clamps already: a Relu quantized with the type's
+  least value as zero point);
 * gemm(dq(a), dq(b), dq(c)?) (alpha = beta = 1, no trans_a) and matmul(dq(a), dq(b))
   [-> relu | clip] -> q  =>  `nn.qmatmul` (trans_b: a transpose of the integer weights,
-  folded at compile time; b per tensor or per column; c the i32 bias);
+  folded at compile time; b per tensor or per column; c the bias, as for conv2d);
 * add/mul(dq(a), dq(b)) [-> relu | clip] -> q  =>  `nn.qadd`/`nn.qmul` (torch's quantized
   exports write a residual add's Relu there); global_avg_pool(dq(x)) -> q  =>
   `nn.qglobal_avg_pool`; avg_pool2d(dq(x)) -> q  =>  `nn.qavg_pool2d` (its padding x's zero
@@ -62,7 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, f32, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -75,6 +77,7 @@ from xdsl.rewriter import InsertPoint
 
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects import nn
+from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
@@ -139,10 +142,25 @@ def dequantized(
     return owner.input, params
 
 
-def _bias(value: SSAValue | None, x: QParams, w: QParams) -> SSAValue | None:
-    """The i32 bias behind a dequantized bias of scale x_scale * w_scale, zero point 0."""
+def _bias(
+    value: SSAValue | None, x: QParams, w: QParams
+) -> tuple[list[Operation], SSAValue | None]:
+    """The bias in the accumulator's units (scale x_scale * w_scale) and the ops making it:
+    the i32 behind a dequantized bias of that scale and zero point 0; or an f32 constant (the
+    bias torch's pt2e exports keep float) divided by that scale, once, at load."""
     if value is None:
-        return None
+        return [], None
+    if not isinstance(value.owner, nn.DequantizeOp):
+        if nn.tensor_type(value).element_type != f32 or not is_constant(value):
+            raise NoFold("the bias is neither dequantized nor an f32 constant")
+        scale = np.float32(x.scale) * np.asarray(w.scale, np.float32)
+        units_type = nn.with_shape(value, nn.shape_of(value))
+        units = np.broadcast_to(scale, nn.shape_of(value)).astype(np.float32)
+        scales = nn.ConstantOp(
+            units_type, value=DenseIntOrFPElementsAttr.from_list(units_type, units.tolist())
+        )
+        divided = nn.DivOp(value, scales.output)
+        return [scales, divided], divided.output
     bias, params = dequantized(value, "the bias", 0)
     expected = np.broadcast_to(x.scale * w.scale, (nn.shape_of(bias)[0],))
     scale = np.broadcast_to(params.scale, expected.shape)
@@ -150,7 +168,7 @@ def _bias(value: SSAValue | None, x: QParams, w: QParams) -> SSAValue | None:
         raise NoFold("the bias is not an i32 with zero point 0")
     if not np.allclose(scale, expected, rtol=1e-6, atol=0):
         raise NoFold("the bias's scale is not x_scale * w_scale")
-    return bias
+    return [], bias
 
 
 def _clamp(activation: Operation | None, y: QParams) -> Clamp:
@@ -174,21 +192,23 @@ def _clamp(activation: Operation | None, y: QParams) -> Clamp:
     return bound(activation.min, low), bound(activation.max, high)
 
 
-def _conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> Operation:
+def _conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list[Operation]:
     x, x_params = dequantized(op.input, "the input")
     w, w_params = dequantized(op.weight, "the weight", 0)
-    bias = _bias(op.bias, x_params, w_params)
-    return nn.QConv2dOp(
-        x,
-        w,
-        bias,
-        (x_params, w_params, y),
-        strides=nn.ints(op.strides),
-        pads=nn.ints(op.pads),
-        dilations=nn.ints(op.dilations),
-        groups=op.groups.value.data,
-        clamp=_clamp(activation, y),
-    )
+    made, bias = _bias(op.bias, x_params, w_params)
+    return made + [
+        nn.QConv2dOp(
+            x,
+            w,
+            bias,
+            (x_params, w_params, y),
+            strides=nn.ints(op.strides),
+            pads=nn.ints(op.pads),
+            dilations=nn.ints(op.dilations),
+            groups=op.groups.value.data,
+            clamp=_clamp(activation, y),
+        )
+    ]
 
 
 def _matmul(
@@ -205,14 +225,16 @@ def _matmul(
     a, a_params = dequantized(a_value, "operand a")
     b_rank = len(nn.shape_of(b_value))
     b, b_params = dequantized(b_value, "operand b", 0 if transposed else b_rank - 1)
-    if transposed:
+    if transposed and b_params.per_axis:
+        b_params = QParams(b_params.scale, b_params.zero_point, b_params.element_type, 1)
+    columns = nn.shape_of(b)[0 if transposed else -1]
+    if bias_value is not None and nn.shape_of(bias_value) != (columns,):
+        raise NoFold("the bias is not one value per column")
+    made, bias = _bias(bias_value, a_params, b_params)
+    new_ops += made
+    if transposed:  # made after the last NoFold: a refused fold leaves no op reading b
         new_ops.append(flip := nn.TransposeOp(b, (1, 0)))
         b = flip.output
-        if b_params.per_axis:
-            b_params = QParams(b_params.scale, b_params.zero_point, b_params.element_type, 1)
-    if bias_value is not None and nn.shape_of(bias_value) != (nn.shape_of(b)[-1],):
-        raise NoFold("the bias is not one value per column")
-    bias = _bias(bias_value, a_params, b_params)
     new_ops.append(nn.QMatmulOp(a, b, bias, (a_params, b_params, y), clamp=_clamp(activation, y)))
     return new_ops
 
@@ -299,7 +321,7 @@ def _movement(op: Operation, y: QParams) -> list[Operation]:
 def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Operation]:
     """The ops replacing `op` (and `activation`) followed by a quantize of `y`."""
     if isinstance(op, nn.Conv2dOp):
-        return [_conv(op, y, activation)]
+        return _conv(op, y, activation)
     if isinstance(op, nn.MatmulOp | nn.GemmOp):
         return _matmul(op, y, activation)
     if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.AvgPool2dOp | nn.ConcatOp):

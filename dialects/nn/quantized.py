@@ -23,9 +23,12 @@ points. They print in the attribute dictionary:
 Semantics, exactly ONNX's: quantize is saturate(round_half_to_even(x / scale) + zero_point);
 the q-ops accumulate (q - zero_point) products in i32 (a bias in i32 with scale x_scale *
 w_scale and zero point 0), multiply by x_scale * w_scale / y_scale in f32 and quantize that
-with y's zero point. `clamp_min`/`clamp_max` (qconv2d, qmatmul, qadd, qmul) bound the quantized
-output: a fused Relu is clamp_min = y_zero_point, a fused Clip(lo, hi) clamps to [quantize(lo),
-quantize(hi)]; both are exact because quantization is monotonic.
+with y's zero point. A product's bias may also be f32 in those units, a real bias divided by
+x_scale * w_scale (what `fold-qdq` makes of the float bias of torch's pt2e exports): the
+same formula with a sum that need not be an integer. `clamp_min`/`clamp_max` (qconv2d,
+qmatmul, qadd, qmul) bound the quantized output: a fused Relu is clamp_min = y_zero_point, a
+fused Clip(lo, hi) clamps to [quantize(lo), quantize(hi)]; both are exact because
+quantization is monotonic.
 
 `QParams` reads and builds one value's parameters (`op.qparams("x")`).
 """
@@ -201,11 +204,12 @@ def _product_types(
 ) -> tuple[Attribute, Attribute, Attribute]:
     """The element types of a quantized product's operands `lhs` and `rhs` (ui8 or i8, named
     by the two letters of `names`) and result (ui8 or i8), its optional bias checked to be
-    i32: what nn.qconv2d, nn.qconv2d_add and nn.qmatmul check alike, in this order."""
+    i32 or f32 (in the accumulator's units either way): what nn.qconv2d, nn.qconv2d_add and
+    nn.qmatmul check alike, in this order."""
     lhs_type = checked_element_type(op, names[0], lhs, QUANTIZED_TYPES)
     rhs_type = checked_element_type(op, names[1], rhs, QUANTIZED_TYPES)
     if bias is not None:
-        checked_element_type(op, "the bias", bias, (i32,))
+        checked_element_type(op, "the bias", bias, (i32, f32))
     result_type = checked_element_type(op, "the result", op.results[0], QUANTIZED_TYPES)
     return lhs_type, rhs_type, result_type
 

@@ -65,9 +65,9 @@ func.func @qconv_per_channel_x(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) 
 
 // -----
 
-func.func @qconv_bias_type(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %b: tensor<2xf32>) {
-  // expected-error @+1 {{nn.qconv2d: the bias must be i32, got f32}}
-  %0 = nn.qconv2d %x, %w, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x3x3xui8>
+func.func @qconv_bias_type(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %b: tensor<2xf64>) {
+  // expected-error @+1 {{nn.qconv2d: the bias must be i32 or f32, got f64}}
+  %0 = nn.qconv2d %x, %w, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<2xf64>) -> tensor<1x2x3x3xui8>
   func.return
 }
 

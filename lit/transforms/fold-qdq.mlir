@@ -61,14 +61,35 @@ func.func @others(%a: tensor<2x4xui8>, %x: tensor<1x2x4x4xi8>) -> (tensor<2x3xui
 
 // -----
 
-// What stays float: a float bias; a max pool that requantizes into another type; a per-axis
-// quantize.
+// A float constant bias (torch's pt2e exports): divided by x_scale * w_scale[o] at load (a
+// constant nn.div), an f32 bias of the qconv2d in the accumulator's units.
+func.func @float_bias(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
+  %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
+  %b = nn.constant dense<[0.3, -0.7]> : tensor<2xf32>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125]> : tensor<2xf32>, x_zero_point = dense<0> : tensor<2xi8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
+  %c = nn.conv2d %xf, %wf, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  func.return %cq : tensor<1x2x4x4xui8>
+}
+// CHECK-LABEL: func.func @float_bias
+// CHECK:       %[[UNITS:.*]] = nn.constant dense<[1.250000e-01, 6.250000e-02]> : tensor<2xf32>
+// CHECK-NEXT:  %[[BIAS:.*]] = nn.div %b, %[[UNITS]] : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:  %cq = nn.qconv2d %x, %wq, %[[BIAS]] {{.*}} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x4x4xui8>
+// PIPE-LABEL: func.func @float_bias
+// PIPE:       nn.div %b, %{{.*}} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>{{$}}
+// PIPE:       nn.qconv2d {{.*}}#nn.kernel<"qconv2d_ref"
+
+// -----
+
+// What stays float: a float bias computed at run time; a max pool that requantizes into
+// another type; a per-axis quantize.
 func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xui8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xui8>) {
   %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
   %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
   %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
   %c = nn.conv2d %xf, %wf, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
-  // expected-remark @+1 {{not folded into a quantized op: the bias is not the result of an nn.dequantize}}
+  // expected-remark @+1 {{not folded into a quantized op: the bias is neither dequantized nor an f32 constant}}
   %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
   %m = nn.max_pool2d %xf kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
   // expected-remark @+1 {{not folded into a quantized op: the dequantize and the quantize have different parameters}}

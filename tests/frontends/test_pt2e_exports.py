@@ -1,0 +1,115 @@
+"""Models quantized by torch's pt2e flow (torchao's `prepare_pt2e`/`convert_pt2e`, the one
+torch's deprecation notices send users to) and exported by torch's dynamo exporter, built with
+onnx.helper the way it writes them: s8 activations with zero points, QuantizeLinear ->
+DequantizeLinear with no Cast between, per-channel symmetric weights, and **float biases**
+(convolutions and the classifier's Gemm, transB = 1). fold-qdq divides such a bias by x_scale *
+w_scale once, at load, so that the products run in int8 (they ran in f32 on dequantized
+weights); within one step of onnxruntime on every target, padding on and off, interpreter
+and generated module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from nnlayout.dialects import nn
+from nnlayout.tests.frontends.test_quantized_patterns import TorchFxGraph
+from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
+    check_against_onnxruntime,
+    compile_module,
+    output_step,
+)
+
+C = 8
+
+
+class Pt2eGraph(TorchFxGraph):
+    """A graph as torch's dynamo exporter writes a pt2e-quantized model."""
+
+    def quantize(self, source: str, name: str, scale: float, zero_point: int) -> str:
+        """Q then DQ of one s8 parameter pair (the exporter adds axis=1 to per-tensor ones)."""
+        s = self.const(f"{name}_s", np.float32(scale))
+        z = self.const(f"{name}_z", np.int8(zero_point))
+        self.node("QuantizeLinear", [source, s, z], f"{name}_q", axis=1)
+        return self.node("DequantizeLinear", [f"{name}_q", s, z], f"{name}_dq", axis=1)
+
+    def weights(self, name: str, shape: tuple[int, ...]) -> str:
+        """Per-channel (axis 0) symmetric s8 weights, dequantized."""
+        w = self.const(f"{name}_w", self.rng.integers(-60, 61, shape, dtype=np.int8))
+        scale = self.const(f"{name}_ws", self.rng.uniform(0.004, 0.01, shape[0]).astype(np.float32))
+        zero = self.const(f"{name}_wz", np.zeros(shape[0], np.int8))
+        return self.node("DequantizeLinear", [w, scale, zero], f"{name}_wdq", axis=0)
+
+    def bias(self, name: str, n: int) -> str:
+        return self.const(f"{name}_b", self.rng.normal(0, 0.3, n).astype(np.float32))
+
+    def conv(self, source: str, name: str) -> str:
+        inputs = [source, self.weights(name, (C, C, 3, 3)), self.bias(name, C)]
+        return self.node("Conv", inputs, f"{name}_y", pads=[1, 1, 1, 1])
+
+    def model(self, output: str, shape: list[int]) -> onnx.ModelProto:
+        graph = helper.make_graph(
+            self.nodes,
+            "pt2e",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 6, 6])],
+            [helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)],
+            [numpy_helper.from_array(v, n) for n, v in self.constants.items()],
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
+
+
+def pt2e_block(gemm_bias: str = "float") -> onnx.ModelProto:
+    """ResNet's basic block and classifier as pt2e writes them: conv -> relu, conv, the add
+    and its relu, the mean over the image, a reshape (each quantized again with the same
+    parameters), a Gemm (transB = 1) with a float bias
+    (`gemm_bias` "float"), or with an s8 one dequantized ("s8": the Gemm then stays float,
+    its bias not in the accumulator's i32)."""
+    g = Pt2eGraph()
+    x = g.quantize("x", "input", 0.03, 2)
+    first = g.quantize(g.node("Relu", [g.conv(x, "conv1")], "relu1"), "relu1", 0.02, -128)
+    second = g.quantize(g.conv(first, "conv2"), "conv2", 0.03, 5)
+    g.node("Add", [second, first], "sum")
+    out = g.quantize(g.node("Relu", ["sum"], "sum_relu"), "sum_relu", 0.03, -128)
+    axes = g.const("axes", np.array([-1, -2], np.int64))
+    pooled = g.quantize(g.node("ReduceMean", [out, axes], "mean"), "mean", 0.01, -128)
+    shape = g.const("shape", np.array([1, C], np.int64))
+    flat = g.quantize(g.node("Reshape", [pooled, shape], "view"), "view", 0.01, -128)
+    if gemm_bias == "float":
+        bias = g.bias("fc", 10)
+    else:
+        integers = g.const("fc_bi", g.rng.integers(-90, 90, 10, dtype=np.int8))
+        scale = g.const("fc_bs", np.full(10, 0.004, np.float32))
+        zero = g.const("fc_bz", np.zeros(10, np.int8))
+        bias = g.node("DequantizeLinear", [integers, scale, zero], "fc_bdq", axis=0)
+    inputs = [flat, g.weights("fc", (10, C)), bias]
+    logits = g.node("Gemm", inputs, "fc_y", transB=1)
+    return g.model(g.quantize(logits, "logits", 0.02, 0), [1, 10])
+
+
+def test_pt2e_float_biases_run_in_int8(tmp_path: Path) -> None:
+    """The float biases of the convolutions and the Gemm become f32 biases in the
+    accumulator's units (a constant nn.div, computed at load): every product is a q-op."""
+    model = pt2e_block()
+    module = check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+    assert not {"nn.conv2d", "nn.gemm", "nn.add"} & set(names), names
+    assert "nn.qmatmul" in names and names.count("nn.div") == 3, names
+    products = [op for op in compiled.walk() if isinstance(op, nn.QConv2dOp | nn.QMatmulOp)]
+    assert products and all(str(op.bias.type).endswith("xf32>") for op in products)  # type: ignore[union-attr]
+
+
+def test_a_transposed_gemm_left_float_leaves_no_op_behind(tmp_path: Path) -> None:
+    """A Gemm (transB = 1) whose bias does not fold stays float, and leaves no transpose of
+    its weights behind: such a detached op still read the weights' constant, so the
+    generated module counted one constant more than the planned IR it loads holds, and
+    refused to run."""
+    model = pt2e_block("s8")
+    module = check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+    assert "nn.gemm" in names and "nn.qmatmul" not in names, names
