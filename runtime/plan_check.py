@@ -199,6 +199,20 @@ def _undispatched_writer(earlier: _Placed, later: _Placed, ops: list[Operation])
     )
 
 
+def _check_arena_uses(arenas: set[Operation]) -> None:
+    """Only views (and its dealloc) address an arena: a byte range that anything else reads
+    or writes (a subview of the arena, an op given the arena itself) is one the check would
+    not see, live beside the views over the same bytes."""
+    for arena in arenas:
+        for use in arena.results[0].uses:
+            if not isinstance(use.operation, memref.ViewOp | memref.DeallocOp):
+                raise DiagnosticError(
+                    use.operation,
+                    f"{use.operation.name} uses the arena itself; only memref.view may address "
+                    "its bytes, so that the plan's byte ranges can be checked",
+                )
+
+
 def _check_arena_bytes(function: func.FuncOp, arenas: set[Operation]) -> None:
     stated = function.attributes.get(ARENA_BYTES)
     if stated is None:
@@ -236,7 +250,9 @@ def verify_function(function: func.FuncOp) -> int:
                     "in the function's body) for its plan to be checked",
                 )
             placed.extend(_placed(op, arena, block, position))
-    _check_arena_bytes(function, {op for op in block.ops if is_arena(op)})
+    arenas = {op for op in block.ops if is_arena(op)}
+    _check_arena_uses(arenas)
+    _check_arena_bytes(function, arenas)
     for op in block.ops:
         if isinstance(op, memref.DeallocOp):
             for late in (p for p in placed if p.op.source is op.memref and p.last > position[op]):
