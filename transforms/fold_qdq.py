@@ -15,7 +15,9 @@ whose float operands are all `nn.dequantize` results:
   least value as zero point);
 * gemm(dq(a), dq(b), dq(c)?) (alpha = beta = 1, no trans_a) and matmul(dq(a), dq(b))
   [-> relu | clip] -> q  =>  `nn.qmatmul` (trans_b: a transpose of the integer weights,
-  folded at compile time; b per tensor or per column; c the bias, as for conv2d);
+  folded at compile time; b per tensor or per column; c the bias, as for conv2d); likewise
+  matmul(dq(a), transpose(dq(w))) + c, c an f32 constant per column (a Linear layer as the
+  dynamo exporter writes it: `fold_qdq_products.py`);
 * add/mul(dq(a), dq(b)) [-> relu | clip] -> q  =>  `nn.qadd`/`nn.qmul` (torch's quantized
   exports write a residual add's Relu there); global_avg_pool(dq(x)) -> q  =>
   `nn.qglobal_avg_pool`; avg_pool2d(dq(x)) -> q  =>  `nn.qavg_pool2d` (its padding x's zero
@@ -64,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, f32, i32
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -77,11 +79,18 @@ from xdsl.rewriter import InsertPoint
 
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects import nn
-from nnlayout.dialects.constant_expressions import is_constant
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.reference_quantized import dequantize_array, table_of
+from nnlayout.transforms.fold_qdq_products import (
+    NoFold,
+    biased_product,
+    clamp_of,
+    dequantized,
+    fold_conv,
+    fold_matmul,
+)
 from nnlayout.transforms.stages import require_tensor_level
 
 #: Ops that only move or select elements: exact on the integers when dq and q agree.
@@ -95,7 +104,6 @@ MOVEMENT = (
     nn.ExpandOp,
     nn.ResizeOp,
 )
-Clamp = tuple[int | None, int | None]
 #: The largest window (kH * kW, odd) whose integer average fold-qdq makes an nn.qavg_pool2d.
 EXACT_WINDOW = 49
 #: Element-wise functions that dequantize -> f -> quantize turns into a table (nn.qlookup);
@@ -125,120 +133,6 @@ CHAIN_LIMIT = 8
 CLAMPS_ITS_RESULT = (nn.QConv2dOp, nn.QMatmulOp, nn.QBinaryOp)
 
 
-class NoFold(Exception):
-    """Why a dequantize -> op -> quantize chain does not fold (the remark's text)."""
-
-
-def dequantized(
-    value: SSAValue, what: str, per_axis: int | None = None
-) -> tuple[SSAValue, QParams]:
-    """The integers and parameters of a dequantized `value`; per axis only along `per_axis`."""
-    owner = value.owner
-    if not isinstance(owner, nn.DequantizeOp):
-        raise NoFold(f"{what} is not the result of an nn.dequantize")
-    params = owner.qparams()
-    if params.per_axis and params.axis != per_axis:
-        raise NoFold(f"{what} is quantized per axis {params.axis}")
-    return owner.input, params
-
-
-def _bias(
-    value: SSAValue | None, x: QParams, w: QParams
-) -> tuple[list[Operation], SSAValue | None]:
-    """The bias in the accumulator's units (scale x_scale * w_scale) and the ops making it:
-    the i32 behind a dequantized bias of that scale and zero point 0; or an f32 constant (the
-    bias torch's pt2e exports keep float) divided by that scale, once, at load."""
-    if value is None:
-        return [], None
-    if not isinstance(value.owner, nn.DequantizeOp):
-        if nn.tensor_type(value).element_type != f32 or not is_constant(value):
-            raise NoFold("the bias is neither dequantized nor an f32 constant")
-        scale = np.float32(x.scale) * np.asarray(w.scale, np.float32)
-        units_type = nn.with_shape(value, nn.shape_of(value))
-        units = np.broadcast_to(scale, nn.shape_of(value)).astype(np.float32)
-        scales = nn.ConstantOp(
-            units_type, value=DenseIntOrFPElementsAttr.from_list(units_type, units.tolist())
-        )
-        divided = nn.DivOp(value, scales.output)
-        return [scales, divided], divided.output
-    bias, params = dequantized(value, "the bias", 0)
-    expected = np.broadcast_to(x.scale * w.scale, (nn.shape_of(bias)[0],))
-    scale = np.broadcast_to(params.scale, expected.shape)
-    if params.element_type != i32 or np.any(params.zero_point != 0):
-        raise NoFold("the bias is not an i32 with zero point 0")
-    if not np.allclose(scale, expected, rtol=1e-6, atol=0):
-        raise NoFold("the bias's scale is not x_scale * w_scale")
-    return [], bias
-
-
-def _clamp(activation: Operation | None, y: QParams) -> Clamp:
-    """The output range of a Relu or Clip folded into the quantized op: quantization is
-    monotonic, so clamping the float result is clamping its quantization."""
-    if activation is None:
-        return None, None
-    zp = int(y.zero_point)
-    low, high = nn.integer_range(y.element_type)
-    if isinstance(activation, nn.ReluOp):
-        return (zp, None) if zp > low else (None, None)  # at the type's least: saturation
-    assert isinstance(activation, nn.ClipOp)
-
-    def bound(attr: object, limit: int) -> int | None:
-        if attr is None:
-            return None
-        real = np.float32(attr.value.data)  # type: ignore[attr-defined]
-        value = int(np.clip(np.rint(real / y.scale) + zp, low, high))
-        return None if value == limit else value
-
-    return bound(activation.min, low), bound(activation.max, high)
-
-
-def _conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list[Operation]:
-    x, x_params = dequantized(op.input, "the input")
-    w, w_params = dequantized(op.weight, "the weight", 0)
-    made, bias = _bias(op.bias, x_params, w_params)
-    return made + [
-        nn.QConv2dOp(
-            x,
-            w,
-            bias,
-            (x_params, w_params, y),
-            strides=nn.ints(op.strides),
-            pads=nn.ints(op.pads),
-            dilations=nn.ints(op.dilations),
-            groups=op.groups.value.data,
-            clamp=_clamp(activation, y),
-        )
-    ]
-
-
-def _matmul(
-    op: nn.MatmulOp | nn.GemmOp, y: QParams, activation: Operation | None
-) -> list[Operation]:
-    new_ops: list[Operation] = []
-    bias_value = None
-    a_value, b_value = (op.lhs, op.rhs) if isinstance(op, nn.MatmulOp) else (op.a, op.b)
-    transposed = False
-    if isinstance(op, nn.GemmOp):
-        if op.trans_a is not None or op.alpha.value.data != 1 or op.beta.value.data != 1:
-            raise NoFold("a gemm with trans_a, alpha or beta")
-        transposed, bias_value = op.trans_b is not None, op.c
-    a, a_params = dequantized(a_value, "operand a")
-    b_rank = len(nn.shape_of(b_value))
-    b, b_params = dequantized(b_value, "operand b", 0 if transposed else b_rank - 1)
-    if transposed and b_params.per_axis:
-        b_params = QParams(b_params.scale, b_params.zero_point, b_params.element_type, 1)
-    columns = nn.shape_of(b)[0 if transposed else -1]
-    if bias_value is not None and nn.shape_of(bias_value) != (columns,):
-        raise NoFold("the bias is not one value per column")
-    made, bias = _bias(bias_value, a_params, b_params)
-    new_ops += made
-    if transposed:  # made after the last NoFold: a refused fold leaves no op reading b
-        new_ops.append(flip := nn.TransposeOp(b, (1, 0)))
-        b = flip.output
-    new_ops.append(nn.QMatmulOp(a, b, bias, (a_params, b_params, y), clamp=_clamp(activation, y)))
-    return new_ops
-
-
 def _elementwise(op: Operation, y: QParams, activation: Operation | None) -> Operation:
     if isinstance(op, nn.AddOp | nn.MulOp):
         a, a_params = dequantized(op.lhs, "lhs")
@@ -246,7 +140,7 @@ def _elementwise(op: Operation, y: QParams, activation: Operation | None) -> Ope
         if not a_params.element_type == b_params.element_type == y.element_type:
             raise NoFold("its operands and result have different integer types")
         q_class = nn.QAddOp if isinstance(op, nn.AddOp) else nn.QMulOp
-        return q_class(a, b, (a_params, b_params, y), clamp=_clamp(activation, y))
+        return q_class(a, b, (a_params, b_params, y), clamp=clamp_of(activation, y))
     if activation is not None:
         raise NoFold(f"a {activation.name} follows an op that cannot clamp its output")
     if isinstance(op, nn.GlobalAvgPoolOp | nn.AvgPool2dOp):
@@ -321,9 +215,11 @@ def _movement(op: Operation, y: QParams) -> list[Operation]:
 def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Operation]:
     """The ops replacing `op` (and `activation`) followed by a quantize of `y`."""
     if isinstance(op, nn.Conv2dOp):
-        return _conv(op, y, activation)
+        return fold_conv(op, y, activation)
     if isinstance(op, nn.MatmulOp | nn.GemmOp):
-        return _matmul(op, y, activation)
+        return fold_matmul(op, y, activation)
+    if isinstance(op, nn.AddOp) and (biased := biased_product(op)) is not None:
+        return fold_matmul(biased[0], y, activation, biased[1])
     if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.AvgPool2dOp | nn.ConcatOp):
         return [_elementwise(op, y, activation)]
     if activation is not None:
@@ -379,6 +275,8 @@ class FoldQdq(RewritePattern):
         rewriter.insert(new_ops, InsertPoint.before(op))
         rewriter.replace_all_uses_with(op.output, new_ops[-1].results[0])
         dead = [op, *((activation,) if activation else ()), producer]
+        if isinstance(producer, nn.AddOp):  # a Linear's matmul, folded with its bias's add
+            dead += [v.owner for v in producer.operands if isinstance(v.owner, nn.MatmulOp)]
         operands = [v for o in dead for v in o.operands]
         for old in dead:
             rewriter.erase(old)
@@ -419,7 +317,7 @@ def _fold_into_clamp(
     y = op.qparams()
     low, high = nn.integer_range(y.element_type)
     a, b = clamped.clamp_limits(y.element_type)
-    c, d = _clamp(activation, y)
+    c, d = clamp_of(activation, y)
     c, d = low if c is None else c, high if d is None else d
     least, most = min(max(a, c), d), min(max(b, c), d)
     clamped.set_clamp((None if least == low else least, None if most == high else most))
@@ -546,6 +444,10 @@ def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter)
     erased: set[Operation] = set()
     for value in dict.fromkeys(values):
         owner = value.owner
+        if isinstance(owner, nn.TransposeOp) and owner not in erased and not owner.output.uses:
+            erased.add(owner)  # of dequantized weights (`fold_matmul`)
+            rewriter.erase(owner)
+            owner = owner.input.owner
         if isinstance(owner, nn.DequantizeOp) and owner not in erased and not owner.output.uses:
             source = owner.input.owner
             erased.add(owner)

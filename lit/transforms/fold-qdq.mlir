@@ -82,6 +82,31 @@ func.func @float_bias(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
 
 // -----
 
+// A Linear layer as the dynamo exporter writes it (pt2e): matmul by a transpose of dequantized
+// weights, plus a float bias: one qmatmul, b the transposed integers (computed at load).
+func.func @linear(%x: tensor<1x3x2xi8>) -> tensor<1x3x4xi8> {
+  %wq = nn.constant dense<[[1, -2], [3, 4], [-5, 6], [7, 8]]> : tensor<4x2xi8>
+  %b = nn.constant dense<[0.5, -0.25, 1.0, 0.0]> : tensor<4xf32>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<i8>} : tensor<1x3x2xi8> -> tensor<1x3x2xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125, 0.5, 1.0]> : tensor<4xf32>, x_zero_point = dense<0> : tensor<4xi8>} : tensor<4x2xi8> -> tensor<4x2xf32>
+  %wt = nn.transpose %wf perm [1, 0] : tensor<4x2xf32> -> tensor<2x4xf32>
+  %m = nn.matmul %xf, %wt : (tensor<1x3x2xf32>, tensor<2x4xf32>) -> tensor<1x3x4xf32>
+  %s = nn.add %m, %b : (tensor<1x3x4xf32>, tensor<4xf32>) -> tensor<1x3x4xf32>
+  %y = nn.quantize %s {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<-4> : tensor<i8>} : tensor<1x3x4xf32> -> tensor<1x3x4xi8>
+  func.return %y : tensor<1x3x4xi8>
+}
+// CHECK-LABEL: func.func @linear
+// CHECK:       %[[UNITS:.*]] = nn.constant dense<[1.250000e-01, 6.250000e-02, 2.500000e-01, 5.000000e-01]> : tensor<4xf32>
+// CHECK-NEXT:  %[[BIAS:.*]] = nn.div %b, %[[UNITS]]
+// CHECK-NEXT:  %[[B:.*]] = nn.transpose %wq perm [1, 0] : tensor<4x2xi8> -> tensor<2x4xi8>
+// CHECK-NEXT:  %y = nn.qmatmul %x, %[[B]], %[[BIAS]] {{.*}}b_scale = dense<[2.500000e-01, 1.250000e-01, 5.000000e-01, 1.000000e+00]> : tensor<4xf32>{{.*}} : (tensor<1x3x2xi8>, tensor<2x4xi8>, tensor<4xf32>) -> tensor<1x3x4xi8>
+// CHECK-NEXT:  func.return %y
+// PIPE-LABEL: func.func @linear
+// PIPE-NOT:   nn.matmul
+// PIPE:       nn.qmatmul
+
+// -----
+
 // What stays float: a float bias computed at run time; a max pool that requantizes into
 // another type; a per-axis quantize.
 func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xui8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xui8>) {

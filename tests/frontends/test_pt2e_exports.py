@@ -16,6 +16,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.tests.frontends.test_quantized_patterns import TorchFxGraph
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
@@ -51,11 +52,13 @@ class Pt2eGraph(TorchFxGraph):
         inputs = [source, self.weights(name, (C, C, 3, 3)), self.bias(name, C)]
         return self.node("Conv", inputs, f"{name}_y", pads=[1, 1, 1, 1])
 
-    def model(self, output: str, shape: list[int]) -> onnx.ModelProto:
+    def model(
+        self, output: str, shape: list[int], input_shape: tuple[int, ...] = (1, C, 6, 6)
+    ) -> onnx.ModelProto:
         graph = helper.make_graph(
             self.nodes,
             "pt2e",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 6, 6])],
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(input_shape))],
             [helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)],
             [numpy_helper.from_array(v, n) for n, v in self.constants.items()],
         )
@@ -113,3 +116,32 @@ def test_a_transposed_gemm_left_float_leaves_no_op_behind(tmp_path: Path) -> Non
     compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
     names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
     assert "nn.gemm" in names and "nn.qmatmul" not in names, names
+
+
+def pt2e_linear() -> onnx.ModelProto:
+    """A transformer's Linear layer as the dynamo exporter writes it quantized by pt2e:
+    MatMul(x, Transpose(dq(w))), then an Add of the float bias, then its quantize; a Relu
+    between (folded into the clamp)."""
+    g = Pt2eGraph()
+    x = g.quantize("x", "input", 0.03, 2)
+    weights = g.node("Transpose", [g.weights("fc", (16, C))], "fc_wt", perm=[1, 0])
+    product = g.node("MatMul", [x, weights], "fc_mm")
+    biased = g.node("Add", [product, g.bias("fc", 16)], "fc_y")
+    return g.model(
+        g.quantize(g.node("Relu", [biased], "relu"), "out", 0.02, -128), [1, 5, 16], (1, 5, C)
+    )
+
+
+def test_pt2e_linear_layers_run_in_int8(tmp_path: Path) -> None:
+    """MatMul + Add of a float bias (the weights transposed by an op) is one nn.qmatmul with
+    an f32 bias and the transposed integers as its b, computed at load: no float matmul,
+    add or transpose runs."""
+    model = pt2e_linear()
+    module = check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
+    compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
+    names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+    assert not {"nn.matmul", "nn.add", "nn.relu", "nn.dequantize"} & set(names[1:-1]), names
+    [product] = [op for op in compiled.walk() if isinstance(op, nn.QMatmulOp)]
+    assert str(product.bias.type) == "tensor<16xf32>"  # type: ignore[union-attr]
+    transposes = [op for op in compiled.walk() if isinstance(op, nn.TransposeOp)]
+    assert transposes and all(kernel_of(op) is None for op in transposes)  # computed at load
