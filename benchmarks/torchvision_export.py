@@ -80,6 +80,10 @@ FX_INT8 = "fx-int8"
 #: Likewise, the model's quantizable variant (torchvision.models.quantization) quantized in
 #: torch's eager mode (`quantized_eager`), as torchvision's quantization tutorial does it.
 EAGER_INT8 = "eager-int8"
+#: Likewise, the model quantized by torch's pt2e flow (`quantized_pt2e`: torchao's
+#: prepare_pt2e/convert_pt2e, where torch's deprecation notices send quantize_fx users), then
+#: the dynamo exporter (which keeps biases float).
+PT2E_INT8 = "pt2e-int8"
 #: The models torchvision has a quantizable variant of, for EAGER_INT8.
 EAGER_MODELS = (
     "googlenet",
@@ -99,7 +103,7 @@ CLASSIC_OPSET = 17
 DEFAULT_CACHE = Path.home() / ".cache" / "nnlayout" / "torchvision"
 TIMEOUT_SECONDS = 300
 CALIBRATION_BATCHES = 3
-NEEDS = ("torch", "torchvision", "onnxscript")
+NEEDS = ("torch", "torchvision", "onnxscript", "torchao")
 
 
 def image_size(model: str) -> int:
@@ -207,6 +211,8 @@ def export_one(model: str, exporter: str, path: Path) -> None:
         net = quantized_fx(net, x)
     if exporter == EAGER_INT8:
         net = quantized_eager(net, x)
+    if exporter == PT2E_INT8:
+        net = quantized_pt2e(net, x)
     partial = path.parent / f"{path.name}.partial"  # moved into place when complete
     partial.mkdir(parents=True, exist_ok=True)
     with torch.no_grad():
@@ -258,6 +264,29 @@ def quantized_eager(net: object, x: object) -> object:
         for _ in range(CALIBRATION_BATCHES):
             prepared(torch.randn(4, *x.shape[1:], generator=generator))
     return convert(prepared)
+
+
+def quantized_pt2e(net: object, x: object) -> object:
+    """`net` quantized by torch's pt2e flow: captured by `torch.export`, annotated by torchao's
+    XNNPACK quantizer (symmetric per-channel s8 weights, s8 activations; torchao 0.18's
+    X86InductorQuantizer stops at torchvision's convolutions: "Input partition has more than
+    one output node"), calibrated on seeded random images, converted (`convert_pt2e`)."""
+    import torch
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+
+    captured = torch.export.export(net, (x,)).module()
+    quantizer = XNNPACKQuantizer()
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(captured, quantizer)
+    generator = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for _ in range(4 * CALIBRATION_BATCHES):  # the captured graph takes x's batch of 1
+            prepared(torch.randn(*x.shape, generator=generator))
+    return convert_pt2e(prepared)
 
 
 # ------------------------------------------------------------------ the parent

@@ -7,6 +7,7 @@ side at one thread: latency, arenas and agreement with onnxruntime's int8 output
     python -m nnlayout.benchmarks.zoo_int8 resnet50 --targets ref,avx512
     python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-fx     # quantized by torch itself
     python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-eager  # torch's eager mode
+    python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-pt2e   # torchao's pt2e flow
 
 Models: the zoo's ResNet-50, MobileNetV2, DenseNet-121 and UNet (`examples/make_models.py`,
 seeded random weights) and torchvision's ResNet-18 (exported by torch's classic exporter, as
@@ -26,6 +27,9 @@ quantizes torchvision's quantizable variant of the model (`torchvision.models.qu
 googlenet, inception_v3, mobilenet_v2, mobilenet_v3_large, resnet18, resnet50, the resnext101s
 and shufflenet_v2s) in torch's eager mode, as torchvision's quantization tutorial does
 (`fuse_model`, the x86 qconfig, `prepare`, calibration, `convert`; `eager-int8`).
+`--quantizer torch-pt2e` quantizes any torchvision model by torch's pt2e flow (torchao's
+`prepare_pt2e`/`convert_pt2e`, the XNNPACK quantizer: s8 activations, per-channel weights)
+and exports it with the dynamo exporter, which keeps the biases float (`pt2e-int8`).
 
 The classifiers' final Softmax output is dropped (their logits stay): a one-step difference
 of two logits moves a probability by up to a quarter of a logit step, several steps of the
@@ -91,6 +95,7 @@ from nnlayout.benchmarks.torchvision_export import (
     EAGER_INT8,
     EAGER_MODELS,
     FX_INT8,
+    PT2E_INT8,
     TIMEOUT_SECONDS,
     export_cached,
     last_error_line,
@@ -116,11 +121,11 @@ from nnlayout.transforms import get_all_passes
 #: The zoo's own models (examples/make_models.py), then torchvision's ResNet-18.
 ZOO = ["resnet50", "mobilenet_v2", "densenet121", "unet"]
 MODELS = [*ZOO, "resnet18"]
-#: --quantizer torch-fx's and torch-eager's default models (torchvision's; any of its CNNs may
-#: be named, any of EAGER_MODELS with torch-eager).
+#: The torch quantizers' default models (torchvision's; any of its models may be named, any
+#: of EAGER_MODELS with torch-eager).
 TORCH_FX_MODELS = ["resnet18", "mobilenet_v2", "resnet50"]
 #: torch's quantizers: the torchvision_export variant each writes.
-TORCH_QUANTIZERS = {"torch-fx": FX_INT8, "torch-eager": EAGER_INT8}
+TORCH_QUANTIZERS = {"torch-fx": FX_INT8, "torch-eager": EAGER_INT8, "torch-pt2e": PT2E_INT8}
 PIPELINE = "default-pipeline{{target={target} padding={padding}{bf16}}}"
 MIN_TOP1 = 0.99
 STEP_SLACK = 1.001  # one step, and a float rounding's worth
@@ -573,7 +578,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "names",
         nargs="*",
-        help=f"models (default: {', '.join(MODELS)}; with --quantizer torch-fx or torch-eager, "
+        help=f"models (default: {', '.join(MODELS)}; with a torch quantizer, "
         f"torchvision's {', '.join(TORCH_FX_MODELS)})",
     )
     parser.add_argument(
@@ -583,7 +588,8 @@ def make_parser() -> argparse.ArgumentParser:
         help="onnxruntime's quantize_static (default), or torch's own quantization of a "
         "torchvision model exported by the classic exporter (needs the models extra): "
         "torch.ao's quantize_fx (x86 qconfig; torchvision_export's fx-int8), or eager mode "
-        "on torchvision's quantizable variant (fuse_model, prepare, convert; eager-int8)",
+        "on torchvision's quantizable variant (fuse_model, prepare, convert; eager-int8); or "
+        "torchao's pt2e flow, exported by the dynamo exporter (pt2e-int8)",
     )
     parser.add_argument("--small", action="store_true", help="the zoo's reduced variants")
     parser.add_argument("--target", default="onednn", help="the timed target (default onednn)")
@@ -636,6 +642,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     known = {
         FX_INT8: TORCHVISION_MODELS,
         EAGER_INT8: list(EAGER_MODELS),
+        PT2E_INT8: TORCHVISION_MODELS,
         None: [*MODELS, *TORCHVISION_MODELS],
     }
     check_names(parser, args.names, known[by_torch])

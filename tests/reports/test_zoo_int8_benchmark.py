@@ -66,7 +66,7 @@ def test_output_steps_read_scales_of_constant_nodes() -> None:
     assert zoo_int8.output_steps(helper.make_model(graph)) == [0.25]
 
 
-@pytest.mark.parametrize("quantizer", ["torch-fx", "torch-eager"])
+@pytest.mark.parametrize("quantizer", ["torch-fx", "torch-eager", "torch-pt2e"])
 def test_torch_quantizers_need_torch(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], quantizer: str
 ) -> None:
