@@ -268,9 +268,11 @@ def quantized_eager(net: object, x: object) -> object:
 
 def quantized_pt2e(net: object, x: object) -> object:
     """`net` quantized by torch's pt2e flow: captured by `torch.export`, annotated by torchao's
-    XNNPACK quantizer (symmetric per-channel s8 weights, s8 activations; torchao 0.18's
-    X86InductorQuantizer stops at torchvision's convolutions: "Input partition has more than
-    one output node"), calibrated on seeded random images, converted (`convert_pt2e`)."""
+    XNNPACK quantizer (symmetric per-channel s8 weights, s8 activations), calibrated on seeded
+    random images, converted (`convert_pt2e`). (torchao 0.18's X86InductorQuantizer needs a
+    strict capture, else it stops at torchvision's convolutions: "Input partition has more
+    than one output node"; its residual blocks add a convolution's float result, which
+    fold-qdq leaves float: docs/benchmarks-int8.md.)"""
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from torchao.testing.pt2e._xnnpack_quantizer import (
