@@ -103,7 +103,7 @@ CLASSIC_OPSET = 17
 DEFAULT_CACHE = Path.home() / ".cache" / "nnlayout" / "torchvision"
 TIMEOUT_SECONDS = 300
 CALIBRATION_BATCHES = 3
-NEEDS = ("torch", "torchvision", "onnxscript", "torchao")
+NEEDS = ("torch", "torchvision", "onnxscript")
 
 
 def image_size(model: str) -> int:

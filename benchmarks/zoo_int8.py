@@ -650,6 +650,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             f"--quantizer {args.quantizer} needs torch (pip install -e '.[models]'), not --small"
         )
+    if by_torch == PT2E_INT8 and importlib.util.find_spec("torchao") is None:
+        parser.error("--quantizer torch-pt2e needs torchao (pip install -e '.[models]')")
     if args.inputs < 1 or args.repeats < 1 or args.calibration < 1:
         parser.error("--inputs, --repeats and --calibration must be at least 1")
     if importlib.util.find_spec("onnxruntime") is None:

@@ -5,6 +5,7 @@ end to end with its table."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,20 @@ def test_torch_quantizers_need_torch(
     with pytest.raises(SystemExit):
         zoo_int8.main(["--quantizer", quantizer, "unet"])  # not a torchvision model
     assert "unknown model(s) unet" in capsys.readouterr().err
+
+
+def test_torch_pt2e_needs_torchao(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(zoo_int8, "missing_packages", lambda: [])
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == "torchao" else found(name)
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        zoo_int8.main(["--quantizer", "torch-pt2e", "resnet18"])
+    assert exit_info.value.code == 2
+    assert "--quantizer torch-pt2e needs torchao" in capsys.readouterr().err
 
 
 def test_torch_eager_takes_the_models_torchvision_can_quantize(
