@@ -220,6 +220,11 @@ def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Opera
         return fold_matmul(op, y, activation)
     if isinstance(op, nn.AddOp) and (biased := biased_product(op)) is not None:
         return fold_matmul(biased[0], y, activation, biased[1])
+    if isinstance(op, nn.AddOp) and any(isinstance(v.owner, nn.MatmulOp) for v in op.operands):
+        raise NoFold(
+            "a matmul's result plus something other than an f32 constant of one value per "
+            "column (a Linear's bias), or a matmul result read elsewhere too"
+        )
     if isinstance(op, nn.AddOp | nn.MulOp | nn.GlobalAvgPoolOp | nn.AvgPool2dOp | nn.ConcatOp):
         return [_elementwise(op, y, activation)]
     if activation is not None:
@@ -276,7 +281,12 @@ class FoldQdq(RewritePattern):
         rewriter.replace_all_uses_with(op.output, new_ops[-1].results[0])
         dead = [op, *((activation,) if activation else ()), producer]
         if isinstance(producer, nn.AddOp):  # a Linear's matmul, folded with its bias's add
-            dead += [v.owner for v in producer.operands if isinstance(v.owner, nn.MatmulOp)]
+            dead += [
+                v.owner
+                for v in producer.operands
+                if isinstance(v.owner, nn.MatmulOp)
+                and all(use.operation is producer for use in v.uses)
+            ]
         operands = [v for o in dead for v in o.operands]
         for old in dead:
             rewriter.erase(old)

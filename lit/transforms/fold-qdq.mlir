@@ -107,6 +107,39 @@ func.func @linear(%x: tensor<1x3x2xi8>) -> tensor<1x3x4xi8> {
 
 // -----
 
+// A Linear whose bias is itself computed from constants (a constant nn.matmul): the bias's
+// matmul stays, read by the nn.div; only the product's matmul goes (it was erased too, and
+// the pass failed on the use the nn.div kept; found by a helper's review). A matmul plus a
+// bias computed at run time stays float, with a remark naming the Linear form.
+func.func @linear_biases(%x: tensor<4x2xf32>, %r: tensor<3xf32>) -> (tensor<4x3xi8>, tensor<4x3xi8>) {
+  %aq = nn.quantize %x {y_scale = dense<0.03> : tensor<f32>, y_zero_point = dense<-3> : tensor<i8>} : tensor<4x2xf32> -> tensor<4x2xi8>
+  %a = nn.dequantize %aq {x_scale = dense<0.03> : tensor<f32>, x_zero_point = dense<-3> : tensor<i8>} : tensor<4x2xi8> -> tensor<4x2xf32>
+  %wq = nn.constant dense<[[81, -50], [-6, 1], [51, 31]]> : tensor<3x2xi8>
+  %w = nn.dequantize %wq {x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<3x2xi8> -> tensor<3x2xf32>
+  %wt = nn.transpose %w perm [1, 0] : tensor<3x2xf32> -> tensor<2x3xf32>
+  %m = nn.matmul %a, %wt : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %k1 = nn.constant dense<[0.5, -0.25]> : tensor<2xf32>
+  %k2 = nn.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %bb = nn.matmul %k1, %k2 : (tensor<2xf32>, tensor<2x3xf32>) -> tensor<3xf32>
+  %s = nn.add %m, %bb : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %yq = nn.quantize %s {y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<-2> : tensor<i8>} : tensor<4x3xf32> -> tensor<4x3xi8>
+  %m2 = nn.matmul %a, %wt : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %s2 = nn.add %m2, %r : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // expected-remark @+1 {{not folded into a quantized op: a matmul's result plus something other than an f32 constant of one value per column (a Linear's bias), or a matmul result read elsewhere too}}
+  %zq = nn.quantize %s2 {y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<-2> : tensor<i8>} : tensor<4x3xf32> -> tensor<4x3xi8>
+  func.return %yq, %zq : tensor<4x3xi8>, tensor<4x3xi8>
+}
+// CHECK-LABEL: func.func @linear_biases
+// CHECK:       %bb = nn.matmul %k1, %k2
+// CHECK:       nn.div %bb,
+// CHECK:       %yq = nn.qmatmul %aq,
+// CHECK:       %m2 = nn.matmul %a, %wt
+// CHECK:       %zq = nn.quantize %s2
+// PIPE-LABEL: func.func @linear_biases
+// PIPE:       nn.qmatmul
+
+// -----
+
 // What stays float: a float bias computed at run time; a max pool that requantizes into
 // another type; a per-axis quantize.
 func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xui8>, tensor<1x2x2x2xi8>, tensor<1x2x4x4xui8>) {
