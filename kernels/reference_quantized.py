@@ -145,7 +145,8 @@ def integer_conv(op: nn.ConvWindowOp, x: np.ndarray, w: np.ndarray) -> np.ndarra
 
 def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """QLinearConv: `integer_conv` of the centred integers (padding holds x's zero point, so
-    the centred padding is 0), the i32 bias added, then `requantize`."""
+    the centred padding is 0), the bias (i32, or f32 in the same units) added, then
+    `requantize`."""
     return _qconv(op, inputs, "y")
 
 
@@ -173,7 +174,8 @@ def _qconv(
 
 
 def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """QLinearMatMul (numpy.matmul shapes) plus an optional i32 bias per column."""
+    """QLinearMatMul (numpy.matmul shapes) plus an optional bias per column (i32, or f32 in
+    the accumulator's units)."""
     a, b, *bias = inputs
     ap, bp, yp = op.qparams("a"), op.qparams("b"), op.qparams("y")
     accumulator = np.matmul(_centered(a, ap, a.ndim), _centered(b, bp, b.ndim))

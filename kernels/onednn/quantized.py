@@ -5,6 +5,8 @@ ONNX (QLinearConv; ConvInteger without the requantization):
     y = saturate(round_half_even((sum((x - x_zp) * (w - w_zp)) + bias_i32)
                                  * x_scale * w_scale[oc] / y_scale) + y_zp)
 
+(nn.qconv2d's bias may also be f32 in the accumulator's units: the same formula.)
+
 oneDNN v3 (attributes.py) computes conv(x - x_zp, w) exactly in s32 (VNNI/AMX). With its
 scales it would then compute in f32 `acc * x_scale * w_scale[oc] + bias` (the bias
 prescaled), divide by y_scale, add y_zp, round half to even and saturate: other f32
@@ -114,7 +116,7 @@ def multiplier_post_ops(
     dst: tuple[int, ...], y_zero_point: int, low: int | None, high: int | None
 ) -> tuple[b.PostOp, ...]:
     """The post-ops that requantize as onnxruntime's QLinearConv does (mlas's
-    MlasRequantizeOutput), for a convolution without oneDNN scales and with its i32 bias
+    MlasRequantizeOutput), for a convolution without oneDNN scales and with its bias
     unscaled (exact in f32 below 2**24): the sum plus bias, one f32 rounding, times the
     channel's multiplier float32(float32(x_scale * w_scale[oc]) / y_scale) (a binary post-op,
     `multipliers`), rounded half to even, clipped to [low, high] less y's zero point where
@@ -424,7 +426,7 @@ class QConv(PrimitiveCall):
 
     def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
         """Packs s8 `weights` (plain: o, i, h, w or g, o, i, h, w) into the primitive's
-        format, compensation included (`packed_bytes`), and copies the i32 `bias` to f32:
+        format, compensation included (`packed_bytes`), and copies the `bias` (i32 or f32) to f32:
         prescaled (bias * x_scale * w_scale[oc], as oneDNN adds it after its scales) or,
         `multiplied`, as it is (the multiplier post-op scales sum and bias together)."""
         g = self.q.geometry

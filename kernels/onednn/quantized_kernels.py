@@ -218,7 +218,7 @@ def qmatmul_packed(op: Operation) -> dict[int, tuple[int, int]]:
 
 
 def prescaled_bias(op: Operation) -> dict[int, int]:
-    """The bytes of the f32 copy of the i32 bias (operand 2) the kernel keeps, prescaled
+    """The bytes of the f32 copy of the bias (operand 2) the kernel keeps, prescaled
     (`QConv.pack`, `QMatmul.pack`): the plain bias is not read after (`copied_constants`);
     none where the kernel refuses `op` or it has no bias."""
     assert isinstance(op, QConvOp | nn.QMatmulOp)

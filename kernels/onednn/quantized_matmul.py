@@ -1,5 +1,5 @@
-"""int8 matrix products with ONNX QLinearMatMul semantics (and an optional i32 bias, as
-nn.qmatmul has) as oneDNN's matmul primitive:
+"""int8 matrix products with ONNX QLinearMatMul semantics (and an optional bias, i32 or f32
+in the accumulator's units, as nn.qmatmul has) as oneDNN's matmul primitive:
 
     y = saturate(round_half_even((sum_k (a - a_zp) * (b - b_zp)) + bias_i32)
                                  * a_scale * b_scale[n] / y_scale) + y_zp)
@@ -165,8 +165,8 @@ class QMatmul(PrimitiveCall):
             self.pack(weights, bias)
 
     def pack(self, weights: np.ndarray, bias: np.ndarray | None) -> None:
-        """Packs s8 `weights` (K, N) into the primitive's format and prescales the i32
-        `bias` to f32 (bias * a_scale * b_scale[n])."""
+        """Packs s8 `weights` (K, N) into the primitive's format and prescales the
+        `bias` (i32 or f32) to f32 (bias * a_scale * b_scale[n])."""
         q = self.q
         if q.bias != (bias is not None):
             raise ValueError(f"the product {'has' if q.bias else 'has no'} bias")
