@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from nnlayout.dialects.nn import QParams
+from nnlayout.dialects.nn.base import numpy_dtype as value_dtype
 from nnlayout.dialects.nn.quantized import numpy_dtype
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
@@ -76,7 +77,7 @@ INT8 = (b.dnnl_u8, b.dnnl_s8)
 def data_type_of(value: object) -> int | None:
     """The dnnl data type of a value's elements (u8, s8, f32, ...), None for another."""
     element_type = getattr(getattr(value, "type", None), "element_type", None)
-    return DATA_TYPES.get(numpy_dtype(element_type))  # type: ignore[arg-type]
+    return DATA_TYPES.get(value_dtype(element_type))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
