@@ -29,14 +29,13 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
-from nnlayout.dialects.nn import shape_of, tensor_type
-from nnlayout.dialects.nn.quantized import numpy_dtype
+from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import Layouts, is_fast
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.onednn.quantized import INT8, data_type_of
 from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
     all_finite,
@@ -50,7 +49,7 @@ _ZERO_POINT = b.PostOp.binary_arg(1)  # the round post-op is index 0, the add in
 
 
 def _result_type(op: nn.DynamicQuantizeOp) -> int | None:
-    return DATA_TYPES.get(numpy_dtype(tensor_type(op.output).element_type))
+    return data_type_of(op.output)
 
 
 def _pd(op: nn.DynamicQuantizeOp) -> b.PrimitiveDesc:

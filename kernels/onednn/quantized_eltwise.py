@@ -41,7 +41,6 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import shape_of
-from nnlayout.dialects.nn.base import numpy_dtype
 from nnlayout.kernels.blocked import full_operand
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
@@ -52,7 +51,7 @@ from nnlayout.kernels.onednn.eltwise import binary_order
 from nnlayout.kernels.onednn.formats import by_layout
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
-from nnlayout.kernels.onednn.quantized import DATA_TYPES, INT8
+from nnlayout.kernels.onednn.quantized import INT8, data_type_of
 from nnlayout.kernels.onednn.quantized_call import (
     PrimitiveCall,
     int8_kernel_fields,
@@ -67,10 +66,7 @@ _SOURCES = (b.DNNL_ARG_SRC, b.DNNL_ARG_SRC_1)
 
 def _int8_type(op: Operation) -> int | None:
     """dnnl_u8 or dnnl_s8 when every operand and the result are of that type, else None."""
-    types = {
-        DATA_TYPES.get(numpy_dtype(getattr(v.type, "element_type", None)))  # type: ignore[arg-type]
-        for v in (*op.operands, *op.results)
-    }
+    types = {data_type_of(v) for v in (*op.operands, *op.results)}
     return types.pop() if len(types) == 1 and types <= set(INT8) else None
 
 

@@ -110,9 +110,8 @@ def _rule_reason(op: Operation) -> str | None:
     gate = _gate_index(op)
     if gate is None:
         return "no operand broadcasts against the other (the result's shape)"
-    if data_type_of(op.operands[1 - gate]) not in INT8 or data_type_of(op.output) != data_type_of(
-        op.operands[1 - gate]
-    ):
+    image_type = data_type_of(op.operands[1 - gate])
+    if image_type not in INT8 or data_type_of(op.output) != image_type:
         return "the image and the result are not of one 8-bit type"
     if data_type_of(op.operands[gate]) not in INT8:
         return "the gate is not 8-bit"
