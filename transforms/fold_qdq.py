@@ -280,13 +280,8 @@ class FoldQdq(RewritePattern):
         rewriter.insert(new_ops, InsertPoint.before(op))
         rewriter.replace_all_uses_with(op.output, new_ops[-1].results[0])
         dead = [op, *((activation,) if activation else ()), producer]
-        if isinstance(producer, nn.AddOp):  # a Linear's matmul, folded with its bias's add
-            dead += [
-                v.owner
-                for v in producer.operands
-                if isinstance(v.owner, nn.MatmulOp)
-                and all(use.operation is producer for use in v.uses)
-            ]
+        if isinstance(producer, nn.AddOp) and (biased := biased_product(producer)) is not None:
+            dead.append(biased[0])  # a Linear's matmul, folded with its bias's add
         operands = [v for o in dead for v in o.operands]
         for old in dead:
             rewriter.erase(old)
@@ -449,8 +444,9 @@ def _fold_into_table(
 
 
 def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter) -> None:
-    """Erases the dequantizes among `values`' producers that nothing reads any more, and the
-    one-element constants (a table's operands) left unread by that."""
+    """Erases the dequantizes among `values`' producers that nothing reads any more (and a
+    transpose of dequantized weights before one: `fold_matmul`), and the one-element
+    constants (a table's operands) left unread by that."""
     erased: set[Operation] = set()
     for value in dict.fromkeys(values):
         owner = value.owner
