@@ -45,7 +45,7 @@ def product_bias(
         if nn.tensor_type(value).element_type != f32 or not is_constant(value):
             raise NoFold("the bias is neither dequantized nor an f32 constant")
         scale = np.float32(x.scale) * np.asarray(w.scale, np.float32)
-        units_type = nn.with_shape(value, nn.shape_of(value))
+        units_type = nn.tensor_type(value)
         units = np.broadcast_to(scale, nn.shape_of(value)).astype(np.float32)
         scales = nn.ConstantOp(
             units_type, value=DenseIntOrFPElementsAttr.from_list(units_type, units.tolist())
