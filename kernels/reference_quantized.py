@@ -14,7 +14,9 @@
   QLinearAdd/QLinearMul (onnxruntime's own kernels round the same f32 value, up to one step),
   clamped to [clamp_min, clamp_max].
 * `nn.qconv2d_add`: `nn.qconv2d` into c's parameters (clamped), then `nn.qadd` of that and
-  the addend, as the two ops it fuses compute them.
+  the addend, as the two ops it fuses compute them; without c, the convolution's real result
+  ((sum + bias) * x_scale * w_scale) plus the dequantized addend, in f64, divided by y_scale
+  and quantized once (round half to even), then clamped.
 * `nn.qglobal_avg_pool`: quantize(mean(x - x_zero_point) * x_scale) (com.microsoft's
   QLinearGlobalAveragePool), the mean in f64 of exact integer sums.
 * `nn.qavg_pool2d`: quantize(avg_pool2d(x - x_zero_point) * x_scale), the padding x's zero
@@ -152,24 +154,42 @@ def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 def qconv2d_add(op: nn.QConv2dAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """The unfused sequence: `qconv2d` into c's parameters, then `qadd` of it and the
-    addend (each rounded as ONNX and onnxruntime round them)."""
+    addend (each rounded as ONNX and onnxruntime round them); without c, one rounding of the
+    real sum."""
     *conv_inputs, addend = inputs
+    r, y = op.qparams("r"), op.qparams("y")
+    if op.rounds_once:
+        accumulator, x_w_scale = _conv_sum(op, conv_inputs)
+        real = accumulator * x_w_scale.astype(np.float64)
+        total = real + centred(addend, r.zero_point) * np.float64(r.scale)
+        result = saturate(total / np.float64(y.scale), y.zero_point.astype(np.float64), y)
+        return _clamped(result, op.clamp)
     c = _qconv(op, conv_inputs, "c")
-    total = dequantize_array(c, op.qparams("c")) + dequantize_array(addend, op.qparams("r"))
-    return quantize_array(total, op.qparams("y"))
+    total = dequantize_array(c, op.qparams("c")) + dequantize_array(addend, r)
+    return quantize_array(total, y)
+
+
+def _conv_sum(
+    op: nn.QConv2dOp | nn.QConv2dAddOp, inputs: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact sum of `op`'s convolution plus its bias (f64), and x_scale * w_scale (f32,
+    per output channel shaped to broadcast along the sum's dimension 1)."""
+    x, w, *bias = inputs
+    xp, wp = op.qparams("x"), op.qparams("w")
+    accumulator = integer_conv(op, _centered(x, xp, 4), _centered(w, wp, 4))
+    if bias:
+        accumulator += bias[0].astype(np.float64).reshape(1, -1, 1, 1)
+    w_scale = wp.scale.reshape(1, -1, 1, 1) if wp.per_axis else wp.scale
+    return accumulator, (xp.scale * w_scale).astype(np.float32)
 
 
 def _qconv(
     op: nn.QConv2dOp | nn.QConv2dAddOp, inputs: Sequence[np.ndarray], result: str
 ) -> np.ndarray:
     """`qconv2d` of `op`'s convolution, quantized with the parameters `result` names."""
-    x, w, *bias = inputs
-    xp, wp, yp = op.qparams("x"), op.qparams("w"), op.qparams(result)
-    accumulator = integer_conv(op, _centered(x, xp, 4), _centered(w, wp, 4))
-    if bias:
-        accumulator += bias[0].astype(np.float64).reshape(1, -1, 1, 1)
-    w_scale = wp.scale.reshape(1, -1, 1, 1) if wp.per_axis else wp.scale
-    multiplier = (xp.scale * w_scale / yp.scale).astype(np.float32)
+    accumulator, x_w_scale = _conv_sum(op, inputs)
+    yp = op.qparams(result)
+    multiplier = (x_w_scale / yp.scale).astype(np.float32)  # as onnxruntime: f32, in order
     return requantize(accumulator, multiplier, yp, op.clamp)
 
 

@@ -18,6 +18,9 @@ whose float operands are all `nn.dequantize` results:
   folded at compile time; b per tensor or per column; c the bias, as for conv2d); likewise
   matmul(dq(a), transpose(dq(w))) + c, c an f32 constant per column (a Linear layer as the
   dynamo exporter writes it: `fold_qdq_products.py`);
+* conv2d(dq(x), dq(w), b?) + dq(r) [-> relu | clip] -> q  =>  `nn.qconv2d_add` without c
+  (torch's x86 quantizer leaves a residual block's convolution result float: one rounding,
+  of the sum; r of the result's integer type);
 * add/mul(dq(a), dq(b)) [-> relu | clip] -> q  =>  `nn.qadd`/`nn.qmul` (torch's quantized
   exports write a residual add's Relu there); global_avg_pool(dq(x)) -> q  =>
   `nn.qglobal_avg_pool`; avg_pool2d(dq(x)) -> q  =>  `nn.qavg_pool2d` (its padding x's zero
@@ -87,8 +90,10 @@ from nnlayout.transforms.fold_qdq_products import (
     NoFold,
     biased_product,
     clamp_of,
+    convolution_sum,
     dequantized,
     fold_conv,
+    fold_conv_sum,
     fold_matmul,
 )
 from nnlayout.transforms.stages import require_tensor_level
@@ -129,7 +134,7 @@ TABULATED = (
 SCALAR_BINARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp)
 #: The most ops one table stands for.
 CHAIN_LIMIT = 8
-#: The q-ops whose clamp bounds their result (qconv2d_add's bounds the convolution's).
+#: The q-ops whose clamp bounds their result (qconv2d_add's, with c, the convolution's).
 CLAMPS_ITS_RESULT = (nn.QConv2dOp, nn.QMatmulOp, nn.QBinaryOp)
 
 
@@ -220,6 +225,8 @@ def _fold(op: Operation, y: QParams, activation: Operation | None) -> list[Opera
         return fold_matmul(op, y, activation)
     if isinstance(op, nn.AddOp) and (biased := biased_product(op)) is not None:
         return fold_matmul(biased[0], y, activation, biased[1])
+    if isinstance(op, nn.AddOp) and (summed := convolution_sum(op)) is not None:
+        return fold_conv_sum(*summed, y, activation)
     if isinstance(op, nn.AddOp) and any(isinstance(v.owner, nn.MatmulOp) for v in op.operands):
         raise NoFold(
             "a matmul's result plus something other than an f32 constant of one value per "
@@ -282,6 +289,8 @@ class FoldQdq(RewritePattern):
         dead = [op, *((activation,) if activation else ()), producer]
         if isinstance(producer, nn.AddOp) and (biased := biased_product(producer)) is not None:
             dead.append(biased[0])  # a Linear's matmul, folded with its bias's add
+        elif isinstance(producer, nn.AddOp) and (summed := convolution_sum(producer)) is not None:
+            dead.append(summed[0])  # a residual block's convolution, folded with its add
         operands = [v for o in dead for v in o.operands]
         for old in dead:
             rewriter.erase(old)

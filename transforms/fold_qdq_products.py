@@ -102,6 +102,36 @@ def fold_conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list
     ]
 
 
+def convolution_sum(add: nn.AddOp) -> tuple[nn.Conv2dOp, SSAValue] | None:
+    """The convolution whose float result `add` adds, read only there, to a dequantized value
+    of the result's shape, and that value: a residual block as torch's x86 quantizer writes it
+    (conv -> Add(dq(identity)) -> Relu -> Q, one rounding); None for another add."""
+    for product, addend in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        if (
+            isinstance(product.owner, nn.Conv2dOp)
+            and product.has_one_use()
+            and isinstance(addend.owner, nn.DequantizeOp)
+            and nn.shape_of(addend) == nn.shape_of(add.output)
+        ):
+            return product.owner, addend
+    return None
+
+
+def fold_conv_sum(
+    conv: nn.Conv2dOp, addend: SSAValue, y: QParams, activation: Operation | None
+) -> list[Operation]:
+    """conv(dq(x), dq(w), b) + dq(r) [-> relu | clip] -> q  =>  an `nn.qconv2d_add` without c:
+    the convolution's unrounded result plus the dequantized addend, quantized once."""
+    r, r_params = dequantized(addend, "the addend")
+    if r_params.element_type != y.element_type:
+        raise NoFold("the addend and the result have different integer types")
+    *made, conv_of_sum = fold_conv(conv, y, activation)
+    assert isinstance(conv_of_sum, nn.QConv2dOp)
+    fused = nn.QConv2dAddOp(conv_of_sum, r, r_params)
+    conv_of_sum.erase()  # only described the convolution: never inserted
+    return [*made, fused]
+
+
 def biased_product(add: nn.AddOp) -> tuple[nn.MatmulOp, SSAValue] | None:
     """The matmul and the f32 constant of one value per column that `add` adds to its result,
     read only there: a Linear layer as the dynamo exporter writes it (MatMul, then Add of the

@@ -452,25 +452,27 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
 
 
 @irdl_op_definition
-class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "c", "r", "y"), ClampedOp):
-    """A quantized convolution and the residual add after it, made by `fuse-post-ops` where a
-    kernel runs both in one pass (oneDNN's int8 convolution with a `sum` post-op, writing
-    over the addend's buffer):
+class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "r", "y"), ClampedOp):
+    """A quantized convolution and a residual add, in one op where a kernel runs both in one
+    pass (oneDNN's int8 convolution with a `sum` post-op, writing over the addend's buffer):
 
         %y = nn.qconv2d_add %x, %w, %b add %r strides [1, 1] pads [0, 0, 0, 0]
                dilations [1, 1] groups 1 {x_scale = ..., x_zero_point = ..., w_scale = ...,
                w_zero_point = ..., c_scale = ..., c_zero_point = ..., r_scale = ...,
                r_zero_point = ..., y_scale = ..., y_zero_point = ...} : (...) -> tensor<...>
 
-    means exactly the unfused sequence
+    With `c` (made by `fuse-post-ops` from a qconv2d and the qadd after it) it means exactly
+    the unfused sequence
 
         %c = nn.qconv2d %x, %w, %b ... {x_*, w_*, y_* = c's, clamp_min, clamp_max}
         %y = nn.qadd %c, %r {a_* = c's, b_* = r's, y_*}
 
-    `c` names the convolution's quantized result (as `nn.qconv2d`'s `y`, clamped to
-    [clamp_min, clamp_max] when given), `r` the addend, `y` the sum's result (per tensor);
-    `r` and the result have one type and the result's shape. Operands and attributes
-    otherwise as `nn.qconv2d`'s."""
+    `c` naming the convolution's quantized result (as `nn.qconv2d`'s `y`, clamped to
+    [clamp_min, clamp_max] when given). Without `c` (made by `fold-qdq` from torch's x86
+    exports: q(relu(conv(dq(x), dq(w)) + dq(r)))) the convolution's result is not rounded:
+    y = clamp(quantize_y(conv + dequantize_r(r))), one rounding, the clamp bounding y.
+    `r` names the addend, `y` the result (per tensor); `r` and the result have one type and
+    the result's shape. Operands and attributes otherwise as `nn.qconv2d`'s."""
 
     name = "nn.qconv2d_add"
     x = operand_def(TensorType)
@@ -478,27 +480,39 @@ class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "c", "r", "y"), ClampedO
     bias = opt_operand_def(TensorType)
     addend = operand_def(TensorType)
     output = result_def(TensorType)
+    c_scale = opt_prop_def(_DENSE)
+    c_zero_point = opt_prop_def(_DENSE)
     traits = traits_def(Pure())
     assembly_format = (
         f"$x `,` $w (`,` $bias^)? `add` $addend {CONV_WINDOW_SYNTAX} attr-dict "
         "`:` functional-type(operands, results)"
     )
 
-    def __init__(self, conv: QConv2dOp, addend: Value, r: QParams, y: QParams):
-        """`conv` followed by a qadd of its result (with `conv`'s parameters) and `addend`
-        (parameters `r`) into `y`."""
+    def __init__(self, conv: QConv2dOp, addend: Value, r: QParams, y: QParams | None = None):
+        """`conv` followed by a qadd of its result (with `conv`'s parameters, c's) and
+        `addend` (parameters `r`) into `y`; without `y`, `conv`'s unrounded result plus the
+        dequantized addend, quantized once with `conv`'s y parameters and clamp."""
         properties = {
             name: conv.properties[name]
             for name in ("strides", "pads", "dilations", "groups", "clamp_min", "clamp_max")
             if name in conv.properties
         }
-        properties.update(_params_properties("xwc", [conv.qparams(p) for p in "xwy"]))
+        if y is None:
+            y = conv.qparams("y")
+            properties.update(_params_properties("xw", [conv.qparams(p) for p in "xw"]))
+        else:
+            properties.update(_params_properties("xwc", [conv.qparams(p) for p in "xwy"]))
         properties.update(_params_properties("ry", (r, y)))
         super().__init__(
             operands=[conv.x, conv.w, [] if conv.bias is None else [conv.bias], addend],
             result_types=[TensorType(y.element_type, shape_of(conv.output))],
             properties=properties,
         )
+
+    @property
+    def rounds_once(self) -> bool:
+        """No `c`: the convolution's result is added unrounded, and the clamp bounds y."""
+        return self.c_scale is None
 
     @property
     def addend_index(self) -> int:
@@ -520,15 +534,22 @@ class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "c", "r", "y"), ClampedO
     def verify_element_types(self) -> None:
         x_type, w_type, y_type = _product_types(self, "xw", self.x, self.w, self.bias)
         checked_element_type(self, "the addend", self.addend, (y_type,))
-        c_type = self.properties.get("c_zero_point")
-        c_type = c_type.type.get_element_type() if isinstance(c_type, _DENSE) else y_type
-        if c_type not in QUANTIZED_TYPES:
-            raise VerifyException(f"{self.name}: c_zero_point must be ui8 or i8, got {c_type}")
         _verify_params(self, "x", x_type)
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
-        _verify_params(self, "c", c_type)
         _verify_params(self, "r", y_type)
         _verify_params(self, "y", y_type)
+        if (self.c_scale is None) != (self.c_zero_point is None):
+            raise VerifyException(
+                f"{self.name}: c_scale and c_zero_point come together (both, or neither: "
+                "one rounding)"
+            )
+        if self.rounds_once:
+            _verify_clamp(self, y_type)
+            return
+        c_type = self.c_zero_point.type.get_element_type()  # type: ignore[union-attr]
+        if c_type not in QUANTIZED_TYPES:
+            raise VerifyException(f"{self.name}: c_zero_point must be ui8 or i8, got {c_type}")
+        _verify_params(self, "c", c_type)
         _verify_clamp(self, c_type)
 
 

@@ -176,6 +176,37 @@ def sum_post_ops(
     )
 
 
+def once_sum_post_ops(
+    dst: tuple[int, ...],
+    clamp: tuple[int | None, int | None],
+    r: QParams,
+    y: QParams,
+    summand_type: int,
+) -> tuple[b.PostOp, ...]:
+    """The post-ops of an `nn.qconv2d_add` that rounds once (no c; a `multiplied`
+    convolution by y's multipliers, no zero point on y): the sum plus bias times the
+    channel's multiplier (`multipliers`), plus shift = y_zp - r_zp * r_scale / y_scale, then
+    oneDNN's `sum` fma(r, r_scale / y_scale, that) with r read from the destination as
+    `summand_type`, clipped to the clamp (an integer bound, which commutes with rounding);
+    oneDNN's conversion rounds half to even and saturates: one rounding, where the f32 graph
+    (conv + dequantize(r), quantized) has its own f32 roundings before it."""
+    channels = (1, dst[1], *(1 for _ in dst[2:]))
+    r_ratio = np.float32(r.scale) / np.float32(y.scale)
+    shift = np.float32(y.zero_point) - r_ratio * np.float32(r.zero_point)
+    ops = (
+        b.PostOp.binary(b.dnnl_binary_mul, channels),
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, float(shift)),
+        b.PostOp.sum(float(r_ratio), 0, summand_type),
+    )
+    low, high = clamp
+    if low is None and high is None:
+        return ops
+    bound = float("inf")
+    low_f = -bound if low is None else float(low)
+    high_f = bound if high is None else float(high)
+    return (*ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low_f, high_f))
+
+
 # oneDNN's first choices replaced by measured preferences (`preferred_implementation`): on
 # outputs of at least VNNI_MIN_PIXELS pixels, its first choice (a prefix) -> the replacement.
 AMX_1X1 = "jit_1x1:avx512_core_amx"

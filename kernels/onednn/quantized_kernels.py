@@ -56,6 +56,7 @@ from nnlayout.kernels.onednn.quantized import (
     implementation_refusal,
     is_matmul,
     multiplier_post_ops,
+    once_sum_post_ops,
     packed_sizes,
     qconv_pd,
     qconv_refusal,
@@ -104,17 +105,21 @@ def qconv_refusal_of(op: QConvOp) -> str | None:
 
 def qconv_spec(op: QConvOp) -> Spec:
     """`op` in oneDNN's terms: the convolution (requantized by its multipliers, then its
-    clamp, or its residual add, as post-ops) and its parameters (y's: c's where it adds)."""
+    clamp, or its residual add, as post-ops) and its parameters (y's; c's where the
+    convolution's result is rounded before the add)."""
     o = shape_of(op.w)[0]
     adds = isinstance(op, nn.QConv2dAddOp)
-    params = _params(op, ("x", "w", "c" if adds else "y"), o)
+    params = _params(op, ("x", "w", "c" if adds and not op.rounds_once else "y"), o)
     dst_type = DATA_TYPES[_value_type(op.output)]
     dst = tuple(shape_of(op.output))
     low, high = op.clamp
     if isinstance(op, nn.QConv2dAddOp):
-        r = op.qparams("r")
+        r, y = op.qparams("r"), op.qparams("y")
         summand = DATA_TYPES[numpy_dtype(r.element_type)]
-        post_ops = sum_post_ops(dst, op.qparams("c"), (low, high), r, op.qparams("y"), summand)
+        if op.rounds_once:
+            post_ops = once_sum_post_ops(dst, (low, high), r, y, summand)
+        else:
+            post_ops = sum_post_ops(dst, op.qparams("c"), (low, high), r, y, summand)
     else:
         post_ops = multiplier_post_ops(dst, params.y_zero_point, low, high)
     g = window_geometry(op, op.x, op.w, op.bias is not None, post_ops)

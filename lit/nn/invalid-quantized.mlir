@@ -185,6 +185,22 @@ func.func @qconv_add_clamp(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %r: 
 
 // -----
 
+func.func @qconv_add_half_of_c(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %r: tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d_add: c_scale and c_zero_point come together (both, or neither: one rounding)}}
+  %0 = nn.qconv2d_add %x, %w add %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {c_scale = dense<2.0> : tensor<f32>, r_scale = dense<1.0> : tensor<f32>, r_zero_point = dense<1> : tensor<ui8>, w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}
+
+// -----
+
+func.func @qconv_add_once_clamp(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>, %r: tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d_add: clamp_max 300 is outside ui8's range 0..255}}
+  %0 = nn.qconv2d_add %x, %w add %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {clamp_max = 300 : i64, r_scale = dense<1.0> : tensor<f32>, r_zero_point = dense<1> : tensor<ui8>, w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>, tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}
+
+// -----
+
 // A table's recorded function is one of the fused activations, with that op's attributes.
 func.func @qlookup_unknown_function(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xui8> {
   // expected-error @+1 {{nn.qlookup: unknown activation "softsign"; expected one of relu, leaky_relu, clip, sigmoid, tanh, hardswish, hardsigmoid, gelu, swish, elu, softplus, mish}}

@@ -82,6 +82,36 @@ func.func @float_bias(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
 
 // -----
 
+// A residual block as torch's x86 quantizer writes it: the convolution's float result plus the
+// dequantized identity, a Relu, one quantize: an nn.qconv2d_add without c (one rounding, the
+// Relu the result's clamp at y's zero point). An identity of another integer type stays
+// float, with a remark.
+func.func @x86_residual(%x: tensor<1x2x4x4xui8>, %r: tensor<1x2x4x4xui8>, %s: tensor<1x2x4x4xi8>) -> (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>) {
+  %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125]> : tensor<2xf32>, x_zero_point = dense<0> : tensor<2xi8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
+  %rf = nn.dequantize %r {x_scale = dense<0.75> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %c = nn.conv2d %xf, %wf strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %sum = nn.add %rf, %c : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %act = nn.relu %sum : tensor<1x2x4x4xf32>
+  %y = nn.quantize %act {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  %sf = nn.dequantize %s {x_scale = dense<0.75> : tensor<f32>, x_zero_point = dense<3> : tensor<i8>} : tensor<1x2x4x4xi8> -> tensor<1x2x4x4xf32>
+  %c2 = nn.conv2d %xf, %wf strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %sum2 = nn.add %c2, %sf : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: the addend and the result have different integer types}}
+  %z = nn.quantize %sum2 {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  func.return %y, %z : tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>
+}
+// CHECK-LABEL: func.func @x86_residual
+// CHECK:       %y = nn.qconv2d_add %x, %wq add %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {clamp_min = 10 : i64, x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, r_scale = dense<7.500000e-01> : tensor<f32>, r_zero_point = dense<3> : tensor<ui8>, y_scale = dense<2.000000e+00> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8>
+// CHECK:       %c2 = nn.conv2d
+// CHECK:       %z = nn.quantize %sum2
+// PIPE-LABEL: func.func @x86_residual
+// PIPE:       nn.qconv2d_add {{.*}}#nn.kernel<"qconv2d_add_ref"
+// PIPE-NOT:   c_scale
+
+// -----
+
 // A Linear layer as the dynamo exporter writes it (pt2e): matmul by a transpose of dequantized
 // weights, plus a float bias: one qmatmul, b the transposed integers (computed at load).
 func.func @linear(%x: tensor<1x3x2xi8>) -> tensor<1x3x4xi8> {

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.kernels.onednn import binding as b
 from nnlayout.tests.frontends.test_quantized_patterns import TorchFxGraph
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
@@ -26,6 +28,7 @@ from nnlayout.tests.helpers import (
 )
 
 C = 8
+VNNI = b.available() and b.runs_vnni()
 
 
 class Pt2eGraph(TorchFxGraph):
@@ -145,3 +148,58 @@ def test_pt2e_linear_layers_run_in_int8(tmp_path: Path) -> None:
     assert str(product.bias.type) == "tensor<16xf32>"  # type: ignore[union-attr]
     transposes = [op for op in compiled.walk() if isinstance(op, nn.TransposeOp)]
     assert transposes and all(kernel_of(op) is None for op in transposes)  # computed at load
+
+
+class X86Graph(Pt2eGraph):
+    """A graph as the dynamo exporter writes a model quantized by torchao's
+    X86InductorQuantizer: u8 activations."""
+
+    def quantize(self, source: str, name: str, scale: float, zero_point: int) -> str:
+        s = self.const(f"{name}_s", np.float32(scale))
+        z = self.const(f"{name}_z", np.uint8(zero_point))
+        self.node("QuantizeLinear", [source, s, z], f"{name}_q", axis=1)
+        return self.node("DequantizeLinear", [f"{name}_q", s, z], f"{name}_dq", axis=1)
+
+
+def x86_residual_block(bias: bool, conv_first: bool, clip: bool = False) -> onnx.ModelProto:
+    """ResNet's basic block as the x86 quantizer writes it: the second convolution's float
+    result goes into the Add with the dequantized identity (no quantize between), then the
+    Relu (or a Clip) and one quantize. Zero points are not 0 (the identity's, the result's:
+    a Relu is a clamp at 9)."""
+    g = X86Graph()
+    x = g.quantize("x", "input", 0.03, 7)
+    first = g.quantize(g.node("Relu", [g.conv(x, "conv1")], "relu1"), "relu1", 0.02, 0)
+    inputs = [first, g.weights("conv2", (C, C, 3, 3))] + ([g.bias("conv2", C)] if bias else [])
+    second = g.node("Conv", inputs, "conv2_y", pads=[1, 1, 1, 1])
+    g.node("Add", [second, x] if conv_first else [x, second], "sum")
+    if clip:
+        low, high = g.const("low", np.float32(0.1)), g.const("high", np.float32(2.5))
+        g.node("Clip", ["sum", low, high], "act")
+    else:
+        g.node("Relu", ["sum"], "act")
+    return g.model(g.quantize("act", "out", 0.035, 9), [1, C, 6, 6])
+
+
+@pytest.mark.parametrize(
+    ("bias", "conv_first", "clip"),
+    [(True, True, False), (False, False, False), (True, False, True)],
+)
+def test_x86_residual_adds_round_once_in_int8(
+    tmp_path: Path, bias: bool, conv_first: bool, clip: bool
+) -> None:
+    """conv -> Add(dq(identity)) -> Relu -> Q is one nn.qconv2d_add without c: the
+    convolution's result is not rounded before the add, as in the graph; no float
+    convolution or add runs, and on the oneDNN targets the kernel is oneDNN's, in place."""
+    model = x86_residual_block(bias, conv_first, clip)
+    module = check_against_onnxruntime(model, tmp_path, seed=4, step=output_step(model))
+    for target in ("onednn", "ref"):
+        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
+        names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+        assert not {"nn.conv2d", "nn.add", "nn.relu", "nn.clip"} & set(names), names
+        [fused] = [op for op in compiled.walk() if isinstance(op, nn.QConv2dAddOp)]
+        assert fused.rounds_once and fused.clamp[0] is not None
+        chosen = kernel_of(fused)
+        assert chosen is not None
+        if target == "onednn" and VNNI:
+            assert chosen.kernel_name.data == "qconv2d_add_onednn"
+            assert chosen.in_place_operand == fused.addend_index
