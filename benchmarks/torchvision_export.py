@@ -84,6 +84,9 @@ EAGER_INT8 = "eager-int8"
 #: prepare_pt2e/convert_pt2e, where torch's deprecation notices send quantize_fx users), then
 #: the dynamo exporter (which keeps biases float).
 PT2E_INT8 = "pt2e-int8"
+#: Likewise with torchao's X86InductorQuantizer (u8 activations; a strict capture), whose
+#: residual blocks add a convolution's float result (`quantized_pt2e`).
+PT2E_X86_INT8 = "pt2e-x86-int8"
 #: The models torchvision has a quantizable variant of, for EAGER_INT8.
 EAGER_MODELS = (
     "googlenet",
@@ -211,8 +214,8 @@ def export_one(model: str, exporter: str, path: Path) -> None:
         net = quantized_fx(net, x)
     if exporter == EAGER_INT8:
         net = quantized_eager(net, x)
-    if exporter == PT2E_INT8:
-        net = quantized_pt2e(net, x)
+    if exporter in (PT2E_INT8, PT2E_X86_INT8):
+        net = quantized_pt2e(net, x, x86=exporter == PT2E_X86_INT8)
     partial = path.parent / f"{path.name}.partial"  # moved into place when complete
     partial.mkdir(parents=True, exist_ok=True)
     with torch.no_grad():
@@ -266,23 +269,33 @@ def quantized_eager(net: object, x: object) -> object:
     return convert(prepared)
 
 
-def quantized_pt2e(net: object, x: object) -> object:
+def quantized_pt2e(net: object, x: object, x86: bool = False) -> object:
     """`net` quantized by torch's pt2e flow: captured by `torch.export`, annotated by torchao's
-    XNNPACK quantizer (symmetric per-channel s8 weights, s8 activations), calibrated on seeded
-    random images, converted (`convert_pt2e`). (torchao 0.18's X86InductorQuantizer needs a
+    XNNPACK quantizer (symmetric per-channel s8 weights, s8 activations) or, `x86`, its
+    X86InductorQuantizer (per-channel s8 weights, u8 activations; torchao 0.18's needs a
     strict capture, else it stops at torchvision's convolutions: "Input partition has more
-    than one output node"; its residual blocks add a convolution's float result, which
-    fold-qdq leaves float: docs/benchmarks-int8.md.)"""
+    than one output node"), calibrated on seeded random images, converted
+    (`convert_pt2e`)."""
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-    from torchao.testing.pt2e._xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
 
-    captured = torch.export.export(net, (x,)).module()
-    quantizer = XNNPACKQuantizer()
-    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+    if x86:
+        from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
+            X86InductorQuantizer,
+            get_default_x86_inductor_quantization_config,
+        )
+
+        quantizer = X86InductorQuantizer()
+        quantizer.set_global(get_default_x86_inductor_quantization_config())
+    else:
+        from torchao.testing.pt2e._xnnpack_quantizer import (
+            XNNPACKQuantizer,
+            get_symmetric_quantization_config,
+        )
+
+        quantizer = XNNPACKQuantizer()
+        quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+    captured = torch.export.export(net, (x,), strict=x86).module()
     prepared = prepare_pt2e(captured, quantizer)
     generator = torch.Generator().manual_seed(4)
     with torch.no_grad():

@@ -8,6 +8,7 @@ side at one thread: latency, arenas and agreement with onnxruntime's int8 output
     python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-fx     # quantized by torch itself
     python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-eager  # torch's eager mode
     python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-pt2e   # torchao's pt2e flow
+    python -m nnlayout.benchmarks.zoo_int8 --quantizer torch-pt2e-x86  # its x86 quantizer
 
 Models: the zoo's ResNet-50, MobileNetV2, DenseNet-121 and UNet (`examples/make_models.py`,
 seeded random weights) and torchvision's ResNet-18 (exported by torch's classic exporter, as
@@ -29,7 +30,9 @@ and shufflenet_v2s) in torch's eager mode, as torchvision's quantization tutoria
 (`fuse_model`, the x86 qconfig, `prepare`, calibration, `convert`; `eager-int8`).
 `--quantizer torch-pt2e` quantizes any torchvision model by torch's pt2e flow (torchao's
 `prepare_pt2e`/`convert_pt2e`, the XNNPACK quantizer: s8 activations, per-channel weights)
-and exports it with the dynamo exporter, which keeps the biases float (`pt2e-int8`).
+and exports it with the dynamo exporter, which keeps the biases float (`pt2e-int8`);
+`--quantizer torch-pt2e-x86` likewise with its X86InductorQuantizer (u8 activations, a
+strict capture; `pt2e-x86-int8`).
 
 The classifiers' final Softmax output is dropped (their logits stay): a one-step difference
 of two logits moves a probability by up to a quarter of a logit step, several steps of the
@@ -96,6 +99,7 @@ from nnlayout.benchmarks.torchvision_export import (
     EAGER_MODELS,
     FX_INT8,
     PT2E_INT8,
+    PT2E_X86_INT8,
     TIMEOUT_SECONDS,
     export_cached,
     last_error_line,
@@ -125,7 +129,12 @@ MODELS = [*ZOO, "resnet18"]
 #: of EAGER_MODELS with torch-eager).
 TORCH_FX_MODELS = ["resnet18", "mobilenet_v2", "resnet50"]
 #: torch's quantizers: the torchvision_export variant each writes.
-TORCH_QUANTIZERS = {"torch-fx": FX_INT8, "torch-eager": EAGER_INT8, "torch-pt2e": PT2E_INT8}
+TORCH_QUANTIZERS = {
+    "torch-fx": FX_INT8,
+    "torch-eager": EAGER_INT8,
+    "torch-pt2e": PT2E_INT8,
+    "torch-pt2e-x86": PT2E_X86_INT8,
+}
 PIPELINE = "default-pipeline{{target={target} padding={padding}{bf16}}}"
 MIN_TOP1 = 0.99
 STEP_SLACK = 1.001  # one step, and a float rounding's worth
@@ -589,7 +598,8 @@ def make_parser() -> argparse.ArgumentParser:
         "torchvision model exported by the classic exporter (needs the models extra): "
         "torch.ao's quantize_fx (x86 qconfig; torchvision_export's fx-int8), or eager mode "
         "on torchvision's quantizable variant (fuse_model, prepare, convert; eager-int8); or "
-        "torchao's pt2e flow, exported by the dynamo exporter (pt2e-int8)",
+        "torchao's pt2e flow, exported by the dynamo exporter (pt2e-int8; its x86 quantizer: "
+        "pt2e-x86-int8)",
     )
     parser.add_argument("--small", action="store_true", help="the zoo's reduced variants")
     parser.add_argument("--target", default="onednn", help="the timed target (default onednn)")
@@ -643,6 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         FX_INT8: TORCHVISION_MODELS,
         EAGER_INT8: list(EAGER_MODELS),
         PT2E_INT8: TORCHVISION_MODELS,
+        PT2E_X86_INT8: TORCHVISION_MODELS,
         None: [*MODELS, *TORCHVISION_MODELS],
     }
     check_names(parser, args.names, known[by_torch])
@@ -650,8 +661,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             f"--quantizer {args.quantizer} needs torch (pip install -e '.[models]'), not --small"
         )
-    if by_torch == PT2E_INT8 and importlib.util.find_spec("torchao") is None:
-        parser.error("--quantizer torch-pt2e needs torchao (pip install -e '.[models]')")
+    if by_torch in (PT2E_INT8, PT2E_X86_INT8) and importlib.util.find_spec("torchao") is None:
+        parser.error(f"--quantizer {args.quantizer} needs torchao (pip install -e '.[models]')")
     if args.inputs < 1 or args.repeats < 1 or args.calibration < 1:
         parser.error("--inputs, --repeats and --calibration must be at least 1")
     if importlib.util.find_spec("onnxruntime") is None:
