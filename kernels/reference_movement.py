@@ -78,7 +78,7 @@ def _nearest_index(x: np.ndarray, rounding: str) -> np.ndarray:
     return floor.astype(np.int64) + up
 
 
-def resize_taps(op: nn.ResizeOp, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def resize_taps(op: nn.ResizeBase, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Along spatial `axis` (0: H, 1: W): for each output index, the two input indices it
     reads and the weight of the second (nearest mode: both indices the same, weight 0).
     Indices outside the axis are clamped to its edge, as ONNX's edge-padded neighbours are."""
@@ -110,7 +110,7 @@ def resize_along(
     return low * (1 - w) + high * w
 
 
-def resize(op: nn.ResizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+def resize(op: nn.ResizeBase, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """ONNX Resize of H, then W, in float64 (as onnx's reference evaluator), rounded once."""
     x = inputs[0]
     result = resize_along(x, resize_taps(op, 0), 2)

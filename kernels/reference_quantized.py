@@ -24,6 +24,8 @@
 * `nn.qconcat`: each input requantized from its parameters to y's (a copy where they are
   equal), then concatenated.
 * `nn.qlookup`: the table's entry for each value.
+* `nn.qresize`: quantize(resize(dequantize(x))), the resize in f64 rounded to f32, as the
+  float ops.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.quantized import QParams, numpy_dtype
+from nnlayout.kernels.reference_movement import resize
 from nnlayout.kernels.reference_pooling import avg_pool2d, pad_spatial, windows
 
 
@@ -248,6 +251,13 @@ def qconcat(op: nn.QConcatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts, axis=op.normalized_axis)
 
 
+def qresize(op: nn.QResizeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """quantize(resize(dequantize(x))) as the float ops compute it: the dequantize and the
+    quantize in f32, `nn.resize`'s interpolation in f64, rounded to f32."""
+    real = dequantize_array(inputs[0], op.qparams("x"))
+    return quantize_array(resize(op, [real]), op.qparams("y"))
+
+
 def qlookup(op: nn.QLookupOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     low = nn.integer_range(op.input.type.element_type)[0]  # type: ignore[attr-defined]
     return op.values()[inputs[0].astype(np.intp) - low]
@@ -268,5 +278,6 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QAvgPool2dOp: qavg_pool2d,
     nn.QConcatOp: qconcat,
     nn.QLookupOp: qlookup,
+    nn.QResizeOp: qresize,
 }
 """The reference kernel of each quantized op, by op class."""

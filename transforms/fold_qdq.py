@@ -37,11 +37,16 @@ whose float operands are all `nn.dequantize` results:
   f's reference kernels on each dequantized value, quantized (torch's MobileNetV3 and
   EfficientNet exports; what the float ops compute, up to their kernels' float rounding); a
   table of a table's result read only there composes with it into one;
+* linear resize(dq(x)) -> q, x of the result's 8-bit type  =>  `nn.qresize` (onnxruntime's
+  QDQ Resize, a segmentation head's upsampling: what the float ops compute, quantized once);
 * max_pool2d, flatten, reshape, transpose, slice, channel_shuffle, expand or nearest resize
   of dq(x) -> q with the dequantize's parameters  =>  the same op on the integers (exact:
   these ops only move or select values, and quantization is monotonic); with other
   parameters of the same 8-bit type (torch's channel split requantizes each half), followed
   by `nn.qlookup` of the requantization q(dq(v)) (exact too: requantizing is monotonic).
+* then, with no quantize after it: matmul(dq(a), dq(w) or transpose(dq(w))), w a constant
+  =>  `nn.matmul_integer_to_float` (torch's x86 quantizer quantizes a Linear's inputs only:
+  transforms/fold_qdq_float.py).
 
     %x1 = nn.dequantize %xq {x_scale = dense<0.02>, x_zero_point = dense<128> : tensor<ui8>}
     %w1 = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ...}
@@ -86,6 +91,7 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.reference_quantized import dequantize_array, table_of
+from nnlayout.transforms.fold_qdq_float import integer_product
 from nnlayout.transforms.fold_qdq_products import (
     NoFold,
     biased_product,
@@ -199,9 +205,11 @@ def _check_exact_average(op: nn.AvgPool2dOp, x: QParams, y: QParams) -> None:
 def _movement(op: Operation, y: QParams) -> list[Operation]:
     """The op on the integers; where the quantize has other parameters than the dequantize
     (torch's channel split requantizes each half), followed by the requantization's table."""
-    if isinstance(op, nn.ResizeOp) and op.mode.data != "nearest":
-        raise NoFold(f"a {op.mode.data} resize interpolates, which integers cannot do exactly")
     x, x_params = dequantized(op.operands[0], "the input")
+    if isinstance(op, nn.ResizeOp) and op.mode.data != "nearest":
+        if x_params.element_type != y.element_type:
+            raise NoFold("the dequantize and the quantize have different integer types")
+        return [nn.QResizeOp(x, op, (x_params, y))]
     same = x_params.same_as(y)
     if not same and x_params.element_type != y.element_type:
         raise NoFold("the dequantize and the quantize have different parameters")
@@ -274,18 +282,9 @@ class FoldQdq(RewritePattern):
                 raise NoFold("the float result has other uses")
             new_ops = _fold(producer, y, activation)
         except NoFold as reason:
-            remarks.emit(
-                op,
-                FoldQdqPass.name,
-                f"not folded into a quantized op: {reason}",
-                self.print_remarks,
-            )
+            _remark(op, f"not folded into a quantized op: {reason}", self.print_remarks)
             return
-        for new_op in new_ops:
-            new_op.location = producer.location
-        new_ops[-1].results[0].name_hint = op.output.name_hint
-        rewriter.insert(new_ops, InsertPoint.before(op))
-        rewriter.replace_all_uses_with(op.output, new_ops[-1].results[0])
+        _replace_result(op.output, new_ops, producer.location, rewriter)
         dead = [op, *((activation,) if activation else ()), producer]
         if isinstance(producer, nn.AddOp) and (biased := biased_product(producer)) is not None:
             dead.append(biased[0])  # a Linear's matmul, folded with its bias's add
@@ -295,6 +294,22 @@ class FoldQdq(RewritePattern):
         for old in dead:
             rewriter.erase(old)
         _erase_unused_dequantizes(operands, rewriter)
+
+
+def _remark(op: Operation, text: str, print_remarks: bool) -> None:
+    remarks.emit(op, FoldQdqPass.name, text, print_remarks)
+
+
+def _replace_result(
+    result: SSAValue, new_ops: list[Operation], location: object, rewriter: PatternRewriter
+) -> None:
+    """`new_ops` inserted before `result`'s op, at `location`, their last result named as
+    `result` and read where it was."""
+    for new_op in new_ops:
+        new_op.location = location  # type: ignore[assignment]
+    new_ops[-1].results[0].name_hint = result.name_hint
+    rewriter.insert(new_ops, InsertPoint.before(result.owner))  # type: ignore[arg-type]
+    rewriter.replace_all_uses_with(result, new_ops[-1].results[0])
 
 
 def _clamps_a_clamped_op(op: nn.QuantizeOp, producer: Operation) -> bool:
@@ -478,6 +493,28 @@ def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter)
             rewriter.erase(owner)
 
 
+@dataclass
+class FoldFloatProduct(RewritePattern):
+    """matmul(dq(a), dq(w) or transpose(dq(w))) whose result stays float  =>
+    `nn.matmul_integer_to_float` (transforms/fold_qdq_float.py)."""
+
+    print_remarks: bool
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.MatmulOp, rewriter: PatternRewriter) -> None:
+        if KERNEL_ATTR in op.attributes or not isinstance(op.lhs.owner, nn.DequantizeOp):
+            return
+        try:
+            new_ops = integer_product(op)
+        except NoFold as reason:
+            _remark(op, f"not an integer product with a float result: {reason}", self.print_remarks)
+            return
+        _replace_result(op.output, new_ops, op.location, rewriter)
+        operands = list(op.operands)
+        rewriter.erase(op)
+        _erase_unused_dequantizes(operands, rewriter)
+
+
 @dataclass(frozen=True)
 class FoldQdqPass(ModulePass):
     name = "fold-qdq"
@@ -487,3 +524,5 @@ class FoldQdqPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
         PatternRewriteWalker(FoldQdq(self.remarks), apply_recursively=False).rewrite_module(op)
+        walker = PatternRewriteWalker(FoldFloatProduct(self.remarks), apply_recursively=False)
+        walker.rewrite_module(op)

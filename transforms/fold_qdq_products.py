@@ -149,7 +149,7 @@ def biased_product(add: nn.AddOp) -> tuple[nn.MatmulOp, SSAValue] | None:
     return None
 
 
-def _transposed_weights(value: SSAValue) -> SSAValue | None:
+def transposed_weights(value: SSAValue) -> SSAValue | None:
     """The dequantized 2-D weights whose transpose `value` is (the dynamo exporter's Linear:
     MatMul(x, Transpose(dq(w))), w [N, K] per output channel), else None."""
     owner = value.owner
@@ -174,7 +174,7 @@ def fold_matmul(
     new_ops: list[Operation] = []
     a_value, b_value = (op.lhs, op.rhs) if isinstance(op, nn.MatmulOp) else (op.a, op.b)
     transposed = False
-    if isinstance(op, nn.MatmulOp) and (weights := _transposed_weights(b_value)) is not None:
+    if isinstance(op, nn.MatmulOp) and (weights := transposed_weights(b_value)) is not None:
         transposed, b_value = True, weights
     if isinstance(op, nn.GemmOp):
         if op.trans_a is not None or op.alpha.value.data != 1 or op.beta.value.data != 1:

@@ -107,7 +107,14 @@ from nnlayout.dialects.nn.linear import (
     GemmOp,
     MatmulOp,
 )
-from nnlayout.dialects.nn.movement import ChannelShuffleOp, ExpandOp, PadOp, ResizeOp, SliceOp
+from nnlayout.dialects.nn.movement import (
+    ChannelShuffleOp,
+    ExpandOp,
+    PadOp,
+    ResizeBase,
+    ResizeOp,
+    SliceOp,
+)
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import (
     AvgPool2dOp,
@@ -129,6 +136,7 @@ from nnlayout.dialects.nn.quantized import (
     QMatmulOp,
     QMulOp,
     QParams,
+    QResizeOp,
     QuantizedOp,
     QuantizeOp,
 )
@@ -213,6 +221,7 @@ NN = Dialect(
         QAvgPool2dOp,
         QGlobalAvgPoolOp,
         QLookupOp,
+        QResizeOp,
         QConcatOp,
         DynamicScaleOp,
         DynamicZeroPointOp,
@@ -280,6 +289,7 @@ __all__ = [
     "ReduceOp",
     "ReluOp",
     "ReshapeOp",
+    "ResizeBase",
     "ResizeOp",
     "PowOp",
     "QAddOp",
@@ -296,6 +306,7 @@ __all__ = [
     "QAvgPool2dOp",
     "QGlobalAvgPoolOp",
     "QLookupOp",
+    "QResizeOp",
     "QMatmulOp",
     "QMulOp",
     "QParams",

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     VarConstraint,
     base,
@@ -57,6 +57,8 @@ from nnlayout.dialects.nn.base import (
 
 PAD_MODES = ("constant", "reflect", "edge")
 RESIZE_MODES = ("nearest", "linear")
+#: The properties of a resize (`ResizeBase`).
+RESIZE_ATTRIBUTES = ("mode", "coordinates", "nearest", "scales")
 COORDINATE_MODES = (
     "half_pixel",
     "pytorch_half_pixel",
@@ -108,9 +110,10 @@ def pad_shape(x: Shape, pads: Sequence[int], mode: str) -> Shape:
     return tuple(dim + pads[axis] + pads[axis + rank] for axis, dim in enumerate(x))
 
 
-def resize_check(x: Shape, out: Shape, scales: Sequence[float]) -> Shape:
+def resize_check(
+    x: Shape, out: Shape, scales: Sequence[float], op_name: str = "nn.resize"
+) -> Shape:
     """A 4-D resize keeps N and C and has one positive scale per spatial axis."""
-    op_name = "nn.resize"
     _require_rank(op_name, "input", x, 4)
     _require_rank(op_name, "result", out, 4)
     _require_len(op_name, "scales", [0] * len(scales), 2)
@@ -241,16 +244,10 @@ class PadOp(NNOp):
                 )
 
 
-@irdl_op_definition
-class ResizeOp(NNOp):
-    """ONNX Resize of the spatial axes of NCHW data to the result's H and W: `mode` nearest
-    or linear, `coordinates` (ONNX's coordinate_transformation_mode) mapping each output
-    index to an input coordinate with `scales` (the scale per spatial axis ONNX's formulas
-    use), `nearest` (ONNX's nearest_mode) rounding it in nearest mode."""
+class ResizeBase(NNOp):
+    """What `nn.resize` and `nn.qresize` share: the operand, result and attributes of ONNX
+    Resize, their printed form and their checks."""
 
-    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
-
-    name = "nn.resize"
     input = operand_def(TensorType)
     output = result_def(TensorType)
     mode = prop_def(StringAttr)
@@ -262,6 +259,48 @@ class ResizeOp(NNOp):
         "$input `mode` $mode `coordinates` $coordinates `nearest` $nearest `scales` $scales "
         "attr-dict `:` type($input) `->` type($output)"
     )
+
+    @staticmethod
+    def resize_properties(
+        mode: str, coordinates: str, nearest: str, scales: Sequence[float]
+    ) -> dict[str, Attribute]:
+        return {
+            "mode": StringAttr(mode),
+            "coordinates": StringAttr(coordinates),
+            "nearest": StringAttr(nearest),
+            "scales": DenseArrayBase.from_list(f64, tuple(float(s) for s in scales)),
+        }
+
+    @property
+    def scale_values(self) -> tuple[float, ...]:
+        return tuple(float(s) for s in self.scales.get_values())
+
+    def checked_resize_shape(self) -> Shape:
+        """The attributes checked, then the shapes (`resize_check`)."""
+        for name, value, allowed in (
+            ("mode", self.mode.data, RESIZE_MODES),
+            ("coordinates", self.coordinates.data, COORDINATE_MODES),
+            ("nearest", self.nearest.data, NEAREST_MODES),
+        ):
+            if value not in allowed:
+                raise VerifyException(
+                    f"{self.name}: {name} must be one of {', '.join(allowed)}, got {value}"
+                )
+        return resize_check(
+            shape_of(self.input), shape_of(self.output), self.scale_values, self.name
+        )
+
+
+@irdl_op_definition
+class ResizeOp(ResizeBase):
+    """ONNX Resize of the spatial axes of NCHW data to the result's H and W: `mode` nearest
+    or linear, `coordinates` (ONNX's coordinate_transformation_mode) mapping each output
+    index to an input coordinate with `scales` (the scale per spatial axis ONNX's formulas
+    use), `nearest` (ONNX's nearest_mode) rounding it in nearest mode."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+
+    name = "nn.resize"
 
     def __init__(
         self,
@@ -276,36 +315,19 @@ class ResizeOp(NNOp):
         super().__init__(
             operands=[input],
             result_types=[with_shape(input, (n, c, *out_hw))],
-            properties={
-                "mode": StringAttr(mode),
-                "coordinates": StringAttr(coordinates),
-                "nearest": StringAttr(nearest),
-                "scales": DenseArrayBase.from_list(f64, tuple(float(s) for s in scales)),
-            },
+            properties=self.resize_properties(mode, coordinates, nearest, scales),
         )
         self.verify_()  # like the other builders, reject what the verifier would
 
-    @property
-    def scale_values(self) -> tuple[float, ...]:
-        return tuple(float(s) for s in self.scales.get_values())
-
     def result_shape(self) -> Shape:
-        for name, value, allowed in (
-            ("mode", self.mode.data, RESIZE_MODES),
-            ("coordinates", self.coordinates.data, COORDINATE_MODES),
-            ("nearest", self.nearest.data, NEAREST_MODES),
-        ):
-            if value not in allowed:
-                raise VerifyException(
-                    f"nn.resize: {name} must be one of {', '.join(allowed)}, got {value}"
-                )
+        shape = self.checked_resize_shape()
         element_type = tensor_type(self.input).element_type
         if not is_float_type(element_type) and self.mode.data != "nearest":
             raise VerifyException(
                 f"nn.resize: {self.mode.data} mode interpolates, which {element_type} data "
                 "cannot do exactly; resize quantized data in nearest mode or dequantize first"
             )
-        return resize_check(shape_of(self.input), shape_of(self.output), self.scale_values)
+        return shape
 
 
 @irdl_op_definition

@@ -1,8 +1,9 @@
 """Quantized ops: `nn.quantize`, `nn.dequantize` and the QOperator ops `nn.qconv2d`,
 `nn.qmatmul`, `nn.qadd`, `nn.qmul`, `nn.qglobal_avg_pool`, `nn.qavg_pool2d`, `nn.qconcat`
 (ONNX's QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul and com.microsoft's
-QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat), and
-`nn.qconv2d_add`, a `nn.qconv2d` with the `nn.qadd` after it (made by `fuse-post-ops`).
+QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat),
+`nn.qconv2d_add`, a `nn.qconv2d` with the `nn.qadd` after it (made by `fuse-post-ops`) or a
+float residual add (made by `fold-qdq`), and `nn.qresize`, a linear resize (`fold-qdq`).
 
 A quantized value is a tensor of `ui8` or `i8` (`i32` for biases); real = (q - zero_point) *
 scale. Scale and zero point are properties of the op that reads or writes the value, named as
@@ -85,6 +86,7 @@ from nnlayout.dialects.nn.fused import (
     verify_activation,
 )
 from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, ConvWindowOp
+from nnlayout.dialects.nn.movement import RESIZE_ATTRIBUTES, ResizeBase
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, Pool2dOp
 from nnlayout.dialects.nn.shape_rules import concat_shape, conv2d_shape, matmul_shape
 
@@ -730,6 +732,42 @@ class QAvgPool2dOp(with_qparams("x", "y"), Pool2dOp):
         if count_include_pad:
             extra["count_include_pad"] = UnitAttr()
         super().__init__(input, extra=extra, **window)  # type: ignore[arg-type]
+
+    def verify_element_types(self) -> None:
+        _verify_one_type(self)
+
+
+@irdl_op_definition
+class QResizeOp(with_qparams("x", "y"), ResizeBase):
+    """A linear resize of quantized data (onnxruntime's QDQ Resize: dequantize -> linear
+    Resize -> quantize, a segmentation head's upsampling): `nn.resize`'s interpolation of
+    x's dequantized values, quantized once with y's parameters; x and y of one type, per
+    tensor. (A nearest resize needs no q-op: `nn.resize` moves integers exactly.)
+
+        %y = nn.qresize %x mode "linear" coordinates "half_pixel" nearest "floor"
+               scales [8.0, 8.0] {x_scale = ..., x_zero_point = ..., y_scale = ...,
+               y_zero_point = ...} : tensor<1x21x28x28xui8> -> tensor<1x21x224x224xui8>"""
+
+    name = "nn.qresize"
+
+    def __init__(self, input: Value, resize: ResizeBase, params: tuple[QParams, QParams]):
+        """`resize`'s result shape and attributes, on `input` (its integers)."""
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(params[1].element_type, shape_of(resize.output))],
+            properties={
+                **{name: resize.properties[name] for name in RESIZE_ATTRIBUTES},
+                **_params_properties("xy", params),
+            },
+        )
+
+    def result_shape(self) -> Shape:
+        if self.mode.data != "linear":
+            raise VerifyException(
+                f"{self.name}: mode must be linear, got {self.mode.data} (a nearest resize of "
+                "quantized data is nn.resize)"
+            )
+        return self.checked_resize_shape()
 
     def verify_element_types(self) -> None:
         _verify_one_type(self)

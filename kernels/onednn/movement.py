@@ -78,7 +78,7 @@ def _normalised(taps: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.nda
     return first, second, weight
 
 
-def _taps_differ(op: nn.ResizeOp, axis: int) -> bool:
+def _taps_differ(op: nn.ResizeBase, axis: int) -> bool:
     size = shape_of(op.input)[2 + axis]
     out = shape_of(op.output)[2 + axis]
     ours = _normalised(resize_taps(op, axis))
@@ -94,7 +94,7 @@ def movement_reason(op: Operation) -> str | None:
     """Why oneDNN's primitive would not compute `op` as the reference does."""
     if isinstance(op, nn.ChannelShuffleOp):
         return None
-    assert isinstance(op, nn.ResizeOp)
+    assert isinstance(op, nn.ResizeBase)
     for axis, name in enumerate(("height", "width")):
         if _taps_differ(op, axis):
             return (

@@ -385,9 +385,11 @@ def concat_pd(dst: MemoryDesc, axis: int, srcs: Sequence[MemoryDesc]) -> Primiti
     )
 
 
-def resampling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
+def resampling_pd(
+    algorithm: int, src: MemoryDesc, dst: MemoryDesc, post_ops: Sequence[PostOp] = ()
+) -> PrimitiveDesc:
     """Forward-inference resampling to `dst`'s spatial sizes (the factors oneDNN derives
-    from them: none given)."""
+    from them: none given), then `post_ops`."""
     return _created(
         b.lib().dnnl_resampling_forward_primitive_desc_create,
         b.engine(),
@@ -397,6 +399,7 @@ def resampling_pd(algorithm: int, src: MemoryDesc, dst: MemoryDesc) -> Primitive
         src.handle,
         dst.handle,
         elements=_elements(src, dst),
+        post_ops=post_ops,
     )
 
 

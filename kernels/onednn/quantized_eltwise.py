@@ -1,7 +1,8 @@
 """oneDNN kernels of quantized element-wise and pooling ops:
 `nn.qadd` (com.microsoft QLinearAdd: a residual connection) as oneDNN's binary add,
-`nn.qmul` (QLinearMul) as its binary mul where a's and b's zero points are 0, and
-`nn.max_pool2d` of u8/s8 data as its max pooling.
+`nn.qmul` (QLinearMul) as its binary mul where a's and b's zero points are 0,
+`nn.qresize` (a linear resize of quantized data) as its resampling, and `nn.max_pool2d` of
+u8/s8 data as its max pooling.
 
 qadd: y = saturate(round(((a - a_zp) * a_scale + (b - b_zp) * b_scale) / y_scale) + y_zp).
 oneDNN's binary primitive takes scales for its sources but no zero points, so the scales
@@ -49,6 +50,7 @@ from nnlayout.kernels.onednn.collapsed import collapsed_shapes
 from nnlayout.kernels.onednn.common import Layouts, format_of, is_fast, row_major_strides
 from nnlayout.kernels.onednn.eltwise import binary_order
 from nnlayout.kernels.onednn.formats import by_layout
+from nnlayout.kernels.onednn.movement import movement_reason
 from nnlayout.kernels.onednn.pooling import pool_pd, pool_reason
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import INT8, data_type_of
@@ -169,9 +171,34 @@ def _tag(op: Operation, layout: str) -> int | None:
     return by_layout("data", layout).value  # type: ignore[union-attr]
 
 
+def qresize_pd(op: nn.QResizeOp, tag: int) -> b.PrimitiveDesc:
+    """oneDNN's linear resampling of the integers, in f32 (its weights sum to 1, so the
+    interpolation of x - x_zp is that of x, less x_zp), then linear post-ops: (v - x_zp) *
+    x_scale / y_scale, rounded half to even before y's zero point is added (as quantize
+    rounds: an odd zero point would move a tie, which a downsampling by 2 makes common, the
+    other way), + y_zp; oneDNN's conversion saturates (and rounds, where y_zp is 0)."""
+    data_type = _int8_type(op) or b.dnnl_u8
+    src, dst = (b.MemoryDesc.with_tag(shape_of(v), tag, data_type) for v in (op.input, op.output))
+    x, y = op.qparams("x"), op.qparams("y")
+    ratio = np.float32(x.scale) / np.float32(y.scale)
+    post_ops: tuple[b.PostOp, ...] = ()
+    if not (x.same_as(y) and int(x.zero_point) == 0):
+        shift = -ratio * np.float32(x.zero_point)
+        post_ops = (b.PostOp.eltwise(b.dnnl_eltwise_linear, float(ratio), float(shift)),)
+    if int(y.zero_point) != 0:
+        post_ops += (
+            b.PostOp.eltwise(b.dnnl_eltwise_round),
+            b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, float(y.zero_point)),
+        )
+    return p.resampling_pd(b.dnnl_resampling_linear, src, dst, post_ops)
+
+
 def _pd(op: Operation, tag: int | None) -> b.PrimitiveDesc:
     if isinstance(op, nn.QAddOp | nn.QMulOp):
         return qadd_pd(op, tag)
+    if isinstance(op, nn.QResizeOp):
+        assert tag is not None
+        return qresize_pd(op, tag)
     return pool_pd(op, tag, _int8_type(op) or b.dnnl_u8)
 
 
@@ -191,6 +218,8 @@ def _shape_reason(op: Operation) -> str | None:
         if full_operand(op) is None:
             return "neither operand is of the result's shape"
         return None
+    if isinstance(op, nn.QResizeOp):
+        return movement_reason(op)
     return pool_reason(op)
 
 
@@ -294,8 +323,8 @@ def _applies(op: Operation) -> bool:
 
 
 def int8_eltwise_kernels(family: str) -> list[Kernel]:
-    """qadd_onednn, and max_pool2d_int8_onednn, which applies to integer data only (and is
-    tried before the f32 kernel, which refuses it)."""
+    """qadd_onednn, qmul_onednn, qresize_onednn, and max_pool2d_int8_onednn, which applies
+    to integer data only (and is tried before the f32 kernel, which refuses it)."""
     common = int8_kernel_fields(
         _Bound,
         accepts=int8_accepts,
@@ -320,6 +349,7 @@ def int8_eltwise_kernels(family: str) -> list[Kernel]:
             accepts_types=_types_reason,
             **common,  # type: ignore[arg-type]
         ),
+        Kernel("qresize_onednn", nn.QResizeOp, family, **common),  # type: ignore[arg-type]
         Kernel(
             "max_pool2d_int8_onednn",
             nn.MaxPool2dOp,

@@ -201,6 +201,30 @@ func.func @qconv_add_once_clamp(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>,
 
 // -----
 
+func.func @qresize_nearest(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x8x8xui8> {
+  // expected-error @+1 {{nn.qresize: mode must be linear, got nearest (a nearest resize of quantized data is nn.resize)}}
+  %y = nn.qresize %x mode "nearest" coordinates "half_pixel" nearest "floor" scales [2.0, 2.0] {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x8x8xui8>
+  func.return %y : tensor<1x2x8x8xui8>
+}
+
+// -----
+
+func.func @qresize_types(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x8x8xi8> {
+  // expected-error @+1 {{nn.qresize: the result must be ui8, got i8}}
+  %y = nn.qresize %x mode "linear" coordinates "half_pixel" nearest "floor" scales [2.0, 2.0] {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<3> : tensor<i8>} : tensor<1x2x4x4xui8> -> tensor<1x2x8x8xi8>
+  func.return %y : tensor<1x2x8x8xi8>
+}
+
+// -----
+
+func.func @qresize_shape(%x: tensor<1x2x4x4xui8>) -> tensor<1x3x8x8xui8> {
+  // expected-error @+1 {{nn.qresize: result [1, 3, 8, 8] must keep the input's N and C [1, 2]; only the spatial axes are resized}}
+  %y = nn.qresize %x mode "linear" coordinates "half_pixel" nearest "floor" scales [2.0, 2.0] {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x3x8x8xui8>
+  func.return %y : tensor<1x3x8x8xui8>
+}
+
+// -----
+
 // A table's recorded function is one of the fused activations, with that op's attributes.
 func.func @qlookup_unknown_function(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xui8> {
   // expected-error @+1 {{nn.qlookup: unknown activation "softsign"; expected one of relu, leaky_relu, clip, sigmoid, tanh, hardswish, hardsigmoid, gelu, swish, elu, softplus, mish}}

@@ -137,10 +137,40 @@ func.func @linear(%x: tensor<1x3x2xi8>) -> tensor<1x3x4xi8> {
 
 // -----
 
+// A Linear whose inputs are quantized and whose result stays float (torch's x86 quantizer:
+// a GELU follows): nn.matmul_integer_to_float of the integers, scaled by a_scale * w_scale per
+// column, its bias add left float. A product of two activations stays float, with a remark.
+func.func @float_linear(%x: tensor<1x3x2xui8>, %k: tensor<2x3xui8>) -> (tensor<1x3x4xf32>, tensor<1x3x3xf32>) {
+  %wq = nn.constant dense<[[1, -2], [3, 4], [-5, 6], [7, 8]]> : tensor<4x2xi8>
+  %b = nn.constant dense<[0.5, -0.25, 1.0, 0.0]> : tensor<4xf32>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<131> : tensor<ui8>} : tensor<1x3x2xui8> -> tensor<1x3x2xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125, 0.5, 1.0]> : tensor<4xf32>, x_zero_point = dense<0> : tensor<4xi8>} : tensor<4x2xi8> -> tensor<4x2xf32>
+  %wt = nn.transpose %wf perm [1, 0] : tensor<4x2xf32> -> tensor<2x4xf32>
+  %m = nn.matmul %xf, %wt : (tensor<1x3x2xf32>, tensor<2x4xf32>) -> tensor<1x3x4xf32>
+  %s = nn.add %m, %b : (tensor<1x3x4xf32>, tensor<4xf32>) -> tensor<1x3x4xf32>
+  %g = nn.gelu %s : tensor<1x3x4xf32>
+  %kf = nn.dequantize %k {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<131> : tensor<ui8>} : tensor<2x3xui8> -> tensor<2x3xf32>
+  // expected-remark @+1 {{not an integer product with a float result: b is not a constant}}
+  %p = nn.matmul %xf, %kf : (tensor<1x3x2xf32>, tensor<2x3xf32>) -> tensor<1x3x3xf32>
+  func.return %g, %p : tensor<1x3x4xf32>, tensor<1x3x3xf32>
+}
+// CHECK-LABEL: func.func @float_linear
+// CHECK:       %[[S:.*]] = nn.constant dense<[1.250000e-01, 6.250000e-02, 2.500000e-01, 5.000000e-01]> : tensor<4xf32>
+// CHECK-NEXT:  %[[Z:.*]] = nn.constant dense<131> : tensor<ui8>
+// CHECK-NEXT:  %[[B:.*]] = nn.transpose %wq perm [1, 0] : tensor<4x2xi8> -> tensor<2x4xi8>
+// CHECK-NEXT:  %m = nn.matmul_integer_to_float %x, %[[B]] scale %[[S]] zero_point %[[Z]] : (tensor<1x3x2xui8>, tensor<2x4xi8>, tensor<4xf32>, tensor<ui8>) -> tensor<1x3x4xf32>
+// CHECK-NEXT:  %s = nn.add %m, %b
+// CHECK:       %p = nn.matmul %xf, %kf
+// PIPE-LABEL: func.func @float_linear
+// PIPE:       nn.matmul_integer_to_float
+
+// -----
+
 // A Linear whose bias is itself computed from constants (a constant nn.matmul): the bias's
 // matmul stays, read by the nn.div; only the product's matmul goes (it was erased too, and
 // the pass failed on the use the nn.div kept; found by a helper's review). A matmul plus a
-// bias computed at run time stays float, with a remark naming the Linear form.
+// bias computed at run time is no q-op, with a remark naming the Linear form (its product,
+// whose result stays float, is nn.matmul_integer_to_float).
 func.func @linear_biases(%x: tensor<4x2xf32>, %r: tensor<3xf32>) -> (tensor<4x3xi8>, tensor<4x3xi8>) {
   %aq = nn.quantize %x {y_scale = dense<0.03> : tensor<f32>, y_zero_point = dense<-3> : tensor<i8>} : tensor<4x2xf32> -> tensor<4x2xi8>
   %a = nn.dequantize %aq {x_scale = dense<0.03> : tensor<f32>, x_zero_point = dense<-3> : tensor<i8>} : tensor<4x2xi8> -> tensor<4x2xf32>
@@ -163,7 +193,7 @@ func.func @linear_biases(%x: tensor<4x2xf32>, %r: tensor<3xf32>) -> (tensor<4x3x
 // CHECK:       %bb = nn.matmul %k1, %k2
 // CHECK:       nn.div %bb,
 // CHECK:       %yq = nn.qmatmul %aq,
-// CHECK:       %m2 = nn.matmul %a, %wt
+// CHECK:       %m2 = nn.matmul_integer_to_float %aq,
 // CHECK:       %zq = nn.quantize %s2
 // PIPE-LABEL: func.func @linear_biases
 // PIPE:       nn.qmatmul
@@ -197,20 +227,24 @@ func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4
 
 // -----
 
-// A linear resize between a dequantize and a quantize of equal parameters stays float: it
-// interpolates, which the integers cannot do exactly (nn.resize refuses linear ui8 data).
-func.func @linear_resize(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x4x4xui8> {
+// A linear resize between a dequantize and a quantize (onnxruntime's QDQ Resize, a
+// segmentation head's upsampling) is nn.qresize: the float ops' interpolation, quantized once,
+// with other parameters too. A quantize to another integer type stays float, with a remark.
+func.func @linear_resize(%x: tensor<1x1x2x2xui8>) -> (tensor<1x1x4x4xui8>, tensor<1x1x4x4xi8>) {
   %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<0> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x2x2xf32>
   %r = nn.resize %xf mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.0, 2.0] : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
-  // expected-remark @+1 {{not folded into a quantized op: a linear resize interpolates, which integers cannot do exactly}}
-  %y = nn.quantize %r {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : tensor<1x1x4x4xf32> -> tensor<1x1x4x4xui8>
-  func.return %y : tensor<1x1x4x4xui8>
+  %y = nn.quantize %r {y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : tensor<1x1x4x4xf32> -> tensor<1x1x4x4xui8>
+  %r2 = nn.resize %xf mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.0, 2.0] : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: the dequantize and the quantize have different integer types}}
+  %z = nn.quantize %r2 {y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<0> : tensor<i8>} : tensor<1x1x4x4xf32> -> tensor<1x1x4x4xi8>
+  func.return %y, %z : tensor<1x1x4x4xui8>, tensor<1x1x4x4xi8>
 }
 // CHECK-LABEL: func.func @linear_resize
+// CHECK:      %y = nn.qresize %x mode "linear" coordinates "half_pixel" nearest "round_prefer_floor" scales [2.000000e+00, 2.000000e+00] {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<0> : tensor<ui8>, y_scale = dense<2.500000e-01> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : tensor<1x1x2x2xui8> -> tensor<1x1x4x4xui8>
 // CHECK:      nn.resize %xf mode "linear"
-// CHECK-NEXT: nn.quantize
+// CHECK-NEXT: %z = nn.quantize
 // PIPE-LABEL: func.func @linear_resize
-// PIPE:       nn.resize {{.*}}f32
+// PIPE:       nn.qresize {{.*}}#nn.kernel<"qresize_ref"
 
 // -----
 

@@ -203,3 +203,41 @@ def test_x86_residual_adds_round_once_in_int8(
         if target == "onednn" and VNNI:
             assert chosen.kernel_name.data == "qconv2d_add_onednn"
             assert chosen.in_place_operand == fused.addend_index
+
+
+def x86_linear() -> onnx.ModelProto:
+    """A transformer's MLP as the dynamo exporter writes it quantized by the x86 quantizer:
+    the Linear's input quantized (u8) and its weights (per channel), its result float:
+    MatMul(dq(x), Transpose(dq(w))) + bias -> Gelu -> Q -> DQ -> the second Linear, whose
+    float result is added to the float input (the residual)."""
+    g = X86Graph()
+    x = g.quantize("x", "input", 0.03, 131)
+    hidden = g.node("Transpose", [g.weights("fc1", (16, C))], "fc1_wt", perm=[1, 0])
+    product = g.node("MatMul", [x, hidden], "fc1_mm")
+    act = g.node("Gelu", [g.node("Add", [product, g.bias("fc1", 16)], "fc1_y")], "act")
+    act = g.quantize(act, "act", 0.02, 3)
+    out = g.node("Transpose", [g.weights("fc2", (C, 16))], "fc2_wt", perm=[1, 0])
+    second = g.node("Add", [g.node("MatMul", [act, out], "fc2_mm"), g.bias("fc2", C)], "fc2_y")
+    g.node("Add", ["x", second], "y")
+    return g.model("y", [1, 5, C], (1, 5, C))
+
+
+def test_x86_linear_layers_with_float_results_run_in_int8(tmp_path: Path) -> None:
+    """A Linear whose inputs are quantized and whose result stays float is
+    nn.matmul_integer_to_float (the integer product scaled to f32 once, onnxruntime's
+    MatMulIntegerToFloat): no float matmul runs; on the oneDNN targets oneDNN's int8
+    matmul writes the f32 result."""
+    model = x86_linear()
+    module = check_against_onnxruntime(model, tmp_path, seed=4, tolerance=1e-5)
+    for target in ("onednn", "ref"):
+        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
+        names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+        assert "nn.matmul" not in names and "nn.gemm" not in names, names
+        assert names.count("nn.matmul_integer_to_float") == 2, names
+        kernels = {
+            kernel_of(op).kernel_name.data  # type: ignore[union-attr]
+            for op in compiled.walk()
+            if isinstance(op, nn.MatmulIntegerToFloatOp)
+        }
+        if target == "onednn" and VNNI:
+            assert kernels == {"matmul_integer_to_float_onednn"}, kernels

@@ -31,6 +31,8 @@ from nnlayout.tests.helpers import (
     LAYOUT_PIPELINE,
     check_against_onnxruntime,
     compile_module,
+    output_step,
+    quantize_with_onnxruntime,
 )
 
 CLASSES, SIZE = 21, 32
@@ -118,3 +120,22 @@ def test_segmentation_head_runs_onednn_resampling(target: str, tmp_path: Path) -
         if isinstance(op, ComputeOp) and isinstance(op.inner, nn.ResizeOp)
     )
     assert encoding_name(resize.operands[0].type) == "", compiled
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u8", "s8"])
+def test_quantized_segmentation_head_upsamples_in_int8(signed: bool, tmp_path: Path) -> None:
+    """onnxruntime's quantize_static writes the bilinear Resize between a DequantizeLinear
+    and a QuantizeLinear: fold-qdq makes it nn.qresize, so the 16 times larger upsampled
+    logits are 1-byte integers (no f32 resize result in the arena), within one step of
+    onnxruntime on every target; on the oneDNN targets oneDNN's resampling runs it."""
+    model = quantize_with_onnxruntime(
+        segmentation_model("dynamo"), tmp_path, qoperator=False, signed_activations=signed
+    )
+    module = check_against_onnxruntime(model, tmp_path, seed=2, step=output_step(model))
+    for target in ("onednn", "ref"):
+        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
+        names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
+        assert "nn.resize" not in names and names.count("nn.qresize") == 1, names
+        census = kernel_census(compiled, get_target(target))
+        if target == "onednn":
+            assert census.kernels["qresize_onednn"] == 1, (census.kernels, census.reasons)
