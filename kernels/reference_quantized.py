@@ -24,6 +24,8 @@
 * `nn.qconcat`: each input requantized from its parameters to y's (a copy where they are
   equal), then concatenated.
 * `nn.qlookup`: the table's entry for each value.
+* `nn.qconv2d_to_float`: the exact sum plus the bias, times x_scale * w_scale, in f64,
+  rounded to f32 once.
 * `nn.qresize`: quantize(resize(dequantize(x))), the resize in f64 rounded to f32, as the
   float ops.
 """
@@ -172,8 +174,14 @@ def qconv2d_add(op: nn.QConv2dAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray
     return quantize_array(total, y)
 
 
+def qconv2d_to_float(op: nn.QConv2dToFloatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The convolution's real result: (sum + bias) * x_scale * w_scale in f64, to f32."""
+    accumulator, x_w_scale = _conv_sum(op, inputs)
+    return (accumulator * x_w_scale.astype(np.float64)).astype(np.float32)
+
+
 def _conv_sum(
-    op: nn.QConv2dOp | nn.QConv2dAddOp, inputs: Sequence[np.ndarray]
+    op: nn.QConv2dOp | nn.QConv2dAddOp | nn.QConv2dToFloatOp, inputs: Sequence[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The exact sum of `op`'s convolution plus its bias (f64), and x_scale * w_scale (f32,
     per output channel shaped to broadcast along the sum's dimension 1)."""
@@ -271,6 +279,7 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.DequantizeOp: dequantize,
     nn.QConv2dOp: qconv2d,
     nn.QConv2dAddOp: qconv2d_add,
+    nn.QConv2dToFloatOp: qconv2d_to_float,
     nn.QMatmulOp: qmatmul,
     nn.QAddOp: qadd,
     nn.QMulOp: qmul,

@@ -45,8 +45,9 @@ whose float operands are all `nn.dequantize` results:
   parameters of the same 8-bit type (torch's channel split requantizes each half), followed
   by `nn.qlookup` of the requantization q(dq(v)) (exact too: requantizing is monotonic).
 * then, with no quantize after it: matmul(dq(a), dq(w) or transpose(dq(w))), w a constant
-  =>  `nn.matmul_integer_to_float` (torch's x86 quantizer quantizes a Linear's inputs only:
-  transforms/fold_qdq_float.py).
+  =>  `nn.matmul_integer_to_float`; conv2d(dq(x), dq(w), b?), w a constant  =>
+  `nn.qconv2d_to_float` (torch's x86 quantizer quantizes a Linear's or a convolution's
+  inputs only where a float op follows: transforms/fold_qdq_float.py).
 
     %x1 = nn.dequantize %xq {x_scale = dense<0.02>, x_zero_point = dense<128> : tensor<ui8>}
     %w1 = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ...}
@@ -91,7 +92,7 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.reference_quantized import dequantize_array, table_of
-from nnlayout.transforms.fold_qdq_float import integer_product
+from nnlayout.transforms.fold_qdq_float import integer_convolution, integer_product
 from nnlayout.transforms.fold_qdq_products import (
     NoFold,
     biased_product,
@@ -495,17 +496,22 @@ def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter)
 
 @dataclass
 class FoldFloatProduct(RewritePattern):
-    """matmul(dq(a), dq(w) or transpose(dq(w))) whose result stays float  =>
-    `nn.matmul_integer_to_float` (transforms/fold_qdq_float.py)."""
+    """matmul(dq(a), dq(w) or transpose(dq(w))) or conv2d(dq(x), dq(w), b?) whose result
+    stays float  =>  `nn.matmul_integer_to_float` or `nn.qconv2d_to_float`
+    (transforms/fold_qdq_float.py)."""
 
     print_remarks: bool
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nn.MatmulOp, rewriter: PatternRewriter) -> None:
-        if KERNEL_ATTR in op.attributes or not isinstance(op.lhs.owner, nn.DequantizeOp):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.MatmulOp | nn.Conv2dOp) or KERNEL_ATTR in op.attributes:
+            return
+        if not isinstance(op.operands[0].owner, nn.DequantizeOp):
             return
         try:
-            new_ops = integer_product(op)
+            if isinstance(op, nn.MatmulOp):
+                new_ops = integer_product(op)
+            else:
+                new_ops = integer_convolution(op)
         except NoFold as reason:
             _remark(op, f"not an integer product with a float result: {reason}", self.print_remarks)
             return

@@ -5,7 +5,10 @@ writes it) that no quantize takes becomes `nn.matmul_integer_to_float`, the inte
 scaled to f32 once (onnxruntime's QDQ transformer makes such a DQ -> MatMul a
 MatMulIntegerToFloat). torch's x86 quantizer (torchao's X86InductorQuantizer) quantizes a
 Linear's inputs only: its output goes on in float (to a GELU, a residual add), and ran in
-f32 on dequantized weights.
+f32 on dequantized weights. Likewise a convolution of a dequantized activation and
+dequantized constant weights whose result stays float (the x86 quantizer's, before a SiLU,
+a hardswish or a LayerNorm) becomes `nn.qconv2d_to_float`: the exact sum plus the bias,
+scaled to f32 once (oneDNN's int8 convolution writing f32).
 
     %a = nn.dequantize %aq {x_scale = dense<0.03>, x_zero_point = dense<129> : tensor<ui8>}
     %w = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<Nxf32>, ...i8}
@@ -32,7 +35,12 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.constant_expressions import is_constant
-from nnlayout.transforms.fold_qdq_products import NoFold, dequantized, transposed_weights
+from nnlayout.transforms.fold_qdq_products import (
+    NoFold,
+    dequantized,
+    fold_conv,
+    transposed_weights,
+)
 
 
 def _constant(element_type: object, values: np.ndarray) -> nn.ConstantOp:
@@ -67,3 +75,16 @@ def integer_product(op: nn.MatmulOp) -> list[Operation]:
         nn.MatmulIntegerToFloatOp(a, b, scales.output, zero_point.output, b_zero_point.copy())
     )
     return made
+
+
+def integer_convolution(op: nn.Conv2dOp) -> list[Operation]:
+    """The ops computing `op` as `nn.qconv2d_to_float` (NoFold: why not): its bias made as
+    `nn.qconv2d`'s is (`fold_conv`)."""
+    if not is_constant(op.weight):
+        raise NoFold("the weight is not a constant")
+    y = nn.QParams.make(1.0, 0)  # unused: the result is real
+    *made, conv = fold_conv(op, y, None)
+    assert isinstance(conv, nn.QConv2dOp)
+    real = nn.QConv2dToFloatOp(conv)
+    conv.erase()  # only described the convolution: never inserted
+    return [*made, real]

@@ -3,7 +3,8 @@
 (ONNX's QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul and com.microsoft's
 QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat),
 `nn.qconv2d_add`, a `nn.qconv2d` with the `nn.qadd` after it (made by `fuse-post-ops`) or a
-float residual add (made by `fold-qdq`), and `nn.qresize`, a linear resize (`fold-qdq`).
+float residual add (made by `fold-qdq`), `nn.qconv2d_to_float`, a `nn.qconv2d` with a real
+(f32) result, and `nn.qresize`, a linear resize (both `fold-qdq`'s).
 
 A quantized value is a tensor of `ui8` or `i8` (`i32` for biases); real = (q - zero_point) *
 scale. Scale and zero point are properties of the op that reads or writes the value, named as
@@ -451,6 +452,56 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
+
+
+@irdl_op_definition
+class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w")):
+    """A quantized convolution whose result is its real value in f32, not requantized: what
+    `fold-qdq` makes of dequantize -> Conv whose result goes on in float (torch's x86
+    quantizer quantizes a convolution's inputs only, where a SiLU, a hardswish or a
+    LayerNorm follows). (sum of (x - x_zp) * (w - w_zp) + bias) * x_scale * w_scale[o], in
+    f64, rounded to f32 once; operands (the bias i32 or f32, in the accumulator's units),
+    parameters and window as `nn.qconv2d`'s.
+
+        %y = nn.qconv2d_to_float %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+               groups 1 {x_scale = ..., x_zero_point = ..., w_scale = ..., w_zero_point = ...}
+               : (tensor<1x8x4x4xui8>, tensor<16x8x3x3xi8>, tensor<16xf32>)
+               -> tensor<1x16x4x4xf32>"""
+
+    name = "nn.qconv2d_to_float"
+    x = operand_def(TensorType)
+    w = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = QConv2dOp.assembly_format
+
+    def __init__(self, conv: QConv2dOp):
+        """`conv`'s convolution (its y parameters and clamp unused), with a real result."""
+        properties = {
+            name: conv.properties[name] for name in ("strides", "pads", "dilations", "groups")
+        }
+        properties.update(_params_properties("xw", [conv.qparams(p) for p in "xw"]))
+        super().__init__(
+            operands=[conv.x, conv.w, [] if conv.bias is None else [conv.bias]],
+            result_types=[TensorType(f32, shape_of(conv.output))],
+            properties=properties,
+        )
+
+    def qparams(self, prefix: str) -> QParams:
+        return _read_params(self, prefix, 0 if prefix == "w" else None)
+
+    def result_shape(self) -> Shape:
+        return self.window_shape(self.x, self.w, self.bias)
+
+    def verify_element_types(self) -> None:
+        x_type = checked_element_type(self, "x", self.x, QUANTIZED_TYPES)
+        w_type = checked_element_type(self, "w", self.w, QUANTIZED_TYPES)
+        if self.bias is not None:
+            checked_element_type(self, "the bias", self.bias, (i32, f32))
+        checked_element_type(self, "the result", self.output, (f32,))
+        _verify_params(self, "x", x_type)
+        _verify_params(self, "w", w_type, shape_of(self.w)[0])
 
 
 @irdl_op_definition

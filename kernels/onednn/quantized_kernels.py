@@ -57,6 +57,7 @@ from nnlayout.kernels.onednn.quantized import (
     is_matmul,
     multiplier_post_ops,
     once_sum_post_ops,
+    one_pixel,
     packed_sizes,
     qconv_pd,
     qconv_refusal,
@@ -73,7 +74,7 @@ from nnlayout.kernels.onednn.quantized_matmul import (
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
 Spec = tuple[QConvParams, QuantParams]
-QConvOp = nn.QConv2dOp | nn.QConv2dAddOp
+QConvOp = nn.QConv2dOp | nn.QConv2dAddOp | nn.QConv2dToFloatOp
 
 
 def _value_type(value: object) -> np.dtype:
@@ -98,6 +99,8 @@ def qconv_refusal_of(op: QConvOp) -> str | None:
     reason = qconv_refusal(
         _value_type(op.x), _value_type(op.w), w.zero_point, op.qparams("x").zero_point.size, 1
     )
+    if isinstance(op, nn.QConv2dToFloatOp):
+        return reason
     if reason is None and DATA_TYPES.get(_value_type(op.output)) not in INT8:
         reason = f"the result is {_value_type(op.output)}; the kernel writes u8 or s8"
     return reason
@@ -108,6 +111,8 @@ def qconv_spec(op: QConvOp) -> Spec:
     clamp, or its residual add, as post-ops) and its parameters (y's; c's where the
     convolution's result is rounded before the add)."""
     o = shape_of(op.w)[0]
+    if isinstance(op, nn.QConv2dToFloatOp):
+        return _to_float_spec(op, o)
     adds = isinstance(op, nn.QConv2dAddOp)
     params = _params(op, ("x", "w", "c" if adds and not op.rounds_once else "y"), o)
     dst_type = DATA_TYPES[_value_type(op.output)]
@@ -131,6 +136,24 @@ def qconv_spec(op: QConvOp) -> Spec:
         params.x_zero_point != 0,
         params.y_zero_point != 0 and not adds,
         multiplied=True,
+    )
+    return q, params
+
+
+def _to_float_spec(op: nn.QConv2dToFloatOp, outputs: int) -> Spec:
+    """oneDNN's int8 convolution writing f32: its source and weight scales (oneDNN
+    multiplies the sum by them and adds the bias, prescaled by `QConv.pack`), no result
+    scale or zero point."""
+    x, w = op.qparams("x"), op.qparams("w")
+    scales = np.broadcast_to(w.scale, (outputs,) if w.per_axis else ()).reshape(-1)
+    params = QuantParams(float(x.scale), tuple(float(s) for s in scales), 1.0, int(x.zero_point), 0)
+    q = QConvParams(
+        window_geometry(op, op.x, op.w, op.bias is not None, ()),
+        DATA_TYPES[_value_type(op.x)],
+        b.dnnl_f32,
+        w.per_axis,
+        params.x_zero_point != 0,
+        False,
     )
     return q, params
 
@@ -159,7 +182,9 @@ def qconv_choice(q: QConvParams) -> QChoice | str:
     reason = implementation_refusal(pd.implementation)
     if reason is not None:
         return reason
-    if is_matmul(pd):  # one pixel: its channels, NHWC's bytes
+    if is_matmul(pd) or one_pixel(q.geometry):
+        # One pixel: its channels, NHWC's bytes, which oneDNN's descriptors also match as
+        # nchw, where it has only reference code for int8 data.
         src = dst = by_layout("data", "NHWC")
     else:
         src, dst = (
@@ -491,6 +516,7 @@ def quantized_kernels(family: str) -> list[Kernel]:
     )
     return [
         Kernel("qconv2d_onednn", nn.QConv2dOp, family, post_ops=True, **conv),  # type: ignore[arg-type]
+        Kernel("qconv2d_to_float_onednn", nn.QConv2dToFloatOp, family, **conv),  # type: ignore[arg-type]
         Kernel(
             "qconv2d_add_onednn",
             nn.QConv2dAddOp,

@@ -201,6 +201,14 @@ func.func @qconv_add_once_clamp(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>,
 
 // -----
 
+func.func @qconv_to_float_result(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d_to_float: the result must be f32, got ui8}}
+  %0 = nn.qconv2d_to_float %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}
+
+// -----
+
 func.func @qresize_nearest(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x8x8xui8> {
   // expected-error @+1 {{nn.qresize: mode must be linear, got nearest (a nearest resize of quantized data is nn.resize)}}
   %y = nn.qresize %x mode "nearest" coordinates "half_pixel" nearest "floor" scales [2.0, 2.0] {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x8x8xui8>

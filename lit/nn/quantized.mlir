@@ -49,6 +49,15 @@ func.func @qconv_add(%x: tensor<1x4x3x3xui8>, %w: tensor<2x4x3x3xi8>, %b: tensor
 // CHECK-NEXT: %y = nn.qconv2d_add %x, %w, %b add %r strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {c_scale = dense<2.000000e+00> : tensor<f32>, c_zero_point = dense<10> : tensor<ui8>, r_scale = dense<1.000000e+00> : tensor<f32>, r_zero_point = dense<120> : tensor<ui8>, w_scale = {{.*}}, y_zero_point = dense<0> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<2xi32>, tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8>
 // CHECK-NEXT: %z = nn.qconv2d_add %x, %w add %y strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {c_scale = dense<2.000000e+00> : tensor<f32>, c_zero_point = dense<-3> : tensor<i8>, clamp_min = -3 : i64, {{.*}}} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8>
 
+// nn.qconv2d_to_float: a quantized convolution with a real (f32) result (fold-qdq's form of a
+// dequantize -> Conv whose result stays float).
+func.func @qconv_to_float(%x: tensor<1x4x3x3xui8>, %w: tensor<2x4x3x3xi8>, %b: tensor<2xf32>) -> tensor<1x2x3x3xf32> {
+  %y = nn.qconv2d_to_float %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {w_scale = dense<[0.5, 0.25]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  func.return %y : tensor<1x2x3x3xf32>
+}
+// CHECK-LABEL: func.func @qconv_to_float
+// CHECK-NEXT: %y = nn.qconv2d_to_float %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {w_scale = dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+
 // nn.qresize: a linear resize of quantized data (fold-qdq's form of onnxruntime's QDQ Resize).
 func.func @qresize(%x: tensor<1x2x4x4xi8>) -> tensor<1x2x8x8xi8> {
   %y = nn.qresize %x mode "linear" coordinates "half_pixel" nearest "floor" scales [2.0, 2.0] {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<i8>, y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<-3> : tensor<i8>} : tensor<1x2x4x4xi8> -> tensor<1x2x8x8xi8>

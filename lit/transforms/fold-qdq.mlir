@@ -84,8 +84,8 @@ func.func @float_bias(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
 
 // A residual block as torch's x86 quantizer writes it: the convolution's float result plus the
 // dequantized identity, a Relu, one quantize: an nn.qconv2d_add without c (one rounding, the
-// Relu the result's clamp at y's zero point). An identity of another integer type stays
-// float, with a remark.
+// Relu the result's clamp at y's zero point). With an identity of another integer type the
+// add stays float, with a remark (the convolution, its result float, is nn.qconv2d_to_float).
 func.func @x86_residual(%x: tensor<1x2x4x4xui8>, %r: tensor<1x2x4x4xui8>, %s: tensor<1x2x4x4xi8>) -> (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>) {
   %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
   %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
@@ -104,7 +104,7 @@ func.func @x86_residual(%x: tensor<1x2x4x4xui8>, %r: tensor<1x2x4x4xui8>, %s: te
 }
 // CHECK-LABEL: func.func @x86_residual
 // CHECK:       %y = nn.qconv2d_add %x, %wq add %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {clamp_min = 10 : i64, x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, r_scale = dense<7.500000e-01> : tensor<f32>, r_zero_point = dense<3> : tensor<ui8>, y_scale = dense<2.000000e+00> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8>
-// CHECK:       %c2 = nn.conv2d
+// CHECK:       %c2 = nn.qconv2d_to_float %x, %wq
 // CHECK:       %z = nn.quantize %sum2
 // PIPE-LABEL: func.func @x86_residual
 // PIPE:       nn.qconv2d_add {{.*}}#nn.kernel<"qconv2d_add_ref"
@@ -166,6 +166,30 @@ func.func @float_linear(%x: tensor<1x3x2xui8>, %k: tensor<2x3xui8>) -> (tensor<1
 
 // -----
 
+// A convolution whose inputs are quantized and whose result stays float (torch's x86
+// quantizer: a SiLU follows): nn.qconv2d_to_float, its f32 bias divided by x_scale * w_scale
+// at load as nn.qconv2d's is. Weights computed at run time stay float, with a remark.
+func.func @float_conv(%x: tensor<1x2x4x4xui8>, %v: tensor<2x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
+  %b = nn.constant dense<[0.3, -0.7]> : tensor<2xf32>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125]> : tensor<2xf32>, x_zero_point = dense<0> : tensor<2xi8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
+  %c = nn.conv2d %xf, %wf, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %s = nn.swish %c : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not an integer product with a float result: the weight is not a constant}}
+  %c2 = nn.conv2d %xf, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  func.return %s, %c2 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+// CHECK-LABEL: func.func @float_conv
+// CHECK:       %[[BIAS:.*]] = nn.div %b, %{{.*}} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:  %c = nn.qconv2d_to_float %x, %wq, %[[BIAS]] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:  %s = nn.swish %c
+// CHECK:       %c2 = nn.conv2d %xf, %v
+// PIPE-LABEL: func.func @float_conv
+// PIPE:       nn.qconv2d_to_float {{.*}}#nn.kernel<"qconv2d_to_float_ref"
+
+// -----
+
 // A Linear whose bias is itself computed from constants (a constant nn.matmul): the bias's
 // matmul stays, read by the nn.div; only the product's matmul goes (it was erased too, and
 // the pass failed on the use the nn.div kept; found by a helper's review). A matmul plus a
@@ -206,6 +230,7 @@ func.func @unfolded(%x: tensor<1x2x4x4xui8>, %b: tensor<2xf32>) -> (tensor<1x2x4
   %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
   %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
   %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
+  // expected-remark @+1 {{not an integer product with a float result: the bias is neither dequantized nor an f32 constant}}
   %c = nn.conv2d %xf, %wf, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   // expected-remark @+1 {{not folded into a quantized op: the bias is neither dequantized nor an f32 constant}}
   %cq = nn.quantize %c {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>

@@ -23,6 +23,7 @@ from nnlayout.tests.frontends.test_quantized_patterns import TorchFxGraph
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     check_against_onnxruntime,
+    chosen_kernels,
     compile_module,
     output_step,
 )
@@ -229,15 +230,45 @@ def test_x86_linear_layers_with_float_results_run_in_int8(tmp_path: Path) -> Non
     matmul writes the f32 result."""
     model = x86_linear()
     module = check_against_onnxruntime(model, tmp_path, seed=4, tolerance=1e-5)
+    _runs_in_int8(module, nn.MatmulIntegerToFloatOp, 2, {"nn.matmul", "nn.gemm"})
+
+
+def x86_silu_block() -> onnx.ModelProto:
+    """EfficientNet's convolutions as the x86 quantizer writes them: the input quantized,
+    the convolution's result float into a SiLU (x * sigmoid(x)), quantized after it; the
+    squeeze-and-excitation's one-pixel convolution likewise (a Relu after it, then a
+    Sigmoid), its gate multiplying the image in float."""
+    g = X86Graph()
+    x = g.quantize("x", "input", 0.03, 131)
+    c1 = g.conv(x, "conv1")
+    act = g.node("Mul", [c1, g.node("Sigmoid", [c1], "sig1")], "silu1")
+    act = g.quantize(act, "act", 0.02, 3)
+    pooled = g.node("GlobalAveragePool", [act], "pool")
+    pooled = g.quantize(pooled, "pool", 0.02, 3)
+    squeeze = g.node("Conv", [pooled, g.weights("se", (C, C, 1, 1)), g.bias("se", C)], "se_y")
+    gate = g.node("Sigmoid", [g.node("Relu", [squeeze], "se_relu")], "gate")
+    g.node("Mul", [act, gate], "y")
+    return g.model("y", [1, C, 6, 6])
+
+
+def test_x86_convolutions_with_float_results_run_in_int8(tmp_path: Path) -> None:
+    """A convolution whose inputs are quantized and whose result stays float (a SiLU, a
+    Relu then a Sigmoid follow) is nn.qconv2d_to_float: the exact sum scaled to f32 once; no
+    float convolution runs; on the oneDNN targets oneDNN's int8 convolution writes f32, also
+    for the one-pixel convolution (its formats were nchw to oneDNN, which has only reference
+    code for them)."""
+    model = x86_silu_block()
+    module = check_against_onnxruntime(model, tmp_path, seed=4, tolerance=1e-5)
+    _runs_in_int8(module, nn.QConv2dToFloatOp, 2, {"nn.conv2d"})
+
+
+def _runs_in_int8(module: object, op_type: type, count: int, float_ops: set[str]) -> None:
+    """On `onednn` and `ref`: `count` ops of `op_type`, none of `float_ops`, each on the
+    target's kernel (oneDNN's where it runs VNNI code, else the reference)."""
     for target in ("onednn", "ref"):
-        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
+        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)  # type: ignore[arg-type]
         names = [op.name for op in compiled.walk() if isinstance(op, nn.NNOp)]
-        assert "nn.matmul" not in names and "nn.gemm" not in names, names
-        assert names.count("nn.matmul_integer_to_float") == 2, names
-        kernels = {
-            kernel_of(op).kernel_name.data  # type: ignore[union-attr]
-            for op in compiled.walk()
-            if isinstance(op, nn.MatmulIntegerToFloatOp)
-        }
-        if target == "onednn" and VNNI:
-            assert kernels == {"matmul_integer_to_float_onednn"}, kernels
+        assert not float_ops & set(names) and names.count(op_type.name) == count, names
+        family = "onednn" if target == "onednn" and VNNI else "ref"
+        expected = f"{op_type.name.removeprefix('nn.')}_{family}"
+        assert chosen_kernels(compiled, op_type) == {expected}
