@@ -103,15 +103,17 @@ def fold_conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list
 
 
 def convolution_sum(add: nn.AddOp) -> tuple[nn.Conv2dOp, SSAValue] | None:
-    """The convolution whose float result `add` adds, read only there, to a dequantized value
-    of the result's shape, and that value: a residual block as torch's x86 quantizer writes it
-    (conv -> Add(dq(identity)) -> Relu -> Q, one rounding); None for another add."""
+    """The convolution whose float result `add` adds, read only there, to a dequantized value,
+    both of the result's shape (no broadcast), and that value: a residual block as torch's x86
+    quantizer writes it (conv -> Add(dq(identity)) -> Relu -> Q, one rounding); None for
+    another add."""
+    shape = nn.shape_of(add.output)
     for product, addend in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
         if (
             isinstance(product.owner, nn.Conv2dOp)
             and product.has_one_use()
             and isinstance(addend.owner, nn.DequantizeOp)
-            and nn.shape_of(addend) == nn.shape_of(add.output)
+            and nn.shape_of(addend) == nn.shape_of(product) == shape
         ):
             return product.owner, addend
     return None

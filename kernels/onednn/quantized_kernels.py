@@ -26,6 +26,7 @@ place), else copies it there first.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,7 +58,6 @@ from nnlayout.kernels.onednn.quantized import (
     is_matmul,
     multiplier_post_ops,
     once_sum_post_ops,
-    one_pixel,
     packed_sizes,
     qconv_pd,
     qconv_refusal,
@@ -182,14 +182,18 @@ def qconv_choice(q: QConvParams) -> QChoice | str:
     reason = implementation_refusal(pd.implementation)
     if reason is not None:
         return reason
-    if is_matmul(pd) or one_pixel(q.geometry):
-        # One pixel: its channels, NHWC's bytes, which oneDNN's descriptors also match as
-        # nchw, where it has only reference code for int8 data.
-        src = dst = by_layout("data", "NHWC")
+    nhwc = by_layout("data", "NHWC")
+    if is_matmul(pd):  # one pixel: its channels, NHWC's bytes
+        src = dst = nhwc
     else:
+        # Data of one pixel per image is also nchw to oneDNN's descriptors, where it has only
+        # reference code for int8 data: such data is NHWC (the same bytes).
         src, dst = (
-            identify(pd.md(b.dnnl_query_src_md), "data"),
-            identify(pd.md(b.dnnl_query_dst_md), "data"),
+            nhwc if math.prod(dims[2:]) == 1 else identify(pd.md(query), "data")
+            for dims, query in (
+                (q.geometry.src, b.dnnl_query_src_md),
+                (q.geometry.dst, b.dnnl_query_dst_md),
+            )
         )
     if src is None or dst is None:
         return f"oneDNN's {pd.implementation} wants a data format with no nnlayout layout"

@@ -112,6 +112,28 @@ func.func @x86_residual(%x: tensor<1x2x4x4xui8>, %r: tensor<1x2x4x4xui8>, %s: te
 
 // -----
 
+// A convolution's result that the add broadcasts (here [1, 2, 1, 1] against [1, 2, 4, 4]) is
+// no residual block: the add stays float, with a remark (it once became an nn.qconv2d_add of
+// the convolution's shape, which failed verification; found by a helper's review); the
+// convolution, its result float, is nn.qconv2d_to_float.
+func.func @x86_broadcast(%x: tensor<1x2x3x3xui8>, %r: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
+  %wq = nn.constant dense<1> : tensor<2x2x3x3xi8>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x3x3xui8> -> tensor<1x2x3x3xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125]> : tensor<2xf32>, x_zero_point = dense<0> : tensor<2xi8>} : tensor<2x2x3x3xi8> -> tensor<2x2x3x3xf32>
+  %rf = nn.dequantize %r {x_scale = dense<0.75> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %c = nn.conv2d %xf, %wf strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x3x3xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x1x1xf32>
+  %sum = nn.add %c, %rf : (tensor<1x2x1x1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: lhs is not the result of an nn.dequantize}}
+  %y = nn.quantize %sum {y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  func.return %y : tensor<1x2x4x4xui8>
+}
+// CHECK-LABEL: func.func @x86_broadcast
+// CHECK:       %c = nn.qconv2d_to_float %x, %wq
+// CHECK-NEXT:  %sum = nn.add %c, %rf
+// CHECK-NEXT:  %y = nn.quantize %sum
+
+// -----
+
 // A Linear layer as the dynamo exporter writes it (pt2e): matmul by a transpose of dequantized
 // weights, plus a float bias: one qmatmul, b the transposed integers (computed at load).
 func.func @linear(%x: tensor<1x3x2xi8>) -> tensor<1x3x4xi8> {
