@@ -133,12 +133,18 @@ def multiplier_post_ops(
         ops += (b.PostOp.eltwise(b.dnnl_eltwise_round),)
     if low == y_zero_point and high is None:
         return (*ops, b.PostOp.eltwise(b.dnnl_eltwise_relu, 0.0))
+    return (*ops, *clip_post_ops(low, high, y_zero_point))
+
+
+def clip_post_ops(low: int | None, high: int | None, offset: int = 0) -> tuple[b.PostOp, ...]:
+    """A clip to [low - offset, high - offset] (an unbounded side None), none without
+    bounds."""
     if low is None and high is None:
-        return ops
+        return ()
     bound = float("inf")
-    low_f = -bound if low is None else float(low - y_zero_point)
-    high_f = bound if high is None else float(high - y_zero_point)
-    return (*ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low_f, high_f))
+    low_f = -bound if low is None else float(low - offset)
+    high_f = bound if high is None else float(high - offset)
+    return (b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low_f, high_f),)
 
 
 def sum_post_ops(
@@ -198,13 +204,7 @@ def once_sum_post_ops(
         b.PostOp.eltwise(b.dnnl_eltwise_linear, 1.0, float(shift)),
         b.PostOp.sum(float(r_ratio), 0, summand_type),
     )
-    low, high = clamp
-    if low is None and high is None:
-        return ops
-    bound = float("inf")
-    low_f = -bound if low is None else float(low)
-    high_f = bound if high is None else float(high)
-    return (*ops, b.PostOp.eltwise(b.dnnl_eltwise_clip_v2, low_f, high_f))
+    return (*ops, *clip_post_ops(*clamp))
 
 
 # oneDNN's first choices replaced by measured preferences (`preferred_implementation`): on

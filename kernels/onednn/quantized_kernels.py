@@ -81,15 +81,16 @@ def _value_type(value: object) -> np.dtype:
     return numpy_dtype(value.type.element_type)  # type: ignore[attr-defined]
 
 
-def _params(op: Operation, prefixes: tuple[str, str, str], outputs: int) -> QuantParams:
-    x, w, y = (op.qparams(p) for p in prefixes)  # type: ignore[attr-defined]
+def _params(op: Operation, prefixes: tuple[str, ...], outputs: int) -> QuantParams:
+    """The parameters `prefixes` names (x, w and y; without y, a real result: scale 1)."""
+    x, w, *y = (op.qparams(p) for p in prefixes)  # type: ignore[attr-defined]
     scales = np.broadcast_to(w.scale, (outputs,) if w.per_axis else ()).reshape(-1)
     return QuantParams(
         float(x.scale),
         tuple(float(s) for s in scales),
-        float(y.scale),
+        float(y[0].scale) if y else 1.0,
         int(x.zero_point),
-        int(y.zero_point),
+        int(y[0].zero_point) if y else 0,
     )
 
 
@@ -144,14 +145,12 @@ def _to_float_spec(op: nn.QConv2dToFloatOp, outputs: int) -> Spec:
     """oneDNN's int8 convolution writing f32: its source and weight scales (oneDNN
     multiplies the sum by them and adds the bias, prescaled by `QConv.pack`), no result
     scale or zero point."""
-    x, w = op.qparams("x"), op.qparams("w")
-    scales = np.broadcast_to(w.scale, (outputs,) if w.per_axis else ()).reshape(-1)
-    params = QuantParams(float(x.scale), tuple(float(s) for s in scales), 1.0, int(x.zero_point), 0)
+    params = _params(op, ("x", "w"), outputs)
     q = QConvParams(
         window_geometry(op, op.x, op.w, op.bias is not None, ()),
         DATA_TYPES[_value_type(op.x)],
         b.dnnl_f32,
-        w.per_axis,
+        op.qparams("w").per_axis,
         params.x_zero_point != 0,
         False,
     )
