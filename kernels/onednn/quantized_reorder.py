@@ -56,10 +56,10 @@ from functools import partial
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.ir import BlockArgument, Operation
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT, kernel_of
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import LayoutSpec, layout_of
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.base import numpy_dtype
@@ -133,15 +133,25 @@ def refusal(op: Operation) -> str | None:
 
 def _layout(op: Operation) -> str:
     """NHWC for a rank-4 integer side (what the int8 convolutions read and write), else
-    plain; plain at rank 4 too where the op's input comes plain from a kernel chosen before
+    plain; plain at rank 4 too where the op's input comes plain from kernels chosen before
     it (a transformer's [1, heads, L, d] attention data, or ConvNeXt's channels-last data,
-    between products and transposes that run plain)."""
+    between products, GELUs and transposes that run plain)."""
     if len(shape_of(op.operands[0])) != 4:
         return PLAIN_LAYOUT
-    producer = op.operands[0].owner
-    chosen = kernel_of(producer) if isinstance(producer, Operation) else None
-    comes_plain = chosen is not None and chosen.results[0] == PLAIN_LAYOUT
-    return PLAIN_LAYOUT if comes_plain else NHWC.text
+    return PLAIN_LAYOUT if _arrives_plain(op.operands[0]) else NHWC.text
+
+
+def _arrives_plain(value: SSAValue) -> bool:
+    """Whether a kernel chosen before writes `value` plain: its producer's kernel writes
+    plain, or writes its first operand's layout (`"*"`: an element-wise op) and that
+    arrives plain. ConvNeXt's channels-last MLP is matmul -> add -> GELU -> quantize ->
+    matmul: a quantize in NHWC there transposed [1, 56, 56, 384] twice, a third of its run."""
+    while isinstance(producer := value.owner, Operation):
+        chosen = kernel_of(producer)
+        if chosen is None or chosen.results[0] != ANY_LAYOUT or not producer.operands:
+            return chosen is not None and chosen.results[0] == PLAIN_LAYOUT
+        value = producer.operands[0]
+    return False
 
 
 def reorder_layouts(op: Operation, target: Target) -> Layouts:

@@ -18,7 +18,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.layout import LayoutAttr, LayoutSpec
+from nnlayout.dialects.layout import LayoutAttr, LayoutSpec, layout_of
 from nnlayout.dialects.nn.base import ui8
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import quantized_reorder as qr
@@ -465,3 +465,43 @@ def test_threads_running_one_generated_module_take_turns_through_the_quantize(
     with ThreadPoolExecutor(len(inputs)) as pool:
         for future in [pool.submit(check, k) for k in range(len(inputs))]:
             future.result()
+
+
+# ConvNeXt's channels-last MLP as torch's x86 quantizer leaves it: a product written plain,
+# its bias add and GELU (element-wise: they keep their operand's layout), then the quantize
+# the next product reads.
+CHANNELS_LAST_MLP = """func.func @main(%x: tensor<1x6x6x16xf32>, %w: tensor<16x32xf32>,
+    %b: tensor<32xf32>) -> tensor<1x6x6x32xf32> {
+  %m = nn.matmul %x, %w : (tensor<1x6x6x16xf32>, tensor<16x32xf32>) -> tensor<1x6x6x32xf32>
+  %a = nn.add %m, %b : (tensor<1x6x6x32xf32>, tensor<32xf32>) -> tensor<1x6x6x32xf32>
+  %g = nn.gelu %a : tensor<1x6x6x32xf32>
+  %q = nn.quantize %g {y_scale = dense<0.01> : tensor<f32>, y_zero_point = dense<20> : tensor<ui8>} : tensor<1x6x6x32xf32> -> tensor<1x6x6x32xui8>
+  %d = nn.dequantize %q {x_scale = dense<0.01> : tensor<f32>, x_zero_point = dense<20> : tensor<ui8>} : tensor<1x6x6x32xui8> -> tensor<1x6x6x32xf32>
+  %e = nn.exp %d : tensor<1x6x6x32xf32>
+  func.return %e : tensor<1x6x6x32xf32>
+}
+"""
+
+
+def test_quantize_of_plain_element_wise_results_stays_plain(tmp_path) -> None:
+    """A rank-4 quantize whose input arrives plain through element-wise kernels (`"*"`: the
+    bias add and GELU after a product) keeps it plain: no reorder to NHWC and back around
+    it (each was a transpose of [1, 56, 56, 384] in ConvNeXt-T, a third of its run). The
+    results are the interpreter's."""
+    module = parse(CHANNELS_LAST_MLP)
+    rng = np.random.default_rng(3)
+    inputs = [
+        rng.standard_normal((1, 6, 6, 16)).astype(np.float32),
+        rng.standard_normal((16, 32)).astype(np.float32) * 0.3,
+        rng.standard_normal(32).astype(np.float32) * 0.1,
+    ]
+    want = Interpreter(module).run(inputs)
+    planned = compile_module(module, "onednn", True, DEFAULT_PIPELINE)
+    assert chosen_kernels(planned, nn.QuantizeOp) == {"quantize_onednn"}
+    quantize_op = next(op for op in planned.walk() if isinstance(op, nn.QuantizeOp))
+    assert layout_of(quantize_op.output.type) is None  # plain
+    reorders = [op.name for op in planned.walk() if op.name == "layout.reorder"]
+    assert reorders == []
+    generated = import_generated(translate(planned, tmp_path / "mlp.py").code)
+    for got in (Interpreter(planned).run(inputs), generated.run(*inputs)):
+        np.testing.assert_allclose(got[0], want[0], rtol=2e-2)
