@@ -30,7 +30,13 @@ from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
 from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
 from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
 from nnlayout.kernels.reference_pooling import avg_pool2d, max_pool2d, pad_spatial, windows
-from nnlayout.kernels.reference_quantized import QUANTIZED_REFERENCE_KERNELS
+from nnlayout.kernels.reference_quantized import (
+    QUANTIZED_REFERENCE_KERNELS,
+    clamped,
+    qconv2d_to_float,
+    quantize_array,
+)
+from nnlayout.kernels.reference_quantized import qconv2d as requantized_qconv2d
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -250,6 +256,17 @@ def fused_matmul(op: nn.FusedMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     )
 
 
+def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """QLinearConv (reference_quantized.qconv2d); with an activation, the convolution's real
+    result in f32 through the activation op's own reference kernel, quantized once, then
+    clamped."""
+    activation = op.activation_op()
+    if activation is None:
+        return requantized_qconv2d(op, inputs)
+    real = REFERENCE_KERNELS[type(activation)](activation, [qconv2d_to_float(op, inputs)])
+    return clamped(quantize_array(real, op.qparams("y")), op.clamp)
+
+
 _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.Conv2dOp: conv2d,
     nn.FusedConv2dOp: fused_conv2d,
@@ -297,6 +314,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     **{op: rounded_per_op(kernel) for op, kernel in _FLOAT_KERNELS.items()},
     nn.CastOp: cast,
     **QUANTIZED_REFERENCE_KERNELS,
+    nn.QConv2dOp: qconv2d,
     **INTEGER_REFERENCE_KERNELS,
 }
 """Every nn op except nn.constant, by op class (bf16 ops: `reference_bf16.py`)."""

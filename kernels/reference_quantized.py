@@ -25,7 +25,8 @@
   equal), then concatenated.
 * `nn.qlookup`: the table's entry for each value.
 * `nn.qconv2d_to_float`: the exact sum plus the bias, times x_scale * w_scale, in f64,
-  rounded to f32 once.
+  rounded to f32 once; `nn.qconv2d` with an activation: that, through the activation's
+  float kernel, quantized (kernels/reference.py).
 * `nn.qresize`: quantize(resize(dequantize(x))), the resize in f64 rounded to f32, as the
   float ops.
 """
@@ -116,10 +117,11 @@ def requantize(
     broadcast to it), quantized with y's zero point and clamped to `clamp`."""
     product = accumulator * multiplier.astype(np.float64)
     result = saturate(product, y.zero_point.astype(np.float64), y, round_first=False)
-    return _clamped(result, clamp)
+    return clamped(result, clamp)
 
 
-def _clamped(result: np.ndarray, clamp: tuple[int | None, int | None]) -> np.ndarray:
+def clamped(result: np.ndarray, clamp: tuple[int | None, int | None]) -> np.ndarray:
+    """`result` clamped to `clamp` (an unbounded side None), of its own type."""
     low, high = clamp
     if low is not None or high is not None:
         result = np.clip(result, low, high).astype(result.dtype)
@@ -168,13 +170,15 @@ def qconv2d_add(op: nn.QConv2dAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray
         real = accumulator * x_w_scale.astype(np.float64)
         total = real + centred(addend, r.zero_point) * np.float64(r.scale)
         result = saturate(total / np.float64(y.scale), y.zero_point.astype(np.float64), y)
-        return _clamped(result, op.clamp)
+        return clamped(result, op.clamp)
     c = _qconv(op, conv_inputs, "c")
     total = dequantize_array(c, op.qparams("c")) + dequantize_array(addend, r)
     return quantize_array(total, y)
 
 
-def qconv2d_to_float(op: nn.QConv2dToFloatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+def qconv2d_to_float(
+    op: nn.QConv2dToFloatOp | nn.QConv2dOp, inputs: Sequence[np.ndarray]
+) -> np.ndarray:
     """The convolution's real result: (sum + bias) * x_scale * w_scale in f64, to f32."""
     accumulator, x_w_scale = _conv_sum(op, inputs)
     return (accumulator * x_w_scale.astype(np.float64)).astype(np.float32)
@@ -220,7 +224,7 @@ def _qbinary(op: nn.QBinaryOp, inputs: Sequence[np.ndarray], multiply: bool) -> 
     a = dequantize_array(inputs[0], op.qparams("a"))
     b = dequantize_array(inputs[1], op.qparams("b"))
     result = quantize_array(a * b if multiply else a + b, op.qparams("y"))
-    return _clamped(result, op.clamp)
+    return clamped(result, op.clamp)
 
 
 def qadd(op: nn.QAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -277,7 +281,6 @@ ReferenceKernels = dict[type[Operation], Callable[[Any, Sequence[np.ndarray]], n
 QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QuantizeOp: quantize,
     nn.DequantizeOp: dequantize,
-    nn.QConv2dOp: qconv2d,
     nn.QConv2dAddOp: qconv2d_add,
     nn.QConv2dToFloatOp: qconv2d_to_float,
     nn.QMatmulOp: qmatmul,
@@ -289,4 +292,5 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QLookupOp: qlookup,
     nn.QResizeOp: qresize,
 }
-"""The reference kernel of each quantized op, by op class."""
+"""The reference kernel of each quantized op, by op class (`nn.qconv2d`'s, whose activation
+runs a float op's kernel, is kernels/reference.py's, on `qconv2d` and `qconv2d_to_float`)."""

@@ -12,7 +12,9 @@ whose float operands are all `nn.dequantize` results:
   an f32 constant, which torch's pt2e exports write, divided by x_scale * w_scale at load (a
   constant `nn.div`): an f32 bias in the accumulator's units; a Relu or Clip between becomes
   the output clamp, none where saturation clamps already: a Relu quantized with the type's
-  least value as zero point);
+  least value as zero point); another activation of `nn.ACTIVATIONS` between (SiLU,
+  HardSwish, GELU, ...: torch's x86 quantizer quantizes the activation's result, not the
+  convolution's) becomes the qconv2d's `activation`, applied to its real result;
 * gemm(dq(a), dq(b), dq(c)?) (alpha = beta = 1, no trans_a) and matmul(dq(a), dq(b))
   [-> relu | clip] -> q  =>  `nn.qmatmul` (trans_b: a transpose of the integer weights,
   folded at compile time; b per tensor or per column; c the bias, as for conv2d); likewise
@@ -141,6 +143,10 @@ TABULATED = (
 SCALAR_BINARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp)
 #: The most ops one table stands for.
 CHAIN_LIMIT = 8
+#: The activations an `nn.qconv2d` applies to its real result (a Relu or Clip: its clamp).
+CONV_ACTIVATIONS = tuple(
+    kind for kind in nn.ACTIVATIONS.values() if kind not in (nn.ReluOp, nn.ClipOp)
+)
 #: The q-ops whose clamp bounds their result (qconv2d_add's, with c, the convolution's).
 CLAMPS_ITS_RESULT = (nn.QConv2dOp, nn.QMatmulOp, nn.QBinaryOp)
 
@@ -273,6 +279,12 @@ class FoldQdq(RewritePattern):
             inner = producer.input.owner
             if isinstance(inner, nn.Conv2dOp | nn.MatmulOp | nn.GemmOp | nn.AddOp | nn.MulOp):
                 activation, producer = producer, inner
+        elif (
+            isinstance(producer, CONV_ACTIVATIONS)
+            and producer.output.has_one_use()
+            and isinstance(producer.input.owner, nn.Conv2dOp)
+        ):
+            activation, producer = producer, producer.input.owner
         y = op.qparams()
         try:
             if KERNEL_ATTR in producer.attributes or KERNEL_ATTR in op.attributes:

@@ -1,6 +1,7 @@
 """The products `fold-qdq` folds (transforms/fold_qdq.py): conv2d, gemm and matmul between
 dequantizes and a quantize become `nn.qconv2d` and `nn.qmatmul`, with their bias in the
-accumulator's units and the Relu or Clip between as their clamp; and what refuses a fold
+accumulator's units and the Relu or Clip between as their clamp (another activation after
+a convolution: its activation); and what refuses a fold
 (`NoFold`, the remark's text)."""
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ def clamp_of(activation: Operation | None, y: QParams) -> Clamp:
 
 
 def fold_conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list[Operation]:
+    """conv(dq(x), dq(w), b?) [-> activation] -> q  =>  `nn.qconv2d`: a Relu or Clip its
+    clamp, another activation (SiLU, HardSwish, GELU, ...) applied to its real result."""
+    clamps = activation is None or isinstance(activation, nn.ReluOp | nn.ClipOp)
     x, x_params = dequantized(op.input, "the input")
     w, w_params = dequantized(op.weight, "the weight", 0)
     made, bias = product_bias(op.bias, x_params, w_params)
@@ -97,7 +101,8 @@ def fold_conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list
             pads=nn.ints(op.pads),
             dilations=nn.ints(op.dilations),
             groups=op.groups.value.data,
-            clamp=clamp_of(activation, y),
+            clamp=clamp_of(activation, y) if clamps else (None, None),
+            activation=None if clamps else activation,  # type: ignore[arg-type]
         )
     ]
 

@@ -249,9 +249,9 @@ class FuseAddIntoConvolution(RewritePattern):
 class FuseQAddIntoQConv(RewritePattern):
     """`qadd(qconv2d(...), r)` -> `qconv2d_add(...) add r`: the int8 residual add as the
     convolution's sum post-op, written over r's buffer (in place), as the f32 fusion does.
-    The qadd must not be clamped, the convolution's result have no other use and be read by
-    the qadd with the parameters it was written with, and `r` have the result's type (no
-    broadcast)."""
+    The qadd must not be clamped, the convolution have no activation (nn.qconv2d_add's c is
+    requantized only), its result have no other use and be read by the qadd with the
+    parameters it was written with, and `r` have the result's type (no broadcast)."""
 
     fuser: _Fuser
 
@@ -271,6 +271,7 @@ class FuseQAddIntoQConv(RewritePattern):
             conv = value.owner
             if (
                 not isinstance(conv, QConv2dOp)
+                or conv.activation is not None
                 or not value.has_one_use()
                 or other is value
                 or other.type != op.output.type

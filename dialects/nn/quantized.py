@@ -82,6 +82,7 @@ from nnlayout.dialects.nn.base import (
 from nnlayout.dialects.nn.base import numpy_dtype as base_numpy_dtype
 from nnlayout.dialects.nn.elementwise import UnaryOp
 from nnlayout.dialects.nn.fused import (
+    ACTIVATION_SYNTAX,
     ActivationEpilogueOp,
     activation_properties,
     verify_activation,
@@ -390,12 +391,23 @@ class DequantizeOp(with_qparams("x")):
 
 # ------------------------------------------------------------------------ convolution
 @irdl_op_definition
-class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
+class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp, ActivationEpilogueOp):
     """Quantized 2-D convolution (ONNX QLinearConv): x ui8/i8, w i8/ui8 (OIHW), optional bias
     i32 [O] (scale x_scale * w_scale, zero point 0); x and y per tensor, w per tensor or per
     output channel (w_scale of O values). strides/pads/dilations/groups as `nn.conv2d`, whose
     shape rule it uses. The result has y_zero_point's type, clamped to [clamp_min, clamp_max]
-    when given (a fused Relu or Clip)."""
+    when given (a fused Relu or Clip).
+
+    With `activation` (one of `ACTIVATIONS` and its attributes, as on `nn.fused_conv2d`) the
+    real result is not requantized by its multiplier but goes through the activation first:
+    y = clamp(quantize_y(activation(r))), r = (sum + bias) * x_scale * w_scale rounded to f32,
+    the activation computed in f32 as its float op. This is what `fold-qdq` makes of
+    dequantize -> Conv -> SiLU/HardSwish/GELU/... -> quantize, where torch's x86 quantizer
+    leaves the convolution's result unquantized before its activation (EfficientNet,
+    MobileNetV3): one kernel, no f32 tensor in memory.
+
+        %y = nn.qconv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+               groups 1 activation "swish" {x_scale = ..., ...} : (...) -> tensor<...xui8>"""
 
     name = "nn.qconv2d"
     x = operand_def(TensorType)
@@ -404,7 +416,7 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
     output = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        f"$x `,` $w (`,` $bias^)? {CONV_WINDOW_SYNTAX} attr-dict "
+        f"$x `,` $w (`,` $bias^)? {CONV_WINDOW_SYNTAX} {ACTIVATION_SYNTAX} attr-dict "
         "`:` functional-type(operands, results)"
     )
 
@@ -420,6 +432,7 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
         dilations: Sequence[int] = (1, 1),
         groups: int = 1,
         clamp: tuple[int | None, int | None] = (None, None),
+        activation: UnaryOp | None = None,
     ):
         shape = conv2d_shape(
             shape_of(x),
@@ -437,6 +450,7 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
                 **self.window_properties(strides, pads, dilations, groups),
                 **_params_properties("xwy", params),
                 **_clamp_properties(clamp),
+                **activation_properties(activation, nnan=False),
             },
         )
 
@@ -452,6 +466,11 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp):
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
+        verify_activation(self)
+
+    def activation_type(self) -> Attribute:
+        """The activation computes on the real (f32) result."""
+        return TensorType(f32, shape_of(self.output))
 
 
 @irdl_op_definition
@@ -474,7 +493,10 @@ class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w")):
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = QConv2dOp.assembly_format
+    assembly_format = (
+        f"$x `,` $w (`,` $bias^)? {CONV_WINDOW_SYNTAX} attr-dict "
+        "`:` functional-type(operands, results)"
+    )
 
     def __init__(self, conv: QConv2dOp):
         """`conv`'s convolution (its y parameters and clamp unused), with a real result."""

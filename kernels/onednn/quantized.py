@@ -136,6 +136,25 @@ def multiplier_post_ops(
     return (*ops, *clip_post_ops(low, high, y_zero_point))
 
 
+def activation_post_ops(
+    dst: tuple[int, ...], activation: b.PostOp, y: QParams, low: int | None, high: int | None
+) -> tuple[b.PostOp, ...]:
+    """The post-ops of an `nn.qconv2d` with an activation (a `multiplied` convolution by
+    x_scale * w_scale[oc], its real result; no zero point on y: the linear adds it): the
+    sum plus bias times the channel's real scale (`multipliers` with y_scale 1), the
+    activation's eltwise, then x / y_scale + y_zp (a multiplication by the reciprocal, where
+    quantize divides: a value within an f32 rounding of a half step may round the other
+    way), clipped to the clamp; oneDNN's conversion rounds half to even and saturates."""
+    channels = (1, dst[1], *(1 for _ in dst[2:]))
+    inverse = float(np.float32(1.0) / np.float32(y.scale))
+    ops = (
+        b.PostOp.binary(b.dnnl_binary_mul, channels),
+        activation,
+        b.PostOp.eltwise(b.dnnl_eltwise_linear, inverse, float(y.zero_point)),
+    )
+    return (*ops, *clip_post_ops(low, high))
+
+
 def clip_post_ops(low: int | None, high: int | None, offset: int = 0) -> tuple[b.PostOp, ...]:
     """A clip to [low - offset, high - offset] (an unbounded side None), none without
     bounds."""

@@ -17,11 +17,12 @@ whose record is not the size of an operand it packs (`check_packed_claims`). A m
 operands are plain. The workspace is the primitive's scratchpad.
 
 The requantization is onnxruntime's (`quantized.multiplier_post_ops`); clamp_min/clamp_max
-(a fused Relu or Clip) a relu or clip post-op after it, exact. `nn.qconv2d_add`
-(`qconv2d_add_onednn`, made by fuse-post-ops) is the same convolution with the qconv2d's
-requantization and the add as post-ops (`quantized.sum_post_ops`); its addend, in the
-result's format, is the destination's starting contents: the kernel may write over it (in
-place), else copies it there first.
+(a fused Relu or Clip) a relu or clip post-op after it, exact. A qconv2d's activation is
+oneDNN's eltwise on the real result, then quantized (`quantized.activation_post_ops`).
+`nn.qconv2d_add` (`qconv2d_add_onednn`, made by fuse-post-ops) is the same convolution with
+the qconv2d's requantization and the add as post-ops (`quantized.sum_post_ops`); its addend,
+in the result's format, is the destination's starting contents: the kernel may write over
+it (in place), else copies it there first.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, partial
 
 import numpy as np
@@ -45,6 +46,7 @@ from nnlayout.dialects.packing import defining_op, packed_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import Layouts, format_of
 from nnlayout.kernels.onednn.convolution import addend_types_reason, window_geometry
+from nnlayout.kernels.onednn.eltwise import eltwise_params
 from nnlayout.kernels.onednn.formats import Format, by_layout, identify
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES
 from nnlayout.kernels.onednn.quantized import (
@@ -54,6 +56,7 @@ from nnlayout.kernels.onednn.quantized import (
     QConv,
     QConvParams,
     QuantParams,
+    activation_post_ops,
     implementation_refusal,
     is_matmul,
     multiplier_post_ops,
@@ -126,6 +129,10 @@ def qconv_spec(op: QConvOp) -> Spec:
             post_ops = once_sum_post_ops(dst, (low, high), r, y, summand)
         else:
             post_ops = sum_post_ops(dst, op.qparams("c"), (low, high), r, y, summand)
+    elif (activation := op.activation_op()) is not None:
+        eltwise = b.PostOp.eltwise(*eltwise_params(activation))
+        post_ops = activation_post_ops(dst, eltwise, op.qparams("y"), low, high)
+        params = replace(params, y_scale=1.0, y_zero_point=0)  # multipliers: the real scale
     else:
         post_ops = multiplier_post_ops(dst, params.y_zero_point, low, high)
     g = window_geometry(op, op.x, op.w, op.bias is not None, post_ops)

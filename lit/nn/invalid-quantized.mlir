@@ -271,3 +271,19 @@ func.func @qavg_pool2d_of_floats(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %0 = nn.qavg_pool2d %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
   func.return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+func.func @qconv_unknown_activation(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d: unknown activation "exp"; expected one of}}
+  %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 activation "exp" {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}
+
+// -----
+
+func.func @qconv_activation_attribute(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8> {
+  // expected-error @+1 {{nn.qconv2d: 'alpha' is given but there is no activation}}
+  %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 alpha 0.5 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
+  func.return %0 : tensor<1x2x3x3xui8>
+}

@@ -212,6 +212,35 @@ func.func @float_conv(%x: tensor<1x2x4x4xui8>, %v: tensor<2x2x1x1xf32>) -> (tens
 
 // -----
 
+// An activation between a convolution and its quantize (torch's x86 quantizer: the SiLU's
+// result is quantized, not the convolution's) is the nn.qconv2d's activation, applied to
+// the real result (hardsigmoid with its attributes). Where the activation's result is read
+// elsewhere too (EfficientNet's SE gate multiplies it in float), the convolution's result
+// stays float: nn.qconv2d_to_float, and the activation stays.
+func.func @activated_conv(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>, tensor<1x2x4x4xf32>) {
+  %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
+  %b = nn.constant dense<[0.3, -0.7]> : tensor<2xf32>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x4x4xui8> -> tensor<1x2x4x4xf32>
+  %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<2x2x1x1xi8> -> tensor<2x2x1x1xf32>
+  %c = nn.conv2d %xf, %wf, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %h = nn.hardsigmoid %c alpha 0.2 beta 0.5 : tensor<1x2x4x4xf32>
+  %hq = nn.quantize %h {y_scale = dense<0.004> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  %c2 = nn.conv2d %xf, %wf, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %s = nn.swish %c2 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: the float result has other uses}}
+  %sq = nn.quantize %s {y_scale = dense<0.01> : tensor<f32>, y_zero_point = dense<5> : tensor<ui8>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xui8>
+  func.return %hq, %sq, %s : tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>, tensor<1x2x4x4xf32>
+}
+// CHECK-LABEL: func.func @activated_conv
+// CHECK:       %hq = nn.qconv2d %x, %wq, %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 activation "hardsigmoid" alpha 2.000000e-01 beta 5.000000e-01 {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<2.500000e-01> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, y_scale = dense<4.000000e-03> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x4x4xui8>
+// CHECK:       %c2 = nn.qconv2d_to_float %x, %wq
+// CHECK-NEXT:  %s = nn.swish %c2
+// CHECK-NEXT:  %sq = nn.quantize %s
+// PIPE-LABEL: func.func @activated_conv
+// PIPE:       nn.qconv2d {{.*}} activation "hardsigmoid" {{.*}}#nn.kernel<"qconv2d_ref"
+
+// -----
+
 // A Linear whose bias is itself computed from constants (a constant nn.matmul): the bias's
 // matmul stays, read by the nn.div; only the product's matmul goes (it was erased too, and
 // the pass failed on the use the nn.div kept; found by a helper's review). A matmul plus a

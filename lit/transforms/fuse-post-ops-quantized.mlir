@@ -48,6 +48,21 @@ func.func @not_fused(%x: tensor<1x16x8x8xui8>, %w: tensor<16x16x1x1xi8>, %r: ten
 
 // -----
 
+// A convolution with an activation of its real result (fold-qdq's, from torch's x86
+// exports): nn.qconv2d_add's c is requantized only, so the add is not fused.
+func.func @activated_not_fused(%x: tensor<1x16x8x8xui8>, %w: tensor<16x16x1x1xi8>, %r: tensor<1x16x8x8xui8>) -> tensor<1x16x8x8xui8> {
+  %c = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 activation "swish" {w_scale = dense<0.01> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<120> : tensor<ui8>} : (tensor<1x16x8x8xui8>, tensor<16x16x1x1xi8>) -> tensor<1x16x8x8xui8>
+  %y = nn.qadd %c, %r {a_scale = dense<0.05> : tensor<f32>, a_zero_point = dense<120> : tensor<ui8>, b_scale = dense<0.04> : tensor<f32>, b_zero_point = dense<130> : tensor<ui8>, y_scale = dense<0.06> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : (tensor<1x16x8x8xui8>, tensor<1x16x8x8xui8>) -> tensor<1x16x8x8xui8>
+  func.return %y : tensor<1x16x8x8xui8>
+}
+// INT8-LABEL: func.func @activated_not_fused
+// INT8-NEXT:    %c = nn.qconv2d {{.*}} activation "swish" {kernel = #nn.kernel<"qconv2d_onednn"
+// INT8-NEXT:    %y = nn.qadd
+// NO-INT8-LABEL: func.func @activated_not_fused
+// NO-INT8-NOT:   nn.qconv2d_add
+
+// -----
+
 // A bottleneck with a downsampling shortcut computed first (onnxruntime's quantizer orders
 // ResNet-50 so): once the last convolution adds it in place, the shortcut moves to just
 // before it, where its result is no longer live beside the main path's (the most bytes live
