@@ -142,16 +142,32 @@ def _layout(op: Operation) -> str:
 
 
 def _arrives_plain(value: SSAValue) -> bool:
-    """Whether a kernel chosen before writes `value` plain: its producer's kernel writes
-    plain, or writes its first operand's layout (`"*"`: an element-wise op) and that
-    arrives plain. ConvNeXt's channels-last MLP is matmul -> add -> GELU -> quantize ->
-    matmul: a quantize in NHWC there transposed [1, 56, 56, 384] twice, a third of its run."""
-    while isinstance(producer := value.owner, Operation):
-        chosen = kernel_of(producer)
-        if chosen is None or chosen.results[0] != ANY_LAYOUT or not producer.operands:
-            return chosen is not None and chosen.results[0] == PLAIN_LAYOUT
-        value = producer.operands[0]
-    return False
+    """Whether kernels chosen before write `value` plain: its producer's kernel writes plain,
+    or writes the layout of its `"*"` operands (an element-wise op; propagate-layouts gives
+    it the layout of any of them that comes reordered) and every one of those with a
+    kernel arrives plain (constants, which have none, take any layout). ConvNeXt's
+    channels-last MLP is matmul -> add of the bias -> GELU -> quantize -> matmul: a quantize
+    in NHWC there transposed [1, 56, 56, 384] twice, a third of its run."""
+    seen: set[SSAValue] = set()
+    pending, leaves = [value], 0
+    while pending:
+        current = pending.pop()
+        producer = current.owner
+        chosen = kernel_of(producer) if isinstance(producer, Operation) else None
+        if current in seen or chosen is None:
+            continue
+        seen.add(current)
+        if chosen.results[0] != ANY_LAYOUT:
+            if chosen.results[0] != PLAIN_LAYOUT:
+                return False
+            leaves += 1
+            continue
+        pending += [
+            operand
+            for operand, layout in zip(producer.operands, chosen.operands, strict=False)
+            if layout == ANY_LAYOUT
+        ]
+    return leaves > 0
 
 
 def reorder_layouts(op: Operation, target: Target) -> Layouts:
