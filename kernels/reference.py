@@ -34,9 +34,11 @@ from nnlayout.kernels.reference_quantized import (
     QUANTIZED_REFERENCE_KERNELS,
     clamped,
     qconv2d_to_float,
+    qmatmul_real,
     quantize_array,
 )
 from nnlayout.kernels.reference_quantized import qconv2d as requantized_qconv2d
+from nnlayout.kernels.reference_quantized import qmatmul as requantized_qmatmul
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -260,11 +262,25 @@ def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """QLinearConv (reference_quantized.qconv2d); with an activation, the convolution's real
     result in f32 through the activation op's own reference kernel, quantized once, then
     clamped."""
-    activation = op.activation_op()
-    if activation is None:
+    if op.activation is None:
         return requantized_qconv2d(op, inputs)
-    real = REFERENCE_KERNELS[type(activation)](activation, [qconv2d_to_float(op, inputs)])
-    return clamped(quantize_array(real, op.qparams("y")), op.clamp)
+    return _activated(op, qconv2d_to_float(op, inputs))
+
+
+def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """QLinearMatMul (reference_quantized.qmatmul); with an activation, as `qconv2d`."""
+    if op.activation is None:
+        return requantized_qmatmul(op, inputs)
+    return _activated(op, qmatmul_real(op, inputs))
+
+
+def _activated(op: nn.QConv2dOp | nn.QMatmulOp, real: np.ndarray) -> np.ndarray:
+    """`op`'s activation of its `real` result (its float op's reference kernel), quantized
+    with y's parameters, clamped."""
+    activation = op.activation_op()
+    assert activation is not None
+    result = REFERENCE_KERNELS[type(activation)](activation, [real])
+    return clamped(quantize_array(result, op.qparams("y")), op.clamp)
 
 
 _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
@@ -315,6 +331,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.CastOp: cast,
     **QUANTIZED_REFERENCE_KERNELS,
     nn.QConv2dOp: qconv2d,
+    nn.QMatmulOp: qmatmul,
     **INTEGER_REFERENCE_KERNELS,
 }
 """Every nn op except nn.constant, by op class (bf16 ops: `reference_bf16.py`)."""

@@ -25,8 +25,8 @@
   equal), then concatenated.
 * `nn.qlookup`: the table's entry for each value.
 * `nn.qconv2d_to_float`: the exact sum plus the bias, times x_scale * w_scale, in f64,
-  rounded to f32 once; `nn.qconv2d` with an activation: that, through the activation's
-  float kernel, quantized (kernels/reference.py).
+  rounded to f32 once; `nn.qconv2d` and `nn.qmatmul` with an activation: their real
+  result so, through the activation's float kernel, quantized (kernels/reference.py).
 * `nn.qresize`: quantize(resize(dequantize(x))), the resize in f64 rounded to f32, as the
   float ops.
 """
@@ -211,13 +211,27 @@ def _qconv(
 def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """QLinearMatMul (numpy.matmul shapes) plus an optional bias per column (i32, or f32 in
     the accumulator's units)."""
+    accumulator, a_b_scale = _matmul_sum(op, inputs)
+    yp = op.qparams("y")
+    multiplier = (a_b_scale / yp.scale).astype(np.float32)
+    return requantize(accumulator, multiplier, yp, op.clamp)
+
+
+def qmatmul_real(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The product's real result: (sum + bias) * a_scale * b_scale in f64, to f32."""
+    accumulator, a_b_scale = _matmul_sum(op, inputs)
+    return (accumulator * a_b_scale.astype(np.float64)).astype(np.float32)
+
+
+def _matmul_sum(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The exact sum of `op`'s product plus its bias (f64), and a_scale * b_scale (f32, per
+    column where b's scale is)."""
     a, b, *bias = inputs
-    ap, bp, yp = op.qparams("a"), op.qparams("b"), op.qparams("y")
+    ap, bp = op.qparams("a"), op.qparams("b")
     accumulator = np.matmul(_centered(a, ap, a.ndim), _centered(b, bp, b.ndim))
     if bias:
         accumulator = accumulator + bias[0].astype(np.float64)
-    multiplier = (ap.scale * bp.scale / yp.scale).astype(np.float32)
-    return requantize(accumulator, multiplier, yp, op.clamp)
+    return accumulator, (ap.scale * bp.scale).astype(np.float32)
 
 
 def _qbinary(op: nn.QBinaryOp, inputs: Sequence[np.ndarray], multiply: bool) -> np.ndarray:
@@ -283,7 +297,6 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.DequantizeOp: dequantize,
     nn.QConv2dAddOp: qconv2d_add,
     nn.QConv2dToFloatOp: qconv2d_to_float,
-    nn.QMatmulOp: qmatmul,
     nn.QAddOp: qadd,
     nn.QMulOp: qmul,
     nn.QGlobalAvgPoolOp: qglobal_avg_pool,
@@ -292,5 +305,6 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QLookupOp: qlookup,
     nn.QResizeOp: qresize,
 }
-"""The reference kernel of each quantized op, by op class (`nn.qconv2d`'s, whose activation
-runs a float op's kernel, is kernels/reference.py's, on `qconv2d` and `qconv2d_to_float`)."""
+"""The reference kernel of each quantized op, by op class (`nn.qconv2d`'s and `nn.qmatmul`'s,
+whose activation runs a float op's kernel, are kernels/reference.py's, on `qconv2d`,
+`qconv2d_to_float`, `qmatmul` and `qmatmul_real`)."""

@@ -14,7 +14,8 @@ whose float operands are all `nn.dequantize` results:
   the output clamp, none where saturation clamps already: a Relu quantized with the type's
   least value as zero point); another activation of `nn.ACTIVATIONS` between (SiLU,
   HardSwish, GELU, ...: torch's x86 quantizer quantizes the activation's result, not the
-  convolution's) becomes the qconv2d's `activation`, applied to its real result;
+  convolution's) becomes the qconv2d's `activation`, applied to its real result (likewise
+  for the products below: a transformer's Linear -> GELU);
 * gemm(dq(a), dq(b), dq(c)?) (alpha = beta = 1, no trans_a) and matmul(dq(a), dq(b))
   [-> relu | clip] -> q  =>  `nn.qmatmul` (trans_b: a transpose of the integer weights,
   folded at compile time; b per tensor or per column; c the bias, as for conv2d); likewise
@@ -143,8 +144,9 @@ TABULATED = (
 SCALAR_BINARY = (nn.AddOp, nn.SubOp, nn.MulOp, nn.DivOp)
 #: The most ops one table stands for.
 CHAIN_LIMIT = 8
-#: The activations an `nn.qconv2d` applies to its real result (a Relu or Clip: its clamp).
-CONV_ACTIVATIONS = tuple(
+#: The activations an `nn.qconv2d` or `nn.qmatmul` applies to its real result (a Relu or
+#: Clip: its clamp).
+PRODUCT_ACTIVATIONS = tuple(
     kind for kind in nn.ACTIVATIONS.values() if kind not in (nn.ReluOp, nn.ClipOp)
 )
 #: The q-ops whose clamp bounds their result (qconv2d_add's, with c, the convolution's).
@@ -280,9 +282,9 @@ class FoldQdq(RewritePattern):
             if isinstance(inner, nn.Conv2dOp | nn.MatmulOp | nn.GemmOp | nn.AddOp | nn.MulOp):
                 activation, producer = producer, inner
         elif (
-            isinstance(producer, CONV_ACTIVATIONS)
+            isinstance(producer, PRODUCT_ACTIVATIONS)
             and producer.output.has_one_use()
-            and isinstance(producer.input.owner, nn.Conv2dOp)
+            and _activated_product(producer.input.owner)
         ):
             activation, producer = producer, producer.input.owner
         y = op.qparams()
@@ -307,6 +309,14 @@ class FoldQdq(RewritePattern):
         for old in dead:
             rewriter.erase(old)
         _erase_unused_dequantizes(operands, rewriter)
+
+
+def _activated_product(op: object) -> bool:
+    """Whether `op` is a product that folds with an activation after it: a convolution, a
+    matmul or gemm, or a Linear's bias add (`biased_product`)."""
+    if isinstance(op, nn.AddOp):
+        return biased_product(op) is not None
+    return isinstance(op, nn.Conv2dOp | nn.MatmulOp | nn.GemmOp)
 
 
 def _remark(op: Operation, text: str, print_remarks: bool) -> None:

@@ -1,7 +1,7 @@
 """The products `fold-qdq` folds (transforms/fold_qdq.py): conv2d, gemm and matmul between
 dequantizes and a quantize become `nn.qconv2d` and `nn.qmatmul`, with their bias in the
-accumulator's units and the Relu or Clip between as their clamp (another activation after
-a convolution: its activation); and what refuses a fold
+accumulator's units and the Relu or Clip between as their clamp (another activation: their
+activation); and what refuses a fold
 (`NoFold`, the remark's text)."""
 
 from __future__ import annotations
@@ -84,10 +84,17 @@ def clamp_of(activation: Operation | None, y: QParams) -> Clamp:
     return bound(activation.min, low), bound(activation.max, high)
 
 
+def epilogue(activation: Operation | None, y: QParams) -> dict[str, Clamp | nn.UnaryOp | None]:
+    """The q-product's clamp (a Relu or Clip) or `activation` (another activation: SiLU,
+    HardSwish, GELU, ..., applied to its real result), as its constructor's arguments."""
+    if activation is None or isinstance(activation, nn.ReluOp | nn.ClipOp):
+        return {"clamp": clamp_of(activation, y), "activation": None}
+    assert isinstance(activation, nn.UnaryOp)
+    return {"clamp": (None, None), "activation": activation}
+
+
 def fold_conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list[Operation]:
-    """conv(dq(x), dq(w), b?) [-> activation] -> q  =>  `nn.qconv2d`: a Relu or Clip its
-    clamp, another activation (SiLU, HardSwish, GELU, ...) applied to its real result."""
-    clamps = activation is None or isinstance(activation, nn.ReluOp | nn.ClipOp)
+    """conv(dq(x), dq(w), b?) [-> activation] -> q  =>  `nn.qconv2d` (`epilogue`)."""
     x, x_params = dequantized(op.input, "the input")
     w, w_params = dequantized(op.weight, "the weight", 0)
     made, bias = product_bias(op.bias, x_params, w_params)
@@ -101,8 +108,7 @@ def fold_conv(op: nn.Conv2dOp, y: QParams, activation: Operation | None) -> list
             pads=nn.ints(op.pads),
             dilations=nn.ints(op.dilations),
             groups=op.groups.value.data,
-            clamp=clamp_of(activation, y) if clamps else (None, None),
-            activation=None if clamps else activation,  # type: ignore[arg-type]
+            **epilogue(activation, y),  # type: ignore[arg-type]
         )
     ]
 
@@ -200,5 +206,6 @@ def fold_matmul(
     if transposed:  # made after the last NoFold: a refused fold leaves no op reading b
         new_ops.append(flip := nn.TransposeOp(b, (1, 0)))
         b = flip.output
-    new_ops.append(nn.QMatmulOp(a, b, bias, (a_params, b_params, y), clamp=clamp_of(activation, y)))
+    params = (a_params, b_params, y)
+    new_ops.append(nn.QMatmulOp(a, b, bias, params, **epilogue(activation, y)))  # type: ignore[arg-type]
     return new_ops

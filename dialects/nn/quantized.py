@@ -630,12 +630,15 @@ class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "r", "y"), ClampedOp):
 
 # ---------------------------------------------------------------------------- matmul
 @irdl_op_definition
-class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp):
+class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp, ActivationEpilogueOp):
     """Quantized matrix product (ONNX QLinearMatMul, numpy.matmul shapes): a ui8/i8 per tensor,
     b i8/ui8 per tensor or per column (b_scale of N values, N = b's last dimension), an
     optional i32 bias [N] added to the i32 accumulator (scale a_scale * b_scale, zero point 0:
     what a quantized Gemm's C becomes), the result of y_zero_point's type, clamped to
-    [clamp_min, clamp_max] when given."""
+    [clamp_min, clamp_max] when given. With `activation` (as `nn.qconv2d`'s) the real result
+    (sum + bias) * a_scale * b_scale, rounded to f32, goes through the activation before the
+    quantization: fold-qdq's Linear -> GELU -> quantize of torch's x86 exports (a
+    transformer's MLP)."""
 
     name = "nn.qmatmul"
     a = operand_def(TensorType)
@@ -643,7 +646,10 @@ class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp):
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$a `,` $b (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        f"$a `,` $b (`,` $bias^)? {ACTIVATION_SYNTAX} attr-dict "
+        "`:` functional-type(operands, results)"
+    )
 
     def __init__(
         self,
@@ -653,13 +659,18 @@ class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp):
         params: tuple[QParams, QParams, QParams],
         *,
         clamp: tuple[int | None, int | None] = (None, None),
+        activation: UnaryOp | None = None,
     ):
         super().__init__(
             operands=[a, b, [] if bias is None else [bias]],
             result_types=[
                 TensorType(params[2].element_type, matmul_shape(shape_of(a), shape_of(b)))
             ],
-            properties={**_params_properties("aby", params), **_clamp_properties(clamp)},
+            properties={
+                **_params_properties("aby", params),
+                **_clamp_properties(clamp),
+                **activation_properties(activation, nnan=False),
+            },
         )
 
     def qparams(self, prefix: str) -> QParams:
@@ -681,6 +692,11 @@ class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp):
         _verify_params(self, "b", b_type, columns)
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
+        verify_activation(self)
+
+    def activation_type(self) -> Attribute:
+        """The activation computes on the real (f32) result."""
+        return TensorType(f32, shape_of(self.output))
 
 
 # -------------------------------------------------------------------- element-wise ops

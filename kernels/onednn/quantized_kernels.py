@@ -427,10 +427,12 @@ def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Boun
 def qmatmul_spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
     """`op` in oneDNN's terms (a's leading axes as one axis of rows: the same bytes, and
     one product rather than a batch of one-row products for torch's [L, 1, E] attention
-    inputs), its parameters and b's zero point."""
+    inputs; its activation an eltwise post-op on the real result, which oneDNN then
+    quantizes with its scales), its parameters and b's zero point."""
     a_shape, (k, n) = as_rows(shape_of(op.a)), shape_of(op.b)
     params = _params(op, ("a", "b", "y"), n)
     b_zero_point = int(np.asarray(op.qparams("b").zero_point).reshape(-1)[0])
+    activation = op.activation_op()
     q = QMatmulParams(
         a_shape,
         (k, n),
@@ -441,6 +443,7 @@ def qmatmul_spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
         params.x_zero_point != 0,
         b_zero_point != 0,
         params.y_zero_point != 0,
+        () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),),
     )
     return q, params, b_zero_point
 

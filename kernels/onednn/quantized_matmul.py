@@ -50,6 +50,7 @@ class QMatmulParams:
     src_zero_point: bool = True
     weights_zero_point: bool = False
     dst_zero_point: bool = True
+    post_ops: tuple[b.PostOp, ...] = ()  # on the real result, before y's scale and zero point
 
     @property
     def rank(self) -> int:
@@ -110,7 +111,7 @@ def qmatmul_pd(q: QMatmulParams, weights: int | None = ANY) -> b.PrimitiveDesc:
         shape = (1,) * (q.rank - 1) + (q.b[-1],)
         bias = MemoryDesc.with_strides(shape, row_major_strides(shape))
     return int8_matmul_pd(
-        q.src, q.src_type, (q.weights, weights), bias, q.dst, q.dst_type, q.quantization
+        q.src, q.src_type, (q.weights, weights), bias, q.dst, q.dst_type, q.quantization, q.post_ops
     )
 
 
@@ -122,10 +123,13 @@ def int8_matmul_pd(
     dst: tuple[int, ...],
     dst_type: int,
     quantization: Quantization,
+    post_ops: tuple[b.PostOp, ...] = (),
 ) -> b.PrimitiveDesc:
     """oneDNN's matmul of a plain row-major `a` of `src_type`, s8 b of `weights` (shape,
     format tag; None: plain row-major), `bias` and a plain row-major result of `dst_type`,
-    with `quantization` (qmatmul's and matmul_integer's setup)."""
+    with `quantization` (qmatmul's and matmul_integer's setup) and `post_ops` (oneDNN applies
+    them after the source and weights scales and the bias, before the result's scale and
+    zero point)."""
     shape, tag = weights
     return p.matmul_pd(
         MemoryDesc.with_strides(a, row_major_strides(a), src_type),
@@ -134,7 +138,7 @@ def int8_matmul_pd(
         else MemoryDesc.with_tag(shape, tag, b.dnnl_s8),
         bias,
         MemoryDesc.with_strides(dst, row_major_strides(dst), dst_type),
-        (),
+        post_ops,
         quantization,
     )
 

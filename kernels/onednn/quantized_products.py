@@ -65,6 +65,8 @@ def _rule_reason(op: nn.QMatmulOp) -> str | None:
         return "a bias (the kernel adds none to a b given on each call)"
     if op.clamp_min is not None or op.clamp_max is not None:
         return "a clamp (the kernel has no post-op for it yet)"
+    if op.activation is not None:
+        return "an activation (the kernel has no post-op for it yet)"
     return None
 
 

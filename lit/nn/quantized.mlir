@@ -47,6 +47,14 @@ func.func @qconv_activation(%x: tensor<1x4x3x3xui8>, %w: tensor<2x4x3x3xi8>, %b:
 // CHECK-LABEL: func.func @qconv_activation
 // CHECK-NEXT: %y = nn.qconv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "gelu" approximate "tanh" {w_scale = dense<5.000000e-01> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.000000e+00> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<2xf32>) -> tensor<1x2x3x3xui8>
 
+// nn.qmatmul with a bias and an activation of its real result (fold-qdq's Linear -> GELU).
+func.func @qmatmul_activation(%a: tensor<1x3x2xui8>, %b: tensor<2x4xi8>, %c: tensor<4xf32>) -> tensor<1x3x4xui8> {
+  %y = nn.qmatmul %a, %b, %c activation "swish" {a_scale = dense<0.5> : tensor<f32>, a_zero_point = dense<131> : tensor<ui8>, b_scale = dense<0.25> : tensor<f32>, b_zero_point = dense<0> : tensor<i8>, y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : (tensor<1x3x2xui8>, tensor<2x4xi8>, tensor<4xf32>) -> tensor<1x3x4xui8>
+  func.return %y : tensor<1x3x4xui8>
+}
+// CHECK-LABEL: func.func @qmatmul_activation
+// CHECK-NEXT: %y = nn.qmatmul %a, %b, %c activation "swish" {a_scale = dense<5.000000e-01> : tensor<f32>, a_zero_point = dense<131> : tensor<ui8>, b_scale = dense<2.500000e-01> : tensor<f32>, b_zero_point = dense<0> : tensor<i8>, y_scale = dense<2.500000e-01> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : (tensor<1x3x2xui8>, tensor<2x4xi8>, tensor<4xf32>) -> tensor<1x3x4xui8>
+
 // nn.qconv2d_add (fuse-post-ops' int8 convolution and residual add), with and without bias.
 func.func @qconv_add(%x: tensor<1x4x3x3xui8>, %w: tensor<2x4x3x3xi8>, %b: tensor<2xi32>, %r: tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8> {
   %y = nn.qconv2d_add %x, %w, %b add %r strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {c_scale = dense<2.0> : tensor<f32>, c_zero_point = dense<10> : tensor<ui8>, r_scale = dense<1.0> : tensor<f32>, r_zero_point = dense<120> : tensor<ui8>, w_scale = dense<[0.5, 0.25]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<4.0> : tensor<f32>, y_zero_point = dense<0> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<2xi32>, tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xui8>

@@ -159,6 +159,35 @@ func.func @linear(%x: tensor<1x3x2xi8>) -> tensor<1x3x4xi8> {
 
 // -----
 
+// A transformer's MLP as torch's x86 quantizer leaves it: Linear (matmul + bias) -> GELU ->
+// quantize, the GELU's result quantized, not the Linear's: one nn.qmatmul with the bias and
+// the GELU as its activation; likewise a Gemm -> HardSwish -> quantize.
+func.func @linear_gelu(%x: tensor<1x3x2xui8>, %g: tensor<3x2xui8>) -> (tensor<1x3x4xui8>, tensor<3x4xui8>) {
+  %wq = nn.constant dense<[[1, -2], [3, 4], [-5, 6], [7, 8]]> : tensor<4x2xi8>
+  %b = nn.constant dense<[0.5, -0.25, 1.0, 0.0]> : tensor<4xf32>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<131> : tensor<ui8>} : tensor<1x3x2xui8> -> tensor<1x3x2xf32>
+  %wf = nn.dequantize %wq {axis = 0 : i64, x_scale = dense<[0.25, 0.125, 0.5, 1.0]> : tensor<4xf32>, x_zero_point = dense<0> : tensor<4xi8>} : tensor<4x2xi8> -> tensor<4x2xf32>
+  %wt = nn.transpose %wf perm [1, 0] : tensor<4x2xf32> -> tensor<2x4xf32>
+  %m = nn.matmul %xf, %wt : (tensor<1x3x2xf32>, tensor<2x4xf32>) -> tensor<1x3x4xf32>
+  %s = nn.add %m, %b : (tensor<1x3x4xf32>, tensor<4xf32>) -> tensor<1x3x4xf32>
+  %a = nn.gelu %s : tensor<1x3x4xf32>
+  %y = nn.quantize %a {y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : tensor<1x3x4xf32> -> tensor<1x3x4xui8>
+  %gf = nn.dequantize %g {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<131> : tensor<ui8>} : tensor<3x2xui8> -> tensor<3x2xf32>
+  %h = nn.gemm %gf, %wf, %b trans_b alpha 1.0 beta 1.0 : (tensor<3x2xf32>, tensor<4x2xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %hs = nn.hardswish %h : tensor<3x4xf32>
+  %z = nn.quantize %hs {y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : tensor<3x4xf32> -> tensor<3x4xui8>
+  func.return %y, %z : tensor<1x3x4xui8>, tensor<3x4xui8>
+}
+// CHECK-LABEL: func.func @linear_gelu
+// CHECK:       %y = nn.qmatmul %x, %{{.*}}, %{{.*}} activation "gelu" {a_scale = dense<5.000000e-01> : tensor<f32>, a_zero_point = dense<131> : tensor<ui8>, {{.*}}y_scale = dense<2.500000e-01> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : (tensor<1x3x2xui8>, tensor<2x4xi8>, tensor<4xf32>) -> tensor<1x3x4xui8>
+// CHECK:       %z = nn.qmatmul %g, %{{.*}}, %{{.*}} activation "hardswish" {{{.*}}} : (tensor<3x2xui8>, tensor<2x4xi8>, tensor<4xf32>) -> tensor<3x4xui8>
+// CHECK-NEXT:  func.return %y, %z
+// PIPE-LABEL: func.func @linear_gelu
+// PIPE-NOT:   nn.gelu
+// PIPE:       nn.qmatmul {{.*}} activation "gelu" {{.*}}#nn.kernel<"qmatmul_ref"
+
+// -----
+
 // A Linear whose inputs are quantized and whose result stays float (torch's x86 quantizer:
 // a GELU follows): nn.matmul_integer_to_float of the integers, scaled by a_scale * w_scale per
 // column, its bias add left float. A product of two activations stays float, with a remark.

@@ -224,13 +224,20 @@ def x86_linear() -> onnx.ModelProto:
 
 
 def test_x86_linear_layers_with_float_results_run_in_int8(tmp_path: Path) -> None:
-    """A Linear whose inputs are quantized and whose result stays float is
-    nn.matmul_integer_to_float (the integer product scaled to f32 once, onnxruntime's
-    MatMulIntegerToFloat): no float matmul runs; on the oneDNN targets oneDNN's int8
-    matmul writes the f32 result."""
+    """A Linear whose inputs are quantized and whose result stays float (the second, into
+    the residual add) is nn.matmul_integer_to_float (the integer product scaled to f32 once,
+    onnxruntime's MatMulIntegerToFloat); the first, its bias and GELU quantized after them,
+    is an nn.qmatmul with that bias and activation (GELU on the real result, then quantized;
+    on oneDNN an eltwise post-op). No float matmul or GELU runs; on the oneDNN targets
+    oneDNN's int8 matmuls run both."""
     model = x86_linear()
     module = check_against_onnxruntime(model, tmp_path, seed=4, tolerance=1e-5)
-    _runs_in_int8(module, nn.MatmulIntegerToFloatOp, 2, {"nn.matmul", "nn.gemm"})
+    _runs_in_int8(module, nn.MatmulIntegerToFloatOp, 1, {"nn.matmul", "nn.gemm", "nn.gelu"})
+    _runs_in_int8(module, nn.QMatmulOp, 1, set())
+    compiled = compile_module(module, "ref", True, DEFAULT_PIPELINE)  # type: ignore[arg-type]
+    [fc1] = [op for op in compiled.walk() if isinstance(op, nn.QMatmulOp)]
+    assert fc1.bias is not None and fc1.activation is not None
+    assert fc1.activation.data == "gelu"
 
 
 def x86_silu_block() -> onnx.ModelProto:
@@ -257,7 +264,7 @@ def test_x86_convolutions_with_float_results_run_in_int8(tmp_path: Path) -> None
     sum scaled to f32 once; on the oneDNN targets oneDNN's int8 convolution writes f32, also
     for the one-pixel convolution (its formats were nchw to oneDNN, which has only reference
     code for them). The SiLU's convolution, its SiLU quantized, is an nn.qconv2d with that
-    activation (test_x86_conv_activations.py). No float convolution runs."""
+    activation (test_x86_activations.py). No float convolution runs."""
     model = x86_silu_block()
     module = check_against_onnxruntime(model, tmp_path, seed=4, tolerance=1e-5)
     _runs_in_int8(module, nn.QConv2dToFloatOp, 1, {"nn.conv2d", "nn.swish"})

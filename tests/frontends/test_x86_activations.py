@@ -1,11 +1,12 @@
-"""An activation between a convolution and its quantize, as torch's x86 quantizer writes
-EfficientNet's SiLU and MobileNetV3's hardswish (the convolution's result is not quantized,
-the activation's is): fold-qdq makes it one `nn.qconv2d` with that `activation`, applied to
-the real result before the quantization, which oneDNN's int8 convolution runs as eltwise
-post-ops. Each activation (the padding traps among them: hardsigmoid(0) = 0.5,
-softplus(0) = log 2, sigmoid(0) = 0.5 are not the zero point; u8 with a zero point not 0)
-against onnxruntime within one quantization step on every target, padding on and off,
-interpreter and generated module; no float convolution and no float activation runs."""
+"""An activation between a product and its quantize, as torch's x86 quantizer writes
+EfficientNet's SiLU, MobileNetV3's hardswish and a transformer's Linear -> GELU (the
+product's result is not quantized, the activation's is): fold-qdq makes it one `nn.qconv2d`
+or `nn.qmatmul` with that `activation`, applied to the real result before the quantization,
+which oneDNN's int8 convolution and matmul run as eltwise post-ops. Each activation (the
+padding traps among them: hardsigmoid(0) = 0.5, softplus(0) = log 2, sigmoid(0) = 0.5 are
+not the zero point; u8 with a zero point not 0) against onnxruntime within one quantization
+step on every target, padding on and off, interpreter and generated module; no float
+product and no float activation runs."""
 
 from __future__ import annotations
 
@@ -90,6 +91,34 @@ def _one_activated_convolution(module: object, activation: str) -> None:
         assert chosen is not None
         family = "onednn" if target == "onednn" and VNNI else "ref"
         assert chosen.kernel_name.data == f"qconv2d_{family}"
+
+
+def x86_activated_linear(kind: str) -> onnx.ModelProto:
+    """A Linear as the dynamo exporter writes it (MatMul by the transposed weights, Add of
+    the bias) -> activation -> Q -> DQ, on [1, 5, C] tokens."""
+    g = X86Graph()
+    x = g.quantize("x", "input", 0.03, 131)
+    weights = g.node("Transpose", [g.weights("fc", (16, C))], "fc_wt", perm=[1, 0])
+    product = g.node("MatMul", [x, weights], "fc_mm")
+    linear = g.node("Add", [product, g.bias("fc", 16)], "fc_y")
+    out = g.quantize(_activation(g, kind, linear), "out", 0.012, 37)
+    return g.model(out, [1, 5, 16], (1, 5, C))
+
+
+@pytest.mark.parametrize("kind", ["Gelu", "HardSwish", "Sigmoid", "silu"])
+def test_activation_between_linear_and_quantize_runs_in_int8(tmp_path: Path, kind: str) -> None:
+    model = x86_activated_linear(kind)
+    module = check_against_onnxruntime(model, tmp_path, seed=5, step=output_step(model))
+    for target in ("onednn", "ref"):
+        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
+        names = {op.name for op in compiled.walk() if isinstance(op, nn.NNOp)}
+        assert not {"nn.matmul", "nn.add", f"nn.{ACTIVATIONS[kind]}"} & names, names
+        [product] = [op for op in compiled.walk() if isinstance(op, nn.QMatmulOp)]
+        assert product.activation is not None and product.bias is not None
+        assert product.activation.data == ACTIVATIONS[kind]
+        chosen = kernel_of(product)
+        family = "onednn" if target == "onednn" and VNNI else "ref"
+        assert chosen is not None and chosen.kernel_name.data == f"qmatmul_{family}"
 
 
 ACTIVATED = """
