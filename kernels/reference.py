@@ -267,6 +267,14 @@ def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return _activated(op, qconv2d_to_float(op, inputs))
 
 
+def real_qconv2d(op: nn.QConv2dToFloatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The convolution's real result in f32 (reference_quantized.qconv2d_to_float), then its
+    activation's float reference kernel."""
+    real = qconv2d_to_float(op, inputs)
+    activation = op.activation_op()
+    return real if activation is None else REFERENCE_KERNELS[type(activation)](activation, [real])
+
+
 def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """QLinearMatMul (reference_quantized.qmatmul); with an activation, as `qconv2d`."""
     if op.activation is None:
@@ -332,6 +340,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     **QUANTIZED_REFERENCE_KERNELS,
     nn.QConv2dOp: qconv2d,
     nn.QMatmulOp: qmatmul,
+    nn.QConv2dToFloatOp: real_qconv2d,
     **INTEGER_REFERENCE_KERNELS,
 }
 """Every nn op except nn.constant, by op class (bf16 ops: `reference_bf16.py`)."""

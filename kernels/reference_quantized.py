@@ -179,7 +179,8 @@ def qconv2d_add(op: nn.QConv2dAddOp, inputs: Sequence[np.ndarray]) -> np.ndarray
 def qconv2d_to_float(
     op: nn.QConv2dToFloatOp | nn.QConv2dOp, inputs: Sequence[np.ndarray]
 ) -> np.ndarray:
-    """The convolution's real result: (sum + bias) * x_scale * w_scale in f64, to f32."""
+    """The convolution's real result: (sum + bias) * x_scale * w_scale in f64, to f32 (an
+    activation not applied)."""
     accumulator, x_w_scale = _conv_sum(op, inputs)
     return (accumulator * x_w_scale.astype(np.float64)).astype(np.float32)
 
@@ -296,7 +297,6 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QuantizeOp: quantize,
     nn.DequantizeOp: dequantize,
     nn.QConv2dAddOp: qconv2d_add,
-    nn.QConv2dToFloatOp: qconv2d_to_float,
     nn.QAddOp: qadd,
     nn.QMulOp: qmul,
     nn.QGlobalAvgPoolOp: qglobal_avg_pool,
@@ -305,6 +305,6 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QLookupOp: qlookup,
     nn.QResizeOp: qresize,
 }
-"""The reference kernel of each quantized op, by op class (`nn.qconv2d`'s and `nn.qmatmul`'s,
-whose activation runs a float op's kernel, are kernels/reference.py's, on `qconv2d`,
-`qconv2d_to_float`, `qmatmul` and `qmatmul_real`)."""
+"""The reference kernel of each quantized op, by op class (`nn.qconv2d`'s, `nn.qmatmul`'s
+and `nn.qconv2d_to_float`'s, whose activation runs a float op's kernel, are
+kernels/reference.py's, on `qconv2d`, `qconv2d_to_float`, `qmatmul` and `qmatmul_real`)."""

@@ -519,8 +519,8 @@ def _erase_unused_dequantizes(values: list[SSAValue], rewriter: PatternRewriter)
 @dataclass
 class FoldFloatProduct(RewritePattern):
     """matmul(dq(a), dq(w) or transpose(dq(w))) or conv2d(dq(x), dq(w), b?) whose result
-    stays float  =>  `nn.matmul_integer_to_float` or `nn.qconv2d_to_float`
-    (transforms/fold_qdq_float.py)."""
+    stays float  =>  `nn.matmul_integer_to_float` or `nn.qconv2d_to_float` (with the
+    activation that is the convolution's only user; transforms/fold_qdq_float.py)."""
 
     print_remarks: bool
 
@@ -529,18 +529,32 @@ class FoldFloatProduct(RewritePattern):
             return
         if not isinstance(op.operands[0].owner, nn.DequantizeOp):
             return
+        activation = None
         try:
             if isinstance(op, nn.MatmulOp):
                 new_ops = integer_product(op)
             else:
-                new_ops = integer_convolution(op)
+                activation = _only_activation(op.output)
+                new_ops = integer_convolution(op, activation)
         except NoFold as reason:
             _remark(op, f"not an integer product with a float result: {reason}", self.print_remarks)
             return
-        _replace_result(op.output, new_ops, op.location, rewriter)
+        result = op.output if activation is None else activation.output
+        _replace_result(result, new_ops, op.location, rewriter)
         operands = list(op.operands)
+        if activation is not None:
+            rewriter.erase(activation)
         rewriter.erase(op)
         _erase_unused_dequantizes(operands, rewriter)
+
+
+def _only_activation(value: SSAValue) -> nn.UnaryOp | None:
+    """The activation of `nn.ACTIVATIONS` that is `value`'s only user (None: another)."""
+    if not value.has_one_use():
+        return None
+    user = next(iter(value.uses)).operation
+    kinds = tuple(nn.ACTIVATIONS.values())
+    return user if isinstance(user, kinds) and KERNEL_ATTR not in user.attributes else None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ Linear's inputs only: its output goes on in float (to a GELU, a residual add), a
 f32 on dequantized weights. Likewise a convolution of a dequantized activation and
 dequantized constant weights whose result stays float (the x86 quantizer's, before a SiLU,
 a hardswish or a LayerNorm) becomes `nn.qconv2d_to_float`: the exact sum plus the bias,
-scaled to f32 once (oneDNN's int8 convolution writing f32).
+scaled to f32 once (oneDNN's int8 convolution writing f32), with the activation that is
+its result's only user (EfficientNet's SiLU whose float result its SE gate multiplies).
 
     %a = nn.dequantize %aq {x_scale = dense<0.03>, x_zero_point = dense<129> : tensor<ui8>}
     %w = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<Nxf32>, ...i8}
@@ -77,14 +78,15 @@ def integer_product(op: nn.MatmulOp) -> list[Operation]:
     return made
 
 
-def integer_convolution(op: nn.Conv2dOp) -> list[Operation]:
-    """The ops computing `op` as `nn.qconv2d_to_float` (NoFold: why not): its bias made as
-    `nn.qconv2d`'s is (`fold_conv`)."""
+def integer_convolution(op: nn.Conv2dOp, activation: nn.UnaryOp | None) -> list[Operation]:
+    """The ops computing `op`, then `activation` (its only user, or None), as
+    `nn.qconv2d_to_float` (NoFold: why not): its bias made as `nn.qconv2d`'s is
+    (`fold_conv`)."""
     if not is_constant(op.weight):
         raise NoFold("the weight is not a constant")
     y = nn.QParams.make(1.0, 0)  # unused: the result is real
     *made, conv = fold_conv(op, y, None)
     assert isinstance(conv, nn.QConv2dOp)
-    real = nn.QConv2dToFloatOp(conv)
+    real = nn.QConv2dToFloatOp(conv, activation)
     conv.erase()  # only described the convolution: never inserted
     return [*made, real]

@@ -474,18 +474,20 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp, Activation
 
 
 @irdl_op_definition
-class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w")):
+class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w"), ActivationEpilogueOp):
     """A quantized convolution whose result is its real value in f32, not requantized: what
     `fold-qdq` makes of dequantize -> Conv whose result goes on in float (torch's x86
     quantizer quantizes a convolution's inputs only, where a SiLU, a hardswish or a
     LayerNorm follows). (sum of (x - x_zp) * (w - w_zp) + bias) * x_scale * w_scale[o], in
-    f64, rounded to f32 once; operands (the bias i32 or f32, in the accumulator's units),
+    f64, rounded to f32 once, then `activation` (as `nn.fused_conv2d`'s) where given: the
+    activation whose float result is read elsewhere too (EfficientNet's SiLU, which its SE
+    gate multiplies in float); operands (the bias i32 or f32, in the accumulator's units),
     parameters and window as `nn.qconv2d`'s.
 
         %y = nn.qconv2d_to_float %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
-               groups 1 {x_scale = ..., x_zero_point = ..., w_scale = ..., w_zero_point = ...}
-               : (tensor<1x8x4x4xui8>, tensor<16x8x3x3xi8>, tensor<16xf32>)
-               -> tensor<1x16x4x4xf32>"""
+               groups 1 activation "swish" {x_scale = ..., x_zero_point = ..., w_scale = ...,
+               w_zero_point = ...} : (tensor<1x8x4x4xui8>, tensor<16x8x3x3xi8>,
+               tensor<16xf32>) -> tensor<1x16x4x4xf32>"""
 
     name = "nn.qconv2d_to_float"
     x = operand_def(TensorType)
@@ -493,17 +495,16 @@ class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w")):
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = (
-        f"$x `,` $w (`,` $bias^)? {CONV_WINDOW_SYNTAX} attr-dict "
-        "`:` functional-type(operands, results)"
-    )
+    assembly_format = QConv2dOp.assembly_format
 
-    def __init__(self, conv: QConv2dOp):
-        """`conv`'s convolution (its y parameters and clamp unused), with a real result."""
+    def __init__(self, conv: QConv2dOp, activation: UnaryOp | None = None):
+        """`conv`'s convolution (its y parameters and clamp unused), with a real result,
+        then `activation`."""
         properties = {
             name: conv.properties[name] for name in ("strides", "pads", "dilations", "groups")
         }
         properties.update(_params_properties("xw", [conv.qparams(p) for p in "xw"]))
+        properties.update(activation_properties(activation, nnan=False))
         super().__init__(
             operands=[conv.x, conv.w, [] if conv.bias is None else [conv.bias]],
             result_types=[TensorType(f32, shape_of(conv.output))],
@@ -524,6 +525,7 @@ class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w")):
         checked_element_type(self, "the result", self.output, (f32,))
         _verify_params(self, "x", x_type)
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
+        verify_activation(self)
 
 
 @irdl_op_definition

@@ -150,11 +150,13 @@ def qconv_spec(op: QConvOp) -> Spec:
 
 def _to_float_spec(op: nn.QConv2dToFloatOp, outputs: int) -> Spec:
     """oneDNN's int8 convolution writing f32: its source and weight scales (oneDNN
-    multiplies the sum by them and adds the bias, prescaled by `QConv.pack`), no result
-    scale or zero point."""
+    multiplies the sum by them and adds the bias, prescaled by `QConv.pack`), the
+    activation an eltwise post-op after them, no result scale or zero point."""
     params = _params(op, ("x", "w"), outputs)
+    activation = op.activation_op()
+    post_ops = () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),)
     q = QConvParams(
-        window_geometry(op, op.x, op.w, op.bias is not None, ()),
+        window_geometry(op, op.x, op.w, op.bias is not None, post_ops),
         DATA_TYPES[_value_type(op.x)],
         b.dnnl_f32,
         op.qparams("w").per_axis,

@@ -67,12 +67,14 @@ func.func @qconv_add(%x: tensor<1x4x3x3xui8>, %w: tensor<2x4x3x3xi8>, %b: tensor
 
 // nn.qconv2d_to_float: a quantized convolution with a real (f32) result (fold-qdq's form of a
 // dequantize -> Conv whose result stays float).
-func.func @qconv_to_float(%x: tensor<1x4x3x3xui8>, %w: tensor<2x4x3x3xi8>, %b: tensor<2xf32>) -> tensor<1x2x3x3xf32> {
+func.func @qconv_to_float(%x: tensor<1x4x3x3xui8>, %w: tensor<2x4x3x3xi8>, %b: tensor<2xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
   %y = nn.qconv2d_to_float %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {w_scale = dense<[0.5, 0.25]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
-  func.return %y : tensor<1x2x3x3xf32>
+  %h = nn.qconv2d_to_float %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "hardswish" {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>) -> tensor<1x2x3x3xf32>
+  func.return %y, %h : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
 }
 // CHECK-LABEL: func.func @qconv_to_float
 // CHECK-NEXT: %y = nn.qconv2d_to_float %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {w_scale = dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>, x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT: %h = nn.qconv2d_to_float %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "hardswish" {w_scale = dense<5.000000e-01> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>} : (tensor<1x4x3x3xui8>, tensor<2x4x3x3xi8>) -> tensor<1x2x3x3xf32>
 
 // nn.qresize: a linear resize of quantized data (fold-qdq's form of onnxruntime's QDQ Resize).
 func.func @qresize(%x: tensor<1x2x4x4xi8>) -> tensor<1x2x8x8xi8> {

@@ -218,8 +218,9 @@ func.func @float_linear(%x: tensor<1x3x2xui8>, %k: tensor<2x3xui8>) -> (tensor<1
 // -----
 
 // A convolution whose inputs are quantized and whose result stays float (torch's x86
-// quantizer: a SiLU follows): nn.qconv2d_to_float, its f32 bias divided by x_scale * w_scale
-// at load as nn.qconv2d's is. Weights computed at run time stay float, with a remark.
+// quantizer: a SiLU follows, its result float too): nn.qconv2d_to_float with the SiLU as its
+// activation, its f32 bias divided by x_scale * w_scale at load as nn.qconv2d's is. Weights
+// computed at run time stay float, with a remark.
 func.func @float_conv(%x: tensor<1x2x4x4xui8>, %v: tensor<2x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
   %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
   %b = nn.constant dense<[0.3, -0.7]> : tensor<2xf32>
@@ -233,8 +234,8 @@ func.func @float_conv(%x: tensor<1x2x4x4xui8>, %v: tensor<2x2x1x1xf32>) -> (tens
 }
 // CHECK-LABEL: func.func @float_conv
 // CHECK:       %[[BIAS:.*]] = nn.div %b, %{{.*}} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-// CHECK-NEXT:  %c = nn.qconv2d_to_float %x, %wq, %[[BIAS]] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
-// CHECK-NEXT:  %s = nn.swish %c
+// CHECK-NEXT:  %s = nn.qconv2d_to_float %x, %wq, %[[BIAS]] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 activation "swish" {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>, w_zero_point = dense<0> : tensor<2xi8>} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NOT:   nn.swish
 // CHECK:       %c2 = nn.conv2d %xf, %v
 // PIPE-LABEL: func.func @float_conv
 // PIPE:       nn.qconv2d_to_float {{.*}}#nn.kernel<"qconv2d_to_float_ref"
@@ -245,7 +246,7 @@ func.func @float_conv(%x: tensor<1x2x4x4xui8>, %v: tensor<2x2x1x1xf32>) -> (tens
 // result is quantized, not the convolution's) is the nn.qconv2d's activation, applied to
 // the real result (hardsigmoid with its attributes). Where the activation's result is read
 // elsewhere too (EfficientNet's SE gate multiplies it in float), the convolution's result
-// stays float: nn.qconv2d_to_float, and the activation stays.
+// stays float: nn.qconv2d_to_float with the activation, quantized after it.
 func.func @activated_conv(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>, tensor<1x2x4x4xf32>) {
   %wq = nn.constant dense<1> : tensor<2x2x1x1xi8>
   %b = nn.constant dense<[0.3, -0.7]> : tensor<2xf32>
@@ -262,8 +263,7 @@ func.func @activated_conv(%x: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xui8>, tens
 }
 // CHECK-LABEL: func.func @activated_conv
 // CHECK:       %hq = nn.qconv2d %x, %wq, %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 activation "hardsigmoid" alpha 2.000000e-01 beta 5.000000e-01 {x_scale = dense<5.000000e-01> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, w_scale = dense<2.500000e-01> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, y_scale = dense<4.000000e-03> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<2xf32>) -> tensor<1x2x4x4xui8>
-// CHECK:       %c2 = nn.qconv2d_to_float %x, %wq
-// CHECK-NEXT:  %s = nn.swish %c2
+// CHECK:       %s = nn.qconv2d_to_float %x, %wq, %{{.*}} activation "swish"
 // CHECK-NEXT:  %sq = nn.quantize %s
 // PIPE-LABEL: func.func @activated_conv
 // PIPE:       nn.qconv2d {{.*}} activation "hardsigmoid" {{.*}}#nn.kernel<"qconv2d_ref"

@@ -93,6 +93,41 @@ def _one_activated_convolution(module: object, activation: str) -> None:
         assert chosen.kernel_name.data == f"qconv2d_{family}"
 
 
+def x86_shared_activation(kind: str) -> onnx.ModelProto:
+    """EfficientNet's depthwise convolution as the x86 quantizer writes it: its activation's
+    float result is quantized (into the SE block's pooling) and multiplied in float by the
+    gate, here a Sigmoid of the input's mean."""
+    g = X86Graph()
+    x = g.quantize("x", "input", 0.03, 131)
+    inputs = [x, g.weights("conv", (C, 1, 3, 3)), g.bias("conv", C)]
+    conv = g.node("Conv", inputs, "conv_y", pads=[1, 1, 1, 1], group=C)
+    act = _activation(g, kind, conv)
+    pooled = g.quantize(
+        g.node("GlobalAveragePool", [g.quantize(act, "act", 0.02, 3)], "pool"), "pool", 0.02, 3
+    )
+    gate = g.node("Sigmoid", [pooled], "gate")
+    g.node("Mul", [act, gate], "y")
+    return g.model("y", [1, C, 6, 6])
+
+
+@pytest.mark.parametrize("kind", ["silu", "HardSwish"])
+def test_activation_read_in_float_too_runs_in_the_convolution(tmp_path: Path, kind: str) -> None:
+    """An activation whose float result is read elsewhere too stays float: it is the
+    activation of an `nn.qconv2d_to_float` (oneDNN's int8 convolution writing f32, the
+    activation an eltwise post-op), within f32 rounding of onnxruntime."""
+    model = x86_shared_activation(kind)
+    module = check_against_onnxruntime(model, tmp_path, seed=7, tolerance=1e-5)
+    for target in ("onednn", "ref"):
+        compiled = compile_module(module, target, True, DEFAULT_PIPELINE)
+        names = {op.name for op in compiled.walk() if isinstance(op, nn.NNOp)}
+        assert not {"nn.conv2d", f"nn.{ACTIVATIONS[kind]}"} & names, names
+        [conv] = [op for op in compiled.walk() if isinstance(op, nn.QConv2dToFloatOp)]
+        assert conv.activation is not None and conv.activation.data == ACTIVATIONS[kind]
+        chosen = kernel_of(conv)
+        family = "onednn" if target == "onednn" and VNNI else "ref"
+        assert chosen is not None and chosen.kernel_name.data == f"qconv2d_to_float_{family}"
+
+
 def x86_activated_linear(kind: str) -> onnx.ModelProto:
     """A Linear as the dynamo exporter writes it (MatMul by the transposed weights, Add of
     the bias) -> activation -> Q -> DQ, on [1, 5, C] tokens."""
