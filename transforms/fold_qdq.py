@@ -289,7 +289,8 @@ class FoldQdq(RewritePattern):
             activation, producer = producer, producer.input.owner
         y = op.qparams()
         try:
-            if KERNEL_ATTR in producer.attributes or KERNEL_ATTR in op.attributes:
+            chosen = (op, producer, *((activation,) if activation else ()))
+            if any(KERNEL_ATTR in each.attributes for each in chosen):
                 raise NoFold("a kernel was chosen already (fold-qdq runs before select-dispatch)")
             if y.per_axis:
                 raise NoFold("the quantize is per axis")

@@ -218,6 +218,14 @@ def _product_types(
     return lhs_type, rhs_type, result_type
 
 
+def _verify_real_activation(op: ActivationEpilogueOp) -> None:
+    """`verify_activation`, and no `nnan`: a q-op's activation reads a real result computed
+    from integers, never NaN, so the promise means nothing there."""
+    verify_activation(op)
+    if op.nnan is not None:
+        raise VerifyException(f"{op.name}: 'nnan' does not apply: the real result is never NaN")
+
+
 def _verify_clamp(op: NNOp, element_type: Attribute) -> None:
     low, high = integer_range(element_type)
     bounds = []
@@ -466,7 +474,7 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp, Activation
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
-        verify_activation(self)
+        _verify_real_activation(self)
 
     def activation_type(self) -> Attribute:
         """The activation computes on the real (f32) result."""
@@ -525,7 +533,7 @@ class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w"), ActivationEpilogueO
         checked_element_type(self, "the result", self.output, (f32,))
         _verify_params(self, "x", x_type)
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
-        verify_activation(self)
+        _verify_real_activation(self)
 
 
 @irdl_op_definition
@@ -694,7 +702,7 @@ class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp, ActivationEpilogueOp):
         _verify_params(self, "b", b_type, columns)
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
-        verify_activation(self)
+        _verify_real_activation(self)
 
     def activation_type(self) -> Attribute:
         """The activation computes on the real (f32) result."""
@@ -918,7 +926,7 @@ class QLookupOp(with_qparams("x", "y"), ActivationEpilogueOp):
             raise VerifyException(
                 f"{self.name}: table must be a tensor<256x{element_type}>, got {table_type}"
             )
-        verify_activation(self)
+        _verify_real_activation(self)
 
     def activation_type(self) -> Attribute:
         """The recorded function computes on the dequantized (f32) values."""

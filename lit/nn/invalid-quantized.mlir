@@ -287,3 +287,11 @@ func.func @qconv_activation_attribute(%x: tensor<1x2x3x3xui8>, %w: tensor<2x2x1x
   %0 = nn.qconv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 alpha 0.5 {w_scale = dense<0.5> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, y_scale = dense<2.0> : tensor<f32>, y_zero_point = dense<10> : tensor<ui8>} : (tensor<1x2x3x3xui8>, tensor<2x2x1x1xi8>) -> tensor<1x2x3x3xui8>
   func.return %0 : tensor<1x2x3x3xui8>
 }
+
+// -----
+
+func.func @qmatmul_nnan(%a: tensor<3x2xui8>, %b: tensor<2x4xi8>) -> tensor<3x4xui8> {
+  // expected-error @+1 {{nn.qmatmul: 'nnan' does not apply: the real result is never NaN}}
+  %0 = nn.qmatmul %a, %b activation "relu" nnan {a_scale = dense<0.5> : tensor<f32>, a_zero_point = dense<131> : tensor<ui8>, b_scale = dense<0.25> : tensor<f32>, b_zero_point = dense<0> : tensor<i8>, y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : (tensor<3x2xui8>, tensor<2x4xi8>) -> tensor<3x4xui8>
+  func.return %0 : tensor<3x4xui8>
+}

@@ -470,6 +470,25 @@ func.func @table_chosen(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xui8> {
 
 // -----
 
+// Nor does an activation whose kernel was chosen already fold into the product before it
+// (its kernel would be lost; found by a helper's review).
+func.func @activation_chosen(%x: tensor<3x2xui8>) -> tensor<3x4xui8> {
+  %wq = nn.constant dense<[[1, -2, 3, 4], [-5, 6, 7, 8]]> : tensor<2x4xi8>
+  %xf = nn.dequantize %x {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<131> : tensor<ui8>} : tensor<3x2xui8> -> tensor<3x2xf32>
+  %wf = nn.dequantize %wq {x_scale = dense<0.25> : tensor<f32>, x_zero_point = dense<0> : tensor<i8>} : tensor<2x4xi8> -> tensor<2x4xf32>
+  %m = nn.matmul %xf, %wf : (tensor<3x2xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %a = nn.gelu %m {kernel = #nn.kernel<"gelu_ref", operands = [""], results = [""]>} : tensor<3x4xf32>
+  // expected-remark @+1 {{not folded into a quantized op: a kernel was chosen already (fold-qdq runs before select-dispatch)}}
+  %y = nn.quantize %a {y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : tensor<3x4xf32> -> tensor<3x4xui8>
+  func.return %y : tensor<3x4xui8>
+}
+// CHECK-LABEL: func.func @activation_chosen
+// CHECK:      %m = nn.matmul_integer_to_float
+// CHECK-NEXT: %a = nn.gelu %m {kernel = #nn.kernel<"gelu_ref"
+// CHECK-NEXT: %y = nn.quantize %a
+
+// -----
+
 // Average pooling: the window, pads and count_include_pad carried over, the padding x's zero
 // point (a real 0); folded only where the integer average rounds as the f32 ops do: equal
 // scales (the zero points may differ) and one odd divisor (quantized-dispatch.mlir: which
