@@ -48,9 +48,10 @@ whose float operands are all `nn.dequantize` results:
   parameters of the same 8-bit type (torch's channel split requantizes each half), followed
   by `nn.qlookup` of the requantization q(dq(v)) (exact too: requantizing is monotonic).
 * then, with no quantize after it: matmul(dq(a), dq(w) or transpose(dq(w))), w a constant
-  =>  `nn.matmul_integer_to_float`; conv2d(dq(x), dq(w), b?), w a constant  =>
-  `nn.qconv2d_to_float` (torch's x86 quantizer quantizes a Linear's or a convolution's
-  inputs only where a float op follows: transforms/fold_qdq_float.py).
+  =>  `nn.matmul_integer_to_float`; conv2d(dq(x), dq(w), b?) [-> activation], w a constant
+  =>  `nn.qconv2d_to_float` (with the activation that is its only user; torch's x86
+  quantizer quantizes a Linear's or a convolution's inputs only where a float op follows:
+  transforms/fold_qdq_float.py).
 
     %x1 = nn.dequantize %xq {x_scale = dense<0.02>, x_zero_point = dense<128> : tensor<ui8>}
     %w1 = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ...}
