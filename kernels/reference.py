@@ -24,6 +24,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.dialects.nn.fused import ActivationEpilogueOp
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
@@ -239,10 +240,7 @@ def fused_conv2d(op: nn.FusedConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     result = conv2d(op, [x, w, bias])  # type: ignore[arg-type]  (same attributes)
     if addend:
         result = result + addend[0]
-    activation = op.activation_op()
-    return (
-        result if activation is None else REFERENCE_KERNELS[type(activation)](activation, [result])
-    )
+    return _activated(op, result)
 
 
 def fused_matmul(op: nn.FusedMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -252,10 +250,7 @@ def fused_matmul(op: nn.FusedMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarr
     result = np.matmul(lhs, rhs)
     if bias:
         result = result + bias[0]
-    activation = op.activation_op()
-    return (
-        result if activation is None else REFERENCE_KERNELS[type(activation)](activation, [result])
-    )
+    return _activated(op, result)
 
 
 def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -264,31 +259,34 @@ def qconv2d(op: nn.QConv2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     clamped."""
     if op.activation is None:
         return requantized_qconv2d(op, inputs)
-    return _activated(op, qconv2d_to_float(op, inputs))
+    return _quantized(op, _activated(op, qconv2d_to_float(op, inputs)))
 
 
 def real_qconv2d(op: nn.QConv2dToFloatOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """The convolution's real result in f32 (reference_quantized.qconv2d_to_float), then its
     activation's float reference kernel."""
-    real = qconv2d_to_float(op, inputs)
-    activation = op.activation_op()
-    return real if activation is None else REFERENCE_KERNELS[type(activation)](activation, [real])
+    return _activated(op, qconv2d_to_float(op, inputs))
 
 
 def qmatmul(op: nn.QMatmulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """QLinearMatMul (reference_quantized.qmatmul); with an activation, as `qconv2d`."""
     if op.activation is None:
         return requantized_qmatmul(op, inputs)
-    return _activated(op, qmatmul_real(op, inputs))
+    return _quantized(op, _activated(op, qmatmul_real(op, inputs)))
 
 
-def _activated(op: nn.QConv2dOp | nn.QMatmulOp, real: np.ndarray) -> np.ndarray:
-    """`op`'s activation of its `real` result (its float op's reference kernel), quantized
-    with y's parameters, clamped."""
+def _activated(op: ActivationEpilogueOp, result: np.ndarray) -> np.ndarray:
+    """`result` through `op`'s activation (its float op's own reference kernel), as it is
+    without one."""
     activation = op.activation_op()
-    assert activation is not None
-    result = REFERENCE_KERNELS[type(activation)](activation, [real])
-    return clamped(quantize_array(result, op.qparams("y")), op.clamp)
+    if activation is None:
+        return result
+    return REFERENCE_KERNELS[type(activation)](activation, [result])
+
+
+def _quantized(op: nn.QConv2dOp | nn.QMatmulOp, real: np.ndarray) -> np.ndarray:
+    """`real` quantized with `op`'s y parameters, clamped to its clamp."""
+    return clamped(quantize_array(real, op.qparams("y")), op.clamp)
 
 
 _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
