@@ -22,6 +22,7 @@ import math
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.nn.fused import ActivationEpilogueOp
 from nnlayout.kernels.blocked import broadcast_reason, full_operand
 from nnlayout.kernels.onednn import binding as b
 
@@ -43,6 +44,12 @@ def eltwise_params(op: Operation) -> tuple[int, float, float]:
     if isinstance(op, nn.GeluOp):
         return (b.dnnl_eltwise_gelu_tanh if op.uses_tanh else b.dnnl_eltwise_gelu_erf), 0.0, 0.0
     return ELTWISE[type(op)]
+
+
+def activation_eltwise(op: ActivationEpilogueOp) -> tuple[b.PostOp, ...]:
+    """`op`'s activation as oneDNN's eltwise post-op (`eltwise_params`), none without one."""
+    activation = op.activation_op()
+    return () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),)
 
 
 def clip_range(op: nn.ClipOp) -> tuple[float, float]:

@@ -59,7 +59,7 @@ from nnlayout.kernels.onednn.common import (
     op_key,
     remembered,
 )
-from nnlayout.kernels.onednn.eltwise import eltwise_params, finite_only
+from nnlayout.kernels.onednn.eltwise import activation_eltwise, finite_only
 from nnlayout.kernels.onednn.formats import layout_of_blocking
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import Target, layouts_refusal
@@ -115,8 +115,7 @@ def _bias(op: Product) -> SSAValue | None:
 def _post_ops(op: Product) -> tuple[b.PostOp, ...]:
     """A fused matmul's activation as oneDNN's eltwise post-op (exact on every input, or
     on finite values, where the kernel guards it: `guarded_activation`)."""
-    activation = op.activation_op() if isinstance(op, nn.FusedMatmulOp) else None
-    return () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),)
+    return activation_eltwise(op) if isinstance(op, nn.FusedMatmulOp) else ()
 
 
 def fc_as_matmul(op: Product) -> bool:

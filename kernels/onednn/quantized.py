@@ -137,7 +137,11 @@ def multiplier_post_ops(
 
 
 def activation_post_ops(
-    dst: tuple[int, ...], activation: b.PostOp, y: QParams, low: int | None, high: int | None
+    dst: tuple[int, ...],
+    activation: tuple[b.PostOp, ...],
+    y: QParams,
+    low: int | None,
+    high: int | None,
 ) -> tuple[b.PostOp, ...]:
     """The post-ops of an `nn.qconv2d` with an activation (a `multiplied` convolution by
     x_scale * w_scale[oc], its real result; no zero point on y: the linear adds it): the
@@ -149,7 +153,7 @@ def activation_post_ops(
     inverse = float(np.float32(1.0) / np.float32(y.scale))
     ops = (
         b.PostOp.binary(b.dnnl_binary_mul, channels),
-        activation,
+        *activation,
         b.PostOp.eltwise(b.dnnl_eltwise_linear, inverse, float(y.zero_point)),
     )
     return (*ops, *clip_post_ops(low, high))

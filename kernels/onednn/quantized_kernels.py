@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache, partial
 
 import numpy as np
@@ -46,7 +46,7 @@ from nnlayout.dialects.packing import defining_op, packed_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn.common import Layouts, format_of
 from nnlayout.kernels.onednn.convolution import addend_types_reason, window_geometry
-from nnlayout.kernels.onednn.eltwise import eltwise_params
+from nnlayout.kernels.onednn.eltwise import activation_eltwise
 from nnlayout.kernels.onednn.formats import Format, by_layout, identify
 from nnlayout.kernels.onednn.primitives import NUMPY_TYPES
 from nnlayout.kernels.onednn.quantized import (
@@ -129,10 +129,9 @@ def qconv_spec(op: QConvOp) -> Spec:
             post_ops = once_sum_post_ops(dst, (low, high), r, y, summand)
         else:
             post_ops = sum_post_ops(dst, op.qparams("c"), (low, high), r, y, summand)
-    elif (activation := op.activation_op()) is not None:
-        eltwise = b.PostOp.eltwise(*eltwise_params(activation))
-        post_ops = activation_post_ops(dst, eltwise, op.qparams("y"), low, high)
-        params = replace(params, y_scale=1.0, y_zero_point=0)  # multipliers: the real scale
+    elif op.activation is not None:
+        post_ops = activation_post_ops(dst, activation_eltwise(op), op.qparams("y"), low, high)
+        params = _params(op, ("x", "w"), o)  # multipliers: the real scale
     else:
         post_ops = multiplier_post_ops(dst, params.y_zero_point, low, high)
     g = window_geometry(op, op.x, op.w, op.bias is not None, post_ops)
@@ -153,10 +152,8 @@ def _to_float_spec(op: nn.QConv2dToFloatOp, outputs: int) -> Spec:
     multiplies the sum by them and adds the bias, prescaled by `QConv.pack`), the
     activation an eltwise post-op after them, no result scale or zero point."""
     params = _params(op, ("x", "w"), outputs)
-    activation = op.activation_op()
-    post_ops = () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),)
     q = QConvParams(
-        window_geometry(op, op.x, op.w, op.bias is not None, post_ops),
+        window_geometry(op, op.x, op.w, op.bias is not None, activation_eltwise(op)),
         DATA_TYPES[_value_type(op.x)],
         b.dnnl_f32,
         op.qparams("w").per_axis,
@@ -434,7 +431,6 @@ def qmatmul_spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
     a_shape, (k, n) = as_rows(shape_of(op.a)), shape_of(op.b)
     params = _params(op, ("a", "b", "y"), n)
     b_zero_point = int(np.asarray(op.qparams("b").zero_point).reshape(-1)[0])
-    activation = op.activation_op()
     q = QMatmulParams(
         a_shape,
         (k, n),
@@ -445,7 +441,7 @@ def qmatmul_spec(op: nn.QMatmulOp) -> tuple[QMatmulParams, QuantParams, int]:
         params.x_zero_point != 0,
         b_zero_point != 0,
         params.y_zero_point != 0,
-        () if activation is None else (b.PostOp.eltwise(*eltwise_params(activation)),),
+        activation_eltwise(op),
     )
     return q, params, b_zero_point
 
