@@ -218,12 +218,21 @@ def _product_types(
     return lhs_type, rhs_type, result_type
 
 
-def _verify_real_activation(op: ActivationEpilogueOp) -> None:
-    """`verify_activation`, and no `nnan`: a q-op's activation reads a real result computed
-    from integers, never NaN, so the promise means nothing there."""
-    verify_activation(op)
-    if op.nnan is not None:
-        raise VerifyException(f"{op.name}: 'nnan' does not apply: the real result is never NaN")
+class RealActivationOp(ActivationEpilogueOp):
+    """A q-op whose `activation` computes on real (f32) values of its result's shape: the
+    real result of a product, a table's dequantized values."""
+
+    def activation_type(self) -> Attribute:
+        return TensorType(f32, shape_of(self.results[0]))
+
+    def verify_real_activation(self) -> None:
+        """`verify_activation`, and no `nnan`: the real values come from integers, never NaN,
+        so the promise means nothing there."""
+        verify_activation(self)
+        if self.nnan is not None:
+            raise VerifyException(
+                f"{self.name}: 'nnan' does not apply: the real result is never NaN"
+            )
 
 
 def _verify_clamp(op: NNOp, element_type: Attribute) -> None:
@@ -399,7 +408,7 @@ class DequantizeOp(with_qparams("x")):
 
 # ------------------------------------------------------------------------ convolution
 @irdl_op_definition
-class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp, ActivationEpilogueOp):
+class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp, RealActivationOp):
     """Quantized 2-D convolution (ONNX QLinearConv): x ui8/i8, w i8/ui8 (OIHW), optional bias
     i32 [O] (scale x_scale * w_scale, zero point 0); x and y per tensor, w per tensor or per
     output channel (w_scale of O values). strides/pads/dilations/groups as `nn.conv2d`, whose
@@ -474,15 +483,11 @@ class QConv2dOp(ConvWindowOp, with_qparams("x", "w", "y"), ClampedOp, Activation
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
-        _verify_real_activation(self)
-
-    def activation_type(self) -> Attribute:
-        """The activation computes on the real (f32) result."""
-        return TensorType(f32, shape_of(self.output))
+        self.verify_real_activation()
 
 
 @irdl_op_definition
-class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w"), ActivationEpilogueOp):
+class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w"), RealActivationOp):
     """A quantized convolution whose result is its real value in f32, not requantized: what
     `fold-qdq` makes of dequantize -> Conv whose result goes on in float (torch's x86
     quantizer quantizes a convolution's inputs only, where a SiLU, a hardswish or a
@@ -533,7 +538,7 @@ class QConv2dToFloatOp(ConvWindowOp, with_qparams("x", "w"), ActivationEpilogueO
         checked_element_type(self, "the result", self.output, (f32,))
         _verify_params(self, "x", x_type)
         _verify_params(self, "w", w_type, shape_of(self.w)[0])
-        _verify_real_activation(self)
+        self.verify_real_activation()
 
 
 @irdl_op_definition
@@ -640,7 +645,7 @@ class QConv2dAddOp(ConvWindowOp, with_qparams("x", "w", "r", "y"), ClampedOp):
 
 # ---------------------------------------------------------------------------- matmul
 @irdl_op_definition
-class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp, ActivationEpilogueOp):
+class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp, RealActivationOp):
     """Quantized matrix product (ONNX QLinearMatMul, numpy.matmul shapes): a ui8/i8 per tensor,
     b i8/ui8 per tensor or per column (b_scale of N values, N = b's last dimension), an
     optional i32 bias [N] added to the i32 accumulator (scale a_scale * b_scale, zero point 0:
@@ -702,11 +707,7 @@ class QMatmulOp(with_qparams("a", "b", "y"), ClampedOp, ActivationEpilogueOp):
         _verify_params(self, "b", b_type, columns)
         _verify_params(self, "y", y_type)
         _verify_clamp(self, y_type)
-        _verify_real_activation(self)
-
-    def activation_type(self) -> Attribute:
-        """The activation computes on the real (f32) result."""
-        return TensorType(f32, shape_of(self.output))
+        self.verify_real_activation()
 
 
 # -------------------------------------------------------------------- element-wise ops
@@ -873,7 +874,7 @@ class QResizeOp(with_qparams("x", "y"), ResizeBase):
 
 
 @irdl_op_definition
-class QLookupOp(with_qparams("x", "y"), ActivationEpilogueOp):
+class QLookupOp(with_qparams("x", "y"), RealActivationOp):
     """A unary function of 8-bit data as a table: `table` holds y for each x in the type's
     order (x = -128 .. 127 for i8, 0 .. 255 for ui8), so y = table[x - min]. `fold-qdq`
     makes it of dequantize -> an element-wise float function -> quantize (hardswish, swish,
@@ -926,11 +927,7 @@ class QLookupOp(with_qparams("x", "y"), ActivationEpilogueOp):
             raise VerifyException(
                 f"{self.name}: table must be a tensor<256x{element_type}>, got {table_type}"
             )
-        _verify_real_activation(self)
-
-    def activation_type(self) -> Attribute:
-        """The recorded function computes on the dequantized (f32) values."""
-        return TensorType(f32, shape_of(self.output))
+        self.verify_real_activation()
 
     def values(self) -> np.ndarray:
         """The table as an array of the data's numpy type."""
