@@ -45,7 +45,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, is_side_effect_free
 from xdsl.utils.exceptions import VerifyException
 
-from nnlayout.dialects.layout import buffer_type
+from nnlayout.dialects.layout import buffer_type, element_bytes
 
 HALO_ATTR = "halo"
 
@@ -372,7 +372,7 @@ def _contiguous_span(buffer_type: Attribute) -> tuple[int, int] | None:
         if size != 1 and stride != expected:
             return None
         expected *= size
-    element = buffer_type.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    element = element_bytes(buffer_type.element_type)
     return offset * element, math.prod(shape) * element
 
 
@@ -396,7 +396,7 @@ def _byte_size(buffer_type: Attribute) -> int | None:
     shape = buffer_type.get_shape()
     if any(size < 0 for size in shape):
         return None
-    return math.prod(shape) * buffer_type.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    return math.prod(shape) * element_bytes(buffer_type.element_type)
 
 
 def _overlap(a: _Extent, b: _Extent) -> bool:

@@ -17,6 +17,8 @@ from nnlayout.kernels.registry import Implementation, Kernel, Registry
 
 # Reference kernels whose result may overwrite operand 0 (element-wise, same size).
 _ELEMENTWISE = (nn.UnaryOp, nn.BinaryOp, nn.SumOp, nn.BatchNormOp)
+# nn.where's writes y (operand 2) first, then x over it where the mask holds.
+_IN_PLACE: dict[type[Operation], int] = {nn.WhereOp: 2}
 
 
 def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
@@ -25,7 +27,7 @@ def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:
     from nnlayout.kernels.reference import PREPARED_REFERENCE_KERNELS
 
     short_name = op_type.name.removeprefix("nn.")
-    in_place = 0 if issubclass(op_type, _ELEMENTWISE) else None
+    in_place = 0 if issubclass(op_type, _ELEMENTWISE) else _IN_PLACE.get(op_type)
     return Kernel(
         f"{short_name}_ref",
         op_type,

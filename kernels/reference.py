@@ -29,6 +29,7 @@ from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
 from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
 from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
+from nnlayout.kernels.reference_logical import LOGICAL_REFERENCE_KERNELS, PREPARED_LOGICAL_KERNELS
 from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
 from nnlayout.kernels.reference_pooling import avg_pool2d, max_pool2d, pad_spatial, windows
 from nnlayout.kernels.reference_quantized import (
@@ -340,6 +341,7 @@ REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     nn.QMatmulOp: qmatmul,
     nn.QConv2dToFloatOp: real_qconv2d,
     **INTEGER_REFERENCE_KERNELS,
+    **LOGICAL_REFERENCE_KERNELS,
 }
 """Every nn op except nn.constant, by op class (bf16 ops: `reference_bf16.py`)."""
 
@@ -380,5 +382,6 @@ PREPARED_REFERENCE_KERNELS: dict[
     nn.FlattenOp: _reshape_into,
     nn.ReshapeOp: _reshape_into,
     nn.SoftmaxOp: _softmax_into,
+    **PREPARED_LOGICAL_KERNELS,
 }
 """`prepare` for the reference kernel of these op classes, on plain operands and result."""

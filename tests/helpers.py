@@ -112,15 +112,8 @@ def compile_module(
 
 
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [
-        rng.integers(
-            np.iinfo(spec.dtype).min, np.iinfo(spec.dtype).max, spec.shape, endpoint=True
-        ).astype(spec.dtype)
-        if np.issubdtype(spec.dtype, np.integer)
-        else rng.standard_normal(spec.shape).astype(spec.dtype)
-        for spec in argument_specs(find_entry(module))
-    ]
+    """`nnlayout-run --random-inputs seed`'s inputs for `module`'s entry."""
+    return run.random_inputs(argument_specs(find_entry(module)), seed)
 
 
 def assert_same(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...]) -> None:

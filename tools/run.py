@@ -142,15 +142,19 @@ def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
 
 
 def random_inputs(specs: Sequence[ArgumentSpec], seed: int) -> list[np.ndarray]:
+    """Seeded inputs: standard normal floats, integers (quantized data) over their whole
+    range, masks (bool) true and false in equal measure."""
     rng = np.random.default_rng(seed)
-    return [
-        rng.integers(
-            np.iinfo(spec.dtype).min, np.iinfo(spec.dtype).max, spec.shape, endpoint=True
-        ).astype(spec.dtype)
-        if np.issubdtype(spec.dtype, np.integer)  # quantized data: its whole range
-        else rng.standard_normal(spec.shape).astype(spec.dtype)
-        for spec in specs
-    ]
+    return [_random(rng, spec) for spec in specs]
+
+
+def _random(rng: np.random.Generator, spec: ArgumentSpec) -> np.ndarray:
+    if spec.dtype == np.bool_:
+        return rng.random(spec.shape) < 0.5
+    if np.issubdtype(spec.dtype, np.integer):  # quantized data: its whole range
+        info = np.iinfo(spec.dtype)
+        return rng.integers(info.min, info.max, spec.shape, endpoint=True).astype(spec.dtype)
+    return rng.standard_normal(spec.shape).astype(spec.dtype)
 
 
 def summary(index: int, array: np.ndarray) -> str:

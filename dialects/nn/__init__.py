@@ -25,8 +25,9 @@ run time, so there (`integer.py`: `nn.dynamic_quantize`, `nn.matmul_integer`,
 is a property. Ops that only move or select elements (`nn.max_pool2d`,
 reshape/flatten, transpose, slice, pad, concat, nearest resize, channel shuffle, expand,
 `nn.constant`) take ui8/i8 data directly and are exact on it: their result has the input's
-parameters. Mixed element types no op defines (nn.add of ui8 and f32, a qconv2d of an f32
-input) are refused by the verifiers.
+parameters. Masks are `i1` tensors, made by `nn.compare` (and constants) and read by
+`nn.where` only (`logical.py`). Mixed element types no op defines (nn.add of ui8 and f32, a
+qconv2d of an f32 input, an nn.add of masks) are refused by the verifiers.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ from nnlayout.dialects.nn.linear import (
     GemmOp,
     MatmulOp,
 )
+from nnlayout.dialects.nn.logical import PREDICATES, CompareOp, WhereOp
 from nnlayout.dialects.nn.movement import (
     ChannelShuffleOp,
     ExpandOp,
@@ -210,6 +212,8 @@ NN = Dialect(
         ResizeOp,
         ChannelShuffleOp,
         ExpandOp,
+        CompareOp,
+        WhereOp,
         ConstantOp,
         QuantizeOp,
         CastOp,
@@ -260,6 +264,9 @@ __all__ = [
     "ErfOp",
     "ExpOp",
     "ExpandOp",
+    "CompareOp",
+    "WhereOp",
+    "PREDICATES",
     "FlattenOp",
     "FusedConv2dOp",
     "FusedMatmulOp",

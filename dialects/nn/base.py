@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
+    i1,
     i8,
     i32,
     i64,
@@ -71,12 +72,13 @@ _NUMPY_DTYPES: dict[Attribute, np.dtype] = {
     ui8: np.dtype(np.uint8),
     i8: np.dtype(np.int8),
     i32: np.dtype(np.int32),
+    i1: np.dtype(np.bool_),
 }
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype | None:
-    """The numpy dtype of run-time values of an nn element type (i8 is signed: int8); None for
-    a type nn values cannot have."""
+    """The numpy dtype of run-time values of an nn element type (i8 is signed: int8, i1 a
+    mask: bool); None for a type nn values cannot have."""
     if isinstance(element_type, BFloat16Type):
         return bf16_dtype()
     return _NUMPY_DTYPES.get(element_type)
@@ -206,9 +208,9 @@ _CHECKED_TYPES: set[Attribute] = set()  # types that passed _check_type (a big m
 
 
 def _check_type(value_type: Attribute, what: str) -> None:
-    """A static, non-empty tensor of a float or quantized integer element type (bf16, f16, f32, f64,
-    ui8, i8, i32) with one of our encodings; `what` names the value. Which of these an op
-    takes is its own verifier's business (`NNOp.ELEMENTS`, the quantized ops)."""
+    """A static, non-empty tensor of a float, quantized integer or mask element type (bf16,
+    f16, f32, f64, ui8, i8, i32, i1) with one of our encodings; `what` names the value. Which
+    of these an op takes is its own verifier's business (`NNOp.ELEMENTS`, the quantized ops)."""
     if value_type in _CHECKED_TYPES:
         return
     if not isinstance(value_type, TensorType):
@@ -224,7 +226,7 @@ def _check_type(value_type: Attribute, what: str) -> None:
         )
     verify_encoding(value_type, what)
     element_type = value_type.element_type
-    if not is_float_type(element_type) and element_type not in INTEGER_TYPES:
+    if not is_float_type(element_type) and element_type not in (*INTEGER_TYPES, i1):
         # What the kernels and the runtime hold (bf16 compiled, then no tool could run it).
         hint = ""
         if element_type == IntegerType(8, Signedness.SIGNED):
@@ -232,7 +234,7 @@ def _check_type(value_type: Attribute, what: str) -> None:
         raise VerifyException(
             f"{what} has element type {element_type}; nn ops compute on bf16, f16, f32 or f64 "
             f"and "
-            f"hold quantized data as ui8 or i8 (i32 for biases){hint}"
+            f"hold quantized data as ui8 or i8 (i32 for biases), masks as i1{hint}"
         )
     if len(_CHECKED_TYPES) > 4096:
         _CHECKED_TYPES.clear()
@@ -267,6 +269,11 @@ class NNOp(IRDLOperation):
                         f"{self.name}: {kind} {index} has element type "
                         f"{value_element}, expected {element_type} like operand 0"
                     )
+        if element_type == i1 and not getattr(self, "BOOLEANS", False):
+            raise VerifyException(
+                f"{self.name}: does not take i1 (mask) data; masks are made by nn.compare and "
+                "read by nn.where"
+            )
         float_only = self.ELEMENTS == "float" and element_type is not None
         if float_only and not is_float_type(element_type):
             raise VerifyException(

@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     f32,
+    i1,
     i8,
     i32,
 )
@@ -29,7 +30,12 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from nnlayout.dialects.nn.base import NNOp, Shape, numpy_dtype, shape_of, tensor_type, ui8
 
-_INTEGER_ELEMENT_TYPES: dict[str, Attribute] = {"uint8": ui8, "int8": i8, "int32": i32}
+_INTEGER_ELEMENT_TYPES: dict[str, Attribute] = {
+    "uint8": ui8,
+    "int8": i8,
+    "int32": i32,
+    "bool": i1,
+}
 
 
 @irdl_op_definition
@@ -48,6 +54,7 @@ class ConstantOp(NNOp):
     """
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+    BOOLEANS: ClassVar[bool] = True  # a mask (nn.where's operand 0)
 
     name = "nn.constant"
     value = opt_prop_def(DenseIntOrFPElementsAttr)
@@ -72,10 +79,12 @@ class ConstantOp(NNOp):
     @staticmethod
     def from_array(array: np.ndarray) -> ConstantOp:
         """An inline constant holding `array`: ui8, i8 or i32 for an array of uint8, int8 or
-        int32 (quantized data, biases), f32 for any other."""
+        int32 (quantized data, biases), i1 for bool (a mask), f32 for any other."""
         element_type: Attribute = _INTEGER_ELEMENT_TYPES.get(np.asarray(array).dtype.name, f32)
         dtype = "<f4" if element_type == f32 else np.asarray(array).dtype.newbyteorder("<")
         data = np.array(array, dtype=dtype, order="C")  # a 0-d array stays 0-d
+        if element_type == i1:  # as xDSL holds a parsed dense<true>: one byte, -1
+            data = -data.astype(np.int8)
         result_type = TensorType(element_type, data.shape)
         return ConstantOp(
             result_type, value=DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes()))
@@ -89,7 +98,10 @@ class ConstantOp(NNOp):
         dtype = numpy_dtype(element_type)
         assert dtype is not None
         dtype = dtype.newbyteorder("<")
-        flat = np.frombuffer(self.value.data.data, dtype=dtype)
+        if element_type == i1:  # xDSL's bytes of dense<true> are -1 (or 1 if built so)
+            flat = np.frombuffer(self.value.data.data, dtype=np.int8) != 0
+        else:
+            flat = np.frombuffer(self.value.data.data, dtype=dtype)
         shape = result_type.get_shape()
         if flat.size == 1 and math.prod(shape) != 1:
             return np.full(shape, flat[0], dtype=dtype)

@@ -1,0 +1,134 @@
+"""Boolean masks and selection: `nn.compare` makes an `i1` mask from two float tensors,
+`nn.where` selects between two tensors by a mask (ONNX Equal, Less, LessOrEqual, Greater,
+GreaterOrEqual and Where).
+
+    %m = nn.compare "gt" %x, %zero : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xi1>
+    %y = nn.where %m, %x, %scaled : (tensor<1x8x4x4xi1>, tensor<1x8x4x4xf32>,
+                                      tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+
+Why `i1`: a mask is MLIR's `i1` tensor (`arith.cmpf`, `arith.select`, `tosa.select`), one byte
+per element at run time (numpy's bool). Masks come from `nn.compare`, from constants (a causal
+attention mask, folded at import) and from function arguments; `nn.where` reads them. Other
+ops refuse `i1` data (`NNOp.BOOLEANS`): none of their kernels computes on it.
+
+Both ops broadcast all their operands (numpy/ONNX multidirectional). A comparison with a NaN
+is false (IEEE, as numpy and ONNX). `nn.where` moves elements without computing on them, so
+its two values may be floats or quantized integers (`ui8`, `i8`, `i32`) of one element type,
+which the result has: on quantized data it is exact when both values have the result's scale
+and zero point.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import StringAttr, TensorType, i1
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from nnlayout.dialects.nn.base import (
+    INTEGER_TYPES,
+    NNOp,
+    Shape,
+    Value,
+    broadcast_shapes,
+    is_float_type,
+    shape_of,
+    tensor_type,
+)
+
+#: The predicates of `nn.compare` and the ONNX operators they are.
+PREDICATES: dict[str, str] = {
+    "eq": "Equal",
+    "lt": "Less",
+    "le": "LessOrEqual",
+    "gt": "Greater",
+    "ge": "GreaterOrEqual",
+}
+
+
+def _element(value: SSAValue) -> Attribute:
+    return tensor_type(value).element_type
+
+
+@irdl_op_definition
+class CompareOp(NNOp):
+    """lhs <predicate> rhs, element by element and broadcast, as an `i1` mask; false where
+    either is NaN. Both operands are floats of one type."""
+
+    name = "nn.compare"
+    predicate = prop_def(StringAttr)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, predicate: str, lhs: Value, rhs: Value):
+        shape = broadcast_shapes(self.name, shape_of(lhs), shape_of(rhs))
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[TensorType(i1, shape)],
+            properties={"predicate": StringAttr(predicate)},
+        )
+        self.verify_()  # like the other builders, reject what the verifier would
+
+    def result_shape(self) -> Shape:
+        return broadcast_shapes(self.name, shape_of(self.lhs), shape_of(self.rhs))
+
+    def verify_element_types(self) -> None:
+        if self.predicate.data not in PREDICATES:
+            raise VerifyException(
+                f"nn.compare: unknown predicate '{self.predicate.data}'; expected one of "
+                f"{', '.join(PREDICATES)}"
+            )
+        lhs, rhs = _element(self.lhs), _element(self.rhs)
+        if not is_float_type(lhs) or rhs != lhs:
+            raise VerifyException(
+                f"nn.compare: compares two floats of one type, got {lhs} and {rhs}; quantized "
+                "data needs nn.dequantize first"
+            )
+        if _element(self.output) != i1:
+            raise VerifyException(
+                f"nn.compare: the result is an i1 mask, got element type {_element(self.output)}"
+            )
+
+
+@irdl_op_definition
+class WhereOp(NNOp):
+    """x where the mask is true, else y; the mask, x and y broadcast. x and y have one element
+    type, a float or a quantized integer, which the result has."""
+
+    name = "nn.where"
+    mask = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$mask `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
+    ELEMENTS: ClassVar[str] = "any"  # selects: exact on quantized data
+
+    def __init__(self, mask: Value, x: Value, y: Value):
+        shape = broadcast_shapes(self.name, shape_of(mask), shape_of(x), shape_of(y))
+        super().__init__(
+            operands=[mask, x, y], result_types=[TensorType(tensor_type(x).element_type, shape)]
+        )
+        self.verify_()  # like the other builders, reject what the verifier would
+
+    def result_shape(self) -> Shape:
+        return broadcast_shapes(self.name, shape_of(self.mask), shape_of(self.x), shape_of(self.y))
+
+    def verify_element_types(self) -> None:
+        if _element(self.mask) != i1:
+            raise VerifyException(
+                f"nn.where: the mask (operand 0) is an i1 tensor, got element type "
+                f"{_element(self.mask)}"
+            )
+        x, y, out = _element(self.x), _element(self.y), _element(self.output)
+        if not (is_float_type(x) or x in INTEGER_TYPES) or y != x or out != x:
+            raise VerifyException(
+                f"nn.where: x, y and the result have one element type, a float or ui8, i8, "
+                f"i32; got {x}, {y} and {out}"
+            )

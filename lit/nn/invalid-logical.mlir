@@ -1,0 +1,80 @@
+// Verifier messages of nn.compare, nn.where and of i1 data elsewhere.
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
+
+func.func @unknown_predicate(%a: tensor<4xf32>) {
+  // expected-error @+1 {{nn.compare: unknown predicate 'ne'; expected one of eq, lt, le, gt, ge}}
+  %0 = nn.compare "ne" %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @compare_quantized(%q: tensor<4xui8>) {
+  // expected-error @+1 {{nn.compare: compares two floats of one type, got ui8 and ui8; quantized data needs nn.dequantize first}}
+  %0 = nn.compare "gt" %q, %q : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @compare_not_a_mask(%a: tensor<4xf32>) {
+  // expected-error @+1 {{nn.compare: the result is an i1 mask, got element type f32}}
+  %0 = nn.compare "gt" %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @compare_no_broadcast(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{nn.compare: shapes [2, 3], [4, 3] do not broadcast (dimension 0 of the broadcast result has sizes [2, 4])}}
+  %0 = nn.compare "lt" %a, %b : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<4x3xi1>
+  func.return
+}
+
+// -----
+
+func.func @where_float_mask(%a: tensor<4xf32>) {
+  // expected-error @+1 {{nn.where: the mask (operand 0) is an i1 tensor, got element type f32}}
+  %0 = nn.where %a, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @where_mixed(%m: tensor<4xi1>, %a: tensor<4xf32>, %q: tensor<4xui8>) {
+  // expected-error @+1 {{nn.where: x, y and the result have one element type, a float or ui8, i8, i32; got f32, ui8 and f32}}
+  %0 = nn.where %m, %a, %q : (tensor<4xi1>, tensor<4xf32>, tensor<4xui8>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @where_shape(%m: tensor<3x1xi1>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{nn.where: result shape [4] does not match the inferred shape [3, 4]}}
+  %0 = nn.where %m, %a, %a : (tensor<3x1xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @mask_added(%m: tensor<4xi1>) {
+  // expected-error @+1 {{nn.add: does not take i1 (mask) data; masks are made by nn.compare and read by nn.where}}
+  %0 = nn.add %m, %m : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @mask_transposed(%m: tensor<2x4xi1>) {
+  // expected-error @+1 {{nn.transpose: does not take i1 (mask) data; masks are made by nn.compare and read by nn.where}}
+  %0 = nn.transpose %m perm [1, 0] : tensor<2x4xi1> -> tensor<4x2xi1>
+  func.return
+}
+
+// -----
+
+func.func @wide_mask(%m: tensor<4xi2>) {
+  // expected-error @+1 {{has element type i2; nn ops compute on bf16, f16, f32 or f64 and hold quantized data as ui8 or i8 (i32 for biases), masks as i1}}
+  %0 = nn.where %m, %m, %m : (tensor<4xi2>, tensor<4xi2>, tensor<4xi2>) -> tensor<4xi2>
+  func.return
+}

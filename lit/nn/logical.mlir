@@ -1,0 +1,45 @@
+// Round trip of nn.compare and nn.where and of i1 mask constants, in the pretty and the
+// generic form.
+// RUN: nnlayout-opt %s | filecheck %s
+// RUN: nnlayout-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+
+func.func @leaky(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %tenth = nn.constant dense<0.1> : tensor<f32>
+  %m = nn.compare "gt" %x, %zero : (tensor<1x4x5x5xf32>, tensor<f32>) -> tensor<1x4x5x5xi1>
+  %s = nn.mul %x, %tenth : (tensor<1x4x5x5xf32>, tensor<f32>) -> tensor<1x4x5x5xf32>
+  %y = nn.where %m, %x, %s : (tensor<1x4x5x5xi1>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  func.return %y : tensor<1x4x5x5xf32>
+}
+// CHECK-LABEL: func.func @leaky
+// CHECK: %m = nn.compare "gt" %x, %zero : (tensor<1x4x5x5xf32>, tensor<f32>) -> tensor<1x4x5x5xi1>
+// CHECK: %y = nn.where %m, %x, %s : (tensor<1x4x5x5xi1>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+// GENERIC: "nn.compare"(%x, %zero) <{predicate = "gt"}> : (tensor<1x4x5x5xf32>, tensor<f32>) -> tensor<1x4x5x5xi1>
+// GENERIC: "nn.where"(%m, %x, %s) : (tensor<1x4x5x5xi1>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+
+// A causal mask, -inf above the diagonal; the mask, x and y broadcast.
+func.func @masked(%scores: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %mask = nn.constant dense<[[true, false, false], [true, true, false], [true, true, true]]> : tensor<3x3xi1>
+  %minf = nn.constant dense<0xFF800000> : tensor<f32>
+  %y = nn.where %mask, %scores, %minf : (tensor<3x3xi1>, tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+  func.return %y : tensor<1x2x3x3xf32>
+}
+// CHECK-LABEL: func.func @masked
+// CHECK: nn.constant dense<{{\[}}[true, false, false], [true, true, false], [true, true, true]]> : tensor<3x3xi1>
+// CHECK: nn.where %mask, %scores, %minf : (tensor<3x3xi1>, tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+
+// Each predicate; where on quantized data (exact: it only selects).
+func.func @predicates(%a: tensor<4xf32>, %b: tensor<4xf32>, %q: tensor<4xui8>, %r: tensor<4xui8>) -> tensor<4xui8> {
+  %0 = nn.compare "eq" %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = nn.compare "lt" %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %2 = nn.compare "le" %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %3 = nn.compare "ge" %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %4 = nn.where %3, %q, %r : (tensor<4xi1>, tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  func.return %4 : tensor<4xui8>
+}
+// CHECK-LABEL: func.func @predicates
+// CHECK: nn.compare "eq"
+// CHECK: nn.compare "lt"
+// CHECK: nn.compare "le"
+// CHECK: nn.compare "ge"
+// CHECK: nn.where %3, %q, %r : (tensor<4xi1>, tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>

@@ -1,0 +1,27 @@
+// nn.compare and nn.where through the default pipeline: reference kernels on plain data, the
+// i1 mask one byte per element in the arena (180 bytes for 1x5x6x6), and nn.where writing
+// over y (operand 2) in place, as its kernel says.
+// RUN: nnlayout-opt %s -p 'default-pipeline{target=avx512}' | filecheck %s --check-prefixes=CHECK,ARENA
+// RUN: nnlayout-opt %s -p 'default-pipeline{target=onednn}' | filecheck %s --check-prefix=KERNELS
+
+func.func @leaky(%x: tensor<1x3x6x6xf32>, %w: tensor<5x3x3x3xf32>) -> tensor<1x5x6x6xf32> {
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %tenth = nn.constant dense<0.1> : tensor<f32>
+  %c = nn.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x3x6x6xf32>, tensor<5x3x3x3xf32>) -> tensor<1x5x6x6xf32>
+  %m = nn.compare "gt" %c, %zero : (tensor<1x5x6x6xf32>, tensor<f32>) -> tensor<1x5x6x6xi1>
+  %s = nn.mul %c, %tenth : (tensor<1x5x6x6xf32>, tensor<f32>) -> tensor<1x5x6x6xf32>
+  %y = nn.where %m, %c, %s : (tensor<1x5x6x6xi1>, tensor<1x5x6x6xf32>, tensor<1x5x6x6xf32>) -> tensor<1x5x6x6xf32>
+  %r = nn.relu %y : tensor<1x5x6x6xf32>
+  func.return %r : tensor<1x5x6x6xf32>
+}
+// ARENA: nnlayout.arena_bytes = 1728 : i64, nnlayout.lower_bound_bytes = 1728 : i64
+// CHECK: %[[MASK:.*]] = memref.view %arena[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<1x5x6x6xi1>
+// CHECK: nn.compare "gt" {{.*}}kernel = #nn.kernel<"compare_ref", operands = ["", ""], results = [""]>
+// CHECK: %s = memref.view %arena[%[[AT:.*]]][] : memref<{{[0-9]+}}xi8> to memref<1x5x6x6xf32>
+// CHECK: %y = memref.view %arena[%[[AT]]][] : memref<{{[0-9]+}}xi8> to memref<1x5x6x6xf32>
+// CHECK: nn.compute ins(%[[MASK]], %c, %s : memref<1x5x6x6xi1>, memref<1x5x6x6xf32>, memref<1x5x6x6xf32>) outs(%y : memref<1x5x6x6xf32>)
+// CHECK: nn.where {{.*}}kernel = #nn.kernel<"where_ref", operands = ["", "", ""], results = [""], in_place = 2>
+// On onednn the convolution and the mul write NHWC: reorders to plain come before the two.
+// KERNELS: layout.reorder
+// KERNELS: nn.compare "gt" {{.*}}kernel = #nn.kernel<"compare_ref", operands = ["", ""], results = [""]>
+// KERNELS: nn.where {{.*}}kernel = #nn.kernel<"where_ref", operands = ["", "", ""], results = [""], in_place = 2>
