@@ -11,7 +11,7 @@ from numbers import Integral
 
 import onnx
 from onnx import TensorProto
-from xdsl.dialects.builtin import TensorType, f32, i8
+from xdsl.dialects.builtin import TensorType, f32, i1, i8
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
@@ -41,7 +41,12 @@ def check_order(graph: onnx.GraphProto, constants: set[str]) -> None:
 
 
 #: The element types of graph inputs and outputs nnlayout imports.
-GRAPH_ELEMENT_TYPES = {TensorProto.FLOAT: f32, TensorProto.UINT8: ui8, TensorProto.INT8: i8}
+GRAPH_ELEMENT_TYPES = {
+    TensorProto.FLOAT: f32,
+    TensorProto.UINT8: ui8,
+    TensorProto.INT8: i8,
+    TensorProto.BOOL: i1,
+}
 
 
 def require_graph_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.Tensor:
@@ -52,7 +57,7 @@ def require_graph_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.T
         raise UserError(
             f"{what} '{vi.name}' has element type "
             f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
-            "float32, uint8 and int8 tensors only"
+            "float32, uint8 and int8 tensors and bool masks only"
         )
     return tensor
 

@@ -30,6 +30,7 @@ from nnlayout.frontends.onnx.elementwise import (
 )
 from nnlayout.frontends.onnx.folding import unfoldable_reason
 from nnlayout.frontends.onnx.linear import gemm, matmul
+from nnlayout.frontends.onnx.logical import COMPARISONS, compare, where
 from nnlayout.frontends.onnx.movement import (
     expand,
     gather,
@@ -101,6 +102,8 @@ CONVERTERS: dict[str, Converter] = {
     "Selu": selu,
     "Gelu": gelu,
     "Pow": power,
+    **dict.fromkeys(COMPARISONS, compare),
+    "Where": where,
     **QUANTIZED_CONVERTERS,
     **DYNAMIC_CONVERTERS,
 }

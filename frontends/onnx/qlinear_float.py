@@ -1,6 +1,6 @@
 """Converters of onnxruntime's com.microsoft QOperator ops that `nn` has no q-op of:
-QLinearAveragePool, QLinearSoftmax, QLinearLeakyRelu, QLinearSigmoid and QLinearReduceMean,
-each imported as
+QLinearAveragePool, QLinearSoftmax, QLinearLeakyRelu, QLinearSigmoid, QLinearReduceMean and
+QLinearWhere, each imported as
 `nn.dequantize` of its input, the float op (the default domain's converter, on the same
 attributes) and `nn.quantize` of the result. That is the QDQ form of the op, which
 `fold-qdq` folds into a q-op where a kernel exists and which runs in float otherwise; it
@@ -12,9 +12,12 @@ becomes
     %s = nn.sigmoid %f
     %y = nn.quantize %s {scale = ys, zero_point = yz}
 
-Refused (with the others of the domain nnlayout does not import): QLinearWhere (no `nn` op
-selects); channels-last QLinearAveragePool (nn imports NCHW data); a QLinearReduceMean
-without its required `axes` and `keepdims`.
+QLinearWhere(condition, X, X_scale, X_zp, Y, Y_scale, Y_zp, Z_scale, Z_zp) dequantizes both
+X and Y and selects between them with `nn.where`.
+
+Refused (with the others of the domain nnlayout does not import): channels-last
+QLinearAveragePool (nn imports NCHW data); a QLinearReduceMean without its required `axes`
+and `keepdims`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import onnx
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.elementwise import leaky_relu, unary
+from nnlayout.frontends.onnx.logical import where
 from nnlayout.frontends.onnx.normalisation import softmax
 from nnlayout.frontends.onnx.pooling import average_pool
 from nnlayout.frontends.onnx.quantized import _quantized_operand, _zero_point_type, read_qparams
@@ -93,6 +97,31 @@ def qlinear_reduce_mean(state: ImportState, node: onnx.NodeProto, attrs: dict) -
     _through_float(state, node, reduce_attrs, "ReduceMean", reduce)
 
 
+def qlinear_where(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """com.microsoft QLinearWhere(condition, X, X_scale, X_zp, Y, Y_scale, Y_zp, Z_scale,
+    Z_zp): quantize(where(condition, dequantize(X), dequantize(Y)))."""
+    if len(node.input) != 9:
+        raise state.fail(
+            f"takes 9 inputs (condition, X, X_scale, X_zero_point, Y, Y_scale, Y_zero_point, "
+            f"Z_scale, Z_zero_point), got {len(node.input)}"
+        )
+    output = node.output[0]
+    floats, types = [], []
+    for index, what in ((1, "X"), (4, "Y")):
+        value, value_type = _quantized_operand(state, node, index, f"input {what}")
+        params = read_qparams(state, node, (index + 1, index + 2), value_type, what=what)
+        floats.append(f"{output}.{what}.dequantized")
+        types.append(value_type)
+        dequantized = state.build(lambda v=value, p=params: nn.DequantizeOp(v, p))
+        state.values[floats[-1]] = state.emit(dequantized)
+    z_type = _zero_point_type(state, node, 8, types[0])
+    z_params = read_qparams(state, node, (7, 8), z_type, what="Z")
+    selected = f"{output}.float"
+    where(state, onnx.helper.make_node("Where", [node.input[0], *floats], [selected]), {})
+    result = state.values[selected]
+    state.output(node, state.build(lambda: nn.QuantizeOp(result, z_params)))
+
+
 #: com.microsoft QOperator ops imported through their float op.
 CONVERTERS = {
     "QLinearAveragePool": qlinear_average_pool,
@@ -100,4 +129,5 @@ CONVERTERS = {
     "QLinearLeakyRelu": qlinear_leaky_relu,
     "QLinearSigmoid": qlinear_sigmoid,
     "QLinearReduceMean": qlinear_reduce_mean,
+    "QLinearWhere": qlinear_where,
 }

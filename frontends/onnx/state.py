@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
-from xdsl.dialects.builtin import StringAttr, TensorType, f32, i8, i32
+from xdsl.dialects.builtin import StringAttr, TensorType, f32, i1, i8, i32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -19,20 +19,27 @@ from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.common import one_line, safe_key, sanitize_name
 from nnlayout.frontends.onnx.inference import ceil_mode_overcount, same_output_padding_overcount
 
-#: The ONNX element types nn values may have, and theirs: float32 data, and quantized data
-#: (8-bit activations and weights, int32 biases; see nn's docstring).
+#: The ONNX element types nn values may have, and theirs: float32 data, quantized data
+#: (8-bit activations and weights, int32 biases; see nn's docstring) and masks (bool: i1).
 ELEMENT_TYPES: dict[int, Attribute] = {
     TensorProto.FLOAT: f32,
     TensorProto.UINT8: nn.ui8,
     TensorProto.INT8: i8,
     TensorProto.INT32: i32,
+    TensorProto.BOOL: i1,
 }
 NUMPY_TYPES = {
     TensorProto.FLOAT: np.float32,
     TensorProto.UINT8: np.uint8,
     TensorProto.INT8: np.int8,
     TensorProto.INT32: np.int32,
+    TensorProto.BOOL: np.bool_,
 }
+#: What `ELEMENT_TYPES` says, for messages.
+ELEMENT_TYPES_SAID = (
+    "nnlayout imports float32 tensors, uint8/int8/int32 ones as quantized data and bool ones "
+    "as masks"
+)
 
 
 class ImportState:
@@ -84,8 +91,7 @@ class ImportState:
         if proto.data_type not in ELEMENT_TYPES:
             raise self.fail(
                 f"constant '{name}'{passed_on} has element type "
-                f"{TensorProto.DataType.Name(proto.data_type)}; nnlayout imports float32 "
-                "tensors, and uint8/int8/int32 ones as quantized data"
+                f"{TensorProto.DataType.Name(proto.data_type)}; {ELEMENT_TYPES_SAID}"
             )
         array = self._array(proto).astype(NUMPY_TYPES[proto.data_type])
         if array.size == 0:
@@ -187,7 +193,7 @@ class ImportState:
         if onnx_type not in (0, *ELEMENT_TYPES):
             raise self.fail(
                 f"output '{name}' has element type {TensorProto.DataType.Name(onnx_type)}; "
-                "nnlayout imports float32 tensors, and uint8/int8/int32 ones as quantized data"
+                f"{ELEMENT_TYPES_SAID}"
             )
         if onnx_type and ELEMENT_TYPES[onnx_type] != nn.tensor_type(value).element_type:
             raise self.fail(

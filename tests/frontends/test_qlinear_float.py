@@ -142,10 +142,16 @@ def test_qlinear_softmax_before_opset_13_coerces_to_2d() -> None:
             "node 'op' (QLinearAveragePool): channels_last = 1 is not supported",
         ),
         (
+            "QLinearLookup",
+            {},
+            "node 'op' (QLinearLookup): unsupported operator 'QLinearLookup' of domain "
+            "'com.microsoft'",
+        ),
+        (
             "QLinearWhere",
             {},
-            "node 'op' (QLinearWhere): unsupported operator 'QLinearWhere' of domain "
-            "'com.microsoft'",
+            "node 'op' (QLinearWhere): takes 9 inputs (condition, X, X_scale, X_zero_point, Y, "
+            "Y_scale, Y_zero_point, Z_scale, Z_zero_point), got 5",
         ),
         (
             "QLinearReduceMean",

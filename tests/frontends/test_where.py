@@ -1,0 +1,291 @@
+"""Comparisons and Where computed at run time (`nn.compare`, `nn.where`): torch's
+`masked_fill` of attention scores with a constant causal mask, as both exporters write it
+(the classic one: Where(Equal(mask, 0), -inf, scores), the Equal folded at import; the dynamo
+one: a bool mask initializer), `torch.where(x > 0, x, 0.1 * x)` after a convolution with
+padded channels, every comparison with broadcasting and NaN, a bool graph input, and
+onnxruntime's QLinearWhere. Each against onnxruntime on every target, padding on and off,
+interpreter and generated module; the padding trap: a Where that writes 0.5 where its mask is
+false must not put 0.5 in padding lanes that a sum over channels then reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import i1
+
+from nnlayout.dialects import nn
+from nnlayout.tests.helpers import (
+    assert_one_clean_error,
+    check_against_onnxruntime,
+    everywhere,
+    onnx_file,
+    onnxruntime_outputs,
+    random_inputs,
+    tool_process,
+)
+
+T = 8  # sequence length
+
+
+def _model(
+    nodes: list[onnx.NodeProto],
+    inputs: dict[str, tuple[int, list[int]]],
+    output: tuple[str, int, list[int]],
+    constants: dict[str, np.ndarray],
+    domains: tuple[str, ...] = (),
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "where",
+        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info(output[0], output[1], output[2])],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )
+    opsets = [helper.make_opsetid("", 17), *(helper.make_opsetid(d, 1) for d in domains)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=9)
+
+
+def masked_attention(exporter: str) -> onnx.ModelProto:
+    """x [1, 2, T, 4]: softmax(masked(x @ x^T * 0.5)) @ x, the mask causal, -inf above the
+    diagonal, written as `exporter` writes masked_fill."""
+    causal = np.tril(np.ones((T, T), np.float32)).reshape(1, 1, T, T)
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["x", "xt"], ["s"]),
+        helper.make_node("Mul", ["s", "half"], ["scores"]),
+    ]
+    constants: dict[str, np.ndarray] = {"half": np.float32(0.5), "minf": np.float32(-np.inf)}
+    if exporter == "classic":
+        nodes.append(helper.make_node("Equal", ["causal", "zero"], ["mask"]))
+        constants |= {"causal": causal, "zero": np.float32(0)}
+    else:
+        constants["mask"] = causal == 0
+    nodes += [
+        helper.make_node("Where", ["mask", "minf", "scores"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "x"], ["y"]),
+    ]
+    x = [1, 2, T, 4]
+    return _model(nodes, {"x": (TensorProto.FLOAT, x)}, ("y", TensorProto.FLOAT, x), constants)
+
+
+@pytest.mark.parametrize("exporter", ["classic", "dynamo"])
+def test_masked_attention_runs_like_onnxruntime(tmp_path: Path, exporter: str) -> None:
+    module = check_against_onnxruntime(masked_attention(exporter), tmp_path)
+    wheres = [op for op in module.walk() if isinstance(op, nn.WhereOp)]
+    assert len(wheres) == 1
+    mask = wheres[0].mask.owner
+    assert isinstance(mask, nn.ConstantOp)  # the classic Equal folded at import
+    assert nn.tensor_type(mask.output).element_type == i1
+
+
+def leaky_by_where(fill: str) -> onnx.ModelProto:
+    """conv(3 -> 5, padded to the block) -> where(c > 0, c, `fill`) -> ReduceSum over the
+    channels and conv(5 -> 4), concatenated: `fill` is 0.1 * c (torch.where's leaky ReLU) or
+    the constant 0.5, which padding lanes must not hold when the sum over channels reads."""
+    rng = np.random.default_rng(3)
+    constants = {
+        "w1": rng.standard_normal((5, 3, 3, 3)).astype(np.float32),
+        "w2": rng.standard_normal((4, 5, 1, 1)).astype(np.float32),
+        "zero": np.float32(0),
+        "tenth": np.float32(0.1),
+        "half": np.float32(0.5),
+        "axes": np.array([1], np.int64),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Greater", ["c", "zero"], ["positive"]),
+        helper.make_node("Mul", ["c", "tenth"], ["scaled"]),
+        helper.make_node(
+            "Where", ["positive", "c", "scaled" if fill == "leaky" else "half"], ["a"]
+        ),
+        helper.make_node("ReduceSum", ["a", "axes"], ["sum"], keepdims=1),
+        helper.make_node("Conv", ["a", "w2"], ["d"]),
+        helper.make_node("Concat", ["d", "sum"], ["y"], axis=1),
+    ]
+    return _model(
+        nodes,
+        {"x": (TensorProto.FLOAT, [1, 3, 6, 6])},
+        ("y", TensorProto.FLOAT, [1, 5, 6, 6]),
+        constants,
+    )
+
+
+@pytest.mark.parametrize("fill", ["leaky", "half"])
+def test_where_between_padded_convolutions_runs_like_onnxruntime(tmp_path: Path, fill: str) -> None:
+    module = check_against_onnxruntime(leaky_by_where(fill), tmp_path, seed=1)
+    assert any(isinstance(op, nn.CompareOp) for op in module.walk())
+
+
+def test_where_of_a_constant_never_leaks_into_padding_lanes() -> None:
+    """The sum over channels of where(c > 0, c, 0.5) on every target, padding on and off:
+    the same as the interpreter's on the imported module, within rounding."""
+    from nnlayout.frontends.onnx import import_model
+    from nnlayout.runtime.interpreter import Interpreter
+
+    model = leaky_by_where("half")
+    module = import_model(model, inline_limit=1 << 20).module
+    inputs = random_inputs(module, 2)
+    (want,) = Interpreter(module).run(inputs)
+    (ort,) = onnxruntime_outputs(model, inputs)
+    np.testing.assert_allclose(want, ort, rtol=0, atol=1e-4 * np.abs(ort).max())
+    for target, padding, _, (got,) in everywhere(module, inputs):
+        np.testing.assert_allclose(
+            got[:, 4],
+            want[:, 4],
+            rtol=0,
+            atol=1e-4 * np.abs(want).max(),
+            err_msg=f"{target} {padding}",
+        )
+
+
+PREDICATES = ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
+
+
+def comparison(op_type: str) -> onnx.ModelProto:
+    """where(a <op> b, a, -b): a [1, 4, 3, 3] against b [4, 1, 1] (broadcast) holding a NaN
+    (every comparison with it false) and a value of a (equality holds)."""
+    nodes = [
+        helper.make_node("Add", ["b0", "shift"], ["b"]),
+        helper.make_node(op_type, ["a", "b"], ["m"]),
+        helper.make_node("Neg", ["b"], ["nb"]),
+        helper.make_node("Where", ["m", "a", "nb"], ["y"]),
+    ]
+    b0 = np.array([0.0, np.nan, 0.5, -0.25], np.float32).reshape(4, 1, 1)
+    return _model(
+        nodes,
+        {"a": (TensorProto.FLOAT, [1, 4, 3, 3]), "shift": (TensorProto.FLOAT, [1])},
+        ("y", TensorProto.FLOAT, [1, 4, 3, 3]),
+        {"b0": b0},
+    )
+
+
+@pytest.mark.parametrize("op_type", PREDICATES)
+def test_each_comparison_runs_like_onnxruntime(tmp_path: Path, op_type: str) -> None:
+    model = comparison(op_type)
+    module = check_against_onnxruntime(model, tmp_path, seed=4)
+    (compare,) = [op for op in module.walk() if isinstance(op, nn.CompareOp)]
+    assert nn.PREDICATES[compare.predicate.data] == op_type
+    # Equality is hit: a's inputs equal to b's values (shift 0) give the same as ORT's.
+    from nnlayout.runtime.interpreter import Interpreter
+
+    a = np.zeros((1, 4, 3, 3), np.float32)
+    a[0, 2] = 0.5
+    a[0, 3, 0] = -0.25
+    shift = np.zeros(1, np.float32)
+    (want,) = onnxruntime_outputs(model, [a, shift])
+    (got,) = Interpreter(module).run([a, shift])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_bool_graph_input_selects(tmp_path: Path) -> None:
+    model = _model(
+        [helper.make_node("Where", ["m", "a", "b"], ["y"])],
+        {
+            "m": (TensorProto.BOOL, [1, 1, 5]),
+            "a": (TensorProto.FLOAT, [2, 3, 5]),
+            "b": (TensorProto.FLOAT, [3, 1]),
+        },
+        ("y", TensorProto.FLOAT, [2, 3, 5]),
+        {},
+    )
+    module = check_against_onnxruntime(model, tmp_path, seed=6)
+    inputs = random_inputs(module, 6)
+    assert inputs[0].dtype == np.bool_ and 0 < inputs[0].sum() < 5  # both ways
+
+
+def test_a_mask_is_a_graph_output() -> None:
+    """Greater's mask returned as it is: bool, exact on every target."""
+    from nnlayout.frontends.onnx import import_model
+
+    model = _model(
+        [helper.make_node("Greater", ["a", "b"], ["m"])],
+        {"a": (TensorProto.FLOAT, [1, 4, 3, 3]), "b": (TensorProto.FLOAT, [4, 1, 1])},
+        ("m", TensorProto.BOOL, [1, 4, 3, 3]),
+        {},
+    )
+    module = import_model(model).module
+    inputs = random_inputs(module, 7)
+    (want,) = onnxruntime_outputs(model, inputs)
+    for target, padding, _, (got,) in everywhere(module, inputs):
+        assert got.dtype == np.bool_, (target, padding)
+        np.testing.assert_array_equal(got, want)
+
+
+def qlinear_where(zp_type: type) -> onnx.ModelProto:
+    """QLinearWhere(a > 0, q(a), q(b)) with three scales and zero points not 0."""
+    zps = [zp_type(v if zp_type is np.uint8 else v - 128) for v in (131, 97, 60)]
+    constants = {
+        "zero": np.float32(0),
+        "as": np.float32(0.03),
+        "az": zps[0],
+        "bs": np.float32(0.05),
+        "bz": zps[1],
+        "ys": np.float32(0.04),
+        "yz": zps[2],
+    }
+    nodes = [
+        helper.make_node("Greater", ["a", "zero"], ["m"]),
+        helper.make_node("QuantizeLinear", ["a", "as", "az"], ["qa"]),
+        helper.make_node("QuantizeLinear", ["b", "bs", "bz"], ["qb"]),
+        helper.make_node(
+            "QLinearWhere",
+            ["m", "qa", "as", "az", "qb", "bs", "bz", "ys", "yz"],
+            ["qy"],
+            domain="com.microsoft",
+        ),
+        helper.make_node("DequantizeLinear", ["qy", "ys", "yz"], ["y"]),
+    ]
+    shape = [1, 4, 5, 6]
+    return _model(
+        nodes,
+        {"a": (TensorProto.FLOAT, shape), "b": (TensorProto.FLOAT, shape)},
+        ("y", TensorProto.FLOAT, shape),
+        constants,
+        domains=("com.microsoft",),
+    )
+
+
+@pytest.mark.parametrize("zp_type", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_qlinear_where_runs_like_onnxruntime(tmp_path: Path, zp_type: type) -> None:
+    module = check_against_onnxruntime(qlinear_where(zp_type), tmp_path, seed=8, step=0.04)
+    assert sum(isinstance(op, nn.WhereOp) for op in module.walk()) == 1
+
+
+@pytest.mark.parametrize(
+    ("nodes", "expected"),
+    [
+        (
+            [
+                helper.make_node("Greater", ["x", "zero"], ["m"]),
+                helper.make_node("Transpose", ["m"], ["mt"], perm=[0, 1, 3, 2]),
+                helper.make_node("Where", ["mt", "x", "zero"], ["y"]),
+            ],
+            "nn.transpose: does not take i1 (mask) data",
+        ),
+        (
+            [
+                helper.make_node("QuantizeLinear", ["x", "s"], ["q"]),
+                helper.make_node("Greater", ["q", "qz"], ["m"]),
+                helper.make_node("Where", ["m", "x", "zero"], ["y"]),
+            ],
+            "nn.compare: compares two floats of one type, got ui8 and ui8",
+        ),
+    ],
+    ids=["transposed_mask", "quantized_comparison"],
+)
+def test_what_nn_does_not_define_is_refused_in_one_line(
+    tmp_path: Path, nodes: list[onnx.NodeProto], expected: str
+) -> None:
+    model = _model(
+        nodes,
+        {"x": (TensorProto.FLOAT, [1, 2, 3, 3])},
+        ("y", TensorProto.FLOAT, [1, 2, 3, 3]),
+        {"zero": np.float32(0), "s": np.float32(0.1), "qz": np.uint8(3)},
+    )
+    done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
+    assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)
