@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self, runtime_checkable
 
-from xdsl.dialects.builtin import AnyFloat, BFloat16Type, MemRefType, TensorType
+from xdsl.dialects.builtin import AnyFloat, BFloat16Type, MemRefType, TensorType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr, kernel_attr
@@ -199,6 +199,9 @@ class Kernel:
     # is created for f32). A kernel that says so handles the quantization parameters the op
     # carries (zero points, in its padding too).
     integer_data: bool = False
+    # Whether it computes on i1 masks (`nn.compare`'s result, `nn.where`'s operand 0); only
+    # the reference kernels and kernels that say so are given them.
+    mask_data: bool = False
     # Whether it computes on bf16 operands and results (`convert-to-bf16`'s). Only the
     # reference kernels (in f32, rounded per op) and kernels that say so are given such ops:
     # the blocked numpy kernels would compute in ml_dtypes' bf16 ufuncs, rounding each step.
@@ -233,16 +236,18 @@ class Kernel:
         return carried_layout_refusal(op, self.accepts_layout)
 
     def integer_refusal(self, op: Operation) -> str | None:
-        """Why the kernel cannot run `op` on its integer or bf16 data, if it has some (see
-        `integer_data`, `bf16_data`)."""
+        """Why the kernel cannot run `op` on its integer, bf16 or mask data, if it has some
+        (see `integer_data`, `bf16_data`, `mask_data`)."""
         if self.family == "ref":
             return None
         types = _element_types(op)
         if not self.bf16_data and any(isinstance(e, BFloat16Type) for e in types):
             return "bf16 data (this kernel computes f32)"
+        if i1 in types and not self.mask_data:
+            return "i1 data (a mask)"
         if self.integer_data:
             return None
-        element = next((e for e in types if not _is_float(e)), None)
+        element = next((e for e in types if not _is_float(e) and e != i1), None)
         return None if element is None else f"{element} data (quantized)"
 
     def binding_refusal(self, op: Operation) -> str | None:

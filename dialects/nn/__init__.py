@@ -25,9 +25,10 @@ run time, so there (`integer.py`: `nn.dynamic_quantize`, `nn.matmul_integer`,
 is a property. Ops that only move or select elements (`nn.max_pool2d`,
 reshape/flatten, transpose, slice, pad, concat, nearest resize, channel shuffle, expand,
 `nn.constant`) take ui8/i8 data directly and are exact on it: their result has the input's
-parameters. Masks are `i1` tensors, made by `nn.compare` (and constants) and read by
-`nn.where` only (`logical.py`). Mixed element types no op defines (nn.add of ui8 and f32, a
-qconv2d of an f32 input, an nn.add of masks) are refused by the verifiers.
+parameters. Masks are `i1` tensors, made by `nn.compare` (and constants), read by
+`nn.where`, moved by the reshapes, transpose, slice and expand, and cast to f32
+(`logical.py`). Mixed element types no op defines (nn.add of ui8 and f32, a qconv2d of an f32
+input, an nn.add of masks) are refused by the verifiers.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ Two uses, one op:
   bf16 rounds to nearest even, bf16 -> f32 is exact.
 * **dynamic quantization**: MatMulInteger's and ConvInteger's i32 sums turned back into
   floats. Exact below 2^24 in magnitude, rounded to nearest even beyond.
+* **masks**: an i1 mask as f32 1.0 and 0.0 (torch's `mask.float()`, ONNX Cast of a bool).
 
     %y = nn.cast %x : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xbf16>
     %f = nn.cast %p : tensor<4x3xi32> -> tensor<4x3xf32>
@@ -18,7 +19,9 @@ the layout passes move layouts through it as through any element-wise op.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType, f32
+from typing import ClassVar
+
+from xdsl.dialects.builtin import TensorType, f32, i1
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
@@ -38,9 +41,10 @@ from nnlayout.dialects.nn.base import (
 @irdl_op_definition
 class CastOp(NNOp):
     """A tensor in another element type, same shape and encoding: float to float, or
-    integer (ui8, i8, i32) to f32."""
+    integer (ui8, i8, i32) or mask (i1) to f32."""
 
     name = "nn.cast"
+    BOOLEANS: ClassVar[bool] = True  # a mask to f32
     input = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
@@ -58,12 +62,12 @@ class CastOp(NNOp):
     def verify_element_types(self) -> None:
         source = self.input.type.element_type  # type: ignore[attr-defined]
         result = self.output.type.element_type  # type: ignore[attr-defined]
-        if source in INTEGER_TYPES:
+        if source in (*INTEGER_TYPES, i1):
             if result != f32:
                 raise VerifyException(f"nn.cast: the result must be f32, got {result}")
         elif not is_float_type(source):
             raise VerifyException(
-                f"nn.cast: the input must be a float or ui8 or i8 or i32, got "
+                f"nn.cast: the input must be a float or ui8 or i8 or i32 or i1, got "
                 f"{source}; quantized data needs nn.dequantize"
             )
         elif not is_float_type(result):

@@ -8,8 +8,10 @@ GreaterOrEqual and Where).
 
 Why `i1`: a mask is MLIR's `i1` tensor (`arith.cmpf`, `arith.select`, `tosa.select`), one byte
 per element at run time (numpy's bool). Masks come from `nn.compare`, from constants (a causal
-attention mask, folded at import) and from function arguments; `nn.where` reads them. Other
-ops refuse `i1` data (`NNOp.BOOLEANS`): none of their kernels computes on it.
+attention mask, folded at import) and from function arguments; `nn.where` reads them, they move
+through `nn.reshape`, `nn.flatten`, `nn.transpose`, `nn.slice` and `nn.expand`, and `nn.cast`
+makes them f32 (1.0 where true). Other ops refuse `i1` data (`NNOp.BOOLEANS`), and kernels
+are given masks only where they say so (`Kernel.mask_data`).
 
 Both ops broadcast all their operands (numpy/ONNX multidirectional). A comparison with a NaN
 is false (IEEE, as numpy and ONNX). `nn.where` moves elements without computing on them, so

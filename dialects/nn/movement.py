@@ -146,6 +146,7 @@ class SliceOp(NNOp):
     index); steps may be negative."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+    BOOLEANS: ClassVar[bool] = True  # a mask moves like any other data
 
     name = "nn.slice"
     input = operand_def(TensorType)
@@ -363,6 +364,7 @@ class ExpandOp(NNOp):
     the broadcast of the input's shape and itself."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+    BOOLEANS: ClassVar[bool] = True  # a mask moves like any other data
 
     name = "nn.expand"
     input = operand_def(TensorType)

@@ -35,6 +35,7 @@ from nnlayout.kernels.blocked import (
     concat,
     convolution,
     elementwise,
+    logical,
     movement,
     normalization,
     pooling,
@@ -85,6 +86,7 @@ def kernels() -> list[Kernel]:
         *pooling.KERNELS,
         *reduction.KERNELS,
         *elementwise.KERNELS,
+        *logical.KERNELS,
         *movement.KERNELS,
         *quantized.KERNELS,
     ]

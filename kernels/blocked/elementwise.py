@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Operation
@@ -271,37 +272,56 @@ def prepare_elementwise(op: Operation, session: BindingSession | None) -> BoundK
     unless the math is zero-preserving. An operand that broadcasts along axes of size 1
     (a per-channel constant [1, C, 1, 1], in any layout) is read by the ufuncs as it is;
     operands of another rank or dtype than `out` take the unprepared kernel."""
-    into = _INTO[type(op)](op)
     mask = None if _zero_preserving(op) else result_padding_mask(op)
+    return computing_into(op, _INTO[type(op)](op), mask, elementwise_any)
+
+
+def computing_into(
+    op: Operation,
+    into: Into,
+    mask: np.ndarray | None,
+    unprepared: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
+    same_dtype: bool = True,
+) -> BoundKernel:
+    """`into` writing the op's result into `out`, then the lanes of `mask` (padding) zeroed;
+    operands that do not broadcast into `out` as they are (another rank, or with
+    `same_dtype` another dtype) take `unprepared`."""
 
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        if not all(_broadcasts_into(x, out) for x in inputs):
-            out[...] = elementwise_any(op, inputs)
+        if not all(_broadcasts_into(x, out, same_dtype) for x in inputs):
+            out[...] = unprepared(op, inputs)
             return
         into(inputs, out)
         if mask is not None:
-            np.copyto(out, 0, where=mask)
+            np.copyto(out, out.dtype.type(0), where=mask)
 
     return bound
 
 
-def _broadcasts_into(x: np.ndarray, out: np.ndarray) -> bool:
-    """Whether `x` has `out`'s dtype and rank, each axis of `out`'s size or 1."""
+def _broadcasts_into(x: np.ndarray, out: np.ndarray, same_dtype: bool) -> bool:
+    """Whether `x` has `out`'s rank (and dtype, if `same_dtype`), each axis of `out`'s size
+    or 1."""
     return (
-        x.dtype == out.dtype
+        (x.dtype == out.dtype or not same_dtype)
         and x.ndim == out.ndim
         and all(size in (1, full) for size, full in zip(x.shape, out.shape, strict=True))
     )
 
 
-def _elementwise_kernel(op_type: type[Operation]) -> Kernel:
-    """The `*_any` descriptor of an element-wise op; an n-ary one broadcasts."""
-    nary = op_type in _NARY
+def any_layout_kernel(
+    op_type: type[Operation],
+    impl: Callable[[Operation, Sequence[np.ndarray]], np.ndarray],
+    prepare: Callable[[Operation, BindingSession | None], BoundKernel],
+    nary: bool,
+    **fields: Any,
+) -> Kernel:
+    """The `*_any` descriptor of an element-wise op (its other `Kernel` fields given); an
+    n-ary one broadcasts."""
     return Kernel(
         op_type.name.removeprefix("nn.") + "_any",
         op_type,
         "blocked",
-        elementwise_any,
+        impl,
         layouts=any_layouts,
         accepts_layout=broadcast_layout if nary else any_dense_layout,
         # The layout rules decide what these compute right.
@@ -310,10 +330,21 @@ def _elementwise_kernel(op_type: type[Operation]) -> Kernel:
             shapes=broadcast_reason if nary else sparse_operand,
             check=broadcast_layout if nary else any_dense_layout,
         ),
+        prepare=prepare,
+        accepts=broadcasts if nary else dense_operands,
+        **fields,
+    )
+
+
+def _elementwise_kernel(op_type: type[Operation]) -> Kernel:
+    nary = op_type in _NARY
+    return any_layout_kernel(
+        op_type,
+        elementwise_any,
+        prepare_elementwise,
+        nary,
         in_place=0,
         in_place_of=full_operand if nary else None,
-        prepare=prepare_elementwise,
-        accepts=broadcasts if nary else dense_operands,
     )
 
 

@@ -1,4 +1,5 @@
-// Verifier messages of nn.compare, nn.where and of i1 data elsewhere.
+// Verifier messages of nn.compare, nn.where and of i1 data elsewhere (a mask moves through
+// reshape, flatten, transpose, slice and expand, and casts to f32; other ops refuse it).
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 
 func.func @unknown_predicate(%a: tensor<4xf32>) {
@@ -65,9 +66,9 @@ func.func @mask_added(%m: tensor<4xi1>) {
 
 // -----
 
-func.func @mask_transposed(%m: tensor<2x4xi1>) {
-  // expected-error @+1 {{nn.transpose: does not take i1 (mask) data; masks are made by nn.compare and read by nn.where}}
-  %0 = nn.transpose %m perm [1, 0] : tensor<2x4xi1> -> tensor<4x2xi1>
+func.func @masks_concatenated(%m: tensor<2x4xi1>) {
+  // expected-error @+1 {{nn.concat: does not take i1 (mask) data; masks are made by nn.compare and read by nn.where}}
+  %0 = nn.concat %m, %m axis 0 : (tensor<2x4xi1>, tensor<2x4xi1>) -> tensor<4x4xi1>
   func.return
 }
 

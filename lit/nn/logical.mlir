@@ -43,3 +43,13 @@ func.func @predicates(%a: tensor<4xf32>, %b: tensor<4xf32>, %q: tensor<4xui8>, %
 // CHECK: nn.compare "le"
 // CHECK: nn.compare "ge"
 // CHECK: nn.where %3, %q, %r : (tensor<4xi1>, tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+
+// A mask moved and cast to f32 (torch's mask.float()).
+func.func @moved(%m: tensor<2x4xi1>) -> tensor<4x2xf32> {
+  %t = nn.transpose %m perm [1, 0] : tensor<2x4xi1> -> tensor<4x2xi1>
+  %f = nn.cast %t : tensor<4x2xi1> -> tensor<4x2xf32>
+  func.return %f : tensor<4x2xf32>
+}
+// CHECK-LABEL: func.func @moved
+// CHECK: nn.transpose %m perm [1, 0] : tensor<2x4xi1> -> tensor<4x2xi1>
+// CHECK: nn.cast %t : tensor<4x2xi1> -> tensor<4x2xf32>

@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import i1
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.layout import encoding_name
 from nnlayout.tests.helpers import (
     assert_one_clean_error,
     check_against_onnxruntime,
@@ -143,6 +144,99 @@ def test_where_of_a_constant_never_leaks_into_padding_lanes() -> None:
         )
 
 
+def infinite_fill() -> onnx.ModelProto:
+    """conv(8 -> 20, padded to the block) -> relu -> + 1 -> where(a > 0.5, a, -inf) -> conv
+    (20 -> 16): every real lane is at least 1, so the mask is true on each, and the
+    padding lanes' 0 compares false: a where computed blocked writes -inf into them, and the
+    convolution's zero weights there make 0 * -inf = NaN of every output unless the padding
+    lanes are zeroed again."""
+    rng = np.random.default_rng(5)
+    constants = {
+        "w1": rng.standard_normal((20, 8, 3, 3)).astype(np.float32) * 0.2,
+        "w2": rng.standard_normal((16, 20, 3, 3)).astype(np.float32) * 0.2,
+        "one": np.float32(1),
+        "half": np.float32(0.5),
+        "minf": np.float32(-np.inf),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Add", ["r", "one"], ["a"]),
+        helper.make_node("Greater", ["a", "half"], ["m"]),
+        helper.make_node("Where", ["m", "a", "minf"], ["f"]),
+        helper.make_node("Conv", ["f", "w2"], ["y"], pads=[1, 1, 1, 1]),
+    ]
+    return _model(
+        nodes,
+        {"x": (TensorProto.FLOAT, [1, 8, 6, 6])},
+        ("y", TensorProto.FLOAT, [1, 16, 6, 6]),
+        constants,
+    )
+
+
+def test_an_infinite_fill_never_reaches_padding_lanes() -> None:
+    """`infinite_fill` on every target, padding on and off: finite, as onnxruntime's."""
+    from nnlayout.frontends.onnx import import_model
+
+    model = infinite_fill()
+    module = import_model(model, inline_limit=1 << 20).module
+    inputs = random_inputs(module, 3)
+    (want,) = onnxruntime_outputs(model, inputs)
+    assert np.isfinite(want).all()
+    for target, padding, _, (got,) in everywhere(module, inputs):
+        np.testing.assert_allclose(
+            got, want, rtol=0, atol=1e-4 * np.abs(want).max(), err_msg=f"{target} {padding}"
+        )
+
+
+def blocked_selection() -> onnx.ModelProto:
+    """Two convolutions (8 -> 20, padded to the block) -> where(p >= q, p, q), a max written
+    as a selection, -> conv (20 -> 16): every operand has the result's shape, so the
+    comparison and the selection run in the convolutions' blocked layout, where two padding
+    zeros compare true."""
+    rng = np.random.default_rng(6)
+    constants = {
+        name: rng.standard_normal(shape).astype(np.float32) * 0.2
+        for name, shape in (("w1", (20, 8, 3, 3)), ("w2", (20, 8, 3, 3)), ("w3", (16, 20, 3, 3)))
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["p"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w2"], ["q"], pads=[1, 1, 1, 1]),
+        helper.make_node("GreaterOrEqual", ["p", "q"], ["m"]),
+        helper.make_node("Where", ["m", "p", "q"], ["f"]),
+        helper.make_node("Conv", ["f", "w3"], ["y"], pads=[1, 1, 1, 1]),
+    ]
+    return _model(
+        nodes,
+        {"x": (TensorProto.FLOAT, [1, 8, 6, 6])},
+        ("y", TensorProto.FLOAT, [1, 16, 6, 6]),
+        constants,
+    )
+
+
+def test_a_selection_between_blocked_convolutions_runs_blocked() -> None:
+    """`blocked_selection` on every target, padding on and off, as onnxruntime's; on avx512
+    the comparison and the selection run in NCHW16c (no reorder to plain between the
+    convolutions), on host in NHWC."""
+    from nnlayout.frontends.onnx import import_model
+
+    model = blocked_selection()
+    module = import_model(model, inline_limit=1 << 20).module
+    inputs = random_inputs(module, 4)
+    (want,) = onnxruntime_outputs(model, inputs)
+    layouts = {}
+    for target, padding, compiled, (got,) in everywhere(module, inputs):
+        np.testing.assert_allclose(
+            got, want, rtol=0, atol=1e-4 * np.abs(want).max(), err_msg=f"{target} {padding}"
+        )
+        for op in compiled.walk():
+            if isinstance(op, nn.CompareOp | nn.WhereOp):
+                layouts[target, padding, op.name] = encoding_name(op.results[0].type)
+    assert layouts["avx512", True, "nn.where"] == "NCHW16c", layouts
+    assert layouts["avx512", True, "nn.compare"] == "NCHW16c", layouts
+    assert layouts["host", True, "nn.where"] == "NHWC", layouts
+
+
 PREDICATES = ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
 
 
@@ -216,6 +310,48 @@ def test_a_mask_is_a_graph_output() -> None:
         np.testing.assert_array_equal(got, want)
 
 
+def moved_mask() -> onnx.ModelProto:
+    """A run-time mask transposed, reshaped and sliced before its Where, and cast to float
+    (torch's `mask.float()`) for a product: x [1, 2, 4, 6]."""
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["m"]),
+        helper.make_node("Transpose", ["m"], ["mt"], perm=[0, 1, 3, 2]),
+        helper.make_node("Reshape", ["mt", "shape"], ["mr"]),
+        helper.make_node("Slice", ["mr", "starts", "ends", "axes"], ["ms"]),
+        helper.make_node("Transpose", ["x"], ["xt0"], perm=[0, 1, 3, 2]),
+        helper.make_node("Reshape", ["xt0", "shape"], ["xr"]),
+        helper.make_node("Slice", ["xr", "starts", "ends", "axes"], ["xt"]),
+        helper.make_node("Where", ["ms", "xt", "zero"], ["w"]),
+        helper.make_node("Cast", ["m"], ["mf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["x", "mf"], ["p"]),
+        helper.make_node("ReduceSum", ["p", "axes3"], ["s"], keepdims=0),
+        helper.make_node("Reshape", ["s", "flat"], ["sf"]),
+        helper.make_node("Reshape", ["w", "flat"], ["wf"]),
+        helper.make_node("Concat", ["sf", "wf"], ["y"], axis=0),
+    ]
+    constants = {
+        "zero": np.float32(0),
+        "shape": np.array([2, 6, 4], np.int64),
+        "starts": np.array([1], np.int64),
+        "ends": np.array([5], np.int64),
+        "axes": np.array([1], np.int64),
+        "axes3": np.array([3], np.int64),
+        "flat": np.array([-1], np.int64),
+    }
+    return _model(
+        nodes,
+        {"x": (TensorProto.FLOAT, [1, 2, 4, 6])},
+        ("y", TensorProto.FLOAT, [8 + 32]),
+        constants,
+    )
+
+
+def test_a_moved_and_cast_mask_runs_like_onnxruntime(tmp_path: Path) -> None:
+    module = check_against_onnxruntime(moved_mask(), tmp_path, seed=9)
+    casts = [op for op in module.walk() if isinstance(op, nn.CastOp)]
+    assert [nn.tensor_type(op.input).element_type for op in casts] == [i1]
+
+
 def qlinear_where(zp_type: type) -> onnx.ModelProto:
     """QLinearWhere(a > 0, q(a), q(b)) with three scales and zero points not 0."""
     zps = [zp_type(v if zp_type is np.uint8 else v - 128) for v in (131, 97, 60)]
@@ -262,10 +398,10 @@ def test_qlinear_where_runs_like_onnxruntime(tmp_path: Path, zp_type: type) -> N
         (
             [
                 helper.make_node("Greater", ["x", "zero"], ["m"]),
-                helper.make_node("Transpose", ["m"], ["mt"], perm=[0, 1, 3, 2]),
-                helper.make_node("Where", ["mt", "x", "zero"], ["y"]),
+                helper.make_node("Not", ["m"], ["n"]),
+                helper.make_node("Where", ["n", "x", "zero"], ["y"]),
             ],
-            "nn.transpose: does not take i1 (mask) data",
+            "unsupported operator 'Not'",
         ),
         (
             [
@@ -276,7 +412,7 @@ def test_qlinear_where_runs_like_onnxruntime(tmp_path: Path, zp_type: type) -> N
             "nn.compare: compares two floats of one type, got ui8 and ui8",
         ),
     ],
-    ids=["transposed_mask", "quantized_comparison"],
+    ids=["negated_mask", "quantized_comparison"],
 )
 def test_what_nn_does_not_define_is_refused_in_one_line(
     tmp_path: Path, nodes: list[onnx.NodeProto], expected: str
