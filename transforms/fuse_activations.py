@@ -8,7 +8,12 @@ convolution post-op):
 * exact GELU, `0.5 * x * (1 + erf(x / sqrt 2))` -> `nn.gelu x`, the product in any order and
   grouping, `x / sqrt 2` also as `x * (1 / sqrt 2)`;
 * tanh GELU, `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))` -> `nn.gelu x
-  approximate "tanh"`, with `x^3` as `x * x * x` (grouped any way) or `nn.pow x exponent 3`.
+  approximate "tanh"`, with `x^3` as `x * x * x` (grouped any way) or `nn.pow x exponent 3`;
+* a leaky ReLU written as a selection, `torch.where(x > 0, x, a * x)` (also `x >= 0`, and
+  `where(x < 0, a * x, x)`, `x <= 0`; the comparison either way round, the product in either
+  order) with a constant slope a > 0 -> `nn.leaky_relu x alpha a`, which a convolution then
+  takes as a post-op. Exact, NaN and signed zeros included: NaN compares false and a * NaN is
+  NaN; at -0.0 both take -0.0 (x itself, or a * -0.0 with a > 0).
 
 A pattern matches only when its constants are scalars (of a shape that does not broadcast x
 to another shape) equal to the formula's within float32 rounding, and when every value it
@@ -29,6 +34,12 @@ at x = -inf is NaN in both). Run before `select-dispatch` (`default-pipeline` do
     %y = nn.gelu %x : tensor<1x8xf32>
 
 (the constants %sqrt2, %one and %half go too, where nothing else reads them).
+
+    %m = nn.compare "gt" %x, %zero : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xi1>
+    %s = nn.mul %x, %tenth : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+    %y = nn.where %m, %x, %s : (tensor<1x8x4x4xi1>, ...) -> tensor<1x8x4x4xf32>
+  becomes
+    %y = nn.leaky_relu %x alpha 0.1 : tensor<1x8x4x4xf32>
 """
 
 from __future__ import annotations
@@ -233,6 +244,63 @@ class FuseGelu(RewritePattern):
         _replace(rewriter, op, nn.GeluOp(x, approximate), match.replaced)
 
 
+# The predicates of `compare(x, 0)` under which a leaky ReLU's selection keeps x itself (in
+# x's operand position of `where`), and the predicate of `compare(0, x)` that is the same.
+_KEEPS_X = {"gt": True, "ge": True, "lt": False, "le": False}
+_MIRRORED = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}
+
+
+def _compared_with_zero(mask: SSAValue) -> tuple[SSAValue, str] | None:
+    """(x, predicate of `x <predicate> 0`) where `mask` is such a comparison (either operand
+    order) with no other use."""
+    compare = _only_use(mask, nn.CompareOp)
+    if compare is None or compare.predicate.data not in _KEEPS_X:
+        return None
+    predicate = compare.predicate.data
+    if _is_zero(compare.rhs, compare.lhs):
+        return compare.lhs, predicate
+    if _is_zero(compare.lhs, compare.rhs):
+        return compare.rhs, _MIRRORED[predicate]
+    return None
+
+
+def _is_zero(value: SSAValue, like: SSAValue) -> bool:
+    found = _scalar(value, like)
+    return found is not None and found == 0
+
+
+def _slope(value: SSAValue, x: SSAValue) -> tuple[float, Operation] | None:
+    """(a, the product) where `value` is `x * a` or `a * x` (no other use), a > 0 finite."""
+    mul = _only_use(value, nn.MulOp)
+    if mul is None:
+        return None
+    for factor, other in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        a = _scalar(other, x)
+        if factor is x and a is not None and 0 < a < math.inf:
+            return a, mul
+    return None
+
+
+class FuseSelectedLeakyRelu(RewritePattern):
+    """`where(x > 0, x, a * x)` and its variants (see the module docstring) ->
+    `nn.leaky_relu x alpha a`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.WhereOp, rewriter: PatternRewriter) -> None:
+        compared = _compared_with_zero(op.mask)
+        if compared is None:
+            return
+        x, predicate = compared
+        kept, scaled = (op.x, op.y) if _KEEPS_X[predicate] else (op.y, op.x)
+        slope = _slope(scaled, x)
+        if kept is not x or slope is None or x.type != op.output.type:
+            return
+        a, mul = slope
+        compare = op.mask.owner
+        assert isinstance(compare, Operation)
+        _replace(rewriter, op, nn.LeakyReluOp(x, a), [compare, mul])
+
+
 @dataclass(frozen=True)
 class FuseActivationsPass(ModulePass):
     name = "fuse-activations"
@@ -240,5 +308,7 @@ class FuseActivationsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([FuseGelu(), FuseSwishAndHardSwish()])
+            GreedyRewritePatternApplier(
+                [FuseGelu(), FuseSwishAndHardSwish(), FuseSelectedLeakyRelu()]
+            )
         ).rewrite_module(op)

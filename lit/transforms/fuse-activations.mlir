@@ -251,3 +251,57 @@ func.func @gelu_tanh_square(%x: tensor<1x8xf32>) -> tensor<1x8xf32> {
 // CHECK-NOT:     nn.gelu
 // CHECK:         nn.tanh
 // CHECK:         func.return %y
+
+// -----
+
+// torch.where(x > 0, x, 0.1 * x): a leaky ReLU; the comparison, the product and their
+// constants go.
+func.func @where_leaky(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %a = nn.constant dense<0.1> : tensor<f32>
+  %m = nn.compare "gt" %x, %zero : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xi1>
+  %s = nn.mul %x, %a : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  %y = nn.where %m, %x, %s : (tensor<1x8x4x4xi1>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return %y : tensor<1x8x4x4xf32>
+}
+// CHECK-LABEL: func.func @where_leaky
+// CHECK-NEXT:    %y = nn.leaky_relu %x alpha 1.000000e-01 : tensor<1x8x4x4xf32>
+// CHECK-NEXT:    func.return %y
+
+// -----
+
+// where(0 >= x, a * x, x), the comparison and the product the other way round: x <= 0.
+func.func @where_leaky_mirrored(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %zero = nn.constant dense<0.0> : tensor<1xf32>
+  %a = nn.constant dense<0.25> : tensor<f32>
+  %m = nn.compare "ge" %zero, %x : (tensor<1xf32>, tensor<2x5xf32>) -> tensor<2x5xi1>
+  %s = nn.mul %a, %x : (tensor<f32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  %y = nn.where %m, %s, %x : (tensor<2x5xi1>, tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}
+// CHECK-LABEL: func.func @where_leaky_mirrored
+// CHECK-NEXT:    %y = nn.leaky_relu %x alpha 2.500000e-01 : tensor<2x5xf32>
+// CHECK-NEXT:    func.return %y
+
+// -----
+
+// Not a leaky ReLU: a negative slope (at -0.0 the selection gives +0.0, leaky_relu -0.0), a
+// selection keeping the product where x > 0, and a mask read twice.
+func.func @where_not_leaky(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>) {
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %neg = nn.constant dense<-0.1> : tensor<f32>
+  %a = nn.constant dense<0.1> : tensor<f32>
+  %m0 = nn.compare "gt" %x, %zero : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+  %s0 = nn.mul %x, %neg : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %y0 = nn.where %m0, %x, %s0 : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %m1 = nn.compare "gt" %x, %zero : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+  %s1 = nn.mul %x, %a : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %y1 = nn.where %m1, %s1, %x : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %m2 = nn.compare "gt" %x, %zero : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+  %s2 = nn.mul %x, %a : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %y2 = nn.where %m2, %x, %s2 : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %y0, %y1, %y2, %m2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>
+}
+// CHECK-LABEL: func.func @where_not_leaky
+// CHECK-NOT:     nn.leaky_relu
+// CHECK:         func.return
