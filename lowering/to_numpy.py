@@ -154,8 +154,11 @@ def describe_compute(op: ComputeOp) -> str:
 
 
 def _dtype_code(dtype: np.dtype) -> str:
-    """The Python expression of a buffer's dtype in generated code (bf16: ml_dtypes')."""
-    return "ml_dtypes.bfloat16" if dtype.name == "bfloat16" else f"np.{dtype.name}"
+    """The Python expression of a buffer's dtype in generated code (bf16: ml_dtypes'; a
+    mask's bool as `np.bool_`, which numpy 1.x has too, where `np.bool` is numpy 2's)."""
+    if dtype.name == "bfloat16":
+        return "ml_dtypes.bfloat16"
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
 
 
 def _tuple(items: Sequence[str]) -> str:

@@ -150,7 +150,7 @@ def random_inputs(specs: Sequence[ArgumentSpec], seed: int) -> list[np.ndarray]:
 
 def _random(rng: np.random.Generator, spec: ArgumentSpec) -> np.ndarray:
     if spec.dtype == np.bool_:
-        return rng.random(spec.shape) < 0.5
+        return np.asarray(rng.random(spec.shape) < 0.5)  # a rank-0 comparison is a scalar
     if np.issubdtype(spec.dtype, np.integer):  # quantized data: its whole range
         info = np.iinfo(spec.dtype)
         return rng.integers(info.min, info.max, spec.shape, endpoint=True).astype(spec.dtype)

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import AnyFloat, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -129,11 +129,12 @@ def _blame(module: ModuleOp) -> Operation:
 
 
 def _integer_data(op: Operation) -> str | None:
-    """ "<type> data (quantized)" for an op with integer operands or results, else None."""
+    """ "<type> data (quantized)" for an op with integer operands or results, "i1 data (a
+    mask)" for one with masks, else None."""
     for value in (*op.operands, *op.results):
         element = getattr(value.type, "element_type", None)
         if element is not None and not isinstance(element, AnyFloat):
-            return f"{element} data (quantized)"
+            return "i1 data (a mask)" if element == i1 else f"{element} data (quantized)"
     return None
 
 

@@ -47,7 +47,7 @@ def _through_float(
     x_params = read_qparams(state, node, (1, 2), x_type, what="X")
     y_params = read_qparams(state, node, (3, 4), y_type, what="Y")
     output = node.output[0]
-    floats = f"{output}.dequantized", f"{output}.float"
+    floats = state.fresh_name(f"{output}.dequantized"), state.fresh_name(f"{output}.float")
     state.values[floats[0]] = state.emit(state.build(lambda: nn.DequantizeOp(x, x_params)))
     float_node = onnx.helper.make_node(op_type, [floats[0]], [floats[1]], name=node.name)
     convert(state, float_node, attrs)
@@ -100,23 +100,28 @@ def qlinear_reduce_mean(state: ImportState, node: onnx.NodeProto, attrs: dict) -
 def qlinear_where(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     """com.microsoft QLinearWhere(condition, X, X_scale, X_zp, Y, Y_scale, Y_zp, Z_scale,
     Z_zp): quantize(where(condition, dequantize(X), dequantize(Y)))."""
-    if len(node.input) != 9:
+    if len(node.input) != 9 or not all(node.input):
         raise state.fail(
-            f"takes 9 inputs (condition, X, X_scale, X_zero_point, Y, Y_scale, Y_zero_point, "
-            f"Z_scale, Z_zero_point), got {len(node.input)}"
+            "takes 9 inputs (condition, X, X_scale, X_zero_point, Y, Y_scale, Y_zero_point, "
+            f"Z_scale, Z_zero_point), got {sum(map(bool, node.input))}"
         )
     output = node.output[0]
     floats, types = [], []
     for index, what in ((1, "X"), (4, "Y")):
         value, value_type = _quantized_operand(state, node, index, f"input {what}")
         params = read_qparams(state, node, (index + 1, index + 2), value_type, what=what)
-        floats.append(f"{output}.{what}.dequantized")
+        floats.append(state.fresh_name(f"{output}.{what}.dequantized"))
         types.append(value_type)
         dequantized = state.build(lambda v=value, p=params: nn.DequantizeOp(v, p))
         state.values[floats[-1]] = state.emit(dequantized)
     z_type = _zero_point_type(state, node, 8, types[0])
+    if types[1] != types[0] or z_type != types[0]:
+        raise state.fail(
+            f"X, Y and Z_zero_point have one type (onnxruntime's T), got {types[0]}, "
+            f"{types[1]} and {z_type}"
+        )
     z_params = read_qparams(state, node, (7, 8), z_type, what="Z")
-    selected = f"{output}.float"
+    selected = state.fresh_name(f"{output}.float")
     where(state, onnx.helper.make_node("Where", [node.input[0], *floats], [selected]), {})
     result = state.values[selected]
     state.output(node, state.build(lambda: nn.QuantizeOp(result, z_params)))

@@ -65,6 +65,12 @@ class ImportState:
         self.read = {name for node in self.graph.node for name in node.input} | {
             vi.name for vi in self.graph.output
         }
+        # Every name the graph gives a tensor: names a converter makes up avoid them.
+        self.graph_names = (
+            {name for node in self.graph.node for name in (*node.input, *node.output)}
+            | {vi.name for vi in self.graph.input}
+            | set(self.constants)
+        )
         self.weights: dict[str, np.ndarray] = {}
         self.used_keys: set[str] = set()
         self.block = Block()
@@ -163,6 +169,17 @@ class ImportState:
         result.name_hint = sanitize_name(name)
         self.values[name] = result
         return result
+
+    def fresh_name(self, base: str) -> str:
+        """A tensor name for a value a converter makes up (a QLinear op's dequantized input):
+        `base`, or `base.1`, `base.2`, ... where the graph or the import already has it, so
+        that it never stands for a tensor of the graph."""
+        name, count = base, 0
+        while name in self.graph_names or name in self.values:
+            count += 1
+            name = f"{base}.{count}"
+        self.graph_names.add(name)
+        return name
 
     def emit(self, op: Operation) -> SSAValue:
         """Appends an intermediate op of a decomposition (no ONNX name)."""

@@ -2,6 +2,7 @@
 // generic form.
 // RUN: nnlayout-opt %s | filecheck %s
 // RUN: nnlayout-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+// RUN: nnlayout-opt %s -p 'default-pipeline{target=avx2 remarks=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
 
 func.func @leaky(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
   %zero = nn.constant dense<0.0> : tensor<f32>
@@ -53,3 +54,7 @@ func.func @moved(%m: tensor<2x4xi1>) -> tensor<4x2xf32> {
 // CHECK-LABEL: func.func @moved
 // CHECK: nn.transpose %m perm [1, 0] : tensor<2x4xi1> -> tensor<4x2xi1>
 // CHECK: nn.cast %t : tensor<4x2xi1> -> tensor<4x2xf32>
+
+// Dispatch says why the reference kernels run: a where on quantized data, a mask moved.
+// REMARK: remark: [select-dispatch] nn.where: ui8 data (quantized), not supported by where_any; using where_ref
+// REMARK: remark: [select-dispatch] nn.transpose: i1 data (a mask): no sparse/blocked kernel computes nn.transpose on it; using transpose_ref

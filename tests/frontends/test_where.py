@@ -425,3 +425,105 @@ def test_what_nn_does_not_define_is_refused_in_one_line(
     )
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
     assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)
+
+
+@pytest.mark.parametrize("op_type", ["QLinearWhere", "QLinearSigmoid"])
+def test_names_a_qlinear_import_makes_up_never_stand_for_graph_tensors(
+    tmp_path: Path, op_type: str
+) -> None:
+    """A graph tensor named as the importer names a QLinear op's intermediate values
+    ('qy.float', 'qy.X.dequantized', 'qy.dequantized') keeps its own value: each is read
+    after the QLinear op."""
+    names = ["qy.float", "qy.X.dequantized", "qy.Y.dequantized", "qy.dequantized"]
+    nodes = [helper.make_node("Relu", ["a"], [names[0]])]
+    nodes += [helper.make_node("Neg", ["a"], [name]) for name in names[1:]]
+    nodes += [
+        helper.make_node("Greater", ["a", "zero"], ["m"]),
+        helper.make_node("QuantizeLinear", ["a", "as", "az"], ["qa"]),
+        helper.make_node("QuantizeLinear", ["b", "bs", "bz"], ["qb"]),
+    ]
+    inputs = (
+        ["m", "qa", "as", "az", "qb", "bs", "bz", "ys", "yz"]
+        if op_type == "QLinearWhere"
+        else ["qa", "as", "az", "ys", "yz"]
+    )
+    nodes.append(helper.make_node(op_type, inputs, ["qy"], domain="com.microsoft"))
+    nodes.append(helper.make_node("DequantizeLinear", ["qy", "ys", "yz"], ["y0"]))
+    nodes.append(helper.make_node("Sum", ["y0", *names], ["y"]))
+    constants = {
+        "zero": np.float32(0),
+        "as": np.float32(0.03),
+        "az": np.uint8(131),
+        "bs": np.float32(0.05),
+        "bz": np.uint8(97),
+        "ys": np.float32(0.04),
+        "yz": np.uint8(60),
+    }
+    shape = [1, 2, 3, 3]
+    model = _model(
+        nodes,
+        {"a": (TensorProto.FLOAT, shape), "b": (TensorProto.FLOAT, shape)},
+        ("y", TensorProto.FLOAT, shape),
+        constants,
+        domains=("com.microsoft",),
+    )
+    check_against_onnxruntime(model, tmp_path, seed=10, step=0.04, targets=["ref", "host"])
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({3: ""}, "takes 9 inputs (condition, X, X_scale, X_zero_point, Y, Y_scale"),
+        ({6: "bz8"}, "X, Y and Z_zero_point have one type (onnxruntime's T), got ui8, i8"),
+        ({8: "yz8"}, "X, Y and Z_zero_point have one type (onnxruntime's T), got ui8, ui8 and i8"),
+    ],
+    ids=["missing_zero_point", "mixed_y", "mixed_z"],
+)
+def test_qlinear_where_onnxruntime_refuses_is_refused(change: dict, expected: str) -> None:
+    """What onnxruntime's schema refuses (an input left out, X, Y and Z of different
+    types) is refused in one line naming the node."""
+    from nnlayout.diagnostics import UserError
+    from nnlayout.frontends.onnx import import_model
+
+    model = qlinear_where(np.uint8)
+    node = next(n for n in model.graph.node if n.op_type == "QLinearWhere")
+    if "bz8" in change.values():
+        model.graph.node.insert(0, helper.make_node("QuantizeLinear", ["b", "bs", "bz8"], ["qb8"]))
+        node.input[4] = "qb8"
+    for index, name in change.items():
+        node.input[index] = name
+    model.graph.initializer.extend(
+        [numpy_helper.from_array(np.int8(-3), "bz8"), numpy_helper.from_array(np.int8(5), "yz8")]
+    )
+    with pytest.raises(UserError) as error:
+        import_model(model)
+    assert expected in error.value.message and "\n" not in error.value.message, error.value
+
+
+def test_generated_code_names_a_mask_dtype_numpy_1_26_has() -> None:
+    """`np.bool_` (numpy 1.x and 2.x), not `np.bool` (removed in 1.24, back in 2.0): the
+    project supports numpy 1.26."""
+    import re
+
+    from nnlayout.frontends.onnx import import_model
+    from nnlayout.lowering.to_numpy import generate
+    from nnlayout.runtime.interpreter import find_entry
+    from nnlayout.tests.helpers import DEFAULT_PIPELINE, compile_module
+
+    module = import_model(comparison("Greater")).module
+    compiled = compile_module(module, "ref", True, DEFAULT_PIPELINE)
+    source = generate(find_entry(compiled), "m.mlir")
+    assert "np.bool_" in source
+    assert not re.search(r"np\.bool\b(?!_)", source)
+
+
+def test_random_inputs_make_a_rank_0_mask_an_array() -> None:
+    from nnlayout.tests.helpers import parse
+
+    module = parse(
+        "func.func @main(%m: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {\n"
+        "  %y = nn.where %m, %x, %x : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> "
+        "tensor<3xf32>\n  func.return %y : tensor<3xf32>\n}"
+    )
+    mask, _ = random_inputs(module, 0)
+    assert isinstance(mask, np.ndarray) and mask.shape == () and mask.dtype == np.bool_
