@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import onnx
+from xdsl.ir import Attribute, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.elementwise import leaky_relu, unary
-from nnlayout.frontends.onnx.logical import where
 from nnlayout.frontends.onnx.normalisation import softmax
 from nnlayout.frontends.onnx.pooling import average_pool
 from nnlayout.frontends.onnx.quantized import _quantized_operand, _zero_point_type, read_qparams
@@ -38,17 +38,26 @@ from nnlayout.frontends.onnx.state import ImportState
 FloatConverter = Callable[[ImportState, onnx.NodeProto, dict], None]
 
 
+def _dequantized(
+    state: ImportState, node: onnx.NodeProto, index: int, what: str
+) -> tuple[SSAValue, Attribute]:
+    """`nn.dequantize` of the node's quantized input `index` by its scale and zero point
+    (inputs `index` + 1 and + 2), emitted; and the input's element type."""
+    value, value_type = _quantized_operand(state, node, index, f"input {what}")
+    params = read_qparams(state, node, (index + 1, index + 2), value_type, what=what)
+    return state.emit(state.build(lambda: nn.DequantizeOp(value, params))), value_type
+
+
 def _through_float(
     state: ImportState, node: onnx.NodeProto, attrs: dict, op_type: str, convert: FloatConverter
 ) -> None:
     """node(X, X_scale, X_zp, Y_scale, Y_zp) as quantize(op_type(dequantize(X)))."""
-    x, x_type = _quantized_operand(state, node, 0, "input X")
+    x, x_type = _dequantized(state, node, 0, "X")
     y_type = _zero_point_type(state, node, 4, x_type)
-    x_params = read_qparams(state, node, (1, 2), x_type, what="X")
     y_params = read_qparams(state, node, (3, 4), y_type, what="Y")
     output = node.output[0]
     floats = state.fresh_name(f"{output}.dequantized"), state.fresh_name(f"{output}.float")
-    state.values[floats[0]] = state.emit(state.build(lambda: nn.DequantizeOp(x, x_params)))
+    state.values[floats[0]] = x
     float_node = onnx.helper.make_node(op_type, [floats[0]], [floats[1]], name=node.name)
     convert(state, float_node, attrs)
     result = state.values[floats[1]]
@@ -105,26 +114,18 @@ def qlinear_where(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None
             "takes 9 inputs (condition, X, X_scale, X_zero_point, Y, Y_scale, Y_zero_point, "
             f"Z_scale, Z_zero_point), got {sum(map(bool, node.input))}"
         )
-    output = node.output[0]
-    floats, types = [], []
-    for index, what in ((1, "X"), (4, "Y")):
-        value, value_type = _quantized_operand(state, node, index, f"input {what}")
-        params = read_qparams(state, node, (index + 1, index + 2), value_type, what=what)
-        floats.append(state.fresh_name(f"{output}.{what}.dequantized"))
-        types.append(value_type)
-        dequantized = state.build(lambda v=value, p=params: nn.DequantizeOp(v, p))
-        state.values[floats[-1]] = state.emit(dequantized)
-    z_type = _zero_point_type(state, node, 8, types[0])
-    if types[1] != types[0] or z_type != types[0]:
+    mask = state.operand(node, 0)
+    x, x_type = _dequantized(state, node, 1, "X")
+    y, y_type = _dequantized(state, node, 4, "Y")
+    z_type = _zero_point_type(state, node, 8, x_type)
+    if y_type != x_type or z_type != x_type:
         raise state.fail(
-            f"X, Y and Z_zero_point have one type (onnxruntime's T), got {types[0]}, "
-            f"{types[1]} and {z_type}"
+            f"X, Y and Z_zero_point have one type (onnxruntime's T), got {x_type}, "
+            f"{y_type} and {z_type}"
         )
     z_params = read_qparams(state, node, (7, 8), z_type, what="Z")
-    selected = state.fresh_name(f"{output}.float")
-    where(state, onnx.helper.make_node("Where", [node.input[0], *floats], [selected]), {})
-    result = state.values[selected]
-    state.output(node, state.build(lambda: nn.QuantizeOp(result, z_params)))
+    selected = state.emit(state.build(lambda: nn.WhereOp(mask, x, y)))
+    state.output(node, state.build(lambda: nn.QuantizeOp(selected, z_params)))
 
 
 #: com.microsoft QOperator ops imported through their float op.
