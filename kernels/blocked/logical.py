@@ -37,11 +37,6 @@ def prepare_logical(op: Operation, session: BindingSession | None) -> BoundKerne
     return computing_into(op, into, result_padding_mask(op), logical_any, same_dtype=False)
 
 
-def _where_in_place(op: Operation) -> int | None:
-    """y (operand 2), when it has the result's shape: the kernel writes y first."""
-    return 2 if nn.shape_of(op.operands[2]) == nn.shape_of(op.results[0]) else None
-
-
 KERNELS: tuple[Kernel, ...] = (
     any_layout_kernel(nn.CompareOp, logical_any, prepare_logical, True, mask_data=True),
     any_layout_kernel(
@@ -49,7 +44,7 @@ KERNELS: tuple[Kernel, ...] = (
         logical_any,
         prepare_logical,
         True,
-        in_place_of=_where_in_place,
+        in_place=2,  # y: written first (the planner joins buffers of equal size only)
         mask_data=True,
     ),
 )
