@@ -537,19 +537,25 @@ class Memory:
         lib().dnnl_memory_set_data_handle(self.handle, c_void_p(address))
 
 
+class _PrimitiveHandle(c_void_p):
+    """A primitive's handle, destroyed with the last reference to it: every call `bound`
+    made holds it, so the primitive outlives the calls that run it, whoever drops it first
+    (two threads creating a lazy primitive at once, one of them discarding its own)."""
+
+    def __del__(self) -> None:
+        if self:
+            lib().dnnl_primitive_destroy(self)
+
+
 class Primitive:
     """A primitive made from `pd`, executed on the process's stream."""
 
     def __init__(self, pd: PrimitiveDesc):
         self.pd = pd
-        self.handle = c_void_p()
+        self.handle = _PrimitiveHandle()
         serially(pd.serial, lib().dnnl_primitive_create, ctypes.byref(self.handle), pd.handle)
         execute = functools.partial(lib().dnnl_primitive_execute, self.handle, stream())
         self._execute = _waiting(execute) if loaded_version().asynchronous else execute
-
-    def __del__(self) -> None:
-        if self.handle:
-            lib().dnnl_primitive_destroy(self.handle)
 
     def execute(self, args: ctypes.Array[ExecArg]) -> None:
         """Runs on `args` (made once by `exec_args`); the result is there on return: a CPU

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from ctypes import c_void_p
@@ -451,13 +452,16 @@ class _Lazy:
     def __init__(self, pd: PrimitiveDesc):
         self.pd = pd
         self.created: b.Primitive | None = None
+        self._creating = threading.Lock()  # two threads preparing one program create it once
 
     def get(self) -> b.Primitive:
         if self.created is None:
-            start = time.perf_counter()
-            self.created = b.Primitive(self.pd)
-            CREATED.count += 1
-            CREATED.seconds += time.perf_counter() - start
+            with self._creating:
+                if self.created is None:
+                    start = time.perf_counter()
+                    self.created = b.Primitive(self.pd)
+                    CREATED.count += 1
+                    CREATED.seconds += time.perf_counter() - start
         return self.created
 
 

@@ -1,12 +1,16 @@
 """oneDNN kernels once bound, from run to run: a second run creates no primitive, weights are
 repacked where the thread count changes oneDNN's format, a prepared kernel follows its
 buffers from call to call and one bound to its buffers (`Prepared.on`) stays on them
-between other calls, and two interpreters of one program run in two threads."""
+between other calls, two interpreters of one program run in two threads, and a primitive
+lives as long as a call that runs it."""
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
+import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -16,7 +20,9 @@ import numpy as np
 import pytest
 
 from nnlayout.dialects import nn
+from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import calls
+from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.convolution import conv_geometry, conv_pd
 from nnlayout.kernels.onednn.kernels import forget_choices
 from nnlayout.kernels.onednn.prepared import Prepared, compiled_for
@@ -124,6 +130,61 @@ def test_two_interpreters_of_one_program_run_in_two_threads() -> None:
     with ThreadPoolExecutor(2) as pool:
         for future in [pool.submit(check, k) for k in range(2)]:
             future.result()
+
+
+def nchw_to_nhwc() -> p.Compiled:
+    """A reorder of a 1x16x4x4 tensor from NCHW to NHWC, its primitive not yet created."""
+    given, wanted = (b.MemoryDesc.with_tag((1, 16, 4, 4), tag) for tag in (5, 22))
+    return p.Compiled(p.reorder_pd(given, wanted), (b.DNNL_ARG_SRC, b.DNNL_ARG_DST), eager=False)
+
+
+def test_a_bound_call_keeps_its_primitive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The call `Primitive.bound` makes runs the primitive's handle after the `Primitive`
+    is gone (a lazy primitive created twice by two threads drops one): the handle is
+    destroyed with the call, not before it."""
+    library, destroyed = b.lib(), []
+    destroy = library.dnnl_primitive_destroy
+    monkeypatch.setattr(
+        library, "dnnl_primitive_destroy", lambda h: destroyed.append(h) or destroy(h)
+    )
+    compiled = nchw_to_nhwc()
+    source = np.arange(256, dtype=np.float32)
+    out = np.zeros(256, np.float32)
+    compiled.point({b.DNNL_ARG_SRC: source, b.DNNL_ARG_DST: out})
+    primitive = b.Primitive(compiled.pd)
+    run = primitive.bound(compiled._exec_args)
+    del primitive
+    gc.collect()
+    assert destroyed == []
+    run()
+    np.testing.assert_array_equal(out, source.reshape(1, 16, 4, 4).transpose(0, 2, 3, 1).ravel())
+    del run
+    gc.collect()
+    assert len(destroyed) == 1
+
+
+def test_two_threads_create_a_lazy_primitive_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two interpreters preparing one program at once ask for the same deferred primitive:
+    it is created once, and both get it."""
+    made = []
+
+    class Slow(b.Primitive):
+        def __init__(self, pd: b.PrimitiveDesc) -> None:
+            time.sleep(0.05)  # as a JIT compilation, with the interpreter lock released
+            super().__init__(pd)
+            made.append(self)
+
+    monkeypatch.setattr(b, "Primitive", Slow)
+    compiled, start = nchw_to_nhwc(), threading.Barrier(2)
+
+    def get() -> b.Primitive:
+        start.wait()
+        return compiled.primitive
+
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(lambda _: get(), range(2))
+    assert len(made) == 1
+    assert first is second is made[0]
 
 
 def test_a_second_run_creates_no_primitive() -> None:
