@@ -30,7 +30,15 @@ from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
 from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
 from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
 from nnlayout.kernels.reference_logical import LOGICAL_REFERENCE_KERNELS, PREPARED_LOGICAL_KERNELS
-from nnlayout.kernels.reference_movement import channel_shuffle, expand, pad, resize, slice_
+from nnlayout.kernels.reference_movement import (
+    channel_shuffle,
+    expand,
+    gather,
+    gather_into,
+    pad,
+    resize,
+    slice_,
+)
 from nnlayout.kernels.reference_pooling import avg_pool2d, max_pool2d, pad_spatial, windows
 from nnlayout.kernels.reference_quantized import (
     QUANTIZED_REFERENCE_KERNELS,
@@ -332,6 +340,7 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.ResizeOp: resize,
     nn.ChannelShuffleOp: channel_shuffle,
     nn.ExpandOp: expand,
+    nn.GatherOp: gather,
 }
 REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     **{op: rounded_per_op(kernel) for op, kernel in _FLOAT_KERNELS.items()},
@@ -382,6 +391,7 @@ PREPARED_REFERENCE_KERNELS: dict[
     nn.FlattenOp: _reshape_into,
     nn.ReshapeOp: _reshape_into,
     nn.SoftmaxOp: _softmax_into,
+    nn.GatherOp: gather_into,
     **PREPARED_LOGICAL_KERNELS,
 }
 """`prepare` for the reference kernel of these op classes, on plain operands and result."""

@@ -1,7 +1,8 @@
 """Reference kernels of the data-movement ops (`nn.slice`, `nn.pad`, `nn.resize`,
-`nn.channel_shuffle`, `nn.expand`), part of the oracle (`reference.REFERENCE_KERNELS` lists
-them), and the index arithmetic the other kernels of these ops share: `slice_index` (a slice
-as numpy indexing) and `resize_taps` (ONNX Resize's formulas, one spatial axis at a time).
+`nn.channel_shuffle`, `nn.expand`, `nn.gather` and its prepared form), part of the oracle
+(`reference.REFERENCE_KERNELS` lists them), and the index arithmetic the other kernels of
+these ops share: `slice_index` (a slice as numpy indexing) and `resize_taps` (ONNX Resize's
+formulas, one spatial axis at a time).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
+from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 
 def axis_slice(start: int, size: int, step: int) -> slice:
@@ -130,3 +133,37 @@ def channel_shuffle(op: nn.ChannelShuffleOp, inputs: Sequence[np.ndarray]) -> np
 def expand(op: nn.ExpandOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """numpy's broadcast to the result's shape, copied."""
     return np.array(np.broadcast_to(inputs[0], shape_of(op.output)), order="C")
+
+
+def _checked_indices(op: nn.GatherOp, data: np.ndarray, indices: np.ndarray) -> None:
+    """Raises an error at the op for an index outside -size..size-1 of the gathered axis
+    (numpy's take would wrap it, or raise an IndexError that names no op)."""
+    axis = op.axis.value.data
+    size = data.shape[axis]
+    outside = (indices < -size) | (indices >= size)
+    if outside.any():
+        where = tuple(int(i) for i in np.argwhere(outside)[0])
+        raise DiagnosticError(
+            op,
+            f"nn.gather: index {int(indices[where])} at {list(where)} of the indices is out "
+            f"of range for axis {axis} of size {size} (-{size} to {size - 1})",
+        )
+
+
+def gather(op: nn.GatherOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """data indexed along the axis by every index, a negative one counted from the end."""
+    data, indices = inputs
+    _checked_indices(op, data, indices)
+    return np.take(data, indices, axis=op.axis.value.data, mode="wrap")
+
+
+def gather_into(op: nn.GatherOp, session: BindingSession | None) -> BoundKernel:
+    """`gather` written into the destination (checked indices: wrapping is then exact)."""
+    axis = op.axis.value.data
+
+    def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        data, indices = inputs
+        _checked_indices(op, data, indices)
+        np.take(data, indices, axis=axis, out=out, mode="wrap")
+
+    return bound

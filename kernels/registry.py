@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self, runtime_checkable
 
-from xdsl.dialects.builtin import AnyFloat, BFloat16Type, MemRefType, TensorType, i1
+from xdsl.dialects.builtin import AnyFloat, BFloat16Type, MemRefType, TensorType, i1, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr, kernel_attr
@@ -236,8 +236,9 @@ class Kernel:
         return carried_layout_refusal(op, self.accepts_layout)
 
     def integer_refusal(self, op: Operation) -> str | None:
-        """Why the kernel cannot run `op` on its integer, bf16 or mask data, if it has some
-        (see `integer_data`, `bf16_data`, `mask_data`)."""
+        """Why the kernel cannot run `op` on its integer, bf16, mask or index data, if it has
+        some (see `integer_data`, `bf16_data`, `mask_data`; only the reference kernels read
+        i64 indices)."""
         if self.family == "ref":
             return None
         types = _element_types(op)
@@ -245,6 +246,8 @@ class Kernel:
             return "bf16 data (this kernel computes f32)"
         if i1 in types and not self.mask_data:
             return "i1 data (a mask)"
+        if i64 in types:  # only the reference kernels read indices (nn.gather's, token ids)
+            return "i64 data (indices)"
         if self.integer_data:
             return None
         element = next((e for e in types if not _is_float(e) and e != i1), None)

@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType, i64
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from nnlayout.diagnostics import DiagnosticError, UserError
+from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.layout import FillBorderOp, ReorderOp
@@ -100,6 +101,8 @@ class ArgumentSpec:
     label: str  # "argument 1 (%x)", for messages
     shape: tuple[int, ...]
     dtype: np.dtype
+    # For indices (i64) that nn.gather reads: the size of the smallest axis they index.
+    index_bound: int | None = None
 
     def describe(self) -> str:
         return f"{list(self.shape)} {self.dtype.name}"
@@ -124,8 +127,9 @@ class ArgumentSpec:
 
 
 def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
-    """The logical shape and dtype of each argument of `function`, numbered from 1."""
-    specs = []
+    """The logical shape and dtype of each argument of `function`, numbered from 1, and the
+    bound of the indices among them."""
+    specs, bounds = [], _index_bounds(function)
     for index, (arg, arg_type) in enumerate(
         zip(function.args, function.function_type.inputs, strict=True)
     ):
@@ -145,8 +149,39 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
                 f"{label}: has type {arg_type}, with a zero-size dimension; empty "
                 "tensors are not supported"
             )
-        specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype))
+        bound = bounds.get(arg) if arg_type.element_type == i64 else None
+        specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype, bound))
     return specs
+
+
+def _index_bounds(function: func.FuncOp) -> dict[SSAValue, int]:
+    """For each argument some nn.gather reads as its indices (directly, through moves of
+    them, or as an nn.compute's operand in planned IR), the smallest size they index."""
+    bounds: dict[SSAValue, int] = {}
+    for op in function.walk():
+        if isinstance(op, nn.GatherOp):
+            root = _indices_root(op.indices)
+            size = nn.shape_of(op.data)[op.axis.value.data]
+            bounds[root] = min(size, bounds.get(root, size))
+    return bounds
+
+
+def _indices_root(value: SSAValue) -> SSAValue:
+    """The value `value`'s indices come from: followed back through an nn.compute's block
+    arguments and ops that move i64 data (reshapes and their views)."""
+    while True:
+        if isinstance(value, BlockArgument):
+            parent = value.owner.parent_op()
+            if not isinstance(parent, ComputeOp):
+                return value
+            value = parent.operands[value.index]
+        elif isinstance(value.owner, Operation) and value.owner.operands:
+            source = value.owner.operands[0]
+            if getattr(source.type, "element_type", None) != i64:
+                return value
+            value = source
+        else:
+            return value
 
 
 def check_input_count(function: func.FuncOp, count: int) -> list[ArgumentSpec]:

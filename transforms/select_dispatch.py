@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -130,12 +130,15 @@ def _blame(module: ModuleOp) -> Operation:
 
 def _integer_data(op: Operation) -> str | None:
     """ "<type> data (quantized)" for an op with integer operands or results, "i1 data (a
-    mask)" for one with masks, else None."""
+    mask)" for one with masks, "i64 data (indices)" for one with indices, else None."""
     for value in (*op.operands, *op.results):
         element = getattr(value.type, "element_type", None)
         if element is not None and not isinstance(element, AnyFloat):
-            return "i1 data (a mask)" if element == i1 else f"{element} data (quantized)"
+            return _NON_NUMERIC_DATA.get(element, f"{element} data (quantized)")
     return None
+
+
+_NON_NUMERIC_DATA = {i1: "i1 data (a mask)", i64: "i64 data (indices)"}
 
 
 @dataclass

@@ -53,6 +53,7 @@ from nnlayout.dialects.nn.activations import (
 )
 from nnlayout.dialects.nn.base import (
     INTEGER_TYPES,
+    NON_NUMERIC_TYPES,
     QUANTIZED_TYPES,
     NNOp,
     Shape,
@@ -113,6 +114,7 @@ from nnlayout.dialects.nn.logical import PREDICATES, CompareOp, WhereOp
 from nnlayout.dialects.nn.movement import (
     ChannelShuffleOp,
     ExpandOp,
+    GatherOp,
     PadOp,
     ResizeBase,
     ResizeOp,
@@ -213,6 +215,7 @@ NN = Dialect(
         ResizeOp,
         ChannelShuffleOp,
         ExpandOp,
+        GatherOp,
         CompareOp,
         WhereOp,
         ConstantOp,
@@ -265,6 +268,7 @@ __all__ = [
     "ErfOp",
     "ExpOp",
     "ExpandOp",
+    "GatherOp",
     "CompareOp",
     "WhereOp",
     "PREDICATES",
@@ -289,6 +293,7 @@ __all__ = [
     "MulOp",
     "NN",
     "INTEGER_TYPES",
+    "NON_NUMERIC_TYPES",
     "NNOp",
     "NegOp",
     "PadOp",

@@ -45,6 +45,9 @@ ui8 = IntegerType(8, Signedness.UNSIGNED)
 #: Integer element types nn values may have: quantized activations and weights (ui8, i8 read
 #: as signed, as ONNX's int8) and biases (i32).
 INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
+#: Element types that are not numbers to compute on: masks (i1) and indices (i64, token ids
+#: read by nn.gather). Only ops with `NNOp.NON_NUMERIC` take them.
+NON_NUMERIC_TYPES: tuple[IntegerType, ...] = (i1, i64)
 #: The element types of quantized activations and weights.
 QUANTIZED_TYPES: tuple[IntegerType, ...] = (ui8, i8)
 
@@ -73,6 +76,7 @@ _NUMPY_DTYPES: dict[Attribute, np.dtype] = {
     i8: np.dtype(np.int8),
     i32: np.dtype(np.int32),
     i1: np.dtype(np.bool_),
+    i64: np.dtype(np.int64),
 }
 
 
@@ -209,7 +213,7 @@ _CHECKED_TYPES: set[Attribute] = set()  # types that passed _check_type (a big m
 
 def _check_type(value_type: Attribute, what: str) -> None:
     """A static, non-empty tensor of a float, quantized integer or mask element type (bf16,
-    f16, f32, f64, ui8, i8, i32, i1) with one of our encodings; `what` names the value. Which
+    f16, f32, f64, ui8, i8, i32, i1, i64) with one of our encodings; `what` names the value. Which
     of these an op takes is its own verifier's business (`NNOp.ELEMENTS`, the quantized ops)."""
     if value_type in _CHECKED_TYPES:
         return
@@ -226,15 +230,15 @@ def _check_type(value_type: Attribute, what: str) -> None:
         )
     verify_encoding(value_type, what)
     element_type = value_type.element_type
-    if not is_float_type(element_type) and element_type not in (*INTEGER_TYPES, i1):
+    if not is_float_type(element_type) and element_type not in (*INTEGER_TYPES, *NON_NUMERIC_TYPES):
         # What the kernels and the runtime hold (bf16 compiled, then no tool could run it).
         hint = ""
         if element_type == IntegerType(8, Signedness.SIGNED):
             hint = " (write signed 8-bit data as i8, read as signed like ONNX's int8)"
         raise VerifyException(
             f"{what} has element type {element_type}; nn ops compute on bf16, f16, f32 or f64 "
-            f"and "
-            f"hold quantized data as ui8 or i8 (i32 for biases), masks as i1{hint}"
+            f"and hold quantized data as ui8 or i8 (i32 for biases), masks as i1 and indices "
+            f"as i64{hint}"
         )
     if len(_CHECKED_TYPES) > 4096:
         _CHECKED_TYPES.clear()
@@ -269,10 +273,11 @@ class NNOp(IRDLOperation):
                         f"{self.name}: {kind} {index} has element type "
                         f"{value_element}, expected {element_type} like operand 0"
                     )
-        if element_type == i1 and not getattr(self, "BOOLEANS", False):
+        if element_type in NON_NUMERIC_TYPES and not getattr(self, "NON_NUMERIC", False):
             raise VerifyException(
-                f"{self.name}: does not take i1 (mask) data; masks are made by nn.compare and "
-                "read by nn.where"
+                f"{self.name}: does not take i1 (mask) or i64 (index) data; masks are made by "
+                "nn.compare and read by nn.where, indices are read by nn.gather, and nn.cast "
+                "makes either f32"
             )
         float_only = self.ELEMENTS == "float" and element_type is not None
         if float_only and not is_float_type(element_type):

@@ -1,4 +1,4 @@
-"""`nn.cast`: ONNX Cast between floats, and from integers (ui8, i8, i32) to f32.
+"""`nn.cast`: ONNX Cast between floats, and from integers (ui8, i8, i32, i64) to f32.
 
 Two uses, one op:
 * **bf16**: `convert-to-bf16` puts it at the boundaries of a model's bf16 region: f32 ->
@@ -8,6 +8,8 @@ Two uses, one op:
 * **dynamic quantization**: MatMulInteger's and ConvInteger's i32 sums turned back into
   floats. Exact below 2^24 in magnitude, rounded to nearest even beyond.
 * **masks**: an i1 mask as f32 1.0 and 0.0 (torch's `mask.float()`, ONNX Cast of a bool).
+* **indices**: i64 data as f32 (a language model's attention mask, given as int64 like its
+  token ids, then `(1 - mask.float()) * -10000`). Exact below 2^24 in magnitude.
 
     %y = nn.cast %x : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xbf16>
     %f = nn.cast %p : tensor<4x3xi32> -> tensor<4x3xf32>
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import TensorType, f32, i1
+from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
@@ -30,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 from nnlayout.dialects.layout import encoding_name
 from nnlayout.dialects.nn.base import (
     INTEGER_TYPES,
+    NON_NUMERIC_TYPES,
     NNOp,
     Shape,
     Value,
@@ -41,10 +44,10 @@ from nnlayout.dialects.nn.base import (
 @irdl_op_definition
 class CastOp(NNOp):
     """A tensor in another element type, same shape and encoding: float to float, or
-    integer (ui8, i8, i32) or mask (i1) to f32."""
+    integer (ui8, i8, i32, i64) or mask (i1) to f32."""
 
     name = "nn.cast"
-    BOOLEANS: ClassVar[bool] = True  # a mask to f32
+    NON_NUMERIC: ClassVar[bool] = True  # a mask or indices to f32
     input = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
@@ -62,12 +65,12 @@ class CastOp(NNOp):
     def verify_element_types(self) -> None:
         source = self.input.type.element_type  # type: ignore[attr-defined]
         result = self.output.type.element_type  # type: ignore[attr-defined]
-        if source in (*INTEGER_TYPES, i1):
+        if source in (*INTEGER_TYPES, *NON_NUMERIC_TYPES):
             if result != f32:
                 raise VerifyException(f"nn.cast: the result must be f32, got {result}")
         elif not is_float_type(source):
             raise VerifyException(
-                f"nn.cast: the input must be a float or ui8 or i8 or i32 or i1, got "
+                f"nn.cast: the input must be a float or ui8, i8, i32, i1 or i64, got "
                 f"{source}; quantized data needs nn.dequantize"
             )
         elif not is_float_type(result):

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import (
     i1,
     i8,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
@@ -35,6 +36,7 @@ _INTEGER_ELEMENT_TYPES: dict[str, Attribute] = {
     "int8": i8,
     "int32": i32,
     "bool": i1,
+    "int64": i64,
 }
 
 
@@ -54,7 +56,7 @@ class ConstantOp(NNOp):
     """
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
-    BOOLEANS: ClassVar[bool] = True  # a mask (nn.where's operand 0)
+    NON_NUMERIC: ClassVar[bool] = True  # a mask (nn.where's operand 0), indices (nn.gather's 1)
 
     name = "nn.constant"
     value = opt_prop_def(DenseIntOrFPElementsAttr)
@@ -79,7 +81,8 @@ class ConstantOp(NNOp):
     @staticmethod
     def from_array(array: np.ndarray) -> ConstantOp:
         """An inline constant holding `array`: ui8, i8 or i32 for an array of uint8, int8 or
-        int32 (quantized data, biases), i1 for bool (a mask), f32 for any other."""
+        int32 (quantized data, biases), i1 for bool (a mask), i64 for int64 (indices), f32
+        for any other."""
         element_type: Attribute = _INTEGER_ELEMENT_TYPES.get(np.asarray(array).dtype.name, f32)
         dtype = "<f4" if element_type == f32 else np.asarray(array).dtype.newbyteorder("<")
         data = np.array(array, dtype=dtype, order="C")  # a 0-d array stays 0-d

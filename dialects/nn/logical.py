@@ -10,21 +10,21 @@ Why `i1`: a mask is MLIR's `i1` tensor (`arith.cmpf`, `arith.select`, `tosa.sele
 per element at run time (numpy's bool). Masks come from `nn.compare`, from constants (a causal
 attention mask, folded at import) and from function arguments; `nn.where` reads them, they move
 through `nn.reshape`, `nn.flatten`, `nn.transpose`, `nn.slice` and `nn.expand`, and `nn.cast`
-makes them f32 (1.0 where true). Other ops refuse `i1` data (`NNOp.BOOLEANS`), and kernels
+makes them f32 (1.0 where true). Other ops refuse `i1` data (`NNOp.NON_NUMERIC`), and kernels
 are given masks only where they say so (`Kernel.mask_data`).
 
 Both ops broadcast all their operands (numpy/ONNX multidirectional). A comparison with a NaN
 is false (IEEE, as numpy and ONNX). `nn.where` moves elements without computing on them, so
-its two values may be floats or quantized integers (`ui8`, `i8`, `i32`) of one element type,
-which the result has: on quantized data it is exact when both values have the result's scale
-and zero point.
+its two values may be floats, quantized integers (`ui8`, `i8`, `i32`) or indices (`i64`) of
+one element type, which the result has: on quantized data it is exact when both values have
+the result's scale and zero point.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import StringAttr, TensorType, i1
+from xdsl.dialects.builtin import StringAttr, TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
@@ -101,7 +101,7 @@ class CompareOp(NNOp):
 @irdl_op_definition
 class WhereOp(NNOp):
     """x where the mask is true, else y; the mask, x and y broadcast. x and y have one element
-    type, a float or a quantized integer, which the result has."""
+    type, a float, a quantized integer or indices, which the result has."""
 
     name = "nn.where"
     mask = operand_def(TensorType)
@@ -129,8 +129,8 @@ class WhereOp(NNOp):
                 f"{_element(self.mask)}"
             )
         x, y, out = _element(self.x), _element(self.y), _element(self.output)
-        if not (is_float_type(x) or x in INTEGER_TYPES) or y != x or out != x:
+        if not (is_float_type(x) or x in (*INTEGER_TYPES, i64)) or y != x or out != x:
             raise VerifyException(
                 f"nn.where: x, y and the result have one element type, a float or ui8, i8, "
-                f"i32; got {x}, {y} and {out}"
+                f"i32, i64; got {x}, {y} and {out}"
             )

@@ -1,5 +1,5 @@
 """Data-movement ops on activations: `nn.slice`, `nn.pad`, `nn.resize`,
-`nn.channel_shuffle` and `nn.expand`.
+`nn.channel_shuffle`, `nn.expand` and `nn.gather`.
 
 Their attributes are static and normalised: a slice names a start, a size and a step for every
 axis (ONNX's Slice, Split and Gather on a constant index all become one), a pad its begin and
@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
     f64,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -38,6 +39,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.nn.base import (
+    INTEGER_TYPES,
     NNOp,
     Shape,
     Value,
@@ -146,7 +148,7 @@ class SliceOp(NNOp):
     index); steps may be negative."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
-    BOOLEANS: ClassVar[bool] = True  # a mask moves like any other data
+    NON_NUMERIC: ClassVar[bool] = True  # masks and indices move like any other data
 
     name = "nn.slice"
     input = operand_def(TensorType)
@@ -364,7 +366,7 @@ class ExpandOp(NNOp):
     the broadcast of the input's shape and itself."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
-    BOOLEANS: ClassVar[bool] = True  # a mask moves like any other data
+    NON_NUMERIC: ClassVar[bool] = True  # masks and indices move like any other data
 
     name = "nn.expand"
     input = operand_def(TensorType)
@@ -384,3 +386,64 @@ class ExpandOp(NNOp):
                 f"{list(broadcast_shapes(self.name, x, out))}, not the result shape"
             )
         return out
+
+
+@irdl_op_definition
+class GatherOp(NNOp):
+    """ONNX Gather with indices known only at run time: `data` indexed along `axis` by every
+    element of `indices` (i64 or i32; -size..size-1, negative ones counted from the end). The
+    result's shape is data's before `axis`, then indices', then data's after `axis`:
+
+        %x = nn.gather %table, %ids axis 0 : (tensor<1000x128xf32>, tensor<1x32xi64>)
+                                             -> tensor<1x32x128xf32>
+
+    An index out of range is an error at run time, named at the op. Gather at constant
+    indices is a `nn.slice` (and a concat) instead, which the layout passes understand."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves elements: exact on quantized data
+
+    name = "nn.gather"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$data `,` $indices `axis` $axis attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, data: Value, indices: Value, axis: int):
+        shape = gather_shape(shape_of(data), shape_of(indices), axis)
+        super().__init__(
+            operands=[data, indices],
+            result_types=[TensorType(tensor_type(data).element_type, shape)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+        self.verify_()
+
+    def result_shape(self) -> Shape:
+        return gather_shape(shape_of(self.data), shape_of(self.indices), self.axis.value.data)
+
+    def verify_element_types(self) -> None:
+        indices = tensor_type(self.indices).element_type
+        if indices not in (i64, i32):
+            raise VerifyException(
+                f"nn.gather: the indices (operand 1) are i64 or i32, got {indices}"
+            )
+        data, out = tensor_type(self.data).element_type, tensor_type(self.output).element_type
+        if not (is_float_type(data) or data in INTEGER_TYPES) or out != data:
+            raise VerifyException(
+                f"nn.gather: data and the result have one element type, a float or ui8, i8, "
+                f"i32; got {data} and {out}"
+            )
+
+
+def gather_shape(data: Shape, indices: Shape, axis: int) -> Shape:
+    """The shape of `data` gathered along `axis` (0 <= axis < rank) by indices of shape
+    `indices`."""
+    if not 0 <= axis < len(data):
+        raise VerifyException(
+            f"nn.gather: axis {axis} is not an axis of the rank-{len(data)} data (0 to "
+            f"{len(data) - 1})"
+        )
+    return (*data[:axis], *indices, *data[axis + 1 :])

@@ -71,7 +71,7 @@ class FlattenOp(NNOp):
     """[d0..dk-1, dk..dn] -> [prod(d0..dk-1), prod(dk..dn)] for axis k (ONNX Flatten)."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
-    BOOLEANS: ClassVar[bool] = True  # a mask moves like any other data
+    NON_NUMERIC: ClassVar[bool] = True  # masks and indices move like any other data
 
     name = "nn.flatten"
     input = operand_def(TensorType)
@@ -97,7 +97,7 @@ class ReshapeOp(NNOp):
     """Row-major reshape to the static result type (element count preserved)."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
-    BOOLEANS: ClassVar[bool] = True  # a mask moves like any other data
+    NON_NUMERIC: ClassVar[bool] = True  # masks and indices move like any other data
 
     name = "nn.reshape"
     input = operand_def(TensorType)
@@ -124,7 +124,7 @@ class TransposeOp(NNOp):
     """Permutes axes: result dim i is input dim perm[i]."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
-    BOOLEANS: ClassVar[bool] = True  # a mask moves like any other data
+    NON_NUMERIC: ClassVar[bool] = True  # masks and indices move like any other data
 
     name = "nn.transpose"
     input = operand_def(TensorType)

@@ -1,4 +1,4 @@
-// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle and nn.expand.
+// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand and nn.gather, and of i64 data elsewhere.
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 
 func.func @slice_out_of_range(%x: tensor<1x8x4x4xf32>) {
@@ -100,5 +100,61 @@ func.func @expand_shrinks(%x: tensor<1x8x4x4xf32>) {
 func.func @expand_wrong_result(%x: tensor<3x1xf32>) {
   // expected-error @+1 {{nn.expand: [3, 1] broadcast to [1, 4] gives [3, 4], not the result shape}}
   %0 = nn.expand %x : tensor<3x1xf32> -> tensor<1x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_float_indices(%t: tensor<50x16xf32>, %ids: tensor<1x6xf32>) {
+  // expected-error @+1 {{nn.gather: the indices (operand 1) are i64 or i32, got f32}}
+  %0 = nn.gather %t, %ids axis 0 : (tensor<50x16xf32>, tensor<1x6xf32>) -> tensor<1x6x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_axis_out_of_range(%t: tensor<50x16xf32>, %ids: tensor<1x6xi64>) {
+  // expected-error @+1 {{nn.gather: axis 2 is not an axis of the rank-2 data (0 to 1)}}
+  %0 = nn.gather %t, %ids axis 2 : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<1x6x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_wrong_result(%t: tensor<50x16xf32>, %ids: tensor<1x6xi64>) {
+  // expected-error @+1 {{nn.gather: result shape [6, 16] does not match the inferred shape [1, 6, 16]}}
+  %0 = nn.gather %t, %ids axis 0 : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<6x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_of_a_mask(%t: tensor<50x16xi1>, %ids: tensor<1x6xi64>) {
+  // expected-error @+1 {{nn.gather: data and the result have one element type, a float or ui8, i8, i32; got i1 and i1}}
+  %0 = nn.gather %t, %ids axis 0 : (tensor<50x16xi1>, tensor<1x6xi64>) -> tensor<1x6x16xi1>
+  func.return
+}
+
+// -----
+
+func.func @gather_changes_the_type(%t: tensor<50x16xf32>, %ids: tensor<1x6xi64>) {
+  // expected-error @+1 {{nn.gather: data and the result have one element type, a float or ui8, i8, i32; got f32 and bf16}}
+  %0 = nn.gather %t, %ids axis 0 : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<1x6x16xbf16>
+  func.return
+}
+
+// -----
+
+func.func @arithmetic_on_indices(%ids: tensor<1x6xi64>) {
+  // expected-error @+1 {{nn.add: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather, and nn.cast makes either f32}}
+  %0 = nn.add %ids, %ids : (tensor<1x6xi64>, tensor<1x6xi64>) -> tensor<1x6xi64>
+  func.return
+}
+
+// -----
+
+func.func @indices_to_bf16(%ids: tensor<1x6xi64>) {
+  // expected-error @+1 {{nn.cast: the result must be f32, got bf16}}
+  %0 = nn.cast %ids : tensor<1x6xi64> -> tensor<1x6xbf16>
   func.return
 }

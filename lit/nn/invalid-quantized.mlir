@@ -26,7 +26,7 @@ func.func @conv_of_quantized(%x: tensor<1x2x3x3xi8>, %w: tensor<2x2x1x1xi8>) {
 // -----
 
 func.func @signed_type(%a: tensor<4xsi8>) {
-  // expected-error @+1 {{nn.relu: operand 0 has element type si8; nn ops compute on bf16, f16, f32 or f64 and hold quantized data as ui8 or i8 (i32 for biases), masks as i1 (write signed 8-bit data as i8, read as signed like ONNX's int8)}}
+  // expected-error @+1 {{nn.relu: operand 0 has element type si8; nn ops compute on bf16, f16, f32 or f64 and hold quantized data as ui8 or i8 (i32 for biases), masks as i1 and indices as i64 (write signed 8-bit data as i8, read as signed like ONNX's int8)}}
   %0 = nn.relu %a : tensor<4xsi8>
   func.return
 }

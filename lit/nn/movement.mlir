@@ -1,4 +1,4 @@
-// Round trip of nn.slice, nn.pad, nn.resize, nn.channel_shuffle and nn.expand, in the pretty and the
+// Round trip of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand and nn.gather, in the pretty and the
 // generic form.
 // RUN: nnlayout-opt %s | nnlayout-opt | filecheck %s
 // RUN: nnlayout-opt %s --print-op-generic > %t
@@ -26,3 +26,15 @@ func.func @movement(%x: tensor<1x20x5x6xf32>) -> (tensor<1x4x2x3xf32>, tensor<1x
 // GENERIC:      %1 = "nn.pad"(%x) <{pads = array<i64: 0, 0, 1, 2, 0, 0, 1, 0>, mode = "reflect", value = 0.000000e+00 : f32}>
 // GENERIC:      %2 = "nn.resize"(%x) <{mode = "linear", coordinates = "half_pixel", nearest = "round_prefer_floor", scales = array<f64: 2.000000e+00, 2.000000e+00>}>
 // GENERIC:      %3 = "nn.channel_shuffle"(%x) <{groups = 4 : i64}>
+
+// nn.gather reads its indices (i64 or i32) at run time; a table of quantized data too.
+func.func @gather(%table: tensor<50x16xf32>, %ids: tensor<1x6xi64>, %x: tensor<2x5x3xui8>, %idx: tensor<2x2xi32>) -> (tensor<1x6x16xf32>, tensor<2x2x2x3xui8>) {
+  %0 = nn.gather %table, %ids axis 0 : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<1x6x16xf32>
+  %1 = nn.gather %x, %idx axis 1 : (tensor<2x5x3xui8>, tensor<2x2xi32>) -> tensor<2x2x2x3xui8>
+  func.return %0, %1 : tensor<1x6x16xf32>, tensor<2x2x2x3xui8>
+}
+// CHECK-LABEL: func.func @gather
+// CHECK:      %0 = nn.gather %table, %ids axis 0 : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<1x6x16xf32>
+// CHECK-NEXT: %1 = nn.gather %x, %idx axis 1 : (tensor<2x5x3xui8>, tensor<2x2xi32>) -> tensor<2x2x2x3xui8>
+// GENERIC-LABEL: "func.func"() <{sym_name = "gather"
+// GENERIC:      %0 = "nn.gather"(%table, %ids) <{axis = 0 : i64}> : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<1x6x16xf32>
