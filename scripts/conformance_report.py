@@ -229,14 +229,29 @@ def _constant_size(case: Case, name: str) -> int | None:
 
 
 #: The element types of graph inputs and outputs nnlayout imports; the integer ones.
-GRAPH_TYPES = (TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.BOOL)
+GRAPH_TYPES = (
+    TensorProto.FLOAT,
+    TensorProto.UINT8,
+    TensorProto.INT8,
+    TensorProto.BOOL,
+    TensorProto.INT64,
+)
 QUANTIZED_TYPES = (TensorProto.UINT8, TensorProto.INT8)
 #: Refusals of a case with integer graph data: a float op given it, or quantization
 #: parameters that are graph inputs (the suite's QLinear cases); such a case may also import.
 INTEGER_DATA = ["computes on floats", "compares two floats", "must be a constant"]
 #: Refusals of a case with a bool graph input or output: an op other than nn.where given a
 #: mask, or a mask where nn needs a constant (Dropout's training_mode).
-MASK_DATA = ["does not take i1 (mask) data", "must be a constant"]
+MASK_DATA = ["does not take i1 (mask) or i64 (index) data", "must be a constant"]
+#: Refusals of a case with an int64 graph input or output: an op other than nn.gather,
+#: nn.cast and the moves given indices, or int64 data where nn needs a constant.
+INDEX_DATA = [
+    "does not take i1 (mask) or i64 (index) data",
+    "must be a constant",
+    "computes on floats",
+    "compares two floats",
+    "computed at run time, from i64",
+]
 
 
 def expected_refusals(case: Case) -> list[str]:
@@ -254,11 +269,16 @@ def expected_refusals(case: Case) -> list[str]:
             for init in graph.initializer
         )
     ):
-        reasons += ["float32 tensors only", "float32, uint8 and int8 tensors and bool masks only"]
+        reasons += [
+            "float32 tensors only",
+            "float32, uint8 and int8 tensors, bool masks and int64 indices only",
+        ]
     if any(info.type.tensor_type.elem_type in QUANTIZED_TYPES for info in tensors):
         reasons += INTEGER_DATA
     if any(info.type.tensor_type.elem_type == TensorProto.BOOL for info in tensors):
         reasons += MASK_DATA
+    if any(info.type.tensor_type.elem_type == TensorProto.INT64 for info in tensors):
+        reasons += INDEX_DATA
     if any(0 in array.shape for array in (*case.inputs, *case.outputs)):
         reasons.append("zero-size")
         reasons.append("empty tensors are not supported")
@@ -360,7 +380,9 @@ def check_case(case: Case) -> tuple[str, str]:
         if any(reason in error.message for reason in expected):
             return "refused", error.message
         return "fail", f"refused: {error.message}"
-    if expected and any(reason not in (*INTEGER_DATA, *MASK_DATA) for reason in expected):
+    if expected and any(
+        reason not in (*INTEGER_DATA, *MASK_DATA, *INDEX_DATA) for reason in expected
+    ):
         return "fail", f"imported, but should be refused ({', '.join(expected)})"
     problem = mismatch(ours, case.outputs, tolerance(case))
     return ("fail", problem) if problem else ("pass", "")

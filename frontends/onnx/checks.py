@@ -11,7 +11,7 @@ from numbers import Integral
 
 import onnx
 from onnx import TensorProto
-from xdsl.dialects.builtin import TensorType, f32, i1, i8
+from xdsl.dialects.builtin import TensorType, f32, i1, i8, i64
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
@@ -46,6 +46,7 @@ GRAPH_ELEMENT_TYPES = {
     TensorProto.UINT8: ui8,
     TensorProto.INT8: i8,
     TensorProto.BOOL: i1,
+    TensorProto.INT64: i64,
 }
 
 
@@ -57,7 +58,7 @@ def require_graph_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.T
         raise UserError(
             f"{what} '{vi.name}' has element type "
             f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
-            "float32, uint8 and int8 tensors and bool masks only"
+            "float32, uint8 and int8 tensors, bool masks and int64 indices only"
         )
     return tensor
 

@@ -121,12 +121,17 @@ def split(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 # ------------------------------------------------------------------------ Gather
 def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """Gather of run-time data at constant indices: one slice where the indices step evenly
-    (the class token: one index), else one slice per index joined by a concat; a reshape
-    gives the result the indices' shape."""
+    """Gather at constant indices: one slice where the indices step evenly (the class token:
+    one index), else one slice per index joined by a concat; a reshape gives the result the
+    indices' shape. At indices computed at run time (token ids into an embedding table):
+    `nn.gather`."""
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
     axis = _axis(state, attrs.get("axis", 0), len(shape))
+    if not state.is_constant(node.input[1]):
+        indices_value = state.operand(node, 1)
+        state.output(node, state.build(lambda: nn.GatherOp(x, indices_value, axis)))
+        return
     indices = state.constant_array(node.input[1], "indices")
     dim = shape[axis]
     flat = [int(i) + dim if i < 0 else int(i) for i in indices.ravel()]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import onnx
 from onnx import TensorProto
-from xdsl.dialects.builtin import i1
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ELEMENT_TYPES, ImportState
@@ -60,7 +59,7 @@ def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     """Cast to the value's own type is the value (torch's quantized exports put a Cast to
     UINT8 after every QuantizeLinear to u8); to float32 of an integer value (MatMulInteger's
-    sums) or of a mask (1.0 where true) it is `nn.cast`."""
+    sums, an int64 attention mask) or of a mask (1.0 where true) it is `nn.cast`."""
     to = attrs.get("to", 0)
     # A type name before opset 6 (which the checker does not check), a number from then on.
     name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
@@ -70,7 +69,7 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     element_type = nn.tensor_type(x).element_type
     if isinstance(to, int) and ELEMENT_TYPES.get(to) == element_type:
         state.output(node, x)
-    elif name == "FLOAT" and element_type in (*nn.INTEGER_TYPES, i1):
+    elif name == "FLOAT" and element_type in (*nn.INTEGER_TYPES, *nn.NON_NUMERIC_TYPES):
         state.output(node, state.build(lambda: nn.CastOp(x)))
     else:
         raise state.fail(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
-from xdsl.dialects.builtin import StringAttr, TensorType, f32, i1, i8, i32
+from xdsl.dialects.builtin import StringAttr, TensorType, f32, i1, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -20,13 +20,15 @@ from nnlayout.frontends.onnx.common import one_line, safe_key, sanitize_name
 from nnlayout.frontends.onnx.inference import ceil_mode_overcount, same_output_padding_overcount
 
 #: The ONNX element types nn values may have, and theirs: float32 data, quantized data
-#: (8-bit activations and weights, int32 biases; see nn's docstring) and masks (bool: i1).
+#: (8-bit activations and weights, int32 biases; see nn's docstring), masks (bool: i1) and
+#: indices (int64: a language model's token ids, which nn.gather reads).
 ELEMENT_TYPES: dict[int, Attribute] = {
     TensorProto.FLOAT: f32,
     TensorProto.UINT8: nn.ui8,
     TensorProto.INT8: i8,
     TensorProto.INT32: i32,
     TensorProto.BOOL: i1,
+    TensorProto.INT64: i64,
 }
 NUMPY_TYPES = {
     TensorProto.FLOAT: np.float32,
@@ -34,11 +36,12 @@ NUMPY_TYPES = {
     TensorProto.INT8: np.int8,
     TensorProto.INT32: np.int32,
     TensorProto.BOOL: np.bool_,
+    TensorProto.INT64: np.int64,
 }
 #: What `ELEMENT_TYPES` says, for messages.
 ELEMENT_TYPES_SAID = (
-    "nnlayout imports float32 tensors, uint8/int8/int32 ones as quantized data and bool ones "
-    "as masks"
+    "nnlayout imports float32 tensors, uint8/int8/int32 ones as quantized data, bool ones "
+    "as masks and int64 ones as indices"
 )
 
 

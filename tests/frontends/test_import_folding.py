@@ -18,6 +18,7 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.tests.helpers import (
     assert_one_clean_error,
     check_against_onnxruntime,
+    everywhere,
     onnx_file,
     run_in_process,
 )
@@ -388,7 +389,9 @@ def test_random_operator_is_not_folded() -> None:
     )
 
 
-def test_integer_folded_constant_used_as_tensor_is_refused() -> None:
+def test_integer_folded_constant_returned_is_an_index_constant() -> None:
+    """A shape the graph returns is an i64 constant (int64 tensors are indices), returned
+    as int64 by every target."""
     nodes = [
         helper.make_node("Shape", ["x"], ["s"]),
         helper.make_node("Relu", ["x"], ["a"]),
@@ -396,7 +399,11 @@ def test_integer_folded_constant_used_as_tensor_is_refused() -> None:
     ]
     model = model_of(nodes, {"x": [2]}, ["y", "s"])
     model.graph.output[1].type.tensor_type.elem_type = I64
-    assert "'s' has element type INT64" in refusal(model)
+    module = import_model(model).module
+    x = np.array([1.0, -2.0], np.float32)
+    for target, padding, _, (y, shape) in everywhere(module, [x]):
+        assert shape.dtype == np.int64 and shape.tolist() == [2], (target, padding)
+        np.testing.assert_array_equal(y, [1, 0, 1, 0])
 
 
 def test_cast_of_activation_to_integer_is_refused() -> None:
