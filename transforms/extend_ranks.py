@@ -40,7 +40,7 @@ from nnlayout.dialects.nn import shape_of
 from nnlayout.transforms.stages import require_tensor_level
 
 # The ops that broadcast their operands numpy's way, element by element.
-BROADCASTING = (nn.BinaryOp, nn.SumOp, nn.CompareOp, nn.WhereOp)
+BROADCASTING = (nn.BinaryOp, nn.SumOp, nn.CompareOp, nn.LogicalOp, nn.WhereOp)
 
 
 def _after_definition(value: SSAValue) -> InsertPoint:

@@ -110,7 +110,14 @@ from nnlayout.dialects.nn.linear import (
     GemmOp,
     MatmulOp,
 )
-from nnlayout.dialects.nn.logical import PREDICATES, CompareOp, WhereOp
+from nnlayout.dialects.nn.logical import (
+    ALL_PREDICATES,
+    LOGICAL_OPERATIONS,
+    PREDICATES,
+    CompareOp,
+    LogicalOp,
+    WhereOp,
+)
 from nnlayout.dialects.nn.movement import (
     ChannelShuffleOp,
     ExpandOp,
@@ -217,6 +224,7 @@ NN = Dialect(
         ExpandOp,
         GatherOp,
         CompareOp,
+        LogicalOp,
         WhereOp,
         ConstantOp,
         QuantizeOp,
@@ -272,6 +280,9 @@ __all__ = [
     "CompareOp",
     "WhereOp",
     "PREDICATES",
+    "ALL_PREDICATES",
+    "LOGICAL_OPERATIONS",
+    "LogicalOp",
     "FlattenOp",
     "FusedConv2dOp",
     "FusedMatmulOp",

@@ -8,6 +8,8 @@ Two uses, one op:
 * **dynamic quantization**: MatMulInteger's and ConvInteger's i32 sums turned back into
   floats. Exact below 2^24 in magnitude, rounded to nearest even beyond.
 * **masks**: an i1 mask as f32 1.0 and 0.0 (torch's `mask.float()`, ONNX Cast of a bool).
+* **to a mask**: any data as i1, true where non-zero (ONNX Cast to bool: transformers casts
+  its int64 attention mask so).
 * **indices**: i64 data as f32 (a language model's attention mask, given as int64 like its
   token ids, then `(1 - mask.float()) * -10000`). Exact below 2^24 in magnitude.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.builtin import TensorType, f32, i1, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
@@ -44,7 +46,7 @@ from nnlayout.dialects.nn.base import (
 @irdl_op_definition
 class CastOp(NNOp):
     """A tensor in another element type, same shape and encoding: float to float, or
-    integer (ui8, i8, i32, i64) or mask (i1) to f32."""
+    integer (ui8, i8, i32, i64) or mask (i1) to f32, or any of these to a mask (i1)."""
 
     name = "nn.cast"
     NON_NUMERIC: ClassVar[bool] = True  # a mask or indices to f32
@@ -65,9 +67,12 @@ class CastOp(NNOp):
     def verify_element_types(self) -> None:
         source = self.input.type.element_type  # type: ignore[attr-defined]
         result = self.output.type.element_type  # type: ignore[attr-defined]
-        if source in (*INTEGER_TYPES, *NON_NUMERIC_TYPES):
+        if result == i1 and source != i1:  # a mask: true where non-zero
+            if not (is_float_type(source) or source in (*INTEGER_TYPES, i64)):
+                raise VerifyException(f"nn.cast: cannot make {source} a mask")
+        elif source in (*INTEGER_TYPES, *NON_NUMERIC_TYPES):
             if result != f32:
-                raise VerifyException(f"nn.cast: the result must be f32, got {result}")
+                raise VerifyException(f"nn.cast: the result must be f32 or i1, got {result}")
         elif not is_float_type(source):
             raise VerifyException(
                 f"nn.cast: the input must be a float or ui8, i8, i32, i1 or i64, got "

@@ -1,8 +1,9 @@
 """Boolean masks and selection: `nn.compare` makes an `i1` mask from two float tensors,
-`nn.where` selects between two tensors by a mask (ONNX Equal, Less, LessOrEqual, Greater,
-GreaterOrEqual and Where).
+`nn.logical` combines two masks, `nn.where` selects between two tensors by a mask (ONNX
+Equal, Less, LessOrEqual, Greater, GreaterOrEqual, IsNaN, And, Or, Xor, Not and Where).
 
     %m = nn.compare "gt" %x, %zero : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xi1>
+    %k = nn.logical "and" %m, %causal : (tensor<1x8x4x4xi1>, tensor<4x4xi1>) -> tensor<1x8x4x4xi1>
     %y = nn.where %m, %x, %scaled : (tensor<1x8x4x4xi1>, tensor<1x8x4x4xf32>,
                                       tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
 
@@ -10,14 +11,15 @@ Why `i1`: a mask is MLIR's `i1` tensor (`arith.cmpf`, `arith.select`, `tosa.sele
 per element at run time (numpy's bool). Masks come from `nn.compare`, from constants (a causal
 attention mask, folded at import) and from function arguments; `nn.where` reads them, they move
 through `nn.reshape`, `nn.flatten`, `nn.transpose`, `nn.slice` and `nn.expand`, and `nn.cast`
-makes them f32 (1.0 where true). Other ops refuse `i1` data (`NNOp.NON_NUMERIC`), and kernels
+makes them f32 (1.0 where true) and other data masks (true where non-zero, ONNX's Cast to
+bool: an int64 attention mask). Other ops refuse `i1` data (`NNOp.NON_NUMERIC`), and kernels
 are given masks only where they say so (`Kernel.mask_data`).
 
-Both ops broadcast all their operands (numpy/ONNX multidirectional). A comparison with a NaN
-is false (IEEE, as numpy and ONNX). `nn.where` moves elements without computing on them, so
-its two values may be floats, quantized integers (`ui8`, `i8`, `i32`) or indices (`i64`) of
-one element type, which the result has: on quantized data it is exact when both values have
-the result's scale and zero point.
+The three ops broadcast all their operands (numpy/ONNX multidirectional). A comparison with a
+NaN is false, but "ne" is true (IEEE, as numpy and ONNX). `nn.where` moves elements without
+computing on them, so its two values may be floats, quantized integers (`ui8`, `i8`, `i32`) or
+indices (`i64`) of one element type, which the result has: on quantized data it is exact when
+both values have the result's scale and zero point.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from nnlayout.dialects.nn.base import (
     tensor_type,
 )
 
-#: The predicates of `nn.compare` and the ONNX operators they are.
+#: The predicates of `nn.compare` that are ONNX operators, and those operators.
 PREDICATES: dict[str, str] = {
     "eq": "Equal",
     "lt": "Less",
@@ -49,6 +51,10 @@ PREDICATES: dict[str, str] = {
     "gt": "Greater",
     "ge": "GreaterOrEqual",
 }
+#: Every predicate: "ne" is true where the two differ or either is NaN (IsNaN(x) is x ne x).
+ALL_PREDICATES = (*PREDICATES, "ne")
+#: The operations of `nn.logical`, ONNX's And, Or and Xor (Not(x) is x xor true).
+LOGICAL_OPERATIONS = ("and", "or", "xor")
 
 
 def _element(value: SSAValue) -> Attribute:
@@ -57,8 +63,8 @@ def _element(value: SSAValue) -> Attribute:
 
 @irdl_op_definition
 class CompareOp(NNOp):
-    """lhs <predicate> rhs, element by element and broadcast, as an `i1` mask; false where
-    either is NaN. Both operands are floats of one type."""
+    """lhs <predicate> rhs, element by element and broadcast, as an `i1` mask; where either
+    is NaN, false ("ne": true). Both operands are floats of one type."""
 
     name = "nn.compare"
     predicate = prop_def(StringAttr)
@@ -81,10 +87,10 @@ class CompareOp(NNOp):
         return broadcast_shapes(self.name, shape_of(self.lhs), shape_of(self.rhs))
 
     def verify_element_types(self) -> None:
-        if self.predicate.data not in PREDICATES:
+        if self.predicate.data not in ALL_PREDICATES:
             raise VerifyException(
                 f"nn.compare: unknown predicate '{self.predicate.data}'; expected one of "
-                f"{', '.join(PREDICATES)}"
+                f"{', '.join(ALL_PREDICATES)}"
             )
         lhs, rhs = _element(self.lhs), _element(self.rhs)
         if not is_float_type(lhs) or rhs != lhs:
@@ -95,6 +101,46 @@ class CompareOp(NNOp):
         if _element(self.output) != i1:
             raise VerifyException(
                 f"nn.compare: the result is an i1 mask, got element type {_element(self.output)}"
+            )
+
+
+@irdl_op_definition
+class LogicalOp(NNOp):
+    """lhs <operation> rhs ("and", "or", "xor") of two `i1` masks, element by element and
+    broadcast."""
+
+    name = "nn.logical"
+    operation = prop_def(StringAttr)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$operation $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    NON_NUMERIC: ClassVar[bool] = True
+
+    def __init__(self, operation: str, lhs: Value, rhs: Value):
+        shape = broadcast_shapes(self.name, shape_of(lhs), shape_of(rhs))
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[TensorType(i1, shape)],
+            properties={"operation": StringAttr(operation)},
+        )
+        self.verify_()
+
+    def result_shape(self) -> Shape:
+        return broadcast_shapes(self.name, shape_of(self.lhs), shape_of(self.rhs))
+
+    def verify_element_types(self) -> None:
+        if self.operation.data not in LOGICAL_OPERATIONS:
+            raise VerifyException(
+                f"nn.logical: unknown operation '{self.operation.data}'; expected one of "
+                f"{', '.join(LOGICAL_OPERATIONS)}"
+            )
+        types = [_element(v) for v in (self.lhs, self.rhs, self.output)]
+        if any(t != i1 for t in types):
+            raise VerifyException(
+                f"nn.logical: combines two i1 masks into one, got {types[0]}, {types[1]} and "
+                f"{types[2]}"
             )
 
 

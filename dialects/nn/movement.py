@@ -40,6 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.nn.base import (
     INTEGER_TYPES,
+    NON_NUMERIC_TYPES,
     NNOp,
     Shape,
     Value,
@@ -431,10 +432,11 @@ class GatherOp(NNOp):
                 f"nn.gather: the indices (operand 1) are i64 or i32, got {indices}"
             )
         data, out = tensor_type(self.data).element_type, tensor_type(self.output).element_type
-        if not (is_float_type(data) or data in INTEGER_TYPES) or out != data:
+        if not (is_float_type(data) or data in (*INTEGER_TYPES, *NON_NUMERIC_TYPES)):
+            raise VerifyException(f"nn.gather: cannot gather {data} data")
+        if out != data:
             raise VerifyException(
-                f"nn.gather: data and the result have one element type, a float or ui8, i8, "
-                f"i32; got {data} and {out}"
+                f"nn.gather: the result has the data's element type, {data}; got {out}"
             )
 
 

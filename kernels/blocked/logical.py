@@ -1,7 +1,7 @@
-"""`nn.compare` and `nn.where` in whatever layout operand 0 has (`"*"`), as the element-wise
-kernels of `elementwise.py`: the reference math lane by lane on the physical arrays, operands
-broadcasting along axes of size 1 that the layout does not block. So a `torch.where` between
-NHWC or nChw16c convolutions needs no reorder to plain and back.
+"""`nn.compare`, `nn.logical` and `nn.where` in whatever layout operand 0 has (`"*"`), as the
+element-wise kernels of `elementwise.py`: the reference math lane by lane on the physical
+arrays, operands broadcasting along axes of size 1 that the layout does not block. So a
+`torch.where` between NHWC or nChw16c convolutions needs no reorder to plain and back.
 
 Padding lanes are re-zeroed after the math (a mask's zero is false): two padding zeros compare
 true for eq, le and ge. A broadcast constant (the -inf of a mask fill) never reaches them:
@@ -39,6 +39,7 @@ def prepare_logical(op: Operation, session: BindingSession | None) -> BoundKerne
 
 KERNELS: tuple[Kernel, ...] = (
     any_layout_kernel(nn.CompareOp, logical_any, prepare_logical, True, mask_data=True),
+    any_layout_kernel(nn.LogicalOp, logical_any, prepare_logical, True, mask_data=True),
     any_layout_kernel(
         nn.WhereOp,
         logical_any,

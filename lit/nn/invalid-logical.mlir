@@ -1,10 +1,10 @@
-// Verifier messages of nn.compare, nn.where and of i1 data elsewhere (a mask moves through
+// Verifier messages of nn.compare, nn.logical, nn.where and of i1 data elsewhere (a mask moves through
 // reshape, flatten, transpose, slice and expand, and casts to f32; other ops refuse it).
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 
 func.func @unknown_predicate(%a: tensor<4xf32>) {
-  // expected-error @+1 {{nn.compare: unknown predicate 'ne'; expected one of eq, lt, le, gt, ge}}
-  %0 = nn.compare "ne" %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  // expected-error @+1 {{nn.compare: unknown predicate 'neq'; expected one of eq, lt, le, gt, ge, ne}}
+  %0 = nn.compare "neq" %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
   func.return
 }
 
@@ -77,5 +77,29 @@ func.func @masks_concatenated(%m: tensor<2x4xi1>) {
 func.func @wide_mask(%m: tensor<4xi2>) {
   // expected-error @+1 {{has element type i2; nn ops compute on bf16, f16, f32 or f64 and hold quantized data as ui8 or i8 (i32 for biases), masks as i1 and indices as i64}}
   %0 = nn.where %m, %m, %m : (tensor<4xi2>, tensor<4xi2>, tensor<4xi2>) -> tensor<4xi2>
+  func.return
+}
+
+// -----
+
+func.func @unknown_logical(%a: tensor<4xi1>) {
+  // expected-error @+1 {{nn.logical: unknown operation 'nand'; expected one of and, or, xor}}
+  %0 = nn.logical "nand" %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @logical_of_floats(%a: tensor<4xf32>, %m: tensor<4xi1>) {
+  // expected-error @+1 {{nn.logical: combines two i1 masks into one, got f32, i1 and i1}}
+  %0 = nn.logical "and" %a, %m : (tensor<4xf32>, tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @logical_shapes(%a: tensor<4xi1>, %b: tensor<3xi1>) {
+  // expected-error @+1 {{nn.logical: shapes [4], [3] do not broadcast}}
+  %0 = nn.logical "or" %a, %b : (tensor<4xi1>, tensor<3xi1>) -> tensor<4xi1>
   func.return
 }

@@ -58,3 +58,21 @@ func.func @moved(%m: tensor<2x4xi1>) -> tensor<4x2xf32> {
 // Dispatch says why the reference kernels run: a where on quantized data, a mask moved.
 // REMARK: remark: [select-dispatch] nn.where: ui8 data (quantized), not supported by where_any; using where_ref
 // REMARK: remark: [select-dispatch] nn.transpose: i1 data (a mask): no sparse/blocked kernel computes nn.transpose on it; using transpose_ref
+
+// A mask combined with another (ONNX And, Or, Xor), a NaN test (IsNaN as x ne x) and an
+// int64 attention mask made a mask (Cast to bool: true where non-zero).
+func.func @combined(%a: tensor<2x4xf32>, %causal: tensor<4xi1>, %attention: tensor<2x4xi64>) -> tensor<2x4xi1> {
+  %nan = nn.compare "ne" %a, %a : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xi1>
+  %0 = nn.logical "and" %nan, %causal : (tensor<2x4xi1>, tensor<4xi1>) -> tensor<2x4xi1>
+  %kept = nn.cast %attention : tensor<2x4xi64> -> tensor<2x4xi1>
+  %1 = nn.logical "or" %0, %kept : (tensor<2x4xi1>, tensor<2x4xi1>) -> tensor<2x4xi1>
+  %2 = nn.logical "xor" %1, %kept : (tensor<2x4xi1>, tensor<2x4xi1>) -> tensor<2x4xi1>
+  func.return %2 : tensor<2x4xi1>
+}
+// CHECK-LABEL: func.func @combined
+// CHECK: nn.compare "ne" %a, %a : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xi1>
+// CHECK: nn.logical "and" %nan, %causal : (tensor<2x4xi1>, tensor<4xi1>) -> tensor<2x4xi1>
+// CHECK: nn.cast %attention : tensor<2x4xi64> -> tensor<2x4xi1>
+// CHECK: nn.logical "or"
+// CHECK: nn.logical "xor"
+// GENERIC: "nn.logical"(%nan, %causal) <{operation = "and"}> : (tensor<2x4xi1>, tensor<4xi1>) -> tensor<2x4xi1>
