@@ -1,6 +1,7 @@
 """Converters of the ONNX operators that move activations: Slice, Split and Gather (on run-time
-data: constant starts, split sizes and indices) become `nn.slice` ops, Pad `nn.pad`, Resize and
-Upsample `nn.resize`, Expand `nn.expand`. Their compile-time inputs (starts, pads, scales,
+data: constant starts, split sizes and indices) become `nn.slice` ops, Gather at run-time
+indices and GatherND (at constant ones) `nn.gather`, Pad `nn.pad`, Resize and Upsample
+`nn.resize`, Expand `nn.expand`. Their compile-time inputs (starts, pads, scales,
 ...) must be constants; the exporters' shape arithmetic that computes them is folded before
 these run."""
 
@@ -121,10 +122,10 @@ def split(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 # ------------------------------------------------------------------------ Gather
 def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """Gather at constant indices: one slice where the indices step evenly (the class token:
-    one index), else one slice per index joined by a concat; a reshape gives the result the
-    indices' shape. At indices computed at run time (token ids into an embedding table):
-    `nn.gather`."""
+    """Gather at constant indices: one slice where the indices step evenly (the class token: one
+    index), else one slice per index joined by a concat (`nn.gather` of masks and indices,
+    which no concat takes); a reshape gives the result the indices' shape. At indices
+    computed at run time (token ids into an embedding table): `nn.gather`."""
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
     axis = _axis(state, attrs.get("axis", 0), len(shape))
@@ -148,6 +149,9 @@ def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     differences = {b - a for a, b in zip(flat, flat[1:], strict=False)}
     if len(flat) == 1 or (len(differences) == 1 and 0 not in differences):
         gathered = part(flat[0], len(flat), differences.pop() if differences else 1)
+    elif nn.tensor_type(x).element_type in nn.NON_NUMERIC_TYPES:  # no concat of masks
+        at = state.emit(nn.ConstantOp.from_array(np.array(flat, np.int64)))
+        gathered = state.emit(state.build(lambda: nn.GatherOp(x, at, axis)))
     else:
         pieces = [part(i, 1, 1) for i in flat]
         gathered = state.emit(state.build(lambda: nn.ConcatOp(pieces, axis)))
@@ -156,6 +160,34 @@ def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         state.output(node, gathered)
     else:
         state.output(node, state.build(lambda: nn.ReshapeOp(gathered, result)))
+
+
+def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """GatherND of run-time data at constant indices (batch_dims 0; the dynamo exporter's
+    indexing of an attention mask): the indexed leading axes flattened into one, then
+    `nn.gather` of it at the flat indices, which have the indices' shape but their last
+    axis."""
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    if attrs.get("batch_dims", 0) != 0:
+        raise state.fail("GatherND with batch_dims other than 0 is not supported")
+    if not state.is_constant(node.input[1]):
+        raise state.fail(
+            f"GatherND indices '{node.input[1]}' must be a constant; they are computed at run time"
+        )
+    indices = state.constant_array(node.input[1], "indices").astype(np.int64)
+    depth = indices.shape[-1] if indices.ndim else 0
+    if indices.ndim == 0 or not 1 <= depth <= len(shape):
+        raise state.fail(f"GatherND indices of shape {list(indices.shape)} for {list(shape)} data")
+    dims = shape[:depth]
+    normal = np.where(indices < 0, indices + np.array(dims), indices)
+    if ((normal < 0) | (normal >= np.array(dims))).any():
+        raise state.fail(f"GatherND indices out of range for the leading axes {list(dims)}")
+    flat = np.ravel_multi_index(tuple(np.moveaxis(normal, -1, 0)), dims).astype(np.int64)
+    rows = (math.prod(dims), *shape[depth:])
+    table = x if len(dims) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, rows)))
+    at = state.emit(nn.ConstantOp.from_array(np.asarray(flat)))
+    state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
 
 
 # ------------------------------------------------------------------------ Pad

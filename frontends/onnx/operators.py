@@ -30,10 +30,11 @@ from nnlayout.frontends.onnx.elementwise import (
 )
 from nnlayout.frontends.onnx.folding import unfoldable_reason
 from nnlayout.frontends.onnx.linear import gemm, matmul
-from nnlayout.frontends.onnx.logical import COMPARISONS, compare, where
+from nnlayout.frontends.onnx.logical import COMPARISONS, compare, is_nan, logical, where
 from nnlayout.frontends.onnx.movement import (
     expand,
     gather,
+    gather_nd,
     pad,
     resize,
     slice_node,
@@ -93,6 +94,7 @@ CONVERTERS: dict[str, Converter] = {
     "Slice": slice_node,
     "Split": split,
     "Gather": gather,
+    "GatherND": gather_nd,
     "Pad": pad,
     "Resize": resize,
     "Upsample": upsample,
@@ -104,6 +106,8 @@ CONVERTERS: dict[str, Converter] = {
     "Pow": power,
     **dict.fromkeys(COMPARISONS, compare),
     "Where": where,
+    "IsNaN": is_nan,
+    **dict.fromkeys(("And", "Or", "Xor", "Not"), logical),
     **QUANTIZED_CONVERTERS,
     **DYNAMIC_CONVERTERS,
 }

@@ -59,7 +59,8 @@ def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     """Cast to the value's own type is the value (torch's quantized exports put a Cast to
     UINT8 after every QuantizeLinear to u8); to float32 of an integer value (MatMulInteger's
-    sums, an int64 attention mask) or of a mask (1.0 where true) it is `nn.cast`."""
+    sums, an int64 attention mask) or of a mask (1.0 where true), and to bool of any value
+    (true where non-zero: transformers' attention masks), it is `nn.cast`."""
     to = attrs.get("to", 0)
     # A type name before opset 6 (which the checker does not check), a number from then on.
     name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
@@ -71,6 +72,8 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         state.output(node, x)
     elif name == "FLOAT" and element_type in (*nn.INTEGER_TYPES, *nn.NON_NUMERIC_TYPES):
         state.output(node, state.build(lambda: nn.CastOp(x)))
+    elif name == "BOOL":  # a mask: true where non-zero
+        state.output(node, state.build(lambda: nn.CastOp(x, ELEMENT_TYPES[TensorProto.BOOL])))
     else:
         raise state.fail(
             f"Cast of '{node.input[0]}', computed at run time, from {element_type} to {name}; "

@@ -1,0 +1,154 @@
+"""Attention masks as transformers (v5) builds them and torch's exporters write them: the int64
+attention mask cast to bool, combined by And with a constant mask, indexed (classic: Flatten
+and Gather at constant indices; dynamo: GatherND), expanded, turned into an additive bias by
+Where, and the softmax's result tested with IsNaN (a row all masked). Also Or, Xor and Not of
+run-time masks and Cast of floats to bool (NaN and -0.0 included). Each against onnxruntime
+on every target, padding on and off, interpreter and generated module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import ModuleOp, i1
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx import import_model
+from nnlayout.tests.helpers import (
+    assert_close,
+    assert_one_clean_error,
+    everywhere,
+    onnx_file,
+    onnxruntime_outputs,
+    tool_process,
+)
+
+T, D = 6, 8
+BOOL, INT64, FLOAT = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
+
+
+def _model(
+    nodes: list[onnx.NodeProto],
+    inputs: dict[str, tuple[int, list[int]]],
+    output: tuple[str, int, list[int]],
+    constants: dict[str, np.ndarray],
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "masks",
+        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info(*output)],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def _like_onnxruntime_everywhere(model: onnx.ModelProto, inputs: list[np.ndarray]) -> ModuleOp:
+    (want,) = onnxruntime_outputs(model, inputs)
+    module = import_model(model, inline_limit=1 << 20).module
+    for target, padding, _, (got,) in everywhere(module, inputs):
+        try:
+            if want.dtype == np.bool_:
+                np.testing.assert_array_equal(got, want)
+            else:
+                assert_close(want, got)
+        except AssertionError as error:
+            raise AssertionError(f"{target} {padding}: {error}") from None
+    return module
+
+
+def masked_attention(exporter: str) -> onnx.ModelProto:
+    """softmax(x @ x^T + where(keep, 0, -3.4e38)), NaN rows zeroed, @ x, for x [1, T, D]
+    and keep = bool(attention_mask) and a constant bidirectional mask, indexed as
+    `exporter` writes it, expanded to [1, 1, T, T]."""
+    constants = {
+        "everywhere": np.ones((1, 1, T, T), np.bool_),
+        "zero": np.float32(0),
+        "lowest": np.float32(np.finfo(np.float32).min),
+        "shape4": np.array([1, 1, T, T], np.int64),
+        "one_axis": np.array([1], np.int64),
+    }
+    nodes = [helper.make_node("Cast", ["attention_mask"], ["as_bool"], to=BOOL)]
+    if exporter == "classic":  # Flatten, then Gather at constant indices, then Reshape
+        constants["columns"] = np.tile(np.arange(T, dtype=np.int64), T)
+        constants["shape"] = np.array([1, 1, T, T], np.int64)
+        nodes += [
+            helper.make_node("Flatten", ["as_bool"], ["flat"], axis=0),
+            helper.make_node("Gather", ["flat", "columns"], ["picked"], axis=1),
+            helper.make_node("Reshape", ["picked", "shape"], ["padding"]),
+        ]
+    else:  # GatherND of [1, T] at [[0, j] for each (i, j)]
+        pairs = [[0, j] for _ in range(T) for j in range(T)]
+        constants["pairs"] = np.array(pairs, np.int64).reshape(1, 1, T, T, 2)
+        nodes.append(helper.make_node("GatherND", ["as_bool", "pairs"], ["padding"]))
+    nodes += [
+        helper.make_node("And", ["everywhere", "padding"], ["keep"]),
+        helper.make_node("Expand", ["keep", "shape4"], ["keep4"]),
+        helper.make_node("Where", ["keep4", "zero", "lowest"], ["bias"]),
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["x", "xt"], ["s"]),
+        helper.make_node("Unsqueeze", ["s", "one_axis"], ["scores"]),
+        helper.make_node("Add", ["scores", "bias"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["p"], axis=-1),
+        helper.make_node("IsNaN", ["p"], ["nan"]),
+        helper.make_node("Where", ["nan", "zero", "p"], ["clean"]),
+        helper.make_node("Squeeze", ["clean", "one_axis"], ["p3"]),
+        helper.make_node("MatMul", ["p3", "x"], ["y"]),
+    ]
+    inputs = {"x": (FLOAT, [1, T, D]), "attention_mask": (INT64, [1, T])}
+    return _model(nodes, inputs, ("y", FLOAT, [1, T, D]), constants)
+
+
+@pytest.mark.parametrize("exporter", ["classic", "dynamo"])
+def test_transformers_attention_mask_runs_like_onnxruntime(exporter: str) -> None:
+    x = np.random.default_rng(6).standard_normal((1, T, D)).astype(np.float32)
+    mask = np.array([[1, 1, 1, 1, 0, 0]], np.int64)  # the last two positions padding
+    module = _like_onnxruntime_everywhere(masked_attention(exporter), [x, mask])
+    casts = [op for op in module.walk() if isinstance(op, nn.CastOp)]
+    assert any(nn.tensor_type(op.output).element_type == i1 for op in casts)
+    assert any(isinstance(op, nn.LogicalOp) for op in module.walk())
+
+
+@pytest.mark.parametrize("op_type", ["And", "Or", "Xor", "Not"])
+def test_logical_operators_of_run_time_masks(op_type: str) -> None:
+    """a > 0 <op> b > 0 (b [D] broadcast against a [2, D]), as bool and as its float."""
+    operands = ["ma"] if op_type == "Not" else ["ma", "mb"]
+    nodes = [
+        helper.make_node("Greater", ["a", "zero"], ["ma"]),
+        helper.make_node("Greater", ["b", "zero"], ["mb"]),
+        helper.make_node(op_type, operands, ["m"]),
+    ]
+    inputs = {"a": (FLOAT, [2, D]), "b": (FLOAT, [D])}
+    model = _model(nodes, inputs, ("m", BOOL, [2, D]), {"zero": np.float32(0)})
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((2, D)).astype(np.float32), rng.standard_normal(D).astype(np.float32)
+    module = _like_onnxruntime_everywhere(model, [a, b])
+    wanted = "xor" if op_type == "Not" else op_type.lower()
+    assert [op.operation.data for op in module.walk() if isinstance(op, nn.LogicalOp)] == [wanted]
+
+
+def test_cast_to_bool_is_true_where_non_zero() -> None:
+    """NaN and infinities are true, +0.0 and -0.0 false (ONNX's Cast; numpy's astype)."""
+    model = _model(
+        [helper.make_node("Cast", ["x"], ["m"], to=BOOL)],
+        {"x": (FLOAT, [2, 4])},
+        ("m", BOOL, [2, 4]),
+        {},
+    )
+    x = np.array([[0.0, -0.0, np.nan, 1e-30], [-np.inf, np.inf, -2.0, 0.5]], np.float32)
+    _like_onnxruntime_everywhere(model, [x])
+
+
+def test_gather_nd_at_run_time_indices_is_refused_in_one_line(tmp_path: Path) -> None:
+    model = _model(
+        [helper.make_node("GatherND", ["x", "at"], ["y"], name="nd")],
+        {"x": (FLOAT, [3, 4]), "at": (INT64, [2, 1])},
+        ("y", FLOAT, [2, 4]),
+        {},
+    )
+    done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
+    expected = "node 'nd' (GatherND): GatherND indices 'at' must be a constant; they are computed"
+    assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)
