@@ -72,6 +72,7 @@ from nnlayout.benchmarks.zoo_latency import (
     onnxruntime_session,
     table,
     time_interleaved,
+    verdict,
 )
 from nnlayout.diagnostics import UserError
 from nnlayout.frontends.onnx import import_model, load_model, write_imported
@@ -85,7 +86,6 @@ from nnlayout.runtime.binding import relative_difference
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
 from nnlayout.transforms import get_all_passes
 
-TOLERANCE = 1e-4
 PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
 REFUSAL_WIDTH = 90
 THREADS = 1
@@ -373,11 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 exact = f" (float64: {r.exact[where]:.2e})" if where in r.exact else ""
                 print(f"    {where}: {difference:.1e}{exact}", file=sys.stderr, flush=True)
     print(report(rows, args))
-    worst = max((r.difference for r in rows), default=0.0)
-    if worst > TOLERANCE:
-        print(f"MISMATCH: relative difference {worst:.1e} above {TOLERANCE:g}")
-        return 1
-    return 0
+    return verdict(max((r.difference for r in rows), default=0.0))
 
 
 if __name__ == "__main__":

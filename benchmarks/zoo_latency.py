@@ -193,6 +193,15 @@ def measure(
     return result
 
 
+def verdict(worst: float) -> int:
+    """A benchmark's exit status: 1, said in a line, where its largest difference from
+    onnxruntime (relative) is above TOLERANCE; else 0."""
+    if worst > TOLERANCE:
+        print(f"MISMATCH: relative difference {worst:.1e} above {TOLERANCE:g}")
+        return 1
+    return 0
+
+
 def time_interleaved(
     ours: Callable[[], object], theirs: Callable[[], object], repeats: int
 ) -> tuple[float, float]:
@@ -465,11 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     threads = [int(t) for t in args.threads.split(",")]
     results = [r for t in threads for r in run_threads(t, argv)]
     print(report(results, threads, args.markdown))
-    worst = max(r.difference for r in results)
-    if worst > TOLERANCE:
-        print(f"MISMATCH: relative difference {worst:.1e} above {TOLERANCE:g}")
-        return 1
-    return 0
+    return verdict(max(r.difference for r in results))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,124 @@
+"""The torch models `language_models.py` exports: written here as minGPT and BERT write them,
+or transformers' own GPT-2 and BERT (randomly initialised from their configurations, nothing
+downloaded). Imported only there: it needs torch, and transformers for the latter (the
+`models` extra)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional
+
+HEADS = 12
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention over [B, T, C]; `bias` is added to the scores (a causal
+    -inf above the diagonal, or BERT's padding bias)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = (
+            s.view(b, t, HEADS, c // HEADS).transpose(1, 2) for s in self.qkv(x).split(c, dim=2)
+        )
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / (c // HEADS) ** 0.5) + bias
+        y = (scores.softmax(-1) @ v).transpose(1, 2).contiguous().view(b, t, c)
+        return self.proj(y)
+
+
+class GptBlock(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attention = Attention(width)
+        self.fc, self.out = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.ln1(x), bias)
+        return x + self.out(functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    """GPT-2: logits [1, T, vocabulary] of token ids [1, T]."""
+
+    def __init__(self, vocabulary: int, width: int, length: int, layers: int) -> None:
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocabulary, width), nn.Embedding(length, width)
+        self.blocks = nn.ModuleList(GptBlock(width) for _ in range(layers))
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocabulary, bias=False)
+        self.head.weight = self.wte.weight  # tied, as GPT-2's
+        causal = torch.tril(torch.ones(length, length)).view(1, 1, length, length)
+        self.register_buffer("causal", causal)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        t = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(t))
+        zeros = torch.zeros(1, 1, t, t)
+        bias = zeros.masked_fill(self.causal[:, :, :t, :t] == 0, float("-inf"))
+        for block in self.blocks:
+            x = block(x, bias)
+        return self.head(self.ln(x))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.attention = Attention(width)
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.fc, self.out = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        x = self.ln1(x + self.attention(x, bias))
+        return self.ln2(x + self.out(functional.gelu(self.fc(x))))
+
+
+class Bert(nn.Module):
+    """BERT: the pooled [1, width] of token ids, an attention mask and token types, [1, T]
+    each (int64)."""
+
+    def __init__(self, vocabulary: int, width: int, length: int, layers: int) -> None:
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocabulary, width), nn.Embedding(length, width)
+        self.types = nn.Embedding(2, width)
+        self.ln = nn.LayerNorm(width)
+        self.layers = nn.ModuleList(BertLayer(width) for _ in range(layers))
+        self.pooler = nn.Linear(width, width)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
+        t = ids.shape[1]
+        x = self.ln(self.wte(ids) + self.wpe(torch.arange(t)) + self.types(types))
+        bias = (1.0 - mask[:, None, None, :].float()) * -10000.0
+        for layer in self.layers:
+            x = layer(x, bias)
+        return torch.tanh(self.pooler(x[:, 0]))
+
+
+class Transformers(nn.Module):
+    """transformers' `GPT2LMHeadModel` (its logits) or `BertModel` (its last hidden state),
+    called as users call them, with their configurations' sizes."""
+
+    def __init__(self, name: str, vocabulary: int, width: int, length: int, layers: int) -> None:
+        super().__init__()
+        import transformers
+
+        sizes = {"vocab_size": vocabulary, "hidden_size": width, "num_hidden_layers": layers}
+        if name == "hf-gpt2":
+            config = transformers.GPT2Config(
+                vocab_size=vocabulary, n_embd=width, n_layer=layers, n_positions=length
+            )
+            self.model = transformers.GPT2LMHeadModel(config)
+        else:
+            config = transformers.BertConfig(max_position_embeddings=length, **sizes)
+            self.model = transformers.BertModel(config)
+        self.name = name
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        if self.name == "hf-gpt2":
+            return self.model(input_ids=inputs[0], use_cache=False).logits
+        ids, mask, types = inputs
+        return self.model(input_ids=ids, attention_mask=mask, token_type_ids=types)[0]
