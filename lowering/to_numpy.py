@@ -559,7 +559,24 @@ def generated_module(
             # itself meets the same error at the op in the user's own file.
             Program(module, entry, source_path)
             raise
-        yield generated
+        try:
+            yield generated
+        except DiagnosticError as error:  # at run time: an op of the temporary planned IR
+            raise _in_module(error, generated.PROGRAM.function, module, entry) from None
+
+
+def _in_module(
+    error: DiagnosticError, translated: func.FuncOp, module: ModuleOp, entry: str | None
+) -> DiagnosticError:
+    """`error` at the op of `module` that its op in `translated` (the entry function of the
+    planned IR the generated module loaded, gone with its folder) was printed from: the same
+    place in the same walk. Unchanged where the walks differ."""
+    ops = list(translated.walk())
+    ours = list(find_entry(module, entry).walk())
+    at = next((i for i, op in enumerate(ops) if op is error.op), None)
+    if at is None or len(ops) != len(ours):
+        return error
+    return DiagnosticError(ours[at], error.message)
 
 
 def run_generated(

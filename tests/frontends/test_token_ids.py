@@ -161,7 +161,8 @@ def test_a_gather_along_an_inner_axis_of_run_time_data() -> None:
 
 
 def test_an_index_out_of_range_is_an_error_at_the_gather(tmp_path: Path) -> None:
-    """Not numpy's wrap nor its IndexError: one located error from either backend."""
+    """Not numpy's wrap nor its IndexError: one error from either backend, located in the
+    user's file (the generated module runs a copy of the planned IR, in a folder since gone)."""
     module = import_model(language_model_head("classic"), inline_limit=1 << 20).module
     bad = np.array([[0, 1, V, 2, 3, 4]], np.int64)
     with pytest.raises(DiagnosticError, match=rf"index {V} at \[0, 2\] .* axis 0 of size {V}"):
@@ -175,6 +176,7 @@ def test_an_index_out_of_range_is_an_error_at_the_gather(tmp_path: Path) -> None
         done = tool_process("nnlayout-run", args)
         expected = f"nn.gather: index {-V - 1} at [0, 3] of the indices is out of range"
         assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)
+        assert done.stderr.startswith(f"{tmp_path / 'm.mlir'}:")  # the user's file, not a copy
         assert not (tmp_path / backend).exists()
 
 
