@@ -1,5 +1,5 @@
-"""Boolean masks and selection: `nn.compare` makes an `i1` mask from two float tensors,
-`nn.logical` combines two masks, `nn.where` selects between two tensors by a mask (ONNX
+"""Boolean masks and selection: `nn.compare` makes an `i1` mask from two float or index
+tensors, `nn.logical` combines two masks, `nn.where` selects between two tensors by a mask (ONNX
 Equal, Less, LessOrEqual, Greater, GreaterOrEqual, IsNaN, And, Or, Xor, Not and Where).
 
     %m = nn.compare "gt" %x, %zero : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xi1>
@@ -64,7 +64,8 @@ def _element(value: SSAValue) -> Attribute:
 @irdl_op_definition
 class CompareOp(NNOp):
     """lhs <predicate> rhs, element by element and broadcast, as an `i1` mask; where either
-    is NaN, false ("ne": true). Both operands are floats of one type."""
+    is NaN, false ("ne": true). Both operands are floats of one type, or both i64 (token
+    ids: `ids == pad_id`)."""
 
     name = "nn.compare"
     predicate = prop_def(StringAttr)
@@ -93,10 +94,10 @@ class CompareOp(NNOp):
                 f"{', '.join(ALL_PREDICATES)}"
             )
         lhs, rhs = _element(self.lhs), _element(self.rhs)
-        if not is_float_type(lhs) or rhs != lhs:
+        if not (is_float_type(lhs) or lhs == i64) or rhs != lhs:
             raise VerifyException(
-                f"nn.compare: compares two floats of one type, got {lhs} and {rhs}; quantized "
-                "data needs nn.dequantize first"
+                f"nn.compare: compares two floats or two i64 (indices) of one type, got {lhs} "
+                f"and {rhs}; quantized data needs nn.dequantize first"
             )
         if _element(self.output) != i1:
             raise VerifyException(

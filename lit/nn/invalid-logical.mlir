@@ -11,7 +11,7 @@ func.func @unknown_predicate(%a: tensor<4xf32>) {
 // -----
 
 func.func @compare_quantized(%q: tensor<4xui8>) {
-  // expected-error @+1 {{nn.compare: compares two floats of one type, got ui8 and ui8; quantized data needs nn.dequantize first}}
+  // expected-error @+1 {{nn.compare: compares two floats or two i64 (indices) of one type, got ui8 and ui8; quantized data needs nn.dequantize first}}
   %0 = nn.compare "gt" %q, %q : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
   func.return
 }

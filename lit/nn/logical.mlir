@@ -76,3 +76,12 @@ func.func @combined(%a: tensor<2x4xf32>, %causal: tensor<4xi1>, %attention: tens
 // CHECK: nn.logical "or"
 // CHECK: nn.logical "xor"
 // GENERIC: "nn.logical"(%nan, %causal) <{operation = "and"}> : (tensor<2x4xi1>, tensor<4xi1>) -> tensor<2x4xi1>
+
+// Token ids compared with a padding id: i64 operands compare exactly.
+func.func @padding(%ids: tensor<1x6xi64>) -> tensor<1x6xi1> {
+  %pad = nn.constant dense<0> : tensor<i64>
+  %0 = nn.compare "ne" %ids, %pad : (tensor<1x6xi64>, tensor<i64>) -> tensor<1x6xi1>
+  func.return %0 : tensor<1x6xi1>
+}
+// CHECK-LABEL: func.func @padding
+// CHECK: nn.compare "ne" %ids, %pad : (tensor<1x6xi64>, tensor<i64>) -> tensor<1x6xi1>

@@ -160,6 +160,33 @@ def test_a_gather_along_an_inner_axis_of_run_time_data() -> None:
     _everywhere_like_onnxruntime(model, [x, np.array([[4, 0], [-1, 2]], np.int64)])
 
 
+def test_token_ids_compared_with_a_padding_id() -> None:
+    """x = wte[ids] * float(ids != pad) and ids < 3 selects 0: comparisons of indices (exact,
+    as integers) give masks."""
+    table = np.random.default_rng(8).standard_normal((V, D)).astype(np.float32)
+    nodes = [
+        helper.make_node("Gather", ["wte", "ids"], ["x"]),
+        helper.make_node("Equal", ["ids", "pad"], ["is_pad"]),
+        helper.make_node("Not", ["is_pad"], ["kept"]),
+        helper.make_node("Cast", ["kept"], ["weight"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["weight", "last"], ["w3"]),
+        helper.make_node("Mul", ["x", "w3"], ["weighted"]),
+        helper.make_node("Less", ["ids", "three"], ["small"]),
+        helper.make_node("Unsqueeze", ["small", "last"], ["s3"]),
+        helper.make_node("Where", ["s3", "zero", "weighted"], ["y"]),
+    ]
+    constants = {
+        "wte": table,
+        "pad": np.int64(V - 1),
+        "three": np.int64(3),
+        "last": np.array([2], np.int64),
+        "zero": np.float32(0),
+    }
+    model = _model(nodes, {"ids": _ids(1, T)}, {"y": [1, T, D]}, constants)
+    ids = np.array([[V - 1, 2, 7, V - 1, 0, 11]], np.int64)
+    _everywhere_like_onnxruntime(model, [ids])
+
+
 def test_an_index_out_of_range_is_an_error_at_the_gather(tmp_path: Path) -> None:
     """Not numpy's wrap nor its IndexError: one error from either backend, located in the
     user's file (the generated module runs a copy of the planned IR, in a folder since gone)."""

@@ -409,7 +409,7 @@ def test_qlinear_where_runs_like_onnxruntime(tmp_path: Path, zp_type: type) -> N
                 helper.make_node("Equal", ["m", "m"], ["n"]),
                 helper.make_node("Where", ["n", "x", "zero"], ["y"]),
             ],
-            "nn.compare: compares two floats of one type, got i1 and i1",
+            "nn.compare: compares two floats or two i64 (indices) of one type, got i1 and i1",
         ),
         (
             [
@@ -417,7 +417,7 @@ def test_qlinear_where_runs_like_onnxruntime(tmp_path: Path, zp_type: type) -> N
                 helper.make_node("Greater", ["q", "qz"], ["m"]),
                 helper.make_node("Where", ["m", "x", "zero"], ["y"]),
             ],
-            "nn.compare: compares two floats of one type, got ui8 and ui8",
+            "nn.compare: compares two floats or two i64 (indices) of one type, got ui8 and ui8",
         ),
     ],
     ids=["mask_comparison", "quantized_comparison"],
