@@ -26,7 +26,7 @@ from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import BindingSession
 from nnlayout.kernels.targets import get_target
 from nnlayout.kernels.values import to_logical, to_physical
-from nnlayout.runtime.binding import bind_compute
+from nnlayout.runtime.binding import bind_compute, relative_difference
 from nnlayout.runtime.values import BoundCompute, bind_reorder, reorder_into
 from nnlayout.tests.helpers import SENTINEL, interior, same_bits, special, tensor
 
@@ -206,3 +206,17 @@ def test_reference_kernels_are_prepared_on_plain_values_only(
 def test_registered_reference_kernels_carry_their_preparation() -> None:
     for op_type, prepare in reference.PREPARED_REFERENCE_KERNELS.items():
         assert registry().lookup(op_type.name.removeprefix("nn.") + "_ref").prepare is prepare
+
+
+def test_relative_difference_counts_nan_masks_and_infinities() -> None:
+    """A NaN where the oracle has none is no match (max() with NaN kept the old worst); NaN
+    and infinities in the same places are; masks and indices compare exactly."""
+    ones = np.ones(3, np.float32)
+    assert relative_difference([ones], [np.array([1, np.nan, 1], np.float32)]) == math.inf
+    nan_row = np.array([1, np.nan, -np.inf], np.float32)
+    assert relative_difference([nan_row], [nan_row.copy()]) == 0.0
+    assert relative_difference([nan_row], [np.array([1, np.nan, np.inf], np.float32)]) == math.inf
+    assert relative_difference([np.array([True])], [np.array([False])]) == math.inf
+    assert relative_difference([np.array([3], np.int64)], [np.array([3], np.int64)]) == 0.0
+    assert relative_difference([ones], [ones + 1e-5]) == pytest.approx(1e-5, rel=1e-2)
+    assert relative_difference([ones], [ones[:2]]) == math.inf
