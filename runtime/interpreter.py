@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
@@ -101,7 +101,7 @@ class ArgumentSpec:
     label: str  # "argument 1 (%x)", for messages
     shape: tuple[int, ...]
     dtype: np.dtype
-    # For indices (i64) that nn.gather reads: the size of the smallest axis they index.
+    # For indices (i64, i32) that nn.gather reads: the size of the smallest axis they index.
     index_bound: int | None = None
 
     def describe(self) -> str:
@@ -149,8 +149,7 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
                 f"{label}: has type {arg_type}, with a zero-size dimension; empty "
                 "tensors are not supported"
             )
-        bound = bounds.get(arg) if arg_type.element_type == i64 else None
-        specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype, bound))
+        specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype, bounds.get(arg)))
     return specs
 
 
@@ -168,20 +167,31 @@ def _index_bounds(function: func.FuncOp) -> dict[SSAValue, int]:
 
 def _indices_root(value: SSAValue) -> SSAValue:
     """The value `value`'s indices come from: followed back through an nn.compute's block
-    arguments and ops that move i64 data (reshapes and their views)."""
+    arguments, ops that move indices (reshapes and their views) and, in planned IR, the
+    nn.compute that wrote a buffer of them (a transposed copy)."""
+    element = getattr(value.type, "element_type", None)
     while True:
         if isinstance(value, BlockArgument):
             parent = value.owner.parent_op()
             if not isinstance(parent, ComputeOp):
                 return value
             value = parent.operands[value.index]
-        elif isinstance(value.owner, Operation) and value.owner.operands:
-            source = value.owner.operands[0]
-            if getattr(source.type, "element_type", None) != i64:
-                return value
-            value = source
-        else:
+            continue
+        writer = next(
+            (
+                u.operation
+                for u in value.uses
+                if isinstance(u.operation, ComputeOp) and u.index >= len(u.operation.ins)
+            ),
+            None,
+        )
+        sources = writer.ins if writer is not None else value.owner.operands
+        source = next(
+            (v for v in sources if getattr(v.type, "element_type", None) == element), None
+        )
+        if source is None:
             return value
+        value = source
 
 
 def check_input_count(function: func.FuncOp, count: int) -> list[ArgumentSpec]:

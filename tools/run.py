@@ -143,8 +143,8 @@ def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
 
 def random_inputs(specs: Sequence[ArgumentSpec], seed: int) -> list[np.ndarray]:
     """Seeded inputs: standard normal floats, integers (quantized data) over their whole
-    range, masks (bool) true and false in equal measure, indices (i64) in range of the axis
-    they index, 0 or 1 where no nn.gather reads them (an attention mask)."""
+    range, masks (bool) true and false in equal measure, indices (those nn.gather reads) in
+    range of the axis they index, and other i64 data 0 or 1 (an attention mask)."""
     rng = np.random.default_rng(seed)
     return [_random(rng, spec) for spec in specs]
 
@@ -152,8 +152,8 @@ def random_inputs(specs: Sequence[ArgumentSpec], seed: int) -> list[np.ndarray]:
 def _random(rng: np.random.Generator, spec: ArgumentSpec) -> np.ndarray:
     if spec.dtype == np.bool_:
         return np.asarray(rng.random(spec.shape) < 0.5)  # a rank-0 comparison is a scalar
-    if spec.dtype == np.int64:
-        return rng.integers(0, spec.index_bound or 2, spec.shape, dtype=np.int64)
+    if spec.index_bound is not None or spec.dtype == np.int64:
+        return rng.integers(0, spec.index_bound or 2, spec.shape, dtype=spec.dtype)
     if np.issubdtype(spec.dtype, np.integer):  # quantized data: its whole range
         info = np.iinfo(spec.dtype)
         return rng.integers(info.min, info.max, spec.shape, endpoint=True).astype(spec.dtype)

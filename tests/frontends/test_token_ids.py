@@ -29,6 +29,7 @@ from nnlayout.tests.helpers import (
     everywhere,
     onnx_file,
     onnxruntime_outputs,
+    parse,
     random_inputs,
     tool_process,
 )
@@ -209,15 +210,25 @@ def test_an_index_out_of_range_is_an_error_at_the_gather(tmp_path: Path) -> None
 
 def test_random_indices_stay_in_range_of_what_they_index() -> None:
     """`--random-inputs` gives token ids below the table's size, in the imported module and
-    in the planned one (where the gather reads them inside an nn.compute)."""
+    in the planned one (where the gather reads them inside an nn.compute, or reads a
+    transposed copy an nn.compute wrote into the arena), i64 or i32."""
     module = import_model(language_model_head("classic"), inline_limit=1 << 20).module
-    planned = compile_module(module, "host", True, DEFAULT_PIPELINE)
-    for program in (module, planned):
-        for seed in range(3):
-            (ids,) = random_inputs(program, seed)
-            assert ids.dtype == np.int64 and ids.min() >= 0 and ids.max() < V
-    (ids,) = random_inputs(module, 0)
-    assert ids.max() >= 2  # the table's range, not a mask's
+    transposed = parse("""
+func.func @f(%ids: tensor<2x3xi64>, %small: tensor<4xi32>) -> (tensor<3x2x4xf32>, tensor<4x4xf32>) {
+  %table = nn.constant dense<1.0> : tensor<1000x4xf32>
+  %t = nn.transpose %ids perm [1, 0] : tensor<2x3xi64> -> tensor<3x2xi64>
+  %x = nn.gather %table, %t axis 0 : (tensor<1000x4xf32>, tensor<3x2xi64>) -> tensor<3x2x4xf32>
+  %y = nn.gather %table, %small axis 0 : (tensor<1000x4xf32>, tensor<4xi32>) -> tensor<4x4xf32>
+  func.return %x, %y : tensor<3x2x4xf32>, tensor<4x4xf32>
+}""")
+    for program, bound in ((module, V), (transposed, 1000)):
+        planned = compile_module(program, "host", True, DEFAULT_PIPELINE)
+        for compiled in (program, planned):
+            drawn = [random_inputs(compiled, seed) for seed in range(3)]
+            for ids in (x for inputs in drawn for x in inputs):
+                assert ids.dtype in (np.int64, np.int32) and ids.min() >= 0 and ids.max() < bound
+            for argument in zip(*drawn, strict=True):  # each in the table's range, not 0..1
+                assert max(int(x.max()) for x in argument) >= 2
 
 
 @pytest.mark.parametrize(
