@@ -150,7 +150,7 @@ def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     if len(flat) == 1 or (len(differences) == 1 and 0 not in differences):
         gathered = part(flat[0], len(flat), differences.pop() if differences else 1)
     elif nn.tensor_type(x).element_type in nn.NON_NUMERIC_TYPES:  # no concat of masks
-        at = state.emit(nn.ConstantOp.from_array(np.array(flat, np.int64)))
+        at = state.made_constant(f"{node.output[0]}.indices", np.array(flat, np.int64))
         gathered = state.emit(state.build(lambda: nn.GatherOp(x, at, axis)))
     else:
         pieces = [part(i, 1, 1) for i in flat]
@@ -186,7 +186,7 @@ def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     flat = np.ravel_multi_index(tuple(np.moveaxis(normal, -1, 0)), dims).astype(np.int64)
     rows = (math.prod(dims), *shape[depth:])
     table = x if len(dims) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, rows)))
-    at = state.emit(nn.ConstantOp.from_array(np.asarray(flat)))
+    at = state.made_constant(f"{node.output[0]}.indices", np.asarray(flat))
     state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
 
 

@@ -38,6 +38,7 @@ NUMPY_TYPES = {
     TensorProto.BOOL: np.bool_,
     TensorProto.INT64: np.int64,
 }
+_ELEMENT_OF_DTYPE = {np.dtype(NUMPY_TYPES[t]): e for t, e in ELEMENT_TYPES.items()}
 #: What `ELEMENT_TYPES` says, for messages.
 ELEMENT_TYPES_SAID = (
     "nnlayout imports float32 tensors, uint8/int8/int32 ones as quantized data, bool ones "
@@ -107,18 +108,24 @@ class ImportState:
             raise self.fail(
                 f"constant '{name}'{passed_on} is empty; empty tensors are not supported"
             )
+        return self._define(name, self._constant_op(name, array))
+
+    def _constant_op(self, name: str, array: np.ndarray) -> nn.ConstantOp:
+        """`array` inline, or in the weights file under `name` above the inline limit."""
         if array.size <= self.inline_limit:
-            op = nn.ConstantOp.from_array(array)
-        else:
-            key = safe_key(name, self.used_keys)
-            # order="C" keeps a scalar 0-d (np.ascontiguousarray stored it as [1])
-            self.weights[key] = np.asarray(array, order="C")
-            op = nn.ConstantOp(
-                TensorType(ELEMENT_TYPES[proto.data_type], array.shape), external=key
-            )
-            if key != name:
-                op.attributes["onnx.name"] = StringAttr(name)
-        return self._define(name, op)
+            return nn.ConstantOp.from_array(array)
+        key = safe_key(name, self.used_keys)
+        # order="C" keeps a scalar 0-d (np.ascontiguousarray stored it as [1])
+        self.weights[key] = np.asarray(array, order="C")
+        op = nn.ConstantOp(TensorType(_ELEMENT_OF_DTYPE[array.dtype], array.shape), external=key)
+        if key != name:
+            op.attributes["onnx.name"] = StringAttr(name)
+        return op
+
+    def made_constant(self, base: str, array: np.ndarray) -> SSAValue:
+        """A constant a converter makes (GatherND's flat indices), under a fresh name: inline
+        or in the weights file, as initializers are."""
+        return self.emit(self._constant_op(self.fresh_name(base), array))
 
     def is_constant(self, name: str) -> bool:
         """Whether `name` is known at compile time (an initializer, a Constant, a fold)."""

@@ -20,6 +20,7 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.tests.helpers import (
     assert_close,
     assert_one_clean_error,
+    check_against_onnxruntime,
     everywhere,
     onnx_file,
     onnxruntime_outputs,
@@ -152,3 +153,16 @@ def test_gather_nd_at_run_time_indices_is_refused_in_one_line(tmp_path: Path) ->
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
     expected = "node 'nd' (GatherND): GatherND indices 'at' must be a constant; they are computed"
     assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)
+
+
+@pytest.mark.parametrize("exporter", ["classic", "dynamo"])
+def test_index_constants_the_importer_makes_go_to_the_weights_file(
+    tmp_path: Path, exporter: str
+) -> None:
+    """GatherND's flat indices (T * T of them, 4 MB at 512 tokens) and a mask's gather at
+    constant indices are constants like initializers: past the inline limit, in the weights
+    file, and the model still runs like onnxruntime (random masks, rows all masked too)."""
+    module = check_against_onnxruntime(masked_attention(exporter), tmp_path)
+    [gather] = [op for op in module.walk() if isinstance(op, nn.GatherOp)]
+    indices = gather.indices.owner
+    assert isinstance(indices, nn.ConstantOp) and indices.external is not None
