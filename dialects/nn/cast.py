@@ -8,7 +8,7 @@ Two uses, one op:
 * **dynamic quantization**: MatMulInteger's and ConvInteger's i32 sums turned back into
   floats. Exact below 2^24 in magnitude, rounded to nearest even beyond.
 * **masks**: an i1 mask as f32 1.0 and 0.0 (torch's `mask.float()`, ONNX Cast of a bool).
-* **to a mask**: any data as i1, true where non-zero (ONNX Cast to bool: transformers casts
+* **to a mask**: any other data as i1, true where non-zero (ONNX Cast to bool: transformers casts
   its int64 attention mask so).
 * **indices**: i64 data as f32 (a language model's attention mask, given as int64 like its
   token ids, then `(1 - mask.float()) * -10000`). Exact below 2^24 in magnitude.
@@ -46,7 +46,8 @@ from nnlayout.dialects.nn.base import (
 @irdl_op_definition
 class CastOp(NNOp):
     """A tensor in another element type, same shape and encoding: float to float, or
-    integer (ui8, i8, i32, i64) or mask (i1) to f32, or any of these to a mask (i1)."""
+    integer (ui8, i8, i32, i64) or mask (i1) to f32, or any of these but a mask to a mask
+    (i1)."""
 
     name = "nn.cast"
     NON_NUMERIC: ClassVar[bool] = True  # a mask or indices to f32
@@ -67,7 +68,9 @@ class CastOp(NNOp):
     def verify_element_types(self) -> None:
         source = self.input.type.element_type  # type: ignore[attr-defined]
         result = self.output.type.element_type  # type: ignore[attr-defined]
-        if result == i1 and source != i1:  # a mask: true where non-zero
+        if result == i1 and source == i1:
+            raise VerifyException("nn.cast: the input is already a mask (i1)")
+        if result == i1:  # a mask: true where non-zero
             if not (is_float_type(source) or source in (*INTEGER_TYPES, i64)):
                 raise VerifyException(f"nn.cast: cannot make {source} a mask")
         elif source in (*INTEGER_TYPES, *NON_NUMERIC_TYPES):

@@ -10,10 +10,10 @@ Equal, Less, LessOrEqual, Greater, GreaterOrEqual, IsNaN, And, Or, Xor, Not and 
 Why `i1`: a mask is MLIR's `i1` tensor (`arith.cmpf`, `arith.select`, `tosa.select`), one byte
 per element at run time (numpy's bool). Masks come from `nn.compare`, from constants (a causal
 attention mask, folded at import) and from function arguments; `nn.where` reads them, they move
-through `nn.reshape`, `nn.flatten`, `nn.transpose`, `nn.slice` and `nn.expand`, and `nn.cast`
-makes them f32 (1.0 where true) and other data masks (true where non-zero, ONNX's Cast to
-bool: an int64 attention mask). Other ops refuse `i1` data (`NNOp.NON_NUMERIC`), and kernels
-are given masks only where they say so (`Kernel.mask_data`).
+through `nn.reshape`, `nn.flatten`, `nn.transpose`, `nn.slice`, `nn.expand` and `nn.gather`,
+`nn.logical` combines them, and `nn.cast` makes them f32 (1.0 where true) and other data masks
+(true where non-zero, ONNX's Cast to bool: an int64 attention mask). Other ops refuse `i1` data
+(`NNOp.NON_NUMERIC`), and kernels are given masks only where they say so (`Kernel.mask_data`).
 
 The three ops broadcast all their operands (numpy/ONNX multidirectional). A comparison with a
 NaN is false, but "ne" is true (IEEE, as numpy and ONNX). `nn.where` moves elements without
@@ -95,9 +95,16 @@ class CompareOp(NNOp):
             )
         lhs, rhs = _element(self.lhs), _element(self.rhs)
         if not (is_float_type(lhs) or lhs == i64) or rhs != lhs:
+            hint = (
+                "; masks combine with nn.logical"
+                if i1 in (lhs, rhs)
+                else "; quantized data needs nn.dequantize first"
+                if {lhs, rhs} & set(INTEGER_TYPES)
+                else ""
+            )
             raise VerifyException(
                 f"nn.compare: compares two floats or two i64 (indices) of one type, got {lhs} "
-                f"and {rhs}; quantized data needs nn.dequantize first"
+                f"and {rhs}{hint}"
             )
         if _element(self.output) != i1:
             raise VerifyException(

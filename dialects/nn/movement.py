@@ -398,8 +398,9 @@ class GatherOp(NNOp):
         %x = nn.gather %table, %ids axis 0 : (tensor<1000x128xf32>, tensor<1x32xi64>)
                                              -> tensor<1x32x128xf32>
 
-    An index out of range is an error at run time, named at the op. Gather at constant
-    indices is a `nn.slice` (and a concat) instead, which the layout passes understand."""
+    An index out of range is an error at run time, named at the op. The importer makes
+    ONNX Gather of floats at constant indices a `nn.slice` (and a concat) instead, which the
+    layout passes understand; of masks or indices, and GatherND, this op."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves elements: exact on quantized data
 

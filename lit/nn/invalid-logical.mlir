@@ -103,3 +103,11 @@ func.func @logical_shapes(%a: tensor<4xi1>, %b: tensor<3xi1>) {
   %0 = nn.logical "or" %a, %b : (tensor<4xi1>, tensor<3xi1>) -> tensor<4xi1>
   func.return
 }
+
+// -----
+
+func.func @mask_to_mask(%m: tensor<4xi1>) {
+  // expected-error @+1 {{nn.cast: the input is already a mask (i1)}}
+  %0 = nn.cast %m : tensor<4xi1> -> tensor<4xi1>
+  func.return
+}

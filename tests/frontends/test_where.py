@@ -409,7 +409,8 @@ def test_qlinear_where_runs_like_onnxruntime(tmp_path: Path, zp_type: type) -> N
                 helper.make_node("Equal", ["m", "m"], ["n"]),
                 helper.make_node("Where", ["n", "x", "zero"], ["y"]),
             ],
-            "nn.compare: compares two floats or two i64 (indices) of one type, got i1 and i1",
+            "nn.compare: compares two floats or two i64 (indices) of one type, got i1 and i1; "
+            "masks combine with nn.logical",
         ),
         (
             [
