@@ -16,11 +16,14 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp, i1
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.layout import encoding_name
 from nnlayout.frontends.onnx import import_model
 from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
     assert_close,
     assert_one_clean_error,
     check_against_onnxruntime,
+    compile_module,
     everywhere,
     onnx_file,
     onnxruntime_outputs,
@@ -166,3 +169,37 @@ def test_index_constants_the_importer_makes_go_to_the_weights_file(
     [gather] = [op for op in module.walk() if isinstance(op, nn.GatherOp)]
     indices = gather.indices.owner
     assert isinstance(indices, nn.ConstantOp) and indices.external is not None
+
+
+def test_masks_of_padded_blocked_channels_keep_padding_lanes_false() -> None:
+    """A 20-channel convolution (padded to 32 lanes in NCHW16c) -> xor(not(c > 0 or
+    isnan(c)), bool(c)), summed over channels as floats, like onnxruntime on every target
+    with a NaN in the input. On avx512 the isnan and the or run in NCHW16c (the ops with a
+    scalar operand, broadcast along the blocked channels, run plain). Each blocked kernel
+    re-zeroes its result's padding lanes, so a mask's own padding never reaches the sums."""
+    rng = np.random.default_rng(9)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Greater", ["c", "zero"], ["positive"]),
+        helper.make_node("IsNaN", ["c"], ["nan"]),
+        helper.make_node("Or", ["positive", "nan"], ["either"]),
+        helper.make_node("Not", ["either"], ["neither"]),
+        helper.make_node("Cast", ["c"], ["nonzero"], to=BOOL),
+        helper.make_node("Xor", ["neither", "nonzero"], ["m"]),
+        helper.make_node("Cast", ["m"], ["f"], to=FLOAT),
+        helper.make_node("ReduceSum", ["f", "axes"], ["y"], keepdims=1),
+    ]
+    constants = {
+        "w": rng.standard_normal((20, 3, 3, 3)).astype(np.float32),
+        "zero": np.float32(0),
+        "axes": np.array([1], np.int64),
+    }
+    model = _model(nodes, {"x": (FLOAT, [1, 3, 6, 6])}, ("y", FLOAT, [1, 1, 6, 6]), constants)
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    x[0, :, 0, 0] = np.nan  # NaN through the convolution's window at the corner
+    module = _like_onnxruntime_everywhere(model, [x])
+    blocked = compile_module(module, "avx512", True, DEFAULT_PIPELINE)
+    layouts = {
+        encoding_name(op.results[0].type) for op in blocked.walk() if isinstance(op, nn.LogicalOp)
+    }
+    assert "NCHW16c" in layouts, layouts
