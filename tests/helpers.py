@@ -16,7 +16,7 @@ import json
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -410,6 +410,50 @@ def onnx_model(
         [numpy_helper.from_array(v, n) for n, v in (initializers or {}).items()],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def typed_model(
+    nodes: list[onnx.NodeProto],
+    inputs: Mapping[str, tuple[int, Sequence[int]]],
+    outputs: Mapping[str, tuple[int, Sequence[int]]],
+    constants: Mapping[str, np.ndarray],
+    domains: Sequence[str] = (),
+) -> onnx.ModelProto:
+    """An opset-17 model of `nodes`: graph inputs and outputs by name -> (ONNX element type,
+    shape), `constants` its initializers, each of `domains` at version 1 (com.microsoft)."""
+    graph = helper.make_graph(
+        nodes,
+        "model",
+        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in outputs.items()],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )
+    opsets = [helper.make_opsetid("", 17), *(helper.make_opsetid(d, 1) for d in domains)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=9)
+
+
+def like_onnxruntime_everywhere(model: onnx.ModelProto, inputs: Sequence[np.ndarray]) -> ModuleOp:
+    """`model` imported (constants inline) gives onnxruntime's one output on `inputs`: by the
+    interpreter, then on every target, padding on and off, interpreter and generated module
+    (`everywhere`); masks bit for bit, floats within `assert_close`. Returns the module."""
+    from nnlayout.frontends.onnx import import_model
+
+    (want,) = onnxruntime_outputs(model, inputs)
+    module = import_model(model, inline_limit=1 << 20).module
+
+    def check(got: np.ndarray, where: str) -> None:
+        try:
+            if want.dtype == np.bool_:
+                np.testing.assert_array_equal(got, want)
+            else:
+                assert_close(want, got)
+        except AssertionError as error:
+            raise AssertionError(f"{where}: {error}") from None
+
+    check(Interpreter(module).run(list(inputs))[0], "imported")
+    for target, padding, _, (got,) in everywhere(module, inputs):
+        check(got, f"{target} {padding}")
+    return module
 
 
 def onnx_file(model: onnx.ModelProto) -> Callable[[Path], list[str]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from xdsl.dialects.builtin import i64
 
 from nnlayout.diagnostics import DiagnosticError
@@ -22,36 +22,18 @@ from nnlayout.frontends.onnx import import_model
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
-    assert_close,
     assert_one_clean_error,
     check_against_onnxruntime,
     compile_module,
-    everywhere,
+    like_onnxruntime_everywhere,
     onnx_file,
-    onnxruntime_outputs,
     parse,
     random_inputs,
     tool_process,
+    typed_model,
 )
 
 V, T, D = 50, 6, 16  # vocabulary, sequence length, width
-
-
-def _model(
-    nodes: list[onnx.NodeProto],
-    inputs: dict[str, tuple[int, list[int]]],
-    outputs: dict[str, list[int]],
-    constants: dict[str, np.ndarray],
-    output_type: int = TensorProto.FLOAT,
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "tokens",
-        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
-        [helper.make_tensor_value_info(n, output_type, s) for n, s in outputs.items()],
-        [numpy_helper.from_array(v, n) for n, v in constants.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
 
 
 def _ids(*shape: int) -> tuple[int, list[int]]:
@@ -79,7 +61,9 @@ def language_model_head(exporter: str) -> onnx.ModelProto:
         helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], axis=-1),
         helper.make_node("MatMul", ["n", "wte_t"], ["logits"]),
     ]
-    return _model(nodes, {"ids": _ids(1, T)}, {"logits": [1, T, V]}, constants)
+    return typed_model(
+        nodes, {"ids": _ids(1, T)}, {"logits": (TensorProto.FLOAT, [1, T, V])}, constants
+    )
 
 
 @pytest.mark.parametrize("exporter", ["classic", "dynamo"])
@@ -120,7 +104,7 @@ def attention_with_a_padding_mask() -> onnx.ModelProto:
     ]
     constants["one_axis"] = np.array([1], np.int64)
     inputs = {"ids": _ids(1, T), "mask": _ids(1, T), "types": _ids(1, T)}
-    return _model(nodes, inputs, {"y": [1, T, D]}, constants)
+    return typed_model(nodes, inputs, {"y": (TensorProto.FLOAT, [1, T, D])}, constants)
 
 
 def test_an_int64_attention_mask_and_token_types_run_like_onnxruntime(tmp_path: Path) -> None:
@@ -132,20 +116,9 @@ def test_an_int64_attention_mask_and_token_types_run_like_onnxruntime(tmp_path: 
     assert [nn.tensor_type(op.input).element_type for op in casts] == [i64]
 
 
-def _everywhere_like_onnxruntime(model: onnx.ModelProto, inputs: list[np.ndarray]) -> None:
-    (want,) = onnxruntime_outputs(model, inputs)
-    module = import_model(model, inline_limit=1 << 20).module
-    assert_close(want, Interpreter(module).run(inputs)[0])
-    for target, padding, _, (got,) in everywhere(module, inputs):
-        try:
-            assert_close(want, got)
-        except AssertionError as error:
-            raise AssertionError(f"{target} {padding}: {error}") from None
-
-
 def test_negative_indices_count_from_the_end() -> None:
     ids = np.array([[0, -1, 3, -V, V - 1, -2]], np.int64)
-    _everywhere_like_onnxruntime(language_model_head("dynamo"), [ids])
+    like_onnxruntime_everywhere(language_model_head("dynamo"), [ids])
 
 
 def test_a_gather_along_an_inner_axis_of_run_time_data() -> None:
@@ -156,9 +129,9 @@ def test_a_gather_along_an_inner_axis_of_run_time_data() -> None:
         helper.make_node("Gather", ["r", "idx"], ["y"], axis=1),
     ]
     inputs = {"x": (TensorProto.FLOAT, [2, 5, 3]), "idx": _ids(2, 2)}
-    model = _model(nodes, inputs, {"y": [2, 2, 2, 3]}, {})
+    model = typed_model(nodes, inputs, {"y": (TensorProto.FLOAT, [2, 2, 2, 3])}, {})
     x = np.random.default_rng(4).standard_normal((2, 5, 3)).astype(np.float32)
-    _everywhere_like_onnxruntime(model, [x, np.array([[4, 0], [-1, 2]], np.int64)])
+    like_onnxruntime_everywhere(model, [x, np.array([[4, 0], [-1, 2]], np.int64)])
 
 
 def test_token_ids_compared_with_a_padding_id() -> None:
@@ -183,9 +156,11 @@ def test_token_ids_compared_with_a_padding_id() -> None:
         "last": np.array([2], np.int64),
         "zero": np.float32(0),
     }
-    model = _model(nodes, {"ids": _ids(1, T)}, {"y": [1, T, D]}, constants)
+    model = typed_model(
+        nodes, {"ids": _ids(1, T)}, {"y": (TensorProto.FLOAT, [1, T, D])}, constants
+    )
     ids = np.array([[V - 1, 2, 7, V - 1, 0, 11]], np.int64)
-    _everywhere_like_onnxruntime(model, [ids])
+    like_onnxruntime_everywhere(model, [ids])
 
 
 def test_an_index_out_of_range_is_an_error_at_the_gather(tmp_path: Path) -> None:
@@ -250,6 +225,6 @@ func.func @f(%ids: tensor<2x3xi64>, %small: tensor<4xi32>) -> (tensor<3x2x4xf32>
 def test_arithmetic_on_indices_is_refused_in_one_line(
     tmp_path: Path, node: onnx.NodeProto, output_type: int, expected: str
 ) -> None:
-    model = _model([node], {"ids": _ids(1, T)}, {"y": [1, T]}, {}, output_type)
+    model = typed_model([node], {"ids": _ids(1, T)}, {"y": (output_type, [1, T])}, {})
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
     assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)

@@ -12,56 +12,24 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
-from xdsl.dialects.builtin import ModuleOp, i1
+from onnx import TensorProto, helper
+from xdsl.dialects.builtin import i1
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import encoding_name
-from nnlayout.frontends.onnx import import_model
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
-    assert_close,
     assert_one_clean_error,
     check_against_onnxruntime,
     compile_module,
-    everywhere,
+    like_onnxruntime_everywhere,
     onnx_file,
-    onnxruntime_outputs,
     tool_process,
+    typed_model,
 )
 
 T, D = 6, 8
 BOOL, INT64, FLOAT = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
-
-
-def _model(
-    nodes: list[onnx.NodeProto],
-    inputs: dict[str, tuple[int, list[int]]],
-    output: tuple[str, int, list[int]],
-    constants: dict[str, np.ndarray],
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "masks",
-        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
-        [helper.make_tensor_value_info(*output)],
-        [numpy_helper.from_array(v, n) for n, v in constants.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-
-
-def _like_onnxruntime_everywhere(model: onnx.ModelProto, inputs: list[np.ndarray]) -> ModuleOp:
-    (want,) = onnxruntime_outputs(model, inputs)
-    module = import_model(model, inline_limit=1 << 20).module
-    for target, padding, _, (got,) in everywhere(module, inputs):
-        try:
-            if want.dtype == np.bool_:
-                np.testing.assert_array_equal(got, want)
-            else:
-                assert_close(want, got)
-        except AssertionError as error:
-            raise AssertionError(f"{target} {padding}: {error}") from None
-    return module
 
 
 def masked_attention(exporter: str) -> onnx.ModelProto:
@@ -103,14 +71,14 @@ def masked_attention(exporter: str) -> onnx.ModelProto:
         helper.make_node("MatMul", ["p3", "x"], ["y"]),
     ]
     inputs = {"x": (FLOAT, [1, T, D]), "attention_mask": (INT64, [1, T])}
-    return _model(nodes, inputs, ("y", FLOAT, [1, T, D]), constants)
+    return typed_model(nodes, inputs, {"y": (FLOAT, [1, T, D])}, constants)
 
 
 @pytest.mark.parametrize("exporter", ["classic", "dynamo"])
 def test_transformers_attention_mask_runs_like_onnxruntime(exporter: str) -> None:
     x = np.random.default_rng(6).standard_normal((1, T, D)).astype(np.float32)
     mask = np.array([[1, 1, 1, 1, 0, 0]], np.int64)  # the last two positions padding
-    module = _like_onnxruntime_everywhere(masked_attention(exporter), [x, mask])
+    module = like_onnxruntime_everywhere(masked_attention(exporter), [x, mask])
     casts = [op for op in module.walk() if isinstance(op, nn.CastOp)]
     assert any(nn.tensor_type(op.output).element_type == i1 for op in casts)
     assert any(isinstance(op, nn.LogicalOp) for op in module.walk())
@@ -126,31 +94,31 @@ def test_logical_operators_of_run_time_masks(op_type: str) -> None:
         helper.make_node(op_type, operands, ["m"]),
     ]
     inputs = {"a": (FLOAT, [2, D]), "b": (FLOAT, [D])}
-    model = _model(nodes, inputs, ("m", BOOL, [2, D]), {"zero": np.float32(0)})
+    model = typed_model(nodes, inputs, {"m": (BOOL, [2, D])}, {"zero": np.float32(0)})
     rng = np.random.default_rng(7)
     a, b = rng.standard_normal((2, D)).astype(np.float32), rng.standard_normal(D).astype(np.float32)
-    module = _like_onnxruntime_everywhere(model, [a, b])
+    module = like_onnxruntime_everywhere(model, [a, b])
     wanted = "xor" if op_type == "Not" else op_type.lower()
     assert [op.operation.data for op in module.walk() if isinstance(op, nn.LogicalOp)] == [wanted]
 
 
 def test_cast_to_bool_is_true_where_non_zero() -> None:
     """NaN and infinities are true, +0.0 and -0.0 false (ONNX's Cast; numpy's astype)."""
-    model = _model(
+    model = typed_model(
         [helper.make_node("Cast", ["x"], ["m"], to=BOOL)],
         {"x": (FLOAT, [2, 4])},
-        ("m", BOOL, [2, 4]),
+        {"m": (BOOL, [2, 4])},
         {},
     )
     x = np.array([[0.0, -0.0, np.nan, 1e-30], [-np.inf, np.inf, -2.0, 0.5]], np.float32)
-    _like_onnxruntime_everywhere(model, [x])
+    like_onnxruntime_everywhere(model, [x])
 
 
 def test_gather_nd_at_run_time_indices_is_refused_in_one_line(tmp_path: Path) -> None:
-    model = _model(
+    model = typed_model(
         [helper.make_node("GatherND", ["x", "at"], ["y"], name="nd")],
         {"x": (FLOAT, [3, 4]), "at": (INT64, [2, 1])},
-        ("y", FLOAT, [2, 4]),
+        {"y": (FLOAT, [2, 4])},
         {},
     )
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
@@ -194,10 +162,12 @@ def test_masks_of_padded_blocked_channels_keep_padding_lanes_false() -> None:
         "zero": np.float32(0),
         "axes": np.array([1], np.int64),
     }
-    model = _model(nodes, {"x": (FLOAT, [1, 3, 6, 6])}, ("y", FLOAT, [1, 1, 6, 6]), constants)
+    model = typed_model(
+        nodes, {"x": (FLOAT, [1, 3, 6, 6])}, {"y": (FLOAT, [1, 1, 6, 6])}, constants
+    )
     x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
     x[0, :, 0, 0] = np.nan  # NaN through the convolution's window at the corner
-    module = _like_onnxruntime_everywhere(model, [x])
+    module = like_onnxruntime_everywhere(model, [x])
     blocked = compile_module(module, "avx512", True, DEFAULT_PIPELINE)
     layouts = {
         encoding_name(op.results[0].type) for op in blocked.walk() if isinstance(op, nn.LogicalOp)

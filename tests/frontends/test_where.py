@@ -28,27 +28,10 @@ from nnlayout.tests.helpers import (
     onnxruntime_outputs,
     random_inputs,
     tool_process,
+    typed_model,
 )
 
 T = 8  # sequence length
-
-
-def _model(
-    nodes: list[onnx.NodeProto],
-    inputs: dict[str, tuple[int, list[int]]],
-    output: tuple[str, int, list[int]],
-    constants: dict[str, np.ndarray],
-    domains: tuple[str, ...] = (),
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "where",
-        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
-        [helper.make_tensor_value_info(output[0], output[1], output[2])],
-        [numpy_helper.from_array(v, n) for n, v in constants.items()],
-    )
-    opsets = [helper.make_opsetid("", 17), *(helper.make_opsetid(d, 1) for d in domains)]
-    return helper.make_model(graph, opset_imports=opsets, ir_version=9)
 
 
 def masked_attention(exporter: str) -> onnx.ModelProto:
@@ -72,7 +55,9 @@ def masked_attention(exporter: str) -> onnx.ModelProto:
         helper.make_node("MatMul", ["p", "x"], ["y"]),
     ]
     x = [1, 2, T, 4]
-    return _model(nodes, {"x": (TensorProto.FLOAT, x)}, ("y", TensorProto.FLOAT, x), constants)
+    return typed_model(
+        nodes, {"x": (TensorProto.FLOAT, x)}, {"y": (TensorProto.FLOAT, x)}, constants
+    )
 
 
 @pytest.mark.parametrize("exporter", ["classic", "dynamo"])
@@ -127,10 +112,10 @@ def leaky_by_where(fill: str) -> onnx.ModelProto:
         helper.make_node("Conv", ["a", "w2"], ["d"]),
         helper.make_node("Concat", ["d", "sum"], ["y"], axis=1),
     ]
-    return _model(
+    return typed_model(
         nodes,
         {"x": (TensorProto.FLOAT, [1, 3, 6, 6])},
-        ("y", TensorProto.FLOAT, [1, 5, 6, 6]),
+        {"y": (TensorProto.FLOAT, [1, 5, 6, 6])},
         constants,
     )
 
@@ -179,10 +164,10 @@ def infinite_fill() -> onnx.ModelProto:
         helper.make_node("Where", ["m", "a", "minf"], ["f"]),
         helper.make_node("Conv", ["f", "w2"], ["y"], pads=[1, 1, 1, 1]),
     ]
-    return _model(
+    return typed_model(
         nodes,
         {"x": (TensorProto.FLOAT, [1, 8, 6, 6])},
-        ("y", TensorProto.FLOAT, [1, 16, 6, 6]),
+        {"y": (TensorProto.FLOAT, [1, 16, 6, 6])},
         constants,
     )
 
@@ -217,10 +202,10 @@ def blocked_selection() -> onnx.ModelProto:
         helper.make_node("Where", ["m", "p", "q"], ["f"]),
         helper.make_node("Conv", ["f", "w3"], ["y"], pads=[1, 1, 1, 1]),
     ]
-    return _model(
+    return typed_model(
         nodes,
         {"x": (TensorProto.FLOAT, [1, 8, 6, 6])},
-        ("y", TensorProto.FLOAT, [1, 16, 6, 6]),
+        {"y": (TensorProto.FLOAT, [1, 16, 6, 6])},
         constants,
     )
 
@@ -258,10 +243,10 @@ def comparison(op_type: str) -> onnx.ModelProto:
         helper.make_node("Where", ["m", "a", "nb"], ["y"]),
     ]
     b0 = np.array([0.0, np.nan, 0.5, -0.25], np.float32).reshape(4, 1, 1)
-    return _model(
+    return typed_model(
         nodes,
         {"a": (TensorProto.FLOAT, [1, 4, 3, 3]), "shift": (TensorProto.FLOAT, [1])},
-        ("y", TensorProto.FLOAT, [1, 4, 3, 3]),
+        {"y": (TensorProto.FLOAT, [1, 4, 3, 3])},
         {"b0": b0},
     )
 
@@ -285,14 +270,14 @@ def test_each_comparison_runs_like_onnxruntime(tmp_path: Path, op_type: str) -> 
 
 
 def test_a_bool_graph_input_selects(tmp_path: Path) -> None:
-    model = _model(
+    model = typed_model(
         [helper.make_node("Where", ["m", "a", "b"], ["y"])],
         {
             "m": (TensorProto.BOOL, [1, 1, 5]),
             "a": (TensorProto.FLOAT, [2, 3, 5]),
             "b": (TensorProto.FLOAT, [3, 1]),
         },
-        ("y", TensorProto.FLOAT, [2, 3, 5]),
+        {"y": (TensorProto.FLOAT, [2, 3, 5])},
         {},
     )
     module = check_against_onnxruntime(model, tmp_path, seed=6)
@@ -304,10 +289,10 @@ def test_a_mask_is_a_graph_output() -> None:
     """Greater's mask returned as it is: bool, exact on every target."""
     from nnlayout.frontends.onnx import import_model
 
-    model = _model(
+    model = typed_model(
         [helper.make_node("Greater", ["a", "b"], ["m"])],
         {"a": (TensorProto.FLOAT, [1, 4, 3, 3]), "b": (TensorProto.FLOAT, [4, 1, 1])},
-        ("m", TensorProto.BOOL, [1, 4, 3, 3]),
+        {"m": (TensorProto.BOOL, [1, 4, 3, 3])},
         {},
     )
     module = import_model(model).module
@@ -346,10 +331,10 @@ def moved_mask() -> onnx.ModelProto:
         "axes3": np.array([3], np.int64),
         "flat": np.array([-1], np.int64),
     }
-    return _model(
+    return typed_model(
         nodes,
         {"x": (TensorProto.FLOAT, [1, 2, 4, 6])},
-        ("y", TensorProto.FLOAT, [8 + 32]),
+        {"y": (TensorProto.FLOAT, [8 + 32])},
         constants,
     )
 
@@ -385,10 +370,10 @@ def qlinear_where(zp_type: type) -> onnx.ModelProto:
         helper.make_node("DequantizeLinear", ["qy", "ys", "yz"], ["y"]),
     ]
     shape = [1, 4, 5, 6]
-    return _model(
+    return typed_model(
         nodes,
         {"a": (TensorProto.FLOAT, shape), "b": (TensorProto.FLOAT, shape)},
-        ("y", TensorProto.FLOAT, shape),
+        {"y": (TensorProto.FLOAT, shape)},
         constants,
         domains=("com.microsoft",),
     )
@@ -426,10 +411,10 @@ def test_qlinear_where_runs_like_onnxruntime(tmp_path: Path, zp_type: type) -> N
 def test_what_nn_does_not_define_is_refused_in_one_line(
     tmp_path: Path, nodes: list[onnx.NodeProto], expected: str
 ) -> None:
-    model = _model(
+    model = typed_model(
         nodes,
         {"x": (TensorProto.FLOAT, [1, 2, 3, 3])},
-        ("y", TensorProto.FLOAT, [1, 2, 3, 3]),
+        {"y": (TensorProto.FLOAT, [1, 2, 3, 3])},
         {"zero": np.float32(0), "s": np.float32(0.1), "qz": np.uint8(3)},
     )
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
@@ -469,10 +454,10 @@ def test_names_a_qlinear_import_makes_up_never_stand_for_graph_tensors(
         "yz": np.uint8(60),
     }
     shape = [1, 2, 3, 3]
-    model = _model(
+    model = typed_model(
         nodes,
         {"a": (TensorProto.FLOAT, shape), "b": (TensorProto.FLOAT, shape)},
-        ("y", TensorProto.FLOAT, shape),
+        {"y": (TensorProto.FLOAT, shape)},
         constants,
         domains=("com.microsoft",),
     )
