@@ -101,8 +101,6 @@ class ArgumentSpec:
     label: str  # "argument 1 (%x)", for messages
     shape: tuple[int, ...]
     dtype: np.dtype
-    # For indices (i64, i32) that nn.gather reads: the size of the smallest axis they index.
-    index_bound: int | None = None
 
     def describe(self) -> str:
         return f"{list(self.shape)} {self.dtype.name}"
@@ -127,9 +125,8 @@ class ArgumentSpec:
 
 
 def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
-    """The logical shape and dtype of each argument of `function`, numbered from 1, and the
-    bound of the indices among them."""
-    specs, bounds = [], _index_bounds(function)
+    """The logical shape and dtype of each argument of `function`, numbered from 1."""
+    specs = []
     for index, (arg, arg_type) in enumerate(
         zip(function.args, function.function_type.inputs, strict=True)
     ):
@@ -149,20 +146,22 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
                 f"{label}: has type {arg_type}, with a zero-size dimension; empty "
                 "tensors are not supported"
             )
-        specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype, bounds.get(arg)))
+        specs.append(ArgumentSpec(label, tuple(arg_type.get_shape()), dtype))
     return specs
 
 
-def _index_bounds(function: func.FuncOp) -> dict[SSAValue, int]:
-    """For each argument some nn.gather reads as its indices (directly, through moves of
-    them, or as an nn.compute's operand in planned IR), the smallest size they index."""
+def index_bounds(function: func.FuncOp) -> list[int | None]:
+    """For each argument of `function` that some nn.gather reads as its indices (directly,
+    through moves of them, or as an nn.compute's operand or a copy an nn.compute made in
+    planned IR), the smallest size they index; None for the others. (Asked where inputs
+    are made up, `nnlayout-run --random-inputs`: not by every run's argument checks.)"""
     bounds: dict[SSAValue, int] = {}
     for op in function.walk():
         if isinstance(op, nn.GatherOp):
             root = _indices_root(op.indices)
             size = nn.shape_of(op.data)[op.axis.value.data]
             bounds[root] = min(size, bounds.get(root, size))
-    return bounds
+    return [bounds.get(arg) for arg in function.args]
 
 
 def _indices_root(value: SSAValue) -> SSAValue:

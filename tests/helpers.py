@@ -40,7 +40,7 @@ from nnlayout.kernels.blocked import BlockedOptions
 from nnlayout.kernels.onednn.binding import available as onednn_available
 from nnlayout.kernels.registry import Kernel, Target, resolve_layouts
 from nnlayout.kernels.targets import TARGETS
-from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry
+from nnlayout.runtime.interpreter import Interpreter, argument_specs, find_entry, index_bounds
 from nnlayout.tools import import_onnx, opt, run, translate
 from nnlayout.tools.driver import parse_pipeline, run_pipeline, run_tool
 from nnlayout.transforms import get_all_passes
@@ -113,7 +113,8 @@ def compile_module(
 
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     """`nnlayout-run --random-inputs seed`'s inputs for `module`'s entry."""
-    return run.random_inputs(argument_specs(find_entry(module)), seed)
+    function = find_entry(module)
+    return run.random_inputs(argument_specs(function), seed, index_bounds(function))
 
 
 def assert_same(expected: tuple[np.ndarray, ...], actual: tuple[np.ndarray, ...]) -> None:

@@ -45,6 +45,7 @@ from nnlayout.runtime.interpreter import (
     check_input_count,
     check_inputs_fit,
     find_entry,
+    index_bounds,
 )
 from nnlayout.tools.driver import (
     add_instrumentation_options,
@@ -141,19 +142,22 @@ def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
         raise UserError(f"{spec.label}: '{path}' is not a valid .npy file: {error}") from None
 
 
-def random_inputs(specs: Sequence[ArgumentSpec], seed: int) -> list[np.ndarray]:
+def random_inputs(
+    specs: Sequence[ArgumentSpec], seed: int, bounds: Sequence[int | None] | None = None
+) -> list[np.ndarray]:
     """Seeded inputs: standard normal floats, integers (quantized data) over their whole
-    range, masks (bool) true and false in equal measure, indices (those nn.gather reads) in
-    range of the axis they index, and other i64 data 0 or 1 (an attention mask)."""
+    range, masks (bool) true and false in equal measure, indices (an argument's `bounds`,
+    `index_bounds`) below their bound, and other i64 data 0 or 1 (an attention mask)."""
     rng = np.random.default_rng(seed)
-    return [_random(rng, spec) for spec in specs]
+    bounds = [None] * len(specs) if bounds is None else bounds
+    return [_random(rng, spec, bound) for spec, bound in zip(specs, bounds, strict=True)]
 
 
-def _random(rng: np.random.Generator, spec: ArgumentSpec) -> np.ndarray:
+def _random(rng: np.random.Generator, spec: ArgumentSpec, bound: int | None) -> np.ndarray:
     if spec.dtype == np.bool_:
         return np.asarray(rng.random(spec.shape) < 0.5)  # a rank-0 comparison is a scalar
-    if spec.index_bound is not None or spec.dtype == np.int64:
-        return rng.integers(0, spec.index_bound or 2, spec.shape, dtype=spec.dtype)
+    if bound is not None or spec.dtype == np.int64:
+        return rng.integers(0, bound or 2, spec.shape, dtype=spec.dtype)
     if np.issubdtype(spec.dtype, np.integer):  # quantized data: its whole range
         info = np.iinfo(spec.dtype)
         return rng.integers(info.min, info.max, spec.shape, endpoint=True).astype(spec.dtype)
@@ -211,7 +215,7 @@ def _inputs(args: argparse.Namespace, function: FuncOp) -> list[np.ndarray]:
     specs = argument_specs(function)
     check_inputs_fit(specs)
     if args.random_inputs is not None:
-        return random_inputs(specs, args.random_inputs)
+        return random_inputs(specs, args.random_inputs, index_bounds(function))
     if args.inputs is None and specs:
         raise UserError(
             f"@{function.sym_name.data} takes {len(specs)} input(s): pass them "
