@@ -79,11 +79,16 @@ class ConstantOp(NNOp):
         super().__init__(result_types=[result_type], properties=properties)
 
     @staticmethod
+    def element_type_of(dtype: np.dtype) -> Attribute:
+        """The element type a constant of numpy `dtype` has (see `from_array`)."""
+        return _INTEGER_ELEMENT_TYPES.get(dtype.name, f32)
+
+    @staticmethod
     def from_array(array: np.ndarray) -> ConstantOp:
         """An inline constant holding `array`: ui8, i8 or i32 for an array of uint8, int8 or
         int32 (quantized data, biases), i1 for bool (a mask), i64 for int64 (indices), f32
         for any other."""
-        element_type: Attribute = _INTEGER_ELEMENT_TYPES.get(np.asarray(array).dtype.name, f32)
+        element_type = ConstantOp.element_type_of(np.asarray(array).dtype)
         dtype = "<f4" if element_type == f32 else np.asarray(array).dtype.newbyteorder("<")
         data = np.array(array, dtype=dtype, order="C")  # a 0-d array stays 0-d
         if element_type == i1:  # as xDSL holds a parsed dense<true>: one byte, -1

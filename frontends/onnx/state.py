@@ -38,7 +38,6 @@ NUMPY_TYPES = {
     TensorProto.BOOL: np.bool_,
     TensorProto.INT64: np.int64,
 }
-_ELEMENT_OF_DTYPE = {np.dtype(NUMPY_TYPES[t]): e for t, e in ELEMENT_TYPES.items()}
 #: What `ELEMENT_TYPES` says, for messages.
 ELEMENT_TYPES_SAID = (
     "nnlayout imports float32 tensors, uint8/int8/int32 ones as quantized data, bool ones "
@@ -117,7 +116,8 @@ class ImportState:
         key = safe_key(name, self.used_keys)
         # order="C" keeps a scalar 0-d (np.ascontiguousarray stored it as [1])
         self.weights[key] = np.asarray(array, order="C")
-        op = nn.ConstantOp(TensorType(_ELEMENT_OF_DTYPE[array.dtype], array.shape), external=key)
+        element_type = nn.ConstantOp.element_type_of(array.dtype)
+        op = nn.ConstantOp(TensorType(element_type, array.shape), external=key)
         if key != name:
             op.attributes["onnx.name"] = StringAttr(name)
         return op
