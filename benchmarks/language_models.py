@@ -107,7 +107,10 @@ def _without_package_root() -> Iterator[None]:
         sys.path[:] = saved
 
 
-def export(name: str, exporter: str, args: argparse.Namespace, folder: Path) -> Path:
+def export(
+    name: str, exporter: str, args: argparse.Namespace, folder: Path
+) -> tuple[Path, dict[str, np.ndarray]]:
+    """The model exported into `folder`, and the inputs it was exported with."""
     import torch
 
     model, inputs = torch_model(name, args)
@@ -121,18 +124,17 @@ def export(name: str, exporter: str, args: argparse.Namespace, folder: Path) -> 
         torch.onnx.export(
             model, tensors, str(path), input_names=list(inputs), output_names=["y"], **options
         )
-    return path
+    return path, inputs
 
 
 def measure(name: str, exporter: str, args: argparse.Namespace) -> list[str]:
     """The model's row of the table."""
     with tempfile.TemporaryDirectory(prefix="nnlayout-lm-") as scratch:
         try:
-            path = export(name, exporter, args, Path(scratch))
+            path, inputs = export(name, exporter, args, Path(scratch))
         except Exception as error:  # noqa: BLE001 - torch's refusal, shown in the row
             reason = str(error).strip().splitlines()[-1] if str(error).strip() else ""
             return [name, exporter, f"export failed: {type(error).__name__}: {reason}"[:120]]
-        _, inputs = torch_model(name, args)
         try:
             module, source = imported(path, Path(scratch))
         except UserError as error:
