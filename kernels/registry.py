@@ -245,13 +245,13 @@ class Kernel:
         if not self.bf16_data and any(isinstance(e, BFloat16Type) for e in types):
             return "bf16 data (this kernel computes f32)"
         if i1 in types and not self.mask_data:
-            return "i1 data (a mask)"
+            return data_kind(i1)
         if i64 in types:  # only the reference kernels read indices (nn.gather's, token ids)
-            return "i64 data (indices)"
+            return data_kind(i64)
         if self.integer_data:
             return None
         element = next((e for e in types if not _is_float(e) and e != i1), None)
-        return None if element is None else f"{element} data (quantized)"
+        return None if element is None else data_kind(element)
 
     def binding_refusal(self, op: Operation) -> str | None:
         """Why the kernel cannot compute `op` as typed (None when it can), asked before
@@ -288,6 +288,15 @@ class Kernel:
         """The name of the library implementation that runs `op` with this kernel (see
         `implementation_of`), None for a kernel of nnlayout's own."""
         return None if self.implementation_of is None else self.implementation_of(op)
+
+
+def data_kind(element: Attribute) -> str:
+    """How refusals and remarks name data of a non-float element type: "i1 data (a mask)",
+    "i64 data (indices)", "ui8 data (quantized)"."""
+    return _DATA_KINDS.get(element) or f"{element} data (quantized)"
+
+
+_DATA_KINDS: dict[Attribute, str] = {i1: "i1 data (a mask)", i64: "i64 data (indices)"}
 
 
 class BindingRefused(ValueError):

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import AnyFloat, ModuleOp, i1, i64
+from xdsl.dialects.builtin import AnyFloat, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -69,7 +69,7 @@ from nnlayout.dialects.dispatch import (
 from nnlayout.dialects.kernel_attr import KERNEL_ATTR, kernel_of
 from nnlayout.dialects.nn import NNOp
 from nnlayout.kernels.providers import registry
-from nnlayout.kernels.registry import Target
+from nnlayout.kernels.registry import Target, data_kind
 from nnlayout.kernels.targets import get_target, host_blocked_target
 from nnlayout.transforms.activation_format import dispatch_target
 from nnlayout.transforms.stages import require_tensor_level
@@ -134,11 +134,8 @@ def _integer_data(op: Operation) -> str | None:
     for value in (*op.operands, *op.results):
         element = getattr(value.type, "element_type", None)
         if element is not None and not isinstance(element, AnyFloat):
-            return _NON_NUMERIC_DATA.get(element, f"{element} data (quantized)")
+            return data_kind(element)
     return None
-
-
-_NON_NUMERIC_DATA = {i1: "i1 data (a mask)", i64: "i64 data (indices)"}
 
 
 @dataclass
