@@ -1,7 +1,8 @@
 """Evaluating at import what is known at compile time: a node whose inputs are all constants
 (initializers, Constant nodes, results of nodes folded before it) runs in onnx's own reference
 implementation of its operator (`onnx.reference`, at the model's opset) and its outputs become
-constants (`ImportState.constants`), exactly as if the model had stored them. `Shape` and `Size`
+constants (`ImportState.constants`), exactly as if the model had stored them (where that
+reference is wrong, `CORRECTED` replaces it: GatherElements). `Shape` and `Size`
 read only their input's shape, which is static in nn, so they fold whatever their input is.
 
 This is what leaves only tensor computation of the exporters' shape arithmetic (Shape ->
@@ -39,7 +40,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from onnx.reference.op_run import RuntimeContextError
+from onnx.reference.op_run import OpRun, RuntimeContextError
 from onnx.reference.ops import load_op
 
 from nnlayout.dialects import nn
@@ -95,6 +96,38 @@ SIZED_BY_VALUES = frozenset(
 )
 #: Constant inputs up to this many elements are given to onnx's shape inference as data.
 _INFERENCE_DATA_LIMIT = 4096
+
+
+class GatherElements(OpRun):
+    """GatherElements by numpy's `take_along_axis`, in place of onnx's reference (1.23),
+    which gives a wrong shape past 32 positions on the axis (transformers' BERT, ALBERT and
+    ELECTRA called without token type ids gather 32 or more of them from a 512-long buffer)
+    and wraps an index out of range around the axis instead of refusing it."""
+
+    op_domain = ""
+
+    def _run(self, data: np.ndarray, indices: np.ndarray, axis: int = 0) -> tuple[np.ndarray]:
+        axis = axis + data.ndim if axis < 0 else axis
+        if indices.ndim != data.ndim or not 0 <= axis < data.ndim:
+            raise ValueError(f"indices of rank {indices.ndim}, data {data.shape}, axis {axis}")
+        if any(
+            i > d
+            for k, (i, d) in enumerate(zip(indices.shape, data.shape, strict=True))
+            if k != axis
+        ):
+            raise ValueError(f"indices {indices.shape} are larger than data {data.shape}")
+        size = data.shape[axis]
+        if indices.size and (indices.min() < -size or indices.max() >= size):
+            raise ValueError(f"an index is out of range for axis {axis} of size {size}")
+        window = tuple(
+            slice(None) if k == axis else slice(0, i) for k, i in enumerate(indices.shape)
+        )
+        positions = np.where(indices < 0, indices + size, indices).astype(np.intp)
+        return (np.take_along_axis(data[window], positions, axis),)
+
+
+#: Our own implementations of the operators where onnx's reference is wrong.
+CORRECTED = (GatherElements,)
 
 
 @functools.cache
@@ -263,7 +296,7 @@ def _evaluate(
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            evaluator = ReferenceEvaluator(graph, opsets={"": state.opset})
+            evaluator = ReferenceEvaluator(graph, opsets={"": state.opset}, new_ops=list(CORRECTED))
             results = evaluator.run([name for name in node.output if name], feeds)
     except Exception as error:  # the reference's own errors on bad inputs, of any kind
         raise state.fail(

@@ -277,7 +277,29 @@ def pooled_head(dynamo: bool) -> onnx.ModelProto:
     return model_of(nodes, {"x": [2, 3, 6, 6]}, ["y"], inits, opset=18 if dynamo else 17)
 
 
+def buffered_token_types(indices: np.ndarray | None = None) -> onnx.ModelProto:
+    """transformers' BERT, ALBERT and ELECTRA called without token type ids: their buffer of
+    512 type ids, expanded to the batch, gathered at the positions (GatherElements on axis 1,
+    all constants), cast to float here and added. 40 positions, more than the 32 where onnx's
+    own reference GatherElements gives a wrong shape; -1 counts from the end."""
+    positions = np.arange(40, dtype=np.int64)[None] if indices is None else indices
+    positions[0, 5] = -1
+    nodes = [
+        helper.make_node("Expand", ["buffer", "shape"], ["types"]),
+        helper.make_node("GatherElements", ["types", "positions"], ["picked"], axis=1),
+        helper.make_node("Cast", ["picked"], ["pf"], to=F),
+        helper.make_node("Add", ["x", "pf"], ["y"]),
+    ]
+    inits = {
+        "buffer": (np.arange(512, dtype=np.int64) % 3)[None],
+        "shape": ints(1, 1),
+        "positions": positions,
+    }
+    return model_of(nodes, {"x": [1, 40]}, ["y"], inits)
+
+
 PATTERNS = {
+    "buffered_token_types": buffered_token_types,
     "pooled_head_classic": lambda: pooled_head(dynamo=False),
     "pooled_head_dynamo": lambda: pooled_head(dynamo=True),
     "shifted_window_mask": shifted_window_mask,
@@ -347,6 +369,25 @@ def test_too_large_folded_constant_is_refused(nodes: list[onnx.NodeProto], what:
     message = refusal(model_of(nodes, {"x": [2]}, ["y"], inits))
     assert message.startswith(f"node #0 ({what}) producing 'c': folding it at import")
     assert "a folded constant may take" in message
+
+
+def test_folded_gather_elements_is_numpy_take_along_axis() -> None:
+    """The 40 gathered type ids are the buffer's at the positions, the last for -1."""
+    model = import_model(buffered_token_types(), inline_limit=1 << 20)
+    function = model.module.body.block.first_op
+    (constant,) = (op for op in function.body.block.ops if isinstance(op, nn.ConstantOp))
+    expected = np.arange(40) % 3
+    expected[5] = 511 % 3
+    np.testing.assert_array_equal(constant.inline_array().ravel(), expected)
+
+
+def test_folded_gather_elements_out_of_range_is_refused() -> None:
+    """onnx's reference wraps such an index around the axis; the fold refuses it."""
+    positions = np.arange(40, dtype=np.int64)[None]
+    positions[0, 7] = 512
+    message = refusal(buffered_token_types(positions))
+    assert "(GatherElements)" in message
+    assert "an index is out of range for axis 1 of size 512" in message
 
 
 def test_fold_that_shape_inference_cannot_size_is_refused() -> None:
