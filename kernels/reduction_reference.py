@@ -1,7 +1,8 @@
 """Reference kernels of the reductions and the normalisations that reduce (`nn.reduce`,
-`nn.layer_norm`, `nn.lrn`): part of the oracle (`reference.REFERENCE_KERNELS` lists them), on
-logical arrays, with ONNX's semantics, NaN included. Sums are accumulated in float64 and the
-result rounded once to the input's dtype.
+`nn.layer_norm`, `nn.lrn`) and of the running sum (`nn.cumsum`): part of the oracle
+(`reference.REFERENCE_KERNELS` lists them), on logical arrays, with ONNX's semantics, NaN
+included. Float sums are accumulated in float64 and the result rounded once to the input's
+dtype; integer ones in the integers' own type, wrapping as ONNX's do.
 """
 
 from __future__ import annotations
@@ -65,3 +66,21 @@ def lrn(op: nn.LrnOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     square_sum = sum(padded[:, k : k + channels] for k in range(size))
     alpha, beta, bias = (float(np.float32(a.value.data)) for a in (op.alpha, op.beta, op.bias))
     return (x / (bias + alpha / size * square_sum) ** beta).astype(x.dtype)
+
+
+def cumsum(op: nn.CumSumOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The running sum along the axis (`reverse`: from its end; `exclusive`: of the elements
+    before each, 0 for the first)."""
+    x, axis = inputs[0], op.normalized_axis
+    wide = np.float64 if x.dtype.kind == "f" else x.dtype
+    ordered = np.flip(x, axis) if op.reverse else x
+    sums = np.cumsum(ordered, axis=axis, dtype=wide)
+    if op.exclusive:  # shifted by one along the axis
+        sums = np.concatenate(
+            [
+                np.zeros_like(np.take(sums, [0], axis)),
+                np.take(sums, range(x.shape[axis] - 1), axis),
+            ],
+            axis,
+        )
+    return np.ascontiguousarray(np.flip(sums, axis) if op.reverse else sums).astype(x.dtype)

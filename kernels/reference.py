@@ -26,7 +26,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.fused import ActivationEpilogueOp
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
-from nnlayout.kernels.reduction_reference import layer_norm, lrn, reduce
+from nnlayout.kernels.reduction_reference import cumsum, layer_norm, lrn, reduce
 from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
 from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
 from nnlayout.kernels.reference_logical import LOGICAL_REFERENCE_KERNELS, PREPARED_LOGICAL_KERNELS
@@ -335,6 +335,7 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.ReduceOp: reduce,
     nn.LayerNormOp: layer_norm,
     nn.LrnOp: lrn,
+    nn.CumSumOp: cumsum,
     nn.SliceOp: slice_,
     nn.PadOp: pad,
     nn.ResizeOp: resize,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self, runtime_checkable
 
-from xdsl.dialects.builtin import AnyFloat, BFloat16Type, MemRefType, TensorType, i1, i64
+from xdsl.dialects.builtin import AnyFloat, BFloat16Type, MemRefType, TensorType, i1, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, PLAIN_LAYOUT, KernelAttr, kernel_attr
@@ -292,11 +292,15 @@ class Kernel:
 
 def data_kind(element: Attribute) -> str:
     """How refusals and remarks name data of a non-float element type: "i1 data (a mask)",
-    "i64 data (indices)", "ui8 data (quantized)"."""
+    "i64 data (indices)", "i32 data (integers)", "ui8 data (quantized)"."""
     return _DATA_KINDS.get(element) or f"{element} data (quantized)"
 
 
-_DATA_KINDS: dict[Attribute, str] = {i1: "i1 data (a mask)", i64: "i64 data (indices)"}
+_DATA_KINDS: dict[Attribute, str] = {
+    i1: "i1 data (a mask)",
+    i64: "i64 data (indices)",
+    i32: "i32 data (integers)",
+}
 
 
 class BindingRefused(ValueError):

@@ -52,6 +52,7 @@ from nnlayout.dialects.nn.activations import (
     SwishOp,
 )
 from nnlayout.dialects.nn.base import (
+    ARITHMETIC_INTEGER_TYPES,
     INTEGER_TYPES,
     NON_NUMERIC_TYPES,
     QUANTIZED_TYPES,
@@ -153,7 +154,14 @@ from nnlayout.dialects.nn.quantized import (
     QuantizedOp,
     QuantizeOp,
 )
-from nnlayout.dialects.nn.reduction import REDUCE_KINDS, LayerNormOp, LrnOp, ReduceOp, reduce_shape
+from nnlayout.dialects.nn.reduction import (
+    REDUCE_KINDS,
+    CumSumOp,
+    LayerNormOp,
+    LrnOp,
+    ReduceOp,
+    reduce_shape,
+)
 from nnlayout.dialects.nn.shape_rules import (
     concat_shape,
     conv2d_shape,
@@ -217,6 +225,7 @@ NN = Dialect(
         ReduceOp,
         LayerNormOp,
         LrnOp,
+        CumSumOp,
         SliceOp,
         PadOp,
         ResizeOp,
@@ -295,6 +304,7 @@ __all__ = [
     "LayerNormOp",
     "LeakyReluOp",
     "LrnOp",
+    "CumSumOp",
     "LogOp",
     "MatmulOp",
     "MaxOp",
@@ -304,6 +314,7 @@ __all__ = [
     "MulOp",
     "NN",
     "INTEGER_TYPES",
+    "ARITHMETIC_INTEGER_TYPES",
     "NON_NUMERIC_TYPES",
     "NNOp",
     "NegOp",

@@ -5,8 +5,9 @@ Element types: floats (bf16, f16, f32, f64) for every op (bf16 as `convert-to-bf
 it: the kernels that compute it in bf16, the reference kernels in f32 rounded per op); the
 integer types of quantized data (`ui8`, `i8` read as signed, `i32` for biases) only for the
 ops that define them: the type-agnostic ones (movement, max pooling, constants:
-`ELEMENTS = "any"`) and the quantized ops of `quantized.py`. See the `nn` dialect's docstring
-for why scales and zero points are not part of the type."""
+`ELEMENTS = "any"`) and the quantized ops of `quantized.py`; and integer arithmetic on i32
+and i64 (`NNOp.INTEGER_ARITHMETIC`: a language model's position ids computed from its mask).
+See the `nn` dialect's docstring for why scales and zero points are not part of the type."""
 
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
 #: Element types that are not numbers to compute on: masks (i1) and indices (i64, token ids
 #: read by nn.gather). Only ops with `NNOp.NON_NUMERIC` take them.
 NON_NUMERIC_TYPES: tuple[IntegerType, ...] = (i1, i64)
+#: The integer types the ops with `NNOp.INTEGER_ARITHMETIC` compute on (exactly, wrapping on
+#: overflow as ONNX's integers do).
+ARITHMETIC_INTEGER_TYPES: tuple[IntegerType, ...] = (i32, i64)
 #: The element types of quantized activations and weights.
 QUANTIZED_TYPES: tuple[IntegerType, ...] = (ui8, i8)
 
@@ -255,6 +259,10 @@ class NNOp(IRDLOperation):
     override `verify_element_types`."""
 
     ELEMENTS: ClassVar[str] = "float"
+    #: Whether the op also computes on i32 and i64 integers (`ARITHMETIC_INTEGER_TYPES`):
+    #: the index arithmetic exporters write (RoBERTa's position ids are a cumulative sum of
+    #: its mask, times the mask, plus the padding index).
+    INTEGER_ARITHMETIC: ClassVar[bool] = False
 
     def result_shape(self) -> Shape:
         """The logical result shape the op's shape rule gives for its operands."""
@@ -273,11 +281,13 @@ class NNOp(IRDLOperation):
                         f"{self.name}: {kind} {index} has element type "
                         f"{value_element}, expected {element_type} like operand 0"
                     )
+        if self.INTEGER_ARITHMETIC and element_type in ARITHMETIC_INTEGER_TYPES:
+            return
         if element_type in NON_NUMERIC_TYPES and not getattr(self, "NON_NUMERIC", False):
             raise VerifyException(
                 f"{self.name}: does not take i1 (mask) or i64 (index) data; masks are made by "
-                "nn.compare and read by nn.where, indices are read by nn.gather, and nn.cast "
-                "makes either f32"
+                "nn.compare and read by nn.where, indices are read by nn.gather and computed "
+                "on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast makes either f32"
             )
         float_only = self.ELEMENTS == "float" and element_type is not None
         if float_only and not is_float_type(element_type):
@@ -301,3 +311,17 @@ class NNOp(IRDLOperation):
                 f"{self.name}: result shape {list(actual)} does not match the inferred shape "
                 f"{list(expected)}"
             )
+
+
+class AlongAxisOp(NNOp):
+    """An op along one `axis` of its `input` (ONNX's, -rank..rank-1) whose result has the
+    input's shape: nn.softmax, nn.cumsum."""
+
+    @property
+    def normalized_axis(self) -> int:
+        rank = len(shape_of(self.input))  # type: ignore[attr-defined]
+        return normalize_axis(self.name, self.axis.value.data, rank)  # type: ignore[attr-defined]
+
+    def result_shape(self) -> Shape:
+        self.normalized_axis  # noqa: B018  (range check)
+        return shape_of(self.input)  # type: ignore[attr-defined]

@@ -12,6 +12,9 @@ Two uses, one op:
   its int64 attention mask so).
 * **indices**: i64 data as f32 (a language model's attention mask, given as int64 like its
   token ids, then `(1 - mask.float()) * -10000`). Exact below 2^24 in magnitude.
+* **integer arithmetic**: a mask or integers as i32 or i64 (RoBERTa counts its non-padding
+  tokens in int32, then makes the count int64 indices). A mask is 1 and 0; i64 -> i32 keeps
+  the low 32 bits, as numpy and onnxruntime do.
 
     %y = nn.cast %x : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xbf16>
     %f = nn.cast %p : tensor<4x3xi32> -> tensor<4x3xf32>
@@ -33,6 +36,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.layout import encoding_name
 from nnlayout.dialects.nn.base import (
+    ARITHMETIC_INTEGER_TYPES,
     INTEGER_TYPES,
     NON_NUMERIC_TYPES,
     NNOp,
@@ -47,7 +51,7 @@ from nnlayout.dialects.nn.base import (
 class CastOp(NNOp):
     """A tensor in another element type, same shape and encoding: float to float, or
     integer (ui8, i8, i32, i64) or mask (i1) to f32, or any of these but a mask to a mask
-    (i1)."""
+    (i1), or a mask, i32 or i64 to the other integer of i32 and i64."""
 
     name = "nn.cast"
     NON_NUMERIC: ClassVar[bool] = True  # a mask or indices to f32
@@ -73,9 +77,17 @@ class CastOp(NNOp):
         if result == i1:  # a mask: true where non-zero
             if not (is_float_type(source) or source in (*INTEGER_TYPES, i64)):
                 raise VerifyException(f"nn.cast: cannot make {source} a mask")
+        elif result in ARITHMETIC_INTEGER_TYPES:
+            if source not in (i1, *ARITHMETIC_INTEGER_TYPES) or source == result:
+                raise VerifyException(
+                    f"nn.cast: makes i32 or i64 of a mask (i1) or of the other of i32 and "
+                    f"i64 only, got {source} -> {result}"
+                )
         elif source in (*INTEGER_TYPES, *NON_NUMERIC_TYPES):
             if result != f32:
-                raise VerifyException(f"nn.cast: the result must be f32 or i1, got {result}")
+                raise VerifyException(
+                    f"nn.cast: the result of {source} must be f32, i1, i32 or i64, got {result}"
+                )
         elif not is_float_type(source):
             raise VerifyException(
                 f"nn.cast: the input must be a float or ui8, i8, i32, i1 or i64, got "

@@ -167,21 +167,27 @@ class BinaryOp(NNOp):
 
 @irdl_op_definition
 class AddOp(BinaryOp):
-    """lhs + rhs, broadcast (ONNX Add)."""
+    """lhs + rhs, broadcast (ONNX Add); also of i32 or i64 integers, wrapping on overflow."""
+
+    INTEGER_ARITHMETIC: ClassVar[bool] = True
 
     name = "nn.add"
 
 
 @irdl_op_definition
 class SubOp(BinaryOp):
-    """lhs - rhs, broadcast (ONNX Sub)."""
+    """lhs - rhs, broadcast (ONNX Sub); also of i32 or i64 integers, wrapping on overflow."""
+
+    INTEGER_ARITHMETIC: ClassVar[bool] = True
 
     name = "nn.sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
-    """lhs * rhs, broadcast (ONNX Mul)."""
+    """lhs * rhs, broadcast (ONNX Mul); also of i32 or i64 integers, wrapping on overflow."""
+
+    INTEGER_ARITHMETIC: ClassVar[bool] = True
 
     name = "nn.mul"
 

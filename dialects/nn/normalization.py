@@ -26,7 +26,14 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from nnlayout.dialects.nn.base import NNOp, Shape, Value, normalize_axis, shape_of, with_shape
+from nnlayout.dialects.nn.base import (
+    AlongAxisOp,
+    NNOp,
+    Shape,
+    Value,
+    shape_of,
+    with_shape,
+)
 
 
 @irdl_op_definition
@@ -82,7 +89,7 @@ class BatchNormOp(NNOp):
 
 
 @irdl_op_definition
-class SoftmaxOp(NNOp):
+class SoftmaxOp(AlongAxisOp):
     """Softmax along one axis (ONNX opset >= 13 semantics)."""
 
     name = "nn.softmax"
@@ -100,11 +107,3 @@ class SoftmaxOp(NNOp):
             properties={"axis": IntegerAttr(axis, i64)},
         )
         self.verify_()  # like the other builders, reject what the verifier would
-
-    @property
-    def normalized_axis(self) -> int:
-        return normalize_axis(self.name, self.axis.value.data, len(shape_of(self.input)))
-
-    def result_shape(self) -> Shape:
-        self.normalized_axis  # noqa: B018  (range check)
-        return shape_of(self.input)

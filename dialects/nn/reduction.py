@@ -1,4 +1,5 @@
-"""Reductions and the normalisations that reduce: `nn.reduce`, `nn.layer_norm`, `nn.lrn`.
+"""Reductions and the normalisations that reduce: `nn.reduce`, `nn.layer_norm`, `nn.lrn`; and
+the running sum `nn.cumsum`, a reduction of each prefix.
 
 `nn.reduce` is one op with a `kind` (sum, mean, max, ...), not one op per kind: every kind
 has the same operands, attributes, shape rule, verifier and layout rules, and oneDNN has one
@@ -23,6 +24,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    UnitAttr,
     f32,
     i64,
 )
@@ -33,6 +35,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -41,6 +44,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.nn.base import (
+    AlongAxisOp,
     NNOp,
     Shape,
     Value,
@@ -221,3 +225,35 @@ class LrnOp(NNOp):
         if self.size.value.data < 1:
             raise VerifyException(f"nn.lrn: size must be positive, got {self.size.value.data}")
         return x
+
+
+@irdl_op_definition
+class CumSumOp(AlongAxisOp):
+    """ONNX CumSum along `axis`: each element the sum of those before it on the axis and of
+    itself (`exclusive`: not itself; `reverse`: of those after it), summed in order. On
+    floats, and on i32 or i64 integers, wrapping on overflow: RoBERTa's position ids are the
+    running count of its non-padding tokens."""
+
+    name = "nn.cumsum"
+    INTEGER_ARITHMETIC: ClassVar[bool] = True
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    output = result_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = opt_prop_def(UnitAttr)
+    reverse = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `axis` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)? attr-dict "
+        "`:` type($input)"
+    )
+
+    def __init__(self, input: Value, axis: int, exclusive: bool = False, reverse: bool = False):
+        flags = {"exclusive": exclusive, "reverse": reverse}
+        super().__init__(
+            operands=[input],
+            result_types=[SSAValue.get(input).type],
+            properties={"axis": IntegerAttr(axis, i64)}
+            | {name: UnitAttr() for name, on in flags.items() if on},
+        )
+        self.verify_()  # like the other builders, reject what the verifier would

@@ -115,7 +115,7 @@ func.func @cast_float_to_integer(%x: tensor<4xf32>) {
 // -----
 
 func.func @cast_integer_to_integer(%x: tensor<4xi32>) {
-  // expected-error @+1 {{nn.cast: the result must be f32 or i1, got i8}}
+  // expected-error @+1 {{nn.cast: the result of i32 must be f32, i1, i32 or i64, got i8}}
   %0 = nn.cast %x : tensor<4xi32> -> tensor<4xi8>
   func.return
 }

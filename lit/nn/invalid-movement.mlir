@@ -137,16 +137,16 @@ func.func @gather_changes_the_type(%t: tensor<50x16xf32>, %ids: tensor<1x6xi64>)
 
 // -----
 
-func.func @arithmetic_on_indices(%ids: tensor<1x6xi64>) {
-  // expected-error @+1 {{nn.add: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather, and nn.cast makes either f32}}
-  %0 = nn.add %ids, %ids : (tensor<1x6xi64>, tensor<1x6xi64>) -> tensor<1x6xi64>
+func.func @division_of_indices(%ids: tensor<1x6xi64>) {
+  // expected-error @+1 {{nn.div: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast makes either f32}}
+  %0 = nn.div %ids, %ids : (tensor<1x6xi64>, tensor<1x6xi64>) -> tensor<1x6xi64>
   func.return
 }
 
 // -----
 
 func.func @indices_to_bf16(%ids: tensor<1x6xi64>) {
-  // expected-error @+1 {{nn.cast: the result must be f32 or i1, got bf16}}
+  // expected-error @+1 {{nn.cast: the result of i64 must be f32, i1, i32 or i64, got bf16}}
   %0 = nn.cast %ids : tensor<1x6xi64> -> tensor<1x6xbf16>
   func.return
 }

@@ -1,4 +1,4 @@
-// Round trip of nn.reduce, nn.layer_norm and nn.lrn, in the pretty and the generic form.
+// Round trip of nn.reduce, nn.layer_norm, nn.lrn and nn.cumsum, in the pretty and the generic form.
 // RUN: nnlayout-opt %s | nnlayout-opt | filecheck %s
 // RUN: nnlayout-opt %s --print-op-generic > %t
 // RUN: filecheck %s --check-prefix=GENERIC < %t
@@ -32,3 +32,28 @@ func.func @normalisations(%x: tensor<1x7x20xf32>, %s: tensor<20xf32>, %b: tensor
 // GENERIC-LABEL: "func.func"() <{sym_name = "normalisations"
 // GENERIC:      %0 = "nn.layer_norm"(%x, %s, %b) <{axis = -1 : i64, epsilon = 1.000000e-06 : f32}>
 // GENERIC:      %2 = "nn.lrn"(%1) <{size = 5 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32}>
+
+func.func @running_sums(%x: tensor<1x20x7x7xf32>, %ids: tensor<1x6xi64>) -> tensor<1x6xi64> {
+  %0 = nn.cumsum %x axis 1 : tensor<1x20x7x7xf32>
+  %1 = nn.cumsum %x axis -1 exclusive reverse : tensor<1x20x7x7xf32>
+  %one = nn.constant dense<1> : tensor<i64>
+  %2 = nn.compare "ne" %ids, %one : (tensor<1x6xi64>, tensor<i64>) -> tensor<1x6xi1>
+  %3 = nn.cast %2 : tensor<1x6xi1> -> tensor<1x6xi32>
+  %4 = nn.cumsum %3 axis 1 reverse : tensor<1x6xi32>
+  %5 = nn.mul %4, %3 : (tensor<1x6xi32>, tensor<1x6xi32>) -> tensor<1x6xi32>
+  %6 = nn.cast %5 : tensor<1x6xi32> -> tensor<1x6xi64>
+  %7 = nn.add %6, %one : (tensor<1x6xi64>, tensor<i64>) -> tensor<1x6xi64>
+  %8 = nn.sub %7, %ids : (tensor<1x6xi64>, tensor<1x6xi64>) -> tensor<1x6xi64>
+  func.return %8 : tensor<1x6xi64>
+}
+// CHECK-LABEL: func.func @running_sums
+// CHECK:      %0 = nn.cumsum %x axis 1 : tensor<1x20x7x7xf32>
+// CHECK-NEXT: %1 = nn.cumsum %x axis -1 exclusive reverse : tensor<1x20x7x7xf32>
+// CHECK:      %3 = nn.cast %2 : tensor<1x6xi1> -> tensor<1x6xi32>
+// CHECK-NEXT: %4 = nn.cumsum %3 axis 1 reverse : tensor<1x6xi32>
+// CHECK-NEXT: %5 = nn.mul %4, %3 : (tensor<1x6xi32>, tensor<1x6xi32>) -> tensor<1x6xi32>
+// CHECK-NEXT: %6 = nn.cast %5 : tensor<1x6xi32> -> tensor<1x6xi64>
+// CHECK-NEXT: %7 = nn.add %6, %one : (tensor<1x6xi64>, tensor<i64>) -> tensor<1x6xi64>
+// CHECK-NEXT: %8 = nn.sub %7, %ids : (tensor<1x6xi64>, tensor<1x6xi64>) -> tensor<1x6xi64>
+// GENERIC-LABEL: "func.func"() <{sym_name = "running_sums"
+// GENERIC:      %1 = "nn.cumsum"(%x) <{axis = -1 : i64, exclusive, reverse}> : (tensor<1x20x7x7xf32>) -> tensor<1x20x7x7xf32>
