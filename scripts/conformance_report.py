@@ -62,7 +62,7 @@ FOLDED = frozenset(
         *("Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Split"),
         *("Expand", "ConstantOfShape", "Range", "Cast", "Equal", "Where", "Mod"),
         *("ScatterND", "Reshape", "Add", "Sub", "Mul", "Div", "Less", "Greater"),
-        *("ReduceProd", "Tile", "Transpose", "Identity"),
+        *("ReduceProd", "Tile", "Transpose", "Identity", "GatherElements", "CumSum"),
     }
 )
 #: What the tally reports of the folded runs.
@@ -87,6 +87,7 @@ _COMPILE_TIME_INPUTS = {
     "Upsample": (1,),
     "Expand": (1,),
     "Pow": (1,),
+    "CumSum": (1,),
 }
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"
@@ -235,6 +236,7 @@ GRAPH_TYPES = (
     TensorProto.INT8,
     TensorProto.BOOL,
     TensorProto.INT64,
+    TensorProto.INT32,
 )
 QUANTIZED_TYPES = (TensorProto.UINT8, TensorProto.INT8)
 #: Refusals of a case with integer graph data: a float op given it, or quantization
@@ -265,19 +267,23 @@ def expected_refusals(case: Case) -> list[str]:
     if any(info.type.tensor_type.elem_type not in GRAPH_TYPES for info in tensors) or (
         not case.folded  # (folding takes any type)
         and any(
-            init.data_type not in (TensorProto.FLOAT, TensorProto.INT64)
+            init.data_type not in (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32)
             for init in graph.initializer
         )
     ):
         reasons += [
             "float32 tensors only",
-            "float32, uint8 and int8 tensors, bool masks and int64 indices only",
+            "float32, uint8 and int8 tensors, bool masks and int64 and int32 indices only",
+            "nnlayout computes on float32 (quantized data",
         ]
     if any(info.type.tensor_type.elem_type in QUANTIZED_TYPES for info in tensors):
         reasons += INTEGER_DATA
     if any(info.type.tensor_type.elem_type == TensorProto.BOOL for info in tensors):
         reasons += MASK_DATA
-    if any(info.type.tensor_type.elem_type == TensorProto.INT64 for info in tensors):
+    if any(
+        info.type.tensor_type.elem_type in (TensorProto.INT64, TensorProto.INT32)
+        for info in tensors
+    ):
         reasons += INDEX_DATA
     if any(0 in array.shape for array in (*case.inputs, *case.outputs)):
         reasons.append("zero-size")
@@ -298,6 +304,12 @@ def expected_refusals(case: Case) -> list[str]:
         ):
             reasons.append("training-mode")
         reasons.extend(_movement_refusals(node))
+        if node.op_type == "GatherND" and any(
+            a.name == "batch_dims" and a.i for a in node.attribute
+        ):
+            reasons.append("GatherND with batch_dims other than 0")
+        if node.op_type == "GatherElements" and not case.folded:  # the suite's data: 2-D, 3-D
+            reasons.append("GatherElements at indices computed at run time is imported where")
         if any(a.name == "block_size" and a.i for a in node.attribute):
             reasons.append("block-wise quantization is not supported")
         if node.op_type == "Pow" and _constant_size(case, node.input[1]) != 1:

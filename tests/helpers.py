@@ -436,7 +436,8 @@ def typed_model(
 def like_onnxruntime_everywhere(model: onnx.ModelProto, inputs: Sequence[np.ndarray]) -> ModuleOp:
     """`model` imported (constants inline) gives onnxruntime's one output on `inputs`: by the
     interpreter, then on every target, padding on and off, interpreter and generated module
-    (`everywhere`); masks bit for bit, floats within `assert_close`. Returns the module."""
+    (`everywhere`); masks and integers bit for bit, floats within `assert_close`. Returns the
+    module."""
     from nnlayout.frontends.onnx import import_model
 
     (want,) = onnxruntime_outputs(model, inputs)
@@ -444,7 +445,8 @@ def like_onnxruntime_everywhere(model: onnx.ModelProto, inputs: Sequence[np.ndar
 
     def check(got: np.ndarray, where: str) -> None:
         try:
-            if want.dtype == np.bool_:
+            if want.dtype.kind in "biu":  # masks and integers: exact
+                assert got.dtype == want.dtype, (got.dtype, want.dtype)
                 np.testing.assert_array_equal(got, want)
             else:
                 assert_close(want, got)

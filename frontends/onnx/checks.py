@@ -11,7 +11,7 @@ from numbers import Integral
 
 import onnx
 from onnx import TensorProto
-from xdsl.dialects.builtin import TensorType, f32, i1, i8, i64
+from xdsl.dialects.builtin import TensorType, f32, i1, i8, i32, i64
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
@@ -47,6 +47,7 @@ GRAPH_ELEMENT_TYPES = {
     TensorProto.INT8: i8,
     TensorProto.BOOL: i1,
     TensorProto.INT64: i64,
+    TensorProto.INT32: i32,
 }
 
 
@@ -58,7 +59,7 @@ def require_graph_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.T
         raise UserError(
             f"{what} '{vi.name}' has element type "
             f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
-            "float32, uint8 and int8 tensors, bool masks and int64 indices only"
+            "float32, uint8 and int8 tensors, bool masks and int64 and int32 indices only"
         )
     return tensor
 

@@ -162,6 +162,28 @@ def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         state.output(node, state.build(lambda: nn.ReshapeOp(gathered, result)))
 
 
+def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """GatherElements at indices computed at run time (at constant ones it folds), where every
+    axis of the data but the gathered one has size 1 (transformers' buffered token type ids,
+    [1, 512], read at RoBERTa's computed position ids): then the indices' other axes have
+    size 1 too, and it is `nn.gather` of the data as a vector."""
+    x, indices = state.operand(node, 0), state.operand(node, 1)
+    shape, wanted = nn.shape_of(x), nn.shape_of(indices)
+    axis = _axis(state, attrs.get("axis", 0), len(shape))
+    if len(wanted) != len(shape):
+        raise state.fail(f"indices of rank {len(wanted)} for data of rank {len(shape)}")
+    if any(d != 1 for i, d in enumerate(shape) if i != axis):
+        raise state.fail(
+            f"GatherElements at indices computed at run time is imported where every axis of "
+            f"the data but the gathered one ({axis}) has size 1; the data has shape {list(shape)}"
+        )
+    if any(d != 1 for i, d in enumerate(wanted) if i != axis):
+        raise state.fail(f"indices of shape {list(wanted)} for data of shape {list(shape)}")
+    size = [shape[axis]]
+    vector = x if len(shape) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, size)))
+    state.output(node, state.build(lambda: nn.GatherOp(vector, indices, 0)))
+
+
 def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     """GatherND of run-time data at constant indices (batch_dims 0; the dynamo exporter's
     indexing of an attention mask): the indexed leading axes flattened into one, then

@@ -34,6 +34,7 @@ from nnlayout.frontends.onnx.logical import COMPARISONS, compare, is_nan, logica
 from nnlayout.frontends.onnx.movement import (
     expand,
     gather,
+    gather_elements,
     gather_nd,
     pad,
     resize,
@@ -51,7 +52,13 @@ from nnlayout.frontends.onnx.pooling import (
 from nnlayout.frontends.onnx.qlinear_float import CONVERTERS as QLINEAR_FLOAT_CONVERTERS
 from nnlayout.frontends.onnx.quantized import CONVERTERS as QUANTIZED_CONVERTERS
 from nnlayout.frontends.onnx.quantized import MICROSOFT_CONVERTERS as QUANTIZED_MICROSOFT
-from nnlayout.frontends.onnx.reduction import REDUCTIONS, layer_normalization, lrn, reduce
+from nnlayout.frontends.onnx.reduction import (
+    REDUCTIONS,
+    cumsum,
+    layer_normalization,
+    lrn,
+    reduce,
+)
 from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
 from nnlayout.frontends.onnx.state import ImportState
@@ -91,9 +98,11 @@ CONVERTERS: dict[str, Converter] = {
     **dict.fromkeys(REDUCTIONS, reduce),
     "LayerNormalization": layer_normalization,
     "LRN": lrn,
+    "CumSum": cumsum,
     "Slice": slice_node,
     "Split": split,
     "Gather": gather,
+    "GatherElements": gather_elements,
     "GatherND": gather_nd,
     "Pad": pad,
     "Resize": resize,

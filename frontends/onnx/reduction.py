@@ -1,6 +1,6 @@
-"""Converters of the ONNX reductions (ReduceSum, ReduceMean, ReduceMax, ... as `nn.reduce`)
-and of the normalisations that reduce: LayerNormalization (`nn.layer_norm`) and LRN
-(`nn.lrn`).
+"""Converters of the ONNX reductions (ReduceSum, ReduceMean, ReduceMax, ... as `nn.reduce`),
+of the normalisations that reduce: LayerNormalization (`nn.layer_norm`) and LRN
+(`nn.lrn`), and of CumSum (`nn.cumsum`).
 
 A reduction's axes are an attribute before opset 18 (ReduceSum: 13) and a constant input
 from then on; none, or an empty list, means every axis, or no reduction at all with
@@ -130,4 +130,17 @@ def lrn(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
                 float(attrs.get("bias", 1.0)),
             )
         ),
+    )
+
+
+def cumsum(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """CumSum of data computed at run time (on constants it folds), its axis a compile-time
+    scalar: floats, or the int32 and int64 of index arithmetic."""
+    x = state.operand(node, 0)
+    axis = state.constant_array(node.input[1], "axis")
+    if axis.size != 1 or axis.dtype.kind not in "iu":
+        raise state.fail(f"the axis must be one integer, got {axis.dtype} of shape {axis.shape}")
+    exclusive, reverse = bool(attrs.get("exclusive", 0)), bool(attrs.get("reverse", 0))
+    state.output(
+        node, state.build(lambda: nn.CumSumOp(x, int(axis.ravel()[0]), exclusive, reverse))
     )

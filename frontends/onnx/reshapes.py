@@ -1,13 +1,14 @@
 """Converters of the ONNX operators that, on a tensor computed at run time, only rename it or
 change its shape: Squeeze and Unsqueeze (axes an attribute before opset 13, a compile-time
 input from then on) become `nn.reshape`, Cast to a value's own type is the value, and to float32
-of an integer one (MatMulInteger's sums) `nn.cast`. On constants these operators fold instead
-(see `folding`)."""
+of an integer one (MatMulInteger's sums), and between masks and integers, `nn.cast`. On
+constants these operators fold instead (see `folding`)."""
 
 from __future__ import annotations
 
 import onnx
 from onnx import TensorProto
+from xdsl.dialects.builtin import i1
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ELEMENT_TYPES, ImportState
@@ -60,7 +61,8 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     """Cast to the value's own type is the value (torch's quantized exports put a Cast to
     UINT8 after every QuantizeLinear to u8); to float32 of an integer value (MatMulInteger's
     sums, an int64 attention mask) or of a mask (1.0 where true), and to bool of any value
-    (true where non-zero: transformers' attention masks), it is `nn.cast`."""
+    (true where non-zero: transformers' attention masks), and to int32 or int64 of a mask or
+    of the other of these (index arithmetic: RoBERTa's position ids), it is `nn.cast`."""
     to = attrs.get("to", 0)
     # A type name before opset 6 (which the checker does not check), a number from then on.
     name = to.decode(errors="replace") if isinstance(to, bytes) else str(to)
@@ -74,9 +76,12 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         state.output(node, state.build(lambda: nn.CastOp(x)))
     elif name == "BOOL":  # a mask: true where non-zero
         state.output(node, state.build(lambda: nn.CastOp(x, ELEMENT_TYPES[TensorProto.BOOL])))
+    elif name in ("INT32", "INT64") and element_type in (i1, *nn.ARITHMETIC_INTEGER_TYPES):
+        state.output(node, state.build(lambda: nn.CastOp(x, ELEMENT_TYPES[to])))
     else:
         raise state.fail(
             f"Cast of '{node.input[0]}', computed at run time, from {element_type} to {name}; "
-            "nnlayout computes float32 tensors only (and quantized data: a cast keeps a "
-            "value's type, or makes an integer float32)"
+            "nnlayout computes on float32 (quantized data: a cast keeps a value's type, or "
+            "makes an integer float32), on masks and on int32 and int64 indices (a cast makes "
+            "a mask or either of them int32 or int64)"
         )

@@ -453,8 +453,9 @@ def test_cast_of_activation_to_integer_is_refused() -> None:
     model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT32
     assert refusal(model) == (
         "node 'to_int' (Cast): Cast of 'x', computed at run time, from f32 to INT32; nnlayout "
-        "computes float32 tensors only (and quantized data: a cast keeps a value's type, or "
-        "makes an integer float32)"
+        "computes on float32 (quantized data: a cast keeps a value's type, or makes an "
+        "integer float32), on masks and on int32 and int64 indices (a cast makes a mask or "
+        "either of them int32 or int64)"
     )
 
 
@@ -484,8 +485,9 @@ def test_cast_of_quantized_data_to_its_own_type_is_the_value(to: str) -> None:
     else:
         assert refusal(model) == (
             "node 'cast' (Cast): Cast of 'q', computed at run time, from ui8 to INT8; nnlayout "
-            "computes float32 tensors only (and quantized data: a cast keeps a value's type, or "
-            "makes an integer float32)"
+            "computes on float32 (quantized data: a cast keeps a value's type, or makes an "
+            "integer float32), on masks and on int32 and int64 indices (a cast makes a mask or "
+            "either of them int32 or int64)"
         )
 
 

@@ -27,7 +27,10 @@ def test_without_torch_it_says_so_in_one_line(
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["--models", "llama"], "unknown: llama (known: gpt, bert, hf-gpt2, hf-bert)"),
+        (
+            ["--models", "llama"],
+            "unknown: llama (known: gpt, bert, hf-gpt2, hf-bert, hf-roberta, hf-llama)",
+        ),
         (["--exporters", "jit"], "unknown: jit (known: classic, dynamo)"),
         (["--width", "100"], "--width a multiple of 12"),
         (["--length", "0"], "--layers, --length and --vocabulary are positive"),
