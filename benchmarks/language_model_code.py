@@ -99,8 +99,11 @@ class Bert(nn.Module):
 
 
 class Transformers(nn.Module):
-    """transformers' `GPT2LMHeadModel` (its logits) or `BertModel` (its last hidden state),
-    called as users call them, with their configurations' sizes."""
+    """transformers' `GPT2LMHeadModel` or `LlamaForCausalLM` (their logits), `BertModel` or
+    `RobertaModel` (their last hidden state), called as users call them, randomly initialised
+    from configurations of the given sizes. RoBERTa is given no token type ids: it computes
+    its position ids from the token ids (a running count of the non-padding ones) and reads
+    its token types from a buffer at them."""
 
     def __init__(self, name: str, vocabulary: int, width: int, length: int, layers: int) -> None:
         super().__init__()
@@ -112,13 +115,31 @@ class Transformers(nn.Module):
                 vocab_size=vocabulary, n_embd=width, n_layer=layers, n_positions=length
             )
             self.model = transformers.GPT2LMHeadModel(config)
+        elif name == "hf-llama":  # grouped-query attention: 12 heads, 4 of keys and values
+            config = transformers.LlamaConfig(
+                num_attention_heads=12,
+                num_key_value_heads=4,
+                intermediate_size=width * 8 // 3,
+                max_position_embeddings=length,
+                **sizes,
+            )
+            self.model = transformers.LlamaForCausalLM(config)
+        elif name == "hf-roberta":  # its positions start after its padding index, 1
+            config = transformers.RobertaConfig(max_position_embeddings=length + 2, **sizes)
+            self.model = transformers.RobertaModel(config)
         else:
             config = transformers.BertConfig(max_position_embeddings=length, **sizes)
             self.model = transformers.BertModel(config)
         self.name = name
 
     def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-        if self.name == "hf-gpt2":
+        if self.name in CAUSAL:
             return self.model(input_ids=inputs[0], use_cache=False).logits
+        if self.name == "hf-roberta":
+            return self.model(input_ids=inputs[0], attention_mask=inputs[1])[0]
         ids, mask, types = inputs
         return self.model(input_ids=ids, attention_mask=mask, token_type_ids=types)[0]
+
+
+#: The models given token ids alone.
+CAUSAL = ("gpt", "hf-gpt2", "hf-llama")

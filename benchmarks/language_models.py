@@ -1,21 +1,25 @@
 """Language models as users write them in torch, given token ids, through nnlayout and
 onnxruntime at 1 thread.
 
-    python -m nnlayout.benchmarks.language_models                 # four models, both exporters
+    python -m nnlayout.benchmarks.language_models                 # six models, both exporters
     python -m nnlayout.benchmarks.language_models --models gpt --layers 2 --markdown
     python -m nnlayout.benchmarks.language_models --check-targets ref,avx2,avx512,onednn,host
 
-Four models (seeded, eval mode). Two written here in torch the way minGPT and BERT write them:
+Six models (seeded, eval mode). Two written here in torch the way minGPT and BERT write them:
 `gpt`, a GPT-2 decoder (token and position embeddings, causal `masked_fill`, tanh GELU, the
 output layer tied to the token table), given `ids` [1, T]; `bert`, a BERT encoder (token,
 position and token-type embeddings, its int64 attention mask made an additive bias, `(1 -
 mask.float()) * -10000`, exact GELU, a tanh pooler), given `ids`, `mask` and `types`. And
 transformers' own, randomly initialised from their configurations: `hf-gpt2`
-(GPT2LMHeadModel's logits) and `hf-bert` (BertModel's last hidden state; transformers builds
+(GPT2LMHeadModel's logits), `hf-bert` (BertModel's last hidden state; transformers builds
 its attention mask from the int64 one with Cast to bool, And, GatherND or Gather, and tests
-the softmax with IsNaN). Each is exported with both of torch's exporters (which needs torch,
-onnxscript and, for the last two, transformers: `pip install -e '.[models]'`; an export torch
-refuses is shown in one line), imported (a refusal is shown in one line instead of numbers),
+the softmax with IsNaN), `hf-roberta` (RobertaModel's, given ids with padding tokens and a
+mask but no token types: it computes its position ids from the ids, a CumSum, and gathers
+its token types from a buffer at them) and `hf-llama` (LlamaForCausalLM's logits: RMSNorm,
+rotary positions, SwiGLU, 4 key/value heads for 12). Each is exported with both of torch's
+exporters (which needs torch, onnxscript and, for the last four, transformers: `pip install
+-e '.[models]'`; an export torch refuses is shown in one line), imported (a refusal is shown
+in one line instead of numbers),
 compiled with `default-pipeline{target=host}`, translated to the generated numpy module and
 run, as onnxruntime is, on the same seeded inputs (token ids over the vocabulary, a mask with
 its last quarter 0); both are then timed, interleaved, `--repeats` times, and the medians
@@ -55,7 +59,7 @@ from nnlayout.lowering.to_numpy import generated_module
 from nnlayout.reports.census import kernel_census
 from nnlayout.runtime.binding import relative_difference
 
-MODELS = ("gpt", "bert", "hf-gpt2", "hf-bert")
+MODELS = ("gpt", "bert", "hf-gpt2", "hf-bert", "hf-roberta", "hf-llama")
 EXPORTERS = ("classic", "dynamo")
 COLUMNS = (
     "model",
@@ -75,7 +79,7 @@ def torch_model(name: str, args: argparse.Namespace) -> tuple[Any, dict[str, np.
     """The seeded torch module `name` in eval mode, and its inputs by name."""
     import torch
 
-    from nnlayout.benchmarks.language_model_code import Bert, Gpt, Transformers
+    from nnlayout.benchmarks.language_model_code import CAUSAL, Bert, Gpt, Transformers
 
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -85,10 +89,13 @@ def torch_model(name: str, args: argparse.Namespace) -> tuple[Any, dict[str, np.
         model = Transformers(name, *sizes)
     else:
         model = Gpt(*sizes) if name == "gpt" else Bert(*sizes)
-    if name.endswith("gpt") or name.endswith("gpt2"):
+    if name in CAUSAL:
         return model.eval(), {"ids": ids}
     mask = np.ones((1, args.length), np.int64)
     mask[:, args.length * 3 // 4 :] = 0  # padded positions, which the bias must hide
+    if name == "hf-roberta":  # padding tokens (1) where the mask is 0, and one inside
+        ids[:, args.length * 3 // 4 :] = ids[:, args.length // 3] = 1
+        return model.eval(), {"ids": ids, "mask": mask}
     types = np.zeros((1, args.length), np.int64)
     types[:, args.length // 2 :] = 1
     return model.eval(), {"ids": ids, "mask": mask, "types": types}

@@ -85,12 +85,17 @@ def test_small_models_through_both_exporters(capsys: pytest.CaptureFixture[str])
 def test_transformers_models_import_or_say_why_torch_could_not_export(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """transformers' BERT through both exporters and GPT-2 through dynamo import and match
-    onnxruntime; torch's classic exporter refuses GPT-2 (aten::diff), said in its row."""
-    assert language_models.main(["--models", "hf-gpt2,hf-bert", *SMALL]) == 0
+    """transformers' BERT and RoBERTa through both exporters, GPT-2 and Llama through dynamo
+    import and match onnxruntime; torch's classic exporter refuses GPT-2 and Llama
+    (aten::diff), said in their rows."""
+    models = "hf-gpt2,hf-bert,hf-roberta,hf-llama"
+    assert language_models.main(["--models", models, *SMALL]) == 0
     out = capsys.readouterr().out
     rows = {tuple(line.split()[:2]): line for line in out.splitlines() if line.startswith("hf-")}
     assert "export failed" in rows[("hf-gpt2", "classic")]
-    for key in (("hf-gpt2", "dynamo"), ("hf-bert", "classic"), ("hf-bert", "dynamo")):
+    assert "export failed" in rows[("hf-llama", "classic")]
+    imported = [("hf-gpt2", "dynamo"), ("hf-llama", "dynamo")]
+    imported += [(m, e) for m in ("hf-bert", "hf-roberta") for e in ("classic", "dynamo")]
+    for key in imported:
         cells = rows[key].split()
         assert cells[2] == "yes" and float(cells[4]) <= 1e-4, out
