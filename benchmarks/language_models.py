@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import os
 import sys
 import tempfile
 import warnings
@@ -102,6 +103,23 @@ def torch_model(name: str, args: argparse.Namespace) -> tuple[Any, dict[str, np.
 
 
 @contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Everything written to standard output meanwhile goes to standard error, Python's and
+    what torch's C++ writes to the descriptor (its classic exporter prints the whole graph
+    there when it fails), so that only the table is on standard output."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextlib.contextmanager
 def _without_package_root() -> Iterator[None]:
     """nnlayout's own folder off the module path meanwhile (`python -m` puts the working
     folder there: run from the repository, whose root is the package, its `kernels` would
@@ -126,7 +144,7 @@ def export(
     options = {"dynamo": exporter == "dynamo"} | (
         {} if exporter == "dynamo" else {"opset_version": 17}
     )
-    with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+    with torch.no_grad(), warnings.catch_warnings(), _stdout_to_stderr():
         warnings.simplefilter("ignore")  # torch's notes on its exporters, not on this model
         torch.onnx.export(
             model, tensors, str(path), input_names=list(inputs), output_names=["y"], **options
