@@ -55,6 +55,7 @@ from nnlayout.frontends.onnx.quantized import MICROSOFT_CONVERTERS as QUANTIZED_
 from nnlayout.frontends.onnx.reduction import (
     REDUCTIONS,
     cumsum,
+    instance_normalization,
     layer_normalization,
     lrn,
     reduce,
@@ -99,6 +100,7 @@ CONVERTERS: dict[str, Converter] = {
     "LayerNormalization": layer_normalization,
     "LRN": lrn,
     "CumSum": cumsum,
+    "InstanceNormalization": instance_normalization,
     "Slice": slice_node,
     "Split": split,
     "Gather": gather,

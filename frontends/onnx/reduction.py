@@ -1,6 +1,7 @@
 """Converters of the ONNX reductions (ReduceSum, ReduceMean, ReduceMax, ... as `nn.reduce`),
-of the normalisations that reduce: LayerNormalization (`nn.layer_norm`) and LRN
-(`nn.lrn`), and of CumSum (`nn.cumsum`).
+of the normalisations that reduce: LayerNormalization (`nn.layer_norm`), InstanceNormalization
+(`nn.layer_norm` from axis 2, then its per-channel affine) and LRN (`nn.lrn`), and of CumSum
+(`nn.cumsum`).
 
 A reduction's axes are an attribute before opset 18 (ReduceSum: 13) and a constant input
 from then on; none, or an empty list, means every axis, or no reduction at all with
@@ -19,6 +20,8 @@ runs, and a hand-written `nn.reduce` still means what it says. (Over the last ax
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import onnx
@@ -113,6 +116,36 @@ def _statistics(
     shifted = state.emit(nn.AddOp(variance, state.emit(nn.ConstantOp.from_array(epsilon))))
     one = state.emit(nn.ConstantOp.from_array(np.float32(1)))
     state.output(node, nn.DivOp(one, state.emit(nn.SqrtOp(shifted))), 2)
+
+
+def instance_normalization(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Each (n, c) plane normalised over the axes from 2 on, as `nn.layer_norm` from axis 2
+    with a scale of 1 (the population variance, as InstanceNormalization's), then times
+    `scale` and plus `B` per channel. torch writes GroupNorm as a Reshape to [N, groups, -1],
+    an InstanceNormalization whose scale and B are ones and zeros, a Reshape back and its own
+    affine: a constant scale of ones and B of zeros are left out."""
+    x = state.operand(node, 0)
+    shape = nn.shape_of(x)
+    if len(shape) < 3:
+        raise state.fail(
+            f"the input must have rank 3 or more (N, C, spatial...), got {list(shape)}"
+        )
+    epsilon = float(attrs.get("epsilon", 1e-5))
+    one = state.emit(nn.ConstantOp.from_array(np.ones(1, np.float32)))
+    result = state.build(lambda: nn.LayerNormOp(x, one, None, 2, epsilon))
+    per_channel = [shape[1], *[1] * (len(shape) - 2)]
+    for index, make, neutral in ((1, nn.MulOp, 1.0), (2, nn.AddOp, 0.0)):
+        name = node.input[index]
+        if state.is_constant(name) and (state.constant_array(name, "scale or B") == neutral).all():
+            continue
+        value = state.operand(node, index)
+        if list(nn.shape_of(value)) != [shape[1]]:
+            raise state.fail(
+                f"input {index} has shape {list(nn.shape_of(value))}, not [{shape[1]}]"
+            )
+        column = state.emit(state.build(functools.partial(nn.ReshapeOp, value, per_channel)))
+        result = state.build(functools.partial(make, state.emit(result), column))
+    state.output(node, result)
 
 
 def lrn(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
