@@ -88,6 +88,8 @@ _COMPILE_TIME_INPUTS = {
     "Expand": (1,),
     "Pow": (1,),
     "CumSum": (1,),
+    "ScatterND": (1,),
+    "ScatterElements": (1,),
 }
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"
@@ -304,6 +306,12 @@ def expected_refusals(case: Case) -> list[str]:
         ):
             reasons.append("training-mode")
         reasons.extend(_movement_refusals(node))
+        if (
+            not case.folded
+            and node.op_type in ("ScatterND", "ScatterElements")
+            and any(a.name == "reduction" and a.s != b"none" for a in node.attribute)
+        ):
+            reasons.append("with reduction")
         if node.op_type == "GatherND" and any(
             a.name == "batch_dims" and a.i for a in node.attribute
         ):

@@ -212,6 +212,93 @@ def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
 
 
+def _constant_indices(state: ImportState, node: onnx.NodeProto) -> np.ndarray:
+    """A scatter's indices (input 1), which must be known at compile time; its reduction
+    must be none."""
+    reduction = next((a.s for a in node.attribute if a.name == "reduction"), b"none")
+    if reduction != b"none":
+        raise state.fail(f"{node.op_type} with reduction '{reduction.decode()}' is not supported")
+    if not state.is_constant(node.input[1]):
+        raise state.fail(
+            f"{node.op_type} indices '{node.input[1]}' must be a constant; they are computed "
+            "at run time"
+        )
+    return state.constant_array(node.input[1], "indices").astype(np.int64)
+
+
+def _scattered(
+    state: ImportState, node: onnx.NodeProto, rows: np.ndarray, inner: list[int]
+) -> None:
+    """The data with row `rows[k]` replaced by update k (the last one where several write a
+    row), the data and the updates seen as rows of shape `inner`: `nn.gather` of the updates
+    at a constant index per row, chosen by `nn.where` of a constant mask over the data."""
+    data, updates = state.operand(node, 0), state.operand(node, 2)
+    shape = list(nn.shape_of(data))
+    count = math.prod(shape) // math.prod(inner)
+    source, written = np.zeros(count, np.int64), np.zeros(count, np.bool_)
+    for update, row in enumerate(rows):
+        source[row], written[row] = update, True
+    name = node.output[0]
+    table = state.emit(state.build(lambda: nn.ReshapeOp(updates, [len(rows), *inner])))
+    at = state.made_constant(f"{name}.sources", source)
+    picked = state.emit(state.build(lambda: nn.GatherOp(table, at, 0)))
+    mask = state.made_constant(f"{name}.written", written.reshape(count, *[1] * len(inner)))
+    base = state.emit(state.build(lambda: nn.ReshapeOp(data, [count, *inner])))
+    chosen = state.emit(state.build(lambda: nn.WhereOp(mask, picked, base)))
+    state.output(node, state.build(lambda: nn.ReshapeOp(chosen, shape)))
+
+
+def _in_range(
+    state: ImportState, node: onnx.NodeProto, indices: np.ndarray, dims: Sequence[int]
+) -> np.ndarray:
+    """`indices` (last axis: one index per axis of `dims`) made non-negative, refused out of
+    range."""
+    sizes = np.array(dims)
+    normal = np.where(indices < 0, indices + sizes, indices)
+    if ((normal < 0) | (normal >= sizes)).any():
+        raise state.fail(f"{node.op_type} indices out of range for the axes {list(dims)}")
+    return normal
+
+
+def scatter_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """ScatterND at constant indices (reduction none) into data, or of updates, computed at
+    run time (BART's shift_tokens_right, classic export, writes the token ids shifted by one
+    into zeros): the indices say at compile time which update, if any, each row of the
+    result is; see `_scattered`."""
+    indices = _constant_indices(state, node)
+    shape = list(nn.shape_of(state.operand(node, 0)))
+    depth = indices.shape[-1] if indices.ndim else 0
+    expected = [*indices.shape[:-1], *shape[depth:]]
+    if not 1 <= depth <= len(shape) or list(nn.shape_of(state.operand(node, 2))) != expected:
+        raise state.fail(
+            f"ScatterND indices of shape {list(indices.shape)} and updates of shape "
+            f"{list(nn.shape_of(state.operand(node, 2)))} for data of shape {shape}"
+        )
+    normal = _in_range(state, node, indices.reshape(-1, depth), shape[:depth])
+    rows = np.ravel_multi_index(tuple(normal.T), tuple(shape[:depth]))
+    _scattered(state, node, rows, shape[depth:])
+
+
+def scatter_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """ScatterElements at constant indices (reduction none; the dynamo exporter's
+    `select_scatter`, BART's first decoder token): update p goes to p with its `axis`
+    coordinate replaced by the index at p; see `_scattered`, element by element."""
+    indices = _constant_indices(state, node)
+    shape = list(nn.shape_of(state.operand(node, 0)))
+    axis = _axis(state, attrs.get("axis", 0), len(shape))
+    given = list(nn.shape_of(state.operand(node, 2)))
+    if given != list(indices.shape) or len(given) != len(shape):
+        raise state.fail(
+            f"ScatterElements indices of shape {list(indices.shape)} and updates of shape "
+            f"{given} for data of shape {shape}"
+        )
+    if any(i > d for i, d in zip(given, shape, strict=True)):
+        raise state.fail(f"ScatterElements indices of shape {given} for data of shape {shape}")
+    where = np.indices(given).reshape(len(given), -1)
+    where[axis] = _in_range(state, node, indices.reshape(-1, 1), [shape[axis]]).ravel()
+    _scattered(state, node, np.ravel_multi_index(tuple(where), tuple(shape)), [])
+
+
 # ------------------------------------------------------------------------ Pad
 def _pad_amounts(state: ImportState, node: onnx.NodeProto, attrs: dict, rank: int) -> list[int]:
     """[begin_0.., end_0..] over every axis (opset 18's axes input spread out)."""
