@@ -199,17 +199,17 @@ def measure(name: str, exporter: str, args: argparse.Namespace) -> list[str]:
         ]
 
 
-def table(rows: Sequence[Sequence[str]], markdown: bool) -> str:
-    """The rows under COLUMNS; a refused model's row (model, exporter, why) spans the rest."""
+def table(rows: Sequence[Sequence[str]], markdown: bool, columns: Sequence[str] = COLUMNS) -> str:
+    """The rows under `columns`; a refused model's row (model, exporter, why) spans the rest."""
     if markdown:
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-        padded = [[*row, *[""] * (len(COLUMNS) - len(row))] for row in rows]
+        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        padded = [[*row, *[""] * (len(columns) - len(row))] for row in rows]
         return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in padded)])
-    full = [COLUMNS, *(r for r in rows if len(r) == len(COLUMNS))]
-    widths = [max(len(r[i]) for r in full) for i in range(len(COLUMNS))]
+    full = [columns, *(r for r in rows if len(r) == len(columns))]
+    widths = [max(len(r[i]) for r in full) for i in range(len(columns))]
     return "\n".join(
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip()
-        for row in (COLUMNS, *rows)
+        for row in (columns, *rows)
     )
 
 
