@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
@@ -57,6 +58,7 @@ from nnlayout.dialects.nn.base import (
     tensor_type,
     with_shape,
 )
+from nnlayout.dialects.nn.constant import ConstantOp
 
 PAD_MODES = ("constant", "reflect", "edge")
 RESIZE_MODES = ("nearest", "linear")
@@ -398,7 +400,8 @@ class GatherOp(NNOp):
         %x = nn.gather %table, %ids axis 0 : (tensor<1000x128xf32>, tensor<1x32xi64>)
                                              -> tensor<1x32x128xf32>
 
-    An index out of range is an error at run time, named at the op. The importer makes
+    An index out of range is an error at run time, named at the op (in inline constant
+    indices, the verifier's). The importer makes
     ONNX Gather of floats at constant indices a `nn.slice` (and a concat) instead, which the
     layout passes understand; of masks or indices, and GatherND, this op."""
 
@@ -425,6 +428,25 @@ class GatherOp(NNOp):
 
     def result_shape(self) -> Shape:
         return gather_shape(shape_of(self.data), shape_of(self.indices), self.axis.value.data)
+
+    def verify_(self) -> None:
+        super().verify_()
+        self._verify_constant_indices()
+
+    def _verify_constant_indices(self) -> None:
+        """Inline constant indices are checked here, not when the op runs: out of range, the
+        IR itself is wrong (a run-time index is checked by the kernels)."""
+        owner = self.indices.owner
+        if not isinstance(owner, ConstantOp) or owner.value is None:
+            return
+        indices, size = owner.inline_array(), shape_of(self.data)[self.axis.value.data]
+        outside = (indices < -size) | (indices >= size)
+        if outside.any():
+            where = [int(i) for i in np.argwhere(outside)[0]]
+            raise VerifyException(
+                f"nn.gather: constant index {int(indices[tuple(where)])} at {where} is out of "
+                f"range for axis {self.axis.value.data} of size {size} (-{size} to {size - 1})"
+            )
 
     def verify_element_types(self) -> None:
         indices = tensor_type(self.indices).element_type

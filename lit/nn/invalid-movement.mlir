@@ -1,4 +1,4 @@
-// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand and nn.gather, and of i64 data elsewhere.
+// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand and nn.gather (constant indices in range), and of i64 data elsewhere.
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 
 func.func @slice_out_of_range(%x: tensor<1x8x4x4xf32>) {
@@ -148,5 +148,14 @@ func.func @division_of_indices(%ids: tensor<1x6xi64>) {
 func.func @indices_to_bf16(%ids: tensor<1x6xi64>) {
   // expected-error @+1 {{nn.cast: the result of i64 must be f32, i1, i32 or i64, got bf16}}
   %0 = nn.cast %ids : tensor<1x6xi64> -> tensor<1x6xbf16>
+  func.return
+}
+
+// -----
+
+func.func @gather_at_a_constant_index_out_of_range(%t: tensor<5x4xf32>) {
+  %i = nn.constant dense<[[1, -6]]> : tensor<1x2xi64>
+  // expected-error @+1 {{nn.gather: constant index -6 at [0, 1] is out of range for axis 0 of size 5 (-5 to 4)}}
+  %y = nn.gather %t, %i axis 0 : (tensor<5x4xf32>, tensor<1x2xi64>) -> tensor<1x2x4xf32>
   func.return
 }
