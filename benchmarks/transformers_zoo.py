@@ -7,11 +7,12 @@ onnxruntime computes on every target?
 
 Each model of `MODELS` is built by transformers from a small configuration (2 layers, width
 64, 4 heads; seeded random weights, eval mode), called as users call it (token ids and an
-attention mask, ids alone for a causal model, T5 with decoder ids, images, a waveform),
-exported by each of torch's exporters, imported, compiled with `default-pipeline` for each of
-`--targets` (ref, avx2, avx512, onednn and host by default), padding on and off, and run as
-the generated module on the same seeded inputs as onnxruntime (token ids include padding
-tokens, id 1, which RoBERTa's position ids count around). Columns: imported (or the refusal,
+attention mask, ids alone for a causal model, T5 with decoder ids, images, a waveform, Whisper
+with mel features and decoder ids), exported by each of torch's exporters, imported, compiled
+with `default-pipeline` for each of `--targets` (ref, avx2, avx512, onednn and host by
+default), padding on and off, and run as the generated module on the same seeded inputs as
+onnxruntime (token ids include padding tokens, id 1, which RoBERTa's position ids count
+around). Columns: imported (or the refusal,
 or torch's export error, in one line), ops, max rel diff (from onnxruntime, relative to the
 output's largest magnitude, worst over the targets and padding), and the output's largest
 magnitude (0 means an untrained model whose output collapsed: the comparison then says
@@ -134,6 +135,16 @@ MODELS: dict[str, tuple[str, str, dict[str, Any], str]] = {
         | {"intra_bottleneck_size": 32, "true_hidden_size": 32, "num_feedforward_networks": 2},
         "mask",
     ),
+    "whisper": (
+        "WhisperModel",
+        "WhisperConfig",
+        {"vocab_size": VOCABULARY, "d_model": 64, "encoder_layers": 1, "decoder_layers": 1}
+        | {"encoder_attention_heads": 4, "decoder_attention_heads": 4, "num_mel_bins": 16}
+        | {"encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "max_source_positions": 16}
+        | {"max_target_positions": 16, "pad_token_id": PAD, "bos_token_id": 2}
+        | {"eos_token_id": 3, "decoder_start_token_id": 2},
+        "speech",
+    ),
     "vit": ("ViTModel", "ViTConfig", {**_SIZES, "image_size": 32, "patch_size": 8}, "image"),
     "dinov2": (
         "Dinov2Model",
@@ -201,6 +212,9 @@ def inputs_for(kind: str, config: Any) -> dict[str, np.ndarray]:
         return {"pixels": rng.standard_normal((1, 3, size, size)).astype(np.float32)}
     if kind == "wave":
         return {"wave": rng.standard_normal((1, 1600)).astype(np.float32)}
+    if kind == "speech":  # 16 mel bins over 32 frames, and 4 decoder ids
+        features = rng.standard_normal((1, 16, 32)).astype(np.float32)
+        return {"features": features, "decoder_ids": np.array([[2, 5, 9, 11]], np.int64)}
     ids = rng.integers(2, VOCABULARY, (1, TOKENS), dtype=np.int64)
     ids[0, 5] = ids[0, TOKENS * 3 // 4 :] = PAD  # padding tokens, inside and at the end
     if kind == "ids":
@@ -228,6 +242,7 @@ def torch_model(name: str) -> tuple[Any, dict[str, np.ndarray]]:
         "t5": lambda a: {"input_ids": a[0], "decoder_input_ids": a[1], "use_cache": False},
         "image": lambda a: {"pixel_values": a[0]},
         "wave": lambda a: {"input_values": a[0]},
+        "speech": lambda a: {"input_features": a[0], "decoder_input_ids": a[1], "use_cache": False},
     }
 
     class Called(torch.nn.Module):
