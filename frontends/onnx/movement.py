@@ -185,18 +185,17 @@ def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
 
 
 def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """GatherND of run-time data at constant indices (batch_dims 0; the dynamo exporter's
-    indexing of an attention mask): the indexed leading axes flattened into one, then
-    `nn.gather` of it at the flat indices, which have the indices' shape but their last
-    axis."""
+    """GatherND of run-time data (batch_dims 0; the dynamo exporter's indexing of an
+    attention mask): the indexed leading axes flattened into one, then `nn.gather` of it at
+    the flat indices, which have the indices' shape but their last axis; computed at import
+    from constant indices, else at run time (`_gather_nd_at_run_time`)."""
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
     if attrs.get("batch_dims", 0) != 0:
         raise state.fail("GatherND with batch_dims other than 0 is not supported")
     if not state.is_constant(node.input[1]):
-        raise state.fail(
-            f"GatherND indices '{node.input[1]}' must be a constant; they are computed at run time"
-        )
+        _gather_nd_at_run_time(state, node, x)
+        return
     indices = state.constant_array(node.input[1], "indices").astype(np.int64)
     depth = indices.shape[-1] if indices.ndim else 0
     if indices.ndim == 0 or not 1 <= depth <= len(shape):
@@ -297,6 +296,39 @@ def scatter_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> N
     where = np.indices(given).reshape(len(given), -1)
     where[axis] = _in_range(state, node, indices.reshape(-1, 1), [shape[axis]]).ravel()
     _scattered(state, node, np.ravel_multi_index(tuple(where), tuple(shape)), [])
+
+
+def _gather_nd_at_run_time(state: ImportState, node: onnx.NodeProto, x: SSAValue) -> None:
+    """GatherND at indices computed at run time: the flat row of the indexed leading axes is
+    computed in i64, sum over k of index_k * stride_k, each index_k first gathered from
+    0..size_k-1 (which counts a negative one from the end and refuses one out of range, as
+    a flat row could not), then `nn.gather` of those rows."""
+    indices = state.operand(node, 1)
+    shape, where = nn.shape_of(x), nn.shape_of(indices)
+    depth = where[-1] if where else 0
+    if not where or not 1 <= depth <= len(shape):
+        raise state.fail(f"GatherND indices of shape {list(where)} for {list(shape)} data")
+    if nn.tensor_type(indices).element_type != nn.ARITHMETIC_INTEGER_TYPES[1]:
+        raise state.fail(f"GatherND indices must be int64, got {nn.tensor_type(indices)}")
+    dims, rows = shape[:depth], list(where[:-1])
+    flat: SSAValue | None = None
+    for k, size in enumerate(dims):
+        starts, sizes = [0] * len(where), [*rows, 1]
+        starts[-1] = k
+        column = state.emit(_sliced(state, indices, starts, sizes, [1] * len(where)))
+        column = state.emit(state.build(lambda c=column: nn.ReshapeOp(c, rows)))
+        positions = state.made_constant(f"{node.output[0]}.axis{k}", np.arange(size))
+        index = state.emit(state.build(lambda p=positions, c=column: nn.GatherOp(p, c, 0)))
+        stride = state.made_constant(
+            f"{node.output[0]}.stride{k}", np.int64(math.prod(dims[k + 1 :]))
+        )
+        term = state.emit(state.build(lambda i=index, s=stride: nn.MulOp(i, s)))
+        flat = (
+            term if flat is None else state.emit(state.build(lambda a=flat, t=term: nn.AddOp(a, t)))
+        )
+    table_shape = (math.prod(dims), *shape[depth:])
+    table = x if depth == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, table_shape)))
+    state.output(node, state.build(lambda: nn.GatherOp(table, flat, 0)))
 
 
 # ------------------------------------------------------------------------ Pad

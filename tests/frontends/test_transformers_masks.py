@@ -2,8 +2,9 @@
 attention mask cast to bool, combined by And with a constant mask, indexed (classic: Flatten
 and Gather at constant indices; dynamo: GatherND), expanded, turned into an additive bias by
 Where, and the softmax's result tested with IsNaN (a row all masked). Also Or, Xor and Not of
-run-time masks and Cast of floats to bool (NaN and -0.0 included). Each against onnxruntime
-on every target, padding on and off, interpreter and generated module."""
+run-time masks, Cast of floats to bool (NaN and -0.0 included) and GatherND at run-time
+indices. Each against onnxruntime on every target, padding on and off, interpreter and
+generated module."""
 
 from __future__ import annotations
 
@@ -15,16 +16,16 @@ import pytest
 from onnx import TensorProto, helper
 from xdsl.dialects.builtin import i1
 
+from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
 from nnlayout.dialects.layout import encoding_name
+from nnlayout.frontends.onnx import import_model
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
-    assert_one_clean_error,
     check_against_onnxruntime,
     compile_module,
     like_onnxruntime_everywhere,
-    onnx_file,
-    tool_process,
     typed_model,
 )
 
@@ -114,16 +115,41 @@ def test_cast_to_bool_is_true_where_non_zero() -> None:
     like_onnxruntime_everywhere(model, [x])
 
 
-def test_gather_nd_at_run_time_indices_is_refused_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("data", "at", "result"),
+    [([3, 4], [2, 1], [2, 4]), ([2, 3, 4], [2, 2, 2], [2, 2, 4]), ([2, 3, 4], [3], [])],
+    ids=["rows", "pairs of a 3-D tensor", "one element"],
+)
+def test_gather_nd_at_run_time_indices(data: list[int], at: list[int], result: list[int]) -> None:
+    """Indices given at run time, negative ones among them: the flat row is computed in
+    i64 from each axis' index gathered from 0..size-1."""
     model = typed_model(
-        [helper.make_node("GatherND", ["x", "at"], ["y"], name="nd")],
-        {"x": (FLOAT, [3, 4]), "at": (INT64, [2, 1])},
-        {"y": (FLOAT, [2, 4])},
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("GatherND", ["r", "at"], ["y"])],
+        {"x": (FLOAT, data), "at": (INT64, at)},
+        {"y": (FLOAT, result)},
         {},
     )
-    done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
-    expected = "node 'nd' (GatherND): GatherND indices 'at' must be a constant; they are computed"
-    assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)
+    rng = np.random.default_rng(9)
+    sizes = np.array(data[: at[-1]])
+    indices = rng.integers(-sizes, sizes, (*at[:-1], at[-1]))
+    like_onnxruntime_everywhere(model, [rng.standard_normal(data).astype(np.float32), indices])
+
+
+def test_gather_nd_at_a_run_time_index_out_of_range_is_an_error_at_the_node() -> None:
+    """Index 3 on an axis of 3, with 0 on the next: as a flat row it would be in range (row
+    12 of 24), so each axis' index is checked, and the error is named at the node."""
+    model = typed_model(
+        [helper.make_node("GatherND", ["x", "at"], ["y"], name="nd")],
+        {"x": (FLOAT, [2, 3, 4]), "at": (INT64, [1, 3])},
+        {"y": (FLOAT, [1])},
+        {},
+    )
+    module = import_model(model).module
+    x = np.zeros((2, 3, 4), np.float32)
+    with pytest.raises(DiagnosticError) as error:
+        Interpreter(module).run([x, np.array([[0, 3, 0]], np.int64)])
+    assert "index 3 at [0] of the indices is out of range for axis 0 of size 3" in str(error.value)
+    assert "nd" in str(error.value)
 
 
 @pytest.mark.parametrize("exporter", ["classic", "dynamo"])
