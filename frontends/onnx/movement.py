@@ -216,7 +216,8 @@ def _constant_indices(state: ImportState, node: onnx.NodeProto) -> np.ndarray:
     must be none."""
     reduction = next((a.s for a in node.attribute if a.name == "reduction"), b"none")
     if reduction != b"none":
-        raise state.fail(f"{node.op_type} with reduction '{reduction.decode()}' is not supported")
+        said = reduction.decode(errors="replace")
+        raise state.fail(f"{node.op_type} with reduction '{said}' is not supported")
     if not state.is_constant(node.input[1]):
         raise state.fail(
             f"{node.op_type} indices '{node.input[1]}' must be a constant; they are computed "

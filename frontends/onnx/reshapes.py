@@ -77,7 +77,8 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     elif name == "BOOL":  # a mask: true where non-zero
         state.output(node, state.build(lambda: nn.CastOp(x, ELEMENT_TYPES[TensorProto.BOOL])))
     elif name in ("INT32", "INT64") and element_type in (i1, *nn.ARITHMETIC_INTEGER_TYPES):
-        state.output(node, state.build(lambda: nn.CastOp(x, ELEMENT_TYPES[to])))
+        wanted = ELEMENT_TYPES[getattr(TensorProto, name)]
+        state.output(node, state.build(lambda: nn.CastOp(x, wanted)))
     else:
         raise state.fail(
             f"Cast of '{node.input[0]}', computed at run time, from {element_type} to {name}; "
