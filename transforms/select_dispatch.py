@@ -129,8 +129,8 @@ def _blame(module: ModuleOp) -> Operation:
 
 
 def _integer_data(op: Operation) -> str | None:
-    """ "<type> data (quantized)" for an op with integer operands or results, "i1 data (a
-    mask)" for one with masks, "i64 data (indices)" for one with indices, else None."""
+    """What `data_kind` says of the first operand or result that is not a float ("i1 data
+    (a mask)", "i32 data (integers)", ...), else None."""
     for value in (*op.operands, *op.results):
         element = getattr(value.type, "element_type", None)
         if element is not None and not isinstance(element, AnyFloat):

@@ -47,7 +47,8 @@ ui8 = IntegerType(8, Signedness.UNSIGNED)
 #: as signed, as ONNX's int8) and biases (i32).
 INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
 #: Element types that are not numbers to compute on: masks (i1) and indices (i64, token ids
-#: read by nn.gather). Only ops with `NNOp.NON_NUMERIC` take them.
+#: read by nn.gather). Only ops with `NNOp.NON_NUMERIC` take them, and those with
+#: `NNOp.INTEGER_ARITHMETIC` compute on i64.
 NON_NUMERIC_TYPES: tuple[IntegerType, ...] = (i1, i64)
 #: The integer types the ops with `NNOp.INTEGER_ARITHMETIC` compute on (exactly, wrapping on
 #: overflow as ONNX's integers do).
@@ -287,7 +288,7 @@ class NNOp(IRDLOperation):
             raise VerifyException(
                 f"{self.name}: does not take i1 (mask) or i64 (index) data; masks are made by "
                 "nn.compare and read by nn.where, indices are read by nn.gather and computed "
-                "on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast makes either f32"
+                "on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast converts either"
             )
         float_only = self.ELEMENTS == "float" and element_type is not None
         if float_only and not is_float_type(element_type):

@@ -155,7 +155,7 @@ class LogicalOp(NNOp):
 @irdl_op_definition
 class WhereOp(NNOp):
     """x where the mask is true, else y; the mask, x and y broadcast. x and y have one element
-    type, a float, a quantized integer or indices, which the result has."""
+    type, a float, a quantized integer, indices or a mask, which the result has."""
 
     name = "nn.where"
     mask = operand_def(TensorType)
@@ -183,8 +183,8 @@ class WhereOp(NNOp):
                 f"{_element(self.mask)}"
             )
         x, y, out = _element(self.x), _element(self.y), _element(self.output)
-        if not (is_float_type(x) or x in (*INTEGER_TYPES, i64)) or y != x or out != x:
+        if not (is_float_type(x) or x in (*INTEGER_TYPES, i64, i1)) or y != x or out != x:
             raise VerifyException(
-                f"nn.where: x, y and the result have one element type, a float or ui8, i8, "
+                f"nn.where: x, y and the result have one element type, a float or i1, ui8, i8, "
                 f"i32, i64; got {x}, {y} and {out}"
             )

@@ -179,6 +179,10 @@ def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
         )
     if any(d != 1 for i, d in enumerate(wanted) if i != axis):
         raise state.fail(f"indices of shape {list(wanted)} for data of shape {list(shape)}")
+    if state.is_constant(node.input[1]):
+        _in_range(
+            state, node, state.constant_array(node.input[1], "indices")[..., None], [shape[axis]]
+        )
     size = [shape[axis]]
     vector = x if len(shape) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, size)))
     state.output(node, state.build(lambda: nn.GatherOp(vector, indices, 0)))
@@ -201,9 +205,7 @@ def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     if indices.ndim == 0 or not 1 <= depth <= len(shape):
         raise state.fail(f"GatherND indices of shape {list(indices.shape)} for {list(shape)} data")
     dims = shape[:depth]
-    normal = np.where(indices < 0, indices + np.array(dims), indices)
-    if ((normal < 0) | (normal >= np.array(dims))).any():
-        raise state.fail(f"GatherND indices out of range for the leading axes {list(dims)}")
+    normal = _in_range(state, node, indices, dims)
     flat = np.ravel_multi_index(tuple(np.moveaxis(normal, -1, 0)), dims).astype(np.int64)
     rows = (math.prod(dims), *shape[depth:])
     table = x if len(dims) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, rows)))

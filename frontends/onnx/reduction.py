@@ -136,16 +136,21 @@ def instance_normalization(state: ImportState, node: onnx.NodeProto, attrs: dict
     per_channel = [shape[1], *[1] * (len(shape) - 2)]
     for index, make, neutral in ((1, nn.MulOp, 1.0), (2, nn.AddOp, 0.0)):
         name = node.input[index]
-        if state.is_constant(name) and (state.constant_array(name, "scale or B") == neutral).all():
-            continue
+        if state.is_constant(name):
+            wanted = state.constant_array(name, "scale or B")
+            _check_per_channel(state, index, list(wanted.shape), shape[1])
+            if (wanted == neutral).all():
+                continue
         value = state.operand(node, index)
-        if list(nn.shape_of(value)) != [shape[1]]:
-            raise state.fail(
-                f"input {index} has shape {list(nn.shape_of(value))}, not [{shape[1]}]"
-            )
+        _check_per_channel(state, index, list(nn.shape_of(value)), shape[1])
         column = state.emit(state.build(functools.partial(nn.ReshapeOp, value, per_channel)))
         result = state.build(functools.partial(make, state.emit(result), column))
     state.output(node, result)
+
+
+def _check_per_channel(state: ImportState, index: int, given: list[int], channels: int) -> None:
+    if given != [channels]:
+        raise state.fail(f"input {index} has shape {given}, not [{channels}]")
 
 
 def lrn(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
@@ -173,7 +178,11 @@ def cumsum(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     axis = state.constant_array(node.input[1], "axis")
     if axis.size != 1 or axis.dtype.kind not in "iu":
         raise state.fail(f"the axis must be one integer, got {axis.dtype} of shape {axis.shape}")
-    exclusive, reverse = bool(attrs.get("exclusive", 0)), bool(attrs.get("reverse", 0))
+    flags = {name: attrs.get(name, 0) for name in ("exclusive", "reverse")}
+    for name, flag in flags.items():
+        if flag not in (0, 1):
+            raise state.fail(f"CumSum's '{name}' must be 0 or 1, got {flag}")
+    exclusive, reverse = bool(flags["exclusive"]), bool(flags["reverse"])
     state.output(
         node, state.build(lambda: nn.CumSumOp(x, int(axis.ravel()[0]), exclusive, reverse))
     )

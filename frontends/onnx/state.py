@@ -40,8 +40,8 @@ NUMPY_TYPES = {
 }
 #: What `ELEMENT_TYPES` says, for messages.
 ELEMENT_TYPES_SAID = (
-    "nnlayout imports float32 tensors, uint8/int8/int32 ones as quantized data, bool ones "
-    "as masks and int64 ones as indices"
+    "nnlayout imports float32 tensors, uint8/int8 ones as quantized data, int32 ones as "
+    "quantized biases or integers, bool ones as masks and int64 ones as indices"
 )
 
 

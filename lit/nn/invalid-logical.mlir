@@ -43,7 +43,7 @@ func.func @where_float_mask(%a: tensor<4xf32>) {
 // -----
 
 func.func @where_mixed(%m: tensor<4xi1>, %a: tensor<4xf32>, %q: tensor<4xui8>) {
-  // expected-error @+1 {{nn.where: x, y and the result have one element type, a float or ui8, i8, i32, i64; got f32, ui8 and f32}}
+  // expected-error @+1 {{nn.where: x, y and the result have one element type, a float or i1, ui8, i8, i32, i64; got f32, ui8 and f32}}
   %0 = nn.where %m, %a, %q : (tensor<4xi1>, tensor<4xf32>, tensor<4xui8>) -> tensor<4xf32>
   func.return
 }
@@ -59,7 +59,7 @@ func.func @where_shape(%m: tensor<3x1xi1>, %a: tensor<4xf32>) {
 // -----
 
 func.func @mask_added(%m: tensor<4xi1>) {
-  // expected-error @+1 {{nn.add: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast makes either f32}}
+  // expected-error @+1 {{nn.add: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast converts either}}
   %0 = nn.add %m, %m : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   func.return
 }
@@ -67,7 +67,7 @@ func.func @mask_added(%m: tensor<4xi1>) {
 // -----
 
 func.func @masks_concatenated(%m: tensor<2x4xi1>) {
-  // expected-error @+1 {{nn.concat: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast makes either f32}}
+  // expected-error @+1 {{nn.concat: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast converts either}}
   %0 = nn.concat %m, %m axis 0 : (tensor<2x4xi1>, tensor<2x4xi1>) -> tensor<4x4xi1>
   func.return
 }

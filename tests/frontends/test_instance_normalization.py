@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 from nnlayout.dialects import nn
@@ -79,10 +80,20 @@ def test_instance_norm_with_a_scale_and_bias_per_channel() -> None:
     assert sum(isinstance(op, nn.LayerNormOp) for op in module.walk()) == 1
 
 
-def test_instance_norm_of_a_matrix_is_refused_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("shape", "scale", "expected"),
+    [
+        ([2, 4], np.ones(4), "the input must have rank 3 or more (N, C, spatial...), got [2, 4]"),
+        ([2, 4, 3], np.ones(3), "input 1 has shape [3], not [4]"),
+        ([2, 4, 3], np.ones((4, 1)), "input 1 has shape [4, 1], not [4]"),
+    ],
+    ids=["a matrix", "a neutral scale of the wrong length", "a neutral scale of rank 2"],
+)
+def test_what_instance_norm_cannot_be_is_refused_in_one_line(
+    tmp_path: Path, shape: list[int], scale: np.ndarray, expected: str
+) -> None:
     nodes = [helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], name="norm")]
-    constants = {"s": np.ones(4, np.float32), "b": np.zeros(4, np.float32)}
-    model = typed_model(nodes, {"x": (F, [2, 4])}, {"y": (F, [2, 4])}, constants)
+    constants = {"s": scale.astype(np.float32), "b": np.zeros(4, np.float32)}
+    model = typed_model(nodes, {"x": (F, shape)}, {"y": (F, shape)}, constants)
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
-    expected = "the input must have rank 3 or more (N, C, spatial...), got [2, 4]"
     assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)

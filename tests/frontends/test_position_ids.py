@@ -160,13 +160,35 @@ def test_int32_products_wrap_as_onnxruntimes() -> None:
     assert ((ids.astype(np.int64) << 30).cumsum() > 2**31).any()  # it does wrap
 
 
-def test_gather_elements_of_a_full_tensor_at_run_time_indices_is_refused(tmp_path: Path) -> None:
-    nodes = [helper.make_node("GatherElements", ["table", "ids"], ["y"], axis=1)]
-    constants = {"table": np.zeros((2, 50), np.int64)}
-    model = typed_model(nodes, {"ids": (I64, [2, T])}, {"y": (I64, [2, T])}, constants)
+@pytest.mark.parametrize(
+    ("node", "inputs", "constants", "expected"),
+    [
+        (
+            helper.make_node("GatherElements", ["table", "ids"], ["y"], axis=1),
+            {"ids": (I64, [2, T])},
+            {"table": np.zeros((2, 50), np.int64)},
+            "GatherElements at indices computed at run time is imported where every axis of "
+            "the data but the gathered one (1) has size 1; the data has shape [2, 50]",
+        ),
+        (
+            helper.make_node("GatherElements", ["table", "ids"], ["y"], axis=1),
+            {"table": (I64, [1, 50])},
+            {"ids": np.array([[*range(T - 1), 50]], np.int64)},
+            "GatherElements indices out of range for the axes [50]",
+        ),
+        (
+            helper.make_node("CumSum", ["x", "axis"], ["y"], reverse=2),
+            {"x": (I64, [2, T])},
+            {"axis": np.array(1, np.int64)},
+            "CumSum's 'reverse' must be 0 or 1, got 2",
+        ),
+    ],
+    ids=["run-time indices into a full tensor", "constant indices out of range", "reverse 2"],
+)
+def test_what_stays_unsupported_is_refused_in_one_line(
+    tmp_path: Path, node: onnx.NodeProto, inputs: dict, constants: dict, expected: str
+) -> None:
+    rows = 1 if "table" in inputs else 2
+    model = typed_model([node], inputs, {"y": (I64, [rows, T])}, constants)
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
-    expected = (
-        "GatherElements at indices computed at run time is imported where every axis of "
-        "the data but the gathered one (1) has size 1; the data has shape [2, 50]"
-    )
     assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)

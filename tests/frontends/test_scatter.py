@@ -134,3 +134,17 @@ def test_scatters_beyond_constant_indices_are_refused_in_one_line(
     model = typed_model([node], inputs, {"y": (F, [4, 3])}, constants)
     done = tool_process("nnlayout-import", onnx_file(model)(tmp_path))
     assert_one_clean_error(done.returncode, done.stdout, done.stderr, expected)
+
+
+def test_a_bool_mask_scattered_into() -> None:
+    """An attention mask with columns 1 and 3 set false by ScatterElements of a run-time
+    bool row: nn.where selects masks as it selects numbers."""
+    nodes = [
+        helper.make_node("Not", ["m"], ["n"]),
+        helper.make_node("ScatterElements", ["n", "columns", "off"], ["y"], axis=1),
+    ]
+    constants = {"columns": np.array([[1, -2]], np.int64)}
+    inputs = {"m": (TensorProto.BOOL, [2, 5]), "off": (TensorProto.BOOL, [1, 2])}
+    model = typed_model(nodes, inputs, {"y": (TensorProto.BOOL, [2, 5])}, constants)
+    mask = RNG.integers(0, 2, (2, 5)).astype(np.bool_)
+    like_onnxruntime_everywhere(model, [mask, np.array([[False, True]])])
