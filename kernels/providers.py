@@ -17,8 +17,9 @@ from nnlayout.kernels.registry import Implementation, Kernel, Registry
 
 # Reference kernels whose result may overwrite operand 0 (element-wise, same size).
 _ELEMENTWISE = (nn.UnaryOp, nn.BinaryOp, nn.SumOp, nn.BatchNormOp)
-# nn.where's writes y (operand 2) first, then x over it where the mask holds.
-_IN_PLACE: dict[type[Operation], int] = {nn.WhereOp: 2}
+# nn.where's writes y (operand 2) first, then x over it where the mask holds; nn.scatter's
+# writes the updates over its data (operand 0).
+_IN_PLACE: dict[type[Operation], int] = {nn.WhereOp: 2, nn.ScatterOp: 0}
 
 
 def reference_kernel(op_type: type[Operation], impl: Implementation) -> Kernel:

@@ -37,6 +37,8 @@ from nnlayout.kernels.reference_movement import (
     gather_into,
     pad,
     resize,
+    scatter,
+    scatter_into,
     slice_,
 )
 from nnlayout.kernels.reference_pooling import avg_pool2d, max_pool2d, pad_spatial, windows
@@ -342,6 +344,7 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.ChannelShuffleOp: channel_shuffle,
     nn.ExpandOp: expand,
     nn.GatherOp: gather,
+    nn.ScatterOp: scatter,
 }
 REFERENCE_KERNELS: dict[type[Operation], Kernel] = {
     **{op: rounded_per_op(kernel) for op, kernel in _FLOAT_KERNELS.items()},
@@ -393,6 +396,7 @@ PREPARED_REFERENCE_KERNELS: dict[
     nn.ReshapeOp: _reshape_into,
     nn.SoftmaxOp: _softmax_into,
     nn.GatherOp: gather_into,
+    nn.ScatterOp: scatter_into,
     **PREPARED_LOGICAL_KERNELS,
 }
 """`prepare` for the reference kernel of these op classes, on plain operands and result."""

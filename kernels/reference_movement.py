@@ -135,8 +135,8 @@ def expand(op: nn.ExpandOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.array(np.broadcast_to(inputs[0], shape_of(op.output)), order="C")
 
 
-def _checked_indices(op: nn.GatherOp, data: np.ndarray, indices: np.ndarray) -> None:
-    """Raises an error at the op for an index outside -size..size-1 of the gathered axis
+def _checked_indices(op: nn.GatherOp | nn.ScatterOp, data: np.ndarray, indices: np.ndarray) -> None:
+    """Raises an error at the op for an index outside -size..size-1 of the indexed axis
     (numpy's take would wrap it, or raise an IndexError that names no op)."""
     axis = op.axis.value.data
     size = data.shape[axis]
@@ -145,7 +145,7 @@ def _checked_indices(op: nn.GatherOp, data: np.ndarray, indices: np.ndarray) -> 
         where = tuple(int(i) for i in np.argwhere(outside)[0])
         raise DiagnosticError(
             op,
-            f"nn.gather: index {int(indices[where])} at {list(where)} of the indices is out "
+            f"{op.name}: index {int(indices[where])} at {list(where)} of the indices is out "
             f"of range for axis {axis} of size {size} (-{size} to {size - 1})",
         )
 
@@ -167,3 +167,32 @@ def gather_into(op: nn.GatherOp, session: BindingSession | None) -> BoundKernel:
         np.take(data, indices, axis=axis, out=out, mode="wrap")
 
     return bound
+
+
+def _scatter(op: nn.ScatterOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    """data into `out` (nothing to copy where the plan put the result over it), then each
+    update's slice at its index, in order: a repeated index keeps the last."""
+    data, indices, updates = inputs
+    _checked_indices(op, data, indices)
+    if not np.shares_memory(out, data):
+        np.copyto(out, data)
+    axis = op.axis.value.data
+    moved, given = np.moveaxis(out, axis, 0), np.moveaxis(updates, axis, 0)
+    normal = np.where(indices < 0, indices + data.shape[axis], indices)
+    if np.unique(normal).size == normal.size:
+        moved[normal] = given
+        return
+    for k, index in enumerate(normal.tolist()):
+        moved[index] = given[k]
+
+
+def scatter(op: nn.ScatterOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """data with its slices along the axis at the indices replaced by the updates'."""
+    out = np.empty_like(inputs[0])
+    _scatter(op, inputs, out)
+    return out
+
+
+def scatter_into(op: nn.ScatterOp, session: BindingSession | None) -> BoundKernel:
+    """`scatter` written into the destination, which may be data's own buffer."""
+    return lambda inputs, out: _scatter(op, inputs, out)

@@ -151,13 +151,14 @@ def argument_specs(function: func.FuncOp) -> list[ArgumentSpec]:
 
 
 def index_bounds(function: func.FuncOp) -> list[int | None]:
-    """For each argument of `function` that some nn.gather reads as its indices (directly,
-    through moves of them, or as an nn.compute's operand or a copy an nn.compute made in
-    planned IR), the smallest size they index; None for the others. (Asked where inputs
-    are made up, `nnlayout-run --random-inputs`: not by every run's argument checks.)"""
+    """For each argument of `function` that some nn.gather or nn.scatter reads as its
+    indices (directly, through moves of them, or as an nn.compute's operand or a copy an
+    nn.compute made in planned IR), the smallest size they index; None for the others.
+    (Asked where inputs are made up, `nnlayout-run --random-inputs`: not by every run's
+    argument checks.)"""
     bounds: dict[SSAValue, int] = {}
     for op in function.walk():
-        if isinstance(op, nn.GatherOp):
+        if isinstance(op, nn.GatherOp | nn.ScatterOp):
             root = _indices_root(op.indices)
             size = nn.shape_of(op.data)[op.axis.value.data]
             bounds[root] = min(size, bounds.get(root, size))

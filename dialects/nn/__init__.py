@@ -26,8 +26,9 @@ is a property. Ops that only move or select elements (`nn.max_pool2d`,
 reshape/flatten, transpose, slice, pad, concat, nearest resize, channel shuffle, expand,
 `nn.constant`) take ui8/i8 data directly and are exact on it: their result has the input's
 parameters. Masks are `i1` tensors, made by `nn.compare` (and constants), read by
-`nn.where`, moved by the reshapes, transpose, slice and expand, and cast to f32
-(`logical.py`). Indices are `i64` (or `i32`) tensors, read by `nn.gather`, moved like masks,
+`nn.where` (which also selects between masks), moved by the reshapes, transpose, slice and
+expand, and cast to f32 (`logical.py`). Indices are `i64` (or `i32`) tensors, read by
+`nn.gather` and `nn.scatter` (which writes at them: a key/value cache), moved like masks,
 and computed on by `nn.add`, `nn.sub`, `nn.mul` and `nn.cumsum` (`NNOp.INTEGER_ARITHMETIC`:
 a language model's position ids made from its ids), wrapping on overflow as ONNX's integers
 do. Mixed element types no op defines (nn.add of ui8 and f32, a qconv2d of an f32 input, an
@@ -129,6 +130,7 @@ from nnlayout.dialects.nn.movement import (
     PadOp,
     ResizeBase,
     ResizeOp,
+    ScatterOp,
     SliceOp,
 )
 from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
@@ -235,6 +237,7 @@ NN = Dialect(
         ChannelShuffleOp,
         ExpandOp,
         GatherOp,
+        ScatterOp,
         CompareOp,
         LogicalOp,
         WhereOp,
@@ -289,6 +292,7 @@ __all__ = [
     "ExpOp",
     "ExpandOp",
     "GatherOp",
+    "ScatterOp",
     "CompareOp",
     "WhereOp",
     "PREDICATES",

@@ -1,5 +1,5 @@
 """Data-movement ops on activations: `nn.slice`, `nn.pad`, `nn.resize`,
-`nn.channel_shuffle`, `nn.expand` and `nn.gather`.
+`nn.channel_shuffle`, `nn.expand`, `nn.gather` and its inverse `nn.scatter`.
 
 Their attributes are static and normalised: a slice names a start, a size and a step for every
 axis (ONNX's Slice, Split and Gather on a constant index all become one), a pad its begin and
@@ -449,26 +449,93 @@ class GatherOp(NNOp):
             )
 
     def verify_element_types(self) -> None:
-        indices = tensor_type(self.indices).element_type
-        if indices not in (i64, i32):
-            raise VerifyException(
-                f"nn.gather: the indices (operand 1) are i64 or i32, got {indices}"
-            )
+        _verify_indexing_types(self.name, self.indices, self.data)
         data, out = tensor_type(self.data).element_type, tensor_type(self.output).element_type
-        if not (is_float_type(data) or data in (*INTEGER_TYPES, *NON_NUMERIC_TYPES)):
-            raise VerifyException(f"nn.gather: cannot gather {data} data")
         if out != data:
             raise VerifyException(
                 f"nn.gather: the result has the data's element type, {data}; got {out}"
             )
 
 
-def gather_shape(data: Shape, indices: Shape, axis: int) -> Shape:
+@irdl_op_definition
+class ScatterOp(NNOp):
+    """`nn.gather`'s inverse, torch's index_copy: `data` with its slices along `axis` at
+    `indices` (i64 or i32, a vector computed at run time; negative ones counted from the end)
+    replaced by `updates`, whose shape is data's with that axis' size the number of indices:
+
+        %c = nn.scatter %cache, %position, %kv axis 2 : (tensor<1x4x64x16xf32>,
+             tensor<1xi64>, tensor<1x4x1x16xf32>) -> tensor<1x4x64x16xf32>
+
+    A key/value cache written at the position of the step (ONNX ScatterND and ScatterElements
+    at indices computed at run time). Where an index repeats, the last update is written;
+    one out of range is an error at run time, named at the op. The result may be written
+    over `data`."""
+
+    ELEMENTS: ClassVar[str] = "any"  # moves elements: exact on quantized data
+
+    name = "nn.scatter"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$data `,` $indices `,` $updates `axis` $axis attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(self, data: Value, indices: Value, updates: Value, axis: int):
+        super().__init__(
+            operands=[data, indices, updates],
+            result_types=[tensor_type(data)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+        self.verify_()
+
+    def result_shape(self) -> Shape:
+        data, indices = shape_of(self.data), shape_of(self.indices)
+        if len(indices) != 1:
+            raise VerifyException(
+                f"nn.scatter: the indices are a vector, got shape {list(indices)}"
+            )
+        axis = self.axis.value.data
+        wanted = gather_shape(data, indices, axis, self.name)
+        if shape_of(self.updates) != wanted:
+            raise VerifyException(
+                f"nn.scatter: updates of shape {list(shape_of(self.updates))} for data of shape "
+                f"{list(data)} at {indices[0]} indices along axis {axis}; expected "
+                f"{list(wanted)}"
+            )
+        return data
+
+    def verify_element_types(self) -> None:
+        _verify_indexing_types(self.name, self.indices, self.data)
+        data = tensor_type(self.data).element_type
+        for name, value in (("updates", self.updates), ("result", self.output)):
+            if tensor_type(value).element_type != data:
+                raise VerifyException(
+                    f"nn.scatter: the {name} have the data's element type, {data}; got "
+                    f"{tensor_type(value).element_type}"
+                )
+
+
+def _verify_indexing_types(name: str, indices: SSAValue, data: SSAValue) -> None:
+    """nn.gather's and nn.scatter's indices are i64 or i32; their data any type nn holds."""
+    index_type = tensor_type(indices).element_type
+    if index_type not in (i64, i32):
+        raise VerifyException(f"{name}: the indices (operand 1) are i64 or i32, got {index_type}")
+    element = tensor_type(data).element_type
+    if not (is_float_type(element) or element in (*INTEGER_TYPES, *NON_NUMERIC_TYPES)):
+        raise VerifyException(f"{name}: cannot index {element} data")
+
+
+def gather_shape(data: Shape, indices: Shape, axis: int, name: str = "nn.gather") -> Shape:
     """The shape of `data` gathered along `axis` (0 <= axis < rank) by indices of shape
     `indices`."""
     if not 0 <= axis < len(data):
         raise VerifyException(
-            f"nn.gather: axis {axis} is not an axis of the rank-{len(data)} data (0 to "
+            f"{name}: axis {axis} is not an axis of the rank-{len(data)} data (0 to "
             f"{len(data) - 1})"
         )
     return (*data[:axis], *indices, *data[axis + 1 :])

@@ -42,6 +42,7 @@ class ConcatOp(NNOp):
     """The inputs joined along `axis`; the other dimensions agree (ONNX Concat)."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves or selects: exact on quantized data
+    NON_NUMERIC: ClassVar[bool] = True  # masks and indices move like any other data
 
     name = "nn.concat"
     inputs = var_operand_def(TensorType)

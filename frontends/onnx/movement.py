@@ -19,7 +19,7 @@ from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
 
 
-def _axis(state: ImportState, axis: int, rank: int) -> int:
+def normal_axis(state: ImportState, axis: int, rank: int) -> int:
     try:
         return nn.normalize_axis("axis", int(axis), rank)
     except VerifyException as error:
@@ -38,7 +38,7 @@ def _text(attrs: dict, name: str, default: str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _sliced(
+def sliced(
     state: ImportState,
     x: SSAValue,
     starts: Sequence[int],
@@ -67,7 +67,11 @@ def slice_node(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         axes, steps = attrs.get("axes"), None
     if begins is None or ends is None or len(begins) != len(ends):
         raise state.fail("Slice needs as many starts as ends")
-    axes = list(range(len(begins))) if axes is None else [_axis(state, a, len(shape)) for a in axes]
+    axes = (
+        list(range(len(begins)))
+        if axes is None
+        else [normal_axis(state, a, len(shape)) for a in axes]
+    )
     steps = [1] * len(begins) if steps is None else steps
     if len({len(begins), len(axes), len(steps)}) != 1 or len(set(axes)) != len(axes):
         raise state.fail(
@@ -83,7 +87,7 @@ def slice_node(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     if sizes == list(shape) and all(s == 1 for s in strides):  # the whole tensor
         state.output(node, x)
         return
-    state.output(node, _sliced(state, x, starts, sizes, strides))
+    state.output(node, sliced(state, x, starts, sizes, strides))
 
 
 # ------------------------------------------------------------------------ Split
@@ -109,14 +113,14 @@ def _split_sizes(state: ImportState, node: onnx.NodeProto, attrs: dict, dim: int
 def split(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
-    axis = _axis(state, attrs.get("axis", 0), len(shape))
+    axis = normal_axis(state, attrs.get("axis", 0), len(shape))
     offset = 0
     for index, size in enumerate(_split_sizes(state, node, attrs, shape[axis])):
         name = node.output[index]
         if name and name in state.read:
             starts, sizes = [0] * len(shape), list(shape)
             starts[axis], sizes[axis] = offset, size
-            state.output(node, _sliced(state, x, starts, sizes, [1] * len(shape)), index)
+            state.output(node, sliced(state, x, starts, sizes, [1] * len(shape)), index)
         offset += size
 
 
@@ -128,7 +132,7 @@ def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     computed at run time (token ids into an embedding table): `nn.gather`."""
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
-    axis = _axis(state, attrs.get("axis", 0), len(shape))
+    axis = normal_axis(state, attrs.get("axis", 0), len(shape))
     if not state.is_constant(node.input[1]):
         indices_value = state.operand(node, 1)
         state.output(node, state.build(lambda: nn.GatherOp(x, indices_value, axis)))
@@ -144,7 +148,7 @@ def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     def part(first: int, count: int, step: int) -> SSAValue:
         starts, sizes, steps = [0] * len(shape), list(shape), [1] * len(shape)
         starts[axis], sizes[axis], steps[axis] = first, count, step
-        return state.emit(_sliced(state, x, starts, sizes, steps))
+        return state.emit(sliced(state, x, starts, sizes, steps))
 
     differences = {b - a for a, b in zip(flat, flat[1:], strict=False)}
     if len(flat) == 1 or (len(differences) == 1 and 0 not in differences):
@@ -169,7 +173,7 @@ def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
     size 1 too, and it is `nn.gather` of the data as a vector."""
     x, indices = state.operand(node, 0), state.operand(node, 1)
     shape, wanted = nn.shape_of(x), nn.shape_of(indices)
-    axis = _axis(state, attrs.get("axis", 0), len(shape))
+    axis = normal_axis(state, attrs.get("axis", 0), len(shape))
     if len(wanted) != len(shape):
         raise state.fail(f"indices of rank {len(wanted)} for data of rank {len(shape)}")
     if any(d != 1 for i, d in enumerate(shape) if i != axis):
@@ -180,7 +184,7 @@ def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
     if any(d != 1 for i, d in enumerate(wanted) if i != axis):
         raise state.fail(f"indices of shape {list(wanted)} for data of shape {list(shape)}")
     if state.is_constant(node.input[1]):
-        _in_range(
+        in_range(
             state, node, state.constant_array(node.input[1], "indices")[..., None], [shape[axis]]
         )
     size = [shape[axis]]
@@ -205,7 +209,7 @@ def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     if indices.ndim == 0 or not 1 <= depth <= len(shape):
         raise state.fail(f"GatherND indices of shape {list(indices.shape)} for {list(shape)} data")
     dims = shape[:depth]
-    normal = _in_range(state, node, indices, dims)
+    normal = in_range(state, node, indices, dims)
     flat = np.ravel_multi_index(tuple(np.moveaxis(normal, -1, 0)), dims).astype(np.int64)
     rows = (math.prod(dims), *shape[depth:])
     table = x if len(dims) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, rows)))
@@ -213,44 +217,7 @@ def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
 
 
-def _constant_indices(state: ImportState, node: onnx.NodeProto) -> np.ndarray:
-    """A scatter's indices (input 1), which must be known at compile time; its reduction
-    must be none."""
-    reduction = next((a.s for a in node.attribute if a.name == "reduction"), b"none")
-    if reduction != b"none":
-        said = reduction.decode(errors="replace")
-        raise state.fail(f"{node.op_type} with reduction '{said}' is not supported")
-    if not state.is_constant(node.input[1]):
-        raise state.fail(
-            f"{node.op_type} indices '{node.input[1]}' must be a constant; they are computed "
-            "at run time"
-        )
-    return state.constant_array(node.input[1], "indices").astype(np.int64)
-
-
-def _scattered(
-    state: ImportState, node: onnx.NodeProto, rows: np.ndarray, inner: list[int]
-) -> None:
-    """The data with row `rows[k]` replaced by update k (the last one where several write a
-    row), the data and the updates seen as rows of shape `inner`: `nn.gather` of the updates
-    at a constant index per row, chosen by `nn.where` of a constant mask over the data."""
-    data, updates = state.operand(node, 0), state.operand(node, 2)
-    shape = list(nn.shape_of(data))
-    count = math.prod(shape) // math.prod(inner)
-    source, written = np.zeros(count, np.int64), np.zeros(count, np.bool_)
-    for update, row in enumerate(rows):
-        source[row], written[row] = update, True
-    name = node.output[0]
-    table = state.emit(state.build(lambda: nn.ReshapeOp(updates, [len(rows), *inner])))
-    at = state.made_constant(f"{name}.sources", source)
-    picked = state.emit(state.build(lambda: nn.GatherOp(table, at, 0)))
-    mask = state.made_constant(f"{name}.written", written.reshape(count, *[1] * len(inner)))
-    base = state.emit(state.build(lambda: nn.ReshapeOp(data, [count, *inner])))
-    chosen = state.emit(state.build(lambda: nn.WhereOp(mask, picked, base)))
-    state.output(node, state.build(lambda: nn.ReshapeOp(chosen, shape)))
-
-
-def _in_range(
+def in_range(
     state: ImportState, node: onnx.NodeProto, indices: np.ndarray, dims: Sequence[int]
 ) -> np.ndarray:
     """`indices` (last axis: one index per axis of `dims`) made non-negative, refused out of
@@ -262,66 +229,40 @@ def _in_range(
     return normal
 
 
-def scatter_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """ScatterND at constant indices (reduction none) into data, or of updates, computed at
-    run time (BART's shift_tokens_right, classic export, writes the token ids shifted by one
-    into zeros): the indices say at compile time which update, if any, each row of the
-    result is; see `_scattered`."""
-    indices = _constant_indices(state, node)
-    shape = list(nn.shape_of(state.operand(node, 0)))
-    depth = indices.shape[-1] if indices.ndim else 0
-    expected = [*indices.shape[:-1], *shape[depth:]]
-    if not 1 <= depth <= len(shape) or list(nn.shape_of(state.operand(node, 2))) != expected:
-        raise state.fail(
-            f"ScatterND indices of shape {list(indices.shape)} and updates of shape "
-            f"{list(nn.shape_of(state.operand(node, 2)))} for data of shape {shape}"
-        )
-    normal = _in_range(state, node, indices.reshape(-1, depth), shape[:depth])
-    rows = np.ravel_multi_index(tuple(normal.T), tuple(shape[:depth]))
-    _scattered(state, node, rows, shape[depth:])
-
-
-def scatter_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """ScatterElements at constant indices (reduction none; the dynamo exporter's
-    `select_scatter`, BART's first decoder token): update p goes to p with its `axis`
-    coordinate replaced by the index at p; see `_scattered`, element by element."""
-    indices = _constant_indices(state, node)
-    shape = list(nn.shape_of(state.operand(node, 0)))
-    axis = _axis(state, attrs.get("axis", 0), len(shape))
-    given = list(nn.shape_of(state.operand(node, 2)))
-    if given != list(indices.shape) or len(given) != len(shape):
-        raise state.fail(
-            f"ScatterElements indices of shape {list(indices.shape)} and updates of shape "
-            f"{given} for data of shape {shape}"
-        )
-    if any(i > d for i, d in zip(given, shape, strict=True)):
-        raise state.fail(f"ScatterElements indices of shape {given} for data of shape {shape}")
-    where = np.indices(given).reshape(len(given), -1)
-    where[axis] = _in_range(state, node, indices.reshape(-1, 1), [shape[axis]]).ravel()
-    _scattered(state, node, np.ravel_multi_index(tuple(where), tuple(shape)), [])
-
-
 def _gather_nd_at_run_time(state: ImportState, node: onnx.NodeProto, x: SSAValue) -> None:
-    """GatherND at indices computed at run time: the flat row of the indexed leading axes is
-    computed in i64, sum over k of index_k * stride_k, each index_k first gathered from
-    0..size_k-1 (which counts a negative one from the end and refuses one out of range, as
-    a flat row could not), then `nn.gather` of those rows."""
+    """GatherND at indices computed at run time: `nn.gather` of the indexed leading axes'
+    flat rows (`run_time_rows`)."""
     indices = state.operand(node, 1)
-    shape, where = nn.shape_of(x), nn.shape_of(indices)
+    shape = nn.shape_of(x)
+    depth = nn.shape_of(indices)[-1] if nn.shape_of(indices) else 0
+    flat = run_time_rows(state, node, indices, shape)
+    table_shape = (math.prod(shape[:depth]), *shape[depth:])
+    table = x if depth == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, table_shape)))
+    state.output(node, state.build(lambda: nn.GatherOp(table, flat, 0)))
+
+
+def run_time_rows(
+    state: ImportState, node: onnx.NodeProto, indices: SSAValue, shape: Sequence[int]
+) -> SSAValue:
+    """The flat rows that indices computed at run time (GatherND's and ScatterND's: the last
+    axis one index per leading axis of `shape`) name, in i64: the sum over k of index_k *
+    stride_k, each index_k first gathered from 0..size_k-1 (which counts a negative one from
+    the end and refuses one out of range, as a flat row could not); shaped as the indices
+    but their last axis."""
+    where = nn.shape_of(indices)
     depth = where[-1] if where else 0
     if not where or not 1 <= depth <= len(shape):
-        raise state.fail(f"GatherND indices of shape {list(where)} for {list(shape)} data")
+        raise state.fail(f"{node.op_type} indices of shape {list(where)} for {list(shape)} data")
     if nn.tensor_type(indices).element_type != nn.ARITHMETIC_INTEGER_TYPES[1]:
-        raise state.fail(f"GatherND indices must be int64, got {nn.tensor_type(indices)}")
+        raise state.fail(f"{node.op_type} indices must be int64, got {nn.tensor_type(indices)}")
     dims, rows = shape[:depth], list(where[:-1])
     flat: SSAValue | None = None
     for k, size in enumerate(dims):
         starts, sizes = [0] * len(where), [*rows, 1]
         starts[-1] = k
-        column = state.emit(_sliced(state, indices, starts, sizes, [1] * len(where)))
+        column = state.emit(sliced(state, indices, starts, sizes, [1] * len(where)))
         column = state.emit(state.build(lambda c=column: nn.ReshapeOp(c, rows)))
-        positions = state.made_constant(f"{node.output[0]}.axis{k}", np.arange(size))
-        index = state.emit(state.build(lambda p=positions, c=column: nn.GatherOp(p, c, 0)))
+        index = checked_indices(state, node, column, size, f".axis{k}")
         stride = state.made_constant(
             f"{node.output[0]}.stride{k}", np.int64(math.prod(dims[k + 1 :]))
         )
@@ -329,9 +270,17 @@ def _gather_nd_at_run_time(state: ImportState, node: onnx.NodeProto, x: SSAValue
         flat = (
             term if flat is None else state.emit(state.build(lambda a=flat, t=term: nn.AddOp(a, t)))
         )
-    table_shape = (math.prod(dims), *shape[depth:])
-    table = x if depth == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, table_shape)))
-    state.output(node, state.build(lambda: nn.GatherOp(table, flat, 0)))
+    assert flat is not None  # depth >= 1
+    return flat
+
+
+def checked_indices(
+    state: ImportState, node: onnx.NodeProto, indices: SSAValue, size: int, suffix: str
+) -> SSAValue:
+    """Run-time indices into an axis of `size`, gathered from 0..size-1: made non-negative,
+    and an error at run time where one is out of range."""
+    positions = state.made_constant(f"{node.output[0]}{suffix}", np.arange(size))
+    return state.emit(state.build(lambda: nn.GatherOp(positions, indices, 0)))
 
 
 # ------------------------------------------------------------------------ Pad
@@ -344,7 +293,7 @@ def _pad_amounts(state: ImportState, node: onnx.NodeProto, attrs: dict, rank: in
         pads, axes = attrs.get("pads", attrs.get("paddings")), None
     if pads is None:
         raise state.fail("Pad needs its pads")
-    axes = list(range(rank)) if axes is None else [_axis(state, a, rank) for a in axes]
+    axes = list(range(rank)) if axes is None else [normal_axis(state, a, rank) for a in axes]
     if len(pads) != 2 * len(axes):
         raise state.fail(f"Pad has {len(pads)} pads for {len(axes)} axes")
     full = [0] * (2 * rank)
@@ -368,7 +317,7 @@ def pad(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     crops = [max(0, -p) for p in pads]
     if any(crops):
         sizes = [d - crops[a] - crops[a + rank] for a, d in enumerate(shape)]
-        x = state.emit(_sliced(state, x, crops[:rank], sizes, [1] * rank))
+        x = state.emit(sliced(state, x, crops[:rank], sizes, [1] * rank))
     positive = [max(0, p) for p in pads]
     if not any(positive):
         state.output(node, x)
@@ -406,7 +355,7 @@ def _resize_target(
     scale_index = 1 if state.opset < 11 else 2
     scales = _floats(state, node, scale_index, "scales")
     sizes = _ints(state, node, 3, "sizes") if state.opset >= 11 else None
-    axes = [_axis(state, a, rank) for a in attrs.get("axes", range(rank))]
+    axes = [normal_axis(state, a, rank) for a in attrs.get("axes", range(rank))]
     if (scales is None) == (sizes is None):
         raise state.fail("Resize needs exactly one of scales and sizes")
     full_scales, full_sizes = [1.0] * rank, list(shape)

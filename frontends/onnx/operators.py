@@ -38,8 +38,6 @@ from nnlayout.frontends.onnx.movement import (
     gather_nd,
     pad,
     resize,
-    scatter_elements,
-    scatter_nd,
     slice_node,
     split,
     upsample,
@@ -63,6 +61,7 @@ from nnlayout.frontends.onnx.reduction import (
     reduce,
 )
 from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
+from nnlayout.frontends.onnx.scatter import scatter_elements, scatter_nd
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
 from nnlayout.frontends.onnx.state import ImportState
 

@@ -1,4 +1,4 @@
-// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand and nn.gather (constant indices in range), and of i64 data elsewhere.
+// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand, nn.gather (constant indices in range) and nn.scatter, and of i64 data elsewhere.
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 
 func.func @slice_out_of_range(%x: tensor<1x8x4x4xf32>) {
@@ -157,5 +157,45 @@ func.func @gather_at_a_constant_index_out_of_range(%t: tensor<5x4xf32>) {
   %i = nn.constant dense<[[1, -6]]> : tensor<1x2xi64>
   // expected-error @+1 {{nn.gather: constant index -6 at [0, 1] is out of range for axis 0 of size 5 (-5 to 4)}}
   %y = nn.gather %t, %i axis 0 : (tensor<5x4xf32>, tensor<1x2xi64>) -> tensor<1x2x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_matrix_indices(%c: tensor<8x4xf32>, %at: tensor<1x1xi64>, %u: tensor<1x4xf32>) {
+  // expected-error @+1 {{nn.scatter: the indices are a vector, got shape [1, 1]}}
+  %0 = nn.scatter %c, %at, %u axis 0 : (tensor<8x4xf32>, tensor<1x1xi64>, tensor<1x4xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_updates_shape(%c: tensor<8x4xf32>, %at: tensor<2xi64>, %u: tensor<1x4xf32>) {
+  // expected-error @+1 {{nn.scatter: updates of shape [1, 4] for data of shape [8, 4] at 2 indices along axis 0; expected [2, 4]}}
+  %0 = nn.scatter %c, %at, %u axis 0 : (tensor<8x4xf32>, tensor<2xi64>, tensor<1x4xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_float_indices(%c: tensor<8x4xf32>, %at: tensor<1xf32>, %u: tensor<1x4xf32>) {
+  // expected-error @+1 {{nn.scatter: the indices (operand 1) are i64 or i32, got f32}}
+  %0 = nn.scatter %c, %at, %u axis 0 : (tensor<8x4xf32>, tensor<1xf32>, tensor<1x4xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_mixed(%c: tensor<8x4xf32>, %at: tensor<1xi64>, %u: tensor<1x4xui8>) {
+  // expected-error @+1 {{nn.scatter: the updates have the data's element type, f32; got ui8}}
+  %0 = nn.scatter %c, %at, %u axis 0 : (tensor<8x4xf32>, tensor<1xi64>, tensor<1x4xui8>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_axis(%c: tensor<8x4xf32>, %at: tensor<1xi64>, %u: tensor<1x4xf32>) {
+  // expected-error @+1 {{nn.scatter: axis 2 is not an axis of the rank-2 data (0 to 1)}}
+  %0 = nn.scatter %c, %at, %u axis 2 : (tensor<8x4xf32>, tensor<1xi64>, tensor<1x4xf32>) -> tensor<8x4xf32>
   func.return
 }

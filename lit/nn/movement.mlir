@@ -1,4 +1,4 @@
-// Round trip of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand and nn.gather, in the pretty and the
+// Round trip of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand, nn.gather and nn.scatter, in the pretty and the
 // generic form.
 // RUN: nnlayout-opt %s | nnlayout-opt | filecheck %s
 // RUN: nnlayout-opt %s --print-op-generic > %t
@@ -38,3 +38,15 @@ func.func @gather(%table: tensor<50x16xf32>, %ids: tensor<1x6xi64>, %x: tensor<2
 // CHECK-NEXT: %1 = nn.gather %x, %idx axis 1 : (tensor<2x5x3xui8>, tensor<2x2xi32>) -> tensor<2x2x2x3xui8>
 // GENERIC-LABEL: "func.func"() <{sym_name = "gather"
 // GENERIC:      %0 = "nn.gather"(%table, %ids) <{axis = 0 : i64}> : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<1x6x16xf32>
+
+// nn.scatter writes the updates' slices along an axis at run-time indices: a key/value cache.
+func.func @scatter(%cache: tensor<1x2x8x4xf32>, %pos: tensor<1xi64>, %k: tensor<1x2x1x4xf32>, %m: tensor<6xi1>, %at: tensor<2xi32>, %v: tensor<2xi1>) -> (tensor<1x2x8x4xf32>, tensor<6xi1>) {
+  %0 = nn.scatter %cache, %pos, %k axis 2 : (tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+  %1 = nn.scatter %m, %at, %v axis 0 : (tensor<6xi1>, tensor<2xi32>, tensor<2xi1>) -> tensor<6xi1>
+  func.return %0, %1 : tensor<1x2x8x4xf32>, tensor<6xi1>
+}
+// CHECK-LABEL: func.func @scatter
+// CHECK:      %0 = nn.scatter %cache, %pos, %k axis 2 : (tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+// CHECK-NEXT: %1 = nn.scatter %m, %at, %v axis 0 : (tensor<6xi1>, tensor<2xi32>, tensor<2xi1>) -> tensor<6xi1>
+// GENERIC-LABEL: "func.func"() <{sym_name = "scatter"
+// GENERIC:      %0 = "nn.scatter"(%cache, %pos, %k) <{axis = 2 : i64}> : (tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>

@@ -1,9 +1,11 @@
 """ScatterND and ScatterElements at constant indices into data, or of updates, computed at run
 time: BART's shift_tokens_right as both of torch's exporters write it (classic: ScatterND of the
 ids shifted by one into zeros, then of the start token; dynamo: slice_scatter and
-select_scatter as ScatterElements), and float rows and elements scattered. Against
-onnxruntime on every target, padding on and off, interpreter and generated module (integers bit
-for bit); run-time indices and reductions are refused in one line."""
+select_scatter as ScatterElements), float rows and elements scattered, and a key/value cache
+written at a position computed at run time as each exporter writes `cache.index_copy(2, pos,
+k)` and `cache[:, :, pos] = k` (`nn.scatter`). Against onnxruntime on every target, padding on
+and off, interpreter and generated module (integers bit for bit); reductions are refused in
+one line, and a run-time index out of range is an error at the node."""
 
 from __future__ import annotations
 
@@ -14,6 +16,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from nnlayout.diagnostics import DiagnosticError
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx import import_model
+from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
     assert_one_clean_error,
     like_onnxruntime_everywhere,
@@ -108,9 +114,9 @@ def test_elements_of_floats_scattered_along_an_inner_axis() -> None:
     ("node", "constants", "expected"),
     [
         (
-            helper.make_node("ScatterND", ["x", "at", "u"], ["y"], name="s"),
+            helper.make_node("ScatterND", ["x", "at", "u"], ["y"], name="s", reduction="max"),
             {},
-            "ScatterND indices 'at' must be a constant; they are computed at run time",
+            "ScatterND with reduction 'max' is not supported",
         ),
         (
             helper.make_node("ScatterND", ["x", "at", "u"], ["y"], name="s", reduction="add"),
@@ -123,7 +129,7 @@ def test_elements_of_floats_scattered_along_an_inner_axis() -> None:
             "ScatterElements indices out of range for the axes [4]",
         ),
     ],
-    ids=["run-time indices", "reduction", "out of range"],
+    ids=["reduction at run-time indices", "reduction", "out of range"],
 )
 def test_scatters_beyond_constant_indices_are_refused_in_one_line(
     tmp_path: Path, node: onnx.NodeProto, constants: dict, expected: str
@@ -148,3 +154,81 @@ def test_a_bool_mask_scattered_into() -> None:
     model = typed_model(nodes, inputs, {"y": (TensorProto.BOOL, [2, 5])}, constants)
     mask = RNG.integers(0, 2, (2, 5)).astype(np.bool_)
     like_onnxruntime_everywhere(model, [mask, np.array([[False, True]])])
+
+
+# ------------------------------------------------ a key/value cache written at run time
+H, S, D = 2, 8, 4
+CACHE = {"cache": (F, [1, H, S, D]), "k": (F, [1, H, 1, D]), "pos": (I64, [1])}
+
+
+def kv_cache_write(form: str) -> onnx.ModelProto:
+    """cache [1, H, S, D] with position `pos` of axis 2 replaced by k [1, H, 1, D], as:
+    "dynamo" (both statements: axis 2 moved first, ScatterND of rows, moved back),
+    "classic index_copy" (ScatterElements at the position expanded over k's shape) and
+    "classic index_put" (ScatterND at the concatenated coordinates of every row)."""
+    constants: dict[str, np.ndarray] = {}
+    if form == "dynamo":
+        constants["axes"] = np.array([1], np.int64)
+        nodes = [
+            helper.make_node("Unsqueeze", ["pos", "axes"], ["at"]),
+            helper.make_node("Transpose", ["cache"], ["moved"], perm=[2, 0, 1, 3]),
+            helper.make_node("Transpose", ["k"], ["rows"], perm=[2, 0, 1, 3]),
+            helper.make_node("ScatterND", ["moved", "at", "rows"], ["written"]),
+            helper.make_node("Transpose", ["written"], ["y"], perm=[1, 2, 0, 3]),
+        ]
+    elif form == "classic index_copy":
+        constants |= {"one": np.ones(4, np.int64), "k_shape": np.array([1, H, 1, D], np.int64)}
+        nodes = [
+            helper.make_node("Reshape", ["pos", "one"], ["p"]),
+            helper.make_node("Expand", ["p", "k_shape"], ["at"]),
+            helper.make_node("ScatterElements", ["cache", "at", "k"], ["y"], axis=2),
+        ]
+    else:
+        constants |= {
+            "batch": np.zeros((1, H, 1, 1), np.int64),
+            "head": np.arange(H, dtype=np.int64).reshape(1, H, 1, 1),
+            "one": np.ones(4, np.int64),
+            "rows": np.array([1, H, 1, 1], np.int64),
+        }
+        nodes = [
+            helper.make_node("Reshape", ["pos", "one"], ["p"]),
+            helper.make_node("Expand", ["p", "rows"], ["position"]),
+            helper.make_node("Concat", ["batch", "head", "position"], ["at"], axis=-1),
+            helper.make_node("ScatterND", ["cache", "at", "k"], ["y"], name="kv"),
+        ]
+    return typed_model(nodes, CACHE, {"y": (F, [1, H, S, D])}, constants)
+
+
+FORMS = ["dynamo", "classic index_copy", "classic index_put"]
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("position", [0, 5, S - 1, -1])
+def test_a_kv_cache_written_at_a_run_time_position_is_onnxruntimes(
+    form: str, position: int
+) -> None:
+    cache = RNG.standard_normal((1, H, S, D)).astype(np.float32)
+    k = RNG.standard_normal((1, H, 1, D)).astype(np.float32)
+    module = like_onnxruntime_everywhere(kv_cache_write(form), [cache, k, np.array([position])])
+    assert sum(isinstance(op, nn.ScatterOp) for op in module.walk()) == 1
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_run_time_position_out_of_range_is_an_error_at_the_node(form: str) -> None:
+    """S on an axis of S: each index is checked before it names a row or element (as a flat
+    row, (0, 1, S) would be row 2 S of 2 S: in range)."""
+    module = import_model(kv_cache_write(form)).module
+    inputs = [np.zeros((1, H, S, D), np.float32), np.ones((1, H, 1, D), np.float32)]
+    with pytest.raises(DiagnosticError, match=rf"index {S} at \[\d+(, \d+)*\] .* size {S}"):
+        Interpreter(module).run([*inputs, np.array([S])])
+
+
+def test_elements_scattered_at_run_time_indices() -> None:
+    """ScatterElements on axis 0 of [4, 3] at indices [2, 3] given at run time (distinct
+    in each column, as onnxruntime requires), one negative: flat elements."""
+    nodes = [helper.make_node("ScatterElements", ["x", "at", "u"], ["y"], axis=0)]
+    inputs = {"x": (F, [4, 3]), "at": (I64, [2, 3]), "u": (F, [2, 3])}
+    model = typed_model(nodes, inputs, {"y": (F, [4, 3])}, {})
+    at = np.array([[3, 0, -1], [1, 2, 0]], np.int64)
+    x, u = RNG.standard_normal((4, 3)), RNG.standard_normal((2, 3))
+    like_onnxruntime_everywhere(model, [x.astype(np.float32), at, u.astype(np.float32)])

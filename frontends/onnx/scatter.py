@@ -1,0 +1,176 @@
+"""ONNX ScatterND and ScatterElements (reduction none).
+
+At constant indices the importer knows which update, if any, each row or element of the
+result is, and writes the scatter as `nn.gather` of the updates and `nn.where` of a constant
+mask (`_scattered`). At indices computed at run time (a key/value cache written at the
+step's position: torch's `cache.index_copy(2, pos, k)` and `cache[:, :, pos] = k`, which the
+dynamo exporter writes as ScatterND, the classic one as ScatterElements and ScatterND), it is
+`nn.scatter` of the updates at the slices, rows or elements the indices name, each index
+range-checked at run time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.movement import (
+    checked_indices,
+    in_range,
+    normal_axis,
+    run_time_rows,
+)
+from nnlayout.frontends.onnx.state import ImportState
+
+
+def _reduction_none(state: ImportState, node: onnx.NodeProto) -> None:
+    reduction = next((a.s for a in node.attribute if a.name == "reduction"), b"none")
+    if reduction != b"none":
+        said = reduction.decode(errors="replace")
+        raise state.fail(f"{node.op_type} with reduction '{said}' is not supported")
+
+
+def _scattered(
+    state: ImportState, node: onnx.NodeProto, rows: np.ndarray, inner: list[int]
+) -> None:
+    """The data with row `rows[k]` replaced by update k (the last one where several write a
+    row), the data and the updates seen as rows of shape `inner`: `nn.gather` of the updates
+    at a constant index per row, chosen by `nn.where` of a constant mask over the data."""
+    data, updates = state.operand(node, 0), state.operand(node, 2)
+    shape = list(nn.shape_of(data))
+    count = math.prod(shape) // math.prod(inner)
+    source, written = np.zeros(count, np.int64), np.zeros(count, np.bool_)
+    for update, row in enumerate(rows):
+        source[row], written[row] = update, True
+    name = node.output[0]
+    table = state.emit(state.build(lambda: nn.ReshapeOp(updates, [len(rows), *inner])))
+    at = state.made_constant(f"{name}.sources", source)
+    picked = state.emit(state.build(lambda: nn.GatherOp(table, at, 0)))
+    mask = state.made_constant(f"{name}.written", written.reshape(count, *[1] * len(inner)))
+    base = state.emit(state.build(lambda: nn.ReshapeOp(data, [count, *inner])))
+    chosen = state.emit(state.build(lambda: nn.WhereOp(mask, picked, base)))
+    state.output(node, state.build(lambda: nn.ReshapeOp(chosen, shape)))
+
+
+def _scattered_at_run_time(
+    state: ImportState, node: onnx.NodeProto, at: SSAValue, axis: int, rows: list[int] | None
+) -> None:
+    """The data with its slices along `axis` at the run-time indices `at` replaced by the
+    updates', as `nn.scatter`; with `rows` (and axis 0), data and updates seen first as
+    rows of that shape."""
+    data, updates = state.operand(node, 0), state.operand(node, 2)
+    shape = list(nn.shape_of(data))
+    count = math.prod(nn.shape_of(at))
+    if rows is not None:
+        data = _reshaped(state, data, [math.prod(shape) // math.prod(rows), *rows])
+        updates = _reshaped(state, updates, [count, *rows])
+    at = _reshaped(state, at, [count])
+    written = state.emit(state.build(lambda: nn.ScatterOp(data, at, updates, axis)))
+    state.output(node, _reshaped(state, written, shape))
+
+
+def _reshaped(state: ImportState, value: SSAValue, shape: list[int]) -> SSAValue:
+    if list(nn.shape_of(value)) == shape:
+        return value
+    return state.emit(state.build(lambda: nn.ReshapeOp(value, shape)))
+
+
+def scatter_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """ScatterND (reduction none): row k of the indexed leading axes replaced by update k.
+    At constant indices (BART's shift_tokens_right, classic export, writes the token ids
+    shifted by one into zeros) see `_scattered`; at run-time ones (a key/value cache written
+    at the step's position), `nn.scatter` at their flat rows."""
+    _reduction_none(state, node)
+    shape = list(nn.shape_of(state.operand(node, 0)))
+    where = list(nn.shape_of(state.operand(node, 1)))
+    depth = where[-1] if where else 0
+    expected = [*where[:-1], *shape[depth:]]
+    if not 1 <= depth <= len(shape) or list(nn.shape_of(state.operand(node, 2))) != expected:
+        raise state.fail(
+            f"ScatterND indices of shape {where} and updates of shape "
+            f"{list(nn.shape_of(state.operand(node, 2)))} for data of shape {shape}"
+        )
+    if not state.is_constant(node.input[1]):
+        rows = run_time_rows(state, node, state.operand(node, 1), shape)
+        _scattered_at_run_time(state, node, rows, 0, shape[depth:])
+        return
+    indices = state.constant_array(node.input[1], "indices").astype(np.int64)
+    normal = in_range(state, node, indices.reshape(-1, depth), shape[:depth])
+    rows = np.ravel_multi_index(tuple(normal.T), tuple(shape[:depth]))
+    _scattered(state, node, rows, shape[depth:])
+
+
+def scatter_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """ScatterElements (reduction none): update p goes to p with its `axis` coordinate
+    replaced by the index at p. At constant indices (the dynamo exporter's `select_scatter`,
+    BART's first decoder token) see `_scattered`, element by element; at run-time ones,
+    `nn.scatter` along the axis where the indices are one vector broadcast over whole slices
+    (the classic exporter's `cache.index_copy(2, pos, k)`), else of elements at their flat
+    positions."""
+    _reduction_none(state, node)
+    shape = list(nn.shape_of(state.operand(node, 0)))
+    axis = normal_axis(state, attrs.get("axis", 0), len(shape))
+    given = list(nn.shape_of(state.operand(node, 2)))
+    where = list(nn.shape_of(state.operand(node, 1)))
+    if given != where or len(given) != len(shape):
+        raise state.fail(
+            f"ScatterElements indices of shape {where} and updates of shape "
+            f"{given} for data of shape {shape}"
+        )
+    if any(i > d for i, d in zip(given, shape, strict=True)):
+        raise state.fail(f"ScatterElements indices of shape {given} for data of shape {shape}")
+    if not state.is_constant(node.input[1]):
+        _scatter_elements_at_run_time(state, node, shape, axis)
+        return
+    indices = state.constant_array(node.input[1], "indices").astype(np.int64)
+    positions = np.indices(given).reshape(len(given), -1)
+    positions[axis] = in_range(state, node, indices.reshape(-1, 1), [shape[axis]]).ravel()
+    _scattered(state, node, np.ravel_multi_index(tuple(positions), tuple(shape)), [])
+
+
+def _scatter_elements_at_run_time(
+    state: ImportState, node: onnx.NodeProto, shape: list[int], axis: int
+) -> None:
+    """ScatterElements at run-time indices, of the updates' shape (`scatter_elements` checked
+    it)."""
+    indices = state.operand(node, 1)
+    if nn.tensor_type(indices).element_type != nn.ARITHMETIC_INTEGER_TYPES[1]:
+        raise state.fail(f"ScatterElements indices must be int64, got {nn.tensor_type(indices)}")
+    given = list(nn.shape_of(indices))
+    vector = _one_index_per_slice(indices, given, shape, axis)
+    if vector is not None:
+        index = checked_indices(state, node, vector, shape[axis], ".positions")
+        _scattered_at_run_time(state, node, index, axis, None)
+        return
+    index = checked_indices(state, node, indices, shape[axis], ".positions")
+    strides = [math.prod(shape[j + 1 :]) for j in range(len(shape))]
+    fixed = sum(np.indices(given)[j] * strides[j] for j in range(len(shape)) if j != axis).astype(
+        np.int64
+    )
+    stride = state.made_constant(f"{node.output[0]}.stride", np.int64(strides[axis]))
+    along = state.emit(state.build(lambda: nn.MulOp(index, stride)))
+    base = state.made_constant(f"{node.output[0]}.base", np.asarray(fixed))
+    flat = state.emit(state.build(lambda: nn.AddOp(along, base)))
+    _scattered_at_run_time(state, node, flat, 0, [])
+
+
+def _one_index_per_slice(
+    indices: SSAValue, given: list[int], shape: list[int], axis: int
+) -> SSAValue | None:
+    """The indices as a vector along `axis` where they are `nn.expand` of one, over updates
+    as large as the data on every other axis (then ScatterElements writes whole slices, torch's
+    index_copy); else None."""
+    owner = indices.owner
+    if not isinstance(owner, nn.ExpandOp):
+        return None
+    source = nn.shape_of(owner.input)
+    if len(source) != len(shape) or source[axis] != given[axis]:
+        return None
+    others = [j for j in range(len(shape)) if j != axis]
+    if any(source[j] != 1 or given[j] != shape[j] for j in others):
+        return None
+    return owner.input
