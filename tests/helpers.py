@@ -26,6 +26,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp, NoneAttr, TensorType, f32
 from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.test_value import create_ssa_value
 
@@ -96,7 +97,7 @@ DEFAULT_PIPELINE = "default-pipeline{{target={target} padding={padding}}}"
 # default-pipeline's passes before select-dispatch (transforms/default_pipeline.py)
 PRE_DISPATCH = (
     "fuse-activations,extend-ranks,fold-batch-norm,fold-pad,split-image-conv,fuse-channel-shuffle,"
-    "nest-concats"
+    "fold-scatter-transposes,nest-concats"
 )
 
 
@@ -108,6 +109,20 @@ def compile_module(
     compiled = module.clone()
     spec = pipeline.format(target=target, padding=str(padding).lower())
     run_pipeline(parse_pipeline(spec, get_all_passes()), make_context(), compiled)
+    return compiled
+
+
+def compiled_without(
+    module: ModuleOp, target: str, padding: bool, left_out: type[ModulePass]
+) -> ModuleOp:
+    """A copy of `module` through the default pipeline's passes but `left_out` (the program
+    a pass is compared with)."""
+    from nnlayout.transforms.default_pipeline import DefaultPipelinePass
+
+    compiled = module.clone()
+    for one_pass in DefaultPipelinePass(target=target, padding=padding).passes():
+        if not isinstance(one_pass, left_out):
+            one_pass.apply(make_context(), compiled)
     return compiled
 
 

@@ -73,6 +73,9 @@ _PASSES: dict[str, str] = {
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
     "split-image-conv": "nnlayout.transforms.split_image_conv:SplitImageConvPass",
     "fuse-channel-shuffle": "nnlayout.transforms.fuse_channel_shuffle:FuseChannelShufflePass",
+    "fold-scatter-transposes": (
+        "nnlayout.transforms.fold_scatter_transposes:FoldScatterTransposesPass"
+    ),
     "fuse-activations": "nnlayout.transforms.fuse_activations:FuseActivationsPass",
     "nest-concats": "nnlayout.transforms.nest_concats:NestConcatsPass",
     "convert-to-bf16": "nnlayout.transforms.convert_bf16:ConvertToBf16Pass",

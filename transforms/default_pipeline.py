@@ -6,29 +6,28 @@ fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gel
 while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model's
 dequantize -> op -> quantize becomes one quantized op) -> tabulate-qbinary (a qmul or qadd
 of two functions of one 8-bit value, onnxruntime's swish and hardswish, becomes one table of
-it) -> fuse-integer-scale (a dynamic
-quantization's MatMulInteger -> Cast -> Mul becomes one nn.matmul_integer_to_float) ->
-extend-ranks (operands of
-broadcasting element-wise ops get the result's rank) -> fold-batch-norm (a batch norm after a
-convolution becomes part of its weight and bias) -> fold-pad (a zero pad before a convolution
-becomes part of its pads) -> split-image-conv (a 7x7 stem over the image becomes one
-convolution per input channel, summed: short float32 sums, as onnxruntime's) ->
-fuse-channel-shuffle (ShuffleNet's Reshape-Transpose-Reshape
-becomes one op) -> nest-concats (a concat repeating an earlier concat's inputs takes its
+it) -> fuse-integer-scale (a dynamic quantization's MatMulInteger -> Cast -> Mul becomes one
+nn.matmul_integer_to_float) -> extend-ranks (operands of broadcasting element-wise ops get
+the result's rank) -> fold-batch-norm (a batch norm after a convolution becomes part of its
+weight and bias) -> fold-pad (a zero pad before a convolution becomes part of its pads) ->
+split-image-conv (a 7x7 stem over the image becomes one convolution per input channel,
+summed: short float32 sums, as onnxruntime's) -> fuse-channel-shuffle (ShuffleNet's
+Reshape-Transpose-Reshape becomes one op) -> fold-scatter-transposes (a scatter between a
+transpose and its inverse, the dynamo exporter's key/value cache write, scatters along the
+original axis) -> nest-concats (a concat repeating an earlier concat's inputs takes its
 result: DenseNet's flat concats become a chain that bufferize places in one buffer) -> with
-`bf16=true` (or NNLAYOUT_BF16=1 with the command-line tools),
-convert-to-bf16 (f32 ops whose kernels compute bf16 become bf16 ops, with casts at the
-boundaries; a no-op with a remark on a target without bf16 kernels) -> select-dispatch
-(every op gets its
-kernel) -> fuse-post-ops (a convolution absorbs the add and activation after it where its
-kernel can) -> fuse-matmul-post-ops (a matrix product absorbs its bias add and activation
-likewise) -> with `activation-format=auto`, blocked-stem (on `host` in NHWC, the stem
-convolutions up to a 16-channel result run in nChw16c, reading the input directly) ->
-insert-layouts (reorders around kernels that
-want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs cancel) ->
-fold-constants (weights packed at compile time) -> bufferize (buffers with explicit padding,
-halos and in-place concats) -> plan-memory (one arena, in-place kernels overwrite their
-input). `verify=true` then checks the plan with verify-memory-plan (which changes nothing);
+`bf16=true` (or NNLAYOUT_BF16=1 with the command-line tools), convert-to-bf16 (f32 ops whose
+kernels compute bf16 become bf16 ops, with casts at the boundaries; a no-op with a remark on
+a target without bf16 kernels) -> select-dispatch (every op gets its kernel) ->
+fuse-post-ops (a convolution absorbs the add and activation after it where its kernel can)
+-> fuse-matmul-post-ops (a matrix product absorbs its bias add and activation likewise) ->
+with `activation-format=auto`, blocked-stem (on `host` in NHWC, the stem convolutions up to
+a 16-channel result run in nChw16c, reading the input directly) -> insert-layouts (reorders
+around kernels that want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs
+cancel) -> fold-constants (weights packed at compile time) -> bufferize (buffers with
+explicit padding, halos and in-place concats) -> plan-memory (one arena, in-place kernels
+overwrite their input). `verify=true` then checks the plan with verify-memory-plan (which
+changes nothing);
 `report=true` and `svg="FILE"` are plan-memory's: the plan printed to stderr and drawn.
 
 The target and padding go to select-dispatch alone, which records them on the module
@@ -53,6 +52,7 @@ from nnlayout.transforms.fold_batch_norm import FoldBatchNormPass
 from nnlayout.transforms.fold_constants import FoldConstantsPass
 from nnlayout.transforms.fold_pad import FoldPadPass
 from nnlayout.transforms.fold_qdq import FoldQdqPass
+from nnlayout.transforms.fold_scatter_transposes import FoldScatterTransposesPass
 from nnlayout.transforms.fuse_activations import FuseActivationsPass
 from nnlayout.transforms.fuse_channel_shuffle import FuseChannelShufflePass
 from nnlayout.transforms.fuse_integer_scale import FuseIntegerScalePass
@@ -93,6 +93,7 @@ class DefaultPipelinePass(ModulePass):
             FoldPadPass(),
             SplitImageConvPass(),
             FuseChannelShufflePass(),
+            FoldScatterTransposesPass(),
             NestConcatsPass(),
             *((ConvertToBf16Pass(self.target, self.padding, self.remarks),) if self.bf16 else ()),
             SelectDispatchPass(self.target, self.padding, self.remarks, self.activation_format),

@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import ModuleOp
 from nnlayout.dialects import nn
 from nnlayout.dialects.plan import ARENA_BYTES, LOWER_BOUND_BYTES
 from nnlayout.frontends.onnx.importer import import_to_files
-from nnlayout.ir.context import make_context
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
@@ -25,24 +24,15 @@ from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     assert_close,
     compile_module,
+    compiled_without,
     onnx_model,
     onnxruntime_outputs,
     random_inputs,
     swept,
 )
-from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 from nnlayout.transforms.nest_concats import NestConcatsPass
 
 RNG = np.random.default_rng(0)
-
-
-def flat_compiled(module: ModuleOp, target: str, padding: bool) -> ModuleOp:
-    """`module` through the default pipeline without nest-concats: its concats as exported."""
-    compiled = module.clone()
-    for one_pass in DefaultPipelinePass(target=target, padding=padding).passes():
-        if not isinstance(one_pass, NestConcatsPass):
-            one_pass.apply(make_context(), compiled)
-    return compiled
 
 
 def _batch_norm(name: str, source: str, channels: int) -> tuple[list, dict[str, np.ndarray]]:
@@ -140,7 +130,7 @@ def test_before_and_after_on_every_target(tmp_path: Path) -> None:
     (want,) = onnxruntime_outputs(model, inputs)
     pairs = swept(ALL_TARGETS, b"nest-concats")
     for target, padding in pairs + [("avx512", True)] * (("avx512", True) not in pairs):
-        flat = flat_compiled(module, target, padding)
+        flat = compiled_without(module, target, padding, NestConcatsPass)
         nested = compile_module(module, target, padding, DEFAULT_PIPELINE)
         for compiled in (flat, nested):
             for got in (

@@ -1,0 +1,90 @@
+"""fold-scatter-transposes (transforms/fold_scatter_transposes.py) on an attention step as
+torch's dynamo exporter writes it: the key cache written at the step's position (transposed to
+put the position axis first, ScatterND, transposed back), then read by the query's product.
+Before and after the pass give the same bits on every target, padding on and off,
+interpreter and generated module, and onnxruntime's result; after it no transpose of the
+cache is left and the arena is no larger."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+from xdsl.dialects.builtin import ModuleOp
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.plan import ARENA_BYTES
+from nnlayout.frontends.onnx import import_model
+from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.helpers import (
+    ALL_TARGETS,
+    DEFAULT_PIPELINE,
+    assert_close,
+    compile_module,
+    compiled_without,
+    onnxruntime_outputs,
+    swept,
+    typed_model,
+)
+from nnlayout.transforms.fold_scatter_transposes import FoldScatterTransposesPass
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+H, S, D = 2, 16, 8
+RNG = np.random.default_rng(4)
+
+
+def attention_step() -> onnx.ModelProto:
+    """keys = cache with position `pos` replaced by k (dynamo's index_put); scores = q @ keys^T."""
+    nodes = [
+        helper.make_node("Unsqueeze", ["pos", "axes"], ["at"]),
+        helper.make_node("Transpose", ["cache"], ["moved"], perm=[2, 0, 1, 3]),
+        helper.make_node("Transpose", ["k"], ["rows"], perm=[2, 0, 1, 3]),
+        helper.make_node("ScatterND", ["moved", "at", "rows"], ["written"]),
+        helper.make_node("Transpose", ["written"], ["keys"], perm=[1, 2, 0, 3]),
+        helper.make_node("Transpose", ["keys"], ["keys_t"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["q", "keys_t"], ["scores"]),
+    ]
+    inputs = {
+        "cache": (F, [1, H, S, D]),
+        "k": (F, [1, H, 1, D]),
+        "q": (F, [1, H, 1, D]),
+        "pos": (I64, [1]),
+    }
+    outputs = {"scores": (F, [1, H, 1, S])}
+    return typed_model(nodes, inputs, outputs, {"axes": np.array([1], np.int64)})
+
+
+def transposes(module: ModuleOp) -> int:
+    return sum(isinstance(op, nn.TransposeOp) for op in module.walk())
+
+
+def _interpreted(module: ModuleOp, inputs: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    return Interpreter(module).run(inputs)
+
+
+def arena(module: ModuleOp) -> int:
+    (function,) = [op for op in module.walk() if op.name == "func.func"]
+    return function.attributes[ARENA_BYTES].value.data  # type: ignore[attr-defined]
+
+
+def test_the_folded_cache_write_computes_the_same_bits_everywhere() -> None:
+    model = attention_step()
+    module = import_model(model, inline_limit=1 << 20).module
+    for position in (0, 9, -1):
+        inputs = [
+            RNG.standard_normal((1, H, S, D)).astype(np.float32),
+            RNG.standard_normal((1, H, 1, D)).astype(np.float32),
+            RNG.standard_normal((1, H, 1, D)).astype(np.float32),
+            np.array([position], np.int64),
+        ]
+        (want,) = onnxruntime_outputs(model, inputs)
+        for target, padding in swept(ALL_TARGETS, f"scatter {position}".encode()):
+            before = compiled_without(module, target, padding, FoldScatterTransposesPass)
+            after = compile_module(module, target, padding, DEFAULT_PIPELINE)
+            assert transposes(before) - transposes(after) == 3, target
+            assert arena(after) <= arena(before), (target, padding)
+            for run in (_interpreted, run_generated):
+                (got_before,), (got_after,) = run(before, inputs), run(after, inputs)
+                np.testing.assert_array_equal(got_after, got_before)
+                assert_close(want, got_after)
