@@ -1,4 +1,5 @@
-"""The torch models `language_models.py` exports: written here as minGPT and BERT write them,
+"""The torch models `language_models.py` exports: written here as minGPT and BERT write them
+(and a GPT-2 decoding step with a static key/value cache, as users write one for export),
 or transformers' own GPT-2 and BERT (randomly initialised from their configurations, nothing
 downloaded). Imported only there: it needs torch, and transformers for the latter (the
 `models` extra)."""
@@ -29,6 +30,26 @@ class Attention(nn.Module):
         y = (scores.softmax(-1) @ v).transpose(1, 2).contiguous().view(b, t, c)
         return self.proj(y)
 
+    def step(
+        self, x: torch.Tensor, bias: torch.Tensor, cache: tuple[torch.Tensor, ...], put: bool
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One token [1, 1, C] attending over the key and value caches [1, H, T, C/H] with
+        its own written at the position `cache[2]` ([1]): by `index_copy`, or by an indexed
+        assignment with `put`. Returns the result and the two caches written."""
+        b, t, c = x.shape
+        q, k, v = (
+            s.view(b, t, HEADS, c // HEADS).transpose(1, 2) for s in self.qkv(x).split(c, dim=2)
+        )
+        keys, values, pos = cache
+        if put:
+            keys, values = keys.clone(), values.clone()
+            keys[:, :, pos], values[:, :, pos] = k, v
+        else:
+            keys, values = keys.index_copy(2, pos, k), values.index_copy(2, pos, v)
+        scores = (q @ keys.transpose(-2, -1)) * (1.0 / (c // HEADS) ** 0.5) + bias
+        y = (scores.softmax(-1) @ values).transpose(1, 2).contiguous().view(b, t, c)
+        return self.proj(y), keys, values
+
 
 class GptBlock(nn.Module):
     def __init__(self, width: int) -> None:
@@ -39,6 +60,9 @@ class GptBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
         x = x + self.attention(self.ln1(x), bias)
+        return self.feed_forward(x)
+
+    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + self.out(functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
 
@@ -63,6 +87,34 @@ class Gpt(nn.Module):
         for block in self.blocks:
             x = block(x, bias)
         return self.head(self.ln(x))
+
+
+class GptStep(Gpt):
+    """One step of GPT-2 decoding with a static key/value cache, as users write it for
+    export: the logits [1, 1, vocabulary] of the token id [1, 1] at position `pos` ([1],
+    int64), and the key and value caches [layers, 1, H, T, width / H] with that position
+    written (`index_copy`, or `cache[:, :, pos] = k` with `put`); the positions after `pos`
+    are hidden from the scores."""
+
+    def __init__(self, vocabulary: int, width: int, length: int, layers: int, put: bool) -> None:
+        super().__init__(vocabulary, width, length, layers)
+        self.put = put
+
+    def forward(  # type: ignore[override]
+        self, ids: torch.Tensor, pos: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        length = keys.shape[3]
+        x = self.wte(ids) + self.wpe(pos)
+        later = torch.arange(length) > pos
+        bias = torch.zeros(1, 1, 1, length).masked_fill(later, float("-inf"))
+        written: list[tuple[torch.Tensor, torch.Tensor]] = []
+        for i, block in enumerate(self.blocks):
+            cache = (keys[i], values[i], pos)
+            a, k, v = block.attention.step(block.ln1(x), bias, cache, self.put)
+            x = block.feed_forward(x + a)
+            written.append((k, v))
+        new_keys, new_values = (torch.stack(c) for c in zip(*written, strict=True))
+        return self.head(self.ln(x)), new_keys, new_values
 
 
 class BertLayer(nn.Module):

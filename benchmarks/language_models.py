@@ -1,15 +1,19 @@
 """Language models as users write them in torch, given token ids, through nnlayout and
 onnxruntime at 1 thread.
 
-    python -m nnlayout.benchmarks.language_models                 # six models, both exporters
+    python -m nnlayout.benchmarks.language_models                 # eight models, both exporters
     python -m nnlayout.benchmarks.language_models --models gpt --layers 2 --markdown
     python -m nnlayout.benchmarks.language_models --check-targets ref,avx2,avx512,onednn,host
 
-Six models (seeded, eval mode). Two written here in torch the way minGPT and BERT write them:
-`gpt`, a GPT-2 decoder (token and position embeddings, causal `masked_fill`, tanh GELU, the
-output layer tied to the token table), given `ids` [1, T]; `bert`, a BERT encoder (token,
+Eight models (seeded, eval mode). Two written here in torch the way minGPT and BERT write
+them: `gpt`, a GPT-2 decoder (token and position embeddings, causal `masked_fill`, tanh GELU,
+the output layer tied to the token table), given `ids` [1, T]; `bert`, a BERT encoder (token,
 position and token-type embeddings, its int64 attention mask made an additive bias, `(1 -
-mask.float()) * -10000`, exact GELU, a tanh pooler), given `ids`, `mask` and `types`. And
+mask.float()) * -10000`, exact GELU, a tanh pooler), given `ids`, `mask` and `types`. Two
+decoding steps of that GPT-2 with a static key/value cache of T positions, as users write one
+for export: `gpt-step` (the token's keys and values written at `pos` by `index_copy`) and
+`gpt-step-put` (by `cache[:, :, pos] = k`), given one token id, `pos` (3/4 of T) and the
+caches [layers, 1, 12, T, width / 12], returning the logits and the caches written. And
 transformers' own, randomly initialised from their configurations: `hf-gpt2`
 (GPT2LMHeadModel's logits), `hf-bert` (BertModel's last hidden state; transformers builds
 its attention mask from the int64 one with Cast to bool, And, GatherND or Gather, and tests
@@ -60,7 +64,9 @@ from nnlayout.lowering.to_numpy import generated_module
 from nnlayout.reports.census import kernel_census
 from nnlayout.runtime.binding import relative_difference
 
-MODELS = ("gpt", "bert", "hf-gpt2", "hf-bert", "hf-roberta", "hf-llama")
+MODELS = ("gpt", "bert", "gpt-step", "gpt-step-put", "hf-gpt2", "hf-bert", "hf-roberta", "hf-llama")
+#: The decoding steps: their key/value caches' positions.
+STEPS = ("gpt-step", "gpt-step-put")
 EXPORTERS = ("classic", "dynamo")
 COLUMNS = (
     "model",
@@ -80,12 +86,25 @@ def torch_model(name: str, args: argparse.Namespace) -> tuple[Any, dict[str, np.
     """The seeded torch module `name` in eval mode, and its inputs by name."""
     import torch
 
-    from nnlayout.benchmarks.language_model_code import CAUSAL, Bert, Gpt, Transformers
+    from nnlayout.benchmarks.language_model_code import (
+        CAUSAL,
+        HEADS,
+        Bert,
+        Gpt,
+        GptStep,
+        Transformers,
+    )
 
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     ids = rng.integers(0, args.vocabulary, (1, args.length), dtype=np.int64)
     sizes = (args.vocabulary, args.width, args.length, args.layers)
+    if name in STEPS:  # one token at 3/4 of the cache, the caches seeded
+        cache = (args.layers, 1, HEADS, args.length, args.width // HEADS)
+        keys, values = (rng.standard_normal(cache).astype(np.float32) for _ in range(2))
+        pos = np.array([args.length * 3 // 4], np.int64)
+        step = GptStep(*sizes, put=name == "gpt-step-put")
+        return step.eval(), {"ids": ids[:, :1], "pos": pos, "keys": keys, "values": values}
     if name.startswith("hf-"):
         model = Transformers(name, *sizes)
     else:
@@ -141,13 +160,14 @@ def export(
     model, inputs = torch_model(name, args)
     path = folder / f"{name}-{exporter}.onnx"
     tensors = tuple(torch.from_numpy(x) for x in inputs.values())
+    names = ["y"] if name not in STEPS else ["y", "keys_out", "values_out"]
     options = {"dynamo": exporter == "dynamo"} | (
         {} if exporter == "dynamo" else {"opset_version": 17}
     )
     with torch.no_grad(), warnings.catch_warnings(), _stdout_to_stderr():
         warnings.simplefilter("ignore")  # torch's notes on its exporters, not on this model
         torch.onnx.export(
-            model, tensors, str(path), input_names=list(inputs), output_names=["y"], **options
+            model, tensors, str(path), input_names=list(inputs), output_names=names, **options
         )
     return path, inputs
 

@@ -72,7 +72,7 @@ class FoldScatterTransposes(RewritePattern):
         else:
             back = nn.TransposeOp(updates, list(ints(op.perm)))
             back.location = op.location
-            rewriter.insert_op(back, InsertPoint.before(op))
+            rewriter.insert(back, InsertPoint.before(op))
             updates = back.output
         axis = perm[scatter.axis.value.data]
         folded = nn.ScatterOp(inner.input, scatter.indices, updates, axis)

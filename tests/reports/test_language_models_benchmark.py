@@ -1,5 +1,6 @@
 """benchmarks/language_models.py: one line where torch is missing, its argument checks, and
-(with torch, the `models` extra) a small GPT and BERT through both exporters, its table
+(with torch, the `models` extra) a small GPT, BERT and GPT decoding step with a static
+key/value cache (both ways of writing it) through both exporters, its table
 within 1e-4 of onnxruntime on every target."""
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def test_without_torch_it_says_so_in_one_line(
     [
         (
             ["--models", "llama"],
-            "unknown: llama (known: gpt, bert, hf-gpt2, hf-bert, hf-roberta, hf-llama)",
+            "unknown: llama (known: gpt, bert, gpt-step, gpt-step-put, hf-gpt2, hf-bert, hf-roberta, "
+            "hf-llama)",
         ),
         (["--exporters", "jit"], "unknown: jit (known: classic, dynamo)"),
         (["--width", "100"], "--width a multiple of 12"),
@@ -69,11 +71,12 @@ SMALL += ["--check-targets", "ref,avx2,avx512,onednn,host", "--repeats", "2", "-
     not _installed("torch", "onnxscript"), reason="exporting needs the models extra"
 )
 def test_small_models_through_both_exporters(capsys: pytest.CaptureFixture[str]) -> None:
-    assert language_models.main(["--models", "gpt,bert", *SMALL]) == 0
+    models = ("gpt", "bert", "gpt-step", "gpt-step-put")
+    assert language_models.main(["--models", ",".join(models), *SMALL]) == 0
     out = capsys.readouterr().out
-    rows = [line.split() for line in out.splitlines() if line.startswith(("gpt", "bert"))]
+    rows = [line.split() for line in out.splitlines() if line.startswith(models)]
     assert [(r[0], r[1], r[2]) for r in rows] == [
-        (m, e, "yes") for m in ("gpt", "bert") for e in ("classic", "dynamo")
+        (m, e, "yes") for m in models for e in ("classic", "dynamo")
     ]
     assert all(float(r[4]) <= 1e-4 for r in rows), out
 
