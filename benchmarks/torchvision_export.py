@@ -152,11 +152,22 @@ def build(model: str, quantizable: bool = False) -> object:
         extra = {"quantize": False}
     name = f"quantized_{model}" if quantizable else model
     net = torchvision.models.get_model(name, weights=None, **extra)
+    calibrated(net, image_size(model))
+    if model in SEGMENTATION:
+        net = _out_only(net)
+    return net
+
+
+def calibrated(net: object, size: int) -> None:
+    """`net` (a torch module) with its batch norms' running statistics set from a few seeded
+    random batches of size x size images and its all-zero layer weights given random values
+    (see the module's docstring), in eval mode."""
+    import torch
+
     batch_norms = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     momenta = [m.momentum for m in batch_norms]
     for m in batch_norms:
         m.momentum = None  # a cumulative average over the calibration batches
-    size = image_size(model)
     generator = torch.Generator().manual_seed(1)
     net.train()
     with torch.no_grad():
@@ -166,9 +177,6 @@ def build(model: str, quantizable: bool = False) -> object:
         m.momentum = momentum
     net.eval()
     _randomise_zero_weights(net)
-    if model in SEGMENTATION:
-        net = _out_only(net)
-    return net
 
 
 def _randomise_zero_weights(net: object) -> None:

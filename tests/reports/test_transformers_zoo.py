@@ -7,20 +7,20 @@ import importlib.util
 
 import pytest
 
-from nnlayout.benchmarks import transformers_zoo
+from nnlayout.benchmarks import export_census, transformers_zoo
 
 
 def test_without_transformers_it_says_so_in_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(transformers_zoo, "missing_packages", lambda: ["torch"])
+    monkeypatch.setattr(export_census, "missing_packages", lambda: ["torch"])
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(SystemExit) as exit_:
         transformers_zoo.main(["--models", "bert"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
-    assert "exporting transformers' models needs torch, transformers" in err
+    assert "exporting the transformers models needs torch, transformers" in err
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_bad_arguments_are_refused(
     capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
 ) -> None:
     with pytest.raises(SystemExit) as exit_:
-        transformers_zoo.arguments(argv)
+        export_census.arguments(argv, "", transformers_zoo.MODELS)
     assert exit_.value.code == 2
     assert expected in capsys.readouterr().err
 
