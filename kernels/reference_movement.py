@@ -169,9 +169,14 @@ def gather_into(op: nn.GatherOp, session: BindingSession | None) -> BoundKernel:
     return bound
 
 
+#: nn.scatter's reductions: the ufunc whose `at` combines each update with what is there.
+_SCATTER_REDUCTIONS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
 def _scatter(op: nn.ScatterOp, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
     """data into `out` (nothing to copy where the plan put the result over it), then each
-    update's slice at its index, in order: a repeated index keeps the last."""
+    update's slice at its index, in order: a repeated index keeps the last, or, with a
+    reduction, combines them all (`ufunc.at`, unbuffered)."""
     data, indices, updates = inputs
     _checked_indices(op, data, indices)
     if not np.shares_memory(out, data):
@@ -179,11 +184,13 @@ def _scatter(op: nn.ScatterOp, inputs: Sequence[np.ndarray], out: np.ndarray) ->
     axis = op.axis.value.data
     moved, given = np.moveaxis(out, axis, 0), np.moveaxis(updates, axis, 0)
     normal = np.where(indices < 0, indices + data.shape[axis], indices)
-    if np.unique(normal).size == normal.size:
+    if op.combined is not None:
+        _SCATTER_REDUCTIONS[op.combined].at(moved, normal, given)
+    elif np.unique(normal).size == normal.size:
         moved[normal] = given
-        return
-    for k, index in enumerate(normal.tolist()):
-        moved[index] = given[k]
+    else:
+        for k, index in enumerate(normal.tolist()):
+            moved[index] = given[k]
 
 
 def scatter(op: nn.ScatterOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

@@ -306,12 +306,6 @@ def expected_refusals(case: Case) -> list[str]:
         ):
             reasons.append("training-mode")
         reasons.extend(_movement_refusals(node))
-        if (
-            not case.folded
-            and node.op_type in ("ScatterND", "ScatterElements")
-            and any(a.name == "reduction" and a.s != b"none" for a in node.attribute)
-        ):
-            reasons.append("with reduction")
         if node.op_type == "GatherND" and any(
             a.name == "batch_dims" and a.i for a in node.attribute
         ):

@@ -32,6 +32,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -40,6 +41,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.nn.base import (
+    ARITHMETIC_INTEGER_TYPES,
     INTEGER_TYPES,
     NON_NUMERIC_TYPES,
     NNOp,
@@ -431,22 +433,7 @@ class GatherOp(NNOp):
 
     def verify_(self) -> None:
         super().verify_()
-        self._verify_constant_indices()
-
-    def _verify_constant_indices(self) -> None:
-        """Inline constant indices are checked here, not when the op runs: out of range, the
-        IR itself is wrong (a run-time index is checked by the kernels)."""
-        owner = self.indices.owner
-        if not isinstance(owner, ConstantOp) or owner.value is None:
-            return
-        indices, size = owner.inline_array(), shape_of(self.data)[self.axis.value.data]
-        outside = (indices < -size) | (indices >= size)
-        if outside.any():
-            where = [int(i) for i in np.argwhere(outside)[0]]
-            raise VerifyException(
-                f"nn.gather: constant index {int(indices[tuple(where)])} at {where} is out of "
-                f"range for axis {self.axis.value.data} of size {size} (-{size} to {size - 1})"
-            )
+        _verify_constant_indices(self, self.indices, self.data)
 
     def verify_element_types(self) -> None:
         _verify_indexing_types(self.name, self.indices, self.data)
@@ -468,10 +455,13 @@ class ScatterOp(NNOp):
 
     A key/value cache written at the position of the step (ONNX ScatterND and ScatterElements
     at indices computed at run time). Where an index repeats, the last update is written;
-    one out of range is an error at run time, named at the op. The result may be written
-    over `data`."""
+    with a `reduction` (ONNX's add, mul, max, min: torch's index_add and scatter_reduce), each
+    update is combined with what is there instead, one after another, so that repeated
+    indices accumulate. An index out of range is an error at run time, named at the op. The
+    result may be written over `data`."""
 
     ELEMENTS: ClassVar[str] = "any"  # moves elements: exact on quantized data
+    REDUCTIONS: ClassVar[tuple[str, ...]] = ("add", "mul", "max", "min")
 
     name = "nn.scatter"
     data = operand_def(TensorType)
@@ -479,19 +469,34 @@ class ScatterOp(NNOp):
     updates = operand_def(TensorType)
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
+    reduction = opt_prop_def(StringAttr)
     traits = traits_def(Pure())
     assembly_format = (
-        "$data `,` $indices `,` $updates `axis` $axis attr-dict `:` "
+        "$data `,` $indices `,` $updates `axis` $axis (`reduction` $reduction^)? attr-dict `:` "
         "functional-type(operands, results)"
     )
 
-    def __init__(self, data: Value, indices: Value, updates: Value, axis: int):
+    def __init__(
+        self, data: Value, indices: Value, updates: Value, axis: int, reduction: str | None = None
+    ):
+        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
+        if reduction is not None:
+            properties["reduction"] = StringAttr(reduction)
         super().__init__(
             operands=[data, indices, updates],
             result_types=[tensor_type(data)],
-            properties={"axis": IntegerAttr(axis, i64)},
+            properties=properties,
         )
         self.verify_()
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_constant_indices(self, self.indices, self.data)
+
+    @property
+    def combined(self) -> str | None:
+        """The reduction, or None where updates replace the data."""
+        return None if self.reduction is None else self.reduction.data
 
     def result_shape(self) -> Shape:
         data, indices = shape_of(self.data), shape_of(self.indices)
@@ -512,12 +517,39 @@ class ScatterOp(NNOp):
     def verify_element_types(self) -> None:
         _verify_indexing_types(self.name, self.indices, self.data)
         data = tensor_type(self.data).element_type
+        if self.combined is not None:
+            if self.combined not in self.REDUCTIONS:
+                raise VerifyException(
+                    f"nn.scatter: unknown reduction '{self.combined}' (add, mul, max or min)"
+                )
+            if not (is_float_type(data) or data in ARITHMETIC_INTEGER_TYPES):
+                raise VerifyException(
+                    f"nn.scatter: reduction '{self.combined}' computes on floats, i32 or i64, "
+                    f"got {data} data"
+                )
         for name, value in (("updates", self.updates), ("result", self.output)):
             if tensor_type(value).element_type != data:
                 raise VerifyException(
                     f"nn.scatter: the {name} have the data's element type, {data}; got "
                     f"{tensor_type(value).element_type}"
                 )
+
+
+def _verify_constant_indices(op: NNOp, indices: SSAValue, data: SSAValue) -> None:
+    """Inline constant indices of nn.gather and nn.scatter are checked here, not when the op
+    runs: out of range, the IR itself is wrong (a run-time index is checked by the kernels)."""
+    owner = indices.owner
+    if not isinstance(owner, ConstantOp) or owner.value is None:
+        return
+    axis = op.properties["axis"].value.data  # type: ignore[attr-defined]
+    values, size = owner.inline_array(), shape_of(data)[axis]
+    outside = (values < -size) | (values >= size)
+    if outside.any():
+        where = [int(i) for i in np.argwhere(outside)[0]]
+        raise VerifyException(
+            f"{op.name}: constant index {int(values[tuple(where)])} at {where} is out of "
+            f"range for axis {axis} of size {size} (-{size} to {size - 1})"
+        )
 
 
 def _verify_indexing_types(name: str, indices: SSAValue, data: SSAValue) -> None:

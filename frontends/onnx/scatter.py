@@ -1,12 +1,13 @@
-"""ONNX ScatterND and ScatterElements (reduction none).
+"""ONNX ScatterND and ScatterElements.
 
-At constant indices the importer knows which update, if any, each row or element of the
-result is, and writes the scatter as `nn.gather` of the updates and `nn.where` of a constant
-mask (`_scattered`). At indices computed at run time (a key/value cache written at the
-step's position: torch's `cache.index_copy(2, pos, k)` and `cache[:, :, pos] = k`, which the
-dynamo exporter writes as ScatterND, the classic one as ScatterElements and ScatterND), it is
-`nn.scatter` of the updates at the slices, rows or elements the indices name, each index
-range-checked at run time.
+At constant indices and with no reduction the importer knows which update, if any, each row
+or element of the result is, and writes the scatter as `nn.gather` of the updates and
+`nn.where` of a constant mask (`_scattered`). At indices computed at run time (a key/value
+cache written at the step's position: torch's `cache.index_copy(2, pos, k)` and `cache[:, :,
+pos] = k`, which the dynamo exporter writes as ScatterND, the classic one as ScatterElements
+and ScatterND), it is `nn.scatter` of the updates at the slices, rows or elements the
+indices name, each index range-checked at run time; so is a scatter with a reduction (add,
+mul, max, min: torch's index_add and scatter_reduce), at constant indices too.
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ from nnlayout.frontends.onnx.movement import (
 from nnlayout.frontends.onnx.state import ImportState
 
 
-def _reduction_none(state: ImportState, node: onnx.NodeProto) -> None:
+def _reduction(state: ImportState, node: onnx.NodeProto) -> str | None:
+    """The scatter's reduction (add, mul, max or min), or None for none."""
     reduction = next((a.s for a in node.attribute if a.name == "reduction"), b"none")
-    if reduction != b"none":
-        said = reduction.decode(errors="replace")
+    said = reduction.decode(errors="replace")
+    if said == "none":
+        return None
+    if said not in nn.ScatterOp.REDUCTIONS:
         raise state.fail(f"{node.op_type} with reduction '{said}' is not supported")
+    return said
 
 
 def _scattered(
@@ -57,11 +62,17 @@ def _scattered(
 
 
 def _scattered_at_run_time(
-    state: ImportState, node: onnx.NodeProto, at: SSAValue, axis: int, rows: list[int] | None
+    state: ImportState,
+    node: onnx.NodeProto,
+    at: SSAValue,
+    axis: int,
+    rows: list[int] | None,
+    reduction: str | None,
 ) -> None:
-    """The data with its slices along `axis` at the run-time indices `at` replaced by the
-    updates', as `nn.scatter`; with `rows` (and axis 0), data and updates seen first as
-    rows of that shape."""
+    """The data with its slices along `axis` at the indices `at` (computed at run time, or
+    constants where a reduction combines them) replaced by, or combined with, the updates',
+    as `nn.scatter`; with `rows` (and axis 0), data and updates seen first as rows of that
+    shape."""
     data, updates = state.operand(node, 0), state.operand(node, 2)
     shape = list(nn.shape_of(data))
     count = math.prod(nn.shape_of(at))
@@ -69,8 +80,8 @@ def _scattered_at_run_time(
         data = _reshaped(state, data, [math.prod(shape) // math.prod(rows), *rows])
         updates = _reshaped(state, updates, [count, *rows])
     at = _reshaped(state, at, [count])
-    written = state.emit(state.build(lambda: nn.ScatterOp(data, at, updates, axis)))
-    state.output(node, _reshaped(state, written, shape))
+    written = state.build(lambda: nn.ScatterOp(data, at, updates, axis, reduction))
+    state.output(node, _reshaped(state, state.emit(written), shape))
 
 
 def _reshaped(state: ImportState, value: SSAValue, shape: list[int]) -> SSAValue:
@@ -80,11 +91,12 @@ def _reshaped(state: ImportState, value: SSAValue, shape: list[int]) -> SSAValue
 
 
 def scatter_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """ScatterND (reduction none): row k of the indexed leading axes replaced by update k.
-    At constant indices (BART's shift_tokens_right, classic export, writes the token ids
-    shifted by one into zeros) see `_scattered`; at run-time ones (a key/value cache written
-    at the step's position), `nn.scatter` at their flat rows."""
-    _reduction_none(state, node)
+    """ScatterND: row k of the indexed leading axes replaced by (or, with a reduction,
+    combined with) update k. At constant indices with no reduction (BART's shift_tokens_right,
+    classic export, writes the token ids shifted by one into zeros) see `_scattered`;
+    otherwise (a key/value cache written at the step's position) `nn.scatter` at their flat
+    rows."""
+    reduction = _reduction(state, node)
     shape = list(nn.shape_of(state.operand(node, 0)))
     where = list(nn.shape_of(state.operand(node, 1)))
     depth = where[-1] if where else 0
@@ -96,22 +108,26 @@ def scatter_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         )
     if not state.is_constant(node.input[1]):
         rows = run_time_rows(state, node, state.operand(node, 1), shape)
-        _scattered_at_run_time(state, node, rows, 0, shape[depth:])
+        _scattered_at_run_time(state, node, rows, 0, shape[depth:], reduction)
         return
     indices = state.constant_array(node.input[1], "indices").astype(np.int64)
     normal = in_range(state, node, indices.reshape(-1, depth), shape[:depth])
-    rows = np.ravel_multi_index(tuple(normal.T), tuple(shape[:depth]))
-    _scattered(state, node, rows, shape[depth:])
+    flat = np.ravel_multi_index(tuple(normal.T), tuple(shape[:depth]))
+    if reduction is None:
+        _scattered(state, node, flat, shape[depth:])
+        return
+    at = state.made_constant(f"{node.output[0]}.rows", flat.astype(np.int64))
+    _scattered_at_run_time(state, node, at, 0, shape[depth:], reduction)
 
 
 def scatter_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """ScatterElements (reduction none): update p goes to p with its `axis` coordinate
-    replaced by the index at p. At constant indices (the dynamo exporter's `select_scatter`,
-    BART's first decoder token) see `_scattered`, element by element; at run-time ones,
-    `nn.scatter` along the axis where the indices are one vector broadcast over whole slices
-    (the classic exporter's `cache.index_copy(2, pos, k)`), else of elements at their flat
-    positions."""
-    _reduction_none(state, node)
+    """ScatterElements: update p goes to (or, with a reduction, is combined with what is at)
+    p with its `axis` coordinate replaced by the index at p. At constant indices with no
+    reduction (the dynamo exporter's `select_scatter`, BART's first decoder token) see
+    `_scattered`, element by element; otherwise `nn.scatter` along the axis where the
+    indices are one vector broadcast over whole slices (the classic exporter's
+    `cache.index_copy(2, pos, k)`), else of elements at their flat positions."""
+    reduction = _reduction(state, node)
     shape = list(nn.shape_of(state.operand(node, 0)))
     axis = normal_axis(state, attrs.get("axis", 0), len(shape))
     given = list(nn.shape_of(state.operand(node, 2)))
@@ -124,16 +140,21 @@ def scatter_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> N
     if any(i > d for i, d in zip(given, shape, strict=True)):
         raise state.fail(f"ScatterElements indices of shape {given} for data of shape {shape}")
     if not state.is_constant(node.input[1]):
-        _scatter_elements_at_run_time(state, node, shape, axis)
+        _scatter_elements_at_run_time(state, node, shape, axis, reduction)
         return
     indices = state.constant_array(node.input[1], "indices").astype(np.int64)
     positions = np.indices(given).reshape(len(given), -1)
     positions[axis] = in_range(state, node, indices.reshape(-1, 1), [shape[axis]]).ravel()
-    _scattered(state, node, np.ravel_multi_index(tuple(positions), tuple(shape)), [])
+    flat = np.ravel_multi_index(tuple(positions), tuple(shape))
+    if reduction is None:
+        _scattered(state, node, flat, [])
+        return
+    at = state.made_constant(f"{node.output[0]}.positions", flat.astype(np.int64))
+    _scattered_at_run_time(state, node, at, 0, [], reduction)
 
 
 def _scatter_elements_at_run_time(
-    state: ImportState, node: onnx.NodeProto, shape: list[int], axis: int
+    state: ImportState, node: onnx.NodeProto, shape: list[int], axis: int, reduction: str | None
 ) -> None:
     """ScatterElements at run-time indices, of the updates' shape (`scatter_elements` checked
     it)."""
@@ -144,18 +165,18 @@ def _scatter_elements_at_run_time(
     vector = _one_index_per_slice(indices, given, shape, axis)
     if vector is not None:
         index = checked_indices(state, node, vector, shape[axis], ".positions")
-        _scattered_at_run_time(state, node, index, axis, None)
+        _scattered_at_run_time(state, node, index, axis, None, reduction)
         return
     index = checked_indices(state, node, indices, shape[axis], ".positions")
     strides = [math.prod(shape[j + 1 :]) for j in range(len(shape))]
-    fixed = sum(np.indices(given)[j] * strides[j] for j in range(len(shape)) if j != axis).astype(
-        np.int64
-    )
+    fixed = np.zeros(given, np.int64)
+    for j, coordinates in enumerate(np.indices(given)):
+        fixed += 0 if j == axis else coordinates * strides[j]
     stride = state.made_constant(f"{node.output[0]}.stride", np.int64(strides[axis]))
     along = state.emit(state.build(lambda: nn.MulOp(index, stride)))
     base = state.made_constant(f"{node.output[0]}.base", np.asarray(fixed))
     flat = state.emit(state.build(lambda: nn.AddOp(along, base)))
-    _scattered_at_run_time(state, node, flat, 0, [])
+    _scattered_at_run_time(state, node, flat, 0, [], reduction)
 
 
 def _one_index_per_slice(

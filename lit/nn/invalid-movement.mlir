@@ -199,3 +199,28 @@ func.func @scatter_axis(%c: tensor<8x4xf32>, %at: tensor<1xi64>, %u: tensor<1x4x
   %0 = nn.scatter %c, %at, %u axis 2 : (tensor<8x4xf32>, tensor<1xi64>, tensor<1x4xf32>) -> tensor<8x4xf32>
   func.return
 }
+
+// -----
+
+func.func @scatter_unknown_reduction(%c: tensor<8xf32>, %at: tensor<1xi64>, %u: tensor<1xf32>) {
+  // expected-error @+1 {{nn.scatter: unknown reduction 'sum' (add, mul, max or min)}}
+  %0 = nn.scatter %c, %at, %u axis 0 reduction "sum" : (tensor<8xf32>, tensor<1xi64>, tensor<1xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_reduction_of_quantized(%c: tensor<8xui8>, %at: tensor<1xi64>, %u: tensor<1xui8>) {
+  // expected-error @+1 {{nn.scatter: reduction 'add' computes on floats, i32 or i64, got ui8 data}}
+  %0 = nn.scatter %c, %at, %u axis 0 reduction "add" : (tensor<8xui8>, tensor<1xi64>, tensor<1xui8>) -> tensor<8xui8>
+  func.return
+}
+
+// -----
+
+func.func @scatter_constant_out_of_range(%c: tensor<8xf32>, %u: tensor<2xf32>) {
+  %at = nn.constant dense<[1, -9]> : tensor<2xi64>
+  // expected-error @+1 {{nn.scatter: constant index -9 at [1] is out of range for axis 0 of size 8 (-8 to 7)}}
+  %0 = nn.scatter %c, %at, %u axis 0 : (tensor<8xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<8xf32>
+  func.return
+}

@@ -39,14 +39,17 @@ func.func @gather(%table: tensor<50x16xf32>, %ids: tensor<1x6xi64>, %x: tensor<2
 // GENERIC-LABEL: "func.func"() <{sym_name = "gather"
 // GENERIC:      %0 = "nn.gather"(%table, %ids) <{axis = 0 : i64}> : (tensor<50x16xf32>, tensor<1x6xi64>) -> tensor<1x6x16xf32>
 
-// nn.scatter writes the updates' slices along an axis at run-time indices: a key/value cache.
-func.func @scatter(%cache: tensor<1x2x8x4xf32>, %pos: tensor<1xi64>, %k: tensor<1x2x1x4xf32>, %m: tensor<6xi1>, %at: tensor<2xi32>, %v: tensor<2xi1>) -> (tensor<1x2x8x4xf32>, tensor<6xi1>) {
+// nn.scatter writes the updates' slices along an axis at run-time indices (a key/value
+// cache), or combines them with a reduction.
+func.func @scatter(%cache: tensor<1x2x8x4xf32>, %pos: tensor<1xi64>, %k: tensor<1x2x1x4xf32>, %m: tensor<6xi1>, %at: tensor<2xi32>, %v: tensor<2xi1>, %n: tensor<6xi64>, %w: tensor<2xi64>) -> (tensor<1x2x8x4xf32>, tensor<6xi1>, tensor<6xi64>) {
   %0 = nn.scatter %cache, %pos, %k axis 2 : (tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
   %1 = nn.scatter %m, %at, %v axis 0 : (tensor<6xi1>, tensor<2xi32>, tensor<2xi1>) -> tensor<6xi1>
-  func.return %0, %1 : tensor<1x2x8x4xf32>, tensor<6xi1>
+  %2 = nn.scatter %n, %at, %w axis 0 reduction "add" : (tensor<6xi64>, tensor<2xi32>, tensor<2xi64>) -> tensor<6xi64>
+  func.return %0, %1, %2 : tensor<1x2x8x4xf32>, tensor<6xi1>, tensor<6xi64>
 }
 // CHECK-LABEL: func.func @scatter
 // CHECK:      %0 = nn.scatter %cache, %pos, %k axis 2 : (tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
 // CHECK-NEXT: %1 = nn.scatter %m, %at, %v axis 0 : (tensor<6xi1>, tensor<2xi32>, tensor<2xi1>) -> tensor<6xi1>
+// CHECK-NEXT: %2 = nn.scatter %n, %at, %w axis 0 reduction "add" : (tensor<6xi64>, tensor<2xi32>, tensor<2xi64>) -> tensor<6xi64>
 // GENERIC-LABEL: "func.func"() <{sym_name = "scatter"
 // GENERIC:      %0 = "nn.scatter"(%cache, %pos, %k) <{axis = 2 : i64}> : (tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>

@@ -4,8 +4,10 @@ ids shifted by one into zeros, then of the start token; dynamo: slice_scatter an
 select_scatter as ScatterElements), float rows and elements scattered, and a key/value cache
 written at a position computed at run time as each exporter writes `cache.index_copy(2, pos,
 k)` and `cache[:, :, pos] = k` (`nn.scatter`). Against onnxruntime on every target, padding on
-and off, interpreter and generated module (integers bit for bit); reductions are refused in
-one line, and a run-time index out of range is an error at the node."""
+and off, interpreter and generated module (integers bit for bit); with each reduction (add,
+mul, max, min: repeated indices accumulate), at constant and run-time indices; an unknown
+reduction is refused in one line, and a run-time index out of range is an error at the
+node."""
 
 from __future__ import annotations
 
@@ -114,14 +116,14 @@ def test_elements_of_floats_scattered_along_an_inner_axis() -> None:
     ("node", "constants", "expected"),
     [
         (
-            helper.make_node("ScatterND", ["x", "at", "u"], ["y"], name="s", reduction="max"),
+            helper.make_node("ScatterND", ["x", "at", "u"], ["y"], name="s", reduction="sum"),
             {},
-            "ScatterND with reduction 'max' is not supported",
+            "ScatterND with reduction 'sum' is not supported",
         ),
         (
-            helper.make_node("ScatterND", ["x", "at", "u"], ["y"], name="s", reduction="add"),
+            helper.make_node("ScatterND", ["x", "at", "u"], ["y"], name="s", reduction="or"),
             {"at": np.array([[1]], np.int64)},
-            "ScatterND with reduction 'add' is not supported",
+            "ScatterND with reduction 'or' is not supported",
         ),
         (
             helper.make_node("ScatterElements", ["x", "at", "u"], ["y"], name="s", axis=0),
@@ -129,7 +131,7 @@ def test_elements_of_floats_scattered_along_an_inner_axis() -> None:
             "ScatterElements indices out of range for the axes [4]",
         ),
     ],
-    ids=["reduction at run-time indices", "reduction", "out of range"],
+    ids=["unknown reduction at run-time indices", "unknown reduction", "out of range"],
 )
 def test_scatters_beyond_constant_indices_are_refused_in_one_line(
     tmp_path: Path, node: onnx.NodeProto, constants: dict, expected: str
@@ -232,3 +234,31 @@ def test_elements_scattered_at_run_time_indices() -> None:
     at = np.array([[3, 0, -1], [1, 2, 0]], np.int64)
     x, u = RNG.standard_normal((4, 3)), RNG.standard_normal((2, 3))
     like_onnxruntime_everywhere(model, [x.astype(np.float32), at, u.astype(np.float32)])
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("known", [True, False], ids=["constant indices", "run-time indices"])
+def test_scatter_nd_reductions_accumulate_repeated_rows(reduction: str, known: bool) -> None:
+    """Rows 1, -3 (1 again) and 3 of [4, 3] combined with three update rows."""
+    nodes = [helper.make_node("ScatterND", ["x", "at", "u"], ["y"], reduction=reduction)]
+    at = np.array([[1], [-3], [3]], np.int64)
+    inputs = {"x": (F, [4, 3]), "u": (F, [3, 3])} | ({} if known else {"at": (I64, [3, 1])})
+    model = typed_model(nodes, inputs, {"y": (F, [4, 3])}, {"at": at} if known else {})
+    x, u = RNG.standard_normal((4, 3)), RNG.standard_normal((3, 3))
+    given = [x.astype(np.float32), u.astype(np.float32), *([] if known else [at])]
+    module = like_onnxruntime_everywhere(model, given)
+    assert sum(isinstance(op, nn.ScatterOp) for op in module.walk()) == 1
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("known", [True, False], ids=["constant indices", "run-time indices"])
+def test_scatter_elements_reductions_on_int64(reduction: str, known: bool) -> None:
+    """ScatterElements on axis 1 of int64 [2, 4] with repeated indices, exactly."""
+    nodes = [
+        helper.make_node("ScatterElements", ["x", "at", "u"], ["y"], axis=1, reduction=reduction)
+    ]
+    at = np.array([[0, 0, 3], [2, -2, 1]], np.int64)
+    inputs = {"x": (I64, [2, 4]), "u": (I64, [2, 3])} | ({} if known else {"at": (I64, [2, 3])})
+    model = typed_model(nodes, inputs, {"y": (I64, [2, 4])}, {"at": at} if known else {})
+    x, u = RNG.integers(-9, 9, (2, 4)), RNG.integers(-9, 9, (2, 3))
+    like_onnxruntime_everywhere(model, [x, u, *([] if known else [at])])
