@@ -262,3 +262,13 @@ def test_scatter_elements_reductions_on_int64(reduction: str, known: bool) -> No
     model = typed_model(nodes, inputs, {"y": (I64, [2, 4])}, {"at": at} if known else {})
     x, u = RNG.integers(-9, 9, (2, 4)), RNG.integers(-9, 9, (2, 3))
     like_onnxruntime_everywhere(model, [x, u, *([] if known else [at])])
+
+
+def test_elements_scattered_into_a_vector_at_run_time_indices() -> None:
+    """Rank 1: the flat positions are the indices themselves (no other axis to add)."""
+    nodes = [helper.make_node("ScatterElements", ["x", "at", "u"], ["y"], axis=0)]
+    inputs = {"x": (F, [6]), "at": (I64, [3]), "u": (F, [3])}
+    model = typed_model(nodes, inputs, {"y": (F, [6])}, {})
+    x, u = RNG.standard_normal(6), RNG.standard_normal(3)
+    at = np.array([4, -6, 2], np.int64)
+    like_onnxruntime_everywhere(model, [x.astype(np.float32), at, u.astype(np.float32)])
