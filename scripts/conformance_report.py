@@ -310,8 +310,6 @@ def expected_refusals(case: Case) -> list[str]:
             a.name == "batch_dims" and a.i for a in node.attribute
         ):
             reasons.append("GatherND with batch_dims other than 0")
-        if node.op_type == "GatherElements" and not case.folded:  # the suite's data: 2-D, 3-D
-            reasons.append("GatherElements at indices computed at run time is imported where")
         if any(a.name == "block_size" and a.i for a in node.attribute):
             reasons.append("block-wise quantization is not supported")
         if node.op_type == "Pow" and _constant_size(case, node.input[1]) != 1:

@@ -167,29 +167,49 @@ def gather(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 
 def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """GatherElements at indices computed at run time (at constant ones it folds), where every
-    axis of the data but the gathered one has size 1 (transformers' buffered token type ids,
-    [1, 512], read at RoBERTa's computed position ids): then the indices' other axes have
-    size 1 too, and it is `nn.gather` of the data as a vector."""
+    """GatherElements of data computed at run time (of constants it folds): element p of the
+    result is the data's at p with its `axis` coordinate replaced by the index at p. Where
+    every axis of the data but that one has size 1 (transformers' buffered token type ids,
+    [1, 512], read at RoBERTa's computed position ids), `nn.gather` of the data as a vector at
+    the indices; otherwise at their flat positions (`flat_positions`)."""
     x, indices = state.operand(node, 0), state.operand(node, 1)
-    shape, wanted = nn.shape_of(x), nn.shape_of(indices)
+    shape, wanted = list(nn.shape_of(x)), list(nn.shape_of(indices))
     axis = normal_axis(state, attrs.get("axis", 0), len(shape))
-    if len(wanted) != len(shape):
-        raise state.fail(f"indices of rank {len(wanted)} for data of rank {len(shape)}")
-    if any(d != 1 for i, d in enumerate(shape) if i != axis):
-        raise state.fail(
-            f"GatherElements at indices computed at run time is imported where every axis of "
-            f"the data but the gathered one ({axis}) has size 1; the data has shape {list(shape)}"
-        )
-    if any(d != 1 for i, d in enumerate(wanted) if i != axis):
-        raise state.fail(f"indices of shape {list(wanted)} for data of shape {list(shape)}")
+    if len(wanted) != len(shape) or any(
+        i > d for j, (i, d) in enumerate(zip(wanted, shape, strict=True)) if j != axis
+    ):
+        raise state.fail(f"indices of shape {wanted} for data of shape {shape}")
     if state.is_constant(node.input[1]):
         in_range(
             state, node, state.constant_array(node.input[1], "indices")[..., None], [shape[axis]]
         )
-    size = [shape[axis]]
-    vector = x if len(shape) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, size)))
-    state.output(node, state.build(lambda: nn.GatherOp(vector, indices, 0)))
+    vector = [math.prod(shape)]
+    if all(d == 1 for i, d in enumerate(shape) if i != axis):
+        at = indices
+    else:
+        at = flat_positions(state, node, indices, shape, axis)
+    table = x if len(shape) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, vector)))
+    state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
+
+
+def flat_positions(
+    state: ImportState, node: onnx.NodeProto, indices: SSAValue, shape: Sequence[int], axis: int
+) -> SSAValue:
+    """The flat positions in data of `shape` that GatherElements' and ScatterElements' run-time
+    indices name: each position p of the indices with its `axis` coordinate replaced by the
+    index there (checked, `checked_indices`), in i64, shaped as the indices."""
+    if nn.tensor_type(indices).element_type != nn.ARITHMETIC_INTEGER_TYPES[1]:
+        raise state.fail(f"{node.op_type} indices must be int64, got {nn.tensor_type(indices)}")
+    given = list(nn.shape_of(indices))
+    index = checked_indices(state, node, indices, shape[axis], ".positions")
+    strides = [math.prod(shape[j + 1 :]) for j in range(len(shape))]
+    fixed = np.zeros(given, np.int64)
+    for j, coordinates in enumerate(np.indices(given)):
+        fixed += 0 if j == axis else coordinates * strides[j]
+    stride = state.made_constant(f"{node.output[0]}.stride", np.int64(strides[axis]))
+    along = state.emit(state.build(lambda: nn.MulOp(index, stride)))
+    base = state.made_constant(f"{node.output[0]}.base", fixed)
+    return state.emit(state.build(lambda: nn.AddOp(along, base)))
 
 
 def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.movement import (
     checked_indices,
+    flat_positions,
     in_range,
     normal_axis,
     run_time_rows,
@@ -137,7 +138,7 @@ def scatter_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> N
             f"ScatterElements indices of shape {where} and updates of shape "
             f"{given} for data of shape {shape}"
         )
-    if any(i > d for i, d in zip(given, shape, strict=True)):
+    if any(i > d for j, (i, d) in enumerate(zip(given, shape, strict=True)) if j != axis):
         raise state.fail(f"ScatterElements indices of shape {given} for data of shape {shape}")
     if not state.is_constant(node.input[1]):
         _scatter_elements_at_run_time(state, node, shape, axis, reduction)
@@ -159,23 +160,13 @@ def _scatter_elements_at_run_time(
     """ScatterElements at run-time indices, of the updates' shape (`scatter_elements` checked
     it)."""
     indices = state.operand(node, 1)
-    if nn.tensor_type(indices).element_type != nn.ARITHMETIC_INTEGER_TYPES[1]:
-        raise state.fail(f"ScatterElements indices must be int64, got {nn.tensor_type(indices)}")
     given = list(nn.shape_of(indices))
     vector = _one_index_per_slice(indices, given, shape, axis)
     if vector is not None:
         index = checked_indices(state, node, vector, shape[axis], ".positions")
         _scattered_at_run_time(state, node, index, axis, None, reduction)
         return
-    index = checked_indices(state, node, indices, shape[axis], ".positions")
-    strides = [math.prod(shape[j + 1 :]) for j in range(len(shape))]
-    fixed = np.zeros(given, np.int64)
-    for j, coordinates in enumerate(np.indices(given)):
-        fixed += 0 if j == axis else coordinates * strides[j]
-    stride = state.made_constant(f"{node.output[0]}.stride", np.int64(strides[axis]))
-    along = state.emit(state.build(lambda: nn.MulOp(index, stride)))
-    base = state.made_constant(f"{node.output[0]}.base", np.asarray(fixed))
-    flat = state.emit(state.build(lambda: nn.AddOp(along, base)))
+    flat = flat_positions(state, node, indices, shape, axis)
     _scattered_at_run_time(state, node, flat, 0, [], reduction)
 
 

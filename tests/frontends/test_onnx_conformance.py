@@ -33,12 +33,11 @@ def test_every_operator_has_passing_cases(op: str) -> None:
         and each folded shape operator by one that folds and matches, unless onnx ships no
         float32 case of it (Einsum's are all double or bfloat16: its own tests,
         tests/frontends/test_matmul_patterns.py, check it against onnxruntime). Cast's converter
-        takes only float32 to float32, of which the suite has no case: its folded cases count;
-        so do GatherElements', whose cases gather from data with more than the gathered axis
-        (its run-time form: tests/frontends/test_position_ids.py). The
+        takes only float32 to float32, of which the suite has no case: its folded cases count.
+        The
     suite's QuantizeLinear, DequantizeLinear and QLinear* cases pass their scales as graph inputs,
     which nnlayout needs constant (tests/kernels/test_quantized_kernels.py checks those ops)."""
-    names = [op, f"{op} (folded)"] if op in ("Cast", "GatherElements") else [op]
+    names = [op, f"{op} (folded)"] if op == "Cast" else [op]
     cases = [case for case in CASES if case.ops & set(names)]
     unimportable = {"float32 tensors only", "must be a constant"}
     if cases and all(unimportable & set(expected_refusals(case)) for case in cases):
