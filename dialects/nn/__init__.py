@@ -25,11 +25,11 @@ run time, so there (`integer.py`: `nn.dynamic_quantize`, `nn.matmul_integer`,
 is a property. Ops that only move or select elements (`nn.max_pool2d`,
 reshape/flatten, transpose, slice, pad, concat, nearest resize, channel shuffle, expand,
 `nn.constant`) take ui8/i8 data directly and are exact on it: their result has the input's
-parameters. Masks are `i1` tensors, made by `nn.compare` (and constants), read by
-`nn.where` (which also selects between masks), moved by the reshapes, transpose, slice and
-expand, and cast to f32 (`logical.py`). Indices are `i64` (or `i32`) tensors, read by
-`nn.gather` and `nn.scatter` (which writes at them: a key/value cache), moved like masks,
-and computed on by `nn.add`, `nn.sub`, `nn.mul` and `nn.cumsum` (`NNOp.INTEGER_ARITHMETIC`:
+parameters. Masks are `i1` tensors, made by `nn.compare` (and constants), read by `nn.where`
+(which also selects between masks), moved by the reshapes, transpose, slice and expand, and
+cast to f32 (`logical.py`). Indices are `i64` (or `i32`) tensors, read by `nn.gather` and
+`nn.scatter` (which writes at them: a key/value cache), moved like masks, and computed on by
+`nn.add`, `nn.sub`, `nn.mul`, `nn.max`, `nn.min` and `nn.cumsum` (`NNOp.INTEGER_ARITHMETIC`:
 a language model's position ids made from its ids), wrapping on overflow as ONNX's integers
 do. Mixed element types no op defines (nn.add of ui8 and f32, a qconv2d of an f32 input, an
 nn.add of masks) are refused by the verifiers.

@@ -288,7 +288,8 @@ class NNOp(IRDLOperation):
             raise VerifyException(
                 f"{self.name}: does not take i1 (mask) or i64 (index) data; masks are made by "
                 "nn.compare and read by nn.where, indices are read by nn.gather and computed "
-                "on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast converts either"
+                "on by nn.add, nn.sub, nn.mul, nn.max, nn.min and nn.cumsum, and nn.cast "
+                "converts either"
             )
         float_only = self.ELEMENTS == "float" and element_type is not None
         if float_only and not is_float_type(element_type):

@@ -202,7 +202,10 @@ class DivOp(BinaryOp):
 @irdl_op_definition
 class MaxOp(BinaryOp):
     """The larger of lhs and rhs, broadcast; NaN if either is NaN (ONNX Max of two inputs:
-    onnxruntime and ONNX's reference evaluator both propagate NaN, as numpy's maximum)."""
+    onnxruntime and ONNX's reference evaluator both propagate NaN, as numpy's maximum); also
+    of i32 or i64 integers (a position clamped to a cache's length)."""
+
+    INTEGER_ARITHMETIC: ClassVar[bool] = True
 
     name = "nn.max"
 
@@ -210,7 +213,9 @@ class MaxOp(BinaryOp):
 @irdl_op_definition
 class MinOp(BinaryOp):
     """The smaller of lhs and rhs, broadcast; NaN if either is NaN (ONNX Min of two inputs,
-    as `MaxOp`)."""
+    as `MaxOp`); also of i32 or i64 integers."""
+
+    INTEGER_ARITHMETIC: ClassVar[bool] = True
 
     name = "nn.min"
 

@@ -110,8 +110,11 @@ def extremum(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 def _as_clip(state: ImportState, node: onnx.NodeProto, inputs: list[SSAValue]) -> Operation | None:
     """Max(x, c) as clip(x, min=c), Min(x, c) as clip(x, max=c), for a constant c of one
     (non-NaN) value broadcasting to x's shape: np.maximum(x, c) either way, NaN and signed
-    zeros included (a tie returns c in both; so c must come second)."""
+    zeros included (a tie returns c in both; so c must come second). Floats only: integers
+    stay nn.max and nn.min, exact at any size."""
     if len(inputs) != 2 or not isinstance(inputs[1].owner, nn.ConstantOp):
+        return None
+    if not nn.is_float_type(nn.tensor_type(inputs[0]).element_type):
         return None
     name = state.aliases.get(node.input[1], node.input[1])
     if name not in state.constants:

@@ -59,7 +59,7 @@ func.func @where_shape(%m: tensor<3x1xi1>, %a: tensor<4xf32>) {
 // -----
 
 func.func @mask_added(%m: tensor<4xi1>) {
-  // expected-error @+1 {{nn.add: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast converts either}}
+  // expected-error @+1 {{nn.add: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul, nn.max, nn.min and nn.cumsum, and nn.cast converts either}}
   %0 = nn.add %m, %m : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   func.return
 }
@@ -67,7 +67,7 @@ func.func @mask_added(%m: tensor<4xi1>) {
 // -----
 
 func.func @masks_pooled(%m: tensor<1x1x4x4xi1>) {
-  // expected-error @+1 {{nn.global_avg_pool: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast converts either}}
+  // expected-error @+1 {{nn.global_avg_pool: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul, nn.max, nn.min and nn.cumsum, and nn.cast converts either}}
   %0 = nn.global_avg_pool %m : tensor<1x1x4x4xi1> -> tensor<1x1x1x1xi1>
   func.return
 }

@@ -138,7 +138,7 @@ func.func @gather_changes_the_type(%t: tensor<50x16xf32>, %ids: tensor<1x6xi64>)
 // -----
 
 func.func @division_of_indices(%ids: tensor<1x6xi64>) {
-  // expected-error @+1 {{nn.div: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul and nn.cumsum, and nn.cast converts either}}
+  // expected-error @+1 {{nn.div: does not take i1 (mask) or i64 (index) data; masks are made by nn.compare and read by nn.where, indices are read by nn.gather and computed on by nn.add, nn.sub, nn.mul, nn.max, nn.min and nn.cumsum, and nn.cast converts either}}
   %0 = nn.div %ids, %ids : (tensor<1x6xi64>, tensor<1x6xi64>) -> tensor<1x6xi64>
   func.return
 }

@@ -160,6 +160,32 @@ def test_int32_products_wrap_as_onnxruntimes() -> None:
     assert ((ids.astype(np.int64) << 30).cumsum() > 2**31).any()  # it does wrap
 
 
+@pytest.mark.parametrize("integers", [I64, I32])
+def test_positions_clamped_by_integer_max_and_min(integers: int) -> None:
+    """Positions (ids - 20, as int32 or int64) clamped to 0..T-1 by Max and Min (a cache's
+    bounds), then read from a table: exactly onnxruntime's."""
+    numbers = np.int64 if integers == I64 else np.int32
+    nodes = [
+        helper.make_node("Cast", ["ids"], ["i"], to=integers),
+        helper.make_node("Sub", ["i", "shift"], ["p"]),
+        helper.make_node("Max", ["p", "zero"], ["low"]),
+        helper.make_node("Min", ["low", "last"], ["clamped"]),
+        helper.make_node("Gather", ["table", "clamped"], ["y"], axis=0),
+    ]
+    constants = {
+        "shift": np.array(20, numbers),
+        "zero": np.array(0, numbers),
+        "last": np.array(T - 1, numbers),
+        "table": np.arange(T * 3, dtype=np.float32).reshape(T, 3),
+    }
+    model = typed_model(
+        nodes, {"ids": (I64, [1, T])}, {"y": (TensorProto.FLOAT, [1, T, 3])}, constants
+    )
+    ids = _ids()
+    ids[0, 0], ids[0, 1] = 0, 10**6  # one below 0 and one past the end after the shift
+    like_onnxruntime_everywhere(model, [ids])
+
+
 @pytest.mark.parametrize(
     ("node", "inputs", "constants", "expected"),
     [
