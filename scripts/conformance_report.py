@@ -70,6 +70,8 @@ FOLDED_OPS = sorted(FOLDED)
 #: |ours - expected| <= RELATIVE_TOLERANCE * max|expected| (or ABSOLUTE_FLOOR near zero).
 RELATIVE_TOLERANCE = 1e-4
 ABSOLUTE_FLOOR = 1e-6
+#: The relative tolerance of float16 results: two steps of float16's 11-bit significand.
+FLOAT16_TOLERANCE = 2 * 2.0**-10
 #: Cases whose stored outputs are rounded (to 4 decimals): their own relative tolerance.
 _ROUNDED_REFERENCE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 5e-4}
 #: Inputs nn takes as compile-time values: operator -> input positions.
@@ -234,6 +236,7 @@ def _constant_size(case: Case, name: str) -> int | None:
 #: The element types of graph inputs and outputs nnlayout imports; the integer ones.
 GRAPH_TYPES = (
     TensorProto.FLOAT,
+    TensorProto.FLOAT16,
     TensorProto.UINT8,
     TensorProto.INT8,
     TensorProto.BOOL,
@@ -269,13 +272,15 @@ def expected_refusals(case: Case) -> list[str]:
     if any(info.type.tensor_type.elem_type not in GRAPH_TYPES for info in tensors) or (
         not case.folded  # (folding takes any type)
         and any(
-            init.data_type not in (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32)
+            init.data_type
+            not in (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64, TensorProto.INT32)
             for init in graph.initializer
         )
     ):
         reasons += [
             "float32 tensors only",
-            "float32, uint8 and int8 tensors, bool masks and int64 and int32 indices only",
+            "float32 and float16, uint8 and int8 tensors, bool masks and int64 and int32",
+            "nnlayout imports float32 tensors (float16 ones computed in float32)",
             "nnlayout computes on float32 (quantized data",
         ]
     if any(info.type.tensor_type.elem_type in QUANTIZED_TYPES for info in tensors):
@@ -401,7 +406,10 @@ def check_case(case: Case) -> tuple[str, str]:
 
 
 def tolerance(case: Case) -> float:
-    """The relative tolerance a case's stored outputs allow."""
+    """The relative tolerance a case's stored outputs allow: float16 ones, computed by nn in
+    float32 and rounded once, two float16 steps (onnx's reference rounds between its ops)."""
+    if any(output.dtype == np.float16 for output in case.outputs):
+        return FLOAT16_TOLERANCE
     return _ROUNDED_REFERENCE.get(case.name, RELATIVE_TOLERANCE)
 
 

@@ -20,6 +20,14 @@ where it acts on run-time values, saying so. Squeeze/Unsqueeze of such values be
 `nn.reshape`, a Cast to float32 of one is the value. `import_model(..., input_shapes=...)`
 (`nnlayout-import --input-shape NAME=DIMS`) fixes graph inputs' symbolic sizes.
 
+A float16 model (torch's `model.half()`) keeps float16 inputs and outputs, and computes in
+float32 between them: its weights are widened exactly at import, each float16 input is cast
+to float32 on entry and each float16 output rounded once on exit, and a Cast to or from
+float16 inside is the value itself. Why: oneDNN has no float16 kernels on a CPU without
+AVX512-FP16 (onnxruntime's CPU runs most float16 ops in float32 between casts, too), and
+rounding once is closer to the model's float32 arithmetic than rounding after each op; the
+results are within two float16 steps of onnx's reference evaluation.
+
 Initializers, Constant nodes and folded results become `nn.constant`s where a tensor is used;
 those with more than `inline_limit` elements are returned in `ImportedModel.weights` and
 referenced as `nn.constant external "key"`, where `key` is a file-name-safe version of the ONNX
@@ -28,7 +36,8 @@ constants that act as attributes (Reshape's shape) are read at import time and n
 tensors, also when an Identity passes them on.
 
 What nn cannot express is refused with a `UserError` naming the node and the reason: other
-operators on run-time values, non-float32 tensors, symbolic dimensions left open, folds
+operators on run-time values, tensors of other types (float64, bfloat16, ...), symbolic
+dimensions left open, folds
 that would make a constant beyond `limits.FOLDED_CONSTANT_BYTES`, MaxPool's Indices and
 Dropout's mask outputs where something reads them (unread, they are left out), training-mode
 BatchNormalization (statistics outputs listed, read or not) and Dropout, 3-D

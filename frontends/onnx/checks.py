@@ -11,7 +11,7 @@ from numbers import Integral
 
 import onnx
 from onnx import TensorProto
-from xdsl.dialects.builtin import TensorType, f32, i1, i8, i32, i64
+from xdsl.dialects.builtin import TensorType, f16, f32, i1, i8, i32, i64
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
@@ -43,6 +43,7 @@ def check_order(graph: onnx.GraphProto, constants: set[str]) -> None:
 #: The element types of graph inputs and outputs nnlayout imports.
 GRAPH_ELEMENT_TYPES = {
     TensorProto.FLOAT: f32,
+    TensorProto.FLOAT16: f16,
     TensorProto.UINT8: ui8,
     TensorProto.INT8: i8,
     TensorProto.BOOL: i1,
@@ -59,7 +60,8 @@ def require_graph_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.T
         raise UserError(
             f"{what} '{vi.name}' has element type "
             f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
-            "float32, uint8 and int8 tensors, bool masks and int64 and int32 indices only"
+            "float32 and float16, uint8 and int8 tensors, bool masks and int64 and int32 "
+            "indices only"
         )
     return tensor
 

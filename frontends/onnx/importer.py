@@ -11,12 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from onnx import TensorProto
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f16, f32
 from xdsl.ir import Region
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
+from nnlayout.dialects import nn
 from nnlayout.dialects.weights import attach_weights_file
 from nnlayout.files import Outputs, file_sha256
 from nnlayout.frontends.onnx.checks import (
@@ -80,6 +82,8 @@ def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) ->
         arg = block.insert_arg(arg_type, len(block.args))
         arg.name_hint = sanitize_name(vi.name)
         state.values[vi.name] = arg
+        if arg_type.element_type == f16:  # computed in f32 from here on
+            state.values[vi.name] = state.emit(nn.CastOp(arg, f32))
     for index, node in enumerate(graph.node):
         state.node = describe(node, index)
         converter = converter_of(node)
@@ -90,9 +94,11 @@ def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) ->
     state.node = "graph"
     results = []
     for vi in graph.output:
-        if vi.HasField("type"):
-            require_graph_tensor(vi, "graph output")
-        results.append(state.tensor(vi.name))
+        result = state.tensor(vi.name)
+        declared = require_graph_tensor(vi, "graph output") if vi.HasField("type") else None
+        if declared is not None and declared.elem_type == TensorProto.FLOAT16:
+            result = state.emit(nn.CastOp(result, f16))  # rounded once, on the way out
+        results.append(result)
     block.add_op(func.ReturnOp(*results))
     function = func.FuncOp(
         "main",
