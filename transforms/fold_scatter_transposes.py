@@ -75,7 +75,7 @@ class FoldScatterTransposes(RewritePattern):
             rewriter.insert(back, InsertPoint.before(op))
             updates = back.output
         axis = perm[scatter.axis.value.data]
-        folded = nn.ScatterOp(inner.input, scatter.indices, updates, axis)
+        folded = nn.ScatterOp(inner.input, scatter.indices, updates, axis, scatter.combined)
         folded.output.name_hint = op.output.name_hint
         folded.location = scatter.location
         rewriter.replace(op, folded)

@@ -63,3 +63,17 @@ func.func @not_inverse(%cache: tensor<2x3x4xf32>, %pos: tensor<1xi64>, %r: tenso
 // CHECK-NEXT:    %[[BACK:.*]] = nn.transpose %q perm [2, 1, 0]
 // CHECK-NEXT:    %w = nn.scatter %cache, %pos, %[[BACK]] axis 2
 // CHECK-NEXT:    func.return %y, %s, %w
+
+// -----
+
+// A reduction is kept: the folded scatter adds along the original axis.
+func.func @reduction_kept(%cache: tensor<1x2x8x4xf32>, %pos: tensor<1xi64>, %k: tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32> {
+  %t = nn.transpose %cache perm [2, 0, 1, 3] : tensor<1x2x8x4xf32> -> tensor<8x1x2x4xf32>
+  %r = nn.transpose %k perm [2, 0, 1, 3] : tensor<1x2x1x4xf32> -> tensor<1x1x2x4xf32>
+  %s = nn.scatter %t, %pos, %r axis 0 reduction "add" : (tensor<8x1x2x4xf32>, tensor<1xi64>, tensor<1x1x2x4xf32>) -> tensor<8x1x2x4xf32>
+  %y = nn.transpose %s perm [1, 2, 0, 3] : tensor<8x1x2x4xf32> -> tensor<1x2x8x4xf32>
+  func.return %y : tensor<1x2x8x4xf32>
+}
+// CHECK-LABEL: func.func @reduction_kept
+// CHECK-NEXT:    %y = nn.scatter %cache, %pos, %k axis 2 reduction "add"
+// CHECK-NEXT:    func.return %y

@@ -35,16 +35,17 @@ H, S, D = 2, 16, 8
 RNG = np.random.default_rng(4)
 
 
-def attention_step(heads_first: bool) -> onnx.ModelProto:
+def attention_step(heads_first: bool, reduction: str = "none") -> onnx.ModelProto:
     """keys = cache with position `pos` replaced by k (dynamo's index_put); scores = q @ keys^T.
     k is [1, H, 1, D] (`heads_first`: transposed as the cache is) or, as the dynamo exporter
-    writes a projection not yet split into heads, [1, 1, H, D] (transposed otherwise)."""
+    writes a projection not yet split into heads, [1, 1, H, D] (transposed otherwise). With a
+    `reduction`, k is combined with the cache's row instead."""
     perm, k_shape = ([2, 0, 1, 3], [1, H, 1, D]) if heads_first else ([1, 0, 2, 3], [1, 1, H, D])
     nodes = [
         helper.make_node("Unsqueeze", ["pos", "axes"], ["at"]),
         helper.make_node("Transpose", ["cache"], ["moved"], perm=[2, 0, 1, 3]),
         helper.make_node("Transpose", ["k"], ["rows"], perm=perm),
-        helper.make_node("ScatterND", ["moved", "at", "rows"], ["written"]),
+        helper.make_node("ScatterND", ["moved", "at", "rows"], ["written"], reduction=reduction),
         helper.make_node("Transpose", ["written"], ["keys"], perm=[1, 2, 0, 3]),
         helper.make_node("Transpose", ["keys"], ["keys_t"], perm=[0, 1, 3, 2]),
         helper.make_node("MatMul", ["q", "keys_t"], ["scores"]),
@@ -72,13 +73,15 @@ def arena(module: ModuleOp) -> int:
     return function.attributes[ARENA_BYTES].value.data  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("heads_first", "fewer"), [(True, 3), (False, 1)])
+@pytest.mark.parametrize(
+    ("heads_first", "reduction", "fewer"), [(True, "none", 3), (False, "none", 1), (True, "add", 3)]
+)
 def test_the_folded_cache_write_computes_the_same_bits_everywhere(
-    heads_first: bool, fewer: int
+    heads_first: bool, reduction: str, fewer: int
 ) -> None:
     """Three transposes fewer where k's cancels, one (two of the cache's, one more of k's)
     where it is transposed back."""
-    model = attention_step(heads_first)
+    model = attention_step(heads_first, reduction)
     module = import_model(model, inline_limit=1 << 20).module
     k_shape = (1, H, 1, D) if heads_first else (1, 1, H, D)
     for position in (0, 9, -1):
@@ -89,7 +92,8 @@ def test_the_folded_cache_write_computes_the_same_bits_everywhere(
             np.array([position], np.int64),
         ]
         (want,) = onnxruntime_outputs(model, inputs)
-        for target, padding in swept(ALL_TARGETS, f"{heads_first} {position}".encode()):
+        key = f"{heads_first} {reduction} {position}".encode()
+        for target, padding in swept(ALL_TARGETS, key):
             before = compiled_without(module, target, padding, FoldScatterTransposesPass)
             after = compile_module(module, target, padding, DEFAULT_PIPELINE)
             assert transposes(before) - transposes(after) == fewer, target
