@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from nnlayout.diagnostics import DiagnosticError
 from nnlayout.dialects import nn
@@ -143,10 +144,12 @@ def _checked_indices(op: nn.GatherOp | nn.ScatterOp, data: np.ndarray, indices: 
     outside = (indices < -size) | (indices >= size)
     if outside.any():
         where = tuple(int(i) for i in np.argwhere(outside)[0])
+        node = op.attributes.get(nn.ONNX_NODE)
+        named = f" (the indices of ONNX node '{node.data}')" if isinstance(node, StringAttr) else ""
         raise DiagnosticError(
             op,
             f"{op.name}: index {int(indices[where])} at {list(where)} of the indices is out "
-            f"of range for axis {axis} of size {size} (-{size} to {size - 1})",
+            f"of range for axis {axis} of size {size} (-{size} to {size - 1}){named}",
         )
 
 

@@ -473,12 +473,12 @@ def kernels_page() -> str:
 # ------------------------------------------------------------------ onnx-operators.md
 
 
-def _nn_ops_in(function: Callable[..., object], depth: int = 2) -> set[str]:
-    """The nn op names a converter builds: `nn.XxxOp` in its source and in the functions of
-    its own module it calls (to `depth`)."""
+def _nn_ops_in(function: Callable[..., object], depth: int = 3) -> set[str]:
+    """The nn op names a converter builds: `nn.XxxOp` in its source (but in `isinstance`
+    tests, which read ops) and in the frontend functions it calls (to `depth`)."""
     from nnlayout.dialects import nn
 
-    source = inspect.getsource(function)
+    source = re.sub(r"isinstance\([^()]*\)", "", inspect.getsource(function))
     found = {
         getattr(nn, name).name
         for name in re.findall(r"\bnn\.([A-Z]\w*Op)\b", source)

@@ -124,6 +124,7 @@ from nnlayout.dialects.nn.logical import (
     WhereOp,
 )
 from nnlayout.dialects.nn.movement import (
+    ONNX_NODE,
     ChannelShuffleOp,
     ExpandOp,
     GatherOp,
@@ -292,6 +293,7 @@ __all__ = [
     "ExpOp",
     "ExpandOp",
     "GatherOp",
+    "ONNX_NODE",
     "ScatterOp",
     "CompareOp",
     "WhereOp",

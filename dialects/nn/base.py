@@ -47,8 +47,9 @@ ui8 = IntegerType(8, Signedness.UNSIGNED)
 #: as signed, as ONNX's int8) and biases (i32).
 INTEGER_TYPES: tuple[IntegerType, ...] = (ui8, i8, i32)
 #: Element types that are not numbers to compute on: masks (i1) and indices (i64, token ids
-#: read by nn.gather). Only ops with `NNOp.NON_NUMERIC` take them, and those with
-#: `NNOp.INTEGER_ARITHMETIC` compute on i64.
+#: read by nn.gather). Only ops with `NNOp.NON_NUMERIC` and those that check their own
+#: element types (nn.gather, nn.scatter, nn.where, nn.compare, nn.logical) take them, and those
+#: with `NNOp.INTEGER_ARITHMETIC` compute on i64.
 NON_NUMERIC_TYPES: tuple[IntegerType, ...] = (i1, i64)
 #: The integer types the ops with `NNOp.INTEGER_ARITHMETIC` compute on (exactly, wrapping on
 #: overflow as ONNX's integers do).

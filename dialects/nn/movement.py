@@ -62,6 +62,9 @@ from nnlayout.dialects.nn.base import (
 )
 from nnlayout.dialects.nn.constant import ConstantOp
 
+#: The attribute naming the ONNX node whose run-time indices an `nn.gather` checks (the
+#: importer's gather from 0..size-1 before a scatter or GatherND): its errors name the node.
+ONNX_NODE = "onnx.node"
 PAD_MODES = ("constant", "reflect", "edge")
 RESIZE_MODES = ("nearest", "linear")
 #: The properties of a resize (`ResizeBase`).
@@ -527,10 +530,10 @@ class ScatterOp(NNOp):
                     f"nn.scatter: reduction '{self.combined}' computes on floats, i32 or i64, "
                     f"got {data} data"
                 )
-        for name, value in (("updates", self.updates), ("result", self.output)):
+        for name, value in (("updates have", self.updates), ("result has", self.output)):
             if tensor_type(value).element_type != data:
                 raise VerifyException(
-                    f"nn.scatter: the {name} have the data's element type, {data}; got "
+                    f"nn.scatter: the {name} the data's element type, {data}; got "
                     f"{tensor_type(value).element_type}"
                 )
 
@@ -565,6 +568,8 @@ def _verify_indexing_types(name: str, indices: SSAValue, data: SSAValue) -> None
 def gather_shape(data: Shape, indices: Shape, axis: int, name: str = "nn.gather") -> Shape:
     """The shape of `data` gathered along `axis` (0 <= axis < rank) by indices of shape
     `indices`."""
+    if not data:
+        raise VerifyException(f"{name}: the data is a scalar (rank 0), which has no axis")
     if not 0 <= axis < len(data):
         raise VerifyException(
             f"{name}: axis {axis} is not an axis of the rank-{len(data)} data (0 to "

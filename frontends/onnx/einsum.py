@@ -77,12 +77,6 @@ def _transposed(state: ImportState, x: SSAValue, have: str, want: str) -> SSAVal
     return state.emit(state.build(lambda: nn.TransposeOp(x, perm)))
 
 
-def _reshaped(state: ImportState, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-    if tuple(nn.shape_of(x)) == tuple(shape):
-        return x
-    return state.emit(state.build(lambda: nn.ReshapeOp(x, list(shape))))
-
-
 def einsum(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     equation = attrs.get("equation", b"")
     equation = equation.decode() if isinstance(equation, bytes) else str(equation)
@@ -127,13 +121,13 @@ def _product(
     b = _transposed(state, b, right, b_batch + k + free_right)
     rows = math.prod(a_sizes[c] for c in free_left)
     columns = math.prod(b_sizes[c] for c in free_right)
-    a = _reshaped(state, a, [*(a_sizes[c] for c in a_batch), rows, a_sizes[k]])
-    b = _reshaped(state, b, [*(b_sizes[c] for c in b_batch), b_sizes[k], columns])
+    a = state.reshaped(a, [*(a_sizes[c] for c in a_batch), rows, a_sizes[k]])
+    b = state.reshaped(b, [*(b_sizes[c] for c in b_batch), b_sizes[k], columns])
     product = state.emit(state.build(lambda: nn.MatmulOp(a, b)))
     batch_dims = list(nn.shape_of(product)[:-2])
     split = [*batch_dims, *(a_sizes[c] for c in free_left), *(b_sizes[c] for c in free_right)]
     return _transposed(
-        state, _reshaped(state, product, split), batch + free_left + free_right, output
+        state, state.reshaped(product, split), batch + free_left + free_right, output
     )
 
 

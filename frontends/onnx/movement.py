@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -278,15 +279,18 @@ def run_time_rows(
     dims, rows = shape[:depth], list(where[:-1])
     flat: SSAValue | None = None
     for k, size in enumerate(dims):
-        starts, sizes = [0] * len(where), [*rows, 1]
-        starts[-1] = k
-        column = state.emit(sliced(state, indices, starts, sizes, [1] * len(where)))
-        column = state.emit(state.build(lambda c=column: nn.ReshapeOp(c, rows)))
-        index = checked_indices(state, node, column, size, f".axis{k}")
-        stride = state.made_constant(
-            f"{node.output[0]}.stride{k}", np.int64(math.prod(dims[k + 1 :]))
-        )
-        term = state.emit(state.build(lambda i=index, s=stride: nn.MulOp(i, s)))
+        column = indices
+        if depth > 1:
+            starts, sizes = [0] * len(where), [*rows, 1]
+            starts[-1] = k
+            column = state.emit(sliced(state, indices, starts, sizes, [1] * len(where)))
+        index = checked_indices(state, node, state.reshaped(column, rows), size, f".axis{k}")
+        term = index
+        if k < depth - 1:
+            stride = state.made_constant(
+                f"{node.output[0]}.stride{k}", np.int64(math.prod(dims[k + 1 :]))
+            )
+            term = state.emit(state.build(lambda i=index, s=stride: nn.MulOp(i, s)))
         flat = (
             term if flat is None else state.emit(state.build(lambda a=flat, t=term: nn.AddOp(a, t)))
         )
@@ -298,9 +302,12 @@ def checked_indices(
     state: ImportState, node: onnx.NodeProto, indices: SSAValue, size: int, suffix: str
 ) -> SSAValue:
     """Run-time indices into an axis of `size`, gathered from 0..size-1: made non-negative,
-    and an error at run time where one is out of range."""
+    and an error at run time where one is out of range, which names the ONNX node (the
+    gather's `onnx.node`)."""
     positions = state.made_constant(f"{node.output[0]}{suffix}", np.arange(size))
-    return state.emit(state.build(lambda: nn.GatherOp(positions, indices, 0)))
+    check = state.build(lambda: nn.GatherOp(positions, indices, 0))
+    check.attributes[nn.ONNX_NODE] = StringAttr(node.name or node.output[0])
+    return state.emit(check)
 
 
 # ------------------------------------------------------------------------ Pad

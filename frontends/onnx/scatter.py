@@ -78,17 +78,11 @@ def _scattered_at_run_time(
     shape = list(nn.shape_of(data))
     count = math.prod(nn.shape_of(at))
     if rows is not None:
-        data = _reshaped(state, data, [math.prod(shape) // math.prod(rows), *rows])
-        updates = _reshaped(state, updates, [count, *rows])
-    at = _reshaped(state, at, [count])
+        data = state.reshaped(data, [math.prod(shape) // math.prod(rows), *rows])
+        updates = state.reshaped(updates, [count, *rows])
+    at = state.reshaped(at, [count])
     written = state.build(lambda: nn.ScatterOp(data, at, updates, axis, reduction))
-    state.output(node, _reshaped(state, state.emit(written), shape))
-
-
-def _reshaped(state: ImportState, value: SSAValue, shape: list[int]) -> SSAValue:
-    if list(nn.shape_of(value)) == shape:
-        return value
-    return state.emit(state.build(lambda: nn.ReshapeOp(value, shape)))
+    state.output(node, state.reshaped(state.emit(written), shape))
 
 
 def scatter_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

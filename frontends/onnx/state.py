@@ -5,7 +5,7 @@ binds its output (checked against the shape onnx inferred)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
@@ -198,6 +198,12 @@ class ImportState:
         """Appends an intermediate op of a decomposition (no ONNX name)."""
         self.block.add_op(op)
         return op.results[0]
+
+    def reshaped(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """`value` as `shape` (itself where it has that shape already)."""
+        if tuple(nn.shape_of(value)) == tuple(shape):
+            return value
+        return self.emit(self.build(lambda: nn.ReshapeOp(value, list(shape))))
 
     def build(self, make: Callable[[], Operation]) -> Operation:
         """Builds an op; shape-rule violations become errors naming the node."""
