@@ -7,10 +7,10 @@ The cases come from `onnx.backend.test.case.node.collect_testcases()` (about 15 
 cached per process). In scope are the cases made only of operators the importer supports. Each
 case is either expected to import and match the stored outputs, or expected to be refused
 with a clean `UserError` for a reason decided here, independently of the importer, from the
-model itself (`expected_refusals`): non-float32 tensors, 3-D windows, MaxPool's Indices output,
-Dropout's mask output, training-mode BatchNormalization, empty tensors. The pytest suite
-(`tests/frontends/test_onnx_conformance.py`) asserts exactly that for every case; this script
-tallies it.
+model itself (`expected_refusals`): tensors of types nn does not hold, 3-D windows, MaxPool's
+Indices output, Dropout's mask output, training-mode BatchNormalization, empty tensors. The
+pytest suite (`tests/frontends/test_onnx_conformance.py`) asserts exactly that for every case;
+this script tallies it.
 
 Inputs that nn needs at compile time (Reshape's shape, Clip's bounds, Squeeze's axes) are graph
 inputs in these cases; `freeze_constant_inputs` turns them into initializers with the case's

@@ -14,9 +14,8 @@ axis), as onnxruntime's and IREE's tools do; repeat it for each such input.
     nnlayout-import model.onnx -o model.mlir --batch 8
 
 sets the first size of every graph input whose first size is symbolic (a size the model or
---input-shape states must be 8). Errors
-(unsupported operator, non-float32 tensor, symbolic dimension, corrupt file, ...) are one line
-naming the node, and exit status 1.
+--input-shape states must be 8). Errors (unsupported operator, tensor of a type nn does not
+hold, symbolic dimension, corrupt file, ...) are one line naming the node, and exit status 1.
 """
 
 from __future__ import annotations

@@ -22,11 +22,14 @@ where it acts on run-time values, saying so. Squeeze/Unsqueeze of such values be
 
 A float16 model (torch's `model.half()`) keeps float16 inputs and outputs, and computes in
 float32 between them: its weights are widened exactly at import, each float16 input is cast
-to float32 on entry and each float16 output rounded once on exit, and a Cast to or from
-float16 inside is the value itself. Why: oneDNN has no float16 kernels on a CPU without
-AVX512-FP16 (onnxruntime's CPU runs most float16 ops in float32 between casts, too), and
-rounding once is closer to the model's float32 arithmetic than rounding after each op; the
-results are within two float16 steps of onnx's reference evaluation.
+to float32 on entry and each float16 output rounded once on exit, a Cast between float16
+and float32 inside is the value itself, and one of a mask or integers to float16 makes
+float32. Why: oneDNN has no float16 kernels on a CPU without AVX512-FP16 (onnxruntime's CPU
+runs most float16 ops in float32 between casts, too), and rounding once is closer to the
+model's float32 arithmetic than rounding after each op. So the results are within two
+float16 steps of onnx's reference evaluation where every value stays in float16's range (one
+that would overflow float16 between two ops stays finite here), and what folds at import
+from constants is computed as ONNX says, in float16 (onnx's reference evaluator).
 
 Initializers, Constant nodes and folded results become `nn.constant`s where a tensor is used;
 those with more than `inline_limit` elements are returned in `ImportedModel.weights` and

@@ -96,6 +96,9 @@ def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) ->
     for vi in graph.output:
         result = state.tensor(vi.name)
         declared = require_graph_tensor(vi, "graph output") if vi.HasField("type") else None
+        if declared is None and vi.name in state.inferred:  # what ONNX infers, untyped
+            inferred = state.inferred[vi.name]
+            declared = inferred.tensor_type if inferred.HasField("tensor_type") else None
         if declared is not None and declared.elem_type == TensorProto.FLOAT16:
             result = state.emit(nn.CastOp(result, f16))  # rounded once, on the way out
         results.append(result)

@@ -109,3 +109,29 @@ def test_casts_between_float16_and_float32_inside_are_no_rounding() -> None:
     wide = typed_model(plain, {"x": (F32, [2, 8])}, {"y": (F32, [2, 8])}, {})
     (got,), (want,) = (Interpreter(import_model(m).module).run([x]) for m in (model, wide))
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_mask_made_float16_and_an_untyped_float16_output() -> None:
+    """torch's `mask.to(x.dtype)` in a half model is Cast(bool -> FLOAT16): float32 here; a
+    graph output whose type is not declared but inferred float16 is rounded on exit too."""
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["m"]),
+        helper.make_node("Cast", ["m"], ["f"], to=H16),
+        helper.make_node("Mul", ["x", "f"], ["y"]),
+    ]
+    model = typed_model(nodes, {"x": (H16, [2, 8])}, {"y": (H16, [2, 8])}, {})
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.zeros((), np.float16), "zero"))
+    untyped = onnx.ModelProto()
+    untyped.CopyFrom(model)
+    untyped.graph.output[0].ClearField("type")
+    x = _halves(RNG, 2, 8)
+    (want,) = onnxruntime_outputs(model, [x])
+    for m in (model, untyped):
+        module = import_model(m).module
+        results = [
+            Interpreter(module).run([x])[0],
+            *(got[0] for *_, got in everywhere(module, [x])),
+        ]
+        for got in results:
+            assert got.dtype == np.float16
+            np.testing.assert_array_equal(got, want)
