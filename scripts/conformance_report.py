@@ -311,10 +311,6 @@ def expected_refusals(case: Case) -> list[str]:
         ):
             reasons.append("training-mode")
         reasons.extend(_movement_refusals(node))
-        if node.op_type == "GatherND" and any(
-            a.name == "batch_dims" and a.i for a in node.attribute
-        ):
-            reasons.append("GatherND with batch_dims other than 0")
         if any(a.name == "block_size" and a.i for a in node.attribute):
             reasons.append("block-wise quantization is not supported")
         if node.op_type == "Pow" and _constant_size(case, node.input[1]) != 1:

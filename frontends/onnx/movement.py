@@ -214,18 +214,27 @@ def flat_positions(
 
 
 def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    """GatherND of run-time data (batch_dims 0; the dynamo exporter's indexing of an
-    attention mask): the indexed leading axes flattened into one, then `nn.gather` of it at
-    the flat indices, which have the indices' shape but their last axis; computed at import
-    from constant indices, else at run time (`_gather_nd_at_run_time`)."""
+    """GatherND of run-time data (the dynamo exporter's indexing of an attention mask): the
+    indexed leading axes flattened into one, then `nn.gather` of it at the flat indices, which
+    have the indices' shape but their last axis; computed at import from constant indices,
+    else at run time (`_gather_nd_at_run_time`). With `batch_dims` b, each index also names
+    its position in the b leading axes data and indices share (`_batch_columns`)."""
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
-    if attrs.get("batch_dims", 0) != 0:
-        raise state.fail("GatherND with batch_dims other than 0 is not supported")
+    columns = _batch_columns(state, node, int(attrs.get("batch_dims", 0)))
     if not state.is_constant(node.input[1]):
-        _gather_nd_at_run_time(state, node, x)
+        indices = state.operand(node, 1)
+        if columns is not None:
+            if nn.tensor_type(indices).element_type != nn.ARITHMETIC_INTEGER_TYPES[1]:
+                raise state.fail(f"GatherND indices must be int64, got {nn.tensor_type(indices)}")
+            batch = state.made_constant(f"{node.output[0]}.batch", columns)
+            last = len(nn.shape_of(indices)) - 1
+            indices = state.emit(state.build(lambda: nn.ConcatOp([batch, indices], last)))
+        _gather_nd_at_run_time(state, node, x, indices)
         return
     indices = state.constant_array(node.input[1], "indices").astype(np.int64)
+    if columns is not None:
+        indices = np.concatenate([columns, indices], -1)
     depth = indices.shape[-1] if indices.ndim else 0
     if indices.ndim == 0 or not 1 <= depth <= len(shape):
         raise state.fail(f"GatherND indices of shape {list(indices.shape)} for {list(shape)} data")
@@ -236,6 +245,21 @@ def gather_nd(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     table = x if len(dims) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, rows)))
     at = state.made_constant(f"{node.output[0]}.indices", np.asarray(flat))
     state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
+
+
+def _batch_columns(state: ImportState, node: onnx.NodeProto, batch: int) -> np.ndarray | None:
+    """For GatherND's `batch_dims` b > 0: each index's coordinates in the b leading axes, as
+    b more columns to put before its own (then it is a GatherND of batch_dims 0); else None."""
+    if batch == 0:
+        return None
+    shape = list(nn.shape_of(state.operand(node, 0)))
+    where = list(nn.shape_of(state.operand(node, 1)))
+    if not 0 < batch < min(len(shape), len(where)) or where[:batch] != shape[:batch]:
+        raise state.fail(
+            f"GatherND batch_dims {batch} for indices of shape {where} and data of shape {shape}"
+        )
+    grid = np.indices(where[:-1])[:batch]
+    return np.moveaxis(grid, 0, -1).astype(np.int64)
 
 
 def in_range(
@@ -250,10 +274,11 @@ def in_range(
     return normal
 
 
-def _gather_nd_at_run_time(state: ImportState, node: onnx.NodeProto, x: SSAValue) -> None:
+def _gather_nd_at_run_time(
+    state: ImportState, node: onnx.NodeProto, x: SSAValue, indices: SSAValue
+) -> None:
     """GatherND at indices computed at run time: `nn.gather` of the indexed leading axes'
     flat rows (`run_time_rows`)."""
-    indices = state.operand(node, 1)
     shape = nn.shape_of(x)
     depth = nn.shape_of(indices)[-1] if nn.shape_of(indices) else 0
     flat = run_time_rows(state, node, indices, shape)

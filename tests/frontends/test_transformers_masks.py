@@ -135,6 +135,18 @@ def test_gather_nd_at_run_time_indices(data: list[int], at: list[int], result: l
     like_onnxruntime_everywhere(model, [rng.standard_normal(data).astype(np.float32), indices])
 
 
+@pytest.mark.parametrize("known", [True, False], ids=["constant indices", "run-time indices"])
+def test_gather_nd_with_batch_dims(known: bool) -> None:
+    """batch_dims 1: data [2, 3, 4] and indices [2, 2, 1] share their first axis; each of the
+    two batches gathers rows of its own [3, 4] (one index negative)."""
+    at = np.array([[[2], [-3]], [[1], [1]]], np.int64)
+    node = helper.make_node("GatherND", ["x", "at"], ["y"], batch_dims=1)
+    inputs = {"x": (FLOAT, [2, 3, 4])} | ({} if known else {"at": (INT64, [2, 2, 1])})
+    model = typed_model([node], inputs, {"y": (FLOAT, [2, 2, 4])}, {"at": at} if known else {})
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    like_onnxruntime_everywhere(model, [x] if known else [x, at])
+
+
 def test_gather_nd_at_a_run_time_index_out_of_range_is_an_error_at_the_node() -> None:
     """Index 3 on an axis of 3, with 0 on the next: as a flat row it would be in range (row
     12 of 24), so each axis' index is checked, and the error is named at the node."""
