@@ -1,5 +1,5 @@
-"""benchmarks/timm_zoo.py: one line where its packages are missing, its argument checks, and
-(with the `models` extra) two models through both exporters on every target."""
+"""benchmarks/timm_zoo.py (with the `models` extra): two models through both exporters on
+every target (its refusals: test_export_census.py)."""
 
 from __future__ import annotations
 
@@ -7,37 +7,7 @@ import importlib.util
 
 import pytest
 
-from nnlayout.benchmarks import export_census, timm_zoo
-
-
-def test_without_timm_it_says_so_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setattr(export_census, "missing_packages", lambda: [])
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(SystemExit) as exit_:
-        timm_zoo.main(["--models", "resnet18"])
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    assert "exporting the timm models needs timm, which is not installed" in err
-
-
-@pytest.mark.parametrize(
-    ("argv", "expected"),
-    [
-        (["--models", "resnet1000"], "unknown: resnet1000 (known: resnet18, efficientnet_b0"),
-        (["--exporters", "jit"], "unknown: jit (known: classic, dynamo)"),
-        (["--targets", "gpu"], "unknown: gpu (known: ref, avx2, avx512, onednn, host)"),
-    ],
-)
-def test_bad_arguments_are_refused(
-    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
-) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        export_census.arguments(argv, "", timm_zoo.MODELS)
-    assert exit_.value.code == 2
-    assert expected in capsys.readouterr().err
+from nnlayout.benchmarks import timm_zoo
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
-"""benchmarks/transformers_zoo.py: one line where its packages are missing, its argument
-checks, and (with the `models` extra) two models through both exporters on every target."""
+"""benchmarks/transformers_zoo.py (with the `models` extra): two models through both
+exporters on every target (its refusals: test_export_census.py)."""
 
 from __future__ import annotations
 
@@ -7,37 +7,7 @@ import importlib.util
 
 import pytest
 
-from nnlayout.benchmarks import export_census, transformers_zoo
-
-
-def test_without_transformers_it_says_so_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setattr(export_census, "missing_packages", lambda: ["torch"])
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(SystemExit) as exit_:
-        transformers_zoo.main(["--models", "bert"])
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    assert "exporting the transformers models needs torch, transformers" in err
-
-
-@pytest.mark.parametrize(
-    ("argv", "expected"),
-    [
-        (["--models", "gpt5"], "unknown: gpt5 (known: bert, distilbert, roberta"),
-        (["--exporters", "jit"], "unknown: jit (known: classic, dynamo)"),
-        (["--targets", "gpu"], "unknown: gpu (known: ref, avx2, avx512, onednn, host)"),
-    ],
-)
-def test_bad_arguments_are_refused(
-    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
-) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        export_census.arguments(argv, "", transformers_zoo.MODELS)
-    assert exit_.value.code == 2
-    assert expected in capsys.readouterr().err
+from nnlayout.benchmarks import transformers_zoo
 
 
 @pytest.mark.slow
