@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-from nnlayout.benchmarks import export_census, timm_zoo, transformers_zoo
+from nnlayout.benchmarks import export_census, timm_zoo, torch_ops, transformers_zoo
 
 
 @pytest.mark.parametrize(
@@ -21,8 +21,9 @@ from nnlayout.benchmarks import export_census, timm_zoo, transformers_zoo
             "exporting the transformers models needs torch, transformers",
         ),
         (timm_zoo, [], "resnet18", "exporting the timm models needs timm, which is not installed"),
+        (torch_ops, ["torch"], "argmax", "exporting the torch models needs torch"),
     ],
-    ids=["transformers", "timm"],
+    ids=["transformers", "timm", "torch"],
 )
 def test_without_its_packages_a_census_says_so_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
@@ -51,6 +52,7 @@ def test_without_its_packages_a_census_says_so_in_one_line(
             ["--models", "resnet1000"],
             "unknown: resnet1000 (known: resnet18, efficientnet_b0",
         ),
+        (torch_ops, ["--models", "fft"], "unknown: fft (known: argmax, argmax_keepdim"),
         (transformers_zoo, ["--exporters", "jit"], "unknown: jit (known: classic, dynamo)"),
         (
             transformers_zoo,
@@ -58,7 +60,7 @@ def test_without_its_packages_a_census_says_so_in_one_line(
             "unknown: gpu (known: ref, avx2, avx512, onednn, host)",
         ),
     ],
-    ids=["transformers model", "timm model", "exporter", "target"],
+    ids=["transformers model", "timm model", "torch case", "exporter", "target"],
 )
 def test_bad_arguments_are_refused(
     capsys: pytest.CaptureFixture[str], census: ModuleType, argv: list[str], expected: str
