@@ -49,7 +49,7 @@ def pad(op: nn.PadOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.pad(x, widths, mode=mode)
 
 
-def _source_coordinates(mode: str, size: int, out: int, scale: float) -> np.ndarray:
+def source_coordinates(mode: str, size: int, out: int, scale: float) -> np.ndarray:
     """ONNX Resize's input coordinate of each of the `out` output indices along one axis
     (float64, as onnx's reference evaluator computes it), for coordinate_transformation_mode
     `mode`. The resized length in the formulas is scale * size (not rounded)."""
@@ -88,7 +88,7 @@ def resize_taps(op: nn.ResizeBase, axis: int) -> tuple[np.ndarray, np.ndarray, n
     Indices outside the axis are clamped to its edge, as ONNX's edge-padded neighbours are."""
     size = shape_of(op.input)[2 + axis]
     out = shape_of(op.output)[2 + axis]
-    x = _source_coordinates(op.coordinates.data, size, out, op.scale_values[axis])
+    x = source_coordinates(op.coordinates.data, size, out, op.scale_values[axis])
     if op.mode.data == "nearest":
         index = np.clip(_nearest_index(x, op.nearest.data), 0, size - 1)
         return index, index, np.zeros(out)

@@ -323,15 +323,13 @@ def expected_refusals(case: Case) -> list[str]:
 
 
 def _movement_refusals(node: onnx.NodeProto) -> list[str]:
-    """What nn.pad and nn.resize lack: Pad's wrap mode; Resize's cubic mode, antialiasing
-    and the tf_crop_and_resize and tf_half_pixel_for_nn coordinates."""
+    """What nn.pad and nn.resize lack: Pad's wrap mode; Resize's antialiasing and the
+    tf_crop_and_resize and tf_half_pixel_for_nn coordinates."""
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     reasons = []
     if node.op_type == "Pad" and attrs.get("mode") == b"wrap":
         reasons.append("mode 'wrap'")
     if node.op_type == "Resize":
-        if attrs.get("mode") == b"cubic":
-            reasons.append("mode 'cubic'")
         if attrs.get("antialias", 0):
             reasons.append("antialias=1")
         coordinates = attrs.get("coordinate_transformation_mode")

@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.resize_cubic import cubic_resize
 from nnlayout.frontends.onnx.state import ImportState
 
 
@@ -381,8 +382,8 @@ def pad(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 def _resize_modes(state: ImportState, attrs: dict) -> tuple[str, str, str]:
     """(mode, coordinate transformation, nearest rounding), refusing what nn.resize lacks."""
     mode = _text(attrs, "mode", "nearest")
-    if mode not in ("nearest", "linear"):
-        raise state.fail(f"Resize mode '{mode}' is not supported (nearest and linear are)")
+    if mode not in ("nearest", "linear", "cubic"):
+        raise state.fail(f"Resize mode '{mode}' is not supported (nearest, linear and cubic are)")
     if int(attrs.get("antialias", 0)):
         raise state.fail("Resize with antialias=1 is not supported")
     legacy = state.opset < 11  # Resize-10: Upsample's asymmetric coordinates
@@ -437,15 +438,14 @@ def _floats(state: ImportState, node: onnx.NodeProto, index: int, what: str) -> 
     return [float(v) for v in values] if values.size else None
 
 
-def _build_resize(
+def _check_resized(
     state: ImportState,
     node: onnx.NodeProto,
+    shape: Sequence[int],
     scales: Sequence[float],
     sizes: Sequence[int],
-    modes: tuple[str, str, str],
 ) -> None:
-    x = state.operand(node, 0)
-    shape = nn.shape_of(x)
+    """Refuses a resize of other than NCHW data, of its N or C axis, or to nothing."""
     if len(shape) != 4:
         raise state.fail(
             f"{node.op_type} of a rank-{len(shape)} tensor; nnlayout resizes NCHW data"
@@ -457,6 +457,17 @@ def _build_resize(
         )
     if 0 in sizes:
         raise state.fail(f"{node.op_type} gives a zero-size result {list(sizes)}")
+
+
+def _build_resize(
+    state: ImportState,
+    node: onnx.NodeProto,
+    scales: Sequence[float],
+    sizes: Sequence[int],
+    modes: tuple[str, str, str],
+) -> None:
+    x = state.operand(node, 0)
+    _check_resized(state, node, nn.shape_of(x), scales, sizes)
     mode, coordinates, rounding = modes
     state.output(
         node,
@@ -470,6 +481,11 @@ def resize(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     scales, sizes = _resize_target(state, node, attrs, shape)
     if state.opset < 11 and modes[0] == "nearest" and any(s < 1 for s in scales):
         raise state.fail("Resize-10 nearest downsampling (scales below 1) is not supported")
+    if modes[0] == "cubic":
+        _check_resized(state, node, nn.shape_of(state.operand(node, 0)), scales, sizes)
+        x = state.operand(node, 0)
+        state.output(node, cubic_resize(state, x, sizes, scales, modes[1], attrs))
+        return
     _build_resize(state, node, scales, sizes, modes)
 
 
