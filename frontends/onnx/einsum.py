@@ -1,15 +1,16 @@
-"""The ONNX Einsum converter: the equations attention blocks and torch's exporters write,
-decomposed into nn.transpose, nn.reshape and one nn.matmul.
+"""The ONNX Einsum converter: the equations attention blocks, torch's exporters and users'
+own code write, decomposed into nn.reduce, nn.transpose, nn.reshape and one nn.matmul.
 
-Two operands with exactly one contracted index ("bhid,bhjd->bhij", "bhij,bhjd->bhid",
-"...ij,...jk->...ik", "bnd,md->bnm"): indices in both operands and the output are batch
-dims (an ellipsis is batch dims too, broadcast as matmul broadcasts them), indices of one
-operand and the output are its free dims. Each operand is transposed to [batch, free,
-contracted] (the right one to [batch, contracted, free]), its free dims merged into one, the
-product taken, its free dims split again and the result transposed to the output's order;
-identities are left out. One operand: a permutation (a transpose). Anything else (sums over
-an index, repeated indices, no or several contracted indices, three operands) is refused
-with the equation named.
+Indices of one operand that neither the output nor the other operand has are summed out of
+it first (nn.reduce sum: "ij->i", "bij,bjk->bk"). Then, for two operands, indices in both and
+the output are batch dims (an ellipsis is batch dims too, broadcast as matmul broadcasts
+them), indices of one operand and the output its free dims, and indices of both but not the
+output are contracted: each operand is transposed to [batch, free, contracted] (the right one
+to [batch, contracted, free]), its free dims merged into one and its contracted dims into
+one (none: an outer product, K = 1), the product taken, its free dims split again and the
+result transposed to the output's order ("bhid,bhjd->bhij", "bchw,bdhw->bcd", "i,j->ij");
+identities are left out. One operand: a permutation (a transpose). Repeated indices (a
+diagonal) and three operands are refused with the equation named.
 """
 
 from __future__ import annotations
@@ -65,8 +66,7 @@ def _expand(state: ImportState, equation: str, term: str, rank: int | None, widt
 def _refused(state: ImportState, equation: str, why: str) -> Exception:
     return state.fail(
         f"Einsum equation '{equation}': {why}; nnlayout imports a permutation of one "
-        "operand or a product of two with one contracted index (batch and free indices "
-        "besides)"
+        "operand or a product of two (sums, batch, free and contracted indices)"
     )
 
 
@@ -83,46 +83,51 @@ def einsum(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     terms, output = _terms(state, node, equation)
     if len(terms) > 2:
         raise _refused(state, equation, f"{len(terms)} operands")
-    if missing := sorted(set("".join(terms)) - set(output) - _shared(terms)):
-        shown = ", ".join(c for c in missing if c not in _ELLIPSIS)
-        raise _refused(state, equation, f"sums over '{shown}'")
-    if len(terms) == 1:
-        x = state.operand(node, 0)
-        state.output(node, _transposed(state, x, terms[0], output))
+    kept = set(output) | _shared(terms)
+    operands = [_summed(state, state.operand(node, i), t, kept) for i, t in enumerate(terms)]
+    if len(operands) == 1:
+        x, term = operands[0]
+        state.output(node, _transposed(state, x, term, output))
         return
-    state.output(node, _product(state, node, equation, terms, output))
+    state.output(node, _product(state, operands, output))
 
 
 def _shared(terms: Sequence[str]) -> set[str]:
     return set(terms[0]) & set(terms[1]) if len(terms) == 2 else set()
 
 
-def _product(
-    state: ImportState, node: onnx.NodeProto, equation: str, terms: Sequence[str], output: str
-) -> SSAValue:
-    """The product of two operands with one contracted index, as one nn.matmul."""
-    left, right = terms
-    contracted = [c for c in left if c in right and c not in output]
-    if len(contracted) != 1:
-        raise _refused(
-            state,
-            equation,
-            "no contracted index" if not contracted else f"{len(contracted)} contracted indices",
-        )
-    k = contracted[0]
+def _summed(state: ImportState, x: SSAValue, term: str, kept: set[str]) -> tuple[SSAValue, str]:
+    """`x` summed over its indices not in `kept`, and its term without them."""
+    axes = [i for i, c in enumerate(term) if c not in kept]
+    if not axes:
+        return x, term
+    total = state.emit(state.build(lambda: nn.ReduceOp(x, "sum", axes)))
+    rest = "".join(c for c in term if c in kept)
+    sizes = [d for c, d in zip(term, nn.shape_of(x), strict=True) if c in kept]
+    return state.reshaped(total, sizes), rest
+
+
+def _product(state: ImportState, operands: Sequence[tuple[SSAValue, str]], output: str) -> SSAValue:
+    """The product of two operands, their contracted indices merged into one (none: K = 1),
+    as one nn.matmul."""
+    (a, left), (b, right) = operands
+    contracted = "".join(c for c in left if c in right and c not in output)
     batch = "".join(c for c in output if c in left and c in right)
     free_left = "".join(c for c in output if c in left and c not in right)
     free_right = "".join(c for c in output if c in right and c not in left)
-    a, b = state.operand(node, 0), state.operand(node, 1)
     a_sizes = dict(zip(left, nn.shape_of(a), strict=True))
     b_sizes = dict(zip(right, nn.shape_of(b), strict=True))
     a_batch, b_batch = _present(batch, left), _present(batch, right)
-    a = _transposed(state, a, left, a_batch + free_left + k)
-    b = _transposed(state, b, right, b_batch + k + free_right)
+    if not (contracted or free_left or free_right):  # an element-wise product
+        a, b = _transposed(state, a, left, a_batch), _transposed(state, b, right, b_batch)
+        return _transposed(state, state.emit(state.build(lambda: nn.MulOp(a, b))), batch, output)
+    a = _transposed(state, a, left, a_batch + free_left + contracted)
+    b = _transposed(state, b, right, b_batch + contracted + free_right)
     rows = math.prod(a_sizes[c] for c in free_left)
     columns = math.prod(b_sizes[c] for c in free_right)
-    a = state.reshaped(a, [*(a_sizes[c] for c in a_batch), rows, a_sizes[k]])
-    b = state.reshaped(b, [*(b_sizes[c] for c in b_batch), b_sizes[k], columns])
+    depth = (math.prod(a_sizes[c] for c in contracted), math.prod(b_sizes[c] for c in contracted))
+    a = state.reshaped(a, [*(a_sizes[c] for c in a_batch), rows, depth[0]])
+    b = state.reshaped(b, [*(b_sizes[c] for c in b_batch), depth[1], columns])
     product = state.emit(state.build(lambda: nn.MatmulOp(a, b)))
     batch_dims = list(nn.shape_of(product)[:-2])
     split = [*batch_dims, *(a_sizes[c] for c in free_left), *(b_sizes[c] for c in free_right)]
