@@ -51,6 +51,7 @@ from nnlayout.kernels.reference_quantized import (
 )
 from nnlayout.kernels.reference_quantized import qconv2d as requantized_qconv2d
 from nnlayout.kernels.reference_quantized import qmatmul as requantized_qmatmul
+from nnlayout.kernels.reference_sampling import grid_sample
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -341,6 +342,7 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.SliceOp: slice_,
     nn.PadOp: pad,
     nn.ResizeOp: resize,
+    nn.GridSampleOp: grid_sample,
     nn.ChannelShuffleOp: channel_shuffle,
     nn.ExpandOp: expand,
     nn.GatherOp: gather,

@@ -319,6 +319,8 @@ def expected_refusals(case: Case) -> list[str]:
             _rank(case.model, node.input[0]) == 5
         ):
             reasons.append("3-D")
+        if node.op_type == "GridSample" and _rank(case.model, node.input[0]) == 5:
+            reasons.append("rank-5 data")
     return reasons
 
 

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    UnitAttr,
     f32,
     f64,
     i32,
@@ -300,6 +301,73 @@ class ResizeBase(NNOp):
         return resize_check(
             shape_of(self.input), shape_of(self.output), self.scale_values, self.name
         )
+
+
+#: nn.grid_sample's interpolations and the values it reads outside the image.
+GRID_SAMPLE_MODES = ("nearest", "linear", "cubic")
+GRID_SAMPLE_PADDINGS = ("zeros", "border", "reflection")
+
+
+@irdl_op_definition
+class GridSampleOp(NNOp):
+    """ONNX GridSample (torch's `F.grid_sample`) of NCHW data: each output pixel [n, :, i, j]
+    interpolates `input` [N, C, H, W] at the point `grid` [N, Ho, Wo, 2] gives it (x then y,
+    -1..1 spanning the image's pixel centres with `align_corners`, its edges without), by
+    `mode` nearest (coordinates rounded half to even), linear (2 x 2 taps) or cubic (4 x 4,
+    coefficient -0.75), reading `padding` zeros, the border's value or the reflection where a
+    tap or point is outside:
+
+        %y = nn.grid_sample %x, %grid mode "linear" padding "zeros" :
+             (tensor<1x3x8x8xf32>, tensor<1x5x5x2xf32>) -> tensor<1x3x5x5xf32>
+    """
+
+    name = "nn.grid_sample"
+    input = operand_def(TensorType)
+    grid = operand_def(TensorType)
+    output = result_def(TensorType)
+    mode = prop_def(StringAttr)
+    padding = prop_def(StringAttr)
+    align_corners = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $grid `mode` $mode `padding` $padding (`align_corners` $align_corners^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, input: Value, grid: Value, mode: str, padding: str, align_corners: bool
+    ) -> None:
+        n, c = shape_of(input)[:2]
+        properties: dict[str, Attribute] = {
+            "mode": StringAttr(mode),
+            "padding": StringAttr(padding),
+        }
+        if align_corners:
+            properties["align_corners"] = UnitAttr()
+        super().__init__(
+            operands=[input, grid],
+            result_types=[with_shape(input, (n, c, *shape_of(grid)[1:3]))],
+            properties=properties,
+        )
+        self.verify_()
+
+    def result_shape(self) -> Shape:
+        for what, value, allowed in (
+            ("mode", self.mode.data, GRID_SAMPLE_MODES),
+            ("padding", self.padding.data, GRID_SAMPLE_PADDINGS),
+        ):
+            if value not in allowed:
+                raise VerifyException(
+                    f"{self.name}: {what} must be one of {', '.join(allowed)}, got {value}"
+                )
+        x, grid = shape_of(self.input), shape_of(self.grid)
+        _require_rank(self.name, "input", x, 4)
+        _require_rank(self.name, "grid", grid, 4)
+        if grid[0] != x[0] or grid[3] != 2:
+            raise VerifyException(
+                f"{self.name}: grid {list(grid)} must be [N, Ho, Wo, 2] with the input's N = {x[0]}"
+            )
+        return (x[0], x[1], grid[1], grid[2])
 
 
 @irdl_op_definition

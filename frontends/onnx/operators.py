@@ -29,6 +29,7 @@ from nnlayout.frontends.onnx.elementwise import (
     unary,
 )
 from nnlayout.frontends.onnx.folding import unfoldable_reason
+from nnlayout.frontends.onnx.grid_sample import grid_sample
 from nnlayout.frontends.onnx.linear import gemm, matmul
 from nnlayout.frontends.onnx.logical import COMPARISONS, compare, is_nan, logical, where
 from nnlayout.frontends.onnx.movement import (
@@ -112,6 +113,7 @@ CONVERTERS: dict[str, Converter] = {
     "Pad": pad,
     "Resize": resize,
     "Upsample": upsample,
+    "GridSample": grid_sample,
     "Expand": expand,
     "HardSigmoid": hard_sigmoid,
     "Elu": elu,

@@ -23,15 +23,7 @@ from xdsl.ir import SSAValue
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
 from nnlayout.kernels.reference_movement import source_coordinates
-
-
-def cubic_weights(t: np.ndarray, a: float) -> np.ndarray:
-    """The weights [out, 4] of the taps at floor - 1 .. floor + 2 of coordinates whose
-    fractions are `t` (ONNX's cubic kernel with coefficient `a`)."""
-    d = np.stack([1 + t, t, 1 - t, 2 - t], axis=1)
-    near = ((a + 2) * d - (a + 3)) * d * d + 1
-    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
-    return np.where(d <= 1, near, np.where(d < 2, far, 0.0))
+from nnlayout.kernels.reference_sampling import cubic_weights
 
 
 def interpolation_matrix(

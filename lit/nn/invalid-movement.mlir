@@ -1,4 +1,4 @@
-// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand, nn.gather (constant indices in range) and nn.scatter, and of i64 data elsewhere.
+// Verifier messages of nn.slice, nn.pad, nn.resize, nn.channel_shuffle, nn.expand, nn.gather (constant indices in range), nn.scatter and nn.grid_sample, and of i64 data elsewhere.
 // RUN: nnlayout-opt %s --split-input-file --verify-diagnostics
 
 func.func @slice_out_of_range(%x: tensor<1x8x4x4xf32>) {
@@ -222,5 +222,21 @@ func.func @scatter_constant_out_of_range(%c: tensor<8xf32>, %u: tensor<2xf32>) {
   %at = nn.constant dense<[1, -9]> : tensor<2xi64>
   // expected-error @+1 {{nn.scatter: constant index -9 at [1] is out of range for axis 0 of size 8 (-8 to 7)}}
   %0 = nn.scatter %c, %at, %u axis 0 : (tensor<8xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @grid_sample_grid_of_three_coordinates(%x: tensor<1x5x8x9xf32>, %g: tensor<1x4x6x3xf32>) {
+  // expected-error @+1 {{nn.grid_sample: grid [1, 4, 6, 3] must be [N, Ho, Wo, 2] with the input's N = 1}}
+  %0 = nn.grid_sample %x, %g mode "linear" padding "zeros" : (tensor<1x5x8x9xf32>, tensor<1x4x6x3xf32>) -> tensor<1x5x4x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @grid_sample_unknown_padding(%x: tensor<1x5x8x9xf32>, %g: tensor<1x4x6x2xf32>) {
+  // expected-error @+1 {{nn.grid_sample: padding must be one of zeros, border, reflection, got wrap}}
+  %0 = nn.grid_sample %x, %g mode "linear" padding "wrap" : (tensor<1x5x8x9xf32>, tensor<1x4x6x2xf32>) -> tensor<1x5x4x6xf32>
   func.return
 }
