@@ -235,6 +235,14 @@ def softmax(op: nn.SoftmaxOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return exps / exps.sum(axis=axis, keepdims=True)
 
 
+def log_softmax(op: nn.LogSoftmaxOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """x - max - log(sum(exp(x - max))), along one axis, as onnxruntime computes it."""
+    x = inputs[0]
+    axis = op.normalized_axis
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
 def reshape(op: nn.FlattenOp | nn.ReshapeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """Flatten and reshape: row-major reshape to the declared result shape."""
     return inputs[0].reshape(shape_of(op.output))
@@ -332,6 +340,7 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.GlobalAvgPoolOp: global_avg_pool,
     nn.ConcatOp: concat,
     nn.SoftmaxOp: softmax,
+    nn.LogSoftmaxOp: log_softmax,
     nn.FlattenOp: reshape,
     nn.ReshapeOp: reshape,
     nn.TransposeOp: transpose,

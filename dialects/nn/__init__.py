@@ -135,7 +135,7 @@ from nnlayout.dialects.nn.movement import (
     ScatterOp,
     SliceOp,
 )
-from nnlayout.dialects.nn.normalization import BatchNormOp, SoftmaxOp
+from nnlayout.dialects.nn.normalization import BatchNormOp, LogSoftmaxOp, SoftmaxOp
 from nnlayout.dialects.nn.pooling import (
     AvgPool2dOp,
     GlobalAvgPoolOp,
@@ -226,6 +226,7 @@ NN = Dialect(
         GlobalAvgPoolOp,
         ConcatOp,
         SoftmaxOp,
+        LogSoftmaxOp,
         FlattenOp,
         ReshapeOp,
         TransposeOp,
@@ -371,6 +372,7 @@ __all__ = [
     "SigmoidOp",
     "SliceOp",
     "SoftmaxOp",
+    "LogSoftmaxOp",
     "SoftplusOp",
     "SqrtOp",
     "SubOp",

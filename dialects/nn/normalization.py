@@ -107,3 +107,27 @@ class SoftmaxOp(AlongAxisOp):
             properties={"axis": IntegerAttr(axis, i64)},
         )
         self.verify_()  # like the other builders, reject what the verifier would
+
+
+@irdl_op_definition
+class LogSoftmaxOp(AlongAxisOp):
+    """The logarithm of the softmax along one axis, x - max - log(sum(exp(x - max))) (ONNX
+    LogSoftmax, opset >= 13 semantics; torch's `F.log_softmax`). Its own op rather than a
+    flag on `nn.softmax`: its values are unbounded below where softmax's lie in [0, 1], so
+    nothing that knows softmax (its bound, a pattern over it) may take it for one."""
+
+    name = "nn.log_softmax"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    output = result_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+    assembly_format = "$input `axis` $axis attr-dict `:` type($input)"
+
+    def __init__(self, input: Value, axis: int = -1):
+        super().__init__(
+            operands=[input],
+            result_types=[SSAValue.get(input).type],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+        self.verify_()

@@ -1,5 +1,5 @@
-"""Converters of the ONNX normalisations: BatchNormalization (inference mode) and Softmax
-(before opset 13 over the input coerced to 2-D)."""
+"""Converters of the ONNX normalisations: BatchNormalization (inference mode), Softmax and
+LogSoftmax (before opset 13 over the input coerced to 2-D)."""
 
 from __future__ import annotations
 
@@ -31,11 +31,13 @@ def batch_normalization(state: ImportState, node: onnx.NodeProto, attrs: dict) -
 
 
 def softmax(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    """Softmax as `nn.softmax`, LogSoftmax as `nn.log_softmax`."""
+    op_type = nn.LogSoftmaxOp if node.op_type == "LogSoftmax" else nn.SoftmaxOp
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
     axis = int(attrs.get("axis", -1 if state.opset >= 13 else 1))
     if state.opset >= 13:
-        state.output(node, state.build(lambda: nn.SoftmaxOp(x, axis)))
+        state.output(node, state.build(lambda: op_type(x, axis)))
         return
     # Before opset 13: softmax of the input coerced to 2-D at `axis`.
     try:
@@ -43,8 +45,8 @@ def softmax(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     except VerifyException as error:
         raise state.fail(str(error)) from None
     if axis == len(shape) - 1:
-        state.output(node, state.build(lambda: nn.SoftmaxOp(x, -1)))
+        state.output(node, state.build(lambda: op_type(x, -1)))
         return
     flat = state.emit(state.build(lambda: nn.FlattenOp(x, axis)))
-    soft = state.emit(nn.SoftmaxOp(flat, 1))
+    soft = state.emit(op_type(flat, 1))
     state.output(node, nn.ReshapeOp(soft, shape))

@@ -88,6 +88,7 @@ CONVERTERS: dict[str, Converter] = {
     "BatchNormalization": batch_normalization,
     "Concat": concat,
     "Softmax": softmax,
+    "LogSoftmax": softmax,
     "Flatten": flatten,
     "Reshape": reshape,
     "Transpose": transpose,

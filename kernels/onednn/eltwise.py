@@ -74,9 +74,17 @@ def finite_arguments(op: Operation) -> tuple[int, ...]:
     is NaN; the slope of its prelu, src > 0 ? src : src * slope, which multiplies a zero
     source by the slope (0 * inf, 0 * NaN: NaN where the reference keeps the zero); the
     source of its hardsigmoid (NaN to 1), gelu_erf (+inf to NaN), pow with exponent 0.5 (-inf
-    to NaN) and softmax (its exp turns NaN into inf)."""
+    to NaN) and softmax and log-softmax (its exp turns NaN into inf)."""
     if (
-        isinstance(op, nn.ReluOp | nn.ClipOp | nn.MaxPool2dOp | nn.HardSigmoidOp | nn.SoftmaxOp)
+        isinstance(
+            op,
+            nn.ReluOp
+            | nn.ClipOp
+            | nn.MaxPool2dOp
+            | nn.HardSigmoidOp
+            | nn.SoftmaxOp
+            | nn.LogSoftmaxOp,
+        )
         or (isinstance(op, nn.LeakyReluOp) and op.alpha.value.data == 0)
         or (isinstance(op, nn.PowOp) and op.exponent.value.data == 0.5)
         or (isinstance(op, nn.GeluOp) and not op.uses_tanh)

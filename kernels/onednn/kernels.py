@@ -213,6 +213,7 @@ TABLE: tuple[Row, ...] = (
     Row("matmul_onednn", nn.MatmulOp, MATMUL),
     Row("fused_matmul_onednn", nn.FusedMatmulOp, MATMUL),
     Row("softmax_onednn", nn.SoftmaxOp, SOFTMAX),
+    Row("log_softmax_onednn", nn.LogSoftmaxOp, SOFTMAX),
     Row("fused_conv2d_onednn", nn.FusedConv2dOp, CONVOLUTION, _without_addend),
     # With an addend, oneDNN accumulates into it: in place when the planner can.
     Row("fused_conv2d_sum_onednn", nn.FusedConv2dOp, CONVOLUTION_WITH_ADDEND, _with_addend, 3),

@@ -58,7 +58,7 @@ def compiled_for(op: Operation) -> tuple[Compiled, Compiled | None, tuple[int, .
         else reduction_compiled
         if isinstance(op, nn.ReduceOp | nn.LayerNormOp | nn.LrnOp)
         else softmax_compiled
-        if isinstance(op, nn.SoftmaxOp)
+        if isinstance(op, nn.SoftmaxOp | nn.LogSoftmaxOp)
         else transpose_compiled
         if isinstance(op, nn.TransposeOp)
         else reshape_compiled

@@ -290,13 +290,16 @@ def inner_product_pd(
     )
 
 
-def softmax_pd(src: MemoryDesc, dst: MemoryDesc, axis: int) -> PrimitiveDesc:
-    """exp(x - max) / sum along `axis` (oneDNN's accurate softmax)."""
+def softmax_pd(
+    src: MemoryDesc, dst: MemoryDesc, axis: int, algorithm: int | None = None
+) -> PrimitiveDesc:
+    """exp(x - max) / sum along `axis` (oneDNN's accurate softmax), or `algorithm`
+    (`dnnl_softmax_log`: its logarithm)."""
     return _created(
         b.lib().dnnl_softmax_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
-        b.dnnl_softmax_accurate,
+        b.dnnl_softmax_accurate if algorithm is None else algorithm,
         src.handle,
         dst.handle,
         axis,

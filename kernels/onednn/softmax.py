@@ -1,5 +1,6 @@
-"""Softmax (`nn.softmax`) along any axis of plain data, as oneDNN's softmax primitive
-(`softmax_accurate`: exp(x - max) / sum, as the reference computes it).
+"""Softmax (`nn.softmax`) and its logarithm (`nn.log_softmax`) along any axis of plain data,
+as oneDNN's softmax primitive (`softmax_accurate`: exp(x - max) / sum, and `softmax_log`:
+x - max - log(sum(exp(x - max))), as the reference computes them).
 
 oneDNN's exp turns NaN into inf and its max skips NaN, so the kernel runs oneDNN on calls
 whose input is finite and numpy otherwise (`eltwise.finite_only`; a row of -inf is NaN in
@@ -27,19 +28,22 @@ from nnlayout.kernels.onednn.common import (
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.registry import Target, layouts_refusal
 
+SoftmaxLike = nn.SoftmaxOp | nn.LogSoftmaxOp
 
-def _softmax_pd(op: nn.SoftmaxOp) -> b.PrimitiveDesc:
+
+def _softmax_pd(op: SoftmaxLike) -> b.PrimitiveDesc:
     md = contiguous_md(shape_of(op.input))
-    return p.softmax_pd(md, md, op.normalized_axis)
+    log = isinstance(op, nn.LogSoftmaxOp)
+    return p.softmax_pd(md, md, op.normalized_axis, b.dnnl_softmax_log if log else None)
 
 
-def _choice(op: nn.SoftmaxOp) -> tuple[str, int]:
+def _choice(op: SoftmaxLike) -> tuple[str, int]:
     return remembered((op_key(op), "softmax"), lambda: _softmax_pd(op))
 
 
 def softmax_accepts(op: Operation, target: Target, padding: bool) -> str | None:
     """f32, then a fast implementation."""
-    assert isinstance(op, nn.SoftmaxOp)
+    assert isinstance(op, SoftmaxLike)
     if not is_f32(op):
         return NOT_F32
     implementation, _ = _choice(op)
@@ -58,11 +62,11 @@ def softmax_types_reason(op: Operation) -> str | None:
 
 
 def softmax_workspace(op: Operation, target: Target) -> int:
-    assert isinstance(op, nn.SoftmaxOp)
+    assert isinstance(op, SoftmaxLike)
     return _choice(op)[1]
 
 
-def softmax_compiled(op: nn.SoftmaxOp) -> tuple[Compiled, tuple[int, ...]]:
+def softmax_compiled(op: SoftmaxLike) -> tuple[Compiled, tuple[int, ...]]:
     args = (b.DNNL_ARG_SRC,)
     compiled = p.get_compiled(
         ("softmax", op_key(op)), lambda: _softmax_pd(op), (*args, b.DNNL_ARG_DST)

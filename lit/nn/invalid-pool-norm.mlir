@@ -136,3 +136,11 @@ func.func @softmax_negative_axis(%x: tensor<2x10xf32>) {
   %0 = nn.softmax %x axis -3 : tensor<2x10xf32>
   func.return
 }
+
+// -----
+
+func.func @log_softmax_axis(%x: tensor<2x10xf32>) {
+  // expected-error @+1 {{nn.log_softmax: axis 2 is out of range for rank 2 (expected -2 <= axis < 2)}}
+  %0 = nn.log_softmax %x axis 2 : tensor<2x10xf32>
+  func.return
+}

@@ -1,4 +1,4 @@
-// Round trip of pooling, batch_norm and softmax, in the pretty and the generic form.
+// Round trip of pooling, batch_norm, softmax and log_softmax, in the pretty and the generic form.
 // RUN: nnlayout-opt %s | nnlayout-opt | filecheck %s
 // RUN: nnlayout-opt %s --print-op-generic > %t
 // RUN: filecheck %s --check-prefix=GENERIC < %t
@@ -29,17 +29,20 @@ func.func @pool(%x: tensor<1x64x112x112xf32>, %s: tensor<1x8x2x2xf32>) -> (tenso
 // GENERIC:      %3 = "nn.avg_pool2d"(%x) <{{.*}}ceil_mode{{.*}}count_include_pad{{.*}}}>
 // GENERIC:      %5 = "nn.global_avg_pool"(%x) : (tensor<1x64x112x112xf32>) -> tensor<1x64x1x1xf32>
 
-func.func @norm(%x: tensor<2x16x8x8xf32>, %p: tensor<16xf32>, %l: tensor<2x1000xf32>, %t: tensor<2x3x4xf32>) -> (tensor<2x16x8x8xf32>, tensor<2x1000xf32>, tensor<2x3x4xf32>) {
+func.func @norm(%x: tensor<2x16x8x8xf32>, %p: tensor<16xf32>, %l: tensor<2x1000xf32>, %t: tensor<2x3x4xf32>) -> (tensor<2x16x8x8xf32>, tensor<2x1000xf32>, tensor<2x3x4xf32>, tensor<2x1000xf32>) {
   %0 = nn.batch_norm %x, %p, %p, %p, %p epsilon 1.0e-03 : (tensor<2x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x16x8x8xf32>
   %1 = nn.softmax %l axis 1 : tensor<2x1000xf32>
   %2 = nn.softmax %t axis -2 : tensor<2x3x4xf32>
-  func.return %0, %1, %2 : tensor<2x16x8x8xf32>, tensor<2x1000xf32>, tensor<2x3x4xf32>
+  %3 = nn.log_softmax %l axis -1 : tensor<2x1000xf32>
+  func.return %0, %1, %2, %3 : tensor<2x16x8x8xf32>, tensor<2x1000xf32>, tensor<2x3x4xf32>, tensor<2x1000xf32>
 }
 // CHECK-LABEL: func.func @norm
 // CHECK:      %0 = nn.batch_norm %x, %p, %p, %p, %p epsilon 1.000000e-03 : (tensor<2x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x16x8x8xf32>
 // CHECK-NEXT: %1 = nn.softmax %l axis 1 : tensor<2x1000xf32>
 // CHECK-NEXT: %2 = nn.softmax %t axis -2 : tensor<2x3x4xf32>
+// CHECK-NEXT: %3 = nn.log_softmax %l axis -1 : tensor<2x1000xf32>
 // GENERIC-LABEL: "func.func"() <{sym_name = "norm"
 // GENERIC:      %0 = "nn.batch_norm"(%x, %p, %p, %p, %p) <{epsilon = 1.000000e-03 : f32}>
 // GENERIC-NEXT: %1 = "nn.softmax"(%l) <{axis = 1 : i64}> : (tensor<2x1000xf32>) -> tensor<2x1000xf32>
 // GENERIC-NEXT: %2 = "nn.softmax"(%t) <{axis = -2 : i64}>
+// GENERIC-NEXT: %3 = "nn.log_softmax"(%l) <{axis = -1 : i64}>
