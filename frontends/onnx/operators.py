@@ -53,6 +53,7 @@ from nnlayout.frontends.onnx.pooling import (
 from nnlayout.frontends.onnx.qlinear_float import CONVERTERS as QLINEAR_FLOAT_CONVERTERS
 from nnlayout.frontends.onnx.quantized import CONVERTERS as QUANTIZED_CONVERTERS
 from nnlayout.frontends.onnx.quantized import MICROSOFT_CONVERTERS as QUANTIZED_MICROSOFT
+from nnlayout.frontends.onnx.rearrange import depth_to_space, space_to_depth, tile
 from nnlayout.frontends.onnx.reduction import (
     REDUCTIONS,
     cumsum,
@@ -116,6 +117,9 @@ CONVERTERS: dict[str, Converter] = {
     "Upsample": upsample,
     "GridSample": grid_sample,
     "Expand": expand,
+    "Tile": tile,
+    "DepthToSpace": depth_to_space,
+    "SpaceToDepth": space_to_depth,
     "HardSigmoid": hard_sigmoid,
     "Elu": elu,
     "Selu": selu,
