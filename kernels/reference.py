@@ -52,6 +52,7 @@ from nnlayout.kernels.reference_quantized import (
 from nnlayout.kernels.reference_quantized import qconv2d as requantized_qconv2d
 from nnlayout.kernels.reference_quantized import qmatmul as requantized_qmatmul
 from nnlayout.kernels.reference_sampling import grid_sample
+from nnlayout.kernels.reference_selection import arg_extremum, topk
 from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 Kernel = Callable[[Operation, Sequence[np.ndarray]], np.ndarray]
@@ -352,6 +353,9 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.PadOp: pad,
     nn.ResizeOp: resize,
     nn.GridSampleOp: grid_sample,
+    nn.ArgMaxOp: arg_extremum,
+    nn.ArgMinOp: arg_extremum,
+    nn.TopKOp: topk,
     nn.ChannelShuffleOp: channel_shuffle,
     nn.ExpandOp: expand,
     nn.GatherOp: gather,

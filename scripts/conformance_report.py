@@ -92,6 +92,8 @@ _COMPILE_TIME_INPUTS = {
     "CumSum": (1,),
     "ScatterND": (1,),
     "ScatterElements": (1,),
+    "TopK": (1,),
+    "Tile": (1,),
 }
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"

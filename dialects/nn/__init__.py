@@ -169,6 +169,7 @@ from nnlayout.dialects.nn.reduction import (
     ReduceOp,
     reduce_shape,
 )
+from nnlayout.dialects.nn.selection import ArgExtremumOp, ArgMaxOp, ArgMinOp, SelectionOp, TopKOp
 from nnlayout.dialects.nn.shape_rules import (
     concat_shape,
     conv2d_shape,
@@ -227,6 +228,9 @@ NN = Dialect(
         ConcatOp,
         SoftmaxOp,
         LogSoftmaxOp,
+        ArgMaxOp,
+        ArgMinOp,
+        TopKOp,
         FlattenOp,
         ReshapeOp,
         TransposeOp,
@@ -373,6 +377,11 @@ __all__ = [
     "SliceOp",
     "SoftmaxOp",
     "LogSoftmaxOp",
+    "ArgExtremumOp",
+    "ArgMaxOp",
+    "ArgMinOp",
+    "SelectionOp",
+    "TopKOp",
     "SoftplusOp",
     "SqrtOp",
     "SubOp",

@@ -195,15 +195,21 @@ def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
 
 
 def flat_positions(
-    state: ImportState, node: onnx.NodeProto, indices: SSAValue, shape: Sequence[int], axis: int
+    state: ImportState,
+    node: onnx.NodeProto,
+    indices: SSAValue,
+    shape: Sequence[int],
+    axis: int,
+    checked: bool = True,
 ) -> SSAValue:
     """The flat positions in data of `shape` that GatherElements' and ScatterElements' run-time
     indices name: each position p of the indices with its `axis` coordinate replaced by the
-    index there (checked, `checked_indices`), in i64, shaped as the indices."""
+    index there (checked, `checked_indices`, unless known in range: TopK's), in i64, shaped
+    as the indices."""
     if nn.tensor_type(indices).element_type != nn.ARITHMETIC_INTEGER_TYPES[1]:
         raise state.fail(f"{node.op_type} indices must be int64, got {nn.tensor_type(indices)}")
     given = list(nn.shape_of(indices))
-    index = checked_indices(state, node, indices, shape[axis], ".positions")
+    index = checked_indices(state, node, indices, shape[axis], ".positions") if checked else indices
     strides = [math.prod(shape[j + 1 :]) for j in range(len(shape))]
     fixed = np.zeros(given, np.int64)
     for j, coordinates in enumerate(np.indices(given)):

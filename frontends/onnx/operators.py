@@ -64,6 +64,7 @@ from nnlayout.frontends.onnx.reduction import (
 )
 from nnlayout.frontends.onnx.reshapes import cast, squeeze, unsqueeze
 from nnlayout.frontends.onnx.scatter import scatter_elements, scatter_nd
+from nnlayout.frontends.onnx.selection import arg_extremum, topk
 from nnlayout.frontends.onnx.shapes import concat, flatten, reshape, transpose
 from nnlayout.frontends.onnx.state import ImportState
 
@@ -118,6 +119,9 @@ CONVERTERS: dict[str, Converter] = {
     "GridSample": grid_sample,
     "Expand": expand,
     "Tile": tile,
+    "ArgMax": arg_extremum,
+    "ArgMin": arg_extremum,
+    "TopK": topk,
     "DepthToSpace": depth_to_space,
     "SpaceToDepth": space_to_depth,
     "HardSigmoid": hard_sigmoid,
