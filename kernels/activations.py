@@ -1,8 +1,9 @@
 """Reference kernels of the activations (`dialects/nn/activations.py`, and sigmoid, which
-swish is made of): ONNX's formulas on logical arrays, in the input's float dtype, NaN and
-infinities as those formulas give them (x * 0 for x = -inf is NaN: hardswish, gelu, swish
-and mish of -inf are NaN, as in the graphs torch exports for them). The interpreter runs
-kernels under `np.errstate(all="ignore")`, so overflow to inf is silent.
+swish is made of) and of the element-wise math (`dialects/nn/math.py`): ONNX's formulas on
+logical arrays, in the input's float dtype, NaN and infinities as those formulas give them
+(x * 0 for x = -inf is NaN: hardswish, gelu, swish and mish of -inf are NaN, as in the
+graphs torch exports for them). The interpreter runs kernels under
+`np.errstate(all="ignore")`, so overflow to inf is silent.
 """
 
 from __future__ import annotations
@@ -112,7 +113,51 @@ def log(op: nn.LogOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return np.log(inputs[0])
 
 
+def celu(op: nn.CeluOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)), expm1 for exactness near 0."""
+    x = inputs[0]
+    alpha = _f(op.alpha.value.data, x)
+    return np.maximum(x, _f(0, x)) + np.minimum(_f(0, x), alpha * np.expm1(x / alpha))
+
+
+def softsign(op: nn.SoftsignOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    x = inputs[0]
+    return x / (_f(1, x) + np.abs(x))
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1 (+0 for both zeros, as onnxruntime gives it); NaN stays NaN."""
+    return np.sign(x) + _f(0, x)
+
+
+# ONNX's element-wise math as numpy's ufuncs, which give IEEE's special values.
+_MATH: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
+    nn.FloorOp: np.floor,
+    nn.CeilOp: np.ceil,
+    nn.RoundOp: np.rint,  # half to even
+    nn.SignOp: _sign,
+    nn.SinOp: np.sin,
+    nn.CosOp: np.cos,
+    nn.TanOp: np.tan,
+    nn.AsinOp: np.arcsin,
+    nn.AcosOp: np.arccos,
+    nn.AtanOp: np.arctan,
+    nn.SinhOp: np.sinh,
+    nn.CoshOp: np.cosh,
+    nn.AsinhOp: np.arcsinh,
+    nn.AcoshOp: np.arccosh,
+    nn.AtanhOp: np.arctanh,
+}
+
+
+def _math(function: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+    return lambda op, inputs: function(inputs[0])
+
+
 ACTIVATION_KERNELS: dict[type[Operation], Kernel] = {
+    **{op_type: _math(function) for op_type, function in _MATH.items()},
+    nn.CeluOp: celu,
+    nn.SoftsignOp: softsign,
     nn.HardSigmoidOp: hardsigmoid,
     nn.HardSwishOp: hardswish,
     nn.GeluOp: gelu,
@@ -130,10 +175,14 @@ ACTIVATION_KERNELS: dict[type[Operation], Kernel] = {
 
 def maps_zero_to_zero(op: Operation) -> bool:
     """Whether f(0) == 0 for one of `ACTIVATION_KERNELS`' ops, so that zero padding lanes
-    stay zero: not for softplus (log 2), reciprocal (inf), log (-inf), hardsigmoid unless
-    its beta is at most 0, pow unless its exponent is above 0 (0 ** 0 = 1)."""
+    stay zero: not for softplus (log 2), reciprocal (inf), log (-inf), cos and cosh (1),
+    acos (pi / 2), acosh (NaN), hardsigmoid unless its beta is at most 0, pow unless its
+    exponent is above 0 (0 ** 0 = 1)."""
     if isinstance(op, nn.HardSigmoidOp):
         return op.beta.value.data <= 0
     if isinstance(op, nn.PowOp):
         return op.exponent.value.data > 0
-    return not isinstance(op, nn.SoftplusOp | nn.ReciprocalOp | nn.LogOp)
+    return not isinstance(
+        op,
+        nn.SoftplusOp | nn.ReciprocalOp | nn.LogOp | nn.CosOp | nn.CoshOp | nn.AcosOp | nn.AcoshOp,
+    )

@@ -248,7 +248,12 @@ GRAPH_TYPES = (
 QUANTIZED_TYPES = (TensorProto.UINT8, TensorProto.INT8)
 #: Refusals of a case with integer graph data: a float op given it, or quantization
 #: parameters that are graph inputs (the suite's QLinear cases); such a case may also import.
-INTEGER_DATA = ["computes on floats", "compares two floats", "must be a constant"]
+INTEGER_DATA = [
+    "computes on floats",
+    "compares two floats",
+    "must be a constant",
+    "nnlayout computes on float32 (quantized data",  # a Cast to u8/s8 at run time
+]
 #: Refusals of a case with a bool graph input or output: an op other than nn.where given a
 #: mask, or a mask where nn needs a constant (Dropout's training_mode).
 MASK_DATA = ["does not take i1 (mask) or i64 (index) data", "must be a constant"]

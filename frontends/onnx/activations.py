@@ -22,6 +22,11 @@ def elu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     state.output(node, state.build(lambda: nn.EluOp(state.operand(node, 0), alpha)))
 
 
+def celu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
+    alpha = float(attrs.get("alpha", 1.0))
+    state.output(node, state.build(lambda: nn.CeluOp(state.operand(node, 0), alpha)))
+
+
 def selu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     alpha = float(attrs.get("alpha", SELU_ALPHA))
     gamma = float(attrs.get("gamma", SELU_GAMMA))

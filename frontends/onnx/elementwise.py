@@ -28,6 +28,7 @@ UNARY: dict[str, type[nn.UnaryOp]] = {
     "Mish": nn.MishOp,
     "Reciprocal": nn.ReciprocalOp,
     "Log": nn.LogOp,
+    **nn.MATH_OPS,
 }
 BINARY: dict[str, type[nn.BinaryOp]] = {
     "Add": nn.AddOp,

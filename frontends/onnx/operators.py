@@ -9,7 +9,7 @@ from collections.abc import Callable
 import onnx
 
 from nnlayout.diagnostics import UserError
-from nnlayout.frontends.onnx.activations import elu, gelu, hard_sigmoid, power, selu
+from nnlayout.frontends.onnx.activations import celu, elu, gelu, hard_sigmoid, power, selu
 from nnlayout.frontends.onnx.common import describe
 from nnlayout.frontends.onnx.constants import constant, identity
 from nnlayout.frontends.onnx.convolution import conv, conv_transpose
@@ -126,6 +126,7 @@ CONVERTERS: dict[str, Converter] = {
     "SpaceToDepth": space_to_depth,
     "HardSigmoid": hard_sigmoid,
     "Elu": elu,
+    "Celu": celu,
     "Selu": selu,
     "Gelu": gelu,
     "Pow": power,

@@ -109,6 +109,7 @@ ELTWISE: dict[type[Operation], tuple[int, float, float]] = {
     nn.MishOp: (b.dnnl_eltwise_mish, 0.0, 0.0),
     nn.ReciprocalOp: (b.dnnl_eltwise_pow, 1.0, -1.0),
     nn.LogOp: (b.dnnl_eltwise_log, 0.0, 0.0),
+    nn.RoundOp: (b.dnnl_eltwise_round, 0.0, 0.0),
 }
 # The unary ops oneDNN's eltwise computes: `ELTWISE`'s, and those with parameters, whose
 # (algorithm, alpha, beta) `eltwise_params` computes (relu, clip and leaky_relu aside).

@@ -46,3 +46,19 @@ func.func @fused_gelu_approximation(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3x
   %0 = nn.fused_conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 activation "gelu" approximate "fast" : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
   func.return
 }
+
+// -----
+
+func.func @celu_zero_alpha(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{nn.celu: alpha must be positive and finite, got 0.0}}
+  %0 = nn.celu %x alpha 0.0 : tensor<2x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @round_of_indices(%x: tensor<2x8xi64>) {
+  // expected-error @+1 {{nn.round: does not take i1 (mask) or i64 (index) data}}
+  %0 = nn.round %x : tensor<2x8xi64>
+  func.return
+}
