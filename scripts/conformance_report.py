@@ -94,6 +94,8 @@ _COMPILE_TIME_INPUTS = {
     "ScatterElements": (1,),
     "TopK": (1,),
     "Tile": (1,),
+    "Trilu": (1,),
+    "OneHot": (1, 2),
 }
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"
@@ -328,16 +330,16 @@ def expected_refusals(case: Case) -> list[str]:
             reasons.append("3-D")
         if node.op_type == "GridSample" and _rank(case.model, node.input[0]) == 5:
             reasons.append("rank-5 data")
+        if node.op_type == "OneHot" and _elem_type(graph, node.input[0]) == TensorProto.FLOAT:
+            reasons.append("OneHot of f32 indices")
     return reasons
 
 
 def _movement_refusals(node: onnx.NodeProto) -> list[str]:
-    """What nn.pad and nn.resize lack: Pad's wrap mode; Resize's antialiasing and the
-    tf_crop_and_resize and tf_half_pixel_for_nn coordinates."""
+    """What the importer lacks of Resize: antialiasing and the tf_crop_and_resize and
+    tf_half_pixel_for_nn coordinates."""
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     reasons = []
-    if node.op_type == "Pad" and attrs.get("mode") == b"wrap":
-        reasons.append("mode 'wrap'")
     if node.op_type == "Resize":
         if attrs.get("antialias", 0):
             reasons.append("antialias=1")

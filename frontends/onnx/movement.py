@@ -367,8 +367,10 @@ def pad(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     shape = nn.shape_of(x)
     rank = len(shape)
     mode = _text(attrs, "mode", "constant")
-    if mode not in ("constant", "reflect", "edge"):
-        raise state.fail(f"Pad mode '{mode}' is not supported (constant, reflect and edge are)")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise state.fail(
+            f"Pad mode '{mode}' is not supported (constant, reflect, edge and wrap are)"
+        )
     pads = _pad_amounts(state, node, attrs, rank)
     value = float(attrs.get("value", 0.0))
     if state.opset >= 11 and len(node.input) > 2 and node.input[2]:
@@ -381,7 +383,32 @@ def pad(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     if not any(positive):
         state.output(node, x)
         return
+    if mode == "wrap":
+        state.output(node, _wrapped(state, x, positive))
+        return
     state.output(node, state.build(lambda: nn.PadOp(x, positive, mode, value)))
+
+
+def _wrapped(state: ImportState, x: SSAValue, pads: Sequence[int]) -> SSAValue:
+    """Pad's wrap mode (torch's circular padding): along each padded axis, the axis' last
+    `before` elements, then x, then its first `after`, as slices and a concat."""
+    rank = len(nn.shape_of(x))
+    for axis in range(rank):
+        before, after, size = pads[axis], pads[axis + rank], nn.shape_of(x)[axis]
+        if max(before, after) > size:
+            raise state.fail(f"Pad wraps {max(before, after)} elements around an axis of {size}")
+        pieces = [_part(state, x, axis, size - before, before)] if before else []
+        pieces += [x] + ([_part(state, x, axis, 0, after)] if after else [])
+        if len(pieces) > 1:
+            x = state.emit(state.build(lambda pieces=pieces, axis=axis: nn.ConcatOp(pieces, axis)))
+    return x
+
+
+def _part(state: ImportState, x: SSAValue, axis: int, start: int, size: int) -> SSAValue:
+    """`size` elements of `x` from `start` along `axis`."""
+    starts, sizes = [0] * len(nn.shape_of(x)), list(nn.shape_of(x))
+    starts[axis], sizes[axis] = start, size
+    return state.emit(sliced(state, x, starts, sizes, [1] * len(sizes)))
 
 
 # ------------------------------------------------------------------------ Resize

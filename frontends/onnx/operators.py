@@ -32,6 +32,7 @@ from nnlayout.frontends.onnx.folding import unfoldable_reason
 from nnlayout.frontends.onnx.grid_sample import grid_sample
 from nnlayout.frontends.onnx.linear import gemm, matmul
 from nnlayout.frontends.onnx.logical import COMPARISONS, compare, is_nan, logical, where
+from nnlayout.frontends.onnx.masks import one_hot, trilu
 from nnlayout.frontends.onnx.movement import (
     expand,
     gather,
@@ -119,6 +120,8 @@ CONVERTERS: dict[str, Converter] = {
     "GridSample": grid_sample,
     "Expand": expand,
     "Tile": tile,
+    "Trilu": trilu,
+    "OneHot": one_hot,
     "ArgMax": arg_extremum,
     "ArgMin": arg_extremum,
     "TopK": topk,

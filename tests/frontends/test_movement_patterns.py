@@ -296,9 +296,9 @@ def _resize_node(**attrs: object) -> onnx.NodeProto:
             "resizes the N or C axis",
         ),
         (
-            helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap"),
+            helper.make_node("Pad", ["x", "pads"], ["y"], mode="circular"),
             {"pads": np.zeros(8, np.int64)},
-            "Pad mode 'wrap' is not supported",
+            "Pad mode 'circular' is not supported",
         ),
         (
             helper.make_node("Slice", ["x", "b", "e"], ["y"]),
