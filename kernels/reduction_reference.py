@@ -30,8 +30,11 @@ REDUCTIONS: dict[str, Callable[[np.ndarray, Axes], np.ndarray]] = {
 
 
 def reduce(op: nn.ReduceOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """The op's kind over its axes, kept as size 1, computed in float64."""
+    """The op's kind over its axes, kept as size 1, computed in float64 (integers in their
+    own type, exact: past its range a sum or product wraps, which ONNX leaves undefined)."""
     x = inputs[0]
+    if x.dtype.kind in "iu":
+        return REDUCTIONS[op.kind.data](x, op.reduced_axes).astype(x.dtype)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         result = REDUCTIONS[op.kind.data](x.astype(np.float64), op.reduced_axes)
     return result.astype(x.dtype)

@@ -44,6 +44,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects.nn.base import (
+    ARITHMETIC_INTEGER_TYPES,
     AlongAxisOp,
     NNOp,
     Shape,
@@ -52,6 +53,7 @@ from nnlayout.dialects.nn.base import (
     ints,
     normalize_axis,
     shape_of,
+    tensor_type,
     with_shape,
 )
 
@@ -67,6 +69,10 @@ REDUCE_KINDS: dict[str, str] = {
     "sum_square": "ReduceSumSquare",
     "log_sum": "ReduceLogSum",
 }
+
+
+#: The kinds `nn.reduce` computes on i32 and i64 data.
+INTEGER_KINDS = ("sum", "max", "min", "prod")
 
 
 def reduce_shape(x: Shape, axes: Sequence[int], op_name: str = "nn.reduce") -> Shape:
@@ -87,9 +93,12 @@ def reduce_shape(x: Shape, axes: Sequence[int], op_name: str = "nn.reduce") -> S
 class ReduceOp(NNOp):
     """A reduction over `axes` (kept as size 1), of one `kind`: sum, mean, max, min, prod,
     l1 (sum of |x|), l2 (sqrt of the sum of squares), sum_square, log_sum (log of the sum);
-    ONNX's ReduceX semantics, NaN propagating."""
+    ONNX's ReduceX semantics, NaN propagating. Of i32 and i64 data (torch's `any`, `all`
+    and counts of a mask, exported as its cast to int64 reduced) only sum, max, min and prod,
+    in the data's type (exact; past its range a sum wraps, where ONNX leaves it undefined)."""
 
     name = "nn.reduce"
+    INTEGER_ARITHMETIC: ClassVar[bool] = True
     input = operand_def(TensorType)
     output = result_def(TensorType)
     kind = prop_def(StringAttr)
@@ -117,6 +126,12 @@ class ReduceOp(NNOp):
             raise VerifyException(
                 f"nn.reduce: unknown kind '{self.kind.data}'; expected one of "
                 f"{', '.join(REDUCE_KINDS)}"
+            )
+        element = tensor_type(self.input).element_type
+        if element in ARITHMETIC_INTEGER_TYPES and self.kind.data not in INTEGER_KINDS:
+            raise VerifyException(
+                f"nn.reduce: kind '{self.kind.data}' of {element} data; integers reduce by "
+                f"{', '.join(INTEGER_KINDS)}"
             )
         return reduce_shape(shape_of(self.input), self.reduced_axes)
 

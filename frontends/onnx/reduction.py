@@ -25,13 +25,17 @@ import functools
 
 import numpy as np
 import onnx
+from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
 
-#: ONNX operator -> `nn.reduce` kind.
-REDUCTIONS: dict[str, str] = {onnx_name: kind for kind, onnx_name in nn.REDUCE_KINDS.items()}
+#: ONNX operator -> `nn.reduce` kind (log_sum_exp: written with other ops, `_log_sum_exp`).
+REDUCTIONS: dict[str, str] = {
+    **{onnx_name: kind for kind, onnx_name in nn.REDUCE_KINDS.items()},
+    "ReduceLogSumExp": "log_sum_exp",
+}
 
 
 def _axes_given(state: ImportState, node: onnx.NodeProto, attrs: dict) -> list[int] | None:
@@ -53,14 +57,34 @@ def _axes(state: ImportState, given: list[int], rank: int) -> list[int]:
     return axes
 
 
-def _reduction(x: SSAValue, kind: str, axes: list[int]) -> Operation:
-    """`nn.reduce`, or the pooling op it is: a mean or max over H and W of an NCHW tensor."""
+def _reduction(state: ImportState, x: SSAValue, kind: str, axes: list[int]) -> Operation:
+    """`nn.reduce`, or the pooling op it is: a mean or max over H and W of an NCHW tensor;
+    a mask's max (any) or min (all) as its int64 values', made a mask again."""
+    if kind == "log_sum_exp":
+        return _log_sum_exp(state, x, axes)
+    if nn.tensor_type(x).element_type == i1 and kind in ("max", "min"):
+        counts = state.emit(nn.CastOp(x, i64))
+        return nn.CastOp(state.emit(nn.ReduceOp(counts, kind, axes)), i1)
     shape = nn.shape_of(x)
     if len(shape) == 4 and axes == [2, 3] and kind == "mean":
         return nn.GlobalAvgPoolOp(x)
     if len(shape) == 4 and axes == [2, 3] and kind == "max":
         return nn.MaxPool2dOp(x, kernel=shape[2:])
     return nn.ReduceOp(x, kind, axes)
+
+
+def _log_sum_exp(state: ImportState, x: SSAValue, axes: list[int]) -> Operation:
+    """log(sum(exp(x - m))) + m over `axes`, m the maximum where it is finite and 0 where
+    not, as onnxruntime computes it (a row of -inf gives -inf, one with +inf +inf, NaN
+    NaN); the last add is returned, the other ops emitted."""
+    peak = state.emit(nn.ReduceOp(x, "max", axes))
+    zero = state.made_constant("log_sum_exp.zero", np.zeros((1,) * len(nn.shape_of(x)), np.float32))
+    difference = state.emit(nn.SubOp(peak, peak))  # inf - inf and NaN - NaN are NaN
+    finite = state.emit(nn.CompareOp("eq", difference, zero))
+    shift = state.emit(nn.WhereOp(finite, peak, zero))
+    exps = state.emit(nn.ExpOp(state.emit(nn.SubOp(x, shift))))
+    total = state.emit(nn.LogOp(state.emit(nn.ReduceOp(exps, "sum", axes))))
+    return nn.AddOp(total, shift)
 
 
 def reduce(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
@@ -74,10 +98,10 @@ def reduce(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     kind = REDUCTIONS[node.op_type]
     if not shape:  # a scalar: reduced as a 1-element vector
         vector = state.emit(state.build(lambda: nn.ReshapeOp(x, [1])))
-        reduced = state.emit(state.build(lambda: nn.ReduceOp(vector, kind, [0])))
+        reduced = state.emit(state.build(lambda: _reduction(state, vector, kind, [0])))
         state.output(node, state.build(lambda: nn.ReshapeOp(reduced, [])))
         return
-    reduction = state.build(lambda: _reduction(x, kind, axes))
+    reduction = state.build(lambda: _reduction(state, x, kind, axes))
     if attrs.get("keepdims", 1):
         state.output(node, reduction)
         return
