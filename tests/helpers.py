@@ -505,7 +505,8 @@ def assert_close(
     """Same shape; |got - want| within `tolerance` of want's largest magnitude (1 at least),
     or, given a quantization `step`, within one step (and a rounding's worth)."""
     assert got.shape == want.shape, (got.shape, want.shape)
-    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    finite = np.abs(want[np.isfinite(want)]) if want.dtype.kind == "f" else np.abs(want)
+    scale = max(1.0, float(finite.max(initial=0.0)))  # infinities and NaN compared exactly
     atol = tolerance * scale if step is None else step * 1.001
     np.testing.assert_allclose(got, want, rtol=0, atol=atol)
 
