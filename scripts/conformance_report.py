@@ -96,6 +96,7 @@ _COMPILE_TIME_INPUTS = {
     "Tile": (1,),
     "Trilu": (1,),
     "OneHot": (1, 2),
+    **dict.fromkeys(("LSTM", "GRU", "RNN"), (1, 2, 3, 4)),
 }
 #: The name of the Casts `cast_outputs_to_float` appends (not counted as the case's operators).
 _OUTPUT_CAST = "conformance_output_cast"
@@ -330,6 +331,8 @@ def expected_refusals(case: Case) -> list[str]:
             reasons.append("3-D")
         if node.op_type == "GridSample" and _rank(case.model, node.input[0]) == 5:
             reasons.append("rank-5 data")
+        if node.op_type == "LSTM" and len(node.input) > 7 and node.input[7]:
+            reasons.append("peepholes")
         if node.op_type == "OneHot" and _elem_type(graph, node.input[0]) == TensorProto.FLOAT:
             reasons.append("OneHot of f32 indices")
     return reasons

@@ -55,6 +55,7 @@ from nnlayout.frontends.onnx.qlinear_float import CONVERTERS as QLINEAR_FLOAT_CO
 from nnlayout.frontends.onnx.quantized import CONVERTERS as QUANTIZED_CONVERTERS
 from nnlayout.frontends.onnx.quantized import MICROSOFT_CONVERTERS as QUANTIZED_MICROSOFT
 from nnlayout.frontends.onnx.rearrange import depth_to_space, space_to_depth, tile
+from nnlayout.frontends.onnx.recurrent import recurrent
 from nnlayout.frontends.onnx.reduction import (
     REDUCTIONS,
     cumsum,
@@ -120,6 +121,9 @@ CONVERTERS: dict[str, Converter] = {
     "GridSample": grid_sample,
     "Expand": expand,
     "Tile": tile,
+    "LSTM": recurrent,
+    "GRU": recurrent,
+    "RNN": recurrent,
     "Trilu": trilu,
     "OneHot": one_hot,
     "ArgMax": arg_extremum,

@@ -18,10 +18,10 @@ from nnlayout.benchmarks import torch_ops
 def test_operations_users_write_match_onnxruntime_everywhere(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    """argmax, topk, pixel shuffle, log-softmax, grid sampling, bicubic resizing and
-    rounding, both exporters, every target, padding on and off."""
+    """argmax, topk, pixel shuffle, log-softmax, grid sampling, bicubic resizing,
+    rounding and an LSTM, both exporters, every target, padding on and off."""
     cases = ("argmax", "topk", "pixel_shuffle", "log_softmax", "grid_sample", "bicubic")
-    cases += ("floor_round",)
+    cases += ("floor_round", "lstm")
     assert torch_ops.main(["--models", ",".join(cases), "--child"]) == 0
     out = capfd.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.startswith(cases)]
