@@ -137,3 +137,52 @@ def test_refusals_name_the_node(attrs: dict, extra: dict, message: str) -> None:
     with pytest.raises(UserError) as error:
         import_model(model)
     assert "'encoder'" in str(error.value) and message in str(error.value), error.value
+
+
+def test_two_layer_bidirectional_stack_as_the_classic_exporter_writes_it(tmp_path: Path) -> None:
+    """torch's nn.LSTM(4, 5, num_layers=2, bidirectional=True, batch_first=True) at opset
+    17: Transpose to sequence-first, each layer's zero initial states as constants, its Y
+    [steps, 2, batch, 5] transposed to [steps, batch, 2, 5] and reshaped to [steps, batch,
+    10] for the next layer, the last one's transposed back to batch-first."""
+    hidden, inits = 5, {}
+    nodes = [helper.make_node("Transpose", ["x"], ["x0"], perm=[1, 0, 2])]
+    source, size = "x0", INPUT
+    for layer in range(2):
+        inits[f"w{layer}"] = RNG.standard_normal((2, 4 * hidden, size)) / 2
+        inits[f"r{layer}"] = RNG.standard_normal((2, 4 * hidden, hidden)) / 2
+        inits[f"b{layer}"] = RNG.standard_normal((2, 8 * hidden)) / 2
+        inits[f"zeros{layer}"] = np.zeros((2, BATCH, hidden))
+        inits[f"shape{layer}"] = np.array([STEPS, BATCH, 2 * hidden])
+        nodes += [
+            helper.make_node(
+                "LSTM",
+                [
+                    source,
+                    f"w{layer}",
+                    f"r{layer}",
+                    f"b{layer}",
+                    "",
+                    f"zeros{layer}",
+                    f"zeros{layer}",
+                ],
+                [f"y{layer}", f"h{layer}", f"c{layer}"],
+                hidden_size=hidden,
+                direction="bidirectional",
+            ),
+            helper.make_node("Transpose", [f"y{layer}"], [f"t{layer}"], perm=[0, 2, 1, 3]),
+            helper.make_node("Reshape", [f"t{layer}", f"shape{layer}"], [f"s{layer}"]),
+        ]
+        source, size = f"s{layer}", 2 * hidden
+    nodes.append(helper.make_node("Transpose", [source], ["y"], perm=[1, 0, 2]))
+    graph = helper.make_graph(
+        nodes,
+        "stack",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [BATCH, STEPS, INPUT])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(v.astype(np.int64 if k.startswith("shape") else np.float32), k)
+            for k, v in inits.items()
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    check_against_onnxruntime(model, tmp_path)
