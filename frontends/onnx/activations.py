@@ -9,6 +9,7 @@ import onnx
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn.activations import GELU_APPROXIMATIONS, SELU_ALPHA, SELU_GAMMA
+from nnlayout.frontends.onnx.common import text_attribute
 from nnlayout.frontends.onnx.state import ImportState
 
 
@@ -34,8 +35,7 @@ def selu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 
 def gelu(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    approximate = attrs.get("approximate", b"none")
-    approximate = approximate.decode() if isinstance(approximate, bytes) else approximate
+    approximate = text_attribute(attrs, "approximate", "none")
     if approximate not in GELU_APPROXIMATIONS:
         raise state.fail(
             f"Gelu's approximate '{approximate}' is not supported (ONNX defines "

@@ -52,7 +52,13 @@ def attributes(node: onnx.NodeProto) -> dict:
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
+def text_attribute(attrs: dict, name: str, default: str) -> str:
+    """A string attribute as text (`default` when absent); bytes that are not UTF-8 become
+    replacement characters, which the converter's check then names, rather than an error."""
+    value = attrs.get(name, default)
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
 def auto_pad_name(attrs: dict) -> str:
     """A node's auto_pad attribute as text (NOTSET when absent)."""
-    auto_pad = attrs.get("auto_pad", b"NOTSET")
-    return auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    return text_attribute(attrs, "auto_pad", "NOTSET")

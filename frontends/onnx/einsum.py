@@ -22,6 +22,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.common import text_attribute
 from nnlayout.frontends.onnx.state import ImportState
 
 # Indices standing for an ellipsis' dims, right-aligned (ONNX's indices are letters: digits
@@ -78,8 +79,7 @@ def _transposed(state: ImportState, x: SSAValue, have: str, want: str) -> SSAVal
 
 
 def einsum(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    equation = attrs.get("equation", b"")
-    equation = equation.decode() if isinstance(equation, bytes) else str(equation)
+    equation = text_attribute(attrs, "equation", "")
     terms, output = _terms(state, node, equation)
     if len(terms) > 2:
         raise _refused(state, equation, f"{len(terms)} operands")

@@ -8,21 +8,17 @@ import onnx
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn.movement import GRID_SAMPLE_PADDINGS
+from nnlayout.frontends.onnx.common import text_attribute
 from nnlayout.frontends.onnx.state import ImportState
 
 _MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic"}
 
 
-def _text(attrs: dict, name: str, default: str) -> str:
-    value = attrs.get(name, default)
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-
-
 def grid_sample(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     x, grid = state.operand(node, 0), state.operand(node, 1)
-    mode = _text(attrs, "mode", "bilinear" if state.opset < 20 else "linear")
+    mode = text_attribute(attrs, "mode", "bilinear" if state.opset < 20 else "linear")
     mode = _MODES.get(mode, mode)
-    padding = _text(attrs, "padding_mode", "zeros")
+    padding = text_attribute(attrs, "padding_mode", "zeros")
     if mode not in ("nearest", "linear", "cubic"):
         raise state.fail(f"GridSample mode '{mode}' is not supported (ONNX has no such mode)")
     if padding not in GRID_SAMPLE_PADDINGS:

@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.common import text_attribute
 from nnlayout.frontends.onnx.resize_cubic import cubic_resize
 from nnlayout.frontends.onnx.state import ImportState
 
@@ -33,11 +34,6 @@ def _ints(state: ImportState, node: onnx.NodeProto, index: int, what: str) -> li
     if len(node.input) <= index or not node.input[index]:
         return None
     return [int(v) for v in state.constant_array(node.input[index], what).ravel()]
-
-
-def _text(attrs: dict, name: str, default: str) -> str:
-    value = attrs.get(name, default)
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def sliced(
@@ -366,7 +362,7 @@ def pad(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     x = state.operand(node, 0)
     shape = nn.shape_of(x)
     rank = len(shape)
-    mode = _text(attrs, "mode", "constant")
+    mode = text_attribute(attrs, "mode", "constant")
     if mode not in ("constant", "reflect", "edge", "wrap"):
         raise state.fail(
             f"Pad mode '{mode}' is not supported (constant, reflect, edge and wrap are)"
@@ -414,13 +410,13 @@ def _part(state: ImportState, x: SSAValue, axis: int, start: int, size: int) -> 
 # ------------------------------------------------------------------------ Resize
 def _resize_modes(state: ImportState, attrs: dict) -> tuple[str, str, str]:
     """(mode, coordinate transformation, nearest rounding), refusing what nn.resize lacks."""
-    mode = _text(attrs, "mode", "nearest")
+    mode = text_attribute(attrs, "mode", "nearest")
     if mode not in ("nearest", "linear", "cubic"):
         raise state.fail(f"Resize mode '{mode}' is not supported (nearest, linear and cubic are)")
     if int(attrs.get("antialias", 0)):
         raise state.fail("Resize with antialias=1 is not supported")
     legacy = state.opset < 11  # Resize-10: Upsample's asymmetric coordinates
-    coordinates = _text(
+    coordinates = text_attribute(
         attrs, "coordinate_transformation_mode", "asymmetric" if legacy else "half_pixel"
     )
     if coordinates in ("tf_crop_and_resize", "tf_half_pixel_for_nn"):
@@ -429,7 +425,7 @@ def _resize_modes(state: ImportState, attrs: dict) -> tuple[str, str, str]:
             "(half_pixel, pytorch_half_pixel, align_corners, asymmetric and "
             "half_pixel_symmetric are)"
         )
-    rounding = _text(attrs, "nearest_mode", "floor" if legacy else "round_prefer_floor")
+    rounding = text_attribute(attrs, "nearest_mode", "floor" if legacy else "round_prefer_floor")
     return mode, coordinates, rounding
 
 
@@ -452,7 +448,7 @@ def _resize_target(
         return full_scales, full_sizes
     assert sizes is not None
     ratios = [size / shape[axis] for axis, size in zip(axes, sizes, strict=True)]
-    policy = _text(attrs, "keep_aspect_ratio_policy", "stretch")
+    policy = text_attribute(attrs, "keep_aspect_ratio_policy", "stretch")
     if policy != "stretch":  # one scale for every axis given, as onnx's reference computes
         ratio = min(ratios) if policy == "not_larger" else max(ratios)
         ratios = [ratio] * len(axes)
@@ -526,7 +522,7 @@ def upsample(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     """Upsample (opset 7 to 9): asymmetric coordinates, nearest rounding down."""
     if state.opset < 7:
         raise state.fail("Upsample before opset 7 (height_scale/width_scale) is not supported")
-    mode = _text(attrs, "mode", "nearest")
+    mode = text_attribute(attrs, "mode", "nearest")
     if mode not in ("nearest", "linear"):
         raise state.fail(f"Upsample mode '{mode}' is not supported (nearest and linear are)")
     scales = _floats(state, node, 1, "scales") if state.opset >= 9 else attrs.get("scales")

@@ -17,6 +17,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.common import text_attribute
 from nnlayout.frontends.onnx.state import ImportState
 
 
@@ -55,8 +56,7 @@ def _image(state: ImportState, node: onnx.NodeProto, attrs: dict) -> tuple[SSAVa
 
 
 def _mode(state: ImportState, node: onnx.NodeProto, attrs: dict) -> str:
-    mode = attrs.get("mode", b"DCR")
-    mode = mode.decode(errors="replace") if isinstance(mode, bytes) else str(mode)
+    mode = text_attribute(attrs, "mode", "DCR")
     if mode not in ("DCR", "CRD"):
         raise state.fail(f"{node.op_type} mode '{mode}' is not ONNX's DCR or CRD")
     return mode

@@ -28,6 +28,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.common import text_attribute
 from nnlayout.frontends.onnx.state import ImportState
 
 #: Gates per layer, and the default activations ONNX names for each.
@@ -80,11 +81,6 @@ class Layer:
 
     def gate(self, x: SSAValue, op_type: type[nn.UnaryOp]) -> SSAValue:
         return self.emit(lambda: op_type(self.clipped(x)))
-
-
-def _direction_name(attrs: dict) -> str:
-    value = attrs.get("direction", b"forward")
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def _attributes(state: ImportState, node: onnx.NodeProto, attrs: dict) -> str:
@@ -152,7 +148,7 @@ def recurrent(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         wb, rb = b[d, : gates * hidden], b[d, gates * hidden :]
         layer = Layer(state, node, hidden, batch, w[d], r[d], wb, rb, clip, activation, d)
         initial = [_initial(state, node, i, d, batch, hidden) for i in (5, 6)]
-        reverse = d == 1 or _direction_name(attrs) == "reverse"
+        reverse = d == 1 or text_attribute(attrs, "direction", "forward") == "reverse"
         ys, h, c = _direction(layer, x, initial, reverse, bool(attrs.get("linear_before_reset", 0)))
         outputs.append(ys)
         finals.append(h)
