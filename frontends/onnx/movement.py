@@ -181,13 +181,17 @@ def gather_elements(state: ImportState, node: onnx.NodeProto, attrs: dict) -> No
         in_range(
             state, node, state.constant_array(node.input[1], "indices")[..., None], [shape[axis]]
         )
-    vector = [math.prod(shape)]
     if all(d == 1 for i, d in enumerate(shape) if i != axis):
         at = indices
     else:
         at = flat_positions(state, node, indices, shape, axis)
-    table = x if len(shape) == 1 else state.emit(state.build(lambda: nn.ReshapeOp(x, vector)))
-    state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
+    state.output(node, flat_gather(state, x, at))
+
+
+def flat_gather(state: ImportState, x: SSAValue, at: SSAValue) -> nn.GatherOp:
+    """`nn.gather` of `x` as a vector at flat positions `at`."""
+    table = state.reshaped(x, [math.prod(nn.shape_of(x))])
+    return state.build(lambda: nn.GatherOp(table, at, 0))  # type: ignore[return-value]
 
 
 def flat_positions(

@@ -7,12 +7,10 @@ sorted one."""
 
 from __future__ import annotations
 
-import math
-
 import onnx
 
 from nnlayout.dialects import nn
-from nnlayout.frontends.onnx.movement import flat_positions, normal_axis
+from nnlayout.frontends.onnx.movement import flat_gather, flat_positions, normal_axis
 from nnlayout.frontends.onnx.state import ImportState
 
 
@@ -42,8 +40,6 @@ def topk(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     indices = state.emit(state.build(lambda: nn.TopKOp(x, axis, k, smallest)))
     if node.output[0] in state.read:
         at = flat_positions(state, node, indices, shape, axis, checked=False)
-        vector = [math.prod(shape)]
-        table = x if len(shape) == 1 else state.reshaped(x, vector)
-        state.output(node, state.build(lambda: nn.GatherOp(table, at, 0)))
+        state.output(node, flat_gather(state, x, at))
     if len(node.output) > 1 and node.output[1]:
         state.output(node, indices, 1)
