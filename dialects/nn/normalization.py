@@ -88,11 +88,10 @@ class BatchNormOp(NNOp):
         return x
 
 
-@irdl_op_definition
-class SoftmaxOp(AlongAxisOp):
-    """Softmax along one axis (ONNX opset >= 13 semantics)."""
+class SoftmaxBase(AlongAxisOp):
+    """What `nn.softmax` and `nn.log_softmax` share: an input, a result of its type and the
+    axis (ONNX's, opset >= 13 semantics). Neither is an instance of the other."""
 
-    name = "nn.softmax"
     T: ClassVar = VarConstraint("T", base(TensorType))
     input = operand_def(T)
     output = result_def(T)
@@ -110,24 +109,17 @@ class SoftmaxOp(AlongAxisOp):
 
 
 @irdl_op_definition
-class LogSoftmaxOp(AlongAxisOp):
+class SoftmaxOp(SoftmaxBase):
+    """Softmax along one axis (ONNX opset >= 13 semantics)."""
+
+    name = "nn.softmax"
+
+
+@irdl_op_definition
+class LogSoftmaxOp(SoftmaxBase):
     """The logarithm of the softmax along one axis, x - max - log(sum(exp(x - max))) (ONNX
     LogSoftmax, opset >= 13 semantics; torch's `F.log_softmax`). Its own op rather than a
     flag on `nn.softmax`: its values are unbounded below where softmax's lie in [0, 1], so
     nothing that knows softmax (its bound, a pattern over it) may take it for one."""
 
     name = "nn.log_softmax"
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
-    output = result_def(T)
-    axis = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure())
-    assembly_format = "$input `axis` $axis attr-dict `:` type($input)"
-
-    def __init__(self, input: Value, axis: int = -1):
-        super().__init__(
-            operands=[input],
-            result_types=[SSAValue.get(input).type],
-            properties={"axis": IntegerAttr(axis, i64)},
-        )
-        self.verify_()

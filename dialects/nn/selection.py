@@ -13,6 +13,7 @@ importer reshapes where keepdims is 0.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, UnitAttr, i64
+from xdsl.ir import Attribute
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -44,6 +45,18 @@ class SelectionOp(NNOp):
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
     traits = traits_def(Pure())
+
+    def __init__(self, input: Value, axis: int, count: int, properties: dict[str, Attribute]):
+        """The op on `input` along `axis` giving `count` indices there, with `properties`
+        besides the axis."""
+        shape = list(shape_of(input))
+        shape[normalize_axis(self.name, axis, len(shape))] = count
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(i64, shape)],
+            properties={"axis": IntegerAttr(axis, i64), **properties},
+        )
+        self.verify_()
 
     @property
     def normalized_axis(self) -> int:
@@ -80,15 +93,7 @@ class ArgExtremumOp(SelectionOp):
     )
 
     def __init__(self, input: Value, axis: int, select_last: bool = False):
-        shape = list(shape_of(input))
-        shape[normalize_axis(self.name, axis, len(shape))] = 1
-        properties: dict = {"axis": IntegerAttr(axis, i64)}
-        if select_last:
-            properties["select_last"] = UnitAttr()
-        super().__init__(
-            operands=[input], result_types=[TensorType(i64, shape)], properties=properties
-        )
-        self.verify_()
+        super().__init__(input, axis, 1, {"select_last": UnitAttr()} if select_last else {})
 
     def selected(self) -> int:
         return 1
@@ -119,15 +124,8 @@ class TopKOp(SelectionOp):
     )
 
     def __init__(self, input: Value, axis: int, k: int, smallest: bool = False):
-        shape = list(shape_of(input))
-        shape[normalize_axis(self.name, axis, len(shape))] = k
-        properties: dict = {"axis": IntegerAttr(axis, i64), "k": IntegerAttr(k, i64)}
-        if smallest:
-            properties["smallest"] = UnitAttr()
-        super().__init__(
-            operands=[input], result_types=[TensorType(i64, shape)], properties=properties
-        )
-        self.verify_()
+        flag = {"smallest": UnitAttr()} if smallest else {}
+        super().__init__(input, axis, k, {"k": IntegerAttr(k, i64), **flag})
 
     def selected(self) -> int:
         k, size = self.k.value.data, shape_of(self.input)[self.normalized_axis]
