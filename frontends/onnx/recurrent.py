@@ -180,9 +180,9 @@ def _direction(
     """The hidden state of every step (in time order), the last hidden and cell states."""
     steps, batch, size = nn.shape_of(x)
     columns = layer.w.shape[0]
-    linear_gru = layer.node.op_type == "GRU" and linear_before_reset
-    folded = layer.rb.copy()  # R's bias adds to the input's product, but the GRU's h gate's
-    folded[2 * layer.hidden :] *= 0 if linear_gru else 1  # with linear_before_reset
+    folded = layer.rb.copy()  # R's bias adds to the input's product,
+    if layer.node.op_type == "GRU" and linear_before_reset:  # but the h gate's: `_gru_step`
+        folded[2 * layer.hidden :] = 0
     bias = layer.constant("bias", lambda: layer.wb + folded)
     flat = layer.state.reshaped(x, [steps * batch, size])
     w_t = layer.constant("w_t", lambda: layer.w.T)
@@ -193,12 +193,12 @@ def _direction(
     r_t = layer.constant("r_t", lambda: layer.r[:rows].T)  # a GRU's h rows apart: `_gru_step`
     h, c = initial
     hs: dict[int, SSAValue] = {}
+    step_fn = STEPS[layer.node.op_type]
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
         step = layer.emit(
             lambda t=t: nn.SliceOp(projected, [t, 0, 0], [1, batch, columns], [1, 1, 1])
         )
         xw = layer.state.reshaped(step, [batch, columns])
-        step_fn = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN": _rnn_step}[layer.node.op_type]
         h, c = step_fn(layer, xw, h, c, r_t, linear_before_reset)
         hs[t] = h
     assert h is not None
@@ -279,6 +279,11 @@ def _rnn_step(
 ) -> tuple[SSAValue, None]:
     total = _recurrent_product(layer, h, r_t, xw)
     return layer.gate(total, nn.ReluOp if layer.activation == "Relu" else nn.TanhOp), None
+
+
+#: Each layer's step: (layer, the step's input product, h, c, R^T, linear_before_reset) ->
+#: the new h and c.
+STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN": _rnn_step}
 
 
 def _bind_outputs(
