@@ -88,7 +88,7 @@ def export(name: str, exporter: str, folder: Path) -> tuple[Path, dict[str, np.n
     torch.backends.mha.set_fastpath_enabled(False)  # the classic exporter cannot export it
     torch.manual_seed(0)
     net = timm.create_model(name, pretrained=False)
-    calibrated(net, SIZE)
+    calibrated(net, (3, SIZE, SIZE))
     image = np.random.default_rng(2).standard_normal((1, 3, SIZE, SIZE)).astype(np.float32)
     path = folder / f"{name}-{exporter}.onnx"
     options = {"dynamo": exporter == "dynamo"} | (

@@ -4,7 +4,8 @@
     python -m nnlayout.benchmarks.torchvision_export --models resnet18 --exporters dynamo
 
 Each model is built with `weights=None` (seeded with torch.manual_seed(0)), in eval mode, for
-one 3x224x224 image (inception_v3: 3x299x299), and exported with the classic exporter
+one 3x224x224 image (inception_v3: 3x299x299; the video classifiers one clip, `VIDEO`), and
+exported with the classic exporter
 (`torch.onnx.export(..., dynamo=False, opset_version=17)`) and with torch's default one
 (`dynamo=True`, its default opset). Segmentation models are built with
 `weights_backbone=None` too and exported through a wrapper that returns their `"out"` tensor
@@ -71,6 +72,10 @@ MODELS = [
     "vit_b_16",
     "swin_t",
     "maxvit_t",
+    "r3d_18",
+    "mc3_18",
+    "r2plus1d_18",
+    "s3d",
 ]
 SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50"}
 EXPORTERS = ["classic", "dynamo"]
@@ -109,8 +114,19 @@ CALIBRATION_BATCHES = 3
 NEEDS = ("torch", "torchvision", "onnxscript")
 
 
-def image_size(model: str) -> int:
-    return 299 if model == "inception_v3" else 224
+#: Video classifiers (3-D convolutions and pooling) and the clip each is given: 8 frames of
+#: 112x112 (torchvision trains them on 16), 16 frames of 224x224 for s3d, whose last pooling
+#: window is 2x7x7.
+VIDEO = {"r3d_18": (8, 112), "mc3_18": (8, 112), "r2plus1d_18": (8, 112), "s3d": (16, 224)}
+
+
+def input_shape(model: str) -> tuple[int, ...]:
+    """One input of `model` without its batch axis: an image, or a video clip (C, T, H, W)."""
+    if model in VIDEO:
+        frames, size = VIDEO[model]
+        return (3, frames, size, size)
+    size = 299 if model == "inception_v3" else 224
+    return (3, size, size)
 
 
 def onnx_path(cache: Path, model: str, exporter: str) -> Path:
@@ -152,16 +168,16 @@ def build(model: str, quantizable: bool = False) -> object:
         extra = {"quantize": False}
     name = f"quantized_{model}" if quantizable else model
     net = torchvision.models.get_model(name, weights=None, **extra)
-    calibrated(net, image_size(model))
+    calibrated(net, input_shape(model))
     if model in SEGMENTATION:
         net = _out_only(net)
     return net
 
 
-def calibrated(net: object, size: int) -> None:
+def calibrated(net: object, shape: tuple[int, ...]) -> None:
     """`net` (a torch module) with its batch norms' running statistics set from a few seeded
-    random batches of size x size images and its all-zero layer weights given random values
-    (see the module's docstring), in eval mode."""
+    random batches of inputs of `shape` (without the batch axis) and its all-zero layer
+    weights given random values (see the module's docstring), in eval mode."""
     import torch
 
     batch_norms = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
@@ -172,7 +188,7 @@ def calibrated(net: object, size: int) -> None:
     net.train()
     with torch.no_grad():
         for _ in range(CALIBRATION_BATCHES if batch_norms else 0):
-            net(torch.randn(4, 3, size, size, generator=generator))
+            net(torch.randn(4, *shape, generator=generator))
     for m, momentum in zip(batch_norms, momenta, strict=True):
         m.momentum = momentum
     net.eval()
@@ -216,8 +232,7 @@ def export_one(model: str, exporter: str, path: Path) -> None:
     # (aten::_native_multi_head_attention, which it cannot export); the same arithmetic.
     torch.backends.mha.set_fastpath_enabled(False)
     net = build(model, quantizable=exporter == EAGER_INT8)
-    size = image_size(model)
-    x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
+    x = torch.randn(1, *input_shape(model), generator=torch.Generator().manual_seed(2))
     if exporter == FX_INT8:
         net = quantized_fx(net, x)
     if exporter == EAGER_INT8:

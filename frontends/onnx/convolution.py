@@ -1,6 +1,6 @@
 """Converters of the ONNX convolutions, Conv and ConvTranspose (2-D; 1-D as 2-D on a height-1
-image), including ConvTranspose's output_shape and auto_pad, which ONNX defines by the
-padding that gives the requested size."""
+image; a 3-D Conv as 2-D ones over its depth taps, volumes.py), including ConvTranspose's
+output_shape and auto_pad, which ONNX defines by the padding that gives the requested size."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import onnx
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
+from nnlayout.frontends.onnx.volumes import conv3d
 from nnlayout.frontends.onnx.windows import (
     as_2d,
     checked_auto_pad,
@@ -22,7 +23,10 @@ from nnlayout.frontends.onnx.windows import (
 
 def conv(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     x, w, b = state.operand(node, 0), state.operand(node, 1), state.optional_operand(node, 2)
-    x, w, rank, window = conv_window(state, attrs, x, w)
+    x, w, rank, window = conv_window(state, attrs, x, w, (1, 2, 3))
+    if rank == 3:
+        conv3d(state, node, x, w, b, window)
+        return
     finish_spatial(state, node, state.build(lambda: nn.Conv2dOp(x, w, b, **window)), rank)
 
 

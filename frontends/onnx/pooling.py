@@ -1,5 +1,6 @@
 """Converters of the ONNX pooling operators: MaxPool and AveragePool (2-D; 1-D as 2-D on a
-height-1 image), GlobalMaxPool as a max pool over the whole image, and GlobalAveragePool."""
+height-1 image; 3-D as two 2-D pools, volumes.py), GlobalMaxPool as a max pool over the whole
+image, and GlobalAveragePool."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
+from nnlayout.frontends.onnx.volumes import pool3d
 from nnlayout.frontends.onnx.windows import (
     as_2d,
     checked_auto_pad,
@@ -24,7 +26,7 @@ def _pool(
     state: ImportState, node: onnx.NodeProto, attrs: dict, make: Callable[..., Operation]
 ) -> None:
     x = state.operand(node, 0)
-    rank = spatial_rank(state, x, "pooling")
+    rank = spatial_rank(state, x, "pooling", (1, 2, 3))
     kernel = list(attrs["kernel_shape"])
     sizes = nn.shape_of(x)[2:]
     strides, pads, dilations = window_attrs(state, attrs, sizes, kernel)
@@ -44,6 +46,11 @@ def _pool(
                 f"(kernel extent {(k - 1) * d + 1}, stride {s}): onnxruntime crops "
                 f"{-start} at the start, which nn's pooling cannot; give pads"
             )
+    ceil_mode = bool(attrs.get("ceil_mode", 0)) and not same
+    if rank == 3:
+        window = {"kernel": kernel, "strides": strides, "pads": pads, "dilations": dilations}
+        pool3d(state, node, x, {**window, "ceil_mode": ceil_mode}, make)
+        return
     if rank == 1:
         x = as_2d(state, x)
         kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
@@ -58,7 +65,7 @@ def _pool(
                 strides=strides,
                 pads=pads,
                 dilations=dilations,
-                ceil_mode=bool(attrs.get("ceil_mode", 0)) and not same,
+                ceil_mode=ceil_mode,
             )
         ),
         rank,

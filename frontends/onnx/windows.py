@@ -65,12 +65,13 @@ def window_attrs(
     return strides, pads, dilations
 
 
-def spatial_rank(state: ImportState, x: SSAValue, what: str) -> int:
-    """The number of spatial axes of `x` (1 or 2); refuses others."""
+def spatial_rank(state: ImportState, x: SSAValue, what: str, ranks: Sequence[int] = (1, 2)) -> int:
+    """The number of spatial axes of `x`, one of `ranks`; refuses others."""
     rank = len(nn.shape_of(x)) - 2
-    if rank not in (1, 2):
+    if rank not in ranks:
+        said = "; 3-D is imported as 2-D" if 3 in ranks else ""
         raise state.fail(
-            f"{rank}-D {what} is not supported (nn has 2-D {what}; 1-D is imported as 2-D)"
+            f"{rank}-D {what} is not supported (nn has 2-D {what}; 1-D is imported as 2-D{said})"
         )
     return rank
 
@@ -103,12 +104,13 @@ def kernel_of_weights(state: ImportState, attrs: dict, w: SSAValue) -> tuple[int
 
 
 def conv_window(
-    state: ImportState, attrs: dict, x: SSAValue, w: SSAValue
+    state: ImportState, attrs: dict, x: SSAValue, w: SSAValue, ranks: Sequence[int] = (1, 2)
 ) -> tuple[SSAValue, SSAValue, int, dict]:
     """What a Conv-like node (Conv, QLinearConv, ConvInteger) gives an nn 2-D convolution: x
-    and w (a 1-D convolution's made 2-D), the spatial rank (for `finish_spatial`) and the
-    window keywords (strides, pads, dilations, groups)."""
-    rank = spatial_rank(state, x, "convolution")
+    and w (a 1-D convolution's made 2-D), the spatial rank (for `finish_spatial`; one of
+    `ranks`) and the window keywords (strides, pads, dilations, groups; three and six of
+    them for a 3-D convolution)."""
+    rank = spatial_rank(state, x, "convolution", ranks)
     kernel = kernel_of_weights(state, attrs, w)
     strides, pads, dilations = window_attrs(state, attrs, nn.shape_of(x)[2:], kernel)
     if rank == 1:

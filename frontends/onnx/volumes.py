@@ -1,0 +1,175 @@
+"""3-D convolution and pooling (torch's Conv3d, MaxPool3d, AvgPool3d: video models such as
+torchvision's r3d_18, mc3_18, r2plus1d_18 and s3d) imported as 2-D ones, which have every
+target's kernels, blocked layouts and memory planning already. TVM's frontends legalize
+likewise where a backend lacks an N-D operator.
+
+Convolution: the depth axis goes into the batch and each depth tap of the kernel is one 2-D
+convolution over every output depth at once; their sum is the 3-D convolution (linear in
+its taps; float32 rounding of the sum of kd partial sums, as onnxruntime's own order
+differs from a single sum anyway):
+
+    Conv(x: NxCxDxHxW, w: OxCgx3xKHxKW, pads [1, ph, pw, 1, ph, pw], strides [sd, sh, sw])
+      xt = transpose x [0, 2, 1, 3, 4]               N x D x C x H x W
+      xp = pad xt with zeros, depth by 1 and 1        N x (D + 2) x C x H x W
+      for t in 0, 1, 2 (times the depth dilation):
+        c_t = conv2d(reshape(slice xp along depth from t, step sd, Dout of them),
+                     w[:, :, t], strides [sh, sw], pads [ph, pw, ph, pw])  (N*Dout) x O x Ho x Wo
+      y = transpose(reshape(c_0 + c_1 + c_2 (+ bias), N x Dout x O x Ho x Wo), [0, 2, 1, 3, 4])
+
+Pooling is separable: a window over depth, height and width is a window over height and
+width (depth in the channels) followed by one over depth (height and width flattened into
+one axis that a window of 1 leaves alone). Max is exact either way; an average divides by
+the product of the per-axis counts, which is the 3-D window's count with or without the
+padding counted (onnxruntime's pools clip each axis alike, ceil_mode windows included):
+
+    MaxPool(x: NxCxDxHxW, kernel [kd, kh, kw])
+      = reshape(max_pool2d(reshape(max_pool2d(reshape(x, N x C*D x H x W), [kh, kw]),
+                                   N x C x D x Ho*Wo), [kd, 1]), N x C x Dout x Ho x Wo)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import onnx
+from xdsl.ir import Operation, SSAValue
+
+from nnlayout.dialects import nn
+from nnlayout.frontends.onnx.state import ImportState
+
+DEPTH_FIRST = [0, 2, 1, 3, 4]  # N C D H W <-> N D C H W (its own inverse)
+
+
+def _depth_swap(state: ImportState, x: SSAValue) -> Operation:
+    """The op swapping x's axes 1 and 2 (not emitted): a reshape where either has size 1
+    (the same bytes)."""
+    shape = nn.shape_of(x)
+    swapped = [shape[i] for i in DEPTH_FIRST]
+    if 1 in shape[1:3]:
+        return state.build(lambda: nn.ReshapeOp(x, swapped))
+    return state.build(lambda: nn.TransposeOp(x, DEPTH_FIRST))
+
+
+def _depth_tap(state: ImportState, w: SSAValue, tap: int) -> SSAValue:
+    """w[:, :, tap] of the O x Cg x kd x kh x kw weights (of constant weights, a constant
+    expression: evaluated once, at load, and packed as any convolution's weights)."""
+    o, cg, _, kh, kw = nn.shape_of(w)
+    part = state.emit(state.build(lambda: nn.SliceOp(w, [0, 0, tap, 0, 0], [o, cg, 1, kh, kw])))
+    return state.reshaped(part, [o, cg, kh, kw])
+
+
+def conv3d(
+    state: ImportState,
+    node: onnx.NodeProto,
+    x: SSAValue,
+    w: SSAValue,
+    b: SSAValue | None,
+    window: dict,
+) -> None:
+    """A Conv over three spatial axes, as 2-D convolutions over the depth taps."""
+    depth, kd = nn.shape_of(x)[2], nn.shape_of(w)[2]
+    sd, dd = window["strides"][0], window["dilations"][0]
+    pd0, pd1 = window["pads"][0], window["pads"][3]
+    out_depth = (depth + pd0 + pd1 - (kd - 1) * dd - 1) // sd + 1
+    if out_depth < 1:
+        raise state.fail(
+            f"the depth window ({kd} taps, dilation {dd}) is larger than the padded depth "
+            f"{depth + pd0 + pd1}"
+        )
+    xt = state.emit(_depth_swap(state, x))
+    if pd0 or pd1:
+        pads = [0, pd0, 0, 0, 0, 0, pd1, 0, 0, 0]
+        xt = state.emit(state.build(lambda: nn.PadOp(xt, pads)))
+    total: SSAValue | None = None
+    for tap in range(kd):
+        bias = b if tap == kd - 1 else None
+        made = _depth_conv(state, xt, _depth_tap(state, w, tap), bias, tap, window, out_depth)
+        total = made if total is None else state.emit(nn.AddOp(total, made))
+    assert total is not None  # kd >= 1: the weights' verified shape
+    _, o, ho, wo = nn.shape_of(total)
+    result = state.reshaped(total, [nn.shape_of(x)[0], out_depth, o, ho, wo])
+    state.output(node, _depth_swap(state, result))
+
+
+def _depth_conv(
+    state: ImportState,
+    xt: SSAValue,
+    weights: SSAValue,
+    bias: SSAValue | None,
+    tap: int,
+    window: dict,
+    out_depth: int,
+) -> SSAValue:
+    """The 2-D convolution of depth tap `tap` over every output depth: of the frames of the
+    depth-first, depth-padded `xt` that the tap reads, batched."""
+    n, padded_depth, c, h, width = nn.shape_of(xt)
+    start, step = tap * window["dilations"][0], window["strides"][0]
+    part = xt
+    if (start, step, out_depth) != (0, 1, padded_depth):
+        starts, sizes = [0, start, 0, 0, 0], [n, out_depth, c, h, width]
+        part = state.emit(state.build(lambda: nn.SliceOp(xt, starts, sizes, [1, step, 1, 1, 1])))
+    image = state.reshaped(part, [n * out_depth, c, h, width])
+    _, ph0, pw0, _, ph1, pw1 = window["pads"]
+    conv = nn.Conv2dOp(
+        image,
+        weights,
+        bias,
+        strides=window["strides"][1:],
+        pads=[ph0, pw0, ph1, pw1],
+        dilations=window["dilations"][1:],
+        groups=window["groups"],
+    )
+    return state.emit(state.build(lambda: conv))
+
+
+def pool3d(
+    state: ImportState,
+    node: onnx.NodeProto,
+    x: SSAValue,
+    window: dict,
+    make: Callable[..., Operation],
+) -> None:
+    """A pool over three spatial axes: over height and width, then over depth. `window`:
+    kernel, strides, pads, dilations (three each, pads six) and ceil_mode."""
+    n, c, depth, _, _ = nn.shape_of(x)
+    kd, *kernel = window["kernel"]
+    sd, *strides = window["strides"]
+    dd, *dilations = window["dilations"]
+    pd0, ph0, pw0, pd1, ph1, pw1 = window["pads"]
+    ceil_mode = window["ceil_mode"]
+    images = state.reshaped(x, [n, c * depth, *nn.shape_of(x)[3:]])
+    planes = _pooled(
+        state, images, make, kernel, strides, [ph0, pw0, ph1, pw1], dilations, ceil_mode
+    )
+    ho, wo = nn.shape_of(planes)[2:]
+    columns = state.reshaped(planes, [n, c, depth, ho * wo])
+    pooled = _pooled(state, columns, make, [kd, 1], [sd, 1], [pd0, 0, pd1, 0], [dd, 1], ceil_mode)
+    shape = [n, c, nn.shape_of(pooled)[2], ho, wo]
+    state.output(node, state.build(lambda: nn.ReshapeOp(pooled, shape)))
+
+
+def _pooled(
+    state: ImportState,
+    x: SSAValue,
+    make: Callable[..., Operation],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
+) -> SSAValue:
+    """A 2-D pool of x, or x itself where the window is one element moving by one."""
+    if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(pads):
+        return x
+    return state.emit(
+        state.build(
+            lambda: make(
+                x,
+                kernel=list(kernel),
+                strides=list(strides),
+                pads=list(pads),
+                dilations=list(dilations),
+                ceil_mode=ceil_mode,
+            )
+        )
+    )
