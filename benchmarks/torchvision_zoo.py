@@ -9,8 +9,9 @@ For each model and exporter (see benchmarks/torchvision_export.py: weights=None,
 batch-norm running statistics set from a few random batches first, because a freshly
 initialised torchvision model collapses its outputs in eval mode and a comparison on them
 would prove nothing, and for the same reason a Linear/Conv weight left all zeros, as ViT's
-head is, given random values; eval mode, batch 1, 224x224), the .onnx file comes from the cache
-(exported first if it is not there, which needs torch, torchvision and onnxscript:
+head is, given random values; eval mode, batch 1, 224x224; the video classifiers one clip),
+the .onnx file comes from the cache (exported first if it is not there, which needs torch,
+torchvision and onnxscript:
 `pip install -e '.[models]'`). It is imported (a model the importer refuses shows its
 one-line refusal instead of numbers), compiled with `default-pipeline{target=...}` for each
 of `--targets`, translated to the generated numpy module, and run, as onnxruntime is, on the

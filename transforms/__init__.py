@@ -76,6 +76,7 @@ _PASSES: dict[str, str] = {
     "fold-scatter-transposes": (
         "nnlayout.transforms.fold_scatter_transposes:FoldScatterTransposesPass"
     ),
+    "sink-movement": "nnlayout.transforms.sink_movement:SinkMovementPass",
     "fuse-activations": "nnlayout.transforms.fuse_activations:FuseActivationsPass",
     "nest-concats": "nnlayout.transforms.nest_concats:NestConcatsPass",
     "convert-to-bf16": "nnlayout.transforms.convert_bf16:ConvertToBf16Pass",

@@ -14,8 +14,10 @@ split-image-conv (a 7x7 stem over the image becomes one convolution per input ch
 summed: short float32 sums, as onnxruntime's) -> fuse-channel-shuffle (ShuffleNet's
 Reshape-Transpose-Reshape becomes one op) -> fold-scatter-transposes (a scatter between a
 transpose and its inverse, the dynamo exporter's key/value cache write, scatters along the
-original axis) -> nest-concats (a concat repeating an earlier concat's inputs takes its
-result: DenseNet's flat concats become a chain that bufferize places in one buffer) -> with
+original axis) -> sink-movement (transposes and reshapes move below element-wise ops;
+inverse pairs cancel: a video network's 3-D layers keep their depth-first frames) ->
+nest-concats (a concat repeating an earlier concat's inputs takes its result: DenseNet's
+flat concats become a chain that bufferize places in one buffer) -> with
 `bf16=true` (or NNLAYOUT_BF16=1 with the command-line tools), convert-to-bf16 (f32 ops whose
 kernels compute bf16 become bf16 ops, with casts at the boundaries; a no-op with a remark on
 a target without bf16 kernels) -> select-dispatch (every op gets its kernel) ->
@@ -63,6 +65,7 @@ from nnlayout.transforms.nest_concats import NestConcatsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
 from nnlayout.transforms.select_dispatch import SelectDispatchPass
+from nnlayout.transforms.sink_movement import SinkMovementPass
 from nnlayout.transforms.split_image_conv import SplitImageConvPass
 from nnlayout.transforms.tabulate_qbinary import TabulateQBinaryPass
 from nnlayout.transforms.verify_memory_plan import VerifyMemoryPlanPass
@@ -94,6 +97,7 @@ class DefaultPipelinePass(ModulePass):
             SplitImageConvPass(),
             FuseChannelShufflePass(),
             FoldScatterTransposesPass(),
+            SinkMovementPass(),
             NestConcatsPass(),
             *((ConvertToBf16Pass(self.target, self.padding, self.remarks),) if self.bf16 else ()),
             SelectDispatchPass(self.target, self.padding, self.remarks, self.activation_format),

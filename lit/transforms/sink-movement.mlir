@@ -1,0 +1,65 @@
+// sink-movement: transposes and reshapes move below the element-wise ops they feed, and the
+// inverse pairs that meet cancel; a movement with another reader, two operands moved
+// differently, a broadcast, and a composed transpose that is not the identity stay correct.
+// RUN: nnlayout-opt %s -p sink-movement --split-input-file | filecheck %s
+
+// Two 3-D layers' moves between a convolution's frames and the next one's: all cancel.
+func.func @between_layers(%c: tensor<8x4x6x6xf32>) -> tensor<8x4x6x6xf32> {
+  %r = nn.reshape %c : tensor<8x4x6x6xf32> -> tensor<1x8x4x6x6xf32>
+  %t = nn.transpose %r perm [0, 2, 1, 3, 4] : tensor<1x8x4x6x6xf32> -> tensor<1x4x8x6x6xf32>
+  %a = nn.relu %t : tensor<1x4x8x6x6xf32>
+  %u = nn.transpose %a perm [0, 2, 1, 3, 4] : tensor<1x4x8x6x6xf32> -> tensor<1x8x4x6x6xf32>
+  %f = nn.reshape %u : tensor<1x8x4x6x6xf32> -> tensor<8x4x6x6xf32>
+  func.return %f : tensor<8x4x6x6xf32>
+}
+// CHECK-LABEL: func.func @between_layers
+// CHECK-NEXT:    %[[A:.*]] = nn.relu %c : tensor<8x4x6x6xf32>
+// CHECK-NEXT:    func.return %[[A]] : tensor<8x4x6x6xf32>
+
+// -----
+
+// A residual add of two values moved alike runs before the move.
+func.func @residual(%x: tensor<2x3x4xf32>, %y: tensor<2x3x4xf32>) -> tensor<3x2x4xf32> {
+  %tx = nn.transpose %x perm [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %ty = nn.transpose %y perm [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %s = nn.add %tx, %ty : (tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  func.return %s : tensor<3x2x4xf32>
+}
+// CHECK-LABEL: func.func @residual
+// CHECK-NEXT:    %[[S:.*]] = nn.add %x, %y : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %s = nn.transpose %[[S]] perm [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+// CHECK-NEXT:    func.return %s
+
+// -----
+
+// Stays: the transpose has another reader, the operands are moved differently, one
+// operand broadcasts.
+func.func @stays(%x: tensor<2x3x4xf32>, %y: tensor<4x3x2xf32>, %b: tensor<4xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>) {
+  %tx = nn.transpose %x perm [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %a = nn.relu %tx : tensor<3x2x4xf32>
+  %ty = nn.transpose %y perm [1, 2, 0] : tensor<4x3x2xf32> -> tensor<3x2x4xf32>
+  %s = nn.add %tx, %ty : (tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  %m = nn.mul %tx, %b : (tensor<3x2x4xf32>, tensor<4xf32>) -> tensor<3x2x4xf32>
+  func.return %a, %s, %m, %tx : tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>
+}
+// CHECK-LABEL: func.func @stays
+// CHECK-NEXT:    %tx = nn.transpose %x
+// CHECK-NEXT:    %a = nn.relu %tx
+// CHECK-NEXT:    %ty = nn.transpose %y
+// CHECK-NEXT:    %s = nn.add %tx, %ty
+// CHECK-NEXT:    %m = nn.mul %tx, %b
+
+// -----
+
+// Two transposes compose into one; two reshapes into one.
+func.func @compose(%x: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<4x6xf32>) {
+  %t = nn.transpose %x perm [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %u = nn.transpose %t perm [2, 1, 0] : tensor<3x2x4xf32> -> tensor<4x2x3xf32>
+  %r = nn.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %q = nn.reshape %r : tensor<6x4xf32> -> tensor<4x6xf32>
+  func.return %u, %q : tensor<4x2x3xf32>, tensor<4x6xf32>
+}
+// CHECK-LABEL: func.func @compose
+// CHECK-NEXT:    %u = nn.transpose %x perm [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT:    %q = nn.reshape %x : tensor<2x3x4xf32> -> tensor<4x6xf32>
+// CHECK-NEXT:    func.return %u, %q

@@ -1,0 +1,95 @@
+"""sink-movement (transforms/sink_movement.py) on a video network's residual block as torch
+exports it (3-D Conv -> ReLU -> 3-D Conv -> Add of the block's input -> ReLU, imported as 2-D
+convolutions between transposes: frontends/onnx/volumes.py). Before and after the pass agree
+on every target, padding on and off, interpreter and generated module, within float32
+rounding (the ReLUs and the add become the convolutions' post-ops, which round once), and
+with onnxruntime; after it the transposes between the layers are gone and the arena is no
+larger. A model whose element-wise op reads a transpose that something else also reads keeps
+its transposes."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+from xdsl.dialects.builtin import ModuleOp
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.plan import ARENA_BYTES
+from nnlayout.frontends.onnx import import_model
+from nnlayout.lowering.to_numpy import run_generated
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.helpers import (
+    ALL_TARGETS,
+    DEFAULT_PIPELINE,
+    assert_close,
+    compile_module,
+    compiled_without,
+    onnxruntime_outputs,
+    swept,
+    typed_model,
+)
+from nnlayout.transforms.sink_movement import SinkMovementPass
+
+F = TensorProto.FLOAT
+C = 5  # pads in every blocked layout
+RNG = np.random.default_rng(54)
+
+
+def residual_block() -> onnx.ModelProto:
+    weights = {
+        name: (RNG.standard_normal((C, C, 3, 3, 3)) / 8).astype(np.float32) for name in ("w1", "w2")
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1] * 6),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1] * 6),
+        helper.make_node("Add", ["c2", "x"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    return typed_model(nodes, {"x": (F, [1, C, 4, 6, 6])}, {"y": (F, [1, C, 4, 6, 6])}, weights)
+
+
+def transposes(module: ModuleOp) -> int:
+    return sum(isinstance(op, nn.TransposeOp) for op in module.walk())
+
+
+def arena(module: ModuleOp) -> int:
+    (function,) = [op for op in module.walk() if op.name == "func.func"]
+    return function.attributes[ARENA_BYTES].value.data  # type: ignore[attr-defined]
+
+
+def test_a_residual_3d_block_computes_the_same_without_its_transposes() -> None:
+    model = residual_block()
+    module = import_model(model, inline_limit=1 << 20).module
+    inputs = [RNG.standard_normal((1, C, 4, 6, 6)).astype(np.float32)]
+    (want,) = onnxruntime_outputs(model, inputs)
+    for target, padding in swept(ALL_TARGETS, b"residual 3-D block"):
+        before = compiled_without(module, target, padding, SinkMovementPass)
+        after = compile_module(module, target, padding, DEFAULT_PIPELINE)
+        # in: x for the first convolution, x for the add; out: the second's result
+        assert transposes(before) >= 4 and transposes(after) <= 2, target
+        assert arena(after) <= arena(before), (target, padding)
+        for run in (lambda m, i: Interpreter(m).run(i), run_generated):
+            (got_before,), (got_after,) = run(before, inputs), run(after, inputs)
+            assert_close(got_before, got_after, 1e-5)
+            assert_close(want, got_after)
+
+
+def test_a_transpose_read_twice_stays() -> None:
+    """The ReLU's transpose is also an output: it stays, and so does the ReLU's reading it."""
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]),
+        helper.make_node("Relu", ["t"], ["y"]),
+    ]
+    model = typed_model(
+        nodes, {"x": (F, [2, 3, 4])}, {"y": (F, [3, 2, 4]), "t": (F, [3, 2, 4])}, {}
+    )
+    module = import_model(model, inline_limit=1 << 20).module
+    after = compile_module(module, "ref", True, DEFAULT_PIPELINE)
+    assert transposes(after) == 1
+    inputs = [RNG.standard_normal((2, 3, 4)).astype(np.float32)]
+    for want, got in zip(
+        onnxruntime_outputs(model, inputs), run_generated(after, inputs), strict=True
+    ):
+        np.testing.assert_array_equal(want, got)

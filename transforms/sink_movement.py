@@ -1,0 +1,164 @@
+"""`sink-movement`: transposes and reshapes move below the element-wise ops they feed, and
+a transpose of a transpose (a reshape of a reshape) becomes one, or none where the two are
+inverse.
+
+A network imported layer by layer moves data into and out of the arrangement an op wants:
+3-D convolutions run as 2-D ones over depth-first frames (frontends/onnx/volumes.py), so each
+one transposes its input from N x C x D x H x W to N x D x C x H x W, reshapes it into a batch
+of frames, and reshapes and transposes its result back; the ReLU and the residual add between
+two of them read the moved-back value. An element-wise op commutes with any movement of
+elements (each element is computed from the elements at its own position), so the movement
+can run after it instead: there it meets the next layer's, and the inverse pair cancels (no
+copy at all), while the op now reads the convolution's own result, where `fuse-post-ops` can
+make it the convolution's post-op.
+
+    %r = nn.reshape %c : tensor<8x4x6x6xf32> -> tensor<1x8x4x6x6xf32>
+    %t = nn.transpose %r perm [0, 2, 1, 3, 4] : tensor<1x8x4x6x6xf32> -> tensor<1x4x8x6x6xf32>
+    %a = nn.relu %t : tensor<1x4x8x6x6xf32>
+    %u = nn.transpose %a perm [0, 2, 1, 3, 4] : tensor<1x4x8x6x6xf32> -> tensor<1x8x4x6x6xf32>
+  becomes
+    %a = nn.relu %c : tensor<8x4x6x6xf32>
+    %u = nn.reshape %a : tensor<8x4x6x6xf32> -> tensor<1x8x4x6x6xf32>
+
+Patterns (small, as xDSL's): `SinkBelowUnary` moves a kernel-less transpose or reshape with
+one reader below the element-wise `nn` op (a `UnaryOp`: its result has its input's type) that
+reads it; `SinkBelowBinary` moves two movements alike (transposes by one permutation,
+reshapes from one shape; each read only there) below a `BinaryOp` of operands of the
+result's shape (no broadcast), as one movement of its result; `ComposeMovements` folds a
+transpose of a transpose (a reshape of a reshape) into one, or into its source where the two
+are inverse. Ops with a kernel are left alone: the pass runs before
+`select-dispatch` (in `default-pipeline`, after `fold-scatter-transposes`). A movement left
+without readers is erased.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from nnlayout.dialects import nn
+from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.nn import ints, shape_of, with_shape
+from nnlayout.transforms.stages import require_tensor_level
+
+Movement = nn.TransposeOp | nn.ReshapeOp
+
+
+def _movement(value: SSAValue) -> Movement | None:
+    """The kernel-less transpose or reshape making `value`, if one does."""
+    owner = value.owner
+    if isinstance(owner, nn.TransposeOp | nn.ReshapeOp) and kernel_of(owner) is None:
+        return owner
+    return None
+
+
+def _same_movement(first: Movement, second: Movement) -> bool:
+    """Whether the two move their operands' elements alike: transposes by one permutation,
+    reshapes from one shape."""
+    if isinstance(first, nn.TransposeOp) and isinstance(second, nn.TransposeOp):
+        return ints(first.perm) == ints(second.perm)
+    if isinstance(first, nn.ReshapeOp) and isinstance(second, nn.ReshapeOp):
+        return shape_of(first.input) == shape_of(second.input)
+    return False
+
+
+def _again(movement: Movement, value: SSAValue) -> Movement:
+    """`movement` applied to `value` (which has its operand's shape)."""
+    if isinstance(movement, nn.TransposeOp):
+        return nn.TransposeOp(value, list(ints(movement.perm)))
+    return nn.ReshapeOp(value, list(shape_of(movement.output)))
+
+
+def _sunk(op: Operation, movement: Movement, rewriter: PatternRewriter) -> None:
+    """`op` recomputed on the operands of the movements that make its operands, then moved
+    as they were, in its place; those movements erased where nothing else reads them."""
+    moved = [_movement(v) for v in op.operands]
+    operands = [m.input for m in moved if m is not None]
+    inner = type(op).build(
+        operands=operands,
+        result_types=[with_shape(op.results[0], shape_of(operands[0]))],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
+    inner.location = op.location
+    rewriter.insert(inner, InsertPoint.before(op))
+    outer = _again(movement, inner.results[0])
+    outer.location = op.location
+    outer.output.name_hint = op.results[0].name_hint
+    rewriter.replace(op, outer)
+    for movement in dict.fromkeys(moved):
+        if movement is not None and not movement.output.uses:
+            rewriter.erase(movement)
+
+
+class SinkBelowUnary(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.UnaryOp, rewriter: PatternRewriter) -> None:
+        movement = _movement(op.input)
+        if movement is None or kernel_of(op) is not None or not op.input.has_one_use():
+            return
+        _sunk(op, movement, rewriter)
+
+
+class SinkBelowBinary(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.BinaryOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs = _movement(op.lhs), _movement(op.rhs)
+        if lhs is None or rhs is None or kernel_of(op) is not None:
+            return
+        shapes = {shape_of(v) for v in (op.lhs, op.rhs, op.output)}
+        readers = {use.operation for v in (op.lhs, op.rhs) for use in v.uses}
+        if len(shapes) != 1 or readers != {op} or not _same_movement(lhs, rhs):
+            return
+        _sunk(op, lhs, rewriter)
+
+
+def _composed(inner: Movement, outer: Movement) -> Movement | None:
+    """One movement doing `inner` then `outer` (of one kind), or None where together they
+    move nothing."""
+    if isinstance(inner, nn.TransposeOp) and isinstance(outer, nn.TransposeOp):
+        first, second = ints(inner.perm), ints(outer.perm)
+        perm = [first[axis] for axis in second]
+        return None if perm == sorted(perm) else nn.TransposeOp(inner.input, perm)
+    shape = shape_of(outer.output)
+    return None if shape_of(inner.input) == shape else nn.ReshapeOp(inner.input, list(shape))
+
+
+class ComposeMovements(RewritePattern):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.TransposeOp | nn.ReshapeOp) or kernel_of(op) is not None:
+            return
+        inner = _movement(op.input)
+        if inner is None or type(inner) is not type(op):
+            return
+        composed = _composed(inner, op)
+        if composed is None:
+            rewriter.replace(op, [], [inner.input])
+        else:
+            composed.location = op.location
+            composed.output.name_hint = op.output.name_hint
+            rewriter.replace(op, composed)
+        if not inner.output.uses:
+            rewriter.erase(inner)
+
+
+@dataclass(frozen=True)
+class SinkMovementPass(ModulePass):
+    name = "sink-movement"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op)
+        patterns = [SinkBelowUnary(), SinkBelowBinary(), ComposeMovements()]
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
