@@ -22,7 +22,9 @@ Two copies disappear on the way, because the memory they would fill is laid out 
   largest pads among them, each reads the window it needs, the others pad for themselves.
   Function arguments, returned values and concat members get no halo.
 - **Concat in place.** The inputs of an `nn.concat` along channels are produced directly into
-  their channel slice of the concat's buffer, and the concat disappears. In a blocked layout
+  their channel slice of the concat's buffer, and the concat disappears; so are those of a
+  concat of images (along N, the outermost axis in memory: each slot one dense run; a 3-D
+  convolution's clip between its zero frames, frontends/onnx/volumes.py). In a blocked layout
   this needs each input's channel count but the last one's to be a multiple of the block
   (else a slot would start inside a block, which a subview cannot name: the concat is then
   computed by its kernel). An input that cannot be placed (a function argument, a
@@ -75,6 +77,7 @@ from nnlayout.dialects.kernel_attr import kernel_of
 from nnlayout.dialects.layout import (
     BUFFER_ALIGNMENT,
     FillBorderOp,
+    LayoutSpec,
     ReorderOp,
     buffer_type,
     element_bytes,
@@ -200,12 +203,15 @@ def _plan_concats(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
         if (
             not isinstance(op, nn.ConcatOp)
             or len(nn.shape_of(op.output)) != 4
-            or (op.normalized_axis != 1)
+            or op.normalized_axis not in (0, 1)
         ):
             continue
         if any(encoding_name(value.type) != encoding_name(op.output.type) for value in op.inputs):
             continue  # its kernel reorders: _finish_concat copies bytes as they are
         layout = layout_of(op.output.type)
+        if op.normalized_axis == 0:
+            _plan_batch_concat(op, layout, returned, plan)
+            continue
         block_size = 1 if layout is None else layout.block_product("C")
         if (
             layout is not None
@@ -227,6 +233,35 @@ def _plan_concats(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
                 plan.concat_slot[value] = (op.output, offset)
                 plan.in_place_concats.add(op)
             offset += channels
+
+
+def _plan_batch_concat(
+    op: nn.ConcatOp, layout: LayoutSpec | None, returned: set[SSAValue], plan: _Plan
+) -> None:
+    """Places the inputs of a concat of images (a 3-D convolution's zero frames around a
+    clip's): where N is the outermost axis in memory, each slot is one dense run."""
+    if layout is not None and layout.dims[0] != "N":
+        return
+    offset = 0
+    for value in op.inputs:
+        if _placeable(value, returned, plan, True):
+            plan.concat_slot[value] = (op.output, offset)
+            plan.in_place_concats.add(op)
+        offset += nn.shape_of(value)[0]
+
+
+def _slot_offsets(concat: SSAValue, value_type: TensorType[Attribute], offset: int) -> list[int]:
+    """The buffer offsets of the slot at `offset` along the concat's axis (images, or
+    channels: whole blocks of them)."""
+    owner = concat.owner
+    assert isinstance(owner, nn.ConcatOp)
+    offsets = [0] * len(buffer_type(value_type).get_shape())
+    if owner.normalized_axis == 0:
+        offsets[0] = offset
+    else:
+        layout = layout_of(concat.type)
+        offsets[1] = offset // (1 if layout is None else layout.block_product("C"))
+    return offsets
 
 
 def _plan_halos(block: Block, returned: set[SSAValue], plan: _Plan) -> None:
@@ -356,11 +391,9 @@ class _FunctionBufferizer:
             buffer = self.buffer_for(source, before)
             self.allocations[value] = self.allocations[source]
         elif value in self.plan.concat_slot:
-            concat_result, channel_offset = self.plan.concat_slot[value]
+            concat_result, slot_offset = self.plan.concat_slot[value]
             parent = self.buffer_for(concat_result, before)
-            layout = layout_of(value_type)
-            offsets = [0] * len(buffer_type(value_type).get_shape())
-            offsets[1] = channel_offset // (1 if layout is None else layout.block_product("C"))
+            offsets = _slot_offsets(concat_result, value_type, slot_offset)
             buffer = self._subview(parent, offsets, buffer_type(value_type).get_shape(), before)
             self.concat_bytes_avoided += _tensor_bytes(value)
         else:
@@ -447,18 +480,16 @@ class _FunctionBufferizer:
         """Copies the inputs that could not be produced in place; the concat goes away."""
         assert isinstance(op, nn.ConcatOp)
         target = self.buffer_for(op.output, op)
-        layout = layout_of(op.output.type)
-        block_size = 1 if layout is None else layout.block_product("C")
+        axis = op.normalized_axis
         offset = 0
         for value in op.inputs:
             value_type = value.type
             assert isinstance(value_type, TensorType)
             if self.plan.concat_slot.get(value) != (op.output, offset):
-                offsets = [0] * len(buffer_type(value_type).get_shape())
-                offsets[1] = offset // block_size
+                offsets = _slot_offsets(op.output, value_type, offset)
                 slot = self._subview(target, offsets, buffer_type(value_type).get_shape(), op)
                 self._insert(memref.CopyOp(self._materialized(value, op), slot), op)
-            offset += nn.shape_of(value)[1]
+            offset += nn.shape_of(value)[axis]
         op.detach()
         self.dropped.append(op)  # erased once its users have been wrapped
 

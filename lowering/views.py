@@ -7,7 +7,9 @@ no kernel and no copy (docs/views.md).
 - `nn.slice` of plain data whose window is one row-major run of the operand (the axes before
   the first sliced one are 1 in the result, those after it whole, step 1 where more than one
   element is taken: ViT's class token `x[:, 0]`, ShuffleNet's channel halves of one image):
-  a `memref.subview`, whose strided type names that run at its offset.
+  a `memref.subview`, whose strided type names that run at its offset. Likewise a slice of
+  whole images of data in any layout whose outermost axis is N (NHWC, NCHW16c): the frames
+  a 3-D convolution's depth tap reads.
 - `nn.transpose` whose operand's layout only orders its axes (NHWC) and stores them in the
   order the permutation names, to a plain result: the operand's bytes are already the
   result's row-major bytes (ConvNeXt's NHWC convolution result transposed to [N, H, W, C]),
@@ -69,6 +71,28 @@ def _window(op: nn.SliceOp) -> tuple[list[int], list[int], list[int]] | None:
     return list(starts), list(sizes), [1] * len(shape)
 
 
+def _image_window(op: nn.SliceOp) -> tuple[list[int], list[int], list[int]] | None:
+    """The subview of a slice of whole images (N, with step 1, the only axis it narrows) of
+    data in a layout whose outermost axis in memory is N, kept by the result: one run of
+    the operand's buffer (a 3-D convolution's frames read by one depth tap); None for any
+    other slice."""
+    spec = layout_of(op.input.type)
+    if spec is None or spec != layout_of(op.output.type) or spec.dims[0] != "N":
+        return None
+    if storage_of(op.input.type) != "dense":
+        return None
+    shape = nn.shape_of(op.input)
+    starts, sizes, steps = nn.ints(op.starts), nn.ints(op.sizes), nn.ints(op.steps)
+    if any(
+        (start, size) != (0, dim)
+        for dim, start, size in zip(shape[1:], starts[1:], sizes[1:], strict=True)
+    ) or (sizes[0] > 1 and steps[0] != 1):
+        return None
+    physical = spec.physical_shape(shape)
+    offsets = [starts[0]] + [0] * (len(physical) - 1)
+    return offsets, [sizes[0], *physical[1:]], [1] * len(physical)
+
+
 def _same_bytes(op: nn.TransposeOp) -> bool:
     """Whether the transpose's plain result has its operand's bytes in the same order: the
     operand's layout stores its whole axes in the order `perm` takes them."""
@@ -85,7 +109,8 @@ def is_view(op: Operation) -> bool:
     if isinstance(op, nn.ReshapeOp | nn.FlattenOp):
         return _plain(op.operands[0]) and _plain(op.results[0])
     if isinstance(op, nn.SliceOp):
-        return _plain(op.input) and _plain(op.output) and _window(op) is not None
+        plain = _plain(op.input) and _plain(op.output) and _window(op) is not None
+        return plain or _image_window(op) is not None
     if isinstance(op, nn.TransposeOp):
         return _plain(op.output) and _same_bytes(op)
     if isinstance(op, ReorderOp):
@@ -97,7 +122,7 @@ def view_op(op: Operation, source: SSAValue, source_type: MemRefType) -> Operati
     """The memref op viewing `source` (of `source_type`, the buffer of `op`'s operand) as
     `op`'s result; `op` must be `is_view`."""
     if isinstance(op, nn.SliceOp):
-        window = _window(op)
+        window = _window(op) if _plain(op.input) else _image_window(op)
         assert window is not None
         return memref.SubviewOp.from_static_parameters(source, source_type, *window)
     result_type = op.results[0].type

@@ -3,18 +3,25 @@ torchvision's r3d_18, mc3_18, r2plus1d_18 and s3d) imported as 2-D ones, which h
 target's kernels, blocked layouts and memory planning already. TVM's frontends legalize
 likewise where a backend lacks an N-D operator.
 
-Convolution: the depth axis goes into the batch and each depth tap of the kernel is one 2-D
-convolution over every output depth at once; their sum is the 3-D convolution (linear in
-its taps; float32 rounding of the sum of kd partial sums, as onnxruntime's own order
-differs from a single sum anyway):
+Convolution: the clip's frames become a batch of images and each depth tap of the kernel is
+one 2-D convolution over every output depth at once; their sum is the 3-D convolution (linear
+in its taps; float32 rounding of the sum of kd partial sums, as onnxruntime's own order
+differs from a single sum anyway). The depth padding is zero frames concatenated around the
+clip (a concat keeps the convolutions' blocked layouts, where a pad along the batch would
+not). With one clip the frames are a 4-D tensor, so that between two such layers, once
+`sink-movement` has cancelled the transposes back and forth, the frames stay the batch of
+the convolutions' own results:
 
-    Conv(x: NxCxDxHxW, w: OxCgx3xKHxKW, pads [1, ph, pw, 1, ph, pw], strides [sd, sh, sw])
-      xt = transpose x [0, 2, 1, 3, 4]               N x D x C x H x W
-      xp = pad xt with zeros, depth by 1 and 1        N x (D + 2) x C x H x W
+    Conv(x: 1xCxDxHxW, w: OxCgx3xKHxKW, pads [1, ph, pw, 1, ph, pw], strides [sd, sh, sw])
+      frames = reshape(transpose x [0, 2, 1, 3, 4], D x C x H x W)
+      padded = concat(zeros 1 x C x H x W, frames, zeros 1 x C x H x W) along the frames
       for t in 0, 1, 2 (times the depth dilation):
-        c_t = conv2d(reshape(slice xp along depth from t, step sd, Dout of them),
-                     w[:, :, t], strides [sh, sw], pads [ph, pw, ph, pw])  (N*Dout) x O x Ho x Wo
-      y = transpose(reshape(c_0 + c_1 + c_2 (+ bias), N x Dout x O x Ho x Wo), [0, 2, 1, 3, 4])
+        c_t = conv2d(slice padded from frame t, step sd, Dout of them, w[:, :, t],
+                     strides [sh, sw], pads [ph, pw, ph, pw])          Dout x O x Ho x Wo
+      y = transpose(reshape(c_0 + c_1 + c_2 (+ bias), 1 x Dout x O x Ho x Wo), [0, 2, 1, 3, 4])
+
+(N clips: the frames N x D x C x H x W, concatenated and sliced along axis 1, each tap's
+slice reshaped into a batch of N * Dout images.)
 
 Pooling is separable: a window over depth, height and width is a window over height and
 width (depth in the channels) followed by one over depth (height and width flattened into
@@ -29,8 +36,10 @@ padding counted (onnxruntime's pools clip each axis alike, ceil_mode windows inc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import onnx
 from xdsl.ir import Operation, SSAValue
 
@@ -67,7 +76,8 @@ def conv3d(
     window: dict,
 ) -> None:
     """A Conv over three spatial axes, as 2-D convolutions over the depth taps."""
-    depth, kd = nn.shape_of(x)[2], nn.shape_of(w)[2]
+    n, c, depth, h, width = nn.shape_of(x)
+    kd = nn.shape_of(w)[2]
     sd, dd = window["strides"][0], window["dilations"][0]
     pd0, pd1 = window["pads"][0], window["pads"][3]
     out_depth = (depth + pd0 + pd1 - (kd - 1) * dd - 1) // sd + 1
@@ -76,39 +86,65 @@ def conv3d(
             f"the depth window ({kd} taps, dilation {dd}) is larger than the padded depth "
             f"{depth + pd0 + pd1}"
         )
-    xt = state.emit(_depth_swap(state, x))
-    if pd0 or pd1:
-        pads = [0, pd0, 0, 0, 0, 0, pd1, 0, 0, 0]
-        xt = state.emit(state.build(lambda: nn.PadOp(xt, pads)))
+    lead = [n] if n > 1 else []  # one clip: its frames are a batch of images, 4-D
+    frames = state.reshaped(state.emit(_depth_swap(state, x)), [*lead, depth, c, h, width])
+    frames = _zero_framed(state, frames, pd0, pd1)
     total: SSAValue | None = None
     for tap in range(kd):
         bias = b if tap == kd - 1 else None
-        made = _depth_conv(state, xt, _depth_tap(state, w, tap), bias, tap, window, out_depth)
+        made = _depth_conv(state, frames, _depth_tap(state, w, tap), bias, tap, window, out_depth)
         total = made if total is None else state.emit(nn.AddOp(total, made))
     assert total is not None  # kd >= 1: the weights' verified shape
     _, o, ho, wo = nn.shape_of(total)
-    result = state.reshaped(total, [nn.shape_of(x)[0], out_depth, o, ho, wo])
+    result = state.reshaped(total, [n, out_depth, o, ho, wo])
     state.output(node, _depth_swap(state, result))
+
+
+def _zero_framed(state: ImportState, frames: SSAValue, before: int, after: int) -> SSAValue:
+    """`frames` (depth on the axis before the channels) with `before` and `after` zero frames
+    around them: a concat, which the layouts keep blocked and the frames' producer writes
+    in place, of zeros broadcast from one constant."""
+    if not before and not after:
+        return frames
+    shape = nn.shape_of(frames)
+    axis = len(shape) - 4
+    zero = state.made_constant("zero_frame", np.zeros([1] * len(shape), np.float32))
+
+    made: dict[int, SSAValue] = {}
+
+    def zeros(count: int) -> list[SSAValue]:
+        sizes = [*shape[:axis], count, *shape[axis + 1 :]]
+        if count and count not in made:
+            made[count] = state.emit(state.build(lambda: nn.ExpandOp(zero, sizes)))
+        return [made[count]] if count else []
+
+    inputs = [*zeros(before), frames, *zeros(after)]
+    return state.emit(state.build(lambda: nn.ConcatOp(inputs, axis)))
 
 
 def _depth_conv(
     state: ImportState,
-    xt: SSAValue,
+    frames: SSAValue,
     weights: SSAValue,
     bias: SSAValue | None,
     tap: int,
     window: dict,
     out_depth: int,
 ) -> SSAValue:
-    """The 2-D convolution of depth tap `tap` over every output depth: of the frames of the
-    depth-first, depth-padded `xt` that the tap reads, batched."""
-    n, padded_depth, c, h, width = nn.shape_of(xt)
+    """The 2-D convolution of depth tap `tap` over every output depth: of the frames it
+    reads of the zero-framed `frames`, batched."""
+    shape = nn.shape_of(frames)
+    axis = len(shape) - 4
     start, step = tap * window["dilations"][0], window["strides"][0]
-    part = xt
-    if (start, step, out_depth) != (0, 1, padded_depth):
-        starts, sizes = [0, start, 0, 0, 0], [n, out_depth, c, h, width]
-        part = state.emit(state.build(lambda: nn.SliceOp(xt, starts, sizes, [1, step, 1, 1, 1])))
-    image = state.reshaped(part, [n * out_depth, c, h, width])
+    part = frames
+    if (start, step, out_depth) != (0, 1, shape[axis]):
+        starts = [0] * len(shape)
+        starts[axis] = start
+        sizes = [*shape[:axis], out_depth, *shape[axis + 1 :]]
+        steps = [1] * len(shape)
+        steps[axis] = step
+        part = state.emit(state.build(lambda: nn.SliceOp(frames, starts, sizes, steps)))
+    image = state.reshaped(part, [math.prod(shape[:axis]) * out_depth, *shape[axis + 1 :]])
     _, ph0, pw0, _, ph1, pw1 = window["pads"]
     conv = nn.Conv2dOp(
         image,

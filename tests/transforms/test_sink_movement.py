@@ -3,8 +3,9 @@ exports it (3-D Conv -> ReLU -> 3-D Conv -> Add of the block's input -> ReLU, im
 convolutions between transposes: frontends/onnx/volumes.py). Before and after the pass agree
 on every target, padding on and off, interpreter and generated module, within float32
 rounding (the ReLUs and the add become the convolutions' post-ops, which round once), and
-with onnxruntime; after it the transposes between the layers are gone and the arena is no
-larger. A model whose element-wise op reads a transpose that something else also reads keeps
+with onnxruntime; after it the transposes between the layers are gone and the arena is at
+its lower bound (the values the convolutions now keep in their layouts may take more bytes
+than plain ones: padded channels, a residual kept for a convolution's sum post-op). A model whose element-wise op reads a transpose that something else also reads keeps
 its transposes."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from onnx import TensorProto, helper
 from xdsl.dialects.builtin import ModuleOp
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.plan import ARENA_BYTES
+from nnlayout.dialects.plan import ARENA_BYTES, LOWER_BOUND_BYTES
 from nnlayout.frontends.onnx import import_model
 from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
@@ -59,6 +60,11 @@ def arena(module: ModuleOp) -> int:
     return function.attributes[ARENA_BYTES].value.data  # type: ignore[attr-defined]
 
 
+def lower_bound(module: ModuleOp) -> int:
+    (function,) = [op for op in module.walk() if op.name == "func.func"]
+    return function.attributes[LOWER_BOUND_BYTES].value.data  # type: ignore[attr-defined]
+
+
 def test_a_residual_3d_block_computes_the_same_without_its_transposes() -> None:
     model = residual_block()
     module = import_model(model, inline_limit=1 << 20).module
@@ -69,7 +75,7 @@ def test_a_residual_3d_block_computes_the_same_without_its_transposes() -> None:
         after = compile_module(module, target, padding, DEFAULT_PIPELINE)
         # in: x for the first convolution, x for the add; out: the second's result
         assert transposes(before) >= 4 and transposes(after) <= 2, target
-        assert arena(after) <= arena(before), (target, padding)
+        assert arena(after) == lower_bound(after), (target, padding)
         for run in (lambda m, i: Interpreter(m).run(i), run_generated):
             (got_before,), (got_after,) = run(before, inputs), run(after, inputs)
             assert_close(got_before, got_after, 1e-5)
