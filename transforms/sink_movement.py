@@ -24,7 +24,10 @@ Patterns (small, as xDSL's): `SinkBelowUnary` moves a kernel-less transpose or r
 one reader below the element-wise `nn` op (a `UnaryOp`: its result has its input's type) that
 reads it; `SinkBelowBinary` moves two movements alike (transposes by one permutation,
 reshapes from one shape; each read only there) below a `BinaryOp` of operands of the
-result's shape (no broadcast), as one movement of its result; `ComposeMovements` folds a
+result's shape (no broadcast), as one movement of its result; `SinkBelowConcat` moves those
+of a concat's operands (moved alike: one permutation, or unit axes put first; each read only
+there) below it, concatenating along the axis they take to the concat's (a video network's
+branches concatenated along the channels); `ComposeMovements` folds a
 transpose of a transpose (a reshape of a reshape) into one, or into its source where the two
 are inverse. Ops with a kernel are left alone: the pass runs before
 `select-dispatch` (in `default-pipeline`, after `fold-scatter-transposes`). A movement left
@@ -125,6 +128,57 @@ class SinkBelowBinary(RewritePattern):
         _sunk(op, lhs, rewriter)
 
 
+def _source_axis(movement: Movement, axis: int) -> int | None:
+    """The axis of `movement`'s operand that its result's `axis` is: by the permutation, or
+    past the unit axes a reshape puts before its operand's shape; None for another reshape."""
+    if isinstance(movement, nn.TransposeOp):
+        return ints(movement.perm)[axis]
+    source, target = shape_of(movement.input), shape_of(movement.output)
+    lead = len(target) - len(source)
+    if lead < 0 or axis < lead or any(d != 1 for d in target[:lead]) or target[lead:] != source:
+        return None
+    return axis - lead
+
+
+class SinkBelowConcat(RewritePattern):
+    """A concat of values each moved alike (one permutation; unit axes put before each
+    operand's shape) concatenates the unmoved values along the axis the movements take to
+    the concat's, then moves the result: the channel concat of a video network's branches,
+    each a 3-D convolution's frames moved back."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.ConcatOp, rewriter: PatternRewriter) -> None:
+        moved = [_movement(v) for v in op.inputs]
+        if kernel_of(op) is not None or any(m is None for m in moved):
+            return
+        first = moved[0]
+        assert first is not None
+        axes = {_source_axis(m, op.normalized_axis) for m in moved if m is not None}
+        readers = {use.operation for v in op.inputs for use in v.uses}
+        if len(axes) != 1 or None in axes or readers != {op}:
+            return
+        if not all(
+            type(m) is type(first)
+            and (not isinstance(m, nn.TransposeOp) or ints(m.perm) == ints(first.perm))
+            for m in moved
+        ):
+            return
+        inner = nn.ConcatOp([m.input for m in moved if m is not None], axes.pop())
+        inner.location = op.location
+        rewriter.insert(inner, InsertPoint.before(op))
+        outer = (
+            nn.TransposeOp(inner.output, list(ints(first.perm)))
+            if isinstance(first, nn.TransposeOp)
+            else nn.ReshapeOp(inner.output, list(shape_of(op.output)))
+        )
+        outer.location = op.location
+        outer.output.name_hint = op.output.name_hint
+        rewriter.replace(op, outer)
+        for movement in dict.fromkeys(moved):
+            if movement is not None and not movement.output.uses:
+                rewriter.erase(movement)
+
+
 def _composed(inner: Movement, outer: Movement) -> Movement | None:
     """One movement doing `inner` then `outer` (of one kind), or None where together they
     move nothing."""
@@ -160,5 +214,5 @@ class SinkMovementPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        patterns = [SinkBelowUnary(), SinkBelowBinary(), ComposeMovements()]
+        patterns = [SinkBelowUnary(), SinkBelowBinary(), SinkBelowConcat(), ComposeMovements()]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

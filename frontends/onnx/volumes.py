@@ -88,7 +88,7 @@ def conv3d(
         )
     lead = [n] if n > 1 else []  # one clip: its frames are a batch of images, 4-D
     frames = state.reshaped(state.emit(_depth_swap(state, x)), [*lead, depth, c, h, width])
-    frames = _zero_framed(state, frames, pd0, pd1)
+    frames = _framed(state, frames, pd0, pd1)
     total: SSAValue | None = None
     for tap in range(kd):
         bias = b if tap == kd - 1 else None
@@ -100,26 +100,39 @@ def conv3d(
     state.output(node, _depth_swap(state, result))
 
 
-def _zero_framed(state: ImportState, frames: SSAValue, before: int, after: int) -> SSAValue:
-    """`frames` (depth on the axis before the channels) with `before` and `after` zero frames
-    around them: a concat, which the layouts keep blocked and the frames' producer writes
-    in place, of zeros broadcast from one constant."""
+def _framed(
+    state: ImportState, frames: SSAValue, before: int, after: int, value: float = 0.0
+) -> SSAValue:
+    """`frames` (depth on the axis before the channels) with `before` and `after` frames of
+    `value` around them: a concat, which the layouts keep blocked and the frames' producer
+    writes in place, of `value` broadcast from one constant."""
     if not before and not after:
         return frames
     shape = nn.shape_of(frames)
     axis = len(shape) - 4
-    zero = state.made_constant("zero_frame", np.zeros([1] * len(shape), np.float32))
-
+    fill = state.made_constant("fill_frame", np.full([1] * len(shape), value, np.float32))
     made: dict[int, SSAValue] = {}
 
-    def zeros(count: int) -> list[SSAValue]:
+    def filled(count: int) -> list[SSAValue]:
         sizes = [*shape[:axis], count, *shape[axis + 1 :]]
         if count and count not in made:
-            made[count] = state.emit(state.build(lambda: nn.ExpandOp(zero, sizes)))
+            made[count] = state.emit(state.build(lambda: nn.ExpandOp(fill, sizes)))
         return [made[count]] if count else []
 
-    inputs = [*zeros(before), frames, *zeros(after)]
+    inputs = [*filled(before), frames, *filled(after)]
     return state.emit(state.build(lambda: nn.ConcatOp(inputs, axis)))
+
+
+def _taken(state: ImportState, frames: SSAValue, start: int, step: int, count: int) -> SSAValue:
+    """`count` frames of `frames` from frame `start`, every `step`-th (all of them: itself)."""
+    shape = nn.shape_of(frames)
+    axis = len(shape) - 4
+    if (start, step, count) == (0, 1, shape[axis]):
+        return frames
+    starts, steps = [0] * len(shape), [1] * len(shape)
+    starts[axis], steps[axis] = start, step
+    sizes = [*shape[:axis], count, *shape[axis + 1 :]]
+    return state.emit(state.build(lambda: nn.SliceOp(frames, starts, sizes, steps)))
 
 
 def _depth_conv(
@@ -136,14 +149,7 @@ def _depth_conv(
     shape = nn.shape_of(frames)
     axis = len(shape) - 4
     start, step = tap * window["dilations"][0], window["strides"][0]
-    part = frames
-    if (start, step, out_depth) != (0, 1, shape[axis]):
-        starts = [0] * len(shape)
-        starts[axis] = start
-        sizes = [*shape[:axis], out_depth, *shape[axis + 1 :]]
-        steps = [1] * len(shape)
-        steps[axis] = step
-        part = state.emit(state.build(lambda: nn.SliceOp(frames, starts, sizes, steps)))
+    part = _taken(state, frames, start, step, out_depth)
     image = state.reshaped(part, [math.prod(shape[:axis]) * out_depth, *shape[axis + 1 :]])
     _, ph0, pw0, _, ph1, pw1 = window["pads"]
     conv = nn.Conv2dOp(
@@ -168,6 +174,9 @@ def pool3d(
     """A pool over three spatial axes: over height and width, then over depth. `window`:
     kernel, strides, pads, dilations (three each, pads six) and ceil_mode."""
     n, c, depth, _, _ = nn.shape_of(x)
+    if n == 1 and make is nn.MaxPool2dOp:
+        _max_pool_frames(state, node, x, window)
+        return
     kd, *kernel = window["kernel"]
     sd, *strides = window["strides"]
     dd, *dilations = window["dilations"]
@@ -182,6 +191,42 @@ def pool3d(
     pooled = _pooled(state, columns, make, [kd, 1], [sd, 1], [pd0, 0, pd1, 0], [dd, 1], ceil_mode)
     shape = [n, c, nn.shape_of(pooled)[2], ho, wo]
     state.output(node, state.build(lambda: nn.ReshapeOp(pooled, shape)))
+
+
+def _max_pool_frames(state: ImportState, node: onnx.NodeProto, x: SSAValue, window: dict) -> None:
+    """A max pool of one clip on its frames (as a 3-D convolution reads them): over height
+    and width as a batch of images, then the largest of the frames each depth window takes,
+    the depth padding frames of -inf (and as many more as a ceil_mode window overhangs)."""
+    _, c, depth, h, width = nn.shape_of(x)
+    kd, sd, dd = window["kernel"][0], window["strides"][0], window["dilations"][0]
+    pd0, ph0, pw0, pd1, ph1, pw1 = window["pads"]
+    frames = state.reshaped(state.emit(_depth_swap(state, x)), [depth, c, h, width])
+    hw = [window[key][1:] for key in ("kernel", "strides")]
+    planes = _pooled(
+        state,
+        frames,
+        nn.MaxPool2dOp,
+        *hw,
+        [ph0, pw0, ph1, pw1],
+        window["dilations"][1:],
+        window["ceil_mode"],
+    )
+    extent, padded_depth = (kd - 1) * dd + 1, depth + pd0 + pd1
+    windows = (
+        -(-(padded_depth - extent) // sd) if window["ceil_mode"] else (padded_depth - extent) // sd
+    )
+    out_depth = windows + 1
+    if window["ceil_mode"] and (out_depth - 1) * sd >= depth + pd0:
+        out_depth -= 1  # a window must start inside the input or its start padding
+    after = max(pd1, (out_depth - 1) * sd + extent - depth - pd0)
+    padded = _framed(state, planes, pd0, after, float("-inf"))
+    largest = _taken(state, padded, 0, sd, out_depth)
+    for tap in range(1, kd):
+        taken = _taken(state, padded, tap * dd, sd, out_depth)
+        largest = state.emit(nn.MaxOp(largest, taken))
+    _, _, ho, wo = nn.shape_of(largest)
+    result = state.reshaped(largest, [1, out_depth, c, ho, wo])
+    state.output(node, _depth_swap(state, result))
 
 
 def _pooled(

@@ -1,8 +1,9 @@
 // nnlayout-import of 3-D layers (frontends/onnx/volumes.py): a Conv over depth, height and
 // width becomes one 2-D convolution per depth tap over the clip's frames as a batch of
 // images (zero frames concatenated for the depth padding; the weights a slice of the 3-D
-// ones), the taps summed; a MaxPool a pool over height
-// and width, then one over depth. The result runs.
+// ones), the taps summed; a MaxPool of one clip a pool over
+// its frames' height and width, then the largest of the frames each depth window takes.
+// The result runs.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/volumes_onnx.py %t/v.onnx
 // RUN: nnlayout-import %t/v.onnx -o %t/v.mlir
@@ -26,10 +27,13 @@
 // CHECK-NEXT: %[[A2:.*]] = nn.add %[[A1]], %[[C2]]
 // CHECK-NEXT: %[[R:.*]] = nn.reshape %[[A2]] : tensor<4x5x6x6xf32> -> tensor<1x4x5x6x6xf32>
 // CHECK-NEXT: %conv = nn.transpose %[[R]] perm [0, 2, 1, 3, 4] : tensor<1x4x5x6x6xf32> -> tensor<1x5x4x6x6xf32>
-// CHECK-NEXT: %[[I:.*]] = nn.reshape %conv : tensor<1x5x4x6x6xf32> -> tensor<1x20x6x6xf32>
-// CHECK-NEXT: %[[HW:.*]] = nn.max_pool2d %[[I]] kernel [2, 2] strides [2, 2]
-// CHECK-NEXT: %[[D:.*]] = nn.reshape %[[HW]] : tensor<1x20x3x3xf32> -> tensor<1x5x4x9xf32>
-// CHECK-NEXT: %[[DP:.*]] = nn.max_pool2d %[[D]] kernel [2, 1] strides [2, 1]
-// CHECK-NEXT: %pool = nn.reshape %[[DP]] : tensor<1x5x2x9xf32> -> tensor<1x5x2x3x3xf32>
+// CHECK-NEXT: %[[BACK:.*]] = nn.transpose %conv perm [0, 2, 1, 3, 4]
+// CHECK-NEXT: %[[FR:.*]] = nn.reshape %[[BACK]] : tensor<1x4x5x6x6xf32> -> tensor<4x5x6x6xf32>
+// CHECK-NEXT: %[[HW:.*]] = nn.max_pool2d %[[FR]] kernel [2, 2] strides [2, 2] {{.*}} -> tensor<4x5x3x3xf32>
+// CHECK-NEXT: %[[E:.*]] = nn.slice %[[HW]] starts [0, 0, 0, 0] sizes [2, 5, 3, 3] steps [2, 1, 1, 1]
+// CHECK-NEXT: %[[O:.*]] = nn.slice %[[HW]] starts [1, 0, 0, 0] sizes [2, 5, 3, 3] steps [2, 1, 1, 1]
+// CHECK-NEXT: %[[M:.*]] = nn.max %[[E]], %[[O]]
+// CHECK-NEXT: %[[R2:.*]] = nn.reshape %[[M]] : tensor<2x5x3x3xf32> -> tensor<1x2x5x3x3xf32>
+// CHECK-NEXT: %pool = nn.transpose %[[R2]] perm [0, 2, 1, 3, 4] : tensor<1x2x5x3x3xf32> -> tensor<1x5x2x3x3xf32>
 
 // OUT: result0: [1, 5, 2, 3, 3] float32

@@ -63,3 +63,22 @@ func.func @compose(%x: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<4x6xf32>
 // CHECK-NEXT:    %u = nn.transpose %x perm [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
 // CHECK-NEXT:    %q = nn.reshape %x : tensor<2x3x4xf32> -> tensor<4x6xf32>
 // CHECK-NEXT:    func.return %u, %q
+
+// -----
+
+// A channel concat of two frames moved back alike (a reshape putting a unit axis first, a
+// transpose) concatenates the frames along their channels, then moves the result once; the
+// next layer's move into frames cancels.
+func.func @branches(%a: tensor<4x3x6x6xf32>, %b: tensor<4x2x6x6xf32>) -> tensor<4x5x6x6xf32> {
+  %ra = nn.reshape %a : tensor<4x3x6x6xf32> -> tensor<1x4x3x6x6xf32>
+  %ta = nn.transpose %ra perm [0, 2, 1, 3, 4] : tensor<1x4x3x6x6xf32> -> tensor<1x3x4x6x6xf32>
+  %rb = nn.reshape %b : tensor<4x2x6x6xf32> -> tensor<1x4x2x6x6xf32>
+  %tb = nn.transpose %rb perm [0, 2, 1, 3, 4] : tensor<1x4x2x6x6xf32> -> tensor<1x2x4x6x6xf32>
+  %cat = nn.concat %ta, %tb axis 1 : (tensor<1x3x4x6x6xf32>, tensor<1x2x4x6x6xf32>) -> tensor<1x5x4x6x6xf32>
+  %t = nn.transpose %cat perm [0, 2, 1, 3, 4] : tensor<1x5x4x6x6xf32> -> tensor<1x4x5x6x6xf32>
+  %f = nn.reshape %t : tensor<1x4x5x6x6xf32> -> tensor<4x5x6x6xf32>
+  func.return %f : tensor<4x5x6x6xf32>
+}
+// CHECK-LABEL: func.func @branches
+// CHECK-NEXT:    %[[C:.*]] = nn.concat %a, %b axis 1 : (tensor<4x3x6x6xf32>, tensor<4x2x6x6xf32>) -> tensor<4x5x6x6xf32>
+// CHECK-NEXT:    func.return %[[C]] : tensor<4x5x6x6xf32>

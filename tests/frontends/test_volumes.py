@@ -154,6 +154,12 @@ POOLS = {
         {"kernel_shape": [4, 1, 1], "strides": [4, 1, 1]},
     ),
     "global_max": ("GlobalMaxPool", [1, 5, 3, 4, 4], {}),
+    # two clips: pooled over [N, C*D, H, W], not as frames
+    "max_two_clips": (
+        "MaxPool",
+        [2, 3, 5, 6, 6],
+        {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1] * 6, "ceil_mode": 1},
+    ),
 }
 
 

@@ -1,6 +1,7 @@
-"""sink-movement (transforms/sink_movement.py) on a video network's residual block as torch
-exports it (3-D Conv -> ReLU -> 3-D Conv -> Add of the block's input -> ReLU, imported as 2-D
-convolutions between transposes: frontends/onnx/volumes.py). Before and after the pass agree
+"""sink-movement (transforms/sink_movement.py) on a video network's blocks as torch exports
+them (3-D Conv -> ReLU -> 3-D Conv -> Add of the block's input -> ReLU; two 3-D Conv branches
+-> Concat -> MaxPool -> ReLU), imported as 2-D convolutions and pools between transposes:
+frontends/onnx/volumes.py). Before and after the pass agree
 on every target, padding on and off, interpreter and generated module, within float32
 rounding (the ReLUs and the add become the convolutions' post-ops, which round once), and
 with onnxruntime; after it the transposes between the layers are gone and the arena is at
@@ -10,8 +11,11 @@ its transposes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper
 from xdsl.dialects.builtin import ModuleOp
 
@@ -51,6 +55,23 @@ def residual_block() -> onnx.ModelProto:
     return typed_model(nodes, {"x": (F, [1, C, 4, 6, 6])}, {"y": (F, [1, C, 4, 6, 6])}, weights)
 
 
+def inception_block() -> onnx.ModelProto:
+    """Two 3-D convolution branches of one clip concatenated along the channels, a max pool,
+    a ReLU: s3d's mixed blocks."""
+    weights = {
+        "w1": (RNG.standard_normal((3, C, 1, 1, 1)) / 2).astype(np.float32),
+        "w2": (RNG.standard_normal((4, C, 3, 3, 3)) / 8).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["b1"]),
+        helper.make_node("Conv", ["x", "w2"], ["b2"], pads=[1] * 6),
+        helper.make_node("Concat", ["b1", "b2"], ["cat"], axis=1),
+        helper.make_node("MaxPool", ["cat"], ["pool"], kernel_shape=[3, 3, 3], pads=[1] * 6),
+        helper.make_node("Relu", ["pool"], ["y"]),
+    ]
+    return typed_model(nodes, {"x": (F, [1, C, 4, 6, 6])}, {"y": (F, [1, 7, 4, 6, 6])}, weights)
+
+
 def transposes(module: ModuleOp) -> int:
     return sum(isinstance(op, nn.TransposeOp) for op in module.walk())
 
@@ -65,16 +86,20 @@ def lower_bound(module: ModuleOp) -> int:
     return function.attributes[LOWER_BOUND_BYTES].value.data  # type: ignore[attr-defined]
 
 
-def test_a_residual_3d_block_computes_the_same_without_its_transposes() -> None:
-    model = residual_block()
+@pytest.mark.parametrize(("make", "left"), [(residual_block, 2), (inception_block, 3)])
+def test_3d_blocks_compute_the_same_without_their_transposes(
+    make: Callable[[], onnx.ModelProto], left: int
+) -> None:
+    """A residual block; branches concatenated, then max-pooled. Left: the transposes of the
+    input into frames (one per convolution reading it) and of the result back."""
+    model = make()
     module = import_model(model, inline_limit=1 << 20).module
     inputs = [RNG.standard_normal((1, C, 4, 6, 6)).astype(np.float32)]
     (want,) = onnxruntime_outputs(model, inputs)
-    for target, padding in swept(ALL_TARGETS, b"residual 3-D block"):
+    for target, padding in swept(ALL_TARGETS, make.__name__.encode()):
         before = compiled_without(module, target, padding, SinkMovementPass)
         after = compile_module(module, target, padding, DEFAULT_PIPELINE)
-        # in: x for the first convolution, x for the add; out: the second's result
-        assert transposes(before) >= 4 and transposes(after) <= 2, target
+        assert transposes(before) > left and transposes(after) == left, target
         assert arena(after) == lower_bound(after), (target, padding)
         for run in (lambda m, i: Interpreter(m).run(i), run_generated):
             (got_before,), (got_after,) = run(before, inputs), run(after, inputs)
