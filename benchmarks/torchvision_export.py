@@ -76,6 +76,7 @@ MODELS = [
     "mc3_18",
     "r2plus1d_18",
     "s3d",
+    "swin3d_t",
 ]
 SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50"}
 EXPORTERS = ["classic", "dynamo"]
@@ -114,10 +115,16 @@ CALIBRATION_BATCHES = 3
 NEEDS = ("torch", "torchvision", "onnxscript")
 
 
-#: Video classifiers (3-D convolutions and pooling) and the clip each is given: 8 frames of
-#: 112x112 (torchvision trains them on 16), 16 frames of 224x224 for s3d, whose last pooling
-#: window is 2x7x7.
-VIDEO = {"r3d_18": (8, 112), "mc3_18": (8, 112), "r2plus1d_18": (8, 112), "s3d": (16, 224)}
+#: Video classifiers (3-D convolutions and pooling; swin3d_t's windowed attention) and the
+#: clip each is given: 8 frames of 112x112 (torchvision trains them on 16), 16 frames of
+#: 224x224 for s3d, whose last pooling window is 2x7x7, and for swin3d_t.
+VIDEO = {
+    "r3d_18": (8, 112),
+    "mc3_18": (8, 112),
+    "r2plus1d_18": (8, 112),
+    "s3d": (16, 224),
+    "swin3d_t": (16, 224),
+}
 
 
 def input_shape(model: str) -> tuple[int, ...]:

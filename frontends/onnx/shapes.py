@@ -12,10 +12,12 @@ from nnlayout.frontends.onnx.state import ImportState
 
 
 def concat(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    if len(node.input) == 1:  # its input (torchvision's DenseNet starts each block with one)
-        state.output(node, state.tensor(node.input[0]))
+    """Empty inputs (zero-size slices, `ImportState.empty`) are left out: they add nothing."""
+    names = [name for name in node.input if name not in state.empty] or list(node.input)
+    if len(names) == 1:  # its input (torchvision's DenseNet starts each block with one)
+        state.output(node, state.tensor(names[0]))
         return
-    inputs = [state.tensor(name) for name in node.input]
+    inputs = [state.tensor(name) for name in names]
     # The axis defaults to 1 before opset 4; onnx's checker requires it from then on.
     state.output(node, state.build(lambda: nn.ConcatOp(inputs, int(attrs.get("axis", 1)))))
 

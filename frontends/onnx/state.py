@@ -85,6 +85,9 @@ class ImportState:
         # see ceil_mode_overcount and same_output_padding_overcount, and everything
         # computed from such a value.
         self.beyond_inference: set[str] = set()
+        # Zero-size slices (torch.roll by 0 along an axis exports x[-0:] and x[:-0]) by name,
+        # with the node that made them: a Concat leaves them out; anything else refuses.
+        self.empty: dict[str, str] = {}
         self.node = "graph"
 
     def fail(self, message: str) -> UserError:
@@ -96,6 +99,11 @@ class ImportState:
         used, name = name, self.aliases.get(name, name)
         if name in self.values:
             return self.values[name]
+        if name in self.empty:
+            raise self.fail(
+                f"'{name}' is empty ({self.empty[name]}); empty tensors are not supported "
+                "but as an input of Concat, which leaves them out"
+            )
         if name not in self.constants:
             raise self.fail(f"input '{name}' is not defined")
         proto = self.constants[name]

@@ -428,3 +428,38 @@ def test_a_concat_of_one_input_is_that_input(tmp_path: Path) -> None:
     model = _model(nodes, [1, 6, 7, 7], inits, 17, outputs=("out", "one"))
     module = check_against_onnxruntime(model, tmp_path)
     assert not [op for op in module.walk() if isinstance(op, nn.ConcatOp)]
+
+
+def _roll_model(shift: int, then: str = "Relu") -> onnx.ModelProto:
+    """torch.roll(x, shift, dims=1) as the classic exporter writes it: Slice(x, -shift:),
+    Slice(x, :-shift), Concat; with shift 0 (swin3d_t's windows, shifted along every axis
+    but one) the first part is empty. Then `then` of the roll."""
+    ints = {name: np.array([v], np.int64) for name, v in (("axis", 1), ("big", 1 << 62))}
+    ints["cut"] = np.array([-shift if shift else 4], np.int64)
+    ints["zero"] = np.array([0], np.int64)
+    nodes = [
+        helper.make_node("Slice", ["x", "cut", "big", "axis"], ["tail"]),
+        helper.make_node("Slice", ["x", "zero", "cut", "axis"], ["head"]),
+        helper.make_node("Concat", ["tail", "head"], ["rolled"], axis=1),
+        helper.make_node(then, ["rolled"], ["y"]),
+    ]
+    return _model(nodes, [1, 4, 6], ints, 17)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("shift", [0, 1, 3])
+def test_roll_by_zero_leaves_the_empty_part_out(shift: int, tmp_path: Path) -> None:
+    check_against_onnxruntime(_roll_model(shift), tmp_path)
+
+
+def test_an_empty_slice_read_by_another_op_is_refused() -> None:
+    from nnlayout.diagnostics import UserError
+    from nnlayout.frontends.onnx import import_model
+
+    nodes = [
+        helper.make_node("Slice", ["x", "four", "big", "axis"], ["none"]),
+        helper.make_node("Relu", ["none"], ["y"]),
+    ]
+    ints = {name: np.array([v], np.int64) for name, v in (("axis", 1), ("big", 99), ("four", 4))}
+    model = _model(nodes, [1, 4, 6], ints, 17)  # type: ignore[arg-type]
+    with pytest.raises(UserError, match=r"\(Relu\) producing 'y': 'none' is empty \(a zero-size"):
+        import_model(model)
