@@ -41,7 +41,13 @@ from nnlayout.kernels.reference_movement import (
     scatter_into,
     slice_,
 )
-from nnlayout.kernels.reference_pooling import avg_pool2d, max_pool2d, pad_spatial, windows
+from nnlayout.kernels.reference_pooling import (
+    avg_pool2d,
+    max_pool2d,
+    max_pool2d_indices,
+    pad_spatial,
+    windows,
+)
 from nnlayout.kernels.reference_quantized import (
     QUANTIZED_REFERENCE_KERNELS,
     clamped,
@@ -337,6 +343,7 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.SumOp: sum_,
     nn.BatchNormOp: batch_norm,
     nn.MaxPool2dOp: max_pool2d,
+    nn.MaxPool2dIndicesOp: max_pool2d_indices,
     nn.AvgPool2dOp: avg_pool2d,
     nn.GlobalAvgPoolOp: global_avg_pool,
     nn.ConcatOp: concat,

@@ -1,7 +1,7 @@
 """Window helpers of the reference kernels (the padded input, its sliding windows, the
-ceil_mode overhang) and the reference kernels of `nn.max_pool2d` and `nn.avg_pool2d`: what
-the float, integer and quantized reference kernels share (reference.py,
-reference_quantized.py)."""
+ceil_mode overhang) and the reference kernels of `nn.max_pool2d`, `nn.max_pool2d_indices`
+and `nn.avg_pool2d`: what the float, integer and quantized reference kernels share
+(reference.py, reference_quantized.py)."""
 
 from __future__ import annotations
 
@@ -78,6 +78,38 @@ def max_pool2d(op: nn.MaxPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     padded = pad_spatial(x, pads, lowest, reach)
     taps = windows(padded, kernel, strides, dilations, shape_of(op.output)[2:])
     return taps.max(axis=(-2, -1))
+
+
+def max_pool2d_indices(op: nn.MaxPool2dIndicesOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """The flat index of each window's maximum as onnxruntime's MaxPool finds it: its first
+    element of x is the candidate, and each later one that is strictly greater takes over
+    (in row-major order), so the first of equal maxima wins, padding never does, and NaN
+    only as the first element. Computed in float64 (exact for every input type), NaN as
+    -inf and the padding (and ceil_mode overhang) as NaN, which `nanargmax` skips; every
+    window holds an element of x."""
+    x = inputs[0]
+    n, c, h, w = x.shape
+    kernel, strides, pads, dilations, reach = _pool_geometry(op, x)
+    out_hw = shape_of(op.output)[2:]
+    nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, bool)
+    values = np.where(nan, -np.inf, x).astype(np.float64)
+    rows, columns = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+    plane = rows + columns * h if op.column_major is not None else rows * w + columns
+    size = kernel[0] * kernel[1]
+
+    def taps(array: np.ndarray, pad: float) -> np.ndarray:
+        padded = pad_spatial(array, pads, pad, reach)
+        view = windows(padded, kernel, strides, dilations, out_hw)
+        return view.reshape(*view.shape[:2], *out_hw, size)
+
+    where = taps(plane[None, None].astype(np.float64), -1.0)
+    best = np.nanargmax(taps(values, np.nan), axis=-1)
+    first = np.broadcast_to(np.argmax(where >= 0, axis=-1), best.shape)
+    first_is_nan = np.take_along_axis(taps(nan, False), first[..., None], -1)[..., 0]
+    chosen = np.where(first_is_nan, first, best)
+    local = np.take_along_axis(np.broadcast_to(where, (n, c, *out_hw, size)), chosen[..., None], -1)
+    planes = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
+    return planes + local[..., 0].astype(np.int64)
 
 
 def avg_pool2d(op: nn.AvgPool2dOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

@@ -7,10 +7,10 @@ The cases come from `onnx.backend.test.case.node.collect_testcases()` (about 15 
 cached per process). In scope are the cases made only of operators the importer supports. Each
 case is either expected to import and match the stored outputs, or expected to be refused
 with a clean `UserError` for a reason decided here, independently of the importer, from the
-model itself (`expected_refusals`): tensors of types nn does not hold, 3-D ConvTranspose, MaxPool's
-Indices output, Dropout's mask output, training-mode BatchNormalization, empty tensors. The
-pytest suite (`tests/frontends/test_onnx_conformance.py`) asserts exactly that for every case;
-this script tallies it.
+model itself (`expected_refusals`): tensors of types nn does not hold, 3-D ConvTranspose, a 3-D
+MaxPool's Indices output, Dropout's mask output, training-mode BatchNormalization, empty
+tensors. The pytest suite (`tests/frontends/test_onnx_conformance.py`) asserts exactly that
+for every case; this script tallies it.
 
 Inputs that nn needs at compile time (Reshape's shape, Clip's bounds, Squeeze's axes) are graph
 inputs in these cases; `freeze_constant_inputs` turns them into initializers with the case's
@@ -312,8 +312,13 @@ def expected_refusals(case: Case) -> list[str]:
             and _elem_type(graph, node.input[0]) in (TensorProto.FLOAT16, TensorProto.BFLOAT16)
         ):  # onnx's shape inference does not size a Range of these types
             reasons.append("does not tell the size of its result")
-        if node.op_type == "MaxPool" and len(node.output) > 1 and node.output[1]:
-            reasons.append("Indices output")
+        if (
+            node.op_type == "MaxPool"
+            and len(node.output) > 1
+            and node.output[1]
+            and _rank(case.model, node.input[0]) == 5
+        ):
+            reasons.append("Indices output of a 3-D pool")
         if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
             reasons.append("mask output")
         if node.op_type == "BatchNormalization" and (

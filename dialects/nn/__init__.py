@@ -159,6 +159,7 @@ from nnlayout.dialects.nn.normalization import BatchNormOp, LogSoftmaxOp, Softma
 from nnlayout.dialects.nn.pooling import (
     AvgPool2dOp,
     GlobalAvgPoolOp,
+    MaxPool2dIndicesOp,
     MaxPool2dOp,
     Pool2dOp,
     varying_divisor,
@@ -260,6 +261,7 @@ NN = Dialect(
         SumOp,
         BatchNormOp,
         MaxPool2dOp,
+        MaxPool2dIndicesOp,
         AvgPool2dOp,
         GlobalAvgPoolOp,
         ConcatOp,
@@ -362,6 +364,7 @@ __all__ = [
     "MatmulOp",
     "MaxOp",
     "MaxPool2dOp",
+    "MaxPool2dIndicesOp",
     "MishOp",
     "MinOp",
     "MulOp",

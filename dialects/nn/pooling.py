@@ -1,9 +1,10 @@
-"""Pooling over the spatial axes: `nn.max_pool2d`, `nn.avg_pool2d`, `nn.global_avg_pool`."""
+"""Pooling over the spatial axes: `nn.max_pool2d` (and where its maxima are,
+`nn.max_pool2d_indices`), `nn.avg_pool2d`, `nn.global_avg_pool`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -23,7 +24,19 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from nnlayout.dialects.nn.base import NNOp, Shape, Value, i64_array, ints, shape_of, with_shape
+from nnlayout.dialects.nn.base import (
+    ARITHMETIC_INTEGER_TYPES,
+    INTEGER_TYPES,
+    NNOp,
+    Shape,
+    Value,
+    i64_array,
+    ints,
+    is_float_type,
+    shape_of,
+    tensor_type,
+    with_shape,
+)
 from nnlayout.dialects.nn.shape_rules import pool2d_shape
 
 
@@ -49,7 +62,9 @@ class Pool2dOp(NNOp):
         dilations: Sequence[int] = (1, 1),
         ceil_mode: bool = False,
         extra: dict[str, Attribute] | None = None,
+        element_type: Attribute | None = None,
     ):
+        """`element_type`: the result's, where it is not the input's."""
         shape = pool2d_shape(
             self.name, shape_of(input), kernel, strides, pads, dilations, ceil_mode
         )
@@ -62,9 +77,10 @@ class Pool2dOp(NNOp):
         }
         if ceil_mode:
             properties["ceil_mode"] = UnitAttr()
-        super().__init__(
-            operands=[input], result_types=[with_shape(input, shape)], properties=properties
-        )
+        result = with_shape(input, shape)
+        if element_type is not None:
+            result = TensorType(element_type, shape)
+        super().__init__(operands=[input], result_types=[result], properties=properties)
 
     def result_shape(self) -> Shape:
         return pool2d_shape(
@@ -89,6 +105,39 @@ class MaxPool2dOp(Pool2dOp):
         "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
         "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($output)"
     )
+
+
+@irdl_op_definition
+class MaxPool2dIndicesOp(Pool2dOp):
+    """Where max pooling's maxima are (ONNX MaxPool's Indices output, torch's
+    `return_indices`): for each window, the flat index of its largest element in the whole
+    input, (n * C + c) * H * W + h * W + w (with `column_major`, ONNX's storage_order 1:
+    (n * C + c) * H * W + h + w * H). As onnxruntime: the first of equal maxima in row-major
+    order wins, padding and NaN never win. i64 indices of float or integer data.
+
+        %i = nn.max_pool2d_indices %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0]
+             dilations [1, 1] : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xi64>
+    """
+
+    name = "nn.max_pool2d_indices"
+    column_major = opt_prop_def(UnitAttr)
+    assembly_format = (
+        "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+        "(`ceil_mode` $ceil_mode^)? (`column_major` $column_major^)? attr-dict `:` "
+        "type($input) `->` type($output)"
+    )
+
+    def __init__(self, input: Value, *, column_major: bool = False, **window: Any):
+        """`window`: Pool2dOp's kernel, strides, pads, dilations and ceil_mode."""
+        extra = {"column_major": UnitAttr()} if column_major else None
+        super().__init__(input, **window, extra=extra, element_type=i64)
+
+    def verify_element_types(self) -> None:
+        data = tensor_type(self.input).element_type
+        if not is_float_type(data) and data not in (*INTEGER_TYPES, *ARITHMETIC_INTEGER_TYPES):
+            raise VerifyException(f"{self.name}: pools floats or integers, got {data}")
+        if tensor_type(self.output).element_type != i64:
+            raise VerifyException(f"{self.name}: the result is i64 indices")
 
 
 @irdl_op_definition

@@ -1,6 +1,7 @@
 """Converters of the ONNX pooling operators: MaxPool and AveragePool (2-D; 1-D as 2-D on a
-height-1 image; 3-D as two 2-D pools, volumes.py), GlobalMaxPool as a max pool over the whole
-image, and GlobalAveragePool."""
+height-1 image; 3-D as two 2-D pools, volumes.py; MaxPool's Indices output as
+`nn.max_pool2d_indices`), GlobalMaxPool as a max pool over the whole image, and
+GlobalAveragePool."""
 
 from __future__ import annotations
 
@@ -23,8 +24,13 @@ from nnlayout.frontends.onnx.windows import (
 
 
 def _pool(
-    state: ImportState, node: onnx.NodeProto, attrs: dict, make: Callable[..., Operation]
+    state: ImportState,
+    node: onnx.NodeProto,
+    attrs: dict,
+    make: Callable[..., Operation],
+    indices: bool = False,
 ) -> None:
+    """The pool `make` builds; with `indices`, MaxPool's Indices output too."""
     x = state.operand(node, 0)
     rank = spatial_rank(state, x, "pooling", (1, 2, 3))
     kernel = list(attrs["kernel_shape"])
@@ -47,6 +53,8 @@ def _pool(
                 f"{-start} at the start, which nn's pooling cannot; give pads"
             )
     ceil_mode = bool(attrs.get("ceil_mode", 0)) and not same
+    if rank == 3 and indices:
+        raise state.fail("MaxPool's Indices output of a 3-D pool is not supported")
     if rank == 3:
         window = {"kernel": kernel, "strides": strides, "pads": pads, "dilations": dilations}
         pool3d(state, node, x, {**window, "ceil_mode": ceil_mode}, make)
@@ -55,27 +63,22 @@ def _pool(
         x = as_2d(state, x)
         kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
         pads = [0, pads[0], 0, pads[1]]
-    finish_spatial(
-        state,
-        node,
-        state.build(
-            lambda: make(
-                x,
-                kernel=kernel,
-                strides=strides,
-                pads=pads,
-                dilations=dilations,
-                ceil_mode=ceil_mode,
-            )
-        ),
-        rank,
-    )
+    window = {
+        "kernel": kernel,
+        "strides": strides,
+        "pads": pads,
+        "dilations": dilations,
+        "ceil_mode": ceil_mode,
+    }
+    finish_spatial(state, node, state.build(lambda: make(x, **window)), rank)
+    if indices:
+        column_major = bool(attrs.get("storage_order", 0))
+        found = state.build(lambda: nn.MaxPool2dIndicesOp(x, **window, column_major=column_major))
+        finish_spatial(state, node, found, rank, index=1)
 
 
 def max_pool(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
-    if state.read_outputs(node):
-        raise state.fail("MaxPool's Indices output is not supported")
-    _pool(state, node, attrs, nn.MaxPool2dOp)
+    _pool(state, node, attrs, nn.MaxPool2dOp, bool(state.read_outputs(node)))
 
 
 def global_max_pool(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:

@@ -82,14 +82,17 @@ def as_2d(state: ImportState, value: SSAValue) -> SSAValue:
     return state.emit(nn.ReshapeOp(value, (*shape[:2], 1, shape[2])))
 
 
-def finish_spatial(state: ImportState, node: onnx.NodeProto, op: Operation, rank: int) -> None:
-    """Binds the node's output to `op`'s result, reshaped back to 1-D where `rank` is 1."""
+def finish_spatial(
+    state: ImportState, node: onnx.NodeProto, op: Operation, rank: int, index: int = 0
+) -> None:
+    """Binds the node's output `index` to `op`'s result, reshaped back to 1-D where `rank`
+    is 1."""
     if rank == 2:
-        state.output(node, op)
+        state.output(node, op, index)
     else:
         result = state.emit(op)
         shape = nn.shape_of(result)
-        state.output(node, nn.ReshapeOp(result, (*shape[:2], shape[3])))
+        state.output(node, nn.ReshapeOp(result, (*shape[:2], shape[3])), index)
 
 
 def kernel_of_weights(state: ImportState, attrs: dict, w: SSAValue) -> tuple[int, ...]:

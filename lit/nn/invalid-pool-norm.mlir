@@ -144,3 +144,19 @@ func.func @log_softmax_axis(%x: tensor<2x10xf32>) {
   %0 = nn.log_softmax %x axis 2 : tensor<2x10xf32>
   func.return
 }
+
+// -----
+
+func.func @max_pool_indices_type(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{nn.max_pool2d_indices: the result is i64 indices}}
+  %0 = nn.max_pool2d_indices %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @max_pool_indices_shape(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{nn.max_pool2d_indices: result shape}}
+  %0 = nn.max_pool2d_indices %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x3x4xi64>
+  func.return
+}

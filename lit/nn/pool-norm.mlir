@@ -46,3 +46,14 @@ func.func @norm(%x: tensor<2x16x8x8xf32>, %p: tensor<16xf32>, %l: tensor<2x1000x
 // GENERIC-NEXT: %1 = "nn.softmax"(%l) <{axis = 1 : i64}> : (tensor<2x1000xf32>) -> tensor<2x1000xf32>
 // GENERIC-NEXT: %2 = "nn.softmax"(%t) <{axis = -2 : i64}>
 // GENERIC-NEXT: %3 = "nn.log_softmax"(%l) <{axis = -1 : i64}>
+
+// Where max pooling's maxima are: i64 flat indices, row-major or column-major.
+func.func @max_pool_indices(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8x3x3xi64>, tensor<1x8x3x3xi64>) {
+  %0 = nn.max_pool2d_indices %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xi64>
+  %1 = nn.max_pool2d_indices %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] column_major : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xi64>
+  func.return %0, %1 : tensor<1x8x3x3xi64>, tensor<1x8x3x3xi64>
+}
+// CHECK-LABEL: func.func @max_pool_indices
+// CHECK:      %0 = nn.max_pool2d_indices %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xi64>
+// CHECK-NEXT: %1 = nn.max_pool2d_indices %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] column_major : tensor<1x8x6x6xf32> -> tensor<1x8x3x3xi64>
+// GENERIC:    "nn.max_pool2d_indices"(%x) <{{.*}}column_major{{.*}}}> : (tensor<1x8x6x6xf32>) -> tensor<1x8x3x3xi64>

@@ -1,8 +1,9 @@
 """onnx's node test cases for the operators nnlayout imports: each one either imports, runs in
 the interpreter and matches the stored outputs (1e-4 of their largest magnitude), or is refused
 with a clean UserError for a reason the model itself shows (non-float32, 3-D ConvTranspose,
-MaxPool Indices, training-mode BatchNormalization, empty tensors). Nothing is skipped. The cases of the shape
-operators run folded too (every input an initializer: the importer evaluates the graph).
+a 3-D MaxPool's Indices, training-mode BatchNormalization, empty tensors). Nothing is
+skipped. The cases of the shape operators run folded too (every input an initializer: the
+importer evaluates the graph).
 
 `python -m nnlayout.scripts.conformance_report` prints the per-operator tally.
 """
