@@ -86,7 +86,9 @@ def slice_node(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
         state.output(node, x)
         return
     if 0 in sizes:  # torch.roll by 0 along an axis: a part of a Concat that has no elements
-        state.empty[node.output[0]] = f"a zero-size slice of {list(shape)}, sizes {sizes}"
+        state.empty[node.output[0]] = (
+            f"{state.node}: the slice of {list(shape)} has a zero-size result, sizes {sizes}"
+        )
         return
     state.output(node, sliced(state, x, starts, sizes, strides))
 

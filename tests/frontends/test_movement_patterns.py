@@ -461,5 +461,8 @@ def test_an_empty_slice_read_by_another_op_is_refused() -> None:
     ]
     ints = {name: np.array([v], np.int64) for name, v in (("axis", 1), ("big", 99), ("four", 4))}
     model = _model(nodes, [1, 4, 6], ints, 17)  # type: ignore[arg-type]
-    with pytest.raises(UserError, match=r"\(Relu\) producing 'y': 'none' is empty \(a zero-size"):
+    with pytest.raises(
+        UserError,
+        match=r"\(Relu\) producing 'y': 'none' is empty \(node #0 \(Slice\) producing 'none': the slice of \[1, 4, 6\] has a zero-size result",
+    ):
         import_model(model)

@@ -93,14 +93,17 @@ def test_non_float32_tensor(tmp_path: Path) -> None:
     )
 
 
-def test_maxpool_indices_output(tmp_path: Path) -> None:
+def test_maxpool_indices_output_of_a_3d_pool(tmp_path: Path) -> None:
+    """A 2-D pool's indices import (nn.max_pool2d_indices); a 3-D pool's are refused."""
     model = make_model(
-        [node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2])], X4, ["y", "idx"]
+        [node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2, 2])],
+        {"x": (1, 4, 4, 6, 6)},
+        ["y", "idx"],
     )
     assert_clean_error(
         nnlayout_import(str(save(model, tmp_path / "mp.onnx"))),
         "node 'maxpool_node' (MaxPool)",
-        "Indices",
+        "Indices output of a 3-D pool",
     )
 
 
