@@ -77,6 +77,7 @@ MODELS = [
     "r2plus1d_18",
     "s3d",
     "swin3d_t",
+    "mvit_v2_s",
 ]
 SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50"}
 EXPORTERS = ["classic", "dynamo"]
@@ -115,15 +116,16 @@ CALIBRATION_BATCHES = 3
 NEEDS = ("torch", "torchvision", "onnxscript")
 
 
-#: Video classifiers (3-D convolutions and pooling; swin3d_t's windowed attention) and the
-#: clip each is given: 8 frames of 112x112 (torchvision trains them on 16), 16 frames of
-#: 224x224 for s3d, whose last pooling window is 2x7x7, and for swin3d_t.
+#: Video classifiers (3-D convolutions and pooling; swin3d_t's and mvit_v2_s's attention) and
+#: the clip each is given: 8 frames of 112x112 (torchvision trains them on 16), 16 frames of
+#: 224x224 for s3d, whose last pooling window is 2x7x7, and for the two transformers.
 VIDEO = {
     "r3d_18": (8, 112),
     "mc3_18": (8, 112),
     "r2plus1d_18": (8, 112),
     "s3d": (16, 224),
     "swin3d_t": (16, 224),
+    "mvit_v2_s": (16, 224),
 }
 
 
