@@ -42,8 +42,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import onnx
 from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.nn import pool2d_shape
+from nnlayout.dialects.nn.base import _window_output
 from nnlayout.frontends.onnx.state import ImportState
 
 DEPTH_FIRST = [0, 2, 1, 3, 4]  # N C D H W <-> N D C H W (its own inverse)
@@ -80,12 +83,10 @@ def conv3d(
     kd = nn.shape_of(w)[2]
     sd, dd = window["strides"][0], window["dilations"][0]
     pd0, pd1 = window["pads"][0], window["pads"][3]
-    out_depth = (depth + pd0 + pd1 - (kd - 1) * dd - 1) // sd + 1
-    if out_depth < 1:
-        raise state.fail(
-            f"the depth window ({kd} taps, dilation {dd}) is larger than the padded depth "
-            f"{depth + pd0 + pd1}"
-        )
+    try:  # the 2-D convolution's rule along the depth
+        out_depth = _window_output("Conv", depth, kd, sd, pd0, pd1, dd, False, "depth")
+    except VerifyException as error:
+        raise state.fail(str(error)) from None
     lead = [n] if n > 1 else []  # one clip: its frames are a batch of images, 4-D
     frames = state.reshaped(state.emit(_depth_swap(state, x)), [*lead, depth, c, h, width])
     frames = _framed(state, frames, pd0, pd1)
@@ -211,13 +212,14 @@ def _max_pool_frames(state: ImportState, node: onnx.NodeProto, x: SSAValue, wind
         window["dilations"][1:],
         window["ceil_mode"],
     )
-    extent, padded_depth = (kd - 1) * dd + 1, depth + pd0 + pd1
-    windows = (
-        -(-(padded_depth - extent) // sd) if window["ceil_mode"] else (padded_depth - extent) // sd
-    )
-    out_depth = windows + 1
-    if window["ceil_mode"] and (out_depth - 1) * sd >= depth + pd0:
-        out_depth -= 1  # a window must start inside the input or its start padding
+    # The depth windows by the rule (and checks) of the 2-D pool over depth the 5-D path
+    # builds: a [kd, 1] window over one column of `depth` rows.
+    depth_pool = ([kd, 1], [sd, 1], [pd0, 0, pd1, 0], [dd, 1], window["ceil_mode"])
+    try:
+        out_depth = pool2d_shape("nn.max_pool2d", (1, 1, depth, 1), *depth_pool)[2]
+    except VerifyException as error:
+        raise state.fail(str(error)) from None
+    extent = (kd - 1) * dd + 1
     after = max(pd1, (out_depth - 1) * sd + extent - depth - pd0)
     padded = _framed(state, planes, pd0, after, float("-inf"))
     largest = _taken(state, padded, 0, sd, out_depth)

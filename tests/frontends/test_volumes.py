@@ -187,3 +187,19 @@ def test_convolutions_of_other_ranks_are_refused() -> None:
     w = {"w": RNG.standard_normal((2, 2, 1, 1, 1))}
     with pytest.raises(UserError, match="3-D transposed convolution is not supported"):
         import_model(_model([node], [1, 2, 3, 3, 3], w))
+
+
+def test_a_depth_window_larger_than_the_padded_depth_is_refused() -> None:
+    model = conv_model([1, 3, 2, 5, 5], 4, (3, 3, 3), pads=[0, 1, 1, 0, 1, 1])
+    with pytest.raises(UserError, match="does not fit the padded depth size 2"):
+        import_model(model)
+
+
+@pytest.mark.parametrize("clips", [1, 2])
+def test_depth_pads_as_large_as_the_window_are_refused(clips: int) -> None:
+    """As onnxruntime refuses them (a window of padding only), one clip (its frames) or two."""
+    node = helper.make_node(
+        "MaxPool", ["x"], ["y"], kernel_shape=[1, 2, 2], pads=[1, 0, 0, 1, 0, 0]
+    )
+    with pytest.raises(UserError, match=r"pads \[1, 0, 1, 0\] must be smaller than the window"):
+        import_model(_model([node], [clips, 2, 3, 4, 4], {}))
