@@ -84,26 +84,30 @@ def _again(movement: Movement, value: SSAValue) -> Movement:
     return nn.ReshapeOp(value, list(shape_of(movement.output)))
 
 
+def _replaced(op: Operation, inner: Operation, outer: Movement, rewriter: PatternRewriter) -> None:
+    """`op` replaced by `inner` (on the unmoved operands) then `outer` (the movement, named
+    as `op`'s result); the movements `op` read erased where nothing else reads them."""
+    moved = [_movement(v) for v in op.operands]
+    inner.location = outer.location = op.location
+    rewriter.insert(inner, InsertPoint.before(op))
+    outer.output.name_hint = op.results[0].name_hint
+    rewriter.replace(op, outer)
+    for movement in dict.fromkeys(moved):
+        if movement is not None and not movement.output.uses:
+            rewriter.erase(movement)
+
+
 def _sunk(op: Operation, movement: Movement, rewriter: PatternRewriter) -> None:
     """`op` recomputed on the operands of the movements that make its operands, then moved
-    as they were, in its place; those movements erased where nothing else reads them."""
-    moved = [_movement(v) for v in op.operands]
-    operands = [m.input for m in moved if m is not None]
+    as they were, in its place."""
+    operands = [m.input for m in map(_movement, op.operands) if m is not None]
     inner = type(op).build(
         operands=operands,
         result_types=[with_shape(op.results[0], shape_of(operands[0]))],
         properties=dict(op.properties),
         attributes=dict(op.attributes),
     )
-    inner.location = op.location
-    rewriter.insert(inner, InsertPoint.before(op))
-    outer = _again(movement, inner.results[0])
-    outer.location = op.location
-    outer.output.name_hint = op.results[0].name_hint
-    rewriter.replace(op, outer)
-    for movement in dict.fromkeys(moved):
-        if movement is not None and not movement.output.uses:
-            rewriter.erase(movement)
+    _replaced(op, inner, _again(movement, inner.results[0]), rewriter)
 
 
 class SinkBelowUnary(RewritePattern):
@@ -157,26 +161,20 @@ class SinkBelowConcat(RewritePattern):
         readers = {use.operation for v in op.inputs for use in v.uses}
         if len(axes) != 1 or None in axes or readers != {op}:
             return
+        transposes = isinstance(first, nn.TransposeOp)
         if not all(
-            type(m) is type(first)
-            and (not isinstance(m, nn.TransposeOp) or ints(m.perm) == ints(first.perm))
+            _same_movement(m, first) if transposes else isinstance(m, nn.ReshapeOp)
             for m in moved
+            if m is not None
         ):
-            return
+            return  # reshapes alike: `_source_axis` found one axis for all
         inner = nn.ConcatOp([m.input for m in moved if m is not None], axes.pop())
-        inner.location = op.location
-        rewriter.insert(inner, InsertPoint.before(op))
         outer = (
-            nn.TransposeOp(inner.output, list(ints(first.perm)))
+            _again(first, inner.output)
             if isinstance(first, nn.TransposeOp)
             else nn.ReshapeOp(inner.output, list(shape_of(op.output)))
         )
-        outer.location = op.location
-        outer.output.name_hint = op.output.name_hint
-        rewriter.replace(op, outer)
-        for movement in dict.fromkeys(moved):
-            if movement is not None and not movement.output.uses:
-                rewriter.erase(movement)
+        _replaced(op, inner, outer, rewriter)
 
 
 def _composed(inner: Movement, outer: Movement) -> Movement | None:
