@@ -126,6 +126,17 @@ def compiled_without(
     return compiled
 
 
+def plan_figure(module: ModuleOp, name: str) -> int:
+    """A figure plan-memory records on the planned entry function (`nnlayout.arena_bytes`,
+    `nnlayout.lower_bound_bytes`, ...)."""
+    return find_entry(module).attributes[name].value.data  # type: ignore[attr-defined]
+
+
+def count_ops(module: ModuleOp, op_type: type[Operation]) -> int:
+    """How many ops of `op_type` the module has."""
+    return sum(isinstance(op, op_type) for op in module.walk())
+
+
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     """`nnlayout-run --random-inputs seed`'s inputs for `module`'s entry."""
     function = find_entry(module)

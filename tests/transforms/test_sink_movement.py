@@ -30,7 +30,9 @@ from nnlayout.tests.helpers import (
     assert_close,
     compile_module,
     compiled_without,
+    count_ops,
     onnxruntime_outputs,
+    plan_figure,
     swept,
     typed_model,
 )
@@ -73,17 +75,7 @@ def inception_block() -> onnx.ModelProto:
 
 
 def transposes(module: ModuleOp) -> int:
-    return sum(isinstance(op, nn.TransposeOp) for op in module.walk())
-
-
-def arena(module: ModuleOp) -> int:
-    (function,) = [op for op in module.walk() if op.name == "func.func"]
-    return function.attributes[ARENA_BYTES].value.data  # type: ignore[attr-defined]
-
-
-def lower_bound(module: ModuleOp) -> int:
-    (function,) = [op for op in module.walk() if op.name == "func.func"]
-    return function.attributes[LOWER_BOUND_BYTES].value.data  # type: ignore[attr-defined]
+    return count_ops(module, nn.TransposeOp)
 
 
 @pytest.mark.parametrize(("make", "left"), [(residual_block, 2), (inception_block, 3)])
@@ -100,7 +92,10 @@ def test_3d_blocks_compute_the_same_without_their_transposes(
         before = compiled_without(module, target, padding, SinkMovementPass)
         after = compile_module(module, target, padding, DEFAULT_PIPELINE)
         assert transposes(before) > left and transposes(after) == left, target
-        assert arena(after) == lower_bound(after), (target, padding)
+        assert plan_figure(after, ARENA_BYTES) == plan_figure(after, LOWER_BOUND_BYTES), (
+            target,
+            padding,
+        )
         for run in (lambda m, i: Interpreter(m).run(i), run_generated):
             (got_before,), (got_after,) = run(before, inputs), run(after, inputs)
             assert_close(got_before, got_after, 1e-5)
