@@ -38,7 +38,8 @@ from nnlayout.tests.helpers import (
 )
 from nnlayout.transforms.default_pipeline import DefaultPipelinePass
 from nnlayout.transforms.memory_plan import Interval
-from nnlayout.transforms.plan_memory import peak, plan_function
+from nnlayout.transforms.placement import peak
+from nnlayout.transforms.plan_memory import plan_function
 
 ONEDNN_TARGETS = ["onednn", "host"]
 

@@ -25,16 +25,12 @@ from nnlayout.lowering.to_numpy import run_generated
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests import helpers as semantics
 from nnlayout.tools.driver import parse_pipeline, run_pipeline
-from nnlayout.transforms import get_all_passes, plan_memory
+from nnlayout.transforms import get_all_passes
+from nnlayout.transforms import placement as planning_core
+from nnlayout.transforms.memory_plan import Interval
 from nnlayout.transforms.memory_report import format_report, plan_svg
-from nnlayout.transforms.plan_memory import (
-    HEURISTICS,
-    SEARCH_NAME,
-    Interval,
-    peak,
-    plan_function,
-    plan_offsets,
-)
+from nnlayout.transforms.placement import HEURISTICS, SEARCH_NAME, peak, plan_offsets
+from nnlayout.transforms.plan_memory import plan_function
 from nnlayout.transforms.time_index import placing_work
 
 # (first op, last op, size) of the 8 tensors in Pisarchyk & Lee (2020), figure 2.
@@ -439,13 +435,13 @@ def test_report_and_picture() -> None:
 
 def test_default_pipeline_verify_option_runs_the_verifier(monkeypatch: pytest.MonkeyPatch) -> None:
     """A planner bug (every buffer at offset 0) is stopped by `verify=true`."""
-    place = plan_memory._best_fit
+    place = planning_core._best_fit
 
     def all_at_zero(*args: object) -> tuple[list[int], int]:
         offsets, arena = place(*args)
         return [0] * len(offsets), arena
 
-    monkeypatch.setattr(plan_memory, "_best_fit", all_at_zero)
+    monkeypatch.setattr(planning_core, "_best_fit", all_at_zero)
     compile_text(IN_PLACE, "default-pipeline{target=avx2}")  # unchecked: goes through
     with pytest.raises(UserError, match="overlaps .* while both are live"):
         compile_text(IN_PLACE, "default-pipeline{target=avx2 verify=true}")
@@ -496,7 +492,7 @@ def _best_fit_by_scanning(intervals, order, alignment):
 
 def _by_breadth_by_listing(intervals):
     """Greedy by breadth as first written: each step's live buffers listed."""
-    from nnlayout.transforms.plan_memory import _by_size
+    from nnlayout.transforms.placement import _by_size
 
     order = _by_size(intervals)
     steps = sorted({i.start for i in intervals})
@@ -514,7 +510,7 @@ def test_the_indexed_best_fit_and_breadth_order_equal_the_scanning_ones(seed: in
     on random intervals (long and short, many of one size) both give what a scan of every
     placed buffer and a listing of every step's buffers give."""
     from nnlayout.transforms.memory_plan import Interval
-    from nnlayout.transforms.plan_memory import HEURISTICS, _best_fit, _by_breadth
+    from nnlayout.transforms.placement import HEURISTICS, _best_fit, _by_breadth
 
     rng = random.Random(seed)
     intervals = []

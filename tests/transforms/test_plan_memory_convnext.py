@@ -23,7 +23,7 @@ from nnlayout.tests.helpers import (
     compile_module,
 )
 from nnlayout.transforms.memory_plan import Interval
-from nnlayout.transforms.plan_memory import HEURISTICS, peak, plan_offsets
+from nnlayout.transforms.placement import HEURISTICS, peak, plan_offsets
 
 C = 20  # not a multiple of 8: padding lanes in the blocked layouts
 BLOCKS = 3
