@@ -24,7 +24,9 @@ Per function:
    best fit by area and by duration XLA's heap simulator orderings; greedy by size with
    ties broken by last use (latest first) is ours. Where the best of them stays above the
    lower bound, a seeded local search moves buffers in its order, as many moves as a fixed
-   budget of work allows.
+   budget of work allows; where that too stays above it, greedy by size class plans
+   near-equal buffers (within 1/1024) at one size, so that they take each other's places,
+   and is kept if smaller.
 4. **Rewrite.** One `memref.alloc() {alignment = 64} : memref<Nxi8>` at the top of the
    function, then one `arith.constant` per distinct offset (`%c512 = arith.constant 512 :
    index`); each planned `memref.alloc` becomes `memref.view %arena[%c512][]`.
