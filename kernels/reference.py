@@ -57,6 +57,7 @@ from nnlayout.kernels.reference_quantized import (
 )
 from nnlayout.kernels.reference_quantized import qconv2d as requantized_qconv2d
 from nnlayout.kernels.reference_quantized import qmatmul as requantized_qmatmul
+from nnlayout.kernels.reference_recurrent import recurrent
 from nnlayout.kernels.reference_sampling import grid_sample
 from nnlayout.kernels.reference_selection import arg_extremum, topk
 from nnlayout.kernels.registry import BindingSession, BoundKernel
@@ -344,6 +345,9 @@ _FLOAT_KERNELS: dict[type[Operation], Kernel] = {
     nn.BatchNormOp: batch_norm,
     nn.MaxPool2dOp: max_pool2d,
     nn.MaxPool2dIndicesOp: max_pool2d_indices,
+    nn.LstmOp: recurrent,
+    nn.GruOp: recurrent,
+    nn.RnnOp: recurrent,
     nn.AvgPool2dOp: avg_pool2d,
     nn.GlobalAvgPoolOp: global_avg_pool,
     nn.ConcatOp: concat,

@@ -182,6 +182,7 @@ from nnlayout.dialects.nn.quantized import (
     QuantizedOp,
     QuantizeOp,
 )
+from nnlayout.dialects.nn.recurrent import GruOp, LstmOp, RecurrentOp, RnnOp
 from nnlayout.dialects.nn.reduction import (
     REDUCE_KINDS,
     CumSumOp,
@@ -262,6 +263,9 @@ NN = Dialect(
         BatchNormOp,
         MaxPool2dOp,
         MaxPool2dIndicesOp,
+        LstmOp,
+        GruOp,
+        RnnOp,
         AvgPool2dOp,
         GlobalAvgPoolOp,
         ConcatOp,
@@ -365,6 +369,10 @@ __all__ = [
     "MaxOp",
     "MaxPool2dOp",
     "MaxPool2dIndicesOp",
+    "LstmOp",
+    "GruOp",
+    "RnnOp",
+    "RecurrentOp",
     "MishOp",
     "MinOp",
     "MulOp",

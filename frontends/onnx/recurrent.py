@@ -1,27 +1,24 @@
 """Converters of ONNX's recurrent layers, LSTM, GRU and RNN (torch's `nn.LSTM`, `nn.GRU`,
-`nn.RNN`), unrolled over the sequence at import, as TVM's ONNX frontend does: shapes are
-static, so each time step becomes the `nn` ops of its equations, which have oneDNN kernels and
-layout rules already.
+`nn.RNN`), each as one `nn.lstm`, `nn.gru` or `nn.rnn` (dialects/nn/recurrent.py) over the
+whole sequence, which a kernel runs in one call (oneDNN's RNN primitive) rather than the
+steps' small ops one by one.
 
-The input's product with W is taken for every step at once (one fully connected product of
-[steps x batch, input] with W^T, its bias W_b + R_b added, exact in real arithmetic); each step
-then adds its recurrent product H_{t-1} R^T, slices the gates (ONNX's order: LSTM i, o, f, c;
-GRU z, r, h) and combines them; a first step with no initial state skips the product with
-zeros. The reverse direction walks the steps backwards; a bidirectional layer concatenates
-both. Refused, naming what is missing: sequence_lens other than every sequence at full
-length, activations other than the defaults (and, for RNN, Relu), LSTM's input_forget and
-peepholes, weights computed at run time.
+The op takes W, R and B as ONNX stores them (B zeros where absent), the initial states as
+[directions, batch, hidden] (zeros where absent) and gives every step's hidden state as
+[steps, batch, directions, hidden]: Y is its transpose, Y_h its last step of each direction
+(the first, for the reverse one), and Y_c a second `nn.lstm` that returns the last cell state
+(`last_cell`), made only where Y_c is read (the exporters name every output, read or not).
+ONNX's layout 1 (batch first) transposes x on the way in and the outputs on the way out.
+Refused, naming what is missing: sequence_lens other
+than every sequence at full length, activations other than the defaults (and, for RNN,
+Relu), activation_alpha/beta, LSTM's input_forget and peepholes.
 
-    %y = "LSTM"(%x, %w, %r) (10 steps)  ->  %xw = nn.matmul %x2d, %w_t ... (once)
-                                            per step: nn.slice, nn.matmul %h, %r_t, nn.add,
-                                            4 gate slices, nn.sigmoid x 3, nn.tanh x 2,
-                                            nn.mul x 3, nn.add
+    %y = "LSTM"(%x, %w, %r, %b) (Y, Y_h read)  ->  %all = nn.lstm %x, %w, %r, %b, %h0, %c0
+                                                   %y = nn.transpose %all [0, 2, 1, 3]
+                                                   %h = nn.slice %all (last step), reshape
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -40,51 +37,8 @@ DEFAULT_ACTIVATIONS = {
 }
 
 
-@dataclass
-class Layer:
-    """One direction of a recurrent node: its weights and what its steps share."""
-
-    state: ImportState
-    node: onnx.NodeProto
-    hidden: int
-    batch: int
-    w: np.ndarray  # [gates x hidden, input]
-    r: np.ndarray  # [gates x hidden, hidden]
-    wb: np.ndarray  # [gates x hidden]
-    rb: np.ndarray
-    clip: float | None
-    activation: str  # RNN's
-    direction: int
-
-    def __post_init__(self) -> None:
-        self.made: dict[str, SSAValue] = {}
-
-    def constant(self, what: str, make: Callable[[], np.ndarray]) -> SSAValue:
-        """The constant `what` of this direction, made once (the steps share it)."""
-        if what not in self.made:
-            name = f"{self.node.output[0] or self.node.name}.{what}{self.direction}"
-            array = np.ascontiguousarray(make(), np.float32)
-            self.made[what] = self.state.made_constant(name, array)
-        return self.made[what]
-
-    def emit(self, make: Callable[[], nn.NNOp]) -> SSAValue:
-        return self.state.emit(self.state.build(make))
-
-    def columns(self, x: SSAValue, start: int, size: int) -> SSAValue:
-        """Columns start .. start + size of a [batch, n] value."""
-        return self.emit(lambda: nn.SliceOp(x, [0, start], [self.batch, size], [1, 1]))
-
-    def clipped(self, x: SSAValue) -> SSAValue:
-        if self.clip is None:
-            return x
-        return self.emit(lambda: nn.ClipOp(x, -self.clip, self.clip))
-
-    def gate(self, x: SSAValue, op_type: type[nn.UnaryOp]) -> SSAValue:
-        return self.emit(lambda: op_type(self.clipped(x)))
-
-
 def _attributes(state: ImportState, node: onnx.NodeProto, attrs: dict) -> str:
-    """RNN's activation (Tanh or Relu); refuses what the unrolled form does not compute."""
+    """RNN's activation (Tanh or Relu); refuses what the ops do not compute."""
     given = [a.decode() if isinstance(a, bytes) else str(a) for a in attrs.get("activations", [])]
     directions = (
         2 if attrs.get("direction", b"forward") in (b"bidirectional", "bidirectional") else 1
@@ -121,6 +75,9 @@ def _sequence_lengths(state: ImportState, node: onnx.NodeProto, steps: int, batc
 
 def recurrent(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     activation = _attributes(state, node, attrs)
+    direction = text_attribute(attrs, "direction", "forward")
+    if direction not in nn.recurrent.DIRECTIONS:
+        raise state.fail(f"{node.op_type} direction '{direction}' is not one of ONNX's")
     x = state.operand(node, 0)
     layout = int(attrs.get("layout", 0))
     if len(nn.shape_of(x)) != 3:
@@ -130,193 +87,99 @@ def recurrent(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     steps, batch, _ = nn.shape_of(x)
     _sequence_lengths(state, node, steps, batch)
     hidden = int(attrs.get("hidden_size", 0))
-    gates = GATES[node.op_type]
-    w = state.constant_array(node.input[1], f"{node.op_type}'s W").astype(np.float32)
-    r = state.constant_array(node.input[2], f"{node.op_type}'s R").astype(np.float32)
-    directions = w.shape[0]
-    if hidden < 1 or w.shape[1] != gates * hidden or r.shape[1:] != (gates * hidden, hidden):
-        raise state.fail(
-            f"{node.op_type} weights W {list(w.shape)} and R {list(r.shape)} do not have "
-            f"{gates} gates of hidden_size {hidden}"
-        )
-    b = np.zeros((directions, 2 * gates * hidden), np.float32)
-    if len(node.input) > 3 and node.input[3]:
-        b = state.constant_array(node.input[3], f"{node.op_type}'s B").astype(np.float32)
+    if hidden < 1:
+        raise state.fail(f"{node.op_type} hidden_size {hidden} must be positive")
+    directions = 2 if direction == "bidirectional" else 1
+    w, r = state.operand(node, 1), state.operand(node, 2)
+    b = state.optional_operand(node, 3)
+    if b is None:
+        b = _zeros(state, node, "b", [directions, 2 * GATES[node.op_type] * hidden])
+    states = [_initial(state, node, i, [directions, batch, hidden], layout) for i in (5, 6)]
+    operands = [x, w, r, b, states[0]]
     clip = float(attrs["clip"]) if "clip" in attrs else None
-    outputs, finals, cells = [], [], []
-    for d in range(directions):
-        wb, rb = b[d, : gates * hidden], b[d, gates * hidden :]
-        layer = Layer(state, node, hidden, batch, w[d], r[d], wb, rb, clip, activation, d)
-        initial = [_initial(state, node, i, d, batch, hidden) for i in (5, 6)]
-        reverse = d == 1 or text_attribute(attrs, "direction", "forward") == "reverse"
-        ys, h, c = _direction(layer, x, initial, reverse, bool(attrs.get("linear_before_reset", 0)))
-        outputs.append(ys)
-        finals.append(h)
-        cells.append(c)
-    _bind_outputs(state, node, layout, outputs, finals, cells)
+    wanted = [i < len(node.output) and node.output[i] in state.read for i in range(3)]
+    if wanted[0] or wanted[1]:
+        if node.op_type == "LSTM":
+            every = _lstm(state, [*operands, states[1]], direction, clip, False)
+        elif node.op_type == "GRU":
+            gru = bool(attrs.get("linear_before_reset", 0))
+            every = state.emit(state.build(lambda: nn.GruOp(operands, direction, clip, gru)))
+        else:
+            rnn = activation.lower()
+            every = state.emit(state.build(lambda: nn.RnnOp(operands, direction, clip, rnn)))
+        _bind_hidden(state, node, layout, every, wanted, direction)
+    if len(wanted) > 2 and wanted[2]:
+        if node.op_type != "LSTM":
+            raise state.fail(f"{node.op_type} has no output 2")
+        cell = _lstm(state, [*operands, states[1]], direction, clip, True)
+        _bind(state, node, 2, cell, layout)
+
+
+def _lstm(
+    state: ImportState, operands: list[SSAValue], direction: str, clip: float | None, cell: bool
+) -> SSAValue:
+    return state.emit(state.build(lambda: nn.LstmOp(operands, direction, clip, cell)))
+
+
+def _zeros(state: ImportState, node: onnx.NodeProto, what: str, shape: list[int]) -> SSAValue:
+    name = f"{node.output[0] or node.name or node.op_type}.{what}"
+    return state.made_constant(name, np.zeros(shape, np.float32))
 
 
 def _initial(
-    state: ImportState, node: onnx.NodeProto, index: int, direction: int, batch: int, hidden: int
-) -> SSAValue | None:
-    """Direction `direction`'s initial_h (input 5) or initial_c (input 6) as [batch, hidden],
-    or None where not given (zeros)."""
-    if len(node.input) <= index or not node.input[index] or (node.op_type != "LSTM" and index == 6):
-        return None
-    value = state.operand(node, index)
-    part = state.emit(
-        state.build(lambda: nn.SliceOp(value, [direction, 0, 0], [1, batch, hidden], [1, 1, 1]))
-    )
-    return state.reshaped(part, [batch, hidden])
-
-
-def _direction(
-    layer: Layer,
-    x: SSAValue,
-    initial: list[SSAValue | None],
-    reverse: bool,
-    linear_before_reset: bool,
-) -> tuple[list[SSAValue], SSAValue, SSAValue | None]:
-    """The hidden state of every step (in time order), the last hidden and cell states."""
-    steps, batch, size = nn.shape_of(x)
-    columns = layer.w.shape[0]
-    folded = layer.rb.copy()  # R's bias adds to the input's product,
-    if layer.node.op_type == "GRU" and linear_before_reset:  # but the h gate's: `_gru_step`
-        folded[2 * layer.hidden :] = 0
-    bias = layer.constant("bias", lambda: layer.wb + folded)
-    flat = layer.state.reshaped(x, [steps * batch, size])
-    w_t = layer.constant("w_t", lambda: layer.w.T)
-    product = layer.emit(lambda: nn.MatmulOp(flat, w_t))
-    added = layer.emit(lambda: nn.AddOp(product, bias))
-    projected = layer.state.reshaped(added, [steps, batch, columns])
-    rows = 2 * layer.hidden if layer.node.op_type == "GRU" and not linear_before_reset else None
-    r_t = layer.constant("r_t", lambda: layer.r[:rows].T)  # a GRU's h rows apart: `_gru_step`
-    h, c = initial
-    hs: dict[int, SSAValue] = {}
-    step_fn = STEPS[layer.node.op_type]
-    for t in range(steps - 1, -1, -1) if reverse else range(steps):
-        step = layer.emit(
-            lambda t=t: nn.SliceOp(projected, [t, 0, 0], [1, batch, columns], [1, 1, 1])
+    state: ImportState, node: onnx.NodeProto, index: int, shape: list[int], layout: int
+) -> SSAValue:
+    """initial_h (input 5) or initial_c (input 6) as [directions, batch, hidden] (layout 1
+    stores [batch, directions, hidden]), zeros where not given."""
+    value = state.optional_operand(node, index)
+    if value is None:
+        return _zeros(state, node, "h0" if index == 5 else "c0", shape)
+    if layout and len(nn.shape_of(value)) == 3:
+        value = state.emit(state.build(lambda: nn.TransposeOp(value, [1, 0, 2])))
+    if list(nn.shape_of(value)) != shape:
+        what = "initial_h" if index == 5 else "initial_c"
+        raise state.fail(
+            f"{node.op_type} {what} has shape {list(nn.shape_of(value))}, expected {shape} "
+            "([directions, batch, hidden])"
         )
-        xw = layer.state.reshaped(step, [batch, columns])
-        h, c = step_fn(layer, xw, h, c, r_t, linear_before_reset)
-        hs[t] = h
-    assert h is not None
-    return [hs[t] for t in range(steps)], h, c
+    return value
 
 
-def _recurrent_product(layer: Layer, h: SSAValue | None, r_t: SSAValue, xw: SSAValue) -> SSAValue:
-    """xw + h R^T (xw alone where h is the zero initial state)."""
-    if h is None:
-        return xw
-    product = layer.emit(lambda: nn.MatmulOp(h, r_t))
-    return layer.emit(lambda: nn.AddOp(xw, product))
-
-
-def _lstm_step(
-    layer: Layer, xw: SSAValue, h: SSAValue | None, c: SSAValue | None, r_t: SSAValue, _: bool
-) -> tuple[SSAValue, SSAValue]:
-    n = layer.hidden
-    gates = _recurrent_product(layer, h, r_t, xw)
-    i, o, f, g = (layer.columns(gates, k * n, n) for k in range(4))
-    i, o, f = (layer.gate(v, nn.SigmoidOp) for v in (i, o, f))
-    g = layer.gate(g, nn.TanhOp)
-    new = layer.emit(lambda: nn.MulOp(i, g))
-    if c is not None:
-        kept = layer.emit(lambda: nn.MulOp(f, c))
-        new = layer.emit(lambda: nn.AddOp(kept, new))
-    squashed = layer.emit(lambda: nn.TanhOp(new))
-    return layer.emit(lambda: nn.MulOp(o, squashed)), new
-
-
-def _gru_step(
-    layer: Layer,
-    xw: SSAValue,
-    h: SSAValue | None,
-    c: SSAValue | None,
-    r_t: SSAValue,
-    linear_before_reset: bool,
-) -> tuple[SSAValue, None]:
-    """z, r from the input's and the recurrent products; the candidate from r times the
-    recurrent h product (linear_before_reset) or from the product of r times h; the new
-    state (1 - z) candidate + z h. A zero state's recurrent terms are 0 (or R_bh)."""
-    n = layer.hidden
-    x_z, x_r, x_h = (layer.columns(xw, k * n, n) for k in range(3))
-    recurrent = None if h is None else layer.emit(lambda: nn.MatmulOp(h, r_t))
-    z, r = (
-        layer.gate(
-            x
-            if recurrent is None
-            else layer.emit(lambda x=x, k=k: nn.AddOp(x, layer.columns(recurrent, k * n, n))),
-            nn.SigmoidOp,
-        )
-        for k, x in enumerate((x_z, x_r))
-    )
-    r_bh = layer.constant("r_bh", lambda: layer.rb[2 * n :][None])
-    if linear_before_reset:
-        h_h = (
-            r_bh
-            if recurrent is None
-            else layer.emit(lambda: nn.AddOp(layer.columns(recurrent, 2 * n, n), r_bh))
-        )
-        candidate = layer.emit(lambda: nn.AddOp(x_h, layer.emit(lambda: nn.MulOp(r, h_h))))
-    elif h is None:
-        candidate = x_h
-    else:
-        reset = layer.emit(lambda: nn.MulOp(r, h))
-        r_h_t = layer.constant("r_h_t", lambda: layer.r[2 * n :].T)
-        candidate = layer.emit(lambda: nn.AddOp(x_h, layer.emit(lambda: nn.MatmulOp(reset, r_h_t))))
-    hidden = layer.gate(candidate, nn.TanhOp)
-    one = layer.constant("one", lambda: np.ones((1, 1)))
-    new = layer.emit(lambda: nn.MulOp(layer.emit(lambda: nn.SubOp(one, z)), hidden))
-    if h is not None:
-        new = layer.emit(lambda: nn.AddOp(new, layer.emit(lambda: nn.MulOp(z, h))))
-    return new, None
-
-
-def _rnn_step(
-    layer: Layer, xw: SSAValue, h: SSAValue | None, c: SSAValue | None, r_t: SSAValue, _: bool
-) -> tuple[SSAValue, None]:
-    total = _recurrent_product(layer, h, r_t, xw)
-    return layer.gate(total, nn.ReluOp if layer.activation == "Relu" else nn.TanhOp), None
-
-
-#: Each layer's step: (layer, the step's input product, h, c, R^T, linear_before_reset) ->
-#: the new h and c.
-STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN": _rnn_step}
-
-
-def _bind_outputs(
+def _bind_hidden(
     state: ImportState,
     node: onnx.NodeProto,
     layout: int,
-    outputs: list[list[SSAValue]],
-    finals: list[SSAValue],
-    cells: list[SSAValue | None],
+    every: SSAValue,
+    wanted: list[bool],
+    direction: str,
 ) -> None:
-    """Y [steps, directions, batch, hidden] (layout 1: [batch, steps, directions, hidden]),
-    Y_h and Y_c [directions, batch, hidden] (layout 1: [batch, directions, hidden])."""
-    batch, hidden = nn.shape_of(finals[0])
-
-    def stacked(values: list[SSAValue], axis: int, shape: list[int]) -> SSAValue:
-        parts = [state.reshaped(v, shape) for v in values]
-        if len(parts) == 1:
-            return parts[0]
-        return state.emit(state.build(lambda: nn.ConcatOp(parts, axis)))
-
-    wanted = [i < len(node.output) and node.output[i] for i in range(3)]
+    """Y [steps, directions, batch, hidden] (layout 1: [batch, steps, directions, hidden])
+    and Y_h [directions, batch, hidden] from every step's [steps, batch, directions, hidden]."""
+    steps, batch, directions, hidden = nn.shape_of(every)
     if wanted[0]:
-        per_direction = [stacked(ys, 0, [1, 1, batch, hidden]) for ys in outputs]
-        y = stacked(per_direction, 1, nn.shape_of(per_direction[0]))
-        if layout:
-            y = state.emit(state.build(lambda: nn.TransposeOp(y, [2, 0, 1, 3])))
-        state.output(node, y, 0)
-    for index, values in ((1, finals), (2, cells)):
-        if not wanted[index]:
-            continue
-        if any(v is None for v in values):
-            raise state.fail(f"{node.op_type} has no output {index}")
-        last = stacked(values, 0, [1, batch, hidden])  # type: ignore[arg-type]
-        if layout:
-            last = state.emit(state.build(lambda last=last: nn.TransposeOp(last, [1, 0, 2])))
-        state.output(node, last, index)
+        order = [1, 0, 2, 3] if layout else [0, 2, 1, 3]
+        state.output(node, state.emit(state.build(lambda: nn.TransposeOp(every, order))), 0)
+    if not wanted[1]:
+        return
+    lasts = []
+    for d in range(directions):
+        t = 0 if d == 1 or direction == "reverse" else steps - 1
+        last = state.emit(
+            state.build(
+                lambda t=t, d=d: nn.SliceOp(every, [t, 0, d, 0], [1, batch, 1, hidden], [1] * 4)
+            )
+        )
+        lasts.append(state.reshaped(last, [1, batch, hidden]))
+    final = lasts[0]
+    if len(lasts) == 2:
+        final = state.emit(state.build(lambda: nn.ConcatOp(lasts, 0)))
+    _bind(state, node, 1, final, layout)
+
+
+def _bind(
+    state: ImportState, node: onnx.NodeProto, index: int, value: SSAValue, layout: int
+) -> None:
+    """Binds a [directions, batch, hidden] output (layout 1: [batch, directions, hidden])."""
+    if layout:
+        value = state.emit(state.build(lambda: nn.TransposeOp(value, [1, 0, 2])))
+    state.output(node, value, index)

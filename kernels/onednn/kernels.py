@@ -82,6 +82,7 @@ from nnlayout.kernels.onednn.quantized_lookup import qlookup_kernels
 from nnlayout.kernels.onednn.quantized_mul import qmul_zero_points_kernels
 from nnlayout.kernels.onednn.quantized_products import qmatmul_runtime_b_kernels, runtime_b_pd
 from nnlayout.kernels.onednn.quantized_reorder import quantized_reorder_kernels
+from nnlayout.kernels.onednn.recurrent import recurrent_kernels
 from nnlayout.kernels.onednn.reduction import (
     reduction_accepts,
     reduction_accepts_layout,
@@ -243,10 +244,9 @@ TABLE: tuple[Row, ...] = (
 
 
 def kernels() -> list[Kernel]:
-    """The oneDNN family's descriptors, one per row of `TABLE`, and the slice's (bound by
-    slicing.py, which points oneDNN at the window). oneDNN pads inside its primitives (no
-    copy to save), and its fast implementations want dense buffers: no halos, no strided
-    outputs."""
+    """The oneDNN family's descriptors: one per row of `TABLE`, the slice's (slicing.py points
+    oneDNN at the window), and those of the modules with their own. oneDNN pads inside its
+    primitives (no copy to save); its fast code wants dense buffers: no halos, no strides."""
     return (
         [
             Kernel(
@@ -289,6 +289,7 @@ def kernels() -> list[Kernel]:
                 implementation_of=slice_implementation,
             )
         ]
+        + recurrent_kernels(FAMILY)
         + [cast_kernel(FAMILY)]
         + quantized_kernels(FAMILY)
         + qmatmul_runtime_b_kernels(FAMILY)

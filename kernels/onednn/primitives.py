@@ -76,7 +76,7 @@ def _elements(*mds: MemoryDesc | None) -> int:
     return sum(math.prod(md.shape) for md in mds if md is not None)
 
 
-def _created(
+def created(
     function: Callable[..., int],
     *args: object,
     elements: int,
@@ -115,7 +115,7 @@ def convolution_pd(
 ) -> PrimitiveDesc:
     """Forward-inference direct convolution; `dilations` in our convention (1 = dense);
     grouped when `weights` is 5-D (g, o, i, h, w); int8 with `quantization`."""
-    return _created(
+    return created(
         b.lib().dnnl_convolution_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -147,7 +147,7 @@ def deconvolution_pd(
 ) -> PrimitiveDesc:
     """Forward-inference direct transposed convolution, in oneDNN's (o, i, h, w) weight
     terms; `dilations` in our convention; grouped when `weights` is 5-D."""
-    return _created(
+    return created(
         b.lib().dnnl_deconvolution_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -177,7 +177,7 @@ def pooling_pd(
     padding_r: Sequence[int],
 ) -> PrimitiveDesc:
     """Forward-inference max or average pooling; `dilations` in our convention."""
-    return _created(
+    return created(
         b.lib().dnnl_pooling_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -196,7 +196,7 @@ def pooling_pd(
 def eltwise_pd(
     algorithm: int, src: MemoryDesc, dst: MemoryDesc, alpha: float = 0.0, beta: float = 0.0
 ) -> PrimitiveDesc:
-    return _created(
+    return created(
         b.lib().dnnl_eltwise_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -210,7 +210,7 @@ def eltwise_pd(
 
 
 def prelu_pd(src: MemoryDesc, weights: MemoryDesc, dst: MemoryDesc) -> PrimitiveDesc:
-    return _created(
+    return created(
         b.lib().dnnl_prelu_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -229,7 +229,7 @@ def binary_pd(
     post_ops: Sequence[PostOp] = (),
     quantization: Quantization | None = None,
 ) -> PrimitiveDesc:
-    return _created(
+    return created(
         b.lib().dnnl_binary_primitive_desc_create,
         b.engine(),
         algorithm,
@@ -252,7 +252,7 @@ def matmul_pd(
 ) -> PrimitiveDesc:
     """dst = src @ weights (+ bias broadcast over rows); any strides, so transposes are
     descriptions, not copies."""
-    return _created(
+    return created(
         b.lib().dnnl_matmul_primitive_desc_create,
         b.engine(),
         src.handle,
@@ -275,7 +275,7 @@ def inner_product_pd(
 ) -> PrimitiveDesc:
     """dst = src @ weights^T (+ bias) for src (M, K), weights (N, K), bias (N,): a fully
     connected layer; `post_ops` applied to its result."""
-    return _created(
+    return created(
         b.lib().dnnl_inner_product_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -295,7 +295,7 @@ def softmax_pd(
 ) -> PrimitiveDesc:
     """exp(x - max) / sum along `axis` (oneDNN's accurate softmax), or `algorithm`
     (`dnnl_softmax_log`: its logarithm)."""
-    return _created(
+    return created(
         b.lib().dnnl_softmax_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -310,7 +310,7 @@ def softmax_pd(
 def batch_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float) -> PrimitiveDesc:
     """Inference batch normalization with given mean and variance, scale and shift."""
     flags = b.dnnl_use_global_stats | b.dnnl_use_scale | b.dnnl_use_shift
-    return _created(
+    return created(
         b.lib().dnnl_batch_normalization_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -327,7 +327,7 @@ def reduction_pd(
 ) -> PrimitiveDesc:
     """A reduction of `src` over the axes where `dst` has size 1 (and `src` not); `p` and
     `eps` are the Lp norms' power and the floor or addend of their sum."""
-    return _created(
+    return created(
         b.lib().dnnl_reduction_primitive_desc_create,
         b.engine(),
         algorithm,
@@ -343,7 +343,7 @@ def layer_norm_pd(src: MemoryDesc, dst: MemoryDesc, epsilon: float, shift: bool)
     """Inference layer normalization over the last axis, its statistics computed, with a
     scale (and a shift where `shift`)."""
     flags = b.dnnl_use_scale | (b.dnnl_use_shift if shift else 0)
-    return _created(
+    return created(
         b.lib().dnnl_layer_normalization_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -361,7 +361,7 @@ def lrn_pd(
 ) -> PrimitiveDesc:
     """Local response normalization across channels (oneDNN divides alpha by size, as
     ONNX does)."""
-    return _created(
+    return created(
         b.lib().dnnl_lrn_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -378,7 +378,7 @@ def lrn_pd(
 
 def concat_pd(dst: MemoryDesc, axis: int, srcs: Sequence[MemoryDesc]) -> PrimitiveDesc:
     handles = (c_void_p * len(srcs))(*(s.handle for s in srcs))
-    return _created(
+    return created(
         b.lib().dnnl_concat_primitive_desc_create,
         b.engine(),
         dst.handle,
@@ -394,7 +394,7 @@ def resampling_pd(
 ) -> PrimitiveDesc:
     """Forward-inference resampling to `dst`'s spatial sizes (the factors oneDNN derives
     from them: none given), then `post_ops`."""
-    return _created(
+    return created(
         b.lib().dnnl_resampling_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -408,7 +408,7 @@ def resampling_pd(
 
 
 def shuffle_pd(src: MemoryDesc, dst: MemoryDesc, axis: int, group_size: int) -> PrimitiveDesc:
-    return _created(
+    return created(
         b.lib().dnnl_shuffle_forward_primitive_desc_create,
         b.engine(),
         b.dnnl_forward_inference,
@@ -425,7 +425,7 @@ def reorder_pd(
 ) -> PrimitiveDesc:
     """Copies `src` into `dst`'s format and data type (f32 <-> bf16 rounds to nearest even);
     with `quantization`, scaled and shifted as oneDNN's reorder attributes say."""
-    return _created(
+    return created(
         b.lib().dnnl_reorder_primitive_desc_create,
         src.handle,
         b.engine(),

@@ -97,6 +97,24 @@ PROTOTYPES: dict[str, tuple[object, tuple[object, ...]]] = {
         STATUS,
         (_PP, _P, c_int, _P, _P, c_int, c_int64, _P),
     ),
+    # RNN primitives: pd, engine, prop, (activation,) direction, the memory descriptors, flags,
+    # (alpha, beta,) attr
+    "dnnl_lstm_forward_primitive_desc_create": (
+        STATUS,
+        (_PP, _P, c_int, c_int, *[_P] * 11, c_uint, _P),
+    ),
+    "dnnl_gru_forward_primitive_desc_create": (
+        STATUS,
+        (_PP, _P, c_int, c_int, *[_P] * 7, c_uint, _P),
+    ),
+    "dnnl_lbr_gru_forward_primitive_desc_create": (
+        STATUS,
+        (_PP, _P, c_int, c_int, *[_P] * 7, c_uint, _P),
+    ),
+    "dnnl_vanilla_rnn_forward_primitive_desc_create": (
+        STATUS,
+        (_PP, _P, c_int, c_int, c_int, *[_P] * 7, c_uint, c_float, c_float, _P),
+    ),
     "dnnl_reorder_primitive_desc_create": (STATUS, (_PP, _P, _P, _P, _P, _P)),
     "dnnl_primitive_desc_query": (STATUS, (_P, c_int, c_int, _P)),
     "dnnl_primitive_desc_query_md": (_P, (_P, c_int, c_int)),

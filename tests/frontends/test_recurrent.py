@@ -1,5 +1,5 @@
-"""LSTM, GRU and RNN as torch's exporters write them, unrolled at import
-(frontends/onnx/recurrent.py) and checked against onnxruntime on every target, padding on
+"""LSTM, GRU and RNN as torch's exporters write them, one `nn.lstm`, `nn.gru` or `nn.rnn` a
+layer (frontends/onnx/recurrent.py), checked against onnxruntime on every target, padding on
 and off: forward, reverse and bidirectional, layout 0 and 1, initial states given (graph
 inputs) and absent, GRU's linear_before_reset 0 and 1, RNN's Tanh and Relu, clip, every
 output read or some left out, hidden sizes (5, 7) that pad in every blocked layout; and the
