@@ -29,7 +29,9 @@ of a concat's operands (moved alike: one permutation, or unit axes put first; ea
 there) below it, concatenating along the axis they take to the concat's (a video network's
 branches concatenated along the channels); `ComposeMovements` folds a
 transpose of a transpose (a reshape of a reshape) into one, or into its source where the two
-are inverse. Ops with a kernel are left alone: the pass runs before
+are inverse; `TransposeAsReshape` makes a transpose that moves only axes of size 1 (the
+order of the others kept: a recurrent layer's [steps, 1, 1, hidden] result as ONNX's Y) a
+reshape, which moves nothing in memory. Ops with a kernel are left alone: the pass runs before
 `select-dispatch` (in `default-pipeline`, after `fold-scatter-transposes`). A movement left
 without readers is erased.
 """
@@ -206,11 +208,35 @@ class ComposeMovements(RewritePattern):
             rewriter.erase(inner)
 
 
+class TransposeAsReshape(RewritePattern):
+    """A transpose that keeps the order of the axes longer than 1 moves no element in
+    memory: a reshape (a view once bufferized) instead of a copy."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.TransposeOp, rewriter: PatternRewriter) -> None:
+        if kernel_of(op) is not None:
+            return
+        shape = shape_of(op.input)
+        moved = [axis for axis in ints(op.perm) if shape[axis] != 1]
+        if moved != sorted(moved):
+            return
+        reshape = nn.ReshapeOp(op.input, list(shape_of(op.output)))
+        reshape.location = op.location
+        reshape.output.name_hint = op.output.name_hint
+        rewriter.replace(op, reshape)
+
+
 @dataclass(frozen=True)
 class SinkMovementPass(ModulePass):
     name = "sink-movement"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        patterns = [SinkBelowUnary(), SinkBelowBinary(), SinkBelowConcat(), ComposeMovements()]
+        patterns = [
+            SinkBelowUnary(),
+            SinkBelowBinary(),
+            SinkBelowConcat(),
+            ComposeMovements(),
+            TransposeAsReshape(),
+        ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -1,6 +1,7 @@
 // sink-movement: transposes and reshapes move below the element-wise ops they feed, and the
 // inverse pairs that meet cancel; a movement with another reader, two operands moved
-// differently, a broadcast, and a composed transpose that is not the identity stay correct.
+// differently, a broadcast, and a composed transpose that is not the identity stay correct;
+// a transpose that moves only axes of size 1 becomes a reshape.
 // RUN: nnlayout-opt %s -p sink-movement --split-input-file | filecheck %s
 
 // Two 3-D layers' moves between a convolution's frames and the next one's: all cancel.
@@ -82,3 +83,18 @@ func.func @branches(%a: tensor<4x3x6x6xf32>, %b: tensor<4x2x6x6xf32>) -> tensor<
 // CHECK-LABEL: func.func @branches
 // CHECK-NEXT:    %[[C:.*]] = nn.concat %a, %b axis 1 : (tensor<4x3x6x6xf32>, tensor<4x2x6x6xf32>) -> tensor<4x5x6x6xf32>
 // CHECK-NEXT:    func.return %[[C]] : tensor<4x5x6x6xf32>
+
+// -----
+
+// A transpose that moves only axes of size 1 (a recurrent layer's [steps, 1, 1, hidden] as
+// ONNX's Y) is a reshape; one that reorders two longer axes stays a transpose.
+func.func @unit_axes(%y: tensor<10x1x1x64xf32>, %z: tensor<6x1x2x5xf32>) -> (tensor<10x1x1x64xf32>, tensor<6x2x1x5xf32>, tensor<1x2x6x5xf32>) {
+  %a = nn.transpose %y perm [0, 2, 1, 3] : tensor<10x1x1x64xf32> -> tensor<10x1x1x64xf32>
+  %b = nn.transpose %z perm [0, 2, 1, 3] : tensor<6x1x2x5xf32> -> tensor<6x2x1x5xf32>
+  %c = nn.transpose %z perm [1, 2, 0, 3] : tensor<6x1x2x5xf32> -> tensor<1x2x6x5xf32>
+  func.return %a, %b, %c : tensor<10x1x1x64xf32>, tensor<6x2x1x5xf32>, tensor<1x2x6x5xf32>
+}
+// CHECK-LABEL: func.func @unit_axes
+// CHECK-NEXT: %a = nn.reshape %y : tensor<10x1x1x64xf32> -> tensor<10x1x1x64xf32>
+// CHECK-NEXT: %b = nn.reshape %z : tensor<6x1x2x5xf32> -> tensor<6x2x1x5xf32>
+// CHECK-NEXT: %c = nn.transpose %z perm [1, 2, 0, 3] : tensor<6x1x2x5xf32> -> tensor<1x2x6x5xf32>

@@ -119,3 +119,33 @@ def test_a_transpose_read_twice_stays() -> None:
         onnxruntime_outputs(model, inputs), run_generated(after, inputs), strict=True
     ):
         np.testing.assert_array_equal(want, got)
+
+
+def test_a_transpose_of_unit_axes_becomes_a_view() -> None:
+    """torch's batch-first LSTM at batch 1: its Y [steps, 1, 1, hidden] transposed to ONNX's
+    order moves no element; as a reshape it is a view of the recurrent layer's buffer (no
+    transpose left), and every target computes what it did before, padding on and off."""
+    hidden, steps = 5, 6
+    nodes = [
+        helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=hidden),
+        helper.make_node("Transpose", ["y"], ["t"], perm=[2, 0, 1, 3]),
+        helper.make_node("Relu", ["t"], ["z"]),
+    ]
+    weights = {
+        "w": RNG.standard_normal((1, 4 * hidden, 3)).astype(np.float32),
+        "r": RNG.standard_normal((1, 4 * hidden, hidden)).astype(np.float32),
+    }
+    model = typed_model(
+        nodes, {"x": (F, [steps, 1, 3])}, {"z": (F, [1, steps, 1, hidden])}, weights
+    )
+    module = import_model(model, inline_limit=1 << 20).module
+    inputs = [RNG.standard_normal((steps, 1, 3)).astype(np.float32)]
+    (want,) = onnxruntime_outputs(model, inputs)
+    for target, padding in swept(ALL_TARGETS, b"unit axes"):
+        before = compiled_without(module, target, padding, SinkMovementPass)
+        after = compile_module(module, target, padding, DEFAULT_PIPELINE)
+        assert transposes(before) == 2 and transposes(after) == 0, target
+        for run in (lambda m, i: Interpreter(m).run(i), run_generated):
+            (got_before,), (got_after,) = run(before, inputs), run(after, inputs)
+            assert_close(got_before, got_after, 1e-6)
+            assert_close(want, got_after)
