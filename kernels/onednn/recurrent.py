@@ -213,6 +213,7 @@ class PreparedRecurrent:
         self.varying = [self.compiled.memories[arg] for arg in args]
         self.sizes = [self.compiled.nbytes(arg) for arg in args]
         self.pointed = False  # the memory objects hold a call's weights and scratchpad
+        self.bound: list[Compiled] = []  # the primitives of the calls `on` made, kept alive
 
     def _converted(self, w: np.ndarray, r: np.ndarray, bias: np.ndarray) -> dict[int, np.ndarray]:
         op, pd = self.op, self.compiled.pd
@@ -267,16 +268,17 @@ class PreparedRecurrent:
         return gates < FINITE_LIMIT and cell < FINITE_LIMIT
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
-        """The call on these arrays: the memory objects pointed once where every array is
-        C-contiguous f32 and the weights constant; each call then bounds what the primitive
-        computes by its operands' norms (`_safe`) and runs it, or the reference."""
+        """The call on these arrays: memory objects of its own pointed once where every array
+        is C-contiguous f32 and the weights constant; each call then bounds what the
+        primitive computes by its operands' norms (`_safe`) and runs it, or the reference."""
         arrays = [np.asarray(a) for a in inputs]
         if not (_direct([*arrays, out]) and self.constant_weights):
             return partial(self, inputs, out)
         weights, known = self._steady(arrays)
-        self.compiled.point(self._arguments(arrays, weights, out), self.scratchpad)
-        self.pointed = False  # at these arrays now, not at a call's
-        execute, safe, op = self.compiled.runner(), self._safe, self.op
+        compiled = self.compiled.private()  # memory objects of its own, pointed once
+        compiled.point(self._arguments(arrays, weights, out), self.scratchpad)
+        self.bound.append(compiled)  # the call's arguments are its memory objects' handles
+        execute, safe, op = compiled.runner(), self._safe, self.op
 
         def call() -> None:
             if safe(arrays, known):
