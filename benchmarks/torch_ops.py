@@ -188,6 +188,10 @@ CASES: dict[str, Case] = {
         lambda t, nn, F: (None, lambda m, x: F.max_pool2d(x, 2, return_indices=True)[1].float()),
     ),
     "conv3d": ("image", lambda t, nn, F: (nn.Conv3d(8, 4, 1), lambda m, x: m(x.unsqueeze(2)))),
+    "conv_transpose3d": (
+        "image",
+        lambda t, nn, F: (nn.ConvTranspose3d(8, 4, 2, stride=2), lambda m, x: m(x.unsqueeze(2))),
+    ),
 }
 MODELS = tuple(CASES)
 

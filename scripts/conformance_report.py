@@ -7,7 +7,7 @@ The cases come from `onnx.backend.test.case.node.collect_testcases()` (about 15 
 cached per process). In scope are the cases made only of operators the importer supports. Each
 case is either expected to import and match the stored outputs, or expected to be refused
 with a clean `UserError` for a reason decided here, independently of the importer, from the
-model itself (`expected_refusals`): tensors of types nn does not hold, 3-D ConvTranspose, a 3-D
+model itself (`expected_refusals`): tensors of types nn does not hold, a 3-D
 MaxPool's Indices output, Dropout's mask output, training-mode BatchNormalization, empty
 tensors. The pytest suite (`tests/frontends/test_onnx_conformance.py`) asserts exactly that
 for every case; this script tallies it.
@@ -330,8 +330,6 @@ def expected_refusals(case: Case) -> list[str]:
             reasons.append("block-wise quantization is not supported")
         if node.op_type == "Pow" and _constant_size(case, node.input[1]) != 1:
             reasons.append("must be a constant scalar")
-        if node.op_type == "ConvTranspose" and _rank(case.model, node.input[0]) == 5:
-            reasons.append("3-D")
         if node.op_type == "GridSample" and _rank(case.model, node.input[0]) == 5:
             reasons.append("rank-5 data")
         if node.op_type == "LSTM" and len(node.input) > 7 and node.input[7]:

@@ -1,5 +1,5 @@
 """Converters of the ONNX convolutions, Conv and ConvTranspose (2-D; 1-D as 2-D on a height-1
-image; a 3-D Conv as 2-D ones over its depth taps, volumes.py), including ConvTranspose's
+image; 3-D as 2-D ones over the depth taps, volumes.py), including ConvTranspose's
 output_shape and auto_pad, which ONNX defines by the padding that gives the requested size."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import onnx
 
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx.state import ImportState
-from nnlayout.frontends.onnx.volumes import conv3d
+from nnlayout.frontends.onnx.volumes import conv3d, conv_transpose3d
 from nnlayout.frontends.onnx.windows import (
     as_2d,
     checked_auto_pad,
@@ -32,7 +32,7 @@ def conv(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 def conv_transpose(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     x, w, b = state.operand(node, 0), state.operand(node, 1), state.optional_operand(node, 2)
-    rank = spatial_rank(state, x, "transposed convolution")
+    rank = spatial_rank(state, x, "transposed convolution", (1, 2, 3))
     sizes, kernel = nn.shape_of(x)[2:], kernel_of_weights(state, attrs, w)
     strides = list(attrs.get("strides", [1] * rank))
     dilations = list(attrs.get("dilations", [1] * rank))
@@ -52,6 +52,12 @@ def conv_transpose(state: ImportState, node: onnx.NodeProto, attrs: dict) -> Non
         pads, output_padding = _output_shape_pads(
             state, auto_pad, same, list(output_shape)[-rank:], naturals, strides, output_padding
         )
+    groups = int(attrs.get("group", 1))
+    if rank == 3:
+        window = {"strides": strides, "pads": pads, "output_padding": output_padding}
+        window |= {"dilations": dilations, "groups": groups}
+        conv_transpose3d(state, node, x, w, b, window)
+        return
     if rank == 1:
         x, w = as_2d(state, x), as_2d(state, w)
         strides, dilations = [1, *strides], [1, *dilations]
@@ -68,7 +74,7 @@ def conv_transpose(state: ImportState, node: onnx.NodeProto, attrs: dict) -> Non
                 pads=pads,
                 output_padding=output_padding,
                 dilations=dilations,
-                groups=int(attrs.get("group", 1)),
+                groups=groups,
             )
         ),
         rank,

@@ -101,6 +101,89 @@ def conv3d(
     state.output(node, _depth_swap(state, result))
 
 
+def conv_transpose3d(
+    state: ImportState,
+    node: onnx.NodeProto,
+    x: SSAValue,
+    w: SSAValue,
+    b: SSAValue | None,
+    window: dict,
+) -> None:
+    """A ConvTranspose over three spatial axes (`window`: strides, pads, output_padding,
+    dilations, three each, pads six; groups), as 2-D ones over the depth taps: tap t's
+    transposed convolution of every input frame i lands on full output frame i * sd + t * dd.
+    The frames of one residue r modulo the depth stride sd take the taps whose t * dd is r
+    modulo sd, each shifted by zero frames; the residues interleave (a concat along a new
+    axis after the frames, then a reshape), and the depth pads crop the result. The bias is
+    added last, as frames no tap reaches (output_padding) have it too."""
+    n, c, depth, h, width = nn.shape_of(x)
+    kd = nn.shape_of(w)[2]
+    sd, dd = window["strides"][0], window["dilations"][0]
+    pd0, pd1 = window["pads"][0], window["pads"][3]
+    full = (depth - 1) * sd + (kd - 1) * dd + 1 + window["output_padding"][0]
+    out_depth = full - pd0 - pd1
+    if out_depth < 1:
+        raise state.fail(
+            f"ConvTranspose's depth pads {pd0} + {pd1} leave {out_depth} of its {full} frames"
+        )
+    lead = [n] if n > 1 else []
+    frames = state.reshaped(state.emit(_depth_swap(state, x)), [n * depth, c, h, width])
+    _, ph0, pw0, _, ph1, pw1 = window["pads"]
+    taps = []
+    for tap in range(kd):
+        made = nn.ConvTranspose2dOp(
+            frames,
+            _depth_tap(state, w, tap),
+            None,
+            strides=window["strides"][1:],
+            pads=[ph0, pw0, ph1, pw1],
+            output_padding=window["output_padding"][1:],
+            dilations=window["dilations"][1:],
+            groups=window["groups"],
+        )
+        image = state.emit(state.build(lambda made=made: made))
+        taps.append(state.reshaped(image, [*lead, depth, *nn.shape_of(image)[1:]]))
+    length = -(-full // sd)  # frames of each residue
+    residues = [_residue(state, taps, r, sd, dd, length) for r in range(sd)]
+    whole = residues[0]
+    if sd > 1:
+        axis = len(lead) + 1
+        parts = [
+            state.reshaped(v, [*nn.shape_of(v)[:axis], 1, *nn.shape_of(v)[axis:]]) for v in residues
+        ]
+        stacked = state.emit(state.build(lambda: nn.ConcatOp(parts, axis)))
+        shape = nn.shape_of(stacked)
+        whole = state.reshaped(stacked, [*lead, length * sd, *shape[axis + 1 :]])
+    result = _taken(state, whole, pd0, 1, out_depth)
+    if b is not None:
+        o = nn.shape_of(b)[0]
+        result = state.emit(state.build(lambda: nn.AddOp(result, state.reshaped(b, [o, 1, 1]))))
+    _, o, ho, wo = nn.shape_of(result)[-4:]
+    result = state.reshaped(result, [n, out_depth, o, ho, wo])
+    state.output(node, _depth_swap(state, result))
+
+
+def _residue(
+    state: ImportState, taps: list[SSAValue], r: int, sd: int, dd: int, length: int
+) -> SSAValue:
+    """The `length` full output frames r, r + sd, r + 2 sd, ...: the sum of the taps t whose
+    t * dd is r modulo sd, tap t's frame i at (t * dd - r) / sd + i; zeros where none is."""
+    total: SSAValue | None = None
+    for t, frames in enumerate(taps):
+        if (t * dd) % sd != r:
+            continue
+        shift = (t * dd - r) // sd
+        depth = nn.shape_of(frames)[-4]
+        placed = _framed(state, frames, shift, length - shift - depth)
+        total = placed if total is None else state.emit(nn.AddOp(total, placed))
+    if total is not None:
+        return total
+    shape = list(nn.shape_of(taps[0]))
+    shape[-4] = length
+    zero = state.made_constant("zero_frame", np.zeros([1] * len(shape), np.float32))
+    return state.emit(state.build(lambda: nn.ExpandOp(zero, shape)))
+
+
 def _framed(
     state: ImportState, frames: SSAValue, before: int, after: int, value: float = 0.0
 ) -> SSAValue:

@@ -1,7 +1,7 @@
 """onnx's node test cases for the operators nnlayout imports: each one either imports, runs in
 the interpreter and matches the stored outputs (1e-4 of their largest magnitude), or is refused
-with a clean UserError for a reason the model itself shows (non-float32, 3-D ConvTranspose,
-a 3-D MaxPool's Indices, training-mode BatchNormalization, empty tensors). Nothing is
+with a clean UserError for a reason the model itself shows (non-float32, a 3-D MaxPool's
+Indices, training-mode BatchNormalization, empty tensors). Nothing is
 skipped. The cases of the shape operators run folded too (every input an initializer: the
 importer evaluates the graph).
 

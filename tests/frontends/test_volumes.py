@@ -1,5 +1,6 @@
-"""3-D convolution and pooling as torch's exporters write them (Conv, MaxPool, AveragePool
-over N x C x D x H x W; video models), imported as 2-D ones (frontends/onnx/volumes.py) and
+"""3-D convolution, transposed convolution and pooling as torch's exporters write them (Conv,
+ConvTranspose, MaxPool, AveragePool over N x C x D x H x W; video models, 3-D UNets), imported
+as 2-D ones (frontends/onnx/volumes.py) and
 checked against onnxruntime on every target, padding on and off: depth strides, pads and
 dilations, groups, a bias, weights given at run time, ceil_mode, count_include_pad, channel
 counts (5, 7) that pad in every blocked layout; and the refusals."""
@@ -184,9 +185,9 @@ def test_convolutions_of_other_ranks_are_refused() -> None:
     with pytest.raises(UserError, match="4-D convolution is not supported"):
         import_model(_model([node], [1, 2, 3, 3, 3, 3], w))
     node = helper.make_node("ConvTranspose", ["x", "w"], ["y"])
-    w = {"w": RNG.standard_normal((2, 2, 1, 1, 1))}
-    with pytest.raises(UserError, match="3-D transposed convolution is not supported"):
-        import_model(_model([node], [1, 2, 3, 3, 3], w))
+    w = {"w": RNG.standard_normal((2, 2, 1, 1, 1, 1))}
+    with pytest.raises(UserError, match="4-D transposed convolution is not supported"):
+        import_model(_model([node], [1, 2, 3, 3, 3, 3], w))
 
 
 def test_a_depth_window_larger_than_the_padded_depth_is_refused() -> None:
@@ -203,3 +204,75 @@ def test_depth_pads_as_large_as_the_window_are_refused(clips: int) -> None:
     )
     with pytest.raises(UserError, match=r"pads \[1, 0, 1, 0\] must be smaller than the window"):
         import_model(_model([node], [clips, 2, 3, 4, 4], {}))
+
+
+def conv_transpose_model(
+    x_shape: list[int],
+    out_channels: int,
+    kernel: tuple[int, int, int],
+    groups: int = 1,
+    bias: bool = True,
+    **attrs: object,
+) -> onnx.ModelProto:
+    """x -> ConvTranspose (3-D, weights [C, O / groups, kd, kh, kw]) -> y."""
+    inits = {"w": RNG.standard_normal([x_shape[1], out_channels // groups, *kernel]) / 4}
+    names = ["x", "w"]
+    if bias:
+        inits["b"] = RNG.standard_normal(out_channels)
+        names.append("b")
+    node = helper.make_node("ConvTranspose", names, ["y"], group=groups, **attrs)
+    return _model([node], x_shape, inits)
+
+
+TRANSPOSED = {
+    # a 3-D UNet's upsampling (torch's ConvTranspose3d(k=2, s=2)): the taps interleave
+    "unet_up": ([1, 5, 3, 4, 4], 7, (2, 2, 2), {"strides": [2, 2, 2]}),
+    # a "same" one: every tap on every residue, shifted
+    "same": ([1, 5, 4, 5, 5], 3, (3, 3, 3), {"pads": [1] * 6}),
+    # stride 2 with pads and output_padding (torch's usual x2 upsampling), two clips
+    "stride_pad": (
+        [2, 4, 3, 4, 4],
+        5,
+        (3, 3, 3),
+        {"strides": [2, 2, 2], "pads": [1] * 6, "output_padding": [1, 1, 1]},
+    ),
+    # kernel 4 stride 2 pad 1 (GANs' and VAEs' decoders): two taps on each residue
+    "k4s2": ([1, 3, 3, 4, 4], 4, (4, 4, 4), {"strides": [2, 2, 2], "pads": [1] * 6}),
+    # stride 3 over a kernel of 2: a residue no tap reaches (zeros, then the bias)
+    "gaps": ([1, 2, 3, 3, 3], 3, (2, 1, 1), {"strides": [3, 1, 1]}),
+    # depth dilation, asymmetric depth pads
+    "dilated": (
+        [1, 3, 4, 3, 3],
+        2,
+        (2, 3, 3),
+        {"dilations": [2, 1, 1], "pads": [1, 1, 1, 0, 1, 1]},
+    ),
+    # output_shape (auto padding) asks one more frame than the natural size with pads
+    "output_shape": (
+        [1, 3, 3, 4, 4],
+        2,
+        (3, 3, 3),
+        {"strides": [2, 2, 2], "output_shape": [6, 8, 8]},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", TRANSPOSED)
+def test_conv_transpose3d(case: str, tmp_path: Path) -> None:
+    x_shape, out_channels, kernel, attrs = TRANSPOSED[case]
+    check_against_onnxruntime(
+        conv_transpose_model(x_shape, out_channels, kernel, **attrs), tmp_path
+    )
+
+
+def test_grouped_conv_transpose3d_without_bias(tmp_path: Path) -> None:
+    model = conv_transpose_model(
+        [2, 4, 3, 3, 3], 6, (2, 3, 3), groups=2, bias=False, strides=[2, 1, 1], pads=[0, 1, 1] * 2
+    )
+    check_against_onnxruntime(model, tmp_path)
+
+
+def test_conv_transpose3d_pads_past_its_frames_are_refused() -> None:
+    model = conv_transpose_model([1, 2, 1, 3, 3], 2, (1, 1, 1), pads=[1, 0, 0, 1, 0, 0])
+    with pytest.raises(UserError, match="depth pads 1 \\+ 1 leave -1 of its 1 frames"):
+        import_model(model)
