@@ -29,9 +29,10 @@ of a concat's operands (moved alike: one permutation, or unit axes put first; ea
 there) below it, concatenating along the axis they take to the concat's (a video network's
 branches concatenated along the channels); `ComposeMovements` folds a
 transpose of a transpose (a reshape of a reshape) into one, or into its source where the two
-are inverse; `TransposeAsReshape` makes a transpose that moves only axes of size 1 (the
+are inverse; then `TransposeAsReshape` makes a transpose that moves only axes of size 1 (the
 order of the others kept: a recurrent layer's [steps, 1, 1, hidden] result as ONNX's Y) a
-reshape, which moves nothing in memory. Ops with a kernel are left alone: the pass runs before
+reshape, which moves nothing in memory (last: made earlier, it would stop a concat's operands
+from sinking alike). Ops with a kernel are left alone: the pass runs before
 `select-dispatch` (in `default-pipeline`, after `fold-scatter-transposes`). A movement left
 without readers is erased.
 """
@@ -232,11 +233,9 @@ class SinkMovementPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        patterns = [
-            SinkBelowUnary(),
-            SinkBelowBinary(),
-            SinkBelowConcat(),
-            ComposeMovements(),
-            TransposeAsReshape(),
-        ]
+        patterns = [SinkBelowUnary(), SinkBelowBinary(), SinkBelowConcat(), ComposeMovements()]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        # Once the transposes have sunk and met: a transpose made a reshape no longer sinks
+        # alike with its concat's other operands (nor cancels with a transpose).
+        last = [TransposeAsReshape(), ComposeMovements()]
+        PatternRewriteWalker(GreedyRewritePatternApplier(last)).rewrite_module(op)

@@ -98,3 +98,18 @@ func.func @unit_axes(%y: tensor<10x1x1x64xf32>, %z: tensor<6x1x2x5xf32>) -> (ten
 // CHECK-NEXT: %a = nn.reshape %y : tensor<10x1x1x64xf32> -> tensor<10x1x1x64xf32>
 // CHECK-NEXT: %b = nn.reshape %z : tensor<6x1x2x5xf32> -> tensor<6x2x1x5xf32>
 // CHECK-NEXT: %c = nn.transpose %z perm [1, 2, 0, 3] : tensor<6x1x2x5xf32> -> tensor<1x2x6x5xf32>
+
+// -----
+
+// A concat operand of size 1 on the moved axis: its transpose also moves only an axis of
+// size 1, but it sinks with the other one first (one transpose of the concat), before any
+// transpose left becomes a reshape.
+func.func @unit_concat_operand(%a: tensor<6x1x2x5xf32>, %b: tensor<6x3x2x5xf32>) -> tensor<6x2x4x5xf32> {
+  %ta = nn.transpose %a perm [0, 2, 1, 3] : tensor<6x1x2x5xf32> -> tensor<6x2x1x5xf32>
+  %tb = nn.transpose %b perm [0, 2, 1, 3] : tensor<6x3x2x5xf32> -> tensor<6x2x3x5xf32>
+  %c = nn.concat %ta, %tb axis 2 : (tensor<6x2x1x5xf32>, tensor<6x2x3x5xf32>) -> tensor<6x2x4x5xf32>
+  func.return %c : tensor<6x2x4x5xf32>
+}
+// CHECK-LABEL: func.func @unit_concat_operand
+// CHECK-NEXT: %[[C:.*]] = nn.concat %a, %b axis 1 : (tensor<6x1x2x5xf32>, tensor<6x3x2x5xf32>) -> tensor<6x4x2x5xf32>
+// CHECK-NEXT: %c = nn.transpose %[[C]] perm [0, 2, 1, 3] : tensor<6x4x2x5xf32> -> tensor<6x2x4x5xf32>
