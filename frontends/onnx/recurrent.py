@@ -94,7 +94,8 @@ def recurrent(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     b = state.optional_operand(node, 3)
     if b is None:
         b = _zeros(state, node, "b", [directions, 2 * GATES[node.op_type] * hidden])
-    states = [_initial(state, node, i, [directions, batch, hidden], layout) for i in (5, 6)]
+    indices = (5, 6) if node.op_type == "LSTM" else (5,)  # initial_h, initial_c
+    states = [_initial(state, node, i, [directions, batch, hidden], layout) for i in indices]
     operands = [x, w, r, b, states[0]]
     clip = float(attrs["clip"]) if "clip" in attrs else None
     wanted = [i < len(node.output) and node.output[i] in state.read for i in range(3)]

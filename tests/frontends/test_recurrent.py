@@ -186,3 +186,12 @@ def test_two_layer_bidirectional_stack_as_the_classic_exporter_writes_it(tmp_pat
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     check_against_onnxruntime(model, tmp_path)
+
+
+@pytest.mark.parametrize("op_type", ["GRU", "RNN"])
+def test_only_an_lstm_has_an_initial_cell_state(op_type: str) -> None:
+    """A GRU or RNN without initial states gets a zero h0 and no c0 (no unused constant in
+    the weights file)."""
+    imported = import_model(recurrent_model(op_type, outputs=(0,)), inline_limit=0)
+    names = [n for n in imported.weights if n.endswith((".h0", ".c0"))]
+    assert names == ["y0.h0"], names
