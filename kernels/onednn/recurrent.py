@@ -38,7 +38,7 @@ from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.onednn import primitives as p
 from nnlayout.kernels.onednn.bounds import FINITE_LIMIT, norm
-from nnlayout.kernels.onednn.common import NOT_F32, contiguous_md, is_f32, op_key, reorder_array
+from nnlayout.kernels.onednn.common import NOT_F32, contiguous_md, is_f32, op_key
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.reference_recurrent import recurrent as reference
 from nnlayout.kernels.registry import (
@@ -49,9 +49,8 @@ from nnlayout.kernels.registry import (
     layouts_refusal,
 )
 
-# dnnl_rnn_direction_t, and the cells' dnnl_alg_kind_t (dnnl_types.h, v3.2)
+# dnnl_rnn_direction_t (dnnl_types.h, v3.2)
 DIRECTIONS = {"forward": 1, "reverse": 2, "bidirectional": 3}
-_VANILLA_RNN = 0x1FFF
 # DNNL_ARG_*: the RNN primitive's execution arguments
 SRC_LAYER, SRC_ITER, SRC_ITER_C = 1, 2, 3
 DST_LAYER, DST_ITER, DST_ITER_C = 17, 18, 19
@@ -171,11 +170,12 @@ def recurrent_types_reason(op: Operation) -> str | None:
 
 
 def recurrent_workspace(op: Operation, target: Target) -> int:
-    """The primitive's scratchpad; with `last_cell`, also the hidden states it writes."""
+    """The primitive's scratchpad; with `last_cell`, also the hidden states and the last
+    hidden state it writes."""
     assert isinstance(op, nn.RecurrentOp)
     steps, batch, _, d, h = _dims(op)
-    layer = steps * batch * d * h * 4 if _last_cell(op) else 0
-    return _compiled(op).scratchpad_bytes + layer
+    own = (steps + 1) * batch * d * h * 4 if _last_cell(op) else 0
+    return _compiled(op).scratchpad_bytes + own
 
 
 def recurrent_implementation(op: Operation) -> str:
@@ -224,7 +224,16 @@ class PreparedRecurrent:
         def ldigo(array: np.ndarray, rows: int, which: int) -> np.ndarray:
             plain = array.reshape(d, g, h, rows)[:, order].transpose(0, 3, 1, 2)[None]
             wanted = pd.md(b.dnnl_query_weights_md, which)
-            return reorder_array(plain, contiguous_md((1, d, rows, g, h)), wanted)
+            reorder = p.get_compiled(  # made once: weights given at run time come each call
+                ("rnn weights", op_key(op), which),
+                lambda: p.reorder_pd(contiguous_md((1, d, rows, g, h)), wanted),
+                (b.DNNL_ARG_SRC, b.DNNL_ARG_DST),
+            )
+            packed = np.empty(wanted.size // 4, np.float32)
+            source = np.ascontiguousarray(plain, np.float32).reshape(-1)
+            scratchpad = np.empty(reorder.scratchpad_bytes, np.uint8)
+            reorder({b.DNNL_ARG_SRC: source, b.DNNL_ARG_DST: packed}, scratchpad)
+            return packed
 
         wb, rb = bias[:, : g * h].reshape(d, g, h), bias[:, g * h :].reshape(d, g, h)
         summed = (wb + rb)[:, order]
@@ -247,25 +256,36 @@ class PreparedRecurrent:
         return steady
 
     def _safe(self, arrays: Sequence[np.ndarray], known: dict[int, float]) -> bool:
-        """Whether no value the primitive computes can overflow float32, bounded by the
-        operands' norms (`known`, else measured: inf or NaN where an operand is not finite,
-        which is then not safe either). Every gate's input is at most |x| |W| + |h| |R| +
-        |B| (Frobenius norms); a hidden state of an LSTM, a GRU or a tanh RNN is at most 1 or
-        h0's largest, so |h| <= sqrt(batch x hidden x directions) max(1, |h0|); a relu RNN's
-        grows by |R| a step at most; an LSTM's cell state by 1."""
+        """Whether no value the primitive computes can overflow float32, bounded before the
+        call by the operands' norms (`known`, else measured: inf or NaN where an operand is
+        not finite, which is then not safe either). A gate's input is at most |x| |W| +
+        |h| |R| + 2 |B| (Frobenius norms; W's and R's biases summed); an LSTM's, a GRU's or a
+        tanh RNN's hidden state is at most max(1, h0's largest) each, so |h| <= sqrt(batch x
+        hidden x directions) max(1, |h0|), and an LSTM's cell state grows by 1 a step. A
+        relu RNN's states have no such bound: before the call its operands need only be
+        finite, and `_checked` bounds its gates by the states it computed."""
         n = [known[i] if i in known else norm(arrays[i]) for i in range(len(arrays))]
         x, w, r, bias, h0 = n[:5]
-        inputs, width, steps = x * w + bias, self.width, self.steps
         if self.relu:
-            largest = h0
-            for _ in range(steps):
-                largest = inputs + width * largest * r
-                if not largest < FINITE_LIMIT:
-                    return False
-            return True
-        gates = inputs + width * max(1.0, h0) * r
-        cell = n[5] + steps if len(n) > 5 else 0.0
+            return x * w + 2 * bias + h0 * r < FINITE_LIMIT
+        gates = x * w + 2 * bias + self.width * max(1.0, h0) * r
+        cell = n[5] + self.steps if len(n) > 5 else 0.0
         return gates < FINITE_LIMIT and cell < FINITE_LIMIT
+
+    def _checked(
+        self, arrays: Sequence[np.ndarray], known: dict[int, float], out: np.ndarray
+    ) -> bool:
+        """After the call, for a relu RNN: whether no gate's input can have overflowed,
+        bounded by the states the call computed. Step by step (in each direction's order),
+        a gate's input is at most |x| |W| + 2 |B| + |h of the step before| |R|; up to the
+        first overflow every state is right, so where the largest of them all (its norm,
+        |out|: NaN or inf where one is not finite) keeps that bound below the limit, none
+        overflowed (an overflow's NaN can come out of a relu as 0, finite and wrong)."""
+        if not self.relu:
+            return True
+        n = [known[i] if i in known else norm(arrays[i]) for i in range(4)]
+        largest = max(known[4] if 4 in known else norm(arrays[4]), norm(out))
+        return n[0] * n[1] + 2 * n[3] + largest * n[2] < FINITE_LIMIT
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         """The call on these arrays: memory objects of its own pointed once where every array
@@ -278,13 +298,14 @@ class PreparedRecurrent:
         compiled = self.compiled.private()  # memory objects of its own, pointed once
         compiled.point(self._arguments(arrays, weights, out), self.scratchpad)
         self.bound.append(compiled)  # the call's arguments are its memory objects' handles
-        execute, safe, op = compiled.runner(), self._safe, self.op
+        execute, safe, checked, op = compiled.runner(), self._safe, self._checked, self.op
 
         def call() -> None:
             if safe(arrays, known):
                 execute()
-            else:
-                out[...] = reference(op, inputs).reshape(out.shape)
+                if checked(arrays, known, out):
+                    return
+            out[...] = reference(op, inputs).reshape(out.shape)
 
         return call
 
@@ -307,7 +328,9 @@ class PreparedRecurrent:
                     )
                 memory.point_to(array.ctypes.data)
         self.compiled.execute()
-        if target is not out:
+        if not self._checked(arrays, known, target):
+            out[...] = reference(self.op, inputs).reshape(out.shape)
+        elif target is not out:
             out[...] = target
 
     def _arguments(

@@ -204,3 +204,81 @@ def test_clip_is_left_to_the_reference_with_a_reason(capsys: pytest.CaptureFixtu
 def test_weights_given_at_run_time(tmp_path: Path) -> None:
     """W a graph input: the oneDNN kernel converts it on each call."""
     check_against_onnxruntime(_lstm_model(runtime_weights=True), tmp_path)
+
+
+@pytest.mark.parametrize(("kind", "direction", "attributes"), CASES[2:4] + CASES[6:7])
+def test_a_bound_call_keeps_its_arrays_when_the_kernel_runs_others(
+    kind: type[nn.RecurrentOp], direction: str, attributes: dict
+) -> None:
+    """`on(A)` binds memory objects of its own: calls of the same kernel on other arrays in
+    between (as an interpreter of the same program may make) do not re-point them."""
+    op = layer(kind, direction, **attributes)
+    kernel = PreparedRecurrent(op)
+    kernel.constant, kernel.constant_weights = [1, 2, 3], True  # as inside a program
+    a = operands(op)
+    b = [v.copy() for v in a]
+    b[0], b[4] = operands(op)[0], operands(op)[4]
+    out_a, out_b = (np.empty(nn.shape_of(op.output), np.float32) for _ in range(2))
+    call_a = kernel.on(a, out_a)
+    kernel(b, out_b)
+    call_a()
+    np.testing.assert_allclose(out_a, reference(op, a), atol=2e-6)
+    np.testing.assert_allclose(out_b, reference(op, b), atol=2e-6)
+
+
+def test_a_long_relu_rnn_runs_onednn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relu RNN's states have no bound before the call; after it, the states it computed
+    bound every gate: 200 steps of torch's initialisation run oneDNN, not the reference."""
+    import nnlayout.kernels.onednn.recurrent as kernel_module
+
+    calls = []
+    monkeypatch.setattr(kernel_module, "reference", lambda *a: calls.append(1) or reference(*a))
+    d, hidden, size = 1, 64, 8
+    values = [create_ssa_value(TensorType(f32, s)) for s in [(200, 2, size), (d, hidden, size)]]
+    values += [create_ssa_value(TensorType(f32, s)) for s in [(d, hidden, hidden), (d, 2 * hidden)]]
+    values.append(create_ssa_value(TensorType(f32, (d, 2, hidden))))
+    op = nn.RnnOp(values, "forward", activation="relu")
+    bound = 1 / np.sqrt(hidden)  # torch's nn.RNN initialisation
+    inputs = [RNG.uniform(-bound, bound, nn.shape_of(v)).astype(np.float32) for v in values]
+    inputs[0] = RNG.standard_normal(nn.shape_of(values[0])).astype(np.float32)
+    got = run(op, inputs)
+    assert calls == []
+    np.testing.assert_allclose(got, reference(op, inputs), atol=2e-5)
+
+
+def test_weights_given_at_run_time_reuse_their_reorders() -> None:
+    """W, R and B operands of no constant: converted on each call, by reorders made once."""
+    from nnlayout.kernels.onednn.primitives import CREATED
+
+    op = layer(nn.LstmOp, "bidirectional")
+    kernel = PreparedRecurrent(op)
+    out = np.empty(nn.shape_of(op.output), np.float32)
+    kernel(operands(op), out)
+    made = CREATED.count
+    for _ in range(3):
+        inputs = operands(op)
+        kernel(inputs, out)
+        np.testing.assert_allclose(out, reference(op, inputs), atol=2e-6)
+    assert CREATED.count == made
+
+
+def test_a_relu_rnn_whose_states_overflow_float32_products_runs_the_reference() -> None:
+    """x W^T of 5e17 x 1e19 makes states of 5e36 (the operands pass the check before the
+    call); times a recurrent weight of +-100 they are +-5e38: in float32 inf - inf, NaN, which
+    a relu may turn into 0; in the reference's float64 exactly 0. The states the call
+    computed fail the check after it, and the reference's result is taken."""
+    values = [create_ssa_value(TensorType(f32, s)) for s in [(3, 1, 1), (1, 2, 1), (1, 2, 2)]]
+    values += [create_ssa_value(TensorType(f32, s)) for s in [(1, 4), (1, 1, 2)]]
+    op = nn.RnnOp(values, "forward", activation="relu")
+    inputs = [
+        np.full((3, 1, 1), 5e17, np.float32),
+        np.full((1, 2, 1), 1e19, np.float32),
+        np.array([[[100, -100], [100, -100]]], np.float32),
+        np.zeros((1, 4), np.float32),
+        np.zeros((1, 1, 2), np.float32),
+    ]
+    want = reference(op, inputs)
+    np.testing.assert_array_equal(want, np.full((3, 1, 1, 2), np.float32(5e36)))
+    kernel = PreparedRecurrent(op)
+    assert kernel._safe(inputs, {})
+    np.testing.assert_array_equal(run(op, inputs), want)
