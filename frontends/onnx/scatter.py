@@ -2,7 +2,9 @@
 
 At constant indices and with no reduction the importer knows which update, if any, each row
 or element of the result is, and writes the scatter as `nn.gather` of the updates and
-`nn.where` of a constant mask (`_scattered`). At indices computed at run time (a key/value
+`nn.where` of a constant mask (`_scattered`), or, where the updates are one run of rows in
+order (a slice assignment), as the data's rows around them and the updates concatenated
+(`_spliced`). At indices computed at run time (a key/value
 cache written at the step's position: torch's `cache.index_copy(2, pos, k)` and `cache[:, :,
 pos] = k`, which the dynamo exporter writes as ScatterND, the classic one as ScatterElements
 and ScatterND), it is `nn.scatter` of the updates at the slices, rows or elements the
@@ -49,6 +51,9 @@ def _scattered(
     data, updates = state.operand(node, 0), state.operand(node, 2)
     shape = list(nn.shape_of(data))
     count = math.prod(shape) // math.prod(inner)
+    if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+        _spliced(state, node, int(rows[0]), len(rows), count, inner)
+        return
     source, written = np.zeros(count, np.int64), np.zeros(count, np.bool_)
     for update, row in enumerate(rows):
         source[row], written[row] = update, True
@@ -60,6 +65,29 @@ def _scattered(
     base = state.emit(state.build(lambda: nn.ReshapeOp(data, [count, *inner])))
     chosen = state.emit(state.build(lambda: nn.WhereOp(mask, picked, base)))
     state.output(node, state.build(lambda: nn.ReshapeOp(chosen, shape)))
+
+
+def _spliced(
+    state: ImportState, node: onnx.NodeProto, first: int, size: int, count: int, inner: list[int]
+) -> None:
+    """The data with its rows `first` .. `first + size` replaced by the updates, in order
+    (torch's slice assignment, `attn[:, :, 1:, 1:] += rel`, as the dynamo exporter writes it:
+    MViT's relative positions): the rows before, the updates and the rows after, concatenated,
+    which moves each row once where a gather and a where move them all twice."""
+    data, updates = state.operand(node, 0), state.operand(node, 2)
+    shape = list(nn.shape_of(data))
+    base = state.reshaped(data, [count, *inner])
+    parts = [state.reshaped(updates, [size, *inner])]
+    ones = [1] * (len(inner) + 1)
+    if first:
+        start = [0] * (len(inner) + 1)
+        parts.insert(0, state.emit(nn.SliceOp(base, start, [first, *inner], ones)))
+    if first + size < count:
+        start = [first + size] + [0] * len(inner)
+        sizes = [count - first - size, *inner]
+        parts.append(state.emit(nn.SliceOp(base, start, sizes, ones)))
+    joined = parts[0] if len(parts) == 1 else state.emit(nn.ConcatOp(parts, 0))
+    state.output(node, state.build(lambda: nn.ReshapeOp(joined, shape)))
 
 
 def _scattered_at_run_time(

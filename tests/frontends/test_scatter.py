@@ -101,6 +101,37 @@ def test_rows_of_floats_scattered_into_run_time_data() -> None:
     like_onnxruntime_everywhere(model, [x.astype(np.float32), u.astype(np.float32)])
 
 
+@pytest.mark.parametrize(
+    ("rows", "spliced"),
+    [
+        (np.arange(1, 7), True),  # MViT: attn[:, :, 1:, 1:] += rel, all but the first row
+        (np.arange(0, 4), True),  # the first rows
+        (np.arange(2, 5), True),  # rows in the middle
+        (np.arange(0, 7), True),  # every row
+        (np.array([1, 3, 4]), False),  # not one run
+        (np.array([2, 1]), False),  # not in order
+    ],
+)
+def test_a_slice_assignment_is_a_concat(rows: np.ndarray, spliced: bool) -> None:
+    """ScatterND of one run of rows, in order, at constant indices (the dynamo exporter's
+    slice assignment, between the transposes that make its rows): the data's rows around
+    the run and the updates concatenated, no gather or where; other rows as before."""
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], perm=[2, 0, 1]),
+        helper.make_node("Sigmoid", ["u"], ["s"]),
+        helper.make_node("ScatterND", ["t", "rows", "s"], ["w"]),
+        helper.make_node("Transpose", ["w"], ["y"], perm=[1, 2, 0]),
+    ]
+    constants = {"rows": rows.reshape(-1, 1).astype(np.int64)}
+    inputs = {"x": (F, [2, 3, 7]), "u": (F, [len(rows), 2, 3])}
+    model = typed_model(nodes, inputs, {"y": (F, [2, 3, 7])}, constants)
+    x, u = RNG.standard_normal((2, 3, 7)), RNG.standard_normal((len(rows), 2, 3))
+    module = like_onnxruntime_everywhere(model, [x.astype(np.float32), u.astype(np.float32)])
+    kinds = {op.name for op in module.walk()}
+    assert ("nn.gather" not in kinds and "nn.where" not in kinds) == spliced, kinds
+    assert ("nn.concat" in kinds) == (spliced and len(rows) < 7), kinds
+
+
 def test_elements_of_floats_scattered_along_an_inner_axis() -> None:
     """ScatterElements on axis 1 of [2, 5, 3] with indices [2, 2, 3] (fewer than the data on
     axes 1 and 2), one negative."""
