@@ -24,7 +24,8 @@ Patterns (small, as xDSL's): `SinkBelowUnary` moves a kernel-less transpose or r
 one reader below the element-wise `nn` op (a `UnaryOp`: its result has its input's type) that
 reads it; `SinkBelowBinary` moves two movements alike (transposes by one permutation,
 reshapes from one shape; each read only there) below a `BinaryOp` of operands of the
-result's shape (no broadcast), as one movement of its result; `SinkBelowConcat` moves those
+result's shape (no broadcast), as one movement of its result; `SinkBelowSlice` makes a slice
+of a transpose (that only slices read) the transpose of a slice; `SinkBelowConcat` moves those
 of a concat's operands (moved alike: one permutation, or unit axes put first; each read only
 there) below it, concatenating along the axis they take to the concat's (a video network's
 branches concatenated along the channels); `ComposeMovements` folds a
@@ -135,6 +136,33 @@ class SinkBelowBinary(RewritePattern):
         _sunk(op, lhs, rewriter)
 
 
+class SinkBelowSlice(RewritePattern):
+    """A slice of a transpose that only slices read is the transpose of the slice of its
+    operand (starts, sizes and steps carried back along the permutation): the transpose then
+    sinks on (a scatter's rows around a slice assignment, concatenated: MViT's)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.SliceOp, rewriter: PatternRewriter) -> None:
+        movement = _movement(op.input)
+        if not isinstance(movement, nn.TransposeOp) or kernel_of(op) is not None:
+            return
+        readers = [use.operation for use in op.input.uses]
+        if not all(isinstance(r, nn.SliceOp) and kernel_of(r) is None for r in readers):
+            return  # another reader keeps the whole transpose: slicing first saves nothing
+        perm = ints(movement.perm)
+        back = [0] * len(perm)
+        for position, axis in enumerate(perm):
+            back[axis] = position
+        starts, sizes, steps = (ints(getattr(op, name)) for name in ("starts", "sizes", "steps"))
+        inner = nn.SliceOp(
+            movement.input,
+            [starts[back[a]] for a in range(len(perm))],
+            [sizes[back[a]] for a in range(len(perm))],
+            [steps[back[a]] for a in range(len(perm))],
+        )
+        _replaced(op, inner, nn.TransposeOp(inner.output, list(perm)), rewriter)
+
+
 def _source_axis(movement: Movement, axis: int) -> int | None:
     """The axis of `movement`'s operand that its result's `axis` is: by the permutation, or
     past the unit axes a reshape puts before its operand's shape; None for another reshape."""
@@ -233,7 +261,13 @@ class SinkMovementPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
-        patterns = [SinkBelowUnary(), SinkBelowBinary(), SinkBelowConcat(), ComposeMovements()]
+        patterns = [
+            SinkBelowUnary(),
+            SinkBelowBinary(),
+            SinkBelowSlice(),
+            SinkBelowConcat(),
+            ComposeMovements(),
+        ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
         # Once the transposes have sunk and met: a transpose made a reshape no longer sinks
         # alike with its concat's other operands (nor cancels with a transpose).

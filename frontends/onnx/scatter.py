@@ -87,7 +87,7 @@ def _spliced(
         sizes = [count - first - size, *inner]
         parts.append(state.emit(nn.SliceOp(base, start, sizes, ones)))
     joined = parts[0] if len(parts) == 1 else state.emit(nn.ConcatOp(parts, 0))
-    state.output(node, state.build(lambda: nn.ReshapeOp(joined, shape)))
+    state.output(node, state.reshaped(joined, shape))
 
 
 def _scattered_at_run_time(

@@ -113,3 +113,35 @@ func.func @unit_concat_operand(%a: tensor<6x1x2x5xf32>, %b: tensor<6x3x2x5xf32>)
 // CHECK-LABEL: func.func @unit_concat_operand
 // CHECK-NEXT: %[[C:.*]] = nn.concat %a, %b axis 1 : (tensor<6x1x2x5xf32>, tensor<6x3x2x5xf32>) -> tensor<6x4x2x5xf32>
 // CHECK-NEXT: %c = nn.transpose %[[C]] perm [0, 2, 1, 3] : tensor<6x4x2x5xf32> -> tensor<6x2x4x5xf32>
+
+// -----
+
+// A slice assignment as the dynamo exporter writes it (ScatterND of rows 1.. between
+// transposes; imported as the first row and the updates concatenated): the slice of the
+// transpose becomes the transpose of a slice, both concat operands are then transposed
+// alike and the transpose sinks below the concat, where it meets its inverse: none is left.
+func.func @slice_assignment(%x: tensor<2x3x7xf32>, %u: tensor<2x3x6xf32>) -> tensor<2x3x7xf32> {
+  %t = nn.transpose %x perm [2, 0, 1] : tensor<2x3x7xf32> -> tensor<7x2x3xf32>
+  %tu = nn.transpose %u perm [2, 0, 1] : tensor<2x3x6xf32> -> tensor<6x2x3xf32>
+  %p = nn.slice %t starts [0, 0, 0] sizes [1, 2, 3] steps [1, 1, 1] : tensor<7x2x3xf32> -> tensor<1x2x3xf32>
+  %c = nn.concat %p, %tu axis 0 : (tensor<1x2x3xf32>, tensor<6x2x3xf32>) -> tensor<7x2x3xf32>
+  %y = nn.transpose %c perm [1, 2, 0] : tensor<7x2x3xf32> -> tensor<2x3x7xf32>
+  func.return %y : tensor<2x3x7xf32>
+}
+// CHECK-LABEL: func.func @slice_assignment
+// CHECK-NEXT: %[[P:.*]] = nn.slice %x starts [0, 0, 0] sizes [2, 3, 1] steps [1, 1, 1] : tensor<2x3x7xf32> -> tensor<2x3x1xf32>
+// CHECK-NEXT: %y = nn.concat %[[P]], %u axis 2 : (tensor<2x3x1xf32>, tensor<2x3x6xf32>) -> tensor<2x3x7xf32>
+// CHECK-NEXT: func.return %y
+
+// -----
+
+// A transpose another op also reads stays whole: its slice is not moved above it.
+func.func @slice_and_other(%x: tensor<2x3x7xf32>) -> (tensor<1x2x3xf32>, tensor<7x2x3xf32>) {
+  %t = nn.transpose %x perm [2, 0, 1] : tensor<2x3x7xf32> -> tensor<7x2x3xf32>
+  %p = nn.slice %t starts [0, 0, 0] sizes [1, 2, 3] steps [1, 1, 1] : tensor<7x2x3xf32> -> tensor<1x2x3xf32>
+  %r = nn.relu %t : tensor<7x2x3xf32>
+  func.return %p, %r : tensor<1x2x3xf32>, tensor<7x2x3xf32>
+}
+// CHECK-LABEL: func.func @slice_and_other
+// CHECK-NEXT: %t = nn.transpose %x perm [2, 0, 1]
+// CHECK-NEXT: %p = nn.slice %t starts [0, 0, 0] sizes [1, 2, 3]

@@ -23,7 +23,10 @@ from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_model
 from nnlayout.runtime.interpreter import Interpreter
 from nnlayout.tests.helpers import (
+    DEFAULT_PIPELINE,
     assert_one_clean_error,
+    compile_module,
+    count_ops,
     like_onnxruntime_everywhere,
     onnx_file,
     tool_process,
@@ -114,22 +117,28 @@ def test_rows_of_floats_scattered_into_run_time_data() -> None:
 )
 def test_a_slice_assignment_is_a_concat(rows: np.ndarray, spliced: bool) -> None:
     """ScatterND of one run of rows, in order, at constant indices (the dynamo exporter's
-    slice assignment, between the transposes that make its rows): the data's rows around
-    the run and the updates concatenated, no gather or where; other rows as before."""
+    slice assignment, between the transposes that make its rows, the updates transposed
+    alike): the data's rows around the run and the updates concatenated, no gather or where;
+    sink-movement then takes the transposes below the slice and the concat, where they
+    cancel. Other rows as before."""
     nodes = [
         helper.make_node("Transpose", ["x"], ["t"], perm=[2, 0, 1]),
         helper.make_node("Sigmoid", ["u"], ["s"]),
-        helper.make_node("ScatterND", ["t", "rows", "s"], ["w"]),
+        helper.make_node("Transpose", ["s"], ["ts"], perm=[2, 0, 1]),
+        helper.make_node("ScatterND", ["t", "rows", "ts"], ["w"]),
         helper.make_node("Transpose", ["w"], ["y"], perm=[1, 2, 0]),
     ]
     constants = {"rows": rows.reshape(-1, 1).astype(np.int64)}
-    inputs = {"x": (F, [2, 3, 7]), "u": (F, [len(rows), 2, 3])}
+    inputs = {"x": (F, [2, 3, 7]), "u": (F, [2, 3, len(rows)])}
     model = typed_model(nodes, inputs, {"y": (F, [2, 3, 7])}, constants)
-    x, u = RNG.standard_normal((2, 3, 7)), RNG.standard_normal((len(rows), 2, 3))
+    x, u = RNG.standard_normal((2, 3, 7)), RNG.standard_normal((2, 3, len(rows)))
     module = like_onnxruntime_everywhere(model, [x.astype(np.float32), u.astype(np.float32)])
     kinds = {op.name for op in module.walk()}
     assert ("nn.gather" not in kinds and "nn.where" not in kinds) == spliced, kinds
     assert ("nn.concat" in kinds) == (spliced and len(rows) < 7), kinds
+    if spliced:
+        compiled = compile_module(module, "ref", True, DEFAULT_PIPELINE)
+        assert count_ops(compiled, nn.TransposeOp) == 0
 
 
 def test_elements_of_floats_scattered_along_an_inner_axis() -> None:
