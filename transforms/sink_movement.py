@@ -25,7 +25,8 @@ one reader below the element-wise `nn` op (a `UnaryOp`: its result has its input
 reads it; `SinkBelowBinary` moves two movements alike (transposes by one permutation,
 reshapes from one shape; each read only there) below a `BinaryOp` of operands of the
 result's shape (no broadcast), as one movement of its result; `SinkBelowSlice` makes a slice
-of a transpose (that only slices read) the transpose of a slice; `SinkBelowConcat` moves those
+of a transpose (that only slices read) the transpose of a slice where a concat of operands
+transposed alike reads it; `SinkBelowConcat` moves those
 of a concat's operands (moved alike: one permutation, or unit axes put first; each read only
 there) below it, concatenating along the axis they take to the concat's (a video network's
 branches concatenated along the channels); `ComposeMovements` folds a
@@ -136,10 +137,27 @@ class SinkBelowBinary(RewritePattern):
         _sunk(op, lhs, rewriter)
 
 
+def _joined_alike(op: nn.SliceOp, movement: nn.TransposeOp) -> bool:
+    """Whether `op` (a slice of `movement`) is read only by a concat whose every operand is a
+    transpose by `movement`'s permutation or a slice of one: there the transposes, once
+    below the slices, sink below the concat too."""
+    readers = {use.operation for use in op.output.uses}
+    if len(readers) != 1 or not isinstance(concat := readers.pop(), nn.ConcatOp):
+        return False
+    for value in concat.operands:
+        owner = value.owner
+        moved = _movement(owner.input) if isinstance(owner, nn.SliceOp) else _movement(value)
+        if not isinstance(moved, nn.TransposeOp) or not _same_movement(moved, movement):
+            return False
+    return True
+
+
 class SinkBelowSlice(RewritePattern):
     """A slice of a transpose that only slices read is the transpose of the slice of its
-    operand (starts, sizes and steps carried back along the permutation): the transpose then
-    sinks on (a scatter's rows around a slice assignment, concatenated: MViT's)."""
+    operand (starts, sizes and steps carried back along the permutation), where a concat of
+    operands transposed alike reads it: the transposes then sink below the concat (a
+    scatter's rows around a slice assignment: MViT's). Elsewhere the slice stays: a slice
+    of whole rows of the transposed data is a view (ViT's q, k, v), of the data a copy."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nn.SliceOp, rewriter: PatternRewriter) -> None:
@@ -149,6 +167,8 @@ class SinkBelowSlice(RewritePattern):
         readers = [use.operation for use in op.input.uses]
         if not all(isinstance(r, nn.SliceOp) and kernel_of(r) is None for r in readers):
             return  # another reader keeps the whole transpose: slicing first saves nothing
+        if not _joined_alike(op, movement):
+            return  # a slice of the transposed data may be a view; of the data, a copy
         perm = ints(movement.perm)
         back = [0] * len(perm)
         for position, axis in enumerate(perm):

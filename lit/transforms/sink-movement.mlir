@@ -145,3 +145,19 @@ func.func @slice_and_other(%x: tensor<2x3x7xf32>) -> (tensor<1x2x3xf32>, tensor<
 // CHECK-LABEL: func.func @slice_and_other
 // CHECK-NEXT: %t = nn.transpose %x perm [2, 0, 1]
 // CHECK-NEXT: %p = nn.slice %t starts [0, 0, 0] sizes [1, 2, 3]
+
+// -----
+
+// ViT's q, k, v: slices of whole rows of the transposed qkv (views once bufferized) read by
+// other ops than a concat stay slices of the transpose (of the data, they would be copies).
+func.func @qkv(%x: tensor<4x3x2xf32>) -> (tensor<1x4x2xf32>, tensor<1x4x2xf32>) {
+  %t = nn.transpose %x perm [1, 0, 2] : tensor<4x3x2xf32> -> tensor<3x4x2xf32>
+  %q = nn.slice %t starts [0, 0, 0] sizes [1, 4, 2] steps [1, 1, 1] : tensor<3x4x2xf32> -> tensor<1x4x2xf32>
+  %k = nn.slice %t starts [1, 0, 0] sizes [1, 4, 2] steps [1, 1, 1] : tensor<3x4x2xf32> -> tensor<1x4x2xf32>
+  %a = nn.add %q, %k : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+  func.return %a, %k : tensor<1x4x2xf32>, tensor<1x4x2xf32>
+}
+// CHECK-LABEL: func.func @qkv
+// CHECK-NEXT: %t = nn.transpose %x perm [1, 0, 2]
+// CHECK-NEXT: %q = nn.slice %t starts [0, 0, 0]
+// CHECK-NEXT: %k = nn.slice %t starts [1, 0, 0]
