@@ -8,9 +8,9 @@ Greedy by size and greedy by breadth are TFLite's arena planners (Pisarchyk & Le
 best fit by area and by duration XLA's heap simulator orderings; greedy by size with ties
 broken by last use is ours, and so is greedy by size class: buffers within `SIZE_CLASS` of a
 larger one are placed as if they were as large, so that near-equal buffers (MViT's attention
-maps of 78,738,696 and 78,726,144 bytes) take each other's places, which best fit alone
-refuses by a few kilobytes and then stacks one more on top. Where the best plan stays above
-the lower bound, a seeded local search moves buffers in its order (`_searched`).
+maps, a few kilobytes apart) take each other's places, which best fit alone refuses and
+then stacks one more on top. Where the best plan stays above the lower bound, a seeded
+local search moves buffers in its order (`_searched`).
 """
 
 from __future__ import annotations

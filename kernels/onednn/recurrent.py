@@ -1,6 +1,6 @@
 """The recurrent layers `nn.lstm`, `nn.gru` and `nn.rnn` as oneDNN's RNN primitive: the whole
 sequence, both directions too (`bidirectional_concat`), in one call. Unrolled into a step's
-small ops, a layer cost about their calls (2 us each, 18 a step).
+small ops, a layer cost about as many calls as it had ops (docs/benchmarks.md, stop 55).
 
 oneDNN's operands differ from ONNX's, so the kernel converts them: W [directions, gates x
 hidden, input] becomes oneDNN's ldigo [1, directions, input, gates, hidden], gates in its
@@ -12,12 +12,12 @@ hidden], is oneDNN's dst_layer (tnc, directions side by side); `last_cell`'s, it
 (ldnc), with dst_layer in a buffer of the kernel's own.
 
 Not for `clip` (oneDNN has no gate clipping). oneDNN's RNN implementations named `ref` run its
-packed gemm and are as fast (10 steps of a 32 -> 64 LSTM: 24 us under SSE4.1, 15 us on
-AVX-512), so every implementation is accepted. Its eltwise code is exact on finite values
-only, and a float32 product that overflows inside it (inf - inf, where the reference's
-float64 cancels) can come out finite and wrong: each call bounds every value the primitive
-computes by its operands' norms (`PreparedRecurrent._safe`) and runs the reference kernel
-where the bound passes `bounds.FINITE_LIMIT` or an operand is not finite.
+packed gemm, about as fast as its jit ones, so every implementation is accepted. Its eltwise
+code is exact on finite values only, and a float32 product that overflows inside it (inf -
+inf, where the reference's float64 cancels) can come out finite and wrong: each call bounds
+every value the primitive computes by its operands' norms (`PreparedRecurrent._safe`; a
+relu RNN's after the call, by the states it computed: `_checked`) and runs the reference
+kernel where the bound passes `bounds.FINITE_LIMIT` or an operand is not finite.
 """
 
 from __future__ import annotations
