@@ -116,33 +116,12 @@ def conv_transpose3d(
     modulo sd, each shifted by zero frames; the residues interleave (a concat along a new
     axis after the frames, then a reshape), and the depth pads crop the result. The bias is
     added last, as frames no tap reaches (output_padding) have it too."""
-    n, c, depth, h, width = nn.shape_of(x)
-    kd = nn.shape_of(w)[2]
+    n, _, depth, _, _ = nn.shape_of(x)
     sd, dd = window["strides"][0], window["dilations"][0]
-    pd0, pd1 = window["pads"][0], window["pads"][3]
-    full = (depth - 1) * sd + (kd - 1) * dd + 1 + window["output_padding"][0]
-    out_depth = full - pd0 - pd1
-    if out_depth < 1:
-        raise state.fail(
-            f"ConvTranspose's depth pads {pd0} + {pd1} leave {out_depth} of its {full} frames"
-        )
+    full, out_depth, o = _transposed_depth(state, x, w, b, window)
     lead = [n] if n > 1 else []
-    frames = state.reshaped(state.emit(_depth_swap(state, x)), [n * depth, c, h, width])
-    _, ph0, pw0, _, ph1, pw1 = window["pads"]
-    taps = []
-    for tap in range(kd):
-        made = nn.ConvTranspose2dOp(
-            frames,
-            _depth_tap(state, w, tap),
-            None,
-            strides=window["strides"][1:],
-            pads=[ph0, pw0, ph1, pw1],
-            output_padding=window["output_padding"][1:],
-            dilations=window["dilations"][1:],
-            groups=window["groups"],
-        )
-        image = state.emit(state.build(lambda made=made: made))
-        taps.append(state.reshaped(image, [*lead, depth, *nn.shape_of(image)[1:]]))
+    taps = _transposed_taps(state, x, w, window)
+    taps = [state.reshaped(v, [*lead, depth, *nn.shape_of(v)[1:]]) for v in taps]
     length = -(-full // sd)  # frames of each residue
     residues = [_residue(state, taps, r, sd, dd, length) for r in range(sd)]
     whole = residues[0]
@@ -154,13 +133,64 @@ def conv_transpose3d(
         stacked = state.emit(state.build(lambda: nn.ConcatOp(parts, axis)))
         shape = nn.shape_of(stacked)
         whole = state.reshaped(stacked, [*lead, length * sd, *shape[axis + 1 :]])
-    result = _taken(state, whole, pd0, 1, out_depth)
+    result = _taken(state, whole, window["pads"][0], 1, out_depth)
     if b is not None:
-        o = nn.shape_of(b)[0]
         result = state.emit(state.build(lambda: nn.AddOp(result, state.reshaped(b, [o, 1, 1]))))
-    _, o, ho, wo = nn.shape_of(result)[-4:]
+    ho, wo = nn.shape_of(result)[-2:]
     result = state.reshaped(result, [n, out_depth, o, ho, wo])
     state.output(node, _depth_swap(state, result))
+
+
+def _transposed_depth(
+    state: ImportState, x: SSAValue, w: SSAValue, b: SSAValue | None, window: dict
+) -> tuple[int, int, int]:
+    """A 3-D ConvTranspose's frames before the depth pads crop them, after, and its output
+    channels; refuses what onnxruntime refuses (and the 2-D op's verifier, on the other
+    axes): an output_padding of the stride or dilation or more, a bias of another length,
+    pads that leave no frame."""
+    depth, kd = nn.shape_of(x)[2], nn.shape_of(w)[2]
+    sd, dd = window["strides"][0], window["dilations"][0]
+    pd0, pd1, opd = window["pads"][0], window["pads"][3], window["output_padding"][0]
+    if not 0 <= opd < max(sd, dd):
+        raise state.fail(
+            f"ConvTranspose's depth output_padding {opd} must be at least 0 and smaller than "
+            f"the depth stride or dilation ({max(sd, dd)})"
+        )
+    o = nn.shape_of(w)[1] * window["groups"]
+    if b is not None and list(nn.shape_of(b)) != [o]:
+        raise state.fail(f"ConvTranspose's bias must have shape [{o}], got {list(nn.shape_of(b))}")
+    full = (depth - 1) * sd + (kd - 1) * dd + 1 + opd
+    if full - pd0 - pd1 < 1:
+        raise state.fail(
+            f"ConvTranspose's depth pads {pd0} + {pd1} leave {full - pd0 - pd1} of its {full} "
+            "frames"
+        )
+    return full, full - pd0 - pd1, o
+
+
+def _transposed_taps(state: ImportState, x: SSAValue, w: SSAValue, window: dict) -> list[SSAValue]:
+    """Each depth tap's 2-D transposed convolution of all of x's frames, as a batch of
+    images (clip by clip)."""
+    n, c, depth, h, width = nn.shape_of(x)
+    frames = state.reshaped(state.emit(_depth_swap(state, x)), [n * depth, c, h, width])
+    _, ph0, pw0, _, ph1, pw1 = window["pads"]
+    taps = []
+    for tap in range(nn.shape_of(w)[2]):
+        weights = _depth_tap(state, w, tap)
+        image = state.build(  # inside: a shape rule's refusal names the node
+            lambda weights=weights: nn.ConvTranspose2dOp(
+                frames,
+                weights,
+                None,
+                strides=window["strides"][1:],
+                pads=[ph0, pw0, ph1, pw1],
+                output_padding=window["output_padding"][1:],
+                dilations=window["dilations"][1:],
+                groups=window["groups"],
+            )
+        )
+        taps.append(state.emit(image))
+    return taps
 
 
 def _residue(
@@ -236,16 +266,19 @@ def _depth_conv(
     part = _taken(state, frames, start, step, out_depth)
     image = state.reshaped(part, [math.prod(shape[:axis]) * out_depth, *shape[axis + 1 :]])
     _, ph0, pw0, _, ph1, pw1 = window["pads"]
-    conv = nn.Conv2dOp(
-        image,
-        weights,
-        bias,
-        strides=window["strides"][1:],
-        pads=[ph0, pw0, ph1, pw1],
-        dilations=window["dilations"][1:],
-        groups=window["groups"],
+    return state.emit(
+        state.build(  # inside: a shape rule's refusal names the node
+            lambda: nn.Conv2dOp(
+                image,
+                weights,
+                bias,
+                strides=window["strides"][1:],
+                pads=[ph0, pw0, ph1, pw1],
+                dilations=window["dilations"][1:],
+                groups=window["groups"],
+            )
+        )
     )
-    return state.emit(state.build(lambda: conv))
 
 
 def pool3d(

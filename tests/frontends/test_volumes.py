@@ -276,3 +276,51 @@ def test_conv_transpose3d_pads_past_its_frames_are_refused() -> None:
     model = conv_transpose_model([1, 2, 1, 3, 3], 2, (1, 1, 1), pads=[1, 0, 0, 1, 0, 0])
     with pytest.raises(UserError, match="depth pads 1 \\+ 1 leave -1 of its 1 frames"):
         import_model(model)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "x_shape", "w_shape", "b", "attrs", "message"),
+    [
+        ("ConvTranspose", [1, 3, 3, 3, 3], [2, 2, 2, 2, 2], None, {}, "input has 3 channels"),
+        ("Conv", [1, 3, 3, 3, 3], [2, 2, 1, 1, 1], None, {}, "input has 3 channels"),
+        ("Conv", [1, 2, 3, 2, 2], [2, 2, 1, 3, 3], None, {}, "window of extent 3"),
+        (
+            "ConvTranspose",
+            [1, 2, 3, 3, 3],
+            [2, 2, 2, 2, 2],
+            None,
+            {"pads": [0, 3, 0, 0, 3, 0]},
+            "leave no output along spatial axis 0",
+        ),
+        ("ConvTranspose", [1, 2, 3, 3, 3], [2, 3, 2, 2, 2], [1], {}, "bias must have shape [3]"),
+        (
+            "ConvTranspose",
+            [1, 2, 3, 3, 3],
+            [2, 3, 2, 1, 1],
+            None,
+            {"strides": [2, 1, 1], "output_padding": [2, 0, 0]},
+            "depth output_padding 2 must be at least 0 and smaller than",
+        ),
+    ],
+    ids=["transposed channels", "channels", "window", "crop", "bias", "output_padding"],
+)
+def test_malformed_3d_convolutions_are_refused_naming_the_node(
+    op_type: str,
+    x_shape: list[int],
+    w_shape: list[int],
+    b: list[int] | None,
+    attrs: dict,
+    message: str,
+) -> None:
+    """As onnxruntime refuses them, in one line naming the node, as the 2-D paths do."""
+    inits = {"w": RNG.standard_normal(w_shape)}
+    names = ["x", "w"]
+    if b is not None:
+        inits["b"] = RNG.standard_normal(b)
+        names.append("b")
+    node = helper.make_node(op_type, names, ["y"], name="up", **attrs)
+    with pytest.raises(UserError) as error:
+        import_model(_model([node], x_shape, inits))
+    assert f"node 'up' ({op_type})" in error.value.message and message in error.value.message, (
+        error.value.message
+    )
