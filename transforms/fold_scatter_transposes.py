@@ -40,15 +40,8 @@ from xdsl.rewriter import InsertPoint
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.nn import ints
+from nnlayout.dialects.nn import ints, inverse_permutation
 from nnlayout.transforms.stages import require_tensor_level
-
-
-def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
-    inverse = [0] * len(perm)
-    for position, axis in enumerate(perm):
-        inverse[axis] = position
-    return tuple(inverse)
 
 
 class FoldScatterTransposes(RewritePattern):
@@ -61,7 +54,7 @@ class FoldScatterTransposes(RewritePattern):
         if not isinstance(inner, nn.TransposeOp):
             return
         perm = ints(inner.perm)
-        if _inverse(perm) != ints(op.perm):
+        if inverse_permutation(perm) != ints(op.perm):
             return
         if any(kernel_of(o) is not None for o in (op, scatter, inner)):
             return

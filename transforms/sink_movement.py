@@ -58,7 +58,7 @@ from xdsl.rewriter import InsertPoint
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.kernel_attr import kernel_of
-from nnlayout.dialects.nn import ints, shape_of, with_shape
+from nnlayout.dialects.nn import ints, inverse_permutation, shape_of, with_shape
 from nnlayout.transforms.stages import require_tensor_level
 
 Movement = nn.TransposeOp | nn.ReshapeOp
@@ -170,9 +170,7 @@ class SinkBelowSlice(RewritePattern):
         if not _joined_alike(op, movement):
             return  # a slice of the transposed data may be a view; of the data, a copy
         perm = ints(movement.perm)
-        back = [0] * len(perm)
-        for position, axis in enumerate(perm):
-            back[axis] = position
+        back = inverse_permutation(perm)
         starts, sizes, steps = (ints(getattr(op, name)) for name in ("starts", "sizes", "steps"))
         inner = nn.SliceOp(
             movement.input,

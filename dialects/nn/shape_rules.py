@@ -225,3 +225,12 @@ def transpose_shape(x: Shape, perm: Sequence[int]) -> Shape:
             f"nn.transpose: perm {list(perm)} is not a permutation of 0..{len(x) - 1}"
         )
     return tuple(x[p] for p in perm)
+
+
+def inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
+    """The permutation that undoes `perm`: a transpose by it after one by `perm` moves
+    nothing; entry a is the axis source axis a goes to."""
+    inverse = [0] * len(perm)
+    for position, axis in enumerate(perm):
+        inverse[axis] = position
+    return tuple(inverse)
