@@ -140,13 +140,21 @@ def _compiled(op: nn.RecurrentOp) -> Compiled:
     return p.get_compiled(("rnn", op_key(op)), lambda: _pd(op), _args(op))
 
 
-def recurrent_accepts(op: Operation, target: Target, padding: bool) -> str | None:
-    """f32, without clip, and a primitive oneDNN makes."""
+def _result_refusal(op: Operation) -> str | None:
+    """What the primitive would compute otherwise than the reference: data not f32, clip."""
     assert isinstance(op, nn.RecurrentOp)
     if not is_f32(op):
         return NOT_F32
     if op.clip is not None:
         return "clip (oneDNN's RNN primitive has no gate clipping)"
+    return None
+
+
+def recurrent_accepts(op: Operation, target: Target, padding: bool) -> str | None:
+    """f32, without clip, and a primitive oneDNN makes."""
+    assert isinstance(op, nn.RecurrentOp)
+    if (reason := _result_refusal(op)) is not None:
+        return reason
     try:
         _compiled(op)
     except b.DnnlError as error:
@@ -160,13 +168,8 @@ def recurrent_layouts(op: Operation, target: Target) -> tuple[tuple[str, ...], t
 
 def recurrent_types_reason(op: Operation) -> str | None:
     """Plain f32 operands and result, without clip."""
-    assert isinstance(op, nn.RecurrentOp)
-    if not is_f32(op):
-        return NOT_F32
-    if op.clip is not None:
-        return "clip (oneDNN's RNN primitive has no gate clipping)"
     plain = [(PLAIN_LAYOUT,)] * len(op.operands)
-    return layouts_refusal(op, plain, [(PLAIN_LAYOUT,)])
+    return _result_refusal(op) or layouts_refusal(op, plain, [(PLAIN_LAYOUT,)])
 
 
 def recurrent_workspace(op: Operation, target: Target) -> int:
