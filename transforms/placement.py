@@ -279,8 +279,7 @@ def plan_offsets(intervals: Sequence[Interval], alignment: int = 1) -> Placement
     arenas: dict[str, int] = {}
     offsets, arena, name = _plan(intervals, intervals, HEURISTICS, alignment, arenas)
     bound = peak([Interval(i.start, i.end, align(i.size, alignment)) for i in intervals])[0]
-    classed = size_classes(intervals)
-    if arena > bound and classed != list(intervals):
+    if arena > bound and (classed := size_classes(intervals)) != list(intervals):
         other = _plan(intervals, classed, {CLASS_NAME: _by_size}, alignment, arenas)
         if other[1] < arena:
             offsets, arena, name = other
