@@ -16,16 +16,13 @@ from nnlayout.benchmarks.startup import pin_threads
 pin_threads(1)
 
 import argparse  # noqa: E402
-import tempfile  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from nnlayout.benchmarks.zoo_latency import measure  # noqa: E402
-from nnlayout.frontends.onnx import import_to_files  # noqa: E402
+from nnlayout.benchmarks.zoo_latency import measure_model  # noqa: E402
 from nnlayout.tools.driver import description  # noqa: E402
 
 CLASSIFIERS = {"alexnet": (9216, 4096, 4096, 1000), "vgg11_bn": (25088, 4096, 4096, 1000)}
@@ -61,8 +58,6 @@ def classifier(widths: Sequence[int], dynamo: bool) -> onnx.ModelProto:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    import onnxruntime
-
     parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--models", default=",".join(CLASSIFIERS))
@@ -71,21 +66,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("|---|---|---|---|---|---|")
     for name in args.models.split(","):
         for dynamo in (False, True):
-            with tempfile.TemporaryDirectory(prefix="nnlayout-fc-") as scratch:
-                path = Path(scratch) / f"{name}.onnx"
-                path.write_bytes(classifier(CLASSIFIERS[name], dynamo).SerializeToString())
-                module = import_to_files(path)
-                options = onnxruntime.SessionOptions()
-                options.intra_op_num_threads = options.inter_op_num_threads = 1
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                session = onnxruntime.InferenceSession(
-                    str(path), options, providers=["CPUExecutionProvider"]
-                )
-                x = np.random.default_rng(1).standard_normal((1, CLASSIFIERS[name][0]))
-                source = str(path.with_suffix(".mlir"))
-                result = measure(
-                    name, module, source, "onednn", session, x.astype(np.float32), 1, args.repeats
-                )
+            model = classifier(CLASSIFIERS[name], dynamo)
+            x = np.random.default_rng(1).standard_normal((1, CLASSIFIERS[name][0]))
+            result = measure_model(name, model, x, args.repeats)
             kernels = ", ".join(f"{k} {v}" for k, v in sorted(result.implementations.items()))
             print(
                 f"| {name} | {'dynamo' if dynamo else 'classic'} | {result.ours_ms:.2f} | "

@@ -17,16 +17,13 @@ from nnlayout.benchmarks.startup import pin_threads
 pin_threads(1)
 
 import argparse  # noqa: E402
-import tempfile  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from nnlayout.benchmarks.zoo_latency import measure, onnxruntime_session  # noqa: E402
-from nnlayout.frontends.onnx import import_to_files  # noqa: E402
+from nnlayout.benchmarks.zoo_latency import measure_model  # noqa: E402
 from nnlayout.tools.driver import description  # noqa: E402
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -74,18 +71,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         if op_type not in GATES:
             parser.error(f"unknown layer '{op_type}' (known: {', '.join(GATES)})")
         for steps, direction, size, hidden in SHAPES:
-            with tempfile.TemporaryDirectory(prefix="nnlayout-recurrent-") as scratch:
-                path = Path(scratch) / "layer.onnx"
-                model = layer(op_type, steps, direction, size, hidden)
-                path.write_bytes(model.SerializeToString())
-                module = import_to_files(path)
-                session = onnxruntime_session(path, 1)
-                x = np.random.default_rng(1).standard_normal((steps, 1, size))
-                source = str(path.with_suffix(".mlir"))
-                result = measure(
-                    op_type, module, source, "onednn", session, x.astype(np.float32), 1,
-                    args.repeats,
-                )  # fmt: skip
+            model = layer(op_type, steps, direction, size, hidden)
+            x = np.random.default_rng(1).standard_normal((steps, 1, size))
+            result = measure_model(op_type, model, x, args.repeats)
             print(
                 f"| {op_type} | {steps} | {direction} | {size} -> {hidden} | "
                 f"{result.ours_ms:.3f} | {result.ort_ms:.3f} | "

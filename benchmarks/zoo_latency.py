@@ -51,6 +51,7 @@ from nnlayout.benchmarks.layout_report import load
 from nnlayout.benchmarks.memory_report import TVM
 from nnlayout.benchmarks.startup import check_names, run_with_threads
 from nnlayout.examples.make_models import MODELS_DIR, ZOO
+from nnlayout.frontends.onnx import import_to_files
 from nnlayout.ir.context import make_context
 from nnlayout.kernels.targets import get_target
 from nnlayout.lowering.bufferize import activation_reorders
@@ -191,6 +192,19 @@ def measure(
         repeats,
     )
     return result
+
+
+def measure_model(name: str, model: object, x: np.ndarray, repeats: int) -> Result:
+    """`measure` of an ONNX model built in memory (an `onnx.ModelProto`): saved and imported
+    into a scratch folder, as `nnlayout-import` writes it, compiled for `onednn` and timed
+    against onnxruntime, one thread each."""
+    with tempfile.TemporaryDirectory(prefix="nnlayout-bench-") as scratch:
+        path = Path(scratch) / "model.onnx"
+        path.write_bytes(model.SerializeToString())  # type: ignore[attr-defined]
+        module = import_to_files(path)
+        session = onnxruntime_session(path, 1)
+        source = str(path.with_suffix(".mlir"))
+        return measure(name, module, source, "onednn", session, x.astype(np.float32), 1, repeats)
 
 
 def verdict(worst: float) -> int:
