@@ -210,8 +210,7 @@ def _residue(
         return total
     shape = list(nn.shape_of(taps[0]))
     shape[-4] = length
-    zero = state.made_constant("zero_frame", np.zeros([1] * len(shape), np.float32))
-    return state.emit(state.build(lambda: nn.ExpandOp(zero, shape)))
+    return _constant_frames(state, shape, 0.0)
 
 
 def _framed(
@@ -219,22 +218,26 @@ def _framed(
 ) -> SSAValue:
     """`frames` (depth on the axis before the channels) with `before` and `after` frames of
     `value` around them: a concat, which the layouts keep blocked and the frames' producer
-    writes in place, of `value` broadcast from one constant."""
+    writes in place, of `value` broadcast from a constant."""
     if not before and not after:
         return frames
     shape = nn.shape_of(frames)
     axis = len(shape) - 4
-    fill = state.made_constant("fill_frame", np.full([1] * len(shape), value, np.float32))
     made: dict[int, SSAValue] = {}
 
     def filled(count: int) -> list[SSAValue]:
-        sizes = [*shape[:axis], count, *shape[axis + 1 :]]
         if count and count not in made:
-            made[count] = state.emit(state.build(lambda: nn.ExpandOp(fill, sizes)))
+            made[count] = _constant_frames(state, [*shape[:axis], count, *shape[axis + 1 :]], value)
         return [made[count]] if count else []
 
     inputs = [*filled(before), frames, *filled(after)]
     return state.emit(state.build(lambda: nn.ConcatOp(inputs, axis)))
+
+
+def _constant_frames(state: ImportState, shape: Sequence[int], value: float) -> SSAValue:
+    """Frames of `shape`, every element `value`: one constant element broadcast."""
+    fill = state.made_constant("fill_frame", np.full([1] * len(shape), value, np.float32))
+    return state.emit(state.build(lambda: nn.ExpandOp(fill, list(shape))))
 
 
 def _taken(state: ImportState, frames: SSAValue, start: int, step: int, count: int) -> SSAValue:
