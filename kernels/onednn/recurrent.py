@@ -258,16 +258,21 @@ class PreparedRecurrent:
             self.steady = steady
         return steady
 
-    def _safe(self, arrays: Sequence[np.ndarray], known: dict[int, float]) -> bool:
+    @staticmethod
+    def _norms(arrays: Sequence[np.ndarray], known: dict[int, float]) -> list[float]:
+        """The operands' norms: `known` (the constants'), else measured (inf or NaN where an
+        operand is not finite)."""
+        return [known[i] if i in known else norm(a) for i, a in enumerate(arrays)]
+
+    def _safe(self, n: Sequence[float]) -> bool:
         """Whether no value the primitive computes can overflow float32, bounded before the
-        call by the operands' norms (`known`, else measured: inf or NaN where an operand is
-        not finite, which is then not safe either). A gate's input is at most |x| |W| +
-        |h| |R| + 2 |B| (Frobenius norms; W's and R's biases summed); an LSTM's, a GRU's or a
-        tanh RNN's hidden state is at most max(1, h0's largest) each, so |h| <= sqrt(batch x
-        hidden x directions) max(1, |h0|), and an LSTM's cell state grows by 1 a step. A
-        relu RNN's states have no such bound: before the call its operands need only be
-        finite, and `_checked` bounds its gates by the states it computed."""
-        n = [known[i] if i in known else norm(arrays[i]) for i in range(len(arrays))]
+        call by the operands' norms `n` (`_norms`: inf or NaN, not safe, where not finite). A
+        gate's input is at most |x| |W| + |h| |R| + 2 |B| (Frobenius norms; W's and R's
+        biases summed); an LSTM's, a GRU's or a tanh RNN's hidden state is at most max(1,
+        h0's largest) each, so |h| <= sqrt(batch x hidden x directions) max(1, |h0|), and an
+        LSTM's cell state grows by 1 a step. A relu RNN's states have no such bound: before
+        the call its operands need only be finite, and `_checked` bounds its gates by the
+        states it computed."""
         x, w, r, bias, h0 = n[:5]
         if self.relu:
             return x * w + 2 * bias + h0 * r < FINITE_LIMIT
@@ -275,9 +280,7 @@ class PreparedRecurrent:
         cell = n[5] + self.steps if len(n) > 5 else 0.0
         return gates < FINITE_LIMIT and cell < FINITE_LIMIT
 
-    def _checked(
-        self, arrays: Sequence[np.ndarray], known: dict[int, float], out: np.ndarray
-    ) -> bool:
+    def _checked(self, n: Sequence[float], out: np.ndarray) -> bool:
         """After the call, for a relu RNN: whether no gate's input can have overflowed,
         bounded by the states the call computed. Step by step (in each direction's order),
         a gate's input is at most |x| |W| + 2 |B| + |h of the step before| |R|; up to the
@@ -286,9 +289,8 @@ class PreparedRecurrent:
         overflowed (an overflow's NaN can come out of a relu as 0, finite and wrong)."""
         if not self.relu:
             return True
-        n = [known[i] if i in known else norm(arrays[i]) for i in range(4)]
-        largest = max(known[4] if 4 in known else norm(arrays[4]), norm(out))
-        return n[0] * n[1] + 2 * n[3] + largest * n[2] < FINITE_LIMIT
+        x, w, r, bias, h0 = n[:5]
+        return x * w + 2 * bias + max(h0, norm(out)) * r < FINITE_LIMIT
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         """The call on these arrays: memory objects of its own pointed once where every array
@@ -301,12 +303,14 @@ class PreparedRecurrent:
         compiled = self.compiled.private()  # memory objects of its own, pointed once
         compiled.point(self._arguments(arrays, weights, out), self.scratchpad)
         self.bound.append(compiled)  # the call's arguments are its memory objects' handles
-        execute, safe, checked, op = compiled.runner(), self._safe, self._checked, self.op
+        execute, op = compiled.runner(), self.op
+        norms, safe, checked = self._norms, self._safe, self._checked
 
         def call() -> None:
-            if safe(arrays, known):
+            n = norms(arrays, known)
+            if safe(n):
                 execute()
-                if checked(arrays, known, out):
+                if checked(n, out):
                     return
             out[...] = reference(op, inputs).reshape(out.shape)
 
@@ -315,7 +319,8 @@ class PreparedRecurrent:
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         arrays = [np.ascontiguousarray(a, np.float32) for a in inputs]
         weights, known = self._steady(arrays)
-        if not self._safe(arrays, known):
+        n = self._norms(arrays, known)
+        if not self._safe(n):
             out[...] = reference(self.op, inputs).reshape(out.shape)
             return
         target = out if _direct([out]) else np.empty(out.shape, np.float32)
@@ -331,7 +336,7 @@ class PreparedRecurrent:
                     )
                 memory.point_to(array.ctypes.data)
         self.compiled.execute()
-        if not self._checked(arrays, known, target):
+        if not self._checked(n, target):
             out[...] = reference(self.op, inputs).reshape(out.shape)
         elif target is not out:
             out[...] = target
