@@ -266,13 +266,15 @@ class PreparedRecurrent:
 
     def _safe(self, n: Sequence[float]) -> bool:
         """Whether no value the primitive computes can overflow float32, bounded before the
-        call by the operands' norms `n` (`_norms`: inf or NaN, not safe, where not finite). A
+        call by the operands' norms `n` (`_norms`; an operand not finite is not safe). A
         gate's input is at most |x| |W| + |h| |R| + 2 |B| (Frobenius norms; W's and R's
         biases summed); an LSTM's, a GRU's or a tanh RNN's hidden state is at most max(1,
         h0's largest) each, so |h| <= sqrt(batch x hidden x directions) max(1, |h0|), and an
         LSTM's cell state grows by 1 a step. A relu RNN's states have no such bound: before
         the call its operands need only be finite, and `_checked` bounds its gates by the
         states it computed."""
+        if not all(math.isfinite(v) for v in n):  # max(1.0, NaN) would drop a NaN
+            return False
         x, w, r, bias, h0 = n[:5]
         if self.relu:
             return x * w + 2 * bias + h0 * r < FINITE_LIMIT
@@ -290,7 +292,8 @@ class PreparedRecurrent:
         if not self.relu:
             return True
         x, w, r, bias, h0 = n[:5]
-        return x * w + 2 * bias + max(h0, norm(out)) * r < FINITE_LIMIT
+        states = norm(out)
+        return math.isfinite(states) and x * w + 2 * bias + max(h0, states) * r < FINITE_LIMIT
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         """The call on these arrays: memory objects of its own pointed once where every array
