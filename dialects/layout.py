@@ -381,6 +381,23 @@ def same_bytes(source: Attribute, target: Attribute) -> bool:
     return runs is not None and runs == _memory_runs(target)
 
 
+def transposed_same_bytes(source: Attribute, target: Attribute, perm: Sequence[int]) -> bool:
+    """Whether a transpose by `perm` (target axis i is source axis perm[i]) of a dense
+    tensor type to another puts every element at the same place of a buffer of the same
+    size, without padding: a plain [N, H, W, C] transposed to [N, C, H, W] in NHWC, or an NHWC
+    [N, C, H, W] to a plain [N, H, W, C]. Such a transpose moves nothing."""
+    if not (isinstance(source, TensorType) and isinstance(target, TensorType)):
+        return False
+    if storage_of(source) != "dense" or storage_of(target) != "dense":
+        return False
+    if source.element_type != target.element_type:
+        return False
+    source_runs, target_runs = _memory_runs(source), _memory_runs(target)
+    if source_runs is None or target_runs is None:
+        return False
+    return tuple((perm[axis], extent, unit) for axis, extent, unit in target_runs) == source_runs
+
+
 def storage_of(tensor_type: Attribute) -> str:
     """'csr' for a tensor type encoded `#layout.storage<"csr">`, 'dense' otherwise."""
     if isinstance(tensor_type, TensorType) and isinstance(tensor_type.encoding, StorageAttr):

@@ -41,6 +41,8 @@ class KernelFacts:
     # Whether it writes correctly and at full speed into a strided view.
     writes_strided: bool
     accepts_layout: Callable[[Operation, LayoutSpec], str | None] | None
+    # Whether it writes its result in a layout that only orders the axes, when told to.
+    orders_result: bool = False
 
     def layout_refusal(self, op: Operation, layout: LayoutSpec) -> str | None:
         """Why the kernel cannot run `op` with its "any layout" operands in `layout` (None
@@ -66,4 +68,5 @@ def kernel_facts(op: Operation) -> KernelFacts | None:
         kernel.reads_halo,
         kernel.writes_strided,
         kernel.accepts_layout,
+        kernel.orders_result,
     )

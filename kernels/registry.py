@@ -181,6 +181,10 @@ class Kernel:
     # Whether it writes correctly and at full speed into a strided view (a halo's interior,
     # a concat's channel slice); False keeps its outputs in buffers of their own.
     writes_strided: bool = True
+    # Whether it also writes its result in any layout that only orders the axes (NHWC) when
+    # its record says so: `propagate-layouts` then gives a transpose the layout in which
+    # its result has its operand's bytes (a view once bufferized).
+    orders_result: bool = False
     priority: int = 0
     # Whether its family can run this op with the add and activation after it applied as
     # post-ops (`fuse-post-ops` then asks that family's kernels for `nn.fused_conv2d`).

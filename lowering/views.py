@@ -10,10 +10,11 @@ no kernel and no copy (docs/views.md).
   a `memref.subview`, whose strided type names that run at its offset. Likewise a slice of
   whole images of data in any layout whose outermost axis is N (NHWC, NCHW16c): the frames
   a 3-D convolution's depth tap reads.
-- `nn.transpose` whose operand's layout only orders its axes (NHWC) and stores them in the
-  order the permutation names, to a plain result: the operand's bytes are already the
-  result's row-major bytes (ConvNeXt's NHWC convolution result transposed to [N, H, W, C]),
-  so the result is a `memref.reinterpret_cast` like a reshape's.
+- `nn.transpose` whose result, in its layout, has its operand's bytes in its operand's
+  layout (`transposed_same_bytes`): ConvNeXt's NHWC convolution result transposed to a plain
+  [N, H, W, C], and its plain [N, H, W, C] transposed back to [N, C, H, W] in NHWC
+  (propagate-layouts gives it that layout where an NHWC op reads it). The result is a
+  `memref.reinterpret_cast` like a reshape's, to the result's buffer shape.
 - `layout.reorder` between two layouts that put every element at the same byte, with no
   padding lanes (`same_bytes`: NCHW16c and NHWC at 16 channels, where a stem run in nChw16c
   meets the NHWC rest of a network, transforms/blocked_stem.py): a
@@ -38,6 +39,7 @@ from nnlayout.dialects.layout import (
     layout_of,
     same_bytes,
     storage_of,
+    transposed_same_bytes,
 )
 from nnlayout.runtime.values import memref_offset, row_major
 
@@ -93,16 +95,6 @@ def _image_window(op: nn.SliceOp) -> tuple[list[int], list[int], list[int]] | No
     return offsets, [sizes[0], *physical[1:]], [1] * len(physical)
 
 
-def _same_bytes(op: nn.TransposeOp) -> bool:
-    """Whether the transpose's plain result has its operand's bytes in the same order: the
-    operand's layout stores its whole axes in the order `perm` takes them."""
-    spec = layout_of(op.input.type)
-    if spec is None or spec.is_blocked or storage_of(op.input.type) != "dense":
-        return False
-    memory_order = [spec.logical_axes.index(axis) for axis in spec.axes]
-    return memory_order == list(nn.ints(op.perm))
-
-
 def is_view(op: Operation) -> bool:
     """Whether `op` is a reshape, slice or transpose `bufferize` may make a view (module
     doc), as far as the op itself tells; its operand's buffer must also be one row-major run."""
@@ -112,7 +104,7 @@ def is_view(op: Operation) -> bool:
         plain = _plain(op.input) and _plain(op.output) and _window(op) is not None
         return plain or _image_window(op) is not None
     if isinstance(op, nn.TransposeOp):
-        return _plain(op.output) and _same_bytes(op)
+        return transposed_same_bytes(op.input.type, op.output.type, nn.ints(op.perm))
     if isinstance(op, ReorderOp):
         return same_bytes(op.input.type, op.output.type)
     return False
@@ -126,7 +118,7 @@ def view_op(op: Operation, source: SSAValue, source_type: MemRefType) -> Operati
         assert window is not None
         return memref.SubviewOp.from_static_parameters(source, source_type, *window)
     result_type = op.results[0].type
-    if isinstance(op, ReorderOp):
+    if isinstance(op, ReorderOp) or layout_of(result_type) is not None:
         assert isinstance(result_type, TensorType)
         shape = list(buffer_type(result_type).get_shape())
     else:

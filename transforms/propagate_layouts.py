@@ -21,6 +21,21 @@ layout. This pass removes the round trips between two blocked kernels:
   with two blocked consumers, e.g. a residual block's branch and its downsampling shortcut,
   was reordered once per consumer).
 - `EraseDeadReorder`: a reorder nobody uses is removed.
+- `TransposeToOrderedLayout`: a transpose of plain data whose result is reordered to a layout
+  that only orders the axes (NHWC), directly or after up to `REACH` ops taking any layout,
+  writes its result in that layout where the result then has its operand's bytes (its
+  kernel says it can: `orders_result`). It becomes a view (lowering/views.py), and the
+  reorder back to plain after it sinks like any other. ConvNeXt's blocks end with a permute
+  of a plain [N, H, W, C] back to [N, C, H, W], a layer scale and a residual add, before the
+  next block's NHWC depthwise convolution:
+
+      %t = nn.transpose %y perm [0, 3, 1, 2]           (a copy)
+      %s = nn.mul %scale, %t
+      %a = nn.add %s, %previous
+      %r = layout.reorder %a -> NHWC                   (a copy)
+    becomes
+      %t = nn.transpose %y perm [0, 3, 1, 2] : ... -> tensor<..., NHWC>   (a view)
+      %s = nn.mul %scale', %t ; %a = nn.add %s, %previous'                (in NHWC)
 
 Repeated to a fixed point, a chain conv -> relu -> conv keeps its data blocked throughout; for
 ResNet-50 only the input and the output of the convolutional trunk are reordered. Propagation
@@ -69,9 +84,23 @@ import nnlayout.transforms.remarks as remarks
 from nnlayout.diagnostics import location_of
 from nnlayout.dialects.constant_expressions import is_constant_expression
 from nnlayout.dialects.dispatch import recorded_padding
-from nnlayout.dialects.kernel_attr import ANY_LAYOUT, CSR_LAYOUT, PLAIN_LAYOUT, kernel_of
-from nnlayout.dialects.layout import LayoutSpec, ReorderOp, encoding_name, layout_of
-from nnlayout.dialects.nn import NNOp, shape_of
+from nnlayout.dialects.kernel_attr import (
+    ANY_LAYOUT,
+    CSR_LAYOUT,
+    KERNEL_ATTR,
+    PLAIN_LAYOUT,
+    KernelAttr,
+    kernel_of,
+)
+from nnlayout.dialects.layout import (
+    LayoutSpec,
+    ReorderOp,
+    encoding_name,
+    layout_of,
+    transposed_same_bytes,
+    with_encoding_name,
+)
+from nnlayout.dialects.nn import NNOp, TransposeOp, ints, shape_of
 from nnlayout.kernels.facts import kernel_facts
 from nnlayout.transforms.insert_layouts import change_result_layout, reorder_to
 from nnlayout.transforms.stages import require_tensor_level
@@ -117,6 +146,64 @@ class EraseDeadReorder(RewritePattern):
     def match_and_rewrite(self, op: ReorderOp, rewriter: PatternRewriter) -> None:
         if not op.output.uses:
             rewriter.erase(op)
+
+
+# How many ops taking any layout `TransposeToOrderedLayout` looks through for the reorder.
+REACH = 4
+
+
+def _ordered_target(value: SSAValue, reach: int) -> str | None:
+    """A layout that only orders the axes (NHWC) into which a reorder converts `value`, or
+    the result of one of up to `reach` ops taking any layout that read it one after the
+    other (None if there is none)."""
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, ReorderOp):
+            spec = layout_of(user.output.type)
+            if spec is not None and not spec.is_blocked:
+                return spec.text
+            continue
+        kernel_attr = kernel_of(user)
+        if (
+            reach > 0
+            and kernel_attr is not None
+            and kernel_attr.operands[use.index] == ANY_LAYOUT
+            and kernel_attr.results == (ANY_LAYOUT,)
+            and (found := _ordered_target(user.results[0], reach - 1)) is not None
+        ):
+            return found
+    return None
+
+
+class TransposeToOrderedLayout(RewritePattern):
+    """A transpose of plain data writes its result in the layout a reorder after it wants,
+    where that makes it a view (module doc)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        kernel_attr = kernel_of(op)
+        kernel = kernel_facts(op)
+        if kernel_attr is None or kernel is None or not kernel.orders_result:
+            return
+        if encoding_name(op.input.type) != PLAIN_LAYOUT:
+            return
+        if encoding_name(op.output.type) != PLAIN_LAYOUT:
+            return
+        layout = _ordered_target(op.output, REACH)
+        if layout is None:
+            return
+        ordered = with_encoding_name(op.output.type, layout)
+        if not transposed_same_bytes(op.input.type, ordered, ints(op.perm)):
+            return
+        change_result_layout(rewriter, op.output, layout)
+        op.attributes[KERNEL_ATTR] = KernelAttr(
+            kernel_attr.kernel_name.data,
+            kernel_attr.operands,
+            (layout,),
+            kernel_attr.in_place_operand,
+            kernel_attr.workspace.data,
+        )
+        rewriter.notify_op_modified(op)
 
 
 def _blocked_source(reorder: ReorderOp) -> str | None:
@@ -338,6 +425,7 @@ class PropagateLayoutsPass(ModulePass):
                     MergeSiblingReorders(),
                     EraseDeadReorder(),
                     SinkReorderThroughAnyLayoutOp(self.remarks, padding),
+                    TransposeToOrderedLayout(),
                 ],
                 dce_enabled=False,
             ),

@@ -134,6 +134,7 @@ class Rules:
     post_ops: bool = False
     # Whether some ops of the family compute in bf16 (`accepts` says which, and where).
     bf16: bool = False
+    orders_result: bool = False
 
 
 CONVOLUTION = Rules(conv_accepts, conv_layouts, conv_workspace, post_ops=True, bf16=True)
@@ -172,6 +173,7 @@ TRANSPOSE = Rules(
     transpose_workspace,
     transpose_types_reason,
     unblocked_refusal,
+    orders_result=True,
 )
 RESHAPE = Rules(
     reshape_accepts, reshape_layouts, reshape_workspace, reshape_types_reason, unblocked_refusal
@@ -243,35 +245,38 @@ TABLE: tuple[Row, ...] = (
 )
 
 
+def _table_kernel(row: Row) -> Kernel:
+    """The descriptor of one row of `TABLE`."""
+    return Kernel(
+        row.name,
+        row.op,
+        FAMILY,
+        run,
+        applies=row.applies,
+        accepts=row.rules.accepts,
+        layouts=row.rules.layouts,
+        accepts_layout=row.rules.accepts_layout,
+        accepts_types=row.rules.accepts_types,
+        in_place=row.in_place,
+        in_place_of=row.in_place_of,
+        integer_data=row.integer_data,
+        workspace=row.rules.workspace,
+        reads_halo=False,
+        writes_strided=False,
+        post_ops=row.rules.post_ops,
+        bf16_data=row.rules.bf16,
+        orders_result=row.rules.orders_result,
+        prepare=Prepared,
+        implementation_of=implementation,
+    )
+
+
 def kernels() -> list[Kernel]:
     """The oneDNN family's descriptors: one per row of `TABLE`, the slice's (slicing.py points
     oneDNN at the window), and those of the modules with their own. oneDNN pads inside its
     primitives (no copy to save); its fast code wants dense buffers: no halos, no strides."""
     return (
-        [
-            Kernel(
-                row.name,
-                row.op,
-                FAMILY,
-                run,
-                applies=row.applies,
-                accepts=row.rules.accepts,
-                layouts=row.rules.layouts,
-                accepts_layout=row.rules.accepts_layout,
-                accepts_types=row.rules.accepts_types,
-                in_place=row.in_place,
-                in_place_of=row.in_place_of,
-                integer_data=row.integer_data,
-                workspace=row.rules.workspace,
-                reads_halo=False,
-                writes_strided=False,
-                post_ops=row.rules.post_ops,
-                bf16_data=row.rules.bf16,
-                prepare=Prepared,
-                implementation_of=implementation,
-            )
-            for row in TABLE
-        ]
+        [_table_kernel(row) for row in TABLE]
         + [
             Kernel(
                 "slice_onednn",

@@ -7,8 +7,11 @@ plain data: the source descriptor then reads the layout's bytes directly. ConvNe
 `LayerNorm2d` transposes a convolution's NHWC result to [N, H, W, C] for a layer norm over
 the channels; with the input taken as it comes (`"*"`), `propagate-layouts` drops the reorder
 NHWC -> plain before the transpose, which then copies bytes already in the result's order.
-The result stays plain (the layer norm after it reads plain data). Blocked inputs are
-refused: a split axis has no one stride.
+The result is plain, or in a layout that only orders its axes where `propagate-layouts`
+gave it one (`orders_result`): ConvNeXt's permute of that plain [N, H, W, C] back to
+[N, C, H, W], written in NHWC, has its operand's bytes (a view, once bufferized; this
+kernel runs it only where the operand's buffer is not one run). Blocked inputs and results
+are refused: a split axis has no one stride.
 
 A reorder copies values, NaN and signed zeros included, so it runs unguarded; u8 and s8 data
 (a quantized transformer's attention heads) it moves as it moves f32.
@@ -28,7 +31,6 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import (
     Layouts,
     axis_strides,
-    contiguous_md,
     is_fast,
     moved_data_type,
     op_key,
@@ -43,18 +45,18 @@ from nnlayout.kernels.registry import BindingRefused, Target
 def _transpose_pd(op: nn.TransposeOp) -> b.PrimitiveDesc:
     """Result dim i is input dim perm[i]: the source descriptor reads the input's bytes with
     the stride of input axis perm[i] along dim i."""
-    strides = axis_strides(op.input)
-    if strides is None:  # accepts_types refused it before anything is built
-        raise BindingRefused(f"{encoding_name(op.input.type)} is blocked")
+    strides, written = axis_strides(op.input), axis_strides(op.output)
+    if strides is None or written is None:  # accepts_types refused it before anything is built
+        raise BindingRefused("a blocked operand or result")
     perm = ints(op.perm)
     output = shape_of(op.output)
     data_type = moved_data_type(op) or b.dnnl_f32
     source = MemoryDesc.with_strides(output, [strides[axis] for axis in perm], data_type)
-    return p.reorder_pd(source, contiguous_md(output, data_type))
+    return p.reorder_pd(source, MemoryDesc.with_strides(output, written, data_type))
 
 
 def _key(op: Operation) -> tuple[object, ...]:
-    return ("transpose", op_key(op), encoding_name(op.operands[0].type))
+    return ("transpose", op_key(op), encoding_name(op.input.type), encoding_name(op.output.type))
 
 
 def _choice(op: nn.TransposeOp) -> tuple[str, int]:
@@ -85,16 +87,15 @@ def transpose_layouts(op: Operation, target: Target) -> Layouts:
 
 
 def transpose_types_reason(op: Operation) -> str | None:
-    """The reorder reads its input in a layout that only orders the axes (or plain) and
-    writes plain data (the permutation names logical axes)."""
+    """The reorder reads its input and writes its result in layouts that only order the axes
+    (or plain)."""
     reason = _data_reason(op)
     if reason is not None:
         return reason
-    spec = layout_of(op.operands[0].type)
-    if spec is not None and (reason := unblocked_refusal(op, spec)) is not None:
-        return f"operand 0: {reason}"
-    if (name := encoding_name(op.results[0].type)) != PLAIN_LAYOUT:
-        return f"result 0 is {name}; the kernel writes it plain"
+    for what, value in (("operand 0", op.operands[0]), ("result 0", op.results[0])):
+        spec = layout_of(value.type)
+        if spec is not None and (reason := unblocked_refusal(op, spec)) is not None:
+            return f"{what}: {reason}"
     return None
 
 

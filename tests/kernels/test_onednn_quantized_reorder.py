@@ -507,15 +507,16 @@ def test_quantize_of_plain_element_wise_results_stays_plain(tmp_path) -> None:
         np.testing.assert_allclose(got[0], want[0], rtol=2e-2)
 
 
-# An add of a plain value (a transpose of channels-last data) and an NHWC one (an int8
-# convolution's dequantized result), quantized into another int8 convolution: the add runs
-# in NHWC (propagate-layouts takes the layout of whichever operand comes reordered).
-MIXED_ADD = """func.func @main(%y: tensor<1x6x6x16xf32>, %xq: tensor<1x16x6x6xui8>) -> tensor<1x16x6x6xui8> {
+# An add of a plain value (a transpose whose result in NHWC would not be a view, so that it
+# stays plain) and an NHWC one (an int8 convolution's dequantized result), quantized into
+# another int8 convolution: the add runs in NHWC (propagate-layouts takes the layout of
+# whichever operand comes reordered).
+MIXED_ADD = """func.func @main(%y: tensor<1x6x16x6xf32>, %xq: tensor<1x16x6x6xui8>) -> tensor<1x16x6x6xui8> {
   %w = nn.constant dense<3> : tensor<16x16x1x1xi8>
   %c = nn.qconv2d %xq, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.01> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<128> : tensor<ui8>, y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<120> : tensor<ui8>} : (tensor<1x16x6x6xui8>, tensor<16x16x1x1xi8>) -> tensor<1x16x6x6xui8>
   %d = nn.dequantize %c {x_scale = dense<0.05> : tensor<f32>, x_zero_point = dense<120> : tensor<ui8>} : tensor<1x16x6x6xui8> -> tensor<1x16x6x6xf32>
-  %e = nn.exp %y : tensor<1x6x6x16xf32>
-  %t = nn.transpose %e perm [0, 3, 1, 2] : tensor<1x6x6x16xf32> -> tensor<1x16x6x6xf32>
+  %e = nn.exp %y : tensor<1x6x16x6xf32>
+  %t = nn.transpose %e perm [0, 2, 1, 3] : tensor<1x6x16x6xf32> -> tensor<1x16x6x6xf32>
   %s = nn.add {operands} : (tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
   %q = nn.quantize %s {y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<100> : tensor<ui8>} : tensor<1x16x6x6xf32> -> tensor<1x16x6x6xui8>
   %o = nn.qconv2d %q, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 {w_scale = dense<0.01> : tensor<f32>, w_zero_point = dense<0> : tensor<i8>, x_scale = dense<0.05> : tensor<f32>, x_zero_point = dense<100> : tensor<ui8>, y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<120> : tensor<ui8>} : (tensor<1x16x6x6xui8>, tensor<16x16x1x1xi8>) -> tensor<1x16x6x6xui8>
