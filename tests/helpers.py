@@ -522,6 +522,31 @@ def assert_close(
     np.testing.assert_allclose(got, want, rtol=0, atol=atol)
 
 
+def assert_runs_give(
+    want: Sequence[np.ndarray],
+    compiled: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    source: str,
+    where: str,
+    tolerance: float = 1e-4,
+    step: float | None = None,
+) -> None:
+    """`compiled` (planned, its weights beside `source`) gives `want` (`assert_close`) through
+    the interpreter and the generated module; a failure names `where` and the backend."""
+    from nnlayout.lowering.to_numpy import run_generated
+
+    for backend, got in (
+        ("interpreter", Interpreter(compiled, source_path=source).run(list(inputs))),
+        ("generated", run_generated(compiled, list(inputs), source_path=source)),
+    ):
+        assert len(got) == len(want), (where, backend)
+        for expected, actual in zip(want, got, strict=True):
+            try:
+                assert_close(expected, actual, tolerance, step)
+            except AssertionError as error:
+                raise AssertionError(f"{where} {backend}: {error}") from None
+
+
 def check_against_onnxruntime(
     model: onnx.ModelProto,
     folder: Path,
@@ -540,7 +565,6 @@ def check_against_onnxruntime(
     given (an equivalent model: for an op it has no CPU kernel of). Returns the imported
     module."""
     from nnlayout.frontends.onnx import import_to_files
-    from nnlayout.lowering.to_numpy import run_generated
 
     onnx_path = folder / "model.onnx"
     onnx_path.write_bytes(model.SerializeToString())
@@ -553,18 +577,8 @@ def check_against_onnxruntime(
             assert_close(want, actual, tolerance, step)
     for target, padding in swept(targets, model.SerializeToString()):
         compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
-        for backend, got in (
-            ("interpreter", Interpreter(compiled, source_path=source).run(inputs)),
-            ("generated", run_generated(compiled, inputs, source_path=source)),
-        ):
-            assert len(got) == len(expected), (target, padding, backend)
-            for want, actual in zip(expected, got, strict=True):
-                try:
-                    assert_close(want, actual, tolerance, step)
-                except AssertionError as error:
-                    raise AssertionError(
-                        f"target={target} padding={padding} {backend}: {error}"
-                    ) from None
+        where = f"target={target} padding={padding}"
+        assert_runs_give(expected, compiled, inputs, source, where, tolerance, step)
     return module
 
 

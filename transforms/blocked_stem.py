@@ -1,5 +1,5 @@
-"""`blocked-stem{remarks=false}`: on `host` in NHWC, the stem convolution and the convolutions
-after it, up to a 16-channel result, run in nChw16c, reading the plain input directly.
+"""`blocked-stem{remarks=false}`: on `host` in NHWC, the stem convolutions up to a 16-channel
+result, or a split stem's and the pooling after them, run in nChw16c, reading the input.
 
 A CNN's first convolution reads the caller's NCHW image of 3 channels. On `host` in NHWC the
 image is first moved into an NHWC buffer (a `layout.reorder`), then oneDNN's NHWC stem runs.
@@ -25,7 +25,15 @@ without an addend, float32) where
 
 (MobileNetV3's 16-channel stem is also read by a residual add, fused into a convolution
 that writes in place over its addend: over a view it may not, so it would copy the addend
-first, which cost more than the reorder saved, measured), and gives each the kernel the
+first, which cost more than the reorder saved, measured), or a split stem
+(`split_stem_chain`): `split-image-conv`'s convolutions, one per image channel, each
+accumulating onto the one before (its addend, once `fuse-post-ops` made the adds `sum`
+post-ops), whose sum of a multiple of 16 channels one pooling alone reads that makes at most
+a quarter of its elements (a ResNet's 7x7 stem and 3x3 stride-2 max pool). oneDNN's
+per-channel convolutions accumulate far faster into nChw16c than into NHWC (its jit code
+writing NHWC from one input channel reads and writes the whole 64-channel sum per channel),
+the pooling follows them in nChw16c (`propagate-layouts`), and the one reorder left, to
+NHWC, is of the pooled result. It gives each the kernel the
 blocked target (`onednn-nchw16c`, kernels/targets.py) selects for it, if every one gets a
 kernel writing NCHW16c; else it changes nothing. It runs after the fusions, which choose
 kernels for the target the module records, and before `insert-layouts`, which then reorders
@@ -46,6 +54,7 @@ convolution names the chain:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -57,7 +66,15 @@ from xdsl.passes import ModulePass
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects.dispatch import recorded_padding, recorded_target
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KERNEL_ATTR, KernelAttr
-from nnlayout.dialects.nn import Conv2dOp, FusedConv2dOp, GlobalAvgPoolOp, MulOp
+from nnlayout.dialects.nn import (
+    AvgPool2dOp,
+    Conv2dOp,
+    FusedConv2dOp,
+    GlobalAvgPoolOp,
+    MaxPool2dOp,
+    MulOp,
+    SliceOp,
+)
 from nnlayout.dialects.nn.base import shape_of
 from nnlayout.kernels.blocked.options import BlockedOptions
 from nnlayout.kernels.providers import registry
@@ -132,6 +149,55 @@ def stem_chain(function: func.FuncOp, block: int) -> list[Operation] | None:
     return None
 
 
+def _image_of(value: SSAValue, block: int) -> BlockArgument | None:
+    """The image (a 4-D function argument of fewer than `block` channels) `value` is a
+    channel slice of, if it is one: what a split stem's convolution reads."""
+    owner = value.owner
+    if not isinstance(owner, SliceOp):
+        return None
+    source = owner.input
+    if isinstance(source, BlockArgument) and len(shape_of(source)) == 4:
+        return source if shape_of(source)[1] < block else None
+    return None
+
+
+def _accumulating(result: SSAValue, image: BlockArgument, block: int) -> FusedConv2dOp | None:
+    """The convolution of another channel of `image` that accumulates onto `result` (its
+    addend), if it alone reads `result`."""
+    if not result.has_one_use():
+        return None
+    reader = next(iter(result.uses)).operation
+    if not isinstance(reader, FusedConv2dOp) or reader.addend is not result:
+        return None
+    return reader if _image_of(reader.input, block) is image else None
+
+
+def _elements(value: SSAValue) -> int:
+    return math.prod(shape_of(value))
+
+
+def split_stem_chain(function: func.FuncOp, block: int) -> list[Operation] | None:
+    """`split-image-conv`'s convolutions over the image's channels, summed in the last one,
+    whose result of a multiple of `block` channels one pooling alone reads that makes at
+    most a quarter of its elements (module doc), if there are such."""
+    for op in function.body.walk():
+        image = _image_of(op.operands[0], block) if _convolution(op) else None
+        if image is None:
+            continue
+        chain: list[Operation] = [op]
+        while (following := _accumulating(chain[-1].results[0], image, block)) is not None:
+            chain.append(following)
+        result = chain[-1].results[0]
+        if len(chain) < 2 or shape_of(result)[1] % block or not result.has_one_use():
+            continue
+        reader = next(iter(result.uses)).operation
+        if isinstance(reader, MaxPool2dOp | AvgPool2dOp) and 4 * _elements(
+            reader.results[0]
+        ) <= _elements(result):
+            return chain
+    return None
+
+
 def _chosen_by_dispatch(op: Operation, padding: bool) -> bool:
     """Whether `op`'s kernel is the one `host` selects for it: a kernel the user pinned (one
     select-dispatch kept) is not replaced."""
@@ -177,7 +243,7 @@ def _blocked_kernels(chain: list[Operation], blocked: Target, padding: bool) -> 
 def _described(chain: list[Operation]) -> str:
     """What a remark calls the chain: "3 convolutions", "... and 1 squeeze-and-excitation
     pooling and mul"."""
-    convolutions = sum(_convolution(op) for op in chain)
+    convolutions = sum(isinstance(op, Conv2dOp | FusedConv2dOp) for op in chain)
     blocks = sum(isinstance(op, MulOp) for op in chain)
     said = f"{convolutions} convolution{'s' if convolutions > 1 else ''}"
     if blocks:
@@ -205,15 +271,14 @@ class BlockedStemPass(ModulePass):
             if not isinstance(function, func.FuncOp):
                 continue
             chain = stem_chain(function, block)
+            said = f"from the input to {block} channels run in nChw{block}c ({name}): "
+            said += f"nChw{block}c is NHWC at {block} channels"
+            if chain is None and (chain := split_stem_chain(function, block)) is not None:
+                said = f"summed over the image's channels run in nChw{block}c ({name}), "
+                said += "and the pooling after them: NHWC is reached pooled"
             kernels = _blocked_kernels(chain, blocked, padding is not False) if chain else []
             if not chain or not kernels:
                 continue
             for chained, kernel in zip(chain, kernels, strict=True):
                 chained.attributes[KERNEL_ATTR] = kernel
-            remarks.emit(
-                chain[0],
-                self.name,
-                f"{_described(chain)} from the input to {block} channels run in nChw{block}c "
-                f"({name}): nChw{block}c is NHWC at {block} channels",
-                self.remarks,
-            )
+            remarks.emit(chain[0], self.name, f"{_described(chain)} {said}", self.remarks)

@@ -24,7 +24,8 @@ a target without bf16 kernels) -> select-dispatch (every op gets its kernel) ->
 fuse-post-ops (a convolution absorbs the add and activation after it where its kernel can)
 -> fuse-matmul-post-ops (a matrix product absorbs its bias add and activation likewise) ->
 with `activation-format=auto`, blocked-stem (on `host` in NHWC, the stem convolutions up to
-a 16-channel result run in nChw16c, reading the input directly) -> insert-layouts (reorders
+a 16-channel result run in nChw16c, reading the input directly, and so do a split stem's
+convolutions and the pooling after them) -> insert-layouts (reorders
 around kernels that want blocked layouts) -> propagate-layouts (layouts flow, reorder pairs
 cancel) -> fold-constants (weights packed at compile time) -> bufferize (buffers with
 explicit padding, halos and in-place concats) -> plan-memory (one arena, in-place kernels

@@ -30,6 +30,7 @@ from tests.helpers import (
     DEFAULT_PIPELINE,
     PRE_DISPATCH,
     assert_close,
+    assert_runs_give,
     check_against_onnxruntime,
     compile_module,
     onnx_model,
@@ -231,17 +232,7 @@ def test_every_target_padding_on_and_off_gives_onnxruntime_results(
     for target in ALL_TARGETS:
         for padding in (True, False):
             compiled = compile_module(module, target, padding, DEFAULT_PIPELINE)
-            for backend, got in (
-                ("interpreter", Interpreter(compiled, source_path=source).run(inputs)),
-                ("generated", run_generated(compiled, inputs, source_path=source)),
-            ):
-                for expected, actual in zip(want, got, strict=True):
-                    try:
-                        assert_close(expected, actual)
-                    except AssertionError as error:
-                        raise AssertionError(
-                            f"{target} padding={padding} {backend}: {error}"
-                        ) from None
+            assert_runs_give(want, compiled, inputs, source, f"{target} padding={padding}")
 
 
 def test_a_nan_in_the_image_reaches_the_output_as_without_it(tmp_path: Path) -> None:
