@@ -66,6 +66,7 @@ from xdsl.passes import ModulePass
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects.dispatch import recorded_padding, recorded_target
 from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KERNEL_ATTR, KernelAttr
+from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import (
     AvgPool2dOp,
     Conv2dOp,
@@ -77,6 +78,7 @@ from nnlayout.dialects.nn import (
 )
 from nnlayout.dialects.nn.base import shape_of
 from nnlayout.kernels.blocked.options import BlockedOptions
+from nnlayout.kernels.facts import kernel_facts
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.registry import Target
 from nnlayout.kernels.targets import get_target, host_blocked_target
@@ -191,11 +193,23 @@ def split_stem_chain(function: func.FuncOp, block: int) -> list[Operation] | Non
         if len(chain) < 2 or shape_of(result)[1] % block or not result.has_one_use():
             continue
         reader = next(iter(result.uses)).operation
-        if isinstance(reader, MaxPool2dOp | AvgPool2dOp) and 4 * _elements(
-            reader.results[0]
-        ) <= _elements(result):
+        if _pools_blocked(reader, block) and 4 * _elements(reader.results[0]) <= _elements(result):
             return chain
     return None
+
+
+def _pools_blocked(op: Operation, block: int) -> bool:
+    """Whether `op` is a pooling whose kernel takes any layout and accepts nChw`block`c
+    (one pinned to NHWC or to numpy's plain code would reorder the whole sum instead)."""
+    kernel = kernel_facts(op)
+    attribute = op.attributes.get(KERNEL_ATTR)
+    return (
+        isinstance(op, MaxPool2dOp | AvgPool2dOp)
+        and kernel is not None
+        and isinstance(attribute, KernelAttr)
+        and attribute.operands[0] == ANY_LAYOUT
+        and kernel.layout_refusal(op, LayoutSpec.parse(f"NCHW{block}c")) is None
+    )
 
 
 def _chosen_by_dispatch(op: Operation, padding: bool) -> bool:

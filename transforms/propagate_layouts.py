@@ -190,8 +190,8 @@ class TransposeToOrderedLayout(RewritePattern):
         if encoding_name(op.output.type) != PLAIN_LAYOUT:
             return
         layout = _ordered_target(op.output, REACH)
-        if layout is None:
-            return
+        if layout is None or LayoutSpec.parse(layout).rank != len(shape_of(op.output)):
+            return  # none, or one of another rank (hand-written IR broadcasting on)
         ordered = with_encoding_name(op.output.type, layout)
         if not transposed_same_bytes(op.input.type, ordered, ints(op.perm)):
             return

@@ -90,3 +90,20 @@ func.func @kept(%y: tensor<1x6x6x20xf32>, %q: tensor<1x6x4x20xf32>) -> (tensor<1
 // CHECK:       %u = nn.transpose %y perm [0, 3, 1, 2] {{.*}} : tensor<1x6x6x20xf32> -> tensor<1x20x6x6xf32>
 // CHECK:       %h = nn.transpose %q perm [0, 2, 1, 3] {{.*}} : tensor<1x6x4x20xf32> -> tensor<1x4x6x20xf32>
 // CHECK:       %h_1 = layout.reorder %h : tensor<1x4x6x20xf32> -> tensor<1x4x6x20xf32, #layout.layout<"NHWC">>
+
+// -----
+
+// Hand-written IR whose add broadcasts a rank-3 transpose against a rank-4 value (its kernel
+// pinned): the NHWC reorder after the add is of another rank than the transpose's result,
+// which stays plain (found by a review: the layout's rank was not checked, and the pass
+// failed without a location).
+func.func @other_rank(%y: tensor<6x6x20xf32>, %r: tensor<1x20x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %u = nn.transpose %y perm [2, 0, 1] : tensor<6x6x20xf32> -> tensor<20x6x6xf32>
+  %a = nn.add %r, %u {kernel = #nn.kernel<"add_onednn", operands = ["*", "*"], results = ["*"], in_place = 0>} : (tensor<1x20x6x6xf32>, tensor<20x6x6xf32>) -> tensor<1x20x6x6xf32>
+  %w = nn.constant dense<0.2> : tensor<8x20x3x3xf32>
+  // expected-remark @+1 {{nn.conv2d: operand 0 reordered from plain to NHWC: conv2d_onednn needs NHWC}}
+  %c = nn.conv2d %a, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<1x20x6x6xf32>, tensor<8x20x3x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return %c : tensor<1x8x6x6xf32>
+}
+// CHECK-LABEL: func.func @other_rank
+// CHECK:       %u = nn.transpose %y perm [2, 0, 1] {{.*}} : tensor<6x6x20xf32> -> tensor<20x6x6xf32>

@@ -17,7 +17,7 @@ from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.compute import ComputeOp
-from nnlayout.dialects.kernel_attr import kernel_of
+from nnlayout.dialects.kernel_attr import KernelAttr, kernel_of
 from nnlayout.dialects.layout import ReorderOp, encoding_name
 from nnlayout.kernels.targets import host_blocked_target
 from nnlayout.lowering.bufferize import activation_reorders
@@ -178,3 +178,20 @@ def test_a_nan_in_the_image_reaches_the_output_as_without_it(tmp_path: Path) -> 
         got = run_generated(compiled, [x], source_path=source)[0]
         np.testing.assert_array_equal(np.isnan(got), np.isnan(reference))
         assert_close(np.nan_to_num(reference), np.nan_to_num(got))
+
+
+@pytest.mark.parametrize(
+    ("pinned", "layout"), [("max_pool2d_onednn", "NHWC"), ("max_pool2d_ref", "")]
+)
+def test_a_pooling_pinned_to_another_layout_keeps_the_stem_nhwc(
+    pinned: str, layout: str, tmp_path: Path
+) -> None:
+    """A pooling whose kernel the user pinned to NHWC or to plain numpy would not follow the
+    stem into nChw16c: the whole sum would be reordered, so the chain is not taken (found by
+    a review)."""
+    module, _ = imported(resnet_head(), tmp_path)
+    dispatched = compile_module(module, "host", True, DISPATCHED)
+    pool = next(op for op in dispatched.walk() if isinstance(op, nn.MaxPool2dOp))
+    pool.attributes["kernel"] = KernelAttr(pinned, [layout], [layout])
+    function = next(op for op in dispatched.walk() if isinstance(op, func.FuncOp))
+    assert split_stem_chain(function, BLOCK) is None
