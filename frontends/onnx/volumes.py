@@ -168,12 +168,22 @@ def _transposed_depth(
     return full, full - pd0 - pd1, o
 
 
+def _planar(window: dict) -> dict:
+    """A 3-D window's height and width parts, as a 2-D convolution's keyword arguments."""
+    _, ph0, pw0, _, ph1, pw1 = window["pads"]
+    return {
+        "strides": window["strides"][1:],
+        "pads": [ph0, pw0, ph1, pw1],
+        "dilations": window["dilations"][1:],
+        "groups": window["groups"],
+    }
+
+
 def _transposed_taps(state: ImportState, x: SSAValue, w: SSAValue, window: dict) -> list[SSAValue]:
     """Each depth tap's 2-D transposed convolution of all of x's frames, as a batch of
     images (clip by clip)."""
     n, c, depth, h, width = nn.shape_of(x)
     frames = state.reshaped(state.emit(_depth_swap(state, x)), [n * depth, c, h, width])
-    _, ph0, pw0, _, ph1, pw1 = window["pads"]
     taps = []
     for tap in range(nn.shape_of(w)[2]):
         weights = _depth_tap(state, w, tap)
@@ -182,11 +192,8 @@ def _transposed_taps(state: ImportState, x: SSAValue, w: SSAValue, window: dict)
                 frames,
                 weights,
                 None,
-                strides=window["strides"][1:],
-                pads=[ph0, pw0, ph1, pw1],
                 output_padding=window["output_padding"][1:],
-                dilations=window["dilations"][1:],
-                groups=window["groups"],
+                **_planar(window),
             )
         )
         taps.append(state.emit(image))
@@ -268,18 +275,9 @@ def _depth_conv(
     start, step = tap * window["dilations"][0], window["strides"][0]
     part = _taken(state, frames, start, step, out_depth)
     image = state.reshaped(part, [math.prod(shape[:axis]) * out_depth, *shape[axis + 1 :]])
-    _, ph0, pw0, _, ph1, pw1 = window["pads"]
     return state.emit(
         state.build(  # inside: a shape rule's refusal names the node
-            lambda: nn.Conv2dOp(
-                image,
-                weights,
-                bias,
-                strides=window["strides"][1:],
-                pads=[ph0, pw0, ph1, pw1],
-                dilations=window["dilations"][1:],
-                groups=window["groups"],
-            )
+            lambda: nn.Conv2dOp(image, weights, bias, **_planar(window))
         )
     )
 
