@@ -82,6 +82,13 @@ class KernelAttr(ParametrizedAttribute):
     def in_place_operand(self) -> int | None:
         return None if self.in_place.data == NO_IN_PLACE else self.in_place.data
 
+    def with_layouts(self, operands: Sequence[str], results: Sequence[str]) -> KernelAttr:
+        """The same kernel, in-place rule and workspace, with these layouts (a pass that
+        settles "any" layouts, or moves a result into a layout the kernel also writes)."""
+        return KernelAttr(
+            self.kernel_name.data, operands, results, self.in_place_operand, self.workspace.data
+        )
+
     def verify(self) -> None:
         for text in self.operands + self.results:
             if text not in SPECIAL_LAYOUTS:

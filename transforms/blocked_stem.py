@@ -65,7 +65,7 @@ from xdsl.passes import ModulePass
 
 import nnlayout.transforms.remarks as remarks
 from nnlayout.dialects.dispatch import recorded_padding, recorded_target
-from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KERNEL_ATTR, KernelAttr
+from nnlayout.dialects.kernel_attr import ANY_LAYOUT, KERNEL_ATTR, KernelAttr, kernel_of
 from nnlayout.dialects.layout import LayoutSpec
 from nnlayout.dialects.nn import (
     AvgPool2dOp,
@@ -201,12 +201,11 @@ def split_stem_chain(function: func.FuncOp, block: int) -> list[Operation] | Non
 def _pools_blocked(op: Operation, block: int) -> bool:
     """Whether `op` is a pooling whose kernel takes any layout and accepts nChw`block`c
     (one pinned to NHWC or to numpy's plain code would reorder the whole sum instead)."""
-    kernel = kernel_facts(op)
-    attribute = op.attributes.get(KERNEL_ATTR)
+    kernel, attribute = kernel_facts(op), kernel_of(op)
     return (
         isinstance(op, MaxPool2dOp | AvgPool2dOp)
         and kernel is not None
-        and isinstance(attribute, KernelAttr)
+        and attribute is not None
         and attribute.operands[0] == ANY_LAYOUT
         and kernel.layout_refusal(op, LayoutSpec.parse(f"NCHW{block}c")) is None
     )
@@ -241,12 +240,9 @@ def _blocked_kernels(chain: list[Operation], blocked: Target, padding: bool) -> 
             return []
         attribute = selection.kernel.attribute(op, blocked)
         if ANY_LAYOUT in attribute.operands + attribute.results:
-            attribute = KernelAttr(
-                attribute.kernel_name.data,
+            attribute = attribute.with_layouts(
                 [layout if x == ANY_LAYOUT else x for x in attribute.operands],
                 [layout if x == ANY_LAYOUT else x for x in attribute.results],
-                attribute.in_place_operand,
-                attribute.workspace.data,
             )
         if attribute.results != (layout,) or attribute.operands[0] not in ("", layout):
             return []

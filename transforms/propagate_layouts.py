@@ -89,7 +89,6 @@ from nnlayout.dialects.kernel_attr import (
     CSR_LAYOUT,
     KERNEL_ATTR,
     PLAIN_LAYOUT,
-    KernelAttr,
     kernel_of,
 )
 from nnlayout.dialects.layout import (
@@ -196,13 +195,7 @@ class TransposeToOrderedLayout(RewritePattern):
         if not transposed_same_bytes(op.input.type, ordered, ints(op.perm)):
             return
         change_result_layout(rewriter, op.output, layout)
-        op.attributes[KERNEL_ATTR] = KernelAttr(
-            kernel_attr.kernel_name.data,
-            kernel_attr.operands,
-            (layout,),
-            kernel_attr.in_place_operand,
-            kernel_attr.workspace.data,
-        )
+        op.attributes[KERNEL_ATTR] = kernel_attr.with_layouts(kernel_attr.operands, (layout,))
         rewriter.notify_op_modified(op)
 
 
