@@ -44,6 +44,7 @@ from nnlayout.kernels.onednn.quantized import (
     qconv_pd,
     qconv_refusal,
 )
+from nnlayout.kernels.onednn.quantized_call import PackedFrom
 from nnlayout.kernels.onednn.quantized_kernels import QChoice, qconv_choice
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
@@ -101,19 +102,20 @@ def _formats(op: nn.ConvIntegerOp) -> tuple[int, int, int]:
 
 class IntegerConv:
     """`op`'s convolution bound once (in the formats its types carry): the weights packed at
-    the first call (again only for another array), x's zero point set on every call."""
+    the first call (again only for another array, or one that may have changed:
+    `PackedFrom`), x's zero point set on every call."""
 
     def __init__(self, op: nn.ConvIntegerOp):
         self.conv = QConv(integer_conv_spec(op), None, None, _NO_SCALES, _formats(op))
-        self.packed_from: np.ndarray | None = None
+        self.packed_from = PackedFrom()
         self.src_dtype = np.dtype(np.uint8 if self.conv.q.src_type == b.dnnl_u8 else np.int8)
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         x, weights, *zero_point = inputs
         conv = self.conv
-        if weights is not self.packed_from:
+        if self.packed_from.stale(weights):
             conv.pack(np.ascontiguousarray(weights).view(np.int8), None)
-            self.packed_from = weights
+            self.packed_from.packed(weights)
         if zero_point:
             conv.arrays[_ZERO_POINT][0] = int(np.asarray(zero_point[0]).reshape(()))
         source = np.ascontiguousarray(x).reshape(-1).view(self.src_dtype)

@@ -46,7 +46,7 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import reorder_array, row_major_strides
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import ANY, DATA_TYPES, INT8, implementation_refusal
-from nnlayout.kernels.onednn.quantized_call import typed_as
+from nnlayout.kernels.onednn.quantized_call import PackedFrom, typed_as
 from nnlayout.kernels.onednn.quantized_matmul import as_rows, int8_matmul_pd
 from nnlayout.kernels.registry import BindingRefused, BindingSession, FixedCall, Kernel, Target
 
@@ -143,9 +143,10 @@ def integer_matmul_choice(q: IntegerMatmulParams) -> str | None:
 
 
 class IntegerMatmul:
-    """An integer product bound once: b packed at the first call (and again only for another
-    array), b's zero point in a memory of its own, a's (and matmul_integer_to_float's scale,
-    as oneDNN's weight scale) set from its operand on every call."""
+    """An integer product bound once: b packed at the first call (again only for another
+    array, or one that may have changed: `PackedFrom`), b's zero point in a memory of its
+    own, a's (and matmul_integer_to_float's scale, as oneDNN's weight scale) set from its
+    operand on every call."""
 
     def __init__(self, q: IntegerMatmulParams, b_zero_point: int):
         self.q = q
@@ -163,7 +164,7 @@ class IntegerMatmul:
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         self.compiled = Compiled(self.pd, args, runtime=runtime)
         self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
-        self.packed_from: np.ndarray | None = None
+        self.packed_from = PackedFrom()
         self.src_dtype = np.dtype(np.uint8 if q.src_type == b.dnnl_u8 else np.int8)
 
     def pack(self, weights: np.ndarray) -> None:
@@ -171,16 +172,17 @@ class IntegerMatmul:
             self.q.weights, row_major_strides(self.q.weights), b.dnnl_s8
         )
         wanted = self.pd.md(b.dnnl_query_weights_md)
-        self.arrays[b.DNNL_ARG_WEIGHTS] = reorder_array(weights, given, wanted)
-        self.packed_from = weights
+        plain = np.ascontiguousarray(weights).view(np.int8)
+        self.arrays[b.DNNL_ARG_WEIGHTS] = reorder_array(plain, given, wanted)
+        self.packed_from.packed(weights)
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         a, weights, *zero_point = inputs
         if self.q.scales:
             scale, *zero_point = zero_point
             self.arrays[_SCALE][...] = scale
-        if weights is not self.packed_from:
-            self.pack(np.ascontiguousarray(weights).view(np.int8))
+        if self.packed_from.stale(weights):
+            self.pack(weights)
         if zero_point:
             self.arrays[_ZERO_POINT][0] = int(np.asarray(zero_point[0]).reshape(()))
         source = np.ascontiguousarray(a).reshape(-1).view(self.src_dtype)

@@ -19,6 +19,7 @@ are kept alive by the bound call.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
@@ -192,3 +193,25 @@ class PrimitiveCall:
         """`call_on(sources, out)` as a call without arguments, its memory objects (private)
         pointed now: for arrays whose contents change between calls, never their place."""
         return BoundCall(self.compiled.private(), self.feeds(sources, out), self.scratchpad)
+
+
+def may_change(*arrays: np.ndarray) -> bool:
+    """Whether any of `arrays` is writeable: not a constant, its contents may change."""
+    return any(array.flags.writeable for array in arrays)
+
+
+class PackedFrom:
+    """Which weights a kernel packed last: `stale(weights)` is False only for that very
+    array, read-only (the runtime makes constants so; a writeable array may have changed
+    since), as are `others` (a bias packed with it). Weak: once constant weights are packed
+    the loaded program frees the plain arrays (`lowering/program.py`)."""
+
+    def __init__(self) -> None:
+        self._seen: weakref.ref[np.ndarray] | None = None
+
+    def stale(self, weights: np.ndarray, *others: np.ndarray) -> bool:
+        seen = None if self._seen is None else self._seen()
+        return weights is not seen or may_change(weights, *others)
+
+    def packed(self, weights: np.ndarray) -> None:
+        self._seen = weakref.ref(weights)

@@ -28,7 +28,6 @@ it (in place), else copies it there first.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
@@ -66,7 +65,7 @@ from nnlayout.kernels.onednn.quantized import (
     qconv_refusal,
     sum_post_ops,
 )
-from nnlayout.kernels.onednn.quantized_call import typed_as
+from nnlayout.kernels.onednn.quantized_call import PackedFrom, may_change, typed_as
 from nnlayout.kernels.onednn.quantized_matmul import (
     QMatmul,
     QMatmulParams,
@@ -306,16 +305,15 @@ class _Bound:
 
     def __init__(self, kernel: QConv | QMatmul):
         self.kernel = kernel
-        self.packed_from: weakref.ref[np.ndarray] | None = None
+        self.packed_from = PackedFrom()
         self.types = (NUMPY_TYPES[kernel.q.src_type], NUMPY_TYPES[kernel.q.dst_type])
 
     def _pack(self, weights: np.ndarray, bias: Sequence[np.ndarray]) -> None:
         """Packs `weights` unless they were packed from this very constant (a read-only
         array: the runtime makes constants so; other weights may change between calls)."""
-        seen = None if self.packed_from is None else self.packed_from()
-        if weights is not seen or _may_change(weights, *bias):
+        if self.packed_from.stale(weights, *bias):
             self.kernel.pack(np.ascontiguousarray(weights).view(np.int8), bias[0] if bias else None)
-            self.packed_from = weakref.ref(weights)
+            self.packed_from.packed(weights)
 
     def _direct(self, out: np.ndarray) -> bool:
         return out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST)
@@ -337,7 +335,7 @@ class _Bound:
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         x, weights, *bias = inputs
-        if _may_change(weights, *bias):
+        if may_change(weights, *bias):
             return partial(self, inputs, out)
         self._pack(weights, bias)
         if not (x.flags.c_contiguous and self._direct(out)):
@@ -345,11 +343,6 @@ class _Bound:
         return self.kernel.bind(
             x.reshape(-1).view(self.types[0]), out.reshape(-1).view(self.types[1])
         )
-
-
-def _may_change(*arrays: np.ndarray) -> bool:
-    """Whether any of `arrays` is writeable: not a constant, its contents may change."""
-    return any(array.flags.writeable for array in arrays)
 
 
 def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
@@ -387,7 +380,7 @@ class _SumBound(_Bound):
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         *conv, addend = inputs
         x, weights, *bias = conv
-        if _may_change(weights, *bias):
+        if may_change(weights, *bias):
             return partial(self, inputs, out)
         self._pack(weights, bias)
         fixed = (

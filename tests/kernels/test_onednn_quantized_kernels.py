@@ -148,7 +148,7 @@ def test_a_prepared_kernel_packs_its_weights_once() -> None:
             want = _reference(x, weights, bias, op)
             got = spec.unpack(out, (1, 32, 8, 8))
             assert np.abs(got.astype(int) - want).max() <= 1
-        assert bound.packed_from is not None and bound.packed_from() is weights
+        assert bound.packed_from.stale(weights) is not constant
 
 
 def test_a_bound_call_outlives_the_kernel_that_made_it() -> None:
