@@ -230,29 +230,31 @@ def once_sum_post_ops(
     return (*ops, *clip_post_ops(*clamp))
 
 
-# oneDNN's first choices replaced by measured preferences (`preferred_implementation`): on
-# outputs of at least VNNI_MIN_PIXELS pixels, its first choice (a prefix) -> the replacement.
+# oneDNN's first choices replaced by measured preferences (`preferred_implementation`): its
+# first choice (a prefix) -> the replacement, at any size or from VNNI_MIN_PIXELS pixels.
 AMX_1X1 = "jit_1x1:avx512_core_amx"
 VNNI_1X1 = "jit_int8_1x1:avx512_core_vnni"
 BRDGMM_DW = "brdgmm_dw:avx512_core_vnni"
 VNNI_DIRECT = "jit_int8:avx512_core_vnni"
 VNNI_MIN_PIXELS = 56 * 56
-PREFERENCES = ((AMX_1X1, VNNI_1X1), (BRDGMM_DW, VNNI_DIRECT))
+PREFERENCES = ((AMX_1X1, VNNI_1X1),)
+LARGE_PREFERENCES = ((BRDGMM_DW, VNNI_DIRECT),)
 
 
 def preferred_implementation(q: QConvParams, first: str) -> str | None:
     """The implementation taken over oneDNN's first choice `first` for `q` where oneDNN offers
     it on the same source and destination formats (None: `first` stays). oneDNN v3.2 picks
-    its AMX `jit_1x1` code for MobileNetV2's 1x1 convolutions on AMX machines and its
-    `brdgmm_dw` code for its depthwise ones; from 56x56 output pixels up its VNNI
-    `jit_int8_1x1` and `jit_int8` code run them faster, warm and cold, while below it (28x28
-    and less) the first choices win or tie. Its `brgconv_1x1` AMX code (ResNet-50's 1x1
-    convolutions but one) beats its VNNI code at 56x56 and stays. Measured one primitive at
-    a time, the implementations in turns: docs/benchmarks-int8.md (AMX or VNNI per
-    primitive)."""
-    if math.prod(q.geometry.dst[2:]) < VNNI_MIN_PIXELS:
-        return None
-    return next((then for prefix, then in PREFERENCES if first.startswith(prefix)), None)
+    its AMX `jit_1x1` code for MobileNetV2's 1x1 convolutions on AMX machines: its VNNI
+    `jit_int8_1x1` code runs them faster at every size in the network (0.79 -> 0.75 of
+    onnxruntime's int8 MobileNetV2, ResNet-50 unchanged: its 1x1 convolutions are AMX
+    `brgconv_1x1`, faster than any VNNI code and kept). It picks its `brdgmm_dw` code for
+    depthwise ones, which its `jit_int8` code beats from 56x56 output pixels up and ties
+    below. Measured one primitive at a time, the implementations in turns, and in the
+    networks: docs/benchmarks-int8.md ("AMX or VNNI per primitive", stop 57)."""
+    preferences = PREFERENCES
+    if math.prod(q.geometry.dst[2:]) >= VNNI_MIN_PIXELS:
+        preferences += LARGE_PREFERENCES
+    return next((then for prefix, then in preferences if first.startswith(prefix)), None)
 
 
 def qconv_pd(q: QConvParams, src: int = ANY, weights: int = ANY, dst: int = ANY) -> b.PrimitiveDesc:

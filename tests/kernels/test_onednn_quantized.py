@@ -146,21 +146,23 @@ def test_int8_convolutions_run_vnni_or_amx_code(name: str) -> None:
     assert "vnni" in implementation or "amx" in implementation, implementation
 
 
-def test_vnni_replaces_amx_jit_1x1_and_brdgmm_from_56x56_pixels() -> None:
+def test_vnni_replaces_amx_jit_1x1_and_from_56x56_pixels_brdgmm() -> None:
     """The measured rule (`preferred_implementation`): oneDNN's AMX jit_1x1 code gives way to
-    its VNNI jit_int8_1x1 code, its brdgmm depthwise code to its jit_int8 code, on 56x56
-    outputs and larger, not below, and nothing else is replaced."""
+    its VNNI jit_int8_1x1 code at every size; its brdgmm depthwise code to its jit_int8 code
+    on 56x56 outputs and larger, not below; nothing else is replaced (AMX brgconv_1x1, what
+    ResNet-50's 1x1 convolutions run, stays)."""
     q = _case("mobilenet_1x1_expand_56_u8")[0]
     at_28 = replace(
         q,
         geometry=replace(q.geometry, src=(1, 24, 28, 28), dst=(1, 144, 28, 28)),
     )
-    assert preferred_implementation(q, "jit_1x1:avx512_core_amx") == VNNI_1X1
+    for size in (q, at_28):
+        assert preferred_implementation(size, "jit_1x1:avx512_core_amx") == VNNI_1X1
     assert preferred_implementation(q, "brdgmm_dw:avx512_core_vnni") == VNNI_DIRECT
-    for first in ("jit_1x1:avx512_core_amx", "brdgmm_dw:avx512_core_vnni"):
-        assert preferred_implementation(at_28, first) is None
+    assert preferred_implementation(at_28, "brdgmm_dw:avx512_core_vnni") is None
     for other in ("brgconv_1x1:avx512_core_amx", "jit:avx512_core_amx", VNNI_1X1, VNNI_DIRECT):
         assert preferred_implementation(q, other) is None
+        assert preferred_implementation(at_28, other) is None
 
 
 @pytest.mark.parametrize(
