@@ -373,13 +373,20 @@ def export_torchvision(name: str, cache: Path) -> Path | str:
 
 def time_in_turn(runs: Sequence[Callable[[], object]], repeats: int) -> list[float]:
     """The median milliseconds of each of `runs`, taking turns within each of `repeats`
-    rounds so that all see the same machine load."""
+    rounds so that all see the same machine load. The first two (the pair compared: ours
+    and onnxruntime's) swap places every other round, so each comes as often after the
+    other as after the last run: in a fixed order ours always came after our float32 run,
+    which slowed it more than its turn after ours slowed onnxruntime's (MobileNetV2 int8:
+    a ratio of 0.85 in that order, 0.78 alone in turns; docs/benchmarks-int8.md)."""
     times: list[list[float]] = [[] for _ in runs]
-    for _ in range(repeats):
-        for run, spent in zip(runs, times, strict=True):
+    for round_ in range(repeats):
+        order = list(range(len(runs)))
+        if round_ % 2 and len(runs) > 1:
+            order[:2] = order[1::-1]
+        for index in order:
             start = time.perf_counter()
-            run()
-            spent.append(time.perf_counter() - start)
+            runs[index]()
+            times[index].append(time.perf_counter() - start)
     return [float(np.median(t)) * 1e3 for t in times]
 
 

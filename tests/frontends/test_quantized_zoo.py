@@ -21,6 +21,7 @@ from nnlayout.benchmarks.zoo_int8 import (
     output_steps,
     quantize,
     steps_apart,
+    time_in_turn,
     unoptimised_session,
     without_softmax,
 )
@@ -109,3 +110,14 @@ def test_reference_kernels_match_onnx_reference_evaluator(tmp_path: Path) -> Non
     want = evaluator.run(None, dict(zip(names, inputs, strict=True)))
     got = Interpreter(compiled, source_path=str(tmp_path / "quantized.mlir")).run(inputs)
     assert steps_apart(want, got, output_steps(model)) <= 1.001
+
+
+def test_the_compared_pair_swaps_places_every_other_round() -> None:
+    """`time_in_turn`: the first two runs (ours and onnxruntime's) swap places every other
+    round, so each comes after the other as often as after the last run; one median per
+    run, in the order given."""
+    calls: list[str] = []
+    runs = [lambda name=name: calls.append(name) for name in "abc"]
+    times = time_in_turn(runs, 4)
+    assert "".join(calls) == "abcbacabcbac"
+    assert len(times) == 3 and all(t >= 0 for t in times)
