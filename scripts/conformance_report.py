@@ -46,6 +46,7 @@ from onnx import TensorProto, numpy_helper
 
 from nnlayout.diagnostics import UserError
 from nnlayout.frontends.onnx import SUPPORTED_OPS, import_model
+from nnlayout.frontends.onnx.checks import NARROW_FLOATS
 from nnlayout.frontends.onnx.reduction import REDUCTIONS
 from nnlayout.ir.context import make_context
 from nnlayout.ir.parser import parse_module
@@ -70,8 +71,9 @@ FOLDED_OPS = sorted(FOLDED)
 #: |ours - expected| <= RELATIVE_TOLERANCE * max|expected| (or ABSOLUTE_FLOOR near zero).
 RELATIVE_TOLERANCE = 1e-4
 ABSOLUTE_FLOOR = 1e-6
-#: The relative tolerance of float16 results: two steps of float16's 11-bit significand.
-FLOAT16_TOLERANCE = 2 * 2.0**-10
+#: The relative tolerance of float16 and bfloat16 results: two steps of their 11-bit and 8-bit
+#: significands.
+NARROW_TOLERANCES = {"float16": 2 * 2.0**-10, "bfloat16": 2 * 2.0**-7}
 #: Cases whose stored outputs are rounded (to 4 decimals): their own relative tolerance.
 _ROUNDED_REFERENCE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 5e-4}
 #: Inputs nn takes as compile-time values: operator -> input positions.
@@ -242,6 +244,7 @@ def _constant_size(case: Case, name: str) -> int | None:
 GRAPH_TYPES = (
     TensorProto.FLOAT,
     TensorProto.FLOAT16,
+    TensorProto.BFLOAT16,
     TensorProto.UINT8,
     TensorProto.INT8,
     TensorProto.BOOL,
@@ -283,14 +286,14 @@ def expected_refusals(case: Case) -> list[str]:
         not case.folded  # (folding takes any type)
         and any(
             init.data_type
-            not in (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64, TensorProto.INT32)
+            not in (*NARROW_FLOATS, TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32)
             for init in graph.initializer
         )
     ):
         reasons += [
             "float32 tensors only",
-            "float32 and float16, uint8 and int8 tensors, bool masks and int64 and int32",
-            "nnlayout imports float32 tensors (float16 ones computed in float32)",
+            "float32, float16 and bfloat16, uint8 and int8 tensors, bool masks and int64 and int32",
+            "nnlayout imports float32 tensors (float16 and bfloat16 ones computed in float32)",
             "nnlayout computes on float32 (quantized data",
         ]
     if any(info.type.tensor_type.elem_type in QUANTIZED_TYPES for info in tensors):
@@ -379,6 +382,8 @@ def mismatch(
         if a.shape != b.shape:
             return f"result {index} has shape {list(a.shape)}, expected {list(b.shape)}"
         b = b.astype(a.dtype)
+        if a.dtype.name == "bfloat16":  # compared in float32 (ml_dtypes' arithmetic rounds)
+            a, b = a.astype(np.float32), b.astype(np.float32)
         if a.dtype == np.bool_:  # a mask: exact
             if not np.array_equal(a, b):
                 return f"result {index}: {int((a != b).sum())} mask entries differ"
@@ -415,10 +420,14 @@ def check_case(case: Case) -> tuple[str, str]:
 
 
 def tolerance(case: Case) -> float:
-    """The relative tolerance a case's stored outputs allow: float16 ones, computed by nn in
-    float32 and rounded once, two float16 steps (onnx's reference rounds between its ops)."""
-    if any(output.dtype == np.float16 for output in case.outputs):
-        return FLOAT16_TOLERANCE
+    """The relative tolerance a case's stored outputs allow: float16 and bfloat16 ones,
+    computed by nn in float32 and rounded once, two of their steps (onnx's reference rounds
+    between its ops)."""
+    narrow = [
+        NARROW_TOLERANCES[o.dtype.name] for o in case.outputs if o.dtype.name in NARROW_TOLERANCES
+    ]
+    if narrow:
+        return max(narrow)
     return _ROUNDED_REFERENCE.get(case.name, RELATIVE_TOLERANCE)
 
 

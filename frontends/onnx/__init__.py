@@ -29,7 +29,12 @@ runs most float16 ops in float32 between casts, too), and rounding once is close
 model's float32 arithmetic than rounding after each op. So the results are within two
 float16 steps of onnx's reference evaluation where every value stays in float16's range (one
 that would overflow float16 between two ops stays finite here), and what folds at import
-from constants is computed as ONNX says, in float16 (onnx's reference evaluator).
+from constants is computed as ONNX says, in float16 (onnx's reference evaluator). A bfloat16
+model (torch's `model.to(torch.bfloat16)`) is imported the same way, bfloat16 for float16
+(`checks.NARROW_FLOATS`): bfloat16 has float32's range, so nothing overflows, and its
+results are float32's rounded once to bfloat16 (onnxruntime's CPU refuses such models: its
+Conv, Gemm and most other kernels have no bfloat16; `default-pipeline{bf16=true}` is what
+computes in bfloat16 for speed, `transforms/convert_bf16.py`).
 
 Initializers, Constant nodes and folded results become `nn.constant`s where a tensor is used;
 those with more than `inline_limit` elements are returned in `ImportedModel.weights` and
@@ -39,7 +44,7 @@ constants that act as attributes (Reshape's shape) are read at import time and n
 tensors, also when an Identity passes them on.
 
 What nn cannot express is refused with a `UserError` naming the node and the reason: other
-operators on run-time values, tensors of other types (float64, bfloat16, ...), symbolic
+operators on run-time values, tensors of other types (float64, float8, ...), symbolic
 dimensions left open, folds
 that would make a constant beyond `limits.FOLDED_CONSTANT_BYTES`, MaxPool's Indices and
 Dropout's mask outputs where something reads them (unread, they are left out), training-mode

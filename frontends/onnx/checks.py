@@ -11,7 +11,7 @@ from numbers import Integral
 
 import onnx
 from onnx import TensorProto
-from xdsl.dialects.builtin import TensorType, f16, f32, i1, i8, i32, i64
+from xdsl.dialects.builtin import TensorType, bf16, f16, f32, i1, i8, i32, i64
 from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
@@ -40,10 +40,13 @@ def check_order(graph: onnx.GraphProto, constants: set[str]) -> None:
             raise UserError(f"graph output '{vi.name}' is not produced by any node")
 
 
+#: The float types a model may keep at its inputs and outputs, computed in float32 between
+#: them (`frontends/onnx/__init__.py`).
+NARROW_FLOATS = {TensorProto.FLOAT16: f16, TensorProto.BFLOAT16: bf16}
 #: The element types of graph inputs and outputs nnlayout imports.
 GRAPH_ELEMENT_TYPES = {
     TensorProto.FLOAT: f32,
-    TensorProto.FLOAT16: f16,
+    **NARROW_FLOATS,
     TensorProto.UINT8: ui8,
     TensorProto.INT8: i8,
     TensorProto.BOOL: i1,
@@ -60,7 +63,7 @@ def require_graph_tensor(vi: onnx.ValueInfoProto, what: str) -> onnx.TypeProto.T
         raise UserError(
             f"{what} '{vi.name}' has element type "
             f"{TensorProto.DataType.Name(tensor.elem_type)}; nnlayout imports "
-            "float32 and float16, uint8 and int8 tensors, bool masks and int64 and int32 "
+            "float32, float16 and bfloat16, uint8 and int8 tensors, bool masks and int64 and int32 "
             "indices only"
         )
     return tensor

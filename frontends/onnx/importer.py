@@ -11,9 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, f16, f32
+from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Region
 from xdsl.utils.exceptions import VerifyException
 
@@ -22,6 +21,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.weights import attach_weights_file
 from nnlayout.files import Outputs, file_sha256
 from nnlayout.frontends.onnx.checks import (
+    NARROW_FLOATS,
     check_input_shapes,
     check_order,
     input_type,
@@ -82,7 +82,7 @@ def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) ->
         arg = block.insert_arg(arg_type, len(block.args))
         arg.name_hint = sanitize_name(vi.name)
         state.values[vi.name] = arg
-        if arg_type.element_type == f16:  # computed in f32 from here on
+        if arg_type.element_type in NARROW_FLOATS.values():  # computed in f32 from here on
             state.values[vi.name] = state.emit(nn.CastOp(arg, f32))
     for index, node in enumerate(graph.node):
         state.node = describe(node, index)
@@ -99,8 +99,9 @@ def _import_graph(state: ImportState, input_shapes: dict[str, Sequence[int]]) ->
         if declared is None and vi.name in state.inferred:  # what ONNX infers, untyped
             inferred = state.inferred[vi.name]
             declared = inferred.tensor_type if inferred.HasField("tensor_type") else None
-        if declared is not None and declared.elem_type == TensorProto.FLOAT16:
-            result = state.emit(nn.CastOp(result, f16))  # rounded once, on the way out
+        if declared is not None and declared.elem_type in NARROW_FLOATS:
+            # rounded once, on the way out
+            result = state.emit(nn.CastOp(result, NARROW_FLOATS[declared.elem_type]))
         results.append(result)
     block.add_op(func.ReturnOp(*results))
     function = func.FuncOp(

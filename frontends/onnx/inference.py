@@ -32,9 +32,27 @@ def infer_shapes(
         onnx.shape_inference.InferenceError,
         UnicodeDecodeError,
     ) as error:
-        raise UserError(f"invalid ONNX model: {one_line(str(error))}") from None
+        raise UserError(
+            f"invalid ONNX model: {one_line(str(error))}{_hint(model, error)}"
+        ) from None
     graph = inferred.graph
     return {vi.name: vi.type for vi in (*graph.input, *graph.value_info, *graph.output)}
+
+
+#: The opset from which ONNX's operators (Conv, pooling, ...) take bfloat16 tensors.
+BFLOAT16_OPSET = 22
+
+
+def _hint(model: onnx.ModelProto, error: Exception) -> str:
+    """What fixes a bfloat16 model exported at an opset whose operators lack bfloat16
+    (torch's exporters default to opsets 17 and 18), else nothing."""
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if "tensor(bfloat16)" not in str(error) or opset >= BFLOAT16_OPSET:
+        return ""
+    return (
+        f"; this operator takes bfloat16 from opset {BFLOAT16_OPSET} (the model's is {opset}): "
+        f"export it with torch.onnx.export(..., opset_version={BFLOAT16_OPSET})"
+    )
 
 
 def _skeleton(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> onnx.ModelProto:

@@ -143,10 +143,11 @@ def dequantize_linear(state: ImportState, node: onnx.NodeProto, attrs: dict) -> 
     if int(attrs.get("output_dtype", TensorProto.FLOAT)) not in (
         TensorProto.FLOAT,
         TensorProto.FLOAT16,  # computed in float32 (frontends/onnx/__init__.py)
+        TensorProto.BFLOAT16,
     ):
         raise state.fail(
             f"output_dtype {_type_name(attrs['output_dtype'])}: nnlayout dequantizes to "
-            "float32 (or float16, computed in float32) only"
+            "float32 (or float16 or bfloat16, computed in float32) only"
         )
     x = state.operand(node, 0)
     onnx_type = _onnx_type(nn.tensor_type(x).element_type)

@@ -59,8 +59,8 @@ def unsqueeze(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
 
 def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     """Cast to the value's own type is the value (torch's quantized exports put a Cast to
-    UINT8 after every QuantizeLinear to u8, and float16 is computed as float32); to float32
-    (or float16) of an integer value (MatMulInteger's
+    UINT8 after every QuantizeLinear to u8, and float16 and bfloat16 are computed as float32);
+    to float32 (or float16 or bfloat16) of an integer value (MatMulInteger's
     sums, an int64 attention mask) or of a mask (1.0 where true), and to bool of any value
     (true where non-zero: transformers' attention masks), and to int32 or int64 of a mask or
     of the other of these (index arithmetic: RoBERTa's position ids), it is `nn.cast`."""
@@ -73,11 +73,11 @@ def cast(state: ImportState, node: onnx.NodeProto, attrs: dict) -> None:
     element_type = nn.tensor_type(x).element_type
     if isinstance(to, int) and ELEMENT_TYPES.get(to) == element_type:
         state.output(node, x)
-    elif name in ("FLOAT", "FLOAT16") and element_type in (
+    elif name in ("FLOAT", "FLOAT16", "BFLOAT16") and element_type in (
         *nn.INTEGER_TYPES,
         *nn.NON_NUMERIC_TYPES,
     ):
-        # (float16 values are computed in float32: frontends/onnx/__init__.py)
+        # (float16 and bfloat16 values are computed in float32: frontends/onnx/__init__.py)
         state.output(node, state.build(lambda: nn.CastOp(x)))
     elif name == "BOOL":  # a mask: true where non-zero
         state.output(node, state.build(lambda: nn.CastOp(x, ELEMENT_TYPES[TensorProto.BOOL])))

@@ -25,6 +25,7 @@ from nnlayout.frontends.onnx.inference import ceil_mode_overcount, same_output_p
 ELEMENT_TYPES: dict[int, Attribute] = {
     TensorProto.FLOAT: f32,
     TensorProto.FLOAT16: f32,  # computed in float32: see `frontends/onnx/__init__.py`
+    TensorProto.BFLOAT16: f32,  # likewise
     TensorProto.UINT8: nn.ui8,
     TensorProto.INT8: i8,
     TensorProto.INT32: i32,
@@ -34,6 +35,7 @@ ELEMENT_TYPES: dict[int, Attribute] = {
 NUMPY_TYPES = {
     TensorProto.FLOAT: np.float32,
     TensorProto.FLOAT16: np.float32,  # float16 weights widened exactly
+    TensorProto.BFLOAT16: np.float32,  # bfloat16 ones too
     TensorProto.UINT8: np.uint8,
     TensorProto.INT8: np.int8,
     TensorProto.INT32: np.int32,
@@ -42,9 +44,9 @@ NUMPY_TYPES = {
 }
 #: What `ELEMENT_TYPES` says, for messages.
 ELEMENT_TYPES_SAID = (
-    "nnlayout imports float32 tensors (float16 ones computed in float32), uint8/int8 ones as "
-    "quantized data, int32 ones as quantized biases or integers, bool ones as masks and "
-    "int64 ones as indices"
+    "nnlayout imports float32 tensors (float16 and bfloat16 ones computed in float32), "
+    "uint8/int8 ones as quantized data, int32 ones as quantized biases or integers, bool ones "
+    "as masks and int64 ones as indices"
 )
 
 

@@ -71,6 +71,19 @@ def attention(element: int) -> onnx.ModelProto:
     return typed_model(nodes, {"x": (element, [1, 6, 16])}, {"y": (element, [1, 6, 16])}, constants)
 
 
+def results_everywhere(
+    model: onnx.ModelProto, x: np.ndarray, element: str
+) -> list[tuple[str, np.ndarray]]:
+    """`model` imported, its function typed `element` (f16, bf16) at its boundary: its first
+    result on `x` by the interpreter, then on every target, padding on and off, interpreter
+    and generated module (`everywhere`), each with where it came from."""
+    module = import_model(model, inline_limit=1 << 20).module
+    (function,) = [op for op in module.walk() if op.name == "func.func"]
+    assert element in str(function.function_type), function.function_type
+    results = [("imported", Interpreter(module).run([x])[0])]
+    return results + [(f"{t} {p}", got[0]) for t, p, _, got in everywhere(module, [x])]
+
+
 @pytest.mark.parametrize("build", [cnn, attention], ids=["cnn", "attention"])
 def test_a_float16_model_runs_in_float32_between_float16_inputs_and_outputs(build) -> None:  # noqa: ANN001
     model, wide = build(H16), build(F32)
@@ -79,12 +92,7 @@ def test_a_float16_model_runs_in_float32_between_float16_inputs_and_outputs(buil
     (half,) = onnxruntime_outputs(model, [x])
     (exact,) = onnxruntime_outputs(wide, [x.astype(np.float32)])
     scale = float(np.abs(exact).max())
-    module = import_model(model, inline_limit=1 << 20).module
-    (function,) = [op for op in module.walk() if op.name == "func.func"]
-    assert "f16" in str(function.function_type), function.function_type
-    results = [("imported", Interpreter(module).run([x])[0])]
-    results += [(f"{t} {p}", got[0]) for t, p, _, got in everywhere(module, [x])]
-    for where, got in results:
+    for where, got in results_everywhere(model, x, "f16"):
         assert got.dtype == np.float16, where
         # float32 inside, rounded once: within half a float16 step of the float32 model ...
         ulp = float(np.spacing(np.float16(scale)))
