@@ -275,6 +275,19 @@ def operands_outside(op: Operation) -> tuple[ComputeOp, dict[SSAValue, SSAValue]
     return compute, dict(zip(op.operands, compute.ins, strict=True))
 
 
+def constant_operands(op: Operation) -> set[int]:
+    """The indices of `op`'s operands that are load-time constants: inputs of its nn.compute
+    given as tensors, not buffers (the same read-only array on every call). None of them for
+    an op outside an nn.compute (a detached clone, or an op the interpreter runs unplanned),
+    whose operands may be anything on any call."""
+    found = operands_outside(op)
+    if found is None:
+        return set()
+    return {
+        i for i, value in enumerate(op.operands) if isinstance(found[1][value].type, TensorType)
+    }
+
+
 def last_writers(compute: ComputeOp, buffer: SSAValue) -> list[ComputeOp] | None:
     """The nn.computes before `compute` in its block whose results `buffer` holds when
     `compute` runs, latest first: each wrote part of it (all of it, for one that wrote

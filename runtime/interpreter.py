@@ -119,8 +119,11 @@ class ArgumentSpec:
         (a .npy header is checked before its data is read)."""
         if shape != self.shape or dtype != self.dtype:
             got = dtype.name if dtype.isnative else dtype.str  # '>f4' is not float32 here
+            hint = ""
+            if self.dtype.name == "bfloat16" and dtype != self.dtype:  # numpy has no bfloat16
+                hint = " (an array of ml_dtypes.bfloat16, as numpy.save writes it)"
             raise UserError(
-                f"{self.label}: expected shape {self.describe()}, got {list(shape)} {got}"
+                f"{self.label}: expected shape {self.describe()}{hint}, got {list(shape)} {got}"
             )
 
 

@@ -127,10 +127,14 @@ def load_input(path: str, spec: ArgumentSpec) -> np.ndarray:
     objects (pickles) are never loaded."""
     try:
         with open_input(path) as handle:
-            shape, dtype = read_npy_header(handle)
+            shape, stored = read_npy_header(handle)
+            # numpy.save writes ml_dtypes' bfloat16 as 2-byte voids ('|V2'): read as bfloat16
+            bfloat16 = spec.dtype.name == "bfloat16" and stored == np.dtype("V2")
+            dtype = spec.dtype if bfloat16 else stored
             spec.check_header(shape, dtype)
             handle.seek(0)
-            return np.load(handle, allow_pickle=False).astype(dtype, copy=False)
+            array = np.load(handle, allow_pickle=False)
+            return array.view(dtype) if bfloat16 else array.astype(dtype, copy=False)
     except OSError as error:
         raise UserError(f"{spec.label}: cannot read '{path}': {os_error_reason(error)}") from None
     except ValueError as error:

@@ -5,6 +5,7 @@ against it there)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import onnx
@@ -44,15 +45,28 @@ BFLOAT16_OPSET = 22
 
 
 def _hint(model: onnx.ModelProto, error: Exception) -> str:
-    """What fixes a bfloat16 model exported at an opset whose operators lack bfloat16
-    (torch's exporters default to opsets 17 and 18), else nothing."""
+    """What fixes a bfloat16 model exported at an opset whose operator lacks bfloat16 but
+    has it from BFLOAT16_OPSET on (torch's exporters default to opsets 17 and 18), else
+    nothing."""
+    found = re.search(r"op_type:(\w+)", str(error))
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    if "tensor(bfloat16)" not in str(error) or opset >= BFLOAT16_OPSET:
+    if "unsupported type: tensor(bfloat16)" not in str(error) or found is None:
+        return ""
+    if opset >= BFLOAT16_OPSET or not _takes_bfloat16(found[1], BFLOAT16_OPSET):
         return ""
     return (
-        f"; this operator takes bfloat16 from opset {BFLOAT16_OPSET} (the model's is {opset}): "
+        f"; {found[1]} takes bfloat16 from opset {BFLOAT16_OPSET} (the model's is {opset}): "
         f"export it with torch.onnx.export(..., opset_version={BFLOAT16_OPSET})"
     )
+
+
+def _takes_bfloat16(op_type: str, opset: int) -> bool:
+    """Whether ONNX's `op_type` at `opset` types any input as bfloat16."""
+    try:
+        schema = onnx.defs.get_schema(op_type, opset)
+    except onnx.defs.SchemaError:
+        return False
+    return any("tensor(bfloat16)" in c.allowed_type_strs for c in schema.type_constraints)
 
 
 def _skeleton(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> onnx.ModelProto:

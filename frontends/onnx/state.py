@@ -16,6 +16,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
+from nnlayout.dialects.nn.base import is_bf16_array
 from nnlayout.frontends.onnx.common import one_line, safe_key, sanitize_name
 from nnlayout.frontends.onnx.inference import ceil_mode_overcount, same_output_padding_overcount
 
@@ -167,7 +168,9 @@ class ImportState:
                 "computed from those and from shapes); nnlayout needs it at compile time, "
                 "and it is computed at run time"
             )
-        return self._array(self.constants[self.aliases.get(name, name)])
+        array = self._array(self.constants[self.aliases.get(name, name)])
+        # bfloat16 (ml_dtypes', a numpy kind of its own) widened exactly: float32 to nn
+        return array.astype(np.float32) if is_bf16_array(array) else array
 
     def constant_scalar(self, name: str, what: str) -> float:
         """A constant input that ONNX defines as a scalar (one element, of any rank)."""

@@ -26,6 +26,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.compute import constant_operands
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.layout import layout_of
 from nnlayout.dialects.nn import shape_of, tensor_type
@@ -107,7 +108,7 @@ class IntegerConv:
 
     def __init__(self, op: nn.ConvIntegerOp):
         self.conv = QConv(integer_conv_spec(op), None, None, _NO_SCALES, _formats(op))
-        self.packed_from = PackedFrom()
+        self.packed_from = PackedFrom(1 in constant_operands(op))  # w: packed once
         self.src_dtype = np.dtype(np.uint8 if self.conv.q.src_type == b.dnnl_u8 else np.int8)
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:

@@ -36,6 +36,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.compute import constant_operands
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.nn import shape_of, tensor_type
 from nnlayout.dialects.nn.integer import zero_point_values
@@ -148,7 +149,7 @@ class IntegerMatmul:
     own, a's (and matmul_integer_to_float's scale, as oneDNN's weight scale) set from its
     operand on every call."""
 
-    def __init__(self, q: IntegerMatmulParams, b_zero_point: int):
+    def __init__(self, q: IntegerMatmulParams, b_zero_point: int, constant: bool = False):
         self.q = q
         self.pd = integer_matmul_pd(q)
         self.arrays: dict[int, np.ndarray] = {}
@@ -164,7 +165,7 @@ class IntegerMatmul:
         args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
         self.compiled = Compiled(self.pd, args, runtime=runtime)
         self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
-        self.packed_from = PackedFrom()
+        self.packed_from = PackedFrom(constant)  # b a load-time constant: packed once
         self.src_dtype = np.dtype(np.uint8 if q.src_type == b.dnnl_u8 else np.int8)
 
     def pack(self, weights: np.ndarray) -> None:
@@ -203,7 +204,7 @@ def prepare_integer_matmul(op: Operation, session: BindingSession | None = None)
     reason = integer_matmul_refusal(op)
     if reason is not None:
         raise BindingRefused(reason)
-    return IntegerMatmul(*integer_matmul_spec(op))
+    return IntegerMatmul(*integer_matmul_spec(op), 1 in constant_operands(op))
 
 
 def _accepts(op: Operation, target: Target, padding: bool) -> str | None:

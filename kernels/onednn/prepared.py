@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import operands_outside
+from nnlayout.dialects.compute import constant_operands
 from nnlayout.dialects.layout import buffer_bytes, encoding_name, layout_of
 from nnlayout.dialects.nn import numpy_dtype, shape_of
 from nnlayout.kernels.onednn import binding as b
@@ -81,14 +80,8 @@ def implementation(op: Operation) -> str:
 def _constant_args(op: Operation, args: Sequence[int]) -> set[int]:
     """The execution arguments of `op`'s operands that are load-time constants: inputs of
     its nn.compute given as tensors, not buffers (the same read-only array on every call)."""
-    found = operands_outside(op)
-    if found is None:
-        return set()
-    return {
-        arg
-        for arg, value in zip(args, op.operands, strict=False)
-        if isinstance(found[1][value].type, TensorType)
-    }
+    constant = constant_operands(op)
+    return {arg for index, arg in enumerate(args[: len(op.operands)]) if index in constant}
 
 
 def _scratchpad(compiled: Compiled, finite: Compiled | None) -> np.ndarray:

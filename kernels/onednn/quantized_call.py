@@ -195,23 +195,22 @@ class PrimitiveCall:
         return BoundCall(self.compiled.private(), self.feeds(sources, out), self.scratchpad)
 
 
-def may_change(*arrays: np.ndarray) -> bool:
-    """Whether any of `arrays` is writeable: not a constant, its contents may change."""
-    return any(array.flags.writeable for array in arrays)
-
-
 class PackedFrom:
-    """Which weights a kernel packed last: `stale(weights)` is False only for that very
-    array, read-only (the runtime makes constants so; a writeable array may have changed
-    since), as are `others` (a bias packed with it). Weak: once constant weights are packed
+    """Which arrays (weights, and a bias packed with them) a kernel packed last, for an op
+    whose packed operands are `constant` (load-time constants: `constant_operands`, the same
+    read-only array on every call): `stale(*arrays)` is False only for those very arrays.
+    Operands that are not constants may hold new contents in the same array (an arena
+    buffer, a caller's view) and are always stale. Weak: once constant weights are packed
     the loaded program frees the plain arrays (`lowering/program.py`)."""
 
-    def __init__(self) -> None:
-        self._seen: weakref.ref[np.ndarray] | None = None
+    def __init__(self, constant: bool) -> None:
+        self.constant = constant
+        self._seen: list[weakref.ref[np.ndarray]] = []
 
-    def stale(self, weights: np.ndarray, *others: np.ndarray) -> bool:
-        seen = None if self._seen is None else self._seen()
-        return weights is not seen or may_change(weights, *others)
+    def stale(self, *arrays: np.ndarray) -> bool:
+        if not self.constant or len(arrays) != len(self._seen):
+            return True
+        return any(array is not seen() for array, seen in zip(arrays, self._seen, strict=True))
 
-    def packed(self, weights: np.ndarray) -> None:
-        self._seen = weakref.ref(weights)
+    def packed(self, *arrays: np.ndarray) -> None:
+        self._seen = [weakref.ref(array) for array in arrays]

@@ -36,6 +36,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.compute import constant_operands
 from nnlayout.dialects.constant_expressions import is_constant_operand
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT, kernel_of
 from nnlayout.dialects.layout import buffer_bytes, layout_of
@@ -65,7 +66,7 @@ from nnlayout.kernels.onednn.quantized import (
     qconv_refusal,
     sum_post_ops,
 )
-from nnlayout.kernels.onednn.quantized_call import PackedFrom, may_change, typed_as
+from nnlayout.kernels.onednn.quantized_call import PackedFrom, typed_as
 from nnlayout.kernels.onednn.quantized_matmul import (
     QMatmul,
     QMatmulParams,
@@ -303,17 +304,20 @@ class _Bound:
     `packed_from` is a weak reference): the loaded program frees them
     (`lowering/program.py`)."""
 
-    def __init__(self, kernel: QConv | QMatmul):
+    def __init__(self, kernel: QConv | QMatmul, op: Operation):
         self.kernel = kernel
-        self.packed_from = PackedFrom()
+        assert isinstance(op, QConvOp | nn.QMatmulOp)
+        packed = (op.b if isinstance(op, nn.QMatmulOp) else op.w, op.bias)  # packed together
+        constants = {op.operands[i] for i in constant_operands(op)}
+        self.packed_from = PackedFrom(all(v in constants for v in packed if v is not None))
         self.types = (NUMPY_TYPES[kernel.q.src_type], NUMPY_TYPES[kernel.q.dst_type])
 
     def _pack(self, weights: np.ndarray, bias: Sequence[np.ndarray]) -> None:
-        """Packs `weights` unless they were packed from this very constant (a read-only
-        array: the runtime makes constants so; other weights may change between calls)."""
+        """Packs `weights` (and the bias) unless they were packed from these very constants
+        (`PackedFrom`: other operands may change between calls)."""
         if self.packed_from.stale(weights, *bias):
             self.kernel.pack(np.ascontiguousarray(weights).view(np.int8), bias[0] if bias else None)
-            self.packed_from.packed(weights)
+            self.packed_from.packed(weights, *bias)
 
     def _direct(self, out: np.ndarray) -> bool:
         return out.flags.c_contiguous and out.nbytes == self.kernel.compiled.nbytes(b.DNNL_ARG_DST)
@@ -335,7 +339,7 @@ class _Bound:
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         x, weights, *bias = inputs
-        if may_change(weights, *bias):
+        if not self.packed_from.constant:
             return partial(self, inputs, out)
         self._pack(weights, bias)
         if not (x.flags.c_contiguous and self._direct(out)):
@@ -380,7 +384,7 @@ class _SumBound(_Bound):
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         *conv, addend = inputs
         x, weights, *bias = conv
-        if may_change(weights, *bias):
+        if not self.packed_from.constant:
             return partial(self, inputs, out)
         self._pack(weights, bias)
         fixed = (
@@ -412,7 +416,7 @@ def prepare_qconv(op: Operation, session: BindingSession | None = None) -> _Boun
     except b.DnnlError as error:
         raise BindingRefused(f"oneDNN has no int8 convolution for it as typed: {error}") from None
     check_packed_claims(op, {1: conv.packed_bytes})
-    return bound(conv)
+    return bound(conv, op)
 
 
 # -------------------------------------------------------------------------- matmul
@@ -484,7 +488,7 @@ def prepare_qmatmul(op: Operation, session: BindingSession | None = None) -> _Bo
     q, params, b_zero_point = qmatmul_spec(op)
     product = QMatmul(q, None, None, params, b_zero_point)
     check_packed_claims(op, {1: product.packed_bytes})
-    return _Bound(product)
+    return _Bound(product, op)
 
 
 # ------------------------------------------------------------------------ registry

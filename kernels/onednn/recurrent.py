@@ -28,11 +28,10 @@ from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import operands_outside
+from nnlayout.dialects.compute import constant_operands
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
@@ -201,12 +200,7 @@ class PreparedRecurrent:
         self.relu = isinstance(op, nn.RnnOp) and op.activation.data == "relu"
         self.layer = np.empty((steps, batch, d * h), np.float32) if _last_cell(op) else None
         self.last_h = np.empty((1, d, batch, h), np.float32) if _last_cell(op) else None
-        found = operands_outside(op)
-        self.constant = [
-            i
-            for i, v in enumerate(op.operands)
-            if found is not None and isinstance(found[1][v].type, TensorType)
-        ]
+        self.constant = sorted(constant_operands(op))
         self.constant_weights = {1, 2, 3} <= set(self.constant)
         # oneDNN's weights and the constants' norms, once (`_steady`).
         self.steady: tuple[dict[int, np.ndarray], dict[int, float]] | None = None

@@ -103,3 +103,49 @@ def test_casts_between_bfloat16_and_float32_inside_are_no_rounding() -> None:
     (got,) = Interpreter(module).run([x])
     want = (1 / (1 + np.exp(-x.astype(np.float64)))) * (x > 0)
     np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-6, atol=0)
+
+
+def test_bfloat16_quantization_scales_are_widened_exactly() -> None:
+    """QuantizeLinear and DequantizeLinear with bfloat16 scales (and x, and y) at opset 21:
+    the scale widened exactly, ONNX's formulas computed in float32, y rounded once."""
+    scale = np.array(0.0123, ml_dtypes.bfloat16)
+    zero = np.array(3, np.uint8)
+    constants = {"s": scale, "z": zero}
+    dq = typed_model(
+        [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+        {"q": (TensorProto.UINT8, [1, 4])},
+        {"y": (BF16, [1, 4])},
+        constants,
+    )
+    q = typed_model(
+        [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+        {"x": (BF16, [1, 4])},
+        {"y": (TensorProto.UINT8, [1, 4])},
+        constants,
+    )
+    for model in (dq, q):
+        model.opset_import[0].version = 21
+    codes = np.array([[0, 10, 200, 255]], np.uint8)
+    wide = np.float32(scale)
+    (got,) = Interpreter(import_model(dq).module).run([codes])
+    want = ((codes.astype(np.float32) - 3) * wide).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got, want)
+    x = np.array([[1.0, -0.1, 3.1, 0.3]], ml_dtypes.bfloat16)
+    (got,) = Interpreter(import_model(q).module).run([x])
+    expected = np.clip(np.rint(x.astype(np.float32) / wide) + 3, 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_no_opset_hint_for_an_operator_without_bfloat16() -> None:
+    """TopK has no bfloat16 at opset 22 either: its refusal says no more than onnx's."""
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"])]
+    model = typed_model(
+        nodes,
+        {"x": (BF16, [1, 8])},
+        {"v": (BF16, [1, 2]), "i": (TensorProto.INT64, [1, 2])},
+        {"k": np.array([2], np.int64)},
+    )
+    model.opset_import[0].version = 18
+    with pytest.raises(UserError) as error:
+        import_model(model)
+    assert "op_type:TopK" in str(error.value) and "opset_version" not in str(error.value)

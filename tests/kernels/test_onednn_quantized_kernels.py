@@ -19,6 +19,8 @@ from nnlayout.dialects.nn.base import ui8
 from nnlayout.kernels.onednn import binding as b
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.targets import get_target
+from nnlayout.runtime.interpreter import Interpreter
+from nnlayout.tests.helpers import DEFAULT_PIPELINE, chosen_kernels, compile_module, parse
 from nnlayout.tests.kernels.test_onednn_quantized import integer_conv
 
 pytestmark = [
@@ -124,31 +126,71 @@ def test_the_kernel_computes_qlinearconv(
 
 
 def test_a_prepared_kernel_packs_its_weights_once() -> None:
-    """Constant weights (read-only, as the runtime makes them) are packed once, and a
-    kernel bound to its arrays runs on new contents of its source; weights that may change
-    (writeable) are packed again on each call."""
+    """Weights that are load-time constants (what `constant_operands` says of a planned op;
+    of a detached one, as here, nothing: set by hand) are packed once, and a kernel bound
+    to its arrays runs on new contents of its source; other weights are packed again on
+    each call, also read-only views whose base changes."""
     op = qconv("NHWC")
     rng = np.random.default_rng(1)
     w = rng.integers(-127, 128, (32, 16, 3, 3)).astype(np.int8)
     bias = rng.integers(-3000, 3000, 32).astype(np.int32)
+    bias.flags.writeable = False
     spec = LayoutSpec.parse("NHWC")
     out = np.empty(spec.physical_shape((1, 32, 8, 8)), np.uint8)
     source = np.empty(spec.physical_shape((1, 16, 8, 8)), np.uint8)
     for constant in (True, False):
-        weights = w.copy()
-        weights.flags.writeable = bias.flags.writeable = not constant
+        base = w.copy()
+        weights = base.view()
+        weights.flags.writeable = False
         bound = registry().lookup("qconv2d_onednn").prepare(op, None)
+        assert not bound.packed_from.constant  # a detached op: nothing is known constant
+        bound.packed_from.constant = constant
         call = bound.on([source, weights, bias], out)
         for seed in (2, 3):
             x = np.random.default_rng(seed).integers(0, 256, (1, 16, 8, 8)).astype(np.uint8)
             source[...] = spec.pack(x)
             if not constant:
-                weights[...] = -weights  # new contents of the same array
+                base[...] = -base  # new contents behind the same read-only view
             call()
             want = _reference(x, weights, bias, op)
             got = spec.unpack(out, (1, 32, 8, 8))
             assert np.abs(got.astype(int) - want).max() <= 1
-        assert bound.packed_from.stale(weights) is not constant
+        assert bound.packed_from.stale(weights, bias) is not constant
+
+
+def test_a_bias_given_as_an_argument_is_read_on_every_run() -> None:
+    """A qconv2d whose weights are a constant and whose bias is a function argument, passed
+    as a read-only view whose base changes between runs: each run of the compiled program
+    gives the uncompiled one's result (the kernel packs weights and bias together, and the
+    bias is not a load-time constant)."""
+    rng = np.random.default_rng(0)
+    weights = rng.integers(-127, 128, (16, 8, 3, 3))
+    dense = np.array2string(weights, separator=", ", threshold=1 << 20).replace("\n", "")
+    x_type, y_type, w_type = "tensor<1x8x6x6xui8>", "tensor<1x16x6x6xui8>", "tensor<16x8x3x3xi8>"
+    params = (
+        "w_scale = dense<0.01> : tensor<16xf32>, w_zero_point = dense<0> : tensor<16xi8>, "
+        "x_scale = dense<0.05> : tensor<f32>, x_zero_point = dense<10> : tensor<ui8>, "
+        "y_scale = dense<0.5> : tensor<f32>, y_zero_point = dense<3> : tensor<ui8>"
+    )
+    module = parse(
+        f"""func.func @main(%x: {x_type}, %b: tensor<16xi32>) -> {y_type} {{
+  %w = nn.constant dense<{dense}> : {w_type}
+  %y = nn.qconv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 {{{params}}} : ({x_type}, {w_type}, tensor<16xi32>) -> {y_type}
+  func.return %y : {y_type}
+}}"""
+    )
+    x = rng.integers(0, 256, (1, 8, 6, 6)).astype(np.uint8)
+    base = np.zeros(16, np.int32)
+    bias = base.view()
+    bias.flags.writeable = False
+    for padding in (True, False):
+        compiled = compile_module(module, "onednn", padding, DEFAULT_PIPELINE)
+        assert chosen_kernels(compiled, nn.QConv2dOp) == {"qconv2d_onednn"}
+        program = Interpreter(compiled)
+        for value in (0, 100000, -7):
+            base[...] = value
+            (want,) = Interpreter(module).run([x, bias])
+            np.testing.assert_array_equal(program.run([x, bias])[0], want)
 
 
 def test_a_bound_call_outlives_the_kernel_that_made_it() -> None:

@@ -375,3 +375,32 @@ def test_uint8_arguments_and_results(tmp_path: Path, backend: str) -> None:
         run(str(net), "--input", wrong, *args),
         "argument 1 (%q): expected shape [2, 3] uint8, got [2, 3] float32",
     )
+
+
+BFLOAT16_NET = """func.func @net(%x: tensor<1x4xbf16>) -> tensor<1x4xbf16> {
+  %f = nn.cast %x : tensor<1x4xbf16> -> tensor<1x4xf32>
+  %r = nn.relu %f : tensor<1x4xf32>
+  %y = nn.cast %r : tensor<1x4xf32> -> tensor<1x4xbf16>
+  func.return %y : tensor<1x4xbf16>
+}
+"""
+
+
+def test_a_bfloat16_argument_reads_what_numpy_saves_of_ml_dtypes_bfloat16(tmp_path: Path) -> None:
+    """numpy has no bfloat16: `numpy.save` writes an ml_dtypes.bfloat16 array as 2-byte voids
+    ('|V2'), which a bfloat16 argument reads as bfloat16 (and its results are saved alike);
+    a float32 file is refused, saying what a bfloat16 file is."""
+    import ml_dtypes
+
+    net = tmp_path / "bf16.mlir"
+    net.write_text(BFLOAT16_NET)
+    x = np.array([[1.5, -2.0, 3.25, -4.0]], ml_dtypes.bfloat16)
+    done = run(str(net), "--input", save(tmp_path / "x.npy", x), "--output-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    result = np.load(tmp_path / "result0.npy").view(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(result, np.maximum(x, 0))
+    wide = save(tmp_path / "x32.npy", x.astype(np.float32))
+    done = run(str(net), "--input", wide, "--output-dir", str(tmp_path / "out"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "expected shape [1, 4] bfloat16 (an array of ml_dtypes.bfloat16" in done.stderr
+    assert "got [1, 4] float32" in done.stderr
