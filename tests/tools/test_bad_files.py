@@ -377,7 +377,7 @@ FILE_CASES: dict[str, tuple[str, Callable[[Path], list[str]], str]] = {
                 input_type=TensorProto.DOUBLE,
             )
         ),
-        "error: graph input 'x' has element type DOUBLE; nnlayout imports float32 and float16, uint8 and int8 tensors, bool masks and int64 and int32 indices only",
+        "error: graph input 'x' has element type DOUBLE; nnlayout imports float32, float16 and bfloat16, uint8 and int8 tensors, bool masks and int64 and int32 indices only",
     ),
     "import-conv-channels": (
         "nnlayout-import",
