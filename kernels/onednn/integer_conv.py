@@ -103,8 +103,8 @@ def _formats(op: nn.ConvIntegerOp) -> tuple[int, int, int]:
 
 class IntegerConv:
     """`op`'s convolution bound once (in the formats its types carry): the weights packed at
-    the first call (again only for another array, or one that may have changed:
-    `PackedFrom`), x's zero point set on every call."""
+    the first call where they are a load-time constant, else on every call (`PackedFrom`),
+    x's zero point set on every call."""
 
     def __init__(self, op: nn.ConvIntegerOp):
         self.conv = QConv(integer_conv_spec(op), None, None, _NO_SCALES, _formats(op))

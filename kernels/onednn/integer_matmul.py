@@ -144,10 +144,10 @@ def integer_matmul_choice(q: IntegerMatmulParams) -> str | None:
 
 
 class IntegerMatmul:
-    """An integer product bound once: b packed at the first call (again only for another
-    array, or one that may have changed: `PackedFrom`), b's zero point in a memory of its
-    own, a's (and matmul_integer_to_float's scale, as oneDNN's weight scale) set from its
-    operand on every call."""
+    """An integer product bound once: b packed at the first call where it is a load-time
+    constant, else on every call (`PackedFrom`), b's zero point in a memory of its own, a's
+    (and matmul_integer_to_float's scale, as oneDNN's weight scale) set from its operand on
+    every call."""
 
     def __init__(self, q: IntegerMatmulParams, b_zero_point: int, constant: bool = False):
         self.q = q
