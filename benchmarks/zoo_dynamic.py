@@ -19,7 +19,8 @@ written, against its optimised one, fused kernels): quantizing activations at ru
 a value within float rounding of a half step on either side, and the next layers grow that
 step, so two correct implementations differ by about as much as onnxruntime differs from
 itself. Top-1 agreement of the classes with onnxruntime's. The three timed runs take turns
-in each of `--repeats` rounds on one input; the figures are medians.
+in each of `--repeats` rounds on one input, after `--warmup` untimed rounds; the figures
+are medians.
 
 Exits 1 if a model's difference from onnxruntime is more than twice onnxruntime's own
 spread. Like `zoo_int8`, it runs itself with one OpenMP thread unless OMP_NUM_THREADS is 1.
@@ -121,6 +122,7 @@ def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> 
             lambda: f32.generated.run(x),
         ],
         args.repeats,
+        args.warmup,
     )
     return Row(
         name,
@@ -168,7 +170,8 @@ def report(rows: Sequence[Row], args: argparse.Namespace) -> str:
     ]
     title = (
         f"quantize_dynamic (s8 weights) against onnxruntime, 1 thread, target {args.target}: "
-        f"medians of {args.repeats} rounds; agreement on {args.inputs} seeded inputs"
+        f"medians of {args.repeats} rounds after {args.warmup} untimed; agreement on "
+        f"{args.inputs} seeded inputs"
     )
     return table(title, header, cells, args.markdown)
 
@@ -182,6 +185,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("names", nargs="*", help=f"models (default: {' '.join(MODELS)})")
     parser.add_argument("--target", default="host", help="the timed target (default host)")
     parser.add_argument("--repeats", type=int, default=5, help="timed rounds (default 5)")
+    parser.add_argument(
+        "--warmup", type=int, default=2, help="untimed rounds before them (default 2)"
+    )
     parser.add_argument("--inputs", type=int, default=2, help="seeded inputs (default 2)")
     parser.add_argument("--seed", type=int, default=1, help="the inputs' seed (default 1)")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
@@ -200,8 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.names = args.names or list(MODELS)
     check_names(parser, args.names, TORCHVISION_MODELS)
-    if args.inputs < 1 or args.repeats < 1:
-        parser.error("--inputs and --repeats must be at least 1")
+    if args.inputs < 1 or args.repeats < 1 or args.warmup < 0:
+        parser.error("--inputs and --repeats must be at least 1, --warmup at least 0")
     missing = missing_packages()
     if missing:
         parser.error(f"needs {', '.join(missing)} to export the models: pip install -e '.[models]'")

@@ -51,10 +51,11 @@ quantize, as the QDQ form is written) from its optimised one (fused integer kern
 same inputs: an intermediate value that lies within float rounding of a half step rounds one
 way or the other depending on the order of the arithmetic, and that one step grows layer by
 layer ("onnxruntime's own top-1": the top-1 agreement of those two sessions). The three timed
-runs take turns within each of `--repeats` rounds on one input, each timed alone; the figures
-are medians. With `--targets`, the int8 model is also compiled for those targets (padding on
-and off) and its generated module run on the first input: the largest difference from
-onnxruntime in output steps, per target. With `--evaluator`, the timed target, the `ref` target
+runs take turns within each of `--repeats` rounds on one input, each timed alone, after
+`--warmup` untimed rounds in the same turns; the figures are medians. With `--targets`, the
+int8 model is also compiled for those targets (padding on and off) and its generated module
+run on the first input: the largest difference from onnxruntime in output steps, per
+target. With `--evaluator`, the timed target, the `ref` target
 and onnxruntime are also compared with onnx's ReferenceEvaluator on the first input, in output
 steps: it runs the QDQ form as written, dequantize, float op, quantize.
 
@@ -371,22 +372,28 @@ def export_torchvision(name: str, cache: Path) -> Path | str:
     return path
 
 
-def time_in_turn(runs: Sequence[Callable[[], object]], repeats: int) -> list[float]:
+def time_in_turn(
+    runs: Sequence[Callable[[], object]], repeats: int, warmup: int = 0
+) -> list[float]:
     """The median milliseconds of each of `runs`, taking turns within each of `repeats`
-    rounds so that all see the same machine load. The first two (the pair compared: ours
-    and onnxruntime's) swap places every other round, so each comes as often after the
-    other as after the last run: in a fixed order ours always came after our float32 run,
-    which slowed it more than its turn after ours slowed onnxruntime's (MobileNetV2 int8:
-    a ratio of 0.85 in that order, 0.78 alone in turns; docs/benchmarks-int8.md)."""
+    rounds so that all see the same machine load, after `warmup` untimed rounds in the same
+    turns. The first two (the pair compared: ours and onnxruntime's) swap places every other
+    round, so each comes as often after the other as after the last run: in a fixed order ours
+    always came after our float32 run, which slowed it more than its turn after ours slowed
+    onnxruntime's (MobileNetV2 int8: a ratio of 0.85 in that order, 0.78 alone in turns;
+    docs/benchmarks-int8.md). The warm-up rounds measure the steady state, as onnxruntime's
+    perf_test does: over the first ten rounds of a fresh process our MobileNetV2 int8 took
+    longer than later on, more than onnxruntime's did (docs/benchmarks-int8.md, stop 58)."""
     times: list[list[float]] = [[] for _ in runs]
-    for round_ in range(repeats):
+    for round_ in range(-warmup, repeats):
         order = list(range(len(runs)))
         if round_ % 2 and len(runs) > 1:
             order[:2] = order[1::-1]
         for index in order:
             start = time.perf_counter()
             runs[index]()
-            times[index].append(time.perf_counter() - start)
+            if round_ >= 0:
+                times[index].append(time.perf_counter() - start)
     return [float(np.median(t)) * 1e3 for t in times]
 
 
@@ -482,7 +489,7 @@ def measure(name: str, source: Path, args: argparse.Namespace, folder: Path) -> 
         compare_bf16(row, f32, bf16, [[feed[n] for n in names] for feed in feeds])
         row.arena_bf16 = bf16.arena_bytes
         runs.append(lambda: bf16.generated.run(*inputs))
-    row.ours_ms, row.ort_ms, row.f32_ms, *bf16_ms = time_in_turn(runs, args.repeats)
+    row.ours_ms, row.ort_ms, row.f32_ms, *bf16_ms = time_in_turn(runs, args.repeats, args.warmup)
     row.bf16_ms = bf16_ms[0] if bf16_ms else 0.0
     want, steps = session.run(None, feeds[0]), output_steps(quantized)  # type: ignore[attr-defined]
     if args.evaluator:
@@ -552,8 +559,8 @@ def report(rows: Sequence[Row], args: argparse.Namespace, markdown: bool) -> str
         lines.append(line)
     title = (
         f"int8 (QDQ, per-channel) against onnxruntime's int8, 1 thread, target "
-        f"{args.target}: medians of {args.repeats} rounds; agreement on {args.inputs} seeded "
-        "inputs (at lower bound: int8 / f32 arena)"
+        f"{args.target}: medians of {args.repeats} rounds after {args.warmup} untimed; "
+        f"agreement on {args.inputs} seeded inputs (at lower bound: int8 / f32 arena)"
     )
     return table(title, header, lines, markdown) + (
         report_bf16(rows, args, markdown) if args.bf16 else ""
@@ -618,6 +625,9 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--repeats", type=int, default=10, help="timed rounds (default 10)")
     parser.add_argument(
+        "--warmup", type=int, default=10, help="untimed rounds before them (default 10)"
+    )
+    parser.add_argument(
         "--inputs", type=int, default=100, help="seeded inputs compared (default 100)"
     )
     parser.add_argument(
@@ -672,6 +682,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--quantizer {args.quantizer} needs torchao (pip install -e '.[models]')")
     if args.inputs < 1 or args.repeats < 1 or args.calibration < 1:
         parser.error("--inputs, --repeats and --calibration must be at least 1")
+    if args.warmup < 0:
+        parser.error("--warmup must be at least 0")
     if importlib.util.find_spec("onnxruntime") is None:
         parser.error("needs onnxruntime, which is not installed: pip install -e '.[test]'")
     if os.environ.get("OMP_NUM_THREADS") != "1":

@@ -9,6 +9,7 @@ reference kernels within one step of onnx's ReferenceEvaluator."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -121,3 +122,18 @@ def test_the_compared_pair_swaps_places_every_other_round() -> None:
     times = time_in_turn(runs, 4)
     assert "".join(calls) == "abcbacabcbac"
     assert len(times) == 3 and all(t >= 0 for t in times)
+
+
+def test_warm_up_rounds_take_the_same_turns_and_are_not_timed() -> None:
+    """`time_in_turn`'s `warmup` rounds come first, in the turns of the timed ones; only
+    the timed rounds make the medians."""
+    calls: list[str] = []
+    slow = iter([0.05, 0.05, 0.0])
+
+    def first() -> None:
+        calls.append("a")
+        time.sleep(next(slow))
+
+    times = time_in_turn([first, lambda: calls.append("b")], 1, warmup=2)
+    assert "".join(calls) == "abbaab"
+    assert times[0] < 10  # ms: the 50 ms warm-up calls left out
