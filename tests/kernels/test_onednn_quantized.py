@@ -81,6 +81,7 @@ CASES = {
     "mobilenet_depthwise_s2_s8": (96, 28, 96, 3, 2, 96, np.int8, 0),
     "grouped_u8_zp": (64, 14, 64, 3, 1, 4, np.uint8, 17),
     "mobilenet_1x1_expand_56_u8": (24, 56, 144, 1, 1, 1, np.uint8, 0),
+    "mobilenet_1x1_project_56_u8": (144, 56, 24, 1, 1, 1, np.uint8, 0),
     "mobilenet_depthwise_56_u8": (32, 56, 32, 3, 1, 32, np.uint8, 0),
 }
 
@@ -149,8 +150,9 @@ def test_int8_convolutions_run_vnni_or_amx_code(name: str) -> None:
 def test_vnni_replaces_amx_jit_1x1_and_from_56x56_pixels_brdgmm() -> None:
     """The measured rule (`preferred_implementation`): oneDNN's AMX jit_1x1 code gives way to
     its VNNI jit_int8_1x1 code at every size; its brdgmm depthwise code to its jit_int8 code
-    on 56x56 outputs and larger, not below; nothing else is replaced (AMX brgconv_1x1, what
-    ResNet-50's 1x1 convolutions run, stays)."""
+    on 56x56 outputs and larger, not below; its AMX brgconv_1x1 code to jit_int8 only where
+    the output channels are not a multiple of 16; nothing else is replaced (AMX brgconv_1x1,
+    what ResNet-50's 1x1 convolutions run, stays)."""
     q = _case("mobilenet_1x1_expand_56_u8")[0]
     at_28 = replace(
         q,
@@ -163,6 +165,11 @@ def test_vnni_replaces_amx_jit_1x1_and_from_56x56_pixels_brdgmm() -> None:
     for other in ("brgconv_1x1:avx512_core_amx", "jit:avx512_core_amx", VNNI_1X1, VNNI_DIRECT):
         assert preferred_implementation(q, other) is None
         assert preferred_implementation(at_28, other) is None
+    for channels, taken in ((24, VNNI_DIRECT), (40, VNNI_DIRECT), (32, None), (256, None)):
+        projection = replace(
+            q, geometry=replace(q.geometry, dst=(1, channels, *q.geometry.dst[2:]))
+        )
+        assert preferred_implementation(projection, "brgconv_1x1:avx512_core_amx") == taken
 
 
 @pytest.mark.parametrize(
@@ -170,21 +177,24 @@ def test_vnni_replaces_amx_jit_1x1_and_from_56x56_pixels_brdgmm() -> None:
     [
         ("mobilenet_1x1_expand_56_u8", "jit_1x1:avx512_core_amx", VNNI_1X1),
         ("mobilenet_depthwise_56_u8", "brdgmm_dw:avx512_core_vnni", VNNI_DIRECT),
+        ("mobilenet_1x1_project_56_u8", "brgconv_1x1:avx512_core_amx", VNNI_DIRECT),
     ],
 )
 def test_the_preferred_implementation_is_what_binds(
     name: str, first_choice: str, taken: str
 ) -> None:
     """Where oneDNN's first choice is the one replaced (AMX jit_1x1 on AMX machines, which
-    oneDNN picks where a side has a zero point, else its brgconv_1x1; brdgmm_dw, which it
-    picks where neither side has one, as around MobileNetV2's ReLU6), the kernel runs the replacement on the same nhwc source and destination, the
+    oneDNN picks where a side has a zero point, else its brgconv_1x1, replaced where the
+    output channels are not a multiple of 16; brdgmm_dw, which it picks where neither side
+    has one, as around MobileNetV2's ReLU6), the kernel runs the replacement on the same
+    nhwc source and destination, the
     choice dispatch plans with (its formats and packed bytes) is the bound primitive's, also
     after oneDNN's primitive cache holds the convolution, and its results are the first
     choice's but for elements at a half step."""
     from nnlayout.kernels.onednn.quantized_kernels import qconv_choice
 
     q, x, weights, bias, params, *_ = _case(name)
-    if first_choice.startswith("brdgmm"):  # half the real range onto u8 from 0
+    if first_choice.startswith(("brdgmm", "brgconv")):  # half the real range onto u8 from 0
         q = replace(q, dst_zero_point=False)
         params = replace(params, y_scale=params.y_scale / 2, y_zero_point=0)
     first = first_qconv_pd(q, ANY, ANY, ANY)
