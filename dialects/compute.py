@@ -322,6 +322,22 @@ def last_writers(compute: ComputeOp, buffer: SSAValue) -> list[ComputeOp] | None
     return None
 
 
+def unwritten_between(first: ComputeOp, last: ComputeOp, buffer: SSAValue) -> bool:
+    """Whether no op after `first` and before `last` (in one block, `first` before `last`)
+    may write any byte of `buffer`: `last` reads what it held when `first` ran. False where
+    that is not known (an op with memory effects other than an allocation)."""
+    extent = _footprint(buffer) or _extent(buffer)
+    op = last.prev_op
+    while op is not None and op is not first:
+        if isinstance(op, ComputeOp):
+            if any(_overlap(extent, _footprint(out) or _extent(out)) for out in op.outs):
+                return False
+        elif not (is_side_effect_free(op) or isinstance(op, memref.AllocOp)):
+            return False
+        op = op.prev_op
+    return op is first
+
+
 # The memory a buffer may span: (the buffer it is a view of: an allocation, an argument or
 # another op's result; first byte; end).
 _Extent = tuple[SSAValue, float, float]

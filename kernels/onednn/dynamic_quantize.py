@@ -14,8 +14,11 @@ each run: the kernel copies them into the two arrays its bound primitive reads.
 oneDNN converts NaN to 0, the reference to the zero point: a run whose scale is not finite
 (DynamicQuantizeLinear's scale of an x holding a NaN or an infinity is NaN or infinite) or 0
 (x's range underflowing f32: 0 / 0 is NaN), or whose x . x is not finite (`all_finite`: a NaN
-or an infinity beside a scale from elsewhere) runs the reference kernel. x and y plain, of any
-rank (one flat run of elements); binding refuses values typed otherwise.
+or an infinity beside a scale from elsewhere) runs the reference kernel. Where the scale is
+`nn.dynamic_scale` of the very values quantized (`scaled_by_own_range`: the importer's form
+of DynamicQuantizeLinear), a finite scale already says x is finite, and the x . x pass, a
+read of x as long as the division's, is left out. x and y plain, of any rank (one flat run of
+elements); binding refuses values typed otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
+from nnlayout.dialects.compute import last_writers, operands_outside, unwritten_between
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
@@ -85,6 +89,27 @@ def _refusal(op: Operation) -> str | None:
     return None if is_fast(implementation) else f"oneDNN offers only {implementation} for it"
 
 
+def scaled_by_own_range(op: nn.DynamicQuantizeOp) -> bool:
+    """Whether `op`'s scale is `nn.dynamic_scale` of the values `op` quantizes: of its very
+    input (tensors), or, in a planned function, of the buffer `op` reads, which nothing
+    writes between the two. That scale is NaN or infinite wherever x holds a NaN or an
+    infinity (min and max propagate them)."""
+    found = operands_outside(op)
+    if found is None:
+        owner = op.scale.owner
+        return isinstance(owner, nn.DynamicScaleOp) and owner.input is op.input
+    compute, outside = found
+    writers = last_writers(compute, outside[op.scale])
+    if writers is None or len(writers) != 1 or not isinstance(writers[0].inner, nn.DynamicScaleOp):
+        return False
+    ranged = writers[0]
+    ranged_found = operands_outside(ranged.inner)
+    x = outside[op.input]
+    if ranged_found is None or ranged_found[1][ranged.inner.input] is not x:
+        return False
+    return unwritten_between(ranged, compute, x)
+
+
 class _Bound:
     """The division bound once, with the scale and zero point arrays it reads."""
 
@@ -101,6 +126,7 @@ class _Bound:
             Compiled(_pd(op), args), {b.DNNL_ARG_SRC_1: self.scale, _ZERO_POINT: self.zero_point}
         )
         self.dtype = p.NUMPY_TYPES[_result_type(op)]  # type: ignore[index]
+        self.own_range = scaled_by_own_range(op)
 
     def _exact(self, inputs: Sequence[np.ndarray]) -> bool:
         """Copies the run's scale and zero point in; whether oneDNN gives the reference's
@@ -109,7 +135,8 @@ class _Bound:
         self.scale[0] = scale
         self.zero_point[0] = zero_point
         divisor = self.scale[0]
-        return bool(np.isfinite(divisor)) and divisor != 0 and all_finite(x)
+        finite = bool(np.isfinite(divisor)) and divisor != 0
+        return finite and (self.own_range or all_finite(x))
 
     def _reference(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         out[...] = dynamic_quantize(self.op, inputs).reshape(out.shape)  # type: ignore[arg-type]

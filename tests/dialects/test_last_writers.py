@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nnlayout.dialects.compute import ComputeOp, last_writers
+from nnlayout.dialects.compute import ComputeOp, last_writers, unwritten_between
 from nnlayout.tests.helpers import (
     parse,
 )
@@ -20,24 +20,9 @@ def relu_into(source: str, buffer: str) -> str:
     )
 
 
-@pytest.mark.parametrize(
-    ("between", "buffer", "writers"),
-    [
-        ("", "%a", ["first"]),
-        (relu_into("%arg", "%b"), "%a", ["first"]),  # bytes 16..32: beside %a
-        (relu_into("%arg", "%c"), "%a", ["between", "first"]),  # bytes 8..24: over half of %a
-        ('"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()', "%a", None),
-        (relu_into("%arg", "%sb"), "%a", ["first"]),  # a subview of %b
-        (relu_into("%arg", "%sc"), "%a", ["between", "first"]),  # a subview of %c
-        (relu_into("%arg", "%n"), "%b", ["between"]),  # a view at 0 of a view at 16: all of %b
-        (relu_into("%arg", "%cast"), "%a", None),
-    ],
-)  # another op's buffer: anywhere
-def test_a_kernel_reads_the_bounds_of_the_last_writers_of_its_buffer_only(
-    between: str, buffer: str, writers: list[str] | None
-) -> None:
-    """`last_writers`: the computes whose results the reader reads, latest first, are known
-    only when nothing else may have written any of its bytes since."""
+def _program(between: str, buffer: str) -> list[ComputeOp]:
+    """A function writing `buffer` (a view of the arena, or the argument), then `between`,
+    then reading `buffer`: its computes."""
     module = parse(
         f"""
 func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
@@ -63,11 +48,60 @@ func.func @f(%arg: memref<4xf32>) -> memref<4xf32> {{
         )
     )
     module.verify()
-    computes = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    return [op for op in module.walk() if isinstance(op, ComputeOp)]
+
+
+COPY = '"memref.copy"(%arg, %c) : (memref<4xf32>, memref<4xf32>) -> ()'
+
+
+@pytest.mark.parametrize(
+    ("between", "buffer", "writers"),
+    [
+        ("", "%a", ["first"]),
+        (relu_into("%arg", "%b"), "%a", ["first"]),  # bytes 16..32: beside %a
+        (relu_into("%arg", "%c"), "%a", ["between", "first"]),  # bytes 8..24: over half of %a
+        (COPY, "%a", None),
+        (relu_into("%arg", "%sb"), "%a", ["first"]),  # a subview of %b
+        (relu_into("%arg", "%sc"), "%a", ["between", "first"]),  # a subview of %c
+        (relu_into("%arg", "%n"), "%b", ["between"]),  # a view at 0 of a view at 16: all of %b
+        (relu_into("%arg", "%cast"), "%a", None),
+    ],
+)  # another op's buffer: anywhere
+def test_a_kernel_reads_the_bounds_of_the_last_writers_of_its_buffer_only(
+    between: str, buffer: str, writers: list[str] | None
+) -> None:
+    """`last_writers`: the computes whose results the reader reads, latest first, are known
+    only when nothing else may have written any of its bytes since."""
+    computes = _program(between, buffer)
     roles = {"first": computes[0], "between": computes[1]}
     reader = computes[-1]
     expected = None if writers is None else [roles[role] for role in writers]
     assert last_writers(reader, reader.ins[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("between", "buffer", "unwritten"),
+    [
+        ("", "%a", True),
+        (relu_into("%arg", "%b"), "%a", True),
+        (relu_into("%arg", "%c"), "%a", False),
+        (COPY, "%a", False),
+        (relu_into("%arg", "%sb"), "%a", True),
+        (relu_into("%arg", "%sc"), "%a", False),
+        (relu_into("%arg", "%n"), "%b", False),
+        (relu_into("%arg", "%cast"), "%a", False),
+        (relu_into("%a", "%b"), "%arg", True),  # the arena is not the argument
+        (relu_into("%a", "%cast"), "%arg", False),  # another op's buffer: anywhere
+    ],
+)
+def test_a_buffer_unwritten_between_two_computes(
+    between: str, buffer: str, unwritten: bool
+) -> None:
+    """`unwritten_between`: nothing between the first compute and the reader may write a
+    byte the reader reads (a function argument included)."""
+    computes = _program(between, buffer)
+    reader = computes[-1]
+    assert unwritten_between(computes[0], reader, reader.ins[0]) is unwritten
 
 
 def relu_of(source: str, source_type: str, buffer: str, buffer_type: str, shape: str) -> str:

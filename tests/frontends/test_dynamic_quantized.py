@@ -17,6 +17,7 @@ from nnlayout.diagnostics import UserError
 from nnlayout.dialects import nn
 from nnlayout.frontends.onnx import import_model
 from nnlayout.kernels.onednn.binding import available
+from nnlayout.kernels.onednn.dynamic_quantize import scaled_by_own_range
 from nnlayout.tests.helpers import (
     DEFAULT_PIPELINE,
     check_against_onnxruntime,
@@ -110,6 +111,10 @@ def test_dynamically_quantized_model_runs_like_onnxruntime(tmp_path: Path, case:
         assert "nn.matmul_integer" not in names and "nn.cast" not in names
     if available():  # the activations quantized by oneDNN's division
         assert chosen_kernels(compiled, nn.DynamicQuantizeOp) == {"dynamic_quantize_onednn"}
+    # each quantize's scale is its own input's range, read from the same buffer unchanged
+    # (the oneDNN kernel then leaves out its pass checking that x is finite)
+    quantizes = [op for op in compiled.walk() if isinstance(op, nn.DynamicQuantizeOp)]
+    assert quantizes and all(scaled_by_own_range(op) for op in quantizes)
 
 
 def integer_model(

@@ -13,6 +13,7 @@ from xdsl.utils.test_value import create_ssa_value
 
 from nnlayout.dialects import nn
 from nnlayout.kernels.onednn import binding as b
+from nnlayout.kernels.onednn.dynamic_quantize import scaled_by_own_range
 from nnlayout.kernels.providers import registry
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.reference_integer import dynamic_qparams
@@ -85,3 +86,45 @@ def test_what_is_not_finite_runs_the_reference(bad: str) -> None:
     np.testing.assert_array_equal(out, want)
     if bad == "nan":
         assert out[2, 1, 7] == inputs[2]
+
+
+def _own_range_ops() -> tuple[nn.DynamicScaleOp, nn.DynamicZeroPointOp, nn.DynamicQuantizeOp]:
+    """DynamicQuantizeLinear as the importer writes it: the scale and zero point of x's own
+    range, then x quantized with them."""
+    x = create_ssa_value(TensorType(f32, SHAPE))
+    scale, zero_point = nn.DynamicScaleOp(x), nn.DynamicZeroPointOp(x)
+    return scale, zero_point, nn.DynamicQuantizeOp(x, scale.output, zero_point.output)
+
+
+def test_a_scale_of_the_quantized_values_own_range_is_recognised() -> None:
+    _, _, op = _own_range_ops()
+    assert scaled_by_own_range(op)
+    other = nn.DynamicScaleOp(create_ssa_value(TensorType(f32, SHAPE)))
+    assert not scaled_by_own_range(nn.DynamicQuantizeOp(op.input, other.output, op.zero_point))
+    assert not scaled_by_own_range(_op(nn.ui8))  # a scale from elsewhere
+
+
+@pytest.mark.parametrize("bad", ["none", "nan", "inf"])
+def test_with_its_own_ranges_scale_x_is_not_read_twice(monkeypatch, bad: str) -> None:  # type: ignore[no-untyped-def]
+    """The scale of x's own range is NaN or infinite wherever x holds a NaN or an infinity,
+    so the kernel leaves out the x . x pass (`all_finite`) and still runs the reference on
+    such an x; with a scale from elsewhere it makes that pass."""
+    from nnlayout.kernels.onednn import dynamic_quantize
+
+    scale_op, zero_point_op, op = _own_range_ops()
+    x = _inputs(nn.ui8, 2)[0]
+    if bad != "none":
+        x[1, 2, 3] = np.nan if bad == "nan" else -np.inf
+    with np.errstate(invalid="ignore"):  # the zero point of a range that is not finite
+        inputs = [x, *(REFERENCE_KERNELS[type(o)](o, [x]) for o in (scale_op, zero_point_op))]
+    passes: list[int] = []
+    real = dynamic_quantize.all_finite
+    monkeypatch.setattr(dynamic_quantize, "all_finite", lambda a: passes.append(1) or real(a))
+    out = np.empty(SHAPE, np.uint8)
+    registry().lookup("dynamic_quantize_onednn").prepare(op, None).on(inputs, out)()
+    np.testing.assert_array_equal(out, REFERENCE_KERNELS[nn.DynamicQuantizeOp](op, inputs))
+    assert passes == []
+    if bad == "none":
+        elsewhere = _op(nn.ui8)
+        registry().lookup("dynamic_quantize_onednn").prepare(elsewhere, None).on(inputs, out)()
+        assert passes == [1]
