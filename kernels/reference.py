@@ -28,7 +28,7 @@ from nnlayout.dialects.nn.fused import ActivationEpilogueOp
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
 from nnlayout.kernels.reduction_reference import cumsum, layer_norm, lrn, reduce
 from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
-from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS
+from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS, PREPARED_INTEGER_KERNELS
 from nnlayout.kernels.reference_logical import LOGICAL_REFERENCE_KERNELS, PREPARED_LOGICAL_KERNELS
 from nnlayout.kernels.reference_movement import (
     channel_shuffle,
@@ -424,5 +424,6 @@ PREPARED_REFERENCE_KERNELS: dict[
     nn.GatherOp: gather_into,
     nn.ScatterOp: scatter_into,
     **PREPARED_LOGICAL_KERNELS,
+    **PREPARED_INTEGER_KERNELS,
 }
 """`prepare` for the reference kernel of these op classes, on plain operands and result."""

@@ -5,6 +5,7 @@ ONNX's reference evaluator computes.
   y_zero_point, with its f32 arithmetic: lo = min(0, min(x)), hi = max(0, max(x)),
   scale = (hi - lo) / 255 (1 / 255 when hi = lo), zero point = round_half_to_even(clamp(0 -
   lo / scale, 0, 255)).
+* `nn.dynamic_range`: [lo, hi] as above (the two read from it compute what they do from x).
 * `nn.dynamic_quantize`: QuantizeLinear (`quantize_array`) with the run-time scale and zero
   point.
 * `nn.matmul_integer`, `nn.conv_integer`: the products of the centred integers (a - a_zp,
@@ -15,9 +16,11 @@ ONNX's reference evaluator computes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from xdsl.ir import Operation
 
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import QParams, tensor_type
@@ -28,6 +31,7 @@ from nnlayout.kernels.reference_quantized import (
     integer_conv,
     quantize_array,
 )
+from nnlayout.kernels.registry import BindingSession, BoundKernel
 
 _QMIN, _QMAX = 0, 255  # DynamicQuantizeLinear quantizes to uint8
 
@@ -40,6 +44,11 @@ def dynamic_qparams(x: np.ndarray) -> tuple[np.float32, np.uint8]:
     initial = np.float32(_QMIN) - low / scale
     zero_point = np.rint(np.clip(initial, _QMIN, _QMAX))
     return np.float32(scale), np.uint8(zero_point)
+
+
+def dynamic_range(op: nn.DynamicRangeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    x = inputs[0]
+    return np.array([np.minimum(0, np.min(x)), np.maximum(0, np.max(x))], np.float32)
 
 
 def dynamic_scale(op: nn.DynamicScaleOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -67,10 +76,13 @@ def matmul_integer(op: nn.MatmulIntegerOp, inputs: Sequence[np.ndarray]) -> np.n
 def matmul_integer_to_float(
     op: nn.MatmulIntegerToFloatOp, inputs: Sequence[np.ndarray]
 ) -> np.ndarray:
-    """MatMulInteger, Cast to f32, Mul by the scale: the three ops' roundings."""
-    a, b, scale, *a_zero_point = inputs
+    """MatMulInteger, Cast to f32, Mul by the scale, Add of the bias: the four ops'
+    roundings."""
+    a, b, scale, *rest = inputs
+    a_zero_point = rest[:1] if op.a_zero_point is not None else []
     product = matmul_integer(op, [a, b, *a_zero_point])  # type: ignore[arg-type]
-    return product.astype(np.float32) * scale.astype(np.float32)
+    scaled = product.astype(np.float32) * scale.astype(np.float32)
+    return scaled if op.bias is None else scaled + rest[-1].astype(np.float32)
 
 
 def conv_integer(op: nn.ConvIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -83,6 +95,7 @@ def conv_integer(op: nn.ConvIntegerOp, inputs: Sequence[np.ndarray]) -> np.ndarr
 
 
 INTEGER_REFERENCE_KERNELS: ReferenceKernels = {
+    nn.DynamicRangeOp: dynamic_range,
     nn.DynamicScaleOp: dynamic_scale,
     nn.MatmulIntegerToFloatOp: matmul_integer_to_float,
     nn.DynamicZeroPointOp: dynamic_zero_point,
@@ -91,3 +104,37 @@ INTEGER_REFERENCE_KERNELS: ReferenceKernels = {
     nn.ConvIntegerOp: conv_integer,
 }
 """The reference kernel of each dynamic quantization op, by op class."""
+
+
+def _range_into(op: nn.DynamicRangeOp, session: BindingSession | None) -> BoundKernel:
+    def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+        x = inputs[0]
+        out[0] = np.minimum(0, np.min(x))
+        out[1] = np.maximum(0, np.max(x))
+
+    return bound
+
+
+def _qparam_into(index: int) -> Callable[[Any, BindingSession | None], BoundKernel]:
+    """The bound kernel writing `dynamic_qparams`' value `index` (0: the scale, 1: the zero
+    point) into its rank-0 result."""
+
+    def prepare(op: Operation, session: BindingSession | None) -> BoundKernel:
+        def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
+            out[...] = dynamic_qparams(inputs[0])[index]
+
+        return bound
+
+    return prepare
+
+
+PREPARED_INTEGER_KERNELS: dict[
+    type[Operation], Callable[[Any, BindingSession | None], BoundKernel]
+] = {
+    nn.DynamicRangeOp: _range_into,
+    nn.DynamicScaleOp: _qparam_into(0),
+    nn.DynamicZeroPointOp: _qparam_into(1),
+}
+"""`prepare` for these reference kernels: each writes its result in place, without the
+generic call's copy (they run before every product of a dynamically quantized model, where
+that call cost more than their arithmetic on a range)."""

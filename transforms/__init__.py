@@ -70,6 +70,7 @@ _PASSES: dict[str, str] = {
     "fold-qdq": "nnlayout.transforms.fold_qdq:FoldQdqPass",
     "tabulate-qbinary": "nnlayout.transforms.tabulate_qbinary:TabulateQBinaryPass",
     "fuse-integer-scale": "nnlayout.transforms.fuse_integer_scale:FuseIntegerScalePass",
+    "share-dynamic-range": "nnlayout.transforms.share_dynamic_range:ShareDynamicRangePass",
     "fold-pad": "nnlayout.transforms.fold_pad:FoldPadPass",
     "split-image-conv": "nnlayout.transforms.split_image_conv:SplitImageConvPass",
     "fuse-channel-shuffle": "nnlayout.transforms.fuse_channel_shuffle:FuseChannelShufflePass",

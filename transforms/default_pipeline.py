@@ -7,7 +7,8 @@ while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model
 dequantize -> op -> quantize becomes one quantized op) -> tabulate-qbinary (a qmul or qadd
 of two functions of one 8-bit value, onnxruntime's swish and hardswish, becomes one table of
 it) -> fuse-integer-scale (a dynamic quantization's MatMulInteger -> Cast -> Mul becomes one
-nn.matmul_integer_to_float) -> extend-ranks (operands of broadcasting element-wise ops get
+nn.matmul_integer_to_float) -> share-dynamic-range (its scale and zero point read the
+activation's range once) -> extend-ranks (operands of broadcasting element-wise ops get
 the result's rank) -> fold-batch-norm (a batch norm after a convolution becomes part of its
 weight and bias) -> fold-pad (a zero pad before a convolution becomes part of its pads) ->
 split-image-conv (a 7x7 stem over the image becomes one convolution per input channel,
@@ -66,6 +67,7 @@ from nnlayout.transforms.nest_concats import NestConcatsPass
 from nnlayout.transforms.plan_memory import PlanMemoryPass
 from nnlayout.transforms.propagate_layouts import PropagateLayoutsPass
 from nnlayout.transforms.select_dispatch import SelectDispatchPass
+from nnlayout.transforms.share_dynamic_range import ShareDynamicRangePass
 from nnlayout.transforms.sink_movement import SinkMovementPass
 from nnlayout.transforms.split_image_conv import SplitImageConvPass
 from nnlayout.transforms.tabulate_qbinary import TabulateQBinaryPass
@@ -92,6 +94,7 @@ class DefaultPipelinePass(ModulePass):
             FoldQdqPass(self.remarks),
             TabulateQBinaryPass(),
             FuseIntegerScalePass(),
+            ShareDynamicRangePass(),
             ExtendRanksPass(),
             FoldBatchNormPass(self.remarks),
             FoldPadPass(),

@@ -103,6 +103,7 @@ from nnlayout.dialects.nn.fused import ACTIVATIONS, FusedConv2dOp, FusedMatmulOp
 from nnlayout.dialects.nn.integer import (
     ConvIntegerOp,
     DynamicQuantizeOp,
+    DynamicRangeOp,
     DynamicScaleOp,
     DynamicZeroPointOp,
     MatmulIntegerOp,
@@ -308,6 +309,7 @@ NN = Dialect(
         QLookupOp,
         QResizeOp,
         QConcatOp,
+        DynamicRangeOp,
         DynamicScaleOp,
         DynamicZeroPointOp,
         DynamicQuantizeOp,
@@ -399,6 +401,7 @@ __all__ = [
     "QBinaryOp",
     "ConvIntegerOp",
     "DynamicQuantizeOp",
+    "DynamicRangeOp",
     "DynamicScaleOp",
     "DynamicZeroPointOp",
     "MatmulIntegerOp",

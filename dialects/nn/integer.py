@@ -16,8 +16,9 @@ them. What is known when compiling stays a property, as in `quantized.py`: the w
 point (`b_zero_point`, `w_zero_point`, absent = 0), which a kernel such as oneDNN's must know
 when it builds its primitive. DynamicQuantizeLinear's three outputs are three ops of one
 result each (`nn.dynamic_scale`, `nn.dynamic_zero_point`, `nn.dynamic_quantize`), because
-kernels, buffers and the generated module compute one result per op; the first two each read
-the input's range again, a cheap reduction next to the product that follows.
+kernels, buffers and the generated module compute one result per op. Each of the first two
+reads the input's range; `share-dynamic-range` makes them read it once, from an
+`nn.dynamic_range` of the input (their value of [lo, hi] is their value of x).
 
     %s = nn.dynamic_scale %x : tensor<4x8xf32> -> tensor<f32>
     %z = nn.dynamic_zero_point %x : tensor<4x8xf32> -> tensor<ui8>
@@ -45,6 +46,8 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32, i32
 from xdsl.ir import Attribute
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -142,6 +145,30 @@ class _DynamicParamOp(QuantizedOp):
     def verify_element_types(self) -> None:
         checked_element_type(self, "the input", self.input, (f32,))
         checked_element_type(self, "the result", self.output, (self.RESULT_TYPE,))
+
+
+@irdl_op_definition
+class DynamicRangeOp(QuantizedOp):
+    """DynamicQuantizeLinear's range of f32 `input`: [min(0, min(x)), max(0, max(x))], a
+    tensor<2xf32> (NaN where x holds one). `nn.dynamic_scale` and `nn.dynamic_zero_point` of
+    it are theirs of x (the range already holds 0), so the two read x's range once
+    (`share-dynamic-range`) rather than twice."""
+
+    name = "nn.dynamic_range"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: Value):
+        super().__init__(operands=[input], result_types=[TensorType(f32, (2,))])
+
+    def result_shape(self) -> Shape:
+        return (2,)
+
+    def verify_element_types(self) -> None:
+        checked_element_type(self, "the input", self.input, (f32,))
+        checked_element_type(self, "the result", self.output, (f32,))
 
 
 @irdl_op_definition
@@ -264,13 +291,15 @@ class MatmulIntegerOp(_IntegerMatmul):
 
 @irdl_op_definition
 class MatmulIntegerToFloatOp(_IntegerMatmul):
-    """`nn.matmul_integer` with its result cast to f32 and multiplied by `scale`, as
-    dynamic quantization writes them (MatMulInteger -> Cast -> Mul; onnxruntime's
-    MatMulIntegerToFloat): f32(sum (a - a_zero_point) * (b - b_zero_point)) * scale, each step
-    rounded as the ops it replaces; `scale` f32 of rank 0 or one per column (a's scale times
-    b's, computed at run time). Made by `fuse-integer-scale`.
+    """`nn.matmul_integer` with its result cast to f32, multiplied by `scale` and, where
+    given, `bias` added, as dynamic quantization writes them (MatMulInteger -> Cast -> Mul
+    -> Add; onnxruntime's MatMulIntegerToFloat): f32(sum (a - a_zero_point) *
+    (b - b_zero_point)) * scale + bias, each step rounded as the ops it replaces; `scale` f32
+    of rank 0 or one per column (a's scale times b's, computed at run time), `bias` f32, one
+    per column. Made by `fuse-integer-scale`.
 
         %y = nn.matmul_integer_to_float %q, %w scale %s zero_point %z
+            bias(%c : tensor<16xf32>)
             : (tensor<4x8xui8>, tensor<8x16xi8>, tensor<f32>, tensor<ui8>) -> tensor<4x16xf32>"""
 
     name = "nn.matmul_integer_to_float"
@@ -279,12 +308,15 @@ class MatmulIntegerToFloatOp(_IntegerMatmul):
     b = operand_def(TensorType)
     scale = operand_def(TensorType)
     a_zero_point = opt_operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
     b_zero_point = opt_prop_def(_DENSE)
     traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
-        "$a `,` $b `scale` $scale (`zero_point` $a_zero_point^)? attr-dict `:` "
-        "functional-type(operands, results)"
+        "$a `,` $b `scale` $scale (`zero_point` $a_zero_point^)? "
+        "(`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict `:` `(` type($a) `,` type($b) `,` "
+        "type($scale) (`,` type($a_zero_point)^)? `)` `->` type($output)"
     )
 
     def __init__(
@@ -294,9 +326,16 @@ class MatmulIntegerToFloatOp(_IntegerMatmul):
         scale: Value,
         a_zero_point: Value | None = None,
         b_zero_point: np.ndarray | None = None,
+        bias: Value | None = None,
     ):
         super().__init__(
-            operands=[a, b, scale, [] if a_zero_point is None else [a_zero_point]],
+            operands=[
+                a,
+                b,
+                scale,
+                [] if a_zero_point is None else [a_zero_point],
+                [] if bias is None else [bias],
+            ],
             result_types=[TensorType(f32, matmul_shape(shape_of(a), shape_of(b)))],
             properties=zero_point_property(
                 "b_zero_point", b_zero_point, tensor_type(b).element_type
@@ -313,6 +352,13 @@ class MatmulIntegerToFloatOp(_IntegerMatmul):
                 f"{self.name}: the scale must be {allowed if per_column else 'a scalar'} "
                 f"(b of rank {len(shape_of(self.b))}), got shape {list(shape_of(self.scale))}"
             )
+        if self.bias is not None:
+            checked_element_type(self, "the bias", self.bias, (f32,))
+            if shape_of(self.bias) != (self.columns(),):
+                raise VerifyException(
+                    f"{self.name}: the bias must be {self.columns()} values (one per column), "
+                    f"got shape {list(shape_of(self.bias))}"
+                )
 
 
 @irdl_op_definition

@@ -28,10 +28,15 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from nnlayout.dialects import nn
-from nnlayout.dialects.compute import last_writers, operands_outside, unwritten_between
+from nnlayout.dialects.compute import (
+    ComputeOp,
+    last_writers,
+    operands_outside,
+    unwritten_between,
+)
 from nnlayout.dialects.kernel_attr import PLAIN_LAYOUT
 from nnlayout.dialects.nn import shape_of
 from nnlayout.kernels.onednn import binding as b
@@ -90,24 +95,45 @@ def _refusal(op: Operation) -> str | None:
 
 
 def scaled_by_own_range(op: nn.DynamicQuantizeOp) -> bool:
-    """Whether `op`'s scale is `nn.dynamic_scale` of the values `op` quantizes: of its very
-    input (tensors), or, in a planned function, of the buffer `op` reads, which nothing
-    writes between the two. That scale is NaN or infinite wherever x holds a NaN or an
-    infinity (min and max propagate them)."""
+    """Whether `op`'s scale is `nn.dynamic_scale` of the values `op` quantizes, or of their
+    `nn.dynamic_range`: of its very input (tensors), or, in a planned function, of the buffer
+    `op` reads, which nothing writes in between. That scale is NaN or infinite wherever x
+    holds a NaN or an infinity (min and max propagate them)."""
     found = operands_outside(op)
     if found is None:
-        owner = op.scale.owner
-        return isinstance(owner, nn.DynamicScaleOp) and owner.input is op.input
+        source = _source(op.scale.owner, nn.DynamicScaleOp)
+        if isinstance(source, SSAValue) and isinstance(source.owner, nn.DynamicRangeOp):
+            source = source.owner.input
+        return source is op.input
     compute, outside = found
-    writers = last_writers(compute, outside[op.scale])
-    if writers is None or len(writers) != 1 or not isinstance(writers[0].inner, nn.DynamicScaleOp):
-        return False
-    ranged = writers[0]
-    ranged_found = operands_outside(ranged.inner)
     x = outside[op.input]
-    if ranged_found is None or ranged_found[1][ranged.inner.input] is not x:
+    scaled = _writer(compute, outside[op.scale], nn.DynamicScaleOp)
+    if scaled is None:
         return False
-    return unwritten_between(ranged, compute, x)
+    reads = _outside_input(scaled)
+    ranged = _writer(scaled, reads, nn.DynamicRangeOp)
+    if reads is not x and ranged is not None:
+        scaled, reads = ranged, _outside_input(ranged)
+    return reads is x and unwritten_between(scaled, compute, x)
+
+
+def _source(op: object, kind: type[Operation]) -> SSAValue | None:
+    """The input of `op` where it is an op of `kind` (None otherwise)."""
+    return op.operands[0] if isinstance(op, kind) else None
+
+
+def _writer(compute: ComputeOp, buffer: SSAValue, kind: type[Operation]) -> ComputeOp | None:
+    """The one nn.compute that last wrote all of `buffer` before `compute`, where its op is of
+    `kind`."""
+    writers = last_writers(compute, buffer)
+    if writers is None or len(writers) != 1 or not isinstance(writers[0].inner, kind):
+        return None
+    return writers[0]
+
+
+def _outside_input(compute: ComputeOp) -> SSAValue:
+    """The buffer (or constant) `compute`'s op reads as its first operand."""
+    return compute.ins[0]
 
 
 class _Bound:

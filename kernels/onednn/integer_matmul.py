@@ -8,10 +8,12 @@ chose (`format_tag::any`), y s32, plain. a's leading axes are one axis of rows f
 (the same bytes): torch's attention projects [L, 1, E] activations, which oneDNN would
 otherwise run as L products of one row each, several times slower. No scales and no
 post-ops: oneDNN then writes its s32 accumulator as it is (exact; a scale, even 1, would
-round it through f32). `nn.matmul_integer_to_float` (MatMulInteger -> Cast -> Mul,
+round it through f32). `nn.matmul_integer_to_float` (MatMulInteger -> Cast -> Mul [-> Add],
 `fuse-integer-scale`) is the same primitive writing f32: oneDNN converts the s32 sum to f32
 and multiplies it by the run-time scale, given as its weight scale (mask 0, or per column):
-one f32 product, as Cast and Mul round.
+one f32 product, as Cast and Mul round; then adds the bias, where the op has one, as
+oneDNN's f32 bias (one f32 addition after the scale, as Add rounds: bit for bit the
+unfused ops', tests/kernels/test_onednn_integer_matmul.py).
 
 a's zero point is known only at run time (DynamicQuantizeLinear's): it is the rank-0 operand,
 passed on every call as oneDNN's run-time zero point (`DNNL_ARG_ATTR_ZERO_POINTS |
@@ -68,6 +70,7 @@ class IntegerMatmulParams:
     src_zero_point: bool = True
     weights_zero_point: bool = False
     scales: int = 0  # matmul_integer_to_float's: 1 (per tensor) or N (per column); else 0
+    bias: bool = False  # matmul_integer_to_float's f32 bias, added after the scale
 
     @property
     def dst(self) -> tuple[int, ...]:
@@ -95,8 +98,9 @@ class IntegerMatmulParams:
 def integer_matmul_pd(q: IntegerMatmulParams, weights: int = ANY) -> b.PrimitiveDesc:
     """The product's primitive descriptor: plain a and y (s32, or f32 scaled), b in
     `weights` (ANY: oneDNN's choice)."""
+    bias = MemoryDesc.with_strides((1, q.b[1]), (q.b[1], 1), b.dnnl_f32) if q.bias else None
     return int8_matmul_pd(
-        q.a, q.src_type, (q.weights, weights), None, q.dst, q.dst_type, q.quantization
+        q.a, q.src_type, (q.weights, weights), bias, q.dst, q.dst_type, q.quantization
     )
 
 
@@ -111,6 +115,7 @@ def integer_matmul_spec(op: IntegerProduct) -> tuple[IntegerMatmulParams, int]:
         op.a_zero_point is not None,
         b_zero_point != 0,
         math.prod(shape_of(op.scale)) if isinstance(op, nn.MatmulIntegerToFloatOp) else 0,
+        isinstance(op, nn.MatmulIntegerToFloatOp) and op.bias is not None,
     )
     return q, b_zero_point
 
@@ -162,7 +167,8 @@ class IntegerMatmul:
             self.arrays[_SCALE] = np.ones(q.scales, np.float32)
             runtime[_SCALE] = runtime_md(self.arrays[_SCALE], b.dnnl_f32)
         self.dst_dtype = np.dtype(np.float32 if q.scales else np.int32)
-        args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, b.DNNL_ARG_DST)
+        args = (b.DNNL_ARG_SRC, b.DNNL_ARG_WEIGHTS, *([b.DNNL_ARG_BIAS] if q.bias else []))
+        args += (b.DNNL_ARG_DST,)
         self.compiled = Compiled(self.pd, args, runtime=runtime)
         self.scratchpad = np.empty(self.compiled.scratchpad_bytes, np.uint8)
         self.packed_from = PackedFrom(constant)  # b a load-time constant: packed once
@@ -178,19 +184,22 @@ class IntegerMatmul:
         self.packed_from.packed(weights)
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        a, weights, *zero_point = inputs
+        a, weights, *rest = inputs
         if self.q.scales:
-            scale, *zero_point = zero_point
+            scale, *rest = rest
             self.arrays[_SCALE][...] = scale
         if self.packed_from.stale(weights):
             self.pack(weights)
-        if zero_point:
-            self.arrays[_ZERO_POINT][0] = int(np.asarray(zero_point[0]).reshape(()))
+        if self.q.src_zero_point:
+            zero_point, *rest = rest
+            self.arrays[_ZERO_POINT][0] = int(np.asarray(zero_point).reshape(()))
         source = np.ascontiguousarray(a).reshape(-1).view(self.src_dtype)
         direct = out.flags.c_contiguous and out.nbytes == self.compiled.nbytes(b.DNNL_ARG_DST)
         result = out if direct else np.empty(out.shape, self.dst_dtype)
         destination = result.reshape(-1).view(self.dst_dtype)
         arrays = {b.DNNL_ARG_SRC: source, b.DNNL_ARG_DST: destination}
+        if self.q.bias:  # read on every call: a bias given as an argument may change
+            arrays[b.DNNL_ARG_BIAS] = np.ascontiguousarray(rest[0], np.float32).reshape(-1)
         self.compiled({**self.arrays, **arrays}, self.scratchpad)
         if not direct:
             out[...] = result.view(out.dtype)

@@ -26,6 +26,22 @@ func.func @scale_shape(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @range_of_integers(%x: tensor<4xi8>) {
+  // expected-error @+1 {{nn.dynamic_range: the input must be f32, got i8}}
+  %0 = nn.dynamic_range %x : tensor<4xi8> -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @range_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{nn.dynamic_range: result shape [] does not match the inferred shape [2]}}
+  %0 = nn.dynamic_range %x : tensor<4xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
 func.func @quantize_vector_scale(%x: tensor<4xf32>, %s: tensor<4xf32>, %z: tensor<ui8>) {
   // expected-error @+1 {{nn.dynamic_quantize: the scale must be a scalar (rank 0), got shape [4]}}
   %0 = nn.dynamic_quantize %x, %s, %z : (tensor<4xf32>, tensor<4xf32>, tensor<ui8>) -> tensor<4xui8>
@@ -142,4 +158,20 @@ func.func @to_float_integer_result(%q: tensor<2x8xui8>, %w: tensor<8x4xi8>, %s: 
   // expected-error @+1 {{nn.matmul_integer_to_float: the result must be f32, got i32}}
   %y = nn.matmul_integer_to_float %q, %w scale %s : (tensor<2x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<2x4xi32>
   func.return %y : tensor<2x4xi32>
+}
+
+// -----
+
+func.func @bias_shape(%q: tensor<2x8xui8>, %w: tensor<8x4xi8>, %s: tensor<f32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{nn.matmul_integer_to_float: the bias must be 4 values (one per column), got shape [1, 4]}}
+  %0 = nn.matmul_integer_to_float %q, %w scale %s bias(%b : tensor<1x4xf32>) : (tensor<2x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @bias_type(%q: tensor<2x8xui8>, %w: tensor<8x4xi8>, %s: tensor<f32>, %b: tensor<4xi32>) {
+  // expected-error @+1 {{nn.matmul_integer_to_float: the bias must be f32, got i32}}
+  %0 = nn.matmul_integer_to_float %q, %w scale %s bias(%b : tensor<4xi32>) : (tensor<2x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<2x4xf32>
+  func.return
 }

@@ -81,4 +81,5 @@ func.func @dynamic(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 // CHECK-NEXT:  %[[Z:.*]] = nn.dynamic_zero_point %[[R32]] : tensor<2x8xf32> -> tensor<ui8>
 // CHECK-NEXT:  nn.dynamic_quantize %[[R32]], %[[S]], %[[Z]] : (tensor<2x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x8xui8>
 // PLANNED-LABEL: func.func @dynamic
-// PLANNED:       nn.dynamic_scale {{.*}} : tensor<2x8xf32> -> tensor<f32>
+// PLANNED:       nn.dynamic_range {{.*}} : tensor<2x8xf32> -> tensor<2xf32>
+// PLANNED:       nn.dynamic_scale {{.*}} : tensor<2xf32> -> tensor<f32>

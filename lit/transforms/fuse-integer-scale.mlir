@@ -1,5 +1,6 @@
 // fuse-integer-scale: dynamic quantization's MatMulInteger -> Cast -> Mul becomes one
-// nn.matmul_integer_to_float; anything else about the three ops leaves them as they are.
+// nn.matmul_integer_to_float, which takes the bias Add after it; anything else about the ops
+// leaves them as they are.
 // RUN: nnlayout-opt %s --split-input-file -p fuse-integer-scale | filecheck %s
 // RUN: nnlayout-opt %s --split-input-file -p 'default-pipeline{target=avx2}' | filecheck %s --check-prefix=PIPE
 
@@ -46,3 +47,45 @@ func.func @unfused(%q: tensor<2x8xui8>, %s: tensor<1x4xf32>, %t: tensor<f32>) ->
 // CHECK-NOT:  nn.matmul_integer_to_float
 // CHECK:      func.return
 // PIPE-LABEL: func.func @unfused
+
+// -----
+
+// The bias add after it (on either side), one f32 value per column: the product's bias.
+func.func @bias(%q: tensor<3x8xui8>, %z: tensor<ui8>, %s: tensor<f32>, %b: tensor<4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>) {
+  %w = nn.constant dense<1> : tensor<8x4xi8>
+  %p = nn.matmul_integer %q, %w zero_point %z : (tensor<3x8xui8>, tensor<8x4xi8>, tensor<ui8>) -> tensor<3x4xi32>
+  %c = nn.cast %p : tensor<3x4xi32> -> tensor<3x4xf32>
+  %m = nn.mul %c, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %y = nn.add %m, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %p2 = nn.matmul_integer %q, %w : (tensor<3x8xui8>, tensor<8x4xi8>) -> tensor<3x4xi32>
+  %c2 = nn.cast %p2 : tensor<3x4xi32> -> tensor<3x4xf32>
+  %m2 = nn.mul %s, %c2 : (tensor<f32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %y2 = nn.add %b, %m2 : (tensor<4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  func.return %y, %y2 : tensor<3x4xf32>, tensor<3x4xf32>
+}
+// CHECK-LABEL: func.func @bias
+// CHECK:      %y = nn.matmul_integer_to_float %q, %w scale %s zero_point %z bias(%b : tensor<4xf32>) : (tensor<3x8xui8>, tensor<8x4xi8>, tensor<f32>, tensor<ui8>) -> tensor<3x4xf32>
+// CHECK-NEXT: %y2 = nn.matmul_integer_to_float %q, %w scale %s bias(%b : tensor<4xf32>) : (tensor<3x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<3x4xf32>
+// CHECK-NEXT: func.return %y, %y2
+// PIPE-LABEL: func.func @bias
+// PIPE-COUNT-2: nn.matmul_integer_to_float {{.*}} bias({{.*}}#nn.kernel<"matmul_integer_to_float_ref"
+// PIPE-NOT:   nn.add
+
+// -----
+
+// No bias taken: a row of another shape; the scaled product read twice; a kernel chosen.
+func.func @no_bias(%q: tensor<3x8xui8>, %s: tensor<f32>, %b: tensor<3x1xf32>, %v: tensor<4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  %w = nn.constant dense<1> : tensor<8x4xi8>
+  %y = nn.matmul_integer_to_float %q, %w scale %s : (tensor<3x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<3x4xf32>
+  %a = nn.add %y, %b : (tensor<3x4xf32>, tensor<3x1xf32>) -> tensor<3x4xf32>
+  %y2 = nn.matmul_integer_to_float %q, %w scale %s : (tensor<3x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<3x4xf32>
+  %a2 = nn.add %y2, %v : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %y3 = nn.matmul_integer_to_float %q, %w scale %s : (tensor<3x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<3x4xf32>
+  %a3 = nn.add %y3, %v {kernel = #nn.kernel<"add_ref", operands = ["", ""], results = [""]>} : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  func.return %a, %a2, %y2, %a3 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}
+// CHECK-LABEL: func.func @no_bias
+// CHECK-NOT:  bias(
+// CHECK:      func.return
+// PIPE-LABEL: func.func @no_bias
+// PIPE-COUNT-3: nn.add

@@ -102,6 +102,10 @@ def test_a_scale_of_the_quantized_values_own_range_is_recognised() -> None:
     other = nn.DynamicScaleOp(create_ssa_value(TensorType(f32, SHAPE)))
     assert not scaled_by_own_range(nn.DynamicQuantizeOp(op.input, other.output, op.zero_point))
     assert not scaled_by_own_range(_op(nn.ui8))  # a scale from elsewhere
+    ranged = nn.DynamicScaleOp(nn.DynamicRangeOp(op.input).output)  # share-dynamic-range's
+    assert scaled_by_own_range(nn.DynamicQuantizeOp(op.input, ranged.output, op.zero_point))
+    elsewhere = nn.DynamicScaleOp(nn.DynamicRangeOp(other.input).output)
+    assert not scaled_by_own_range(nn.DynamicQuantizeOp(op.input, elsewhere.output, op.zero_point))
 
 
 @pytest.mark.parametrize("bad", ["none", "nan", "inf"])

@@ -88,11 +88,15 @@ def test_refusals_name_what_onednn_lacks() -> None:
     )
 
 
+@pytest.mark.parametrize("bias", [False, True], ids=["", "bias"])
 @pytest.mark.parametrize("per_column", [False, True], ids=["scale", "scale-per-column"])
 @pytest.mark.parametrize("name", ["dense_u8", "attention_rows_u8", "rank4_s8_b_zp", "beyond_2_24"])
-def test_integer_matmul_to_float_matches_the_reference(name: str, per_column: bool) -> None:
-    """f32(sums) * scale, the scale (a's times b's) new on every run: the reference's bits
-    (the exact sums, their f32 conversion, one f32 product, as Cast and Mul round)."""
+def test_integer_matmul_to_float_matches_the_reference(
+    name: str, per_column: bool, bias: bool
+) -> None:
+    """f32(sums) * scale [+ bias], the scale (a's times b's) new on every run, the bias too:
+    the reference's bits (the exact sums, their f32 conversion, one f32 product, one f32
+    sum, as Cast, Mul and Add round)."""
     a_shape, n, a_type, with_zp, b_zp = CASES[name]
     rng = np.random.default_rng(3)
     dtype = np.uint8 if a_type == nn.ui8 else np.int8
@@ -100,7 +104,10 @@ def test_integer_matmul_to_float_matches_the_reference(name: str, per_column: bo
     product = _op(a_shape, n, a_type, with_zp, b_zp)
     scale_shape = (n,) if per_column else ()
     scale = create_ssa_value(TensorType(f32, scale_shape))
-    op = nn.MatmulIntegerToFloatOp(product.a, product.b, scale, product.a_zero_point, b_zp)
+    bias_value = create_ssa_value(TensorType(f32, (n,))) if bias else None
+    op = nn.MatmulIntegerToFloatOp(
+        product.a, product.b, scale, product.a_zero_point, b_zp, bias_value
+    )
     op.verify()
     assert integer_matmul_refusal(op) is None
     kernel = prepare_integer_matmul(op)
@@ -112,10 +119,18 @@ def test_integer_matmul_to_float_matches_the_reference(name: str, per_column: bo
             w = rng.integers(-128, -100, w.shape).astype(np.int8)
         factors = rng.uniform(1e-5, 1e-3, scale_shape).astype(np.float32)
         inputs = [a, w, factors, *([np.array(run * 7 + 1, dtype)] if with_zp else [])]
+        if bias:  # of the products' magnitude: the sum rounds
+            inputs.append((rng.standard_normal(n) * 3).astype(np.float32))
         want = REFERENCE_KERNELS[nn.MatmulIntegerToFloatOp](op, inputs)
         got = np.empty(want.shape, np.float32)
         kernel(inputs, got)
         np.testing.assert_array_equal(got, want)
+        if bias:  # the bias added after the scale, rounded once more (not one fused step)
+            scaled = REFERENCE_KERNELS[nn.MatmulIntegerToFloatOp](
+                nn.MatmulIntegerToFloatOp(product.a, product.b, scale, product.a_zero_point, b_zp),
+                inputs[:-1],
+            )
+            assert np.array_equal(want, scaled + inputs[-1])
         if name == "beyond_2_24":
             sums = REFERENCE_KERNELS[nn.MatmulIntegerOp](product, [a, w, *inputs[3:]])
             assert np.any(sums.astype(np.float32).astype(np.int64) != sums)  # rounded

@@ -15,7 +15,7 @@ from nnlayout.tests.helpers import small_cnn
 def test_a_small_model_measured_end_to_end(tmp_path: Path) -> None:
     source = tmp_path / "small.onnx"
     onnx.save(small_cnn(), source)
-    args = argparse.Namespace(target="host", inputs=2, repeats=2, seed=1, markdown=True)
+    args = argparse.Namespace(target="host", inputs=2, repeats=2, warmup=1, seed=1, markdown=True)
     row = zoo_dynamic.measure("small", source, args, tmp_path)
     operators = {n.op_type for n in onnx.load(tmp_path / "small-dynamic.onnx").graph.node}
     assert {"DynamicQuantizeLinear", "MatMulInteger"} <= operators
