@@ -6,8 +6,8 @@ fuse-activations (the exporters' SiLU and GELU graphs become nn.swish and nn.gel
 while their constants are still the exporters' scalars) -> fold-qdq (a QDQ model's
 dequantize -> op -> quantize becomes one quantized op) -> tabulate-qbinary (a qmul or qadd
 of two functions of one 8-bit value, onnxruntime's swish and hardswish, becomes one table of
-it) -> fuse-integer-scale (a dynamic quantization's MatMulInteger -> Cast -> Mul becomes one
-nn.matmul_integer_to_float) -> share-dynamic-range (its scale and zero point read the
+it) -> fuse-integer-scale (a dynamic quantization's MatMulInteger -> Cast -> Mul -> Add
+becomes one nn.matmul_integer_to_float) -> share-dynamic-range (its scale and zero point read the
 activation's range once) -> extend-ranks (operands of broadcasting element-wise ops get
 the result's rank) -> fold-batch-norm (a batch norm after a convolution becomes part of its
 weight and bias) -> fold-pad (a zero pad before a convolution becomes part of its pads) ->

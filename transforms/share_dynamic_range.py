@@ -64,6 +64,8 @@ class ShareDynamicRange(RewritePattern):
         first = min(readers, key=block.get_operation_index)
         shared = nn.DynamicRangeOp(x)
         shared.location = op.location
+        if x.name_hint is not None:
+            shared.output.name_hint = f"{x.name_hint}_range"
         rewriter.insert(shared, InsertPoint.before(first))
         rewriter.replace_uses_with_if(x, shared.output, lambda use: use.operation in readers)
 

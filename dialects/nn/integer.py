@@ -1,7 +1,7 @@
-"""Dynamic quantization: `nn.dynamic_scale`, `nn.dynamic_zero_point`, `nn.dynamic_quantize`,
-`nn.matmul_integer`, `nn.matmul_integer_to_float`, `nn.conv_integer` and `nn.cast` (ONNX's
-DynamicQuantizeLinear, MatMulInteger, MatMulInteger -> Cast -> Mul fused, ConvInteger and Cast
-from an integer type to float32).
+"""Dynamic quantization: `nn.dynamic_range`, `nn.dynamic_scale`, `nn.dynamic_zero_point`,
+`nn.dynamic_quantize`, `nn.matmul_integer`, `nn.matmul_integer_to_float`, `nn.conv_integer` and
+`nn.cast` (ONNX's DynamicQuantizeLinear, MatMulInteger, MatMulInteger -> Cast -> Mul [-> Add]
+fused, ConvInteger and Cast from an integer type to float32).
 
 Dynamic quantization (onnxruntime's `quantize_dynamic`) quantizes an activation with a scale
 and zero point computed from its own range at run time, then multiplies integers:
@@ -354,6 +354,11 @@ class MatmulIntegerToFloatOp(_IntegerMatmul):
             )
         if self.bias is not None:
             checked_element_type(self, "the bias", self.bias, (f32,))
+            if not per_column:
+                raise VerifyException(
+                    f"{self.name}: a bias needs b of rank 2 or more (columns), got b of rank "
+                    f"{len(shape_of(self.b))}"
+                )
             if shape_of(self.bias) != (self.columns(),):
                 raise VerifyException(
                     f"{self.name}: the bias must be {self.columns()} values (one per column), "

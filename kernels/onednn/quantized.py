@@ -232,7 +232,8 @@ def once_sum_post_ops(
 
 # oneDNN's first choices replaced by measured preferences (`preferred_implementation`): its
 # first choice (a prefix) -> the replacement, at any size, from VNNI_MIN_PIXELS pixels, or
-# where the output channels do not fill AMX tiles (a multiple of AMX_CHANNELS).
+# where fewer than PARTIAL_TILE_CHANNELS output channels leave an AMX tile partly empty
+# (not a multiple of AMX_CHANNELS).
 AMX_1X1 = "jit_1x1:avx512_core_amx"
 AMX_BRG_1X1 = "brgconv_1x1:avx512_core_amx"
 VNNI_1X1 = "jit_int8_1x1:avx512_core_vnni"
@@ -240,6 +241,7 @@ BRDGMM_DW = "brdgmm_dw:avx512_core_vnni"
 VNNI_DIRECT = "jit_int8:avx512_core_vnni"
 VNNI_MIN_PIXELS = 56 * 56
 AMX_CHANNELS = 16  # s32 output channels in a row of an AMX tile (64 bytes)
+PARTIAL_TILE_CHANNELS = 64  # below: the empty part of the last tile is a large share
 PREFERENCES = ((AMX_1X1, VNNI_1X1),)
 LARGE_PREFERENCES = ((BRDGMM_DW, VNNI_DIRECT),)
 PARTIAL_TILE_PREFERENCES = ((AMX_BRG_1X1, VNNI_DIRECT),)
@@ -252,16 +254,17 @@ def preferred_implementation(q: QConvParams, first: str) -> str | None:
     `jit_int8_1x1` code runs them faster at every size in the network (0.79 -> 0.75 of
     onnxruntime's int8 MobileNetV2, ResNet-50 unchanged: its 1x1 convolutions are AMX
     `brgconv_1x1`, faster than any VNNI code and kept). AMX `brgconv_1x1` gives way to VNNI
-    `jit_int8` only where the output channels leave an AMX tile partly empty (MobileNetV2's
-    144 -> 24 projection: 0.15 against 0.10 ms alone; 0.75 -> 0.73 of onnxruntime's in the
-    network). It picks its `brdgmm_dw` code for depthwise ones, which its `jit_int8` code
-    beats from 56x56 output pixels up and ties below. Measured one primitive at a time, the
-    implementations in turns, and in the networks: docs/benchmarks-int8.md ("AMX or VNNI
-    per primitive", stops 57 and 58)."""
+    `jit_int8` only where few output channels (under 64) leave an AMX tile partly empty
+    (MobileNetV2's 144 -> 24 projection: 0.15 against 0.10 ms alone; 0.75 -> 0.73 of
+    onnxruntime's in the network). It picks its `brdgmm_dw` code for depthwise ones, which
+    its `jit_int8` code beats from 56x56 output pixels up and ties below. Measured one
+    primitive at a time, the implementations in turns, and in the networks:
+    docs/benchmarks-int8.md ("AMX or VNNI per primitive", stops 57 and 58)."""
     preferences = PREFERENCES
     if math.prod(q.geometry.dst[2:]) >= VNNI_MIN_PIXELS:
         preferences += LARGE_PREFERENCES
-    if q.geometry.dst[1] % AMX_CHANNELS:
+    channels = q.geometry.dst[1]
+    if channels % AMX_CHANNELS and channels < PARTIAL_TILE_CHANNELS:
         preferences += PARTIAL_TILE_PREFERENCES
     return next((then for prefix, then in preferences if first.startswith(prefix)), None)
 

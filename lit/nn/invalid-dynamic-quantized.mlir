@@ -175,3 +175,11 @@ func.func @bias_type(%q: tensor<2x8xui8>, %w: tensor<8x4xi8>, %s: tensor<f32>, %
   %0 = nn.matmul_integer_to_float %q, %w scale %s bias(%b : tensor<4xi32>) : (tensor<2x8xui8>, tensor<8x4xi8>, tensor<f32>) -> tensor<2x4xf32>
   func.return
 }
+
+// -----
+
+func.func @bias_of_a_vector_product(%q: tensor<3x8xui8>, %w: tensor<8xi8>, %s: tensor<f32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{nn.matmul_integer_to_float: a bias needs b of rank 2 or more (columns), got b of rank 1}}
+  %0 = nn.matmul_integer_to_float %q, %w scale %s bias(%b : tensor<8xf32>) : (tensor<3x8xui8>, tensor<8xi8>, tensor<f32>) -> tensor<3xf32>
+  func.return
+}

@@ -151,7 +151,7 @@ def test_vnni_replaces_amx_jit_1x1_and_from_56x56_pixels_brdgmm() -> None:
     """The measured rule (`preferred_implementation`): oneDNN's AMX jit_1x1 code gives way to
     its VNNI jit_int8_1x1 code at every size; its brdgmm depthwise code to its jit_int8 code
     on 56x56 outputs and larger, not below; its AMX brgconv_1x1 code to jit_int8 only where
-    the output channels are not a multiple of 16; nothing else is replaced (AMX brgconv_1x1,
+    fewer than 64 output channels are not a multiple of 16; nothing else is replaced (AMX brgconv_1x1,
     what ResNet-50's 1x1 convolutions run, stays)."""
     q = _case("mobilenet_1x1_expand_56_u8")[0]
     at_28 = replace(
@@ -165,7 +165,13 @@ def test_vnni_replaces_amx_jit_1x1_and_from_56x56_pixels_brdgmm() -> None:
     for other in ("brgconv_1x1:avx512_core_amx", "jit:avx512_core_amx", VNNI_1X1, VNNI_DIRECT):
         assert preferred_implementation(q, other) is None
         assert preferred_implementation(at_28, other) is None
-    for channels, taken in ((24, VNNI_DIRECT), (40, VNNI_DIRECT), (32, None), (256, None)):
+    for channels, taken in (
+        (24, VNNI_DIRECT),
+        (40, VNNI_DIRECT),
+        (32, None),
+        (256, None),
+        (1000, None),  # a partial tile, but a small share of the work
+    ):
         projection = replace(
             q, geometry=replace(q.geometry, dst=(1, channels, *q.geometry.dst[2:]))
         )
