@@ -29,7 +29,7 @@ from nnlayout.frontends.onnx.checks import (
 )
 from nnlayout.frontends.onnx.common import attributes, describe, printable, sanitize_name
 from nnlayout.frontends.onnx.folding import fold
-from nnlayout.frontends.onnx.inference import infer_shapes
+from nnlayout.frontends.onnx.inference import infer_shapes, with_bfloat16_opset
 from nnlayout.frontends.onnx.loading import load_model
 from nnlayout.frontends.onnx.operators import check_operators, converter_of
 from nnlayout.frontends.onnx.state import ImportState
@@ -58,6 +58,7 @@ def import_model(
     """Translates `model` into a module with one `func.func @main`; see the package docstring.
     `input_shapes` (input name -> sizes) fixes graph inputs' symbolic or unknown sizes."""
     try:
+        model = with_bfloat16_opset(model)
         imported = _import_graph(ImportState(model, inline_limit), dict(input_shapes or {}))
     except UserError as error:
         raise UserError(printable(error.message)) from None

@@ -1,6 +1,6 @@
 """onnx's checker and shape inference, run on a model before it is imported, and the two
 places where that inference is known to be wrong (so the importer does not hold nn's shapes
-against it there)."""
+against it there); and the bfloat16 model at an older opset, converted first."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 import onnx
-from onnx import TensorProto
+from onnx import TensorProto, version_converter
 
 from nnlayout.diagnostics import UserError
 from nnlayout.frontends.onnx.common import attributes, auto_pad_name, one_line
@@ -44,12 +44,54 @@ def infer_shapes(
 BFLOAT16_OPSET = 22
 
 
+def with_bfloat16_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` converted to opset BFLOAT16_OPSET by onnx's version converter where it types
+    values as bfloat16 at an older opset (torch's exporters write `model.to(torch.bfloat16)`
+    at their default opsets, 17 to 20, whose Conv, pooling and activations have no
+    bfloat16, so such a model does not check as written; from opset 22 on they take it, with
+    the same meaning). The model as it is otherwise, or where the converter fails: the
+    checker then refuses it, naming the opset to export at (`_hint`)."""
+    if _default_opset(model) >= BFLOAT16_OPSET or not _uses_bfloat16(model.graph):
+        return model
+    try:
+        return version_converter.convert_version(model, BFLOAT16_OPSET)
+    except (  # a model the converter cannot read or convert: the checker says what is wrong
+        version_converter.ConvertError,
+        onnx.shape_inference.InferenceError,
+        onnx.checker.ValidationError,
+        RuntimeError,
+        ValueError,
+    ):
+        return model
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def _uses_bfloat16(graph: onnx.GraphProto) -> bool:
+    """Whether `graph` types a value, an initializer, a constant or a Cast's result as
+    bfloat16."""
+    values = (*graph.input, *graph.output, *graph.value_info)
+    if any(v.type.tensor_type.elem_type == TensorProto.BFLOAT16 for v in values):
+        return True
+    if any(t.data_type == TensorProto.BFLOAT16 for t in graph.initializer):
+        return True
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.name == "to" and attribute.i == TensorProto.BFLOAT16:
+                return True
+            if attribute.HasField("t") and attribute.t.data_type == TensorProto.BFLOAT16:
+                return True
+    return False
+
+
 def _hint(model: onnx.ModelProto, error: Exception) -> str:
     """What fixes a bfloat16 model exported at an opset whose operator lacks bfloat16 but
-    has it from BFLOAT16_OPSET on (torch's exporters default to opsets 17 and 18), else
+    has it from BFLOAT16_OPSET on (torch's exporters default to opsets 17 to 20), else
     nothing."""
     found = re.search(r"op_type:(\w+)", str(error))
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    opset = _default_opset(model)
     if "unsupported type: tensor(bfloat16)" not in str(error) or found is None:
         return ""
     if opset >= BFLOAT16_OPSET or not _takes_bfloat16(found[1], BFLOAT16_OPSET):
