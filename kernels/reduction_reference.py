@@ -1,5 +1,5 @@
-"""Reference kernels of the reductions and the normalisations that reduce (`nn.reduce`,
-`nn.layer_norm`, `nn.lrn`) and of the running sum (`nn.cumsum`): part of the oracle
+"""Reference kernels of the reductions and the normalisations (`nn.reduce`, `nn.layer_norm`,
+`nn.lrn`, inference `nn.batch_norm`) and of the running sum (`nn.cumsum`): part of the oracle
 (`reference.REFERENCE_KERNELS` lists them), on logical arrays, with ONNX's semantics, NaN
 included. Float sums are accumulated in float64 and the result rounded once to the input's
 dtype; integer ones in the integers' own type, wrapping as ONNX's do.
@@ -87,3 +87,11 @@ def cumsum(op: nn.CumSumOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
             axis,
         )
     return np.ascontiguousarray(np.flip(sums, axis) if op.reverse else sums).astype(x.dtype)
+
+
+def batch_norm(op: nn.BatchNormOp | nn.QBatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Inference batch norm as x * factor + shift, per channel (axis 1), in x's type."""
+    x, scale, bias, mean, var = inputs
+    factor = scale / np.sqrt(var + x.dtype.type(op.epsilon.value.data))
+    channel = (1, -1) + (1,) * (x.ndim - 2)
+    return x * factor.reshape(channel) + (bias - mean * factor).reshape(channel)

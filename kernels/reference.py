@@ -26,7 +26,7 @@ from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.fused import ActivationEpilogueOp
 from nnlayout.kernels.activations import ACTIVATION_KERNELS, sigmoid
-from nnlayout.kernels.reduction_reference import cumsum, layer_norm, lrn, reduce
+from nnlayout.kernels.reduction_reference import batch_norm, cumsum, layer_norm, lrn, reduce
 from nnlayout.kernels.reference_bf16 import cast, rounded_per_op
 from nnlayout.kernels.reference_integer import INTEGER_REFERENCE_KERNELS, PREPARED_INTEGER_KERNELS
 from nnlayout.kernels.reference_logical import LOGICAL_REFERENCE_KERNELS, PREPARED_LOGICAL_KERNELS
@@ -213,14 +213,6 @@ def prelu(op: nn.PReluOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 def sum_(op: nn.SumOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """ONNX Sum: the broadcast sum of all inputs."""
     return functools.reduce(np.add, inputs[1:], inputs[0])
-
-
-def batch_norm(op: nn.BatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """Inference batch norm as x * factor + shift, per channel (axis 1)."""
-    x, scale, bias, mean, var = inputs
-    factor = scale / np.sqrt(var + _scalar(op.epsilon, x))
-    channel = (1, -1) + (1,) * (x.ndim - 2)
-    return x * factor.reshape(channel) + (bias - mean * factor).reshape(channel)
 
 
 def global_avg_pool(op: nn.GlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:

@@ -42,6 +42,7 @@ from xdsl.ir import Operation
 from nnlayout.dialects import nn
 from nnlayout.dialects.nn import ints, shape_of
 from nnlayout.dialects.nn.quantized import QParams, numpy_dtype
+from nnlayout.kernels.reduction_reference import batch_norm
 from nnlayout.kernels.reference_movement import resize
 from nnlayout.kernels.reference_pooling import avg_pool2d, pad_spatial, windows
 
@@ -250,6 +251,13 @@ def qmul(op: nn.QMulOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     return _qbinary(op, inputs, multiply=True)
 
 
+def qbatch_norm(op: nn.QBatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """quantize(batch_norm(dequantize(x))): the three reference kernels' roundings."""
+    x, *vectors = inputs
+    real = dequantize_array(x, op.qparams("x"))
+    return quantize_array(batch_norm(op, [real, *vectors]), op.qparams("y"))
+
+
 def qglobal_avg_pool(op: nn.QGlobalAvgPoolOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     x = inputs[0]
     xp, yp = op.qparams("x"), op.qparams("y")
@@ -299,6 +307,7 @@ QUANTIZED_REFERENCE_KERNELS: ReferenceKernels = {
     nn.QConv2dAddOp: qconv2d_add,
     nn.QAddOp: qadd,
     nn.QMulOp: qmul,
+    nn.QBatchNormOp: qbatch_norm,
     nn.QGlobalAvgPoolOp: qglobal_avg_pool,
     nn.QAvgPool2dOp: qavg_pool2d,
     nn.QConcatOp: qconcat,

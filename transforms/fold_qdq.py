@@ -51,7 +51,9 @@ whose float operands are all `nn.dequantize` results:
   =>  `nn.matmul_integer_to_float`; conv2d(dq(x), dq(w), b?) [-> activation], w a constant
   =>  `nn.qconv2d_to_float` (with the activation that is its only user; torch's x86
   quantizer quantizes a Linear's or a convolution's inputs only where a float op follows:
-  transforms/fold_qdq_float.py).
+  transforms/fold_qdq_float.py);
+* and last: batch_norm(dq(x)) -> q, per tensor  =>  `nn.qbatch_norm` (a pre-activation
+  network's normalisation, DenseNet's: transforms/fold_qdq_batch_norm.py).
 
     %x1 = nn.dequantize %xq {x_scale = dense<0.02>, x_zero_point = dense<128> : tensor<ui8>}
     %w1 = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ...}
@@ -96,6 +98,7 @@ from nnlayout.dialects.kernel_attr import KERNEL_ATTR
 from nnlayout.dialects.nn import QParams
 from nnlayout.kernels.reference import REFERENCE_KERNELS
 from nnlayout.kernels.reference_quantized import dequantize_array, table_of
+from nnlayout.transforms.fold_qdq_batch_norm import FoldQBatchNorm
 from nnlayout.transforms.fold_qdq_float import integer_convolution, integer_product
 from nnlayout.transforms.fold_qdq_products import (
     NoFold,
@@ -570,3 +573,4 @@ class FoldQdqPass(ModulePass):
         PatternRewriteWalker(FoldQdq(self.remarks), apply_recursively=False).rewrite_module(op)
         walker = PatternRewriteWalker(FoldFloatProduct(self.remarks), apply_recursively=False)
         walker.rewrite_module(op)
+        PatternRewriteWalker(FoldQBatchNorm(), apply_recursively=False).rewrite_module(op)

@@ -36,12 +36,10 @@ from nnlayout.dialects.nn.base import (
 )
 
 
-@irdl_op_definition
-class BatchNormOp(NNOp):
-    """Inference batch normalization over axis 1:
-    (x - mean) / sqrt(var + epsilon) * scale + bias."""
+class BatchNormBase(NNOp):
+    """What `nn.batch_norm` and `nn.qbatch_norm` share: an input over whose axis 1 the four
+    vectors (scale, bias, mean, var) run, a result of its shape, and epsilon."""
 
-    name = "nn.batch_norm"
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -54,6 +52,30 @@ class BatchNormOp(NNOp):
         "$input `,` $scale `,` $bias `,` $mean `,` $var `epsilon` $epsilon attr-dict "
         "`:` functional-type(operands, results)"
     )
+
+    def result_shape(self) -> Shape:
+        x = shape_of(self.input)
+        if len(x) < 2:
+            raise VerifyException(f"{self.name}: input must have rank >= 2, got {list(x)}")
+        for name in ("scale", "bias", "mean", "var"):
+            if shape_of(getattr(self, name)) != (x[1],):
+                raise VerifyException(
+                    f"{self.name}: {name} must have shape [{x[1]}] (the input's channels), "
+                    f"got {list(shape_of(getattr(self, name)))}"
+                )
+        if self.epsilon.value.data < 0:
+            raise VerifyException(
+                f"{self.name}: epsilon must be non-negative, got {self.epsilon.value.data}"
+            )
+        return x
+
+
+@irdl_op_definition
+class BatchNormOp(BatchNormBase):
+    """Inference batch normalization over axis 1:
+    (x - mean) / sqrt(var + epsilon) * scale + bias."""
+
+    name = "nn.batch_norm"
 
     def __init__(
         self,
@@ -70,22 +92,6 @@ class BatchNormOp(NNOp):
             properties={"epsilon": FloatAttr(epsilon, f32)},
         )
         self.verify_()  # like the other builders, reject what the verifier would
-
-    def result_shape(self) -> Shape:
-        x = shape_of(self.input)
-        if len(x) < 2:
-            raise VerifyException(f"nn.batch_norm: input must have rank >= 2, got {list(x)}")
-        for name in ("scale", "bias", "mean", "var"):
-            if shape_of(getattr(self, name)) != (x[1],):
-                raise VerifyException(
-                    f"nn.batch_norm: {name} must have shape [{x[1]}] (the input's channels), "
-                    f"got {list(shape_of(getattr(self, name)))}"
-                )
-        if self.epsilon.value.data < 0:
-            raise VerifyException(
-                f"nn.batch_norm: epsilon must be non-negative, got {self.epsilon.value.data}"
-            )
-        return x
 
 
 class SoftmaxBase(AlongAxisOp):

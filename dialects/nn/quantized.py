@@ -45,6 +45,7 @@ import numpy as np
 from xdsl.dialects.builtin import (
     I64,
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IntegerAttr,
     TensorType,
     UnitAttr,
@@ -89,6 +90,7 @@ from nnlayout.dialects.nn.fused import (
 )
 from nnlayout.dialects.nn.linear import CONV_WINDOW_SYNTAX, ConvWindowOp
 from nnlayout.dialects.nn.movement import RESIZE_ATTRIBUTES, ResizeBase
+from nnlayout.dialects.nn.normalization import BatchNormBase
 from nnlayout.dialects.nn.pooling import AvgPool2dOp, Pool2dOp
 from nnlayout.dialects.nn.shape_rules import concat_shape, conv2d_shape, matmul_shape
 
@@ -771,6 +773,45 @@ def _verify_one_type(op: NNOp) -> Attribute:
     _verify_params(op, "x", element_type)
     _verify_params(op, "y", element_type)
     return element_type
+
+
+# ---------------------------------------------------------------------- normalization
+@irdl_op_definition
+class QBatchNormOp(with_qparams("x", "y"), BatchNormBase):
+    """Inference batch norm of x's dequantized values over axis 1, quantized with y's
+    parameters: quantize(batch_norm(dequantize(x))), each step rounded as the three ops are
+    (made by `fold-qdq`: a pre-activation network's dequantize -> batch norm -> quantize,
+    DenseNet's). Operands as `nn.batch_norm`'s: x (u8/s8, per-tensor parameters), then the
+    f32 scale, bias, mean and var, one per channel.
+
+        %y = nn.qbatch_norm %xq, %g, %b, %m, %v epsilon 1.0e-05 {x_scale = dense<0.02>
+            : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = ...}
+            : (tensor<1x64x56x56xui8>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>,
+               tensor<64xf32>) -> tensor<1x64x56x56xui8>"""
+
+    name = "nn.qbatch_norm"
+
+    def __init__(
+        self,
+        input: Value,
+        vectors: Sequence[Value],
+        params: tuple[QParams, QParams],
+        epsilon: float = 1e-5,
+    ):
+        """`vectors`: scale, bias, mean and var, as `nn.batch_norm`'s."""
+        super().__init__(
+            operands=[input, *vectors],
+            result_types=[TensorType(params[1].element_type, shape_of(input))],
+            properties={"epsilon": FloatAttr(epsilon, f32), **_params_properties("xy", params)},
+        )
+
+    def verify_element_types(self) -> None:
+        for prefix, value in (("x", self.input), ("y", self.output)):
+            what = "the input" if prefix == "x" else "the result"
+            element_type = checked_element_type(self, what, value, QUANTIZED_TYPES)
+            _verify_params(self, prefix, element_type)
+        for name in ("scale", "bias", "mean", "var"):
+            checked_element_type(self, f"the {name}", getattr(self, name), (f32,))
 
 
 # --------------------------------------------------------------------- pooling, concat

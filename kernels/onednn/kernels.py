@@ -70,6 +70,7 @@ from nnlayout.kernels.onednn.movement import (
     strided_reorder_types_reason,
 )
 from nnlayout.kernels.onednn.prepared import Prepared, implementation, run
+from nnlayout.kernels.onednn.quantized_batch_norm import quantized_batch_norm_kernels
 from nnlayout.kernels.onednn.quantized_concat import qconcat_kernels
 from nnlayout.kernels.onednn.quantized_eltwise import int8_eltwise_kernels
 from nnlayout.kernels.onednn.quantized_gate import qmul_gate_kernels
@@ -303,6 +304,7 @@ def kernels() -> list[Kernel]:
         + qmul_zero_points_kernels(FAMILY)
         + qlookup_kernels(FAMILY)
         + quantized_reorder_kernels(FAMILY)
+        + quantized_batch_norm_kernels(FAMILY)
         + qconcat_kernels(FAMILY)
         + integer_kernels(FAMILY)
         + dynamic_quantize_kernels(FAMILY)

@@ -295,3 +295,19 @@ func.func @qmatmul_nnan(%a: tensor<3x2xui8>, %b: tensor<2x4xi8>) -> tensor<3x4xu
   %0 = nn.qmatmul %a, %b activation "relu" nnan {a_scale = dense<0.5> : tensor<f32>, a_zero_point = dense<131> : tensor<ui8>, b_scale = dense<0.25> : tensor<f32>, b_zero_point = dense<0> : tensor<i8>, y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : (tensor<3x2xui8>, tensor<2x4xi8>) -> tensor<3x4xui8>
   func.return %0 : tensor<3x4xui8>
 }
+
+// -----
+
+func.func @qbatch_norm_of_floats(%x: tensor<1x2x2x2xf32>, %g: tensor<2xf32>) -> tensor<1x2x2x2xui8> {
+  // expected-error @+1 {{nn.qbatch_norm: the input must be ui8 or i8, got f32}}
+  %0 = nn.qbatch_norm %x, %g, %g, %g, %g epsilon 1.0e-05 {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xui8>
+  func.return %0 : tensor<1x2x2x2xui8>
+}
+
+// -----
+
+func.func @qbatch_norm_vector_shape(%x: tensor<1x2x2x2xui8>, %g: tensor<2xf32>, %m: tensor<3xf32>) -> tensor<1x2x2x2xui8> {
+  // expected-error @+1 {{nn.qbatch_norm: mean must have shape [2] (the input's channels), got [3]}}
+  %0 = nn.qbatch_norm %x, %g, %g, %m, %g epsilon 1.0e-05 {x_scale = dense<0.5> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>, y_scale = dense<0.25> : tensor<f32>, y_zero_point = dense<7> : tensor<ui8>} : (tensor<1x2x2x2xui8>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>) -> tensor<1x2x2x2xui8>
+  func.return %0 : tensor<1x2x2x2xui8>
+}
