@@ -52,8 +52,9 @@ whose float operands are all `nn.dequantize` results:
   =>  `nn.qconv2d_to_float` (with the activation that is its only user; torch's x86
   quantizer quantizes a Linear's or a convolution's inputs only where a float op follows:
   transforms/fold_qdq_float.py);
-* and last: batch_norm(dq(x)) -> q, per tensor  =>  `nn.qbatch_norm` (a pre-activation
-  network's normalisation, DenseNet's: transforms/fold_qdq_batch_norm.py).
+* and, before all of these: batch_norm(dq(x)) -> q, per tensor, x u8 or s8  =>
+  `nn.qbatch_norm` (a pre-activation network's normalisation, DenseNet's:
+  transforms/fold_qdq_batch_norm.py).
 
     %x1 = nn.dequantize %xq {x_scale = dense<0.02>, x_zero_point = dense<128> : tensor<ui8>}
     %w1 = nn.dequantize %wq {axis = 0, x_scale = dense<[...]> : tensor<8xf32>, ...}
@@ -570,7 +571,7 @@ class FoldQdqPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op)
+        PatternRewriteWalker(FoldQBatchNorm(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(FoldQdq(self.remarks), apply_recursively=False).rewrite_module(op)
         walker = PatternRewriteWalker(FoldFloatProduct(self.remarks), apply_recursively=False)
         walker.rewrite_module(op)
-        PatternRewriteWalker(FoldQBatchNorm(), apply_recursively=False).rewrite_module(op)

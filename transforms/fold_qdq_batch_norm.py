@@ -1,5 +1,5 @@
 """The batch norm `fold-qdq` folds between a dequantize and a quantize (transforms/fold_qdq.py
-runs this pattern after its own): a pre-activation network (DenseNet) quantized in the QDQ
+runs this pattern before its own): a pre-activation network (DenseNet) quantized in the QDQ
 form normalises each block's dequantized input in float and quantizes the result again,
 three passes over the activation (and a float tensor four times its size) where one
 per-channel affine map from integers to integers does; `nn.qbatch_norm` is that map, each
@@ -12,8 +12,9 @@ step rounded as the three ops are, so the program computes what it did.
     %y = nn.qbatch_norm %xq, %g, %b, %m, %v epsilon 1.0e-05 {x_scale = dense<0.02> ...,
         y_scale = dense<0.05> ...} : (...) -> tensor<1x64x56x56xui8>
 
-The pattern: a quantize of a batch norm read by it alone, of a dequantize, both quantized per
-tensor, none with a kernel chosen. The dequantize stays where something else reads it.
+The pattern: a quantize of a batch norm read by it alone, of a dequantize of u8 or s8 (not
+i32: a bias's), both quantized per tensor, none with a kernel chosen. The dequantize stays
+where something else reads it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class FoldQBatchNorm(RewritePattern):
             return
         dequantize = norm.input.owner
         if not isinstance(dequantize, nn.DequantizeOp):
+            return
+        if nn.tensor_type(dequantize.input).element_type not in nn.QUANTIZED_TYPES:
             return
         x, y = dequantize.qparams(), op.qparams()
         if x.per_axis or y.per_axis or any(KERNEL_ATTR in o.attributes for o in (op, norm)):

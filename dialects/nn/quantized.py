@@ -804,6 +804,7 @@ class QBatchNormOp(with_qparams("x", "y"), BatchNormBase):
             result_types=[TensorType(params[1].element_type, shape_of(input))],
             properties={"epsilon": FloatAttr(epsilon, f32), **_params_properties("xy", params)},
         )
+        self.verify_()  # like nn.batch_norm's builder, reject what the verifier would
 
     def verify_element_types(self) -> None:
         for prefix, value in (("x", self.input), ("y", self.output)):

@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
+import google.protobuf.message
 import onnx
 from onnx import TensorProto, version_converter
 
@@ -42,6 +43,10 @@ def infer_shapes(
 
 #: The opset from which ONNX's operators (Conv, pooling, ...) take bfloat16 tensors.
 BFLOAT16_OPSET = 22
+#: The opsets from which a bfloat16 model is converted to BFLOAT16_OPSET: from 13 on the
+#: converter keeps every operator's meaning (below, it makes opset 10's linear Resize and
+#: Upsample half_pixel, which they were not).
+CONVERTED_OPSETS = (13, BFLOAT16_OPSET)
 
 
 def with_bfloat16_opset(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -49,20 +54,27 @@ def with_bfloat16_opset(model: onnx.ModelProto) -> onnx.ModelProto:
     values as bfloat16 at an older opset (torch's exporters write `model.to(torch.bfloat16)`
     at their default opsets, 17 to 20, whose Conv, pooling and activations have no
     bfloat16, so such a model does not check as written; from opset 22 on they take it, with
-    the same meaning). The model as it is otherwise, or where the converter fails: the
-    checker then refuses it, naming the opset to export at (`_hint`)."""
-    if _default_opset(model) >= BFLOAT16_OPSET or not _uses_bfloat16(model.graph):
+    the same meaning), from opset 13 on (CONVERTED_OPSETS). The model as it is otherwise, or
+    where the converter fails or its result does not check: the checker then refuses the
+    model as written, naming the opset to export at (`_hint`). Errors found later in a
+    converted model name its nodes, which the converter may have renumbered (it adds
+    Constant nodes)."""
+    opset = _default_opset(model)
+    if not CONVERTED_OPSETS[0] <= opset < BFLOAT16_OPSET or not _uses_bfloat16(model.graph):
         return model
     try:
-        return version_converter.convert_version(model, BFLOAT16_OPSET)
+        converted = version_converter.convert_version(model, BFLOAT16_OPSET)
+        onnx.checker.check_model(converted)
     except (  # a model the converter cannot read or convert: the checker says what is wrong
         version_converter.ConvertError,
         onnx.shape_inference.InferenceError,
         onnx.checker.ValidationError,
+        google.protobuf.message.Error,  # over 2 GB
         RuntimeError,
         ValueError,
     ):
         return model
+    return converted
 
 
 def _default_opset(model: onnx.ModelProto) -> int:

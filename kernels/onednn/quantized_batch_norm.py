@@ -13,8 +13,10 @@ rounded once, in the reference's order (dequantize, batch norm, quantize), so th
 the reference's (tests/kernels/test_onednn_quantized_batch_norm.py). One pass over x instead
 of three (and no f32 tensor four times x's size): DenseNet-121 int8's 62 normalisations.
 
-A factor or shift that is not finite (a zero variance) makes a NaN possible, which oneDNN
-converts to 0 and the reference to y's zero point: the kernel then runs the reference. The
+A factor or shift that is not finite (a zero variance), or an x scale so large that
+dequantized values overflow (infinity times a zero factor), makes a NaN possible, which
+oneDNN converts to 0 and the reference to y's zero point: the kernel then runs the reference
+(refused at dispatch, for the scale). The
 vectors are read on every call unless they are load-time constants (`constant_operands`),
 whose factor and shift are computed once. Per-axis scales are refused (`refusal`).
 """
@@ -52,6 +54,7 @@ def _layout(op: Operation) -> str:
 
 
 def _layouts(op: Operation, target: Target) -> Layouts:
+    """Input and result NHWC at rank 4, else plain; the vectors plain."""
     layout = _layout(op)
     return (layout, *(PLAIN_LAYOUT,) * 4), (layout,)
 
@@ -61,8 +64,14 @@ def refusal(op: Operation) -> str | None:
     assert isinstance(op, nn.QBatchNormOp)
     if data_type_of(op.input) not in INT8 or data_type_of(op.output) not in INT8:
         return "not u8 or s8 data; the oneDNN kernel takes u8 or s8"
-    if op.qparams("x").per_axis or op.qparams("y").per_axis:
+    x = op.qparams("x")
+    if x.per_axis or op.qparams("y").per_axis:
         return "per-axis scales; the oneDNN kernel takes one per tensor"
+    low, high = nn.integer_range(op.input.type.element_type)  # type: ignore[attr-defined]
+    largest = max(abs(low - int(x.zero_point)), abs(high - int(x.zero_point)))
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.float32(largest) * np.float32(x.scale)):
+            return "x's scale overflows float32 (a zero factor would then make a NaN)"
     if len(shape_of(op.input)) > 6:
         return "rank above 6; oneDNN's binary takes at most 6 dimensions"
     return None

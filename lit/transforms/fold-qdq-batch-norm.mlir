@@ -2,6 +2,7 @@
 // oneDNN's binary primitive runs on `host`; what does not match is left as it is.
 // RUN: nnlayout-opt %s --split-input-file -p fold-qdq | filecheck %s
 // RUN: nnlayout-opt %s --split-input-file -p 'default-pipeline{target=host}' | filecheck %s --check-prefix=HOST
+// RUN: nnlayout-opt %s --split-input-file --verify-diagnostics -p 'fold-qdq{remarks=true}'
 
 func.func @folded(%x: tensor<1x4x3x3xui8>) -> tensor<1x4x3x3xui8> {
   %d = nn.dequantize %x {x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>} : tensor<1x4x3x3xui8> -> tensor<1x4x3x3xf32>
@@ -27,15 +28,32 @@ func.func @folded(%x: tensor<1x4x3x3xui8>) -> tensor<1x4x3x3xui8> {
 func.func @unfolded(%x: tensor<1x2x2x2xui8>, %g: tensor<2xf32>, %b: tensor<2xf32>, %m: tensor<2xf32>, %v: tensor<2xf32>) -> (tensor<1x2x2x2xui8>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>) {
   %d = nn.dequantize %x {x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
   %n = nn.batch_norm %d, %g, %b, %m, %v epsilon 1.0e-05 : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{[fold-qdq] nn.quantize: not folded into a quantized op: the float result has other uses}}
   %y = nn.quantize %n {y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
   %pa = nn.dequantize %x {axis = 1, x_scale = dense<[0.02, 0.03]> : tensor<2xf32>, x_zero_point = dense<3> : tensor<2xui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
   %n2 = nn.batch_norm %pa, %g, %b, %m, %v epsilon 1.0e-05 : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{[fold-qdq] nn.quantize: not folded into a quantized op: nn.batch_norm has no quantized form}}
   %y2 = nn.quantize %n2 {y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
   %d3 = nn.dequantize %x {x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<3> : tensor<ui8>} : tensor<1x2x2x2xui8> -> tensor<1x2x2x2xf32>
   %n3 = nn.batch_norm %d3, %g, %b, %m, %v epsilon 1.0e-05 {kernel = #nn.kernel<"batch_norm_ref", operands = ["", "", "", "", ""], results = [""]>} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{[fold-qdq] nn.quantize: not folded into a quantized op: a kernel was chosen already (fold-qdq runs before select-dispatch)}}
   %y3 = nn.quantize %n3 {y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
   func.return %y, %n, %y2, %y3 : tensor<1x2x2x2xui8>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>
 }
 // CHECK-LABEL: func.func @unfolded
+// CHECK-NOT:   nn.qbatch_norm
+// CHECK:       func.return
+
+// -----
+
+// A dequantize of i32 (a bias's): not folded (nn.qbatch_norm reads u8 or s8).
+func.func @of_i32(%x: tensor<1x2x2x2xi32>, %g: tensor<2xf32>) -> tensor<1x2x2x2xui8> {
+  %d = nn.dequantize %x {x_scale = dense<0.02> : tensor<f32>, x_zero_point = dense<0> : tensor<i32>} : tensor<1x2x2x2xi32> -> tensor<1x2x2x2xf32>
+  %n = nn.batch_norm %d, %g, %g, %g, %g epsilon 1.0e-05 : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  // expected-remark @+1 {{[fold-qdq] nn.quantize: not folded into a quantized op: nn.batch_norm has no quantized form}}
+  %y = nn.quantize %n {y_scale = dense<0.05> : tensor<f32>, y_zero_point = dense<128> : tensor<ui8>} : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xui8>
+  func.return %y : tensor<1x2x2x2xui8>
+}
+// CHECK-LABEL: func.func @of_i32
 // CHECK-NOT:   nn.qbatch_norm
 // CHECK:       func.return

@@ -105,6 +105,14 @@ def test_where_the_converter_fails_the_opset_to_export_at_is_named(monkeypatch) 
     assert "opset" not in str(error.value), str(error.value)
 
 
+def test_a_bfloat16_model_below_opset_13_is_not_converted() -> None:
+    """Below opset 13 the converter changes meanings (opset 10's linear Resize becomes
+    half_pixel): such a model is refused as written, with the opset to export at."""
+    with pytest.raises(UserError) as error:
+        import_model(bfloat16(cnn, opset=12))
+    assert "takes bfloat16 from opset 22 (the model's is 12)" in str(error.value)
+
+
 def _broken(case: str) -> onnx.ModelProto:
     """A bfloat16 model at opset 18 that onnx's version converter cannot convert."""
     x = helper.make_tensor_value_info("x", BF16, [1, 3, 8, 8])

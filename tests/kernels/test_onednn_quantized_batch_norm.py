@@ -108,6 +108,19 @@ def test_a_zero_variance_runs_the_reference() -> None:
     assert np.all(want[:, 1] == 128)  # the NaN's zero point
 
 
+def test_an_x_scale_that_overflows_is_refused() -> None:
+    """(x - x_zp) * x_scale overflowing float32 times a zero factor is a NaN, which oneDNN
+    would make 0: such a scale is refused, and the reference runs."""
+    from nnlayout.kernels.onednn.quantized_batch_norm import refusal
+
+    shape = (1, 2, 2, 2)
+    vectors = [create_ssa_value(TensorType(f32, (2,))) for _ in range(4)]
+    params = (QParams.make(3e38, 0, nn.ui8), QParams.make(0.05, 128, nn.ui8))
+    op = nn.QBatchNormOp(create_ssa_value(TensorType(nn.ui8, shape)), vectors, params)
+    assert "overflows" in (refusal(op) or "")
+    assert refusal(_op(shape, nn.ui8, nn.ui8)) is None
+
+
 PROGRAM = """
 func.func @f(%x: tensor<1x20x5x5xui8>) -> tensor<1x20x5x5xui8> {{
   %d = nn.dequantize %x {{x_scale = dense<0.03> : tensor<f32>, x_zero_point = dense<9> : tensor<ui8>}} : tensor<1x20x5x5xui8> -> tensor<1x20x5x5xf32>
