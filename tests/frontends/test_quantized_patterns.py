@@ -261,16 +261,19 @@ def pre_activation_block() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_a_float_op_between_dequantize_and_quantize_runs_in_nhwc(tmp_path: Path) -> None:
-    """The batch norm between a dequantize and a quantize runs on the int8 side's NHWC (no
-    reorder, oneDNN's NHWC batch norm: DenseNet-121 int8's 62 ran oneDNN's plain one, a third
-    of its run), within one step of onnxruntime's int8 output on every target; the model's
-    own input and output stay plain."""
+def test_a_batch_norm_between_dequantize_and_quantize_runs_in_nhwc(tmp_path: Path) -> None:
+    """The batch norm between a dequantize and a quantize becomes one `nn.qbatch_norm`
+    (fold-qdq) on the int8 side's NHWC, u8 to u8 in oneDNN's binary primitive (no float
+    batch norm, no reorder: DenseNet-121 int8's 62 normalisations), within one step of
+    onnxruntime's int8 output on every target; the model's own input and output stay
+    plain."""
     model = quantize_with_onnxruntime(pre_activation_block(), tmp_path, qoperator=False)
     module = check_against_onnxruntime(model, tmp_path, seed=3, step=output_step(model))
     compiled = compile_module(module, "host", True, DEFAULT_PIPELINE)
-    [norm] = [op for op in compiled.walk() if isinstance(op, nn.BatchNormOp)]
+    assert not [op for op in compiled.walk() if isinstance(op, nn.BatchNormOp)]
+    [norm] = [op for op in compiled.walk() if isinstance(op, nn.QBatchNormOp)]
     assert str(norm.results[0].type).count('"NHWC"') == 1
+    assert chosen_kernels(compiled, nn.QBatchNormOp) == {"qbatch_norm_onednn"}
     assert not [op for op in compiled.walk() if op.name == "layout.reorder"]
 
 
