@@ -91,7 +91,17 @@ def cumsum(op: nn.CumSumOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 def batch_norm(op: nn.BatchNormOp | nn.QBatchNormOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
     """Inference batch norm as x * factor + shift, per channel (axis 1), in x's type."""
-    x, scale, bias, mean, var = inputs
-    factor = scale / np.sqrt(var + x.dtype.type(op.epsilon.value.data))
+    x, *vectors = inputs
+    factor, shift = batch_norm_affine(vectors, x.dtype.type(op.epsilon.value.data))
     channel = (1, -1) + (1,) * (x.ndim - 2)
-    return x * factor.reshape(channel) + (bias - mean * factor).reshape(channel)
+    return x * factor.reshape(channel) + shift.reshape(channel)
+
+
+def batch_norm_affine(
+    vectors: Sequence[np.ndarray], epsilon: np.generic
+) -> tuple[np.ndarray, np.ndarray]:
+    """Batch norm's per-channel factor and shift from its scale, bias, mean and var:
+    scale / sqrt(var + epsilon) and bias - mean * factor."""
+    scale, bias, mean, var = vectors
+    factor = scale / np.sqrt(var + epsilon)
+    return factor, bias - mean * factor

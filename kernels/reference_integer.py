@@ -36,10 +36,15 @@ from nnlayout.kernels.registry import BindingSession, BoundKernel
 _QMIN, _QMAX = 0, 255  # DynamicQuantizeLinear quantizes to uint8
 
 
+def dynamic_range_of(x: np.ndarray) -> tuple[np.float32, np.float32]:
+    """DynamicQuantizeLinear's range of f32 `x`: min(0, min(x)), max(0, max(x)) (NaN where x
+    holds one)."""
+    return np.float32(np.minimum(0, np.min(x))), np.float32(np.maximum(0, np.max(x)))
+
+
 def dynamic_qparams(x: np.ndarray) -> tuple[np.float32, np.uint8]:
     """DynamicQuantizeLinear's y_scale and y_zero_point of f32 `x`, as ONNX computes them."""
-    high = np.float32(np.maximum(0, np.max(x)))
-    low = np.float32(np.minimum(0, np.min(x)))
+    low, high = dynamic_range_of(x)
     scale = np.float32(1.0 if high == low else (high - low)) / np.float32(_QMAX - _QMIN)
     initial = np.float32(_QMIN) - low / scale
     zero_point = np.rint(np.clip(initial, _QMIN, _QMAX))
@@ -47,8 +52,7 @@ def dynamic_qparams(x: np.ndarray) -> tuple[np.float32, np.uint8]:
 
 
 def dynamic_range(op: nn.DynamicRangeOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    x = inputs[0]
-    return np.array([np.minimum(0, np.min(x)), np.maximum(0, np.max(x))], np.float32)
+    return np.array(dynamic_range_of(inputs[0]), np.float32)
 
 
 def dynamic_scale(op: nn.DynamicScaleOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -108,9 +112,7 @@ INTEGER_REFERENCE_KERNELS: ReferenceKernels = {
 
 def _range_into(op: nn.DynamicRangeOp, session: BindingSession | None) -> BoundKernel:
     def bound(inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
-        x = inputs[0]
-        out[0] = np.minimum(0, np.min(x))
-        out[1] = np.maximum(0, np.max(x))
+        out[...] = dynamic_range_of(inputs[0])
 
     return bound
 

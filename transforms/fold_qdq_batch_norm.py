@@ -40,9 +40,8 @@ class FoldQBatchNorm(RewritePattern):
         if nn.tensor_type(dequantize.input).element_type not in nn.QUANTIZED_TYPES:
             return
         x, y = dequantize.qparams(), op.qparams()
-        if x.per_axis or y.per_axis or any(KERNEL_ATTR in o.attributes for o in (op, norm)):
-            return
-        if KERNEL_ATTR in dequantize.attributes:
+        chosen = any(KERNEL_ATTR in o.attributes for o in (op, norm, dequantize))
+        if x.per_axis or y.per_axis or chosen:
             return
         vectors = [norm.scale, norm.bias, norm.mean, norm.var]
         folded = nn.QBatchNormOp(dequantize.input, vectors, (x, y), norm.epsilon.value.data)

@@ -121,9 +121,8 @@ class FuseIntegerBias(RewritePattern):
             fused = nn.MatmulIntegerToFloatOp(
                 product.a, product.b, product.scale, product.a_zero_point, bias=bias
             )
-            fused.properties.update(
-                {k: v for k, v in product.properties.items() if k == "b_zero_point"}
-            )
+            if product.b_zero_point is not None:
+                fused.properties["b_zero_point"] = product.b_zero_point
             fused.location = product.location
             fused.output.name_hint = op.output.name_hint
             rewriter.replace(op, fused)

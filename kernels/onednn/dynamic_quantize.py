@@ -101,25 +101,21 @@ def scaled_by_own_range(op: nn.DynamicQuantizeOp) -> bool:
     holds a NaN or an infinity (min and max propagate them)."""
     found = operands_outside(op)
     if found is None:
-        source = _source(op.scale.owner, nn.DynamicScaleOp)
-        if isinstance(source, SSAValue) and isinstance(source.owner, nn.DynamicRangeOp):
+        scaled = op.scale.owner
+        if not isinstance(scaled, nn.DynamicScaleOp):
+            return False
+        source = scaled.input
+        if isinstance(source.owner, nn.DynamicRangeOp):
             source = source.owner.input
         return source is op.input
     compute, outside = found
     x = outside[op.input]
-    scaled = _writer(compute, outside[op.scale], nn.DynamicScaleOp)
-    if scaled is None:
+    first = _writer(compute, outside[op.scale], nn.DynamicScaleOp)
+    if first is None:
         return False
-    reads = _outside_input(scaled)
-    ranged = _writer(scaled, reads, nn.DynamicRangeOp)
-    if reads is not x and ranged is not None:
-        scaled, reads = ranged, _outside_input(ranged)
-    return reads is x and unwritten_between(scaled, compute, x)
-
-
-def _source(op: object, kind: type[Operation]) -> SSAValue | None:
-    """The input of `op` where it is an op of `kind` (None otherwise)."""
-    return op.operands[0] if isinstance(op, kind) else None
+    if first.ins[0] is not x:  # a scale of a range: the range's input
+        first = _writer(first, first.ins[0], nn.DynamicRangeOp) or first
+    return first.ins[0] is x and unwritten_between(first, compute, x)
 
 
 def _writer(compute: ComputeOp, buffer: SSAValue, kind: type[Operation]) -> ComputeOp | None:
@@ -129,11 +125,6 @@ def _writer(compute: ComputeOp, buffer: SSAValue, kind: type[Operation]) -> Comp
     if writers is None or len(writers) != 1 or not isinstance(writers[0].inner, kind):
         return None
     return writers[0]
-
-
-def _outside_input(compute: ComputeOp) -> SSAValue:
-    """The buffer (or constant) `compute`'s op reads as its first operand."""
-    return compute.ins[0]
 
 
 class _Bound:

@@ -39,8 +39,9 @@ from nnlayout.kernels.onednn.binding import MemoryDesc
 from nnlayout.kernels.onednn.common import Layouts, is_fast
 from nnlayout.kernels.onednn.primitives import Compiled
 from nnlayout.kernels.onednn.quantized import INT8, data_type_of
-from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel_fields
-from nnlayout.kernels.onednn.quantized_reorder import data_md
+from nnlayout.kernels.onednn.quantized_call import PrimitiveCall, int8_kernel
+from nnlayout.kernels.onednn.quantized_reorder import data_md, pack_result, unpack_input
+from nnlayout.kernels.reduction_reference import batch_norm_affine
 from nnlayout.kernels.reference_quantized import qbatch_norm
 from nnlayout.kernels.registry import BindingRefused, FixedCall, Kernel, Target, layouts_refusal
 
@@ -150,11 +151,11 @@ class _Bound:
         """factor and shift from `vectors` (once, where they are constants); whether they are
         finite."""
         if self.finite is None or not self.constant:
-            scale, bias, mean, var = (np.asarray(v, np.float32) for v in vectors)
             epsilon = np.float32(self.op.epsilon.value.data)
-            with np.errstate(all="ignore"):
-                factor = scale / np.sqrt(var + epsilon)
-                shift = bias - mean * factor
+            with np.errstate(all="ignore"):  # a zero variance: infinities, the reference runs
+                factor, shift = batch_norm_affine(
+                    [np.asarray(v, np.float32) for v in vectors], epsilon
+                )
             self.factor[...], self.shift[...] = factor, shift
             self.finite = bool(np.all(np.isfinite(factor)) and np.all(np.isfinite(shift)))
         return self.finite
@@ -171,12 +172,9 @@ class _Bound:
     def _reference(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         """The reference kernel's result, in the layouts the types carry."""
         x, *vectors = inputs
-        shape = shape_of(self.op.input)
-        nhwc = _layout(self.op) == NHWC
-        plain = LayoutSpec.parse(NHWC).unpack(x, shape) if nhwc else x.reshape(shape)
-        result = qbatch_norm(self.op, [plain, *vectors])  # type: ignore[arg-type]
-        packed = LayoutSpec.parse(NHWC).pack(result) if nhwc else result
-        out[...] = packed.reshape(out.shape)
+        layout = _layout(self.op)
+        result = qbatch_norm(self.op, [unpack_input(x, layout, self.op), *vectors])
+        out[...] = pack_result(result, layout).reshape(out.shape)
 
     def __call__(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> None:
         x = inputs[0]
@@ -202,19 +200,16 @@ class _Bound:
 
 def quantized_batch_norm_kernels(family: str) -> list[Kernel]:
     """qbatch_norm_onednn."""
-    fields = int8_kernel_fields(
-        _Bound,
-        accepts=_accepts,
-        layouts=_layouts,
-        workspace=lambda op, target: _pd(op).scratchpad_bytes,  # type: ignore[arg-type]
-        implementation_of=lambda op: _pd(op).implementation,  # type: ignore[arg-type]
-    )
     return [
-        Kernel(
+        int8_kernel(
             "qbatch_norm_onednn",
             nn.QBatchNormOp,
             family,
+            _Bound,
+            accepts=_accepts,
+            layouts=_layouts,
             accepts_types=_accepts_types,
-            **fields,  # type: ignore[arg-type]
+            workspace=lambda op, target: _pd(op).scratchpad_bytes,
+            implementation_of=lambda op: _pd(op).implementation,
         )
     ]

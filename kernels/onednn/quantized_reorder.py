@@ -443,8 +443,8 @@ class _Bound:
         """The reference kernel's result, in the layouts the types carry."""
         op = self.op
         kernel = quantize_array if isinstance(op, nn.QuantizeOp) else dequantize_array
-        plain = kernel(_unpack(np.asarray(x), self.layouts[0], op), op.qparams())  # type: ignore[attr-defined]
-        out[...] = _pack(plain, self.layouts[1]).reshape(out.shape).view(out.dtype)
+        plain = kernel(unpack_input(np.asarray(x), self.layouts[0], op), op.qparams())  # type: ignore[attr-defined]
+        out[...] = pack_result(plain, self.layouts[1]).reshape(out.shape).view(out.dtype)
 
     def on(self, inputs: Sequence[np.ndarray], out: np.ndarray) -> FixedCall:
         x = inputs[0]
@@ -502,12 +502,15 @@ def _primitive_call(op: Operation, layouts: tuple[str, str]) -> PrimitiveCall:
     return PrimitiveCall(compiled, values)
 
 
-def _unpack(x: np.ndarray, layout: str, op: Operation) -> np.ndarray:
+def unpack_input(x: np.ndarray, layout: str, op: Operation) -> np.ndarray:
+    """`op`'s operand 0 (u8/s8 or f32 data) as a plain array of its shape, from `layout`
+    (NHWC, else plain)."""
     shape = shape_of(op.operands[0])
     return NHWC.unpack(x, shape) if layout == NHWC.text else x.reshape(shape)
 
 
-def _pack(x: np.ndarray, layout: str) -> np.ndarray:
+def pack_result(x: np.ndarray, layout: str) -> np.ndarray:
+    """A plain result in `layout` (NHWC, else plain)."""
     return NHWC.pack(x) if layout == NHWC.text else x
 
 
